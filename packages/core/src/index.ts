@@ -1,1 +1,2 @@
-export {};
+export * from './rng.js';
+export * from './event.js';
