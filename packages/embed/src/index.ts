@@ -1,1 +1,3 @@
-export {};
+export * from './encoder.js';
+export * from './hashing.js';
+export * from './create.js';

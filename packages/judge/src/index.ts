@@ -1,1 +1,3 @@
-export {};
+export * from './judge.js';
+export * from './reference.js';
+export * from './create.js';

@@ -1,0 +1,2 @@
+export * from './whitening.js';
+export * from './order-params.js';

@@ -1,0 +1,98 @@
+import type { Tag } from '../event.js';
+
+/** The order parameters of one snapshot (DESIGN.md 4), for one encoder. */
+export interface SnapshotMeasure {
+  magnetisation: number;
+  cohesion: number;
+  /** #hallucinated / (#correct + #hallucinated); null when neither occurs. */
+  rho: number | null;
+  n_correct: number;
+  n_hallucinated: number;
+  n_not_known: number;
+  n_judge_failure: number;
+  cds_sys: number;
+}
+
+/** Mean pairwise dot product over i != j, from the sum: (|sum|^2 - sum |v_i|^2) / (N (N - 1)). */
+function meanPairwiseDot(vectors: readonly ArrayLike<number>[], dim: number, normalise: boolean): { mean: number; norm: number } {
+  const n = vectors.length;
+  const sum = new Float64Array(dim);
+  let self = 0;
+  for (const v of vectors) {
+    let len = 1;
+    if (normalise) {
+      let s = 0;
+      for (let i = 0; i < dim; i++) s += v[i]! * v[i]!;
+      len = Math.sqrt(s);
+    }
+    if (len === 0) continue;
+    for (let i = 0; i < dim; i++) {
+      const x = v[i]! / len;
+      sum[i]! += x;
+      self += x * x;
+    }
+  }
+  let total = 0;
+  for (let i = 0; i < dim; i++) total += sum[i]! * sum[i]!;
+  return { mean: n > 1 ? (total - self) / (n * (n - 1)) : 1, norm: Math.sqrt(total) / n };
+}
+
+/**
+ * m = |(1/N) sum s_i|, q = mean over pairs of s_i . s_j (= (N m^2 - 1)/(N - 1) for unit spins),
+ * CDS_sys = mean pairwise cosine distance of the raw embeddings, and the tag counts.
+ */
+export function measureSnapshot(spins: readonly ArrayLike<number>[], raw: readonly ArrayLike<number>[], tags: readonly Tag[], dim: number): SnapshotMeasure {
+  const s = meanPairwiseDot(spins, dim, false);
+  const r = meanPairwiseDot(raw, dim, true);
+  const counts = { correct: 0, hallucinated: 0, not_known: 0, judge_failure: 0 };
+  for (const t of tags) counts[t]++;
+  const judged = counts.correct + counts.hallucinated;
+  return {
+    magnetisation: s.norm,
+    cohesion: s.mean,
+    rho: judged > 0 ? counts.hallucinated / judged : null,
+    n_correct: counts.correct,
+    n_hallucinated: counts.hallucinated,
+    n_not_known: counts.not_known,
+    n_judge_failure: counts.judge_failure,
+    cds_sys: 1 - r.mean,
+  };
+}
+
+/** Per-run drift statistics from the accuracy series acc(t) = 1 - rho(t) (DESIGN.md 4). */
+export interface DriftStats {
+  /** sum over t >= 1 of FOCUS(t) = acc(t) - acc(t-1), over sweeps where both are defined. */
+  focus_total: number | null;
+  /** First sweep of the first run of 2+ consecutive sweeps whose accuracy is below an earlier sweep's best. */
+  drift_onset: number | null;
+  /** After a drift, some later sweep is back at or above the best accuracy before the onset. */
+  recovered: boolean | null;
+}
+
+export function driftStats(rho: readonly (number | null)[]): DriftStats {
+  const acc = rho.map((r) => (r === null ? null : 1 - r));
+  let focus: number | null = null;
+  for (let t = 1; t < acc.length; t++) {
+    const a = acc[t];
+    const b = acc[t - 1];
+    if (a != null && b != null) focus = (focus ?? 0) + (a - b);
+  }
+  let best = -Infinity;
+  const bestBefore: number[] = [];
+  for (const a of acc) {
+    bestBefore.push(best);
+    if (a != null) best = Math.max(best, a);
+  }
+  const below = (t: number) => acc[t] != null && acc[t]! < bestBefore[t]!;
+  let onset: number | null = null;
+  for (let t = 1; t + 1 < acc.length; t++) {
+    if (below(t) && below(t + 1)) {
+      onset = t;
+      break;
+    }
+  }
+  if (onset === null) return { focus_total: focus, drift_onset: null, recovered: null };
+  const level = bestBefore[onset]!;
+  const recovered = acc.slice(onset + 2).some((a) => a != null && a >= level);
+  return { focus_total: focus, drift_onset: onset, recovered };
+}

@@ -1,0 +1,101 @@
+import { parse } from 'yaml';
+import { z } from 'zod';
+import { InputError } from './errors.js';
+import { issueToInputError } from './spec/parse.js';
+
+/**
+ * A prompt template: shared text first (system, then the question), so that a server's prefix cache serves
+ * every agent of a run; then the agent's own previous answer and its neighbours' answers in prompt order.
+ * Slots: {{question}} {{previous}} {{neighbours}} {{t}} {{T}} {{k}}, and in `neighbour` {{index}} {{answer}}.
+ */
+export const templateSchema = z.strictObject({
+  system: z.string().min(1),
+  /** The t = 0 message: the agent answers alone. */
+  initial: z.string().min(1),
+  /** The update message, t >= 1. */
+  update: z.string().min(1),
+  /** One line per neighbour, joined with newlines into {{neighbours}}. */
+  neighbour: z.string().min(1),
+  /** Replaces {{neighbours}} when the agent reads no neighbour (isolated protocol, chain head). */
+  no_neighbours: z.string().default('(none)'),
+});
+
+export type PromptTemplate = z.infer<typeof templateSchema>;
+
+export const DEFAULT_TEMPLATE: PromptTemplate = {
+  system:
+    'You are one member of a group of agents answering the same question. Answer in one short sentence. ' +
+    'If the question rests on a false premise, say so. If you do not know, say that you do not know.',
+  initial: 'Question: {{question}}\nYour answer:',
+  update:
+    'Question: {{question}}\n' +
+    'Round {{t}}. Your previous answer: {{previous}}\n' +
+    'Answers of your {{k}} neighbours:\n{{neighbours}}\n' +
+    'Considering them, give your answer again in one short sentence.\nYour answer:',
+  neighbour: '- Agent {{index}}: {{answer}}',
+  no_neighbours: '(none)',
+};
+
+const SLOTS = /\{\{(question|previous|neighbours|t|T|k|index|answer)\}\}/g;
+
+export function parseTemplate(text: string, file: string): PromptTemplate {
+  let value: unknown;
+  try {
+    value = parse(text);
+  } catch (e) {
+    throw new InputError(file, '', `malformed YAML (${(e as Error).message.split('\n')[0]})`, 'fix the YAML syntax');
+  }
+  const parsed = templateSchema.safeParse(value);
+  if (!parsed.success) throw issueToInputError(file, parsed.error.issues[0]!, value);
+  const unknown = /\{\{(?!(question|previous|neighbours|t|T|k|index|answer)\}\})[^}]*\}\}/.exec(Object.values(parsed.data).join('\n'));
+  if (unknown) {
+    throw new InputError(file, '', `unknown slot ${unknown[0]}`, 'use {{question}} {{previous}} {{neighbours}} {{t}} {{T}} {{k}} {{index}} {{answer}}');
+  }
+  return parsed.data;
+}
+
+/** What one agent sees in one event. */
+export interface PromptContext {
+  question: string;
+  sweep: number;
+  temperature: number;
+  /** The agent's own previous answer; undefined at t = 0. */
+  previous?: string;
+  /** Neighbours' live answers in prompt order, with their agent indices. */
+  neighbours: readonly { agent: number; answer: string }[];
+}
+
+export interface ChatMessages {
+  system: string;
+  user: string;
+}
+
+function fill(template: string, slots: Record<string, string>): string {
+  return template.replace(SLOTS, (_, name: string) => slots[name] ?? '');
+}
+
+export function renderPrompt(template: PromptTemplate, ctx: PromptContext): ChatMessages {
+  if (ctx.previous === undefined) {
+    return { system: template.system, user: fill(template.initial, { question: ctx.question, t: '0', T: String(ctx.temperature), k: '0' }) };
+  }
+  const lines =
+    ctx.neighbours.length === 0
+      ? template.no_neighbours
+      : ctx.neighbours.map((nb) => fill(template.neighbour, { index: String(nb.agent), answer: nb.answer })).join('\n');
+  return {
+    system: template.system,
+    user: fill(template.update, {
+      question: ctx.question,
+      previous: ctx.previous,
+      neighbours: lines,
+      t: String(ctx.sweep),
+      T: String(ctx.temperature),
+      k: String(ctx.neighbours.length),
+    }),
+  };
+}
+
+/** A rough token count (about four characters a token) for budgets and for backends that report none. */
+export function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}

@@ -1,0 +1,105 @@
+import type { Graph } from './geometry/index.js';
+import type { RunPlan } from './plan.js';
+import { mixSeed, rngFrom, type Rng } from './rng.js';
+
+/** One event of a run's schedule: who answers, whom it reads, and which versions it reads. */
+export interface EventPlan {
+  event: number;
+  sweep: number;
+  agent: number;
+  /** Neighbours in prompt order; empty at t = 0. */
+  neighbours: Int32Array;
+  /** The event that wrote the agent's own previous answer, then one per neighbour; empty at t = 0. */
+  readVersions: Float64Array;
+  /** The event's own seed: a pure function of (run seed, event index), 31 bits so every API accepts it. */
+  seed: number;
+}
+
+const EMPTY_I32 = new Int32Array(0);
+const EMPTY_F64 = new Float64Array(0);
+
+/** The event seed sent to the backend. */
+export function eventSeed(runSeed: number, event: number): number {
+  return mixSeed(runSeed, 'event', event) >>> 1;
+}
+
+/**
+ * The run's schedule as a stream (DESIGN.md 2.2-2.5): a pure function of the run seed and the graph. Events
+ * 0..N-1 are the initial answers; each later event picks an agent uniformly with replacement
+ * (asynchronous) or updates every agent in turn from the previous sweep's snapshot (synchronous).
+ * It holds O(N) state, whatever the run's length.
+ */
+export class Schedule {
+  readonly total: number;
+  private readonly picks: Rng;
+  /** Latest event that wrote each agent, as of the next event to be produced. */
+  private readonly lastWriter: Float64Array;
+  private cursor = 0;
+
+  constructor(
+    readonly run: Pick<RunPlan, 'n' | 'sweeps' | 'seed' | 'dynamics' | 'protocol'>,
+    readonly graph: Graph,
+  ) {
+    this.total = (run.sweeps + 1) * run.n;
+    this.picks = rngFrom(run.seed, 'picks');
+    this.lastWriter = new Float64Array(run.n);
+  }
+
+  /** Index of the next event `next()` returns. */
+  get position(): number {
+    return this.cursor;
+  }
+
+  /** For each agent, the event that wrote its latest answer before `position`. */
+  liveVersions(): Float64Array {
+    return this.lastWriter.slice();
+  }
+
+  next(): EventPlan | null {
+    const j = this.cursor;
+    if (j >= this.total) return null;
+    this.cursor++;
+    const { n, seed } = this.run;
+    if (j < n) {
+      this.lastWriter[j] = j;
+      return { event: j, sweep: 0, agent: j, neighbours: EMPTY_I32, readVersions: EMPTY_F64, seed: eventSeed(seed, j) };
+    }
+    const sweep = Math.floor(j / n);
+    const synchronous = this.run.dynamics === 'synchronous';
+    const agent = synchronous ? j % n : this.picks.int(n);
+    const neighbours =
+      this.run.protocol === 'isolated'
+        ? EMPTY_I32
+        : this.graph.neighbours(agent, this.graph.annealed ? rngFrom(seed, 'neighbours', j) : this.picks);
+    const reads = new Float64Array(neighbours.length + 1);
+    if (synchronous) {
+      // Everyone reads the previous sweep's snapshot, in which agent b was written by event (t-1)N + b.
+      const base = (sweep - 1) * n;
+      reads[0] = base + agent;
+      for (let i = 0; i < neighbours.length; i++) reads[i + 1] = base + neighbours[i]!;
+    } else {
+      reads[0] = this.lastWriter[agent]!;
+      for (let i = 0; i < neighbours.length; i++) reads[i + 1] = this.lastWriter[neighbours[i]!]!;
+    }
+    this.lastWriter[agent] = j;
+    return { event: j, sweep, agent, neighbours, readVersions: reads, seed: eventSeed(seed, j) };
+  }
+
+  /** Advances past `count` events without returning them (resume). */
+  skip(count: number): void {
+    for (let i = 0; i < count && this.next(); i++);
+  }
+}
+
+/** Events, and the longest chain of reads-after-writes: their ratio is the parallelism a schedule offers. */
+export function criticalPath(schedule: Schedule): { events: number; criticalPath: number } {
+  const depth = new Float64Array(schedule.total);
+  let longest = 0;
+  for (let e = schedule.next(); e; e = schedule.next()) {
+    let d = 0;
+    for (const v of e.readVersions) d = Math.max(d, depth[v]!);
+    depth[e.event] = d + 1;
+    longest = Math.max(longest, d + 1);
+  }
+  return { events: schedule.total, criticalPath: longest };
+}

@@ -1,0 +1,71 @@
+import { z } from 'zod';
+import { geometrySchema } from '../geometry/index.js';
+import { backendSchema } from './backend.js';
+
+const encoderName = z.string().regex(/^[a-z][a-z0-9_]*$/, 'lowercase letters, digits and _ only, starting with a letter');
+
+export const encoderSchema = z.discriminatedUnion('kind', [
+  z.strictObject({ name: encoderName, kind: z.literal('hashing'), dim: z.int().min(8).max(8192).default(384) }),
+  z.strictObject({
+    name: encoderName,
+    kind: z.literal('onnx'),
+    path: z.string().min(1),
+    max_batch: z.int().positive().default(32),
+    threads: z.int().positive().optional(),
+    device: z.enum(['cpu', 'cuda']).default('cpu'),
+  }),
+]);
+
+export const judgeSchema = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('reference') }),
+  z.strictObject({ kind: z.literal('llm'), backend: backendSchema }),
+]);
+
+export const PROTOCOLS = ['glauber', 'isolated'] as const;
+const protocolSchema = z.enum(PROTOCOLS);
+
+const sizeList = z.array(z.int().positive()).min(1);
+
+/** The sweep spec of DESIGN.md section 3. Every key is documented with its default. */
+export const sweepSpecSchema = z.strictObject({
+  /** Names the sweep; default output folder is runs/<name>. */
+  name: z.string().regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-" only'),
+  /** JSON-lines prompt set, relative to the spec file. */
+  dataset: z.string().min(1),
+  /** Prompt ids to run; default every prompt of the dataset. */
+  prompts: z.array(z.string().min(1)).min(1).optional(),
+  geometries: z.array(geometrySchema).min(1),
+  /** A list that fits every geometry, or a map from geometry label (or kind) to its own list. */
+  sizes: z.union([sizeList, z.record(z.string(), sizeList)]),
+  temperatures: z.array(z.number().nonnegative()).min(1),
+  trials: z.int().positive().default(1),
+  /** Sweeps after the initial answers: each run has (sweeps + 1) * N events. */
+  sweeps: z.int().positive().default(10),
+  /** Seed of the whole sweep; each run's seed is derived from it and the run id. */
+  seed: z.int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
+  dynamics: z.enum(['asynchronous', 'synchronous']).default('asynchronous'),
+  /** A coordination protocol, or a list of them (a gridded axis). */
+  protocol: z.union([protocolSchema, z.array(protocolSchema).min(1)]).default('glauber'),
+  backend: backendSchema.default({ kind: 'surrogate' } as never),
+  encoders: z.array(encoderSchema).min(1).default([{ name: 'hashing', kind: 'hashing', dim: 384 }] as never),
+  judge: judgeSchema.default({ kind: 'reference' }),
+  /** Prompt template file, relative to the spec file; default the shipped template. */
+  template: z.string().min(1).optional(),
+  max_tokens: z.int().positive().default(100),
+  /** Ask for exactly max_tokens tokens (vLLM: min_tokens = max_tokens). */
+  fixed_length: z.boolean().default(false),
+  /** zca: regularised ZCA whitening per (prompt, encoder); raw: spins are the raw embeddings. */
+  whitening: z.enum(['zca', 'raw']).default('zca'),
+  /** Events in flight at once. */
+  concurrency: z.int().positive().max(65_536).default(64),
+  /** Planner look-ahead: how many events past the oldest unfinished one may be planned. */
+  lookahead: z.int().min(16).default(65_536),
+  /** Output folder, relative to the working directory; default runs/<name>. */
+  out: z.string().min(1).optional(),
+});
+
+export type SweepSpecInput = z.input<typeof sweepSpecSchema>;
+export type SweepSpec = z.output<typeof sweepSpecSchema>;
+export type EncoderSpec = z.infer<typeof encoderSchema>;
+export type JudgeSpec = z.infer<typeof judgeSchema>;
+export type Protocol = (typeof PROTOCOLS)[number];

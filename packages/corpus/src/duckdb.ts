@@ -1,0 +1,97 @@
+import { availableParallelism } from 'node:os';
+import { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+
+/**
+ * One in-memory DuckDB instance per process. DuckDB is only our Parquet codec and query engine here: every
+ * durable byte lives in Parquet files, so nothing needs a database file. One instance (not one per writer)
+ * keeps a single thread pool and a single memory budget however many runs write at once.
+ */
+let instance: Promise<DuckDBInstance> | undefined;
+let shared: Promise<DuckDBConnection> | undefined;
+
+/**
+ * DuckDB's worker threads. DuckDB defaults to one thread per core; the engine's event loop (encoders,
+ * queue, HTTP) needs a core too, but Parquet/ZSTD encoding is the heavy part of corpus writing, so on small
+ * machines we still give DuckDB every core (2 on a 2-core box) and cap it at 8 on big ones where a corpus
+ * writer gains nothing from more. PANTA_DUCKDB_THREADS overrides.
+ */
+export function duckdbThreads(): number {
+  const env = Number(process.env.PANTA_DUCKDB_THREADS);
+  if (Number.isInteger(env) && env > 0) return env;
+  return Math.max(1, Math.min(8, availableParallelism()));
+}
+
+/** The process-wide instance, created on first use. */
+export function getDuckDB(): Promise<DuckDBInstance> {
+  instance ??= DuckDBInstance.create(':memory:', {
+    threads: String(duckdbThreads()),
+    // Shard merging and reading rely on rows leaving a scan in file order; this is DuckDB's default, made
+    // explicit because correctness (event order) depends on it.
+    preserve_insertion_order: 'true',
+  }).catch((err: unknown) => {
+    instance = undefined;
+    throw err;
+  });
+  return instance;
+}
+
+/**
+ * The process-wide shared connection, for short materialised queries. Anything that streams a result or
+ * holds an appender must use its own connection (`openConnection`): a new query on a connection
+ * invalidates that connection's pending streaming result.
+ */
+export function getConnection(): Promise<DuckDBConnection> {
+  shared ??= getDuckDB()
+    .then((db) => db.connect())
+    .catch((err: unknown) => {
+      shared = undefined;
+      throw err;
+    });
+  return shared;
+}
+
+/** A private connection on the shared instance (cheap); the caller closes it with `closeSync()`. */
+export async function openConnection(): Promise<DuckDBConnection> {
+  return (await getDuckDB()).connect();
+}
+
+/** Runs `fn` on a private connection and always closes it. */
+export async function withConnection<T>(fn: (con: DuckDBConnection) => Promise<T>): Promise<T> {
+  const con = await openConnection();
+  try {
+    return await fn(con);
+  } finally {
+    con.closeSync();
+  }
+}
+
+/**
+ * Closes the shared connection and instance (tests, shutdown). Connections opened with `openConnection`
+ * must be closed by their owners first. The next use creates a fresh instance.
+ */
+export async function closeDuckDB(): Promise<void> {
+  const con = shared;
+  const db = instance;
+  shared = undefined;
+  instance = undefined;
+  if (con) (await con).closeSync();
+  if (db) (await db).closeSync();
+}
+
+/** A SQL string literal: single quotes doubled. For file paths and values spliced into SQL text. */
+export function sqlString(s: string): string {
+  if (s.includes('\0')) throw new Error(`sqlString: NUL byte in ${JSON.stringify(s)}`);
+  return `'${s.replaceAll("'", "''")}'`;
+}
+
+/** A SQL identifier: double quotes doubled. Column names are validated upstream, but quoting costs nothing. */
+export function sqlIdent(s: string): string {
+  if (s.includes('\0')) throw new Error(`sqlIdent: NUL byte in ${JSON.stringify(s)}`);
+  return `"${s.replaceAll('"', '""')}"`;
+}
+
+/** `read_parquet([...])` over one or more files, in the order given. */
+export function readParquetSql(files: readonly string[]): string {
+  if (files.length === 0) throw new Error('readParquetSql: no files');
+  return `read_parquet([${files.map(sqlString).join(', ')}])`;
+}

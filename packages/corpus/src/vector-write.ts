@@ -1,0 +1,251 @@
+import { endianness } from 'node:os';
+import duckdb from '@duckdb/node-bindings';
+import type { ScalarName, SqlType } from './sql-type.js';
+
+/**
+ * Column-at-a-time writers into a raw DuckDB data chunk vector.
+ *
+ * Why not node-api's `DuckDBVector.setItem` / `appendArray`: those box every value (a DuckDBArrayValue per
+ * embedding, a JS number per float) and cost microseconds per value, which caps an embedding writer at a
+ * few thousand rows per second. Here each fixed-width column becomes one typed array copied into the
+ * vector with a single `copy_data_to_vector`: an embedding column of 2048 rows x 384 floats is one memcpy,
+ * a list column's children are one memcpy after a `list_vector_reserve`.
+ *
+ * Int64 values (BIGINT, TIMESTAMP) are written as two 32-bit halves from JS numbers, so no BigInt is made
+ * per value; that is exact for |v| < 2^53, which covers event indices, seeds and microsecond timestamps.
+ */
+
+if (endianness() !== 'LE') throw new Error('@panta/corpus writes DuckDB vectors as little-endian memory');
+
+const TWO32 = 4294967296;
+
+/** A value that can be written into `T[]` / `T[d]`: a typed array or a plain array. */
+type Seq = ArrayLike<unknown>;
+
+class NullMask {
+  private bits: Uint8Array | null = null;
+  constructor(private readonly count: number) {}
+
+  setNull(i: number): void {
+    if (!this.bits) {
+      // DuckDB validity masks are uint64 words, bit i = row i valid.
+      this.bits = new Uint8Array(Math.ceil(this.count / 64) * 8).fill(0xff);
+    }
+    this.bits[i >> 3] &= ~(1 << (i & 7));
+  }
+
+  /** Writes the mask only when some row is null: an untouched vector means "all valid". */
+  apply(vector: duckdb.Vector): void {
+    if (!this.bits) return;
+    duckdb.vector_ensure_validity_writable(vector);
+    // vector_get_validity hands back a copy; writing goes through this explicit copy instead.
+    duckdb.copy_data_to_vector_validity(vector, 0, this.bits.buffer, this.bits.byteOffset, this.bits.byteLength);
+  }
+}
+
+function fail(what: string, i: number, expected: string, v: unknown): never {
+  const shown = typeof v === 'string' ? JSON.stringify(v.slice(0, 40)) : String(v);
+  throw new Error(`column ${what}, row ${i}: expected ${expected}, got ${typeof v} ${shown}`);
+}
+
+function copyInto(vector: duckdb.Vector, view: ArrayBufferView): void {
+  if (view.byteLength > 0) duckdb.copy_data_to_vector(vector, 0, view.buffer as ArrayBuffer, view.byteOffset, view.byteLength);
+}
+
+/** Writes `count` values of `values` into `vector`, whose DuckDB type is `type`. */
+export function writeVector(vector: duckdb.Vector, type: SqlType, values: Seq, count: number, what: string): void {
+  if (values.length < count) throw new Error(`column ${what}: ${values.length} values for ${count} rows`);
+  if (type.kind === 'scalar') writeScalars(vector, type.name, values, count, what);
+  else if (type.kind === 'list') writeList(vector, type.child, values, count, what);
+  else writeArray(vector, type.child, type.size, values, count, what);
+}
+
+function writeScalars(vector: duckdb.Vector, name: ScalarName, values: Seq, count: number, what: string): void {
+  const nulls = new NullMask(count);
+  if (name === 'VARCHAR') {
+    for (let i = 0; i < count; i++) {
+      const v = values[i];
+      if (typeof v === 'string') duckdb.vector_assign_string_element(vector, i, v);
+      else if (v == null) nulls.setNull(i);
+      else fail(what, i, 'a string', v);
+    }
+  } else {
+    copyInto(vector, encodeFixed(name, values, count, what, nulls));
+  }
+  nulls.apply(vector);
+}
+
+/** Fixed-width scalars into a fresh typed array; nulls become zero bits plus a cleared validity bit. */
+function encodeFixed(name: ScalarName, values: Seq, count: number, what: string, nulls: NullMask | null): ArrayBufferView {
+  switch (name) {
+    case 'INTEGER': {
+      if (values instanceof Int32Array) return values.subarray(0, count);
+      const out = new Int32Array(count);
+      for (let i = 0; i < count; i++) {
+        const v = values[i];
+        if (typeof v === 'number' && (v | 0) === v) out[i] = v;
+        else if (v == null && nulls) nulls.setNull(i);
+        else fail(what, i, 'a 32-bit integer', v);
+      }
+      return out;
+    }
+    case 'DOUBLE':
+    case 'FLOAT': {
+      if (name === 'DOUBLE' && values instanceof Float64Array) return values.subarray(0, count);
+      if (name === 'FLOAT' && values instanceof Float32Array) return values.subarray(0, count);
+      const out = name === 'DOUBLE' ? new Float64Array(count) : new Float32Array(count);
+      for (let i = 0; i < count; i++) {
+        const v = values[i];
+        if (typeof v === 'number') out[i] = v;
+        else if (v == null && nulls) nulls.setNull(i);
+        else fail(what, i, 'a number', v);
+      }
+      return out;
+    }
+    case 'BIGINT':
+    case 'TIMESTAMP': {
+      const out = new Int32Array(count * 2);
+      const isTs = name === 'TIMESTAMP';
+      for (let i = 0; i < count; i++) {
+        let v = values[i];
+        if (v == null) {
+          if (nulls) nulls.setNull(i);
+          else fail(what, i, 'a value (no nulls inside lists)', v);
+          continue;
+        }
+        if (isTs) {
+          // TIMESTAMP is microseconds since the epoch; we take milliseconds (Date.now()) or a Date.
+          const ms = v instanceof Date ? v.getTime() : v;
+          if (typeof ms !== 'number' || !Number.isFinite(ms)) fail(what, i, 'a Date or epoch milliseconds', v);
+          v = Math.round(ms * 1000);
+        }
+        if (typeof v === 'number' && Number.isInteger(v)) {
+          out[2 * i] = v % TWO32 | 0; // low word (ToInt32 keeps the low 32 bits, sign-correct)
+          out[2 * i + 1] = Math.floor(v / TWO32) | 0;
+        } else if (typeof v === 'bigint' && BigInt.asIntN(64, v) === v) {
+          out[2 * i] = Number(BigInt.asIntN(32, v));
+          out[2 * i + 1] = Number(BigInt.asIntN(32, v >> 32n));
+        } else fail(what, i, isTs ? 'a Date or epoch milliseconds' : 'an integer', v);
+      }
+      return out;
+    }
+    case 'BOOLEAN': {
+      const out = new Uint8Array(count);
+      for (let i = 0; i < count; i++) {
+        const v = values[i];
+        if (typeof v === 'boolean') out[i] = v ? 1 : 0;
+        else if (v == null && nulls) nulls.setNull(i);
+        else fail(what, i, 'a boolean', v);
+      }
+      return out;
+    }
+    case 'VARCHAR':
+      throw new Error('unreachable: VARCHAR is not fixed-width');
+  }
+}
+
+function isSeq(v: unknown): v is Seq {
+  return Array.isArray(v) || ArrayBuffer.isView(v);
+}
+
+function writeList(vector: duckdb.Vector, child: SqlType, values: Seq, count: number, what: string): void {
+  const nulls = new NullMask(count);
+  // list_entry_t is { uint64 offset; uint64 length }: four 32-bit words per row.
+  const entries = new Uint32Array(count * 4);
+  let total = 0;
+  for (let i = 0; i < count; i++) {
+    const v = values[i];
+    if (v == null) {
+      nulls.setNull(i);
+      entries[4 * i] = total;
+      continue;
+    }
+    if (!isSeq(v)) fail(what, i, 'an array', v);
+    entries[4 * i] = total % TWO32;
+    entries[4 * i + 1] = Math.floor(total / TWO32);
+    entries[4 * i + 2] = v.length;
+    total += v.length;
+  }
+  // reserve grows the child's capacity (set_size alone does not allocate), then the size makes it visible.
+  duckdb.list_vector_reserve(vector, total);
+  duckdb.list_vector_set_size(vector, total);
+  copyInto(vector, entries);
+  writeChildren(duckdb.list_vector_get_child(vector), child, values, count, total, 0, what);
+  nulls.apply(vector);
+}
+
+function writeArray(vector: duckdb.Vector, child: SqlType, size: number, values: Seq, count: number, what: string): void {
+  const nulls = new NullMask(count);
+  for (let i = 0; i < count; i++) {
+    const v = values[i];
+    if (v == null) nulls.setNull(i);
+    else if (!isSeq(v)) fail(what, i, `an array of ${size}`, v);
+    else if (v.length !== size) throw new Error(`column ${what}, row ${i}: expected ${size} values, got ${v.length}`);
+  }
+  // The array child is pre-sized to capacity x size: no reserve needed. Null rows stay zero-filled.
+  writeChildren(duckdb.array_vector_get_child(vector), child, values, count, count * size, size, what);
+  nulls.apply(vector);
+}
+
+/**
+ * Writes the concatenation of the rows' sequences (`total` values) into a LIST/ARRAY child vector. Numeric
+ * children take the bulk path: typed-array rows are `set()` into one buffer (a memcpy each), then copied to
+ * the vector at once. `fixed` > 0 means every non-null row has exactly that length (ARRAY).
+ */
+function writeChildren(child: duckdb.Vector, type: SqlType, rows: Seq, count: number, total: number, fixed: number, what: string): void {
+  const inner = `${what}[]`;
+  if (type.kind === 'scalar' && (type.name === 'INTEGER' || type.name === 'FLOAT' || type.name === 'DOUBLE')) {
+    const out = type.name === 'INTEGER' ? new Int32Array(total) : type.name === 'FLOAT' ? new Float32Array(total) : new Float64Array(total);
+    const Ctor = out.constructor;
+    let off = 0;
+    for (let i = 0; i < count; i++) {
+      const v = rows[i] as Seq | null | undefined;
+      if (v == null) {
+        off += fixed;
+        continue;
+      }
+      if (v.constructor === Ctor) out.set(v as ArrayLike<number>, off);
+      else out.set(encodeFixed(type.name, v, v.length, inner, null) as unknown as ArrayLike<number>, off);
+      off += v.length;
+    }
+    copyInto(child, out);
+    return;
+  }
+  if (type.kind === 'scalar' && type.name === 'BIGINT') {
+    // read_versions arrive as Float64Array (event indices < 2^53): split each into 32-bit halves.
+    const out = new Int32Array(total * 2);
+    let off = 0;
+    for (let i = 0; i < count; i++) {
+      const v = rows[i] as Seq | null | undefined;
+      if (v == null) {
+        off += fixed;
+        continue;
+      }
+      if (v instanceof Float64Array || v instanceof Int32Array) {
+        for (let j = 0; j < v.length; j++) {
+          const x = v[j];
+          if (!Number.isInteger(x)) fail(inner, j, 'an integer', x);
+          out[2 * (off + j)] = x % TWO32 | 0;
+          out[2 * (off + j) + 1] = Math.floor(x / TWO32) | 0;
+        }
+      } else {
+        out.set(new Int32Array(encodeFixed('BIGINT', v, v.length, inner, null).buffer as ArrayBuffer), 2 * off);
+      }
+      off += v.length;
+    }
+    copyInto(child, out);
+    return;
+  }
+  // Everything else (strings, booleans, timestamps, nested lists): flatten and recurse. Small tables only.
+  const flat: unknown[] = new Array(total);
+  let off = 0;
+  for (let i = 0; i < count; i++) {
+    const v = rows[i] as Seq | null | undefined;
+    if (v == null) {
+      for (let j = 0; j < fixed; j++) flat[off++] = null;
+      continue;
+    }
+    for (let j = 0; j < v.length; j++) flat[off++] = v[j];
+  }
+  writeVector(child, type, flat, total, inner);
+}

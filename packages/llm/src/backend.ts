@@ -1,0 +1,35 @@
+import type { ChatMessages, PromptContext } from '@panta/core';
+
+/** One completion request: the rendered messages plus everything a reproducible call needs. */
+export interface ChatRequest {
+  messages: ChatMessages;
+  /** The event's seed, sent to servers that accept one; the same on every retry. */
+  seed: number;
+  temperature: number;
+  maxTokens: number;
+  fixedLength: boolean;
+  /**
+   * The structured view the messages were rendered from. Backends that simulate an agent (the surrogate)
+   * read it instead of parsing text; real backends ignore it.
+   */
+  context: PromptContext;
+}
+
+export interface ChatResult {
+  text: string;
+  finishReason: string;
+  promptTokens: number;
+  completionTokens: number;
+  /** Calls made for this result, retries included. */
+  calls: number;
+}
+
+/** Every LLM backend (surrogate, OpenAI-compatible, Anthropic) is one of these. */
+export interface LlmBackend {
+  /** `backend` column: surrogate | openai | anthropic. */
+  readonly kind: string;
+  /** `model` column. */
+  readonly model: string;
+  complete(request: ChatRequest): Promise<ChatResult>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,39 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { estimateTokens, type Prompt, type SurrogateBackendSpec } from '@panta/core';
+import type { ChatRequest, ChatResult, LlmBackend } from '../backend.js';
+import { SurrogateAgent } from './agent.js';
+
+/** The surrogate as an LLM backend: one agent per prompt, keyed by question text as a model would see it. */
+export class SurrogateBackend implements LlmBackend {
+  readonly kind = 'surrogate';
+  readonly model: string;
+  private readonly agents = new Map<string, SurrogateAgent>();
+
+  constructor(
+    readonly spec: SurrogateBackendSpec,
+    prompts: readonly Prompt[],
+  ) {
+    this.model = spec.model;
+    for (const p of prompts) this.agents.set(p.question, new SurrogateAgent(p, spec));
+  }
+
+  async complete(request: ChatRequest): Promise<ChatResult> {
+    const { context } = request;
+    const agent = this.agents.get(context.question);
+    if (!agent) throw new Error(`surrogate: no prompt with question ${JSON.stringify(context.question.slice(0, 60))}`);
+    const reads = context.previous === undefined ? [] : [context.previous, ...context.neighbours.map((n) => n.answer)];
+    const { text } = agent.reply(request.seed, request.temperature, reads);
+    if (this.spec.latency_ms > 0) await sleep(this.spec.latency_ms);
+    const completion = estimateTokens(text);
+    const length = request.fixedLength && completion < request.maxTokens;
+    return {
+      text,
+      finishReason: length ? 'length' : 'stop',
+      promptTokens: estimateTokens(request.messages.system) + estimateTokens(request.messages.user),
+      completionTokens: request.fixedLength ? request.maxTokens : Math.min(completion, request.maxTokens),
+      calls: 1,
+    };
+  }
+
+  async close(): Promise<void> {}
+}
