@@ -1,1 +1,1 @@
-export {};
+export { main, buildProgram } from './main.js';

@@ -23,13 +23,13 @@ const TWO32 = 4294967296;
 type Seq = ArrayLike<unknown>;
 
 class NullMask {
-  private bits: Uint8Array | null = null;
+  private bits: Uint8Array<ArrayBuffer> | null = null;
   constructor(private readonly count: number) {}
 
   setNull(i: number): void {
     if (!this.bits) {
       // DuckDB validity masks are uint64 words, bit i = row i valid.
-      this.bits = new Uint8Array(Math.ceil(this.count / 64) * 8).fill(0xff);
+      this.bits = new Uint8Array(new ArrayBuffer(Math.ceil(this.count / 64) * 8)).fill(0xff);
     }
     this.bits[i >> 3] &= ~(1 << (i & 7));
   }

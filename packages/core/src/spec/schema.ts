@@ -69,3 +69,12 @@ export type SweepSpec = z.output<typeof sweepSpecSchema>;
 export type EncoderSpec = z.infer<typeof encoderSchema>;
 export type JudgeSpec = z.infer<typeof judgeSchema>;
 export type Protocol = (typeof PROTOCOLS)[number];
+
+/** The JSON Schema of sweep specs (input form: defaults make keys optional), for editor completion. */
+export function sweepSpecJsonSchema(): unknown {
+  return {
+    $id: 'https://panta.dev/schema/sweep.schema.json',
+    title: 'Panta sweep spec',
+    ...(z.toJSONSchema(sweepSpecSchema, { io: 'input', unrepresentable: 'any' }) as object),
+  };
+}

@@ -1,0 +1,36 @@
+import { relative } from 'node:path';
+import { runSweep } from '@panta/engine';
+import { EXIT, reportError } from '../errors.js';
+import { ProgressView } from '../progress.js';
+import { summaryTable } from '../table.js';
+
+export async function runCommand(spec: string, opts: { out?: string; concurrency?: number; seed?: number }): Promise<number> {
+  const view = new ProgressView();
+  const started = Date.now();
+  try {
+    const summary = await runSweep(spec, {
+      ...opts,
+      onPlan: (sweep) => {
+        if (sweep.spec.seed === undefined) process.stderr.write('panta: warning: the spec sets no seed; using seed 0\n');
+        const events = sweep.runs.reduce((s, r) => s + (r.sweeps + 1) * r.n, 0);
+        process.stderr.write(`panta: ${sweep.runs.length} runs, ${events.toLocaleString('en-US')} events -> ${relative(process.cwd(), sweep.out) || '.'}\n`);
+      },
+      onProgress: (p) => view.update(p),
+    });
+    view.stop();
+    const seconds = (Date.now() - started) / 1000;
+    if (summary.final.length > 0) process.stdout.write(`\nfinal sweep, mean over trials (encoder: first):\n${summaryTable(summary.final)}\n\n`);
+    const where = relative(process.cwd(), summary.out) || '.';
+    process.stdout.write(
+      `${summary.status}: ${summary.runsComplete}/${summary.runsPlanned} runs, ${summary.eventsWritten.toLocaleString('en-US')} events in ${seconds.toFixed(1)} s; corpus: ${where}\n`,
+    );
+    if (summary.failed.length > 0) {
+      process.stderr.write(`panta: ${summary.failed.length} runs failed (${summary.failed.slice(0, 3).join(', ')}${summary.failed.length > 3 ? ', ...' : ''}); run the same command again to resume them\n`);
+      return EXIT.failed;
+    }
+    return summary.status === 'complete' ? EXIT.ok : EXIT.failed;
+  } catch (error) {
+    view.stop();
+    return reportError(error);
+  }
+}

@@ -1,0 +1,71 @@
+import { Command, InvalidArgumentError } from 'commander';
+import { EXIT, reportError } from './errors.js';
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive integer');
+  return n;
+}
+
+function seedValue(value: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 0) throw new InvalidArgumentError('expected a non-negative integer');
+  return n;
+}
+
+/** The `panta` command: a thin layer over the programmatic API, heavy modules imported lazily. */
+export function buildProgram(setExit: (code: number) => void): Command {
+  const program = new Command('panta')
+    .description('Populations of interacting LLM agents on interaction graphs: exact dynamics, order parameters, Parquet corpora.')
+    .showHelpAfterError()
+    .exitOverride();
+
+  program
+    .command('run')
+    .description('run a sweep embedded (one process), or resume the partial corpus in its output folder')
+    .argument('<spec>', 'sweep spec (YAML)')
+    .option('--out <dir>', 'output folder (default: the spec\'s out, else runs/<name>)')
+    .option('--concurrency <n>', 'events in flight at once', positiveInt)
+    .option('--seed <s>', 'sweep seed (overrides the spec)', seedValue)
+    .action(async (spec: string, opts: { out?: string; concurrency?: number; seed?: number }) => {
+      const { runCommand } = await import('./commands/run.js');
+      setExit(await runCommand(spec, opts));
+    });
+
+  program
+    .command('verify')
+    .description('check that a corpus is complete and consistent (exit 0), or say what is wrong (exit 1)')
+    .argument('<dir>', 'corpus folder')
+    .action(async (dir: string) => {
+      const { verifyCommand } = await import('./commands/verify.js');
+      setExit(await verifyCommand(dir));
+    });
+
+  program
+    .command('schema')
+    .description('print the JSON Schema of sweep specs (for editor completion)')
+    .action(async () => {
+      const { schemaCommand } = await import('./commands/schema.js');
+      setExit(schemaCommand());
+    });
+
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  let code: number = EXIT.ok;
+  const program = buildProgram((c) => {
+    code = c;
+  });
+  try {
+    await program.parseAsync(argv);
+  } catch (error) {
+    const e = error as { code?: string; exitCode?: number };
+    if (typeof e.code === 'string' && e.code.startsWith('commander.')) {
+      // Help and version exit 0; a usage error has been printed by commander and is bad input.
+      return e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help' ? EXIT.ok : EXIT.badInput;
+    }
+    return reportError(error);
+  }
+  return code;
+}

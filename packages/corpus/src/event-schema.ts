@@ -1,0 +1,76 @@
+import type { EncoderColumn } from '@panta/core';
+
+/** A column of a Parquet table: its name and DuckDB type text (`INTEGER`, `BIGINT[]`, `FLOAT[384]`...). */
+export interface ColumnDef {
+  name: string;
+  type: string;
+}
+
+/**
+ * The event columns before the embeddings, in file order (DESIGN.md section 5). The order is part of the
+ * corpus format: readers that go by position (pandas, polars) see exactly this.
+ */
+export const EVENT_BASE_COLUMNS: readonly ColumnDef[] = [
+  { name: 'run_id', type: 'VARCHAR' },
+  { name: 'config_id', type: 'VARCHAR' },
+  { name: 'trial', type: 'INTEGER' },
+  { name: 'prompt_id', type: 'VARCHAR' },
+  { name: 'geometry', type: 'VARCHAR' },
+  { name: 'n', type: 'INTEGER' },
+  { name: 'k', type: 'INTEGER' },
+  { name: 'temperature', type: 'DOUBLE' },
+  { name: 'protocol', type: 'VARCHAR' },
+  { name: 'seed', type: 'BIGINT' },
+  { name: 'event', type: 'BIGINT' },
+  { name: 'sweep', type: 'INTEGER' },
+  { name: 'agent', type: 'INTEGER' },
+  { name: 'neighbours', type: 'INTEGER[]' },
+  { name: 'read_versions', type: 'BIGINT[]' },
+  { name: 'response', type: 'VARCHAR' },
+  { name: 'finish_reason', type: 'VARCHAR' },
+  { name: 'prompt_tokens', type: 'INTEGER' },
+  { name: 'completion_tokens', type: 'INTEGER' },
+  { name: 'latency_ms', type: 'DOUBLE' },
+  { name: 'backend', type: 'VARCHAR' },
+  { name: 'model', type: 'VARCHAR' },
+  { name: 'tag', type: 'VARCHAR' },
+  { name: 'judge_model', type: 'VARCHAR' },
+];
+
+/** The last column, after the embeddings; filled from EventRow.created_at (epoch milliseconds). */
+export const CREATED_AT_COLUMN: ColumnDef = { name: 'created_at', type: 'TIMESTAMP' };
+
+const ENCODER_NAME = /^[a-z][a-z0-9_]*$/;
+
+/** The column holding an encoder's embeddings. */
+export function embColumnName(encoder: string): string {
+  return `emb_${encoder}`;
+}
+
+/** Throws unless every encoder has a valid, unique name and a positive integer dimension. */
+export function validateEncoders(encoders: readonly EncoderColumn[]): void {
+  const seen = new Set<string>();
+  for (const e of encoders) {
+    if (!ENCODER_NAME.test(e.name)) {
+      throw new Error(`encoder name ${JSON.stringify(e.name)} is not a valid column suffix: use lower-case letters, digits and _ starting with a letter`);
+    }
+    if (seen.has(e.name)) throw new Error(`encoder ${e.name} is listed twice`);
+    seen.add(e.name);
+    if (!Number.isSafeInteger(e.dim) || e.dim <= 0) throw new Error(`encoder ${e.name}: dimension must be a positive integer, got ${e.dim}`);
+  }
+}
+
+/** All event columns, in file order, for these encoders (in the order given). */
+export function eventColumns(encoders: readonly EncoderColumn[]): ColumnDef[] {
+  validateEncoders(encoders);
+  return [
+    ...EVENT_BASE_COLUMNS,
+    ...encoders.map((e) => ({ name: embColumnName(e.name), type: `FLOAT[${e.dim}]` })),
+    CREATED_AT_COLUMN,
+  ];
+}
+
+/** `CREATE TABLE`-style column list: `"run_id" VARCHAR, ...`. */
+export function columnListSql(columns: readonly ColumnDef[]): string {
+  return columns.map((c) => `"${c.name.replaceAll('"', '""')}" ${c.type}`).join(', ');
+}

@@ -1,0 +1,262 @@
+import { mkdir, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { TAGS, type EncoderColumn, type EventRow } from '@panta/core';
+import { BufferTable, CHUNK_ROWS } from './buffer-table.js';
+import { partPath, partsDir, parsePartName, shardPath, tmpName, validateRunId } from './corpus-paths.js';
+import { openConnection, readParquetSql, sqlIdent, sqlString } from './duckdb.js';
+import { EVENT_BASE_COLUMNS, eventColumns } from './event-schema.js';
+import { commitFile, fsyncDir, removeQuietly } from './fs-durable.js';
+
+export interface EventShardWriterOptions {
+  /** Corpus root (the folder that holds events/). */
+  dir: string;
+  runId: string;
+  /** Embedding columns, in column order. */
+  encoders: readonly EncoderColumn[];
+  /** Rows per durable part file (default 4096). Memory holds at most about two parts of rows. */
+  partRows?: number;
+  /**
+   * The first event this writer will receive (default 0). On resume, pass `shardProgress().nextEvent`:
+   * parts before it are kept and merged at finalize, parts from it on are deleted (they are being redone).
+   */
+  startEvent?: number;
+}
+
+/** Parquet options of the finalized shard (DESIGN.md section 8). */
+const SHARD_COPY_OPTIONS = 'FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 16384';
+/** Parts are one row group each at the default partRows; they only live until finalize. */
+const PART_COPY_OPTIONS = 'FORMAT parquet, COMPRESSION zstd';
+
+const TAG_SET: ReadonlySet<string> = new Set(TAGS);
+
+type Extract = (rows: readonly EventRow[], start: number, count: number) => unknown[];
+
+/**
+ * Writes one run's events to `events/<run_id>.parquet`, durably as it goes.
+ *
+ * Rows arrive in event order. Every `partRows` rows (and on `flush()`) the buffered rows become one
+ * Parquet part under `events/.parts/<run_id>/`, written under a .tmp name, fsynced and renamed, so a crash
+ * loses at most the rows not yet in a part and never leaves a half part under a final name. `finalize()`
+ * merges the parts, in event order, into the shard and deletes them.
+ *
+ * Throughput: rows are turned into DuckDB vectors column by column (embeddings and lists as bulk memory
+ * copies, see vector-write.ts), appended to a staging table and COPY'd to Parquet by DuckDB's own threads.
+ * While one part is being encoded by DuckDB the next one fills: `append` only waits when a part is still
+ * being written when the following one is full.
+ */
+export class EventShardWriter {
+  private buffer: EventRow[] = [];
+  private nextEvent: number;
+  /** The tail of the serial part-writing chain. */
+  private pending: Promise<void> = Promise.resolve();
+  private failure: { error: unknown } | undefined;
+  private state: 'open' | 'finalized' | 'closed' = 'open';
+  private released = false;
+  private readonly extractors: Extract[];
+
+  private constructor(
+    readonly dir: string,
+    readonly runId: string,
+    readonly encoders: readonly EncoderColumn[],
+    readonly partRows: number,
+    private readonly connection: DuckDBConnection,
+    private readonly table: BufferTable,
+    startEvent: number,
+  ) {
+    this.nextEvent = startEvent;
+    this.extractors = [
+      ...EVENT_BASE_COLUMNS.map((c) => field(c.name as keyof EventRow)),
+      ...encoders.map((e) => embedding(e.name)),
+      field('created_at'),
+    ];
+  }
+
+  static async open(options: EventShardWriterOptions): Promise<EventShardWriter> {
+    const { dir, runId, encoders, partRows = 4096, startEvent = 0 } = options;
+    validateRunId(runId);
+    if (!Number.isSafeInteger(partRows) || partRows <= 0) throw new Error(`partRows must be a positive integer, got ${partRows}`);
+    if (!Number.isSafeInteger(startEvent) || startEvent < 0) throw new Error(`startEvent must be a non-negative integer, got ${startEvent}`);
+    const columns = eventColumns(encoders);
+    const parts = partsDir(dir, runId);
+    await mkdir(parts, { recursive: true });
+    // Parts at or past startEvent (and stray .tmp files) belong to an attempt being redone.
+    for (const name of await readdir(parts)) {
+      const first = parsePartName(name);
+      if (first === undefined || first >= startEvent) await removeQuietly(join(parts, name));
+    }
+    const connection = await openConnection();
+    try {
+      const table = await BufferTable.create(connection, columns);
+      return new EventShardWriter(dir, runId, encoders, partRows, connection, table, startEvent);
+    } catch (err) {
+      connection.closeSync();
+      throw err;
+    }
+  }
+
+  /** The event the next `append` must carry. */
+  get expectedEvent(): number {
+    return this.nextEvent;
+  }
+
+  /**
+   * Buffers one row. Resolves once the row is accepted; when the row completes a part, that part's write is
+   * started and the call waits for the part before it (if still in flight), which bounds memory.
+   */
+  async append(row: EventRow): Promise<void> {
+    this.assertOpen();
+    if (row.event !== this.nextEvent) {
+      throw new Error(`run ${this.runId}: event ${row.event} appended, expected ${this.nextEvent} (events must be contiguous and in order)`);
+    }
+    if (row.run_id !== this.runId) throw new Error(`run ${this.runId}: row of run ${JSON.stringify(row.run_id)} appended`);
+    if (!TAG_SET.has(row.tag)) throw new Error(`run ${this.runId}, event ${row.event}: tag ${JSON.stringify(row.tag)} is not one of ${TAGS.join(', ')}`);
+    for (const e of this.encoders) {
+      const v = row.embeddings?.[e.name];
+      if (!v || v.length !== e.dim) {
+        throw new Error(`run ${this.runId}, event ${row.event}: embedding ${e.name} has ${v ? v.length : 'no'} values, expected ${e.dim}`);
+      }
+    }
+    this.buffer.push(row);
+    this.nextEvent++;
+    if (this.buffer.length >= this.partRows) await this.schedulePart();
+  }
+
+  /** Writes every buffered row as a part and waits until all parts are durable. */
+  async flush(): Promise<void> {
+    this.assertOpen();
+    if (this.buffer.length > 0) void this.schedulePart();
+    await this.pending;
+    this.throwIfFailed();
+  }
+
+  /**
+   * Flushes, merges all parts (in event order) into `events/<run_id>.parquet` (tmp name + rename), checks
+   * that it holds exactly events 0..n-1, deletes the parts and releases the connection. Returns the shard
+   * path. On failure the connection is released too and the durable parts stay for a resume.
+   */
+  async finalize(): Promise<string> {
+    try {
+      await this.flush();
+      this.state = 'finalized';
+      const final = shardPath(this.dir, this.runId);
+      const tmp = tmpName(final);
+      const parts = await listParts(this.dir, this.runId);
+      // read_parquet over an explicit list scans the files in list order and, with insertion order
+      // preserved, emits rows in that order: a streaming merge, no sort, bounded memory.
+      const source = `(SELECT * FROM ${parts.length > 0 ? readParquetSql(parts) : sqlIdent(this.table.table)})`;
+      await this.connection.run(`COPY ${source} TO ${sqlString(tmp)} (${SHARD_COPY_OPTIONS})`);
+      await this.checkShard(tmp);
+      await commitFile(tmp, final);
+      await removeQuietly(partsDir(this.dir, this.runId));
+      await fsyncDir(join(this.dir, 'events', '.parts'));
+      return final;
+    } finally {
+      await this.release();
+    }
+  }
+
+  /**
+   * Releases the connection without finalizing: durable parts stay for a later resume, buffered rows
+   * not yet in a part are dropped. Safe to call after a failure or twice.
+   */
+  async close(): Promise<void> {
+    if (this.state === 'open') this.state = 'closed';
+    await this.pending.catch(() => undefined);
+    await this.release();
+  }
+
+  private async release(): Promise<void> {
+    if (this.state === 'open') this.state = 'closed';
+    if (this.released) return;
+    this.released = true;
+    this.buffer = [];
+    try {
+      await this.table.close();
+    } finally {
+      this.connection.closeSync();
+    }
+  }
+
+  /** The merged file must hold events 0..nextEvent-1, each once; cheap (one BIGINT column). */
+  private async checkShard(path: string): Promise<void> {
+    const reader = await this.connection.runAndReadAll(
+      `SELECT count(*)::DOUBLE, coalesce(min(event), 0)::DOUBLE, coalesce(max(event), -1)::DOUBLE, count(DISTINCT event)::DOUBLE FROM read_parquet(${sqlString(path)})`,
+    );
+    const [count, min, max, distinct] = reader.getRows()[0] as number[];
+    const n = this.nextEvent;
+    if (count !== n || distinct !== n || (n > 0 && (min !== 0 || max !== n - 1))) {
+      await removeQuietly(path);
+      throw new Error(`run ${this.runId}: merged shard holds ${count} rows (${distinct} distinct events ${min}..${max}), expected events 0..${n - 1}`);
+    }
+  }
+
+  private schedulePart(): Promise<void> {
+    const rows = this.buffer;
+    this.buffer = [];
+    const previous = this.pending;
+    this.pending = previous.then(() => this.writePart(rows));
+    // Record the first failure; callers see it from the next append/flush/finalize.
+    this.pending.catch((error: unknown) => {
+      this.failure ??= { error };
+    });
+    return previous;
+  }
+
+  private async writePart(rows: readonly EventRow[]): Promise<void> {
+    const first = rows[0].event;
+    const final = partPath(this.dir, this.runId, first);
+    const tmp = tmpName(final);
+    for (let start = 0; start < rows.length; start += CHUNK_ROWS) {
+      const count = Math.min(CHUNK_ROWS, rows.length - start);
+      this.table.appendChunk(
+        this.extractors.map((x) => x(rows, start, count)),
+        count,
+      );
+    }
+    await this.table.copyTo(tmp, PART_COPY_OPTIONS);
+    await commitFile(tmp, final);
+    await this.table.clear();
+  }
+
+  private assertOpen(): void {
+    this.throwIfFailed();
+    if (this.state !== 'open') throw new Error(`run ${this.runId}: writer is ${this.state}`);
+  }
+
+  private throwIfFailed(): void {
+    if (this.failure) throw this.failure.error;
+  }
+}
+
+function field(name: keyof EventRow): Extract {
+  return (rows, start, count) => {
+    const out = new Array<unknown>(count);
+    for (let i = 0; i < count; i++) out[i] = rows[start + i][name];
+    return out;
+  };
+}
+
+function embedding(encoder: string): Extract {
+  return (rows, start, count) => {
+    const out = new Array<unknown>(count);
+    for (let i = 0; i < count; i++) out[i] = rows[start + i].embeddings[encoder];
+    return out;
+  };
+}
+
+/** Complete part files of a run, in event order (full paths). */
+export async function listParts(dir: string, runId: string): Promise<string[]> {
+  let names: string[];
+  try {
+    names = await readdir(partsDir(dir, runId));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  return names
+    .map((name) => ({ name, first: parsePartName(name) }))
+    .filter((p): p is { name: string; first: number } => p.first !== undefined)
+    .sort((a, b) => a.first - b.first)
+    .map((p) => join(partsDir(dir, runId), p.name));
+}

@@ -1,0 +1,45 @@
+import { open, rename, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
+
+/**
+ * Crash safety for files written by DuckDB: the data is flushed to disk under a temporary name, then
+ * renamed into place and the rename itself flushed, so after a crash a final name holds either nothing
+ * or a complete file. (DuckDB's COPY closes its file, but whether it fsyncs is not its documented contract.)
+ */
+
+export async function fsyncFile(path: string): Promise<void> {
+  const fh = await open(path, 'r+');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Flushes a directory entry change (rename, unlink). Best effort where directories cannot be opened. */
+export async function fsyncDir(dir: string): Promise<void> {
+  let fh;
+  try {
+    fh = await open(dir, 'r');
+  } catch {
+    return;
+  }
+  try {
+    await fh.sync();
+  } catch {
+    // Some filesystems refuse fsync on directories; the rename is still atomic.
+  } finally {
+    await fh.close();
+  }
+}
+
+/** fsync `tmp`, rename it to `final`, fsync the folder. */
+export async function commitFile(tmp: string, final: string): Promise<void> {
+  await fsyncFile(tmp);
+  await rename(tmp, final);
+  await fsyncDir(dirname(final));
+}
+
+export async function removeQuietly(path: string): Promise<void> {
+  await rm(path, { force: true, recursive: true });
+}

@@ -1,0 +1,51 @@
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const CORPUS_FORMAT = 'panta-corpus/1';
+
+/** manifest.json: what the corpus is, how it was made, and checksums of its files. */
+export interface Manifest {
+  format: typeof CORPUS_FORMAT;
+  name: string;
+  status: 'running' | 'complete' | 'failed';
+  /** Digest of everything that determines the corpus; a resume refuses a corpus of another fingerprint. */
+  fingerprint: string;
+  spec_file: string;
+  spec: unknown;
+  code: { panta: string; node: string };
+  seed: number;
+  backend: { kind: string; model: string };
+  judge: { kind: string; model: string };
+  encoders: { name: string; kind: string; dim: number; model: string }[];
+  prompts: unknown[];
+  runs: { planned: number; complete: number; failed: string[] };
+  events: { planned: number; written: number };
+  tags: Record<string, number>;
+  files: Record<string, { bytes: number; sha256: string }>;
+  started_at: string;
+  updated_at: string;
+}
+
+export function manifestPath(out: string): string {
+  return join(out, 'manifest.json');
+}
+
+export function readManifest(out: string): Manifest | null {
+  const file = manifestPath(out);
+  if (!existsSync(file)) return null;
+  return JSON.parse(readFileSync(file, 'utf8')) as Manifest;
+}
+
+/** Written whole to a temporary name, then renamed: a reader never sees half a manifest. */
+export function writeManifest(out: string, manifest: Manifest): void {
+  const file = manifestPath(out);
+  writeFileSync(`${file}.tmp`, `${JSON.stringify(manifest, null, 2)}\n`);
+  renameSync(`${file}.tmp`, file);
+}
+
+export async function sha256File(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}

@@ -1,0 +1,114 @@
+import { measureSnapshot, toSpin, type EncoderColumn, type Tag, type Whitening } from '@panta/core';
+import { readEvents } from '../event-reader.js';
+import { vectorKey } from './keyed.js';
+
+/** One row of order_params.parquet (DESIGN.md 5). */
+export interface OrderParamRow {
+  run_id: string;
+  config_id: string;
+  sweep: number;
+  encoder: string;
+  magnetisation: number;
+  cohesion: number;
+  rho: number | null;
+  delta_rho: number | null;
+  n_correct: number;
+  n_hallucinated: number;
+  n_not_known: number;
+  n_judge_failure: number;
+  cds_sys: number;
+}
+
+export const ORDER_PARAM_COLUMNS = [
+  { name: 'run_id', type: 'VARCHAR' },
+  { name: 'config_id', type: 'VARCHAR' },
+  { name: 'sweep', type: 'INTEGER' },
+  { name: 'encoder', type: 'VARCHAR' },
+  { name: 'magnetisation', type: 'DOUBLE' },
+  { name: 'cohesion', type: 'DOUBLE' },
+  { name: 'rho', type: 'DOUBLE' },
+  { name: 'delta_rho', type: 'DOUBLE' },
+  { name: 'n_correct', type: 'INTEGER' },
+  { name: 'n_hallucinated', type: 'INTEGER' },
+  { name: 'n_not_known', type: 'INTEGER' },
+  { name: 'n_judge_failure', type: 'INTEGER' },
+  { name: 'cds_sys', type: 'DOUBLE' },
+] as const;
+
+interface Measured {
+  raw: Float32Array;
+  spin: Float64Array;
+}
+
+/**
+ * Order parameters of one run for every sweep t and encoder, on snapshot(t): each agent's latest answer
+ * after sweep t (carry forward). Reads the run's events in order; spins are computed once per distinct
+ * embedding.
+ */
+export async function measureRunShard(
+  files: string | readonly string[],
+  run: { runId: string; configId: string; n: number },
+  encoders: readonly EncoderColumn[],
+  whitenings: ReadonlyMap<string, Whitening>,
+): Promise<OrderParamRow[]> {
+  const n = run.n;
+  const tags: Tag[] = new Array(n).fill('not_known');
+  const state = encoders.map((e) => ({
+    encoder: e,
+    whitening: whitenings.get(e.name)!,
+    agents: new Array<Measured | undefined>(n),
+    cache: new Map<string, Measured>(),
+  }));
+  const rows: OrderParamRow[] = [];
+  const rho0 = new Map<string, number | null>();
+  const columns = ['event', 'sweep', 'agent', 'tag', ...encoders.map((e) => `emb_${e.name}`)];
+  let expected = 0;
+  for await (const batch of readEvents(typeof files === 'string' ? [files] : [...files], { columns, orderBy: 'event' })) {
+    const events = batch.columns.event as number[];
+    const sweeps = batch.columns.sweep as number[];
+    const agents = batch.columns.agent as number[];
+    const batchTags = batch.columns.tag as Tag[];
+    for (let r = 0; r < batch.rows; r++) {
+      if (events[r] !== expected) throw new Error(`${run.runId}: expected event ${expected}, found ${events[r]}`);
+      expected++;
+      const agent = agents[r]!;
+      tags[agent] = batchTags[r]!;
+      for (const s of state) {
+        const d = s.encoder.dim;
+        const v = (batch.columns[`emb_${s.encoder.name}`] as Float32Array).subarray(r * d, (r + 1) * d);
+        const key = vectorKey(v);
+        let m = s.cache.get(key);
+        if (!m) {
+          const raw = v.slice();
+          m = { raw, spin: toSpin(s.whitening, raw) };
+          if (s.cache.size >= 100_000) s.cache.clear();
+          s.cache.set(key, m);
+        }
+        s.agents[agent] = m;
+      }
+      if (events[r]! % n === n - 1) {
+        const sweep = sweeps[r]!;
+        for (const s of state) {
+          const snapshot = s.agents as Measured[];
+          const m = measureSnapshot(
+            snapshot.map((a) => a.spin),
+            snapshot.map((a) => a.raw),
+            tags,
+            s.encoder.dim,
+          );
+          if (sweep === 0) rho0.set(s.encoder.name, m.rho);
+          const base = rho0.get(s.encoder.name) ?? null;
+          rows.push({
+            run_id: run.runId,
+            config_id: run.configId,
+            sweep,
+            encoder: s.encoder.name,
+            ...m,
+            delta_rho: m.rho !== null && base !== null ? m.rho - base : null,
+          });
+        }
+      }
+    }
+  }
+  return rows;
+}

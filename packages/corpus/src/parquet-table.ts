@@ -1,0 +1,72 @@
+import { mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { BufferTable } from './buffer-table.js';
+import { withConnection } from './duckdb.js';
+import type { ColumnDef } from './event-schema.js';
+import { commitFile, removeQuietly } from './fs-durable.js';
+import { toPlain } from './plain-values.js';
+import { tmpName } from './corpus-paths.js';
+
+/** Rows as objects keyed by column name, or columns as arrays (or typed arrays) keyed by column name. */
+export type TableData = readonly Record<string, unknown>[] | Readonly<Record<string, ArrayLike<unknown>>>;
+
+/**
+ * Writes a small table (order_params.parquet, runs.parquet, whitening/...) as one ZSTD Parquet file,
+ * under a .tmp name then renamed, so readers never see a partial file.
+ *
+ * Types: BOOLEAN, INTEGER, BIGINT, FLOAT, DOUBLE, VARCHAR, TIMESTAMP and lists / fixed-size arrays of
+ * them (`DOUBLE[]`, `DOUBLE[384]`). Values: numbers (or bigint for BIGINT), strings, booleans, Date or
+ * epoch milliseconds for TIMESTAMP, arrays or typed arrays for lists; null or undefined is SQL NULL.
+ * A row object must have every column as a key (a missing key is usually a misspelt name).
+ */
+export async function writeParquetTable(path: string, columns: readonly ColumnDef[], data: TableData): Promise<void> {
+  const { values, rows } = toColumns(columns, data);
+  await mkdir(dirname(path), { recursive: true });
+  const tmp = tmpName(path);
+  try {
+    await withConnection(async (con) => {
+      const table = await BufferTable.create(con, columns);
+      try {
+        table.appendColumns(values, rows);
+        await table.copyTo(tmp, 'FORMAT parquet, COMPRESSION zstd');
+      } finally {
+        await table.close();
+      }
+    });
+    await commitFile(tmp, path);
+  } catch (err) {
+    await removeQuietly(tmp);
+    throw err;
+  }
+}
+
+function toColumns(columns: readonly ColumnDef[], data: TableData): { values: ArrayLike<unknown>[]; rows: number } {
+  if (Array.isArray(data)) {
+    const rows = data as readonly Record<string, unknown>[];
+    rows.forEach((row, i) => {
+      for (const c of columns) if (!(c.name in row)) throw new Error(`row ${i} has no column ${c.name}`);
+    });
+    return { values: columns.map((c) => rows.map((r) => r[c.name])), rows: rows.length };
+  }
+  const cols = data as Readonly<Record<string, ArrayLike<unknown>>>;
+  let rows: number | undefined;
+  const values = columns.map((c) => {
+    const v = cols[c.name];
+    if (!v) throw new Error(`no data for column ${c.name}`);
+    if (rows !== undefined && v.length !== rows) throw new Error(`column ${c.name} has ${v.length} values, others ${rows}`);
+    rows = v.length;
+    return v;
+  });
+  return { values, rows: rows ?? 0 };
+}
+
+/**
+ * Runs a query and returns its rows as plain objects: BIGINT as number when exact (else bigint), lists
+ * and arrays as JS arrays, TIMESTAMP as Date, NULL as null. For small tables; events go through readEvents.
+ */
+export async function queryRows(sql: string): Promise<Record<string, unknown>[]> {
+  return withConnection(async (con) => {
+    const reader = await con.runAndReadAll(sql);
+    return reader.getRowObjectsJS().map((r) => toPlain(r) as Record<string, unknown>);
+  });
+}

@@ -1,0 +1,94 @@
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parsePartName, partsDir, shardPath, tmpName, validateRunId } from './corpus-paths.js';
+import { sqlString, withConnection } from './duckdb.js';
+import { fsyncDir, removeQuietly } from './fs-durable.js';
+
+/** What of a run's events is durably on disk. */
+export interface ShardProgress {
+  /** events/<run_id>.parquet exists and opens. */
+  finalized: boolean;
+  /** Complete, contiguous part files in event order (full paths); empty when finalized. */
+  parts: string[];
+  /** The first event not durably written: resume the run there (EventShardWriter's startEvent). */
+  nextEvent: number;
+}
+
+/**
+ * Inspects (and repairs) a run's durable output after a crash or stop:
+ * - a finalized shard whose footer reads is the answer (leftover parts are deleted);
+ * - otherwise part files count from event 0 while each opens and starts where the previous ended; the
+ *   first corrupt part (e.g. truncated: its footer fails to read) or gap ends the run of good parts, and
+ *   it and every later part are deleted;
+ * - stale .tmp files (a write cut short before its rename) are deleted.
+ */
+export async function shardProgress(dir: string, runId: string): Promise<ShardProgress> {
+  validateRunId(runId);
+  const shard = shardPath(dir, runId);
+  const parts = partsDir(dir, runId);
+  await removeQuietly(tmpName(shard));
+
+  if (await exists(shard)) {
+    const rows = await parquetRows(shard);
+    if (rows !== undefined) {
+      // A crash between the shard's rename and the parts' deletion leaves both.
+      await removeQuietly(parts);
+      return { finalized: true, parts: [], nextEvent: rows };
+    }
+    // Written by tmp + rename, so only a damaged disk gets here; the parts (if still there) decide.
+    await removeQuietly(shard);
+  }
+
+  let names: string[];
+  try {
+    names = await readdir(parts);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { finalized: false, parts: [], nextEvent: 0 };
+    throw err;
+  }
+  const candidates: { path: string; first: number }[] = [];
+  for (const name of names) {
+    const first = parsePartName(name);
+    if (first === undefined) await removeQuietly(join(parts, name));
+    else candidates.push({ path: join(parts, name), first });
+  }
+  candidates.sort((a, b) => a.first - b.first);
+
+  const good: string[] = [];
+  let next = 0;
+  let i = 0;
+  for (; i < candidates.length; i++) {
+    const c = candidates[i];
+    if (c.first !== next) break;
+    const rows = await parquetRows(c.path);
+    if (rows === undefined || rows === 0) break;
+    good.push(c.path);
+    next += rows;
+  }
+  for (; i < candidates.length; i++) await removeQuietly(candidates[i].path);
+  if (good.length < candidates.length || names.length > candidates.length) await fsyncDir(parts);
+  return { finalized: false, parts: good, nextEvent: next };
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
+}
+
+/** Row count from the Parquet footer, or undefined when the file does not open as Parquet. */
+async function parquetRows(path: string): Promise<number | undefined> {
+  try {
+    return await withConnection(async (con) => {
+      const reader = await con.runAndReadAll(`SELECT num_rows::DOUBLE AS n FROM parquet_file_metadata(${sqlString(path)})`);
+      const rows = reader.getRows();
+      return rows.length === 1 ? Number(rows[0][0]) : undefined;
+    });
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,142 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { InputError, Schedule, graphFor, planSweep, promptSchema, sweepSpecSchema, type RunPlan } from '@panta/core';
+import { shardPath } from './corpus-paths.js';
+import { readParquetSql } from './duckdb.js';
+import { queryRows } from './parquet-table.js';
+import { readEvents } from './event-reader.js';
+import { CORPUS_FORMAT, readManifest, sha256File } from './manifest.js';
+import { measureSweep } from './measure/sweep-measure.js';
+import { readWhitening } from './measure/whitening-io.js';
+import type { OrderParamRow } from './measure/order-params-io.js';
+
+export interface VerifyReport {
+  ok: boolean;
+  problems: string[];
+  /** What was checked, for the closing line. */
+  checked: string;
+}
+
+const TOLERANCE = 1e-9;
+
+function close(a: number | null, b: number | null): boolean {
+  if (a === null || b === null || Number.isNaN(a) || Number.isNaN(b)) return (a === null || Number.isNaN(a)) === (b === null || Number.isNaN(b));
+  return Math.abs(a - b) <= TOLERANCE * Math.max(1, Math.abs(a), Math.abs(b));
+}
+
+/**
+ * Checks a corpus against its own manifest: every planned run has a readable shard with events
+ * 0..(sweeps+1)N-1 exactly once, in the order the schedule (recomputed from the seeds) gives; checksums
+ * match; whitening and order parameters recomputed from the events match the stored ones.
+ */
+export async function verifyCorpus(dir: string): Promise<VerifyReport> {
+  const out = resolve(dir);
+  if (!existsSync(out)) throw new InputError(dir, '', 'no such folder', 'give the folder a sweep wrote (its --out)');
+  const manifest = (() => {
+    try {
+      return readManifest(out);
+    } catch (e) {
+      throw new InputError(join(dir, 'manifest.json'), '', `unreadable manifest (${(e as Error).message})`, 'restore it, or re-run the sweep');
+    }
+  })();
+  if (!manifest) return { ok: false, problems: [`${join(dir, 'manifest.json')} is missing: this is not a Panta corpus, or its sweep never started`], checked: '' };
+  const problems: string[] = [];
+  if (manifest.format !== CORPUS_FORMAT) problems.push(`manifest format ${manifest.format} is not ${CORPUS_FORMAT}`);
+  if (manifest.status !== 'complete') problems.push(`manifest status is ${manifest.status}, not complete (run the sweep again to resume it)`);
+  const spec = sweepSpecSchema.parse(manifest.spec);
+  const prompts = manifest.prompts.map((p) => promptSchema.parse(p));
+  const edgeLists = new Map<string, [number, number][]>();
+  for (const g of spec.geometries) {
+    if (g.kind !== 'edges') continue;
+    const file = resolve(dirname(manifest.spec_file), g.path);
+    if (!existsSync(file)) {
+      problems.push(`edge list ${file} of geometry ${g.path} is missing; the schedule cannot be checked`);
+      return { ok: false, problems, checked: '' };
+    }
+    edgeLists.set(
+      g.path,
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .map((l) => l.replace(/#.*/, '').trim())
+        .filter(Boolean)
+        .map((l) => l.split(/[\s,]+/).map(Number) as [number, number]),
+    );
+  }
+  const runs = planSweep(spec, prompts, manifest.spec_file, edgeLists);
+  const good: RunPlan[] = [];
+  for (const run of runs) {
+    const problem = await checkShard(out, run, edgeLists);
+    if (problem) problems.push(problem);
+    else good.push(run);
+  }
+  for (const [file, expected] of Object.entries(manifest.files)) {
+    const path = join(out, file);
+    if (!existsSync(path)) problems.push(`${file} is listed in the manifest but missing`);
+    else if ((await sha256File(path)) !== expected.sha256) problems.push(`${file} does not match its checksum in the manifest`);
+  }
+  if (good.length === runs.length) problems.push(...(await checkMeasurement(out, runs, manifest.encoders, spec.whitening)));
+  const events = runs.reduce((s, r) => s + (r.sweeps + 1) * r.n, 0);
+  return { ok: problems.length === 0, problems, checked: `${runs.length} runs, ${events} events, ${Object.keys(manifest.files).length} files` };
+}
+
+async function checkShard(out: string, run: RunPlan, edgeLists: Map<string, [number, number][]>): Promise<string | null> {
+  const file = shardPath(out, run.runId);
+  if (!existsSync(file)) return `missing run ${run.runId} (no ${join('events', `${run.runId}.parquet`)})`;
+  const total = (run.sweeps + 1) * run.n;
+  let stats: Record<string, unknown>;
+  try {
+    [stats] = (await queryRows(`SELECT count(*) AS rows, count(DISTINCT event) AS distinct_events, min(event) AS lo, max(event) AS hi FROM ${readParquetSql([file])}`)) as [Record<string, unknown>];
+  } catch (e) {
+    return `truncated or corrupt shard ${run.runId}: ${(e as Error).message.split('\n')[0]}`;
+  }
+  const rows = Number(stats.rows);
+  if (rows !== total || Number(stats.distinct_events) !== total || Number(stats.lo) !== 0 || Number(stats.hi) !== total - 1) {
+    return `event gaps in ${run.runId}: expected events 0..${total - 1} once each, found ${rows} rows, ${Number(stats.distinct_events)} distinct, range ${String(stats.lo)}..${String(stats.hi)}`;
+  }
+  const schedule = new Schedule(run, graphFor(run.geometry, run.n, run.seed, edgeLists));
+  for await (const batch of readEvents([file], { columns: ['event', 'agent', 'seed', 'run_id'], orderBy: 'event' })) {
+    const agents = batch.columns.agent as number[];
+    const seeds = batch.columns.seed as number[];
+    const ids = batch.columns.run_id as string[];
+    for (let r = 0; r < batch.rows; r++) {
+      const plan = schedule.next()!;
+      if (agents[r] !== plan.agent || seeds[r] !== plan.seed || ids[r] !== run.runId) {
+        return `${run.runId}: event ${plan.event} is not the schedule's (agent ${agents[r]} vs ${plan.agent}, seed ${seeds[r]} vs ${plan.seed})`;
+      }
+    }
+  }
+  return null;
+}
+
+async function checkMeasurement(out: string, runs: RunPlan[], encoders: { name: string; dim: number }[], mode: 'zca' | 'raw'): Promise<string[]> {
+  const problems: string[] = [];
+  const file = join(out, 'order_params.parquet');
+  if (!existsSync(file)) return ['order_params.parquet is missing'];
+  const recomputed = await measureSweep(out, runs.map((r) => ({ runId: r.runId, configId: r.configId, n: r.n, promptId: r.prompt.id })), encoders, mode, false);
+  for (const [promptId, perEncoder] of recomputed.whitenings) {
+    for (const [encoder, w] of perEncoder) {
+      let stored;
+      try {
+        stored = await readWhitening(out, promptId, encoder);
+      } catch (e) {
+        problems.push(`whitening of ${promptId}/${encoder} is missing or unreadable: ${(e as Error).message.split('\n')[0]}`);
+        continue;
+      }
+      const bad = stored.dim !== w.dim || w.mean.some((m, i) => !close(m, stored.mean[i]!)) || w.matrix.some((m, i) => !close(m, stored.matrix[i]!));
+      if (bad) problems.push(`whitening of ${promptId}/${encoder} does not match the t = 0 answers`);
+    }
+  }
+  const stored = (await queryRows(`SELECT * FROM ${readParquetSql([file])}`)) as unknown as OrderParamRow[];
+  const key = (r: OrderParamRow) => `${r.run_id}|${Number(r.sweep)}|${r.encoder}`;
+  const byKey = new Map(stored.map((r) => [key(r), r]));
+  if (stored.length !== recomputed.orderParams.length) problems.push(`order_params.parquet has ${stored.length} rows, the events give ${recomputed.orderParams.length}`);
+  const fields = ['magnetisation', 'cohesion', 'rho', 'delta_rho', 'n_correct', 'n_hallucinated', 'n_not_known', 'n_judge_failure', 'cds_sys'] as const;
+  let mismatches = 0;
+  for (const r of recomputed.orderParams) {
+    const s = byKey.get(key(r));
+    const field = s ? fields.find((f) => !close(r[f] === null ? null : Number(r[f]), s[f] === null ? null : Number(s[f]))) : 'row';
+    if (field && mismatches++ < 5) problems.push(`order parameters of ${r.run_id} sweep ${r.sweep} (${r.encoder}) do not match the events: ${field} ${s ? `${String(s[field as keyof OrderParamRow])} stored, ${String(r[field as keyof OrderParamRow])} recomputed` : 'missing'}`);
+  }
+  if (mismatches > 5) problems.push(`... and ${mismatches - 5} more order-parameter mismatches`);
+  return problems;
+}

@@ -1,0 +1,180 @@
+import type { DataflowPlanner, RunPlan } from '@panta/core';
+import type { RunCollector } from './collector.js';
+import type { EventTask, Transport, TransportMessage } from './task.js';
+
+/** A run being executed: its planner, its collector, and what it has in flight. */
+export interface ActiveRun {
+  run: RunPlan;
+  planner: DataflowPlanner;
+  collector: RunCollector;
+  inflight: number;
+  startedAt: number;
+  error?: Error;
+}
+
+export interface ExecutorProgress {
+  eventsWritten: number;
+  inflight: number;
+  runsActive: number;
+  runsFinished: number;
+}
+
+export interface ExecutorOptions {
+  transport: Transport;
+  /** Events in flight at once, over all runs. */
+  concurrency: number;
+  /** Most runs open at once (each holds a planner window and a shard buffer). */
+  maxActiveRuns: number;
+  /** Outcomes a run may hold unwritten before the executor stops feeding it. */
+  maxBacklog: number;
+  /** Opens a run for execution, or returns null when its shard is already complete. */
+  open(run: RunPlan): Promise<ActiveRun | null>;
+  /** Called once a run has every event written (ok) or has failed (error set). */
+  close(active: ActiveRun): Promise<void>;
+  onProgress?(progress: ExecutorProgress): void;
+}
+
+/**
+ * The one executor (DESIGN.md 2.4, 6): it keeps up to `concurrency` events in flight over many runs,
+ * dispatching only events whose read versions exist, round-robin over runs so that every run advances.
+ * Dynamics live in the planner, transport details in the transport: embedded and distributed mode differ
+ * only in the Transport they pass.
+ */
+export class Executor {
+  private readonly queue: RunPlan[];
+  private readonly active: ActiveRun[] = [];
+  private readonly byId = new Map<string, ActiveRun>();
+  private cursor = 0;
+  private inflight = 0;
+  private opening = 0;
+  private closing = 0;
+  private eventsWritten = 0;
+  private runsFinished = 0;
+  private fatal?: Error;
+  private settle!: { resolve: () => void; reject: (e: Error) => void };
+
+  constructor(
+    runs: readonly RunPlan[],
+    private readonly options: ExecutorOptions,
+  ) {
+    this.queue = [...runs];
+  }
+
+  /** Counts rows the collectors wrote (for progress). */
+  written(count: number): void {
+    this.eventsWritten += count;
+  }
+
+  async run(): Promise<void> {
+    await this.options.transport.start((m) => this.onMessage(m));
+    await new Promise<void>((resolve, reject) => {
+      this.settle = { resolve, reject };
+      this.pump();
+    });
+  }
+
+  private fail(error: Error): void {
+    if (this.fatal) return;
+    this.fatal = error;
+    this.settle.reject(error);
+  }
+
+  private onMessage(message: TransportMessage): void {
+    const active = this.byId.get(message.task.run.runId);
+    if (!active) return this.fail(new Error(`outcome for unknown run ${message.task.run.runId}`));
+    this.inflight--;
+    active.inflight--;
+    if (message.type === 'failed') {
+      active.error ??= message.error;
+    } else {
+      const { task, outcome } = message;
+      this.options.transport.publish(active.run.runId, task.plan.event, outcome.response);
+      const dead = active.planner.complete(task.plan.event);
+      if (dead.length > 0) this.options.transport.forget(active.run.runId, dead);
+      active.collector.accept(task, outcome).then(
+        () => this.pump(),
+        (e: unknown) => this.fail(e instanceof Error ? e : new Error(String(e))),
+      );
+    }
+    this.pump();
+  }
+
+  private nextReady(): ActiveRun | undefined {
+    for (let i = 0; i < this.active.length; i++) {
+      const a = this.active[(this.cursor + i) % this.active.length]!;
+      if (a.error || a.planner.readyCount === 0 || a.collector.backlog >= this.options.maxBacklog) continue;
+      this.cursor = (this.cursor + i + 1) % this.active.length;
+      return a;
+    }
+    return undefined;
+  }
+
+  private pump(): void {
+    if (this.fatal) return;
+    const { concurrency, transport } = this.options;
+    while (this.inflight < concurrency) {
+      const a = this.nextReady();
+      if (!a) break;
+      const [plan] = a.planner.take(1);
+      this.inflight++;
+      a.inflight++;
+      const task: EventTask = { run: a.run, plan: plan! };
+      try {
+        transport.dispatch(task);
+      } catch (e) {
+        return this.fail(e as Error);
+      }
+    }
+    for (const a of [...this.active]) {
+      if (a.inflight > 0) continue;
+      if (a.error || (a.planner.done && a.collector.backlog === 0)) this.retire(a);
+    }
+    const starving = this.inflight + this.readyTotal() < concurrency;
+    if (starving && this.queue.length > 0 && this.opening === 0 && this.active.length < this.options.maxActiveRuns) {
+      this.openNext();
+    }
+    if (this.queue.length === 0 && this.active.length === 0 && this.opening === 0 && this.closing === 0) this.settle.resolve();
+    this.options.onProgress?.({
+      eventsWritten: this.eventsWritten,
+      inflight: this.inflight,
+      runsActive: this.active.length,
+      runsFinished: this.runsFinished,
+    });
+  }
+
+  private readyTotal(): number {
+    let n = 0;
+    for (const a of this.active) if (!a.error) n += a.planner.readyCount;
+    return n;
+  }
+
+  private openNext(): void {
+    const run = this.queue.shift()!;
+    this.opening++;
+    this.options.open(run).then(
+      (active) => {
+        this.opening--;
+        if (active) {
+          this.active.push(active);
+          this.byId.set(run.runId, active);
+        } else this.runsFinished++;
+        this.pump();
+      },
+      (e: unknown) => this.fail(e instanceof Error ? e : new Error(String(e))),
+    );
+  }
+
+  private retire(a: ActiveRun): void {
+    this.active.splice(this.active.indexOf(a), 1);
+    this.closing++;
+    this.options.close(a).then(
+      () => {
+        this.byId.delete(a.run.runId);
+        this.closing--;
+        this.runsFinished++;
+        this.pump();
+      },
+      (e: unknown) => this.fail(e instanceof Error ? e : new Error(String(e))),
+    );
+  }
+}

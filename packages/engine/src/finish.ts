@@ -1,0 +1,209 @@
+import { existsSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { driftStats, type EncoderColumn, type RunPlan } from '@panta/core';
+import {
+  CORPUS_FORMAT,
+  ORDER_PARAM_COLUMNS,
+  measureSweep,
+  shardPath,
+  queryRows,
+  readParquetSql,
+  readRunRecords,
+  sha256File,
+  writeManifest,
+  writeParquetTable,
+  type Manifest,
+  type OrderParamRow,
+} from '@panta/corpus';
+import type { Encoder } from '@panta/embed';
+import type { Judge } from '@panta/judge';
+import type { LlmBackend } from '@panta/llm';
+import type { LoadedSweep } from './load.js';
+
+async function codeVersion(): Promise<string> {
+  const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+/** The manifest as the sweep starts (or resumes): status running, nothing counted yet. */
+export function startManifest(sweep: LoadedSweep, previous: Manifest | null, backend: LlmBackend, judge: Judge, encoders: readonly Encoder[]): Manifest {
+  const now = new Date().toISOString();
+  const manifest: Manifest = {
+    format: CORPUS_FORMAT,
+    name: sweep.spec.name,
+    status: 'running',
+    fingerprint: sweep.fingerprint,
+    spec_file: sweep.specFile,
+    spec: sweep.spec,
+    code: { panta: '', node: process.version },
+    seed: sweep.spec.seed ?? 0,
+    backend: { kind: backend.kind, model: backend.model },
+    judge: { kind: sweep.spec.judge.kind, model: judge.model },
+    encoders: encoders.map((e, i) => ({ name: e.name, kind: sweep.spec.encoders[i]!.kind, dim: e.dim, model: e.model })),
+    prompts: sweep.prompts,
+    runs: { planned: sweep.runs.length, complete: 0, failed: [] },
+    events: { planned: sweep.runs.reduce((s, r) => s + (r.sweeps + 1) * r.n, 0), written: 0 },
+    tags: {},
+    files: {},
+    started_at: previous?.started_at ?? now,
+    updated_at: now,
+  };
+  writeManifest(sweep.out, manifest);
+  return manifest;
+}
+
+/** One row of the table the CLI prints: final order parameters averaged over trials. */
+export interface SummaryRow {
+  prompt_id: string;
+  geometry: string;
+  n: number;
+  temperature: number;
+  runs: number;
+  magnetisation: number;
+  cohesion: number;
+  rho: number | null;
+}
+
+export interface SweepSummary {
+  out: string;
+  status: Manifest['status'];
+  runsComplete: number;
+  runsPlanned: number;
+  failed: string[];
+  eventsWritten: number;
+  /** Over the first encoder. */
+  final: SummaryRow[];
+}
+
+export const RUN_COLUMNS = [
+  { name: 'run_id', type: 'VARCHAR' },
+  { name: 'config_id', type: 'VARCHAR' },
+  { name: 'trial', type: 'INTEGER' },
+  { name: 'prompt_id', type: 'VARCHAR' },
+  { name: 'geometry', type: 'VARCHAR' },
+  { name: 'n', type: 'INTEGER' },
+  { name: 'k', type: 'INTEGER' },
+  { name: 'temperature', type: 'DOUBLE' },
+  { name: 'protocol', type: 'VARCHAR' },
+  { name: 'dynamics', type: 'VARCHAR' },
+  { name: 'seed', type: 'BIGINT' },
+  { name: 'status', type: 'VARCHAR' },
+  { name: 'events', type: 'BIGINT' },
+  { name: 'calls', type: 'BIGINT' },
+  { name: 'retries', type: 'BIGINT' },
+  { name: 'prompt_tokens', type: 'BIGINT' },
+  { name: 'completion_tokens', type: 'BIGINT' },
+  { name: 'stopped_early', type: 'BOOLEAN' },
+  { name: 'focus_total', type: 'DOUBLE' },
+  { name: 'drift_onset', type: 'INTEGER' },
+  { name: 'recovered', type: 'BOOLEAN' },
+  { name: 'wall_ms', type: 'DOUBLE' },
+] as const;
+
+/**
+ * Closes a sweep: runs.parquet always (with each run's status); once every run is complete, whitening and
+ * order_params.parquet too; then the manifest with counts and checksums.
+ */
+export async function finishSweep(sweep: LoadedSweep, manifest: Manifest, encoders: readonly EncoderColumn[]): Promise<SweepSummary> {
+  const { out, runs } = sweep;
+  const records = readRunRecords(out);
+  const complete = runs.filter((r) => existsSync(shardPath(out, r.runId)));
+  const failed = runs.filter((r) => !existsSync(shardPath(out, r.runId)) && records.get(r.runId)?.status === 'failed').map((r) => r.runId);
+  const allDone = complete.length === runs.length;
+  const shards = complete.map((r) => shardPath(out, r.runId));
+  const totals = new Map<string, { events: number; prompt_tokens: number; completion_tokens: number }>();
+  const tags: Record<string, number> = {};
+  if (shards.length > 0) {
+    for (const row of await queryRows(
+      `SELECT run_id, count(*) AS events, sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens FROM ${readParquetSql(shards)} GROUP BY run_id`,
+    )) {
+      totals.set(String(row.run_id), { events: Number(row.events), prompt_tokens: Number(row.prompt_tokens), completion_tokens: Number(row.completion_tokens) });
+    }
+    for (const row of await queryRows(`SELECT tag, count(*) AS n FROM ${readParquetSql(shards)} GROUP BY tag ORDER BY tag`)) tags[String(row.tag)] = Number(row.n);
+  }
+  const measured = allDone
+    ? await measureSweep(out, runs.map((r) => ({ runId: r.runId, configId: r.configId, n: r.n, promptId: r.prompt.id })), encoders, sweep.spec.whitening, true)
+    : null;
+  const orderParams = measured?.orderParams ?? [];
+  const first = encoders[0]!.name;
+  const rhoSeries = new Map<string, (number | null)[]>();
+  for (const p of orderParams) if (p.encoder === first) rhoSeries.set(p.run_id, [...(rhoSeries.get(p.run_id) ?? []), p.rho]);
+  const runRows = runs.map((r) => {
+    const t = totals.get(r.runId);
+    const rec = records.get(r.runId);
+    const drift = rhoSeries.has(r.runId) ? driftStats(rhoSeries.get(r.runId)!) : { focus_total: null, drift_onset: null, recovered: null };
+    return {
+      run_id: r.runId,
+      config_id: r.configId,
+      trial: r.trial,
+      prompt_id: r.prompt.id,
+      geometry: r.geometryLabel,
+      n: r.n,
+      k: r.k,
+      temperature: r.temperature,
+      protocol: r.protocol,
+      dynamics: r.dynamics,
+      seed: r.seed,
+      status: t ? 'complete' : failed.includes(r.runId) ? 'failed' : 'pending',
+      events: t?.events ?? 0,
+      calls: rec?.calls ?? null,
+      retries: rec?.retries ?? null,
+      prompt_tokens: t?.prompt_tokens ?? null,
+      completion_tokens: t?.completion_tokens ?? null,
+      stopped_early: false,
+      ...drift,
+      wall_ms: rec?.wall_ms ?? null,
+    };
+  });
+  await writeParquetTable(join(out, 'runs.parquet'), [...RUN_COLUMNS], runRows);
+  if (allDone) await writeParquetTable(join(out, 'order_params.parquet'), [...ORDER_PARAM_COLUMNS], orderParams as unknown as Record<string, unknown>[]);
+  const files: Manifest['files'] = {};
+  const listed = [...shards, join(out, 'runs.parquet')];
+  if (allDone) {
+    listed.push(join(out, 'order_params.parquet'));
+    for (const p of new Set(runs.map((r) => r.prompt.id))) for (const e of encoders) listed.push(join(out, 'whitening', `${p}__${e.name}.parquet`));
+  }
+  for (const f of listed) files[relative(out, f)] = { bytes: statSync(f).size, sha256: await sha256File(f) };
+  const eventsWritten = [...totals.values()].reduce((s, t) => s + t.events, 0);
+  const status: Manifest['status'] = allDone ? 'complete' : failed.length > 0 ? 'failed' : 'running';
+  writeManifest(out, {
+    ...manifest,
+    code: { ...manifest.code, panta: await codeVersion() },
+    status,
+    runs: { planned: runs.length, complete: complete.length, failed },
+    events: { planned: manifest.events.planned, written: eventsWritten },
+    tags,
+    files,
+    updated_at: new Date().toISOString(),
+  });
+  return { out, status, runsComplete: complete.length, runsPlanned: runs.length, failed, eventsWritten, final: summarise(runs, orderParams, first) };
+}
+
+function summarise(runs: readonly RunPlan[], rows: readonly OrderParamRow[], encoder: string): SummaryRow[] {
+  const last = new Map<string, OrderParamRow>();
+  for (const r of rows) if (r.encoder === encoder) last.set(r.run_id, r);
+  const groups = new Map<string, { plan: RunPlan; rows: OrderParamRow[] }>();
+  for (const plan of runs) {
+    const row = last.get(plan.runId);
+    if (!row) continue;
+    const key = `${plan.prompt.id}|${plan.geometryLabel}|${plan.n}|${plan.temperature}`;
+    const g = groups.get(key) ?? { plan, rows: [] };
+    g.rows.push(row);
+    groups.set(key, g);
+  }
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  return [...groups.values()].map(({ plan, rows: rs }) => {
+    const rhos = rs.map((r) => r.rho).filter((x): x is number => x !== null);
+    return {
+      prompt_id: plan.prompt.id,
+      geometry: plan.geometryLabel,
+      n: plan.n,
+      temperature: plan.temperature,
+      runs: rs.length,
+      magnetisation: mean(rs.map((r) => r.magnetisation)),
+      cohesion: mean(rs.map((r) => r.cohesion)),
+      rho: rhos.length > 0 ? mean(rhos) : null,
+    };
+  });
+}

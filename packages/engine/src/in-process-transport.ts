@@ -1,0 +1,51 @@
+import { executeEvent, type WorkerServices } from './execute-event.js';
+import type { EventTask, Transport, TransportMessage } from './task.js';
+
+/** Embedded mode: workers are async calls in this process, versions live in a Map per run. */
+export class InProcessTransport implements Transport {
+  private readonly versions = new Map<string, Map<number, string>>();
+  private onMessage: (m: TransportMessage) => void = () => {};
+
+  constructor(private readonly services: WorkerServices) {}
+
+  async start(onMessage: (message: TransportMessage) => void): Promise<void> {
+    this.onMessage = onMessage;
+  }
+
+  dispatch(task: EventTask): void {
+    const store = this.versions.get(task.run.runId);
+    const reads = Array.from(task.plan.readVersions, (v) => {
+      const text = store?.get(v);
+      if (text === undefined) throw new Error(`${task.run.runId}: event ${task.plan.event} reads version ${v}, which is not published`);
+      return text;
+    });
+    executeEvent(task, reads, this.services).then(
+      (outcome) => this.onMessage({ type: 'outcome', task, outcome }),
+      (error: unknown) => this.onMessage({ type: 'failed', task, error: error instanceof Error ? error : new Error(String(error)) }),
+    );
+  }
+
+  publish(runId: string, version: number, text: string): void {
+    let store = this.versions.get(runId);
+    if (!store) this.versions.set(runId, (store = new Map()));
+    store.set(version, text);
+  }
+
+  forget(runId: string, versions: readonly number[]): void {
+    const store = this.versions.get(runId);
+    if (!store) return;
+    for (const v of versions) store.delete(v);
+    if (store.size === 0) this.versions.delete(runId);
+  }
+
+  /** Versions held, over all runs: bounded by the planner's window, which a test checks. */
+  get heldVersions(): number {
+    let n = 0;
+    for (const s of this.versions.values()) n += s.size;
+    return n;
+  }
+
+  async close(): Promise<void> {
+    this.versions.clear();
+  }
+}

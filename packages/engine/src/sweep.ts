@@ -1,0 +1,115 @@
+import { mkdirSync } from 'node:fs';
+import { DataflowPlanner, InputError, Schedule, graphFor, type EncoderColumn, type RunPlan } from '@panta/core';
+import { appendRunRecord, readEvents, readManifest, shardProgress } from '@panta/corpus';
+import { createEncoder } from '@panta/embed';
+import { createJudge } from '@panta/judge';
+import { createBackend } from '@panta/llm';
+import { RunCollector } from './collector.js';
+import { Executor, type ActiveRun, type ExecutorProgress } from './executor.js';
+import { finishSweep, startManifest, type SweepSummary } from './finish.js';
+import { InProcessTransport } from './in-process-transport.js';
+import { loadSweep, type LoadedSweep, type SweepOverrides } from './load.js';
+import type { Transport } from './task.js';
+
+export interface SweepProgress extends ExecutorProgress {
+  eventsTotal: number;
+  runsTotal: number;
+}
+
+export interface RunSweepOptions extends SweepOverrides {
+  onProgress?(progress: SweepProgress): void;
+  /** Called once the plan is validated and before anything runs (the CLI prints where the corpus goes). */
+  onPlan?(sweep: LoadedSweep): void;
+  /** Rows per durable part of a run's shard (smaller: less lost on a crash, more files). */
+  partRows?: number;
+  /** Replaces the in-process transport (tests, the cluster). */
+  transport?: (services: ConstructorParameters<typeof InProcessTransport>[0]) => Transport;
+}
+
+/**
+ * Runs a sweep embedded, or resumes it: runs whose shard is complete are skipped, a run with durable parts
+ * continues after its last written event, and the result is the corpus a single uninterrupted run gives.
+ */
+export async function runSweep(specPath: string, options: RunSweepOptions = {}): Promise<SweepSummary> {
+  const sweep = loadSweep(specPath, options);
+  const { spec, out, runs } = sweep;
+  const previous = readManifest(out);
+  if (previous && previous.fingerprint !== sweep.fingerprint) {
+    throw new InputError(specPath, 'out', `${out} holds a corpus of a different sweep`, 'choose another --out, or delete that folder to start over');
+  }
+  const backend = createBackend(spec.backend, sweep.prompts, specPath);
+  const encoders = spec.encoders.map((e, i) => createEncoder(e, specPath, i));
+  const judge = createJudge(spec.judge, specPath);
+  options.onPlan?.(sweep);
+  mkdirSync(out, { recursive: true });
+  const started = startManifest(sweep, previous, backend, judge, encoders);
+  const columns: EncoderColumn[] = encoders.map((e) => ({ name: e.name, dim: e.dim }));
+  const services = { backend, encoders, template: sweep.template, maxTokens: spec.max_tokens, fixedLength: spec.fixed_length };
+  const transport = options.transport ? options.transport(services) : new InProcessTransport(services);
+  const eventsTotal = runs.reduce((s, r) => s + (r.sweeps + 1) * r.n, 0);
+  const partRows = options.partRows ?? 1024;
+  let written = 0;
+  const executor: Executor = new Executor(runs, {
+    transport,
+    concurrency: spec.concurrency,
+    maxActiveRuns: Math.max(2, Math.min(spec.concurrency, 64)),
+    maxBacklog: Math.max(4 * partRows, 2 * spec.concurrency),
+    open: async (run: RunPlan): Promise<ActiveRun | null> => {
+      const progress = await shardProgress(out, run.runId);
+      if (progress.finalized) {
+        written += (run.sweeps + 1) * run.n;
+        executor.written((run.sweeps + 1) * run.n);
+        return null;
+      }
+      const planner = new DataflowPlanner(new Schedule(run, graphFor(run.geometry, run.n, run.seed, sweep.edgeLists)), spec.lookahead, progress.nextEvent);
+      if (progress.nextEvent > 0) {
+        executor.written(progress.nextEvent);
+        await republish(transport, run, progress.parts, planner.liveVersions());
+      }
+      const collector = await RunCollector.open({
+        out,
+        run,
+        encoders: columns,
+        judge,
+        meta: { backend: backend.kind, model: backend.model },
+        startEvent: progress.nextEvent,
+        partRows,
+        onWritten: (count) => executor.written(count),
+      });
+      return { run, planner, collector, inflight: 0, startedAt: performance.now() };
+    },
+    close: async (active: ActiveRun): Promise<void> => {
+      const wall = performance.now() - active.startedAt;
+      const { calls, retries } = active.collector.tally;
+      if (active.error) {
+        await active.collector.flush();
+        appendRunRecord(out, { run_id: active.run.runId, status: 'failed', wall_ms: wall, calls, retries, error: active.error.message, at: new Date().toISOString() });
+        return;
+      }
+      await active.collector.finalize();
+      appendRunRecord(out, { run_id: active.run.runId, status: 'complete', wall_ms: wall, calls, retries, at: new Date().toISOString() });
+    },
+    onProgress: (p) => options.onProgress?.({ ...p, eventsTotal, runsTotal: runs.length }),
+  });
+  try {
+    await executor.run();
+  } finally {
+    await transport.close();
+    await backend.close();
+    await judge.close();
+    for (const e of encoders) await e.close();
+  }
+  void written;
+  return finishSweep(sweep, started, columns);
+}
+
+/** A resumed run needs each agent's latest answer back in the version store. */
+async function republish(transport: Transport, run: RunPlan, parts: readonly string[], live: Float64Array): Promise<void> {
+  const wanted = [...new Set(Array.from(live))].filter((v) => v >= 0);
+  if (wanted.length === 0) return;
+  for await (const batch of readEvents(parts, { columns: ['event', 'response'], where: `event IN (${wanted.join(',')})` })) {
+    const events = batch.columns.event as number[];
+    const responses = batch.columns.response as string[];
+    for (let r = 0; r < batch.rows; r++) transport.publish(run.runId, events[r]!, responses[r]!);
+  }
+}

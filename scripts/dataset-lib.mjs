@@ -1,0 +1,46 @@
+// Shared helpers for the dataset scripts: the reference judge's normalisation and the JSONL record checks.
+
+/** Lowercase, punctuation to spaces, whitespace collapsed: the reference judge's normal form. */
+export function normalise(text) {
+  return text
+    .toLowerCase()
+    .normalize('NFKC')
+    .replace(/[^\p{L}\p{N}\s]+/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+/** True when the words of `inner` occur as a contiguous run of whole words in `outer` (both normalised). */
+export function containsWords(outer, inner) {
+  const o = normalise(outer);
+  const i = normalise(inner);
+  if (!i) return false;
+  return ` ${o} `.includes(` ${i} `);
+}
+
+/**
+ * Checks one parsed JSONL record against the dataset format. Returns a list of problems (empty when fine).
+ * An accepted answer must never contain, or be contained in, a known false answer (word-wise), or the
+ * reference judge could not tell them apart.
+ */
+export function recordProblems(rec) {
+  const problems = [];
+  const isStrings = (v) => Array.isArray(v) && v.every((s) => typeof s === 'string' && s.trim() !== '');
+  if (typeof rec !== 'object' || rec === null || Array.isArray(rec)) return ['not a JSON object'];
+  const keys = ['id', 'question', 'accepted', 'false_answers', 'false_premise', 'source'];
+  for (const k of Object.keys(rec)) if (!keys.includes(k)) problems.push(`unknown field "${k}"`);
+  if (typeof rec.id !== 'string' || !/^[A-Za-z0-9_-]+$/.test(rec.id)) problems.push('id must be letters, digits, _ or -');
+  if (typeof rec.question !== 'string' || rec.question.trim() === '') problems.push('question must be a non-empty string');
+  if (!isStrings(rec.accepted) || rec.accepted.length === 0) problems.push('accepted must be a non-empty array of strings');
+  if (!isStrings(rec.false_answers)) problems.push('false_answers must be an array of strings');
+  if (typeof rec.false_premise !== 'boolean') problems.push('false_premise must be true or false');
+  if (typeof rec.source !== 'string' || rec.source.trim() === '') problems.push('source must be a non-empty string');
+  if (isStrings(rec.accepted) && isStrings(rec.false_answers)) {
+    for (const a of rec.accepted) {
+      for (const f of rec.false_answers) {
+        if (containsWords(a, f) || containsWords(f, a)) problems.push(`accepted "${a}" and false answer "${f}" overlap word-wise`);
+      }
+    }
+  }
+  return problems;
+}
