@@ -26,6 +26,7 @@ export class DataflowPlanner {
   private readonly written: Uint8Array;
   private readonly ready: EventPlan[] = [];
   private readonly latest: Float64Array;
+  private readonly resumed: Float64Array;
   private released: number[] = [];
   private oldestUnfinished: number;
   private finishedCount: number;
@@ -43,6 +44,7 @@ export class DataflowPlanner {
     this.written.fill(1, 0, startEvent);
     schedule.skip(startEvent);
     this.latest = startEvent > 0 ? schedule.liveVersions() : new Float64Array(schedule.run.n).fill(-1);
+    this.resumed = this.latest.slice();
     this.oldestUnfinished = startEvent;
     this.finishedCount = startEvent;
     this.refill();
@@ -60,9 +62,9 @@ export class DataflowPlanner {
     return this.finishedCount === this.schedule.total;
   }
 
-  /** Versions each agent's next reader will read when resuming: the ones to load into the version store. */
+  /** Each agent's latest version as of `startEvent` (-1 before any): what a resumed run must load. */
   liveVersions(): Float64Array {
-    return this.latest;
+    return this.resumed;
   }
 
   /** Number of events ready to run now. */

@@ -70,8 +70,30 @@ export interface ChatMessages {
   user: string;
 }
 
+/** A template split once into literal text and slot names, so that filling it is plain concatenation. */
+type Compiled = (string | { slot: string })[];
+const compiled = new Map<string, Compiled>();
+
+function compile(template: string): Compiled {
+  let parts = compiled.get(template);
+  if (!parts) {
+    parts = [];
+    let last = 0;
+    for (const m of template.matchAll(SLOTS)) {
+      parts.push(template.slice(last, m.index), { slot: m[1]! });
+      last = m.index + m[0].length;
+    }
+    parts.push(template.slice(last));
+    if (compiled.size > 64) compiled.clear();
+    compiled.set(template, parts);
+  }
+  return parts;
+}
+
 function fill(template: string, slots: Record<string, string>): string {
-  return template.replace(SLOTS, (_, name: string) => slots[name] ?? '');
+  let out = '';
+  for (const part of compile(template)) out += typeof part === 'string' ? part : (slots[part.slot] ?? '');
+  return out;
 }
 
 export function renderPrompt(template: PromptTemplate, ctx: PromptContext): ChatMessages {

@@ -6,3 +6,9 @@ export { readEvents, type ColumnBatch, type ColumnValues, type ReadEventsOptions
 export { queryRows, writeParquetTable, type TableData } from './parquet-table.js';
 export { eventsDir, partPath, partsDir, shardPath, validateRunId } from './corpus-paths.js';
 export { parseSqlType, sqlTypeText, type SqlType } from './sql-type.js';
+export * from './manifest.js';
+export * from './run-journal.js';
+export * from './verify.js';
+export * from './measure/whitening-io.js';
+export * from './measure/order-params-io.js';
+export * from './measure/sweep-measure.js';

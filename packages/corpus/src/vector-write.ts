@@ -19,6 +19,32 @@ if (endianness() !== 'LE') throw new Error('@panta/corpus writes DuckDB vectors 
 
 const TWO32 = 4294967296;
 
+/**
+ * Reused staging buffers, one per use site. Fresh multi-megabyte typed arrays are expensive far beyond
+ * their memcpy: every new page is a page fault (about 15 ms per 3 MB embedding buffer on a small VM,
+ * ten times the copy itself). A buffer is only used inside one synchronous writeVector call and
+ * copy_data_to_vector copies out of it, so reuse is safe. Buffers above MAX_POOLED are not kept.
+ */
+const MAX_POOLED = 64 << 20;
+const pool = new Map<string, ArrayBuffer>();
+
+function scratch(slot: string, bytes: number): ArrayBuffer {
+  if (bytes > MAX_POOLED) return new ArrayBuffer(bytes);
+  let buf = pool.get(slot);
+  if (!buf || buf.byteLength < bytes) {
+    buf = new ArrayBuffer(Math.max(bytes, Math.min(MAX_POOLED, (buf?.byteLength ?? 0) * 2), 1024));
+    pool.set(slot, buf);
+  }
+  return buf;
+}
+
+type NumCtor<T> = new (buffer: ArrayBuffer, byteOffset: number, length: number) => T;
+
+/** A typed array of `n` elements over the slot's buffer (contents are stale: write every element). */
+function scratchArray<T extends { fill(v: number): T }>(slot: string, Ctor: NumCtor<T> & { BYTES_PER_ELEMENT: number }, n: number): T {
+  return new Ctor(scratch(slot, n * Ctor.BYTES_PER_ELEMENT), 0, n);
+}
+
 /** A value that can be written into `T[]` / `T[d]`: a typed array or a plain array. */
 type Seq = ArrayLike<unknown>;
 
@@ -76,15 +102,18 @@ function writeScalars(vector: duckdb.Vector, name: ScalarName, values: Seq, coun
 }
 
 /** Fixed-width scalars into a fresh typed array; nulls become zero bits plus a cleared validity bit. */
-function encodeFixed(name: ScalarName, values: Seq, count: number, what: string, nulls: NullMask | null): ArrayBufferView {
+function encodeFixed(name: ScalarName, values: Seq, count: number, what: string, nulls: NullMask | null, slot = 'fixed'): ArrayBufferView {
   switch (name) {
     case 'INTEGER': {
       if (values instanceof Int32Array) return values.subarray(0, count);
-      const out = new Int32Array(count);
+      const out = scratchArray(slot, Int32Array, count);
       for (let i = 0; i < count; i++) {
         const v = values[i];
         if (typeof v === 'number' && (v | 0) === v) out[i] = v;
-        else if (v == null && nulls) nulls.setNull(i);
+        else if (v == null && nulls) {
+          nulls.setNull(i);
+          out[i] = 0;
+        }
         else fail(what, i, 'a 32-bit integer', v);
       }
       return out;
@@ -93,24 +122,28 @@ function encodeFixed(name: ScalarName, values: Seq, count: number, what: string,
     case 'FLOAT': {
       if (name === 'DOUBLE' && values instanceof Float64Array) return values.subarray(0, count);
       if (name === 'FLOAT' && values instanceof Float32Array) return values.subarray(0, count);
-      const out = name === 'DOUBLE' ? new Float64Array(count) : new Float32Array(count);
+      const out = name === 'DOUBLE' ? scratchArray(slot, Float64Array, count) : scratchArray(slot, Float32Array, count);
       for (let i = 0; i < count; i++) {
         const v = values[i];
         if (typeof v === 'number') out[i] = v;
-        else if (v == null && nulls) nulls.setNull(i);
+        else if (v == null && nulls) {
+          nulls.setNull(i);
+          out[i] = 0;
+        }
         else fail(what, i, 'a number', v);
       }
       return out;
     }
     case 'BIGINT':
     case 'TIMESTAMP': {
-      const out = new Int32Array(count * 2);
+      const out = scratchArray(slot, Int32Array, count * 2);
       const isTs = name === 'TIMESTAMP';
       for (let i = 0; i < count; i++) {
         let v = values[i];
         if (v == null) {
           if (nulls) nulls.setNull(i);
           else fail(what, i, 'a value (no nulls inside lists)', v);
+          out[2 * i] = out[2 * i + 1] = 0;
           continue;
         }
         if (isTs) {
@@ -130,11 +163,14 @@ function encodeFixed(name: ScalarName, values: Seq, count: number, what: string,
       return out;
     }
     case 'BOOLEAN': {
-      const out = new Uint8Array(count);
+      const out = scratchArray(slot, Uint8Array, count);
       for (let i = 0; i < count; i++) {
         const v = values[i];
         if (typeof v === 'boolean') out[i] = v ? 1 : 0;
-        else if (v == null && nulls) nulls.setNull(i);
+        else if (v == null && nulls) {
+          nulls.setNull(i);
+          out[i] = 0;
+        }
         else fail(what, i, 'a boolean', v);
       }
       return out;
@@ -151,18 +187,19 @@ function isSeq(v: unknown): v is Seq {
 function writeList(vector: duckdb.Vector, child: SqlType, values: Seq, count: number, what: string): void {
   const nulls = new NullMask(count);
   // list_entry_t is { uint64 offset; uint64 length }: four 32-bit words per row.
-  const entries = new Uint32Array(count * 4);
+  const entries = scratchArray('entries', Uint32Array, count * 4);
   let total = 0;
   for (let i = 0; i < count; i++) {
     const v = values[i];
+    entries[4 * i] = total % TWO32;
+    entries[4 * i + 1] = Math.floor(total / TWO32);
+    entries[4 * i + 3] = 0;
     if (v == null) {
       nulls.setNull(i);
-      entries[4 * i] = total;
+      entries[4 * i + 2] = 0;
       continue;
     }
     if (!isSeq(v)) fail(what, i, 'an array', v);
-    entries[4 * i] = total % TWO32;
-    entries[4 * i + 1] = Math.floor(total / TWO32);
     entries[4 * i + 2] = v.length;
     total += v.length;
   }
@@ -195,12 +232,19 @@ function writeArray(vector: duckdb.Vector, child: SqlType, size: number, values:
 function writeChildren(child: duckdb.Vector, type: SqlType, rows: Seq, count: number, total: number, fixed: number, what: string): void {
   const inner = `${what}[]`;
   if (type.kind === 'scalar' && (type.name === 'INTEGER' || type.name === 'FLOAT' || type.name === 'DOUBLE')) {
-    const out = type.name === 'INTEGER' ? new Int32Array(total) : type.name === 'FLOAT' ? new Float32Array(total) : new Float64Array(total);
+    const out =
+      type.name === 'INTEGER'
+        ? scratchArray('child', Int32Array, total)
+        : type.name === 'FLOAT'
+          ? scratchArray('child', Float32Array, total)
+          : scratchArray('child', Float64Array, total);
     const Ctor = out.constructor;
     let off = 0;
     for (let i = 0; i < count; i++) {
       const v = rows[i] as Seq | null | undefined;
       if (v == null) {
+        // A NULL array row still occupies `fixed` child slots: zero them (the buffer is reused).
+        if (fixed > 0) out.fill(0, off, off + fixed);
         off += fixed;
         continue;
       }
@@ -213,11 +257,12 @@ function writeChildren(child: duckdb.Vector, type: SqlType, rows: Seq, count: nu
   }
   if (type.kind === 'scalar' && type.name === 'BIGINT') {
     // read_versions arrive as Float64Array (event indices < 2^53): split each into 32-bit halves.
-    const out = new Int32Array(total * 2);
+    const out = scratchArray('child', Int32Array, total * 2);
     let off = 0;
     for (let i = 0; i < count; i++) {
       const v = rows[i] as Seq | null | undefined;
       if (v == null) {
+        if (fixed > 0) out.fill(0, 2 * off, 2 * (off + fixed));
         off += fixed;
         continue;
       }
@@ -229,7 +274,8 @@ function writeChildren(child: duckdb.Vector, type: SqlType, rows: Seq, count: nu
           out[2 * (off + j) + 1] = Math.floor(x / TWO32) | 0;
         }
       } else {
-        out.set(new Int32Array(encodeFixed('BIGINT', v, v.length, inner, null).buffer as ArrayBuffer), 2 * off);
+        const words = encodeFixed('BIGINT', v, v.length, inner, null) as Int32Array;
+        out.set(words, 2 * off);
       }
       off += v.length;
     }

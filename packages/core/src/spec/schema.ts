@@ -46,9 +46,9 @@ export const sweepSpecSchema = z.strictObject({
   dynamics: z.enum(['asynchronous', 'synchronous']).default('asynchronous'),
   /** A coordination protocol, or a list of them (a gridded axis). */
   protocol: z.union([protocolSchema, z.array(protocolSchema).min(1)]).default('glauber'),
-  backend: backendSchema.default({ kind: 'surrogate' } as never),
-  encoders: z.array(encoderSchema).min(1).default([{ name: 'hashing', kind: 'hashing', dim: 384 }] as never),
-  judge: judgeSchema.default({ kind: 'reference' }),
+  backend: backendSchema.prefault({ kind: 'surrogate' }),
+  encoders: z.array(encoderSchema).min(1).prefault([{ name: 'hashing', kind: 'hashing' }]),
+  judge: judgeSchema.prefault({ kind: 'reference' }),
   /** Prompt template file, relative to the spec file; default the shipped template. */
   template: z.string().min(1).optional(),
   max_tokens: z.int().positive().default(100),

@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { CovarianceAccumulator, driftStats, fitWhitening, measureSnapshot, rngFrom, toSpin, type Tag } from '../src/index.js';
+
+const unit = (v: number[]) => {
+  const n = Math.hypot(...v);
+  return v.map((x) => x / n);
+};
+
+describe('order parameters', () => {
+  it('matches values computed by hand on three spins', () => {
+    // s1 = s2 = (1, 0), s3 = (0, 1): sum (2, 1), m = sqrt(5)/3; pairs: 1, 0, 0 -> q = 1/3
+    const spins = [[1, 0], [1, 0], [0, 1]];
+    const tags: Tag[] = ['correct', 'hallucinated', 'not_known'];
+    const m = measureSnapshot(spins, spins, tags, 2);
+    expect(m.magnetisation).toBeCloseTo(Math.sqrt(5) / 3, 12);
+    expect(m.cohesion).toBeCloseTo(1 / 3, 12);
+    expect(m.rho).toBe(0.5);
+    expect([m.n_correct, m.n_hallucinated, m.n_not_known, m.n_judge_failure]).toEqual([1, 1, 1, 0]);
+    expect(m.cds_sys).toBeCloseTo(1 - 1 / 3, 12);
+  });
+
+  it('cohesion equals (N m^2 - 1)/(N - 1) for unit spins', () => {
+    const rng = rngFrom(1);
+    for (const n of [2, 5, 40]) {
+      const spins = Array.from({ length: n }, () => unit(Array.from({ length: 7 }, () => rng.next() - 0.3)));
+      const m = measureSnapshot(spins, spins, new Array(n).fill('correct'), 7);
+      let pairs = 0;
+      for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) if (i !== j) pairs += spins[i]!.reduce((s, x, d) => s + x * spins[j]![d]!, 0);
+      expect(m.cohesion).toBeCloseTo(pairs / (n * (n - 1)), 12);
+      expect(m.cohesion).toBeCloseTo((n * m.magnetisation ** 2 - 1) / (n - 1), 12);
+    }
+  });
+
+  it('rho is undefined when nobody is judged right or wrong', () => {
+    expect(measureSnapshot([[1]], [[1]], ['not_known'], 1).rho).toBeNull();
+  });
+
+  it('drift: onset after two sweeps below the best so far, recovery when back at that level', () => {
+    // accuracy: 0.5, 0.8, 0.6, 0.7, 0.9 -> below best (0.8) at t = 2 and 3: onset 2; t = 4 back above: recovered
+    const rho = [0.5, 0.2, 0.4, 0.3, 0.1];
+    const d = driftStats(rho);
+    expect(d.drift_onset).toBe(2);
+    expect(d.recovered).toBe(true);
+    expect(d.focus_total).toBeCloseTo(0.9 - 0.5, 12);
+    expect(driftStats([0.5, 0.2, 0.4, 0.3, 0.35]).recovered).toBe(false);
+    expect(driftStats([0.5, 0.4, 0.3]).drift_onset).toBeNull();
+  });
+});
+
+describe('whitening', () => {
+  it('mean and sample covariance of known data', () => {
+    const acc = new CovarianceAccumulator(2);
+    for (const x of [[1, 2], [3, 6], [5, 10]]) acc.add(x);
+    const { mean, cov } = acc.finish();
+    expect(Array.from(mean)).toEqual([3, 6]);
+    expect(Array.from(cov)).toEqual([4, 8, 8, 16]);
+  });
+
+  it('W = (C + lambda I)^(-1/2) on a known diagonal covariance', () => {
+    // Points (+-2, 0) and (0, +-1) repeated: C = diag(8/3, 2/3) with n - 1 = 3
+    const acc = new CovarianceAccumulator(2);
+    for (const x of [[2, 0], [-2, 0], [0, 1], [0, -1]]) acc.add(x);
+    const w = fitWhitening(acc, 'zca');
+    const c = [8 / 3, 2 / 3];
+    const lambda = (1e-3 * (c[0]! + c[1]!)) / 2;
+    expect(w.lambda).toBeCloseTo(lambda, 15);
+    expect(w.matrix[0]).toBeCloseTo(1 / Math.sqrt(c[0]! + lambda), 12);
+    expect(w.matrix[3]).toBeCloseTo(1 / Math.sqrt(c[1]! + lambda), 12);
+    expect(Math.abs(w.matrix[1]!)).toBeLessThan(1e-12);
+  });
+
+  it('W (C + lambda I) W = I on correlated data, and spins are unit vectors', () => {
+    const rng = rngFrom(2);
+    const d = 5;
+    const data = Array.from({ length: 400 }, () => {
+      const z = Array.from({ length: d }, () => rng.next() - 0.5);
+      return [z[0]! * 3 + z[1]!, z[1]! * 0.5, z[2]! + z[0]!, z[3]! * 2, z[4]!];
+    });
+    const acc = new CovarianceAccumulator(d);
+    for (const x of data) acc.add(x);
+    const { cov } = acc.finish();
+    const w = fitWhitening(acc, 'zca');
+    const reg = Array.from(cov, (c, i) => c + (i % (d + 1) === 0 ? w.lambda : 0));
+    const mul = (a: ArrayLike<number>, b: ArrayLike<number>) =>
+      Array.from({ length: d * d }, (_, ij) => {
+        let s = 0;
+        for (let e = 0; e < d; e++) s += a[Math.floor(ij / d) * d + e]! * b[e * d + (ij % d)]!;
+        return s;
+      });
+    const identity = mul(mul(w.matrix, reg), w.matrix);
+    identity.forEach((v, ij) => expect(v).toBeCloseTo(ij % (d + 1) === 0 ? 1 : 0, 9));
+    const s = toSpin(w, data[0]!);
+    expect(Math.hypot(...s)).toBeCloseTo(1, 12);
+  });
+
+  it('raw mode and identical answers give the identity', () => {
+    const acc = new CovarianceAccumulator(3);
+    acc.add([1, 0, 0], 5);
+    expect(Array.from(fitWhitening(acc, 'zca').matrix)).toEqual([1, 0, 0, 0, 1, 0, 0, 0, 1]);
+    expect(fitWhitening(acc, 'raw').mode).toBe('raw');
+  });
+});
