@@ -1,32 +1,36 @@
 import type { EventPlan, Schedule } from './schedule.js';
 
-interface Planned {
-  plan: EventPlan;
-  /** Read versions not yet written. */
-  pending: number;
-}
-
 /**
  * The versioned dataflow planner (DESIGN.md 2.4). It streams through a schedule with a bounded look-ahead
  * window: an event is planned once it is within `window` events of the oldest unfinished one, and becomes
- * ready when every version it reads has been written. It also tells which versions can be forgotten: a
- * version is dead once a later event of the same agent has been planned (no new reader can appear) and
- * every planned reader has finished.
+ * ready when every version it reads has been written.
  *
- * Memory is O(window x (k + 1) + N), never O(events).
+ * It also tells which versions can be forgotten. When event s writes agent b, the version it supersedes can
+ * only have been read by events planned before s, and by s itself: once every event up to s has finished,
+ * that version is dead. This needs no per-reader bookkeeping, so planning an event costs O(k) array reads
+ * even on a mean field of thousands of agents.
+ *
+ * Memory is O(min(window x (k + 1), 2^20) + N), never O(events); live versions are at most N + window.
  */
+/** Read entries planned events may hold at once (8 bytes each): on a mean field of 1,000 agents, ~1,000 events. */
+const MAX_PLANNED_READS = 1 << 20;
+
 export class DataflowPlanner {
-  private readonly planned = new Map<number, Planned>();
-  /** Planned events waiting on a version, keyed by that version. */
+  private readonly planned = new Map<number, EventPlan>();
+  /** Per planned, unready event: index of the read it waits on. Reads before it are written. */
+  private readonly cursor = new Map<number, number>();
+  /** Read entries held by planned events: bounds memory on dense graphs. */
+  private plannedReads = 0;
+  /** Planned events waiting on a version, keyed by that version (each waits on one read at a time). */
   private readonly waiting = new Map<number, number[]>();
-  /** Planned-but-unfinished readers per version. */
-  private readonly readers = new Map<number, number>();
-  /** Versions that a later write has superseded. */
-  private readonly superseded = new Set<number>();
   private readonly written: Uint8Array;
   private readonly ready: EventPlan[] = [];
+  private readyHead = 0;
   private readonly latest: Float64Array;
   private readonly resumed: Float64Array;
+  /** (superseding event, superseded version) pairs, in increasing superseding event. */
+  private readonly superseded: number[] = [];
+  private supersededHead = 0;
   private released: number[] = [];
   private oldestUnfinished: number;
   private finishedCount: number;
@@ -69,75 +73,81 @@ export class DataflowPlanner {
 
   /** Number of events ready to run now. */
   get readyCount(): number {
-    return this.ready.length;
+    return this.ready.length - this.readyHead;
   }
 
-  /** Takes up to `max` ready events, oldest first. */
+  /** Takes up to `max` ready events, in the order they became ready. */
   take(max: number): EventPlan[] {
-    return this.ready.splice(0, max);
+    const out = this.ready.slice(this.readyHead, this.readyHead + max);
+    this.readyHead += out.length;
+    if (this.readyHead > 1024 && this.readyHead * 2 > this.ready.length) {
+      this.ready.splice(0, this.readyHead);
+      this.readyHead = 0;
+    }
+    return out;
   }
 
   /** Records that `event` has written its version; returns the versions that are now dead. */
   complete(event: number): number[] {
     if (this.written[event]) throw new Error(`event ${event} completed twice`);
-    const entry = this.planned.get(event);
-    if (!entry) throw new Error(`event ${event} completed before it was planned`);
+    const plan = this.planned.get(event);
+    if (!plan) throw new Error(`event ${event} completed before it was planned`);
     this.planned.delete(event);
+    this.plannedReads -= plan.readVersions.length;
     this.written[event] = 1;
     this.finishedCount++;
-    for (const v of entry.plan.readVersions) {
-      const left = this.readers.get(v)! - 1;
-      if (left === 0) {
-        this.readers.delete(v);
-        if (this.superseded.has(v)) this.release(v);
-      } else this.readers.set(v, left);
-    }
     const waiters = this.waiting.get(event);
     if (waiters) {
       this.waiting.delete(event);
-      for (const w of waiters) {
-        const p = this.planned.get(w)!;
-        if (--p.pending === 0) this.ready.push(p.plan);
-      }
+      for (const w of waiters) this.advance(this.planned.get(w)!, this.cursor.get(w)! + 1);
     }
-    if (this.superseded.has(event) && !this.readers.has(event)) this.release(event);
-    while (this.oldestUnfinished < this.schedule.total && this.written[this.oldestUnfinished]) this.oldestUnfinished++;
+    const total = this.schedule.total;
+    while (this.oldestUnfinished < total && this.written[this.oldestUnfinished]) this.oldestUnfinished++;
+    const s = this.superseded;
+    while (this.supersededHead < s.length && s[this.supersededHead]! < this.oldestUnfinished) {
+      this.released.push(s[this.supersededHead + 1]!);
+      this.supersededHead += 2;
+    }
+    if (this.supersededHead > 4096) {
+      s.splice(0, this.supersededHead);
+      this.supersededHead = 0;
+    }
     this.refill();
     const out = this.released;
     this.released = [];
     return out;
   }
 
-  private release(version: number): void {
-    if (!this.written[version]) return;
-    this.superseded.delete(version);
-    this.released.push(version);
+  /**
+   * Waits on the first unwritten read from index `from` on, or makes the event ready. Written versions stay
+   * written, so each read is checked once over the event's life: O(k) per event, however dense the graph.
+   */
+  private advance(plan: EventPlan, from: number): void {
+    const reads = plan.readVersions;
+    let i = from;
+    while (i < reads.length && this.written[reads[i]!]) i++;
+    if (i === reads.length) {
+      this.cursor.delete(plan.event);
+      this.ready.push(plan);
+      return;
+    }
+    this.cursor.set(plan.event, i);
+    const list = this.waiting.get(reads[i]!);
+    if (list) list.push(plan.event);
+    else this.waiting.set(reads[i]!, [plan.event]);
   }
 
   private refill(): void {
     const limit = this.oldestUnfinished + this.window;
-    while (this.schedule.position < limit) {
+    while (this.schedule.position < limit && (this.plannedReads < MAX_PLANNED_READS || this.planned.size === 0)) {
       const plan = this.schedule.next();
       if (!plan) break;
-      let pending = 0;
-      for (const v of plan.readVersions) {
-        this.readers.set(v, (this.readers.get(v) ?? 0) + 1);
-        if (!this.written[v]) {
-          pending++;
-          const list = this.waiting.get(v);
-          if (list) list.push(plan.event);
-          else this.waiting.set(v, [plan.event]);
-        }
-      }
       const previous = this.latest[plan.agent]!;
       this.latest[plan.agent] = plan.event;
-      if (previous >= 0) {
-        // No reader planned from now on can read `previous`: it dies once its current readers finish.
-        if (this.readers.has(previous) || !this.written[previous]) this.superseded.add(previous);
-        else this.released.push(previous);
-      }
-      this.planned.set(plan.event, { plan, pending });
-      if (pending === 0) this.ready.push(plan);
+      if (previous >= 0) this.superseded.push(plan.event, previous);
+      this.planned.set(plan.event, plan);
+      this.plannedReads += plan.readVersions.length;
+      this.advance(plan, 0);
     }
   }
 }

@@ -61,8 +61,9 @@ export interface PromptContext {
   temperature: number;
   /** The agent's own previous answer; undefined at t = 0. */
   previous?: string;
-  /** Neighbours' live answers in prompt order, with their agent indices. */
-  neighbours: readonly { agent: number; answer: string }[];
+  /** Neighbours in prompt order (agent indices), and their live answers in the same order. */
+  neighbourAgents: ArrayLike<number>;
+  neighbourAnswers: readonly string[];
 }
 
 export interface ChatMessages {
@@ -100,10 +101,19 @@ export function renderPrompt(template: PromptTemplate, ctx: PromptContext): Chat
   if (ctx.previous === undefined) {
     return { system: template.system, user: fill(template.initial, { question: ctx.question, t: '0', T: String(ctx.temperature), k: '0' }) };
   }
-  const lines =
-    ctx.neighbours.length === 0
-      ? template.no_neighbours
-      : ctx.neighbours.map((nb) => fill(template.neighbour, { index: String(nb.agent), answer: nb.answer })).join('\n');
+  const count = ctx.neighbourAnswers.length;
+  let lines = template.no_neighbours;
+  if (count > 0) {
+    // Mean-field prompts have thousands of lines: fill the line template by plain concatenation.
+    const parts = compile(template.neighbour);
+    lines = '';
+    for (let i = 0; i < count; i++) {
+      if (i > 0) lines += '\n';
+      for (const part of parts) {
+        lines += typeof part === 'string' ? part : part.slot === 'index' ? ctx.neighbourAgents[i]! : part.slot === 'answer' ? ctx.neighbourAnswers[i]! : '';
+      }
+    }
+  }
   return {
     system: template.system,
     user: fill(template.update, {
@@ -112,7 +122,7 @@ export function renderPrompt(template: PromptTemplate, ctx: PromptContext): Chat
       neighbours: lines,
       t: String(ctx.sweep),
       T: String(ctx.temperature),
-      k: String(ctx.neighbours.length),
+      k: String(count),
     }),
   };
 }

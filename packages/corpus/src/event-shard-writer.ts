@@ -1,4 +1,4 @@
-import { mkdir, readdir } from 'node:fs/promises';
+import { mkdir, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { TAGS, type EncoderColumn, type EventRow } from '@panta/core';
@@ -25,12 +25,23 @@ export interface EventShardWriterOptions {
 
 /** Parquet options of the finalized shard (DESIGN.md section 8). */
 const SHARD_COPY_OPTIONS = 'FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 16384';
-/** Parts are one row group each at the default partRows; they only live until finalize. */
-const PART_COPY_OPTIONS = 'FORMAT parquet, COMPRESSION zstd';
+/**
+ * Parts only live until finalize. Row groups of 2048 rows let DuckDB encode a part's row groups on
+ * several threads at once (one row group is encoded by one thread).
+ */
+const PART_COPY_OPTIONS = 'FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 2048';
 
 const TAG_SET: ReadonlySet<string> = new Set(TAGS);
 
 type Extract = (rows: readonly EventRow[], start: number, count: number) => unknown[];
+
+/** A staging table on its own connection, and the tail of the work queued on it. */
+interface Slot {
+  connection: DuckDBConnection;
+  table: BufferTable;
+  /** Resolves when the slot's last part is durable (rejects if that write failed). */
+  tail: Promise<void>;
+}
 
 /**
  * Writes one run's events to `events/<run_id>.parquet`, durably as it goes.
@@ -41,15 +52,16 @@ type Extract = (rows: readonly EventRow[], start: number, count: number) => unkn
  * merges the parts, in event order, into the shard and deletes them.
  *
  * Throughput: rows are turned into DuckDB vectors column by column (embeddings and lists as bulk memory
- * copies, see vector-write.ts), appended to a staging table and COPY'd to Parquet by DuckDB's own threads.
- * While one part is being encoded by DuckDB the next one fills: `append` only waits when a part is still
- * being written when the following one is full.
+ * copies, see vector-write.ts) and appended to a staging table, which DuckDB's threads then COPY to
+ * Parquet. Parquet encoding is the dominant cost, so there are two staging slots, each on its own
+ * connection (a connection runs one statement at a time): while DuckDB encodes part k from one slot, the
+ * JS thread fills part k+1 into the other. Memory stays bounded: at most one part of rows buffered in JS
+ * and two in DuckDB; `append` waits when both slots are busy.
  */
 export class EventShardWriter {
   private buffer: EventRow[] = [];
   private nextEvent: number;
-  /** The tail of the serial part-writing chain. */
-  private pending: Promise<void> = Promise.resolve();
+  private partCount = 0;
   private failure: { error: unknown } | undefined;
   private state: 'open' | 'finalized' | 'closed' = 'open';
   private released = false;
@@ -60,8 +72,7 @@ export class EventShardWriter {
     readonly runId: string,
     readonly encoders: readonly EncoderColumn[],
     readonly partRows: number,
-    private readonly connection: DuckDBConnection,
-    private readonly table: BufferTable,
+    private readonly slots: readonly Slot[],
     startEvent: number,
   ) {
     this.nextEvent = startEvent;
@@ -78,6 +89,7 @@ export class EventShardWriter {
     if (!Number.isSafeInteger(partRows) || partRows <= 0) throw new Error(`partRows must be a positive integer, got ${partRows}`);
     if (!Number.isSafeInteger(startEvent) || startEvent < 0) throw new Error(`startEvent must be a non-negative integer, got ${startEvent}`);
     const columns = eventColumns(encoders);
+    if (await exists(shardPath(dir, runId))) throw new Error(`run ${runId} is already finalized (${shardPath(dir, runId)} exists)`);
     const parts = partsDir(dir, runId);
     await mkdir(parts, { recursive: true });
     // Parts at or past startEvent (and stray .tmp files) belong to an attempt being redone.
@@ -85,14 +97,21 @@ export class EventShardWriter {
       const first = parsePartName(name);
       if (first === undefined || first >= startEvent) await removeQuietly(join(parts, name));
     }
-    const connection = await openConnection();
+    const slots: Slot[] = [];
     try {
-      const table = await BufferTable.create(connection, columns);
-      return new EventShardWriter(dir, runId, encoders, partRows, connection, table, startEvent);
+      for (let i = 0; i < 2; i++) {
+        const connection = await openConnection();
+        slots.push({ connection, table: undefined as unknown as BufferTable, tail: Promise.resolve() });
+        slots[i].table = await BufferTable.create(connection, columns);
+      }
     } catch (err) {
-      connection.closeSync();
+      for (const s of slots) {
+        if (s.table) await s.table.close().catch(() => undefined);
+        s.connection.closeSync();
+      }
       throw err;
     }
+    return new EventShardWriter(dir, runId, encoders, partRows, slots, startEvent);
   }
 
   /** The event the next `append` must carry. */
@@ -101,8 +120,8 @@ export class EventShardWriter {
   }
 
   /**
-   * Buffers one row. Resolves once the row is accepted; when the row completes a part, that part's write is
-   * started and the call waits for the part before it (if still in flight), which bounds memory.
+   * Buffers one row. When the row completes a part, the part is handed to DuckDB and the call resolves
+   * once its rows are staged (which waits for that slot's previous part, if still being written).
    */
   async append(row: EventRow): Promise<void> {
     this.assertOpen();
@@ -125,28 +144,30 @@ export class EventShardWriter {
   /** Writes every buffered row as a part and waits until all parts are durable. */
   async flush(): Promise<void> {
     this.assertOpen();
-    if (this.buffer.length > 0) void this.schedulePart();
-    await this.pending;
+    if (this.buffer.length > 0) void this.schedulePart().catch(() => undefined);
+    await this.settle();
     this.throwIfFailed();
   }
 
   /**
    * Flushes, merges all parts (in event order) into `events/<run_id>.parquet` (tmp name + rename), checks
-   * that it holds exactly events 0..n-1, deletes the parts and releases the connection. Returns the shard
-   * path. On failure the connection is released too and the durable parts stay for a resume.
+   * that it holds exactly events 0..n-1, deletes the parts and releases the connections. Returns the shard
+   * path. On failure the connections are released too and the durable parts stay for a resume.
    */
   async finalize(): Promise<string> {
     try {
       await this.flush();
       this.state = 'finalized';
+      const { connection, table } = this.slots[0];
       const final = shardPath(this.dir, this.runId);
       const tmp = tmpName(final);
       const parts = await listParts(this.dir, this.runId);
       // read_parquet over an explicit list scans the files in list order and, with insertion order
-      // preserved, emits rows in that order: a streaming merge, no sort, bounded memory.
-      const source = `(SELECT * FROM ${parts.length > 0 ? readParquetSql(parts) : sqlIdent(this.table.table)})`;
-      await this.connection.run(`COPY ${source} TO ${sqlString(tmp)} (${SHARD_COPY_OPTIONS})`);
-      await this.checkShard(tmp);
+      // preserved, emits rows in that order: a streaming merge, no sort, bounded memory. No parts (an
+      // empty run) copies the empty staging table, which still gives a file with the full schema.
+      const source = `(SELECT * FROM ${parts.length > 0 ? readParquetSql(parts) : sqlIdent(table.table)})`;
+      await connection.run(`COPY ${source} TO ${sqlString(tmp)} (${SHARD_COPY_OPTIONS})`);
+      await this.checkShard(connection, tmp);
       await commitFile(tmp, final);
       await removeQuietly(partsDir(this.dir, this.runId));
       await fsyncDir(join(this.dir, 'events', '.parts'));
@@ -157,13 +178,17 @@ export class EventShardWriter {
   }
 
   /**
-   * Releases the connection without finalizing: durable parts stay for a later resume, buffered rows
+   * Releases the connections without finalizing: durable parts stay for a later resume, buffered rows
    * not yet in a part are dropped. Safe to call after a failure or twice.
    */
   async close(): Promise<void> {
     if (this.state === 'open') this.state = 'closed';
-    await this.pending.catch(() => undefined);
     await this.release();
+  }
+
+  /** Waits for every queued part write, failed or not. */
+  private async settle(): Promise<void> {
+    await Promise.all(this.slots.map((s) => s.tail.catch(() => undefined)));
   }
 
   private async release(): Promise<void> {
@@ -171,16 +196,21 @@ export class EventShardWriter {
     if (this.released) return;
     this.released = true;
     this.buffer = [];
-    try {
-      await this.table.close();
-    } finally {
-      this.connection.closeSync();
+    await this.settle();
+    for (const s of this.slots) {
+      try {
+        await s.table.close();
+      } catch {
+        // The connection is closed next, which drops the TEMP table anyway.
+      } finally {
+        s.connection.closeSync();
+      }
     }
   }
 
   /** The merged file must hold events 0..nextEvent-1, each once; cheap (one BIGINT column). */
-  private async checkShard(path: string): Promise<void> {
-    const reader = await this.connection.runAndReadAll(
+  private async checkShard(connection: DuckDBConnection, path: string): Promise<void> {
+    const reader = await connection.runAndReadAll(
       `SELECT count(*)::DOUBLE, coalesce(min(event), 0)::DOUBLE, coalesce(max(event), -1)::DOUBLE, count(DISTINCT event)::DOUBLE FROM read_parquet(${sqlString(path)})`,
     );
     const [count, min, max, distinct] = reader.getRows()[0] as number[];
@@ -191,32 +221,41 @@ export class EventShardWriter {
     }
   }
 
+  /**
+   * Queues the buffered rows as the next part on the next slot. Resolves when the rows are staged in
+   * DuckDB (the slot's previous part must be written first); the COPY then runs in the background.
+   */
   private schedulePart(): Promise<void> {
     const rows = this.buffer;
     this.buffer = [];
-    const previous = this.pending;
-    this.pending = previous.then(() => this.writePart(rows));
+    const slot = this.slots[this.partCount++ % this.slots.length];
+    const staged = slot.tail.then(() => this.stage(slot, rows));
+    slot.tail = staged.then(() => this.writePart(slot, rows[0].event));
     // Record the first failure; callers see it from the next append/flush/finalize.
-    this.pending.catch((error: unknown) => {
+    slot.tail.catch((error: unknown) => {
       this.failure ??= { error };
     });
-    return previous;
+    return staged;
   }
 
-  private async writePart(rows: readonly EventRow[]): Promise<void> {
-    const first = rows[0].event;
-    const final = partPath(this.dir, this.runId, first);
-    const tmp = tmpName(final);
+  /** Synchronous: fills the slot's staging table with the rows, chunk by chunk. */
+  private stage(slot: Slot, rows: readonly EventRow[]): void {
     for (let start = 0; start < rows.length; start += CHUNK_ROWS) {
       const count = Math.min(CHUNK_ROWS, rows.length - start);
-      this.table.appendChunk(
+      slot.table.appendChunk(
         this.extractors.map((x) => x(rows, start, count)),
         count,
       );
     }
-    await this.table.copyTo(tmp, PART_COPY_OPTIONS);
+    slot.table.flush();
+  }
+
+  private async writePart(slot: Slot, first: number): Promise<void> {
+    const final = partPath(this.dir, this.runId, first);
+    const tmp = tmpName(final);
+    await slot.table.copyTo(tmp, PART_COPY_OPTIONS);
     await commitFile(tmp, final);
-    await this.table.clear();
+    await slot.table.clear();
   }
 
   private assertOpen(): void {
@@ -226,6 +265,16 @@ export class EventShardWriter {
 
   private throwIfFailed(): void {
     if (this.failure) throw this.failure.error;
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
   }
 }
 

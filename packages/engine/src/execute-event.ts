@@ -24,7 +24,8 @@ export async function executeEvent(task: EventTask, reads: readonly string[], se
     sweep: plan.sweep,
     temperature: run.temperature,
     previous: plan.readVersions.length > 0 ? reads[0] : undefined,
-    neighbours: Array.from(plan.neighbours, (agent, i) => ({ agent, answer: reads[i + 1]! })),
+    neighbourAgents: plan.neighbours,
+    neighbourAnswers: reads.slice(1),
   };
   const messages = renderPrompt(services.template, context);
   const started = performance.now();

@@ -51,6 +51,7 @@ export class Executor {
   private eventsWritten = 0;
   private runsFinished = 0;
   private fatal?: Error;
+  private reported = 0;
   private settle!: { resolve: () => void; reject: (e: Error) => void };
 
   constructor(
@@ -133,13 +134,14 @@ export class Executor {
     if (starving && this.queue.length > 0 && this.opening === 0 && this.active.length < this.options.maxActiveRuns) {
       this.openNext();
     }
-    if (this.queue.length === 0 && this.active.length === 0 && this.opening === 0 && this.closing === 0) this.settle.resolve();
-    this.options.onProgress?.({
-      eventsWritten: this.eventsWritten,
-      inflight: this.inflight,
-      runsActive: this.active.length,
-      runsFinished: this.runsFinished,
-    });
+    const finished = this.queue.length === 0 && this.active.length === 0 && this.opening === 0 && this.closing === 0;
+    // pump() runs once per event: report progress a few times a second, not every time.
+    const now = performance.now();
+    if (this.options.onProgress && (finished || now - this.reported >= 100)) {
+      this.reported = now;
+      this.options.onProgress({ eventsWritten: this.eventsWritten, inflight: this.inflight, runsActive: this.active.length, runsFinished: this.runsFinished });
+    }
+    if (finished) this.settle.resolve();
   }
 
   private readyTotal(): number {

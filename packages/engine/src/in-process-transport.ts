@@ -14,11 +14,13 @@ export class InProcessTransport implements Transport {
 
   dispatch(task: EventTask): void {
     const store = this.versions.get(task.run.runId);
-    const reads = Array.from(task.plan.readVersions, (v) => {
-      const text = store?.get(v);
-      if (text === undefined) throw new Error(`${task.run.runId}: event ${task.plan.event} reads version ${v}, which is not published`);
-      return text;
-    });
+    const versions = task.plan.readVersions;
+    const reads: string[] = new Array(versions.length);
+    for (let i = 0; i < versions.length; i++) {
+      const text = store?.get(versions[i]!);
+      if (text === undefined) throw new Error(`${task.run.runId}: event ${task.plan.event} reads version ${versions[i]}, which is not published`);
+      reads[i] = text;
+    }
     executeEvent(task, reads, this.services).then(
       (outcome) => this.onMessage({ type: 'outcome', task, outcome }),
       (error: unknown) => this.onMessage({ type: 'failed', task, error: error instanceof Error ? error : new Error(String(error)) }),

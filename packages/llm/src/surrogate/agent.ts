@@ -42,13 +42,18 @@ export class SurrogateAgent {
     return option;
   }
 
-  reply(seed: number, temperature: number, reads: readonly string[]): SurrogateReply {
+  /** `previous` is undefined at t = 0, where the agent answers alone. */
+  reply(seed: number, temperature: number, previous: string | undefined, neighbours: readonly string[]): SurrogateReply {
     const q = this.optionCount;
     const counts = new Float64Array(q);
-    for (const text of reads) counts[this.optionOf(text)]! += 1;
+    const read = previous === undefined ? 0 : 1 + neighbours.length;
+    if (previous !== undefined) {
+      counts[this.optionOf(previous)]! += 1;
+      for (const text of neighbours) counts[this.optionOf(text)]! += 1;
+    }
     const rng = rngFrom(seed, 'surrogate');
     const logits = new Float64Array(q);
-    for (let a = 0; a < q; a++) logits[a] = this.spec.coupling * (reads.length > 0 ? counts[a]! / reads.length : 0) + this.field[a]!;
+    for (let a = 0; a < q; a++) logits[a] = this.spec.coupling * (read > 0 ? counts[a]! / read : 0) + this.field[a]!;
     const option = sampleSoftmax(logits, temperature, rng.next());
     const u = rng.next();
     const v = rng.next();

@@ -21,8 +21,7 @@ export class SurrogateBackend implements LlmBackend {
     const { context } = request;
     const agent = this.agents.get(context.question);
     if (!agent) throw new Error(`surrogate: no prompt with question ${JSON.stringify(context.question.slice(0, 60))}`);
-    const reads = context.previous === undefined ? [] : [context.previous, ...context.neighbours.map((n) => n.answer)];
-    const { text } = agent.reply(request.seed, request.temperature, reads);
+    const { text } = agent.reply(request.seed, request.temperature, context.previous, context.neighbourAnswers);
     if (this.spec.latency_ms > 0) await sleep(this.spec.latency_ms);
     const completion = estimateTokens(text);
     const length = request.fixedLength && completion < request.maxTokens;
