@@ -16,3 +16,11 @@ export function writeSpec(dir: string, yaml: string, name = 'spec.yaml'): string
   writeFileSync(file, yaml);
   return file;
 }
+
+import { spawnSync } from 'node:child_process';
+
+/** Runs the built `panta` binary (npm test builds it first) and returns exit code and output. */
+export function panta(args: string[], cwd = ROOT): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [join(ROOT, 'packages', 'cli', 'bin', 'panta.js'), ...args], { cwd, encoding: 'utf8', timeout: 300_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}

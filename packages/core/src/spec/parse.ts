@@ -47,6 +47,11 @@ export function issueToInputError(file: string, issue: z.core.$ZodIssue, input: 
         `use one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`,
       );
     case 'invalid_union': {
+      // A shorthand string that is none of the allowed names: list every name any branch accepts.
+      if (typeof got === 'string') {
+        const names = issue.errors.flat().flatMap((i) => (i.code === 'invalid_value' && i.path.length <= 1 ? i.values.map(String) : []));
+        if (names.length > 0) return new InputError(file, path, `unknown value "${got}"`, `use one of ${[...new Set(names)].join(', ')}`);
+      }
       // A discriminated union whose `kind` is unknown, or a shorthand that matches no branch: report the
       // innermost issue of the branch that got furthest, which names the offending key.
       const branches = issue.errors.filter((b) => b.length > 0);
@@ -74,12 +79,12 @@ function deepest(issues: readonly z.core.$ZodIssue[]): number {
 
 /** Parses and validates a sweep spec's YAML text. Throws InputError on the first problem found. */
 export function parseSweepSpec(text: string, file: string): SweepSpec {
-  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: false });
+  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
   if (doc.errors.length > 0) {
     const err = doc.errors[0]!;
     const pos = err.linePos?.[0];
     const where = pos ? `line ${pos.line}, column ${pos.col}` : '';
-    throw new InputError(file, where, `malformed YAML (${err.message.split('\n')[0]})`, 'fix the YAML syntax at that position');
+    throw new InputError(file, where, `malformed YAML (${err.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')})`, 'fix the YAML syntax at that position');
   }
   const input: unknown = doc.toJS();
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {

@@ -1,0 +1,59 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { RHEON6, panta, tempDir, writeSpec } from '../../../test/helpers.js';
+
+const GOOD = `name: bad
+dataset: ${RHEON6}
+prompts: [fq117]
+geometries: [ring, torus2d]
+sizes: [16]
+temperatures: [0.5]
+seed: 1
+`;
+
+/** Each case: a spec edit, and what the one-line error must name (field and fix). */
+const CASES: { name: string; spec: string; field: RegExp; fix: RegExp }[] = [
+  { name: 'malformed YAML', spec: 'name: [unclosed\ngeometries: ring', field: /line \d+, column \d+/, fix: /fix: fix the YAML syntax/ },
+  { name: 'unknown key', spec: `${GOOD}temprature: 3\n`, field: /temprature: unknown key/, fix: /fix: remove it or correct its spelling/ },
+  { name: 'unknown geometry', spec: GOOD.replace('[ring, torus2d]', '[ring, hexagon]'), field: /geometries\[1\]/, fix: /ring.*torus2d|torus3d/ },
+  { name: 'size 10 on torus2d', spec: GOOD.replace('sizes: [16]', 'sizes: [16, 10]'), field: /sizes\[1\]: N = 10 does not fit torus2d.*9 and 16/, fix: /fix: use a size that fits torus2d/ },
+  { name: 'negative temperature', spec: GOOD.replace('[0.5]', '[0.5, -0.2]'), field: /temperatures\[1\]: -0.2 is too small/, fix: /fix: use a value of at least 0/ },
+  { name: 'missing dataset', spec: GOOD.replace(RHEON6, 'nowhere/prompts.jsonl'), field: /dataset: dataset .*nowhere\/prompts.jsonl does not exist/, fix: /fix: correct the path/ },
+  { name: 'unknown prompt id', spec: GOOD.replace('[fq117]', '[fq117, fq999]'), field: /prompts\[1\]: unknown prompt id "fq999"/, fix: /fix: use an id of the dataset \(fq117/ },
+];
+
+describe('bad input: exit 2, one line naming file, field and fix, nothing written', () => {
+  for (const c of CASES) {
+    it(c.name, () => {
+      const dir = tempDir();
+      const spec = writeSpec(dir, c.spec);
+      const out = join(dir, 'out');
+      const r = panta(['run', spec, '--out', out]);
+      expect(r.code).toBe(2);
+      const lines = r.stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain(spec);
+      expect(lines[0]).toMatch(c.field);
+      expect(lines[0]).toMatch(c.fix);
+      expect(existsSync(out)).toBe(false);
+      expect(r.stdout).toBe('');
+    });
+  }
+
+  it('a malformed dataset line names the dataset file and line', () => {
+    const dir = tempDir();
+    const data = join(dir, 'prompts.jsonl');
+    writeFileSync(data, '{"id": "a", "question": "q?", "accepted": ["x"], "false_premise": false}\n{"id": "b", "question": "q2?", "accepted": "x", "false_premise": false}\n');
+    const spec = writeSpec(dir, GOOD.replace(RHEON6, data).replace('prompts: [fq117]\n', ''));
+    const r = panta(['run', spec, '--out', join(dir, 'out')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toMatch(/prompts\.jsonl: line 2: accepted: expected array, got "x"; fix: /);
+    expect(existsSync(join(dir, 'out'))).toBe(false);
+  });
+
+  it('a missing spec and a bad flag are bad input too', () => {
+    expect(panta(['run', '/nonexistent/spec.yaml']).code).toBe(2);
+    expect(panta(['run', 'x.yaml', '--concurrency', 'zero']).code).toBe(2);
+  });
+});
