@@ -24,7 +24,6 @@ import type { SqlType } from './sql-type.js';
 const TWO32 = 4294967296;
 
 /** Per-column values of a batch. `any[]` on purpose: the form depends on the column (see above). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type ColumnValues = any[] | Float32Array | Float64Array | Int32Array;
 
 /** A decoded column: `dim` is set for flat fixed-size columns (values hold rows x dim numbers). */

@@ -1,0 +1,93 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import type { EncoderColumn, EventRow, Tag } from '@panta/core';
+
+export const ENCODERS: EncoderColumn[] = [
+  { name: 'minilm', dim: 384 },
+  { name: 'tiny', dim: 8 },
+];
+
+/** Deterministic floats (mulberry32), so expected values can be rebuilt for any event. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const TAG_CYCLE: Tag[] = ['correct', 'hallucinated', 'not_known', 'judge_failure'];
+
+/** The event with index `e` of a synthetic run; `big` events carry 4096-neighbour (mean-field) lists. */
+export function makeRow(runId: string, e: number, encoders: EncoderColumn[] = ENCODERS, bigEvents: ReadonlySet<number> = new Set()): EventRow {
+  const r = rng(e + 1);
+  const embeddings: Record<string, Float32Array> = {};
+  for (const enc of encoders) embeddings[enc.name] = Float32Array.from({ length: enc.dim }, () => r() * 2 - 1);
+  let neighbours: Int32Array;
+  let readVersions: Float64Array;
+  if (bigEvents.has(e)) {
+    neighbours = Int32Array.from({ length: 4096 }, (_, i) => (i * 7919 + e) % 4097);
+    readVersions = Float64Array.from({ length: 4097 }, (_, i) => (i === 4096 ? 2 ** 40 + e : e * 4097 + i));
+  } else if (e % 5 === 0) {
+    neighbours = new Int32Array(0);
+    readVersions = new Float64Array(0);
+  } else {
+    neighbours = Int32Array.from([e % 11, (e + 3) % 11, -1 - (e % 2)]);
+    readVersions = Float64Array.from([e - 1, 2 ** 33 + e, 0]);
+  }
+  return {
+    run_id: runId,
+    config_id: `cfg-${runId}`,
+    trial: e % 3,
+    prompt_id: 'q1',
+    geometry: 'meanfield',
+    n: 4097,
+    k: 4096,
+    temperature: 0.7,
+    protocol: 'glauber',
+    seed: 2 ** 52 + e * 3,
+    event: e,
+    sweep: Math.floor(e / 10),
+    agent: e % 10,
+    neighbours,
+    read_versions: readVersions,
+    response: e % 7 === 0 ? '' : `Réponse ${e}: ${'the capital is Paris '.repeat(1 + (e % 4))}✓`,
+    finish_reason: e % 2 ? 'stop' : 'length',
+    prompt_tokens: 100 + e,
+    completion_tokens: e % 50,
+    latency_ms: e / 8,
+    backend: 'mock',
+    model: 'mock-model',
+    tag: TAG_CYCLE[e % 4],
+    judge_model: 'reference',
+    embeddings,
+    created_at: 1_700_000_000_000 + e * 1001,
+  };
+}
+
+export async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'panta-corpus-'));
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** A DuckDB of its own, to check files independently of the package's helpers. */
+export async function independentDuckDB(): Promise<{ con: DuckDBConnection; close: () => void }> {
+  const db = await DuckDBInstance.create(':memory:');
+  const con = await db.connect();
+  return {
+    con,
+    close: () => {
+      con.closeSync();
+      db.closeSync();
+    },
+  };
+}
+
+export function q(path: string): string {
+  return `'${path.replaceAll("'", "''")}'`;
+}
