@@ -127,6 +127,43 @@ export function renderPrompt(template: PromptTemplate, ctx: PromptContext): Chat
   };
 }
 
+function slotLength(parts: Compiled, slots: Record<string, string>): number {
+  let n = 0;
+  for (const part of parts) n += typeof part === 'string' ? part.length : (slots[part.slot]?.length ?? 0);
+  return n;
+}
+
+/**
+ * The lengths of what renderPrompt would produce, without building the strings: a mean-field prompt holds
+ * thousands of answers, and a backend that only counts (the surrogate) need not pay for the text.
+ */
+export function promptLength(template: PromptTemplate, ctx: PromptContext): { system: number; user: number } {
+  if (ctx.previous === undefined) {
+    return { system: template.system.length, user: slotLength(compile(template.initial), { question: ctx.question, t: '0', T: String(ctx.temperature), k: '0' }) };
+  }
+  const count = ctx.neighbourAnswers.length;
+  let lines = template.no_neighbours.length;
+  if (count > 0) {
+    const parts = compile(template.neighbour);
+    lines = count - 1;
+    for (let i = 0; i < count; i++) {
+      for (const part of parts) {
+        lines += typeof part === 'string' ? part.length : part.slot === 'index' ? String(ctx.neighbourAgents[i]!).length : part.slot === 'answer' ? ctx.neighbourAnswers[i]!.length : 0;
+      }
+    }
+  }
+  const user = slotLength(compile(template.update), {
+    question: ctx.question,
+    previous: ctx.previous,
+    neighbours: '',
+    t: String(ctx.sweep),
+    T: String(ctx.temperature),
+    k: String(count),
+  });
+  const neighbourSlots = compile(template.update).filter((p) => typeof p !== 'string' && p.slot === 'neighbours').length;
+  return { system: template.system.length, user: user + neighbourSlots * lines };
+}
+
 /** A rough token count (about four characters a token) for budgets and for backends that report none. */
 export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);

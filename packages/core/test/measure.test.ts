@@ -100,3 +100,31 @@ describe('whitening', () => {
     expect(fitWhitening(acc, 'raw').mode).toBe('raw');
   });
 });
+
+import { DEFAULT_TEMPLATE, parseTemplate, promptLength, renderPrompt } from '../src/index.js';
+
+describe('prompt rendering', () => {
+  const custom = parseTemplate('system: S {{k}}\ninitial: "Q: {{question}} T={{T}}"\nupdate: "{{question}} | {{previous}} | {{neighbours}} | {{neighbours}} t={{t}} k={{k}}"\nneighbour: "[{{index}}] {{answer}}"\nno_neighbours: none\n', 't.yaml');
+  const contexts = [
+    { question: 'How old?', sweep: 0, temperature: 0.7, neighbourAgents: [], neighbourAnswers: [] },
+    { question: 'How old?', sweep: 3, temperature: 1.3, previous: 'The answer is 96.', neighbourAgents: [4, 17, 1023], neighbourAnswers: ['I am not sure.', '96', 'Möglich: 95 ✓'] },
+    { question: 'Q', sweep: 1, temperature: 0, previous: '', neighbourAgents: [], neighbourAnswers: [] },
+  ];
+  it('promptLength equals the length of the rendered messages', () => {
+    for (const template of [DEFAULT_TEMPLATE, custom]) {
+      for (const ctx of contexts) {
+        const m = renderPrompt(template, ctx);
+        expect(promptLength(template, ctx)).toEqual({ system: m.system.length, user: m.user.length });
+      }
+    }
+  });
+  it('shared text comes first and neighbours keep prompt order', () => {
+    const m = renderPrompt(DEFAULT_TEMPLATE, contexts[1]!);
+    expect(m.user.startsWith('Question: How old?')).toBe(true);
+    expect(m.user.indexOf('Agent 4: I am not sure.')).toBeLessThan(m.user.indexOf('Agent 17: 96'));
+    expect(renderPrompt(custom, contexts[2]!).user).toBe('Q |  | none | none t=1 k=0');
+  });
+  it('rejects unknown slots', () => {
+    expect(() => parseTemplate('system: s\ninitial: "{{qestion}}"\nupdate: u\nneighbour: n\n', 'bad.yaml')).toThrow(/bad.yaml: unknown slot \{\{qestion\}\}/);
+  });
+});

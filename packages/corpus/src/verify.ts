@@ -94,14 +94,15 @@ async function checkShard(out: string, run: RunPlan, edgeLists: Map<string, [num
     return `event gaps in ${run.runId}: expected events 0..${total - 1} once each, found ${rows} rows, ${Number(stats.distinct_events)} distinct, range ${String(stats.lo)}..${String(stats.hi)}`;
   }
   const schedule = new Schedule(run, graphFor(run.geometry, run.n, run.seed, edgeLists));
-  for await (const batch of readEvents([file], { columns: ['event', 'agent', 'seed', 'run_id'], orderBy: 'event' })) {
+  for await (const batch of readEvents([file], { columns: ['event', 'agent', 'seed', 'run_id'] })) {
+    const events = batch.columns.event as number[];
     const agents = batch.columns.agent as number[];
     const seeds = batch.columns.seed as number[];
     const ids = batch.columns.run_id as string[];
     for (let r = 0; r < batch.rows; r++) {
       const plan = schedule.next()!;
-      if (agents[r] !== plan.agent || seeds[r] !== plan.seed || ids[r] !== run.runId) {
-        return `${run.runId}: event ${plan.event} is not the schedule's (agent ${agents[r]} vs ${plan.agent}, seed ${seeds[r]} vs ${plan.seed})`;
+      if (events[r] !== plan.event || agents[r] !== plan.agent || seeds[r] !== plan.seed || ids[r] !== run.runId) {
+        return `${run.runId}: row ${plan.event} is not the schedule's event (event ${events[r]}, agent ${agents[r]} vs ${plan.agent}, seed ${seeds[r]} vs ${plan.seed})`;
       }
     }
   }

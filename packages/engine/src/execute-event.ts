@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { renderPrompt, type PromptContext, type PromptTemplate } from '@panta/core';
+import { promptLength, renderPrompt, type ChatMessages, type PromptContext, type PromptTemplate } from '@panta/core';
 import type { Encoder } from '@panta/embed';
 import type { LlmBackend } from '@panta/llm';
 import type { EventOutcome, EventTask } from './task.js';
@@ -27,10 +27,11 @@ export async function executeEvent(task: EventTask, reads: readonly string[], se
     neighbourAgents: plan.neighbours,
     neighbourAnswers: reads.slice(1),
   };
-  const messages = renderPrompt(services.template, context);
+  let messages: ChatMessages | undefined;
   const started = performance.now();
   const result = await services.backend.complete({
-    messages,
+    messages: () => (messages ??= renderPrompt(services.template, context)),
+    promptLength: () => promptLength(services.template, context),
     seed: plan.seed,
     temperature: run.temperature,
     maxTokens: services.maxTokens,

@@ -2,7 +2,10 @@ import type { ChatMessages, PromptContext } from '@panta/core';
 
 /** One completion request: the rendered messages plus everything a reproducible call needs. */
 export interface ChatRequest {
-  messages: ChatMessages;
+  /** Renders the messages (once): backends that send text call it. */
+  messages(): ChatMessages;
+  /** Lengths of the rendered messages, without rendering them (for backends that only count). */
+  promptLength(): { system: number; user: number };
   /** The event's seed, sent to servers that accept one; the same on every retry. */
   seed: number;
   temperature: number;

@@ -1,4 +1,42 @@
-/** A key that identifies an embedding by its exact bytes: equal answers embed equally and are measured once. */
-export function vectorKey(v: Float32Array): string {
-  return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('latin1');
+/**
+ * Equal answers embed equally, so a population holds few distinct vectors: measure each once. Vectors are
+ * keyed by a 32-bit hash of their bytes and compared exactly on a hit, so a collision can never mix two.
+ */
+export class VectorCache<T> {
+  private readonly buckets = new Map<number, { vector: Float32Array; value: T }[]>();
+  private size = 0;
+
+  constructor(private readonly limit = 100_000) {}
+
+  get(vector: Float32Array, make: (copy: Float32Array) => T): T {
+    const words = new Uint32Array(vector.buffer, vector.byteOffset, vector.length);
+    let h = 0x811c9dc5;
+    for (let i = 0; i < words.length; i++) h = Math.imul(h ^ words[i]!, 0x01000193);
+    const bucket = this.buckets.get(h);
+    if (bucket) {
+      for (const entry of bucket) if (equal(entry.vector, vector)) return entry.value;
+    }
+    if (this.size >= this.limit) {
+      this.buckets.clear();
+      this.size = 0;
+    }
+    const copy = vector.slice();
+    const value = make(copy);
+    const list = this.buckets.get(h);
+    if (list) list.push({ vector: copy, value });
+    else this.buckets.set(h, [{ vector: copy, value }]);
+    this.size++;
+    return value;
+  }
+
+  /** Every distinct vector with its value, in an order fixed by the order they were first seen. */
+  *entries(): IterableIterator<[Float32Array, T]> {
+    for (const bucket of this.buckets.values()) for (const e of bucket) yield [e.vector, e.value];
+  }
+}
+
+function equal(a: Float32Array, b: Float32Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i] && !(Number.isNaN(a[i]) && Number.isNaN(b[i]))) return false;
+  return true;
 }

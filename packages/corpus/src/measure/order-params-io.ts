@@ -1,6 +1,6 @@
 import { measureSnapshot, toSpin, type EncoderColumn, type Tag, type Whitening } from '@panta/core';
 import { readEvents } from '../event-reader.js';
-import { vectorKey } from './keyed.js';
+import { VectorCache } from './keyed.js';
 
 /** One row of order_params.parquet (DESIGN.md 5). */
 export interface OrderParamRow {
@@ -42,7 +42,7 @@ interface Measured {
 
 /**
  * Order parameters of one run for every sweep t and encoder, on snapshot(t): each agent's latest answer
- * after sweep t (carry forward). Reads the run's events in order; spins are computed once per distinct
+ * after sweep t (carry forward). Reads the run's events in shard order (event order, checked); spins are computed once per distinct
  * embedding.
  */
 export async function measureRunShard(
@@ -57,13 +57,13 @@ export async function measureRunShard(
     encoder: e,
     whitening: whitenings.get(e.name)!,
     agents: new Array<Measured | undefined>(n),
-    cache: new Map<string, Measured>(),
+    cache: new VectorCache<Measured>(),
   }));
   const rows: OrderParamRow[] = [];
   const rho0 = new Map<string, number | null>();
   const columns = ['event', 'sweep', 'agent', 'tag', ...encoders.map((e) => `emb_${e.name}`)];
   let expected = 0;
-  for await (const batch of readEvents(typeof files === 'string' ? [files] : [...files], { columns, orderBy: 'event' })) {
+  for await (const batch of readEvents(typeof files === 'string' ? [files] : [...files], { columns })) {
     const events = batch.columns.event as number[];
     const sweeps = batch.columns.sweep as number[];
     const agents = batch.columns.agent as number[];
@@ -76,15 +76,7 @@ export async function measureRunShard(
       for (const s of state) {
         const d = s.encoder.dim;
         const v = (batch.columns[`emb_${s.encoder.name}`] as Float32Array).subarray(r * d, (r + 1) * d);
-        const key = vectorKey(v);
-        let m = s.cache.get(key);
-        if (!m) {
-          const raw = v.slice();
-          m = { raw, spin: toSpin(s.whitening, raw) };
-          if (s.cache.size >= 100_000) s.cache.clear();
-          s.cache.set(key, m);
-        }
-        s.agents[agent] = m;
+        s.agents[agent] = s.cache.get(v, (raw) => ({ raw, spin: toSpin(s.whitening, raw) }));
       }
       if (events[r]! % n === n - 1) {
         const sweep = sweeps[r]!;

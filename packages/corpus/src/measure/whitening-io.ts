@@ -3,7 +3,7 @@ import { CovarianceAccumulator, fitWhitening, type EncoderColumn, type Whitening
 import { readEvents } from '../event-reader.js';
 import { queryRows, writeParquetTable } from '../parquet-table.js';
 import { sqlString } from '../duckdb.js';
-import { vectorKey } from './keyed.js';
+import { VectorCache } from './keyed.js';
 
 export function whiteningPath(out: string, promptId: string, encoder: string): string {
   return join(out, 'whitening', `${promptId}__${encoder}.parquet`);
@@ -16,19 +16,14 @@ export function whiteningPath(out: string, promptId: string, encoder: string): s
  */
 export async function fitShardWhitening(files: readonly string[], encoder: EncoderColumn, mode: 'zca' | 'raw'): Promise<Whitening> {
   const column = `emb_${encoder.name}`;
-  const distinct = new Map<string, { vector: Float32Array; count: number }>();
-  for await (const batch of readEvents([...files].sort(), { columns: [column], where: 'sweep = 0', orderBy: 'event' })) {
+  // Shards are in event order and files are visited sorted, so the fit sees rows in a fixed order.
+  const distinct = new VectorCache<{ count: number }>(Number.POSITIVE_INFINITY);
+  for await (const batch of readEvents([...files].sort(), { columns: [column], where: 'sweep = 0' })) {
     const all = batch.columns[column] as Float32Array;
-    for (let r = 0; r < batch.rows; r++) {
-      const v = all.subarray(r * encoder.dim, (r + 1) * encoder.dim);
-      const key = vectorKey(v);
-      const seen = distinct.get(key);
-      if (seen) seen.count++;
-      else distinct.set(key, { vector: v.slice(), count: 1 });
-    }
+    for (let r = 0; r < batch.rows; r++) distinct.get(all.subarray(r * encoder.dim, (r + 1) * encoder.dim), () => ({ count: 0 })).count++;
   }
   const acc = new CovarianceAccumulator(encoder.dim);
-  for (const { vector, count } of distinct.values()) acc.add(vector, count);
+  for (const [vector, { count }] of distinct.entries()) acc.add(vector, count);
   return fitWhitening(acc, mode);
 }
 

@@ -24,11 +24,13 @@ export class SurrogateBackend implements LlmBackend {
     const { text } = agent.reply(request.seed, request.temperature, context.previous, context.neighbourAnswers);
     if (this.spec.latency_ms > 0) await sleep(this.spec.latency_ms);
     const completion = estimateTokens(text);
-    const length = request.fixedLength && completion < request.maxTokens;
+    // The same count as estimateTokens on each rendered message, without rendering a mean-field prompt.
+    const prompt = request.promptLength();
+    const cut = request.fixedLength && completion < request.maxTokens;
     return {
       text,
-      finishReason: length ? 'length' : 'stop',
-      promptTokens: estimateTokens(request.messages.system) + estimateTokens(request.messages.user),
+      finishReason: cut ? 'length' : 'stop',
+      promptTokens: Math.ceil(prompt.system / 4) + Math.ceil(prompt.user / 4),
       completionTokens: request.fixedLength ? request.maxTokens : Math.min(completion, request.maxTokens),
       calls: 1,
     };
