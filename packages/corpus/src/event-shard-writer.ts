@@ -154,7 +154,8 @@ export class EventShardWriter {
   }
 
   /**
-   * Flushes, merges all parts (in event order) into `events/<run_id>.parquet` (tmp name + rename), checks
+   * Flushes, merges all parts (in event order) into `events/<run_id>.parquet` (tmp name + rename; a single
+   * part is renamed into place as it is), checks
    * that it holds exactly events 0..n-1, deletes the parts and releases the connections. Returns the shard
    * path. On failure the connections are released too and the durable parts stay for a resume.
    */
@@ -166,13 +167,20 @@ export class EventShardWriter {
       const final = shardPath(this.dir, this.runId);
       const tmp = tmpName(final);
       const parts = await listParts(this.dir, this.runId);
-      // read_parquet over an explicit list scans the files in list order and, with insertion order
-      // preserved, emits rows in that order: a streaming merge, no sort, bounded memory. No parts (an
-      // empty run) copies the empty staging table, which still gives a file with the full schema.
-      const source = `(SELECT * FROM ${parts.length > 0 ? readParquetSql(parts) : sqlIdent(table.table)})`;
-      await connection.run(`COPY ${source} TO ${sqlString(tmp)} (${SHARD_COPY_OPTIONS})`);
-      await this.checkShard(connection, tmp);
-      await commitFile(tmp, final);
+      if (parts.length === 1) {
+        // A run that fits one part is already its shard: encoding it again would double the cost of
+        // every run up to partRows events (Parquet encoding dominates writing).
+        await this.checkShard(connection, parts[0]!);
+        await commitFile(parts[0]!, final);
+      } else {
+        // read_parquet over an explicit list scans the files in list order and, with insertion order
+        // preserved, emits rows in that order: a streaming merge, no sort, bounded memory. No parts (an
+        // empty run) copies the empty staging table, which still gives a file with the full schema.
+        const source = `(SELECT * FROM ${parts.length > 0 ? readParquetSql(parts) : sqlIdent(table.table)})`;
+        await connection.run(`COPY ${source} TO ${sqlString(tmp)} (${SHARD_COPY_OPTIONS})`);
+        await this.checkShard(connection, tmp);
+        await commitFile(tmp, final);
+      }
       await removeQuietly(partsDir(this.dir, this.runId));
       await fsyncDir(join(this.dir, 'events', '.parts'));
       return final;

@@ -11,6 +11,9 @@ import { InProcessTransport } from './in-process-transport.js';
 import { loadSweep, type LoadedSweep, type SweepOverrides } from './load.js';
 import type { Transport } from './task.js';
 
+/** Memory for rows waiting to become a durable part, over all open runs. */
+const BUFFER_BUDGET_BYTES = 512 * 1024 * 1024;
+
 export interface SweepProgress extends ExecutorProgress {
   eventsTotal: number;
   runsTotal: number;
@@ -47,17 +50,19 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
   const services = { backend, encoders, template: sweep.template, maxTokens: spec.max_tokens, fixedLength: spec.fixed_length };
   const transport = options.transport ? options.transport(services) : new InProcessTransport(services);
   const eventsTotal = runs.reduce((s, r) => s + (r.sweeps + 1) * r.n, 0);
-  const partRows = options.partRows ?? 1024;
-  let written = 0;
+  // Each open run buffers up to one part of rows: share a fixed budget between the runs open at once. A
+  // run that fits one part is encoded once (its part becomes its shard), so parts are as large as allowed.
+  const maxActiveRuns = Math.min(64, Math.max(2, Math.ceil(spec.concurrency / 2)));
+  const rowBytes = 256 + 4 * columns.reduce((s, c) => s + c.dim, 0);
+  const partRows = options.partRows ?? Math.min(8192, Math.max(512, Math.floor(BUFFER_BUDGET_BYTES / (rowBytes * maxActiveRuns))));
   const executor: Executor = new Executor(runs, {
     transport,
     concurrency: spec.concurrency,
-    maxActiveRuns: Math.max(2, Math.min(spec.concurrency, 64)),
+    maxActiveRuns,
     maxBacklog: Math.max(4 * partRows, 2 * spec.concurrency),
     open: async (run: RunPlan): Promise<ActiveRun | null> => {
       const progress = await shardProgress(out, run.runId);
       if (progress.finalized) {
-        written += (run.sweeps + 1) * run.n;
         executor.written((run.sweeps + 1) * run.n);
         return null;
       }
@@ -99,7 +104,6 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
     await judge.close();
     for (const e of encoders) await e.close();
   }
-  void written;
   return finishSweep(sweep, started, columns);
 }
 
