@@ -34,6 +34,8 @@ export class DataflowPlanner {
   private released: number[] = [];
   private oldestUnfinished: number;
   private finishedCount: number;
+  /** Oldest event whose result the consumer has not yet taken (written); the window counts from here too. */
+  private floor = Number.POSITIVE_INFINITY;
 
   /**
    * @param startEvent events below it are already written (a resumed run): the schedule is advanced past
@@ -87,6 +89,16 @@ export class DataflowPlanner {
     return out;
   }
 
+  /**
+   * Tells the planner that every event below `event` has been consumed (its row written). The window then
+   * counts from the older of this and the oldest unfinished event, so results waiting to be written are
+   * bounded by the window too, and a slow writer slows planning instead of piling up results.
+   */
+  consumed(event: number): void {
+    this.floor = event;
+    this.refill();
+  }
+
   /** Records that `event` has written its version; returns the versions that are now dead. */
   complete(event: number): number[] {
     if (this.written[event]) throw new Error(`event ${event} completed twice`);
@@ -138,7 +150,7 @@ export class DataflowPlanner {
   }
 
   private refill(): void {
-    const limit = this.oldestUnfinished + this.window;
+    const limit = Math.min(this.oldestUnfinished, this.floor) + this.window;
     while (this.schedule.position < limit && (this.plannedReads < MAX_PLANNED_READS || this.planned.size === 0)) {
       const plan = this.schedule.next();
       if (!plan) break;

@@ -42,7 +42,8 @@ export class Schedule {
   ) {
     this.total = (run.sweeps + 1) * run.n;
     this.picks = rngFrom(run.seed, 'picks');
-    this.lastWriter = new Float64Array(run.n);
+    // -1: not written yet (a run resumed inside its initial answers has agents with no version).
+    this.lastWriter = new Float64Array(run.n).fill(-1);
   }
 
   /** Index of the next event `next()` returns. */
@@ -50,7 +51,7 @@ export class Schedule {
     return this.cursor;
   }
 
-  /** For each agent, the event that wrote its latest answer before `position`. */
+  /** For each agent, the event that wrote its latest answer before `position` (-1: none yet). */
   liveVersions(): Float64Array {
     return this.lastWriter.slice();
   }

@@ -101,7 +101,7 @@ describe('dataflow planner', () => {
     const planner = new DataflowPlanner(new Schedule(run(25, { sweeps: 4 }), graph), window, startEvent);
     const rng = rngFrom(seed);
     const written = new Set<number>(Array.from({ length: startEvent }, (_, i) => i));
-    const live = new Set<number>(startEvent > 0 ? Array.from(planner.liveVersions()) : []);
+    const live = new Set<number>(startEvent > 0 ? Array.from(planner.liveVersions()).filter((v) => v >= 0) : []);
     const inflight: EventPlan[] = [];
     const order: number[] = [];
     let maxLive = 0;
@@ -139,6 +139,13 @@ describe('dataflow planner', () => {
     const { order } = shuffledExecution(32, 1, 40);
     expect(order.length).toBe(125 - 40);
     expect(Math.min(...order)).toBe(40);
+  });
+
+  it('resumes inside the initial answers without releasing a live version (regression)', () => {
+    for (let seed = 0; seed < 10; seed++) {
+      const { order } = shuffledExecution(32, seed, 10);
+      expect(order.length).toBe(125 - 10);
+    }
   });
 
   it('refuses an event completed twice', () => {

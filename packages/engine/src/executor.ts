@@ -25,8 +25,6 @@ export interface ExecutorOptions {
   concurrency: number;
   /** Most runs open at once (each holds a planner window and a shard buffer). */
   maxActiveRuns: number;
-  /** Outcomes a run may hold unwritten before the executor stops feeding it. */
-  maxBacklog: number;
   /** Opens a run for execution, or returns null when its shard is already complete. */
   open(run: RunPlan): Promise<ActiveRun | null>;
   /** Called once a run has every event written (ok) or has failed (error set). */
@@ -93,7 +91,11 @@ export class Executor {
       const dead = active.planner.complete(task.plan.event);
       if (dead.length > 0) this.options.transport.forget(active.run.runId, dead);
       active.collector.accept(task, outcome).then(
-        () => this.pump(),
+        () => {
+          // Rows written free room in the planner's window (which bounds unwritten results too).
+          active.planner.consumed(active.collector.written);
+          this.pump();
+        },
         (e: unknown) => this.fail(e instanceof Error ? e : new Error(String(e))),
       );
     }
@@ -103,7 +105,7 @@ export class Executor {
   private nextReady(): ActiveRun | undefined {
     for (let i = 0; i < this.active.length; i++) {
       const a = this.active[(this.cursor + i) % this.active.length]!;
-      if (a.error || a.planner.readyCount === 0 || a.collector.backlog >= this.options.maxBacklog) continue;
+      if (a.error || a.planner.readyCount === 0) continue;
       this.cursor = (this.cursor + i + 1) % this.active.length;
       return a;
     }

@@ -59,7 +59,6 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
     transport,
     concurrency: spec.concurrency,
     maxActiveRuns,
-    maxBacklog: Math.max(4 * partRows, 2 * spec.concurrency),
     open: async (run: RunPlan): Promise<ActiveRun | null> => {
       const progress = await shardProgress(out, run.runId);
       if (progress.finalized) {

@@ -58,8 +58,11 @@ export const sweepSpecSchema = z.strictObject({
   whitening: z.enum(['zca', 'raw']).default('zca'),
   /** Events in flight at once. */
   concurrency: z.int().positive().max(65_536).default(64),
-  /** Planner look-ahead: how many events past the oldest unfinished one may be planned. */
-  lookahead: z.int().min(16).default(65_536),
+  /**
+   * Planner look-ahead: how many events past the oldest unwritten one may be planned. It bounds the
+   * parallelism the planner can find and the results held before they are written (about 2 KB each).
+   */
+  lookahead: z.int().min(16).default(16_384),
   /** Output folder, relative to the working directory; default runs/<name>. */
   out: z.string().min(1).optional(),
 });

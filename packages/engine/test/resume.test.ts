@@ -1,0 +1,74 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { queryRows } from '@panta/corpus';
+import { RHEON6, ROOT, panta, tempDir, writeSpec } from '../../../test/helpers.js';
+
+const SPEC = `name: resume
+dataset: ${RHEON6}
+prompts: [fq117, fq367]
+geometries: [ring, torus2d, {kind: meanfield, sample: 6}]
+sizes: [256]
+temperatures: [0.3, 1.1]
+sweeps: 4
+seed: 11
+concurrency: 16
+`;
+
+const ALL_BUT_TIMINGS = `* EXCLUDE (latency_ms, created_at)`;
+
+/** Parts of unfinished runs and finalized shards currently on disk. */
+function onDisk(out: string): { parts: number; shards: number } {
+  const events = join(out, 'events');
+  if (!existsSync(events)) return { parts: 0, shards: 0 };
+  const shards = readdirSync(events).filter((f) => f.endsWith('.parquet')).length;
+  const partsRoot = join(events, '.parts');
+  const parts = existsSync(partsRoot) ? readdirSync(partsRoot).reduce((s, d) => s + readdirSync(join(partsRoot, d)).filter((f) => f.endsWith('.parquet')).length, 0) : 0;
+  return { parts, shards };
+}
+
+describe('resume', () => {
+  it('a sweep killed with SIGKILL mid-run resumes to the corpus of an uninterrupted run', async () => {
+    const dir = tempDir();
+    const spec = writeSpec(dir, SPEC);
+    const killed = join(dir, 'killed');
+    const child = spawn(process.execPath, [join(ROOT, 'test', 'fixtures', 'run-sweep.mjs'), spec, killed, '97'], { cwd: ROOT, stdio: 'ignore' });
+    // Kill once some runs are finalized and some are part-way (durable parts on disk).
+    const deadline = Date.now() + 60_000;
+    let seen = { parts: 0, shards: 0 };
+    while (Date.now() < deadline) {
+      seen = onDisk(killed);
+      if (seen.shards >= 2 && seen.parts >= 2) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    expect(seen.shards).toBeGreaterThanOrEqual(2);
+    expect(seen.parts).toBeGreaterThanOrEqual(2);
+    expect(onDisk(killed).shards).toBeLessThan(12);
+
+    const resumed = panta(['run', spec, '--out', killed]);
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toMatch(/complete: 12\/12 runs/);
+    expect(panta(['verify', killed]).code).toBe(0);
+
+    const straight = join(dir, 'straight');
+    expect(panta(['run', spec, '--out', straight]).code).toBe(0);
+    const rows = (out: string) => queryRows(`SELECT ${ALL_BUT_TIMINGS} FROM read_parquet('${out}/events/*.parquet') ORDER BY run_id, event`);
+    const [a, b] = [await rows(killed), await rows(straight)];
+    expect(a.length).toBe(2 * 3 * 2 * 256 * 5);
+    expect(a).toEqual(b);
+    const params = (out: string) => queryRows(`SELECT * FROM read_parquet('${out}/order_params.parquet') ORDER BY run_id, sweep, encoder`);
+    expect(await params(killed)).toEqual(await params(straight));
+  });
+
+  it('refuses to resume into a corpus of another sweep', () => {
+    const dir = tempDir();
+    const out = join(dir, 'out');
+    expect(panta(['run', writeSpec(dir, SPEC.replace('sweeps: 4', 'sweeps: 1')), '--out', out]).code).toBe(0);
+    const other = panta(['run', writeSpec(dir, SPEC.replace('sweeps: 4', 'sweeps: 2'), 'other.yaml'), '--out', out]);
+    expect(other.code).toBe(2);
+    expect(other.stderr).toMatch(/other\.yaml: out: .* holds a corpus of a different sweep; fix: choose another --out/);
+  });
+});
