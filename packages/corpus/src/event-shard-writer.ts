@@ -6,7 +6,7 @@ import { BufferTable, CHUNK_ROWS } from './buffer-table.js';
 import { partPath, partsDir, parsePartName, shardPath, tmpName, validateRunId } from './corpus-paths.js';
 import { openConnection, readParquetSql, sqlIdent, sqlString } from './duckdb.js';
 import { EVENT_BASE_COLUMNS, eventColumns } from './event-schema.js';
-import { commitFile, fsyncDir, removeQuietly } from './fs-durable.js';
+import { commitFile, exists, fsyncDir, removeQuietly } from './fs-durable.js';
 
 export interface EventShardWriterOptions {
   /** Corpus root (the folder that holds events/). */
@@ -280,15 +280,6 @@ export class EventShardWriter {
   }
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw err;
-  }
-}
 
 function field(name: keyof EventRow): Extract {
   return (rows, start, count) => {

@@ -1,4 +1,4 @@
-import { open, rename, rm } from 'node:fs/promises';
+import { open, rename, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 /**
@@ -42,4 +42,15 @@ export async function commitFile(tmp: string, final: string): Promise<void> {
 
 export async function removeQuietly(path: string): Promise<void> {
   await rm(path, { force: true, recursive: true });
+}
+
+/** True when `path` exists; false only for ENOENT (other errors are real). */
+export async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
 }

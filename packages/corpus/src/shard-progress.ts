@@ -2,7 +2,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parsePartName, partsDir, shardPath, tmpName, validateRunId } from './corpus-paths.js';
 import { sqlString, withConnection } from './duckdb.js';
-import { fsyncDir, removeQuietly } from './fs-durable.js';
+import { exists, fsyncDir, removeQuietly } from './fs-durable.js';
 
 /** What of a run's events is durably on disk. */
 export interface ShardProgress {
@@ -70,15 +70,6 @@ export async function shardProgress(dir: string, runId: string): Promise<ShardPr
   return { finalized: false, parts: good, nextEvent: next };
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw err;
-  }
-}
 
 /** Row count from the Parquet footer, or undefined when the file does not open as Parquet. */
 async function parquetRows(path: string): Promise<number | undefined> {
