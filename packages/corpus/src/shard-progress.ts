@@ -1,4 +1,4 @@
-import { readdir, stat } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parsePartName, partsDir, shardPath, tmpName, validateRunId } from './corpus-paths.js';
 import { sqlString, withConnection } from './duckdb.js';
