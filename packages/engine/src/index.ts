@@ -6,3 +6,4 @@ export * from './executor.js';
 export * from './load.js';
 export * from './finish.js';
 export * from './sweep.js';
+export * from './log.js';

@@ -9,6 +9,7 @@ import { Executor, type ActiveRun, type ExecutorProgress } from './executor.js';
 import { finishSweep, startManifest, type SweepSummary } from './finish.js';
 import { InProcessTransport } from './in-process-transport.js';
 import { loadSweep, type LoadedSweep, type SweepOverrides } from './load.js';
+import { sweepLogger, type Logger } from './log.js';
 import type { Transport } from './task.js';
 
 /** Memory for rows waiting to become a durable part, over all open runs. */
@@ -25,6 +26,8 @@ export interface RunSweepOptions extends SweepOverrides {
   onPlan?(sweep: LoadedSweep): void;
   /** Rows per durable part of a run's shard (smaller: less lost on a crash, more files). */
   partRows?: number;
+  /** Level of the JSON log written to <out>/log.jsonl (default info; 'silent' for none). */
+  logLevel?: string;
   /** Replaces the in-process transport (tests, the cluster). */
   transport?: (services: ConstructorParameters<typeof InProcessTransport>[0]) => Transport;
 }
@@ -45,6 +48,8 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
   const judge = createJudge(spec.judge, specPath);
   options.onPlan?.(sweep);
   mkdirSync(out, { recursive: true });
+  const log: Logger = sweepLogger(out, options.logLevel ?? 'info');
+  log.info({ sweep: spec.name, runs: runs.length, fingerprint: sweep.fingerprint, resumed: previous !== null, concurrency: spec.concurrency }, 'sweep started');
   const started = startManifest(sweep, previous, backend, judge, encoders);
   const columns: EncoderColumn[] = encoders.map((e) => ({ name: e.name, dim: e.dim }));
   const services = { backend, encoders, template: sweep.template, maxTokens: spec.max_tokens, fixedLength: spec.fixed_length };
@@ -67,6 +72,7 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
       }
       const planner = new DataflowPlanner(new Schedule(run, graphFor(run.geometry, run.n, run.seed, sweep.edgeLists)), spec.lookahead, progress.nextEvent);
       if (progress.nextEvent > 0) {
+        log.info({ run: run.runId, nextEvent: progress.nextEvent, parts: progress.parts.length }, 'run resumed');
         executor.written(progress.nextEvent);
         await republish(transport, run, progress.parts, planner.liveVersions());
       }
@@ -88,22 +94,29 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
       if (active.error) {
         await active.collector.flush();
         appendRunRecord(out, { run_id: active.run.runId, status: 'failed', wall_ms: wall, calls, retries, error: active.error.message, at: new Date().toISOString() });
+        log.error({ run: active.run.runId, err: active.error, written: active.collector.written }, 'run failed');
         return;
       }
       await active.collector.finalize();
       appendRunRecord(out, { run_id: active.run.runId, status: 'complete', wall_ms: wall, calls, retries, at: new Date().toISOString() });
+      log.info({ run: active.run.runId, events: active.planner.total, wall_ms: Math.round(wall), calls, retries }, 'run finished');
     },
     onProgress: (p) => options.onProgress?.({ ...p, eventsTotal, runsTotal: runs.length }),
   });
   try {
     await executor.run();
+  } catch (error) {
+    log.error({ err: error }, 'sweep failed');
+    throw error;
   } finally {
     await transport.close();
     await backend.close();
     await judge.close();
     for (const e of encoders) await e.close();
   }
-  return finishSweep(sweep, started, columns);
+  const summary = await finishSweep(sweep, started, columns);
+  log.info({ status: summary.status, runsComplete: summary.runsComplete, events: summary.eventsWritten, failed: summary.failed }, 'sweep finished');
+  return summary;
 }
 
 /** A resumed run needs each agent's latest answer back in the version store. */
