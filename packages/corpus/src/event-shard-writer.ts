@@ -250,16 +250,21 @@ export class EventShardWriter {
     return staged;
   }
 
-  /** Synchronous: fills the slot's staging table with the rows, chunk by chunk. */
-  private stage(slot: Slot, rows: readonly EventRow[]): void {
+  /**
+   * Fills the slot's staging table with the rows, one chunk (2048 rows) at a time. Appending blocks the
+   * thread (the appender copies synchronously), so it yields between chunks: a part of many thousand rows
+   * would otherwise stall every timer and I/O callback of the engine, in-flight LLM calls included.
+   */
+  private async stage(slot: Slot, rows: readonly EventRow[]): Promise<void> {
     for (let start = 0; start < rows.length; start += CHUNK_ROWS) {
+      if (start > 0) await new Promise<void>((resolve) => setImmediate(resolve));
       const count = Math.min(CHUNK_ROWS, rows.length - start);
       slot.table.appendChunk(
         this.extractors.map((x) => x(rows, start, count)),
         count,
       );
+      slot.table.flush();
     }
-    slot.table.flush();
   }
 
   private async writePart(slot: Slot, first: number): Promise<void> {
