@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseDataset, parseSweepSpec, planSweep, sweepSpecJsonSchema } from '@panta/core';
+import { DEFAULT_TEMPLATE, checkContextBudget, parseDataset, parseSweepSpec, planSweep, sweepSpecJsonSchema } from '@panta/core';
 import { queryRows } from '@panta/corpus';
 import { ROOT, panta, tempDir, writeSpec } from './helpers.js';
 
@@ -36,6 +36,8 @@ describe('examples double as smoke tests', () => {
     const prompts = parseDataset(read('datasets/rheon6.jsonl'), 'rheon6.jsonl');
     const runs = planSweep(spec, prompts, 'eraclitus.yaml');
     expect(runs).toHaveLength(6 * 4 * 12 * 6 * 5);
+    // every prompt, quoted answers at full length, fits Qwen3's 32k context
+    expect(() => checkContextBudget(spec, runs, DEFAULT_TEMPLATE, 'eraclitus.yaml')).not.toThrow();
     expect(spec.temperatures[0]).toBe(0.1);
     expect(spec.temperatures.at(-1)).toBe(1.6);
     expect(spec.backend.kind).toBe('openai');

@@ -7,7 +7,7 @@ import type { SweepProgress } from '@panta/engine';
  */
 export class ProgressView {
   private bar?: SingleBar;
-  private samples: { t: number; events: number }[] = [];
+  private samples: { t: number; events: number; calls: number; tokens: number }[] = [];
   private lastLine = 0;
   private latest?: SweepProgress;
 
@@ -18,18 +18,27 @@ export class ProgressView {
     const now = Date.now();
     const last = this.samples.at(-1);
     if (!last || now - last.t >= 250) {
-      this.samples.push({ t: now, events: p.eventsWritten });
+      this.samples.push({ t: now, events: p.eventsWritten, calls: p.calls, tokens: p.tokens });
       while (this.samples.length > 2 && now - this.samples[0]!.t > 5000) this.samples.shift();
     } else return;
-    const rate = this.rate();
+    const rate = this.rate('events');
     const eta = rate > 0 ? (p.eventsTotal - p.eventsWritten) / rate : Number.POSITIVE_INFINITY;
-    const payload = { rate: Math.round(rate).toLocaleString('en-US'), inflight: p.inflight, runs: p.runsFinished, runsTotal: p.runsTotal, etaText: formatEta(eta) };
+    const fmt = (x: number) => Math.round(x).toLocaleString('en-US');
+    const payload = {
+      rate: fmt(rate),
+      calls: fmt(this.rate('calls')),
+      tokens: fmt(this.rate('tokens')),
+      inflight: p.inflight,
+      runs: p.runsFinished,
+      runsTotal: p.runsTotal,
+      etaText: formatEta(eta),
+    };
     if (this.stream.isTTY) {
       if (!this.bar) {
         this.bar = new SingleBar(
           {
             stream: this.stream,
-            format: 'events {bar} {value}/{total} | {rate} ev/s | in flight {inflight} | runs {runs}/{runsTotal} | ETA {etaText}',
+            format: 'events {bar} {value}/{total} | {rate} ev/s | calls in flight {inflight}, {calls}/s | {tokens} tok/s | runs {runs}/{runsTotal} | ETA {etaText}',
             barsize: 24,
             hideCursor: true,
             etaBuffer: 1,
@@ -40,15 +49,17 @@ export class ProgressView {
       this.bar.update(p.eventsWritten, payload);
     } else if (now - this.lastLine >= 5000) {
       this.lastLine = now;
-      this.stream.write(`events ${p.eventsWritten}/${p.eventsTotal} | ${payload.rate} ev/s | in flight ${p.inflight} | runs ${p.runsFinished}/${p.runsTotal} | ETA ${payload.etaText}\n`);
+      this.stream.write(
+        `events ${p.eventsWritten}/${p.eventsTotal} | ${payload.rate} ev/s | calls in flight ${p.inflight}, ${payload.calls}/s | ${payload.tokens} tok/s | runs ${p.runsFinished}/${p.runsTotal} | ETA ${payload.etaText}\n`,
+      );
     }
   }
 
-  private rate(): number {
+  private rate(what: 'events' | 'calls' | 'tokens'): number {
     const first = this.samples[0];
     const last = this.samples.at(-1);
     if (!first || !last || last.t === first.t) return 0;
-    return ((last.events - first.events) * 1000) / (last.t - first.t);
+    return ((last[what] - first[what]) * 1000) / (last.t - first.t);
   }
 
   stop(): void {

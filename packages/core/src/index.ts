@@ -12,3 +12,4 @@ export * from './schedule.js';
 export * from './dataflow.js';
 export * from './measure/index.js';
 export * from './geometry/index.js';
+export * from './budget.js';

@@ -14,7 +14,11 @@ export interface ActiveRun {
 
 export interface ExecutorProgress {
   eventsWritten: number;
+  /** Calls in flight (events dispatched and not yet answered). */
   inflight: number;
+  /** LLM calls made (retries included) and tokens used (prompt + completion) in this session. */
+  calls: number;
+  tokens: number;
   runsActive: number;
   runsFinished: number;
 }
@@ -50,6 +54,8 @@ export class Executor {
   private runsFinished = 0;
   private fatal?: Error;
   private reported = 0;
+  private calls = 0;
+  private tokens = 0;
   private settle!: { resolve: () => void; reject: (e: Error) => void };
 
   constructor(
@@ -87,6 +93,8 @@ export class Executor {
       active.error ??= message.error;
     } else {
       const { task, outcome } = message;
+      this.calls += outcome.calls;
+      this.tokens += outcome.promptTokens + outcome.completionTokens;
       this.options.transport.publish(active.run.runId, task.plan.event, outcome.response);
       const dead = active.planner.complete(task.plan.event);
       if (dead.length > 0) this.options.transport.forget(active.run.runId, dead);
@@ -141,7 +149,14 @@ export class Executor {
     const now = performance.now();
     if (this.options.onProgress && (finished || now - this.reported >= 100)) {
       this.reported = now;
-      this.options.onProgress({ eventsWritten: this.eventsWritten, inflight: this.inflight, runsActive: this.active.length, runsFinished: this.runsFinished });
+      this.options.onProgress({
+        eventsWritten: this.eventsWritten,
+        inflight: this.inflight,
+        calls: this.calls,
+        tokens: this.tokens,
+        runsActive: this.active.length,
+        runsFinished: this.runsFinished,
+      });
     }
     if (finished) this.settle.resolve();
   }

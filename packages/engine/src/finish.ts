@@ -45,6 +45,7 @@ export function startManifest(sweep: LoadedSweep, previous: Manifest | null, bac
     runs: { planned: sweep.runs.length, complete: 0, failed: [] },
     events: { planned: sweep.runs.reduce((s, r) => s + (r.sweeps + 1) * r.n, 0), written: 0 },
     tags: {},
+    usage: { calls: 0, retries: 0, prompt_tokens: 0, completion_tokens: 0 },
     files: {},
     started_at: previous?.started_at ?? now,
     updated_at: now,
@@ -174,6 +175,12 @@ export async function finishSweep(sweep: LoadedSweep, manifest: Manifest, encode
     runs: { planned: runs.length, complete: complete.length, failed },
     events: { planned: manifest.events.planned, written: eventsWritten },
     tags,
+    usage: {
+      calls: runRows.reduce((s, r) => s + (r.calls ?? 0), 0),
+      retries: runRows.reduce((s, r) => s + (r.retries ?? 0), 0),
+      prompt_tokens: runRows.reduce((s, r) => s + (r.prompt_tokens ?? 0), 0),
+      completion_tokens: runRows.reduce((s, r) => s + (r.completion_tokens ?? 0), 0),
+    },
     files,
     updated_at: new Date().toISOString(),
   });

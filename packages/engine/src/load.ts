@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import {
   DEFAULT_TEMPLATE,
+  checkContextBudget,
   InputError,
   parseDataset,
   parseSweepSpec,
@@ -83,6 +84,7 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
     edgeTexts.push(text);
   });
   const runs = planSweep(spec, prompts, specPath, edgeLists);
+  checkContextBudget(spec, runs, template, specPath);
   const out = resolve(overrides.out ?? spec.out ?? `runs/${spec.name}`);
   const { concurrency: _c, out: _o, lookahead: _l, ...determining } = spec;
   const fingerprint = createHash('sha256')

@@ -45,7 +45,7 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
   }
   const backend = createBackend(spec.backend, sweep.prompts, specPath);
   const encoders = spec.encoders.map((e, i) => createEncoder(e, specPath, i));
-  const judge = createJudge(spec.judge, specPath);
+  const judge = createJudge(spec.judge, specPath, sweep.prompts, out);
   options.onPlan?.(sweep);
   mkdirSync(out, { recursive: true });
   const log: Logger = sweepLogger(out, options.logLevel ?? 'info');

@@ -1,12 +1,17 @@
-import { InputError, type JudgeSpec } from '@panta/core';
+import { join } from 'node:path';
+import type { JudgeSpec, Prompt } from '@panta/core';
+import { createBackend } from '@panta/llm';
 import type { Judge } from './judge.js';
+import { LlmJudge } from './llm.js';
 import { ReferenceJudge } from './reference.js';
+import { VerdictCache } from './verdict-cache.js';
 
-export function createJudge(spec: JudgeSpec, file: string): Judge {
+/** The judge a spec names; an LLM judge keeps its verdict cache in the corpus folder `out`. */
+export function createJudge(spec: JudgeSpec, file: string, prompts: readonly Prompt[], out?: string): Judge {
   switch (spec.kind) {
     case 'reference':
       return new ReferenceJudge();
-    default:
-      throw new InputError(file, 'judge.kind', `the ${spec.kind} judge is not available in this version of Panta`, 'use judge: {kind: reference}');
+    case 'llm':
+      return new LlmJudge(createBackend(spec.backend, prompts, file), new VerdictCache(out ? join(out, '.state', 'judge-cache.jsonl') : undefined));
   }
 }

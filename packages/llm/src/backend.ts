@@ -12,10 +12,11 @@ export interface ChatRequest {
   maxTokens: number;
   fixedLength: boolean;
   /**
-   * The structured view the messages were rendered from. Backends that simulate an agent (the surrogate)
-   * read it instead of parsing text; real backends ignore it.
+   * The structured view the messages were rendered from, for an agent's prompt. Backends that simulate an
+   * agent (the surrogate) read it instead of parsing text; real backends ignore it. Absent for other
+   * prompts (the LLM judge's rubric).
    */
-  context: PromptContext;
+  context?: PromptContext;
 }
 
 export interface ChatResult {

@@ -19,6 +19,7 @@ export class SurrogateBackend implements LlmBackend {
 
   async complete(request: ChatRequest): Promise<ChatResult> {
     const { context } = request;
+    if (!context) throw new Error('surrogate: it answers agent prompts only (no prompt context given)');
     const agent = this.agents.get(context.question);
     if (!agent) throw new Error(`surrogate: no prompt with question ${JSON.stringify(context.question.slice(0, 60))}`);
     const { text } = agent.reply(request.seed, request.temperature, context.previous, context.neighbourAnswers);

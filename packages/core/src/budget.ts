@@ -1,0 +1,44 @@
+import { InputError } from './errors.js';
+import type { RunPlan } from './plan.js';
+import type { PromptTemplate } from './prompt.js';
+import type { SweepSpec } from './spec/schema.js';
+
+/** Characters per token of the estimate: about four for English text (it is only used for bounds). */
+const CHARS_PER_TOKEN = 4;
+
+/**
+ * The largest prompt a run can send, in tokens, with every answer it quotes at the full max_tokens: the
+ * only bound that holds whatever the model writes. The reply's own max_tokens must fit too.
+ */
+export function worstPromptTokens(run: RunPlan, template: PromptTemplate, maxTokens: number): number {
+  const fixed = template.system.length + template.update.length + run.prompt.question.length + 16;
+  const perLine = template.neighbour.length + String(run.n).length;
+  return Math.ceil((fixed + run.k * perLine) / CHARS_PER_TOKEN) + (run.k + 1) * maxTokens;
+}
+
+/**
+ * Fails the plan, before anything runs, when a run's prompts may not fit the backend's context window:
+ * never truncate silently. Suggests the annealed mean field (`sample: k`) with the largest k that fits.
+ */
+export function checkContextBudget(spec: SweepSpec, runs: readonly RunPlan[], template: PromptTemplate, file: string): void {
+  const limit = spec.backend.kind === 'surrogate' ? undefined : spec.backend.max_context_tokens;
+  if (!limit) return;
+  const room = limit - spec.max_tokens;
+  for (const run of runs) {
+    const need = worstPromptTokens(run, template, spec.max_tokens);
+    if (need <= room) continue;
+    const gi = spec.geometries.findIndex((g) => g === run.geometry);
+    let k = run.k;
+    while (k > 1 && worstPromptTokens({ ...run, k }, template, spec.max_tokens) > room) k--;
+    const fix =
+      run.geometry.kind === 'meanfield'
+        ? `use {kind: meanfield, sample: ${k}} (annealed mean field) or sizes up to ${k + 1} for full mean field`
+        : `use smaller sizes, a smaller max_tokens, or a model with a longer context`;
+    throw new InputError(
+      file,
+      `geometries[${gi}]`,
+      `a ${run.geometryLabel} prompt at N = ${run.n} may need ${need.toLocaleString('en-US')} tokens (k = ${run.k} answers of up to max_tokens = ${spec.max_tokens}), over max_context_tokens ${limit.toLocaleString('en-US')} less the reply`,
+      fix,
+    );
+  }
+}

@@ -1,0 +1,47 @@
+import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { normaliseText, type Tag } from '@panta/core';
+
+/**
+ * Verdicts by (prompt, normalised response): identical pairs are judged once per sweep, and the cache lives
+ * in the corpus (`.state/judge-cache.jsonl`), so a resumed sweep does not pay for them again. Judge
+ * failures are not cached: a later encounter asks again.
+ */
+export class VerdictCache {
+  private readonly verdicts = new Map<string, Tag>();
+
+  constructor(private readonly file?: string) {
+    if (file && existsSync(file)) {
+      for (const line of readFileSync(file, 'utf8').split('\n')) {
+        if (!line.trim()) continue;
+        try {
+          const { key, tag } = JSON.parse(line) as { key: string; tag: Tag };
+          this.verdicts.set(key, tag);
+        } catch {
+          // a torn last line after a crash: that verdict is asked for again
+        }
+      }
+    }
+  }
+
+  static key(promptId: string, response: string): string {
+    return `${promptId}\u0000${normaliseText(response)}`;
+  }
+
+  get(key: string): Tag | undefined {
+    return this.verdicts.get(key);
+  }
+
+  get size(): number {
+    return this.verdicts.size;
+  }
+
+  set(key: string, tag: Tag): void {
+    if (tag === 'judge_failure' || this.verdicts.get(key) === tag) return;
+    this.verdicts.set(key, tag);
+    if (this.file) {
+      mkdirSync(dirname(this.file), { recursive: true });
+      appendFileSync(this.file, `${JSON.stringify({ key, tag })}\n`);
+    }
+  }
+}
