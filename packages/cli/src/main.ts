@@ -42,6 +42,26 @@ export function buildProgram(setExit: (code: number) => void): Command {
     });
 
   program
+    .command('serve-surrogate')
+    .description('serve the surrogate agent over HTTP: OpenAI-compatible (/v1/chat/completions, /v1/models) and Anthropic-compatible (/v1/messages)')
+    .option('--port <p>', 'port (0: any free port, printed on start)', (v) => Number(v), 8000)
+    .option('--host <h>', 'interface to bind', '127.0.0.1')
+    .option('--dataset <file>', 'prompt set the agent knows (JSON lines)', 'datasets/rheon6.jsonl')
+    .option('--template <file>', 'prompt template the clients render (default: the shipped one)')
+    .option('--model <name>', 'model name served', 'surrogate-potts-v1')
+    .option('--latency-ms <ms>', 'fixed latency per call', (v) => Number(v), 0)
+    .option('--slots <c>', 'continuous batching: concurrent sequences (0: unlimited, fixed latency only)', (v) => Number(v), 0)
+    .option('--token-ms <ms>', 'continuous batching: time per generated token at batch size 1', (v) => Number(v), 0)
+    .option('--batch-slowdown <x>', 'continuous batching: per-token time grows by this factor per running sequence', (v) => Number(v), 0)
+    .option('--fault-rate <r>', 'share of requests that fail (0..1)', (v) => Number(v), 0)
+    .option('--faults <kinds>', 'comma-separated: 429,500,503,timeout,reset,malformed,empty', '429,500,503,timeout,reset,malformed,empty')
+    .option('--fault-seed <s>', 'seed of the fault injector', (v) => Number(v), 0)
+    .action(async (opts: Record<string, unknown>) => {
+      const { serveSurrogateCommand } = await import('./commands/serve-surrogate.js');
+      setExit(await serveSurrogateCommand(opts));
+    });
+
+  program
     .command('schema')
     .description('print the JSON Schema of sweep specs (for editor completion)')
     .action(async () => {

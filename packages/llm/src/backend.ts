@@ -26,6 +26,8 @@ export interface ChatResult {
   completionTokens: number;
   /** Calls made for this result, retries included. */
   calls: number;
+  /** Duration of the call that produced the result, ms (real backends; excludes queueing and failed attempts). */
+  latencyMs?: number;
 }
 
 /** Every LLM backend (surrogate, OpenAI-compatible, Anthropic) is one of these. */

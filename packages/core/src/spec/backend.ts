@@ -21,27 +21,53 @@ export const surrogateBackendSchema = z.strictObject({
   latency_ms: z.number().nonnegative().default(0),
 });
 
+/** Optional price table (any currency, per million tokens): with it, runs report a cost. */
+export const priceSchema = z.strictObject({
+  prompt_per_mtok: z.number().nonnegative(),
+  completion_per_mtok: z.number().nonnegative(),
+});
+
 const endpointFields = {
-  /** One endpoint or several, balanced by least in-flight. */
+  /**
+   * One endpoint or several, balanced by least in-flight. OpenAI-compatible: the API root, e.g.
+   * `http://host:8000/v1` (a bare `http://host:8000` gets `/v1`). Anthropic: the origin (a trailing `/v1` is dropped).
+   */
   base_url: z.union([z.url(), z.array(z.url()).min(1)]),
   model: z.string().min(1),
+  /** Environment variable holding the API key (it must then be set). Default: none, the key `EMPTY` (local servers). */
   api_key_env: z.string().optional(),
+  /** Requests open at once per endpoint (default 64); more wait in a FIFO queue. */
   max_in_flight: z.int().positive().default(64),
+  /** Timeout of one attempt, from sending to the whole reply read (default 120000). */
   timeout_ms: z.int().positive().default(120_000),
+  /** Retries after the first attempt on 429, 408, 409, 5xx, timeouts, resets and malformed replies (default 8). */
   max_retries: z.int().nonnegative().default(8),
+  /** The model's context window; prompts estimated beyond it fail the plan. Default: no check. */
   max_context_tokens: z.int().positive().optional(),
+  /** Default: no price, no cost reported. */
+  price: priceSchema.optional(),
 };
 
 export const openaiBackendSchema = z.strictObject({
   kind: z.literal('openai'),
   ...endpointFields,
+  /** Which extras the server accepts. Default: probed once per endpoint from `GET /v1/models`, else `openai`. */
   server: z.enum(['vllm', 'llamacpp', 'ollama', 'openai']).optional(),
+  /** Qwen3-style thinking, sent to vLLM as `chat_template_kwargs: {enable_thinking}` (default false). */
+  thinking: z.boolean().default(false),
 });
 
 export const anthropicBackendSchema = z.strictObject({
   kind: z.literal('anthropic'),
   ...endpointFields,
+  /** Default: the SDK's, https://api.anthropic.com (or ANTHROPIC_BASE_URL). */
   base_url: z.url().optional(),
+  /**
+   * The `anthropic-version` header (default 2023-06-01, the version that accepts a sampling temperature).
+   * Versions from 2026-10-21 (the SDK 1.x default) refuse temperature, top_p and top_k with a 400, so with
+   * them no temperature is sent: the model samples at its own setting and T is only a label.
+   */
+  api_version: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date, YYYY-MM-DD').default('2023-06-01'),
 });
 
 export const backendSchema = z.discriminatedUnion('kind', [
@@ -52,3 +78,6 @@ export const backendSchema = z.discriminatedUnion('kind', [
 
 export type BackendSpec = z.infer<typeof backendSchema>;
 export type SurrogateBackendSpec = z.infer<typeof surrogateBackendSchema>;
+export type OpenAIBackendSpec = z.infer<typeof openaiBackendSchema>;
+export type AnthropicBackendSpec = z.infer<typeof anthropicBackendSchema>;
+export type PriceTable = z.infer<typeof priceSchema>;

@@ -1,0 +1,131 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { estimateTokens, type AnthropicBackendSpec } from '@panta/core';
+import type { ChatRequest, ChatResult, LlmBackend } from '../backend.js';
+import type { RealBackendOptions } from '../openai/backend.js';
+import { anthropicBase, resolveApiKey } from '../openai/endpoint.js';
+import { MalformedReplyError } from '../retry/errors.js';
+import { RetryingCaller } from '../retry/policy.js';
+
+/** The SDK's default endpoint, used as the endpoint's name in errors when the spec gives none. */
+const DEFAULT_BASE = 'https://api.anthropic.com';
+
+/** The first API version that refuses temperature, top_p and top_k (a 400 even at default values). */
+export const NO_SAMPLING_API_VERSION = '2026-10-21';
+
+/**
+ * Anthropic's Messages API through `@anthropic-ai/sdk` (SDK retries off; the shared RetryingCaller retries,
+ * with `max_in_flight` requests open at most). Each request: the system prompt as a string, one user message,
+ * max_tokens, and the temperature when the spec's `api_version` still accepts one (the default 2023-06-01
+ * does; SDK 1.x would send 2026-10-21, which refuses it, so the header is pinned from the spec). No top_p
+ * nor top_k: they default to off. The API has no seed, so the event's seed goes in `metadata.user_id` as
+ * `seed:<seed>`, where the project's surrogate server reads it; the hosted API treats it as an opaque user id.
+ * The key goes both as `Authorization: Bearer` (SDK 1.x) and `x-api-key` (older servers and proxies).
+ * Text is the concatenated text blocks; finish reasons are mapped to the OpenAI vocabulary (end_turn,
+ * stop_sequence: stop; max_tokens: length); prompt tokens count cache reads and writes too.
+ */
+export class AnthropicBackend implements LlmBackend {
+  readonly kind = 'anthropic';
+  readonly model: string;
+  readonly endpoint: string;
+  private readonly client: Anthropic;
+  private readonly caller: RetryingCaller;
+  /** false from API version 2026-10-21 on: the API refuses any temperature. */
+  readonly sendsTemperature: boolean;
+
+  constructor(
+    readonly spec: AnthropicBackendSpec,
+    options: RealBackendOptions = {},
+  ) {
+    this.model = spec.model;
+    const apiKey = resolveApiKey(spec.api_key_env, options.file ?? 'sweep spec', options.env);
+    const baseURL = spec.base_url === undefined ? undefined : anthropicBase(spec.base_url);
+    this.endpoint = baseURL ?? process.env['ANTHROPIC_BASE_URL'] ?? DEFAULT_BASE;
+    this.sendsTemperature = spec.api_version < NO_SAMPLING_API_VERSION;
+    this.client = new Anthropic({
+      apiKey,
+      ...(baseURL ? { baseURL } : {}),
+      maxRetries: 0,
+      timeout: spec.timeout_ms,
+      defaultHeaders: { 'anthropic-version': spec.api_version, 'x-api-key': apiKey },
+    });
+    this.caller = new RetryingCaller({
+      backend: 'anthropic',
+      endpoints: [this.endpoint],
+      maxInFlight: spec.max_in_flight,
+      maxRetries: spec.max_retries,
+      timeoutMs: spec.timeout_ms,
+      tuning: options.retry,
+      onRetry: options.onRetry,
+    });
+  }
+
+  async complete(request: ChatRequest): Promise<ChatResult> {
+    const messages = request.messages();
+    // Built once: every attempt sends the same body, with the same seed.
+    const body: Record<string, unknown> = {
+      model: this.model,
+      max_tokens: request.maxTokens,
+      ...(this.sendsTemperature ? { temperature: request.temperature } : {}),
+      system: messages.system,
+      messages: [{ role: 'user', content: messages.user }],
+      metadata: { user_id: `seed:${request.seed}` },
+    };
+    const outcome = await this.caller.call(async (_endpoint, signal) => {
+      const reply: unknown = await this.client.messages.create(body as unknown as Anthropic.MessageCreateParamsNonStreaming, { signal, timeout: this.spec.timeout_ms, maxRetries: 0 });
+      return readMessage(reply);
+    });
+    const reply = outcome.value;
+    return {
+      text: reply.text,
+      finishReason: reply.finishReason,
+      promptTokens: reply.promptTokens ?? estimateTokens(messages.system) + estimateTokens(messages.user),
+      completionTokens: reply.completionTokens ?? estimateTokens(reply.text),
+      calls: outcome.attempts,
+      latencyMs: Math.round(outcome.latencyMs),
+    };
+  }
+
+  stats(): ReturnType<RetryingCaller['stats']> {
+    return this.caller.stats();
+  }
+
+  /** Fails calls still queued or open (LlmCallError, not retried). */
+  async close(): Promise<void> {
+    this.caller.close();
+  }
+}
+
+interface MessageReply {
+  text: string;
+  finishReason: string;
+  promptTokens: number | undefined;
+  completionTokens: number | undefined;
+}
+
+const FINISH: Record<string, string> = { end_turn: 'stop', stop_sequence: 'stop', max_tokens: 'length' };
+
+/** Checks a Messages reply: an object whose content holds text blocks with some text. */
+export function readMessage(reply: unknown): MessageReply {
+  if (typeof reply !== 'object' || reply === null) {
+    throw new MalformedReplyError(typeof reply === 'string' ? `not JSON: ${JSON.stringify(reply.slice(0, 80))}` : `no body (${String(reply)})`);
+  }
+  const { content, stop_reason, usage } = reply as {
+    content?: unknown;
+    stop_reason?: unknown;
+    usage?: { input_tokens?: unknown; output_tokens?: unknown; cache_creation_input_tokens?: unknown; cache_read_input_tokens?: unknown } | null;
+  };
+  if (!Array.isArray(content)) throw new MalformedReplyError('no content');
+  const text = content
+    .filter((b): b is { type: 'text'; text: string } => typeof b === 'object' && b !== null && b.type === 'text' && typeof b.text === 'string')
+    .map((b) => b.text)
+    .join('');
+  if (text.trim() === '') throw new MalformedReplyError('no text in content');
+  const input = count(usage?.input_tokens);
+  const prompt = input === undefined ? undefined : input + (count(usage?.cache_creation_input_tokens) ?? 0) + (count(usage?.cache_read_input_tokens) ?? 0);
+  const reason = typeof stop_reason === 'string' && stop_reason !== '' ? stop_reason : 'unknown';
+  return { text, finishReason: FINISH[reason] ?? reason, promptTokens: prompt, completionTokens: count(usage?.output_tokens) };
+}
+
+function count(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined;
+}

@@ -1,0 +1,179 @@
+import OpenAI from 'openai';
+import { estimateTokens, type OpenAIBackendSpec } from '@panta/core';
+import type { ChatRequest, ChatResult, LlmBackend } from '../backend.js';
+import { EndpointUnreachableError, MalformedReplyError } from '../retry/errors.js';
+import { RetryingCaller, type RetryEvent, type RetryTuning } from '../retry/policy.js';
+import { buildChatBody } from './body.js';
+import { endpointList, openaiApiRoot, resolveApiKey } from './endpoint.js';
+import { probeServer, type ServerInfo, type ServerKind } from './probe.js';
+
+/** Options of the real backends that are not part of the sweep spec (tests, logging, metrics). */
+export interface RealBackendOptions {
+  /** Names the sweep spec in input errors (a missing API key variable). */
+  file?: string;
+  /** Back-off constants (tests shrink them). */
+  retry?: Partial<RetryTuning>;
+  /** Called before each retry's wait: for logs and metrics. Holds no key and no prompt. */
+  onRetry?: (event: RetryEvent) => void;
+  /** Timeout of the `/v1/models` probe (default min(timeout_ms, 10000)). */
+  probeTimeoutMs?: number;
+  /** Where the API key variable is read (default process.env). */
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface OpenAIBackendStats {
+  attempts: number;
+  retries: number;
+  failures: number;
+  inFlight: number[];
+  peakInFlight: number[];
+  queued: number;
+  /** vLLM fixed-length replies whose usage.completion_tokens differed from max_tokens (recorded as they came). */
+  fixedLengthMismatches: number;
+}
+
+/**
+ * An OpenAI-compatible server (vLLM, llama.cpp, Ollama, OpenAI) through the `openai` SDK: one client per
+ * endpoint with the SDK's retries off (the shared RetryingCaller retries), least-in-flight balancing with
+ * `max_in_flight` per endpoint, and explicit sampling on every request (see buildChatBody).
+ *
+ * Fixed length: vLLM is asked for exactly max_tokens (min_tokens = max_tokens, ignore_eos). When vLLM's
+ * usage.completion_tokens still differs, the reply is kept as it came (its real token count is recorded and
+ * `stats().fixedLengthMismatches` counts it): another attempt with the same seed would give the same reply.
+ */
+export class OpenAICompatibleBackend implements LlmBackend {
+  readonly kind = 'openai';
+  readonly model: string;
+  /** API roots, one per endpoint. */
+  readonly endpoints: readonly string[];
+  private readonly clients: OpenAI[];
+  private readonly caller: RetryingCaller;
+  private readonly apiKey: string;
+  private readonly probeTimeoutMs: number;
+  /** What each endpoint is, once known (from the spec hint, or a probe that got an answer). */
+  private readonly known: (ServerInfo | undefined)[];
+  /** The probes started with the backend; calls wait for them once. */
+  private readonly started: Promise<void>;
+  /** Ends probes still running when the backend is closed. */
+  private readonly probes = new AbortController();
+  private fixedLengthMismatches = 0;
+
+  constructor(
+    readonly spec: OpenAIBackendSpec,
+    options: RealBackendOptions = {},
+  ) {
+    this.model = spec.model;
+    this.endpoints = endpointList(spec.base_url).map(openaiApiRoot);
+    const apiKey = resolveApiKey(spec.api_key_env, options.file ?? 'sweep spec', options.env);
+    this.apiKey = apiKey;
+    this.clients = this.endpoints.map((baseURL) => new OpenAI({ apiKey, baseURL, maxRetries: 0, timeout: spec.timeout_ms }));
+    this.caller = new RetryingCaller({
+      backend: 'openai',
+      endpoints: this.endpoints,
+      maxInFlight: spec.max_in_flight,
+      maxRetries: spec.max_retries,
+      timeoutMs: spec.timeout_ms,
+      tuning: options.retry,
+      onRetry: options.onRetry,
+    });
+    this.probeTimeoutMs = options.probeTimeoutMs ?? Math.min(spec.timeout_ms, 10_000);
+    const hint = spec.server;
+    this.known = this.endpoints.map(() => (hint ? { server: hint, fromSpec: true } : undefined));
+    this.started = hint
+      ? Promise.resolve()
+      : Promise.all(
+          this.endpoints.map(async (root, i) => {
+            this.known[i] = await probeServer(root, apiKey, spec.model, AbortSignal.any([this.probes.signal, AbortSignal.timeout(this.probeTimeoutMs)]));
+          }),
+        ).then(() => undefined);
+  }
+
+  /**
+   * What each endpoint is: the spec's `server` hint, or what `GET /v1/models` said (undefined for an endpoint
+   * that has not answered yet).
+   */
+  async serverInfo(): Promise<(ServerInfo | undefined)[]> {
+    await this.started;
+    return [...this.known];
+  }
+
+  /** The endpoint's kind; an endpoint that did not answer its probe is asked again, within the attempt. */
+  private async serverOf(endpoint: number, signal: AbortSignal): Promise<ServerKind> {
+    const known = this.known[endpoint];
+    if (known) return known.server;
+    const info = await probeServer(this.endpoints[endpoint]!, this.apiKey, this.model, AbortSignal.any([signal, AbortSignal.timeout(this.probeTimeoutMs)]));
+    if (!info) throw new EndpointUnreachableError(`${this.endpoints[endpoint]}/models did not answer`);
+    this.known[endpoint] = info;
+    return info.server;
+  }
+
+  async complete(request: ChatRequest): Promise<ChatResult> {
+    await this.started;
+    const messages = request.messages();
+    // One body per server kind, built once: every attempt of this event sends the same body and seed.
+    const bodies = new Map<ServerKind, Record<string, unknown>>();
+    const bodyFor = (server: ServerKind): Record<string, unknown> => {
+      let body = bodies.get(server);
+      if (!body) bodies.set(server, (body = buildChatBody(this.model, messages, request, server, this.spec.thinking)));
+      return body;
+    };
+    const outcome = await this.caller.call(async (endpoint, signal) => {
+      const server = await this.serverOf(endpoint, signal);
+      const reply: unknown = await this.clients[endpoint]!.chat.completions.create(
+        bodyFor(server) as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming,
+        { signal, timeout: this.spec.timeout_ms, maxRetries: 0 },
+      );
+      return { reply: readCompletion(reply), server };
+    });
+    const { reply, server } = outcome.value;
+    if (server === 'vllm' && request.fixedLength && reply.completionTokens !== request.maxTokens) this.fixedLengthMismatches++;
+    return {
+      text: reply.text,
+      finishReason: reply.finishReason,
+      promptTokens: reply.promptTokens ?? estimateTokens(messages.system) + estimateTokens(messages.user),
+      completionTokens: reply.completionTokens ?? estimateTokens(reply.text),
+      calls: outcome.attempts,
+      latencyMs: Math.round(outcome.latencyMs),
+    };
+  }
+
+  stats(): OpenAIBackendStats {
+    return { ...this.caller.stats(), fixedLengthMismatches: this.fixedLengthMismatches };
+  }
+
+  /** Fails calls still queued or open (LlmCallError, not retried). */
+  async close(): Promise<void> {
+    this.probes.abort();
+    this.caller.close();
+  }
+}
+
+interface Completion {
+  text: string;
+  finishReason: string;
+  promptTokens: number | undefined;
+  completionTokens: number | undefined;
+}
+
+/** Checks a chat completion: a JSON object with choices[0].message.content a non-empty string. */
+export function readCompletion(reply: unknown): Completion {
+  if (typeof reply !== 'object' || reply === null) {
+    throw new MalformedReplyError(typeof reply === 'string' ? `not JSON: ${JSON.stringify(reply.slice(0, 80))}` : `no body (${String(reply)})`);
+  }
+  const { choices, usage } = reply as { choices?: unknown; usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null };
+  if (!Array.isArray(choices) || choices.length === 0) throw new MalformedReplyError('no choices');
+  const choice = choices[0] as { message?: { content?: unknown } | null; finish_reason?: unknown } | null;
+  const content = choice?.message?.content;
+  if (typeof content !== 'string') throw new MalformedReplyError('choices[0].message.content is missing');
+  if (content.trim() === '') throw new MalformedReplyError('choices[0].message.content is empty');
+  return {
+    text: content,
+    finishReason: typeof choice?.finish_reason === 'string' && choice.finish_reason !== '' ? choice.finish_reason : 'unknown',
+    promptTokens: count(usage?.prompt_tokens),
+    completionTokens: count(usage?.completion_tokens),
+  };
+}
+
+function count(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined;
+}

@@ -1,0 +1,229 @@
+import { classifyFailure, type Failure } from './classify.js';
+import { BackendClosedError, LlmCallError } from './errors.js';
+import { EndpointPool } from './pool.js';
+
+/** Back-off constants; the defaults suit real servers, tests shrink them. */
+export interface RetryTuning {
+  /** First back-off ceiling (ms); doubles per retry. Default 250. */
+  baseDelayMs: number;
+  /** Largest back-off ceiling (ms). Default 20000. */
+  maxDelayMs: number;
+  /** Largest Retry-After honoured (ms); a longer one is cut to this. Default 60000. */
+  maxRetryAfterMs: number;
+  /** Uniform [0, 1) source of the jitter. Default Math.random (jitter needs no seed: it never reaches the corpus). */
+  random: () => number;
+  /**
+   * After an attempt this side aborted (its timeout), its slot stays taken this long (ms) before the next
+   * request may use it: the server counts the abandoned request as open until the closed connection reaches
+   * it, and must never see more than max_in_flight. Default 50.
+   */
+  abortGraceMs: number;
+}
+
+export const DEFAULT_RETRY_TUNING: RetryTuning = {
+  baseDelayMs: 250,
+  maxDelayMs: 20_000,
+  maxRetryAfterMs: 60_000,
+  random: Math.random,
+  abortGraceMs: 50,
+};
+
+/** What a retry hook sees (for logs and metrics; it holds no key and no prompt). */
+export interface RetryEvent {
+  backend: string;
+  endpoint: string;
+  /** The attempt that failed (1 = the first). */
+  attempt: number;
+  reason: string;
+  status?: number;
+  /** Wait before the next attempt. */
+  delayMs: number;
+}
+
+/**
+ * Delay before retry number `retry` (1 = the first retry): the server's Retry-After when it sent one (capped,
+ * plus up to 10% / 1 s of jitter so that a crowd told the same instant does not return together), else
+ * exponential back-off with full jitter: uniform in [0, min(maxDelayMs, baseDelayMs * 2^(retry - 1))].
+ */
+export function retryDelayMs(retry: number, failure: Pick<Failure, 'retryAfterMs'>, tuning: RetryTuning): number {
+  if (failure.retryAfterMs !== undefined) {
+    const after = Math.min(failure.retryAfterMs, tuning.maxRetryAfterMs);
+    return after + tuning.random() * Math.min(after * 0.1, 1000);
+  }
+  const ceiling = Math.min(tuning.maxDelayMs, tuning.baseDelayMs * 2 ** Math.min(retry - 1, 30));
+  return tuning.random() * ceiling;
+}
+
+export interface RetryingCallerOptions {
+  /** `openai` | `anthropic`: names the backend in errors. */
+  backend: string;
+  /** One label (the base URL) per endpoint. */
+  endpoints: readonly string[];
+  /** Per-endpoint cap on open requests. */
+  maxInFlight: number;
+  maxRetries: number;
+  /** Per-attempt timeout: from sending the request to having read and checked the whole reply. */
+  timeoutMs: number;
+  tuning?: Partial<RetryTuning>;
+  onRetry?: ((event: RetryEvent) => void) | undefined;
+}
+
+export interface CallOutcome<T> {
+  value: T;
+  /** Attempts made, the successful one included. */
+  attempts: number;
+  /** Endpoint index of the successful attempt. */
+  endpoint: number;
+  /** Duration of the successful attempt (ms). */
+  latencyMs: number;
+}
+
+/**
+ * The retry policy both real backends share. One call: take a slot on the least-busy endpoint (waiting in
+ * FIFO order when all are at their cap), run one attempt under an AbortSignal that fires after `timeoutMs`,
+ * give the slot back, and on a retryable failure wait (Retry-After or jittered exponential back-off, holding
+ * no slot) and go again, preferring another endpoint, up to `maxRetries` retries. The attempt function gets
+ * the same inputs each time: callers build the request body (and its seed) once, outside it.
+ */
+export class RetryingCaller {
+  readonly pool: EndpointPool;
+  private readonly tuning: RetryTuning;
+  private readonly controllers = new Set<AbortController>();
+  private readonly sleepers = new Set<() => void>();
+  private closed = false;
+  private attemptsMade = 0;
+  private retriesMade = 0;
+  private failuresMade = 0;
+
+  constructor(private readonly options: RetryingCallerOptions) {
+    this.pool = new EndpointPool(options.endpoints.length, options.maxInFlight);
+    this.tuning = { ...DEFAULT_RETRY_TUNING, ...options.tuning };
+  }
+
+  async call<T>(attempt: (endpoint: number, signal: AbortSignal) => Promise<T>): Promise<CallOutcome<T>> {
+    const { backend, endpoints, maxRetries, timeoutMs } = this.options;
+    let attempts = 0;
+    let avoid = -1;
+    for (;;) {
+      if (this.closed) throw this.closedError(attempts, endpoints[Math.max(avoid, 0)]!);
+      let endpoint: number;
+      try {
+        endpoint = await this.pool.acquire(avoid);
+      } catch (err) {
+        throw this.closedError(attempts, endpoints[Math.max(avoid, 0)]!, err);
+      }
+      attempts++;
+      this.attemptsMade++;
+      const controller = new AbortController();
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        controller.abort(new Error(`timeout after ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.controllers.add(controller);
+      const started = performance.now();
+      let failure: Failure;
+      let cause: unknown;
+      try {
+        const value = await settleOrAbort(attempt(endpoint, controller.signal), controller.signal);
+        return { value, attempts, endpoint, latencyMs: performance.now() - started };
+      } catch (err) {
+        cause = this.closed ? new BackendClosedError('backend closed during the call') : err;
+        failure = classifyFailure(cause, timedOut, timeoutMs);
+      } finally {
+        clearTimeout(timer);
+        this.controllers.delete(controller);
+        if (timedOut && this.tuning.abortGraceMs > 0) {
+          const slot = endpoint;
+          setTimeout(() => this.pool.release(slot), this.tuning.abortGraceMs);
+        } else {
+          this.pool.release(endpoint);
+        }
+      }
+      const label = endpoints[endpoint]!;
+      if (!failure.retry || attempts > maxRetries) {
+        this.failuresMade++;
+        throw new LlmCallError({ backend, endpoint: label, attempts, exhausted: failure.retry, reason: failure.reason, status: failure.status, cause });
+      }
+      const delayMs = retryDelayMs(attempts, failure, this.tuning);
+      this.retriesMade++;
+      this.options.onRetry?.({ backend, endpoint: label, attempt: attempts, reason: failure.reason, ...(failure.status !== undefined ? { status: failure.status } : {}), delayMs });
+      await this.sleep(delayMs);
+      avoid = endpoint;
+    }
+  }
+
+  /** Counters since start: attempts, retries, calls that failed for good; open requests per endpoint. */
+  stats(): { attempts: number; retries: number; failures: number; inFlight: number[]; peakInFlight: number[]; queued: number } {
+    return {
+      attempts: this.attemptsMade,
+      retries: this.retriesMade,
+      failures: this.failuresMade,
+      inFlight: this.pool.inFlight(),
+      peakInFlight: this.pool.peakInFlight(),
+      queued: this.pool.waiting,
+    };
+  }
+
+  /** Fails queued, sleeping and open calls with a not-retried LlmCallError; later calls fail at once. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.pool.close(new BackendClosedError('backend closed'));
+    for (const c of this.controllers) c.abort(new BackendClosedError('backend closed'));
+    for (const wake of this.sleepers) wake();
+    this.sleepers.clear();
+  }
+
+  private closedError(attempts: number, endpoint: string, cause?: unknown): LlmCallError {
+    return new LlmCallError({
+      backend: this.options.backend,
+      endpoint,
+      attempts,
+      exhausted: false,
+      reason: 'backend closed',
+      cause: cause ?? new BackendClosedError('backend closed'),
+    });
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (ms <= 0 || this.closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        clearTimeout(timer);
+        this.sleepers.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      this.sleepers.add(wake);
+    });
+  }
+}
+
+/**
+ * The attempt's promise, or a rejection as soon as its signal aborts, whichever comes first: a backstop, so
+ * that the timeout bounds the attempt even if a client were to ignore the signal somewhere.
+ */
+function settleOrAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    work.catch(() => {});
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => {
+      work.catch(() => {});
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}

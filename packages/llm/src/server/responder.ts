@@ -1,0 +1,57 @@
+import { DEFAULT_TEMPLATE, estimateTokens, surrogateBackendSchema, type PromptTemplate } from '@panta/core';
+import { SurrogateAgent } from '../surrogate/agent.js';
+import { compilePromptParser, type PromptParser } from '../surrogate/parse-prompt.js';
+import { RequestError, type GenerationRequest, type GenerationResult, type SurrogateServerOptions } from './types.js';
+
+/**
+ * Answers a generation request exactly as the in-process SurrogateBackend answers the same event: the prompt
+ * is parsed back into (question, previous answer, neighbour answers), the agent replies for the request's
+ * seed and temperature, and tokens are counted the same way (about four characters a token).
+ */
+export class SurrogateResponder {
+  readonly model: string;
+  readonly template: PromptTemplate;
+  private readonly parser: PromptParser;
+  private readonly agents = new Map<string, SurrogateAgent>();
+
+  constructor(options: SurrogateServerOptions) {
+    const spec = surrogateBackendSchema.parse({ kind: 'surrogate', ...options.surrogate, ...(options.model ? { model: options.model } : {}) });
+    this.model = spec.model;
+    this.template = options.template ?? DEFAULT_TEMPLATE;
+    this.parser = compilePromptParser(this.template, options.templateFile, { multilineQuestions: options.prompts.some((p) => p.question.includes('\n')) });
+    for (const p of options.prompts) this.agents.set(p.question, new SurrogateAgent(p, spec));
+  }
+
+  get promptCount(): number {
+    return this.agents.size;
+  }
+
+  answer(request: GenerationRequest): GenerationResult {
+    const { system, user } = request.messages;
+    const parsed = this.parser.parse(request.messages);
+    if (!parsed) {
+      const why = system !== this.template.system ? 'the system message is not the template\'s' : 'the user message is not a rendering of the template';
+      throw new RequestError(
+        400,
+        `messages: ${why} (the surrogate reads the prompt back with the template it was started with; answers must not contain newlines)`,
+        'messages',
+      );
+    }
+    const agent = this.agents.get(parsed.question);
+    if (!agent) {
+      throw new RequestError(400, `messages: unknown question ${JSON.stringify(parsed.question)}: not in the server's prompt set (${this.agents.size} prompts)`, 'messages');
+    }
+    const { text } = agent.reply(request.seed, request.temperature, parsed.previous, parsed.neighbourAnswers);
+    // The in-process backend's accounting (packages/llm/src/surrogate/backend.ts), term for term.
+    const natural = estimateTokens(text);
+    const max = request.maxTokens ?? Infinity;
+    const fixed = request.fixedLength && request.maxTokens !== undefined;
+    const completionTokens = fixed ? max : Math.min(Math.max(natural, request.minTokens), max);
+    return {
+      text,
+      finishReason: fixed && natural < max ? 'length' : 'stop',
+      promptTokens: Math.ceil(system.length / 4) + Math.ceil(user.length / 4),
+      completionTokens,
+    };
+  }
+}

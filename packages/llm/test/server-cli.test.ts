@@ -1,0 +1,54 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
+import { DEFAULT_TEMPLATE, renderPrompt } from '@panta/core';
+import { panta, ROOT } from '../../../test/helpers.js';
+
+const BIN = join(ROOT, 'packages', 'cli', 'bin', 'panta.js');
+
+describe('panta serve-surrogate (the built binary)', () => {
+  it('prints where it listens, serves the OpenAI API, and exits 0 on SIGTERM after closing', async () => {
+    const child = spawn(process.execPath, [BIN, 'serve-surrogate', '--port', '0', '--slots', '8', '--token-ms', '1'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const line = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (d: Buffer) => {
+        stdout += d.toString();
+        if (stdout.includes('\n')) resolve(stdout.split('\n')[0]!);
+      });
+      child.on('exit', () => reject(new Error(`exited early: ${stderr}`)));
+    });
+    try {
+      expect(line).toMatch(/^serve-surrogate listening on http:\/\/127\.0\.0\.1:\d+\/v1 \(model surrogate-potts-v1, 6 prompts\)$/);
+      const baseURL = /(http:\S+)/.exec(line)![1]!;
+      const client = new OpenAI({ baseURL, apiKey: 'unused', maxRetries: 0 });
+      expect((await client.models.list()).data[0]!.id).toBe('surrogate-potts-v1');
+      const m = renderPrompt(DEFAULT_TEMPLATE, { question: 'How old was Queen Elizabeth II when she died?', sweep: 0, temperature: 0.7, neighbourAgents: [], neighbourAnswers: [] });
+      const r = await client.chat.completions.create({ model: 'surrogate-potts-v1', messages: [{ role: 'system', content: m.system }, { role: 'user', content: m.user }], seed: 1, max_tokens: 100 });
+      expect(r.choices[0]!.message.content!.length).toBeGreaterThan(0);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+    expect(stderr).toMatch(/SIGTERM: stopped after 2 requests/);
+  });
+
+  it('bad options: one line naming the option and the fix, exit 2', () => {
+    for (const [args, text] of [
+      [['--fault-rate', '1.5'], /^panta: serve-surrogate: --fault-rate: expected a share in 0\.\.1, got "1\.5"; fix: /],
+      [['--faults', '429,teapot'], /^panta: serve-surrogate: --faults: unknown fault kind "teapot"; fix: /],
+      [['--slots', '-1'], /^panta: serve-surrogate: --slots: /],
+      [['--token-ms', '2'], /^panta: serve-surrogate: --token-ms: .*--slots/],
+      [['--dataset', 'no/such.jsonl'], /^panta: serve-surrogate: --dataset: cannot read no\/such\.jsonl/],
+    ] as const) {
+      const r = panta(['serve-surrogate', '--port', '0', ...args]);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(text);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stdout).toBe('');
+    }
+  });
+});
