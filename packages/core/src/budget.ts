@@ -16,6 +16,15 @@ export function worstPromptTokens(run: RunPlan, template: PromptTemplate, maxTok
   return Math.ceil((fixed + run.k * perLine) / CHARS_PER_TOKEN) + (run.k + 1) * maxTokens;
 }
 
+/** Fails the plan when the backend cannot take the grid's temperatures (Anthropic: 0 to 1). */
+export function checkBackendLimits(spec: SweepSpec, file: string): void {
+  if (spec.backend.kind !== 'anthropic') return;
+  const i = spec.temperatures.findIndex((t) => t > 1);
+  if (i >= 0) {
+    throw new InputError(file, `temperatures[${i}]`, `${spec.temperatures[i]} is above 1, the highest temperature the Anthropic API accepts`, 'use temperatures from 0 to 1 with an anthropic backend');
+  }
+}
+
 /**
  * Fails the plan, before anything runs, when a run's prompts may not fit the backend's context window:
  * never truncate silently. Suggests the annealed mean field (`sample: k`) with the largest k that fits.

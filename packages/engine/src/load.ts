@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import {
   DEFAULT_TEMPLATE,
+  checkBackendLimits,
   checkContextBudget,
   InputError,
   parseDataset,
@@ -84,6 +85,7 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
     edgeTexts.push(text);
   });
   const runs = planSweep(spec, prompts, specPath, edgeLists);
+  checkBackendLimits(spec, specPath);
   checkContextBudget(spec, runs, template, specPath);
   const out = resolve(overrides.out ?? spec.out ?? `runs/${spec.name}`);
   const { concurrency: _c, out: _o, lookahead: _l, ...determining } = spec;

@@ -1,0 +1,61 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseDataset } from '@panta/core';
+import { queryRows } from '@panta/corpus';
+import { startSurrogateServer, type SurrogateServer } from '@panta/llm';
+import { runSweep } from '../src/index.js';
+import { RHEON6, tempDir, writeSpec } from '../../../test/helpers.js';
+
+const prompts = parseDataset(readFileSync(RHEON6, 'utf8'), RHEON6);
+let clean: SurrogateServer;
+let faulty: SurrogateServer;
+
+beforeAll(async () => {
+  clean = await startSurrogateServer({ prompts });
+  faulty = await startSurrogateServer({ prompts, faults: { rate: 0.2, seed: 5 } });
+});
+afterAll(async () => {
+  await clean.close();
+  await faulty.close();
+});
+
+const spec = (backend: string) => `name: faults
+dataset: ${RHEON6}
+prompts: [fq117, fq367]
+geometries: [ring, {kind: meanfield, sample: 4}]
+sizes: [16]
+temperatures: [0.3, 0.9]
+sweeps: 3
+seed: 21
+concurrency: 32
+backend: ${backend}
+`;
+
+const rows = (out: string) =>
+  queryRows(`SELECT * EXCLUDE (latency_ms, created_at) FROM read_parquet('${out}/events/*.parquet') ORDER BY run_id, event`);
+
+describe.each(['openai', 'anthropic'])('%s backend against serve-surrogate with 20%% faults of every kind', (kind) => {
+  it('completes, writes the corpus of the fault-free sweep, and never exceeds max_in_flight', async () => {
+    const dir = tempDir();
+    const backend = (url: string) =>
+      `{kind: ${kind}, base_url: "${kind === 'openai' ? `${url}/v1` : url}", model: surrogate-potts-v1, max_in_flight: 6, timeout_ms: 2000, max_retries: 12}`;
+    const a = await runSweep(writeSpec(dir, spec(backend(clean.url)), 'clean.yaml'), { out: join(dir, 'clean') });
+    const before = faulty.stats();
+    const b = await runSweep(writeSpec(dir, spec(backend(faulty.url)), 'faulty.yaml'), { out: join(dir, 'faulty') });
+    expect(a.status).toBe('complete');
+    expect(b.status).toBe('complete');
+    const stats = faulty.stats();
+    const injected = Object.values(stats.faults).reduce((s, n) => s + n, 0) - Object.values(before.faults).reduce((s, n) => s + n, 0);
+    expect(injected).toBeGreaterThan(40);
+    for (const k of ['429', '500', '503', 'timeout', 'reset', 'malformed', 'empty'] as const) expect(stats.faults[k], k).toBeGreaterThan(0);
+    expect(stats.maxConcurrent).toBeLessThanOrEqual(6);
+    const [ra, rb] = [await rows(join(dir, 'clean')), await rows(join(dir, 'faulty'))];
+    expect(ra.length).toBe(2 * 2 * 2 * 16 * 4);
+    expect(rb).toEqual(ra);
+    expect(ra[0]!.backend).toBe(kind);
+    const [runs] = await queryRows(`SELECT sum(calls) AS calls, sum(retries) AS retries, sum(events) AS events FROM '${dir}/faulty/runs.parquet'`);
+    expect(Number(runs!.retries)).toBeGreaterThan(40);
+    expect(Number(runs!.calls)).toBe(Number(runs!.events) + Number(runs!.retries));
+  });
+});
