@@ -58,6 +58,23 @@ function parseEdges(text: string, file: string): [number, number][] {
   return edges;
 }
 
+/** Where a backend is and how it is called: settings that do not change what it answers. */
+const OPERATIONAL_BACKEND_KEYS = ['base_url', 'api_key_env', 'max_in_flight', 'timeout_ms', 'max_retries', 'max_context_tokens', 'price', 'latency_ms'];
+
+function operationalFree(backend: object): object {
+  return Object.fromEntries(Object.entries(backend).filter(([k]) => !OPERATIONAL_BACKEND_KEYS.includes(k)));
+}
+
+/**
+ * What determines a corpus: the spec less how it is executed (concurrency, look-ahead, output folder) and
+ * where the model is served (endpoints, keys, limits, prices). A sweep resumes against another endpoint
+ * of the same model; it refuses a corpus made by another model or grid.
+ */
+export function corpusIdentity(spec: SweepSpec): object {
+  const { concurrency: _c, out: _o, lookahead: _l, backend, judge, ...rest } = spec;
+  return { ...rest, backend: operationalFree(backend), judge: judge.kind === 'llm' ? { ...judge, backend: operationalFree(judge.backend) } : judge };
+}
+
 export function loadSweep(specPath: string, overrides: SweepOverrides = {}): LoadedSweep {
   const specFile = resolve(specPath);
   if (!existsSync(specFile)) throw new InputError(specPath, '', 'the sweep spec does not exist', 'give the path of a YAML sweep spec, e.g. examples/quickstart.yaml');
@@ -88,7 +105,7 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
   checkBackendLimits(spec, specPath);
   checkContextBudget(spec, runs, template, specPath);
   const out = resolve(overrides.out ?? spec.out ?? `runs/${spec.name}`);
-  const { concurrency: _c, out: _o, lookahead: _l, ...determining } = spec;
+  const determining = corpusIdentity(spec);
   const fingerprint = createHash('sha256')
     .update(JSON.stringify(determining))
     .update('\0')

@@ -59,3 +59,29 @@ describe.each(['openai', 'anthropic'])('%s backend against serve-surrogate with 
     expect(Number(runs!.calls)).toBe(Number(runs!.events) + Number(runs!.retries));
   });
 });
+
+describe('an event that exhausts its retries', () => {
+  it('fails its run loudly, and the next run of the sweep resumes it against a healthy endpoint', async () => {
+    const dead = await startSurrogateServer({ prompts, faults: { rate: 1, kinds: ['500'], seed: 1 } });
+    try {
+      const dir = tempDir();
+      const out = join(dir, 'out');
+      const backend = (url: string) => `{kind: openai, base_url: "${url}/v1", model: surrogate-potts-v1, max_in_flight: 4, timeout_ms: 2000, max_retries: 1}`;
+      const failed = await runSweep(writeSpec(dir, spec(backend(dead.url)), 'dead.yaml'), { out });
+      expect(failed.status).toBe('failed');
+      expect(failed.failed).toHaveLength(8);
+      const manifest = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')) as { status: string; runs: { failed: string[] } };
+      expect(manifest.status).toBe('failed');
+      expect(manifest.runs.failed).toHaveLength(8);
+      const runs = await queryRows(`SELECT status, count(*) AS n FROM '${out}/runs.parquet' GROUP BY status`);
+      expect(runs).toEqual([{ status: 'failed', n: 8 }]);
+      const log = readFileSync(join(out, 'log.jsonl'), 'utf8');
+      expect(log).toMatch(/"msg":"run failed"/);
+      const resumed = await runSweep(writeSpec(dir, spec(backend(clean.url)), 'healthy.yaml'), { out });
+      expect(resumed.status).toBe('complete');
+      expect(resumed.runsComplete).toBe(8);
+    } finally {
+      await dead.close();
+    }
+  });
+});
