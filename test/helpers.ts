@@ -24,3 +24,18 @@ export function panta(args: string[], cwd = ROOT): { code: number | null; stdout
   const r = spawnSync(process.execPath, [join(ROOT, 'packages', 'cli', 'bin', 'panta.js'), ...args], { cwd, encoding: 'utf8', timeout: 300_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
+
+import { spawn } from 'node:child_process';
+
+/** `panta` without blocking this process: needed when the test itself serves the model the sweep calls. */
+export function pantaAsync(args: string[], cwd = ROOT): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(ROOT, 'packages', 'cli', 'bin', 'panta.js'), ...args], { cwd });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
