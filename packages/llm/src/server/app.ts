@@ -219,6 +219,8 @@ export async function startSurrogateServer(options: SurrogateServerOptions): Pro
     stats.byEndpoint[endpoint]!++;
     if (route === 'GET /v1/models') return models(res);
     if (route === 'GET /health' || route === 'GET /v1/health') return sendText(res, 200, '{}');
+    // The server's own counters (requests, faults, slot occupancy), for benchmarks run against a separate process.
+    if (route === 'GET /panta/stats') return sendText(res, 200, JSON.stringify(currentStats()));
     if (route === 'POST /v1/chat/completions' || route === 'POST /v1/messages') {
       generate(api, req, res, abort.signal).catch((e: unknown) => {
         sendJson(res, 500, api.error(500, `surrogate server: ${(e as Error).message}`));
@@ -240,6 +242,12 @@ export async function startSurrogateServer(options: SurrogateServerOptions): Pro
     );
   }
 
+  function currentStats(): ServerStats {
+    const s = { ...stats, byEndpoint: { ...stats.byEndpoint }, faults: { ...stats.faults } };
+    const batch = latency?.stats();
+    return batch ? { ...s, batch } : s;
+  }
+
   const server = createServer(handle);
   // Clients keep connections across calls; close() drops them all, hung requests (the timeout fault) included.
   server.keepAliveTimeout = 30_000;
@@ -258,11 +266,7 @@ export async function startSurrogateServer(options: SurrogateServerOptions): Pro
     port: address.port,
     model,
     promptCount: responder.promptCount,
-    stats: () => {
-      const s = { ...stats, byEndpoint: { ...stats.byEndpoint }, faults: { ...stats.faults } };
-      const batch = latency?.stats();
-      return batch ? { ...s, batch } : s;
-    },
+    stats: currentStats,
     close: () => {
       closing ??= new Promise<void>((resolve) => {
         latency?.close();
