@@ -22,8 +22,11 @@ export interface Manifest {
   runs: { planned: number; complete: number; failed: string[] };
   events: { planned: number; written: number };
   tags: Record<string, number>;
-  /** LLM calls (retries included) and tokens over the whole sweep, every session added up. */
-  usage: { calls: number; retries: number; prompt_tokens: number; completion_tokens: number };
+  /**
+   * LLM calls (retries included) and tokens over the whole sweep, every session added up; cost when the
+   * backend has a price table (its currency); calls the LLM judge made in the last session.
+   */
+  usage: { calls: number; retries: number; prompt_tokens: number; completion_tokens: number; cost: number | null; judge_calls: number };
   files: Record<string, { bytes: number; sha256: string }>;
   started_at: string;
   updated_at: string;

@@ -17,7 +17,7 @@ import {
   type OrderParamRow,
 } from '@panta/corpus';
 import type { Encoder } from '@panta/embed';
-import type { Judge } from '@panta/judge';
+import { LlmJudge, type Judge } from '@panta/judge';
 import type { LlmBackend } from '@panta/llm';
 import type { LoadedSweep } from './load.js';
 
@@ -45,7 +45,7 @@ export function startManifest(sweep: LoadedSweep, previous: Manifest | null, bac
     runs: { planned: sweep.runs.length, complete: 0, failed: [] },
     events: { planned: sweep.runs.reduce((s, r) => s + (r.sweeps + 1) * r.n, 0), written: 0 },
     tags: {},
-    usage: { calls: 0, retries: 0, prompt_tokens: 0, completion_tokens: 0 },
+    usage: { calls: 0, retries: 0, prompt_tokens: 0, completion_tokens: 0, cost: null, judge_calls: 0 },
     files: {},
     started_at: previous?.started_at ?? now,
     updated_at: now,
@@ -95,6 +95,7 @@ export const RUN_COLUMNS = [
   { name: 'retries', type: 'BIGINT' },
   { name: 'prompt_tokens', type: 'BIGINT' },
   { name: 'completion_tokens', type: 'BIGINT' },
+  { name: 'cost', type: 'DOUBLE' },
   { name: 'stopped_early', type: 'BOOLEAN' },
   { name: 'focus_total', type: 'DOUBLE' },
   { name: 'drift_onset', type: 'INTEGER' },
@@ -106,7 +107,7 @@ export const RUN_COLUMNS = [
  * Closes a sweep: runs.parquet always (with each run's status); once every run is complete, whitening and
  * order_params.parquet too; then the manifest with counts and checksums.
  */
-export async function finishSweep(sweep: LoadedSweep, manifest: Manifest, encoders: readonly EncoderColumn[]): Promise<SweepSummary> {
+export async function finishSweep(sweep: LoadedSweep, manifest: Manifest, encoders: readonly EncoderColumn[], judge: Judge): Promise<SweepSummary> {
   const { out, runs } = sweep;
   const records = readRunRecords(out);
   const complete = runs.filter((r) => existsSync(shardPath(out, r.runId)));
@@ -128,6 +129,9 @@ export async function finishSweep(sweep: LoadedSweep, manifest: Manifest, encode
     : null;
   const orderParams = measured?.orderParams ?? [];
   const first = encoders[0]!.name;
+  const price = sweep.spec.backend.kind === 'surrogate' ? undefined : sweep.spec.backend.price;
+  const cost = (prompt: number | null, completion: number | null) =>
+    price && prompt !== null && completion !== null ? (prompt * price.prompt_per_mtok + completion * price.completion_per_mtok) / 1e6 : null;
   const rhoSeries = new Map<string, (number | null)[]>();
   for (const p of orderParams) if (p.encoder === first) rhoSeries.set(p.run_id, [...(rhoSeries.get(p.run_id) ?? []), p.rho]);
   const runRows = runs.map((r) => {
@@ -152,6 +156,7 @@ export async function finishSweep(sweep: LoadedSweep, manifest: Manifest, encode
       retries: rec?.retries ?? null,
       prompt_tokens: t?.prompt_tokens ?? null,
       completion_tokens: t?.completion_tokens ?? null,
+      cost: cost(t?.prompt_tokens ?? null, t?.completion_tokens ?? null),
       stopped_early: false,
       ...drift,
       wall_ms: rec?.wall_ms ?? null,
@@ -180,6 +185,8 @@ export async function finishSweep(sweep: LoadedSweep, manifest: Manifest, encode
       retries: runRows.reduce((s, r) => s + (r.retries ?? 0), 0),
       prompt_tokens: runRows.reduce((s, r) => s + (r.prompt_tokens ?? 0), 0),
       completion_tokens: runRows.reduce((s, r) => s + (r.completion_tokens ?? 0), 0),
+      cost: price ? runRows.reduce((s, r) => s + (r.cost ?? 0), 0) : null,
+      judge_calls: judge instanceof LlmJudge ? judge.stats.calls : 0,
     },
     files,
     updated_at: new Date().toISOString(),

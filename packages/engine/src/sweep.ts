@@ -114,7 +114,7 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
     await judge.close();
     for (const e of encoders) await e.close();
   }
-  const summary = await finishSweep(sweep, started, columns);
+  const summary = await finishSweep(sweep, started, columns, judge);
   log.info({ status: summary.status, runsComplete: summary.runsComplete, events: summary.eventsWritten, failed: summary.failed }, 'sweep finished');
   return summary;
 }

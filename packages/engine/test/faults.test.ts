@@ -39,7 +39,7 @@ describe.each(['openai', 'anthropic'])('%s backend against serve-surrogate with 
   it('completes, writes the corpus of the fault-free sweep, and never exceeds max_in_flight', async () => {
     const dir = tempDir();
     const backend = (url: string) =>
-      `{kind: ${kind}, base_url: "${kind === 'openai' ? `${url}/v1` : url}", model: surrogate-potts-v1, max_in_flight: 6, timeout_ms: 2000, max_retries: 12}`;
+      `{kind: ${kind}, base_url: "${kind === 'openai' ? `${url}/v1` : url}", model: surrogate-potts-v1, max_in_flight: 6, timeout_ms: 2000, max_retries: 12, price: {prompt_per_mtok: 0.5, completion_per_mtok: 2}}`;
     const a = await runSweep(writeSpec(dir, spec(backend(clean.url)), 'clean.yaml'), { out: join(dir, 'clean') });
     const before = faulty.stats();
     const b = await runSweep(writeSpec(dir, spec(backend(faulty.url)), 'faulty.yaml'), { out: join(dir, 'faulty') });
@@ -54,9 +54,15 @@ describe.each(['openai', 'anthropic'])('%s backend against serve-surrogate with 
     expect(ra.length).toBe(2 * 2 * 2 * 16 * 4);
     expect(rb).toEqual(ra);
     expect(ra[0]!.backend).toBe(kind);
-    const [runs] = await queryRows(`SELECT sum(calls) AS calls, sum(retries) AS retries, sum(events) AS events FROM '${dir}/faulty/runs.parquet'`);
+    const [runs] = await queryRows(
+      `SELECT sum(calls) AS calls, sum(retries) AS retries, sum(events) AS events, sum(prompt_tokens) AS p, sum(completion_tokens) AS c, sum(cost) AS cost FROM '${dir}/faulty/runs.parquet'`,
+    );
     expect(Number(runs!.retries)).toBeGreaterThan(40);
     expect(Number(runs!.calls)).toBe(Number(runs!.events) + Number(runs!.retries));
+    expect(Number(runs!.cost)).toBeCloseTo((Number(runs!.p) * 0.5 + Number(runs!.c) * 2) / 1e6, 12);
+    const manifest = JSON.parse(readFileSync(join(dir, 'faulty', 'manifest.json'), 'utf8')) as { usage: { calls: number; retries: number; cost: number } };
+    expect(manifest.usage.calls).toBe(Number(runs!.calls));
+    expect(manifest.usage.cost).toBeCloseTo(Number(runs!.cost), 12);
   });
 });
 
