@@ -13,3 +13,4 @@ export * from './dataflow.js';
 export * from './measure/index.js';
 export * from './geometry/index.js';
 export * from './budget.js';
+export * from './rubric.js';

@@ -1,6 +1,5 @@
 export * from './judge.js';
 export * from './reference.js';
-export * from './rubric.js';
 export * from './verdict-cache.js';
 export * from './llm.js';
 export * from './create.js';

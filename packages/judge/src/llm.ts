@@ -1,7 +1,6 @@
-import { mixSeed, type Prompt, type Tag } from '@panta/core';
+import { mixSeed, parseVerdict, rubric, type Prompt, type Tag } from '@panta/core';
 import type { LlmBackend } from '@panta/llm';
 import type { Judge } from './judge.js';
-import { parseVerdict, rubric } from './rubric.js';
 import { VerdictCache } from './verdict-cache.js';
 
 /** Counts of what the judge did, for runs.parquet and the manifest. */

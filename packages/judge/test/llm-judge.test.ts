@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseDataset } from '@panta/core';
+import { parseDataset, parseVerdict } from '@panta/core';
 import type { ChatRequest, ChatResult, LlmBackend } from '@panta/llm';
-import { LlmJudge, ReferenceJudge, VerdictCache, parseVerdict } from '../src/index.js';
+import { LlmJudge, ReferenceJudge, VerdictCache } from '../src/index.js';
 import { RHEON6, tempDir } from '../../../test/helpers.js';
 
 const prompts = parseDataset(readFileSync(RHEON6, 'utf8'), RHEON6);

@@ -1,4 +1,4 @@
-import { DEFAULT_TEMPLATE, estimateTokens, surrogateBackendSchema, type PromptTemplate } from '@panta/core';
+import { DEFAULT_TEMPLATE, RUBRIC_SYSTEM, classifyAnswer, estimateTokens, parseRubric, surrogateBackendSchema, type Prompt, type PromptTemplate } from '@panta/core';
 import { SurrogateAgent } from '../surrogate/agent.js';
 import { compilePromptParser, type PromptParser } from '../surrogate/parse-prompt.js';
 import { RequestError, type GenerationRequest, type GenerationResult, type SurrogateServerOptions } from './types.js';
@@ -13,13 +13,17 @@ export class SurrogateResponder {
   readonly template: PromptTemplate;
   private readonly parser: PromptParser;
   private readonly agents = new Map<string, SurrogateAgent>();
+  private readonly prompts = new Map<string, Prompt>();
 
   constructor(options: SurrogateServerOptions) {
     const spec = surrogateBackendSchema.parse({ kind: 'surrogate', ...options.surrogate, ...(options.model ? { model: options.model } : {}) });
     this.model = spec.model;
     this.template = options.template ?? DEFAULT_TEMPLATE;
     this.parser = compilePromptParser(this.template, options.templateFile, { multilineQuestions: options.prompts.some((p) => p.question.includes('\n')) });
-    for (const p of options.prompts) this.agents.set(p.question, new SurrogateAgent(p, spec));
+    for (const p of options.prompts) {
+      this.agents.set(p.question, new SurrogateAgent(p, spec));
+      this.prompts.set(p.question, p);
+    }
   }
 
   get promptCount(): number {
@@ -28,6 +32,7 @@ export class SurrogateResponder {
 
   answer(request: GenerationRequest): GenerationResult {
     const { system, user } = request.messages;
+    if (system === RUBRIC_SYSTEM) return this.grade(request);
     const parsed = this.parser.parse(request.messages);
     if (!parsed) {
       const why = system !== this.template.system ? 'the system message is not the template\'s' : 'the user message is not a rendering of the template';
@@ -53,5 +58,20 @@ export class SurrogateResponder {
       promptTokens: Math.ceil(system.length / 4) + Math.ceil(user.length / 4),
       completionTokens,
     };
+  }
+
+  /**
+   * The surrogate judge: a request with the LLM judge's rubric is graded by phrase matching (what the
+   * reference judge does) and answered as the rubric asks, `{"tag": ...}`, so the LLM judge can be run and
+   * tested end to end without a model.
+   */
+  private grade(request: GenerationRequest): GenerationResult {
+    const { system, user } = request.messages;
+    const parsed = parseRubric(user);
+    const prompt = parsed && this.prompts.get(parsed.question);
+    if (!parsed || !prompt) throw new RequestError(400, 'messages: a rubric the surrogate judge cannot read, or about an unknown question', 'messages');
+    const c = classifyAnswer(prompt, parsed.response);
+    const text = JSON.stringify({ tag: c.kind === 'correct' ? 'correct' : c.kind === 'false' ? 'hallucinated' : 'not_known' });
+    return { text, finishReason: 'stop', promptTokens: Math.ceil(system.length / 4) + Math.ceil(user.length / 4), completionTokens: estimateTokens(text) };
   }
 }
