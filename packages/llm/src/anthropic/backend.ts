@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { estimateTokens, type AnthropicBackendSpec } from '@panta/core';
+import type { AnthropicBackendSpec } from '@panta/core';
 import type { ChatRequest, ChatResult, LlmBackend } from '../backend.js';
+import { chatResult } from '../result.js';
 import type { RealBackendOptions } from '../openai/backend.js';
 import { anthropicBase, resolveApiKey } from '../openai/endpoint.js';
 import { MalformedReplyError } from '../retry/errors.js';
@@ -74,15 +75,7 @@ export class AnthropicBackend implements LlmBackend {
       const reply: unknown = await this.client.messages.create(body as unknown as Anthropic.MessageCreateParamsNonStreaming, { signal, timeout: this.spec.timeout_ms, maxRetries: 0 });
       return readMessage(reply);
     });
-    const reply = outcome.value;
-    return {
-      text: reply.text,
-      finishReason: reply.finishReason,
-      promptTokens: reply.promptTokens ?? estimateTokens(messages.system) + estimateTokens(messages.user),
-      completionTokens: reply.completionTokens ?? estimateTokens(reply.text),
-      calls: outcome.attempts,
-      latencyMs: Math.round(outcome.latencyMs),
-    };
+    return chatResult(outcome.value, messages, outcome);
   }
 
   stats(): ReturnType<RetryingCaller['stats']> {

@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
-import { estimateTokens, type OpenAIBackendSpec } from '@panta/core';
+import type { OpenAIBackendSpec } from '@panta/core';
 import type { ChatRequest, ChatResult, LlmBackend } from '../backend.js';
+import { chatResult } from '../result.js';
 import { EndpointUnreachableError, MalformedReplyError } from '../retry/errors.js';
 import { RetryingCaller, type RetryEvent, type RetryTuning } from '../retry/policy.js';
 import { buildChatBody } from './body.js';
@@ -127,14 +128,7 @@ export class OpenAICompatibleBackend implements LlmBackend {
     });
     const { reply, server } = outcome.value;
     if (server === 'vllm' && request.fixedLength && reply.completionTokens !== request.maxTokens) this.fixedLengthMismatches++;
-    return {
-      text: reply.text,
-      finishReason: reply.finishReason,
-      promptTokens: reply.promptTokens ?? estimateTokens(messages.system) + estimateTokens(messages.user),
-      completionTokens: reply.completionTokens ?? estimateTokens(reply.text),
-      calls: outcome.attempts,
-      latencyMs: Math.round(outcome.latencyMs),
-    };
+    return chatResult(reply, messages, outcome);
   }
 
   stats(): OpenAIBackendStats {
