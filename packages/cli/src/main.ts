@@ -27,7 +27,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--out <dir>', 'output folder (default: the spec\'s out, else runs/<name>)')
     .option('--concurrency <n>', 'events in flight at once', positiveInt)
     .option('--seed <s>', 'sweep seed (overrides the spec)', seedValue)
-    .action(async (spec: string, opts: { out?: string; concurrency?: number; seed?: number }) => {
+    .option('--log-level <level>', 'level of the JSON log in <out>/log.jsonl: debug (every retry), info, warn, error, silent', 'info')
+    .action(async (spec: string, opts: { out?: string; concurrency?: number; seed?: number; logLevel?: string }) => {
       const { runCommand } = await import('./commands/run.js');
       setExit(await runCommand(spec, opts));
     });

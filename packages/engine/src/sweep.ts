@@ -43,12 +43,14 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
   if (previous && previous.fingerprint !== sweep.fingerprint) {
     throw new InputError(specPath, 'out', `${out} holds a corpus of a different sweep`, 'choose another --out, or delete that folder to start over');
   }
-  const backend = createBackend(spec.backend, sweep.prompts, specPath);
+  // Retries go to the sweep's log (debug: under a fault storm they are many); the log opens once input is valid.
+  let log: Logger | undefined;
+  const backend = createBackend(spec.backend, sweep.prompts, specPath, { onRetry: (event) => log?.debug(event, 'retry') });
   const encoders = spec.encoders.map((e, i) => createEncoder(e, specPath, i));
   const judge = createJudge(spec.judge, specPath, sweep.prompts, out);
   options.onPlan?.(sweep);
   mkdirSync(out, { recursive: true });
-  const log: Logger = sweepLogger(out, options.logLevel ?? 'info');
+  log = sweepLogger(out, options.logLevel ?? 'info');
   log.info({ sweep: spec.name, runs: runs.length, fingerprint: sweep.fingerprint, resumed: previous !== null, concurrency: spec.concurrency }, 'sweep started');
   const started = startManifest(sweep, previous, backend, judge, encoders);
   const columns: EncoderColumn[] = encoders.map((e) => ({ name: e.name, dim: e.dim }));

@@ -4,7 +4,12 @@ import { EXIT, reportError } from '../errors.js';
 import { ProgressView } from '../progress.js';
 import { summaryTable } from '../table.js';
 
-export async function runCommand(spec: string, opts: { out?: string; concurrency?: number; seed?: number }): Promise<number> {
+export async function runCommand(spec: string, opts: { out?: string; concurrency?: number; seed?: number; logLevel?: string }): Promise<number> {
+  const levels = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+  if (opts.logLevel !== undefined && !levels.includes(opts.logLevel)) {
+    process.stderr.write(`panta: run: --log-level: unknown level "${opts.logLevel}"; fix: use one of ${levels.join(', ')}\n`);
+    return EXIT.badInput;
+  }
   const view = new ProgressView();
   const started = Date.now();
   try {
