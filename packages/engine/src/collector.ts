@@ -1,4 +1,4 @@
-import type { EncoderColumn, EventRow, RunPlan } from '@panta/core';
+import type { EncoderColumn, EventRow, RunPlan, Tag } from '@panta/core';
 import { EventShardWriter } from '@panta/corpus';
 import type { Judge } from '@panta/judge';
 import type { EventOutcome, EventTask } from './task.js';
@@ -18,12 +18,13 @@ export interface RunTally {
 }
 
 /**
- * The collector's half of a run (the order-parameter service's intake): it puts outcomes back in event
- * order, judges them and appends them to the run's shard. Rows reach the shard strictly in order, so a
+ * The collector's half of a run (the order-parameter service's intake): it judges outcomes as they arrive,
+ * puts them back in event order and appends them to the run's shard. Rows reach the shard strictly in order, so a
  * crash leaves a contiguous prefix of durable parts, which is what a resume continues from.
  */
 export class RunCollector {
-  private readonly pending = new Map<number, { task: EventTask; outcome: EventOutcome }>();
+  /** Outcomes received but not yet written, each with its verdict on the way (judged as they arrive). */
+  private readonly pending = new Map<number, { task: EventTask; outcome: EventOutcome; tag: Promise<Tag> }>();
   private next: number;
   private chain: Promise<void> = Promise.resolve();
   private draining = false;
@@ -71,7 +72,11 @@ export class RunCollector {
   }
 
   accept(task: EventTask, outcome: EventOutcome): Promise<void> {
-    this.pending.set(outcome.event, { task, outcome });
+    // Judge now, not when the row's turn to be written comes: an LLM judge then works at the sweep's
+    // concurrency instead of one call at a time per run. A judge reports failures as judge_failure tags.
+    const tag = this.judge.judge(this.run.prompt, outcome.response);
+    tag.catch(() => undefined);
+    this.pending.set(outcome.event, { task, outcome, tag });
     if (this.draining || !this.pending.has(this.next)) return this.chain;
     this.draining = true;
     this.chain = this.chain.then(() => this.drain());
@@ -83,7 +88,7 @@ export class RunCollector {
       let count = 0;
       for (let item = this.pending.get(this.next); item; item = this.pending.get(this.next)) {
         this.pending.delete(this.next);
-        await this.writer.append(await this.toRow(item.task, item.outcome));
+        await this.writer.append(this.toRow(item.task, item.outcome, await item.tag));
         this.next++;
         count++;
       }
@@ -93,9 +98,8 @@ export class RunCollector {
     }
   }
 
-  private async toRow(task: EventTask, o: EventOutcome): Promise<EventRow> {
+  private toRow(task: EventTask, o: EventOutcome, tag: Tag): EventRow {
     const { run } = this;
-    const tag = await this.judge.judge(run.prompt, o.response);
     this.tally.calls += o.calls;
     this.tally.retries += o.calls - 1;
     this.tally.promptTokens += o.promptTokens;
