@@ -41,7 +41,14 @@ export async function measureSweep(
       perEncoder.set(e.name, w);
     }
     whitenings.set(promptId, perEncoder);
-    for (const r of promptRuns) orderParams.push(...(await measureRunShard(shardPath(out, r.runId), r, encoders, perEncoder)));
+    // A few runs at once: while one waits for DuckDB to read its shard, another computes.
+    const results: OrderParamRow[][] = new Array(promptRuns.length);
+    let next = 0;
+    const worker = async () => {
+      for (let i = next++; i < promptRuns.length; i = next++) results[i] = await measureRunShard(shardPath(out, promptRuns[i]!.runId), promptRuns[i]!, encoders, perEncoder);
+    };
+    await Promise.all(Array.from({ length: Math.min(3, promptRuns.length) }, worker));
+    for (const r of results) orderParams.push(...r);
   }
   return { whitenings, orderParams };
 }
