@@ -62,6 +62,24 @@ export function buildProgram(setExit: (code: number) => void): Command {
       setExit(await serveSurrogateCommand(opts));
     });
 
+  const models = program
+    .command('models')
+    .description('where to get sentence encoders (the four of the paper) and how to use them; `models check DIR` validates a folder')
+    .action(async () => {
+      const { modelsCommand } = await import('./commands/models.js');
+      setExit(modelsCommand());
+    });
+  models
+    .command('check')
+    .description('validate a sentence-transformers ONNX folder: files, inputs and outputs, tokenizer, one sentence embedded')
+    .argument('<dir>', 'model folder')
+    .option('--threads <n>', 'onnxruntime intra-op threads', positiveInt)
+    .option('--device <d>', 'cpu or cuda', 'cpu')
+    .action(async (dir: string, opts: { threads?: number; device?: string }) => {
+      const { modelsCheckCommand } = await import('./commands/models.js');
+      setExit(await modelsCheckCommand(dir, opts as never));
+    });
+
   program
     .command('schema')
     .description('print the JSON Schema of sweep specs (for editor completion)')

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
-import { DataflowPlanner, InputError, Schedule, graphFor, type EncoderColumn, type RunPlan } from '@panta/core';
+import { DataflowPlanner, InputError, Schedule, graphFor, type EncoderColumn, type RunPlan, type SweepSpec } from '@panta/core';
 import { appendRunRecord, readEvents, readManifest, shardProgress } from '@panta/corpus';
-import { createEncoder } from '@panta/embed';
+import { openEncoder, type Encoder } from '@panta/embed';
 import { createJudge } from '@panta/judge';
 import { createBackend } from '@panta/llm';
 import { RunCollector } from './collector.js';
@@ -46,7 +46,8 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
   // Retries go to the sweep's log (debug: under a fault storm they are many); the log opens once input is valid.
   let log: Logger | undefined;
   const backend = createBackend(spec.backend, sweep.prompts, specPath, { onRetry: (event) => log?.debug(event, 'retry') });
-  const encoders = spec.encoders.map((e, i) => createEncoder(e, specPath, i));
+  // Opening an onnx encoder validates its model folder (one-line error, exit 2) before anything is written.
+  const encoders = await openEncoders(spec.encoders, specPath);
   const judge = createJudge(spec.judge, specPath, sweep.prompts, out);
   options.onPlan?.(sweep);
   mkdirSync(out, { recursive: true });
@@ -119,6 +120,18 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
   const summary = await finishSweep(sweep, started, columns, judge);
   log.info({ status: summary.status, runsComplete: summary.runsComplete, events: summary.eventsWritten, failed: summary.failed }, 'sweep finished');
   return summary;
+}
+
+/** Opens every encoder of the spec; if one fails, the ones already open are closed. */
+async function openEncoders(specs: SweepSpec['encoders'], file: string): Promise<Encoder[]> {
+  const opened: Encoder[] = [];
+  try {
+    for (let i = 0; i < specs.length; i++) opened.push(await openEncoder(specs[i]!, file, i));
+    return opened;
+  } catch (error) {
+    for (const e of opened) await e.close();
+    throw error;
+  }
 }
 
 /** A resumed run needs each agent's latest answer back in the version store. */

@@ -10,8 +10,15 @@ export const encoderSchema = z.discriminatedUnion('kind', [
     name: encoderName,
     kind: z.literal('onnx'),
     path: z.string().min(1),
+    /** Most sentences in one session run (the micro-batcher gathers concurrent events up to this). */
     max_batch: z.int().positive().default(32),
+    /** How long the micro-batcher waits for more sentences before it runs a batch, in ms. */
+    max_wait_ms: z.int().nonnegative().default(2),
+    /** Caps the model's own sequence length (tokens); default the model's. */
+    max_length: z.int().positive().optional(),
+    /** onnxruntime intra-op threads; default onnxruntime's choice. */
     threads: z.int().positive().optional(),
+    /** cuda needs onnxruntime-node's GPU build; asking for it without one is an error, never a silent fallback. */
     device: z.enum(['cpu', 'cuda']).default('cpu'),
   }),
 ]);

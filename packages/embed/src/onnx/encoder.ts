@@ -1,0 +1,114 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { basename, dirname, isAbsolute, resolve } from 'node:path';
+import type { EncoderSpec } from '@panta/core';
+import type { Encoder } from '../encoder.js';
+import { MicroBatcher } from './batcher.js';
+import { inspectModelFolder, type ErrorPlace } from './model-folder.js';
+import type { Device, Loaded } from './protocol.js';
+import { SessionThread } from './session-thread.js';
+
+export type OnnxEncoderSpec = Extract<EncoderSpec, { kind: 'onnx' }>;
+
+/** Default wait of the micro-batcher for more concurrent texts before a batch goes out. */
+export const DEFAULT_MAX_WAIT_MS = 2;
+
+export interface OnnxOptions {
+  name: string;
+  /** Model folder. */
+  path: string;
+  maxBatch?: number;
+  maxWaitMs?: number;
+  threads?: number;
+  device?: Device;
+  /** Caps the sequence length below the model's own. */
+  maxLength?: number;
+  place?: ErrorPlace;
+}
+
+/** sha256 of a file, streamed (a 400 MB model must not block the event loop). */
+export async function sha256File(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/**
+ * A sentence-transformers ONNX export run in a worker_thread, with a micro-batcher across concurrent
+ * `encode` calls. `model` is the folder name and the sha256 prefix of the .onnx file.
+ */
+export class OnnxEncoder implements Encoder {
+  private readonly batcher: MicroBatcher<string, Float32Array>;
+
+  private constructor(
+    readonly name: string,
+    readonly dim: number,
+    readonly model: string,
+    readonly maxLength: number,
+    private readonly thread: SessionThread,
+    maxBatch: number,
+    maxWaitMs: number,
+  ) {
+    this.batcher = new MicroBatcher((texts) => thread.embed({ texts }), maxBatch, maxWaitMs);
+  }
+
+  /** Opens the encoder of a spec entry; a relative path is relative to the spec file. */
+  static open(spec: OnnxEncoderSpec, file: string, index: number): Promise<OnnxEncoder> {
+    const extra = spec as OnnxEncoderSpec & { max_wait_ms?: number; max_length?: number };
+    const path = isAbsolute(spec.path) ? spec.path : resolve(dirname(file), spec.path);
+    return OnnxEncoder.fromOptions({
+      name: spec.name,
+      path,
+      maxBatch: spec.max_batch,
+      ...(extra.max_wait_ms !== undefined ? { maxWaitMs: extra.max_wait_ms } : {}),
+      ...(spec.threads !== undefined ? { threads: spec.threads } : {}),
+      device: spec.device,
+      ...(extra.max_length !== undefined ? { maxLength: extra.max_length } : {}),
+      place: { file, field: `encoders[${index}].path` },
+    });
+  }
+
+  static async fromOptions(o: OnnxOptions): Promise<OnnxEncoder> {
+    const folder = inspectModelFolder(o.path, o.place);
+    const thread = await SessionThread.start({
+      dir: folder.dir,
+      device: o.device ?? 'cpu',
+      ...(o.threads !== undefined ? { threads: o.threads } : {}),
+      ...(o.maxLength !== undefined ? { maxLength: o.maxLength } : {}),
+      ...(o.place ? { place: o.place } : {}),
+    });
+    let digest: string;
+    try {
+      digest = await sha256File(folder.model);
+    } catch (error) {
+      await thread.close();
+      throw error;
+    }
+    const model = `${basename(folder.dir)}@sha256:${digest.slice(0, 12)}`;
+    return new OnnxEncoder(o.name, thread.dim, model, thread.info.maxLength, thread, o.maxBatch ?? 32, o.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
+  }
+
+  /** What the worker found: inputs and outputs of the model, dim, max length, pad id. */
+  get info(): Loaded {
+    return this.thread.info;
+  }
+
+  /** Batches sent to the worker so far. */
+  get batches(): number {
+    return this.batcher.batches;
+  }
+
+  encode(texts: readonly string[]): Promise<Float32Array[]> {
+    return this.batcher.submit(texts);
+  }
+
+  /** One session run over pre-tokenised rows (special tokens included), bypassing the batcher. */
+  encodeTokens(rows: number[][]): Promise<Float32Array[]> {
+    return this.thread.embed({ tokens: rows });
+  }
+
+  async close(): Promise<void> {
+    this.batcher.cancel(new Error(`encoder ${this.name} is closed`));
+    await this.thread.close();
+  }
+}
