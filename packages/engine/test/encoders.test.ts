@@ -1,4 +1,4 @@
-import { cpSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Tokenizer } from '@huggingface/tokenizers';
@@ -58,5 +58,33 @@ describe('several encoders per sweep', () => {
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/encoders\[1\].*tokenizer\.json/);
     expect(existsSync(out)).toBe(false);
+  });
+
+  it('a model with the wrong output name or input dtype (the fixture patched byte for byte) is refused in one line, exit 2', async () => {
+    const dir = tempDir();
+    const bytes = readFileSync(join(TINY, 'model.onnx'));
+    // Same-length renames keep the protobuf valid: the output is no longer last_hidden_state.
+    const renamed = join(dir, 'renamed');
+    cpSync(TINY, renamed, { recursive: true });
+    writeFileSync(join(renamed, 'model.onnx'), Buffer.from(bytes.toString('latin1').replaceAll('last_hidden_state', 'last_hidden_stat3'), 'latin1'));
+    // input_ids declared int32 (TensorProto elem_type 6) instead of int64 (7): still a loadable model.
+    const int32 = join(dir, 'int32');
+    cpSync(TINY, int32, { recursive: true });
+    const patched = Buffer.from(bytes);
+    let at = -1;
+    for (let i = patched.indexOf('input_ids'); i >= 0; i = patched.indexOf('input_ids', i + 1)) {
+      const j = patched.indexOf(Buffer.from([0x08, 0x07]), i);
+      if (j > i && j - i < 16) at = j;
+    }
+    expect(at).toBeGreaterThan(0);
+    patched[at + 1] = 0x06;
+    writeFileSync(join(int32, 'model.onnx'), patched);
+    const a = await panta(['models', 'check', renamed]);
+    expect(a.code).toBe(2);
+    expect(a.stderr.trim()).toMatch(/model\.onnx has no output last_hidden_state \(outputs: last_hidden_stat3\); fix: /);
+    const b = await panta(['run', writeSpec(dir, spec(int32)), '--out', join(dir, 'out')]);
+    expect(b.code).toBe(2);
+    expect(b.stderr.trim()).toMatch(/input input_ids has dtype int32, expected int64; fix: /);
+    expect(existsSync(join(dir, 'out'))).toBe(false);
   });
 });
