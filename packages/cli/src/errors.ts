@@ -1,7 +1,7 @@
 import { InputError } from '@panta/core';
 
-/** Exit codes: 0 done, 1 failed (or a corpus that does not verify), 2 bad input (nothing written). */
-export const EXIT = { ok: 0, failed: 1, badInput: 2 } as const;
+/** Exit codes: 0 done, 1 failed (or a corpus that does not verify), 2 bad input (nothing written), 130 interrupted. */
+export const EXIT = { ok: 0, failed: 1, badInput: 2, interrupted: 130 } as const;
 
 /** Prints an error as one line and returns the exit code it deserves. */
 export function reportError(error: unknown): number {

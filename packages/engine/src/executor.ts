@@ -10,6 +10,8 @@ export interface ActiveRun {
   inflight: number;
   startedAt: number;
   error?: Error;
+  /** Set when the sweep was stopped before this run finished: its written events stay for a resume. */
+  stopped?: boolean;
 }
 
 export interface ExecutorProgress {
@@ -54,6 +56,7 @@ export class Executor {
   private runsFinished = 0;
   private fatal?: Error;
   private reported = 0;
+  private stopping = false;
   private calls = 0;
   private tokens = 0;
   private settle!: { resolve: () => void; reject: (e: Error) => void };
@@ -76,6 +79,21 @@ export class Executor {
       this.settle = { resolve, reject };
       this.pump();
     });
+  }
+
+  /**
+   * Stops gracefully: no new event is dispatched and no run opened; calls in flight are answered and written,
+   * every open run's rows are made durable, and run() resolves. A later sweep resumes from there.
+   */
+  stop(): void {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.pump();
+  }
+
+  /** True when run() ended because stop() was called before every run finished. */
+  get stopped(): boolean {
+    return this.stopping;
   }
 
   private fail(error: Error): void {
@@ -123,7 +141,7 @@ export class Executor {
   private pump(): void {
     if (this.fatal) return;
     const { concurrency, transport } = this.options;
-    while (this.inflight < concurrency) {
+    while (!this.stopping && this.inflight < concurrency) {
       const a = this.nextReady();
       if (!a) break;
       const [plan] = a.planner.take(1);
@@ -139,12 +157,16 @@ export class Executor {
     for (const a of [...this.active]) {
       if (a.inflight > 0) continue;
       if (a.error || (a.planner.done && a.collector.backlog === 0)) this.retire(a);
+      else if (this.stopping) {
+        a.stopped = true;
+        this.retire(a);
+      }
     }
     const starving = this.inflight + this.readyTotal() < concurrency;
-    if (starving && this.queue.length > 0 && this.opening === 0 && this.active.length < this.options.maxActiveRuns) {
+    if (!this.stopping && starving && this.queue.length > 0 && this.opening === 0 && this.active.length < this.options.maxActiveRuns) {
       this.openNext();
     }
-    const finished = this.queue.length === 0 && this.active.length === 0 && this.opening === 0 && this.closing === 0;
+    const finished = (this.queue.length === 0 || this.stopping) && this.active.length === 0 && this.opening === 0 && this.closing === 0;
     // pump() runs once per event: report progress a few times a second, not every time.
     const now = performance.now();
     if (this.options.onProgress && (finished || now - this.reported >= 100)) {
@@ -190,7 +212,7 @@ export class Executor {
       () => {
         this.byId.delete(a.run.runId);
         this.closing--;
-        this.runsFinished++;
+        if (!a.stopped) this.runsFinished++;
         this.pump();
       },
       (e: unknown) => this.fail(e instanceof Error ? e : new Error(String(e))),

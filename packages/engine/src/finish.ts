@@ -68,7 +68,8 @@ export interface SummaryRow {
 
 export interface SweepSummary {
   out: string;
-  status: Manifest['status'];
+  /** `stopped`: interrupted on request; written events are durable and the same command resumes. */
+  status: Manifest['status'] | 'stopped';
   runsComplete: number;
   runsPlanned: number;
   failed: string[];

@@ -28,6 +28,8 @@ export interface RunSweepOptions extends SweepOverrides {
   partRows?: number;
   /** Level of the JSON log written to <out>/log.jsonl (default info; 'silent' for none). */
   logLevel?: string;
+  /** Aborting it stops the sweep gracefully: calls in flight finish, written events are made durable. */
+  signal?: AbortSignal;
   /** Replaces the in-process transport (tests, the cluster). */
   transport?: (services: ConstructorParameters<typeof InProcessTransport>[0]) => Transport;
 }
@@ -94,6 +96,11 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
     close: async (active: ActiveRun): Promise<void> => {
       const wall = performance.now() - active.startedAt;
       const { calls, retries } = active.collector.tally;
+      if (active.stopped) {
+        await active.collector.flush();
+        log?.info({ run: active.run.runId, written: active.collector.written }, 'run stopped');
+        return;
+      }
       if (active.error) {
         await active.collector.flush();
         appendRunRecord(out, { run_id: active.run.runId, status: 'failed', wall_ms: wall, calls, retries, error: active.error.message, at: new Date().toISOString() });
@@ -106,16 +113,23 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
     },
     onProgress: (p) => options.onProgress?.({ ...p, eventsTotal, runsTotal: runs.length }),
   });
+  const stop = () => executor.stop();
+  options.signal?.addEventListener('abort', stop, { once: true });
   try {
     await executor.run();
   } catch (error) {
     log.error({ err: error }, 'sweep failed');
     throw error;
   } finally {
+    options.signal?.removeEventListener('abort', stop);
     await transport.close();
     await backend.close();
     await judge.close();
     for (const e of encoders) await e.close();
+  }
+  if (executor.stopped) {
+    log.info({}, 'sweep stopped');
+    return { out, status: 'stopped', runsComplete: 0, runsPlanned: runs.length, failed: [], eventsWritten: 0, final: [] };
   }
   const summary = await finishSweep(sweep, started, columns, judge);
   log.info({ status: summary.status, runsComplete: summary.runsComplete, events: summary.eventsWritten, failed: summary.failed }, 'sweep finished');

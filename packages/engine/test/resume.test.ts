@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { queryRows } from '@panta/corpus';
 import { RHEON6, ROOT, panta, tempDir, writeSpec } from '../../../test/helpers.js';
+import { runSweep } from '../src/index.js';
 
 const SPEC = `name: resume
 dataset: ${RHEON6}
@@ -70,5 +71,30 @@ describe('resume', () => {
     const other = panta(['run', writeSpec(dir, SPEC.replace('sweeps: 4', 'sweeps: 2'), 'other.yaml'), '--out', out]);
     expect(other.code).toBe(2);
     expect(other.stderr).toMatch(/other\.yaml: out: .* holds a corpus of a different sweep; fix: choose another --out/);
+  });
+
+  it('a sweep stopped on request (Ctrl-C) finishes its calls in flight, keeps what it wrote, and resumes to the same corpus', async () => {
+    const dir = tempDir();
+    const spec = writeSpec(dir, SPEC);
+    const stopped = join(dir, 'stopped');
+    const interrupt = new AbortController();
+    const first = await runSweep(spec, {
+      out: stopped,
+      partRows: 200,
+      signal: interrupt.signal,
+      onProgress: (p) => {
+        if (p.eventsWritten > 3000) interrupt.abort();
+      },
+    });
+    expect(first.status).toBe('stopped');
+    const saved = onDisk(stopped);
+    expect(saved.shards + saved.parts).toBeGreaterThan(0);
+    expect(saved.shards).toBeLessThan(12);
+    const second = await runSweep(spec, { out: stopped });
+    expect(second.status).toBe('complete');
+    const straight = join(dir, 'straight');
+    await runSweep(spec, { out: straight });
+    const rows = (out: string) => queryRows(`SELECT ${ALL_BUT_TIMINGS} FROM read_parquet('${out}/events/*.parquet') ORDER BY run_id, event`);
+    expect(await rows(stopped)).toEqual(await rows(straight));
   });
 });

@@ -12,9 +12,20 @@ export async function runCommand(spec: string, opts: { out?: string; concurrency
   }
   const view = new ProgressView();
   const started = Date.now();
+  // Ctrl-C once: finish the calls in flight, make every written event durable, exit 130 (resume later with
+  // the same command). Ctrl-C twice: quit at once (durable parts still resume).
+  const interrupt = new AbortController();
+  const onSigint = () => {
+    if (interrupt.signal.aborted) process.exit(130);
+    view.stop();
+    process.stderr.write('\npanta: interrupted: finishing the calls in flight and saving what is written (Ctrl-C again to quit at once)\n');
+    interrupt.abort();
+  };
+  process.on('SIGINT', onSigint);
   try {
     const summary = await runSweep(spec, {
       ...opts,
+      signal: interrupt.signal,
       onPlan: (sweep) => {
         if (sweep.spec.seed === undefined) process.stderr.write('panta: warning: the spec sets no seed; using seed 0\n');
         const events = sweep.runs.reduce((s, r) => s + (r.sweeps + 1) * r.n, 0);
@@ -23,6 +34,10 @@ export async function runCommand(spec: string, opts: { out?: string; concurrency
       onProgress: (p) => view.update(p),
     });
     view.stop();
+    if (summary.status === 'stopped') {
+      process.stderr.write(`panta: stopped; written events are saved in ${relative(process.cwd(), summary.out) || '.'}: run the same command to resume\n`);
+      return EXIT.interrupted;
+    }
     const seconds = (Date.now() - started) / 1000;
     if (summary.final.length > 0) process.stdout.write(`\nfinal sweep, mean over trials (encoder: first):\n${summaryTable(summary.final)}\n\n`);
     const where = relative(process.cwd(), summary.out) || '.';
@@ -37,5 +52,7 @@ export async function runCommand(spec: string, opts: { out?: string; concurrency
   } catch (error) {
     view.stop();
     return reportError(error);
+  } finally {
+    process.off('SIGINT', onSigint);
   }
 }
