@@ -1,6 +1,6 @@
 import type { Prompt } from './dataset.js';
 import { InputError } from './errors.js';
-import { buildGraph, checkSize, geometryLabel, type GeometrySpec, type Graph } from './geometry/index.js';
+import { buildGraph, checkSize, edgeListSize, geometryLabel, type GeometrySpec, type Graph } from './geometry/index.js';
 import { mixSeed } from './rng.js';
 import type { Protocol, SweepSpec } from './spec/schema.js';
 
@@ -34,19 +34,13 @@ export function runId(config: string, trial: number): string {
   return `${config}-t${trial}`;
 }
 
-function edgesSize(edges: [number, number][]): number {
-  let max = -1;
-  for (const [a, b] of edges) max = Math.max(max, a, b);
-  return max + 1;
-}
-
 /** The sizes each geometry runs at, checked against the geometry. */
 function sizesFor(spec: SweepSpec, geometry: GeometrySpec, gi: number, file: string, edgeLists: EdgeLists): number[] {
   const label = geometryLabel(geometry);
   if (geometry.kind === 'edges') {
     const edges = edgeLists.get(geometry.path);
     if (!edges) throw new InputError(file, `geometries[${gi}].path`, `edge list ${geometry.path} was not loaded`, 'check the path');
-    return [edgesSize(edges)];
+    return [edgeListSize(edges)];
   }
   let sizes: number[];
   let field: string;

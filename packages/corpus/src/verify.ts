@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { InputError, Schedule, graphFor, planSweep, promptSchema, sweepSpecSchema, type RunPlan } from '@panta/core';
+import { InputError, Schedule, graphFor, parseEdgeList, planSweep, promptSchema, sweepSpecSchema, type RunPlan } from '@panta/core';
 import { shardPath } from './corpus-paths.js';
 import { readParquetSql } from './duckdb.js';
 import { queryRows } from './parquet-table.js';
@@ -53,14 +53,7 @@ export async function verifyCorpus(dir: string): Promise<VerifyReport> {
       problems.push(`edge list ${file} of geometry ${g.path} is missing; the schedule cannot be checked`);
       return { ok: false, problems, checked: '' };
     }
-    edgeLists.set(
-      g.path,
-      readFileSync(file, 'utf8')
-        .split('\n')
-        .map((l) => l.replace(/#.*/, '').trim())
-        .filter(Boolean)
-        .map((l) => l.split(/[\s,]+/).map(Number) as [number, number]),
-    );
+    edgeLists.set(g.path, parseEdgeList(readFileSync(file, 'utf8'), file));
   }
   const runs = planSweep(spec, prompts, manifest.spec_file, edgeLists);
   const good: RunPlan[] = [];

@@ -3,6 +3,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import {
   DEFAULT_TEMPLATE,
+  GeometryError,
+  parseEdgeList,
+  validateEdges,
+  type Edge,
   checkBackendLimits,
   checkContextBudget,
   InputError,
@@ -23,7 +27,7 @@ export interface LoadedSweep {
   spec: SweepSpec;
   prompts: Prompt[];
   template: PromptTemplate;
-  edgeLists: Map<string, [number, number][]>;
+  edgeLists: Map<string, Edge[]>;
   runs: RunPlan[];
   /** Output folder, absolute. */
   out: string;
@@ -42,20 +46,18 @@ function readInput(file: string, what: string, fromFile: string, field: string):
   return readFileSync(file, 'utf8');
 }
 
-function parseEdges(text: string, file: string): [number, number][] {
-  const edges: [number, number][] = [];
-  text.split('\n').forEach((raw, i) => {
-    const line = raw.replace(/#.*/, '').trim();
-    if (!line) return;
-    const parts = line.split(/[\s,]+/);
-    const a = Number(parts[0]);
-    const b = Number(parts[1]);
-    if (parts.length !== 2 || !Number.isInteger(a) || !Number.isInteger(b) || a < 0 || b < 0) {
-      throw new InputError(file, `line ${i + 1}`, `expected two agent indices, got ${JSON.stringify(line)}`, 'write one edge per line as "i j" with 0-based indices');
-    }
-    edges.push([a, b]);
-  });
-  return edges;
+/** An edge list file, parsed and checked by core's parser; its problems become one-line input errors. */
+function parseEdges(text: string, file: string): Edge[] {
+  try {
+    const edges = parseEdgeList(text, file);
+    const problem = validateEdges(edges);
+    if (problem) throw new GeometryError(problem);
+    return edges;
+  } catch (e) {
+    if (!(e instanceof GeometryError)) throw e;
+    const at = /^.*:(\d+): (.*)$/.exec(e.message);
+    throw new InputError(file, at ? `line ${at[1]}` : '', at ? at[2]! : e.message, 'write one undirected edge per line as "i j" with 0-based agent indices, no self-loops or repeats');
+  }
 }
 
 /** Where a backend is and how it is called: settings that do not change what it answers. */
@@ -92,7 +94,7 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
     templateText = readInput(file, 'template', specPath, 'template');
     template = parseTemplate(templateText, file);
   }
-  const edgeLists = new Map<string, [number, number][]>();
+  const edgeLists = new Map<string, Edge[]>();
   const edgeTexts: string[] = [];
   spec.geometries.forEach((g, i) => {
     if (g.kind !== 'edges' || edgeLists.has(g.path)) return;
