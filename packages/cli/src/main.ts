@@ -33,6 +33,60 @@ export function buildProgram(setExit: (code: number) => void): Command {
       setExit(await runCommand(spec, opts));
     });
 
+  const redisOption = ['--redis <url>', 'Redis URL (default: $PANTA_REDIS_URL, else redis://127.0.0.1:6379)'] as const;
+  const logOption = ['--log-level <level>', 'JSON log on stderr: debug, info, warn, error, silent', 'info'] as const;
+
+  program
+    .command('scheduler')
+    .description('distributed: plan a sweep, publish it to Redis and feed its events to the workers; exits 0 once every event is written')
+    .argument('<spec>', 'sweep spec (YAML)')
+    .option(...redisOption)
+    .option('--out <dir>', 'output folder the collector writes (default: the spec\'s out, else runs/<name>)')
+    .option('--concurrency <n>', 'events queued or in flight at once, over all workers', positiveInt)
+    .option('--seed <s>', 'sweep seed (overrides the spec)', seedValue)
+    .option('--watch-ms <ms>', 'after this long in flight, check that an event\'s job still exists', positiveInt)
+    .option(...logOption)
+    .action(async (spec: string, opts: Record<string, never>) => {
+      const { schedulerCommand } = await import('./commands/cluster.js');
+      setExit(await schedulerCommand(spec, opts));
+    });
+
+  program
+    .command('worker')
+    .description('distributed: serve events (call the model, embed, commit) until SIGTERM, then finish what it holds')
+    .option(...redisOption)
+    .option('--concurrency <n>', 'events at once in this worker', positiveInt, 16)
+    .option('--base-url <url>', 'the model endpoint to call instead of the spec\'s (e.g. the node-local vLLM; default: $PANTA_BASE_URL)')
+    .option('--lock-ms <ms>', 'a killed worker\'s events go back to the queue after about this long', positiveInt)
+    .option(...logOption)
+    .action(async (opts: Record<string, never>) => {
+      const { workerCommand } = await import('./commands/cluster.js');
+      setExit(await workerCommand(opts));
+    });
+
+  program
+    .command('collector')
+    .description('distributed: judge, write the Parquet corpus, compute order parameters; exits 0 once the corpus is complete')
+    .option(...redisOption)
+    .option('--out <dir>', 'output folder (default: the one the scheduler was given)')
+    .option('--sweep <id>', 'which sweep, when Redis holds more than one unfinished')
+    .option('--durable-ms <ms>', 'how often appended rows are made durable', positiveInt)
+    .option(...logOption)
+    .action(async (opts: Record<string, never>) => {
+      const { collectorCommand } = await import('./commands/cluster.js');
+      setExit(await collectorCommand(opts));
+    });
+
+  program
+    .command('status')
+    .description('distributed: progress of every sweep in Redis (per run: written, in flight), throughput, queue depth')
+    .option(...redisOption)
+    .option('--json', 'print JSON instead of a table')
+    .action(async (opts: { redis?: string; json?: boolean }) => {
+      const { statusCommand } = await import('./commands/status.js');
+      setExit(await statusCommand(opts));
+    });
+
   program
     .command('verify')
     .description('check that a corpus is complete and consistent (exit 0), or say what is wrong (exit 1)')

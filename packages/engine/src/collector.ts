@@ -66,6 +66,11 @@ export class RunCollector {
     return this.pending.size;
   }
 
+  /** True when the event is written or waiting to be: a second delivery of it must be dropped. */
+  holds(event: number): boolean {
+    return event < this.next || this.pending.has(event);
+  }
+
   /** Next event the shard expects. */
   get written(): number {
     return this.next;

@@ -1,12 +1,22 @@
 import type { DataflowPlanner, RunPlan } from '@panta/core';
-import type { RunCollector } from './collector.js';
-import type { EventTask, Transport, TransportMessage } from './task.js';
+import type { EventOutcome, EventTask, Transport, TransportMessage } from './task.js';
 
-/** A run being executed: its planner, its collector, and what it has in flight. */
-export interface ActiveRun {
+/**
+ * Where a run's outcomes go: the run's collector in this process (embedded), or a handle on the collector
+ * process (distributed). `accept` resolves once the row is appended; `written` counts rows appended in order.
+ */
+export interface RunSink {
+  accept(task: EventTask, outcome: EventOutcome): Promise<void>;
+  readonly written: number;
+  /** Outcomes accepted but not yet appended. */
+  readonly backlog: number;
+}
+
+/** A run being executed: its planner, its sink, and what it has in flight. */
+export interface ActiveRun<S extends RunSink = RunSink> {
   run: RunPlan;
   planner: DataflowPlanner;
-  collector: RunCollector;
+  collector: S;
   inflight: number;
   startedAt: number;
   error?: Error;
@@ -25,16 +35,16 @@ export interface ExecutorProgress {
   runsFinished: number;
 }
 
-export interface ExecutorOptions {
+export interface ExecutorOptions<S extends RunSink = RunSink> {
   transport: Transport;
   /** Events in flight at once, over all runs. */
   concurrency: number;
   /** Most runs open at once (each holds a planner window and a shard buffer). */
   maxActiveRuns: number;
   /** Opens a run for execution, or returns null when its shard is already complete. */
-  open(run: RunPlan): Promise<ActiveRun | null>;
+  open(run: RunPlan): Promise<ActiveRun<S> | null>;
   /** Called once a run has every event written (ok) or has failed (error set). */
-  close(active: ActiveRun): Promise<void>;
+  close(active: ActiveRun<S>): Promise<void>;
   onProgress?(progress: ExecutorProgress): void;
 }
 
@@ -44,10 +54,10 @@ export interface ExecutorOptions {
  * Dynamics live in the planner, transport details in the transport: embedded and distributed mode differ
  * only in the Transport they pass.
  */
-export class Executor {
+export class Executor<S extends RunSink = RunSink> {
   private readonly queue: RunPlan[];
-  private readonly active: ActiveRun[] = [];
-  private readonly byId = new Map<string, ActiveRun>();
+  private readonly active: ActiveRun<S>[] = [];
+  private readonly byId = new Map<string, ActiveRun<S>>();
   private cursor = 0;
   private inflight = 0;
   private opening = 0;
@@ -63,7 +73,7 @@ export class Executor {
 
   constructor(
     runs: readonly RunPlan[],
-    private readonly options: ExecutorOptions,
+    private readonly options: ExecutorOptions<S>,
   ) {
     this.queue = [...runs];
   }
@@ -103,6 +113,7 @@ export class Executor {
   }
 
   private onMessage(message: TransportMessage): void {
+    if (message.type === 'fatal') return this.fail(message.error);
     const active = this.byId.get(message.task.run.runId);
     if (!active) return this.fail(new Error(`outcome for unknown run ${message.task.run.runId}`));
     this.inflight--;
@@ -128,7 +139,7 @@ export class Executor {
     this.pump();
   }
 
-  private nextReady(): ActiveRun | undefined {
+  private nextReady(): ActiveRun<S> | undefined {
     for (let i = 0; i < this.active.length; i++) {
       const a = this.active[(this.cursor + i) % this.active.length]!;
       if (a.error || a.planner.readyCount === 0) continue;
@@ -205,7 +216,7 @@ export class Executor {
     );
   }
 
-  private retire(a: ActiveRun): void {
+  private retire(a: ActiveRun<S>): void {
     this.active.splice(this.active.indexOf(a), 1);
     this.closing++;
     this.options.close(a).then(

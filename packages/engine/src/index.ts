@@ -2,6 +2,7 @@ export * from './task.js';
 export * from './execute-event.js';
 export * from './in-process-transport.js';
 export * from './collector.js';
+export * from './sweep-corpus.js';
 export * from './executor.js';
 export * from './load.js';
 export * from './finish.js';

@@ -11,3 +11,8 @@ export type { Logger };
 export function sweepLogger(out: string, level: string): Logger {
   return pino({ level, base: { pid: process.pid } }, pino.destination({ dest: join(out, 'log.jsonl'), append: true, mkdir: true, sync: true }));
 }
+
+/** A distributed role's log: JSON lines on stderr (collected by docker, Kubernetes or Slurm), synchronous. */
+export function roleLogger(role: string, level: string): Logger {
+  return pino({ level, base: { role, pid: process.pid } }, pino.destination({ dest: 2, sync: true }));
+}

@@ -1,15 +1,16 @@
 import { mkdirSync } from 'node:fs';
 import { DataflowPlanner, InputError, Schedule, graphFor, type EncoderColumn, type RunPlan, type SweepSpec } from '@panta/core';
-import { appendRunRecord, readEvents, readManifest, shardProgress } from '@panta/corpus';
+import { readManifest, shardProgress } from '@panta/corpus';
 import { openEncoder, type Encoder } from '@panta/embed';
 import { createJudge } from '@panta/judge';
 import { createBackend } from '@panta/llm';
-import { RunCollector } from './collector.js';
+import type { RunCollector } from './collector.js';
 import { Executor, type ActiveRun, type ExecutorProgress } from './executor.js';
 import { finishSweep, startManifest, type SweepSummary } from './finish.js';
 import { InProcessTransport } from './in-process-transport.js';
 import { loadSweep, type LoadedSweep, type SweepOverrides } from './load.js';
 import { sweepLogger, type Logger } from './log.js';
+import { SweepCorpus, readVersionTexts } from './sweep-corpus.js';
 import type { Transport } from './task.js';
 
 /** Memory for rows waiting to become a durable part, over all open runs. */
@@ -60,16 +61,23 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
   const services = { backend, encoders, template: sweep.template, maxTokens: spec.max_tokens, fixedLength: spec.fixed_length };
   const transport = options.transport ? options.transport(services) : new InProcessTransport(services);
   const eventsTotal = runs.reduce((s, r) => s + (r.sweeps + 1) * r.n, 0);
-  // Each open run buffers up to one part of rows: share a fixed budget between the runs open at once. A
-  // run that fits one part is encoded once (its part becomes its shard), so parts are as large as allowed.
-  const maxActiveRuns = Math.min(64, Math.max(2, Math.ceil(spec.concurrency / 2)));
-  const rowBytes = 256 + 4 * columns.reduce((s, c) => s + c.dim, 0);
-  const partRows = options.partRows ?? Math.min(8192, Math.max(512, Math.floor(BUFFER_BUDGET_BYTES / (rowBytes * maxActiveRuns))));
-  const executor: Executor = new Executor(runs, {
+  const sizing = sweepSizing(spec.concurrency, columns);
+  const { maxActiveRuns } = sizing;
+  const partRows = options.partRows ?? sizing.partRows;
+  const corpus = new SweepCorpus({
+    out,
+    columns,
+    judge,
+    meta: { backend: backend.kind, model: backend.model },
+    partRows,
+    log,
+    onWritten: (count) => executor.written(count),
+  });
+  const executor: Executor<RunCollector> = new Executor<RunCollector>(runs, {
     transport,
     concurrency: spec.concurrency,
     maxActiveRuns,
-    open: async (run: RunPlan): Promise<ActiveRun | null> => {
+    open: async (run: RunPlan): Promise<ActiveRun<RunCollector> | null> => {
       const progress = await shardProgress(out, run.runId);
       if (progress.finalized) {
         executor.written((run.sweeps + 1) * run.n);
@@ -79,38 +87,18 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
       if (progress.nextEvent > 0) {
         log.info({ run: run.runId, nextEvent: progress.nextEvent, parts: progress.parts.length }, 'run resumed');
         executor.written(progress.nextEvent);
-        await republish(transport, run, progress.parts, planner.liveVersions());
+        // A resumed run needs each agent's latest answer back in the version store.
+        for (const [version, text] of await readVersionTexts(progress.parts, planner.liveVersions())) transport.publish(run.runId, version, text);
       }
-      const collector = await RunCollector.open({
-        out,
-        run,
-        encoders: columns,
-        judge,
-        meta: { backend: backend.kind, model: backend.model },
-        startEvent: progress.nextEvent,
-        partRows,
-        onWritten: (count) => executor.written(count),
-      });
+      const collector = await corpus.openCollector(run, progress.nextEvent);
       return { run, planner, collector, inflight: 0, startedAt: performance.now() };
     },
-    close: async (active: ActiveRun): Promise<void> => {
-      const wall = performance.now() - active.startedAt;
-      const { calls, retries } = active.collector.tally;
-      if (active.stopped) {
-        await active.collector.flush();
-        log?.info({ run: active.run.runId, written: active.collector.written }, 'run stopped');
-        return;
-      }
-      if (active.error) {
-        await active.collector.flush();
-        appendRunRecord(out, { run_id: active.run.runId, status: 'failed', wall_ms: wall, calls, retries, error: active.error.message, at: new Date().toISOString() });
-        log.error({ run: active.run.runId, err: active.error, written: active.collector.written }, 'run failed');
-        return;
-      }
-      await active.collector.finalize();
-      appendRunRecord(out, { run_id: active.run.runId, status: 'complete', wall_ms: wall, calls, retries, at: new Date().toISOString() });
-      log.info({ run: active.run.runId, events: active.planner.total, wall_ms: Math.round(wall), calls, retries }, 'run finished');
-    },
+    close: (active: ActiveRun<RunCollector>): Promise<void> =>
+      corpus.closeRun(active.run, active.collector, {
+        status: active.stopped ? 'stopped' : active.error ? 'failed' : 'complete',
+        error: active.error?.message,
+        wallMs: performance.now() - active.startedAt,
+      }),
     onProgress: (p) => options.onProgress?.({ ...p, eventsTotal, runsTotal: runs.length }),
   });
   const stop = () => executor.stop();
@@ -136,8 +124,19 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
   return summary;
 }
 
+/**
+ * Runs open at once and rows per durable part: each open run buffers up to one part, so a fixed memory
+ * budget is shared between them. A run that fits one part is encoded once (its part becomes its shard),
+ * so parts are as large as the budget allows.
+ */
+export function sweepSizing(concurrency: number, columns: readonly EncoderColumn[]): { maxActiveRuns: number; partRows: number } {
+  const maxActiveRuns = Math.min(64, Math.max(2, Math.ceil(concurrency / 2)));
+  const rowBytes = 256 + 4 * columns.reduce((s, c) => s + c.dim, 0);
+  return { maxActiveRuns, partRows: Math.min(8192, Math.max(512, Math.floor(BUFFER_BUDGET_BYTES / (rowBytes * maxActiveRuns)))) };
+}
+
 /** Opens every encoder of the spec; if one fails, the ones already open are closed. */
-async function openEncoders(specs: SweepSpec['encoders'], file: string): Promise<Encoder[]> {
+export async function openEncoders(specs: SweepSpec['encoders'], file: string): Promise<Encoder[]> {
   const opened: Encoder[] = [];
   try {
     for (let i = 0; i < specs.length; i++) opened.push(await openEncoder(specs[i]!, file, i));
@@ -145,16 +144,5 @@ async function openEncoders(specs: SweepSpec['encoders'], file: string): Promise
   } catch (error) {
     for (const e of opened) await e.close();
     throw error;
-  }
-}
-
-/** A resumed run needs each agent's latest answer back in the version store. */
-async function republish(transport: Transport, run: RunPlan, parts: readonly string[], live: Float64Array): Promise<void> {
-  const wanted = [...new Set(Array.from(live))].filter((v) => v >= 0);
-  if (wanted.length === 0) return;
-  for await (const batch of readEvents(parts, { columns: ['event', 'response'], where: `event IN (${wanted.join(',')})` })) {
-    const events = batch.columns.event as number[];
-    const responses = batch.columns.response as string[];
-    for (let r = 0; r < batch.rows; r++) transport.publish(run.runId, events[r]!, responses[r]!);
   }
 }

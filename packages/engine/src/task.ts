@@ -23,7 +23,9 @@ export interface EventOutcome {
 /** Messages from a transport to the executor (a discriminated union, as transports grow). */
 export type TransportMessage =
   | { type: 'outcome'; task: EventTask; outcome: EventOutcome }
-  | { type: 'failed'; task: EventTask; error: Error };
+  | { type: 'failed'; task: EventTask; error: Error }
+  /** The transport itself broke (e.g. its store is gone for good): the sweep stops with this error. */
+  | { type: 'fatal'; error: Error };
 
 /**
  * Moves events to workers and outcomes back. The executor never runs more than `concurrency` events at

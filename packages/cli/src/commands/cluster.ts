@@ -1,0 +1,93 @@
+import { relative } from 'node:path';
+import { redisUrl, runCollector, runScheduler, runWorker } from '@panta/cluster';
+import { roleLogger } from '@panta/engine';
+import { EXIT, reportError } from '../errors.js';
+
+export interface RoleOptions {
+  redis?: string;
+  logLevel?: string;
+}
+
+/** SIGTERM and SIGINT stop a role gracefully; a second signal quits at once (nothing acknowledged is lost either way). */
+function stopSignal(role: string): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (controller.signal.aborted) process.exit(sig === 'SIGINT' ? 130 : 143);
+    process.stderr.write(`panta ${role}: ${sig}: stopping gracefully (again to quit at once)\n`);
+    controller.abort();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+    },
+  };
+}
+
+export async function schedulerCommand(spec: string, opts: RoleOptions & { out?: string; concurrency?: number; seed?: number; watchMs?: number }): Promise<number> {
+  const stop = stopSignal('scheduler');
+  try {
+    const summary = await runScheduler(spec, {
+      redis: redisUrl(opts.redis),
+      out: opts.out,
+      concurrency: opts.concurrency,
+      seed: opts.seed,
+      watchMs: opts.watchMs,
+      log: roleLogger('scheduler', opts.logLevel ?? 'info'),
+      signal: stop.signal,
+    });
+    if (summary.status === 'stopped') return EXIT.interrupted;
+    process.stdout.write(`${summary.status}: sweep ${summary.sweepId}, ${summary.eventsTotal.toLocaleString('en-US')} events scheduled and written\n`);
+    return summary.failedRuns.length > 0 ? EXIT.failed : EXIT.ok;
+  } catch (error) {
+    return reportError(error);
+  } finally {
+    stop.dispose();
+  }
+}
+
+export async function workerCommand(opts: RoleOptions & { concurrency?: number; baseUrl?: string; lockMs?: number }): Promise<number> {
+  const stop = stopSignal('worker');
+  try {
+    const summary = await runWorker({
+      redis: redisUrl(opts.redis),
+      concurrency: opts.concurrency ?? 16,
+      baseUrl: opts.baseUrl ?? process.env.PANTA_BASE_URL,
+      lockMs: opts.lockMs,
+      log: roleLogger('worker', opts.logLevel ?? 'info'),
+      signal: stop.signal,
+    });
+    process.stderr.write(`panta worker: ${summary.events} events committed, ${summary.duplicates} duplicates skipped, ${summary.failures} failed\n`);
+    return EXIT.ok;
+  } catch (error) {
+    return reportError(error);
+  } finally {
+    stop.dispose();
+  }
+}
+
+export async function collectorCommand(opts: RoleOptions & { out?: string; sweep?: string; durableMs?: number }): Promise<number> {
+  const stop = stopSignal('collector');
+  try {
+    const summary = await runCollector({
+      redis: redisUrl(opts.redis),
+      out: opts.out,
+      sweep: opts.sweep,
+      durableMs: opts.durableMs,
+      log: roleLogger('collector', opts.logLevel ?? 'info'),
+      signal: stop.signal,
+      onSweep: (sweep) => process.stderr.write(`panta collector: sweep ${sweep.spec.name} -> ${relative(process.cwd(), sweep.out) || '.'}\n`),
+    });
+    if (!summary) return EXIT.interrupted;
+    const where = relative(process.cwd(), summary.out) || '.';
+    process.stdout.write(`${summary.status}: ${summary.runsComplete}/${summary.runsPlanned} runs, ${summary.eventsWritten.toLocaleString('en-US')} events; corpus: ${where}\n`);
+    return summary.status === 'complete' ? EXIT.ok : EXIT.failed;
+  } catch (error) {
+    return reportError(error);
+  } finally {
+    stop.dispose();
+  }
+}

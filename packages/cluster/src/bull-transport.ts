@@ -1,0 +1,155 @@
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { EventOutcome, EventTask, Transport, TransportMessage } from '@panta/engine';
+import { jobIdOf, type SweepKeys } from './keys.js';
+import { jobOf } from './result-codec.js';
+import type { InboxEntry } from './inbox-reader.js';
+
+interface Inflight {
+  task: EventTask;
+  since: number;
+}
+
+/**
+ * The executor's second transport: events become BullMQ jobs (added in bulk once per tick), workers commit
+ * results to Redis with an at-most-once Lua step, and the commit's message in the scheduler's inbox comes
+ * back here as the outcome. An event already committed (by an earlier scheduler's job) is not sent again;
+ * a job lost for any reason is added again by the watchdog. Version texts are written by the workers'
+ * commits, so `publish` has nothing to do; `forget` deletes texts no later event reads.
+ */
+export class BullTransport implements Transport {
+  private onMessage: (m: TransportMessage) => void = () => {};
+  private readonly inflight = new Map<string, Inflight>();
+  private pending: EventTask[] = [];
+  private forgetting = new Map<string, number[]>();
+  private scheduled = false;
+  private chain: Promise<void> = Promise.resolve();
+  private watchdog?: NodeJS.Timeout;
+  private closed = false;
+  /** Jobs added again because they were gone (a failed job, a lost queue). */
+  requeued = 0;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly queue: Queue,
+    private readonly sweepId: string,
+    private readonly keys: SweepKeys,
+    private readonly watchMs: number,
+  ) {}
+
+  async start(onMessage: (message: TransportMessage) => void): Promise<void> {
+    this.onMessage = onMessage;
+    this.watchdog = setInterval(() => {
+      this.chain = this.chain.then(() => this.watch()).catch((e) => this.fail(e));
+    }, this.watchMs);
+    this.watchdog.unref();
+  }
+
+  dispatch(task: EventTask): void {
+    this.inflight.set(this.key(task.run.runId, task.plan.event), { task, since: Date.now() });
+    this.pending.push(task);
+    this.schedule();
+  }
+
+  publish(): void {}
+
+  forget(runId: string, versions: readonly number[]): void {
+    const list = this.forgetting.get(runId);
+    if (list) list.push(...versions);
+    else this.forgetting.set(runId, [...versions]);
+    this.schedule();
+  }
+
+  /** Events in flight per run (for `panta status`). */
+  inflightByRun(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const { task } of this.inflight.values()) counts.set(task.run.runId, (counts.get(task.run.runId) ?? 0) + 1);
+    return counts;
+  }
+
+  /** Commits and failures from the workers (via the scheduler's inbox). */
+  deliver(entry: InboxEntry): void {
+    const { op, run, event } = entry.fields;
+    const key = this.key(run!, Number(event));
+    const item = this.inflight.get(key);
+    if (!item) return; // a duplicate, or an event this scheduler has not dispatched yet (checked on dispatch)
+    this.inflight.delete(key);
+    if (op === 'done') this.onMessage({ type: 'outcome', task: item.task, outcome: this.outcome(item.task, Number(entry.fields.calls), Number(entry.fields.tokens)) });
+    else this.onMessage({ type: 'failed', task: item.task, error: new Error(entry.fields.error ?? 'event failed') });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.watchdog) clearInterval(this.watchdog);
+    await this.chain.catch(() => undefined);
+  }
+
+  private key(runId: string, event: number): string {
+    return `${runId}|${event}`;
+  }
+
+  /** The scheduler needs no answer text (workers read versions from Redis): counts for progress only. */
+  private outcome(task: EventTask, calls: number, tokens: number): EventOutcome {
+    return { runId: task.run.runId, event: task.plan.event, response: '', finishReason: '', promptTokens: 0, completionTokens: tokens, latencyMs: 0, calls, embeddings: {}, createdAt: 0 };
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.chain = this.chain.then(() => this.flush()).catch((e) => this.fail(e));
+    });
+  }
+
+  fail(e: unknown): void {
+    if (this.closed) return;
+    this.onMessage({ type: 'fatal', error: e instanceof Error ? e : new Error(String(e)) });
+  }
+
+  private async flush(): Promise<void> {
+    const tasks = this.pending;
+    this.pending = [];
+    const forgetting = this.forgetting;
+    this.forgetting = new Map();
+    if (tasks.length > 0) {
+      const bits = this.redis.pipeline();
+      for (const t of tasks) bits.getbit(this.keys.committed(t.run.runId), t.plan.event);
+      const replies = (await bits.exec()) ?? [];
+      const jobs = [];
+      for (let i = 0; i < tasks.length; i++) {
+        const t = tasks[i]!;
+        const [err, bit] = replies[i] ?? [new Error('no reply'), 0];
+        if (err) throw err;
+        if (bit === 1) this.deliver({ id: '', fields: { op: 'done', run: t.run.runId, event: String(t.plan.event), calls: '0', tokens: '0' } });
+        else jobs.push({ name: 'event', data: jobOf(this.sweepId, t.run.runId, t.plan), opts: { jobId: jobIdOf(this.sweepId, t.run.runId, t.plan.event) } });
+      }
+      if (jobs.length > 0) await this.queue.addBulk(jobs);
+    }
+    if (forgetting.size > 0) {
+      const del = this.redis.pipeline();
+      for (const [runId, versions] of forgetting) del.hdel(this.keys.versions(runId), ...versions.map(String));
+      await del.exec();
+    }
+  }
+
+  /** Finds events in flight for long whose job is gone: committed ones are delivered, the others sent again. */
+  private async watch(): Promise<void> {
+    const now = Date.now();
+    const old = [...this.inflight.values()].filter((i) => now - i.since > this.watchMs);
+    for (const item of old) {
+      if (this.closed) return;
+      const { run, plan } = item.task;
+      const job = await this.queue.getJob(jobIdOf(this.sweepId, run.runId, plan.event));
+      if (job && !(await job.isFailed())) continue;
+      if ((await this.redis.getbit(this.keys.committed(run.runId), plan.event)) === 1) {
+        this.deliver({ id: '', fields: { op: 'done', run: run.runId, event: String(plan.event), calls: '0', tokens: '0' } });
+        continue;
+      }
+      if (job) await job.remove().catch(() => undefined);
+      item.since = now;
+      this.requeued++;
+      await this.queue.add('event', jobOf(this.sweepId, run.runId, plan), { jobId: jobIdOf(this.sweepId, run.runId, plan.event) });
+    }
+  }
+}

@@ -1,0 +1,341 @@
+import { mkdirSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DataflowPlanner, InputError, Schedule, graphFor, type EncoderColumn, type RunPlan } from '@panta/core';
+import { readManifest, shardProgress } from '@panta/corpus';
+import {
+  SweepCorpus,
+  finishSweep,
+  openEncoders,
+  readVersionTexts,
+  startManifest,
+  sweepSizing,
+  type LoadedSweep,
+  type Logger,
+  type RunCollector,
+  type SweepSummary,
+} from '@panta/engine';
+import { createJudge } from '@panta/judge';
+import { createBackend } from '@panta/llm';
+import type { Redis } from 'ioredis';
+import { INBOX_MAXLEN, SWEEPS_KEY, sweepKeys, type SweepKeys } from './keys.js';
+import { fromPayload, type SweepPayload } from './payload.js';
+import { connect, streamEntries } from './redis.js';
+import { decodeResult } from './result-codec.js';
+import type { InboxEntry } from './inbox-reader.js';
+
+const GROUP = 'collector';
+
+export interface CollectorOptions {
+  redis: string;
+  /** Output folder (default: the one the scheduler was given, relative to this process's folder). */
+  out?: string;
+  /** Which sweep, when Redis holds more than one unfinished. */
+  sweep?: string;
+  log: Logger;
+  signal?: AbortSignal;
+  /** How often rows appended are made durable (and their results deleted from Redis). */
+  durableMs?: number;
+  /** Called once the sweep is known and validated (the CLI says where the corpus goes). */
+  onSweep?(sweep: LoadedSweep): void;
+}
+
+interface OpenRun {
+  run: RunPlan;
+  collector: RunCollector;
+  /** Rows durably written: their results are gone from Redis. */
+  durable: number;
+  reported: number;
+  closing: boolean;
+}
+
+/**
+ * The collector role (the order-parameter service): owns the corpus. It opens runs where their durable
+ * rows end, judges and appends committed results in event order, makes rows durable every few seconds and
+ * only then deletes their results from Redis, closes runs, and finally writes runs.parquet, whitening,
+ * order parameters and the manifest. Its inbox is read through a consumer group: a request it had not
+ * finished when killed is delivered again on restart, and every request is idempotent.
+ */
+export async function runCollector(options: CollectorOptions): Promise<SweepSummary | null> {
+  const redis = connect(options.redis, 'panta-collector');
+  const blocking = redis.duplicate();
+  blocking.on('error', () => undefined);
+  try {
+    const sweepId = await pickSweep(redis, options);
+    if (!sweepId) return null;
+    const keys = sweepKeys(sweepId);
+    const payload = JSON.parse((await redis.get(keys.spec))!) as SweepPayload;
+    const sweep = fromPayload(payload, options.out);
+    const previous = readManifest(sweep.out);
+    if (previous && previous.fingerprint !== sweep.fingerprint) {
+      throw new InputError(sweep.out, 'out', `${sweep.out} holds a corpus of a different sweep`, 'give the collector another --out, or delete that folder to start over');
+    }
+    options.onSweep?.(sweep);
+    const collector = new CollectorProcess(redis, blocking, keys, sweep, options);
+    return await collector.serve(previous);
+  } finally {
+    blocking.disconnect();
+    await redis.quit().catch(() => undefined);
+  }
+}
+
+/** The sweep to collect: the one named, or the only unfinished one (waiting for a scheduler to publish it). */
+async function pickSweep(redis: Redis, options: CollectorOptions): Promise<string | null> {
+  for (let waited = 0; !options.signal?.aborted; waited++) {
+    const ids = Object.keys(await redis.hgetall(SWEEPS_KEY));
+    if (options.sweep) {
+      if (ids.includes(options.sweep)) return options.sweep;
+    } else {
+      const open: string[] = [];
+      for (const id of ids) if ((await redis.hget(sweepKeys(id).state, 'phase')) !== 'done') open.push(id);
+      if (open.length === 1) return open[0]!;
+      if (open.length > 1) throw new InputError('--sweep', 'sweep', `Redis holds ${open.length} unfinished sweeps (${open.join(', ')})`, 'name one with --sweep');
+    }
+    if (waited % 20 === 0) options.log.info({}, 'waiting for a scheduler to publish a sweep');
+    await sleep(500);
+  }
+  return null;
+}
+
+class CollectorProcess {
+  private readonly runs = new Map<string, OpenRun>();
+  private readonly byId: Map<string, RunPlan>;
+  private corpus!: SweepCorpus;
+  private readonly closes = new Set<Promise<void>>();
+  private fatal?: Error;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly blocking: Redis,
+    private readonly keys: SweepKeys,
+    private readonly sweep: LoadedSweep,
+    private readonly options: CollectorOptions,
+  ) {
+    this.byId = new Map(sweep.runs.map((r) => [r.runId, r]));
+  }
+
+  async serve(previous: ReturnType<typeof readManifest>): Promise<SweepSummary | null> {
+    const { sweep, options, keys, redis } = this;
+    const log = options.log.child({ sweep: keys.spec.split(':')[1] });
+    const backend = createBackend(sweep.spec.backend, sweep.prompts, sweep.specFile);
+    const encoders = await openEncoders(sweep.spec.encoders, sweep.specFile);
+    const columns: EncoderColumn[] = encoders.map((e) => ({ name: e.name, dim: e.dim }));
+    const judge = createJudge(sweep.spec.judge, sweep.specFile, sweep.prompts, sweep.out);
+    mkdirSync(sweep.out, { recursive: true });
+    const manifest = startManifest(sweep, previous, backend, judge, encoders);
+    for (const e of encoders) await e.close(); // only their names, dims and models are needed here
+    this.corpus = new SweepCorpus({
+      out: sweep.out,
+      columns,
+      judge,
+      meta: { backend: backend.kind, model: backend.model },
+      partRows: sweepSizing(sweep.spec.concurrency, columns).partRows,
+      log,
+      onWritten: () => undefined,
+    });
+    await backend.close();
+    await redis.xgroup('CREATE', keys.collectorInbox, GROUP, '0', 'MKSTREAM').catch((e: Error) => {
+      if (!e.message.includes('BUSYGROUP')) throw e;
+    });
+    for (const runId of await redis.smembers(keys.open)) await this.open(runId);
+    const timers = [setInterval(() => void this.report().catch((e) => this.fail(e)), 50), setInterval(() => void this.makeDurable().catch((e) => this.fail(e)), options.durableMs ?? 3000)];
+    log.info({ out: sweep.out, reopened: this.runs.size }, 'collector started');
+    let finished = false;
+    try {
+      let cursor = '0'; // first what was delivered to an earlier incarnation and not acknowledged, then new entries
+      while (!options.signal?.aborted && !finished) {
+        if (this.fatal) throw this.fatal;
+        const reply = (await this.blocking.xreadgroup('GROUP', GROUP, 'collector', 'COUNT', 1000, 'BLOCK', 500, 'STREAMS', keys.collectorInbox, cursor)) as
+          | [string, [string, string[]][]][]
+          | null;
+        const entries = streamEntries(reply?.[0]?.[1]);
+        if (cursor === '0' && entries.length === 0) cursor = '>';
+        const acks: string[] = [];
+        for (const group of batches(entries)) {
+          if (group.op === 'done') {
+            await this.accept(group.entries);
+            acks.push(...group.entries.map((e) => e.id));
+          } else {
+            for (const entry of group.entries) {
+              const f = entry.fields;
+              if (f.op === 'open') {
+                await this.open(f.run!);
+                acks.push(entry.id);
+              } else if (f.op === 'close') {
+                this.close(entry);
+              } else if (f.op === 'finish') {
+                await Promise.all(this.closes);
+                if (this.fatal) throw this.fatal;
+                const summary = await finishSweep(sweep, manifest, columns, judge);
+                await redis.hset(keys.state, 'phase', 'done');
+                await this.ack([entry.id]);
+                log.info({ status: summary.status, events: summary.eventsWritten }, 'corpus finished');
+                finished = true;
+                return summary;
+              } else acks.push(entry.id);
+            }
+          }
+        }
+        await this.ack(acks);
+      }
+      // Stopped: what was appended becomes durable, so a restart continues after it.
+      await Promise.all(this.closes);
+      await this.makeDurable();
+      log.info({}, 'collector stopped');
+      return null;
+    } finally {
+      for (const t of timers) clearInterval(t);
+      for (const r of this.runs.values()) await r.collector.flush().catch(() => undefined);
+      await judge.close();
+    }
+  }
+
+  private fail(e: unknown): void {
+    this.fatal ??= e instanceof Error ? e : new Error(String(e));
+  }
+
+  private async ack(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.redis.multi().xack(this.keys.collectorInbox, GROUP, ...ids).xdel(this.keys.collectorInbox, ...ids).exec();
+  }
+
+  /** Opens a run where its durable rows end (idempotent: an open run answers with what it has appended). */
+  private async open(runId: string): Promise<void> {
+    const { keys, redis, sweep } = this;
+    const run = this.byId.get(runId);
+    if (!run) throw new Error(`the scheduler opened run ${runId}, which this sweep does not have`);
+    let reply: { next: number; finalized: boolean };
+    const open = this.runs.get(runId);
+    if (open) reply = { next: open.collector.written, finalized: false };
+    else {
+      const progress = await shardProgress(sweep.out, runId);
+      if (progress.finalized) reply = { next: progress.nextEvent, finalized: true };
+      else {
+        if (progress.nextEvent > 0) {
+          // Each agent's latest durable answer back into the version store (a Redis that lost the sweep).
+          const planner = new DataflowPlanner(new Schedule(run, graphFor(run.geometry, run.n, run.seed, sweep.edgeLists)), sweep.spec.lookahead, progress.nextEvent);
+          const texts = await readVersionTexts(progress.parts, planner.liveVersions());
+          if (texts.size > 0) {
+            const m = redis.multi();
+            for (const [v, text] of texts) m.hsetnx(keys.versions(runId), String(v), text);
+            await m.exec();
+          }
+        }
+        const collector = await this.corpus.openCollector(run, progress.nextEvent);
+        this.runs.set(runId, { run, collector, durable: progress.nextEvent, reported: -1, closing: false });
+        await redis.sadd(keys.open, runId);
+        await this.loadResults(runId);
+        reply = { next: progress.nextEvent, finalized: false };
+      }
+    }
+    await redis.xadd(keys.schedulerInbox, 'MAXLEN', '~', INBOX_MAXLEN, '*', 'op', 'opened', 'run', runId, 'next', String(reply.next), 'finalized', reply.finalized ? '1' : '0');
+  }
+
+  /** Results committed before this collector opened the run (it was down, or restarted). */
+  private async loadResults(runId: string): Promise<void> {
+    let cursor = '0';
+    do {
+      const [next, flat] = await this.redis.hscan(this.keys.results(runId), cursor, 'COUNT', 1000);
+      cursor = next;
+      for (let i = 0; i + 1 < flat.length; i += 2) this.take(runId, flat[i + 1]!);
+    } while (cursor !== '0');
+  }
+
+  private async accept(entries: InboxEntry[]): Promise<void> {
+    const wanted = entries.filter((e) => {
+      const r = this.runs.get(e.fields.run!);
+      return r && !r.collector.holds(Number(e.fields.event));
+    });
+    if (wanted.length === 0) return;
+    const get = this.redis.pipeline();
+    for (const e of wanted) get.hget(this.keys.results(e.fields.run!), e.fields.event!);
+    const replies = (await get.exec()) ?? [];
+    replies.forEach(([err, text], i) => {
+      if (err) throw err;
+      // Gone only if already durable and deleted (a duplicate notification).
+      if (typeof text === 'string') this.take(wanted[i]!.fields.run!, text);
+    });
+  }
+
+  private take(runId: string, text: string): void {
+    const open = this.runs.get(runId);
+    if (!open) return;
+    const { plan, outcome } = decodeResult(text);
+    if (open.collector.holds(plan.event)) return;
+    open.collector.accept({ run: open.run, plan }, outcome).catch((e) => this.fail(e));
+  }
+
+  /** Tells the scheduler how far each run's rows are appended (its window and run retirement follow). */
+  private async report(): Promise<void> {
+    const counts: Record<string, number> = {};
+    let any = false;
+    for (const [runId, r] of this.runs) {
+      if (r.collector.written === r.reported) continue;
+      r.reported = r.collector.written;
+      counts[runId] = r.reported;
+      any = true;
+    }
+    if (!any) return;
+    await this.redis
+      .multi()
+      .xadd(this.keys.schedulerInbox, 'MAXLEN', '~', INBOX_MAXLEN, '*', 'op', 'written', 'counts', JSON.stringify(counts))
+      .hset(this.keys.written, counts)
+      .exec();
+  }
+
+  /** Appended rows become a durable part; only then are their results deleted from Redis. */
+  private async makeDurable(): Promise<void> {
+    for (const [runId, r] of this.runs) {
+      if (r.closing || r.collector.written === r.durable) continue;
+      const upto = r.collector.written;
+      await r.collector.flush();
+      await this.dropResults(runId, r.durable, upto);
+      r.durable = upto;
+    }
+  }
+
+  private async dropResults(runId: string, from: number, to: number): Promise<void> {
+    for (let start = from; start < to; start += 2000) {
+      const fields: string[] = [];
+      for (let e = start; e < Math.min(to, start + 2000); e++) fields.push(String(e));
+      await this.redis.hdel(this.keys.results(runId), ...fields);
+    }
+  }
+
+  /** Closes a run in the background (finalizing merges its parts), acknowledging the request when done. */
+  private close(entry: InboxEntry): void {
+    const f = entry.fields;
+    const runId = f.run!;
+    const run = this.byId.get(runId)!;
+    const status = f.status as 'complete' | 'failed' | 'stopped';
+    const task = (async () => {
+      const open = this.runs.get(runId);
+      if (open && !open.closing) {
+        open.closing = true;
+        if (status === 'complete') while (open.collector.written < (run.sweeps + 1) * run.n) await sleep(10);
+        await this.corpus.closeRun(run, open.collector, { status, error: f.error, wallMs: Number(f.wall_ms) });
+        this.runs.delete(runId);
+      }
+      const { keys } = this;
+      const m = this.redis.multi().srem(keys.open, runId).hdel(keys.written, runId);
+      // A complete run's state goes; a failed run's stays, so that a later scheduler resumes it.
+      if (status === 'complete') m.sadd(keys.closed, runId).del(keys.committed(runId), keys.versions(runId), keys.results(runId));
+      await m.exec();
+      await this.redis.xadd(keys.schedulerInbox, 'MAXLEN', '~', INBOX_MAXLEN, '*', 'op', 'closed', 'run', runId);
+      await this.ack([entry.id]);
+    })().catch((e) => this.fail(e));
+    this.closes.add(task);
+    void task.finally(() => this.closes.delete(task));
+  }
+}
+
+/** Consecutive entries of the same kind: commit notifications are fetched in one round trip. */
+function batches(entries: InboxEntry[]): { op: string; entries: InboxEntry[] }[] {
+  const out: { op: string; entries: InboxEntry[] }[] = [];
+  for (const e of entries) {
+    const op = e.fields.op === 'done' ? 'done' : 'control';
+    const last = out[out.length - 1];
+    if (last && last.op === op) last.entries.push(e);
+    else out.push({ op, entries: [e] });
+  }
+  return out;
+}

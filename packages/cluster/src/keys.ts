@@ -1,0 +1,41 @@
+/** The BullMQ queue every sweep's events go through (workers serve whatever sweep a job names). */
+export const EVENT_QUEUE = 'panta-events';
+/** Hash: sweep id -> JSON {name, out, started_at} of every sweep published to this Redis. */
+export const SWEEPS_KEY = 'panta:sweeps';
+/** Stream entries kept at most in the scheduler's inbox (it trims what it has read much sooner). */
+export const INBOX_MAXLEN = 200_000;
+
+/** A sweep's id in Redis: its name and the start of its corpus fingerprint, so two sweeps never share keys. */
+export function sweepIdOf(name: string, fingerprint: string): string {
+  return `${name.replace(/[^A-Za-z0-9_.-]/g, '_')}-${fingerprint.slice(0, 12)}`;
+}
+
+/**
+ * Every key of one sweep. Per-run state: a bitmap of committed events (the at-most-once guard), the
+ * version texts workers read, and the results waiting for the collector. Inboxes are streams: one the
+ * scheduler reads (commits, failures, collector replies), one the collector reads with a consumer group.
+ */
+export function sweepKeys(sweepId: string) {
+  const p = `panta:${sweepId}`;
+  return {
+    spec: `${p}:spec`,
+    state: `${p}:state`,
+    status: `${p}:status`,
+    open: `${p}:open`,
+    closed: `${p}:closed`,
+    written: `${p}:written`,
+    inflight: `${p}:inflight`,
+    schedulerInbox: `${p}:inbox:scheduler`,
+    collectorInbox: `${p}:inbox:collector`,
+    committed: (runId: string) => `${p}:run:${runId}:committed`,
+    versions: (runId: string) => `${p}:run:${runId}:versions`,
+    results: (runId: string) => `${p}:run:${runId}:results`,
+  };
+}
+
+export type SweepKeys = ReturnType<typeof sweepKeys>;
+
+/** BullMQ job ids must not contain ':' nor be all digits. */
+export function jobIdOf(sweepId: string, runId: string, event: number): string {
+  return `${sweepId}|${runId}|${event}`;
+}

@@ -1,0 +1,33 @@
+import { Redis } from 'ioredis';
+import { withScripts, type PantaScripts } from './scripts/index.js';
+
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+
+export function redisUrl(flag?: string): string {
+  return flag ?? process.env.PANTA_REDIS_URL ?? DEFAULT_REDIS_URL;
+}
+
+/**
+ * A connection that waits out a Redis restart instead of failing commands (BullMQ requires
+ * maxRetriesPerRequest: null too): with AOF and appendfsync always, nothing acknowledged is lost, so every
+ * role simply carries on once Redis is back.
+ */
+export function connect(url: string, name: string): Redis & PantaScripts {
+  const redis = new Redis(url, {
+    maxRetriesPerRequest: null,
+    connectionName: name,
+    retryStrategy: (times) => Math.min(100 * times, 2000),
+  });
+  redis.on('error', () => undefined); // reconnects by itself; roles log what they see through their own calls
+  return withScripts(redis);
+}
+
+/** Reads a stream reply ([id, [field, value, ...]][]) into objects. */
+export function streamEntries(reply: [string, string[]][] | null | undefined): { id: string; fields: Record<string, string> }[] {
+  if (!reply) return [];
+  return reply.map(([id, flat]) => {
+    const fields: Record<string, string> = {};
+    for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i]!] = flat[i + 1]!;
+    return { id, fields };
+  });
+}

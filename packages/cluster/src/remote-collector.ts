@@ -1,0 +1,107 @@
+import type { Redis } from 'ioredis';
+import type { EventTask, RunEnd, RunSink } from '@panta/engine';
+import type { InboxEntry } from './inbox-reader.js';
+import type { SweepKeys } from './keys.js';
+
+/**
+ * The scheduler's handle on a run whose rows the collector process writes: `accept` resolves once the
+ * collector reports the row appended, so the executor's window and retirement work as embedded.
+ */
+export class RemoteSink implements RunSink {
+  private readonly waiting = new Map<number, () => void>();
+
+  constructor(public written: number) {}
+
+  accept(task: EventTask): Promise<void> {
+    if (task.plan.event < this.written) return Promise.resolve();
+    return new Promise((resolve) => this.waiting.set(task.plan.event, resolve));
+  }
+
+  get backlog(): number {
+    return this.waiting.size;
+  }
+
+  /** Counts only grow: a restarted collector rewrites rows it had appended but not made durable. */
+  advance(count: number): void {
+    if (count <= this.written) return;
+    for (let e = this.written; e < count; e++) {
+      const resolve = this.waiting.get(e);
+      if (resolve) {
+        this.waiting.delete(e);
+        resolve();
+      }
+    }
+    this.written = count;
+  }
+}
+
+export interface Opened {
+  next: number;
+  finalized: boolean;
+}
+
+/**
+ * Requests to the collector process (open a run where its durable rows end, close it) over the collector's
+ * inbox, with replies through the scheduler's. Requests are idempotent, so a restarted collector simply
+ * answers the ones still pending in its consumer group.
+ */
+export class RemoteCollector {
+  private readonly opening = new Map<string, (o: Opened) => void>();
+  private readonly closing = new Map<string, () => void>();
+  private readonly sinks = new Map<string, RemoteSink>();
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: SweepKeys,
+  ) {}
+
+  open(runId: string): Promise<Opened> {
+    const reply = new Promise<Opened>((resolve) => this.opening.set(runId, resolve));
+    return this.redis.xadd(this.keys.collectorInbox, '*', 'op', 'open', 'run', runId).then(() => reply);
+  }
+
+  sink(runId: string, next: number): RemoteSink {
+    const sink = new RemoteSink(next);
+    this.sinks.set(runId, sink);
+    return sink;
+  }
+
+  close(runId: string, end: RunEnd): Promise<void> {
+    const reply = new Promise<void>((resolve) => this.closing.set(runId, resolve));
+    const fields = ['op', 'close', 'run', runId, 'status', end.status, 'wall_ms', String(end.wallMs)];
+    if (end.error) fields.push('error', end.error);
+    return this.redis
+      .xadd(this.keys.collectorInbox, '*', ...fields)
+      .then(() => reply)
+      .then(() => {
+        this.sinks.delete(runId);
+      });
+  }
+
+  /** Asks the collector to write runs.parquet, whitening, order parameters and the manifest, then exit. */
+  async finish(): Promise<void> {
+    await this.redis.hset(this.keys.state, 'phase', 'finishing');
+    await this.redis.xadd(this.keys.collectorInbox, '*', 'op', 'finish');
+  }
+
+  /** Whether a request is waiting for the collector (the scheduler says so while it waits). */
+  get waitingForCollector(): boolean {
+    return this.opening.size > 0 || this.closing.size > 0;
+  }
+
+  deliver(entry: InboxEntry): void {
+    const f = entry.fields;
+    if (f.op === 'opened') {
+      const resolve = this.opening.get(f.run!);
+      this.opening.delete(f.run!);
+      resolve?.({ next: Number(f.next), finalized: f.finalized === '1' });
+    } else if (f.op === 'closed') {
+      const resolve = this.closing.get(f.run!);
+      this.closing.delete(f.run!);
+      resolve?.();
+    } else if (f.op === 'written') {
+      const counts = JSON.parse(f.counts ?? '{}') as Record<string, number>;
+      for (const [runId, count] of Object.entries(counts)) this.sinks.get(runId)?.advance(count);
+    }
+  }
+}

@@ -1,0 +1,139 @@
+import { Queue } from 'bullmq';
+import { DataflowPlanner, Schedule, graphFor, type RunPlan } from '@panta/core';
+import { Executor, loadSweep, sweepSizing, type ActiveRun, type ExecutorProgress, type Logger, type SweepOverrides } from '@panta/engine';
+import { BullTransport } from './bull-transport.js';
+import { InboxReader } from './inbox-reader.js';
+import { EVENT_QUEUE, SWEEPS_KEY, sweepIdOf, sweepKeys } from './keys.js';
+import { toPayload } from './payload.js';
+import { connect } from './redis.js';
+import { RemoteCollector, type RemoteSink } from './remote-collector.js';
+
+export interface SchedulerOptions extends SweepOverrides {
+  redis: string;
+  log: Logger;
+  signal?: AbortSignal;
+  /** How long an event may be in flight before the watchdog checks that its job still exists. */
+  watchMs?: number;
+  onProgress?(p: ExecutorProgress & { eventsTotal: number; runsTotal: number; waitingForCollector: boolean }): void;
+}
+
+export interface SchedulerSummary {
+  sweepId: string;
+  status: 'complete' | 'stopped' | 'failed';
+  eventsTotal: number;
+  failedRuns: string[];
+}
+
+/**
+ * The scheduler role: publishes the sweep to Redis and runs the one executor over the BullMQ transport.
+ * Runs are opened and closed by the collector process (which owns the corpus); when every run is closed it
+ * asks the collector to finish the corpus and exits. Killed and restarted, it recomputes the schedule from
+ * the seeds and continues from what Redis and the corpus hold.
+ */
+export async function runScheduler(specPath: string, options: SchedulerOptions): Promise<SchedulerSummary> {
+  const sweep = loadSweep(specPath, options);
+  const { spec, runs } = sweep;
+  const sweepId = sweepIdOf(spec.name, sweep.fingerprint);
+  const keys = sweepKeys(sweepId);
+  const log = options.log.child({ sweep: sweepId });
+  const eventsTotal = runs.reduce((s, r) => s + (r.sweeps + 1) * r.n, 0);
+  const redis = connect(options.redis, 'panta-scheduler');
+  const queue = new Queue(EVENT_QUEUE, {
+    connection: redis.duplicate(),
+    defaultJobOptions: { removeOnComplete: true, removeOnFail: true, attempts: 5, backoff: { type: 'exponential', delay: 1000 } },
+  });
+  const closers: (() => Promise<unknown>)[] = [() => queue.close(), () => redis.quit()];
+  try {
+    const phase = await redis.hget(keys.state, 'phase');
+    if (phase === 'done' || phase === 'finishing') {
+      log.info({ phase }, 'sweep already complete: nothing to schedule');
+      return { sweepId, status: 'complete', eventsTotal, failedRuns: [] };
+    }
+    await redis.set(keys.spec, JSON.stringify(toPayload(sweepId, sweep, options.out)));
+    await redis.hset(SWEEPS_KEY, sweepId, JSON.stringify({ name: spec.name, runs: runs.length, events: eventsTotal, started_at: new Date().toISOString() }));
+    await redis.hset(keys.state, 'phase', 'running');
+
+    const transport = new BullTransport(redis, queue, sweepId, keys, options.watchMs ?? 15_000);
+    const remote = new RemoteCollector(redis, keys);
+    const inbox = new InboxReader(redis, keys.schedulerInbox, (entries) => {
+      for (const e of entries) {
+        if (e.fields.op === 'done' || e.fields.op === 'failed') transport.deliver(e);
+        else remote.deliver(e);
+      }
+    });
+    await inbox.init();
+    closers.unshift(() => inbox.close());
+
+    const failedRuns: string[] = [];
+    let progress: ExecutorProgress | undefined;
+    const executor: Executor<RemoteSink> = new Executor<RemoteSink>(runs, {
+      transport,
+      concurrency: spec.concurrency,
+      maxActiveRuns: sweepSizing(spec.concurrency, []).maxActiveRuns,
+      open: async (run: RunPlan): Promise<ActiveRun<RemoteSink> | null> => {
+        const opened = await remote.open(run.runId);
+        if (opened.finalized) {
+          executor.written((run.sweeps + 1) * run.n);
+          return null;
+        }
+        if (opened.next > 0) log.info({ run: run.runId, nextEvent: opened.next }, 'run resumed');
+        executor.written(opened.next);
+        const planner = new DataflowPlanner(new Schedule(run, graphFor(run.geometry, run.n, run.seed, sweep.edgeLists)), spec.lookahead, opened.next);
+        return { run, planner, collector: remote.sink(run.runId, opened.next), inflight: 0, startedAt: performance.now() };
+      },
+      close: async (active: ActiveRun<RemoteSink>): Promise<void> => {
+        const status = active.stopped ? 'stopped' : active.error ? 'failed' : 'complete';
+        if (status === 'stopped') return; // the collector makes rows durable on its own schedule
+        if (status === 'failed') {
+          failedRuns.push(active.run.runId);
+          log.error({ run: active.run.runId, err: active.error?.message }, 'run failed');
+        }
+        await remote.close(active.run.runId, { status, error: active.error?.message, wallMs: performance.now() - active.startedAt });
+        if (status === 'complete') log.info({ run: active.run.runId }, 'run finished');
+      },
+      onProgress: (p) => {
+        progress = p;
+        options.onProgress?.({ ...p, eventsTotal, runsTotal: runs.length, waitingForCollector: remote.waitingForCollector });
+      },
+    });
+    inbox.start((e) => transport.fail(e));
+    const rate = { at: Date.now(), written: 0, perSecond: 0 };
+    const status = setInterval(() => {
+      if (!progress) return;
+      const now = Date.now();
+      if (now - rate.at >= 5000) {
+        rate.perSecond = ((progress.eventsWritten - rate.written) * 1000) / (now - rate.at);
+        rate.at = now;
+        rate.written = progress.eventsWritten;
+      }
+      const inflight = transport.inflightByRun();
+      void redis
+        .multi()
+        .hset(keys.status, { ...progress, eventsTotal, runsTotal: runs.length, eventsPerSecond: rate.perSecond, requeued: transport.requeued, updatedAt: now })
+        .del(keys.inflight)
+        .hset(keys.inflight, inflight.size > 0 ? Object.fromEntries(inflight) : { _: 0 })
+        .exec()
+        .catch(() => undefined);
+    }, 1000);
+    status.unref();
+    closers.unshift(async () => clearInterval(status));
+    const stop = () => executor.stop();
+    options.signal?.addEventListener('abort', stop, { once: true });
+    log.info({ runs: runs.length, events: eventsTotal, concurrency: spec.concurrency }, 'scheduler started');
+    try {
+      await executor.run();
+    } finally {
+      options.signal?.removeEventListener('abort', stop);
+      await transport.close();
+    }
+    if (executor.stopped) {
+      log.info({}, 'scheduler stopped: run it again to continue');
+      return { sweepId, status: 'stopped', eventsTotal, failedRuns };
+    }
+    await remote.finish();
+    log.info({ failed: failedRuns.length }, 'every run closed: the collector finishes the corpus');
+    return { sweepId, status: failedRuns.length > 0 ? 'failed' : 'complete', eventsTotal, failedRuns };
+  } finally {
+    for (const close of closers) await close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,41 @@
+import type { RunPlan } from '@panta/core';
+import { openEncoders, type WorkerServices } from '@panta/engine';
+import { createBackend } from '@panta/llm';
+import { fromPayload, type SweepPayload } from './payload.js';
+import type { Redis } from 'ioredis';
+import { sweepKeys, type SweepKeys } from './keys.js';
+
+/** What a worker holds for one sweep: its runs, backend and encoders, built once from the published sweep. */
+export interface WorkerContext {
+  sweepId: string;
+  keys: SweepKeys;
+  runs: Map<string, RunPlan>;
+  services: WorkerServices;
+  close(): Promise<void>;
+}
+
+export interface ContextOptions {
+  /** Replaces the spec backend's endpoint (a node-local vLLM, a compose service name). */
+  baseUrl?: string;
+  onRetry?(event: object): void;
+}
+
+export async function loadContext(redis: Redis, sweepId: string, options: ContextOptions): Promise<WorkerContext> {
+  const keys = sweepKeys(sweepId);
+  const text = await redis.get(keys.spec);
+  if (!text) throw new Error(`sweep ${sweepId} is not published in Redis (${keys.spec} is missing)`);
+  const sweep = fromPayload(JSON.parse(text) as SweepPayload);
+  const backendSpec = options.baseUrl && sweep.spec.backend.kind !== 'surrogate' ? { ...sweep.spec.backend, base_url: options.baseUrl } : sweep.spec.backend;
+  const backend = createBackend(backendSpec, sweep.prompts, sweep.specFile, { onRetry: options.onRetry });
+  const encoders = await openEncoders(sweep.spec.encoders, sweep.specFile);
+  return {
+    sweepId,
+    keys,
+    runs: new Map(sweep.runs.map((r) => [r.runId, r])),
+    services: { backend, encoders, template: sweep.template, maxTokens: sweep.spec.max_tokens, fixedLength: sweep.spec.fixed_length },
+    close: async () => {
+      await backend.close();
+      for (const e of encoders) await e.close();
+    },
+  };
+}

@@ -1,0 +1,113 @@
+import { Worker, type Job } from 'bullmq';
+import { executeEvent, type Logger } from '@panta/engine';
+import { EVENT_QUEUE, INBOX_MAXLEN } from './keys.js';
+import { connect } from './redis.js';
+import { encodeResult, planOfJob, type EventJob } from './result-codec.js';
+import { loadContext, type ContextOptions, type WorkerContext } from './worker-context.js';
+
+export interface WorkerOptions extends ContextOptions {
+  redis: string;
+  /** Events this worker runs at once. */
+  concurrency: number;
+  /** BullMQ lock: a killed worker's jobs go back to the queue after about this long. */
+  lockMs?: number;
+  log: Logger;
+  signal?: AbortSignal;
+}
+
+export interface WorkerSummary {
+  events: number;
+  duplicates: number;
+  failures: number;
+}
+
+/**
+ * A worker: takes event jobs, reads the versions the event reads from Redis, calls the model, embeds, and
+ * commits with one Lua step that writes an event at most once. Serves until the signal aborts, then
+ * finishes the jobs it holds and resolves.
+ */
+export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> {
+  const { log } = options;
+  const redis = connect(options.redis, 'panta-worker');
+  const contexts = new Map<string, Promise<WorkerContext>>();
+  const summary: WorkerSummary = { events: 0, duplicates: 0, failures: 0 };
+  const context = (sweepId: string): Promise<WorkerContext> => {
+    let c = contexts.get(sweepId);
+    if (!c) {
+      c = loadContext(redis, sweepId, { baseUrl: options.baseUrl, onRetry: (e) => log.debug(e, 'retry') });
+      c.catch(() => contexts.delete(sweepId));
+      contexts.set(sweepId, c);
+    }
+    return c;
+  };
+
+  const processEvent = async (job: Job<EventJob>): Promise<void> => {
+    const data = job.data;
+    const ctx = await context(data.sweep);
+    const { keys } = ctx;
+    const run = ctx.runs.get(data.run);
+    if (!run) throw new Error(`sweep ${data.sweep} has no run ${data.run}`);
+    const plan = planOfJob(data);
+    const read = await redis.readVersions(keys.committed(run.runId), keys.versions(run.runId), keys.closed, run.runId, plan.event, ...data.readVersions);
+    if (read[0] === 0) {
+      summary.duplicates++;
+      return;
+    }
+    const texts = read.slice(1);
+    const missing = texts.findIndex((t) => typeof t !== 'string');
+    if (missing >= 0) throw new Error(`${run.runId}: event ${plan.event} reads version ${data.readVersions[missing]}, which is not in Redis`);
+    let outcome;
+    try {
+      outcome = await executeEvent({ run, plan }, texts as string[], ctx.services);
+    } catch (error) {
+      // The backend already retried: this event failed, and its run with it (as embedded).
+      const message = error instanceof Error ? error.message : String(error);
+      summary.failures++;
+      log.warn({ run: run.runId, event: plan.event, err: message }, 'event failed');
+      await redis.failEvent(keys.committed(run.runId), keys.closed, keys.schedulerInbox, run.runId, plan.event, message, INBOX_MAXLEN);
+      return;
+    }
+    const committed = await redis.commitEvent(
+      keys.committed(run.runId),
+      keys.versions(run.runId),
+      keys.results(run.runId),
+      keys.closed,
+      keys.schedulerInbox,
+      keys.collectorInbox,
+      run.runId,
+      plan.event,
+      outcome.response,
+      encodeResult(plan, outcome),
+      outcome.calls,
+      outcome.promptTokens + outcome.completionTokens,
+      INBOX_MAXLEN,
+    );
+    if (committed === 1) summary.events++;
+    else summary.duplicates++;
+  };
+
+  const worker = new Worker<EventJob>(EVENT_QUEUE, processEvent, {
+    connection: redis.duplicate(),
+    concurrency: options.concurrency,
+    lockDuration: options.lockMs ?? 30_000,
+    stalledInterval: options.lockMs ?? 30_000,
+    // A killed worker stalls its jobs; they must come back however often that happens (the commit is idempotent).
+    maxStalledCount: 1_000_000,
+    removeOnComplete: { count: 0 },
+    removeOnFail: { count: 1000 },
+  });
+  worker.on('error', (err) => log.warn({ err: err.message }, 'queue error'));
+  worker.on('failed', (job, err) => log.warn({ job: job?.id, err: err.message }, 'job failed (BullMQ retries it)'));
+  log.info({ concurrency: options.concurrency }, 'worker started');
+
+  await new Promise<void>((resolve) => {
+    if (options.signal?.aborted) resolve();
+    options.signal?.addEventListener('abort', () => resolve(), { once: true });
+  });
+  log.info({}, 'worker stopping: finishing the events it holds');
+  await worker.close();
+  for (const c of contexts.values()) await (await c.catch(() => undefined))?.close();
+  await redis.quit().catch(() => undefined);
+  log.info(summary, 'worker stopped');
+  return summary;
+}

@@ -1,0 +1,67 @@
+import type { EncoderColumn, RunPlan } from '@panta/core';
+import { appendRunRecord, readEvents } from '@panta/corpus';
+import type { Judge } from '@panta/judge';
+import { RunCollector, type RowMeta } from './collector.js';
+import type { Logger } from './log.js';
+
+export interface RunEnd {
+  status: 'complete' | 'failed' | 'stopped';
+  error?: string;
+  wallMs: number;
+}
+
+/**
+ * The corpus side of a sweep (the order-parameter service's intake): opens a run's collector where its
+ * durable rows end and closes it (finalized shard and journal record, or durable parts for a resume). The
+ * embedded sweep and the cluster's collector process both go through it, so a run's shard is written one way.
+ */
+export class SweepCorpus {
+  constructor(
+    private readonly options: {
+      out: string;
+      columns: readonly EncoderColumn[];
+      judge: Judge;
+      meta: RowMeta;
+      partRows: number;
+      log?: Logger;
+      onWritten(count: number): void;
+    },
+  ) {}
+
+  openCollector(run: RunPlan, startEvent: number): Promise<RunCollector> {
+    const { out, columns, judge, meta, partRows, onWritten } = this.options;
+    return RunCollector.open({ out, run, encoders: columns, judge, meta, startEvent, partRows, onWritten });
+  }
+
+  async closeRun(run: RunPlan, collector: RunCollector, end: RunEnd): Promise<void> {
+    const { out, log } = this.options;
+    const { calls, retries } = collector.tally;
+    if (end.status === 'stopped') {
+      await collector.flush();
+      log?.info({ run: run.runId, written: collector.written }, 'run stopped');
+      return;
+    }
+    if (end.status === 'failed') {
+      await collector.flush();
+      appendRunRecord(out, { run_id: run.runId, status: 'failed', wall_ms: end.wallMs, calls, retries, error: end.error, at: new Date().toISOString() });
+      log?.error({ run: run.runId, err: end.error, written: collector.written }, 'run failed');
+      return;
+    }
+    await collector.finalize();
+    appendRunRecord(out, { run_id: run.runId, status: 'complete', wall_ms: end.wallMs, calls, retries, at: new Date().toISOString() });
+    log?.info({ run: run.runId, events: (run.sweeps + 1) * run.n, wall_ms: Math.round(end.wallMs), calls, retries }, 'run finished');
+  }
+}
+
+/** The texts of a resumed run's live versions (each agent's latest answer), read back from its durable parts. */
+export async function readVersionTexts(parts: readonly string[], live: Float64Array): Promise<Map<number, string>> {
+  const texts = new Map<number, string>();
+  const wanted = [...new Set(Array.from(live))].filter((v) => v >= 0);
+  if (wanted.length === 0) return texts;
+  for await (const batch of readEvents(parts, { columns: ['event', 'response'], where: `event IN (${wanted.join(',')})` })) {
+    const events = batch.columns.event as number[];
+    const responses = batch.columns.response as string[];
+    for (let r = 0; r < batch.rows; r++) texts.set(events[r]!, responses[r]!);
+  }
+  return texts;
+}
