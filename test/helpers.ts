@@ -39,3 +39,23 @@ export function pantaAsync(args: string[], cwd = ROOT): Promise<{ code: number |
     child.once('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
+
+/** A `panta` process the test can signal (a role of the distributed mode). */
+export interface PantaProcess {
+  pid: number;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
+  kill(signal?: NodeJS.Signals): void;
+}
+
+export function pantaProcess(args: string[], env: Record<string, string> = {}, cwd = ROOT): PantaProcess {
+  const child = spawn(process.execPath, [join(ROOT, 'packages', 'cli', 'bin', 'panta.js'), ...args], { cwd, env: { ...process.env, ...env } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+  return { pid: child.pid!, exited, kill: (signal = 'SIGTERM') => void child.kill(signal) };
+}

@@ -10,7 +10,10 @@ import type { SweepKeys } from './keys.js';
 export class RemoteSink implements RunSink {
   private readonly waiting = new Map<number, () => void>();
 
-  constructor(public written: number) {}
+  constructor(
+    public written: number,
+    private readonly onWritten: (count: number) => void,
+  ) {}
 
   accept(task: EventTask): Promise<void> {
     if (task.plan.event < this.written) return Promise.resolve();
@@ -31,6 +34,7 @@ export class RemoteSink implements RunSink {
         resolve();
       }
     }
+    this.onWritten(count - this.written);
     this.written = count;
   }
 }
@@ -60,8 +64,8 @@ export class RemoteCollector {
     return this.redis.xadd(this.keys.collectorInbox, '*', 'op', 'open', 'run', runId).then(() => reply);
   }
 
-  sink(runId: string, next: number): RemoteSink {
-    const sink = new RemoteSink(next);
+  sink(runId: string, next: number, onWritten: (count: number) => void): RemoteSink {
+    const sink = new RemoteSink(next, onWritten);
     this.sinks.set(runId, sink);
     return sink;
   }

@@ -38,11 +38,12 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
   const log = options.log.child({ sweep: sweepId });
   const eventsTotal = runs.reduce((s, r) => s + (r.sweeps + 1) * r.n, 0);
   const redis = connect(options.redis, 'panta-scheduler');
+  const queueConnection = redis.duplicate();
   const queue = new Queue(EVENT_QUEUE, {
-    connection: redis.duplicate(),
+    connection: queueConnection,
     defaultJobOptions: { removeOnComplete: true, removeOnFail: true, attempts: 5, backoff: { type: 'exponential', delay: 1000 } },
   });
-  const closers: (() => Promise<unknown>)[] = [() => queue.close(), () => redis.quit()];
+  const closers: (() => Promise<unknown>)[] = [() => queue.close(), () => queueConnection.quit(), () => redis.quit()];
   try {
     const phase = await redis.hget(keys.state, 'phase');
     if (phase === 'done' || phase === 'finishing') {
@@ -79,7 +80,7 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
         if (opened.next > 0) log.info({ run: run.runId, nextEvent: opened.next }, 'run resumed');
         executor.written(opened.next);
         const planner = new DataflowPlanner(new Schedule(run, graphFor(run.geometry, run.n, run.seed, sweep.edgeLists)), spec.lookahead, opened.next);
-        return { run, planner, collector: remote.sink(run.runId, opened.next), inflight: 0, startedAt: performance.now() };
+        return { run, planner, collector: remote.sink(run.runId, opened.next, (count) => executor.written(count)), inflight: 0, startedAt: performance.now() };
       },
       close: async (active: ActiveRun<RemoteSink>): Promise<void> => {
         const status = active.stopped ? 'stopped' : active.error ? 'failed' : 'complete';

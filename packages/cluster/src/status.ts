@@ -34,7 +34,8 @@ export interface ClusterStatus {
 /** What `panta status` prints: every sweep published to this Redis, its open runs and the queue. */
 export async function readStatus(url: string): Promise<ClusterStatus> {
   const redis = connect(url, 'panta-status');
-  const queue = new Queue(EVENT_QUEUE, { connection: redis.duplicate() });
+  const queueConnection = redis.duplicate();
+  const queue = new Queue(EVENT_QUEUE, { connection: queueConnection });
   try {
     const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed');
     const sweeps: SweepStatus[] = [];
@@ -64,6 +65,7 @@ export async function readStatus(url: string): Promise<ClusterStatus> {
     return { queue: { waiting: counts.waiting ?? 0, active: counts.active ?? 0, delayed: counts.delayed ?? 0, failed: counts.failed ?? 0 }, sweeps };
   } finally {
     await queue.close();
+    await queueConnection.quit().catch(() => undefined);
     await redis.quit().catch(() => undefined);
   }
 }

@@ -86,8 +86,9 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     else summary.duplicates++;
   };
 
+  const workerConnection = redis.duplicate();
   const worker = new Worker<EventJob>(EVENT_QUEUE, processEvent, {
-    connection: redis.duplicate(),
+    connection: workerConnection,
     concurrency: options.concurrency,
     lockDuration: options.lockMs ?? 30_000,
     stalledInterval: options.lockMs ?? 30_000,
@@ -107,6 +108,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
   log.info({}, 'worker stopping: finishing the events it holds');
   await worker.close();
   for (const c of contexts.values()) await (await c.catch(() => undefined))?.close();
+  await workerConnection.quit().catch(() => undefined);
   await redis.quit().catch(() => undefined);
   log.info(summary, 'worker stopped');
   return summary;

@@ -1,0 +1,143 @@
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { queryRows } from '@panta/corpus';
+import { runSweep } from '@panta/engine';
+import { EVENT_QUEUE, SWEEPS_KEY, sweepKeys } from '../src/index.js';
+import { RHEON6, panta, pantaProcess, tempDir, writeSpec, type PantaProcess } from '../../../test/helpers.js';
+import { RedisServer } from '../../../test/redis-server.js';
+
+// Long enough to kill roles mid-run: 2 x 3 x 2 x 5 x (16 + 36) / 2 = 1,560 events at 25 ms per call on 12 slots.
+const spec = (name: string) => `
+name: ${name}
+dataset: ${RHEON6}
+prompts: [fq117]
+geometries: [ring, torus2d, meanfield]
+sizes: [16, 36]
+temperatures: [0.3, 1.0]
+trials: 1
+sweeps: 4
+seed: 11
+backend: {kind: surrogate, latency_ms: 25}
+concurrency: 24
+`;
+
+const COLUMNS_BUT_TIMINGS =
+  'run_id, config_id, trial, prompt_id, geometry, n, k, temperature, protocol, seed, event, sweep, agent, neighbours, read_versions, response, finish_reason, prompt_tokens, completion_tokens, backend, model, tag, judge_model, emb_hashing';
+const rows = (out: string) => queryRows(`SELECT ${COLUMNS_BUT_TIMINGS} FROM read_parquet('${out}/events/*.parquet') ORDER BY run_id, event`);
+
+let server: RedisServer;
+let redis: Redis;
+const dir = tempDir('panta-cluster-');
+
+beforeAll(async () => {
+  server = await RedisServer.start(dir);
+  redis = new Redis(server.url, { maxRetriesPerRequest: null });
+  redis.on('error', () => undefined);
+});
+
+afterAll(async () => {
+  redis.disconnect();
+  await server.stop();
+});
+
+/** The roles of one distributed sweep, each a real `panta` process. */
+class Cluster {
+  collector!: PantaProcess;
+  workers: PantaProcess[] = [];
+  scheduler!: PantaProcess;
+  constructor(
+    private readonly specFile: string,
+    readonly out: string,
+  ) {}
+  env = () => ({ PANTA_REDIS_URL: server.url });
+  startCollector(): void {
+    this.collector = pantaProcess(['collector', '--out', this.out, '--durable-ms', '300'], this.env());
+  }
+  startWorker(i: number): void {
+    this.workers[i] = pantaProcess(['worker', '--concurrency', '4', '--lock-ms', '1500'], this.env());
+  }
+  start(): void {
+    this.startCollector();
+    for (let i = 0; i < 3; i++) this.startWorker(i);
+    this.scheduler = pantaProcess(['scheduler', this.specFile, '--watch-ms', '3000'], this.env());
+  }
+  async stopWorkers(): Promise<(number | null)[]> {
+    for (const w of this.workers) w.kill('SIGTERM');
+    return Promise.all(this.workers.map(async (w) => (await w.exited).code));
+  }
+}
+
+/** Waits until the scheduler reports at least `share` of the sweep's events written. */
+async function progressed(name: string, share: number): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    const ids = Object.keys(await redis.hgetall(SWEEPS_KEY)).filter((id) => id.startsWith(`${name}-`));
+    if (ids.length === 1) {
+      const s = await redis.hgetall(sweepKeys(ids[0]!).status);
+      if (Number(s.eventsWritten ?? 0) >= share * Number(s.eventsTotal ?? Infinity)) return;
+    }
+    await sleep(50);
+  }
+  throw new Error(`sweep ${name} made no progress`);
+}
+
+async function expectEmbeddedEqual(specFile: string, out: string): Promise<void> {
+  const embedded = join(dir, `${out.split('/').pop()}-embedded`);
+  expect((await runSweep(specFile, { out: embedded, logLevel: 'silent' })).status).toBe('complete');
+  const want = await rows(embedded);
+  expect(want.length).toBe(1560);
+  expect(await rows(out)).toEqual(want);
+  expect(await queryRows(`SELECT * FROM read_parquet('${out}/order_params.parquet') ORDER BY ALL`)).toEqual(
+    await queryRows(`SELECT * FROM read_parquet('${embedded}/order_params.parquet') ORDER BY ALL`),
+  );
+  const verified = panta(['verify', out]);
+  expect(verified.stdout + verified.stderr).toContain('complete and consistent');
+  expect(verified.code).toBe(0);
+}
+
+describe('distributed mode on BullMQ and a real redis-server', () => {
+  it('survives SIGKILL of a worker and of the collector mid-run, and writes the embedded corpus', async () => {
+    const specFile = writeSpec(dir, spec('killed'), 'killed.yaml');
+    const cluster = new Cluster(specFile, join(dir, 'killed'));
+    cluster.start();
+    await progressed('killed', 0.25);
+    cluster.workers[0]!.kill('SIGKILL');
+    cluster.collector.kill('SIGKILL');
+    expect((await cluster.collector.exited).signal).toBe('SIGKILL');
+    await sleep(300);
+    cluster.startCollector();
+    cluster.startWorker(0);
+
+    const status = panta(['status', '--redis', server.url]);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(/sweep killed-[0-9a-f]{12} \(running/);
+    expect(status.stdout).toMatch(/queue: \d+ waiting, \d+ active/);
+
+    const scheduled = await cluster.scheduler.exited;
+    expect(scheduled.stderr.split('\n').filter((l) => l.includes('"level":50'))).toEqual([]);
+    expect(scheduled.code).toBe(0);
+    expect((await cluster.collector.exited).code).toBe(0);
+    expect(await cluster.stopWorkers()).toEqual([0, 0, 0]);
+    await expectEmbeddedEqual(specFile, cluster.out);
+
+    // Memory stays bounded: nothing of the finished runs is left in Redis, and no job.
+    const id = Object.keys(await redis.hgetall(SWEEPS_KEY)).find((k) => k.startsWith('killed-'))!;
+    expect(await redis.keys(`panta:${id}:run:*`)).toEqual([]);
+    expect(await redis.xlen(sweepKeys(id).collectorInbox)).toBe(0);
+    expect(await redis.hget(sweepKeys(id).state, 'phase')).toBe('done');
+    expect(await redis.keys(`bull:${EVENT_QUEUE}:*|*`)).toEqual([]);
+  });
+
+  it('carries on through a Redis restart (SIGKILL, AOF with appendfsync always) to the same corpus', async () => {
+    const specFile = writeSpec(dir, spec('restart'), 'restart.yaml');
+    const cluster = new Cluster(specFile, join(dir, 'restart'));
+    cluster.start();
+    await progressed('restart', 0.3);
+    await server.restart('SIGKILL', 700);
+    expect((await cluster.scheduler.exited).code).toBe(0);
+    expect((await cluster.collector.exited).code).toBe(0);
+    expect(await cluster.stopWorkers()).toEqual([0, 0, 0]);
+    await expectEmbeddedEqual(specFile, cluster.out);
+  });
+});
