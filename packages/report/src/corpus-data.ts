@@ -104,6 +104,7 @@ export async function loadCorpus(dirArg: string): Promise<CorpusData> {
       );
       orderParams = measured.orderParams;
       provisional = true;
+      if (complete) notes.push(`order_params.parquet is missing although the manifest says complete: order parameters were recomputed here from the events; run \`panta verify ${dirArg}\`.`);
     }
   }
   if (!complete) {

@@ -122,7 +122,7 @@ export function driftTable(data: CorpusData, lay: Layout = layout(data)): Table 
       return [
         run.prompt_id,
         run.geometry,
-        run.temperature,
+        String(run.temperature), // as written in the spec, not to 3 decimals
         ids.length,
         mean(ds.map((d) => d.focus_total)),
         drifted.length,

@@ -175,7 +175,7 @@ describe('panta report', () => {
     const drift = htmlTable('drift');
     expect(drift).toHaveLength(GEOMETRIES.length * TEMPERATURES.length);
     const [focus] = await queryRows(`SELECT avg(focus_total) AS f, count(drift_onset) AS drifted FROM read_parquet('${corpus}/runs.parquet') WHERE geometry = 'ring' AND temperature = 0.8`);
-    const ring = drift.find((r) => r[1] === 'ring' && r[2] === '0.800')!;
+    const ring = drift.find((r) => r[1] === 'ring' && r[2] === '0.8')!;
     expect(ring[4]).toBe((focus!.f as number).toFixed(3));
     expect(ring[5]).toBe(String(focus!.drifted));
     const cost = htmlTable('cost');
