@@ -97,6 +97,16 @@ export function buildProgram(setExit: (code: number) => void): Command {
     });
 
   program
+    .command('report')
+    .description('write an HTML report of a corpus: figures (SVG and PNG) and tables in <dir>/report/index.html, one self-contained file')
+    .argument('<dir>', 'corpus folder')
+    .option('--out <dir>', 'report folder (default: <dir>/report)')
+    .action(async (dir: string, opts: { out?: string }) => {
+      const { reportCommand } = await import('./commands/report.js');
+      setExit(await reportCommand(dir, opts));
+    });
+
+  program
     .command('serve-surrogate')
     .description('serve the surrogate agent over HTTP: OpenAI-compatible (/v1/chat/completions, /v1/models) and Anthropic-compatible (/v1/messages)')
     .option('--port <p>', 'port (0: any free port, printed on start)', (v) => Number(v), 8000)

@@ -1,0 +1,178 @@
+import { geometryLabel, type GeometrySpec } from '@panta/core';
+import type { OrderParamRow } from '@panta/corpus';
+import type { CorpusData, RunInfo } from './corpus-data.js';
+import { extent, mean } from './stats.js';
+
+/**
+ * Figures put one geometry per column and one "panel" per row: a panel is everything else of a
+ * configuration except temperature (prompt and N, plus protocol and dynamics when the sweep grids them).
+ */
+export function panelLabel(run: RunInfo, varies: { protocol: boolean; dynamics: boolean }): string {
+  const parts = [run.prompt_id, `N=${run.n}`];
+  if (varies.protocol) parts.push(run.protocol);
+  if (varies.dynamics) parts.push(run.dynamics ?? 'asynchronous');
+  return parts.join(' · ');
+}
+
+/** The layout of the grid: geometries (spec order), panels and temperatures (ascending). */
+export interface Layout {
+  geometries: string[];
+  panels: string[];
+  temperatures: number[];
+  panelOf: Map<string, string>;
+  runOf: Map<string, RunInfo>;
+}
+
+export function layout(data: CorpusData): Layout {
+  const varies = {
+    protocol: new Set(data.runs.map((r) => r.protocol)).size > 1,
+    dynamics: new Set(data.runs.map((r) => r.dynamics)).size > 1,
+  };
+  const specOrder: string[] = [];
+  for (const g of ((data.manifest.spec as { geometries?: unknown[] }).geometries ?? []) as GeometrySpec[]) {
+    try {
+      specOrder.push(geometryLabel(g));
+    } catch {
+      // an unknown geometry object: its runs still appear, after the known ones
+    }
+  }
+  const present = [...new Set(data.runs.map((r) => r.geometry))];
+  const geometries = [...specOrder.filter((g) => present.includes(g)), ...present.filter((g) => !specOrder.includes(g))];
+  const panelOf = new Map<string, string>();
+  const runOf = new Map<string, RunInfo>();
+  const sorted = [...data.runs].sort((a, b) => a.prompt_id.localeCompare(b.prompt_id) || a.n - b.n || a.protocol.localeCompare(b.protocol));
+  const panels: string[] = [];
+  for (const r of sorted) {
+    const p = panelLabel(r, varies);
+    panelOf.set(r.run_id, p);
+    runOf.set(r.run_id, r);
+    if (!panels.includes(p)) panels.push(p);
+  }
+  const temperatures = [...new Set(data.runs.map((r) => r.temperature))].sort((a, b) => a - b);
+  return { geometries, panels, temperatures, panelOf, runOf };
+}
+
+/** One point of an ordering curve: a configuration at sweep t, over its trials (mean and spread). */
+export interface CurvePoint {
+  config_id: string;
+  panel: string;
+  geometry: string;
+  temperature: number;
+  sweep: number;
+  trials: number;
+  m: number | null;
+  m_lo: number | null;
+  m_hi: number | null;
+  q: number | null;
+  q_lo: number | null;
+  q_hi: number | null;
+  rho: number | null;
+  rho_lo: number | null;
+  rho_hi: number | null;
+}
+
+/** Order parameters of one encoder, averaged over trials per (configuration, sweep). */
+export function curves(data: CorpusData, lay: Layout, encoder: string): CurvePoint[] {
+  const groups = new Map<string, { run: RunInfo; sweep: number; rows: OrderParamRow[] }>();
+  for (const p of data.orderParams) {
+    if (p.encoder !== encoder) continue;
+    const run = lay.runOf.get(p.run_id);
+    if (!run) continue;
+    const key = `${run.config_id}\u0000${p.sweep}`;
+    const g = groups.get(key) ?? { run, sweep: p.sweep, rows: [] };
+    g.rows.push(p);
+    groups.set(key, g);
+  }
+  const out: CurvePoint[] = [];
+  for (const { run, sweep, rows } of groups.values()) {
+    const m = rows.map((r) => r.magnetisation);
+    const q = rows.map((r) => r.cohesion);
+    const rho = rows.map((r) => r.rho);
+    const [mLo, mHi] = extent(m);
+    const [qLo, qHi] = extent(q);
+    const [rLo, rHi] = extent(rho);
+    out.push({
+      config_id: run.config_id,
+      panel: lay.panelOf.get(run.run_id)!,
+      geometry: run.geometry,
+      temperature: run.temperature,
+      sweep,
+      trials: rows.length,
+      m: mean(m),
+      m_lo: mLo,
+      m_hi: mHi,
+      q: mean(q),
+      q_lo: qLo,
+      q_hi: qHi,
+      rho: mean(rho),
+      rho_lo: rLo,
+      rho_hi: rHi,
+    });
+  }
+  return out.sort((a, b) => a.config_id.localeCompare(b.config_id) || a.sweep - b.sweep);
+}
+
+/** Each run's last sweep for one encoder. */
+export function finalRows(data: CorpusData, encoder: string): Map<string, OrderParamRow> {
+  const last = new Map<string, OrderParamRow>();
+  for (const p of data.orderParams) {
+    if (p.encoder !== encoder) continue;
+    const before = last.get(p.run_id);
+    if (!before || p.sweep > before.sweep) last.set(p.run_id, p);
+  }
+  return last;
+}
+
+/** Final delta_rho = rho(final sweep) - rho(0) of one configuration, over its trials; `best` marks each cell's lowest. */
+export interface DeltaRhoPoint {
+  config_id: string;
+  panel: string;
+  geometry: string;
+  temperature: number;
+  trials: number;
+  delta_rho: number | null;
+  lo: number | null;
+  hi: number | null;
+  best: boolean;
+}
+
+export function finalDeltaRho(data: CorpusData, lay: Layout): DeltaRhoPoint[] {
+  // rho comes from the judge tags, not the embeddings: every encoder's rows carry the same value.
+  const last = finalRows(data, data.encoders[0]!);
+  const groups = new Map<string, { run: RunInfo; values: (number | null)[] }>();
+  for (const [runId, row] of last) {
+    const run = lay.runOf.get(runId);
+    if (!run) continue;
+    const g = groups.get(run.config_id) ?? { run, values: [] };
+    g.values.push(row.delta_rho);
+    groups.set(run.config_id, g);
+  }
+  const points: DeltaRhoPoint[] = [...groups.values()].map(({ run, values }) => {
+    const [lo, hi] = extent(values);
+    return {
+      config_id: run.config_id,
+      panel: lay.panelOf.get(run.run_id)!,
+      geometry: run.geometry,
+      temperature: run.temperature,
+      trials: values.length,
+      delta_rho: mean(values),
+      lo,
+      hi,
+      best: false,
+    };
+  });
+  const cells = new Map<string, DeltaRhoPoint[]>();
+  for (const p of points) {
+    const key = `${p.panel}\u0000${p.geometry}`;
+    cells.set(key, [...(cells.get(key) ?? []), p]);
+  }
+  for (const cell of cells.values()) {
+    let best: DeltaRhoPoint | undefined;
+    for (const p of cell) {
+      if (p.delta_rho === null) continue;
+      if (!best || p.delta_rho < best.delta_rho! || (p.delta_rho === best.delta_rho && p.temperature < best.temperature)) best = p;
+    }
+    if (best) best.best = true;
+  }
+  return points.sort((a, b) => a.config_id.localeCompare(b.config_id));
+}

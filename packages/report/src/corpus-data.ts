@@ -1,0 +1,234 @@
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { InputError } from '@panta/core';
+import {
+  CORPUS_FORMAT,
+  eventsDir,
+  measureSweep,
+  queryRows,
+  readManifest,
+  readParquetSql,
+  readRunRecords,
+  shardPath,
+  sqlString,
+  type Manifest,
+  type OrderParamRow,
+} from '@panta/corpus';
+
+/** One run as the report sees it: the columns of runs.parquet (DESIGN.md 5); null where unknown. */
+export interface RunInfo {
+  run_id: string;
+  config_id: string;
+  trial: number;
+  prompt_id: string;
+  geometry: string;
+  n: number;
+  k: number;
+  temperature: number;
+  protocol: string;
+  dynamics: string | null;
+  status: string;
+  events: number;
+  calls: number | null;
+  retries: number | null;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  cost: number | null;
+  stopped_early: boolean | null;
+  focus_total: number | null;
+  drift_onset: number | null;
+  recovered: boolean | null;
+  wall_ms: number | null;
+}
+
+/** Everything the figures and tables are made from. */
+export interface CorpusData {
+  /** The corpus folder, resolved. */
+  dir: string;
+  manifest: Manifest;
+  /** Every run known (planned runs from runs.parquet, or the complete runs when it is missing), in plan order. */
+  runs: RunInfo[];
+  /** One row per (run, sweep, encoder), complete runs only. */
+  orderParams: OrderParamRow[];
+  /** Encoder names, in manifest order. */
+  encoders: string[];
+  /** True when order parameters were recomputed here from the complete runs (no order_params.parquet yet). */
+  provisional: boolean;
+  /** Things a reader must know (incomplete corpus, missing files), shown at the top of the report. */
+  notes: string[];
+}
+
+const RUN_SELECT = `run_id, config_id, trial, prompt_id, geometry, n, k, temperature, protocol`;
+
+/**
+ * Reads a corpus for reporting: manifest.json, runs.parquet and order_params.parquet through DuckDB. A
+ * corpus that is not complete (status running or failed) is read as far as it goes: runs come from
+ * runs.parquet or, when the sweep never finished a session, from the complete shards; order parameters
+ * are recomputed from the complete shards (without writing anything) and flagged provisional.
+ * Throws InputError (one line: file, problem, fix) for a folder that is not a corpus.
+ */
+export async function loadCorpus(dirArg: string): Promise<CorpusData> {
+  const manifest = readCorpusManifest(dirArg);
+  const dir = resolve(dirArg);
+  const notes: string[] = [];
+  const encoders = manifest.encoders.map((e) => e.name);
+  const runsFile = join(dir, 'runs.parquet');
+  const paramsFile = join(dir, 'order_params.parquet');
+  const complete = manifest.status === 'complete';
+  const shards = completeShards(dir);
+
+  let runs: RunInfo[];
+  if (existsSync(runsFile)) {
+    runs = (await readTable(runsFile, `SELECT * FROM read_parquet(${sqlString(runsFile)})`)).map(toRunInfo);
+    // runs.parquet is rewritten when a session ends: a run finished since then is complete all the same.
+    for (const r of runs) if (r.status !== 'complete' && shards.has(r.run_id)) r.status = 'complete';
+  } else {
+    runs = await runsFromShards(dir, [...shards]);
+    if (!complete) notes.push('runs.parquet is not written yet (no session of this sweep has finished): runs are read from the complete event shards, calls and retries from the run journal.');
+  }
+
+  let orderParams: OrderParamRow[] = [];
+  let provisional = false;
+  if (complete && existsSync(paramsFile)) {
+    orderParams = (await readTable(paramsFile, `SELECT * FROM read_parquet(${sqlString(paramsFile)}) ORDER BY run_id, encoder, sweep`)).map(toOrderParam);
+  } else {
+    const done = runs.filter((r) => shards.has(r.run_id));
+    if (done.length > 0) {
+      const mode = (manifest.spec as { whitening?: 'zca' | 'raw' }).whitening ?? 'zca';
+      const measured = await measureSweep(
+        dir,
+        done.map((r) => ({ runId: r.run_id, configId: r.config_id, n: r.n, promptId: r.prompt_id })),
+        manifest.encoders.map((e) => ({ name: e.name, dim: e.dim })),
+        mode,
+        false,
+      );
+      orderParams = measured.orderParams;
+      provisional = true;
+      if (complete) notes.push(`order_params.parquet is missing although the manifest says complete: order parameters were recomputed here from the events; run \`panta verify ${dirArg}\`.`);
+    }
+  }
+  if (!complete) {
+    const done = runs.filter((r) => r.status === 'complete').length;
+    notes.unshift(
+      `This corpus is incomplete (status ${manifest.status}): ${done} of ${manifest.runs.planned} runs are complete. ` +
+        (provisional
+          ? 'Figures and tables show the complete runs only; their order parameters were recomputed here with a whitening fitted on those runs alone, so they will change when the sweep completes.'
+          : 'No run is complete yet, so there are no order parameters to show.'),
+    );
+  }
+  return { dir, manifest, runs, orderParams, encoders, provisional, notes };
+}
+
+/** The manifest, or an InputError naming the folder or file, the problem and the fix. */
+export function readCorpusManifest(dir: string): Manifest {
+  const fix = 'give the folder a sweep wrote (the --out of `panta run`)';
+  if (!existsSync(dir)) throw new InputError(dir, '', 'no such folder', fix);
+  if (!statSync(dir).isDirectory()) throw new InputError(dir, '', 'not a folder', fix);
+  const file = join(dir, 'manifest.json');
+  let manifest: Manifest | null;
+  try {
+    manifest = readManifest(dir);
+  } catch (e) {
+    throw new InputError(file, '', `unreadable manifest (${(e as Error).message})`, 'restore it, or run the sweep again into this folder');
+  }
+  if (!manifest) throw new InputError(file, '', 'missing: this folder is not a Panta corpus', fix);
+  if (typeof manifest !== 'object' || manifest.format !== CORPUS_FORMAT) {
+    throw new InputError(file, 'format', `${JSON.stringify((manifest as { format?: unknown } | null)?.format)} is not ${CORPUS_FORMAT}`, fix);
+  }
+  if (!Array.isArray(manifest.encoders) || manifest.encoders.length === 0) throw new InputError(file, 'encoders', 'no encoders listed', 'restore the manifest the sweep wrote');
+  return manifest;
+}
+
+async function readTable(file: string, sql: string): Promise<Record<string, unknown>[]> {
+  try {
+    return await queryRows(sql);
+  } catch (e) {
+    const first = (e as Error).message.split('\n')[0];
+    throw new InputError(file, '', `unreadable Parquet (${first})`, 'run `panta verify` on the corpus, then run the sweep again to rewrite it');
+  }
+}
+
+/** Run ids whose finalized shard exists (events/<run_id>.parquet; parts of unfinished runs are elsewhere). */
+function completeShards(dir: string): Set<string> {
+  const events = eventsDir(dir);
+  if (!existsSync(events)) return new Set();
+  return new Set(
+    readdirSync(events)
+      .filter((f) => f.endsWith('.parquet') && !f.startsWith('.'))
+      .map((f) => f.slice(0, -'.parquet'.length)),
+  );
+}
+
+async function runsFromShards(dir: string, runIds: string[]): Promise<RunInfo[]> {
+  if (runIds.length === 0) return [];
+  const files = runIds.map((id) => shardPath(dir, id));
+  const rows = await readTable(
+    join(dir, 'events'),
+    `SELECT ${RUN_SELECT}, count(*) AS events, sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens
+     FROM ${readParquetSql(files)} GROUP BY ALL ORDER BY run_id`,
+  );
+  const journal = readRunRecords(dir);
+  return rows.map((row) => {
+    const rec = journal.get(String(row.run_id));
+    return toRunInfo({
+      ...row,
+      dynamics: String(row.config_id).endsWith('-sync') ? 'synchronous' : 'asynchronous',
+      status: 'complete',
+      calls: rec?.calls ?? null,
+      retries: rec?.retries ?? null,
+      cost: null,
+      stopped_early: false,
+      focus_total: null,
+      drift_onset: null,
+      recovered: null,
+      wall_ms: rec?.wall_ms ?? null,
+    });
+  });
+}
+
+const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+function toRunInfo(r: Record<string, unknown>): RunInfo {
+  return {
+    run_id: String(r.run_id),
+    config_id: String(r.config_id),
+    trial: Number(r.trial),
+    prompt_id: String(r.prompt_id),
+    geometry: String(r.geometry),
+    n: Number(r.n),
+    k: Number(r.k),
+    temperature: Number(r.temperature),
+    protocol: String(r.protocol),
+    dynamics: r.dynamics === null || r.dynamics === undefined ? null : String(r.dynamics),
+    status: String(r.status),
+    events: Number(r.events ?? 0),
+    calls: num(r.calls),
+    retries: num(r.retries),
+    prompt_tokens: num(r.prompt_tokens),
+    completion_tokens: num(r.completion_tokens),
+    cost: num(r.cost),
+    stopped_early: r.stopped_early === null || r.stopped_early === undefined ? null : Boolean(r.stopped_early),
+    focus_total: num(r.focus_total),
+    drift_onset: num(r.drift_onset),
+    recovered: r.recovered === null || r.recovered === undefined ? null : Boolean(r.recovered),
+    wall_ms: num(r.wall_ms),
+  };
+}
+
+function toOrderParam(r: Record<string, unknown>): OrderParamRow {
+  return {
+    run_id: String(r.run_id),
+    config_id: String(r.config_id),
+    sweep: Number(r.sweep),
+    encoder: String(r.encoder),
+    magnetisation: Number(r.magnetisation),
+    cohesion: Number(r.cohesion),
+    rho: num(r.rho),
+    delta_rho: num(r.delta_rho),
+    n_correct: Number(r.n_correct),
+    n_hallucinated: Number(r.n_hallucinated),
+    n_not_known: Number(r.n_not_known),
+    n_judge_failure: Number(r.n_judge_failure),
+    cds_sys: Number(r.cds_sys),
+  };
+}

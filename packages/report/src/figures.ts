@@ -1,0 +1,199 @@
+import type { TopLevelSpec } from 'vega-lite';
+import { curves, finalDeltaRho, layout, type CurvePoint, type Layout } from './aggregate.js';
+import type { CorpusData } from './corpus-data.js';
+
+/** A figure of the report: a Vega-Lite spec (data inlined) with the words that go with it. */
+export interface Figure {
+  /** File stem under figures/ (`magnetisation-hashing`). */
+  id: string;
+  title: string;
+  caption: string;
+  spec: TopLevelSpec;
+}
+
+/** Panel size and fonts shared by every figure; DejaVu Sans is what the PNG renderer loads. */
+const PANEL = { width: 180, height: 120 };
+const CONFIG = {
+  font: 'DejaVu Sans, Verdana, sans-serif',
+  background: 'white',
+  view: { stroke: '#ccc' },
+  axis: { labelFontSize: 10, titleFontSize: 11, gridColor: '#eee' },
+  header: { labelFontSize: 11, labelFontWeight: 'bold' as const },
+  legend: { labelFontSize: 10, titleFontSize: 11 },
+  title: { fontSize: 14, anchor: 'start' as const },
+};
+
+/** Temperature colours: an ordinal cut of plasma without its palest end, so every line shows on white. */
+function temperatureColor(lay: Layout) {
+  return {
+    field: 'temperature',
+    type: 'ordinal' as const,
+    title: 'T',
+    scale: { domain: lay.temperatures, scheme: { name: 'plasma', extent: [0.05, 0.8] } },
+  };
+}
+
+/** Legend entries drawn as line strokes, fully opaque (the translucent bands would otherwise set their look); the same on every layer, as Vega-Lite merges them. */
+const LINE_LEGEND = { symbolType: 'stroke', symbolStrokeWidth: 2.5, symbolOpacity: 1, symbolSize: 200 };
+
+function facetGrid(lay: Layout) {
+  return {
+    row: { field: 'panel', type: 'nominal' as const, sort: lay.panels, title: null, header: { labelAngle: 0, labelAlign: 'left' as const } },
+    column: { field: 'geometry', type: 'nominal' as const, sort: lay.geometries, title: null },
+  };
+}
+
+function grid(title: string, values: object[], lay: Layout, layer: unknown[]): TopLevelSpec {
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title,
+    config: CONFIG,
+    data: { values },
+    facet: facetGrid(lay),
+    spec: { ...PANEL, layer },
+    resolve: { scale: { y: 'shared' } },
+  } as unknown as TopLevelSpec;
+}
+
+/** Mean line and min..max band over trials of one field of the curve points, against sweep t. */
+function curveLayers(field: 'm' | 'q' | 'rho', yTitle: string, lay: Layout, domain?: [number, number]): unknown[] {
+  const x = { field: 'sweep', type: 'quantitative', title: 'sweep t', axis: { tickMinStep: 1, format: 'd' } };
+  const scale = domain ? { domain } : { zero: false };
+  return [
+    {
+      mark: { type: 'area', opacity: 0.15 },
+      encoding: { x, y: { field: `${field}_lo`, type: 'quantitative', scale }, y2: { field: `${field}_hi` }, color: { ...temperatureColor(lay), legend: LINE_LEGEND } },
+    },
+    {
+      mark: { type: 'line', strokeWidth: 1.8 },
+      encoding: {
+        x,
+        y: { field, type: 'quantitative', title: yTitle, scale },
+        color: { ...temperatureColor(lay), legend: LINE_LEGEND },
+        tooltip: [{ field: 'config_id' }, { field: 'sweep' }, { field, format: '.3f' }, { field: 'trials' }],
+      },
+    },
+  ];
+}
+
+const MEASURES = {
+  magnetisation: { field: 'm' as const, symbol: 'm', name: 'magnetisation', domain: [0, 1] as [number, number] },
+  cohesion: { field: 'q' as const, symbol: 'q', name: 'cohesion', domain: undefined },
+};
+
+/** Ordering curves: magnetisation or cohesion against sweep t, one column per geometry, one line per temperature. */
+export function orderingFigure(data: CorpusData, measure: 'magnetisation' | 'cohesion', encoder: string, lay: Layout = layout(data)): Figure {
+  const m = MEASURES[measure];
+  const trials = Math.max(0, ...data.runs.map((r) => r.trial + 1));
+  return {
+    id: `${measure}-${encoder}`,
+    title: `${m.name[0]!.toUpperCase()}${m.name.slice(1)} ${m.symbol}(t), encoder ${encoder}`,
+    caption:
+      `${m.name} ${m.symbol} of snapshot(t) against sweep t (t = 0: the initial answers), encoder ${encoder}; ` +
+      `one column per geometry, one row per prompt and size, one line per temperature T, the mean over ${trials} trial${trials === 1 ? '' : 's'}, ` +
+      'the band spanning their minimum and maximum.',
+    spec: grid(`${m.name} ${m.symbol}(t) · encoder ${encoder}`, stripCurves(curves(data, lay, encoder), m.field), lay, curveLayers(m.field, m.symbol, lay, m.domain)),
+  };
+}
+
+/** Hallucination density rho = #hallucinated / (#correct + #hallucinated) against sweep t. */
+export function rhoFigure(data: CorpusData, lay: Layout = layout(data)): Figure {
+  return {
+    id: 'rho',
+    title: 'Hallucination density ρ(t)',
+    caption:
+      'hallucination density ρ = #hallucinated / (#correct + #hallucinated) of snapshot(t) against sweep t, from the judge tags ' +
+      '(the same for every encoder); layout as above: mean over trials, band from minimum to maximum. A gap means no answer was judged correct or hallucinated.',
+    spec: grid('hallucination density ρ(t)', stripCurves(curves(data, lay, data.encoders[0]!), 'rho'), lay, curveLayers('rho', 'ρ', lay, [0, 1])),
+  };
+}
+
+/** Final delta_rho against T per geometry, the best temperature (lowest delta_rho) marked. */
+export function deltaRhoFigure(data: CorpusData, lay: Layout = layout(data)): Figure {
+  const values = finalDeltaRho(data, lay);
+  const x = { field: 'temperature', type: 'quantitative', title: 'temperature T', scale: { zero: false, nice: false, padding: 8 } };
+  const y = { field: 'delta_rho', type: 'quantitative', title: 'Δρ (final)' };
+  const layer = [
+    { mark: { type: 'rule', color: '#999', strokeDash: [3, 3] }, encoding: { y: { datum: 0, type: 'quantitative' } } },
+    { mark: { type: 'rule', color: '#4c78a8', opacity: 0.5 }, encoding: { x, y: { field: 'lo', type: 'quantitative' }, y2: { field: 'hi' } } },
+    { mark: { type: 'line', color: '#4c78a8', point: { filled: true, size: 30 } }, encoding: { x, y, tooltip: [{ field: 'config_id' }, { field: 'delta_rho', format: '.3f' }, { field: 'trials' }] } },
+    {
+      transform: [{ filter: 'datum.best' }],
+      mark: { type: 'point', shape: 'diamond', size: 160, filled: true, color: '#d62728', stroke: 'black', strokeWidth: 0.5 },
+      encoding: { x, y },
+    },
+    {
+      transform: [{ filter: 'datum.best' }],
+      mark: { type: 'text', dy: -12, fontSize: 10, fontWeight: 'bold', color: '#d62728' },
+      encoding: { x, y, text: { field: 'temperature', type: 'quantitative', format: '', formatType: 'number' } },
+    },
+  ];
+  return {
+    id: 'delta-rho',
+    title: 'Δρ against temperature, best temperature marked',
+    caption:
+      'Δρ = ρ(final sweep) − ρ(0) (DESIGN.md section 4: delta_rho(t) = rho(t) − rho(0), taken at the last sweep), the mean over trials with a bar from their minimum to maximum, ' +
+      'against temperature T; one column per geometry, one row per prompt and size. The red diamond (labelled with its T) marks the best temperature of each panel: ' +
+      'the lowest Δρ, i.e. the most hallucinations removed (or the fewest added) by the interaction.',
+    spec: grid('final Δρ against temperature', values, lay, layer),
+  };
+}
+
+/** Phase space: cohesion against rho, one trajectory per configuration from t = 0 (circle) to the final sweep (dot). */
+export function phaseSpaceFigure(data: CorpusData, encoder: string, lay: Layout = layout(data)): Figure {
+  const values = curves(data, lay, encoder)
+    .filter((p) => p.rho !== null && p.q !== null)
+    .map((p) => ({ config_id: p.config_id, panel: p.panel, geometry: p.geometry, temperature: p.temperature, sweep: p.sweep, rho: p.rho, q: p.q }));
+  const last = new Map<string, number>();
+  for (const v of values) last.set(v.config_id, Math.max(last.get(v.config_id) ?? 0, v.sweep));
+  const points = values.map((v) => ({ ...v, final: v.sweep === last.get(v.config_id) }));
+  const x = { field: 'rho', type: 'quantitative', title: 'ρ', scale: { zero: false, padding: 6 } };
+  const y = { field: 'q', type: 'quantitative', title: 'q', scale: { zero: false, padding: 6 } };
+  const layer = [
+    { mark: { type: 'line', strokeWidth: 1.4, opacity: 0.9 }, encoding: { x, y, order: { field: 'sweep' }, color: temperatureColor(lay), detail: { field: 'config_id' } } },
+    {
+      transform: [{ filter: 'datum.sweep === 0' }],
+      mark: { type: 'point', filled: false, size: 30, strokeWidth: 1.2 },
+      encoding: { x, y, color: temperatureColor(lay) },
+    },
+    {
+      transform: [{ filter: 'datum.final' }],
+      mark: { type: 'point', filled: true, size: 36 },
+      encoding: { x, y, color: temperatureColor(lay), tooltip: [{ field: 'config_id' }, { field: 'rho', format: '.3f' }, { field: 'q', format: '.3f' }] },
+    },
+  ];
+  return {
+    id: `phase-space-${encoder}`,
+    title: `Phase space: cohesion q against ρ, encoder ${encoder}`,
+    caption:
+      `cohesion q (encoder ${encoder}) against hallucination density ρ, one trajectory per configuration through sweeps t = 0, 1, ... (means over trials), ` +
+      'from the open circle (t = 0) to the dot (the final sweep); colour is temperature. Sweeps where ρ is undefined (nothing judged correct or hallucinated) are left out.',
+    spec: grid(`phase space q against ρ · encoder ${encoder}`, points, lay, layer),
+  };
+}
+
+/** Only the columns one curve figure draws, so the inlined data stays small. */
+function stripCurves(points: CurvePoint[], field: 'm' | 'q' | 'rho'): object[] {
+  return points.map((p) => ({
+    config_id: p.config_id,
+    panel: p.panel,
+    geometry: p.geometry,
+    temperature: p.temperature,
+    sweep: p.sweep,
+    trials: p.trials,
+    [field]: p[field],
+    [`${field}_lo`]: p[`${field}_lo`],
+    [`${field}_hi`]: p[`${field}_hi`],
+  }));
+}
+
+/** Every figure of the report, in reading order. Empty when the corpus has no order parameters yet. */
+export function reportFigures(data: CorpusData): Figure[] {
+  if (data.orderParams.length === 0) return [];
+  const lay = layout(data);
+  const figures: Figure[] = [];
+  for (const e of data.encoders) figures.push(orderingFigure(data, 'magnetisation', e, lay), orderingFigure(data, 'cohesion', e, lay));
+  figures.push(rhoFigure(data, lay), deltaRhoFigure(data, lay));
+  for (const e of data.encoders) figures.push(phaseSpaceFigure(data, e, lay));
+  return figures;
+}

@@ -1,0 +1,65 @@
+/** Small statistics for the report: means over trials, ranks, correlations. Pure functions. */
+
+/** Mean of the defined values; null when there is none. */
+export function mean(xs: readonly (number | null | undefined)[]): number | null {
+  let s = 0;
+  let n = 0;
+  for (const x of xs) {
+    if (x === null || x === undefined || Number.isNaN(x)) continue;
+    s += x;
+    n++;
+  }
+  return n > 0 ? s / n : null;
+}
+
+/** Smallest and largest defined value; nulls when there is none. */
+export function extent(xs: readonly (number | null | undefined)[]): [number | null, number | null] {
+  let lo: number | null = null;
+  let hi: number | null = null;
+  for (const x of xs) {
+    if (x === null || x === undefined || Number.isNaN(x)) continue;
+    if (lo === null || x < lo) lo = x;
+    if (hi === null || x > hi) hi = x;
+  }
+  return [lo, hi];
+}
+
+/** Ranks 1..n, ties given the mean of the ranks they span (the convention of Spearman's rho). */
+export function averageRanks(xs: readonly number[]): number[] {
+  const order = xs.map((x, i) => [x, i] as const).sort((a, b) => a[0] - b[0]);
+  const ranks = new Array<number>(xs.length);
+  for (let i = 0; i < order.length; ) {
+    let j = i;
+    while (j + 1 < order.length && order[j + 1]![0] === order[i]![0]) j++;
+    const rank = (i + j) / 2 + 1;
+    for (let t = i; t <= j; t++) ranks[order[t]![1]] = rank;
+    i = j + 1;
+  }
+  return ranks;
+}
+
+/** Pearson correlation; null when fewer than 2 pairs or either side is constant. */
+export function pearson(xs: readonly number[], ys: readonly number[]): number | null {
+  if (xs.length !== ys.length) throw new Error(`pearson: ${xs.length} x values, ${ys.length} y values`);
+  const n = xs.length;
+  if (n < 2) return null;
+  const mx = xs.reduce((a, b) => a + b, 0) / n;
+  const my = ys.reduce((a, b) => a + b, 0) / n;
+  let sxy = 0;
+  let sxx = 0;
+  let syy = 0;
+  for (let i = 0; i < n; i++) {
+    const dx = xs[i]! - mx;
+    const dy = ys[i]! - my;
+    sxy += dx * dy;
+    sxx += dx * dx;
+    syy += dy * dy;
+  }
+  if (sxx === 0 || syy === 0) return null;
+  return Math.max(-1, Math.min(1, sxy / Math.sqrt(sxx * syy)));
+}
+
+/** Spearman's rank correlation: Pearson's on average ranks (ties handled); null when undefined. */
+export function spearman(xs: readonly number[], ys: readonly number[]): number | null {
+  return pearson(averageRanks(xs), averageRanks(ys));
+}

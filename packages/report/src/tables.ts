@@ -1,0 +1,204 @@
+import { driftStats } from '@panta/core';
+import { finalRows, layout, type Layout } from './aggregate.js';
+import type { CorpusData, RunInfo } from './corpus-data.js';
+import { mean, spearman } from './stats.js';
+
+export type Cell = string | number | boolean | null;
+
+/** A table of the report: shown as an HTML table in index.html and written as CSV. */
+export interface Table {
+  /** File stem of its CSV under the report folder (`tables/<id>.csv`). */
+  id: string;
+  title: string;
+  caption: string;
+  columns: string[];
+  rows: Cell[][];
+  /** Shown instead of the table when there are no rows (e.g. one encoder: no pair to correlate). */
+  empty?: string;
+}
+
+/** Final cohesion per geometry and encoder (mean over every run of the geometry), geometries by rising degree k. */
+export function ladderTable(data: CorpusData, lay: Layout = layout(data)): Table {
+  const finals = data.encoders.map((e) => finalRows(data, e));
+  const rows: { k: number; index: number; cells: Cell[] }[] = lay.geometries.map((g, index) => {
+    const runs = data.runs.filter((r) => r.geometry === g && finals[0]!.has(r.run_id));
+    const ks = [...new Set(runs.map((r) => r.k))].sort((a, b) => a - b);
+    const kText = ks.length === 0 ? null : ks.length === 1 ? ks[0]! : `${ks[0]}–${ks.at(-1)}`;
+    return {
+      k: mean(runs.map((r) => r.k)) ?? Infinity,
+      index,
+      cells: [
+        g,
+        kText,
+        runs.length,
+        ...finals.map((f) => mean(runs.map((r) => f.get(r.run_id)?.cohesion))),
+        mean(runs.map((r) => finals[0]!.get(r.run_id)?.rho)),
+      ],
+    };
+  });
+  rows.sort((a, b) => a.k - b.k || a.index - b.index);
+  return {
+    id: 'geometry-ladder',
+    title: 'Geometry ladder: final cohesion per geometry and encoder',
+    caption:
+      'cohesion q at the final sweep, the mean over every run of the geometry (all prompts, sizes, temperatures and trials), one column per encoder; ' +
+      'geometries by rising degree k (its range over sizes); the last column is the final hallucination density ρ, which does not depend on the encoder.',
+    columns: ['geometry', 'k', 'runs', ...data.encoders.map((e) => `q final (${e})`), 'ρ final'],
+    rows: rows.map((r) => r.cells),
+    empty: 'No run is complete yet.',
+  };
+}
+
+/** Final cohesion per configuration (mean over trials) for one encoder, keyed by config_id. */
+export function configCohesion(data: CorpusData, encoder: string, lay: Layout = layout(data)): Map<string, number> {
+  const byConfig = new Map<string, number[]>();
+  for (const [runId, row] of finalRows(data, encoder)) {
+    const run = lay.runOf.get(runId);
+    if (!run) continue;
+    byConfig.set(run.config_id, [...(byConfig.get(run.config_id) ?? []), row.cohesion]);
+  }
+  return new Map([...byConfig].map(([c, qs]) => [c, mean(qs)!]));
+}
+
+/** Spearman rank correlation of final cohesion between every pair of encoders, over configurations. */
+export function robustnessTable(data: CorpusData, lay: Layout = layout(data)): Table {
+  const per = data.encoders.map((e) => configCohesion(data, e, lay));
+  const rows: Cell[][] = [];
+  for (let i = 0; i < data.encoders.length; i++) {
+    for (let j = i + 1; j < data.encoders.length; j++) {
+      const configs = [...per[i]!.keys()].filter((c) => per[j]!.has(c)).sort();
+      const rs = spearman(
+        configs.map((c) => per[i]!.get(c)!),
+        configs.map((c) => per[j]!.get(c)!),
+      );
+      rows.push([data.encoders[i]!, data.encoders[j]!, configs.length, rs]);
+    }
+  }
+  return {
+    id: 'encoder-robustness',
+    title: 'Encoder robustness: Spearman rank correlation of final cohesion',
+    caption:
+      'Spearman rank correlation ρ_s between two encoders of the final cohesion q of each configuration (mean over trials; ties get average ranks): ' +
+      '1 means both encoders order the configurations the same way. n/a: fewer than two configurations, or one encoder gives them all the same value.',
+    columns: ['encoder A', 'encoder B', 'configurations', 'Spearman ρ_s'],
+    rows,
+    empty:
+      data.encoders.length === 1
+        ? `The sweep has one encoder (${data.encoders[0]}): there is no pair to correlate. List a second encoder under the spec's encoders to measure robustness.`
+        : 'No configuration has order parameters yet.',
+  };
+}
+
+/** Drift statistics of one run: from runs.parquet when the sweep finished, else from its rho series (core's driftStats). */
+function runDrift(data: CorpusData): Map<string, { focus_total: number | null; drift_onset: number | null; recovered: boolean | null }> {
+  const out = new Map<string, { focus_total: number | null; drift_onset: number | null; recovered: boolean | null }>();
+  const series = new Map<string, { sweep: number; rho: number | null }[]>();
+  for (const p of data.orderParams) if (p.encoder === data.encoders[0]) series.set(p.run_id, [...(series.get(p.run_id) ?? []), { sweep: p.sweep, rho: p.rho }]);
+  for (const r of data.runs) {
+    const s = series.get(r.run_id);
+    if (!s) continue;
+    if (!data.provisional) out.set(r.run_id, { focus_total: r.focus_total, drift_onset: r.drift_onset, recovered: r.recovered });
+    else out.set(r.run_id, driftStats(s.sort((a, b) => a.sweep - b.sweep).map((x) => x.rho)));
+  }
+  return out;
+}
+
+/** FOCUS, drift onset and recovery per prompt, geometry and temperature (DESIGN.md section 4). */
+export function driftTable(data: CorpusData, lay: Layout = layout(data)): Table {
+  const drift = runDrift(data);
+  const groups = new Map<string, { run: RunInfo; ids: string[] }>();
+  for (const r of data.runs) {
+    if (!drift.has(r.run_id)) continue;
+    const key = `${r.prompt_id}\u0000${lay.geometries.indexOf(r.geometry)}\u0000${r.temperature}`;
+    const g = groups.get(key) ?? { run: r, ids: [] };
+    g.ids.push(r.run_id);
+    groups.set(key, g);
+  }
+  const rows = [...groups.values()]
+    .sort((a, b) => a.run.prompt_id.localeCompare(b.run.prompt_id) || lay.geometries.indexOf(a.run.geometry) - lay.geometries.indexOf(b.run.geometry) || a.run.temperature - b.run.temperature)
+    .map(({ run, ids }): Cell[] => {
+      const ds = ids.map((id) => drift.get(id)!);
+      const drifted = ds.filter((d) => d.drift_onset !== null);
+      return [
+        run.prompt_id,
+        run.geometry,
+        String(run.temperature), // as written in the spec, not to 3 decimals
+        ids.length,
+        mean(ds.map((d) => d.focus_total)),
+        drifted.length,
+        mean(drifted.map((d) => d.drift_onset)),
+        drifted.length > 0 ? drifted.filter((d) => d.recovered).length / drifted.length : null,
+      ];
+    });
+  return {
+    id: 'drift',
+    title: 'Drift statistics',
+    caption:
+      'per prompt, geometry and temperature, over sizes and trials: FOCUS = Σ_t (accuracy(t) − accuracy(t−1)) with accuracy = 1 − ρ (the net accuracy gained over the sweeps, mean over runs); ' +
+      'drifted = runs whose accuracy stays below an earlier sweep\'s best for 2 or more consecutive sweeps; onset = the mean first sweep of that drift; ' +
+      'recovery share = the share of drifted runs that later return to the pre-drift level (n/a when none drifted).' +
+      (data.provisional ? ' Computed here from the provisional ρ series (runs.parquet has them once the sweep completes).' : ' From runs.parquet.'),
+    columns: ['prompt', 'geometry', 'T', 'runs', 'FOCUS (mean)', 'drifted runs', 'drift onset (mean sweep)', 'recovery share'],
+    rows,
+    empty: 'No run is complete yet.',
+  };
+}
+
+function sum(xs: (number | null)[]): number | null {
+  const defined = xs.filter((x): x is number => x !== null);
+  return defined.length > 0 ? defined.reduce((a, b) => a + b, 0) : null;
+}
+
+/** Calls, retries, tokens, cost and wall time per geometry, with the sweep's total. */
+export function costTable(data: CorpusData, lay: Layout = layout(data)): Table {
+  const early = data.runs.filter((r) => r.stopped_early).length;
+  const saved = early === 0 ? 'not applicable' : 'not recorded';
+  const row = (label: string, runs: RunInfo[], planned = runs.length): Cell[] => [
+    label,
+    `${runs.filter((r) => r.status === 'complete').length}/${planned}`,
+    sum(runs.map((r) => r.events)),
+    sum(runs.map((r) => r.calls)),
+    sum(runs.map((r) => r.retries)),
+    sum(runs.map((r) => r.prompt_tokens)),
+    sum(runs.map((r) => r.completion_tokens)),
+    sum(runs.map((r) => r.cost)),
+    (() => {
+      const ms = sum(runs.map((r) => r.wall_ms));
+      return ms === null ? null : ms / 1000;
+    })(),
+    saved,
+  ];
+  const rows = lay.geometries.map((g) => row(g, data.runs.filter((r) => r.geometry === g)));
+  rows.push(row('total', data.runs, Math.max(data.runs.length, data.manifest.runs.planned)));
+  const backend = data.manifest.backend;
+  const hasPrice = data.runs.some((r) => r.cost !== null);
+  return {
+    id: 'cost',
+    title: 'Cost',
+    caption:
+      `LLM calls (retries included), retries, tokens and wall time of the agents' calls per geometry (backend ${backend.kind}, model ${backend.model}); ` +
+      `the LLM judge made ${data.manifest.usage?.judge_calls ?? 0} calls in the last session. ` +
+      (hasPrice ? 'Cost is in the currency of the backend\'s price table. ' : 'Cost: n/a, the backend has no price table (`price` in the spec). ') +
+      (early === 0
+        ? 'Calls saved by early stopping: not applicable, the engine has no early stopping yet (no run stopped early).'
+        : `Calls saved by early stopping: ${early} runs stopped early, but the corpus does not record the calls they saved.`) +
+      (data.manifest.status === 'complete' ? '' : ' The corpus is incomplete: runs.parquet counts what was written when a session last ended.'),
+    columns: ['geometry', 'runs complete', 'events', 'calls', 'retries', 'prompt tokens', 'completion tokens', 'cost', 'wall time (s, summed over runs)', 'calls saved by early stopping'],
+    rows,
+  };
+}
+
+/** Every table of the report, in reading order. */
+export function reportTables(data: CorpusData): Table[] {
+  const lay = layout(data);
+  return [ladderTable(data, lay), robustnessTable(data, lay), driftTable(data, lay), costTable(data, lay)];
+}
+
+/** RFC 4180 CSV: header, then rows; null as an empty field. */
+export function tableCsv(table: Table): string {
+  const field = (c: Cell | string) => {
+    const s = c === null ? '' : String(c);
+    return /[",\n\r]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+  };
+  return [table.columns, ...table.rows].map((r) => r.map(field).join(',')).join('\n') + '\n';
+}

@@ -1,0 +1,79 @@
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { InputError } from '@panta/core';
+import { loadCorpus, type CorpusData } from './corpus-data.js';
+import { reportFigures } from './figures.js';
+import { reportHtml, type RenderedFigure } from './html.js';
+import { renderPng, renderSvg } from './render.js';
+import { reportTables, tableCsv, type Table } from './tables.js';
+
+export interface ReportOptions {
+  /** Report folder (default: `<corpus>/report`). */
+  out?: string;
+  /** PNG pixels per SVG unit (default 2). */
+  pngScale?: number;
+}
+
+export interface ReportResult {
+  /** The report folder. */
+  out: string;
+  /** Its index.html. */
+  index: string;
+  /** Status of the corpus reported on. */
+  status: string;
+  figures: { id: string; svg: string; png: string; spec: string }[];
+  tables: { id: string; csv: string }[];
+  notes: string[];
+  data: CorpusData;
+}
+
+/**
+ * `panta report DIR`: reads the corpus, renders every figure (Vega-Lite -> SVG by Vega, SVG -> PNG by resvg)
+ * and table in memory, then writes `<out>/index.html` (self-contained), `figures/<id>.{svg,png,vl.json}` and
+ * `tables/<id>.csv`. Bad input throws InputError before anything is written.
+ */
+export async function writeReport(dir: string, options: ReportOptions = {}): Promise<ReportResult> {
+  const out = resolve(options.out ?? join(dir, 'report'));
+  if (existsSync(out) && !statSync(out).isDirectory()) throw new InputError(out, '--out', 'exists and is not a folder', 'give a folder for the report, or remove the file');
+  const data = await loadCorpus(dir);
+  const rendered: (RenderedFigure & { png: Buffer })[] = [];
+  for (const figure of reportFigures(data)) {
+    const svg = await renderSvg(figure.spec);
+    rendered.push({
+      figure,
+      svg,
+      png: renderPng(svg, { scale: options.pngScale }),
+      files: { svg: `figures/${figure.id}.svg`, png: `figures/${figure.id}.png`, spec: `figures/${figure.id}.vl.json` },
+    });
+  }
+  const tables: Table[] = reportTables(data);
+  const html = reportHtml(data, rendered, tables, new Date());
+
+  mkdirSync(join(out, 'figures'), { recursive: true });
+  mkdirSync(join(out, 'tables'), { recursive: true });
+  // A previous report's files (another encoder list, say) would otherwise linger next to the new ones.
+  for (const [sub, pattern] of [
+    ['figures', /\.(svg|png|vl\.json)$/],
+    ['tables', /\.csv$/],
+  ] as const) {
+    for (const f of readdirSync(join(out, sub))) if (pattern.test(f)) rmSync(join(out, sub, f));
+  }
+  for (const r of rendered) {
+    writeFileSync(join(out, r.files.svg), r.svg);
+    writeFileSync(join(out, r.files.png), r.png);
+    writeFileSync(join(out, r.files.spec), `${JSON.stringify(r.figure.spec, null, 1)}\n`);
+  }
+  for (const t of tables) writeFileSync(join(out, 'tables', `${t.id}.csv`), tableCsv(t));
+  const index = join(out, 'index.html');
+  writeFileSync(`${index}.tmp`, html);
+  renameSync(`${index}.tmp`, index);
+  return {
+    out,
+    index,
+    status: data.manifest.status,
+    figures: rendered.map((r) => ({ id: r.figure.id, svg: join(out, r.files.svg), png: join(out, r.files.png), spec: join(out, r.files.spec) })),
+    tables: tables.map((t) => ({ id: t.id, csv: join(out, 'tables', `${t.id}.csv`) })),
+    notes: data.notes,
+    data,
+  };
+}
