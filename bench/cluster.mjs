@@ -1,0 +1,114 @@
+// bench/cluster: events/s of the distributed mode (a real redis-server with AOF and appendfsync always, one
+// scheduler, one collector, 1/2/4 workers, each a `panta` process) next to the embedded engine on the same
+// spec, measured in one run from process start to a complete corpus:
+//   A. the surrogate in process, no latency (what the coordination itself costs);
+//   B. `panta serve-surrogate` with 64 slots and 20 ms per reply (20 tokens at 1 ms, fixed length), where the
+//      goal is the server's saturation throughput (64 / 20 ms = 3,200 calls/s) within 10%.
+// Run after a build: node bench/cluster.mjs [--quick]
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+
+const root = resolve(import.meta.dirname, '..');
+const cli = join(root, 'packages/cli/bin/panta.js');
+const quick = process.argv.includes('--quick');
+const dir = mkdtempSync(join(tmpdir(), 'panta-bench-cluster-'));
+
+const freePort = () =>
+  new Promise((ok) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => ok(port));
+    });
+  });
+
+function proc(args, env = {}) {
+  const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
+  const exited = new Promise((ok) => child.once('close', (code) => ok({ code, out })));
+  return { child, exited };
+}
+
+const redisPort = await freePort();
+const redisServer = spawn('redis-server', ['--port', String(redisPort), '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--maxmemory-policy', 'noeviction'], { stdio: 'ignore' });
+const redisUrl = `redis://127.0.0.1:${redisPort}`;
+const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+redis.on('error', () => undefined); // until redis-server listens
+for (let i = 0; i < 100 && (await redis.ping().catch(() => '')) !== 'PONG'; i++) await sleep(50);
+
+async function embedded(spec, name) {
+  const t0 = performance.now();
+  const { code, out } = await proc(['run', spec, '--out', join(dir, `${name}-embedded`)]).exited;
+  if (code !== 0) throw new Error(`embedded run failed:\n${out}`);
+  return (performance.now() - t0) / 1000;
+}
+
+async function distributed(spec, name, workers, workerConcurrency) {
+  await redis.flushall();
+  const env = { PANTA_REDIS_URL: redisUrl };
+  const t0 = performance.now();
+  const collector = proc(['collector', '--out', join(dir, `${name}-w${workers}`)], env);
+  const ws = Array.from({ length: workers }, () => proc(['worker', '--concurrency', String(workerConcurrency)], env));
+  const scheduler = proc(['scheduler', spec], env);
+  const s = await scheduler.exited;
+  const c = await collector.exited;
+  const wall = (performance.now() - t0) / 1000;
+  for (const w of ws) w.child.kill('SIGTERM');
+  await Promise.all(ws.map((w) => w.exited));
+  if (s.code !== 0 || c.code !== 0) throw new Error(`distributed run failed:\n${s.out}\n${c.out}`);
+  return wall;
+}
+
+function specFile(name, body) {
+  const file = join(dir, `${name}.yaml`);
+  writeFileSync(file, `name: ${name}\ndataset: ${join(root, 'datasets/rheon6.jsonl')}\nprompts: [fq117]\nseed: 5\n${body}`);
+  return file;
+}
+
+const rate = (events, s) => `${Math.round(events / s).toLocaleString('en-US')} events/s`;
+
+// A: coordination cost, surrogate in process.
+const geometriesA = quick ? 2 : 3;
+const specA = specFile('plain', `geometries: [ring, torus2d${quick ? '' : ', {kind: meanfield, sample: 8}'}]\nsizes: [64]\ntemperatures: [0.4, 1.0, 1.6]\ntrials: 2\nsweeps: 10\nconcurrency: 256\nbackend: {kind: surrogate}\n`);
+const eventsA = geometriesA * 3 * 2 * 11 * 64;
+console.log(`A. ${eventsA.toLocaleString('en-US')} events, surrogate in process, no latency (wall from process start to complete corpus):`);
+const eA = await embedded(specA, 'plain');
+console.log(`  embedded (one process)     ${eA.toFixed(1).padStart(6)} s  ${rate(eventsA, eA)}`);
+for (const w of [1, 2, 4]) {
+  const t = await distributed(specA, 'plain', w, 64);
+  console.log(`  distributed, ${w} worker${w > 1 ? 's' : ' '}     ${t.toFixed(1).padStart(6)} s  ${rate(eventsA, t)}  (${(eA / t).toFixed(2)}x embedded)`);
+}
+
+// B: a continuously batching server with 64 slots and 20 ms per reply.
+const server = proc(['serve-surrogate', '--port', '0', '--dataset', join(root, 'datasets/rheon6.jsonl'), '--slots', '64', '--token-ms', '1']);
+const url = await new Promise((ok, fail) => {
+  server.child.stdout.on('data', (d) => {
+    const m = /listening on (http:\/\/\S+?)\/v1/.exec(String(d));
+    if (m) ok(m[1]);
+  });
+  server.exited.then(() => fail(new Error('serve-surrogate exited')));
+});
+const sweepsB = quick ? 4 : 8;
+const specB = specFile(
+  'served',
+  `geometries: [ring, torus2d]\nsizes: [64]\ntemperatures: [0.4, 1.0]\ntrials: 4\nsweeps: ${sweepsB}\nmax_tokens: 20\nfixed_length: true\nconcurrency: 192\nbackend: {kind: openai, base_url: "${url}/v1", model: surrogate-potts-v1, max_in_flight: 64}\n`,
+);
+const eventsB = 2 * 2 * 4 * (sweepsB + 1) * 64;
+const saturation = 64 / 0.02;
+console.log(`\nB. ${eventsB.toLocaleString('en-US')} events against serve-surrogate, 64 slots x 20 ms (saturation ${saturation.toLocaleString('en-US')} calls/s):`);
+const eB = await embedded(specB, 'served');
+console.log(`  embedded, 64 in flight      ${eB.toFixed(1).padStart(6)} s  ${rate(eventsB, eB)}  (${((100 * eventsB) / eB / saturation).toFixed(0)}% of saturation)`);
+for (const w of [1, 2, 4]) {
+  const t = await distributed(specB, 'served', w, Math.ceil(64 / w));
+  console.log(`  distributed, ${w} worker${w > 1 ? 's' : ' '} x ${Math.ceil(64 / w)}  ${t.toFixed(1).padStart(6)} s  ${rate(eventsB, t)}  (${((100 * eventsB) / t / saturation).toFixed(0)}% of saturation; goal: at least 90%)`);
+}
+server.child.kill('SIGTERM');
+redis.disconnect();
+redisServer.kill('SIGTERM');
+rmSync(dir, { recursive: true, force: true });
