@@ -37,7 +37,10 @@ beforeAll(async () => {
   redis.on('error', () => undefined);
 });
 
+const started: PantaProcess[] = [];
 afterAll(async () => {
+  // A failed test must not leave roles running against a server that is going away.
+  for (const p of started) p.kill('SIGKILL');
   redis.disconnect();
   await server.stop();
 });
@@ -51,17 +54,21 @@ class Cluster {
     private readonly specFile: string,
     readonly out: string,
   ) {}
-  env = () => ({ PANTA_REDIS_URL: server.url });
+  private spawn(args: string[]): PantaProcess {
+    const p = pantaProcess(args, { PANTA_REDIS_URL: server.url });
+    started.push(p);
+    return p;
+  }
   startCollector(): void {
-    this.collector = pantaProcess(['collector', '--out', this.out, '--durable-ms', '300'], this.env());
+    this.collector = this.spawn(['collector', '--out', this.out, '--durable-ms', '300']);
   }
   startWorker(i: number): void {
-    this.workers[i] = pantaProcess(['worker', '--concurrency', '4', '--lock-ms', '1500'], this.env());
+    this.workers[i] = this.spawn(['worker', '--concurrency', '4', '--lock-ms', '1500']);
   }
   start(): void {
     this.startCollector();
     for (let i = 0; i < 3; i++) this.startWorker(i);
-    this.scheduler = pantaProcess(['scheduler', this.specFile, '--watch-ms', '3000'], this.env());
+    this.scheduler = this.spawn(['scheduler', this.specFile, '--watch-ms', '3000']);
   }
   async stopWorkers(): Promise<(number | null)[]> {
     for (const w of this.workers) w.kill('SIGTERM');
