@@ -2,16 +2,21 @@ import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { EventOutcome, EventTask, Transport, TransportMessage } from '@panta/engine';
 import { jobIdOf, type SweepKeys } from './keys.js';
-import { jobOf } from './result-codec.js';
+import { jobOf, type BatchJob } from './result-codec.js';
 import type { InboxEntry } from './inbox-reader.js';
 
 interface Inflight {
   task: EventTask;
   since: number;
+  jobId?: string;
 }
 
+/** Most events per job; a flush also makes at least this many jobs when it can, to spread them over workers. */
+const MAX_BATCH = 8;
+const MIN_JOBS = 8;
+
 /**
- * The executor's second transport: events become BullMQ jobs (added in bulk once per tick), workers commit
+ * The executor's second transport: events become BullMQ jobs (batches added in bulk once per tick), workers commit
  * results to Redis with an at-most-once Lua step, and the commit's message in the scheduler's inbox comes
  * back here as the outcome. An event already committed (by an earlier scheduler's job) is not sent again;
  * a job lost for any reason is added again by the watchdog. Version texts are written by the workers'
@@ -26,8 +31,10 @@ export class BullTransport implements Transport {
   private chain: Promise<void> = Promise.resolve();
   private watchdog?: NodeJS.Timeout;
   private closed = false;
-  /** Jobs added again because they were gone (a failed job, a lost queue). */
+  /** Events added again because their job was gone (a failed job, a lost queue). */
   requeued = 0;
+  private readonly incarnation = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+  private jobs = 0;
 
   constructor(
     private readonly redis: Redis,
@@ -116,15 +123,15 @@ export class BullTransport implements Transport {
       const bits = this.redis.pipeline();
       for (const t of tasks) bits.getbit(this.keys.committed(t.run.runId), t.plan.event);
       const replies = (await bits.exec()) ?? [];
-      const jobs = [];
+      const fresh: EventTask[] = [];
       for (let i = 0; i < tasks.length; i++) {
         const t = tasks[i]!;
         const [err, bit] = replies[i] ?? [new Error('no reply'), 0];
         if (err) throw err;
         if (bit === 1) this.deliver({ id: '', fields: { op: 'done', run: t.run.runId, event: String(t.plan.event), calls: '0', tokens: '0' } });
-        else jobs.push({ name: 'event', data: jobOf(this.sweepId, t.run.runId, t.plan), opts: { jobId: jobIdOf(this.sweepId, t.run.runId, t.plan.event) } });
+        else fresh.push(t);
       }
-      if (jobs.length > 0) await this.queue.addBulk(jobs);
+      if (fresh.length > 0) await this.queue.addBulk(this.batches(fresh));
     }
     if (forgetting.size > 0) {
       const del = this.redis.pipeline();
@@ -133,23 +140,47 @@ export class BullTransport implements Transport {
     }
   }
 
+  /** Groups events into jobs; a job's id names its first event (ids must be unique while jobs exist). */
+  private batches(tasks: readonly EventTask[]): { name: string; data: BatchJob; opts: { jobId: string } }[] {
+    const size = Math.min(MAX_BATCH, Math.max(1, Math.ceil(tasks.length / MIN_JOBS)));
+    const jobs = [];
+    for (let start = 0; start < tasks.length; start += size) {
+      const group = tasks.slice(start, start + size);
+      const jobId = jobIdOf(this.incarnation, this.jobs++, group[0]!.run.runId, group[0]!.plan.event);
+      for (const t of group) {
+        const item = this.inflight.get(this.key(t.run.runId, t.plan.event));
+        if (item) item.jobId = jobId;
+      }
+      jobs.push({ name: 'events', data: { sweep: this.sweepId, events: group.map((t) => jobOf(t.run.runId, t.plan)) }, opts: { jobId } });
+    }
+    return jobs;
+  }
+
   /** Finds events in flight for long whose job is gone: committed ones are delivered, the others sent again. */
   private async watch(): Promise<void> {
     const now = Date.now();
     const old = [...this.inflight.values()].filter((i) => now - i.since > this.watchMs);
+    const jobs = new Map<string, boolean>();
+    const lost: EventTask[] = [];
     for (const item of old) {
       if (this.closed) return;
       const { run, plan } = item.task;
-      const job = await this.queue.getJob(jobIdOf(this.sweepId, run.runId, plan.event));
-      if (job && !(await job.isFailed())) continue;
+      if (item.jobId !== undefined && !jobs.has(item.jobId)) {
+        const job = await this.queue.getJob(item.jobId);
+        const alive = job !== undefined && !(await job.isFailed());
+        if (job && !alive) await job.remove().catch(() => undefined);
+        jobs.set(item.jobId, alive);
+      }
+      if (item.jobId !== undefined && jobs.get(item.jobId)) continue;
       if ((await this.redis.getbit(this.keys.committed(run.runId), plan.event)) === 1) {
         this.deliver({ id: '', fields: { op: 'done', run: run.runId, event: String(plan.event), calls: '0', tokens: '0' } });
         continue;
       }
-      if (job) await job.remove().catch(() => undefined);
       item.since = now;
-      this.requeued++;
-      await this.queue.add('event', jobOf(this.sweepId, run.runId, plan), { jobId: jobIdOf(this.sweepId, run.runId, plan.event) });
+      lost.push(item.task);
     }
+    if (lost.length === 0 || this.closed) return;
+    this.requeued += lost.length;
+    await this.queue.addBulk(this.batches(lost));
   }
 }

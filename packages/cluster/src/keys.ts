@@ -35,7 +35,11 @@ export function sweepKeys(sweepId: string) {
 
 export type SweepKeys = ReturnType<typeof sweepKeys>;
 
-/** BullMQ job ids must not contain ':' nor be all digits. */
-export function jobIdOf(sweepId: string, runId: string, event: number): string {
-  return `${sweepId}|${runId}|${event}`;
+/**
+ * A job's id names the scheduler incarnation, the job's number and its first event (BullMQ ids must not
+ * contain ':' nor be all digits). Ids are unique: BullMQ drops a job whose id exists, which would lose the
+ * other events of a batch composed differently by a restarted scheduler.
+ */
+export function jobIdOf(incarnation: string, seq: number, runId: string, event: number): string {
+  return `${incarnation}|${seq}|${runId}|${event}`;
 }

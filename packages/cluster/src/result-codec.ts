@@ -32,9 +32,8 @@ export function decodeResult(text: string): { plan: EventPlan; outcome: EventOut
   };
 }
 
-/** What a job carries: the event's plan, so workers need no schedule. */
+/** What a job carries for each of its events: the event's plan, so workers need no schedule. */
 export interface EventJob {
-  sweep: string;
   run: string;
   event: number;
   sweepIndex: number;
@@ -44,9 +43,17 @@ export interface EventJob {
   readVersions: number[];
 }
 
-export function jobOf(sweepId: string, runId: string, plan: EventPlan): EventJob {
+/**
+ * A job: several events of one sweep (of any runs), so that BullMQ's own per-job steps (add, move to
+ * active, move to finished: a few Lua calls each) are paid once per batch rather than once per event.
+ */
+export interface BatchJob {
+  sweep: string;
+  events: EventJob[];
+}
+
+export function jobOf(runId: string, plan: EventPlan): EventJob {
   return {
-    sweep: sweepId,
     run: runId,
     event: plan.event,
     sweepIndex: plan.sweep,

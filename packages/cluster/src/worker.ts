@@ -2,7 +2,8 @@ import { Worker, type Job } from 'bullmq';
 import { executeEvent, type Logger } from '@panta/engine';
 import { EVENT_QUEUE, INBOX_MAXLEN } from './keys.js';
 import { connect } from './redis.js';
-import { encodeResult, planOfJob, type EventJob } from './result-codec.js';
+import { encodeResult, planOfJob, type BatchJob, type EventJob } from './result-codec.js';
+import { Slots } from './slots.js';
 import { loadContext, type ContextOptions, type WorkerContext } from './worker-context.js';
 
 export interface WorkerOptions extends ContextOptions {
@@ -41,12 +42,10 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     return c;
   };
 
-  const processEvent = async (job: Job<EventJob>): Promise<void> => {
-    const data = job.data;
-    const ctx = await context(data.sweep);
+  const processEvent = async (ctx: WorkerContext, data: EventJob): Promise<void> => {
     const { keys } = ctx;
     const run = ctx.runs.get(data.run);
-    if (!run) throw new Error(`sweep ${data.sweep} has no run ${data.run}`);
+    if (!run) throw new Error(`sweep ${ctx.sweepId} has no run ${data.run}`);
     const plan = planOfJob(data);
     const read = await redis.readVersions(keys.committed(run.runId), keys.versions(run.runId), keys.closed, run.runId, plan.event, ...data.readVersions);
     if (read[0] === 0) {
@@ -87,7 +86,15 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
   };
 
   const workerConnection = redis.duplicate();
-  const worker = new Worker<EventJob>(EVENT_QUEUE, processEvent, {
+  // A job is a batch of events; `concurrency` bounds events in flight, whatever the batches.
+  const slots = new Slots(options.concurrency);
+  const processJob = async (job: Job<BatchJob>): Promise<void> => {
+    const ctx = await context(job.data.sweep);
+    // An infrastructure error fails the job and BullMQ retries it; events already committed are skipped then.
+    await Promise.all(job.data.events.map((e) => slots.run(() => processEvent(ctx, e))));
+  };
+
+  const worker = new Worker<BatchJob>(EVENT_QUEUE, processJob, {
     connection: workerConnection,
     concurrency: options.concurrency,
     lockDuration: options.lockMs ?? 30_000,

@@ -62,13 +62,16 @@ class Cluster {
   startCollector(): void {
     this.collector = this.spawn(['collector', '--out', this.out, '--durable-ms', '300']);
   }
+  startScheduler(): void {
+    this.scheduler = this.spawn(['scheduler', this.specFile, '--watch-ms', '3000']);
+  }
   startWorker(i: number): void {
     this.workers[i] = this.spawn(['worker', '--concurrency', '4', '--lock-ms', '1500']);
   }
   start(): void {
     this.startCollector();
     for (let i = 0; i < 3; i++) this.startWorker(i);
-    this.scheduler = this.spawn(['scheduler', this.specFile, '--watch-ms', '3000']);
+    this.startScheduler();
   }
   async stopWorkers(): Promise<(number | null)[]> {
     for (const w of this.workers) w.kill('SIGTERM');
@@ -104,7 +107,7 @@ async function expectEmbeddedEqual(specFile: string, out: string): Promise<void>
 }
 
 describe('distributed mode on BullMQ and a real redis-server', () => {
-  it('survives SIGKILL of a worker and of the collector mid-run, and writes the embedded corpus', async () => {
+  it('survives SIGKILL of a worker, the collector and the scheduler mid-run, and writes the embedded corpus', async () => {
     const specFile = writeSpec(dir, spec('killed'), 'killed.yaml');
     const cluster = new Cluster(specFile, join(dir, 'killed'));
     cluster.start();
@@ -120,6 +123,12 @@ describe('distributed mode on BullMQ and a real redis-server', () => {
     expect(status.code).toBe(0);
     expect(status.stdout).toMatch(/sweep killed-[0-9a-f]{12} \(running/);
     expect(status.stdout).toMatch(/queue: \d+ waiting, \d+ active/);
+
+    // The scheduler too: restarted, it recomputes the schedule and continues from Redis and the corpus.
+    await progressed('killed', 0.55);
+    cluster.scheduler.kill('SIGKILL');
+    expect((await cluster.scheduler.exited).signal).toBe('SIGKILL');
+    cluster.startScheduler();
 
     const scheduled = await cluster.scheduler.exited;
     expect(scheduled.stderr.split('\n').filter((l) => l.includes('"level":50'))).toEqual([]);
