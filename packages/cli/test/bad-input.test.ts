@@ -52,6 +52,16 @@ describe('bad input: exit 2, one line naming file, field and fix, nothing writte
     expect(existsSync(join(dir, 'out'))).toBe(false);
   });
 
+  it('the scheduler refuses bad input the same way, before it touches Redis', () => {
+    const dir = tempDir();
+    const spec = writeSpec(dir, CASES[3]!.spec);
+    // Nothing listens on port 1: reaching Redis at all would hang or fail differently.
+    const r = panta(['scheduler', spec, '--redis', 'redis://127.0.0.1:1']);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/sizes\[1\]: N = 10 does not fit torus2d/);
+  });
+
   it('a missing spec and a bad flag are bad input too', () => {
     expect(panta(['run', '/nonexistent/spec.yaml']).code).toBe(2);
     expect(panta(['run', 'x.yaml', '--concurrency', 'zero']).code).toBe(2);
