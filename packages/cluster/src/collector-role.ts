@@ -166,7 +166,7 @@ class CollectorProcess {
                 await Promise.all(this.closes);
                 if (this.fatal) throw this.fatal;
                 const summary = await finishSweep(sweep, manifest, columns, judge);
-                await redis.hset(keys.state, 'phase', 'done');
+                await redis.hset(keys.state, 'phase', summary.status === 'complete' ? 'done' : 'failed');
                 await this.ack([entry.id]);
                 log.info({ status: summary.status, events: summary.eventsWritten }, 'corpus finished');
                 finished = true;

@@ -46,6 +46,7 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
   const closers: (() => Promise<unknown>)[] = [() => queue.close(), () => queueConnection.quit(), () => redis.quit()];
   try {
     const phase = await redis.hget(keys.state, 'phase');
+    // A sweep that finished with failed runs ('failed') is scheduled again: those runs resume.
     if (phase === 'done' || phase === 'finishing') {
       log.info({ phase }, 'sweep already complete: nothing to schedule');
       return { sweepId, status: 'complete', eventsTotal, failedRuns: [] };
@@ -118,16 +119,21 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
     }, 1000);
     status.unref();
     closers.unshift(async () => clearInterval(status));
-    const stop = () => executor.stop();
-    options.signal?.addEventListener('abort', stop, { once: true });
+    // Stopping needs no draining: everything a restart needs is in Redis and the corpus already.
+    let onAbort = () => {};
+    const aborted = new Promise<'stopped'>((resolve) => (onAbort = () => resolve('stopped')));
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    if (options.signal?.aborted) onAbort();
     log.info({ runs: runs.length, events: eventsTotal, concurrency: spec.concurrency }, 'scheduler started');
+    let outcome: 'ran' | 'stopped';
     try {
-      await executor.run();
+      outcome = await Promise.race([executor.run().then(() => 'ran' as const), aborted]);
     } finally {
-      options.signal?.removeEventListener('abort', stop);
+      options.signal?.removeEventListener('abort', onAbort);
+      if (options.signal?.aborted) executor.stop();
       await transport.close();
     }
-    if (executor.stopped) {
+    if (outcome === 'stopped' || executor.stopped) {
       log.info({}, 'scheduler stopped: run it again to continue');
       return { sweepId, status: 'stopped', eventsTotal, failedRuns };
     }

@@ -6,7 +6,7 @@ import { queryRows } from '@panta/corpus';
 import { runSweep } from '@panta/engine';
 import { EVENT_QUEUE, SWEEPS_KEY, sweepKeys } from '../src/index.js';
 import { RHEON6, panta, pantaProcess, tempDir, writeSpec, type PantaProcess } from '../../../test/helpers.js';
-import { RedisServer } from '../../../test/redis-server.js';
+import { RedisServer, freePort } from '../../../test/redis-server.js';
 
 // Long enough to kill roles mid-run: 2 x 3 x 2 x 5 x (16 + 36) / 2 = 1,560 events at 25 ms per call on 12 slots.
 const spec = (name: string) => `
@@ -155,5 +155,54 @@ describe('distributed mode on BullMQ and a real redis-server', () => {
     expect((await cluster.collector.exited).code).toBe(0);
     expect(await cluster.stopWorkers()).toEqual([0, 0, 0]);
     await expectEmbeddedEqual(specFile, cluster.out);
+  });
+});
+
+describe('distributed mode when the model fails', () => {
+  it('fails the runs whose events fail (exit 1), and a second scheduler resumes them to the complete corpus', async () => {
+    const port = await freePort();
+    const serve = (faults: string[]) => {
+      const p = pantaProcess(['serve-surrogate', '--port', String(port), '--dataset', RHEON6, ...faults]);
+      started.push(p);
+      return p;
+    };
+    const listening = async (p: PantaProcess) => {
+      for (let i = 0; i < 200; i++) {
+        if (await fetch(`http://127.0.0.1:${port}/v1/models`).then((r) => r.ok, () => false)) return;
+        await sleep(50);
+      }
+      throw new Error(`serve-surrogate did not listen: ${(await p.exited).stderr}`);
+    };
+    const specFile = writeSpec(
+      dir,
+      `name: faulty\ndataset: ${RHEON6}\nprompts: [fq117, fq367]\ngeometries: [ring]\nsizes: [16]\ntemperatures: [0.5]\nsweeps: 3\nseed: 4\nconcurrency: 8\nbackend: {kind: openai, base_url: "http://127.0.0.1:${port}/v1", model: surrogate-potts-v1, max_retries: 0, timeout_ms: 5000}\n`,
+      'faulty.yaml',
+    );
+    const out = join(dir, 'faulty');
+    let server = serve(['--fault-rate', '1', '--faults', '500']);
+    await listening(server);
+    const cluster = new Cluster(specFile, out);
+    cluster.start();
+    expect((await cluster.scheduler.exited).code).toBe(1);
+    const collected = await cluster.collector.exited;
+    expect(collected.code).toBe(1);
+    expect(collected.stdout).toMatch(/^failed: 0\/2 runs/m);
+    server.kill('SIGTERM');
+    await server.exited;
+
+    server = serve([]);
+    await listening(server);
+    cluster.startCollector();
+    cluster.startScheduler();
+    expect((await cluster.scheduler.exited).code).toBe(0);
+    expect((await cluster.collector.exited).code).toBe(0);
+    expect(await cluster.stopWorkers()).toEqual([0, 0, 0]);
+    const embedded = join(dir, 'faulty-embedded');
+    expect((await runSweep(specFile, { out: embedded, logLevel: 'silent' })).status).toBe('complete');
+    server.kill('SIGTERM');
+    const want = await rows(embedded);
+    expect(want.length).toBe(2 * 16 * 4);
+    expect(await rows(out)).toEqual(want);
+    expect(panta(['verify', out]).code).toBe(0);
   });
 });
