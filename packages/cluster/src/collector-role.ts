@@ -31,6 +31,8 @@ export interface CollectorOptions {
   out?: string;
   /** Which sweep, when Redis holds more than one unfinished. */
   sweep?: string;
+  /** Replaces the LLM judge's endpoint (the judge is the only model the collector calls). */
+  baseUrl?: string;
   log: Logger;
   signal?: AbortSignal;
   /** How often rows appended are made durable (and their results deleted from Redis). */
@@ -119,7 +121,8 @@ class CollectorProcess {
     const backend = createBackend(sweep.spec.backend, sweep.prompts, sweep.specFile);
     const encoders = await openEncoders(sweep.spec.encoders, sweep.specFile);
     const columns: EncoderColumn[] = encoders.map((e) => ({ name: e.name, dim: e.dim }));
-    const judge = createJudge(sweep.spec.judge, sweep.specFile, sweep.prompts, sweep.out);
+    const judgeSpec = options.baseUrl && sweep.spec.judge.kind === 'llm' ? { ...sweep.spec.judge, backend: { ...sweep.spec.judge.backend, base_url: options.baseUrl } } : sweep.spec.judge;
+    const judge = createJudge(judgeSpec, sweep.specFile, sweep.prompts, sweep.out);
     mkdirSync(sweep.out, { recursive: true });
     const manifest = startManifest(sweep, previous, backend, judge, encoders);
     for (const e of encoders) await e.close(); // only their names, dims and models are needed here

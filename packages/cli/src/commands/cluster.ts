@@ -69,13 +69,14 @@ export async function workerCommand(opts: RoleOptions & { concurrency?: number; 
   }
 }
 
-export async function collectorCommand(opts: RoleOptions & { out?: string; sweep?: string; durableMs?: number }): Promise<number> {
+export async function collectorCommand(opts: RoleOptions & { out?: string; sweep?: string; durableMs?: number; baseUrl?: string }): Promise<number> {
   const stop = stopSignal('collector');
   try {
     const summary = await runCollector({
       redis: redisUrl(opts.redis),
       out: opts.out,
       sweep: opts.sweep,
+      baseUrl: opts.baseUrl,
       durableMs: opts.durableMs,
       log: roleLogger('collector', opts.logLevel ?? 'info'),
       signal: stop.signal,
