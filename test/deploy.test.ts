@@ -29,7 +29,7 @@ type Obj = Record<string, any>;
 const CONTRACT: Record<string, { positionals: number; flags: string[] }> = {
   scheduler: { positionals: 1, flags: ['--redis', '--out', '--concurrency', '--seed'] },
   worker: { positionals: 0, flags: ['--redis', '--concurrency', '--base-url'] },
-  collector: { positionals: 0, flags: ['--redis', '--out'] },
+  collector: { positionals: 0, flags: ['--redis', '--out', '--base-url'] },
   status: { positionals: 0, flags: ['--redis'] },
   dashboard: { positionals: 0, flags: ['--redis', '--port', '--host'] },
 };
