@@ -13,12 +13,23 @@ export interface WorkerOptions extends ContextOptions {
   lockMs?: number;
   log: Logger;
   signal?: AbortSignal;
+  /** Called whenever an event starts or ends, with this worker's totals for that sweep (for metrics). */
+  onProgress?(sweepId: string, progress: WorkerProgress): void;
 }
 
 export interface WorkerSummary {
   events: number;
   duplicates: number;
   failures: number;
+}
+
+/** One worker's work on one sweep since it started: events committed, calls in flight, LLM usage. */
+export interface WorkerProgress extends WorkerSummary {
+  inflight: number;
+  /** LLM calls (retries included), retries, and tokens (prompt + completion) of the events committed. */
+  calls: number;
+  retries: number;
+  tokens: number;
 }
 
 /**
@@ -41,7 +52,40 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     return c;
   };
 
+  const bySweep = new Map<string, WorkerProgress>();
+  const progressOf = (sweepId: string): WorkerProgress => {
+    let p = bySweep.get(sweepId);
+    if (!p) bySweep.set(sweepId, (p = { events: 0, duplicates: 0, failures: 0, inflight: 0, calls: 0, retries: 0, tokens: 0 }));
+    return p;
+  };
+
   const processEvent = async (job: Job<EventJob>): Promise<void> => {
+    const progress = progressOf(job.data.sweep);
+    progress.inflight++;
+    options.onProgress?.(job.data.sweep, progress);
+    try {
+      const result = await runEvent(job);
+      if (result.kind === 'committed') {
+        summary.events++;
+        progress.events++;
+        progress.calls += result.calls;
+        progress.retries += Math.max(0, result.calls - 1);
+        progress.tokens += result.tokens;
+      } else if (result.kind === 'duplicate') {
+        summary.duplicates++;
+        progress.duplicates++;
+      } else {
+        summary.failures++;
+        progress.failures++;
+      }
+    } finally {
+      progress.inflight--;
+      options.onProgress?.(job.data.sweep, progress);
+    }
+  };
+
+  /** One event: committed (with its LLM usage), a duplicate (already committed), or failed after the backend's retries. */
+  const runEvent = async (job: Job<EventJob>): Promise<{ kind: 'committed'; calls: number; tokens: number } | { kind: 'duplicate' | 'failed' }> => {
     const data = job.data;
     const ctx = await context(data.sweep);
     const { keys } = ctx;
@@ -49,10 +93,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     if (!run) throw new Error(`sweep ${data.sweep} has no run ${data.run}`);
     const plan = planOfJob(data);
     const read = await redis.readVersions(keys.committed(run.runId), keys.versions(run.runId), keys.closed, run.runId, plan.event, ...data.readVersions);
-    if (read[0] === 0) {
-      summary.duplicates++;
-      return;
-    }
+    if (read[0] === 0) return { kind: 'duplicate' };
     const texts = read.slice(1);
     const missing = texts.findIndex((t) => typeof t !== 'string');
     if (missing >= 0) throw new Error(`${run.runId}: event ${plan.event} reads version ${data.readVersions[missing]}, which is not in Redis`);
@@ -62,10 +103,9 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     } catch (error) {
       // The backend already retried: this event failed, and its run with it (as embedded).
       const message = error instanceof Error ? error.message : String(error);
-      summary.failures++;
       log.warn({ run: run.runId, event: plan.event, err: message }, 'event failed');
       await redis.failEvent(keys.committed(run.runId), keys.closed, keys.schedulerInbox, run.runId, plan.event, message, INBOX_MAXLEN);
-      return;
+      return { kind: 'failed' };
     }
     const committed = await redis.commitEvent(
       keys.committed(run.runId),
@@ -82,8 +122,8 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       outcome.promptTokens + outcome.completionTokens,
       INBOX_MAXLEN,
     );
-    if (committed === 1) summary.events++;
-    else summary.duplicates++;
+    if (committed !== 1) return { kind: 'duplicate' };
+    return { kind: 'committed', calls: outcome.calls, tokens: outcome.promptTokens + outcome.completionTokens };
   };
 
   const workerConnection = redis.duplicate();
