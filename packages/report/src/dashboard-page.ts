@@ -29,7 +29,7 @@ main { padding: 12px 20px; }
 .bar > div { height: 100%; background: #4c78a8; transition: width .4s; }
 .stats { display: grid; grid-template-columns: repeat(auto-fill, minmax(130px, 1fr)); gap: 6px 14px; margin: 8px 0; }
 .stat b { display: block; font-size: 18px; font-variant-numeric: tabular-nums; }
-.stat span { color: #666; font-size: 12px; }
+.stat > span { color: #666; font-size: 12px; }
 table { border-collapse: collapse; font-size: 12px; font-variant-numeric: tabular-nums; }
 td, th { padding: 2px 8px; text-align: right; }
 td:first-child, th:first-child { text-align: left; }
