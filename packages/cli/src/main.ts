@@ -13,12 +13,21 @@ function seedValue(value: string): number {
   return n;
 }
 
+function portValue(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('expected a port from 0 (any free one) to 65535');
+  return n;
+}
+
 /** The `panta` command: a thin layer over the programmatic API, heavy modules imported lazily. */
 export function buildProgram(setExit: (code: number) => void): Command {
   const program = new Command('panta')
     .description('Populations of interacting LLM agents on interaction graphs: exact dynamics, order parameters, Parquet corpora.')
     .showHelpAfterError()
     .exitOverride();
+
+  const metricsPortOption = ['--metrics-port <p>', 'serve Prometheus metrics of this process at http://HOST:P/metrics (0: any free port)', portValue] as const;
+  const metricsHostOption = ['--metrics-host <h>', 'interface the metrics are served on', '127.0.0.1'] as const;
 
   program
     .command('run')
@@ -28,7 +37,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--concurrency <n>', 'events in flight at once', positiveInt)
     .option('--seed <s>', 'sweep seed (overrides the spec)', seedValue)
     .option('--log-level <level>', 'level of the JSON log in <out>/log.jsonl: debug (every retry), info, warn, error, silent', 'info')
-    .action(async (spec: string, opts: { out?: string; concurrency?: number; seed?: number; logLevel?: string }) => {
+    .option(...metricsPortOption)
+    .option(...metricsHostOption)
+    .action(async (spec: string, opts: { out?: string; concurrency?: number; seed?: number; logLevel?: string; metricsPort?: number; metricsHost?: string }) => {
       const { runCommand } = await import('./commands/run.js');
       setExit(await runCommand(spec, opts));
     });
@@ -46,6 +57,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--seed <s>', 'sweep seed (overrides the spec)', seedValue)
     .option('--watch-ms <ms>', 'after this long in flight, check that an event\'s job still exists', positiveInt)
     .option(...logOption)
+    .option(...metricsPortOption)
+    .option(...metricsHostOption)
     .action(async (spec: string, opts: Record<string, never>) => {
       const { schedulerCommand } = await import('./commands/cluster.js');
       setExit(await schedulerCommand(spec, opts));
@@ -59,6 +72,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--base-url <url>', 'the model endpoint to call instead of the spec\'s (e.g. the node-local vLLM; default: $PANTA_BASE_URL)')
     .option('--lock-ms <ms>', 'a killed worker\'s events go back to the queue after about this long', positiveInt)
     .option(...logOption)
+    .option(...metricsPortOption)
+    .option(...metricsHostOption)
     .action(async (opts: Record<string, never>) => {
       const { workerCommand } = await import('./commands/cluster.js');
       setExit(await workerCommand(opts));
@@ -86,6 +101,18 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .action(async (opts: { redis?: string; json?: boolean }) => {
       const { statusCommand } = await import('./commands/status.js');
       setExit(await statusCommand(opts));
+    });
+
+  program
+    .command('dashboard')
+    .description('a live web page of a sweep: progress, throughput, calls in flight, retries, failed runs, order-parameter curves; Prometheus metrics at /metrics')
+    .option('--redis <url>', 'watch the distributed sweeps in this Redis (default when --corpus is not given: $PANTA_REDIS_URL, else redis://127.0.0.1:6379)')
+    .option('--corpus <dir>', 'watch the corpus folder a sweep writes (`panta run` or the collector); with --redis: draw the curves from it')
+    .option('--port <p>', 'port (0: any free port, printed on start)', portValue, 8080)
+    .option('--host <h>', 'interface to bind (0.0.0.0: every interface)', '127.0.0.1')
+    .action(async (opts: { redis?: string; corpus?: string; port: number; host: string }) => {
+      const { dashboardCommand } = await import('./commands/dashboard.js');
+      setExit(await dashboardCommand(opts));
     });
 
   program

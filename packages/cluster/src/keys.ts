@@ -1,6 +1,6 @@
 /** The BullMQ queue every sweep's events go through (workers serve whatever sweep a job names). */
 export const EVENT_QUEUE = 'panta-events';
-/** Hash: sweep id -> JSON {name, out, started_at} of every sweep published to this Redis. */
+/** Hash: sweep id -> JSON {name, out, runs, events, started_at} of every sweep published to this Redis. */
 export const SWEEPS_KEY = 'panta:sweeps';
 /** Stream entries kept at most in the scheduler's inbox (it trims what it has read much sooner). */
 export const INBOX_MAXLEN = 200_000;

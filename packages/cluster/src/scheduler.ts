@@ -14,7 +14,7 @@ export interface SchedulerOptions extends SweepOverrides {
   signal?: AbortSignal;
   /** How long an event may be in flight before the watchdog checks that its job still exists. */
   watchMs?: number;
-  onProgress?(p: ExecutorProgress & { eventsTotal: number; runsTotal: number; waitingForCollector: boolean }): void;
+  onProgress?(p: ExecutorProgress & { sweepId: string; eventsTotal: number; runsTotal: number; requeued: number; waitingForCollector: boolean }): void;
 }
 
 export interface SchedulerSummary {
@@ -51,8 +51,9 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
       log.info({ phase }, 'sweep already complete: nothing to schedule');
       return { sweepId, status: 'complete', eventsTotal, failedRuns: [] };
     }
-    await redis.set(keys.spec, JSON.stringify(toPayload(sweepId, sweep, options.out)));
-    await redis.hset(SWEEPS_KEY, sweepId, JSON.stringify({ name: spec.name, runs: runs.length, events: eventsTotal, started_at: new Date().toISOString() }));
+    const payload = toPayload(sweepId, sweep, options.out);
+    await redis.set(keys.spec, JSON.stringify(payload));
+    await redis.hset(SWEEPS_KEY, sweepId, JSON.stringify({ name: spec.name, out: payload.out, runs: runs.length, events: eventsTotal, started_at: new Date().toISOString() }));
     await redis.hset(keys.state, 'phase', 'running');
 
     const transport = new BullTransport(redis, queue, sweepId, keys, options.watchMs ?? 15_000);
@@ -95,7 +96,7 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
       },
       onProgress: (p) => {
         progress = p;
-        options.onProgress?.({ ...p, eventsTotal, runsTotal: runs.length, waitingForCollector: remote.waitingForCollector });
+        options.onProgress?.({ ...p, sweepId, eventsTotal, runsTotal: runs.length, requeued: transport.requeued, waitingForCollector: remote.waitingForCollector });
       },
     });
     inbox.start((e) => transport.fail(e));

@@ -12,14 +12,22 @@ export interface SweepStatus {
   id: string;
   name: string;
   phase: string;
+  /** The output folder the scheduler was given (relative paths resolve in the collector's folder); null for sweeps published before it was recorded. */
+  out: string | null;
   runsTotal: number;
   runsFinished: number;
   runsActive: number;
+  /** Runs that failed in the scheduler's current session (they resume when it runs again). */
+  runsFailed: number;
   eventsTotal: number;
   eventsWritten: number;
   inflight: number;
   eventsPerSecond: number;
+  /** LLM calls (retries included), tokens and retries of the scheduler's current session. */
   calls: number;
+  tokens: number;
+  retries: number;
+  /** Events whose job went missing (a killed worker) and were queued again. */
   requeued: number;
   /** Seconds since the scheduler last reported (a large value: it is not running). */
   schedulerAge: number | null;
@@ -31,17 +39,30 @@ export interface ClusterStatus {
   sweeps: SweepStatus[];
 }
 
-/** What `panta status` prints: every sweep published to this Redis, its open runs and the queue. */
-export async function readStatus(url: string): Promise<ClusterStatus> {
-  const redis = connect(url, 'panta-status');
-  const queueConnection = redis.duplicate();
-  const queue = new Queue(EVENT_QUEUE, { connection: queueConnection });
-  try {
-    const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed');
+/**
+ * Reads the status the scheduler keeps in Redis (every sweep published there, its open runs, the queue),
+ * over one connection kept open between reads: `panta status` reads once, `panta dashboard` every second.
+ */
+export class StatusReader {
+  private readonly redis;
+  private readonly queueConnection;
+  private readonly queue: Queue;
+  /** Output folders of sweeps published before SWEEPS_KEY recorded them, read once from their payload. */
+  private readonly outs = new Map<string, string | null>();
+
+  constructor(url: string) {
+    this.redis = connect(url, 'panta-status');
+    this.queueConnection = this.redis.duplicate();
+    this.queue = new Queue(EVENT_QUEUE, { connection: this.queueConnection });
+  }
+
+  async read(): Promise<ClusterStatus> {
+    const { redis } = this;
+    const counts = await this.queue.getJobCounts('waiting', 'active', 'delayed', 'failed');
     const sweeps: SweepStatus[] = [];
     for (const [id, info] of Object.entries(await redis.hgetall(SWEEPS_KEY))) {
       const keys = sweepKeys(id);
-      const meta = JSON.parse(info) as { name: string; runs: number; events: number };
+      const meta = JSON.parse(info) as { name: string; out?: string; runs: number; events: number };
       const [phase, s, written, inflight] = await Promise.all([redis.hget(keys.state, 'phase'), redis.hgetall(keys.status), redis.hgetall(keys.written), redis.hgetall(keys.inflight)]);
       const num = (k: string) => Number(s[k] ?? 0);
       const runIds = new Set([...Object.keys(written), ...Object.keys(inflight).filter((k) => k !== '_')]);
@@ -49,23 +70,47 @@ export async function readStatus(url: string): Promise<ClusterStatus> {
         id,
         name: meta.name,
         phase: phase ?? 'published',
+        out: meta.out ?? (await this.payloadOut(id)),
         runsTotal: meta.runs,
         runsFinished: num('runsFinished'),
         runsActive: num('runsActive'),
+        runsFailed: num('runsFailed'),
         eventsTotal: meta.events,
         eventsWritten: phase === 'done' ? meta.events : num('eventsWritten'),
         inflight: num('inflight'),
         eventsPerSecond: num('eventsPerSecond'),
         calls: num('calls'),
+        tokens: num('tokens'),
+        retries: num('retries'),
         requeued: num('requeued'),
         schedulerAge: s.updatedAt ? (Date.now() - Number(s.updatedAt)) / 1000 : null,
         runs: [...runIds].sort().map((run) => ({ run, written: Number(written[run] ?? 0), inflight: Number(inflight[run] ?? 0) })),
       });
     }
     return { queue: { waiting: counts.waiting ?? 0, active: counts.active ?? 0, delayed: counts.delayed ?? 0, failed: counts.failed ?? 0 }, sweeps };
+  }
+
+  private async payloadOut(id: string): Promise<string | null> {
+    if (!this.outs.has(id)) {
+      const payload = await this.redis.get(sweepKeys(id).spec);
+      this.outs.set(id, payload ? ((JSON.parse(payload) as { out?: string }).out ?? null) : null);
+    }
+    return this.outs.get(id)!;
+  }
+
+  async close(): Promise<void> {
+    await this.queue.close();
+    await this.queueConnection.quit().catch(() => undefined);
+    await this.redis.quit().catch(() => undefined);
+  }
+}
+
+/** What `panta status` prints: every sweep published to this Redis, its open runs and the queue. */
+export async function readStatus(url: string): Promise<ClusterStatus> {
+  const reader = new StatusReader(url);
+  try {
+    return await reader.read();
   } finally {
-    await queue.close();
-    await queueConnection.quit().catch(() => undefined);
-    await redis.quit().catch(() => undefined);
+    await reader.close();
   }
 }

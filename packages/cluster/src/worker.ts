@@ -14,12 +14,23 @@ export interface WorkerOptions extends ContextOptions {
   lockMs?: number;
   log: Logger;
   signal?: AbortSignal;
+  /** Called whenever an event starts or ends, with this worker's totals for that sweep (for metrics). */
+  onProgress?(sweepId: string, progress: WorkerProgress): void;
 }
 
 export interface WorkerSummary {
   events: number;
   duplicates: number;
   failures: number;
+}
+
+/** One worker's work on one sweep since it started: events committed, calls in flight, LLM usage. */
+export interface WorkerProgress extends WorkerSummary {
+  inflight: number;
+  /** LLM calls (retries included), retries, and tokens (prompt + completion) of the events committed. */
+  calls: number;
+  retries: number;
+  tokens: number;
 }
 
 /**
@@ -42,16 +53,46 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     return c;
   };
 
+  const bySweep = new Map<string, WorkerProgress>();
+  const progressOf = (sweepId: string): WorkerProgress => {
+    let p = bySweep.get(sweepId);
+    if (!p) bySweep.set(sweepId, (p = { events: 0, duplicates: 0, failures: 0, inflight: 0, calls: 0, retries: 0, tokens: 0 }));
+    return p;
+  };
+
   const processEvent = async (ctx: WorkerContext, data: EventJob): Promise<void> => {
+    const progress = progressOf(ctx.sweepId);
+    progress.inflight++;
+    options.onProgress?.(ctx.sweepId, progress);
+    try {
+      const result = await runEvent(ctx, data);
+      if (result.kind === 'committed') {
+        summary.events++;
+        progress.events++;
+        progress.calls += result.calls;
+        progress.retries += Math.max(0, result.calls - 1);
+        progress.tokens += result.tokens;
+      } else if (result.kind === 'duplicate') {
+        summary.duplicates++;
+        progress.duplicates++;
+      } else {
+        summary.failures++;
+        progress.failures++;
+      }
+    } finally {
+      progress.inflight--;
+      options.onProgress?.(ctx.sweepId, progress);
+    }
+  };
+
+  /** One event: committed (with its LLM usage), a duplicate (already committed), or failed after the backend's retries. */
+  const runEvent = async (ctx: WorkerContext, data: EventJob): Promise<{ kind: 'committed'; calls: number; tokens: number } | { kind: 'duplicate' | 'failed' }> => {
     const { keys } = ctx;
     const run = ctx.runs.get(data.run);
     if (!run) throw new Error(`sweep ${ctx.sweepId} has no run ${data.run}`);
     const plan = planOfJob(data);
     const read = await redis.readVersions(keys.committed(run.runId), keys.versions(run.runId), keys.closed, run.runId, plan.event, ...data.readVersions);
-    if (read[0] === 0) {
-      summary.duplicates++;
-      return;
-    }
+    if (read[0] === 0) return { kind: 'duplicate' };
     const texts = read.slice(1);
     const missing = texts.findIndex((t) => typeof t !== 'string');
     if (missing >= 0) throw new Error(`${run.runId}: event ${plan.event} reads version ${data.readVersions[missing]}, which is not in Redis`);
@@ -61,10 +102,9 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     } catch (error) {
       // The backend already retried: this event failed, and its run with it (as embedded).
       const message = error instanceof Error ? error.message : String(error);
-      summary.failures++;
       log.warn({ run: run.runId, event: plan.event, err: message }, 'event failed');
       await redis.failEvent(keys.committed(run.runId), keys.closed, keys.schedulerInbox, run.runId, plan.event, message, INBOX_MAXLEN);
-      return;
+      return { kind: 'failed' };
     }
     const committed = await redis.commitEvent(
       keys.committed(run.runId),
@@ -81,8 +121,8 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       outcome.promptTokens + outcome.completionTokens,
       INBOX_MAXLEN,
     );
-    if (committed === 1) summary.events++;
-    else summary.duplicates++;
+    if (committed !== 1) return { kind: 'duplicate' };
+    return { kind: 'committed', calls: outcome.calls, tokens: outcome.promptTokens + outcome.completionTokens };
   };
 
   const workerConnection = redis.duplicate();

@@ -12,3 +12,4 @@ export * from './verify.js';
 export * from './measure/whitening-io.js';
 export * from './measure/order-params-io.js';
 export * from './measure/sweep-measure.js';
+export * from './live-status.js';

@@ -31,8 +31,22 @@ export interface ExecutorProgress {
   /** LLM calls made (retries included) and tokens used (prompt + completion) in this session. */
   calls: number;
   tokens: number;
+  /** Calls beyond the first of each answered event (the backend's retries) in this session. */
+  retries: number;
   runsActive: number;
+  /** Runs closed (complete or failed) or found complete on disk. */
   runsFinished: number;
+  /** Runs closed with an error in this session (they resume when the sweep runs again). */
+  runsFailed: number;
+}
+
+/** One open run as progress reports show it. */
+export interface OpenRunProgress {
+  run: string;
+  /** Rows written so far (durable or appended), of `total` = (sweeps + 1) N. */
+  written: number;
+  total: number;
+  inflight: number;
 }
 
 export interface ExecutorOptions<S extends RunSink = RunSink> {
@@ -64,6 +78,8 @@ export class Executor<S extends RunSink = RunSink> {
   private closing = 0;
   private eventsWritten = 0;
   private runsFinished = 0;
+  private runsFailed = 0;
+  private retries = 0;
   private fatal?: Error;
   private reported = 0;
   private stopping = false;
@@ -101,6 +117,11 @@ export class Executor<S extends RunSink = RunSink> {
     this.pump();
   }
 
+  /** The runs open now, in opening order: rows written and events in flight (for live progress). */
+  openRuns(): OpenRunProgress[] {
+    return this.active.map((a) => ({ run: a.run.runId, written: a.collector.written, total: (a.run.sweeps + 1) * a.run.n, inflight: a.inflight }));
+  }
+
   /** True when run() ended because stop() was called before every run finished. */
   get stopped(): boolean {
     return this.stopping;
@@ -124,6 +145,7 @@ export class Executor<S extends RunSink = RunSink> {
       const { task, outcome } = message;
       this.calls += outcome.calls;
       this.tokens += outcome.promptTokens + outcome.completionTokens;
+      this.retries += Math.max(0, outcome.calls - 1);
       this.options.transport.publish(active.run.runId, task.plan.event, outcome.response);
       const dead = active.planner.complete(task.plan.event);
       if (dead.length > 0) this.options.transport.forget(active.run.runId, dead);
@@ -187,8 +209,10 @@ export class Executor<S extends RunSink = RunSink> {
         inflight: this.inflight,
         calls: this.calls,
         tokens: this.tokens,
+        retries: this.retries,
         runsActive: this.active.length,
         runsFinished: this.runsFinished,
+        runsFailed: this.runsFailed,
       });
     }
     if (finished) this.settle.resolve();
@@ -224,6 +248,7 @@ export class Executor<S extends RunSink = RunSink> {
         this.byId.delete(a.run.runId);
         this.closing--;
         if (!a.stopped) this.runsFinished++;
+        if (a.error && !a.stopped) this.runsFailed++;
         this.pump();
       },
       (e: unknown) => this.fail(e instanceof Error ? e : new Error(String(e))),

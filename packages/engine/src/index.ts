@@ -8,3 +8,4 @@ export * from './load.js';
 export * from './finish.js';
 export * from './sweep.js';
 export * from './log.js';
+export * from './live-status.js';

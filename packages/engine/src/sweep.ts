@@ -8,6 +8,7 @@ import type { RunCollector } from './collector.js';
 import { Executor, type ActiveRun, type ExecutorProgress } from './executor.js';
 import { finishSweep, startManifest, type SweepSummary } from './finish.js';
 import { InProcessTransport } from './in-process-transport.js';
+import { LiveStatusWriter } from './live-status.js';
 import { loadSweep, type LoadedSweep, type SweepOverrides } from './load.js';
 import { sweepLogger, type Logger } from './log.js';
 import { SweepCorpus, readVersionTexts } from './sweep-corpus.js';
@@ -99,8 +100,13 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
         error: active.error?.message,
         wallMs: performance.now() - active.startedAt,
       }),
-    onProgress: (p) => options.onProgress?.({ ...p, eventsTotal, runsTotal: runs.length }),
+    onProgress: (p) => {
+      live.update(p);
+      options.onProgress?.({ ...p, eventsTotal, runsTotal: runs.length });
+    },
   });
+  const live = new LiveStatusWriter(out, executor, { eventsTotal, runsTotal: runs.length });
+  live.start();
   const stop = () => executor.stop();
   options.signal?.addEventListener('abort', stop, { once: true });
   try {
@@ -109,6 +115,7 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
     log.error({ err: error }, 'sweep failed');
     throw error;
   } finally {
+    live.stop(executor.stopped ? 'stopped' : 'finished');
     options.signal?.removeEventListener('abort', stop);
     await transport.close();
     await backend.close();

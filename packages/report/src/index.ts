@@ -6,3 +6,9 @@ export { renderPng, renderSvg, toVega, vegaView, type PngOptions } from './rende
 export { reportHtml, formatCell, inlineSvg, type RenderedFigure } from './html.js';
 export { writeReport, type ReportOptions, type ReportResult } from './write-report.js';
 export { averageRanks, extent, mean, pearson, spearman } from './stats.js';
+export { PantaMetrics, type MetricsSnapshot } from './metrics.js';
+export { listen, metricsHandler, serveMetrics, type Handler, type Served } from './http.js';
+export { CorpusProgress, STALE_MS, tailLog, type ProgressReading, type QueueView, type RunView, type SweepView } from './dashboard-progress.js';
+export { CurveCache, corpusSignature, type CurvesView } from './dashboard-curves.js';
+export { dashboardPage } from './dashboard-page.js';
+export { startDashboard, type Dashboard, type DashboardOptions, type DashboardState } from './dashboard.js';

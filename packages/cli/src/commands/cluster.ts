@@ -2,8 +2,9 @@ import { relative } from 'node:path';
 import { redisUrl, runCollector, runScheduler, runWorker } from '@panta/cluster';
 import { roleLogger } from '@panta/engine';
 import { EXIT, reportError } from '../errors.js';
+import { startRoleMetrics, type MetricsFlags } from '../metrics.js';
 
-export interface RoleOptions {
+export interface RoleOptions extends MetricsFlags {
   redis?: string;
   logLevel?: string;
 }
@@ -29,8 +30,12 @@ function stopSignal(role: string): { signal: AbortSignal; dispose(): void } {
 
 export async function schedulerCommand(spec: string, opts: RoleOptions & { out?: string; concurrency?: number; seed?: number; watchMs?: number }): Promise<number> {
   const stop = stopSignal('scheduler');
+  let metrics;
   try {
+    metrics = await startRoleMetrics('scheduler', opts);
+    const observe = metrics.observe;
     const summary = await runScheduler(spec, {
+      onProgress: (p) => observe(p.sweepId, p),
       redis: redisUrl(opts.redis),
       out: opts.out,
       concurrency: opts.concurrency,
@@ -46,13 +51,18 @@ export async function schedulerCommand(spec: string, opts: RoleOptions & { out?:
     return reportError(error);
   } finally {
     stop.dispose();
+    await metrics?.close();
   }
 }
 
 export async function workerCommand(opts: RoleOptions & { concurrency?: number; baseUrl?: string; lockMs?: number }): Promise<number> {
   const stop = stopSignal('worker');
+  let metrics;
   try {
+    metrics = await startRoleMetrics('worker', opts);
+    const observe = metrics.observe;
     const summary = await runWorker({
+      onProgress: (sweepId, p) => observe(sweepId, { eventsWritten: p.events, inflight: p.inflight, calls: p.calls, tokens: p.tokens, retries: p.retries }),
       redis: redisUrl(opts.redis),
       concurrency: opts.concurrency ?? 16,
       baseUrl: opts.baseUrl ?? process.env.PANTA_BASE_URL,
@@ -66,6 +76,7 @@ export async function workerCommand(opts: RoleOptions & { concurrency?: number; 
     return reportError(error);
   } finally {
     stop.dispose();
+    await metrics?.close();
   }
 }
 

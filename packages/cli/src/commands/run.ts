@@ -2,9 +2,10 @@ import { relative } from 'node:path';
 import { runSweep } from '@panta/engine';
 import { EXIT, reportError } from '../errors.js';
 import { ProgressView } from '../progress.js';
+import { startRoleMetrics, type MetricsFlags, type RoleMetrics } from '../metrics.js';
 import { summaryTable } from '../table.js';
 
-export async function runCommand(spec: string, opts: { out?: string; concurrency?: number; seed?: number; logLevel?: string }): Promise<number> {
+export async function runCommand(spec: string, opts: { out?: string; concurrency?: number; seed?: number; logLevel?: string } & MetricsFlags): Promise<number> {
   const levels = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
   if (opts.logLevel !== undefined && !levels.includes(opts.logLevel)) {
     process.stderr.write(`panta: run: --log-level: unknown level "${opts.logLevel}"; fix: use one of ${levels.join(', ')}\n`);
@@ -22,16 +23,26 @@ export async function runCommand(spec: string, opts: { out?: string; concurrency
     interrupt.abort();
   };
   process.on('SIGINT', onSigint);
+  let metrics: RoleMetrics | undefined;
+  let sweepName = '';
   try {
+    metrics = await startRoleMetrics('run', opts);
     const summary = await runSweep(spec, {
-      ...opts,
+      out: opts.out,
+      concurrency: opts.concurrency,
+      seed: opts.seed,
+      logLevel: opts.logLevel,
       signal: interrupt.signal,
       onPlan: (sweep) => {
+        sweepName = sweep.spec.name;
         if (sweep.spec.seed === undefined) process.stderr.write('panta: warning: the spec sets no seed; using seed 0\n');
         const events = sweep.runs.reduce((s, r) => s + (r.sweeps + 1) * r.n, 0);
         process.stderr.write(`panta: ${sweep.runs.length} runs, ${events.toLocaleString('en-US')} events -> ${relative(process.cwd(), sweep.out) || '.'}\n`);
       },
-      onProgress: (p) => view.update(p),
+      onProgress: (p) => {
+        view.update(p);
+        metrics?.observe(sweepName, p);
+      },
     });
     view.stop();
     if (summary.status === 'stopped') {
@@ -54,5 +65,6 @@ export async function runCommand(spec: string, opts: { out?: string; concurrency
     return reportError(error);
   } finally {
     process.off('SIGINT', onSigint);
+    await metrics?.close();
   }
 }

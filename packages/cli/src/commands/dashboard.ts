@@ -1,0 +1,104 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { StatusReader, redisUrl, type SweepStatus } from '@panta/cluster';
+import { InputError } from '@panta/core';
+import { CorpusProgress, startDashboard, type ProgressReading, type SweepView } from '@panta/report';
+import { EXIT, reportError } from '../errors.js';
+
+export interface DashboardFlags {
+  redis?: string;
+  corpus?: string;
+  port: number;
+  host: string;
+}
+
+/**
+ * `panta dashboard`: a live page of a distributed sweep (--redis: the status the scheduler keeps in Redis,
+ * curves from the corpus folder the sweep writes) or of a corpus folder (--corpus: a sweep `panta run` is
+ * writing, or any corpus). Both together: progress from Redis, curves from that folder. Serves until SIGTERM
+ * or SIGINT.
+ */
+export async function dashboardCommand(opts: DashboardFlags): Promise<number> {
+  const closers: (() => Promise<unknown>)[] = [];
+  try {
+    if (!Number.isInteger(opts.port) || opts.port < 0 || opts.port > 65535) throw new InputError('--port', '', `${opts.port} is not a port`, 'give a port from 0 (any free one) to 65535');
+    const corpus = opts.corpus === undefined ? undefined : new CorpusProgress(opts.corpus);
+    const useRedis = opts.redis !== undefined || corpus === undefined;
+    let read: () => Promise<ProgressReading>;
+    let watching: string;
+    if (useRedis) {
+      const url = redisUrl(opts.redis);
+      const reader = new StatusReader(url);
+      closers.push(() => reader.close());
+      watching = `Redis ${url.replace(/\/\/[^@/]*@/, '//***@')}${corpus ? ` · corpus ${corpus.dir}` : ''}`;
+      read = async () => {
+        const status = await reader.read();
+        const notes: string[] = [];
+        let corpora: string[];
+        if (corpus) corpora = [corpus.dir];
+        else {
+          corpora = [];
+          for (const s of status.sweeps) {
+            if (!s.out) continue;
+            const dir = resolve(s.out);
+            if (existsSync(dir)) corpora.push(dir);
+            else notes.push(`sweep ${s.id} writes ${s.out}, which this process does not see (${dir}): mount the corpus here or pass --corpus DIR for its curves`);
+          }
+        }
+        return { sweeps: status.sweeps.map(sweepView), queue: status.queue, corpora: [...new Set(corpora)], notes };
+      };
+    } else {
+      watching = `corpus ${corpus!.dir}`;
+      read = async () => ({ sweeps: [await corpus!.read()], corpora: [corpus!.dir], notes: [] });
+    }
+    const dashboard = await startDashboard({
+      port: opts.port,
+      host: opts.host,
+      watching,
+      read,
+      onError: (e) => process.stderr.write(`panta dashboard: ${e.message.split('\n')[0]}\n`),
+    });
+    closers.unshift(() => dashboard.close());
+    process.stderr.write(`panta dashboard: ${dashboard.url} (metrics: ${dashboard.url}metrics) watching ${watching}\n`);
+    await new Promise<void>((done) => {
+      const stop = () => {
+        process.off('SIGTERM', stop);
+        process.off('SIGINT', stop);
+        done();
+      };
+      process.on('SIGTERM', stop);
+      process.on('SIGINT', stop);
+    });
+    return EXIT.ok;
+  } catch (error) {
+    return reportError(error);
+  } finally {
+    for (const close of closers) await close().catch(() => undefined);
+  }
+}
+
+function sweepView(s: SweepStatus): SweepView {
+  const age = s.schedulerAge;
+  const live = age !== null && age <= 5 && s.phase !== 'done';
+  return {
+    id: s.id,
+    name: s.name,
+    phase: s.phase,
+    live,
+    liveNote: s.phase === 'done' ? 'sweep complete' : age === null ? 'no scheduler report yet' : live ? 'scheduler reporting' : `scheduler silent for ${age.toFixed(0)} s`,
+    eventsWritten: s.eventsWritten,
+    eventsTotal: s.eventsTotal,
+    eventsPerSecond: live ? s.eventsPerSecond : 0,
+    inflight: s.inflight,
+    calls: s.calls,
+    tokens: s.tokens,
+    retries: s.retries,
+    requeued: s.requeued,
+    runsTotal: s.runsTotal,
+    runsFinished: s.phase === 'done' ? s.runsTotal : s.runsFinished,
+    runsActive: s.runsActive,
+    runsFailed: s.runsFailed,
+    runs: s.phase === 'done' ? [] : s.runs.map((r) => ({ run: r.run, written: r.written, total: null, inflight: r.inflight })),
+    log: [],
+  };
+}

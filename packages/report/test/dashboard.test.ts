@@ -1,0 +1,279 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DashboardState, CurvesView } from '@panta/report';
+import { RHEON6, panta, pantaProcess, tempDir, writeSpec, type PantaProcess } from '../../../test/helpers.js';
+import { RedisServer, freePort } from '../../../test/redis-server.js';
+import { expositionProblems, parseExposition, sampleValue } from './prometheus-text.js';
+
+// Slow enough to watch: 2 geometries x 2 temperatures x 3 trials = 12 runs of 16 x 5 = 80 events, 960 in all,
+// at 80 ms a call (surrogate latency_ms) with 4 in flight (embedded) or 6 (two workers of 3): 15 to 25 s.
+const spec = (name: string, latency: number, concurrency: number) => `
+name: ${name}
+dataset: ${RHEON6}
+prompts: [fq117]
+geometries: [ring, torus2d]
+sizes: [16]
+temperatures: [0.3, 1.0]
+trials: 3
+sweeps: 4
+seed: 5
+backend: {kind: surrogate, latency_ms: ${latency}}
+concurrency: ${concurrency}
+`;
+const EVENTS = 960;
+
+const CHROMIUM = '/usr/bin/chromium';
+const HAVE_CHROMIUM = existsSync(CHROMIUM);
+if (!HAVE_CHROMIUM) console.warn(`dashboard.test.ts: ${CHROMIUM} is missing: the headless-browser checks are skipped (apt-get install chromium to run them)`);
+
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < until) {
+    try {
+      const v = await fn();
+      if (v !== undefined && v !== false) return v;
+    } catch (e) {
+      last = e;
+    }
+    await sleep(200);
+  }
+  throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
+}
+
+const getText = async (url: string) => {
+  const r = await fetch(url);
+  if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
+  return { text: await r.text(), type: r.headers.get('content-type') ?? '' };
+};
+const getState = async (base: string) => JSON.parse((await getText(`${base}api/state`)).text) as DashboardState;
+const getCurves = async (base: string) => JSON.parse((await getText(`${base}api/curves`)).text) as CurvesView[];
+
+/** /metrics: valid text exposition (strict line checks and an independent parser); returns the families. */
+async function scrape(url: string) {
+  const { text, type } = await getText(url);
+  expect(type).toMatch(/^text\/plain; version=0\.0\.4/);
+  expect(expositionProblems(text)).toEqual([]);
+  const families = parseExposition(text);
+  for (const name of ['panta_events_written', 'panta_calls_in_flight', 'panta_llm_calls_total', 'panta_llm_tokens_total', 'panta_llm_retries_total']) {
+    expect(families.map((f) => f.name), name).toContain(name);
+  }
+  expect(families.find((f) => f.name === 'panta_llm_calls_total')!.type).toBe('COUNTER');
+  expect(families.find((f) => f.name === 'panta_events_written')!.type).toBe('GAUGE');
+  return families;
+}
+
+const started: PantaProcess[] = [];
+function start(args: string[], env: Record<string, string> = {}): PantaProcess {
+  const p = pantaProcess(args, env);
+  started.push(p);
+  return p;
+}
+afterAll(() => {
+  for (const p of started) p.kill('SIGKILL');
+});
+
+describe('panta dashboard --corpus on a sweep `panta run` is writing', () => {
+  const dir = tempDir('panta-dashboard-');
+  const out = join(dir, 'corpus');
+  let run: PantaProcess;
+  let dashboard: PantaProcess;
+  let base: string;
+  let runMetrics: string;
+
+  beforeAll(async () => {
+    const runPort = await freePort();
+    runMetrics = `http://127.0.0.1:${runPort}/metrics`;
+    run = start(['run', writeSpec(dir, spec('watched', 80, 4)), '--out', out, '--metrics-port', String(runPort)]);
+    await waitFor('the corpus folder', async () => existsSync(join(out, 'manifest.json')));
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}/`;
+    dashboard = start(['dashboard', '--corpus', out, '--port', String(port)]);
+    await waitFor('the dashboard', async () => (await fetch(`${base}healthz`)).ok);
+  }, 120_000);
+
+  it('reports progress that advances, live from the running process', async () => {
+    const first = await waitFor('events written', async () => {
+      const s = await getState(base);
+      return s.sweeps[0] && s.sweeps[0].eventsWritten > 0 ? s : undefined;
+    });
+    expect(first.error).toBeNull();
+    expect(first.watching).toContain(out);
+    const sweep = first.sweeps[0]!;
+    expect(sweep).toMatchObject({ name: 'watched', phase: 'running', live: true, eventsTotal: EVENTS, runsTotal: 12 });
+    expect(sweep.eventsWritten).toBeLessThan(EVENTS);
+    expect(sweep.inflight).toBeGreaterThanOrEqual(0);
+    expect(sweep.inflight).toBeLessThanOrEqual(4);
+    const second = await waitFor('more events written', async () => {
+      const s = await getState(base);
+      return s.sweeps[0]!.eventsWritten > sweep.eventsWritten ? s : undefined;
+    });
+    expect(second.at).toBeGreaterThan(first.at);
+    expect(second.sweeps[0]!.calls).toBeGreaterThanOrEqual(second.sweeps[0]!.eventsWritten);
+    expect(second.sweeps[0]!.runs.length).toBeGreaterThan(0);
+    for (const r of second.sweeps[0]!.runs) expect(r.total).toBe(80);
+  });
+
+  it('serves Prometheus metrics from the dashboard and from `panta run --metrics-port`, consistent with the corpus', async () => {
+    for (const [url, role] of [
+      [`${base}metrics`, 'dashboard'],
+      [runMetrics, 'run'],
+    ] as const) {
+      const families = await scrape(url);
+      const labels = { sweep: 'watched', role };
+      const written = sampleValue(families, 'panta_events_written', labels)!;
+      expect(written, url).toBeGreaterThan(0);
+      expect(written, url).toBeLessThanOrEqual(EVENTS);
+      expect(sampleValue(families, 'panta_events_planned', labels), url).toBe(EVENTS);
+      expect(sampleValue(families, 'panta_runs_planned', labels), url).toBe(12);
+      expect(sampleValue(families, 'panta_llm_calls_total', labels)!, url).toBeGreaterThanOrEqual(written);
+      expect(sampleValue(families, 'panta_llm_retries_total', labels), url).toBe(0);
+      expect(sampleValue(families, 'panta_runs_finished', labels)!, url).toBeLessThanOrEqual(12);
+      expect(sampleValue(families, 'panta_events_per_second', labels)!, url).toBeGreaterThanOrEqual(0);
+    }
+  });
+
+  it.skipIf(!HAVE_CHROMIUM)('the page in headless Chromium: progress advances without reload, curves appear; nothing fetched elsewhere', async () => {
+    const { chromium } = await import('playwright-core');
+    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+      const requests: string[] = [];
+      page.on('request', (r) => requests.push(r.url()));
+      await page.goto(base);
+      const written = async () => Number(await page.locator('.sweep .events-written').first().getAttribute('data-value'));
+      await page.locator('.sweep .events-written').first().waitFor();
+      const before = await written();
+      await page.screenshot({ path: join(dir, 'dashboard-1.png'), fullPage: true });
+      await waitFor('the page to show more events', async () => (await written()) > before, 30_000);
+      expect(await page.locator('#connection').textContent()).toBe('live');
+      expect(await page.locator('.sweep .events-total').first().textContent()).toBe('960');
+      await page.locator('[data-figure^="magnetisation-"] svg').waitFor({ timeout: 45_000 });
+      expect(await page.locator('[data-figure]').count()).toBe(3);
+      expect(await page.locator('[data-figure="rho"] svg').count()).toBe(1);
+      await page.screenshot({ path: join(dir, 'dashboard-2.png'), fullPage: true });
+      expect(existsSync(join(dir, 'dashboard-2.png'))).toBe(true);
+      expect(requests.filter((u) => !u.startsWith(base))).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  }, 120_000);
+
+  it('shows the finished sweep: every event, complete, final curves', async () => {
+    const done = await run.exited;
+    expect(done.stderr).toMatch(/panta run: metrics at http:\/\/127\.0\.0\.1:\d+\/metrics/);
+    expect(done.code).toBe(0);
+    const state = await waitFor('the complete corpus', async () => {
+      const s = await getState(base);
+      return s.sweeps[0]!.phase === 'complete' ? s : undefined;
+    });
+    expect(state.sweeps[0]).toMatchObject({ eventsWritten: EVENTS, runsFinished: 12, runsFailed: 0, inflight: 0, live: false });
+    const curves = await waitFor('the final curves', async () => {
+      const c = await getCurves(base);
+      return c[0] && !c[0].provisional && c[0].runsMeasured === 12 ? c : undefined;
+    });
+    expect(curves[0]!.figures.map((f) => f.id)).toEqual(['magnetisation-hashing', 'cohesion-hashing', 'rho']);
+    expect(curves[0]!.figures[0]!.svg).toMatch(/^<svg/);
+    const families = await scrape(`${base}metrics`);
+    expect(sampleValue(families, 'panta_events_written', { sweep: 'watched' })).toBe(EVENTS);
+    dashboard.kill('SIGTERM');
+    expect((await dashboard.exited).code).toBe(0);
+  }, 120_000);
+});
+
+describe('panta dashboard --redis on a distributed sweep', () => {
+  const dir = tempDir('panta-dashboard-redis-');
+  const out = join(dir, 'corpus');
+  let server: RedisServer;
+  let base: string;
+  let workerMetrics: string[];
+  let scheduler: PantaProcess;
+  const workers: PantaProcess[] = [];
+
+  beforeAll(async () => {
+    server = await RedisServer.start(dir);
+    const env = { PANTA_REDIS_URL: server.url };
+    workerMetrics = [];
+    start(['collector', '--durable-ms', '300'], env);
+    for (let i = 0; i < 2; i++) {
+      const port = await freePort();
+      workerMetrics.push(`http://127.0.0.1:${port}/metrics`);
+      workers.push(start(['worker', '--concurrency', '3', '--metrics-port', String(port)], env));
+    }
+    scheduler = start(['scheduler', writeSpec(dir, spec('cluster', 60, 12)), '--out', out], env);
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}/`;
+    // no --corpus: the curves come from the out folder the scheduler recorded in Redis
+    start(['dashboard', '--redis', server.url, '--port', String(port)]);
+    await waitFor('the dashboard', async () => (await fetch(`${base}healthz`)).ok);
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const w of workers) w.kill('SIGTERM');
+    await Promise.all(workers.map((w) => w.exited));
+    await server?.stop();
+  });
+
+  it('progress from the status in Redis advances; workers and the dashboard expose metrics; curves from the recorded out folder', async () => {
+    const first = await waitFor('events written', async () => {
+      const s = await getState(base);
+      return s.sweeps[0] && s.sweeps[0].eventsWritten > 0 && s.sweeps[0].eventsWritten < EVENTS ? s : undefined;
+    });
+    const sweep = first.sweeps[0]!;
+    expect(sweep.id).toMatch(/^cluster-[0-9a-f]{12}$/);
+    expect(sweep).toMatchObject({ name: 'cluster', phase: 'running', live: true, eventsTotal: EVENTS, runsTotal: 12, runsFailed: 0 });
+    expect(first.queue).toBeDefined();
+    await waitFor('more events written', async () => (await getState(base)).sweeps[0]!.eventsWritten > sweep.eventsWritten);
+
+    let committed = 0;
+    for (const url of workerMetrics) {
+      const families = await scrape(url);
+      const w = sampleValue(families, 'panta_events_written', { sweep: sweep.id, role: 'worker' }) ?? 0;
+      expect(w).toBeLessThanOrEqual(EVENTS);
+      expect(sampleValue(families, 'panta_llm_calls_total', { sweep: sweep.id }) ?? 0).toBeGreaterThanOrEqual(w);
+      committed += w;
+    }
+    expect(committed).toBeGreaterThan(0);
+    const families = await scrape(`${base}metrics`);
+    const written = sampleValue(families, 'panta_events_written', { sweep: sweep.id, role: 'dashboard' })!;
+    expect(written).toBeGreaterThan(0);
+    expect(written).toBeLessThanOrEqual(EVENTS);
+    expect(sampleValue(families, 'panta_events_planned', { sweep: sweep.id })).toBe(EVENTS);
+    expect(families.map((f) => f.name)).toContain('panta_events_requeued_total');
+
+    expect((await scheduler.exited).code).toBe(0);
+    const done = await waitFor('the finished sweep', async () => {
+      const s = await getState(base);
+      return s.sweeps[0]!.phase === 'done' ? s : undefined;
+    });
+    expect(done.sweeps[0]).toMatchObject({ eventsWritten: EVENTS, runsFinished: 12 });
+    const curves = await waitFor('curves of the corpus', async () => {
+      const c = await getCurves(base);
+      return c[0] && c[0].runsMeasured === 12 ? c : undefined;
+    });
+    expect(curves[0]!.dir).toBe(out);
+    expect(curves[0]!.figures).toHaveLength(3);
+  }, 180_000);
+});
+
+describe('panta dashboard: bad input', () => {
+  it('a corpus folder that does not exist: one line naming it, exit 2', () => {
+    const r = panta(['dashboard', '--corpus', '/nonexistent', '--port', '0']);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/^panta: \/nonexistent: no such folder; fix: /);
+  });
+
+  it('a folder that is not a corpus, and a bad port: one line each, exit 2', () => {
+    const dir = tempDir('panta-dashboard-bad-');
+    const notCorpus = panta(['dashboard', '--corpus', dir]);
+    expect(notCorpus.code).toBe(2);
+    expect(notCorpus.stderr.trim().split('\n')).toEqual([expect.stringMatching(/manifest\.json: missing: this folder is not a Panta corpus; fix: /)]);
+    const port = panta(['dashboard', '--port', 'x']);
+    expect(port.code).toBe(2);
+    expect(port.stderr).toMatch(/--port/);
+  });
+});
