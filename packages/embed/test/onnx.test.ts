@@ -1,7 +1,6 @@
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InputError } from '@panta/core';
 import { MicroBatcher } from '../src/onnx/batcher.js';
@@ -135,13 +134,15 @@ describe('onnx encoder on the tiny fixture', () => {
     }
   });
 
-  it('keeps the event loop responsive while embedding 500 sentences', async () => {
+  it('keeps the event loop free while embedding 500 sentences (inference runs off the main thread)', async () => {
     const texts = Array.from({ length: 500 }, (_, i) => `${SENTENCES[i % 8]} ${i} ${i % 3 === 0 ? LONG : ''}`);
-    const h = monitorEventLoopDelay({ resolution: 1 });
-    h.enable();
+    // Event-loop utilisation counts only this thread's busy time, so it does not depend on how loaded the
+    // machine is: inference on the main thread would keep it near 1 (bench/encoders measures the stalls).
+    const before = performance.eventLoopUtilization();
     await Promise.all(texts.map((t) => enc.encode([t])));
-    h.disable();
-    expect(h.max / 1e6).toBeLessThan(20);
+    const { utilization } = performance.eventLoopUtilization(before);
+    console.log(`main-thread event-loop utilisation while embedding: ${utilization.toFixed(2)}`);
+    expect(utilization).toBeLessThan(0.6);
   });
 
   it('opens from a spec entry with a path relative to the spec file', async () => {
