@@ -40,7 +40,7 @@ export interface WorkerProgress extends WorkerSummary {
  */
 export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> {
   const { log } = options;
-  const redis = connect(options.redis, 'panta-worker');
+  const redis = connect(options.redis, 'panta-worker', { autoPipelining: true });
   const contexts = new Map<string, Promise<WorkerContext>>();
   const summary: WorkerSummary = { events: 0, duplicates: 0, failures: 0 };
   const context = (sweepId: string): Promise<WorkerContext> => {
@@ -125,7 +125,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     return { kind: 'committed', calls: outcome.calls, tokens: outcome.promptTokens + outcome.completionTokens };
   };
 
-  const workerConnection = redis.duplicate();
+  const workerConnection = connect(options.redis, 'panta-worker-queue');
   // A job is a batch of events; `concurrency` bounds events in flight, whatever the batches.
   const slots = new Slots(options.concurrency);
   const processJob = async (job: Job<BatchJob>): Promise<void> => {
