@@ -1,9 +1,10 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DashboardState, CurvesView } from '@panta/report';
-import { RHEON6, panta, pantaProcess, tempDir, writeSpec, type PantaProcess } from '../../../test/helpers.js';
+import { RHEON6, panta, pantaAsync, pantaProcess, tempDir, writeSpec, type PantaProcess } from '../../../test/helpers.js';
 import { RedisServer, freePort } from '../../../test/redis-server.js';
 import { expositionProblems, parseExposition, sampleValue } from './prometheus-text.js';
 
@@ -156,6 +157,24 @@ describe('panta dashboard --corpus on a sweep `panta run` is writing', () => {
       await page.screenshot({ path: join(dir, 'dashboard-2.png'), fullPage: true });
       expect(existsSync(join(dir, 'dashboard-2.png'))).toBe(true);
       expect(requests.filter((u) => !u.startsWith(base))).toEqual([]);
+
+      // The report of the same corpus, still being written: what is complete, with a note saying so.
+      const report = join(dir, 'report');
+      const made = await pantaAsync(['report', out, '--out', report]);
+      expect(made.code, made.stderr).toBe(0);
+      const reportPage = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+      const fetched: string[] = [];
+      reportPage.on('request', (r) => fetched.push(r.url()));
+      await reportPage.goto(pathToFileURL(join(report, 'index.html')).href);
+      const status = (JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')) as { status: string }).status;
+      if (status !== 'complete') expect((await reportPage.locator('.note').allTextContents()).join(' ')).toMatch(/of 12 runs are complete/);
+      const figures = reportPage.locator('figure svg');
+      expect(await figures.count()).toBeGreaterThanOrEqual(5);
+      const box = await figures.first().boundingBox();
+      expect(box!.width).toBeGreaterThan(200);
+      await reportPage.screenshot({ path: join(dir, 'report.png'), fullPage: true });
+      expect(existsSync(join(dir, 'report.png'))).toBe(true);
+      expect(fetched.filter((u) => !u.startsWith('file:'))).toEqual([]);
     } finally {
       await browser.close();
     }
