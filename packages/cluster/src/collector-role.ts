@@ -21,6 +21,7 @@ import { INBOX_MAXLEN, SWEEPS_KEY, sweepKeys, type SweepKeys } from './keys.js';
 import { fromPayload, type SweepPayload } from './payload.js';
 import { connect, streamEntries } from './redis.js';
 import { decodeResult } from './result-codec.js';
+import { RoleLease } from './role-lease.js';
 import type { InboxEntry } from './inbox-reader.js';
 
 const GROUP = 'collector';
@@ -71,9 +72,15 @@ export async function runCollector(options: CollectorOptions): Promise<SweepSumm
     if (previous && previous.fingerprint !== sweep.fingerprint) {
       throw new InputError(sweep.out, 'out', `${sweep.out} holds a corpus of a different sweep`, 'give the collector another --out, or delete that folder to start over');
     }
-    options.onSweep?.(sweep);
-    const collector = new CollectorProcess(redis, blocking, keys, sweep, options);
-    return await collector.serve(previous);
+    const lease = await RoleLease.acquire(redis, keys.collectorLease, (holder) => options.log.warn({ holder }, 'another collector holds this sweep: waiting for its lease'), options.signal);
+    if (!lease) return null;
+    try {
+      options.onSweep?.(sweep);
+      const collector = new CollectorProcess(redis, blocking, keys, sweep, options, lease);
+      return await collector.serve(previous);
+    } finally {
+      await lease.release();
+    }
   } finally {
     blocking.disconnect();
     await redis.quit().catch(() => undefined);
@@ -111,6 +118,7 @@ class CollectorProcess {
     private readonly keys: SweepKeys,
     private readonly sweep: LoadedSweep,
     private readonly options: CollectorOptions,
+    private readonly lease: RoleLease,
   ) {
     this.byId = new Map(sweep.runs.map((r) => [r.runId, r]));
   }
@@ -147,6 +155,7 @@ class CollectorProcess {
       let cursor = '0'; // first what was delivered to an earlier incarnation and not acknowledged, then new entries
       while (!options.signal?.aborted && !finished) {
         if (this.fatal) throw this.fatal;
+        if (this.lease.lost) throw new Error('lost the collector lease: another collector took over this sweep');
         const reply = (await this.blocking.xreadgroup('GROUP', GROUP, 'collector', 'COUNT', 1000, 'BLOCK', 500, 'STREAMS', keys.collectorInbox, cursor)) as
           | [string, [string, string[]][]][]
           | null;

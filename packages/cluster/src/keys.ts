@@ -27,6 +27,8 @@ export function sweepKeys(sweepId: string) {
     inflight: `${p}:inflight`,
     schedulerInbox: `${p}:inbox:scheduler`,
     collectorInbox: `${p}:inbox:collector`,
+    schedulerLease: `${p}:lease:scheduler`,
+    collectorLease: `${p}:lease:collector`,
     committed: (runId: string) => `${p}:run:${runId}:committed`,
     versions: (runId: string) => `${p}:run:${runId}:versions`,
     results: (runId: string) => `${p}:run:${runId}:results`,

@@ -6,6 +6,7 @@ import { InboxReader } from './inbox-reader.js';
 import { EVENT_QUEUE, SWEEPS_KEY, sweepIdOf, sweepKeys } from './keys.js';
 import { toPayload } from './payload.js';
 import { connect } from './redis.js';
+import { RoleLease } from './role-lease.js';
 import { RemoteCollector, type RemoteSink } from './remote-collector.js';
 
 export interface SchedulerOptions extends SweepOverrides {
@@ -51,6 +52,9 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
       log.info({ phase }, 'sweep already complete: nothing to schedule');
       return { sweepId, status: 'complete', eventsTotal, failedRuns: [] };
     }
+    const lease = await RoleLease.acquire(redis, keys.schedulerLease, (holder) => log.warn({ holder }, 'another scheduler holds this sweep: waiting for its lease'), options.signal);
+    if (!lease) return { sweepId, status: 'stopped', eventsTotal, failedRuns: [] };
+    closers.unshift(() => lease.release());
     const payload = toPayload(sweepId, sweep, options.out);
     await redis.set(keys.spec, JSON.stringify(payload));
     await redis.hset(SWEEPS_KEY, sweepId, JSON.stringify({ name: spec.name, out: payload.out, runs: runs.length, events: eventsTotal, started_at: new Date().toISOString() }));
@@ -102,6 +106,7 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
     inbox.start((e) => transport.fail(e));
     const rate = { at: Date.now(), written: 0, perSecond: 0 };
     const status = setInterval(() => {
+      if (lease.lost) transport.fail(new Error('lost the scheduler lease: another scheduler took over this sweep'));
       if (!progress) return;
       const now = Date.now();
       if (now - rate.at >= 5000) {

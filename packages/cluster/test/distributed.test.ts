@@ -111,6 +111,15 @@ describe('distributed mode on BullMQ and a real redis-server', () => {
     const specFile = writeSpec(dir, spec('killed'), 'killed.yaml');
     const cluster = new Cluster(specFile, join(dir, 'killed'));
     cluster.start();
+    // A second collector for the same sweep waits for the first one's lease instead of writing the corpus too.
+    const intruder = pantaProcess(['collector', '--out', join(dir, 'intruder')], { PANTA_REDIS_URL: server.url });
+    started.push(intruder);
+    await progressed('killed', 0.1);
+    await sleep(1000);
+    intruder.kill('SIGTERM');
+    const stopped = await intruder.exited;
+    expect(stopped.stderr).toContain('another collector holds this sweep');
+    expect(stopped.code).toBe(130);
     await progressed('killed', 0.25);
     cluster.workers[0]!.kill('SIGKILL');
     cluster.collector.kill('SIGKILL');
