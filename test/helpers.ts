@@ -45,6 +45,8 @@ export interface PantaProcess {
   pid: number;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
   kill(signal?: NodeJS.Signals): void;
+  /** What it has written to stderr so far. */
+  stderr(): string;
 }
 
 export function pantaProcess(args: string[], env: Record<string, string> = {}, cwd = ROOT): PantaProcess {
@@ -57,5 +59,5 @@ export function pantaProcess(args: string[], env: Record<string, string> = {}, c
     child.once('error', reject);
     child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
-  return { pid: child.pid!, exited, kill: (signal = 'SIGTERM') => void child.kill(signal) };
+  return { pid: child.pid!, exited, kill: (signal = 'SIGTERM') => void child.kill(signal), stderr: () => stderr };
 }

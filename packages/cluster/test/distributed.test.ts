@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { queryRows } from '@panta/corpus';
 import { runSweep } from '@panta/engine';
@@ -38,6 +38,11 @@ beforeAll(async () => {
 });
 
 const started: PantaProcess[] = [];
+afterEach(async () => {
+  // Each test starts from an empty Redis and no role left over from a failed one.
+  for (const p of started.splice(0)) p.kill('SIGKILL');
+  await redis.flushall();
+});
 afterAll(async () => {
   // A failed test must not leave roles running against a server that is going away.
   for (const p of started) p.kill('SIGKILL');
@@ -111,11 +116,11 @@ describe('distributed mode on BullMQ and a real redis-server', () => {
     const specFile = writeSpec(dir, spec('killed'), 'killed.yaml');
     const cluster = new Cluster(specFile, join(dir, 'killed'));
     cluster.start();
+    await progressed('killed', 0.1);
     // A second collector for the same sweep waits for the first one's lease instead of writing the corpus too.
     const intruder = pantaProcess(['collector', '--out', join(dir, 'intruder')], { PANTA_REDIS_URL: server.url });
     started.push(intruder);
-    await progressed('killed', 0.1);
-    await sleep(1000);
+    for (let i = 0; i < 300 && !intruder.stderr().includes('another collector holds this sweep'); i++) await sleep(100);
     intruder.kill('SIGTERM');
     const stopped = await intruder.exited;
     expect(stopped.stderr).toContain('another collector holds this sweep');
