@@ -42,6 +42,7 @@ const redisUrl = `redis://127.0.0.1:${redisPort}`;
 const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
 redis.on('error', () => undefined); // until redis-server listens
 for (let i = 0; i < 100 && (await redis.ping().catch(() => '')) !== 'PONG'; i++) await sleep(50);
+const redisCpuNow = async () => { const i = await redis.info('cpu'); return Number(i.match(/used_cpu_user:([\d.]+)/)[1]) + Number(i.match(/used_cpu_sys:([\d.]+)/)[1]); };
 
 async function embedded(spec, name) {
   const t0 = performance.now();
@@ -52,6 +53,7 @@ async function embedded(spec, name) {
 
 async function distributed(spec, name, workers, workerConcurrency) {
   await redis.flushall();
+  cpu.redisMark = await redisCpuNow();
   const env = { PANTA_REDIS_URL: redisUrl };
   const t0 = performance.now();
   const collector = proc(['collector', '--out', join(dir, `${name}-w${workers}`)], env);
@@ -61,10 +63,29 @@ async function distributed(spec, name, workers, workerConcurrency) {
   const c = await collector.exited;
   const wall = (performance.now() - t0) / 1000;
   for (const w of ws) w.child.kill('SIGTERM');
-  await Promise.all(ws.map((w) => w.exited));
+  const done = await Promise.all(ws.map((w) => w.exited));
   if (s.code !== 0 || c.code !== 0) throw new Error(`distributed run failed:\n${s.out}\n${c.out}`);
+  const redisCpu = await redisCpuNow();
+  cpu.scheduler += busyMs(s.out, 'scheduler started', 'every run closed');
+  cpu.collector += busyMs(c.out, 'collector started', 'corpus finished');
+  for (const w of done) cpu.workers += busyMs(w.out, 'worker started', 'worker stopped');
+  cpu.redis += (redisCpu - cpu.redisMark) * 1000;
+  cpu.redisMark = redisCpu;
   return wall;
 }
+
+/** CPU a role spent between two of its log lines (its start-up, module loading included, left out). */
+function busyMs(out, from, to) {
+  const at = (msg) => JSON.parse(out.split('\n').find((l) => l.includes(`"msg":"${msg}`)) ?? '{"cpu_ms":0}').cpu_ms ?? 0;
+  return at(to) - at(from);
+}
+const cpu = { scheduler: 0, collector: 0, workers: 0, redis: 0, redisMark: 0 };
+const cpuLine = (events) => {
+  const us = (ms) => `${Math.round((1000 * ms) / events)}`;
+  const line = `  CPU per event, over those runs: scheduler ${us(cpu.scheduler)} us, collector ${us(cpu.collector)} us, workers ${us(cpu.workers)} us, Redis ${us(cpu.redis)} us`;
+  Object.assign(cpu, { scheduler: 0, collector: 0, workers: 0, redis: 0 });
+  return line;
+};
 
 function specFile(name, body) {
   const file = join(dir, `${name}.yaml`);
@@ -86,6 +107,7 @@ for (const w of [1, 2, 4]) {
   const t = await distributed(specA, 'plain', w, 64);
   console.log(`  distributed, ${w} worker${w > 1 ? 's' : ' '}     ${t.toFixed(1).padStart(6)} s  ${rate(eventsA, t)}  (${(eA / t).toFixed(2)}x embedded)`);
 }
+console.log(cpuLine(3 * eventsA));
 }
 
 // B: a continuously batching server with 64 slots and 20 ms per reply.
@@ -121,6 +143,7 @@ for (const w of [1, 2, 4]) {
   const t = await busy(() => distributed(specB, 'served', w, Math.ceil(64 / w)));
   console.log(`  distributed, ${w} worker${w > 1 ? 's' : ' '} x ${Math.ceil(64 / w)}  ${t.wall.toFixed(1).padStart(6)} s  ${rate(eventsB, t.wall)}  server slots busy ${(100 * t.share).toFixed(0)}% (goal: at least 90%)`);
 }
+console.log(cpuLine(3 * eventsB));
 server.child.kill('SIGTERM');
 }
 redis.disconnect();

@@ -19,6 +19,7 @@ import { createBackend } from '@panta/llm';
 import type { Redis } from 'ioredis';
 import { INBOX_MAXLEN, SWEEPS_KEY, sweepKeys, type SweepKeys } from './keys.js';
 import { fromPayload, type SweepPayload } from './payload.js';
+import { cpuMs } from './cpu.js';
 import { connect, streamEntries } from './redis.js';
 import { decodeResult } from './result-codec.js';
 import { RoleLease } from './role-lease.js';
@@ -149,7 +150,7 @@ class CollectorProcess {
     });
     for (const runId of await redis.smembers(keys.open)) await this.open(runId);
     const timers = [setInterval(() => void this.report().catch((e) => this.fail(e)), 50), setInterval(() => void this.makeDurable().catch((e) => this.fail(e)), options.durableMs ?? 3000)];
-    log.info({ out: sweep.out, reopened: this.runs.size }, 'collector started');
+    log.info({ out: sweep.out, reopened: this.runs.size, cpu_ms: cpuMs() }, 'collector started');
     let finished = false;
     try {
       let cursor = '0'; // first what was delivered to an earlier incarnation and not acknowledged, then new entries
@@ -180,7 +181,7 @@ class CollectorProcess {
                 const summary = await finishSweep(sweep, manifest, columns, judge);
                 await redis.hset(keys.state, 'phase', summary.status === 'complete' ? 'done' : 'failed');
                 await this.ack([entry.id]);
-                log.info({ status: summary.status, events: summary.eventsWritten }, 'corpus finished');
+                log.info({ status: summary.status, events: summary.eventsWritten, cpu_ms: cpuMs() }, 'corpus finished');
                 finished = true;
                 return summary;
               } else acks.push(entry.id);

@@ -5,6 +5,7 @@ import { BullTransport } from './bull-transport.js';
 import { InboxReader } from './inbox-reader.js';
 import { EVENT_QUEUE, SWEEPS_KEY, sweepIdOf, sweepKeys } from './keys.js';
 import { toPayload } from './payload.js';
+import { cpuMs } from './cpu.js';
 import { connect } from './redis.js';
 import { RoleLease } from './role-lease.js';
 import { RemoteCollector, type RemoteSink } from './remote-collector.js';
@@ -130,7 +131,7 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
     const aborted = new Promise<'stopped'>((resolve) => (onAbort = () => resolve('stopped')));
     options.signal?.addEventListener('abort', onAbort, { once: true });
     if (options.signal?.aborted) onAbort();
-    log.info({ runs: runs.length, events: eventsTotal, concurrency: spec.concurrency }, 'scheduler started');
+    log.info({ runs: runs.length, events: eventsTotal, concurrency: spec.concurrency, cpu_ms: cpuMs() }, 'scheduler started');
     let outcome: 'ran' | 'stopped';
     try {
       outcome = await Promise.race([executor.run().then(() => 'ran' as const), aborted]);
@@ -144,7 +145,7 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
       return { sweepId, status: 'stopped', eventsTotal, failedRuns };
     }
     await remote.finish();
-    log.info({ failed: failedRuns.length }, 'every run closed: the collector finishes the corpus');
+    log.info({ failed: failedRuns.length, cpu_ms: cpuMs() }, 'every run closed: the collector finishes the corpus');
     return { sweepId, status: failedRuns.length > 0 ? 'failed' : 'complete', eventsTotal, failedRuns };
   } finally {
     for (const close of closers) await close().catch(() => undefined);

@@ -1,6 +1,7 @@
 import { Worker, type Job } from 'bullmq';
 import { executeEvent, type Logger } from '@panta/engine';
 import { EVENT_QUEUE, INBOX_MAXLEN } from './keys.js';
+import { cpuMs } from './cpu.js';
 import { connect } from './redis.js';
 import { encodeResult, planOfJob, type BatchJob, type EventJob } from './result-codec.js';
 import { Slots } from './slots.js';
@@ -146,7 +147,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
   });
   worker.on('error', (err) => log.warn({ err: err.message }, 'queue error'));
   worker.on('failed', (job, err) => log.warn({ job: job?.id, err: err.message }, 'job failed (BullMQ retries it)'));
-  log.info({ concurrency: options.concurrency }, 'worker started');
+  log.info({ concurrency: options.concurrency, cpu_ms: cpuMs() }, 'worker started');
 
   await new Promise<void>((resolve) => {
     if (options.signal?.aborted) resolve();
@@ -157,6 +158,6 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
   for (const c of contexts.values()) await (await c.catch(() => undefined))?.close();
   await workerConnection.quit().catch(() => undefined);
   await redis.quit().catch(() => undefined);
-  log.info(summary, 'worker stopped');
+  log.info({ ...summary, cpu_ms: cpuMs() }, 'worker stopped');
   return summary;
 }
