@@ -86,7 +86,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--out <dir>', 'output folder (default: the one the scheduler was given)')
     .option('--sweep <id>', 'which sweep, when Redis holds more than one unfinished')
     .option('--base-url <url>', 'the LLM judge\'s endpoint instead of the spec\'s (e.g. the head node\'s vLLM)')
-    .option('--durable-ms <ms>', 'how often appended rows are made durable', positiveInt)
+    .option('--durable-ms <ms>', 'how often appended rows are made durable (default 10000: fewer, larger parts; results stay in Redis until then)', positiveInt)
     .option(...logOption)
     .action(async (opts: Record<string, never>) => {
       const { collectorCommand } = await import('./commands/cluster.js');

@@ -149,7 +149,7 @@ class CollectorProcess {
       if (!e.message.includes('BUSYGROUP')) throw e;
     });
     for (const runId of await redis.smembers(keys.open)) await this.open(runId);
-    const timers = [setInterval(() => void this.report().catch((e) => this.fail(e)), 50), setInterval(() => void this.makeDurable().catch((e) => this.fail(e)), options.durableMs ?? 3000)];
+    const timers = [setInterval(() => void this.report().catch((e) => this.fail(e)), 50), setInterval(() => void this.makeDurable().catch((e) => this.fail(e)), options.durableMs ?? 10_000)];
     log.info({ out: sweep.out, reopened: this.runs.size, cpu_ms: cpuMs() }, 'collector started');
     let finished = false;
     try {
