@@ -24,6 +24,7 @@ export function sweepKeys(sweepId: string) {
     open: `${p}:open`,
     closed: `${p}:closed`,
     written: `${p}:written`,
+    failed: `${p}:failed`,
     inflight: `${p}:inflight`,
     schedulerInbox: `${p}:inbox:scheduler`,
     collectorInbox: `${p}:inbox:collector`,

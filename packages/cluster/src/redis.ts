@@ -12,13 +12,14 @@ export function redisUrl(flag?: string): string {
  * maxRetriesPerRequest: null too): with AOF and appendfsync always, nothing acknowledged is lost, so every
  * role simply carries on once Redis is back.
  */
-export function connect(url: string, name: string, options: { autoPipelining?: boolean } = {}): Redis & PantaScripts {
+export function connect(url: string, name: string, options: { autoPipelining?: boolean; failFast?: boolean } = {}): Redis & PantaScripts {
   const redis = new Redis(url, {
-    maxRetriesPerRequest: null,
+    // An interactive command (status) says Redis is unreachable instead of waiting for it.
+    maxRetriesPerRequest: options.failFast ? 1 : null,
     connectionName: name,
     // Commands issued in one tick (a worker's many commits) go out in one write.
     enableAutoPipelining: options.autoPipelining ?? false,
-    retryStrategy: (times) => Math.min(100 * times, 2000),
+    retryStrategy: (times) => (options.failFast && times > 3 ? null : Math.min(100 * times, 2000)),
   });
   redis.on('error', () => undefined); // reconnects by itself; roles log what they see through their own calls
   return withScripts(redis);

@@ -94,10 +94,14 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
         if (status === 'stopped') return; // the collector makes rows durable on its own schedule
         if (status === 'failed') {
           failedRuns.push(active.run.runId);
+          await redis.hset(keys.failed, active.run.runId, active.error?.message ?? 'failed');
           log.error({ run: active.run.runId, err: active.error?.message }, 'run failed');
         }
         await remote.close(active.run.runId, { status, error: active.error?.message, wallMs: performance.now() - active.startedAt });
-        if (status === 'complete') log.info({ run: active.run.runId }, 'run finished');
+        if (status === 'complete') {
+          log.info({ run: active.run.runId }, 'run finished');
+          await redis.hdel(keys.failed, active.run.runId);
+        }
       },
       onProgress: (p) => {
         progress = p;

@@ -6,6 +6,8 @@ export interface RunStatus {
   run: string;
   written: number;
   inflight: number;
+  /** Why the run failed (it resumes when a scheduler runs the sweep again). */
+  failed?: string;
 }
 
 export interface SweepStatus {
@@ -50,10 +52,16 @@ export class StatusReader {
   /** Output folders of sweeps published before SWEEPS_KEY recorded them, read once from their payload. */
   private readonly outs = new Map<string, string | null>();
 
-  constructor(url: string) {
-    this.redis = connect(url, 'panta-status');
+  /** failFast: a one-off read (`panta status`) reports an unreachable Redis; the dashboard keeps waiting. */
+  constructor(
+    url: string,
+    private readonly failFast = false,
+  ) {
+    this.redis = connect(url, 'panta-status', { failFast: this.failFast });
     this.queueConnection = this.redis.duplicate();
+    this.queueConnection.on('error', () => undefined);
     this.queue = new Queue(EVENT_QUEUE, { connection: this.queueConnection });
+    this.queue.on('error', () => undefined); // failures surface from the reads
   }
 
   async read(): Promise<ClusterStatus> {
@@ -63,9 +71,9 @@ export class StatusReader {
     for (const [id, info] of Object.entries(await redis.hgetall(SWEEPS_KEY))) {
       const keys = sweepKeys(id);
       const meta = JSON.parse(info) as { name: string; out?: string; runs: number; events: number };
-      const [phase, s, written, inflight] = await Promise.all([redis.hget(keys.state, 'phase'), redis.hgetall(keys.status), redis.hgetall(keys.written), redis.hgetall(keys.inflight)]);
+      const [phase, s, written, inflight, failed] = await Promise.all([redis.hget(keys.state, 'phase'), redis.hgetall(keys.status), redis.hgetall(keys.written), redis.hgetall(keys.inflight), redis.hgetall(keys.failed)]);
       const num = (k: string) => Number(s[k] ?? 0);
-      const runIds = new Set([...Object.keys(written), ...Object.keys(inflight).filter((k) => k !== '_')]);
+      const runIds = new Set([...Object.keys(written), ...Object.keys(inflight).filter((k) => k !== '_'), ...Object.keys(failed)]);
       sweeps.push({
         id,
         name: meta.name,
@@ -84,7 +92,7 @@ export class StatusReader {
         retries: num('retries'),
         requeued: num('requeued'),
         schedulerAge: s.updatedAt ? (Date.now() - Number(s.updatedAt)) / 1000 : null,
-        runs: [...runIds].sort().map((run) => ({ run, written: Number(written[run] ?? 0), inflight: Number(inflight[run] ?? 0) })),
+        runs: [...runIds].sort().map((run) => ({ run, written: Number(written[run] ?? 0), inflight: Number(inflight[run] ?? 0), ...(failed[run] ? { failed: failed[run] } : {}) })),
       });
     }
     return { queue: { waiting: counts.waiting ?? 0, active: counts.active ?? 0, delayed: counts.delayed ?? 0, failed: counts.failed ?? 0 }, sweeps };
@@ -107,9 +115,11 @@ export class StatusReader {
 
 /** What `panta status` prints: every sweep published to this Redis, its open runs and the queue. */
 export async function readStatus(url: string): Promise<ClusterStatus> {
-  const reader = new StatusReader(url);
+  const reader = new StatusReader(url, true);
   try {
-    return await reader.read();
+    return await reader.read().catch((e: Error) => {
+      throw new Error(`cannot read the status from Redis at ${url} (${e.message}); fix: start redis-server there, or give --redis URL (or $PANTA_REDIS_URL)`);
+    });
   } finally {
     await reader.close();
   }

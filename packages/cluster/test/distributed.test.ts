@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { queryRows } from '@panta/corpus';
 import { runSweep } from '@panta/engine';
 import { EVENT_QUEUE, SWEEPS_KEY, sweepKeys } from '../src/index.js';
-import { RHEON6, panta, pantaProcess, tempDir, writeSpec, type PantaProcess } from '../../../test/helpers.js';
+import { RHEON6, panta, pantaAsync, pantaProcess, tempDir, writeSpec, type PantaProcess } from '../../../test/helpers.js';
 import { RedisServer, freePort } from '../../../test/redis-server.js';
 
 // Long enough to kill roles mid-run: 2 x 3 x 2 x 5 x (16 + 36) / 2 = 1,560 events at 25 ms per call on 12 slots.
@@ -133,7 +133,7 @@ describe('distributed mode on BullMQ and a real redis-server', () => {
     cluster.startCollector();
     cluster.startWorker(0);
 
-    const status = panta(['status', '--redis', server.url]);
+    const status = await pantaAsync(['status', '--redis', server.url]);
     expect(status.code).toBe(0);
     expect(status.stdout).toMatch(/sweep killed-[0-9a-f]{12} \(running/);
     expect(status.stdout).toMatch(/queue: \d+ waiting, \d+ active/);
@@ -193,19 +193,22 @@ describe('distributed mode when the model fails', () => {
       'faulty.yaml',
     );
     const out = join(dir, 'faulty');
-    let server = serve(['--fault-rate', '1', '--faults', '500']);
-    await listening(server);
+    let model = serve(['--fault-rate', '1', '--faults', '500']);
+    await listening(model);
     const cluster = new Cluster(specFile, out);
     cluster.start();
     expect((await cluster.scheduler.exited).code).toBe(1);
     const collected = await cluster.collector.exited;
     expect(collected.code).toBe(1);
     expect(collected.stdout).toMatch(/^failed: 0\/2 runs/m);
-    server.kill('SIGTERM');
-    await server.exited;
+    const status = JSON.parse((await pantaAsync(['status', '--redis', server.url, '--json'])).stdout) as { sweeps: { phase: string; runs: { run: string; failed?: string }[] }[] };
+    expect(status.sweeps[0]!.phase).toBe('failed');
+    expect(status.sweeps[0]!.runs.filter((r) => r.failed).map((r) => r.run).sort()).toEqual(['fq117-ring-n16-T0.5-glauber-t0', 'fq367-ring-n16-T0.5-glauber-t0']);
+    model.kill('SIGTERM');
+    await model.exited;
 
-    server = serve([]);
-    await listening(server);
+    model = serve([]);
+    await listening(model);
     cluster.startCollector();
     cluster.startScheduler();
     expect((await cluster.scheduler.exited).code).toBe(0);
@@ -213,7 +216,7 @@ describe('distributed mode when the model fails', () => {
     expect(await cluster.stopWorkers()).toEqual([0, 0, 0]);
     const embedded = join(dir, 'faulty-embedded');
     expect((await runSweep(specFile, { out: embedded, logLevel: 'silent' })).status).toBe('complete');
-    server.kill('SIGTERM');
+    model.kill('SIGTERM');
     const want = await rows(embedded);
     expect(want.length).toBe(2 * 16 * 4);
     expect(await rows(out)).toEqual(want);
