@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { registerChunkSource } from './chunk-source.js';
 
 /**
  * One in-memory DuckDB instance per process. DuckDB is only our Parquet codec and query engine here: every
@@ -28,10 +29,16 @@ export function getDuckDB(): Promise<DuckDBInstance> {
     // Shard merging and reading rely on rows leaving a scan in file order; this is DuckDB's default, made
     // explicit because correctness (event order) depends on it.
     preserve_insertion_order: 'true',
-  }).catch((err: unknown) => {
-    instance = undefined;
-    throw err;
-  });
+  })
+    .then(async (db) => {
+      // Writers COPY rows to Parquet straight from JS (chunk-source.ts).
+      await registerChunkSource(db);
+      return db;
+    })
+    .catch((err: unknown) => {
+      instance = undefined;
+      throw err;
+    });
   return instance;
 }
 
