@@ -103,15 +103,16 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
       }
       if (active.error) {
         await active.collector.flush();
-        appendRunRecord(out, { run_id: active.run.runId, status: 'failed', wall_ms: wall, calls, retries, error: active.error.message, at: new Date().toISOString() });
+        await appendRunRecord(out, { run_id: active.run.runId, status: 'failed', wall_ms: wall, calls, retries, error: active.error.message, at: new Date().toISOString() });
         log.error({ run: active.run.runId, err: active.error, written: active.collector.written }, 'run failed');
         return;
       }
       await active.collector.finalize();
-      appendRunRecord(out, { run_id: active.run.runId, status: 'complete', wall_ms: wall, calls, retries, at: new Date().toISOString() });
+      await appendRunRecord(out, { run_id: active.run.runId, status: 'complete', wall_ms: wall, calls, retries, at: new Date().toISOString() });
       log.info({ run: active.run.runId, events: active.planner.total, wall_ms: Math.round(wall), calls, retries }, 'run finished');
     },
     onProgress: (p) => options.onProgress?.({ ...p, eventsTotal, runsTotal: runs.length }),
+    eventsTotal,
   });
   const stop = () => executor.stop();
   options.signal?.addEventListener('abort', stop, { once: true });
