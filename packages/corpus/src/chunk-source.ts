@@ -12,9 +12,15 @@ export const CHUNK_ROWS: number = duckdb.vector_size();
  * (count <= CHUNK_ROWS) into the data chunk's vectors, column by column (see vector-write.ts).
  */
 export interface ChunkSource {
+  /** The columns `fill` writes, in chunk order. */
   readonly columns: readonly ColumnDef[];
   readonly rows: number;
   fill(chunk: duckdb.DataChunk, types: readonly SqlType[], start: number, count: number): void;
+  /**
+   * What COPY selects from those columns (default `*`): e.g. a column list with constants spliced in as
+   * typed literals, which DuckDB expands itself instead of JS writing the same value into every row.
+   */
+  readonly select?: string;
 }
 
 const FUNCTION = 'panta_chunks';
@@ -37,7 +43,7 @@ export async function copySource(connection: DuckDBConnection, source: ChunkSour
   const id = ++nextId;
   sources.set(id, { source, types: source.columns.map((c) => parseSqlType(c.type)) });
   try {
-    await connection.run(`COPY (SELECT * FROM ${FUNCTION}(${id})) TO ${sqlString(path)} (${options})`);
+    await connection.run(`COPY (SELECT ${source.select ?? '*'} FROM ${FUNCTION}(${id})) TO ${sqlString(path)} (${options})`);
   } finally {
     sources.delete(id);
   }
