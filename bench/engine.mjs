@@ -65,7 +65,11 @@ writeFileSync(join(dir, 'ring-plan.yaml'), ringSpec);
 const [ringRun] = loadSweep(join(dir, 'ring-plan.yaml')).runs;
 const plan = criticalPath(new Schedule(ringRun, graphFor(ringRun.geometry, ringRun.n, ringRun.seed, new Map())));
 const one = await timed('ring-c1', ringSpec, 1);
-const many = await timed('ring-c256', ringSpec, 256);
+// Concurrency 256 takes well under a second, so one run is at the mercy of a GC or a neighbour's build:
+// take the median of three (all printed). Concurrency 1 takes a minute and varies by a few percent.
+const tries = [];
+for (let i = 0; i < 3; i++) tries.push(await timed(`ring-c256-${i}`, ringSpec, 256));
+const many = [...tries].sort((a, b) => a.executed - b.executed)[1];
 const speedup = one.executed / many.executed;
 const parallelism = plan.events / plan.criticalPath;
 // No schedule runs faster than its parallelism allows, nor than `concurrency` slots allow.
@@ -73,7 +77,7 @@ const attainable = Math.min(parallelism, 256);
 // Tighter still: at least ceil(events / 256) rounds of calls.
 const rounds = plan.events / Math.max(plan.criticalPath, Math.ceil(plan.events / 256));
 console.log(`ring of ${n} agents, surrogate delayed 5 ms per call, ${plan.events.toLocaleString('en-US')} events (${sweeps} sweeps), execution only:`);
-console.log(`  concurrency 1: ${(one.executed / 1000).toFixed(2)} s (${(one.executed / plan.events).toFixed(2)} ms per event); concurrency 256: ${(many.executed / 1000).toFixed(3)} s = ${rate(plan.events, many.executed)} events/s (ceiling ${rate(256, one.executed / plan.events)}); speed-up ${speedup.toFixed(1)}x`);
+console.log(`  concurrency 1: ${(one.executed / 1000).toFixed(2)} s (${(one.executed / plan.events).toFixed(2)} ms per event); concurrency 256: ${(many.executed / 1000).toFixed(3)} s (median of ${tries.map((x) => (x.executed / 1000).toFixed(3)).join(', ')}) = ${rate(plan.events, many.executed)} events/s (ceiling ${rate(256, one.executed / plan.events)}); speed-up ${speedup.toFixed(1)}x`);
 console.log(`  available parallelism: events / critical path = ${plan.events} / ${plan.criticalPath} = ${parallelism.toFixed(1)}; attainable with 256 slots = min(${parallelism.toFixed(1)}, 256) = ${attainable.toFixed(1)} (${rounds.toFixed(1)} counting whole rounds of 256)`);
 console.log(`  speed-up / attainable = ${(speedup / attainable).toFixed(3)} (goal: within 20%, i.e. >= 0.8); end to end ${(one.total / many.total).toFixed(1)}x`);
 rmSync(dir, { recursive: true, force: true });
