@@ -4,14 +4,17 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Schedule, buildGraph, criticalPath } from '@panta/core';
-import { runSweep } from '@panta/engine';
+import { Schedule, criticalPath, graphFor } from '@panta/core';
+import { loadSweep, runSweep } from '@panta/engine';
 
-process.env.DUCKDB_JE_MALLOC_CONF ??= 'dirty_decay_ms:-1,muzzy_decay_ms:-1';
 const dataset = resolve(import.meta.dirname, '..', 'datasets', 'rheon6.jsonl');
 const dir = mkdtempSync(join(tmpdir(), 'panta-bench-'));
 
-/** Runs a spec and returns wall time of the whole sweep and of its execution phase (all events written). */
+/**
+ * Runs a spec and returns wall time of the whole sweep and of its execution phase: until every event has
+ * run and its row is in the writer (the engine reports that moment at once). The rest (total) is making the
+ * last parts durable, merging shards, whitening, order parameters and the manifest.
+ */
 async function timed(name, yaml, concurrency) {
   const file = join(dir, `${name}.yaml`);
   writeFileSync(file, yaml);
@@ -39,8 +42,10 @@ sweeps: 10
 seed: 1
 `;
 const t = await timed('throughput', throughputSpec, 64);
-console.log('embedded engine, surrogate + hashing encoder, 18 runs of N = 729 (10 sweeps):');
-console.log(`  ${t.events.toLocaleString('en-US')} events; execution ${(t.executed / 1000).toFixed(2)} s = ${Math.round(t.events / (t.executed / 1000)).toLocaleString('en-US')} events/s; with whitening, order parameters and manifest ${(t.total / 1000).toFixed(2)} s = ${Math.round(t.events / (t.total / 1000)).toLocaleString('en-US')} events/s (goal: 30,000)`);
+const rate = (events, ms) => Math.round(events / (ms / 1000)).toLocaleString('en-US');
+console.log('embedded engine, surrogate + hashing encoder, 18 runs of N = 729 (10 sweeps), concurrency 64:');
+console.log(`  ${t.events.toLocaleString('en-US')} events; execution only ${(t.executed / 1000).toFixed(2)} s = ${rate(t.events, t.executed)} events/s`);
+console.log(`  end to end (with durable shards, whitening, order parameters, manifest) ${(t.total / 1000).toFixed(2)} s = ${rate(t.events, t.total)} events/s (goal: 30,000)`);
 
 // 2. Parallel speed-up on a ring of 2,000 agents with a 5 ms surrogate, concurrency 1 vs 256.
 const n = 2000;
@@ -55,15 +60,24 @@ sweeps: ${sweeps}
 seed: 7
 backend: {kind: surrogate, latency_ms: 5}
 `;
-const plan = criticalPath(new Schedule({ n, sweeps, seed: 0, dynamics: 'asynchronous', protocol: 'glauber' }, buildGraph({ kind: 'ring' }, n, 0)));
-// The run seed is derived from the sweep seed and run id; take the real one from a run of the engine.
+// The schedule's parallelism, from the very run the engine executes (its seed comes from the sweep's).
+writeFileSync(join(dir, 'ring-plan.yaml'), ringSpec);
+const [ringRun] = loadSweep(join(dir, 'ring-plan.yaml')).runs;
+const plan = criticalPath(new Schedule(ringRun, graphFor(ringRun.geometry, ringRun.n, ringRun.seed, new Map())));
 const one = await timed('ring-c1', ringSpec, 1);
-const many = await timed('ring-c256', ringSpec, 256);
+// Concurrency 256 takes well under a second, so one run is at the mercy of a GC or a neighbour's build:
+// take the median of three (all printed). Concurrency 1 takes a minute and varies by a few percent.
+const tries = [];
+for (let i = 0; i < 3; i++) tries.push(await timed(`ring-c256-${i}`, ringSpec, 256));
+const many = [...tries].sort((a, b) => a.executed - b.executed)[1];
 const speedup = one.executed / many.executed;
 const parallelism = plan.events / plan.criticalPath;
-const bound = plan.events / Math.max(plan.criticalPath, Math.ceil(plan.events / 256));
-console.log(`ring of ${n} agents, surrogate delayed 5 ms per call, ${plan.events.toLocaleString('en-US')} events (${sweeps} sweeps):`);
-console.log(`  concurrency 1: ${(one.executed / 1000).toFixed(2)} s; concurrency 256: ${(many.executed / 1000).toFixed(2)} s; speed-up ${speedup.toFixed(1)}x`);
-console.log(`  available parallelism: events / critical path = ${plan.events} / ${plan.criticalPath} = ${parallelism.toFixed(1)}; with 256 slots at most ${bound.toFixed(1)}`);
-console.log(`  speed-up / attainable = ${(speedup / bound).toFixed(3)} (goal: within 20%, i.e. >= 0.8)`);
+// No schedule runs faster than its parallelism allows, nor than `concurrency` slots allow.
+const attainable = Math.min(parallelism, 256);
+// Tighter still: at least ceil(events / 256) rounds of calls.
+const rounds = plan.events / Math.max(plan.criticalPath, Math.ceil(plan.events / 256));
+console.log(`ring of ${n} agents, surrogate delayed 5 ms per call, ${plan.events.toLocaleString('en-US')} events (${sweeps} sweeps), execution only:`);
+console.log(`  concurrency 1: ${(one.executed / 1000).toFixed(2)} s (${(one.executed / plan.events).toFixed(2)} ms per event); concurrency 256: ${(many.executed / 1000).toFixed(3)} s (median of ${tries.map((x) => (x.executed / 1000).toFixed(3)).join(', ')}) = ${rate(plan.events, many.executed)} events/s (ceiling ${rate(256, one.executed / plan.events)}); speed-up ${speedup.toFixed(1)}x`);
+console.log(`  available parallelism: events / critical path = ${plan.events} / ${plan.criticalPath} = ${parallelism.toFixed(1)}; attainable with 256 slots = min(${parallelism.toFixed(1)}, 256) = ${attainable.toFixed(1)} (${rounds.toFixed(1)} counting whole rounds of 256)`);
+console.log(`  speed-up / attainable = ${(speedup / attainable).toFixed(3)} (goal: within 20%, i.e. >= 0.8); end to end ${(one.total / many.total).toFixed(1)}x`);
 rmSync(dir, { recursive: true, force: true });

@@ -4,9 +4,7 @@ import { sqlIdent, sqlString } from './duckdb.js';
 import { columnListSql, type ColumnDef } from './event-schema.js';
 import { parseSqlType, sqlTypeText, toLogicalType, type SqlType } from './sql-type.js';
 import { writeVector } from './vector-write.js';
-
-/** Rows per DuckDB data chunk (DuckDB's STANDARD_VECTOR_SIZE, 2048 in every release build). */
-export const CHUNK_ROWS: number = duckdb.vector_size();
+import { CHUNK_ROWS } from './chunk-source.js';
 
 let tableCounter = 0;
 

@@ -1,5 +1,7 @@
+import './allocator.js';
 import { availableParallelism } from 'node:os';
 import { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { registerChunkSource } from './chunk-source.js';
 
 /**
  * One in-memory DuckDB instance per process. DuckDB is only our Parquet codec and query engine here: every
@@ -10,15 +12,17 @@ let instance: Promise<DuckDBInstance> | undefined;
 let shared: Promise<DuckDBConnection> | undefined;
 
 /**
- * DuckDB's worker threads. DuckDB defaults to one thread per core; the engine's event loop (encoders,
- * queue, HTTP) needs a core too, but Parquet/ZSTD encoding is the heavy part of corpus writing, so on small
- * machines we still give DuckDB every core (2 on a 2-core box) and cap it at 8 on big ones where a corpus
- * writer gains nothing from more. PANTA_DUCKDB_THREADS overrides.
+ * DuckDB's worker threads: one per core but one, at most 8. The engine's event loop needs a core of its
+ * own, and parallelism does not need DuckDB's pool: every COPY of a part runs on a libuv thread of its
+ * own, several at once. Worse, while a query's pipeline runs on a pool thread, the thread that issued it
+ * (a libuv thread) polls for completion: with single-threaded pipelines (a part pulled from JS) that
+ * burned most of a core on a 2-core box (measured: 15% more CPU per event with 2 threads than with 1).
+ * PANTA_DUCKDB_THREADS overrides.
  */
 export function duckdbThreads(): number {
   const env = Number(process.env.PANTA_DUCKDB_THREADS);
   if (Number.isInteger(env) && env > 0) return env;
-  return Math.max(1, Math.min(8, availableParallelism()));
+  return Math.max(1, Math.min(8, availableParallelism() - 1));
 }
 
 /** The process-wide instance, created on first use. */
@@ -28,10 +32,16 @@ export function getDuckDB(): Promise<DuckDBInstance> {
     // Shard merging and reading rely on rows leaving a scan in file order; this is DuckDB's default, made
     // explicit because correctness (event order) depends on it.
     preserve_insertion_order: 'true',
-  }).catch((err: unknown) => {
-    instance = undefined;
-    throw err;
-  });
+  })
+    .then(async (db) => {
+      // Writers COPY rows to Parquet straight from JS (chunk-source.ts).
+      await registerChunkSource(db);
+      return db;
+    })
+    .catch((err: unknown) => {
+      instance = undefined;
+      throw err;
+    });
   return instance;
 }
 

@@ -2,11 +2,14 @@ import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { TAGS, type EncoderColumn, type EventRow } from '@panta/core';
-import { BufferTable, CHUNK_ROWS } from './buffer-table.js';
+import duckdb from '@duckdb/node-bindings';
+import { copySource, type ChunkSource } from './chunk-source.js';
 import { partPath, partsDir, parsePartName, shardPath, tmpName, validateRunId } from './corpus-paths.js';
 import { openConnection, readParquetSql, sqlIdent, sqlString } from './duckdb.js';
-import { EVENT_BASE_COLUMNS, eventColumns } from './event-schema.js';
+import { EVENT_BASE_COLUMNS, eventColumns, type ColumnDef } from './event-schema.js';
 import { commitFile, exists, fsyncDir, removeQuietly } from './fs-durable.js';
+import type { SqlType } from './sql-type.js';
+import { writeVector } from './vector-write.js';
 
 export interface EventShardWriterOptions {
   /** Corpus root (the folder that holds events/). */
@@ -29,9 +32,8 @@ export interface EventShardWriterOptions {
  */
 const SHARD_COPY_OPTIONS = 'FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 16384';
 /**
- * Parts only live until finalize. Row groups of 2048 rows let DuckDB encode a part's row groups on
- * several threads at once (one row group is encoded by one thread); measured about 20% less CPU per row
- * than one 4096-row group, as DuckDB's per-row-group buffers stay small.
+ * Parts only live until finalize. Row groups of 2048 rows (one chunk each) keep DuckDB's per-row-group
+ * buffers small; measured about 20% less CPU per row than 4096-row groups.
  */
 const PART_COPY_OPTIONS = 'FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 2048';
 
@@ -39,10 +41,9 @@ const TAG_SET: ReadonlySet<string> = new Set(TAGS);
 
 type Extract = (rows: readonly EventRow[], start: number, count: number) => unknown[];
 
-/** A staging table on its own connection, and the tail of the work queued on it. */
+/** A connection that writes parts, and the tail of the work queued on it. */
 interface Slot {
   connection: DuckDBConnection;
-  table: BufferTable;
   /** Resolves when the slot's last part is durable (rejects if that write failed). */
   tail: Promise<void>;
 }
@@ -55,12 +56,12 @@ interface Slot {
  * loses at most the rows not yet in a part and never leaves a half part under a final name. `finalize()`
  * merges the parts, in event order, into the shard and deletes them.
  *
- * Throughput: rows are turned into DuckDB vectors column by column (embeddings and lists as bulk memory
- * copies, see vector-write.ts) and appended to a staging table, which DuckDB's threads then COPY to
- * Parquet. Parquet encoding is the dominant cost, so there are two staging slots, each on its own
- * connection (a connection runs one statement at a time): while DuckDB encodes part k from one slot, the
- * JS thread fills part k+1 into the other. Memory stays bounded: at most one part of rows buffered in JS
- * and two in DuckDB; `append` waits when both slots are busy.
+ * Throughput: a part is written by one `COPY` that pulls its rows from JS chunk by chunk (chunk-source.ts):
+ * the JS thread turns each 2048 rows into DuckDB vectors column by column (embeddings and lists as bulk
+ * memory copies, see vector-write.ts) and the COPY's thread encodes them. Parquet encoding is the dominant
+ * cost, so there are two slots, each on its own connection (a connection runs one statement at a time):
+ * while part k is encoded on one, part k+1 fills and starts on the other. Memory stays bounded: at most
+ * three parts of rows held in JS (one filling, two being written); `append` waits when both slots are busy.
  */
 export class EventShardWriter {
   private buffer: EventRow[] = [];
@@ -70,6 +71,7 @@ export class EventShardWriter {
   private state: 'open' | 'finalized' | 'closed' = 'open';
   private released = false;
   private readonly extractors: Extract[];
+  private readonly columns: readonly ColumnDef[];
 
   private constructor(
     readonly dir: string,
@@ -80,6 +82,7 @@ export class EventShardWriter {
     startEvent: number,
   ) {
     this.nextEvent = startEvent;
+    this.columns = eventColumns(encoders);
     this.extractors = [
       ...EVENT_BASE_COLUMNS.map((c) => field(c.name as keyof EventRow)),
       ...encoders.map((e) => embedding(e.name)),
@@ -92,7 +95,7 @@ export class EventShardWriter {
     validateRunId(runId);
     if (!Number.isSafeInteger(partRows) || partRows <= 0) throw new Error(`partRows must be a positive integer, got ${partRows}`);
     if (!Number.isSafeInteger(startEvent) || startEvent < 0) throw new Error(`startEvent must be a non-negative integer, got ${startEvent}`);
-    const columns = eventColumns(encoders);
+    eventColumns(encoders); // validates the encoders before anything is touched
     if (await exists(shardPath(dir, runId))) throw new Error(`run ${runId} is already finalized (${shardPath(dir, runId)} exists)`);
     const parts = partsDir(dir, runId);
     await mkdir(parts, { recursive: true });
@@ -103,16 +106,9 @@ export class EventShardWriter {
     }
     const slots: Slot[] = [];
     try {
-      for (let i = 0; i < 2; i++) {
-        const connection = await openConnection();
-        slots.push({ connection, table: undefined as unknown as BufferTable, tail: Promise.resolve() });
-        slots[i].table = await BufferTable.create(connection, columns);
-      }
+      for (let i = 0; i < 2; i++) slots.push({ connection: await openConnection(), tail: Promise.resolve() });
     } catch (err) {
-      for (const s of slots) {
-        if (s.table) await s.table.close().catch(() => undefined);
-        s.connection.closeSync();
-      }
+      for (const s of slots) s.connection.closeSync();
       throw err;
     }
     return new EventShardWriter(dir, runId, encoders, partRows, slots, startEvent);
@@ -125,7 +121,7 @@ export class EventShardWriter {
 
   /**
    * Buffers one row. When the row completes a part, the part is handed to DuckDB and the call resolves
-   * once its rows are staged (which waits for that slot's previous part, if still being written).
+   * once its write has started (which waits for that slot's previous part, if still being written).
    */
   async append(row: EventRow): Promise<void> {
     this.assertOpen();
@@ -163,7 +159,7 @@ export class EventShardWriter {
     try {
       await this.flush();
       this.state = 'finalized';
-      const { connection, table } = this.slots[0];
+      const { connection } = this.slots[0];
       const final = shardPath(this.dir, this.runId);
       const tmp = tmpName(final);
       const parts = await listParts(this.dir, this.runId);
@@ -175,9 +171,9 @@ export class EventShardWriter {
       } else {
         // read_parquet over an explicit list scans the files in list order and, with insertion order
         // preserved, emits rows in that order: a streaming merge, no sort, bounded memory. No parts (an
-        // empty run) copies the empty staging table, which still gives a file with the full schema.
-        const source = `(SELECT * FROM ${parts.length > 0 ? readParquetSql(parts) : sqlIdent(table.table)})`;
-        await connection.run(`COPY ${source} TO ${sqlString(tmp)} (${SHARD_COPY_OPTIONS})`);
+        // empty run) copies an empty source, which still gives a file with the full schema.
+        if (parts.length > 0) await connection.run(`COPY (SELECT * FROM ${readParquetSql(parts)}) TO ${sqlString(tmp)} (${SHARD_COPY_OPTIONS})`);
+        else await copySource(connection, this.source([]), tmp, SHARD_COPY_OPTIONS);
         await this.checkShard(connection, tmp);
         await commitFile(tmp, final);
       }
@@ -209,15 +205,7 @@ export class EventShardWriter {
     this.released = true;
     this.buffer = [];
     await this.settle();
-    for (const s of this.slots) {
-      try {
-        await s.table.close();
-      } catch {
-        // The connection is closed next, which drops the TEMP table anyway.
-      } finally {
-        s.connection.closeSync();
-      }
-    }
+    for (const s of this.slots) s.connection.closeSync();
   }
 
   /** The merged file must hold events 0..nextEvent-1, each once; cheap (one BIGINT column). */
@@ -234,45 +222,57 @@ export class EventShardWriter {
   }
 
   /**
-   * Queues the buffered rows as the next part on the next slot. Resolves when the rows are staged in
-   * DuckDB (the slot's previous part must be written first); the COPY then runs in the background.
+   * Queues the buffered rows as the next part on the next slot. Resolves when the slot is free (its
+   * previous part written) and this part's COPY has been started; the COPY then runs in the background.
    */
   private schedulePart(): Promise<void> {
     const rows = this.buffer;
     this.buffer = [];
     const slot = this.slots[this.partCount++ % this.slots.length];
-    const staged = slot.tail.then(() => this.stage(slot, rows));
-    slot.tail = staged.then(() => this.writePart(slot, rows[0].event));
+    const free = slot.tail;
+    slot.tail = free.then(() => this.writePart(slot, rows));
     // Record the first failure; callers see it from the next append/flush/finalize.
     slot.tail.catch((error: unknown) => {
       this.failure ??= { error };
     });
-    return staged;
+    return free;
+  }
+
+  private async writePart(slot: Slot, rows: readonly EventRow[]): Promise<void> {
+    const final = partPath(this.dir, this.runId, rows[0].event);
+    const tmp = tmpName(final);
+    await copySource(slot.connection, this.source(rows), tmp, PART_COPY_OPTIONS);
+    await commitFile(tmp, final);
   }
 
   /**
-   * Fills the slot's staging table with the rows, one chunk (2048 rows) at a time. Appending blocks the
-   * thread (the appender copies synchronously), so it yields between chunks: a part of many thousand rows
-   * would otherwise stall every timer and I/O callback of the engine, in-flight LLM calls included.
+   * The rows as a COPY source: each chunk is filled column by column from the row objects. A text column
+   * with one value in every row of the part (run_id, backend, model, ... : most of them) becomes a literal
+   * in the SELECT instead: writing strings is one native call per value, the dearest part of filling a
+   * chunk. The file is the same: same columns, types, order and values.
    */
-  private async stage(slot: Slot, rows: readonly EventRow[]): Promise<void> {
-    for (let start = 0; start < rows.length; start += CHUNK_ROWS) {
-      if (start > 0) await new Promise<void>((resolve) => setImmediate(resolve));
-      const count = Math.min(CHUNK_ROWS, rows.length - start);
-      slot.table.appendChunk(
-        this.extractors.map((x) => x(rows, start, count)),
-        count,
-      );
-      slot.table.flush();
-    }
-  }
-
-  private async writePart(slot: Slot, first: number): Promise<void> {
-    const final = partPath(this.dir, this.runId, first);
-    const tmp = tmpName(final);
-    await slot.table.copyTo(tmp, PART_COPY_OPTIONS);
-    await commitFile(tmp, final);
-    await slot.table.clear();
+  private source(rows: readonly EventRow[]): ChunkSource {
+    const { columns, extractors } = this;
+    const select: string[] = [];
+    const kept: number[] = [];
+    columns.forEach((c, j) => {
+      const value = c.type === 'VARCHAR' && rows.length > 0 ? constantText(extractors[j](rows, 0, rows.length)) : undefined;
+      if (value === undefined) {
+        kept.push(j);
+        select.push(sqlIdent(c.name));
+      } else select.push(`${sqlString(value)}::VARCHAR AS ${sqlIdent(c.name)}`);
+    });
+    return {
+      columns: kept.map((j) => columns[j]),
+      rows: rows.length,
+      select: select.join(', '),
+      fill(chunk: duckdb.DataChunk, types: readonly SqlType[], start: number, count: number): void {
+        for (let k = 0; k < kept.length; k++) {
+          const j = kept[k];
+          writeVector(duckdb.data_chunk_get_vector(chunk, k), types[k], extractors[j](rows, start, count), count, columns[j].name);
+        }
+      },
+    };
   }
 
   private assertOpen(): void {
@@ -285,6 +285,14 @@ export class EventShardWriter {
   }
 }
 
+
+/** The value of a text column whose rows all hold the same string (not null, no NUL byte), else undefined. */
+function constantText(values: readonly unknown[]): string | undefined {
+  const first = values[0];
+  if (typeof first !== 'string' || first.includes('\0')) return undefined;
+  for (let i = 1; i < values.length; i++) if (values[i] !== first) return undefined;
+  return first;
+}
 
 function field(name: keyof EventRow): Extract {
   return (rows, start, count) => {

@@ -1,3 +1,4 @@
+import './allocator.js';
 export { closeDuckDB, duckdbThreads, getConnection, getDuckDB, openConnection, readParquetSql, sqlIdent, sqlString, withConnection } from './duckdb.js';
 export { CREATED_AT_COLUMN, EVENT_BASE_COLUMNS, columnListSql, embColumnName, eventColumns, validateEncoders, type ColumnDef } from './event-schema.js';
 export { EventShardWriter, listParts, type EventShardWriterOptions } from './event-shard-writer.js';

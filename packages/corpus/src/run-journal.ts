@@ -1,4 +1,5 @@
-import { appendFileSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** What a finished (or failed) run leaves for runs.parquet that its shard cannot tell: time and calls. */
@@ -16,16 +17,19 @@ function journalPath(out: string): string {
   return join(out, '.state', 'runs.jsonl');
 }
 
-/** Appends one record durably (fsync): the journal survives a crash right after a run finishes. */
-export function appendRunRecord(out: string, record: RunRecord): void {
-  mkdirSync(join(out, '.state'), { recursive: true });
-  const file = journalPath(out);
-  appendFileSync(file, `${JSON.stringify(record)}\n`);
-  const fd = openSync(file, 'r');
+/**
+ * Appends one record durably (fsync): the journal survives a crash right after a run finishes. Async: an
+ * fsync takes milliseconds, which on the event loop would stall every call in flight.
+ */
+export async function appendRunRecord(out: string, record: RunRecord): Promise<void> {
+  await mkdir(join(out, '.state'), { recursive: true });
+  // One write on an O_APPEND descriptor: records of runs closing at once never interleave.
+  const fh = await open(journalPath(out), 'a');
   try {
-    fsyncSync(fd);
+    await fh.writeFile(`${JSON.stringify(record)}\n`);
+    await fh.sync();
   } finally {
-    closeSync(fd);
+    await fh.close();
   }
 }
 

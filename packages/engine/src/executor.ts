@@ -60,6 +60,8 @@ export interface ExecutorOptions<S extends RunSink = RunSink> {
   /** Called once a run has every event written (ok) or has failed (error set). */
   close(active: ActiveRun<S>): Promise<void>;
   onProgress?(progress: ExecutorProgress): void;
+  /** Events of all runs: the moment the last is written is reported at once, not at the next 100 ms tick. */
+  eventsTotal?: number;
 }
 
 /**
@@ -97,6 +99,8 @@ export class Executor<S extends RunSink = RunSink> {
   /** Counts rows the collectors wrote (for progress). */
   written(count: number): void {
     this.eventsWritten += count;
+    // Execution has ended: say so now (a benchmark times it), not up to 100 ms later.
+    if (this.eventsWritten === this.options.eventsTotal) this.reported = Number.NEGATIVE_INFINITY;
   }
 
   async run(): Promise<void> {

@@ -43,12 +43,12 @@ export class SweepCorpus {
     }
     if (end.status === 'failed') {
       await collector.flush();
-      appendRunRecord(out, { run_id: run.runId, status: 'failed', wall_ms: end.wallMs, calls, retries, error: end.error, at: new Date().toISOString() });
+      await appendRunRecord(out, { run_id: run.runId, status: 'failed', wall_ms: end.wallMs, calls, retries, error: end.error, at: new Date().toISOString() });
       log?.error({ run: run.runId, err: end.error, written: collector.written }, 'run failed');
       return;
     }
     await collector.finalize();
-    appendRunRecord(out, { run_id: run.runId, status: 'complete', wall_ms: end.wallMs, calls, retries, at: new Date().toISOString() });
+    await appendRunRecord(out, { run_id: run.runId, status: 'complete', wall_ms: end.wallMs, calls, retries, at: new Date().toISOString() });
     log?.info({ run: run.runId, events: (run.sweeps + 1) * run.n, wall_ms: Math.round(end.wallMs), calls, retries }, 'run finished');
   }
 }

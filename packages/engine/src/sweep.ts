@@ -104,6 +104,7 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
       live.update(p);
       options.onProgress?.({ ...p, eventsTotal, runsTotal: runs.length });
     },
+    eventsTotal,
   });
   const live = new LiveStatusWriter(out, executor, { eventsTotal, runsTotal: runs.length });
   live.start();

@@ -26,16 +26,32 @@ export const NOT_KNOWN_FRAMES = [
   'That is beyond what I can say reliably.',
 ] as const;
 
+/** Weights exp(-i / (2 T)) and their sum, per (count, T): computed once, not on every reply. */
+const weightCache = new Map<number, Map<number, { weights: number[]; total: number }>>();
+
+function variedWeights(count: number, temperature: number): { weights: number[]; total: number } {
+  let byT = weightCache.get(count);
+  if (!byT) weightCache.set(count, (byT = new Map()));
+  let w = byT.get(temperature);
+  if (!w) {
+    // The same terms summed in the same order as before caching: draws stay bit-identical.
+    let total = 0;
+    const weights: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const x = Math.exp(-i / (2 * temperature));
+      weights.push(x);
+      total += x;
+    }
+    w = { weights, total };
+    if (byT.size < 1024) byT.set(temperature, w);
+  }
+  return w;
+}
+
 /** Index in [0, count) drawn with weight exp(-i / (2 T)); T = 0 always gives 0. */
 export function pickVaried(count: number, temperature: number, u: number): number {
   if (count <= 1 || temperature <= 0) return 0;
-  let total = 0;
-  const weights: number[] = [];
-  for (let i = 0; i < count; i++) {
-    const w = Math.exp(-i / (2 * temperature));
-    weights.push(w);
-    total += w;
-  }
+  const { weights, total } = variedWeights(count, temperature);
   let x = u * total;
   for (let i = 0; i < count; i++) {
     x -= weights[i]!;
