@@ -1,5 +1,4 @@
-import { existsSync, statSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { driftStats, type EncoderColumn, type RunPlan } from '@panta/core';
 import {
@@ -21,8 +20,9 @@ import { LlmJudge, type Judge } from '@panta/judge';
 import type { LlmBackend } from '@panta/llm';
 import type { LoadedSweep } from './load.js';
 
-async function codeVersion(): Promise<string> {
-  const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+/** The code's version, in the manifest from the sweep's start (a report of a running sweep shows it). */
+function codeVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
   return pkg.version;
 }
 
@@ -36,7 +36,7 @@ export function startManifest(sweep: LoadedSweep, previous: Manifest | null, bac
     fingerprint: sweep.fingerprint,
     spec_file: sweep.specFile,
     spec: sweep.spec,
-    code: { panta: '', node: process.version },
+    code: { panta: codeVersion(), node: process.version },
     seed: sweep.spec.seed ?? 0,
     backend: { kind: backend.kind, model: backend.model },
     judge: { kind: sweep.spec.judge.kind, model: judge.model },
@@ -176,7 +176,7 @@ export async function finishSweep(sweep: LoadedSweep, manifest: Manifest, encode
   const status: Manifest['status'] = allDone ? 'complete' : failed.length > 0 ? 'failed' : 'running';
   writeManifest(out, {
     ...manifest,
-    code: { ...manifest.code, panta: await codeVersion() },
+    code: { ...manifest.code, panta: codeVersion() },
     status,
     runs: { planned: runs.length, complete: complete.length, failed },
     events: { planned: manifest.events.planned, written: eventsWritten },
