@@ -149,7 +149,7 @@ class CollectorProcess {
       if (!e.message.includes('BUSYGROUP')) throw e;
     });
     for (const runId of await redis.smembers(keys.open)) await this.open(runId);
-    const timers = [setInterval(() => void this.report().catch((e) => this.fail(e)), 50), setInterval(() => void this.makeDurable().catch((e) => this.fail(e)), options.durableMs ?? 10_000)];
+    const timers = [setInterval(this.once(() => this.report()), 50), setInterval(this.once(() => this.makeDurable()), options.durableMs ?? 10_000)];
     log.info({ out: sweep.out, reopened: this.runs.size, cpu_ms: cpuMs() }, 'collector started');
     let finished = false;
     try {
@@ -200,6 +200,18 @@ class CollectorProcess {
       for (const r of this.runs.values()) await r.collector.flush().catch(() => undefined);
       await judge.close();
     }
+  }
+
+  /** A periodic task that skips its turn while the previous one still runs (a slow disk, Redis restarting). */
+  private once(task: () => Promise<void>): () => void {
+    let running = false;
+    return () => {
+      if (running) return;
+      running = true;
+      task()
+        .catch((e) => this.fail(e))
+        .finally(() => (running = false));
+    };
   }
 
   private fail(e: unknown): void {
