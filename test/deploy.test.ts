@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer, connect } from 'node:net';
+import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import { Ajv } from 'ajv';
 import { Namespace } from 'kubernetes-models/v1/Namespace';
@@ -16,6 +16,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseSweepSpec } from '@panta/core';
 import { ROOT, panta, tempDir } from './helpers.js';
+import { freePort } from './redis-server.js';
 
 // The deployment files (deploy/, docker-compose.yml) checked as far as a machine without Docker, Kubernetes or
 // Slurm allows: the Compose file against the official Compose Specification schema, every Kubernetes object
@@ -89,17 +90,6 @@ const EXAMPLE_TIMEOUT_S = (parseSweepSpec(read('examples/eraclitus.yaml'), 'erac
 // ---- a real redis-server, started with the deployment's own arguments ---------------------------------------
 const servers: { kill: () => void }[] = [];
 afterAll(() => servers.forEach((s) => s.kill()));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** One inline command, one reply, parsed just enough for CONFIG GET (an array of bulk strings). */
 function redisCommand(port: number, command: string): Promise<string[]> {

@@ -85,6 +85,11 @@ export class BullTransport implements Transport {
     else this.onMessage({ type: 'failed', task: item.task, error: new Error(entry.fields.error ?? 'event failed') });
   }
 
+  /** An event found committed (by a job of an earlier scheduler, or whose message was trimmed): its usage was counted then. */
+  private deliverCommitted(task: EventTask): void {
+    this.deliver({ id: '', fields: { op: 'done', run: task.run.runId, event: String(task.plan.event), calls: '0', tokens: '0' } });
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     if (this.watchdog) clearInterval(this.watchdog);
@@ -128,7 +133,7 @@ export class BullTransport implements Transport {
         const t = tasks[i]!;
         const [err, bit] = replies[i] ?? [new Error('no reply'), 0];
         if (err) throw err;
-        if (bit === 1) this.deliver({ id: '', fields: { op: 'done', run: t.run.runId, event: String(t.plan.event), calls: '0', tokens: '0' } });
+        if (bit === 1) this.deliverCommitted(t);
         else fresh.push(t);
       }
       if (fresh.length > 0) await this.queue.addBulk(this.batches(fresh));
@@ -173,7 +178,7 @@ export class BullTransport implements Transport {
       }
       if (item.jobId !== undefined && jobs.get(item.jobId)) continue;
       if ((await this.redis.getbit(this.keys.committed(run.runId), plan.event)) === 1) {
-        this.deliver({ id: '', fields: { op: 'done', run: run.runId, event: String(plan.event), calls: '0', tokens: '0' } });
+        this.deliverCommitted(item.task);
         continue;
       }
       item.since = now;

@@ -1,11 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DataflowPlanner, InputError, Schedule, graphFor, type EncoderColumn, type RunPlan } from '@panta/core';
+import { InputError, runEvents, type EncoderColumn, type RunPlan } from '@panta/core';
 import { readManifest, shardProgress } from '@panta/corpus';
 import {
   SweepCorpus,
   finishSweep,
   openEncoders,
+  plannerFor,
   readVersionTexts,
   startManifest,
   sweepSizing,
@@ -237,7 +238,7 @@ class CollectorProcess {
       else {
         if (progress.nextEvent > 0) {
           // Each agent's latest durable answer back into the version store (a Redis that lost the sweep).
-          const planner = new DataflowPlanner(new Schedule(run, graphFor(run.geometry, run.n, run.seed, sweep.edgeLists)), sweep.spec.lookahead, progress.nextEvent);
+          const planner = plannerFor(sweep, run, progress.nextEvent);
           const texts = await readVersionTexts(progress.parts, planner.liveVersions());
           if (texts.size > 0) {
             const m = redis.multi();
@@ -336,7 +337,7 @@ class CollectorProcess {
       const open = this.runs.get(runId);
       if (open && !open.closing) {
         open.closing = true;
-        if (status === 'complete') while (open.collector.written < (run.sweeps + 1) * run.n) await sleep(10);
+        if (status === 'complete') while (open.collector.written < runEvents(run)) await sleep(10);
         await this.corpus.closeRun(run, open.collector, { status, error: f.error, wallMs: Number(f.wall_ms) });
         this.runs.delete(runId);
       }

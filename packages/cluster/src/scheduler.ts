@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
-import { DataflowPlanner, Schedule, graphFor, type RunPlan } from '@panta/core';
-import { Executor, loadSweep, sweepSizing, type ActiveRun, type ExecutorProgress, type Logger, type SweepOverrides } from '@panta/engine';
+import { runEvents, sweepEvents, type RunPlan } from '@panta/core';
+import { Executor, loadSweep, plannerFor, sweepSizing, type ActiveRun, type ExecutorProgress, type Logger, type SweepOverrides } from '@panta/engine';
 import { BullTransport } from './bull-transport.js';
 import { InboxReader } from './inbox-reader.js';
 import { EVENT_QUEUE, SWEEPS_KEY, sweepIdOf, sweepKeys } from './keys.js';
@@ -38,7 +38,7 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
   const sweepId = sweepIdOf(spec.name, sweep.fingerprint);
   const keys = sweepKeys(sweepId);
   const log = options.log.child({ sweep: sweepId });
-  const eventsTotal = runs.reduce((s, r) => s + (r.sweeps + 1) * r.n, 0);
+  const eventsTotal = sweepEvents(runs);
   const redis = connect(options.redis, 'panta-scheduler');
   const queueConnection = redis.duplicate();
   const queue = new Queue(EVENT_QUEUE, {
@@ -81,12 +81,12 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
       open: async (run: RunPlan): Promise<ActiveRun<RemoteSink> | null> => {
         const opened = await remote.open(run.runId);
         if (opened.finalized) {
-          executor.written((run.sweeps + 1) * run.n);
+          executor.written(runEvents(run));
           return null;
         }
         if (opened.next > 0) log.info({ run: run.runId, nextEvent: opened.next }, 'run resumed');
         executor.written(opened.next);
-        const planner = new DataflowPlanner(new Schedule(run, graphFor(run.geometry, run.n, run.seed, sweep.edgeLists)), spec.lookahead, opened.next);
+        const planner = plannerFor(sweep, run, opened.next);
         return { run, planner, collector: remote.sink(run.runId, opened.next, (count) => executor.written(count)), inflight: 0, startedAt: performance.now() };
       },
       close: async (active: ActiveRun<RemoteSink>): Promise<void> => {

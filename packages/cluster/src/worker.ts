@@ -43,7 +43,6 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
   const { log } = options;
   const redis = connect(options.redis, 'panta-worker', { autoPipelining: true });
   const contexts = new Map<string, Promise<WorkerContext>>();
-  const summary: WorkerSummary = { events: 0, duplicates: 0, failures: 0 };
   const context = (sweepId: string): Promise<WorkerContext> => {
     let c = contexts.get(sweepId);
     if (!c) {
@@ -68,16 +67,13 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     try {
       const result = await runEvent(ctx, data);
       if (result.kind === 'committed') {
-        summary.events++;
         progress.events++;
         progress.calls += result.calls;
         progress.retries += Math.max(0, result.calls - 1);
         progress.tokens += result.tokens;
       } else if (result.kind === 'duplicate') {
-        summary.duplicates++;
         progress.duplicates++;
       } else {
-        summary.failures++;
         progress.failures++;
       }
     } finally {
@@ -158,6 +154,12 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
   for (const c of contexts.values()) await (await c.catch(() => undefined))?.close();
   await workerConnection.quit().catch(() => undefined);
   await redis.quit().catch(() => undefined);
+  const summary: WorkerSummary = { events: 0, duplicates: 0, failures: 0 };
+  for (const p of bySweep.values()) {
+    summary.events += p.events;
+    summary.duplicates += p.duplicates;
+    summary.failures += p.failures;
+  }
   log.info({ ...summary, cpu_ms: cpuMs() }, 'worker stopped');
   return summary;
 }

@@ -8,11 +8,8 @@ export interface EncoderColumn {
   dim: number;
 }
 
-/**
- * One row of `events/<run_id>.parquet` (DESIGN.md section 5). Field names are the column names.
- * `event` and `read_versions` are event indices within the run (< 2^53, stored as BIGINT).
- */
-export interface EventRow {
+/** The columns that say which run a row belongs to, in the event shards and in runs.parquet alike. */
+export interface RunColumns {
   run_id: string;
   config_id: string;
   trial: number;
@@ -23,6 +20,13 @@ export interface EventRow {
   k: number;
   temperature: number;
   protocol: string;
+}
+
+/**
+ * One row of `events/<run_id>.parquet` (DESIGN.md section 5). Field names are the column names.
+ * `event` and `read_versions` are event indices within the run (< 2^53, stored as BIGINT).
+ */
+export interface EventRow extends RunColumns {
   /** The event's own seed, the one sent to the backend. */
   seed: number;
   event: number;

@@ -89,6 +89,16 @@ export function selectPrompts(spec: SweepSpec, dataset: Prompt[], file: string):
   });
 }
 
+/** Events of a run: the N initial answers and N updates per sweep. */
+export function runEvents(run: Pick<RunPlan, 'sweeps' | 'n'>): number {
+  return (run.sweeps + 1) * run.n;
+}
+
+/** Events of a sweep's runs. */
+export function sweepEvents(runs: readonly Pick<RunPlan, 'sweeps' | 'n'>[]): number {
+  return runs.reduce((s, r) => s + runEvents(r), 0);
+}
+
 /**
  * Expands the grid into runs: a pure function of the spec, the prompts and any edge lists. Order:
  * prompt, geometry, size, temperature, protocol, trial.

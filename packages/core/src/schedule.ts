@@ -1,5 +1,5 @@
 import type { Graph } from './geometry/index.js';
-import type { RunPlan } from './plan.js';
+import { runEvents, type RunPlan } from './plan.js';
 import { mixSeed, rngFrom, type Rng } from './rng.js';
 
 /** One event of a run's schedule: who answers, whom it reads, and which versions it reads. */
@@ -40,7 +40,7 @@ export class Schedule {
     readonly run: Pick<RunPlan, 'n' | 'sweeps' | 'seed' | 'dynamics' | 'protocol'>,
     readonly graph: Graph,
   ) {
-    this.total = (run.sweeps + 1) * run.n;
+    this.total = runEvents(run);
     this.picks = rngFrom(run.seed, 'picks');
     // -1: not written yet (a run resumed inside its initial answers has agents with no version).
     this.lastWriter = new Float64Array(run.n).fill(-1);

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { InputError, Schedule, graphFor, parseEdgeList, planSweep, promptSchema, sweepSpecSchema, type RunPlan } from '@panta/core';
+import { InputError, Schedule, graphFor, parseEdgeList, planSweep, promptSchema, runEvents, sweepEvents, sweepSpecSchema, type RunPlan } from '@panta/core';
 import { shardPath } from './corpus-paths.js';
 import { readParquetSql } from './duckdb.js';
 import { queryRows } from './parquet-table.js';
@@ -68,14 +68,14 @@ export async function verifyCorpus(dir: string): Promise<VerifyReport> {
     else if ((await sha256File(path)) !== expected.sha256) problems.push(`${file} does not match its checksum in the manifest`);
   }
   if (good.length === runs.length) problems.push(...(await checkMeasurement(out, runs, manifest.encoders, spec.whitening)));
-  const events = runs.reduce((s, r) => s + (r.sweeps + 1) * r.n, 0);
+  const events = sweepEvents(runs);
   return { ok: problems.length === 0, problems, checked: `${runs.length} runs, ${events} events, ${Object.keys(manifest.files).length} files` };
 }
 
 async function checkShard(out: string, run: RunPlan, edgeLists: Map<string, [number, number][]>): Promise<string | null> {
   const file = shardPath(out, run.runId);
   if (!existsSync(file)) return `missing run ${run.runId} (no ${join('events', `${run.runId}.parquet`)})`;
-  const total = (run.sweeps + 1) * run.n;
+  const total = runEvents(run);
   let stats: Record<string, unknown>;
   try {
     [stats] = (await queryRows(`SELECT count(*) AS rows, count(DISTINCT event) AS distinct_events, min(event) AS lo, max(event) AS hi FROM ${readParquetSql([file])}`)) as [Record<string, unknown>];

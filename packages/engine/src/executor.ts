@@ -1,4 +1,4 @@
-import type { DataflowPlanner, RunPlan } from '@panta/core';
+import { runEvents, type DataflowPlanner, type RunPlan } from '@panta/core';
 import type { EventOutcome, EventTask, Transport, TransportMessage } from './task.js';
 
 /**
@@ -123,7 +123,7 @@ export class Executor<S extends RunSink = RunSink> {
 
   /** The runs open now, in opening order: rows written and events in flight (for live progress). */
   openRuns(): OpenRunProgress[] {
-    return this.active.map((a) => ({ run: a.run.runId, written: a.collector.written, total: (a.run.sweeps + 1) * a.run.n, inflight: a.inflight }));
+    return this.active.map((a) => ({ run: a.run.runId, written: a.collector.written, total: runEvents(a.run), inflight: a.inflight }));
   }
 
   /** True when run() ended because stop() was called before every run finished. */

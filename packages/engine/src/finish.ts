@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { driftStats, type EncoderColumn, type RunPlan } from '@panta/core';
+import { driftStats, sweepEvents, type EncoderColumn, type RunPlan } from '@panta/core';
 import {
   CORPUS_FORMAT,
   ORDER_PARAM_COLUMNS,
@@ -43,7 +43,7 @@ export function startManifest(sweep: LoadedSweep, previous: Manifest | null, bac
     encoders: encoders.map((e, i) => ({ name: e.name, kind: sweep.spec.encoders[i]!.kind, dim: e.dim, model: e.model })),
     prompts: sweep.prompts,
     runs: { planned: sweep.runs.length, complete: 0, failed: [] },
-    events: { planned: sweep.runs.reduce((s, r) => s + (r.sweeps + 1) * r.n, 0), written: 0 },
+    events: { planned: sweepEvents(sweep.runs), written: 0 },
     tags: {},
     usage: { calls: 0, retries: 0, prompt_tokens: 0, completion_tokens: 0, cost: null, judge_calls: 0 },
     files: {},

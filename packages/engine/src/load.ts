@@ -3,6 +3,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import {
   DEFAULT_TEMPLATE,
+  DataflowPlanner,
+  Schedule,
+  graphFor,
   GeometryError,
   parseEdgeList,
   validateEdges,
@@ -75,6 +78,11 @@ function operationalFree(backend: object): object {
 export function corpusIdentity(spec: SweepSpec): object {
   const { concurrency: _c, out: _o, lookahead: _l, backend, judge, ...rest } = spec;
   return { ...rest, backend: operationalFree(backend), judge: judge.kind === 'llm' ? { ...judge, backend: operationalFree(judge.backend) } : judge };
+}
+
+/** A run's dataflow planner, starting at `startEvent` (where its durable rows end). */
+export function plannerFor(sweep: LoadedSweep, run: RunPlan, startEvent: number): DataflowPlanner {
+  return new DataflowPlanner(new Schedule(run, graphFor(run.geometry, run.n, run.seed, sweep.edgeLists)), sweep.spec.lookahead, startEvent);
 }
 
 export function loadSweep(specPath: string, overrides: SweepOverrides = {}): LoadedSweep {

@@ -1,4 +1,4 @@
-import type { EncoderColumn, RunPlan } from '@panta/core';
+import { runEvents, type EncoderColumn, type RunPlan } from '@panta/core';
 import { appendRunRecord, readEvents } from '@panta/corpus';
 import type { Judge } from '@panta/judge';
 import { RunCollector, type RowMeta } from './collector.js';
@@ -49,7 +49,7 @@ export class SweepCorpus {
     }
     await collector.finalize();
     await appendRunRecord(out, { run_id: run.runId, status: 'complete', wall_ms: end.wallMs, calls, retries, at: new Date().toISOString() });
-    log?.info({ run: run.runId, events: (run.sweeps + 1) * run.n, wall_ms: Math.round(end.wallMs), calls, retries }, 'run finished');
+    log?.info({ run: run.runId, events: runEvents(run), wall_ms: Math.round(end.wallMs), calls, retries }, 'run finished');
   }
 }
 

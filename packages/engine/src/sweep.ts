@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { DataflowPlanner, InputError, Schedule, graphFor, type EncoderColumn, type RunPlan, type SweepSpec } from '@panta/core';
+import { InputError, runEvents, sweepEvents, type EncoderColumn, type RunPlan, type SweepSpec } from '@panta/core';
 import { readManifest, shardProgress } from '@panta/corpus';
 import { openEncoder, type Encoder } from '@panta/embed';
 import { createJudge } from '@panta/judge';
@@ -9,7 +9,7 @@ import { Executor, type ActiveRun, type ExecutorProgress } from './executor.js';
 import { finishSweep, startManifest, type SweepSummary } from './finish.js';
 import { InProcessTransport } from './in-process-transport.js';
 import { LiveStatusWriter } from './live-status.js';
-import { loadSweep, type LoadedSweep, type SweepOverrides } from './load.js';
+import { loadSweep, plannerFor, type LoadedSweep, type SweepOverrides } from './load.js';
 import { sweepLogger, type Logger } from './log.js';
 import { SweepCorpus, readVersionTexts } from './sweep-corpus.js';
 import type { Transport } from './task.js';
@@ -61,7 +61,7 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
   const columns: EncoderColumn[] = encoders.map((e) => ({ name: e.name, dim: e.dim }));
   const services = { backend, encoders, template: sweep.template, maxTokens: spec.max_tokens, fixedLength: spec.fixed_length };
   const transport = options.transport ? options.transport(services) : new InProcessTransport(services);
-  const eventsTotal = runs.reduce((s, r) => s + (r.sweeps + 1) * r.n, 0);
+  const eventsTotal = sweepEvents(runs);
   const sizing = sweepSizing(spec.concurrency, columns);
   const { maxActiveRuns } = sizing;
   const partRows = options.partRows ?? sizing.partRows;
@@ -81,10 +81,10 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
     open: async (run: RunPlan): Promise<ActiveRun<RunCollector> | null> => {
       const progress = await shardProgress(out, run.runId);
       if (progress.finalized) {
-        executor.written((run.sweeps + 1) * run.n);
+        executor.written(runEvents(run));
         return null;
       }
-      const planner = new DataflowPlanner(new Schedule(run, graphFor(run.geometry, run.n, run.seed, sweep.edgeLists)), spec.lookahead, progress.nextEvent);
+      const planner = plannerFor(sweep, run, progress.nextEvent);
       if (progress.nextEvent > 0) {
         log.info({ run: run.runId, nextEvent: progress.nextEvent, parts: progress.parts.length }, 'run resumed');
         executor.written(progress.nextEvent);

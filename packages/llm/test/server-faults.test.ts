@@ -7,6 +7,7 @@ import { SurrogateAgent } from '../src/index.js';
 import { startSurrogateServer, type SurrogateServer } from '../src/server/app.js';
 import { FAULT_KINDS, anthropicSeedUserId, type FaultKind } from '../src/server/types.js';
 import { RHEON6 } from '../../../test/helpers.js';
+import { pool } from './fixtures.js';
 
 const prompts = parseDataset(readFileSync(RHEON6, 'utf8'), RHEON6);
 const agent = new SurrogateAgent(prompts[3]!, surrogateBackendSchema.parse({ kind: 'surrogate' }));
@@ -18,20 +19,6 @@ type Outcome = FaultKind | 'ok';
 
 /** 429 replies seen with the finer retry-after-ms header (the server adds it to about half). */
 let retryAfterMs = 0;
-
-async function pool<T>(n: number, concurrency: number, task: (i: number) => Promise<T>): Promise<T[]> {
-  const out: T[] = new Array(n);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < n) {
-        const i = next++;
-        out[i] = await task(i);
-      }
-    }),
-  );
-  return out;
-}
 
 /** What a client sees, mapped back to the fault that caused it. A healthy reply must be the agent's. */
 function classifyOpenAI(client: OpenAI, seed: number): Promise<Outcome> {

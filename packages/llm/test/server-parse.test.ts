@@ -3,17 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_TEMPLATE, InputError, parseDataset, renderPrompt, rngFrom, type PromptContext, type PromptTemplate, type Rng } from '@panta/core';
 import { compilePromptParser, parseRenderedPrompt } from '../src/surrogate/parse-prompt.js';
 import { RHEON6 } from '../../../test/helpers.js';
+import { CUSTOM_TEMPLATE } from './fixtures.js';
 
 const prompts = parseDataset(readFileSync(RHEON6, 'utf8'), RHEON6);
-
-/** Repeats the question, shows every slot, a two-line neighbour entry, regex metacharacters, empty no_neighbours. */
-const CUSTOM_TEMPLATE: PromptTemplate = {
-  system: 'System (v2) [x]*? $1 \\d: answer briefly. {{T}} is shown raw here.',
-  initial: 'Q: {{question}} (T={{T}}, t={{t}}, k={{k}})\nA:',
-  update: '[t={{t}} T={{T}}] Q: {{question}}\nYou said: "{{previous}}".\nPeers ({{k}}):\n{{neighbours}}\nAgain, Q: {{question}}\nA:',
-  neighbour: '* peer #{{index}} wrote:\n  > {{answer}} <',
-  no_neighbours: '',
-};
 
 /** Answers as awkward as a model's: unicode, colons, digits, the template's own words, regex syntax, empty. */
 const PIECES = [

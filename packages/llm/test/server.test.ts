@@ -17,15 +17,7 @@ import { SurrogateAgent, SurrogateBackend, type ChatRequest } from '../src/index
 import { startSurrogateServer, type SurrogateServer } from '../src/server/app.js';
 import { anthropicSeedUserId } from '../src/server/types.js';
 import { RHEON6 } from '../../../test/helpers.js';
-
-/** The same awkward template as server-parse.test.ts: repeated question, two-line neighbour entries, regex syntax. */
-const CUSTOM_TEMPLATE: PromptTemplate = {
-  system: 'System (v2) [x]*? $1 \\d: answer briefly. {{T}} is shown raw here.',
-  initial: 'Q: {{question}} (T={{T}}, t={{t}}, k={{k}})\nA:',
-  update: '[t={{t}} T={{T}}] Q: {{question}}\nYou said: "{{previous}}".\nPeers ({{k}}):\n{{neighbours}}\nAgain, Q: {{question}}\nA:',
-  neighbour: '* peer #{{index}} wrote:\n  > {{answer}} <',
-  no_neighbours: '',
-};
+import { CUSTOM_TEMPLATE, pool } from './fixtures.js';
 
 const prompts = parseDataset(readFileSync(RHEON6, 'utf8'), RHEON6);
 const spec = surrogateBackendSchema.parse({ kind: 'surrogate' });
@@ -53,20 +45,6 @@ function openai(server: SurrogateServer, timeout = 10_000): OpenAI {
 
 function anthropic(server: SurrogateServer, timeout = 10_000): Anthropic {
   return new Anthropic({ baseURL: server.url, apiKey: 'unused', maxRetries: 0, timeout });
-}
-
-async function pool<T>(n: number, concurrency: number, task: (i: number) => Promise<T>): Promise<T[]> {
-  const out: T[] = new Array(n);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < n) {
-        const i = next++;
-        out[i] = await task(i);
-      }
-    }),
-  );
-  return out;
 }
 
 describe('serve-surrogate: answers exactly as the in-process surrogate', () => {

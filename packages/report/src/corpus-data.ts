@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { InputError } from '@panta/core';
+import { InputError, type RunColumns } from '@panta/core';
 import {
   CORPUS_FORMAT,
   eventsDir,
@@ -16,16 +16,7 @@ import {
 } from '@panta/corpus';
 
 /** One run as the report sees it: the columns of runs.parquet (DESIGN.md 5); null where unknown. */
-export interface RunInfo {
-  run_id: string;
-  config_id: string;
-  trial: number;
-  prompt_id: string;
-  geometry: string;
-  n: number;
-  k: number;
-  temperature: number;
-  protocol: string;
+export interface RunInfo extends RunColumns {
   dynamics: string | null;
   status: string;
   events: number;

@@ -1,4 +1,5 @@
 import { relative } from 'node:path';
+import { sweepEvents } from '@panta/core';
 import { runSweep } from '@panta/engine';
 import { EXIT, reportError } from '../errors.js';
 import { ProgressView } from '../progress.js';
@@ -36,7 +37,7 @@ export async function runCommand(spec: string, opts: { out?: string; concurrency
       onPlan: (sweep) => {
         sweepName = sweep.spec.name;
         if (sweep.spec.seed === undefined) process.stderr.write('panta: warning: the spec sets no seed; using seed 0\n');
-        const events = sweep.runs.reduce((s, r) => s + (r.sweeps + 1) * r.n, 0);
+        const events = sweepEvents(sweep.runs);
         process.stderr.write(`panta: ${sweep.runs.length} runs, ${events.toLocaleString('en-US')} events -> ${relative(process.cwd(), sweep.out) || '.'}\n`);
       },
       onProgress: (p) => {
