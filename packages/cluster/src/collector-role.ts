@@ -152,10 +152,9 @@ class CollectorProcess {
     for (const runId of await redis.smembers(keys.open)) await this.open(runId);
     const timers = [setInterval(this.once(() => this.report()), 50), setInterval(this.once(() => this.makeDurable()), options.durableMs ?? 10_000)];
     log.info({ out: sweep.out, reopened: this.runs.size, cpu_ms: cpuMs() }, 'collector started');
-    let finished = false;
     try {
       let cursor = '0'; // first what was delivered to an earlier incarnation and not acknowledged, then new entries
-      while (!options.signal?.aborted && !finished) {
+      while (!options.signal?.aborted) {
         if (this.fatal) throw this.fatal;
         if (this.lease.lost) throw new Error('lost the collector lease: another collector took over this sweep');
         const reply = (await this.blocking.xreadgroup('GROUP', GROUP, 'collector', 'COUNT', 1000, 'BLOCK', 500, 'STREAMS', keys.collectorInbox, cursor)) as
@@ -181,9 +180,8 @@ class CollectorProcess {
                 if (this.fatal) throw this.fatal;
                 const summary = await finishSweep(sweep, manifest, columns, judge);
                 await redis.hset(keys.state, 'phase', summary.status === 'complete' ? 'done' : 'failed');
-                await this.ack([entry.id]);
+                await this.ack([...acks, entry.id]);
                 log.info({ status: summary.status, events: summary.eventsWritten, cpu_ms: cpuMs() }, 'corpus finished');
-                finished = true;
                 return summary;
               } else acks.push(entry.id);
             }

@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import { runEvents, sweepEvents, type RunPlan } from '@panta/core';
-import { Executor, loadSweep, plannerFor, sweepSizing, type ActiveRun, type ExecutorProgress, type Logger, type SweepOverrides } from '@panta/engine';
+import { Executor, loadSweep, plannerFor, runEnd, sweepSizing, type ActiveRun, type ExecutorProgress, type Logger, type SweepOverrides } from '@panta/engine';
 import { BullTransport } from './bull-transport.js';
 import { InboxReader } from './inbox-reader.js';
 import { EVENT_QUEUE, SWEEPS_KEY, sweepIdOf, sweepKeys } from './keys.js';
@@ -90,14 +90,15 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
         return { run, planner, collector: remote.sink(run.runId, opened.next, (count) => executor.written(count)), inflight: 0, startedAt: performance.now() };
       },
       close: async (active: ActiveRun<RemoteSink>): Promise<void> => {
-        const status = active.stopped ? 'stopped' : active.error ? 'failed' : 'complete';
+        const end = runEnd(active);
+        const { status } = end;
         if (status === 'stopped') return; // the collector makes rows durable on its own schedule
         if (status === 'failed') {
           failedRuns.push(active.run.runId);
           await redis.hset(keys.failed, active.run.runId, active.error?.message ?? 'failed');
           log.error({ run: active.run.runId, err: active.error?.message }, 'run failed');
         }
-        await remote.close(active.run.runId, { status, error: active.error?.message, wallMs: performance.now() - active.startedAt });
+        await remote.close(active.run.runId, end);
         if (status === 'complete') {
           log.info({ run: active.run.runId }, 'run finished');
           await redis.hdel(keys.failed, active.run.runId);

@@ -2,12 +2,18 @@ import { runEvents, type EncoderColumn, type RunPlan } from '@panta/core';
 import { appendRunRecord, readEvents } from '@panta/corpus';
 import type { Judge } from '@panta/judge';
 import { RunCollector, type RowMeta } from './collector.js';
+import type { ActiveRun } from './executor.js';
 import type { Logger } from './log.js';
 
 export interface RunEnd {
   status: 'complete' | 'failed' | 'stopped';
   error?: string;
   wallMs: number;
+}
+
+/** How an executor's run ended, as the corpus side records it. */
+export function runEnd(active: ActiveRun): RunEnd {
+  return { status: active.stopped ? 'stopped' : active.error ? 'failed' : 'complete', error: active.error?.message, wallMs: performance.now() - active.startedAt };
 }
 
 /**

@@ -11,7 +11,7 @@ import { InProcessTransport } from './in-process-transport.js';
 import { LiveStatusWriter } from './live-status.js';
 import { loadSweep, plannerFor, type LoadedSweep, type SweepOverrides } from './load.js';
 import { sweepLogger, type Logger } from './log.js';
-import { SweepCorpus, readVersionTexts } from './sweep-corpus.js';
+import { SweepCorpus, readVersionTexts, runEnd } from './sweep-corpus.js';
 import type { Transport } from './task.js';
 
 /** Memory for rows waiting to become a durable part, over all open runs. */
@@ -94,12 +94,7 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
       const collector = await corpus.openCollector(run, progress.nextEvent);
       return { run, planner, collector, inflight: 0, startedAt: performance.now() };
     },
-    close: (active: ActiveRun<RunCollector>): Promise<void> =>
-      corpus.closeRun(active.run, active.collector, {
-        status: active.stopped ? 'stopped' : active.error ? 'failed' : 'complete',
-        error: active.error?.message,
-        wallMs: performance.now() - active.startedAt,
-      }),
+    close: (active: ActiveRun<RunCollector>): Promise<void> => corpus.closeRun(active.run, active.collector, runEnd(active)),
     onProgress: (p) => {
       live.update(p);
       options.onProgress?.({ ...p, eventsTotal, runsTotal: runs.length });
