@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
-import { planSweep, type Edge, type Prompt, type PromptTemplate, type SweepSpec } from '@panta/core';
+import { planSweep, type Edge, type PopulationEntry, type Prompt, type PromptTemplate, type SweepSpec } from '@panta/core';
 import type { LoadedSweep } from '@panta/engine';
 
 /**
@@ -14,6 +14,7 @@ export interface SweepPayload {
   prompts: Prompt[];
   template: PromptTemplate;
   edgeLists: [string, Edge[]][];
+  population?: PopulationEntry[];
   /** The output folder as the scheduler was told (relative paths resolve in the collector's folder). */
   out: string;
   fingerprint: string;
@@ -27,6 +28,7 @@ export function toPayload(sweepId: string, sweep: LoadedSweep, outArg: string | 
     prompts: sweep.prompts,
     template: sweep.template,
     edgeLists: [...sweep.edgeLists],
+    ...(sweep.population ? { population: sweep.population } : {}),
     out: outArg ?? sweep.spec.out ?? `runs/${sweep.spec.name}`,
     fingerprint: sweep.fingerprint,
   };
@@ -41,7 +43,8 @@ export function fromPayload(payload: SweepPayload, outOverride?: string): Loaded
     prompts: payload.prompts,
     template: payload.template,
     edgeLists,
-    runs: planSweep(payload.spec, payload.prompts, payload.specFile, edgeLists),
+    ...(payload.population ? { population: payload.population } : {}),
+    runs: planSweep(payload.spec, payload.prompts, payload.specFile, edgeLists, payload.population),
     out: isAbsolute(out) ? out : resolve(out),
     fingerprint: payload.fingerprint,
   };

@@ -36,16 +36,23 @@ export class DataflowPlanner {
   private finishedCount: number;
   /** Oldest event whose result the consumer has not yet taken (written); the window counts from here too. */
   private floor = Number.POSITIVE_INFINITY;
+  /** Events from here on are not planned until the gate moves (a sweep boundary must run first). */
+  private gate = Number.POSITIVE_INFINITY;
+  /** Events the run will have: the schedule's, or fewer once it ends early. */
+  private end: number;
 
   /**
    * @param startEvent events below it are already written (a resumed run): the schedule is advanced past
    *   them and only each agent's latest version is kept alive.
+   * @param gate events from here on wait for setGate (a sweep boundary).
    */
   constructor(
     private readonly schedule: Schedule,
     private readonly window: number,
     startEvent = 0,
+    gate = Number.POSITIVE_INFINITY,
   ) {
+    this.gate = gate;
     this.written = new Uint8Array(schedule.total);
     this.written.fill(1, 0, startEvent);
     schedule.skip(startEvent);
@@ -53,11 +60,36 @@ export class DataflowPlanner {
     this.resumed = this.latest.slice();
     this.oldestUnfinished = startEvent;
     this.finishedCount = startEvent;
+    this.end = schedule.total;
     this.refill();
   }
 
   get total(): number {
-    return this.schedule.total;
+    return this.end;
+  }
+
+  /**
+   * Holds back events from `event` on (a sweep boundary): they are planned, and so dispatched, only once the
+   * gate moves. Infinity lifts it.
+   */
+  setGate(event: number): void {
+    this.gate = event;
+    this.refill();
+  }
+
+  /** Every event before the gate has finished, and none after it has been planned: the boundary may run. */
+  get atGate(): boolean {
+    return this.gate < this.end && this.finishedCount === this.gate;
+  }
+
+  /** The run ends at the gate (early stopping): no event from there on will run. */
+  endAtGate(): void {
+    if (this.gate < this.end) this.end = this.gate;
+  }
+
+  /** Each agent's latest version among planned events: at the gate, the snapshot a boundary reads. */
+  snapshotVersions(): Float64Array {
+    return this.latest.slice();
   }
 
   get finished(): number {
@@ -65,7 +97,7 @@ export class DataflowPlanner {
   }
 
   get done(): boolean {
-    return this.finishedCount === this.schedule.total;
+    return this.finishedCount === this.end;
   }
 
   /** Each agent's latest version as of `startEvent` (-1 before any): what a resumed run must load. */
@@ -150,7 +182,7 @@ export class DataflowPlanner {
   }
 
   private refill(): void {
-    const limit = Math.min(this.oldestUnfinished, this.floor) + this.window;
+    const limit = Math.min(Math.min(this.oldestUnfinished, this.floor) + this.window, this.gate, this.end);
     while (this.schedule.position < limit && (this.plannedReads < MAX_PLANNED_READS || this.planned.size === 0)) {
       const plan = this.schedule.next();
       if (!plan) break;

@@ -2,6 +2,13 @@
 export const TAGS = ['correct', 'hallucinated', 'not_known', 'judge_failure'] as const;
 export type Tag = (typeof TAGS)[number];
 
+/**
+ * Who made an LLM call (DESIGN.md 4): the agent answering (the only role that sets an answer), the ssvp merge
+ * that reads a divergent neighbourhood for it, and drift-policy's judge and moderator between sweeps.
+ */
+export const ROLES = ['agent', 'merge', 'judge', 'moderator'] as const;
+export type Role = (typeof ROLES)[number];
+
 /** An encoder's identity as the corpus sees it: the `emb_<name>` column and its fixed dimension. */
 export interface EncoderColumn {
   name: string;
@@ -30,8 +37,21 @@ export interface EventRow extends RunColumns {
   /** The event's own seed, the one sent to the backend. */
   seed: number;
   event: number;
+  /**
+   * agent: the event's answer. Other roles are extra calls with the event's index: merge rows come just before
+   * their agent row; judge and moderator rows after a sweep t come before the first event of sweep t + 1.
+   */
+  role: Role;
   sweep: number;
   agent: number;
+  /** The agent's persona or hidden belief (id in the population file), or null. */
+  persona: string | null;
+  /** The temperature the call was sampled at: the run's, or the annealing schedule's for this sweep. */
+  sampling_temperature: number;
+  /** ssvp: cosine distance between the agent's answer and its neighbourhood mean; else null. */
+  divergence: number | null;
+  /** belief-board: JSON array of the board entries this call wrote; else null. */
+  board: string | null;
   /** Neighbours read, in prompt order; empty at t = 0. */
   neighbours: Int32Array;
   /** First the version of the agent's own previous answer, then one per neighbour; empty at t = 0. */
@@ -43,10 +63,11 @@ export interface EventRow extends RunColumns {
   latency_ms: number;
   backend: string;
   model: string;
-  tag: Tag;
+  /** Null on rows that are not answers (role other than agent). */
+  tag: Tag | null;
   judge_model: string;
-  /** One unit vector per encoder, keyed by encoder name (column `emb_<name>`). */
-  embeddings: Record<string, Float32Array>;
+  /** One unit vector per encoder, keyed by encoder name (column `emb_<name>`); null unless role is agent. */
+  embeddings: Record<string, Float32Array> | null;
   /** Milliseconds since the epoch. */
   created_at: number;
 }

@@ -14,3 +14,7 @@ export * from './measure/index.js';
 export * from './geometry/index.js';
 export * from './budget.js';
 export * from './rubric.js';
+export * from './population.js';
+export * from './protocol/prompts.js';
+export * from './protocol/board.js';
+export * from './protocol/control.js';

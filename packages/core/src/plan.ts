@@ -1,6 +1,8 @@
 import type { Prompt } from './dataset.js';
 import { InputError } from './errors.js';
 import { buildGraph, checkSize, edgeListSize, geometryLabel, type GeometrySpec, type Graph } from './geometry/index.js';
+import type { Population } from './population.js';
+import type { RunControls } from './protocol/control.js';
 import { mixSeed } from './rng.js';
 import type { Protocol, SweepSpec } from './spec/schema.js';
 
@@ -21,6 +23,20 @@ export interface RunPlan {
   sweeps: number;
   /** Derived from the sweep seed and the run id only, so adding runs to a grid never changes others. */
   seed: number;
+  /** Protocol parameters, annealing and early stopping: the same for every run of a sweep. */
+  controls: RunControls;
+  /** Personas or hidden beliefs, when the sweep has a population file. */
+  population?: Population;
+}
+
+/** What the spec's controls say, as a run carries them. */
+export function runControls(spec: SweepSpec): RunControls {
+  return {
+    tau: spec.ssvp.tau,
+    ...(spec.ssvp.encoder ? { encoder: spec.ssvp.encoder } : {}),
+    ...(spec.annealing ? { annealing: spec.annealing } : {}),
+    ...(spec.early_stopping ? { earlyStopping: spec.early_stopping } : {}),
+  };
 }
 
 /** Edge lists of `edges` geometries, keyed by the path written in the spec. */
@@ -103,8 +119,11 @@ export function sweepEvents(runs: readonly Pick<RunPlan, 'sweeps' | 'n'>[]): num
  * Expands the grid into runs: a pure function of the spec, the prompts and any edge lists. Order:
  * prompt, geometry, size, temperature, protocol, trial.
  */
-export function planSweep(spec: SweepSpec, prompts: Prompt[], file: string, edgeLists: EdgeLists = new Map()): RunPlan[] {
+export function planSweep(spec: SweepSpec, prompts: Prompt[], file: string, edgeLists: EdgeLists = new Map(), population?: Population['entries']): RunPlan[] {
   checkSizeMapKeys(spec, file);
+  const controls = runControls(spec);
+  const people: Population | undefined =
+    spec.population && population ? { entries: population, assign: spec.population.assign, fraction: spec.population.fraction } : undefined;
   const protocols = Array.isArray(spec.protocol) ? spec.protocol : [spec.protocol];
   const sweepSeed = spec.seed ?? 0;
   const runs: RunPlan[] = [];
@@ -140,6 +159,8 @@ export function planSweep(spec: SweepSpec, prompts: Prompt[], file: string, edge
                 dynamics: spec.dynamics,
                 sweeps: spec.sweeps,
                 seed: mixSeed(sweepSeed, id),
+                controls,
+                ...(people ? { population: people } : {}),
               });
             }
           }

@@ -1,6 +1,7 @@
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { InputError } from './errors.js';
+import { BOARD_INSTRUCTION, mergeNote, renderDriftJudge, renderMerge, renderModerator } from './protocol/prompts.js';
 import { issueToInputError } from './spec/parse.js';
 
 /**
@@ -54,8 +55,10 @@ export function parseTemplate(text: string, file: string): PromptTemplate {
   return parsed.data;
 }
 
-/** What one agent sees in one event. */
+/** What one agent sees in one event (or, with `kind`, what a protocol call sees). */
 export interface PromptContext {
+  /** Default agent. merge, drift-judge and moderator are protocol calls with their own fixed prompts. */
+  kind?: 'agent' | 'merge' | 'drift-judge' | 'moderator';
   question: string;
   sweep: number;
   temperature: number;
@@ -64,6 +67,43 @@ export interface PromptContext {
   /** Neighbours in prompt order (agent indices), and their live answers in the same order. */
   neighbourAgents: ArrayLike<number>;
   neighbourAnswers: readonly string[];
+  /** Hidden persona or belief text: joins the system message. */
+  persona?: string;
+  /** The belief alone (a simulated agent leans to it). */
+  belief?: string;
+  /** belief-board: the reply is JSON with board entries; neighbourAnswers hold the neighbours' entries. */
+  board?: boolean;
+  /** ssvp above tau: the merge call's review, shown in place of the neighbours' answers. */
+  merge?: string;
+  /** drift-policy: the moderator's message for this sweep. */
+  moderator?: string;
+  /** drift-judge and moderator: the majority answer after the previous sweep and after this one. */
+  before?: string;
+  after?: string;
+}
+
+/** A context with nothing beyond the plain agent template: it renders (and measures) on the fast path. */
+function plain(ctx: PromptContext): boolean {
+  return (ctx.kind ?? 'agent') === 'agent' && !ctx.persona && !ctx.board && ctx.merge === undefined && !ctx.moderator;
+}
+
+/** Everything beyond the plain template: protocol calls, personas, boards, merges, moderator messages. */
+function renderExtended(template: PromptTemplate, ctx: PromptContext): ChatMessages {
+  switch (ctx.kind) {
+    case 'merge':
+      return renderMerge(ctx.question, ctx.previous ?? '', ctx.neighbourAnswers);
+    case 'drift-judge':
+      return renderDriftJudge(ctx.question, ctx.sweep, ctx.before ?? '', ctx.after ?? '');
+    case 'moderator':
+      return renderModerator(ctx.question, ctx.sweep, ctx.before ?? '', ctx.after ?? '');
+    default: {
+      const base = renderPlain(template, ctx.merge === undefined ? ctx : { ...ctx, neighbourAnswers: [] }, ctx.merge === undefined ? undefined : mergeNote(ctx.merge));
+      let system = base.system;
+      if (ctx.board) system += `\n${BOARD_INSTRUCTION}`;
+      if (ctx.persona) system += `\n${ctx.persona}`;
+      return { system, user: ctx.moderator ? `Moderator: ${ctx.moderator}\n${base.user}` : base.user };
+    }
+  }
 }
 
 export interface ChatMessages {
@@ -98,11 +138,16 @@ function fill(template: string, slots: Record<string, string>): string {
 }
 
 export function renderPrompt(template: PromptTemplate, ctx: PromptContext): ChatMessages {
+  return plain(ctx) ? renderPlain(template, ctx) : renderExtended(template, ctx);
+}
+
+/** The agent template; `block` (a merge's review) replaces the neighbour lines when given. */
+function renderPlain(template: PromptTemplate, ctx: PromptContext, block?: string): ChatMessages {
   if (ctx.previous === undefined) {
     return { system: template.system, user: fill(template.initial, { question: ctx.question, t: '0', T: String(ctx.temperature), k: '0' }) };
   }
   const count = ctx.neighbourAnswers.length;
-  let lines = template.no_neighbours;
+  let lines = block ?? template.no_neighbours;
   if (count > 0) {
     // Mean-field prompts have thousands of lines: fill the line template by plain concatenation.
     const parts = compile(template.neighbour);
@@ -122,7 +167,7 @@ export function renderPrompt(template: PromptTemplate, ctx: PromptContext): Chat
       neighbours: lines,
       t: String(ctx.sweep),
       T: String(ctx.temperature),
-      k: String(count),
+      k: String(block !== undefined ? ctx.neighbourAgents.length : count),
     }),
   };
 }
@@ -138,6 +183,10 @@ function slotLength(parts: Compiled, slots: Record<string, string>): number {
  * thousands of answers, and a backend that only counts (the surrogate) need not pay for the text.
  */
 export function promptLength(template: PromptTemplate, ctx: PromptContext): { system: number; user: number } {
+  if (!plain(ctx)) {
+    const m = renderExtended(template, ctx);
+    return { system: m.system.length, user: m.user.length };
+  }
   if (ctx.previous === undefined) {
     return { system: template.system.length, user: slotLength(compile(template.initial), { question: ctx.question, t: '0', T: String(ctx.temperature), k: '0' }) };
   }

@@ -120,23 +120,32 @@ export class EventShardWriter {
   }
 
   /**
-   * Buffers one row. When the row completes a part, the part is handed to DuckDB and the call resolves
-   * once its write has started (which waits for that slot's previous part, if still being written).
+   * Buffers one event: its agent row, or all its rows (extra calls first or after, see EventRow.role). A part
+   * always ends after a whole event, so a resume never splits one. When the event completes a part, the part
+   * is handed to DuckDB and the call resolves once its write has started (which waits for that slot's
+   * previous part, if still being written).
    */
-  async append(row: EventRow): Promise<void> {
+  async append(event: EventRow | readonly EventRow[]): Promise<void> {
     this.assertOpen();
-    if (row.event !== this.nextEvent) {
-      throw new Error(`run ${this.runId}: event ${row.event} appended, expected ${this.nextEvent} (events must be contiguous and in order)`);
-    }
-    if (row.run_id !== this.runId) throw new Error(`run ${this.runId}: row of run ${JSON.stringify(row.run_id)} appended`);
-    if (!TAG_SET.has(row.tag)) throw new Error(`run ${this.runId}, event ${row.event}: tag ${JSON.stringify(row.tag)} is not one of ${TAGS.join(', ')}`);
-    for (const e of this.encoders) {
-      const v = row.embeddings?.[e.name];
-      if (!v || v.length !== e.dim) {
-        throw new Error(`run ${this.runId}, event ${row.event}: embedding ${e.name} has ${v ? v.length : 'no'} values, expected ${e.dim}`);
+    const rows = Array.isArray(event) ? (event as readonly EventRow[]) : [event as EventRow];
+    const answers = rows.filter((r) => r.role === 'agent');
+    const first = rows[0];
+    if (!first || answers.length !== 1) throw new Error(`run ${this.runId}: an event has exactly one agent row, got ${answers.length}`);
+    for (const row of rows) {
+      if (row.event !== this.nextEvent) {
+        throw new Error(`run ${this.runId}: event ${row.event} appended, expected ${this.nextEvent} (events must be contiguous and in order)`);
+      }
+      if (row.run_id !== this.runId) throw new Error(`run ${this.runId}: row of run ${JSON.stringify(row.run_id)} appended`);
+      if (row.role !== 'agent') continue;
+      if (!TAG_SET.has(row.tag as string)) throw new Error(`run ${this.runId}, event ${row.event}: tag ${JSON.stringify(row.tag)} is not one of ${TAGS.join(', ')}`);
+      for (const e of this.encoders) {
+        const v = row.embeddings?.[e.name];
+        if (!v || v.length !== e.dim) {
+          throw new Error(`run ${this.runId}, event ${row.event}: embedding ${e.name} has ${v ? v.length : 'no'} values, expected ${e.dim}`);
+        }
       }
     }
-    this.buffer.push(row);
+    for (const row of rows) this.buffer.push(row);
     this.nextEvent++;
     if (this.buffer.length >= this.partRows) await this.schedulePart();
   }
@@ -208,10 +217,10 @@ export class EventShardWriter {
     for (const s of this.slots) s.connection.closeSync();
   }
 
-  /** The merged file must hold events 0..nextEvent-1, each once; cheap (one BIGINT column). */
+  /** The merged file must hold events 0..nextEvent-1, one agent row each; cheap (two small columns). */
   private async checkShard(connection: DuckDBConnection, path: string): Promise<void> {
     const reader = await connection.runAndReadAll(
-      `SELECT count(*)::DOUBLE, coalesce(min(event), 0)::DOUBLE, coalesce(max(event), -1)::DOUBLE, count(DISTINCT event)::DOUBLE FROM read_parquet(${sqlString(path)})`,
+      `SELECT count(*)::DOUBLE, coalesce(min(event), 0)::DOUBLE, coalesce(max(event), -1)::DOUBLE, count(DISTINCT event)::DOUBLE FROM read_parquet(${sqlString(path)}) WHERE role = 'agent'`,
     );
     const [count, min, max, distinct] = reader.getRows()[0] as number[];
     const n = this.nextEvent;
@@ -305,7 +314,7 @@ function field(name: keyof EventRow): Extract {
 function embedding(encoder: string): Extract {
   return (rows, start, count) => {
     const out = new Array<unknown>(count);
-    for (let i = 0; i < count; i++) out[i] = rows[start + i].embeddings[encoder];
+    for (let i = 0; i < count; i++) out[i] = rows[start + i].embeddings?.[encoder] ?? null;
     return out;
   };
 }

@@ -14,3 +14,4 @@ export * from './measure/whitening-io.js';
 export * from './measure/order-params-io.js';
 export * from './measure/sweep-measure.js';
 export * from './live-status.js';
+export * from './control-journal.js';

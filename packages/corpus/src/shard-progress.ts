@@ -71,11 +71,14 @@ export async function shardProgress(dir: string, runId: string): Promise<ShardPr
 }
 
 
-/** Row count from the Parquet footer, or undefined when the file does not open as Parquet. */
+/**
+ * Events in a file (its agent rows; extra-call rows share their event's index), or undefined when the file
+ * does not open as Parquet.
+ */
 async function parquetRows(path: string): Promise<number | undefined> {
   try {
     return await withConnection(async (con) => {
-      const reader = await con.runAndReadAll(`SELECT num_rows::DOUBLE AS n FROM parquet_file_metadata(${sqlString(path)})`);
+      const reader = await con.runAndReadAll(`SELECT count(*)::DOUBLE AS n FROM read_parquet(${sqlString(path)}) WHERE role = 'agent'`);
       const rows = reader.getRows();
       return rows.length === 1 ? Number(rows[0][0]) : undefined;
     });

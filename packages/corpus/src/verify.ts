@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { InputError, Schedule, graphFor, parseEdgeList, planSweep, promptSchema, runEvents, sweepEvents, sweepSpecSchema, type RunPlan } from '@panta/core';
+import { InputError, Schedule, graphFor, parseEdgeList, planSweep, promptSchema, runEvents, sweepSpecSchema, type RunPlan } from '@panta/core';
 import { shardPath } from './corpus-paths.js';
 import { readParquetSql } from './duckdb.js';
 import { queryRows } from './parquet-table.js';
@@ -68,26 +68,28 @@ export async function verifyCorpus(dir: string): Promise<VerifyReport> {
     else if ((await sha256File(path)) !== expected.sha256) problems.push(`${file} does not match its checksum in the manifest`);
   }
   if (good.length === runs.length) problems.push(...(await checkMeasurement(out, runs, manifest.encoders, spec.whitening)));
-  const events = sweepEvents(runs);
-  return { ok: problems.length === 0, problems, checked: `${runs.length} runs, ${events} events, ${Object.keys(manifest.files).length} files` };
+  return { ok: problems.length === 0, problems, checked: `${runs.length} runs, ${manifest.events.written} events, ${Object.keys(manifest.files).length} files` };
 }
 
 async function checkShard(out: string, run: RunPlan, edgeLists: Map<string, [number, number][]>): Promise<string | null> {
   const file = shardPath(out, run.runId);
   if (!existsSync(file)) return `missing run ${run.runId} (no ${join('events', `${run.runId}.parquet`)})`;
-  const total = runEvents(run);
   let stats: Record<string, unknown>;
   try {
-    [stats] = (await queryRows(`SELECT count(*) AS rows, count(DISTINCT event) AS distinct_events, min(event) AS lo, max(event) AS hi FROM ${readParquetSql([file])}`)) as [Record<string, unknown>];
+    [stats] = (await queryRows(`SELECT count(*) AS rows, count(DISTINCT event) AS distinct_events, min(event) AS lo, max(event) AS hi FROM ${readParquetSql([file])} WHERE role = 'agent'`)) as [Record<string, unknown>];
   } catch (e) {
     return `truncated or corrupt shard ${run.runId}: ${(e as Error).message.split('\n')[0]}`;
   }
   const rows = Number(stats.rows);
+  // A run that stopped early (early stopping) holds whole sweeps, at least as many as the rule needs.
+  const rule = run.controls.earlyStopping;
+  const stoppedEarly = rule !== undefined && rows % run.n === 0 && rows / run.n - 1 >= Math.max(rule.min_sweeps, rule.window) && rows < runEvents(run);
+  const total = stoppedEarly ? rows : runEvents(run);
   if (rows !== total || Number(stats.distinct_events) !== total || Number(stats.lo) !== 0 || Number(stats.hi) !== total - 1) {
     return `event gaps in ${run.runId}: expected events 0..${total - 1} once each, found ${rows} rows, ${Number(stats.distinct_events)} distinct, range ${String(stats.lo)}..${String(stats.hi)}`;
   }
   const schedule = new Schedule(run, graphFor(run.geometry, run.n, run.seed, edgeLists));
-  for await (const batch of readEvents([file], { columns: ['event', 'agent', 'seed', 'run_id'] })) {
+  for await (const batch of readEvents([file], { columns: ['event', 'agent', 'seed', 'run_id'], where: "role = 'agent'" })) {
     const events = batch.columns.event as number[];
     const agents = batch.columns.agent as number[];
     const seeds = batch.columns.seed as number[];

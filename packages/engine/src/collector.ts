@@ -1,7 +1,18 @@
-import type { EncoderColumn, EventRow, RunPlan, Tag } from '@panta/core';
-import { EventShardWriter } from '@panta/corpus';
+import { hasBoundaries, temperatureAt, type ControlState, type EncoderColumn, type EventRow, type RunPlan, type Tag } from '@panta/core';
+import { appendBoundary, EventShardWriter, readBoundaries } from '@panta/corpus';
 import type { Judge } from '@panta/judge';
-import type { EventOutcome, EventTask } from './task.js';
+import { agentPersona } from './execute-event.js';
+import type { BoundaryOutcome, BoundaryTask, CallOutcome, EventOutcome, EventTask } from './task.js';
+
+/** Where a run's sweep boundaries stand: the last one decided (journalled), and its state. */
+export interface RunControlState {
+  /** Sweep of the last boundary decided, -1 before the first. */
+  sweep: number;
+  state?: ControlState;
+}
+
+const EMPTY_I32 = new Int32Array(0);
+const EMPTY_F64 = new Float64Array(0);
 
 /** Identity columns every row of a sweep shares. */
 export interface RowMeta {
@@ -29,6 +40,10 @@ export class RunCollector {
   private chain: Promise<void> = Promise.resolve();
   private draining = false;
   readonly tally: RunTally = { calls: 0, retries: 0, promptTokens: 0, completionTokens: 0 };
+  /** Protocol calls of sweep boundaries, keyed by the event they are written before. */
+  private readonly boundaryCalls = new Map<number, { sweep: number; calls: CallOutcome[] }>();
+  /** The boundaries decided so far (restored from the control journal on resume). */
+  readonly control: RunControlState = { sweep: -1 };
 
   private constructor(
     private readonly run: RunPlan,
@@ -37,6 +52,7 @@ export class RunCollector {
     private readonly meta: RowMeta,
     startEvent: number,
     private readonly onWritten: (count: number) => void,
+    private readonly out: string,
   ) {
     this.next = startEvent;
   }
@@ -58,7 +74,34 @@ export class RunCollector {
       partRows: options.partRows,
       startEvent: options.startEvent,
     });
-    return new RunCollector(options.run, writer, options.judge, options.meta, options.startEvent, options.onWritten);
+    const collector = new RunCollector(options.run, writer, options.judge, options.meta, options.startEvent, options.onWritten, options.out);
+    if (hasBoundaries(options.run.protocol, options.run.controls)) {
+      for (const record of await readBoundaries<ControlState, CallOutcome>(options.out, options.run.runId, options.startEvent, options.run.n)) {
+        collector.noteBoundary(record.sweep, record.state, record.calls);
+      }
+    }
+    return collector;
+  }
+
+  private noteBoundary(sweep: number, state: ControlState, calls: CallOutcome[]): void {
+    this.control.sweep = sweep;
+    this.control.state = state;
+    const before = (sweep + 1) * this.run.n;
+    if (calls.length > 0 && before >= this.next) this.boundaryCalls.set(before, { sweep, calls });
+  }
+
+  /**
+   * A sweep boundary's outcome: journalled durably before it resolves (the executor releases the next sweep
+   * only then), its calls written as rows before the next sweep's first event.
+   */
+  async acceptBoundary(task: BoundaryTask, outcome: BoundaryOutcome): Promise<void> {
+    await appendBoundary(this.out, this.run.runId, { sweep: task.sweep, state: outcome.state, calls: outcome.calls });
+    this.noteBoundary(task.sweep, outcome.state, outcome.calls);
+  }
+
+  /** The sweep the run stopped after (early stopping), or undefined when it ran every sweep. */
+  get stoppedAfter(): number | undefined {
+    return this.control.state?.stop ? this.control.sweep : undefined;
   }
 
   /** Outcomes received but not yet appended. */
@@ -93,7 +136,7 @@ export class RunCollector {
       let count = 0;
       for (let item = this.pending.get(this.next); item; item = this.pending.get(this.next)) {
         this.pending.delete(this.next);
-        await this.writer.append(this.toRow(item.task, item.outcome, await item.tag));
+        await this.writer.append(this.toRows(item.task, item.outcome, await item.tag));
         this.next++;
         count++;
       }
@@ -103,12 +146,56 @@ export class RunCollector {
     }
   }
 
-  private toRow(task: EventTask, o: EventOutcome, tag: Tag): EventRow {
+  /** An event's rows: boundary calls due before it, its merge call, its answer. */
+  private toRows(task: EventTask, o: EventOutcome, tag: Tag): EventRow[] {
     const { run } = this;
+    const { plan } = task;
+    const rows: EventRow[] = [];
+    const boundary = this.boundaryCalls.get(plan.event);
+    if (boundary) {
+      this.boundaryCalls.delete(plan.event);
+      for (const c of boundary.calls) rows.push(this.callRow(c, plan.event, boundary.sweep, -1, EMPTY_I32, EMPTY_F64, run.temperature));
+    }
+    const temperature = temperatureAt(run.temperature, plan.sweep, run.sweeps, run.controls.annealing);
+    for (const c of o.before ?? []) rows.push(this.callRow(c, plan.event, plan.sweep, plan.agent, plan.neighbours, plan.readVersions, temperature));
+    this.count(o);
+    rows.push({
+      ...this.identity(),
+      seed: plan.seed,
+      event: plan.event,
+      role: 'agent',
+      sweep: plan.sweep,
+      agent: plan.agent,
+      persona: agentPersona(run, plan.agent)?.id ?? null,
+      neighbours: plan.neighbours,
+      read_versions: plan.readVersions,
+      response: o.response,
+      board: o.board ?? null,
+      divergence: o.divergence ?? null,
+      finish_reason: o.finishReason,
+      prompt_tokens: o.promptTokens,
+      completion_tokens: o.completionTokens,
+      latency_ms: o.latencyMs,
+      sampling_temperature: temperature,
+      backend: this.meta.backend,
+      model: this.meta.model,
+      tag,
+      judge_model: this.judge.model,
+      embeddings: o.embeddings,
+      created_at: o.createdAt,
+    });
+    return rows;
+  }
+
+  private count(o: { calls: number; promptTokens: number; completionTokens: number }): void {
     this.tally.calls += o.calls;
     this.tally.retries += o.calls - 1;
     this.tally.promptTokens += o.promptTokens;
     this.tally.completionTokens += o.completionTokens;
+  }
+
+  private identity() {
+    const { run } = this;
     return {
       run_id: run.runId,
       config_id: run.configId,
@@ -119,23 +206,36 @@ export class RunCollector {
       k: run.k,
       temperature: run.temperature,
       protocol: run.protocol,
-      seed: task.plan.seed,
-      event: task.plan.event,
-      sweep: task.plan.sweep,
-      agent: task.plan.agent,
-      neighbours: task.plan.neighbours,
-      read_versions: task.plan.readVersions,
-      response: o.response,
-      finish_reason: o.finishReason,
-      prompt_tokens: o.promptTokens,
-      completion_tokens: o.completionTokens,
-      latency_ms: o.latencyMs,
+    };
+  }
+
+  /** A protocol call's row: no answer, so no tag and no embedding. */
+  private callRow(c: CallOutcome, event: number, sweep: number, agent: number, neighbours: Int32Array, reads: Float64Array, temperature: number): EventRow {
+    this.count(c);
+    return {
+      ...this.identity(),
+      seed: c.seed,
+      event,
+      role: c.role,
+      sweep,
+      agent,
+      persona: null,
+      neighbours,
+      read_versions: reads,
+      response: c.response,
+      board: null,
+      divergence: null,
+      finish_reason: c.finishReason,
+      prompt_tokens: c.promptTokens,
+      completion_tokens: c.completionTokens,
+      latency_ms: c.latencyMs,
+      sampling_temperature: c.role === 'judge' ? 0 : temperature,
       backend: this.meta.backend,
       model: this.meta.model,
-      tag,
+      tag: null,
       judge_model: this.judge.model,
-      embeddings: o.embeddings,
-      created_at: o.createdAt,
+      embeddings: null,
+      created_at: c.createdAt,
     };
   }
 

@@ -1,8 +1,26 @@
 import { performance } from 'node:perf_hooks';
-import { promptLength, renderPrompt, type ChatMessages, type PromptContext, type PromptTemplate } from '@panta/core';
+import {
+  applyEntries,
+  assignPopulation,
+  decodeBoardVersion,
+  divergence,
+  encodeBoardVersion,
+  mixSeed,
+  parseBoardReply,
+  personaText,
+  promptLength,
+  renderEntries,
+  renderPrompt,
+  temperatureAt,
+  type ChatMessages,
+  type PromptContext,
+  type PromptTemplate,
+  type RunPlan,
+} from '@panta/core';
 import type { Encoder } from '@panta/embed';
-import type { LlmBackend } from '@panta/llm';
-import type { EventOutcome, EventTask } from './task.js';
+import type { Judge } from '@panta/judge';
+import type { ChatResult, LlmBackend } from '@panta/llm';
+import type { CallOutcome, EventOutcome, EventTask } from './task.js';
 
 /** What a worker needs besides the task: the same in embedded and distributed mode. */
 export interface WorkerServices {
@@ -11,40 +29,132 @@ export interface WorkerServices {
   template: PromptTemplate;
   maxTokens: number;
   fixedLength: boolean;
+  /** Tags snapshots at sweep boundaries (early stopping reads rho); the collector's judge in embedded mode. */
+  judge?: Judge;
 }
 
-/**
- * The worker's half of an event: build the prompt from the versions it reads (own previous answer first,
- * then neighbours in prompt order), call the model, embed the answer.
- */
-export async function executeEvent(task: EventTask, reads: readonly string[], services: WorkerServices): Promise<EventOutcome> {
-  const { run, plan } = task;
-  const context: PromptContext = {
-    question: run.prompt.question,
-    sweep: plan.sweep,
-    temperature: run.temperature,
-    previous: plan.readVersions.length > 0 ? reads[0] : undefined,
-    neighbourAgents: plan.neighbours,
-    neighbourAnswers: reads.slice(1),
-  };
+/** The encoder whose raw embeddings measure divergence and control magnetisation. */
+export function controlEncoder(run: RunPlan, services: WorkerServices): Encoder {
+  const name = run.controls.encoder;
+  const encoder = name ? services.encoders.find((e) => e.name === name) : services.encoders[0];
+  if (!encoder) throw new Error(`ssvp.encoder ${name} is not one of the sweep's encoders`);
+  return encoder;
+}
+
+const personas = new Map<string, Int32Array>();
+
+/** The hidden text of an agent of a run (persona and/or belief), if the sweep has a population. */
+export function agentPersona(run: RunPlan, agent: number): { id: string; text: string; belief?: string } | undefined {
+  const population = run.population;
+  if (!population) return undefined;
+  let assigned = personas.get(run.runId);
+  if (!assigned) {
+    if (personas.size > 4096) personas.clear();
+    personas.set(run.runId, (assigned = assignPopulation(population, run.n, run.seed)));
+  }
+  const index = assigned[agent]!;
+  if (index < 0) return undefined;
+  const entry = population.entries[index]!;
+  return { id: entry.id, text: personaText(entry), ...(entry.belief ? { belief: entry.belief } : {}) };
+}
+
+/** One LLM call with its context, timed. */
+export async function callModel(services: WorkerServices, context: PromptContext, seed: number, temperature: number): Promise<{ result: ChatResult; latencyMs: number }> {
   let messages: ChatMessages | undefined;
   const started = performance.now();
   const result = await services.backend.complete({
     messages: () => (messages ??= renderPrompt(services.template, context)),
     promptLength: () => promptLength(services.template, context),
-    seed: plan.seed,
-    temperature: run.temperature,
+    seed,
+    temperature,
     maxTokens: services.maxTokens,
     fixedLength: services.fixedLength,
     context,
   });
-  const latencyMs = performance.now() - started;
+  return { result, latencyMs: result.latencyMs ?? performance.now() - started };
+}
+
+/** A protocol call's row: its seed is derived from its event's and its role, so a retry sends the same one. */
+export function callSeed(eventSeed: number, role: string): number {
+  return mixSeed(eventSeed, role) >>> 1;
+}
+
+export function callOutcome(role: CallOutcome['role'], seed: number, call: { result: ChatResult; latencyMs: number }): CallOutcome {
+  const { result } = call;
+  return {
+    role,
+    seed,
+    response: result.text,
+    finishReason: result.finishReason,
+    promptTokens: result.promptTokens,
+    completionTokens: result.completionTokens,
+    latencyMs: call.latencyMs,
+    calls: result.calls,
+    createdAt: Date.now(),
+  };
+}
+
+/**
+ * The worker's half of an event: build the prompt from the versions it reads (own previous answer first,
+ * then neighbours in prompt order) as the run's protocol says, call the model, embed the answer.
+ * - glauber, isolated: the template with the neighbours' answers (isolated reads none);
+ * - ssvp: divergence between the agent's answer and its neighbourhood mean; above tau a merge call reads the
+ *   neighbours and the agent sees only its review; otherwise the agent re-answers alone;
+ * - belief-board: versions carry live board entries, which the agent reads instead of answers; its reply
+ *   (JSON) gives its answer and new entries;
+ * - drift-policy: the template, plus the sweep's moderator message when there is one.
+ */
+export async function executeEvent(task: EventTask, reads: readonly string[], services: WorkerServices): Promise<EventOutcome> {
+  const { run, plan } = task;
+  const temperature = temperatureAt(run.temperature, plan.sweep, run.sweeps, run.controls.annealing);
+  const boardRun = run.protocol === 'belief-board';
+  const own = plan.readVersions.length > 0 ? (boardRun ? decodeBoardVersion(reads[0]!) : undefined) : undefined;
+  const previous = plan.readVersions.length > 0 ? (own ? own.answer : reads[0]) : undefined;
+  let neighbourAnswers = boardRun ? reads.slice(1).map((v) => renderEntries(decodeBoardVersion(v).entries)) : reads.slice(1);
+  const persona = agentPersona(run, plan.agent);
+  const context: PromptContext = {
+    question: run.prompt.question,
+    sweep: plan.sweep,
+    temperature,
+    previous,
+    neighbourAgents: plan.neighbours,
+    neighbourAnswers,
+    ...(persona ? { persona: persona.text, ...(persona.belief ? { belief: persona.belief } : {}) } : {}),
+    ...(boardRun ? { board: true } : {}),
+    ...(task.moderator ? { moderator: task.moderator } : {}),
+  };
+  const before: CallOutcome[] = [];
+  let gate: number | undefined;
+  if (run.protocol === 'ssvp' && previous !== undefined && neighbourAnswers.length > 0) {
+    const [mine, ...theirs] = await controlEncoder(run, services).encode([previous, ...neighbourAnswers]);
+    gate = divergence(mine!, theirs);
+    if (gate > run.controls.tau) {
+      const seed = callSeed(plan.seed, 'merge');
+      const merge = await callModel(services, { question: run.prompt.question, sweep: plan.sweep, temperature, previous, neighbourAgents: plan.neighbours, neighbourAnswers, kind: 'merge' }, seed, temperature);
+      before.push(callOutcome('merge', seed, merge));
+      context.merge = merge.result.text;
+    }
+    neighbourAnswers = [];
+    context.neighbourAnswers = neighbourAnswers;
+    if (context.merge === undefined) context.neighbourAgents = [];
+  }
+  const { result, latencyMs } = await callModel(services, context, plan.seed, temperature);
+  let response = result.text;
+  let board: string | undefined;
+  let version: string | undefined;
+  if (boardRun) {
+    const reply = parseBoardReply(result.text);
+    const applied = applyEntries(own?.entries ?? [], plan.event, reply.entries);
+    response = reply.answer;
+    board = JSON.stringify(applied.written);
+    version = encodeBoardVersion({ answer: response, entries: applied.live });
+  }
   const embeddings: Record<string, Float32Array> = {};
-  for (const encoder of services.encoders) embeddings[encoder.name] = (await encoder.encode([result.text]))[0]!;
+  for (const encoder of services.encoders) embeddings[encoder.name] = (await encoder.encode([response]))[0]!;
   return {
     runId: run.runId,
     event: plan.event,
-    response: result.text,
+    response,
     finishReason: result.finishReason,
     promptTokens: result.promptTokens,
     completionTokens: result.completionTokens,
@@ -52,5 +162,8 @@ export async function executeEvent(task: EventTask, reads: readonly string[], se
     calls: result.calls,
     embeddings,
     createdAt: Date.now(),
+    ...(before.length > 0 ? { before } : {}),
+    ...(gate !== undefined ? { divergence: gate } : {}),
+    ...(board !== undefined ? { board, version } : {}),
   };
 }

@@ -1,5 +1,5 @@
-import { runEvents, type DataflowPlanner, type RunPlan } from '@panta/core';
-import type { EventOutcome, EventTask, Transport, TransportMessage } from './task.js';
+import { boundaryGate, hasBoundaries, runEvents, type ControlState, type DataflowPlanner, type RunPlan } from '@panta/core';
+import type { BoundaryOutcome, BoundaryTask, EventOutcome, EventTask, Transport, TransportMessage } from './task.js';
 
 /**
  * Where a run's outcomes go: the run's collector in this process (embedded), or a handle on the collector
@@ -10,6 +10,10 @@ export interface RunSink {
   readonly written: number;
   /** Outcomes accepted but not yet appended. */
   readonly backlog: number;
+  /** Records a sweep boundary durably (runs with early stopping or drift-policy); resolves once recorded. */
+  acceptBoundary?(task: BoundaryTask, outcome: BoundaryOutcome): Promise<void>;
+  /** The last boundary already decided when the run was opened (a resume), and its state. */
+  readonly control?: { sweep: number; state?: ControlState };
 }
 
 /** A run being executed: its planner, its sink, and what it has in flight. */
@@ -22,6 +26,8 @@ export interface ActiveRun<S extends RunSink = RunSink> {
   error?: Error;
   /** Set when the sweep was stopped before this run finished: its written events stay for a resume. */
   stopped?: boolean;
+  /** Sweep boundaries (early stopping, drift-policy): the last decided and whether one is running. */
+  boundary?: { sweep: number; state?: ControlState; running: boolean };
 }
 
 export interface ExecutorProgress {
@@ -145,12 +151,14 @@ export class Executor<S extends RunSink = RunSink> {
     active.inflight--;
     if (message.type === 'failed') {
       active.error ??= message.error;
+    } else if (message.type === 'boundary') {
+      this.onBoundary(active, message.task, message.outcome);
     } else {
       const { task, outcome } = message;
       this.calls += outcome.calls;
       this.tokens += outcome.promptTokens + outcome.completionTokens;
       this.retries += Math.max(0, outcome.calls - 1);
-      this.options.transport.publish(active.run.runId, task.plan.event, outcome.response);
+      this.options.transport.publish(active.run.runId, task.plan.event, outcome.version ?? outcome.response);
       const dead = active.planner.complete(task.plan.event);
       if (dead.length > 0) this.options.transport.forget(active.run.runId, dead);
       active.collector.accept(task, outcome).then(
@@ -163,6 +171,47 @@ export class Executor<S extends RunSink = RunSink> {
       );
     }
     this.pump();
+  }
+
+  private onBoundary(active: ActiveRun<S>, task: BoundaryTask, outcome: BoundaryOutcome): void {
+    const boundary = active.boundary!;
+    this.calls += outcome.calls.reduce((s, c) => s + c.calls, 0);
+    this.tokens += outcome.calls.reduce((s, c) => s + c.promptTokens + c.completionTokens, 0);
+    active.inflight++; // held until the sink has journalled it
+    this.inflight++;
+    active.collector.acceptBoundary!(task, outcome).then(
+      () => {
+        active.inflight--;
+        this.inflight--;
+        boundary.running = false;
+        boundary.sweep = task.sweep;
+        boundary.state = outcome.state;
+        this.moveGate(active);
+        this.pump();
+      },
+      (e: unknown) => this.fail(e instanceof Error ? e : new Error(String(e))),
+    );
+  }
+
+  /** Sets a run's gate after its last decided boundary: the next boundary, or the end when it stopped. */
+  private moveGate(active: ActiveRun<S>): void {
+    const { boundary, run, planner } = active;
+    if (!boundary) return;
+    const stop = boundary.state?.stop ?? false;
+    planner.setGate(boundaryGate(run, boundary.sweep, stop));
+    if (stop) planner.endAtGate();
+  }
+
+  /** Adds a run the caller opened: its boundaries (if any) pick up where its sink's journal ends. */
+  private admit(active: ActiveRun<S>): void {
+    if (hasBoundaries(active.run.protocol, active.run.controls)) {
+      if (!active.collector.acceptBoundary) throw new Error(`${active.run.runId}: its protocol needs sweep boundaries, which this collector does not record`);
+      const control = active.collector.control ?? { sweep: -1 };
+      active.boundary = { sweep: control.sweep, ...(control.state ? { state: control.state } : {}), running: false };
+      this.moveGate(active);
+    }
+    this.active.push(active);
+    this.byId.set(active.run.runId, active);
   }
 
   private nextReady(): ActiveRun<S> | undefined {
@@ -184,11 +233,27 @@ export class Executor<S extends RunSink = RunSink> {
       const [plan] = a.planner.take(1);
       this.inflight++;
       a.inflight++;
-      const task: EventTask = { run: a.run, plan: plan! };
+      const moderator = a.boundary?.state?.moderator;
+      const task: EventTask = moderator ? { run: a.run, plan: plan!, moderator } : { run: a.run, plan: plan! };
       try {
         transport.dispatch(task);
       } catch (e) {
         return this.fail(e as Error);
+      }
+    }
+    if (!this.stopping) {
+      for (const a of this.active) {
+        if (!a.boundary || a.boundary.running || a.error || !a.planner.atGate) continue;
+        a.boundary.running = true;
+        this.inflight++;
+        a.inflight++;
+        const sweep = a.boundary.sweep + 1;
+        const task: BoundaryTask = { kind: 'boundary', run: a.run, sweep, versions: a.planner.snapshotVersions(), ...(a.boundary.state ? { state: a.boundary.state } : {}) };
+        try {
+          transport.dispatch(task);
+        } catch (e) {
+          return this.fail(e as Error);
+        }
       }
     }
     for (const a of [...this.active]) {
@@ -234,10 +299,8 @@ export class Executor<S extends RunSink = RunSink> {
     this.options.open(run).then(
       (active) => {
         this.opening--;
-        if (active) {
-          this.active.push(active);
-          this.byId.set(run.runId, active);
-        } else this.runsFinished++;
+        if (active) this.admit(active);
+        else this.runsFinished++;
         this.pump();
       },
       (e: unknown) => this.fail(e instanceof Error ? e : new Error(String(e))),

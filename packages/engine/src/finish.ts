@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { driftStats, sweepEvents, type EncoderColumn, type RunPlan } from '@panta/core';
+import { driftStats, focusSeries, runEvents, sweepEvents, type EncoderColumn, type RunPlan } from '@panta/core';
 import {
   CORPUS_FORMAT,
   ORDER_PARAM_COLUMNS,
@@ -97,7 +97,11 @@ export const RUN_COLUMNS = [
   { name: 'prompt_tokens', type: 'BIGINT' },
   { name: 'completion_tokens', type: 'BIGINT' },
   { name: 'cost', type: 'DOUBLE' },
+  { name: 'extra_calls', type: 'BIGINT' },
   { name: 'stopped_early', type: 'BOOLEAN' },
+  { name: 'sweeps_run', type: 'INTEGER' },
+  { name: 'calls_saved', type: 'BIGINT' },
+  { name: 'focus', type: 'DOUBLE[]' },
   { name: 'focus_total', type: 'DOUBLE' },
   { name: 'drift_onset', type: 'INTEGER' },
   { name: 'recovered', type: 'BOOLEAN' },
@@ -115,15 +119,15 @@ export async function finishSweep(sweep: LoadedSweep, manifest: Manifest, encode
   const failed = runs.filter((r) => !existsSync(shardPath(out, r.runId)) && records.get(r.runId)?.status === 'failed').map((r) => r.runId);
   const allDone = complete.length === runs.length;
   const shards = complete.map((r) => shardPath(out, r.runId));
-  const totals = new Map<string, { events: number; prompt_tokens: number; completion_tokens: number }>();
+  const totals = new Map<string, { events: number; extra: number; prompt_tokens: number; completion_tokens: number }>();
   const tags: Record<string, number> = {};
   if (shards.length > 0) {
     for (const row of await queryRows(
-      `SELECT run_id, count(*) AS events, sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens FROM ${readParquetSql(shards)} GROUP BY run_id`,
+      `SELECT run_id, count(*) FILTER (WHERE role = 'agent') AS events, count(*) FILTER (WHERE role <> 'agent') AS extra, sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens FROM ${readParquetSql(shards)} GROUP BY run_id`,
     )) {
-      totals.set(String(row.run_id), { events: Number(row.events), prompt_tokens: Number(row.prompt_tokens), completion_tokens: Number(row.completion_tokens) });
+      totals.set(String(row.run_id), { events: Number(row.events), extra: Number(row.extra), prompt_tokens: Number(row.prompt_tokens), completion_tokens: Number(row.completion_tokens) });
     }
-    for (const row of await queryRows(`SELECT tag, count(*) AS n FROM ${readParquetSql(shards)} GROUP BY tag ORDER BY tag`)) tags[String(row.tag)] = Number(row.n);
+    for (const row of await queryRows(`SELECT tag, count(*) AS n FROM ${readParquetSql(shards)} WHERE role = 'agent' GROUP BY tag ORDER BY tag`)) tags[String(row.tag)] = Number(row.n);
   }
   const measured = allDone
     ? await measureSweep(out, runs.map((r) => ({ runId: r.runId, configId: r.configId, n: r.n, promptId: r.prompt.id })), encoders, sweep.spec.whitening, true)
@@ -158,7 +162,12 @@ export async function finishSweep(sweep: LoadedSweep, manifest: Manifest, encode
       prompt_tokens: t?.prompt_tokens ?? null,
       completion_tokens: t?.completion_tokens ?? null,
       cost: cost(t?.prompt_tokens ?? null, t?.completion_tokens ?? null),
-      stopped_early: false,
+      extra_calls: t?.extra ?? null,
+      // A run that stopped early has a whole number of sweeps; the agent calls it did not make are saved.
+      stopped_early: t ? t.events < runEvents(r) : null,
+      sweeps_run: t ? t.events / r.n - 1 : null,
+      calls_saved: t ? runEvents(r) - t.events : null,
+      focus: rhoSeries.has(r.runId) ? focusSeries(rhoSeries.get(r.runId)!) : null,
       ...drift,
       wall_ms: rec?.wall_ms ?? null,
     };

@@ -1,5 +1,6 @@
+import { executeBoundary } from './execute-boundary.js';
 import { executeEvent, type WorkerServices } from './execute-event.js';
-import type { EventTask, Transport, TransportMessage } from './task.js';
+import type { Task, Transport, TransportMessage } from './task.js';
 
 /** Embedded mode: workers are async calls in this process, versions live in a Map per run. */
 export class InProcessTransport implements Transport {
@@ -12,19 +13,26 @@ export class InProcessTransport implements Transport {
     this.onMessage = onMessage;
   }
 
-  dispatch(task: EventTask): void {
-    const store = this.versions.get(task.run.runId);
-    const versions = task.plan.readVersions;
+  private read(runId: string, versions: Float64Array, what: string): string[] {
+    const store = this.versions.get(runId);
     const reads: string[] = new Array(versions.length);
     for (let i = 0; i < versions.length; i++) {
       const text = store?.get(versions[i]!);
-      if (text === undefined) throw new Error(`${task.run.runId}: event ${task.plan.event} reads version ${versions[i]}, which is not published`);
+      if (text === undefined) throw new Error(`${runId}: ${what} reads version ${versions[i]}, which is not published`);
       reads[i] = text;
     }
-    executeEvent(task, reads, this.services).then(
-      (outcome) => this.onMessage({ type: 'outcome', task, outcome }),
-      (error: unknown) => this.onMessage({ type: 'failed', task, error: error instanceof Error ? error : new Error(String(error)) }),
-    );
+    return reads;
+  }
+
+  dispatch(task: Task): void {
+    const fail = (error: unknown) => this.onMessage({ type: 'failed', task, error: error instanceof Error ? error : new Error(String(error)) });
+    if (task.kind === 'boundary') {
+      const values = this.read(task.run.runId, task.versions, `the boundary after sweep ${task.sweep}`);
+      executeBoundary(task, values, this.services).then((outcome) => this.onMessage({ type: 'boundary', task, outcome }), fail);
+      return;
+    }
+    const reads = this.read(task.run.runId, task.plan.readVersions, `event ${task.plan.event}`);
+    executeEvent(task, reads, this.services).then((outcome) => this.onMessage({ type: 'outcome', task, outcome }), fail);
   }
 
   publish(runId: string, version: number, text: string): void {

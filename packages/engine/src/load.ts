@@ -3,6 +3,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import {
   DEFAULT_TEMPLATE,
+  boundaryGate,
+  hasBoundaries,
   DataflowPlanner,
   Schedule,
   graphFor,
@@ -18,6 +20,8 @@ import {
   parseTemplate,
   planSweep,
   selectPrompts,
+  parsePopulation,
+  type PopulationEntry,
   type Prompt,
   type PromptTemplate,
   type RunPlan,
@@ -31,6 +35,8 @@ export interface LoadedSweep {
   prompts: Prompt[];
   template: PromptTemplate;
   edgeLists: Map<string, Edge[]>;
+  /** Personas or hidden beliefs of the spec's population file. */
+  population?: PopulationEntry[];
   runs: RunPlan[];
   /** Output folder, absolute. */
   out: string;
@@ -81,8 +87,25 @@ export function corpusIdentity(spec: SweepSpec): object {
 }
 
 /** A run's dataflow planner, starting at `startEvent` (where its durable rows end). */
-export function plannerFor(sweep: LoadedSweep, run: RunPlan, startEvent: number): DataflowPlanner {
-  return new DataflowPlanner(new Schedule(run, graphFor(run.geometry, run.n, run.seed, sweep.edgeLists)), sweep.spec.lookahead, startEvent);
+export function plannerFor(sweep: LoadedSweep, run: RunPlan, startEvent: number, control?: { sweep: number; state?: { stop: boolean } }): DataflowPlanner {
+  // A run with sweep boundaries starts held at its next one, before the planner plans past it.
+  const gate = hasBoundaries(run.protocol, run.controls) ? boundaryGate(run, control?.sweep ?? -1, control?.state?.stop ?? false) : Number.POSITIVE_INFINITY;
+  return new DataflowPlanner(new Schedule(run, graphFor(run.geometry, run.n, run.seed, sweep.edgeLists)), sweep.spec.lookahead, startEvent, gate);
+}
+
+/** Settings that only make sense together with others. */
+function checkControls(spec: SweepSpec, file: string): void {
+  const encoder = spec.ssvp.encoder;
+  if (encoder && !spec.encoders.some((e) => e.name === encoder)) {
+    throw new InputError(file, 'ssvp.encoder', `"${encoder}" is not one of the sweep's encoders`, `use one of ${spec.encoders.map((e) => e.name).join(', ')}`);
+  }
+  if (spec.annealing?.shape === 'geometric' && (spec.annealing.to <= 0 || spec.temperatures.some((t) => t <= 0))) {
+    throw new InputError(file, 'annealing.to', 'a geometric schedule needs positive temperatures at both ends', 'use shape: linear, or temperatures above 0');
+  }
+  const stop = spec.early_stopping;
+  if (stop && Math.max(stop.window, stop.min_sweeps) >= spec.sweeps) {
+    throw new InputError(file, 'early_stopping.window', `a run of ${spec.sweeps} sweeps can never settle over ${Math.max(stop.window, stop.min_sweeps)} sweeps`, 'use a smaller window and min_sweeps, or more sweeps');
+  }
 }
 
 export function loadSweep(specPath: string, overrides: SweepOverrides = {}): LoadedSweep {
@@ -111,7 +134,15 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
     edgeLists.set(g.path, parseEdges(text, file));
     edgeTexts.push(text);
   });
-  const runs = planSweep(spec, prompts, specPath, edgeLists);
+  let population: PopulationEntry[] | undefined;
+  let populationText = '';
+  if (spec.population) {
+    const file = resolve(base, spec.population.file);
+    populationText = readInput(file, 'population file', specPath, 'population.file');
+    population = parsePopulation(populationText, file);
+  }
+  checkControls(spec, specPath);
+  const runs = planSweep(spec, prompts, specPath, edgeLists, population);
   checkBackendLimits(spec, specPath);
   checkContextBudget(spec, runs, template, specPath);
   const out = resolve(overrides.out ?? spec.out ?? `runs/${spec.name}`);
@@ -124,6 +155,8 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
     .update(JSON.stringify(template))
     .update('\0')
     .update(edgeTexts.join('\0'))
+    .update('\0')
+    .update(populationText)
     .digest('hex');
-  return { specFile, spec, prompts, template, edgeLists, runs, out, fingerprint };
+  return { specFile, spec, prompts, template, edgeLists, ...(population ? { population } : {}), runs, out, fingerprint };
 }

@@ -1,4 +1,4 @@
-import { runEvents, type EncoderColumn, type RunPlan } from '@panta/core';
+import { encodeBoardVersion, foldLive, runEvents, type BoardEntry, type EncoderColumn, type RunPlan } from '@panta/core';
 import { appendRunRecord, readEvents } from '@panta/corpus';
 import type { Judge } from '@panta/judge';
 import { RunCollector, type RowMeta } from './collector.js';
@@ -59,12 +59,31 @@ export class SweepCorpus {
   }
 }
 
-/** The texts of a resumed run's live versions (each agent's latest answer), read back from its durable parts. */
-export async function readVersionTexts(parts: readonly string[], live: Float64Array): Promise<Map<number, string>> {
+/**
+ * The texts of a resumed run's live versions (each agent's latest answer), read back from its durable parts.
+ * A belief-board version also carries its author's live board entries, folded from every entry it wrote.
+ */
+export async function readVersionTexts(parts: readonly string[], live: Float64Array, protocol?: string): Promise<Map<number, string>> {
   const texts = new Map<number, string>();
   const wanted = [...new Set(Array.from(live))].filter((v) => v >= 0);
   if (wanted.length === 0) return texts;
-  for await (const batch of readEvents(parts, { columns: ['event', 'response'], where: `event IN (${wanted.join(',')})` })) {
+  if (protocol === 'belief-board') {
+    const keep = new Set(wanted);
+    const boards = new Map<number, BoardEntry[]>();
+    for await (const batch of readEvents(parts, { columns: ['event', 'agent', 'response', 'board'], where: `role = 'agent'` })) {
+      const events = batch.columns.event as number[];
+      const agents = batch.columns.agent as number[];
+      const responses = batch.columns.response as string[];
+      const written = batch.columns.board as (string | null)[];
+      for (let r = 0; r < batch.rows; r++) {
+        const entries = foldLive(boards.get(agents[r]!) ?? [], written[r] ? (JSON.parse(written[r]!) as BoardEntry[]) : []);
+        boards.set(agents[r]!, entries);
+        if (keep.has(events[r]!)) texts.set(events[r]!, encodeBoardVersion({ answer: responses[r]!, entries }));
+      }
+    }
+    return texts;
+  }
+  for await (const batch of readEvents(parts, { columns: ['event', 'response'], where: `role = 'agent' AND event IN (${wanted.join(',')})` })) {
     const events = batch.columns.event as number[];
     const responses = batch.columns.response as string[];
     for (let r = 0; r < batch.rows; r++) texts.set(events[r]!, responses[r]!);

@@ -59,7 +59,7 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
   log.info({ sweep: spec.name, runs: runs.length, fingerprint: sweep.fingerprint, resumed: previous !== null, concurrency: spec.concurrency }, 'sweep started');
   const started = startManifest(sweep, previous, backend, judge, encoders);
   const columns: EncoderColumn[] = encoders.map((e) => ({ name: e.name, dim: e.dim }));
-  const services = { backend, encoders, template: sweep.template, maxTokens: spec.max_tokens, fixedLength: spec.fixed_length };
+  const services = { backend, encoders, template: sweep.template, maxTokens: spec.max_tokens, fixedLength: spec.fixed_length, judge };
   const transport = options.transport ? options.transport(services) : new InProcessTransport(services);
   const eventsTotal = sweepEvents(runs);
   const sizing = sweepSizing(spec.concurrency, columns);
@@ -84,14 +84,14 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
         executor.written(runEvents(run));
         return null;
       }
-      const planner = plannerFor(sweep, run, progress.nextEvent);
+      const collector = await corpus.openCollector(run, progress.nextEvent);
+      const planner = plannerFor(sweep, run, progress.nextEvent, collector.control);
       if (progress.nextEvent > 0) {
         log.info({ run: run.runId, nextEvent: progress.nextEvent, parts: progress.parts.length }, 'run resumed');
         executor.written(progress.nextEvent);
         // A resumed run needs each agent's latest answer back in the version store.
-        for (const [version, text] of await readVersionTexts(progress.parts, planner.liveVersions())) transport.publish(run.runId, version, text);
+        for (const [version, text] of await readVersionTexts(progress.parts, planner.liveVersions(), run.protocol)) transport.publish(run.runId, version, text);
       }
-      const collector = await corpus.openCollector(run, progress.nextEvent);
       return { run, planner, collector, inflight: 0, startedAt: performance.now() };
     },
     close: (active: ActiveRun<RunCollector>): Promise<void> => corpus.closeRun(active.run, active.collector, runEnd(active)),

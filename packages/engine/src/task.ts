@@ -1,9 +1,48 @@
-import type { EventPlan, RunPlan } from '@panta/core';
+import type { ControlState, EventPlan, Role, RunPlan } from '@panta/core';
 
 /** What a transport carries to a worker: one event of one run. */
 export interface EventTask {
+  kind?: 'event';
   run: RunPlan;
   plan: EventPlan;
+  /** drift-policy: the moderator message of this event's sweep. */
+  moderator?: string;
+}
+
+/**
+ * A sweep boundary of a run with early stopping or drift-policy: runs once every event of `sweep` is written
+ * and before any event of the next. `versions` are the snapshot's versions, agent by agent.
+ */
+export interface BoundaryTask {
+  kind: 'boundary';
+  run: RunPlan;
+  sweep: number;
+  versions: Float64Array;
+  /** The state after the previous boundary (undefined before the first). */
+  state?: ControlState;
+}
+
+export type Task = EventTask | BoundaryTask;
+
+/** An LLM call that sets no answer (merge, judge, moderator): its own row, with its event's index. */
+export interface CallOutcome {
+  role: Exclude<Role, 'agent'>;
+  seed: number;
+  response: string;
+  finishReason: string;
+  promptTokens: number;
+  completionTokens: number;
+  latencyMs: number;
+  calls: number;
+  createdAt: number;
+}
+
+export interface BoundaryOutcome {
+  runId: string;
+  sweep: number;
+  state: ControlState;
+  /** Judge and moderator calls, in the order made. */
+  calls: CallOutcome[];
 }
 
 /** What a worker hands back: everything in the event row except what the collector adds (the judge's tag). */
@@ -18,12 +57,20 @@ export interface EventOutcome {
   calls: number;
   embeddings: Record<string, Float32Array>;
   createdAt: number;
+  /** Calls made before the answer (ssvp's merge), each its own row before the agent's. */
+  before?: CallOutcome[];
+  /** ssvp: the divergence that gated the event. */
+  divergence?: number;
+  /** belief-board: the entries this event wrote (JSON array), and the version its readers see. */
+  board?: string;
+  version?: string;
 }
 
 /** Messages from a transport to the executor (a discriminated union, as transports grow). */
 export type TransportMessage =
   | { type: 'outcome'; task: EventTask; outcome: EventOutcome }
-  | { type: 'failed'; task: EventTask; error: Error }
+  | { type: 'boundary'; task: BoundaryTask; outcome: BoundaryOutcome }
+  | { type: 'failed'; task: Task; error: Error }
   /** The transport itself broke (e.g. its store is gone for good): the sweep stops with this error. */
   | { type: 'fatal'; error: Error };
 
@@ -34,7 +81,7 @@ export type TransportMessage =
  */
 export interface Transport {
   start(onMessage: (message: TransportMessage) => void): Promise<void>;
-  dispatch(task: EventTask): void;
+  dispatch(task: Task): void;
   /** The text of a version is final: workers may read it from now on. */
   publish(runId: string, version: number, text: string): void;
   /** No event will read these versions again. */

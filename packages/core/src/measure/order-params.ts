@@ -69,6 +69,13 @@ export interface DriftStats {
   recovered: boolean | null;
 }
 
+/** FOCUS(t) = acc(t) - acc(t-1) for t >= 1 (null where either accuracy is undefined). */
+export function focusSeries(rho: readonly (number | null)[]): (number | null)[] {
+  const out: (number | null)[] = [];
+  for (let t = 1; t < rho.length; t++) out.push(rho[t] != null && rho[t - 1] != null ? rho[t - 1]! - rho[t]! : null);
+  return out;
+}
+
 export function driftStats(rho: readonly (number | null)[]): DriftStats {
   const acc = rho.map((r) => (r === null ? null : 1 - r));
   let focus: number | null = null;

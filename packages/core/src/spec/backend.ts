@@ -17,6 +17,8 @@ export const surrogateBackendSchema = z.strictObject({
     .prefault({}),
   /** Added to every known false answer's field on false-premise prompts, where models tend to play along. */
   premise_bias: z.number().default(0.35),
+  /** Added to the field of the answer a hidden belief names (heterogeneous populations). */
+  belief: z.number().default(2),
   /** Simulated call latency, for benchmarks of the executor (0: answer at once). */
   latency_ms: z.number().nonnegative().default(0),
 });

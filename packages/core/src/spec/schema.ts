@@ -28,7 +28,8 @@ export const judgeSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('llm'), backend: backendSchema }),
 ]);
 
-export const PROTOCOLS = ['glauber', 'isolated'] as const;
+/** Coordination protocols (DESIGN.md 4): a gridded axis. */
+export const PROTOCOLS = ['glauber', 'isolated', 'ssvp', 'belief-board', 'drift-policy'] as const;
 const protocolSchema = z.enum(PROTOCOLS);
 
 const sizeList = z.array(z.int().positive()).min(1);
@@ -70,6 +71,37 @@ export const sweepSpecSchema = z.strictObject({
    * parallelism the planner can find and the results held before they are written (about 2 KB each).
    */
   lookahead: z.int().min(16).default(16_384),
+  /** Shared State Verification Protocol: above divergence tau the agent reads its neighbours through a merge call. */
+  ssvp: z
+    .strictObject({
+      /** Cosine distance between the agent's answer and its neighbourhood mean (raw embeddings) that gates sync. */
+      tau: z.number().min(0).max(2).default(0.25),
+      /** Encoder whose embeddings measure divergence; default the first encoder. */
+      encoder: encoderName.optional(),
+    })
+    .prefault({}),
+  /** Heterogeneous populations: personas or hidden beliefs from a JSON-lines file, assigned by a seeded rule. */
+  population: z
+    .strictObject({
+      /** JSON lines {id, persona?, belief?}, relative to the spec file. */
+      file: z.string().min(1),
+      /** same: every agent gets the first entry; distinct: entries dealt out to all agents; fraction: to a share of them. */
+      assign: z.enum(['same', 'distinct', 'fraction']).default('distinct'),
+      /** Share of agents that get an entry when assign is fraction. */
+      fraction: z.number().min(0).max(1).default(0.1),
+    })
+    .optional(),
+  /** Temperature per sweep: from the configuration's T at sweep 1 to `to` at the last sweep. */
+  annealing: z.strictObject({ to: z.number().nonnegative(), shape: z.enum(['linear', 'geometric']).default('linear') }).optional(),
+  /** Stop a run once magnetisation and rho have both moved less than `tolerance` over `window` sweeps. */
+  early_stopping: z
+    .strictObject({
+      window: z.int().min(1).default(3),
+      tolerance: z.number().positive().default(0.02),
+      /** Never stop before this sweep. */
+      min_sweeps: z.int().min(1).default(3),
+    })
+    .optional(),
   /** Output folder, relative to the working directory; default runs/<name>. */
   out: z.string().min(1).optional(),
 });
@@ -79,6 +111,9 @@ export type SweepSpec = z.output<typeof sweepSpecSchema>;
 export type EncoderSpec = z.infer<typeof encoderSchema>;
 export type JudgeSpec = z.infer<typeof judgeSchema>;
 export type Protocol = (typeof PROTOCOLS)[number];
+export type EarlyStoppingSpec = NonNullable<SweepSpec['early_stopping']>;
+export type AnnealingSpec = NonNullable<SweepSpec['annealing']>;
+export type PopulationSpec = NonNullable<SweepSpec['population']>;
 
 /** The JSON Schema of sweep specs (input form: defaults make keys optional), for editor completion. */
 export function sweepSpecJsonSchema(): unknown {

@@ -63,7 +63,7 @@ export async function measureRunShard(
   const rho0 = new Map<string, number | null>();
   const columns = ['event', 'sweep', 'agent', 'tag', ...encoders.map((e) => `emb_${e.name}`)];
   let expected = 0;
-  for await (const batch of readEvents(typeof files === 'string' ? [files] : [...files], { columns })) {
+  for await (const batch of readEvents(typeof files === 'string' ? [files] : [...files], { columns, where: "role = 'agent'" })) {
     const events = batch.columns.event as number[];
     const sweeps = batch.columns.sweep as number[];
     const agents = batch.columns.agent as number[];

@@ -18,7 +18,7 @@ export async function fitShardWhitening(files: readonly string[], encoder: Encod
   const column = `emb_${encoder.name}`;
   // Shards are in event order and files are visited sorted, so the fit sees rows in a fixed order.
   const distinct = new VectorCache<{ count: number }>(Number.POSITIVE_INFINITY);
-  for await (const batch of readEvents([...files].sort(), { columns: [column], where: 'sweep = 0' })) {
+  for await (const batch of readEvents([...files].sort(), { columns: [column], where: "sweep = 0 AND role = 'agent'" })) {
     const all = batch.columns[column] as Float32Array;
     for (let r = 0; r < batch.rows; r++) distinct.get(all.subarray(r * encoder.dim, (r + 1) * encoder.dim), () => ({ count: 0 })).count++;
   }

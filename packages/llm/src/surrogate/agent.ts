@@ -42,8 +42,11 @@ export class SurrogateAgent {
     return option;
   }
 
-  /** `previous` is undefined at t = 0, where the agent answers alone. */
-  reply(seed: number, temperature: number, previous: string | undefined, neighbours: readonly string[]): SurrogateReply {
+  /**
+   * `previous` is undefined at t = 0, where the agent answers alone. A hidden `belief` adds the spec's
+   * belief field to the option it names; `coupling` scales J (a merge reads with half of it).
+   */
+  reply(seed: number, temperature: number, previous: string | undefined, neighbours: readonly string[], belief?: string, coupling = 1): SurrogateReply & { p: number } {
     const q = this.optionCount;
     const counts = new Float64Array(q);
     const read = previous === undefined ? 0 : 1 + neighbours.length;
@@ -53,11 +56,34 @@ export class SurrogateAgent {
     }
     const rng = rngFrom(seed, 'surrogate');
     const logits = new Float64Array(q);
-    for (let a = 0; a < q; a++) logits[a] = this.spec.coupling * (read > 0 ? counts[a]! / read : 0) + this.field[a]!;
+    for (let a = 0; a < q; a++) logits[a] = coupling * this.spec.coupling * (read > 0 ? counts[a]! / read : 0) + this.field[a]!;
+    if (belief !== undefined) logits[this.optionOf(belief)]! += this.spec.belief;
     const option = sampleSoftmax(logits, temperature, rng.next());
     const u = rng.next();
     const v = rng.next();
-    return { text: this.word(option, temperature, u, v), option };
+    return { text: this.word(option, temperature, u, v), option, p: softmaxAt(logits, temperature, option) };
+  }
+
+  /** ssvp's merge: names the disagreement and the answer it finds more likely right (prior-weighted). */
+  merge(seed: number, temperature: number, own: string, neighbours: readonly string[]): string {
+    const { text } = this.reply(seed, temperature, own, neighbours, undefined, 0.5);
+    return `The sources disagree. The more likely right: ${text}`;
+  }
+
+  /** drift-policy's judge: the majority answer changed option, or not. */
+  judgeDrift(before: string, after: string): string {
+    return this.optionOf(before) === this.optionOf(after) ? 'STABLE: the majority answer did not change.' : 'DRIFT: the majority answer changed.';
+  }
+
+  /** drift-policy's moderator: restates the earlier majority answer. */
+  moderate(before: string): string {
+    return `Let us come back to the question. Earlier the group answered: ${before}`;
+  }
+
+  /** belief-board: the answer plus one board entry on the answer, with the agent's confidence. */
+  boardReply(seed: number, temperature: number, previous: string | undefined, neighbours: readonly string[], belief?: string): string {
+    const r = this.reply(seed, temperature, previous, neighbours, belief);
+    return JSON.stringify({ answer: r.text, entries: [{ object: 'answer', claim: r.text, confidence: Math.round(r.p * 100) / 100 }] });
   }
 
   private word(option: number, temperature: number, u: number, v: number): string {
@@ -66,6 +92,15 @@ export class SurrogateAgent {
     const phrase = phrases[pickVaried(phrases.length, temperature, v)]!;
     return ANSWER_FRAMES[pickVaried(ANSWER_FRAMES.length, temperature, u)]!.replace('{a}', phrase);
   }
+}
+
+/** Probability of option a under softmax(logits / T) (T = 0: 1 for the first maximum). */
+function softmaxAt(logits: Float64Array, temperature: number, a: number): number {
+  const max = Math.max(...logits);
+  if (temperature <= 0) return logits[a] === max ? 1 : 0;
+  let total = 0;
+  for (const l of logits) total += Math.exp((l - max) / temperature);
+  return Math.exp((logits[a]! - max) / temperature) / total;
 }
 
 /** Samples argmax-free from softmax(logits / T); T = 0 takes the first maximum. */

@@ -1,0 +1,48 @@
+import { decodeBoardVersion, hasBoundaries, isDrift, meanOf, measureControl, medoid, shouldStop, type ControlState } from '@panta/core';
+import { callModel, callOutcome, callSeed, controlEncoder, type WorkerServices } from './execute-event.js';
+import type { BoundaryOutcome, BoundaryTask, CallOutcome } from './task.js';
+
+/**
+ * The worker's half of a sweep boundary: measure the snapshot (control magnetisation and rho), decide
+ * whether the run stops (early stopping), and for drift-policy let a judge compare the majority answer with
+ * the previous sweep's and, on drift, a moderator write the next sweep's message. Pure in the snapshot and
+ * the seeds, so it decides the same on every execution.
+ */
+export async function executeBoundary(task: BoundaryTask, values: readonly string[], services: WorkerServices): Promise<BoundaryOutcome> {
+  const { run, sweep } = task;
+  if (!hasBoundaries(run.protocol, run.controls)) throw new Error(`${run.runId}: boundary task for a run without boundaries`);
+  const answers = run.protocol === 'belief-board' ? values.map((v) => decodeBoardVersion(v).answer) : [...values];
+  const embeddings = await controlEncoder(run, services).encode(answers);
+  const rule = run.controls.earlyStopping;
+  let tags = answers.map(() => 'not_known' as const) as Parameters<typeof measureControl>[1];
+  if (rule) {
+    const judge = services.judge;
+    if (!judge) throw new Error('early stopping needs a judge in the worker');
+    tags = await Promise.all(answers.map((a) => judge.judge(run.prompt, a)));
+  }
+  const previous: ControlState = task.state ?? { history: [], mean0: [], stop: false };
+  const mean0 = sweep === 0 ? meanOf(embeddings) : previous.mean0;
+  const history = [...previous.history, measureControl(embeddings, tags, mean0)];
+  const stop = rule !== undefined && sweep < run.sweeps && shouldStop(history, rule);
+  const state: ControlState = { history, mean0, stop };
+  const calls: CallOutcome[] = [];
+  if (run.protocol === 'drift-policy' && !stop) {
+    const majority = medoid(answers, embeddings);
+    state.majority = majority;
+    if (sweep >= 1 && previous.majority !== undefined) {
+      const base = { question: run.prompt.question, sweep, temperature: run.temperature, neighbourAgents: [], neighbourAnswers: [], before: previous.majority, after: majority };
+      // The seed of a boundary call: the sweep's last event's, mixed with the role.
+      const eventSeed = callSeed(run.seed, `boundary-${sweep}`);
+      const judgeSeed = callSeed(eventSeed, 'judge');
+      const verdict = await callModel(services, { ...base, kind: 'drift-judge' }, judgeSeed, 0);
+      calls.push(callOutcome('judge', judgeSeed, verdict));
+      if (isDrift(verdict.result.text)) {
+        const moderatorSeed = callSeed(eventSeed, 'moderator');
+        const message = await callModel(services, { ...base, kind: 'moderator' }, moderatorSeed, run.temperature);
+        calls.push(callOutcome('moderator', moderatorSeed, message));
+        state.moderator = message.result.text.replace(/\s+/g, ' ').trim();
+      }
+    }
+  }
+  return { runId: run.runId, sweep, state, calls };
+}
