@@ -237,7 +237,7 @@ class CollectorProcess {
         if (progress.nextEvent > 0) {
           // Each agent's latest durable answer back into the version store (a Redis that lost the sweep).
           const planner = plannerFor(sweep, run, progress.nextEvent);
-          const texts = await readVersionTexts(progress.parts, planner.liveVersions());
+          const texts = await readVersionTexts(progress.parts, planner.liveVersions(), run.protocol);
           if (texts.size > 0) {
             const m = redis.multi();
             for (const [v, text] of texts) m.hsetnx(keys.versions(runId), String(v), text);

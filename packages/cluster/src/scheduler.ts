@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import { runEvents, sweepEvents, type RunPlan } from '@panta/core';
+import { hasBoundaries, InputError, runEvents, sweepEvents, type RunPlan } from '@panta/core';
 import { Executor, loadSweep, plannerFor, runEnd, sweepSizing, type ActiveRun, type ExecutorProgress, type Logger, type SweepOverrides } from '@panta/engine';
 import { BullTransport } from './bull-transport.js';
 import { InboxReader } from './inbox-reader.js';
@@ -35,6 +35,12 @@ export interface SchedulerSummary {
 export async function runScheduler(specPath: string, options: SchedulerOptions): Promise<SchedulerSummary> {
   const sweep = loadSweep(specPath, options);
   const { spec, runs } = sweep;
+  // Sweep boundaries (a decision between sweeps) run in the embedded engine only, for now.
+  const bounded = runs.find((r) => hasBoundaries(r.protocol, r.controls));
+  if (bounded) {
+    const field = spec.early_stopping ? 'early_stopping' : 'protocol';
+    throw new InputError(specPath, field, `${field === 'protocol' ? 'drift-policy' : 'early stopping'} decides between sweeps, which distributed mode does not run yet`, 'run this sweep with `panta run`, or drop it from the spec for the cluster');
+  }
   const sweepId = sweepIdOf(spec.name, sweep.fingerprint);
   const keys = sweepKeys(sweepId);
   const log = options.log.child({ sweep: sweepId });

@@ -112,7 +112,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       keys.collectorInbox,
       run.runId,
       plan.event,
-      outcome.response,
+      outcome.version ?? outcome.response,
       encodeResult(plan, outcome),
       outcome.calls,
       outcome.promptTokens + outcome.completionTokens,
