@@ -127,8 +127,8 @@ export function measureControl(embeddings: readonly ArrayLike<number>[], tags: r
 }
 
 /**
- * The early-stopping rule: after sweep t >= max(min_sweeps, window), stop when magnetisation and rho have
- * both stayed within `tolerance` of sweep t over the last `window` sweeps.
+ * The early-stopping rule: after sweep t >= max(min_sweeps, window), stop when magnetisation has stayed
+ * within `tolerance` and rho within `rho_tolerance` of their values at sweep t over the last `window` sweeps.
  */
 export function shouldStop(history: readonly SweepControl[], rule: EarlyStoppingSpec): boolean {
   const t = history.length - 1;
@@ -138,7 +138,7 @@ export function shouldStop(history: readonly SweepControl[], rule: EarlyStopping
     const then = history[t - i]!;
     if (Math.abs(now.m - then.m) > rule.tolerance) return false;
     if ((now.rho === null) !== (then.rho === null)) return false;
-    if (now.rho !== null && Math.abs(now.rho - then.rho!) > rule.tolerance) return false;
+    if (now.rho !== null && Math.abs(now.rho - then.rho!) > rule.rho_tolerance) return false;
   }
   return true;
 }
