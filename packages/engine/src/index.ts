@@ -9,3 +9,4 @@ export * from './finish.js';
 export * from './sweep.js';
 export * from './log.js';
 export * from './live-status.js';
+export * from './execute-boundary.js';

@@ -1,0 +1,196 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  BOARD_INSTRUCTION,
+  PROTOCOL_SYSTEM,
+  assignPopulation,
+  divergence,
+  foldLive,
+  renderEntries,
+  type BoardEntry,
+  type ChatMessages,
+  type PromptContext,
+} from '@panta/core';
+import { queryRows } from '@panta/corpus';
+import { HashingEncoder } from '@panta/embed';
+import type { LlmBackend } from '@panta/llm';
+import { RHEON6, panta, tempDir, writeSpec } from '../../../test/helpers.js';
+import { InProcessTransport, runSweep } from '../src/index.js';
+
+const BELIEFS = '{"id": "wrong-97", "belief": "97"}\n{"id": "wrong-95", "belief": "95"}\n';
+
+const SPEC = (extra = '') => `name: protocols
+dataset: ${RHEON6}
+prompts: [fq367]
+geometries: [ring, meanfield]
+sizes: [16]
+temperatures: [0.4, 1.0]
+trials: 1
+sweeps: 4
+seed: 5
+protocol: [isolated, glauber, ssvp, belief-board, drift-policy]
+ssvp: {tau: 0.2}
+population: {file: beliefs.jsonl, assign: fraction, fraction: 0.25}
+${extra}`;
+
+type Row = Record<string, unknown> & { run_id: string; event: number; role: string; agent: number; sweep: number; response: string };
+
+/** A backend that remembers every request it answers, keyed by the seed it was sent (unique per call). */
+function recording(inner: LlmBackend, seen: Map<number, { messages: ChatMessages; context: PromptContext }>): LlmBackend {
+  return {
+    kind: inner.kind,
+    model: inner.model,
+    async complete(request) {
+      seen.set(request.seed, { messages: request.messages(), context: request.context! });
+      return inner.complete(request);
+    },
+    close: () => inner.close(),
+  };
+}
+
+async function rows(out: string): Promise<Row[]> {
+  const all = await queryRows(`SELECT * EXCLUDE (latency_ms, created_at, emb_hashing) FROM read_parquet('${out}/events/*.parquet') ORDER BY run_id, event, role <> 'judge', role <> 'moderator', role <> 'merge'`);
+  return all.map((r) => ({ ...r, event: Number(r.event), agent: Number(r.agent), sweep: Number(r.sweep) }) as Row);
+}
+
+describe('coordination protocols', () => {
+  it('every protocol runs on ring and meanfield: verify accepts the corpus, and concurrency 1 and 64 write the same rows', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'beliefs.jsonl'), BELIEFS);
+    const spec = writeSpec(dir, SPEC());
+    const a = await runSweep(spec, { out: join(dir, 'c1'), concurrency: 1, partRows: 23, logLevel: 'silent' });
+    const b = await runSweep(spec, { out: join(dir, 'c64'), concurrency: 64, logLevel: 'silent' });
+    expect(a.status).toBe('complete');
+    expect(b.status).toBe('complete');
+    expect(await rows(join(dir, 'c64'))).toEqual(await rows(join(dir, 'c1')));
+    const verify = panta(['verify', join(dir, 'c1')]);
+    expect(verify.stdout + verify.stderr).toMatch(/^ok: /);
+    const roles = await queryRows(`SELECT protocol, role, count(*)::INTEGER AS n FROM read_parquet('${dir}/c1/events/*.parquet') GROUP BY ALL ORDER BY ALL`);
+    const count = (protocol: string, role: string) => Number(roles.find((r) => r.protocol === protocol && r.role === role)?.n ?? 0);
+    for (const p of ['isolated', 'glauber', 'ssvp', 'belief-board', 'drift-policy']) expect(count(p, 'agent')).toBe(4 * 16 * 5);
+    expect(count('ssvp', 'merge')).toBeGreaterThan(0);
+    // A drift judge after each of sweeps 1..3 of each of the 4 drift-policy runs.
+    expect(count('drift-policy', 'judge')).toBe(4 * 3);
+    expect(count('glauber', 'merge') + count('glauber', 'judge') + count('isolated', 'merge')).toBe(0);
+    // Extra calls are counted with the run's calls, and agent rows alone carry tags and embeddings.
+    const [nulls] = await queryRows(`SELECT count(*) FILTER (WHERE role <> 'agent' AND (tag IS NOT NULL OR emb_hashing IS NOT NULL))::INTEGER AS bad FROM read_parquet('${dir}/c1/events/*.parquet')`);
+    expect(nulls!.bad).toBe(0);
+    const [runs] = await queryRows(`SELECT sum(calls)::INTEGER AS calls, sum(extra_calls)::INTEGER AS extra FROM read_parquet('${dir}/c1/runs.parquet')`);
+    expect(runs!.calls).toBe(5 * 4 * 16 * 5 + runs!.extra);
+  });
+
+  it("each protocol's prompts hold what its definition says, and nothing more", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'beliefs.jsonl'), BELIEFS);
+    const spec = writeSpec(dir, SPEC());
+    const seen = new Map<number, { messages: ChatMessages; context: PromptContext }>();
+    const out = join(dir, 'o');
+    await runSweep(spec, { out, concurrency: 16, logLevel: 'silent', transport: (services) => new InProcessTransport({ ...services, backend: recording(services.backend, seen) }) });
+    const all = await rows(out);
+    const encoder = new HashingEncoder('hashing', 384);
+    const byRun = new Map<string, Row[]>();
+    for (const r of all) byRun.set(r.run_id, [...(byRun.get(r.run_id) ?? []), r]);
+    let checked = 0;
+    for (const [runId, runRows] of byRun) {
+      const answer = new Map<number, Row>();
+      for (const r of runRows) if (r.role === 'agent') answer.set(r.event, r);
+      const protocol = String(runRows[0]!.protocol);
+      const assigned = assignPopulation({ entries: [{ id: 'wrong-97', belief: '97' }, { id: 'wrong-95', belief: '95' }], assign: 'fraction', fraction: 0.25 }, 16, Number((await queryRows(`SELECT seed FROM read_parquet('${out}/runs.parquet') WHERE run_id = '${runId}'`))[0]!.seed));
+      // Live board entries of each agent after each of its events (belief-board).
+      const live = new Map<number, BoardEntry[]>();
+      const boardAt = new Map<number, BoardEntry[]>();
+      const moderatorOf = new Map<number, string>();
+      for (const r of runRows) {
+        const call = seen.get(Number(r.seed));
+        expect(call, `${runId} ${r.role} ${r.event}`).toBeDefined();
+        const { system, user } = call!.messages;
+        if (r.role === 'agent') {
+          // Personas: a hidden belief joins the system message of exactly the agents it was dealt to.
+          const entry = assigned[r.agent]!;
+          expect(r.persona).toBe(entry < 0 ? null : ['wrong-97', 'wrong-95'][entry]);
+          expect(system.includes('Privately, you believe the answer is:')).toBe(entry >= 0);
+          if (entry >= 0) expect(system).toContain(`Privately, you believe the answer is: ${entry === 0 ? '97' : '95'}`);
+          expect(user.startsWith('Moderator: ')).toBe(moderatorOf.has(r.sweep));
+          if (moderatorOf.has(r.sweep)) expect(user.startsWith(`Moderator: ${moderatorOf.get(r.sweep)}\n`)).toBe(true);
+          expect(system.includes(BOARD_INSTRUCTION)).toBe(protocol === 'belief-board');
+        }
+        if (r.role === 'moderator') moderatorOf.set(r.sweep + 1, r.response);
+        if (r.role === 'judge') {
+          expect(system).toBe(PROTOCOL_SYSTEM);
+          expect(user).toMatch(/Majority answer after round \d+: .*\nMajority answer after round \d+: /);
+        }
+        if (r.role === 'agent' && protocol === 'belief-board') {
+          const entries = foldLive(live.get(r.agent) ?? [], r.board ? (JSON.parse(String(r.board)) as BoardEntry[]) : []);
+          live.set(r.agent, entries);
+          boardAt.set(r.event, entries);
+        }
+        if (r.role !== 'agent' || r.sweep === 0) continue;
+        const reads = (r.read_versions as number[]).map(Number);
+        const neighbours = (r.neighbours as number[]).map(Number);
+        const previous = answer.get(reads[0]!)!.response;
+        expect(user).toContain(`Your previous answer: ${previous}\n`);
+        const lines = user.split('\n').filter((l) => l.startsWith('- Agent '));
+        if (protocol === 'isolated') {
+          expect(neighbours).toEqual([]);
+          expect(lines).toEqual([]);
+          expect(user).toContain('(none)');
+        } else if (protocol === 'glauber' || protocol === 'drift-policy') {
+          expect(lines).toEqual(neighbours.map((b, i) => `- Agent ${b}: ${answer.get(reads[i + 1]!)!.response}`));
+        } else if (protocol === 'belief-board') {
+          // Neighbours are read through their live board entries, never their raw answers.
+          expect(lines).toEqual(neighbours.map((b, i) => `- Agent ${b}: ${renderEntries(boardAt.get(reads[i + 1]!)!)}`));
+        } else if (protocol === 'ssvp') {
+          const texts = reads.slice(1).map((v) => answer.get(v)!.response);
+          const [mine, ...theirs] = await encoder.encode([previous, ...texts]);
+          expect(Number(r.divergence)).toBeCloseTo(divergence(mine!, theirs), 12);
+          const merge = runRows.find((m) => m.role === 'merge' && m.event === r.event);
+          // Below tau the agent re-answers alone; above, it sees only the merge's review of its neighbours.
+          expect(merge !== undefined).toBe(Number(r.divergence) > 0.2);
+          expect(lines).toEqual([]);
+          if (merge) {
+            const mergeCall = seen.get(Number(merge.seed))!.messages;
+            expect(mergeCall.system).toBe(PROTOCOL_SYSTEM);
+            expect(mergeCall.user).toContain(`Answer under review: ${previous}\n`);
+            for (const t of texts) expect(mergeCall.user).toContain(`: ${t}\n`);
+            expect(user).toContain(`Review of your neighbours' answers: ${merge.response}`);
+          } else {
+            expect(user).toContain('(none)');
+            for (const t of texts) if (t !== previous) expect(user).not.toContain(t);
+          }
+        }
+        checked++;
+      }
+    }
+    expect(checked).toBe(5 * 4 * 16 * 4);
+  });
+
+  it('a seeded wrong belief spreads further under glauber on a mean field than under ssvp', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'beliefs.jsonl'), '{"id": "wrong-97", "belief": "97"}\n');
+    const spec = writeSpec(
+      dir,
+      `name: contamination
+dataset: ${RHEON6}
+prompts: [fq367]
+geometries: [meanfield]
+sizes: [64]
+temperatures: [0.3, 0.6]
+trials: 4
+sweeps: 8
+seed: 3
+protocol: [glauber, ssvp]
+population: {file: beliefs.jsonl, assign: fraction, fraction: 0.15}
+`,
+    );
+    const out = join(dir, 'o');
+    await runSweep(spec, { out, logLevel: 'silent' });
+    // Share of the agents without the belief whose last answer is the believed wrong one (97).
+    const shares = await queryRows(`WITH last AS (
+        SELECT *, row_number() OVER (PARTITION BY run_id, agent ORDER BY event DESC) AS rk FROM read_parquet('${out}/events/*.parquet') WHERE role = 'agent')
+      SELECT protocol, temperature, avg(CASE WHEN response LIKE '%97%' THEN 1 ELSE 0 END) AS share FROM last WHERE rk = 1 AND persona IS NULL GROUP BY ALL`);
+    const share = (protocol: string, t: number) => Number(shares.find((s) => s.protocol === protocol && Number(s.temperature) === t)!.share);
+    for (const t of [0.3, 0.6]) expect(share('glauber', t), `T = ${t}`).toBeGreaterThan(share('ssvp', t) + 0.2);
+    expect(share('glauber', 0.6)).toBeGreaterThan(0.5);
+  });
+});
