@@ -1,0 +1,109 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { meanOf, measureControl, shouldStop, type SweepControl, type Tag } from '@panta/core';
+import { queryRows, readEvents } from '@panta/corpus';
+import { RHEON6, ROOT, panta, tempDir, writeSpec } from '../../../test/helpers.js';
+import { runSweep } from '../src/index.js';
+
+const SPEC = `name: early
+dataset: ${RHEON6}
+prompts: [fq117, fq367]
+geometries: [ring, {kind: meanfield, sample: 8}]
+sizes: [144]
+temperatures: [0.1, 1.0]
+trials: 2
+sweeps: 8
+seed: 21
+protocol: [glauber, drift-policy]
+early_stopping: {}
+concurrency: 32
+`;
+
+/** The control series of a run, recomputed from its shard: what the stop rule saw after each sweep. */
+async function controlSeries(file: string, n: number): Promise<SweepControl[]> {
+  const emb = new Array<Float32Array>(n);
+  const tags = new Array<Tag>(n);
+  const series: SweepControl[] = [];
+  let mean0: number[] | undefined;
+  for await (const b of readEvents([file], { columns: ['event', 'agent', 'tag', 'emb_hashing'], where: "role = 'agent'" })) {
+    const vectors = b.columns.emb_hashing as Float32Array;
+    for (let r = 0; r < b.rows; r++) {
+      const agent = (b.columns.agent as number[])[r]!;
+      emb[agent] = vectors.slice(r * 384, (r + 1) * 384);
+      tags[agent] = (b.columns.tag as Tag[])[r]!;
+      if ((b.columns.event as number[])[r]! % n === n - 1) {
+        mean0 ??= meanOf(emb);
+        series.push(measureControl(emb, tags, mean0));
+      }
+    }
+  }
+  return series;
+}
+
+describe('early stopping', () => {
+  it('a run stops after the first sweep where magnetisation and rho have settled; runs.parquet records it and verify accepts it', async () => {
+    const dir = tempDir();
+    const out = join(dir, 'o');
+    const summary = await runSweep(writeSpec(dir, SPEC), { out, logLevel: 'silent' });
+    expect(summary.status).toBe('complete');
+    const runs = await queryRows(`SELECT run_id, n, stopped_early, sweeps_run, calls_saved, events, calls, extra_calls FROM read_parquet('${out}/runs.parquet')`);
+    const rule = { window: 2, tolerance: 0.04, rho_tolerance: 0.03, min_sweeps: 2 };
+    let stopped = 0;
+    for (const r of runs) {
+      const series = await controlSeries(join(out, 'events', `${String(r.run_id)}.parquet`), 144);
+      let expected = 8;
+      for (let t = 0; t < 8; t++) {
+        if (shouldStop(series.slice(0, t + 1), rule)) {
+          expected = t;
+          break;
+        }
+      }
+      expect(Number(r.sweeps_run), String(r.run_id)).toBe(expected);
+      expect(series.length).toBe(expected + 1);
+      expect(r.stopped_early).toBe(expected < 8);
+      expect(Number(r.calls_saved)).toBe((8 - expected) * 144);
+      expect(Number(r.events)).toBe((expected + 1) * 144);
+      expect(Number(r.calls)).toBe(Number(r.events) + Number(r.extra_calls));
+      if (expected < 8) stopped++;
+    }
+    // Low temperature settles within a few sweeps; not every run does.
+    expect(stopped).toBeGreaterThan(0);
+    expect(stopped).toBeLessThan(runs.length);
+    const params = await queryRows(`SELECT run_id, max(sweep)::INTEGER AS last FROM read_parquet('${out}/order_params.parquet') GROUP BY run_id`);
+    for (const p of params) expect(p.last).toBe(Number(runs.find((r) => r.run_id === p.run_id)!.sweeps_run));
+    const verify = panta(['verify', out]);
+    expect(verify.stdout + verify.stderr).toMatch(/^ok: /);
+  });
+
+  it('killed mid-run (SIGKILL) and resumed, sweep boundaries and their calls come out as in an uninterrupted run', async () => {
+    const dir = tempDir();
+    const spec = writeSpec(dir, SPEC);
+    const killed = join(dir, 'killed');
+    const child = spawn(process.execPath, [join(ROOT, 'test', 'fixtures', 'run-sweep.mjs'), spec, killed, '61'], { cwd: ROOT, stdio: 'ignore' });
+    const journals = join(killed, '.state', 'control');
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline && !(existsSync(journals) && readdirSync(journals).length >= 4 && existsSync(join(killed, 'events', '.parts')))) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    expect(existsSync(join(killed, 'manifest.json'))).toBe(true);
+    // Killed mid-run: boundaries journalled, some runs unfinished.
+    expect(readdirSync(join(killed, 'events')).filter((f) => f.endsWith('.parquet')).length).toBeLessThan(16);
+    const resumed = panta(['run', spec, '--out', killed]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const straight = join(dir, 'straight');
+    expect(panta(['run', spec, '--out', straight]).code).toBe(0);
+    // Row for row on every column but timings, compared by DuckDB both ways (EXCEPT ALL keeps duplicates).
+    const rows = (out: string) => `SELECT * EXCLUDE (latency_ms, created_at) FROM read_parquet('${out}/events/*.parquet')`;
+    const [diff] = await queryRows(
+      `SELECT (SELECT count(*) FROM (${rows(killed)} EXCEPT ALL ${rows(straight)}))::INTEGER AS extra, (SELECT count(*) FROM (${rows(straight)} EXCEPT ALL ${rows(killed)}))::INTEGER AS missing, (SELECT count(*) FROM (${rows(killed)}) WHERE role = 'moderator')::INTEGER AS moderators`,
+    );
+    expect(diff).toEqual({ extra: 0, missing: 0, moderators: expect.any(Number) });
+    expect(diff!.moderators).toBeGreaterThan(0);
+    const runs = (out: string) => queryRows(`SELECT run_id, sweeps_run, calls_saved, extra_calls FROM read_parquet('${out}/runs.parquet') ORDER BY run_id`);
+    expect(await runs(killed)).toEqual(await runs(straight));
+  });
+});
