@@ -12,10 +12,25 @@ export function formatTable(header: string[], rows: (string | number)[][]): stri
     .join('\n');
 }
 
+/** Protocol and last-sweep columns appear only when the sweep grids protocols or stopped runs early. */
 export function summaryTable(rows: readonly SummaryRow[]): string {
   const f = (x: number | null) => (x === null ? 'n/a' : x.toFixed(3));
+  const protocols = new Set(rows.map((r) => r.protocol)).size > 1;
+  const sweeps = Math.max(...rows.map((r) => r.last_sweep));
+  const early = rows.some((r) => r.last_sweep < sweeps);
   return formatTable(
-    ['prompt', 'geometry', 'N', 'T', 'trials', 'm', 'q', 'rho'],
-    rows.map((r) => [r.prompt_id, r.geometry, r.n, r.temperature, r.runs, f(r.magnetisation), f(r.cohesion), f(r.rho)]),
+    ['prompt', 'geometry', 'N', 'T', ...(protocols ? ['protocol'] : []), 'trials', ...(early ? ['last sweep'] : []), 'm', 'q', 'rho'],
+    rows.map((r) => [
+      r.prompt_id,
+      r.geometry,
+      r.n,
+      r.temperature,
+      ...(protocols ? [r.protocol] : []),
+      r.runs,
+      ...(early ? [r.last_sweep.toFixed(1)] : []),
+      f(r.magnetisation),
+      f(r.cohesion),
+      f(r.rho),
+    ]),
   );
 }

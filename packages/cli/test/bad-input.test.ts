@@ -21,6 +21,11 @@ const CASES: { name: string; spec: string; field: RegExp; fix: RegExp }[] = [
   { name: 'negative temperature', spec: GOOD.replace('[0.5]', '[0.5, -0.2]'), field: /temperatures\[1\]: -0.2 is too small/, fix: /fix: use a value of at least 0/ },
   { name: 'missing dataset', spec: GOOD.replace(RHEON6, 'nowhere/prompts.jsonl'), field: /dataset: dataset .*nowhere\/prompts.jsonl does not exist/, fix: /fix: correct the path/ },
   { name: 'unknown prompt id', spec: GOOD.replace('[fq117]', '[fq117, fq999]'), field: /prompts\[1\]: unknown prompt id "fq999"/, fix: /fix: use an id of the dataset \(fq117/ },
+  { name: 'unknown protocol', spec: `${GOOD}protocol: [glauber, gossip]\n`, field: /protocol/, fix: /isolated.*ssvp.*belief-board.*drift-policy/ },
+  { name: 'missing population file', spec: `${GOOD}population: {file: nobody.jsonl}\n`, field: /population\.file: population file .*nobody\.jsonl does not exist/, fix: /fix: correct the path/ },
+  { name: 'ssvp encoder not in the sweep', spec: `${GOOD}ssvp: {encoder: minilm}\n`, field: /ssvp\.encoder: "minilm" is not one of the sweep's encoders/, fix: /fix: use one of hashing/ },
+  { name: 'early stopping that can never settle', spec: `${GOOD}sweeps: 3\nearly_stopping: {window: 3}\n`, field: /early_stopping\.window: a run of 3 sweeps can never settle/, fix: /fix: use a smaller window/ },
+  { name: 'geometric annealing to zero', spec: `${GOOD}annealing: {to: 0, shape: geometric}\n`, field: /annealing\.to: a geometric schedule needs positive temperatures/, fix: /fix: use shape: linear/ },
 ];
 
 describe('bad input: exit 2, one line naming file, field and fix, nothing written', () => {
@@ -50,6 +55,24 @@ describe('bad input: exit 2, one line naming file, field and fix, nothing writte
     expect(r.code).toBe(2);
     expect(r.stderr.trim()).toMatch(/prompts\.jsonl: line 2: accepted: expected array, got "x"; fix: /);
     expect(existsSync(join(dir, 'out'))).toBe(false);
+  });
+
+  it('a bad population line names the population file, the line and the fix', () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'people.jsonl'), '{"id": "a", "persona": "A careful historian."}\n{"id": "b"}\n');
+    const spec = writeSpec(dir, `${GOOD}population: {file: people.jsonl}\n`);
+    const r = panta(['run', spec, '--out', join(dir, 'out')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toMatch(/people\.jsonl: line 2: needs a persona or a belief; fix: give each line an id and a persona or a belief$/);
+    expect(existsSync(join(dir, 'out'))).toBe(false);
+  });
+
+  it('the scheduler refuses sweep boundaries (drift-policy, early stopping), which distributed mode does not run yet', () => {
+    const dir = tempDir();
+    const spec = writeSpec(dir, `${GOOD}protocol: [glauber, drift-policy]\n`);
+    const r = panta(['scheduler', spec, '--redis', 'redis://127.0.0.1:1']);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toMatch(/spec\.yaml: protocol: drift-policy decides between sweeps, which distributed mode does not run yet; fix: run this sweep with `panta run`/);
   });
 
   it('the scheduler refuses bad input the same way, before it touches Redis', () => {

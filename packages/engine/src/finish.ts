@@ -60,7 +60,10 @@ export interface SummaryRow {
   geometry: string;
   n: number;
   temperature: number;
+  protocol: string;
   runs: number;
+  /** Mean last sweep of the runs (below the spec's sweeps when runs stopped early). */
+  last_sweep: number;
   magnetisation: number;
   cohesion: number;
   rho: number | null;
@@ -211,7 +214,7 @@ function summarise(runs: readonly RunPlan[], rows: readonly OrderParamRow[], enc
   for (const plan of runs) {
     const row = last.get(plan.runId);
     if (!row) continue;
-    const key = `${plan.prompt.id}|${plan.geometryLabel}|${plan.n}|${plan.temperature}`;
+    const key = `${plan.prompt.id}|${plan.geometryLabel}|${plan.n}|${plan.temperature}|${plan.protocol}`;
     const g = groups.get(key) ?? { plan, rows: [] };
     g.rows.push(row);
     groups.set(key, g);
@@ -224,7 +227,9 @@ function summarise(runs: readonly RunPlan[], rows: readonly OrderParamRow[], enc
       geometry: plan.geometryLabel,
       n: plan.n,
       temperature: plan.temperature,
+      protocol: plan.protocol,
       runs: rs.length,
+      last_sweep: mean(rs.map((r) => r.sweep)),
       magnetisation: mean(rs.map((r) => r.magnetisation)),
       cohesion: mean(rs.map((r) => r.cohesion)),
       rho: rhos.length > 0 ? mean(rhos) : null,
