@@ -195,7 +195,7 @@ function readList(vector: duckdb.Vector, childType: SqlType, count: number, flat
     const out = new Float32Array(count * dim);
     let contiguous = true;
     for (let i = 0; i < count; i++) {
-      if (!isValid(mask, i)) throw new Error(`flat FLOAT[] column: row ${i} is NULL`);
+      if (!isValid(mask, i)) throw new Error(`flat FLOAT[] column: row ${i} is NULL (only answers carry embeddings: read them with role = 'agent')`);
       if (len(i) !== dim) throw new Error(`flat FLOAT[] column: row ${i} has ${len(i)} values, row 0 has ${dim}`);
       if (off(i) !== i * dim) contiguous = false;
     }

@@ -279,3 +279,59 @@ describe('shardProgress', () => {
     await expect(EventShardWriter.open({ dir, runId: other, encoders: ENCODERS })).rejects.toThrow(/already finalized/);
   });
 });
+
+describe('events with extra calls (protocol roles)', () => {
+  /** Event e's rows: a judge call before it every 5th event, a merge call before its answer every 3rd. */
+  function eventRows(e: number): EventRow[] {
+    const agent = makeRow(RUN, e);
+    const call = (role: EventRow['role']): EventRow => ({ ...agent, role, tag: null, embeddings: null, persona: null, response: `${role} ${e}`, seed: e * 7 + role.length });
+    return [...(e % 5 === 0 ? [call('judge')] : []), ...(e % 3 === 0 ? [call('merge')] : []), agent];
+  }
+
+  it("keeps an event's rows together in one part, counts events (not rows) for a resume, and reads extra rows back with null tag and embeddings", async () => {
+    const w = await EventShardWriter.open({ dir, runId: RUN, encoders: ENCODERS, partRows: 4 });
+    for (let e = 0; e < 20; e++) await w.append(eventRows(e));
+    await w.flush();
+    await w.close();
+    // Every part starts with an event's first row and ends with its answer.
+    const { con, close } = await independentDuckDB();
+    try {
+      for (const part of await listParts(dir, RUN)) {
+        const rows = (await con.runAndReadAll(`SELECT event::INTEGER AS event, role FROM read_parquet(${q(part)})`)).getRowObjectsJson();
+        expect(rows.at(-1)!.role).toBe('agent');
+        const first = Number(rows[0]!.event);
+        expect(rows.filter((r) => Number(r.event) === first - 1)).toEqual([]);
+      }
+    } finally {
+      close();
+    }
+    const progress = await shardProgress(dir, RUN);
+    expect(progress.nextEvent).toBe(20);
+    const resumed = await EventShardWriter.open({ dir, runId: RUN, encoders: ENCODERS, partRows: 4, startEvent: progress.nextEvent });
+    for (let e = 20; e < 25; e++) await resumed.append(eventRows(e));
+    await resumed.finalize();
+    const batches: ColumnBatch[] = [];
+    for await (const b of readEvents(shardPath(dir, RUN), { columns: ['event', 'role', 'tag', 'response'] })) batches.push(b);
+    const roles = batches.flatMap((b) => b.columns.role as string[]);
+    const expected = Array.from({ length: 25 }, (_, e) => eventRows(e).map((r) => r.role)).flat();
+    expect(roles).toEqual(expected);
+    const tags = batches.flatMap((b) => b.columns.tag as (string | null)[]);
+    roles.forEach((role, i) => expect(tags[i] === null).toBe(role !== 'agent'));
+    expect((await shardProgress(dir, RUN)).nextEvent).toBe(25);
+    // Embeddings are read flat, so only answers' rows: the reader says so instead of inventing values.
+    const all = readEvents(shardPath(dir, RUN), { columns: ['emb_tiny'] });
+    await expect(all.next()).rejects.toThrow(/is NULL \(only answers carry embeddings: read them with role = 'agent'\)/);
+    let answers = 0;
+    for await (const b of readEvents(shardPath(dir, RUN), { columns: ['emb_tiny'], where: "role = 'agent'" })) answers += b.rows;
+    expect(answers).toBe(25);
+  });
+
+  it('refuses an event without exactly one answer, or rows of another event', async () => {
+    const w = await EventShardWriter.open({ dir, runId: RUN, encoders: ENCODERS });
+    const [judge] = eventRows(0);
+    await expect(w.append([judge!])).rejects.toThrow(/exactly one agent row, got 0/);
+    await expect(w.append([makeRow(RUN, 0), makeRow(RUN, 0)])).rejects.toThrow(/exactly one agent row, got 2/);
+    await expect(w.append([{ ...judge!, event: 1 }, makeRow(RUN, 0)])).rejects.toThrow(/event 1 appended, expected 0/);
+    await w.close();
+  });
+});

@@ -37,12 +37,12 @@ ${extra}`;
 type Row = Record<string, unknown> & { run_id: string; event: number; role: string; agent: number; sweep: number; response: string };
 
 /** A backend that remembers every request it answers, keyed by the seed it was sent (unique per call). */
-function recording(inner: LlmBackend, seen: Map<number, { messages: ChatMessages; context: PromptContext }>): LlmBackend {
+function recording(inner: LlmBackend, seen: Map<number, { messages: ChatMessages; context: PromptContext; temperature: number }>): LlmBackend {
   return {
     kind: inner.kind,
     model: inner.model,
     async complete(request) {
-      seen.set(request.seed, { messages: request.messages(), context: request.context! });
+      seen.set(request.seed, { messages: request.messages(), context: request.context!, temperature: request.temperature });
       return inner.complete(request);
     },
     close: () => inner.close(),
@@ -84,7 +84,7 @@ describe('coordination protocols', () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'beliefs.jsonl'), BELIEFS);
     const spec = writeSpec(dir, SPEC());
-    const seen = new Map<number, { messages: ChatMessages; context: PromptContext }>();
+    const seen = new Map<number, { messages: ChatMessages; context: PromptContext; temperature: number }>();
     const out = join(dir, 'o');
     await runSweep(spec, { out, concurrency: 16, logLevel: 'silent', transport: (services) => new InProcessTransport({ ...services, backend: recording(services.backend, seen) }) });
     const all = await rows(out);
@@ -163,6 +163,31 @@ describe('coordination protocols', () => {
       }
     }
     expect(checked).toBe(5 * 4 * 16 * 4);
+  });
+
+  it('annealing: every event of sweep t samples at the schedule temperature of t, which the model is sent', async () => {
+    const dir = tempDir();
+    const spec = writeSpec(dir, `name: annealing
+dataset: ${RHEON6}
+prompts: [fq117]
+geometries: [ring]
+sizes: [16]
+temperatures: [1.3]
+sweeps: 4
+seed: 8
+annealing: {to: 0.1}
+`);
+    const seen = new Map<number, { messages: ChatMessages; context: PromptContext; temperature: number }>();
+    const out = join(dir, 'o');
+    await runSweep(spec, { out, logLevel: 'silent', transport: (services) => new InProcessTransport({ ...services, backend: recording(services.backend, seen) }) });
+    const rows = await queryRows(`SELECT sweep, seed, temperature, sampling_temperature FROM read_parquet('${out}/events/*.parquet')`);
+    const schedule = [1.3, 1.3, 0.9, 0.5, 0.1];
+    for (const r of rows) {
+      expect(Number(r.temperature)).toBe(1.3);
+      expect(Number(r.sampling_temperature)).toBeCloseTo(schedule[Number(r.sweep)]!, 12);
+      expect(seen.get(Number(r.seed))!.temperature).toBe(Number(r.sampling_temperature));
+    }
+    expect(rows.length).toBe(16 * 5);
   });
 
   it('a seeded wrong belief spreads further under glauber on a mean field than under ssvp', async () => {
