@@ -67,14 +67,6 @@ describe('bad input: exit 2, one line naming file, field and fix, nothing writte
     expect(existsSync(join(dir, 'out'))).toBe(false);
   });
 
-  it('the scheduler refuses sweep boundaries (drift-policy, early stopping), which distributed mode does not run yet', () => {
-    const dir = tempDir();
-    const spec = writeSpec(dir, `${GOOD}protocol: [glauber, drift-policy]\n`);
-    const r = panta(['scheduler', spec, '--redis', 'redis://127.0.0.1:1']);
-    expect(r.code).toBe(2);
-    expect(r.stderr.trim()).toMatch(/spec\.yaml: protocol: drift-policy decides between sweeps, which distributed mode does not run yet; fix: run this sweep with `panta run`/);
-  });
-
   it('the scheduler refuses bad input the same way, before it touches Redis', () => {
     const dir = tempDir();
     const spec = writeSpec(dir, CASES[3]!.spec);

@@ -1,12 +1,12 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { EventOutcome, EventTask, Transport, TransportMessage } from '@panta/engine';
+import type { BoundaryOutcome, BoundaryTask, EventOutcome, EventTask, Task, Transport, TransportMessage } from '@panta/engine';
 import { jobIdOf, type SweepKeys } from './keys.js';
 import { jobOf, type BatchJob } from './result-codec.js';
 import type { InboxEntry } from './inbox-reader.js';
 
 interface Inflight {
-  task: EventTask;
+  task: Task;
   since: number;
   jobId?: string;
 }
@@ -26,6 +26,7 @@ export class BullTransport implements Transport {
   private onMessage: (m: TransportMessage) => void = () => {};
   private readonly inflight = new Map<string, Inflight>();
   private pending: EventTask[] = [];
+  private pendingBoundaries: BoundaryTask[] = [];
   private forgetting = new Map<string, number[]>();
   private scheduled = false;
   private chain: Promise<void> = Promise.resolve();
@@ -52,9 +53,10 @@ export class BullTransport implements Transport {
     this.watchdog.unref();
   }
 
-  dispatch(task: EventTask): void {
-    this.inflight.set(this.key(task.run.runId, task.plan.event), { task, since: Date.now() });
-    this.pending.push(task);
+  dispatch(task: Task): void {
+    this.inflight.set(this.keyOf(task), { task, since: Date.now() });
+    if (task.kind === 'boundary') this.pendingBoundaries.push(task);
+    else this.pending.push(task);
     this.schedule();
   }
 
@@ -74,15 +76,20 @@ export class BullTransport implements Transport {
     return counts;
   }
 
-  /** Commits and failures from the workers (via the scheduler's inbox). */
+  /**
+   * Commits and failures from the workers, and boundaries once the collector has journalled them (via the
+   * scheduler's inbox).
+   */
   deliver(entry: InboxEntry): void {
-    const { op, run, event } = entry.fields;
-    const key = this.key(run!, Number(event));
+    const { op, run, event, sweep } = entry.fields;
+    const key = sweep !== undefined ? this.boundaryKey(run!, Number(sweep)) : this.key(run!, Number(event));
     const item = this.inflight.get(key);
-    if (!item) return; // a duplicate, or an event this scheduler has not dispatched yet (checked on dispatch)
+    if (!item) return; // a duplicate, or a task this scheduler has not dispatched yet (checked on dispatch)
     this.inflight.delete(key);
-    if (op === 'done') this.onMessage({ type: 'outcome', task: item.task, outcome: this.outcome(item.task, Number(entry.fields.calls), Number(entry.fields.tokens)) });
-    else this.onMessage({ type: 'failed', task: item.task, error: new Error(entry.fields.error ?? 'event failed') });
+    const { task } = item;
+    if (op === 'failed') this.onMessage({ type: 'failed', task, error: new Error(entry.fields.error ?? 'event failed') });
+    else if (task.kind === 'boundary') this.onMessage({ type: 'boundary', task, outcome: JSON.parse(entry.fields.outcome!) as BoundaryOutcome });
+    else this.onMessage({ type: 'outcome', task, outcome: this.outcome(task, Number(entry.fields.calls), Number(entry.fields.tokens)) });
   }
 
   /** An event found committed (by a job of an earlier scheduler, or whose message was trimmed): its usage was counted then. */
@@ -98,6 +105,40 @@ export class BullTransport implements Transport {
 
   private key(runId: string, event: number): string {
     return `${runId}|${event}`;
+  }
+
+  private boundaryKey(runId: string, sweep: number): string {
+    return `${runId}|b${sweep}`;
+  }
+
+  private keyOf(task: Task): string {
+    return task.kind === 'boundary' ? this.boundaryKey(task.run.runId, task.sweep) : this.key(task.run.runId, task.plan.event);
+  }
+
+  /**
+   * A boundary a worker already committed (for an earlier scheduler, or before a restart): the collector
+   * journals it if it has not yet, and answers with it either way.
+   */
+  private confirmBoundary(task: BoundaryTask): Promise<unknown> {
+    return this.redis.xadd(this.keys.collectorInbox, '*', 'op', 'boundary', 'run', task.run.runId, 'sweep', String(task.sweep));
+  }
+
+  private boundaryJob(task: BoundaryTask): { name: string; data: BatchJob; opts: { jobId: string } } {
+    const jobId = jobIdOf(this.incarnation, this.jobs++, task.run.runId, -1 - task.sweep);
+    const item = this.inflight.get(this.keyOf(task));
+    if (item) item.jobId = jobId;
+    const boundary = { run: task.run.runId, sweepIndex: task.sweep, versions: Array.from(task.versions), ...(task.state ? { state: task.state } : {}) };
+    return { name: 'boundary', data: { sweep: this.sweepId, events: [], boundary }, opts: { jobId } };
+  }
+
+  /** Sends boundaries: committed ones are confirmed through the collector, the others become jobs. */
+  private async sendBoundaries(tasks: readonly BoundaryTask[]): Promise<void> {
+    const jobs = [];
+    for (const t of tasks) {
+      if ((await this.redis.hexists(this.keys.boundaries(t.run.runId), String(t.sweep))) === 1) await this.confirmBoundary(t);
+      else jobs.push(this.boundaryJob(t));
+    }
+    if (jobs.length > 0) await this.queue.addBulk(jobs);
   }
 
   /** The scheduler needs no answer text (workers read versions from Redis): counts for progress only. */
@@ -122,6 +163,9 @@ export class BullTransport implements Transport {
   private async flush(): Promise<void> {
     const tasks = this.pending;
     this.pending = [];
+    const boundaries = this.pendingBoundaries;
+    this.pendingBoundaries = [];
+    if (boundaries.length > 0) await this.sendBoundaries(boundaries);
     const forgetting = this.forgetting;
     this.forgetting = new Map();
     if (tasks.length > 0) {
@@ -156,7 +200,7 @@ export class BullTransport implements Transport {
         const item = this.inflight.get(this.key(t.run.runId, t.plan.event));
         if (item) item.jobId = jobId;
       }
-      jobs.push({ name: 'events', data: { sweep: this.sweepId, events: group.map((t) => jobOf(t.run.runId, t.plan)) }, opts: { jobId } });
+      jobs.push({ name: 'events', data: { sweep: this.sweepId, events: group.map((t) => jobOf(t.run.runId, t.plan, t.moderator)) }, opts: { jobId } });
     }
     return jobs;
   }
@@ -167,9 +211,10 @@ export class BullTransport implements Transport {
     const old = [...this.inflight.values()].filter((i) => now - i.since > this.watchMs);
     const jobs = new Map<string, boolean>();
     const lost: EventTask[] = [];
+    const lostBoundaries: BoundaryTask[] = [];
     for (const item of old) {
       if (this.closed) return;
-      const { run, plan } = item.task;
+      const { task } = item;
       if (item.jobId !== undefined && !jobs.has(item.jobId)) {
         const job = await this.queue.getJob(item.jobId);
         const alive = job !== undefined && !(await job.isFailed());
@@ -177,14 +222,21 @@ export class BullTransport implements Transport {
         jobs.set(item.jobId, alive);
       }
       if (item.jobId !== undefined && jobs.get(item.jobId)) continue;
-      if ((await this.redis.getbit(this.keys.committed(run.runId), plan.event)) === 1) {
-        this.deliverCommitted(item.task);
+      item.since = now;
+      if (task.kind === 'boundary') {
+        lostBoundaries.push(task);
         continue;
       }
-      item.since = now;
-      lost.push(item.task);
+      if ((await this.redis.getbit(this.keys.committed(task.run.runId), task.plan.event)) === 1) {
+        this.deliverCommitted(task);
+        continue;
+      }
+      lost.push(task);
     }
-    if (lost.length === 0 || this.closed) return;
+    if (this.closed) return;
+    // A boundary whose job is gone: committed (the collector's answer may still be on its way) or sent again.
+    if (lostBoundaries.length > 0) await this.sendBoundaries(lostBoundaries);
+    if (lost.length === 0) return;
     this.requeued += lost.length;
     await this.queue.addBulk(this.batches(lost));
   }

@@ -12,6 +12,7 @@ import {
   sweepSizing,
   type LoadedSweep,
   type Logger,
+  type BoundaryOutcome,
   type RunCollector,
   type SweepSummary,
 } from '@panta/engine';
@@ -173,6 +174,9 @@ class CollectorProcess {
               if (f.op === 'open') {
                 await this.open(f.run!);
                 acks.push(entry.id);
+              } else if (f.op === 'boundary') {
+                await this.boundary(f.run!, Number(f.sweep));
+                acks.push(entry.id);
               } else if (f.op === 'close') {
                 this.close(entry);
               } else if (f.op === 'finish') {
@@ -251,7 +255,26 @@ class CollectorProcess {
         reply = { next: progress.nextEvent, finalized: false };
       }
     }
-    await redis.xadd(keys.schedulerInbox, 'MAXLEN', '~', INBOX_MAXLEN, '*', 'op', 'opened', 'run', runId, 'next', String(reply.next), 'finalized', reply.finalized ? '1' : '0');
+    // A run with sweep boundaries continues from the last one its journal holds.
+    const control = this.runs.get(runId)?.collector.control;
+    const fields = ['op', 'opened', 'run', runId, 'next', String(reply.next), 'finalized', reply.finalized ? '1' : '0'];
+    if (control && control.sweep >= 0) fields.push('control', JSON.stringify(control));
+    await redis.xadd(keys.schedulerInbox, 'MAXLEN', '~', INBOX_MAXLEN, '*', ...fields);
+  }
+
+  /**
+   * A sweep boundary a worker committed: journalled (once; a repeated request finds it there) before the
+   * scheduler hears of it, so the next sweep never starts on a decision that could be lost.
+   */
+  private async boundary(runId: string, sweep: number): Promise<void> {
+    const open = this.runs.get(runId);
+    if (!open) return; // closed meanwhile: the scheduler no longer waits for it
+    const text = await this.redis.hget(this.keys.boundaries(runId), String(sweep));
+    if (text === null) return;
+    const outcome = JSON.parse(text) as BoundaryOutcome;
+    const { collector } = open;
+    if (collector.control.sweep < sweep) await collector.acceptBoundary({ kind: 'boundary', run: open.run, sweep, versions: new Float64Array(0) }, outcome);
+    await this.redis.xadd(this.keys.schedulerInbox, 'MAXLEN', '~', INBOX_MAXLEN, '*', 'op', 'boundary', 'run', runId, 'sweep', String(sweep), 'outcome', text);
   }
 
   /** Results committed before this collector opened the run (it was down, or restarted). */
@@ -335,14 +358,16 @@ class CollectorProcess {
       const open = this.runs.get(runId);
       if (open && !open.closing) {
         open.closing = true;
-        if (status === 'complete') while (open.collector.written < runEvents(run)) await sleep(10);
+        // A run that stopped early (early stopping) ends at its gate, before runEvents.
+        const end = open.collector.stoppedAfter === undefined ? runEvents(run) : (open.collector.stoppedAfter + 1) * run.n;
+        if (status === 'complete') while (open.collector.written < end) await sleep(10);
         await this.corpus.closeRun(run, open.collector, { status, error: f.error, wallMs: Number(f.wall_ms) });
         this.runs.delete(runId);
       }
       const { keys } = this;
       const m = this.redis.multi().srem(keys.open, runId).hdel(keys.written, runId);
       // A complete run's state goes; a failed run's stays, so that a later scheduler resumes it.
-      if (status === 'complete') m.sadd(keys.closed, runId).del(keys.committed(runId), keys.versions(runId), keys.results(runId));
+      if (status === 'complete') m.sadd(keys.closed, runId).del(keys.committed(runId), keys.versions(runId), keys.results(runId), keys.boundaries(runId));
       await m.exec();
       await this.redis.xadd(keys.schedulerInbox, 'MAXLEN', '~', INBOX_MAXLEN, '*', 'op', 'closed', 'run', runId);
       await this.ack([entry.id]);

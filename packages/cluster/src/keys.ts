@@ -12,7 +12,7 @@ export function sweepIdOf(name: string, fingerprint: string): string {
 
 /**
  * Every key of one sweep. Per-run state: a bitmap of committed events (the at-most-once guard), the
- * version texts workers read, and the results waiting for the collector. Inboxes are streams: one the
+ * version texts workers read, the results waiting for the collector, and sweep boundaries' outcomes. Inboxes are streams: one the
  * scheduler reads (commits, failures, collector replies), one the collector reads with a consumer group.
  */
 export function sweepKeys(sweepId: string) {
@@ -33,6 +33,8 @@ export function sweepKeys(sweepId: string) {
     committed: (runId: string) => `${p}:run:${runId}:committed`,
     versions: (runId: string) => `${p}:run:${runId}:versions`,
     results: (runId: string) => `${p}:run:${runId}:results`,
+    /** Sweep boundary outcomes (early stopping, drift-policy), by sweep: written once by a worker, read by the collector. */
+    boundaries: (runId: string) => `${p}:run:${runId}:boundaries`,
   };
 }
 

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import type { ControlState } from '@panta/core';
 import type { EventTask, RunEnd, RunSink } from '@panta/engine';
 import type { InboxEntry } from './inbox-reader.js';
 import type { SweepKeys } from './keys.js';
@@ -13,7 +14,11 @@ export class RemoteSink implements RunSink {
   constructor(
     public written: number,
     private readonly onWritten: (count: number) => void,
+    readonly control?: Control,
   ) {}
+
+  /** The collector journalled the boundary before the scheduler heard of it: nothing left to wait for. */
+  async acceptBoundary(): Promise<void> {}
 
   accept(task: EventTask): Promise<void> {
     if (task.plan.event < this.written) return Promise.resolve();
@@ -39,9 +44,16 @@ export class RemoteSink implements RunSink {
   }
 }
 
+/** Where a run's sweep boundaries stand, as the collector's journal says. */
+export interface Control {
+  sweep: number;
+  state?: ControlState;
+}
+
 export interface Opened {
   next: number;
   finalized: boolean;
+  control?: Control;
 }
 
 /**
@@ -64,8 +76,8 @@ export class RemoteCollector {
     return this.redis.xadd(this.keys.collectorInbox, '*', 'op', 'open', 'run', runId).then(() => reply);
   }
 
-  sink(runId: string, next: number, onWritten: (count: number) => void): RemoteSink {
-    const sink = new RemoteSink(next, onWritten);
+  sink(runId: string, next: number, onWritten: (count: number) => void, control?: Control): RemoteSink {
+    const sink = new RemoteSink(next, onWritten, control);
     this.sinks.set(runId, sink);
     return sink;
   }
@@ -98,7 +110,7 @@ export class RemoteCollector {
     if (f.op === 'opened') {
       const resolve = this.opening.get(f.run!);
       this.opening.delete(f.run!);
-      resolve?.({ next: Number(f.next), finalized: f.finalized === '1' });
+      resolve?.({ next: Number(f.next), finalized: f.finalized === '1', ...(f.control ? { control: JSON.parse(f.control) as Control } : {}) });
     } else if (f.op === 'closed') {
       const resolve = this.closing.get(f.run!);
       this.closing.delete(f.run!);

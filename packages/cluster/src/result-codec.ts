@@ -1,4 +1,4 @@
-import type { EventPlan } from '@panta/core';
+import type { ControlState, EventPlan } from '@panta/core';
 import type { EventOutcome } from '@panta/engine';
 
 /** A committed event as stored in Redis for the collector: the plan it ran and what the worker got. */
@@ -41,6 +41,16 @@ export interface EventJob {
   seed: number;
   neighbours: number[];
   readVersions: number[];
+  /** drift-policy: the moderator message of the event's sweep. */
+  moderator?: string;
+}
+
+/** A sweep boundary of one run: the snapshot's versions (agent by agent) and the state after the previous boundary. */
+export interface BoundaryJob {
+  run: string;
+  sweepIndex: number;
+  versions: number[];
+  state?: ControlState;
 }
 
 /**
@@ -50,10 +60,13 @@ export interface EventJob {
 export interface BatchJob {
   sweep: string;
   events: EventJob[];
+  /** A boundary travels alone, in a job with no events. */
+  boundary?: BoundaryJob;
 }
 
-export function jobOf(runId: string, plan: EventPlan): EventJob {
+export function jobOf(runId: string, plan: EventPlan, moderator?: string): EventJob {
   return {
+    ...(moderator ? { moderator } : {}),
     run: runId,
     event: plan.event,
     sweepIndex: plan.sweep,

@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import { hasBoundaries, InputError, runEvents, sweepEvents, type RunPlan } from '@panta/core';
+import { runEvents, sweepEvents, type RunPlan } from '@panta/core';
 import { Executor, loadSweep, plannerFor, runEnd, sweepSizing, type ActiveRun, type ExecutorProgress, type Logger, type SweepOverrides } from '@panta/engine';
 import { BullTransport } from './bull-transport.js';
 import { InboxReader } from './inbox-reader.js';
@@ -35,12 +35,6 @@ export interface SchedulerSummary {
 export async function runScheduler(specPath: string, options: SchedulerOptions): Promise<SchedulerSummary> {
   const sweep = loadSweep(specPath, options);
   const { spec, runs } = sweep;
-  // Sweep boundaries (a decision between sweeps) run in the embedded engine only, for now.
-  const bounded = runs.find((r) => hasBoundaries(r.protocol, r.controls));
-  if (bounded) {
-    const field = spec.early_stopping ? 'early_stopping' : 'protocol';
-    throw new InputError(specPath, field, `${field === 'protocol' ? 'drift-policy' : 'early stopping'} decides between sweeps, which distributed mode does not run yet`, 'run this sweep with `panta run`, or drop it from the spec for the cluster');
-  }
   const sweepId = sweepIdOf(spec.name, sweep.fingerprint);
   const keys = sweepKeys(sweepId);
   const log = options.log.child({ sweep: sweepId });
@@ -71,7 +65,7 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
     const remote = new RemoteCollector(redis, keys);
     const inbox = new InboxReader(redis, keys.schedulerInbox, (entries) => {
       for (const e of entries) {
-        if (e.fields.op === 'done' || e.fields.op === 'failed') transport.deliver(e);
+        if (e.fields.op === 'done' || e.fields.op === 'failed' || e.fields.op === 'boundary') transport.deliver(e);
         else remote.deliver(e);
       }
     });
@@ -92,8 +86,8 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
         }
         if (opened.next > 0) log.info({ run: run.runId, nextEvent: opened.next }, 'run resumed');
         executor.written(opened.next);
-        const planner = plannerFor(sweep, run, opened.next);
-        return { run, planner, collector: remote.sink(run.runId, opened.next, (count) => executor.written(count)), inflight: 0, startedAt: performance.now() };
+        const planner = plannerFor(sweep, run, opened.next, opened.control);
+        return { run, planner, collector: remote.sink(run.runId, opened.next, (count) => executor.written(count), opened.control), inflight: 0, startedAt: performance.now() };
       },
       close: async (active: ActiveRun<RemoteSink>): Promise<void> => {
         const end = runEnd(active);

@@ -1,5 +1,6 @@
 import type { RunPlan } from '@panta/core';
 import { openEncoders, type WorkerServices } from '@panta/engine';
+import { createJudge } from '@panta/judge';
 import { createBackend } from '@panta/llm';
 import { fromPayload, type SweepPayload } from './payload.js';
 import type { Redis } from 'ioredis';
@@ -28,13 +29,17 @@ export async function loadContext(redis: Redis, sweepId: string, options: Contex
   const backendSpec = options.baseUrl && sweep.spec.backend.kind !== 'surrogate' ? { ...sweep.spec.backend, base_url: options.baseUrl } : sweep.spec.backend;
   const backend = createBackend(backendSpec, sweep.prompts, sweep.specFile, { onRetry: options.onRetry });
   const encoders = await openEncoders(sweep.spec.encoders, sweep.specFile);
+  // Sweep boundaries with early stopping judge the snapshot here (the collector judges the rows it writes).
+  // The judge keeps the spec's endpoint: --base-url names the agents' model, which may not be the judge's.
+  const judge = createJudge(sweep.spec.judge, sweep.specFile, sweep.prompts);
   return {
     sweepId,
     keys,
     runs: new Map(sweep.runs.map((r) => [r.runId, r])),
-    services: { backend, encoders, template: sweep.template, maxTokens: sweep.spec.max_tokens, fixedLength: sweep.spec.fixed_length },
+    services: { backend, encoders, template: sweep.template, maxTokens: sweep.spec.max_tokens, fixedLength: sweep.spec.fixed_length, judge },
     close: async () => {
       await backend.close();
+      await judge.close();
       for (const e of encoders) await e.close();
     },
   };

@@ -1,9 +1,9 @@
 import { Worker, type Job } from 'bullmq';
-import { executeEvent, type Logger } from '@panta/engine';
+import { executeBoundary, executeEvent, type Logger } from '@panta/engine';
 import { EVENT_QUEUE, INBOX_MAXLEN } from './keys.js';
 import { cpuMs } from './cpu.js';
 import { connect } from './redis.js';
-import { encodeResult, planOfJob, type BatchJob, type EventJob } from './result-codec.js';
+import { encodeResult, planOfJob, type BatchJob, type BoundaryJob, type EventJob } from './result-codec.js';
 import { Slots } from './slots.js';
 import { loadContext, type ContextOptions, type WorkerContext } from './worker-context.js';
 
@@ -95,7 +95,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     if (missing >= 0) throw new Error(`${run.runId}: event ${plan.event} reads version ${data.readVersions[missing]}, which is not in Redis`);
     let outcome;
     try {
-      outcome = await executeEvent({ run, plan }, texts as string[], ctx.services);
+      outcome = await executeEvent(data.moderator ? { run, plan, moderator: data.moderator } : { run, plan }, texts as string[], ctx.services);
     } catch (error) {
       // The backend already retried: this event failed, and its run with it (as embedded).
       const message = error instanceof Error ? error.message : String(error);
@@ -125,8 +125,35 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
   const workerConnection = connect(options.redis, 'panta-worker-queue');
   // A job is a batch of events; `concurrency` bounds events in flight, whatever the batches.
   const slots = new Slots(options.concurrency);
+  /**
+   * A sweep boundary: reads the snapshot's versions, measures it (and for drift-policy calls the judge and
+   * moderator), and commits the outcome once; the collector journals it and tells the scheduler.
+   */
+  const runBoundary = async (ctx: WorkerContext, data: BoundaryJob): Promise<void> => {
+    const { keys } = ctx;
+    const run = ctx.runs.get(data.run);
+    if (!run) throw new Error(`sweep ${ctx.sweepId} has no run ${data.run}`);
+    if ((await redis.hexists(keys.boundaries(run.runId), String(data.sweepIndex))) === 1) return;
+    const values = await redis.hmget(keys.versions(run.runId), ...data.versions.map(String));
+    const missing = values.findIndex((t) => typeof t !== 'string');
+    if (missing >= 0) throw new Error(`${run.runId}: the boundary after sweep ${data.sweepIndex} reads version ${data.versions[missing]}, which is not in Redis`);
+    const task = { kind: 'boundary' as const, run, sweep: data.sweepIndex, versions: Float64Array.from(data.versions), ...(data.state ? { state: data.state } : {}) };
+    let outcome;
+    try {
+      outcome = await executeBoundary(task, values as string[], ctx.services);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      log.warn({ run: run.runId, sweep: data.sweepIndex, err: message }, 'boundary failed');
+      await redis.failBoundary(keys.boundaries(run.runId), keys.closed, keys.schedulerInbox, run.runId, data.sweepIndex, message, INBOX_MAXLEN);
+      return;
+    }
+    await redis.commitBoundary(keys.boundaries(run.runId), keys.closed, keys.collectorInbox, run.runId, data.sweepIndex, JSON.stringify(outcome));
+  };
+
   const processJob = async (job: Job<BatchJob>): Promise<void> => {
     const ctx = await context(job.data.sweep);
+    const { boundary } = job.data;
+    if (boundary) return slots.run(() => runBoundary(ctx, boundary));
     // An infrastructure error fails the job and BullMQ retries it; events already committed are skipped then.
     await Promise.all(job.data.events.map((e) => slots.run(() => processEvent(ctx, e))));
   };

@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -169,6 +170,64 @@ describe('distributed mode on BullMQ and a real redis-server', () => {
     expect((await cluster.collector.exited).code).toBe(0);
     expect(await cluster.stopWorkers()).toEqual([0, 0, 0]);
     await expectEmbeddedEqual(specFile, cluster.out);
+  });
+});
+
+describe('protocols and sweep boundaries in distributed mode', () => {
+  it('ssvp, belief-board and drift-policy with personas, annealing and early stopping: SIGKILL of the collector and the scheduler, and the embedded corpus, every role', async () => {
+    writeFileSync(join(dir, 'beliefs.jsonl'), '{"id": "wrong-97", "belief": "97"}\n');
+    const specFile = writeSpec(
+      dir,
+      `name: arms
+dataset: ${RHEON6}
+prompts: [fq367]
+geometries: [ring, {kind: meanfield, sample: 6}]
+sizes: [16]
+temperatures: [0.3, 1.0]
+sweeps: 6
+seed: 4
+protocol: [ssvp, belief-board, drift-policy]
+population: {file: beliefs.jsonl, assign: fraction, fraction: 0.25}
+annealing: {to: 0.2}
+early_stopping: {}
+backend: {kind: surrogate, latency_ms: 25}
+concurrency: 24
+`,
+      'arms.yaml',
+    );
+    const cluster = new Cluster(specFile, join(dir, 'arms'));
+    cluster.start();
+    await progressed('arms', 0.2);
+    cluster.collector.kill('SIGKILL');
+    await cluster.collector.exited;
+    cluster.startCollector();
+    await progressed('arms', 0.5);
+    cluster.scheduler.kill('SIGKILL');
+    await cluster.scheduler.exited;
+    cluster.startScheduler();
+    const scheduled = await cluster.scheduler.exited;
+    expect(scheduled.stderr.split('\n').filter((l) => l.includes('"level":50'))).toEqual([]);
+    expect(scheduled.code).toBe(0);
+    expect((await cluster.collector.exited).code).toBe(0);
+    expect(await cluster.stopWorkers()).toEqual([0, 0, 0]);
+
+    const embedded = join(dir, 'arms-embedded');
+    expect((await runSweep(specFile, { out: embedded, logLevel: 'silent' })).status).toBe('complete');
+    const all = (out: string) => `SELECT * EXCLUDE (latency_ms, created_at) FROM read_parquet('${out}/events/*.parquet')`;
+    const [diff] = await queryRows(
+      `SELECT (SELECT count(*) FROM (${all(cluster.out)} EXCEPT ALL ${all(embedded)}))::INTEGER AS extra, (SELECT count(*) FROM (${all(embedded)} EXCEPT ALL ${all(cluster.out)}))::INTEGER AS missing`,
+    );
+    expect(diff).toEqual({ extra: 0, missing: 0 });
+    const roles = await queryRows(`SELECT role, count(*)::INTEGER AS n FROM read_parquet('${cluster.out}/events/*.parquet') GROUP BY role ORDER BY role`);
+    expect(roles.map((r) => r.role)).toEqual(expect.arrayContaining(['agent', 'judge', 'merge']));
+    const runs = (out: string) => queryRows(`SELECT run_id, sweeps_run, calls_saved, extra_calls FROM read_parquet('${out}/runs.parquet') ORDER BY run_id`);
+    const distributedRuns = await runs(cluster.out);
+    expect(distributedRuns).toEqual(await runs(embedded));
+    expect(distributedRuns.some((r) => Number(r.calls_saved) > 0)).toBe(true);
+    const verified = panta(['verify', cluster.out]);
+    expect(verified.code).toBe(0);
+    const id = Object.keys(await redis.hgetall(SWEEPS_KEY)).find((k) => k.startsWith('arms-'))!;
+    expect(await redis.keys(`panta:${id}:run:*`)).toEqual([]);
   });
 });
 
