@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -7,6 +7,7 @@ import {
   assignPopulation,
   divergence,
   foldLive,
+  parseDataset,
   renderEntries,
   type BoardEntry,
   type ChatMessages,
@@ -14,7 +15,7 @@ import {
 } from '@panta/core';
 import { queryRows } from '@panta/corpus';
 import { HashingEncoder } from '@panta/embed';
-import type { LlmBackend } from '@panta/llm';
+import { startSurrogateServer, type LlmBackend } from '@panta/llm';
 import { RHEON6, panta, tempDir, writeSpec } from '../../../test/helpers.js';
 import { InProcessTransport, runSweep } from '../src/index.js';
 
@@ -163,6 +164,26 @@ describe('coordination protocols', () => {
       }
     }
     expect(checked).toBe(5 * 4 * 16 * 4);
+  });
+
+  it('the served surrogate, through the real openai client, answers every protocol call as the in-process one does', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'beliefs.jsonl'), BELIEFS);
+    const prompts = parseDataset(readFileSync(RHEON6, 'utf8'), RHEON6);
+    const server = await startSurrogateServer({ prompts });
+    try {
+      const served = writeSpec(dir, SPEC(`backend: {kind: openai, base_url: "${server.url}/v1", model: surrogate-potts-v1, max_in_flight: 32}\n`), 'served.yaml');
+      const local = writeSpec(dir, SPEC(), 'local.yaml');
+      expect((await runSweep(served, { out: join(dir, 'served'), logLevel: 'silent' })).status).toBe('complete');
+      expect((await runSweep(local, { out: join(dir, 'local'), logLevel: 'silent' })).status).toBe('complete');
+      const cols = 'run_id, event, role, seed, response, board, divergence, persona, prompt_tokens, completion_tokens, sampling_temperature, tag';
+      const read = (out: string) => queryRows(`SELECT ${cols} FROM read_parquet('${out}/events/*.parquet') ORDER BY run_id, event, role`);
+      const [a, b] = [await read(join(dir, 'served')), await read(join(dir, 'local'))];
+      expect(a.filter((r) => r.role !== 'agent').length).toBeGreaterThan(0);
+      expect(a).toEqual(b);
+    } finally {
+      await server.close();
+    }
   });
 
   it('annealing: every event of sweep t samples at the schedule temperature of t, which the model is sent', async () => {

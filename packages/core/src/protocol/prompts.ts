@@ -20,10 +20,14 @@ export function renderMerge(question: string, own: string, neighbours: readonly 
   };
 }
 
+export const MERGE_NOTE = "Review of your neighbours' answers: ";
+
 /** What the agent's update shows in place of its neighbours once a merge has read them. */
 export function mergeNote(merge: string): string {
-  return `Review of your neighbours' answers: ${merge}`;
+  return `${MERGE_NOTE}${merge}`;
 }
+
+export const BELIEF_LINE = 'Privately, you believe the answer is: ';
 
 /** drift-policy: compares the population's majority answer after two consecutive sweeps. */
 export function renderDriftJudge(question: string, sweep: number, before: string, after: string): ChatMessages {
@@ -64,6 +68,61 @@ export const BOARD_INSTRUCTION =
 export function personaText(entry: { persona?: string; belief?: string }): string {
   const parts: string[] = [];
   if (entry.persona) parts.push(entry.persona);
-  if (entry.belief) parts.push(`Privately, you believe the answer is: ${entry.belief}`);
+  if (entry.belief) parts.push(`${BELIEF_LINE}${entry.belief}`);
   return parts.join('\n');
+}
+
+/** A protocol call read back from its text (a served model sees text only): the inverse of the renderers above. */
+export type ParsedProtocolCall =
+  | { kind: 'merge'; question: string; own: string; neighbours: string[] }
+  | { kind: 'drift-judge' | 'moderator'; question: string; sweep: number; before: string; after: string };
+
+const MERGE = /^Question: ([^\n]*)\nAnswer under review: ([^\n]*)\nAnswers of its neighbours, which diverge from it:\n((?:- Source \d+: [^\n]*\n)*)Name the contradictions/;
+const DRIFT_JUDGE = /^Question: ([^\n]*)\nMajority answer after round \d+: ([^\n]*)\nMajority answer after round (\d+): ([^\n]*)\nHas the group drifted/;
+const MODERATOR = /^Question: ([^\n]*)\nThe group drifted: after round \d+ its majority answer was: ([^\n]*)\nAfter round (\d+) it is: ([^\n]*)\nWrite one short message/;
+
+export function parseProtocolCall(messages: ChatMessages): ParsedProtocolCall | null {
+  if (messages.system !== PROTOCOL_SYSTEM) return null;
+  const merge = MERGE.exec(messages.user);
+  if (merge) {
+    const neighbours = merge[3]!.split('\n').filter((l) => l !== '').map((l) => l.replace(/^- Source \d+: /, ''));
+    return { kind: 'merge', question: merge[1]!, own: merge[2]!, neighbours };
+  }
+  for (const [kind, re] of [['drift-judge', DRIFT_JUDGE], ['moderator', MODERATOR]] as const) {
+    const m = re.exec(messages.user);
+    if (m) return { kind, question: m[1]!, sweep: Number(m[3]), before: m[2]!, after: m[4]! };
+  }
+  return null;
+}
+
+/**
+ * An agent prompt's protocol parts read back: board instruction and persona (after the template's system
+ * text), and a moderator line (before the template's user text). What is left is the template's rendering.
+ */
+export function splitAgentPrompt(
+  templateSystem: string,
+  messages: ChatMessages,
+): { messages: ChatMessages; board: boolean; persona?: string; belief?: string; moderator?: string } | null {
+  if (!messages.system.startsWith(templateSystem)) return null;
+  let rest = messages.system.slice(templateSystem.length);
+  const board = rest.startsWith(`\n${BOARD_INSTRUCTION}`);
+  if (board) rest = rest.slice(BOARD_INSTRUCTION.length + 1);
+  if (rest !== '' && !rest.startsWith('\n')) return null;
+  const persona = rest.slice(1);
+  const belief = persona.split('\n').find((l) => l.startsWith(BELIEF_LINE))?.slice(BELIEF_LINE.length);
+  let user = messages.user;
+  let moderator: string | undefined;
+  if (user.startsWith('Moderator: ')) {
+    const end = user.indexOf('\n');
+    if (end < 0) return null;
+    moderator = user.slice('Moderator: '.length, end);
+    user = user.slice(end + 1);
+  }
+  return {
+    messages: { system: templateSystem, user },
+    board,
+    ...(persona ? { persona } : {}),
+    ...(belief !== undefined ? { belief } : {}),
+    ...(moderator !== undefined ? { moderator } : {}),
+  };
 }

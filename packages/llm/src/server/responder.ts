@@ -1,4 +1,16 @@
-import { DEFAULT_TEMPLATE, RUBRIC_SYSTEM, classifyAnswer, estimateTokens, parseRubric, surrogateBackendSchema, type Prompt, type PromptTemplate } from '@panta/core';
+import {
+  DEFAULT_TEMPLATE,
+  RUBRIC_SYSTEM,
+  classifyAnswer,
+  estimateTokens,
+  parseProtocolCall,
+  parseRubric,
+  splitAgentPrompt,
+  surrogateBackendSchema,
+  type Prompt,
+  type PromptContext,
+  type PromptTemplate,
+} from '@panta/core';
 import { SurrogateAgent } from '../surrogate/agent.js';
 import { compilePromptParser, type PromptParser } from '../surrogate/parse-prompt.js';
 import { RequestError, type GenerationRequest, type GenerationResult, type SurrogateServerOptions } from './types.js';
@@ -33,20 +45,8 @@ export class SurrogateResponder {
   answer(request: GenerationRequest): GenerationResult {
     const { system, user } = request.messages;
     if (system === RUBRIC_SYSTEM) return this.grade(request);
-    const parsed = this.parser.parse(request.messages);
-    if (!parsed) {
-      const why = system !== this.template.system ? 'the system message is not the template\'s' : 'the user message is not a rendering of the template';
-      throw new RequestError(
-        400,
-        `messages: ${why} (the surrogate reads the prompt back with the template it was started with; answers must not contain newlines)`,
-        'messages',
-      );
-    }
-    const agent = this.agents.get(parsed.question);
-    if (!agent) {
-      throw new RequestError(400, `messages: unknown question ${JSON.stringify(parsed.question)}: not in the server's prompt set (${this.agents.size} prompts)`, 'messages');
-    }
-    const { text } = agent.reply(request.seed, request.temperature, parsed.previous, parsed.neighbourAnswers);
+    const context = this.context(request.messages, request.temperature);
+    const text = this.agentFor(context.question).respond(request.seed, request.temperature, context);
     // The in-process backend's accounting (packages/llm/src/surrogate/backend.ts), term for term.
     const natural = estimateTokens(text);
     const max = request.maxTokens ?? Infinity;
@@ -58,6 +58,50 @@ export class SurrogateResponder {
       promptTokens: Math.ceil(system.length / 4) + Math.ceil(user.length / 4),
       completionTokens,
     };
+  }
+
+  /**
+   * The structured view the in-process surrogate is handed, read back from the text: a protocol call (ssvp's
+   * merge, drift-policy's judge and moderator), or an agent prompt with its protocol parts (board, persona,
+   * hidden belief, moderator message, merge review) around the template's rendering.
+   */
+  private context(messages: GenerationRequest['messages'], temperature: number): PromptContext {
+    const call = parseProtocolCall(messages);
+    if (call) {
+      return call.kind === 'merge'
+        ? { kind: 'merge', question: call.question, sweep: -1, temperature, previous: call.own, neighbourAgents: [], neighbourAnswers: call.neighbours }
+        : { kind: call.kind, question: call.question, sweep: call.sweep, temperature, neighbourAgents: [], neighbourAnswers: [], before: call.before, after: call.after };
+    }
+    const split = splitAgentPrompt(this.template.system, messages);
+    const parsed = split && this.parser.parse(split.messages);
+    if (!split || !parsed) {
+      const { system } = messages;
+      const why = !system.startsWith(this.template.system) ? 'the system message is not the template\'s' : 'the user message is not a rendering of the template';
+      throw new RequestError(
+        400,
+        `messages: ${why} (the surrogate reads the prompt back with the template it was started with; answers must not contain newlines)`,
+        'messages',
+      );
+    }
+    return {
+      question: parsed.question,
+      sweep: parsed.sweep,
+      temperature,
+      previous: parsed.previous,
+      neighbourAgents: parsed.neighbourAgents,
+      neighbourAnswers: parsed.neighbourAnswers,
+      ...(parsed.merge !== undefined ? { merge: parsed.merge } : {}),
+      ...(split.board ? { board: true } : {}),
+      ...(split.persona ? { persona: split.persona } : {}),
+      ...(split.belief !== undefined ? { belief: split.belief } : {}),
+      ...(split.moderator !== undefined ? { moderator: split.moderator } : {}),
+    };
+  }
+
+  private agentFor(question: string): SurrogateAgent {
+    const agent = this.agents.get(question);
+    if (!agent) throw new RequestError(400, `messages: unknown question ${JSON.stringify(question)}: not in the server's prompt set (${this.agents.size} prompts)`, 'messages');
+    return agent;
   }
 
   /**

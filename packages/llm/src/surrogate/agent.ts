@@ -1,4 +1,4 @@
-import { classifyAnswer, rngFrom, type Prompt, type SurrogateBackendSpec } from '@panta/core';
+import { classifyAnswer, rngFrom, type Prompt, type PromptContext, type SurrogateBackendSpec } from '@panta/core';
 import { ANSWER_FRAMES, NOT_KNOWN_FRAMES, pickVaried } from './phrasing.js';
 
 /**
@@ -62,6 +62,26 @@ export class SurrogateAgent {
     const u = rng.next();
     const v = rng.next();
     return { text: this.word(option, temperature, u, v), option, p: softmaxAt(logits, temperature, option) };
+  }
+
+  /** What the agent says to a call of any kind (protocol calls read their own fields of the context). */
+  respond(seed: number, temperature: number, context: PromptContext): string {
+    switch (context.kind) {
+      case 'merge':
+        return this.merge(seed, temperature, context.previous ?? '', context.neighbourAnswers);
+      case 'drift-judge':
+        return this.judgeDrift(context.before ?? '', context.after ?? '');
+      case 'moderator':
+        return this.moderate(context.before ?? '');
+      default: {
+        // A merge's review and a moderator's message are read like one more answer.
+        const reads = [...context.neighbourAnswers];
+        if (context.merge !== undefined) reads.push(context.merge);
+        if (context.moderator) reads.push(context.moderator);
+        if (context.board) return this.boardReply(seed, temperature, context.previous, reads, context.belief);
+        return this.reply(seed, temperature, context.previous, reads, context.belief).text;
+      }
+    }
   }
 
   /** ssvp's merge: names the disagreement and the answer it finds more likely right (prior-weighted). */

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { estimateTokens, type Prompt, type PromptContext, type SurrogateBackendSpec } from '@panta/core';
+import { estimateTokens, type Prompt, type SurrogateBackendSpec } from '@panta/core';
 import type { ChatRequest, ChatResult, LlmBackend } from '../backend.js';
 import { SurrogateAgent } from './agent.js';
 
@@ -22,7 +22,7 @@ export class SurrogateBackend implements LlmBackend {
     if (!context) throw new Error('surrogate: it answers agent prompts only (no prompt context given)');
     const agent = this.agents.get(context.question);
     if (!agent) throw new Error(`surrogate: no prompt with question ${JSON.stringify(context.question.slice(0, 60))}`);
-    const text = this.answer(agent, request, context);
+    const text = agent.respond(request.seed, request.temperature, context);
     if (this.spec.latency_ms > 0) await sleep(this.spec.latency_ms);
     const completion = estimateTokens(text);
     // The same count as estimateTokens on each rendered message, without rendering a mean-field prompt.
@@ -35,27 +35,6 @@ export class SurrogateBackend implements LlmBackend {
       completionTokens: request.fixedLength ? request.maxTokens : Math.min(completion, request.maxTokens),
       calls: 1,
     };
-  }
-
-  /** What the agent says for this kind of call (protocol calls read their own fields of the context). */
-  private answer(agent: SurrogateAgent, request: ChatRequest, context: PromptContext): string {
-    const { seed, temperature } = request;
-    switch (context.kind) {
-      case 'merge':
-        return agent.merge(seed, temperature, context.previous ?? '', context.neighbourAnswers);
-      case 'drift-judge':
-        return agent.judgeDrift(context.before ?? '', context.after ?? '');
-      case 'moderator':
-        return agent.moderate(context.before ?? '');
-      default: {
-        // A merge's review and a moderator's message are read like one more answer.
-        const reads = [...context.neighbourAnswers];
-        if (context.merge !== undefined) reads.push(context.merge);
-        if (context.moderator) reads.push(context.moderator);
-        if (context.board) return agent.boardReply(seed, temperature, context.previous, reads, context.belief);
-        return agent.reply(seed, temperature, context.previous, reads, context.belief).text;
-      }
-    }
   }
 
   async close(): Promise<void> {}

@@ -1,4 +1,4 @@
-import { InputError, type ChatMessages, type PromptTemplate } from '@panta/core';
+import { InputError, MERGE_NOTE, type ChatMessages, type PromptTemplate } from '@panta/core';
 
 /**
  * Reads a rendered prompt back into what the agent sees: the inverse of core's renderPrompt for one template.
@@ -24,6 +24,8 @@ export interface ParsedPrompt {
   /** Agent indices of the neighbours, in prompt order (when the line shows {{index}}; else -1 each). */
   neighbourAgents: number[];
   neighbourAnswers: string[];
+  /** ssvp above tau: the merge's review, shown in place of the neighbour lines. */
+  merge?: string;
 }
 
 type Part = string | { slot: string };
@@ -100,7 +102,8 @@ export function compilePromptParser(template: PromptTemplate, file = 'template',
   }
   const lineParts = split(template.neighbour);
   const lineAny = source(lineParts, { index: '\\d+', answer: ANSWER }, false);
-  const block = `${escape(template.no_neighbours)}|${lineAny}(?:\\n${lineAny})*`;
+  // ssvp shows a merge's review (one line) where the neighbour lines would be.
+  const block = `${escape(template.no_neighbours)}|${escape(MERGE_NOTE)}${ANSWER}|${lineAny}(?:\\n${lineAny})*`;
   const question = options.multilineQuestions ? '[\\s\\S]*?' : '[^\\n]*?';
   const main = { question, previous: ANSWER, t: '\\d+', T: NUMBER, k: '\\d+' };
   const update = new RegExp(`^${source(split(template.update), main, true, block)}$`);
@@ -137,6 +140,9 @@ export function compilePromptParser(template: PromptTemplate, file = 'template',
         const k = showsK ? Number(g.k) : undefined;
         let agents: number[] = [];
         let answers: string[] = [];
+        if (block.startsWith(MERGE_NOTE)) {
+          return { question: g.q ?? '', sweep: showsT ? Number(g.t) : -1, previous: g.p!, neighbourAgents: [], neighbourAnswers: [], merge: block.slice(MERGE_NOTE.length) };
+        }
         const none = block === template.no_neighbours && (k === undefined || k === 0);
         if (!none) {
           const read = lines(block);
