@@ -1,6 +1,21 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { InputError, Schedule, graphFor, parseEdgeList, planSweep, promptSchema, runEvents, sweepSpecSchema, type RunPlan } from '@panta/core';
+import {
+  InputError,
+  Schedule,
+  graphFor,
+  meanOf,
+  measureControl,
+  parseEdgeList,
+  planSweep,
+  promptSchema,
+  runEvents,
+  shouldStop,
+  sweepSpecSchema,
+  type RunPlan,
+  type SweepControl,
+  type Tag,
+} from '@panta/core';
 import { shardPath } from './corpus-paths.js';
 import { readParquetSql } from './duckdb.js';
 import { queryRows } from './parquet-table.js';
@@ -58,7 +73,7 @@ export async function verifyCorpus(dir: string): Promise<VerifyReport> {
   const runs = planSweep(spec, prompts, manifest.spec_file, edgeLists);
   const good: RunPlan[] = [];
   for (const run of runs) {
-    const problem = await checkShard(out, run, edgeLists);
+    const problem = (await checkShard(out, run, edgeLists)) ?? (await checkStop(out, run, run.controls.encoder ?? manifest.encoders[0]!.name));
     if (problem) problems.push(problem);
     else good.push(run);
   }
@@ -101,6 +116,39 @@ async function checkShard(out: string, run: RunPlan, edgeLists: Map<string, [num
       }
     }
   }
+  return null;
+}
+
+/**
+ * Early stopping: the run ends after the first sweep where the stop rule holds on its own snapshots (control
+ * magnetisation on the encoder's raw embeddings, rho from the tags), and runs every sweep when it never holds.
+ */
+async function checkStop(out: string, run: RunPlan, encoder: string): Promise<string | null> {
+  const rule = run.controls.earlyStopping;
+  if (!rule) return null;
+  const column = `emb_${encoder}`;
+  const n = run.n;
+  const emb = new Array<Float32Array>(n);
+  const tags = new Array<Tag>(n);
+  const series: SweepControl[] = [];
+  let mean0: number[] | undefined;
+  let stop: number | undefined;
+  for await (const b of readEvents([shardPath(out, run.runId)], { columns: ['event', 'agent', 'tag', column], where: "role = 'agent'" })) {
+    const vectors = b.columns[column] as Float32Array;
+    const d = b.dims[column]!;
+    for (let r = 0; r < b.rows; r++) {
+      const agent = (b.columns.agent as number[])[r]!;
+      emb[agent] = vectors.subarray(r * d, (r + 1) * d);
+      tags[agent] = (b.columns.tag as Tag[])[r]!;
+      if ((b.columns.event as number[])[r]! % n !== n - 1) continue;
+      mean0 ??= meanOf(emb);
+      series.push(measureControl(emb, tags, mean0));
+      if (stop === undefined && series.length - 1 < run.sweeps && shouldStop(series, rule)) stop = series.length - 1;
+    }
+  }
+  const last = series.length - 1;
+  if (stop !== undefined && stop !== last) return `${run.runId}: early stopping should have stopped it after sweep ${stop}, its events go on to sweep ${last}`;
+  if (stop === undefined && last !== run.sweeps) return `${run.runId}: it stopped after sweep ${last}, where the early-stopping rule does not hold`;
   return null;
 }
 

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { meanOf, measureControl, shouldStop, type SweepControl, type Tag } from '@panta/core';
@@ -75,6 +75,13 @@ describe('early stopping', () => {
     for (const p of params) expect(p.last).toBe(Number(runs.find((r) => r.run_id === p.run_id)!.sweeps_run));
     const verify = panta(['verify', out]);
     expect(verify.stdout + verify.stderr).toMatch(/^ok: /);
+    // verify recomputes the rule: under a stricter tolerance these runs stopped where it does not hold.
+    const manifest = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8'));
+    manifest.spec.early_stopping.tolerance = 0.001;
+    writeFileSync(join(out, 'manifest.json'), JSON.stringify(manifest));
+    const strict = panta(['verify', out]);
+    expect(strict.code).toBe(1);
+    expect(strict.stdout + strict.stderr).toMatch(/stopped after sweep \d+, where the early-stopping rule does not hold/);
   });
 
   it('killed mid-run (SIGKILL) and resumed, sweep boundaries and their calls come out as in an uninterrupted run', async () => {
