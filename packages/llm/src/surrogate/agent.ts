@@ -46,7 +46,12 @@ export class SurrogateAgent {
    * `previous` is undefined at t = 0, where the agent answers alone. A hidden `belief` adds the spec's
    * belief field to the option it names; `coupling` scales J (a merge reads with half of it).
    */
-  reply(seed: number, temperature: number, previous: string | undefined, neighbours: readonly string[], belief?: string, coupling = 1): SurrogateReply & { p: number } {
+  reply(seed: number, temperature: number, previous: string | undefined, neighbours: readonly string[], belief?: string, coupling = 1): SurrogateReply {
+    const { text, option } = this.sample(seed, temperature, previous, neighbours, belief, coupling);
+    return { text, option };
+  }
+
+  private sample(seed: number, temperature: number, previous: string | undefined, neighbours: readonly string[], belief: string | undefined, coupling: number) {
     const q = this.optionCount;
     const counts = new Float64Array(q);
     const read = previous === undefined ? 0 : 1 + neighbours.length;
@@ -61,7 +66,7 @@ export class SurrogateAgent {
     const option = sampleSoftmax(logits, temperature, rng.next());
     const u = rng.next();
     const v = rng.next();
-    return { text: this.word(option, temperature, u, v), option, p: softmaxAt(logits, temperature, option) };
+    return { text: this.word(option, temperature, u, v), option, logits };
   }
 
   /** What the agent says to a call of any kind (protocol calls read their own fields of the context). */
@@ -102,8 +107,9 @@ export class SurrogateAgent {
 
   /** belief-board: the answer plus one board entry on the answer, with the agent's confidence. */
   boardReply(seed: number, temperature: number, previous: string | undefined, neighbours: readonly string[], belief?: string): string {
-    const r = this.reply(seed, temperature, previous, neighbours, belief);
-    return JSON.stringify({ answer: r.text, entries: [{ object: 'answer', claim: r.text, confidence: Math.round(r.p * 100) / 100 }] });
+    const r = this.sample(seed, temperature, previous, neighbours, belief, 1);
+    const p = softmaxAt(r.logits, temperature, r.option);
+    return JSON.stringify({ answer: r.text, entries: [{ object: 'answer', claim: r.text, confidence: Math.round(p * 100) / 100 }] });
   }
 
   private word(option: number, temperature: number, u: number, v: number): string {
@@ -116,7 +122,8 @@ export class SurrogateAgent {
 
 /** Probability of option a under softmax(logits / T) (T = 0: 1 for the first maximum). */
 function softmaxAt(logits: Float64Array, temperature: number, a: number): number {
-  const max = Math.max(...logits);
+  let max = -Infinity;
+  for (const l of logits) max = Math.max(max, l);
   if (temperature <= 0) return logits[a] === max ? 1 : 0;
   let total = 0;
   for (const l of logits) total += Math.exp((l - max) / temperature);
