@@ -299,8 +299,12 @@ export class Executor<S extends RunSink = RunSink> {
     this.options.open(run).then(
       (active) => {
         this.opening--;
-        if (active) this.admit(active);
-        else this.runsFinished++;
+        try {
+          if (active) this.admit(active);
+          else this.runsFinished++;
+        } catch (e) {
+          return this.fail(e as Error);
+        }
         this.pump();
       },
       (e: unknown) => this.fail(e instanceof Error ? e : new Error(String(e))),
