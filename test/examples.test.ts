@@ -44,6 +44,21 @@ describe('examples double as smoke tests', () => {
     expect(new Set(prompts.filter((p) => p.false_premise).map((p) => p.id)).size).toBe(3);
   });
 
+  it('protocols: the five arms on a ring and a mean field, cut to two sweeps, run and verify', async () => {
+    const dir = tempDir();
+    const text = read('examples/protocols.yaml')
+      .replace('../datasets/', `${ROOT}/datasets/`)
+      .replace('file: beliefs.jsonl', `file: ${ROOT}/examples/beliefs.jsonl`)
+      .replace(/^sweeps: 8$/m, 'sweeps: 2');
+    const out = join(dir, 'protocols');
+    const r = panta(['run', writeSpec(dir, text), '--out', out]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/complete: 80\/80 runs/);
+    expect(panta(['verify', out]).code).toBe(0);
+    const arms = await queryRows(`SELECT DISTINCT protocol FROM read_parquet('${out}/events/*.parquet') ORDER BY protocol`);
+    expect(arms.map((a) => a.protocol)).toEqual(['belief-board', 'drift-policy', 'glauber', 'isolated', 'ssvp']);
+  });
+
   it('the committed JSON Schema is the one the spec schema generates', () => {
     expect(JSON.parse(read('schema/sweep.schema.json'))).toEqual(JSON.parse(JSON.stringify(sweepSpecJsonSchema())));
   });
