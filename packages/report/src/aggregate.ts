@@ -1,4 +1,4 @@
-import { geometryLabel, type GeometrySpec } from '@panta/core';
+import { PROTOCOLS, geometryLabel, type GeometrySpec } from '@panta/core';
 import type { OrderParamRow } from '@panta/corpus';
 import type { CorpusData, RunInfo } from './corpus-data.js';
 import { extent, mean } from './stats.js';
@@ -12,6 +12,14 @@ export function panelLabel(run: RunInfo, varies: { protocol: boolean; dynamics: 
   if (varies.protocol) parts.push(run.protocol);
   if (varies.dynamics) parts.push(run.dynamics ?? 'asynchronous');
   return parts.join(' · ');
+}
+
+/** Protocols in the spec's order, then any other present (a corpus from another version), then the known rest. */
+export function protocolOrder(data: CorpusData): string[] {
+  const listed = (data.manifest.spec as { protocol?: string | string[] }).protocol;
+  const spec = listed === undefined ? [] : Array.isArray(listed) ? listed : [listed];
+  const present = [...new Set(data.runs.map((r) => r.protocol))];
+  return [...new Set([...spec, ...present.sort(), ...PROTOCOLS])];
 }
 
 /** The layout of the grid: geometries (spec order), panels and temperatures (ascending). */
@@ -40,7 +48,8 @@ export function layout(data: CorpusData): Layout {
   const geometries = [...specOrder.filter((g) => present.includes(g)), ...present.filter((g) => !specOrder.includes(g))];
   const panelOf = new Map<string, string>();
   const runOf = new Map<string, RunInfo>();
-  const sorted = [...data.runs].sort((a, b) => a.prompt_id.localeCompare(b.prompt_id) || a.n - b.n || a.protocol.localeCompare(b.protocol));
+  const protocols = protocolOrder(data);
+  const sorted = [...data.runs].sort((a, b) => a.prompt_id.localeCompare(b.prompt_id) || a.n - b.n || protocols.indexOf(a.protocol) - protocols.indexOf(b.protocol));
   const panels: string[] = [];
   for (const r of sorted) {
     const p = panelLabel(r, varies);
@@ -60,6 +69,8 @@ export interface CurvePoint {
   temperature: number;
   sweep: number;
   trials: number;
+  /** Of those trials, how many stopped early before t and count here with their last value (carried forward). */
+  held: number;
   m: number | null;
   m_lo: number | null;
   m_hi: number | null;
@@ -71,20 +82,43 @@ export interface CurvePoint {
   rho_hi: number | null;
 }
 
-/** Order parameters of one encoder, averaged over trials per (configuration, sweep). */
+/**
+ * Order parameters of one encoder, averaged over trials per (configuration, sweep). A run that stopped early
+ * has no rows after its last sweep: it counts with its last value at every later sweep its configuration's
+ * longest run reached. The engine stopped it because m and rho had settled, so that value is its own estimate
+ * of where it stays; averaging only the runs that reached t would instead make the mean jump as runs leave,
+ * and the curve's end would not be the mean of the runs' final values that the tables and Δρ report.
+ */
 export function curves(data: CorpusData, lay: Layout, encoder: string): CurvePoint[] {
-  const groups = new Map<string, { run: RunInfo; sweep: number; rows: OrderParamRow[] }>();
+  const byRun = new Map<string, OrderParamRow[]>();
   for (const p of data.orderParams) {
-    if (p.encoder !== encoder) continue;
-    const run = lay.runOf.get(p.run_id);
-    if (!run) continue;
-    const key = `${run.config_id}\u0000${p.sweep}`;
-    const g = groups.get(key) ?? { run, sweep: p.sweep, rows: [] };
-    g.rows.push(p);
+    if (p.encoder !== encoder || !lay.runOf.has(p.run_id)) continue;
+    const rows = byRun.get(p.run_id);
+    if (rows) rows.push(p);
+    else byRun.set(p.run_id, [p]);
+  }
+  const lastOfConfig = new Map<string, number>();
+  for (const [runId, rows] of byRun) {
+    rows.sort((a, b) => a.sweep - b.sweep);
+    const c = lay.runOf.get(runId)!.config_id;
+    lastOfConfig.set(c, Math.max(lastOfConfig.get(c) ?? 0, rows.at(-1)!.sweep));
+  }
+  const groups = new Map<string, { run: RunInfo; sweep: number; rows: OrderParamRow[]; held: number }>();
+  const add = (run: RunInfo, sweep: number, row: OrderParamRow, held: boolean) => {
+    const key = `${run.config_id}\u0000${sweep}`;
+    const g = groups.get(key) ?? { run, sweep, rows: [], held: 0 };
+    g.rows.push(row);
+    if (held) g.held++;
     groups.set(key, g);
+  };
+  for (const [runId, rows] of byRun) {
+    const run = lay.runOf.get(runId)!;
+    for (const row of rows) add(run, row.sweep, row, false);
+    const last = rows.at(-1)!;
+    for (let t = last.sweep + 1; t <= lastOfConfig.get(run.config_id)!; t++) add(run, t, last, true);
   }
   const out: CurvePoint[] = [];
-  for (const { run, sweep, rows } of groups.values()) {
+  for (const { run, sweep, rows, held } of groups.values()) {
     const m = rows.map((r) => r.magnetisation);
     const q = rows.map((r) => r.cohesion);
     const rho = rows.map((r) => r.rho);
@@ -98,6 +132,7 @@ export function curves(data: CorpusData, lay: Layout, encoder: string): CurvePoi
       temperature: run.temperature,
       sweep,
       trials: rows.length,
+      held,
       m: mean(m),
       m_lo: mLo,
       m_hi: mHi,

@@ -14,6 +14,7 @@ import {
   type Manifest,
   type OrderParamRow,
 } from '@panta/corpus';
+import { loadEventStats, type EventStats } from './event-stats.js';
 
 /** One run as the report sees it: the columns of runs.parquet (DESIGN.md 5); null where unknown. */
 export interface RunInfo extends RunColumns {
@@ -25,7 +26,13 @@ export interface RunInfo extends RunColumns {
   prompt_tokens: number | null;
   completion_tokens: number | null;
   cost: number | null;
+  /** LLM calls of the coordination protocols (merge, judge, moderator): rows with role <> agent. `calls` includes them. */
+  extra_calls: number | null;
   stopped_early: boolean | null;
+  /** Last sweep the run executed (the spec's sweeps unless it stopped early). */
+  sweeps_run: number | null;
+  /** Agent calls early stopping did not make: (sweeps - sweeps_run) * N. */
+  calls_saved: number | null;
   focus_total: number | null;
   drift_onset: number | null;
   recovered: boolean | null;
@@ -47,6 +54,18 @@ export interface CorpusData {
   provisional: boolean;
   /** Things a reader must know (incomplete corpus, missing files), shown at the top of the report. */
   notes: string[];
+  /** What only the event rows tell (calls per role, the relay budget); null unless loaded with `events: true`. */
+  events: EventStats | null;
+}
+
+export interface LoadOptions {
+  /** Also query the event shards (writeReport does; the dashboard's live curves do not need it). */
+  events?: boolean;
+}
+
+/** Sweeps per run as the spec planned them (each run has sweeps + 1 snapshots, t = 0 included). */
+export function specSweeps(manifest: Manifest): number {
+  return (manifest.spec as { sweeps?: number }).sweeps ?? 10;
 }
 
 const RUN_SELECT = `run_id, config_id, trial, prompt_id, geometry, n, k, temperature, protocol`;
@@ -58,7 +77,7 @@ const RUN_SELECT = `run_id, config_id, trial, prompt_id, geometry, n, k, tempera
  * are recomputed from the complete shards (without writing anything) and flagged provisional.
  * Throws InputError (one line: file, problem, fix) for a folder that is not a corpus.
  */
-export async function loadCorpus(dirArg: string): Promise<CorpusData> {
+export async function loadCorpus(dirArg: string, options: LoadOptions = {}): Promise<CorpusData> {
   const manifest = readCorpusManifest(dirArg);
   const dir = resolve(dirArg);
   const notes: string[] = [];
@@ -74,7 +93,7 @@ export async function loadCorpus(dirArg: string): Promise<CorpusData> {
     // runs.parquet is rewritten when a session ends: a run finished since then is complete all the same.
     for (const r of runs) if (r.status !== 'complete' && shards.has(r.run_id)) r.status = 'complete';
   } else {
-    runs = await runsFromShards(dir, [...shards]);
+    runs = await runsFromShards(dir, [...shards], specSweeps(manifest));
     if (!complete) notes.push('runs.parquet is not written yet (no session of this sweep has finished): runs are read from the complete event shards, calls and retries from the run journal.');
   }
 
@@ -107,7 +126,16 @@ export async function loadCorpus(dirArg: string): Promise<CorpusData> {
           : 'No run is complete yet, so there are no order parameters to show.'),
     );
   }
-  return { dir, manifest, runs, orderParams, encoders, provisional, notes };
+  const data: CorpusData = { dir, manifest, runs, orderParams, encoders, provisional, notes, events: null };
+  if (options.events) {
+    try {
+      data.events = await loadEventStats(data, runs.filter((r) => shards.has(r.run_id)).map((r) => r.run_id));
+    } catch (e) {
+      const first = (e as Error).message.split('\n')[0];
+      throw new InputError(eventsDir(dir), '', `unreadable event shards (${first})`, 'run `panta verify` on the corpus, then run the sweep again to rewrite it');
+    }
+  }
+  return data;
 }
 
 /** The manifest, or an InputError naming the folder or file, the problem and the fix. */
@@ -150,12 +178,14 @@ function completeShards(dir: string): Set<string> {
   );
 }
 
-async function runsFromShards(dir: string, runIds: string[]): Promise<RunInfo[]> {
+async function runsFromShards(dir: string, runIds: string[], sweeps: number): Promise<RunInfo[]> {
   if (runIds.length === 0) return [];
   const files = runIds.map((id) => shardPath(dir, id));
+  // As finish.ts counts them for runs.parquet: events are answers (role agent), tokens are every role's.
   const rows = await readTable(
     join(dir, 'events'),
-    `SELECT ${RUN_SELECT}, count(*) AS events, sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens
+    `SELECT ${RUN_SELECT}, count(*) FILTER (WHERE role = 'agent') AS events, count(*) FILTER (WHERE role <> 'agent') AS extra_calls,
+       max(sweep) FILTER (WHERE role = 'agent') AS sweeps_run, sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens
      FROM ${readParquetSql(files)} GROUP BY ALL ORDER BY run_id`,
   );
   const journal = readRunRecords(dir);
@@ -168,7 +198,8 @@ async function runsFromShards(dir: string, runIds: string[]): Promise<RunInfo[]>
       calls: rec?.calls ?? null,
       retries: rec?.retries ?? null,
       cost: null,
-      stopped_early: false,
+      stopped_early: Number(row.sweeps_run) < sweeps,
+      calls_saved: (sweeps - Number(row.sweeps_run)) * Number(row.n),
       focus_total: null,
       drift_onset: null,
       recovered: null,
@@ -198,7 +229,10 @@ function toRunInfo(r: Record<string, unknown>): RunInfo {
     prompt_tokens: num(r.prompt_tokens),
     completion_tokens: num(r.completion_tokens),
     cost: num(r.cost),
+    extra_calls: num(r.extra_calls),
     stopped_early: r.stopped_early === null || r.stopped_early === undefined ? null : Boolean(r.stopped_early),
+    sweeps_run: num(r.sweeps_run),
+    calls_saved: num(r.calls_saved),
     focus_total: num(r.focus_total),
     drift_onset: num(r.drift_onset),
     recovered: r.recovered === null || r.recovered === undefined ? null : Boolean(r.recovered),

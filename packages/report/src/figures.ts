@@ -1,40 +1,11 @@
 import type { TopLevelSpec } from 'vega-lite';
 import { curves, finalDeltaRho, layout, type CurvePoint, type Layout } from './aggregate.js';
 import type { CorpusData } from './corpus-data.js';
+import { CONFIG, LINE_LEGEND, PANEL, SCHEMA, temperatureColor, type Figure } from './figure-style.js';
+import { protocolsFigure } from './protocols.js';
+import { relayFigure } from './relay.js';
 
-/** A figure of the report: a Vega-Lite spec (data inlined) with the words that go with it. */
-export interface Figure {
-  /** File stem under figures/ (`magnetisation-hashing`). */
-  id: string;
-  title: string;
-  caption: string;
-  spec: TopLevelSpec;
-}
-
-/** Panel size and fonts shared by every figure; DejaVu Sans is what the PNG renderer loads. */
-const PANEL = { width: 180, height: 120 };
-const CONFIG = {
-  font: 'DejaVu Sans, Verdana, sans-serif',
-  background: 'white',
-  view: { stroke: '#ccc' },
-  axis: { labelFontSize: 10, titleFontSize: 11, gridColor: '#eee' },
-  header: { labelFontSize: 11, labelFontWeight: 'bold' as const },
-  legend: { labelFontSize: 10, titleFontSize: 11 },
-  title: { fontSize: 14, anchor: 'start' as const },
-};
-
-/** Temperature colours: an ordinal cut of plasma without its palest end, so every line shows on white. */
-function temperatureColor(lay: Layout) {
-  return {
-    field: 'temperature',
-    type: 'ordinal' as const,
-    title: 'T',
-    scale: { domain: lay.temperatures, scheme: { name: 'plasma', extent: [0.05, 0.8] } },
-  };
-}
-
-/** Legend entries drawn as line strokes, fully opaque (the translucent bands would otherwise set their look); the same on every layer, as Vega-Lite merges them. */
-const LINE_LEGEND = { symbolType: 'stroke', symbolStrokeWidth: 2.5, symbolOpacity: 1, symbolSize: 200 };
+export type { Figure } from './figure-style.js';
 
 function facetGrid(lay: Layout) {
   return {
@@ -45,7 +16,7 @@ function facetGrid(lay: Layout) {
 
 function grid(title: string, values: object[], lay: Layout, layer: unknown[]): TopLevelSpec {
   return {
-    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    $schema: SCHEMA,
     title,
     config: CONFIG,
     data: { values },
@@ -70,7 +41,7 @@ function curveLayers(field: 'm' | 'q' | 'rho', yTitle: string, lay: Layout, doma
         x,
         y: { field, type: 'quantitative', title: yTitle, scale },
         color: { ...temperatureColor(lay), legend: LINE_LEGEND },
-        tooltip: [{ field: 'config_id' }, { field: 'sweep' }, { field, format: '.3f' }, { field: 'trials' }],
+        tooltip: [{ field: 'config_id' }, { field: 'sweep' }, { field, format: '.3f' }, { field: 'trials' }, { field: 'held', title: 'held (stopped early)' }],
       },
     },
   ];
@@ -80,6 +51,16 @@ const MEASURES = {
   magnetisation: { field: 'm' as const, symbol: 'm', name: 'magnetisation', domain: [0, 1] as [number, number] },
   cohesion: { field: 'q' as const, symbol: 'q', name: 'cohesion', domain: undefined },
 };
+
+/** How curves treat runs that stopped early (aggregate.ts `curves`), said only when some did. */
+function heldNote(data: CorpusData): string {
+  const stopped = data.runs.filter((r) => r.stopped_early === true).length;
+  if (stopped === 0) return '';
+  return (
+    ` Early stopping: ${stopped} run${stopped === 1 ? '' : 's'} stopped before the last sweep; such a run counts in the mean and band with its last value ` +
+    '(carried forward, as the stopping rule judged it settled) at every later sweep its configuration\'s longest run reached, so every point averages all trials.'
+  );
+}
 
 /** Ordering curves: magnetisation or cohesion against sweep t, one column per geometry, one line per temperature. */
 export function orderingFigure(data: CorpusData, measure: 'magnetisation' | 'cohesion', encoder: string, lay: Layout = layout(data)): Figure {
@@ -91,7 +72,8 @@ export function orderingFigure(data: CorpusData, measure: 'magnetisation' | 'coh
     caption:
       `${m.name} ${m.symbol} of snapshot(t) against sweep t (t = 0: the initial answers), encoder ${encoder}; ` +
       `one column per geometry, one row per prompt and size, one line per temperature T, the mean over ${trials} trial${trials === 1 ? '' : 's'}, ` +
-      'the band spanning their minimum and maximum.',
+      'the band spanning their minimum and maximum.' +
+      heldNote(data),
     spec: grid(`${m.name} ${m.symbol}(t) · encoder ${encoder}`, stripCurves(curves(data, lay, encoder), m.field), lay, curveLayers(m.field, m.symbol, lay, m.domain)),
   };
 }
@@ -103,7 +85,8 @@ export function rhoFigure(data: CorpusData, lay: Layout = layout(data)): Figure 
     title: 'Hallucination density ρ(t)',
     caption:
       'hallucination density ρ = #hallucinated / (#correct + #hallucinated) of snapshot(t) against sweep t, from the judge tags ' +
-      '(the same for every encoder); layout as above: mean over trials, band from minimum to maximum. A gap means no answer was judged correct or hallucinated.',
+      '(the same for every encoder); layout as above: mean over trials, band from minimum to maximum. A gap means no answer was judged correct or hallucinated.' +
+      heldNote(data),
     spec: grid('hallucination density ρ(t)', stripCurves(curves(data, lay, data.encoders[0]!), 'rho'), lay, curveLayers('rho', 'ρ', lay, [0, 1])),
   };
 }
@@ -111,7 +94,8 @@ export function rhoFigure(data: CorpusData, lay: Layout = layout(data)): Figure 
 /** Final delta_rho against T per geometry, the best temperature (lowest delta_rho) marked. */
 export function deltaRhoFigure(data: CorpusData, lay: Layout = layout(data)): Figure {
   const values = finalDeltaRho(data, lay);
-  const x = { field: 'temperature', type: 'quantitative', title: 'temperature T', scale: { zero: false, nice: false, padding: 8 } };
+  // Ticks at the sweep's temperatures, as written (one temperature would otherwise be labelled 0.700000).
+  const x = { field: 'temperature', type: 'quantitative', title: 'temperature T', scale: { zero: false, nice: false, padding: 8 }, axis: { values: lay.temperatures, format: '.4~g' } };
   const y = { field: 'delta_rho', type: 'quantitative', title: 'Δρ (final)' };
   const layer = [
     { mark: { type: 'rule', color: '#999', strokeDash: [3, 3] }, encoding: { y: { datum: 0, type: 'quantitative' } } },
@@ -167,7 +151,8 @@ export function phaseSpaceFigure(data: CorpusData, encoder: string, lay: Layout 
     title: `Phase space: cohesion q against ρ, encoder ${encoder}`,
     caption:
       `cohesion q (encoder ${encoder}) against hallucination density ρ, one trajectory per configuration through sweeps t = 0, 1, ... (means over trials), ` +
-      'from the open circle (t = 0) to the dot (the final sweep); colour is temperature. Sweeps where ρ is undefined (nothing judged correct or hallucinated) are left out.',
+      'from the open circle (t = 0) to the dot (the final sweep); colour is temperature. Sweeps where ρ is undefined (nothing judged correct or hallucinated) are left out.' +
+      heldNote(data),
     spec: grid(`phase space q against ρ · encoder ${encoder}`, points, lay, layer),
   };
 }
@@ -181,6 +166,7 @@ function stripCurves(points: CurvePoint[], field: 'm' | 'q' | 'rho'): object[] {
     temperature: p.temperature,
     sweep: p.sweep,
     trials: p.trials,
+    held: p.held,
     [field]: p[field],
     [`${field}_lo`]: p[`${field}_lo`],
     [`${field}_hi`]: p[`${field}_hi`],
@@ -195,5 +181,9 @@ export function reportFigures(data: CorpusData): Figure[] {
   for (const e of data.encoders) figures.push(orderingFigure(data, 'magnetisation', e, lay), orderingFigure(data, 'cohesion', e, lay));
   figures.push(rhoFigure(data, lay), deltaRhoFigure(data, lay));
   for (const e of data.encoders) figures.push(phaseSpaceFigure(data, e, lay));
+  const protocols = protocolsFigure(data, lay);
+  if (protocols) figures.push(protocols);
+  const relay = relayFigure(data);
+  if (relay) figures.push(relay);
   return figures;
 }

@@ -1,5 +1,9 @@
-export { loadCorpus, readCorpusManifest, type CorpusData, type RunInfo } from './corpus-data.js';
-export { curves, finalDeltaRho, finalRows, layout, panelLabel, type CurvePoint, type DeltaRhoPoint, type Layout } from './aggregate.js';
+export { loadCorpus, readCorpusManifest, specSweeps, type CorpusData, type LoadOptions, type RunInfo } from './corpus-data.js';
+export { loadEventStats, type EventStats, type RoleUsage } from './event-stats.js';
+export { earlyStoppingOn, earlyStoppingTable, savings, savingsNote, type Savings } from './early-stopping.js';
+export { protocolsFigure, protocolsGridded, protocolsTable } from './protocols.js';
+export { loadRelay, relayApplies, relayFigure, relayPoints, relaySql, relayTable, type RelayPoint, type RelayRun } from './relay.js';
+export { curves, finalDeltaRho, finalRows, layout, panelLabel, protocolOrder, type CurvePoint, type DeltaRhoPoint, type Layout } from './aggregate.js';
 export { deltaRhoFigure, orderingFigure, phaseSpaceFigure, reportFigures, rhoFigure, type Figure } from './figures.js';
 export { configCohesion, costTable, driftTable, ladderTable, reportTables, robustnessTable, tableCsv, type Cell, type Table } from './tables.js';
 export { renderPng, renderSvg, toVega, vegaView, type PngOptions } from './render.js';

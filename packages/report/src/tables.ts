@@ -1,6 +1,9 @@
 import { driftStats } from '@panta/core';
 import { finalRows, layout, type Layout } from './aggregate.js';
 import type { CorpusData, RunInfo } from './corpus-data.js';
+import { earlyStoppingOn, earlyStoppingTable, savings, savingsNote } from './early-stopping.js';
+import { protocolsTable } from './protocols.js';
+import { relayTable } from './relay.js';
 import { mean, spearman } from './stats.js';
 
 export type Cell = string | number | boolean | null;
@@ -149,25 +152,28 @@ function sum(xs: (number | null)[]): number | null {
   return defined.length > 0 ? defined.reduce((a, b) => a + b, 0) : null;
 }
 
-/** Calls, retries, tokens, cost and wall time per geometry, with the sweep's total. */
+/** Calls, retries, tokens, cost and wall time per geometry, with the sweep's total; what early stopping saved when it was on. */
 export function costTable(data: CorpusData, lay: Layout = layout(data)): Table {
-  const early = data.runs.filter((r) => r.stopped_early).length;
-  const saved = early === 0 ? 'not applicable' : 'not recorded';
-  const row = (label: string, runs: RunInfo[], planned = runs.length): Cell[] => [
-    label,
-    `${runs.filter((r) => r.status === 'complete').length}/${planned}`,
-    sum(runs.map((r) => r.events)),
-    sum(runs.map((r) => r.calls)),
-    sum(runs.map((r) => r.retries)),
-    sum(runs.map((r) => r.prompt_tokens)),
-    sum(runs.map((r) => r.completion_tokens)),
-    sum(runs.map((r) => r.cost)),
-    (() => {
-      const ms = sum(runs.map((r) => r.wall_ms));
-      return ms === null ? null : ms / 1000;
-    })(),
-    saved,
-  ];
+  const early = earlyStoppingOn(data);
+  const row = (label: string, runs: RunInfo[], planned = runs.length): Cell[] => {
+    const s = savings(runs);
+    return [
+      label,
+      `${runs.filter((r) => r.status === 'complete').length}/${planned}`,
+      sum(runs.map((r) => r.events)),
+      sum(runs.map((r) => r.calls)),
+      sum(runs.map((r) => r.extra_calls)),
+      sum(runs.map((r) => r.retries)),
+      sum(runs.map((r) => r.prompt_tokens)),
+      sum(runs.map((r) => r.completion_tokens)),
+      sum(runs.map((r) => r.cost)),
+      (() => {
+        const ms = sum(runs.map((r) => r.wall_ms));
+        return ms === null ? null : ms / 1000;
+      })(),
+      ...(early ? [s.stopped, s.saved, s.percent] : []),
+    ];
+  };
   const rows = lay.geometries.map((g) => row(g, data.runs.filter((r) => r.geometry === g)));
   rows.push(row('total', data.runs, Math.max(data.runs.length, data.manifest.runs.planned)));
   const backend = data.manifest.backend;
@@ -176,22 +182,39 @@ export function costTable(data: CorpusData, lay: Layout = layout(data)): Table {
     id: 'cost',
     title: 'Cost',
     caption:
-      `LLM calls (retries included), retries, tokens and wall time of the agents' calls per geometry (backend ${backend.kind}, model ${backend.model}); ` +
-      `the LLM judge made ${data.manifest.usage?.judge_calls ?? 0} calls in the last session. ` +
+      `LLM calls of every role (the agents' answers and the coordination protocols' merge, judge and moderator calls; retries included), ` +
+      `the extra calls among them, retries, tokens (every role) and wall time per geometry (backend ${backend.kind}, model ${backend.model}); ` +
+      `events counts answers only. The LLM judge made ${data.manifest.usage?.judge_calls ?? 0} calls in the last session. ` +
       (hasPrice ? 'Cost is in the currency of the backend\'s price table. ' : 'Cost: n/a, the backend has no price table (`price` in the spec). ') +
-      (early === 0
-        ? 'Calls saved by early stopping: not applicable, the engine has no early stopping yet (no run stopped early).'
-        : `Calls saved by early stopping: ${early} runs stopped early, but the corpus does not record the calls they saved.`) +
+      savingsNote(data) +
       (data.manifest.status === 'complete' ? '' : ' The corpus is incomplete: runs.parquet counts what was written when a session last ended.'),
-    columns: ['geometry', 'runs complete', 'events', 'calls', 'retries', 'prompt tokens', 'completion tokens', 'cost', 'wall time (s, summed over runs)', 'calls saved by early stopping'],
+    columns: [
+      'geometry',
+      'runs complete',
+      'events',
+      'calls',
+      'extra calls',
+      'retries',
+      'prompt tokens',
+      'completion tokens',
+      'cost',
+      'wall time (s, summed over runs)',
+      ...(early ? ['runs stopped early', 'calls saved by early stopping', 'calls saved (%)'] : []),
+    ],
     rows,
   };
 }
 
-/** Every table of the report, in reading order. */
+/** Every table of the report, in reading order; the protocol, early-stopping and relay tables only when the sweep has them. */
 export function reportTables(data: CorpusData): Table[] {
   const lay = layout(data);
-  return [ladderTable(data, lay), robustnessTable(data, lay), driftTable(data, lay), costTable(data, lay)];
+  const tables = [ladderTable(data, lay), robustnessTable(data, lay), driftTable(data, lay), costTable(data, lay)];
+  if (data.runs.some((r) => r.stopped_early === true)) tables.push(earlyStoppingTable(data, lay));
+  const protocols = protocolsTable(data, lay);
+  if (protocols) tables.push(protocols);
+  const relay = relayTable(data);
+  if (relay) tables.push(relay);
+  return tables;
 }
 
 /** RFC 4180 CSV: header, then rows; null as an empty field. */

@@ -35,7 +35,7 @@ export interface ReportResult {
 export async function writeReport(dir: string, options: ReportOptions = {}): Promise<ReportResult> {
   const out = resolve(options.out ?? join(dir, 'report'));
   if (existsSync(out) && !statSync(out).isDirectory()) throw new InputError(out, '--out', 'exists and is not a folder', 'give a folder for the report, or remove the file');
-  const data = await loadCorpus(dir);
+  const data = await loadCorpus(dir, { events: true });
   const rendered: (RenderedFigure & { png: Buffer })[] = [];
   for (const figure of reportFigures(data)) {
     const svg = await renderSvg(figure.spec);

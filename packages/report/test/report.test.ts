@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { Resvg } from '@resvg/resvg-js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { queryRows } from '@panta/corpus';
-import { averageRanks, spearman } from '@panta/report';
+import { runSweep } from '@panta/engine';
+import { averageRanks, spearman, writeReport, type ReportResult } from '@panta/report';
 import { RHEON6, panta, tempDir, writeSpec } from '../../../test/helpers.js';
 
 const GEOMETRIES = ['ring', 'torus2d', 'meanfield'];
@@ -171,7 +172,7 @@ describe('panta report', () => {
     expect(rows[0]![3]).toBe(rs.toFixed(3));
   });
 
-  it('drift and cost tables carry runs.parquet, and early stopping is not applicable', async () => {
+  it('drift and cost tables carry runs.parquet, and early stopping is said to be off', async () => {
     const drift = htmlTable('drift');
     expect(drift).toHaveLength(GEOMETRIES.length * TEMPERATURES.length);
     const [focus] = await queryRows(`SELECT avg(focus_total) AS f, count(drift_onset) AS drifted FROM read_parquet('${corpus}/runs.parquet') WHERE geometry = 'ring' AND temperature = 0.8`);
@@ -184,9 +185,12 @@ describe('panta report', () => {
     const total = cost.at(-1)!;
     expect(total[1]).toBe(`${sums!.runs}/${sums!.runs}`);
     expect(total[3]).toBe((sums!.calls as number).toLocaleString('en-US'));
-    expect(total[5]).toBe((sums!.pt as number).toLocaleString('en-US'));
-    expect(total[7]).toBe('n/a'); // the surrogate has no price table
-    expect(cost.every((r) => r[9] === 'not applicable')).toBe(true);
+    expect(total[4]).toBe('0'); // glauber makes no extra calls
+    expect(total[6]).toBe((sums!.pt as number).toLocaleString('en-US'));
+    expect(total[8]).toBe('n/a'); // the surrogate has no price table
+    expect(cost.every((r) => r.length === 10)).toBe(true); // no early-stopping columns
+    expect(html).toContain('Early stopping was off (no early_stopping in the spec): every run made all 3 sweeps.');
+    expect(html).not.toContain('id="early-stopping"');
   });
 
   it('index.html is self-contained: inline SVG and CSS, no script, no stylesheet link, no URL', () => {
@@ -241,6 +245,326 @@ describe('panta report', () => {
     expect(m.code).toBe(2);
     expect(m.stderr.trim()).toBe(`panta: ${missing}: no such folder; fix: give the folder a sweep wrote (the --out of \`panta run\`)`);
     expect(existsSync(missing)).toBe(false);
+  });
+});
+
+/** A sweep run in this process (faster than spawning `panta`) and its report. */
+async function sweepAndReport(yaml: string): Promise<{ corpus: string; result: ReportResult; page: string }> {
+  const d = tempDir();
+  const out = join(d, 'corpus');
+  const summary = await runSweep(writeSpec(d, yaml), { out, logLevel: 'silent' });
+  expect(summary.status).toBe('complete');
+  const result = await writeReport(out);
+  return { corpus: out, result, page: readFileSync(result.index, 'utf8') };
+}
+
+/** The body rows of one HTML table of a report page, cells as text. */
+function pageTable(page: string, id: string): string[][] {
+  const section = new RegExp(`<section id="${id}">([\\s\\S]*?)</section>`).exec(page)?.[1];
+  expect(section, `section ${id}`).toBeDefined();
+  const body = /<tbody>([\s\S]*?)<\/tbody>/.exec(section!)?.[1] ?? '';
+  return [...body.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((tr) => [...tr[1]!.matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((td) => td[1]!));
+}
+
+/** A CSV the report wrote, as header and rows keyed by column (RFC 4180 quotes: headers hold commas). */
+function readCsv(result: ReportResult, id: string): { header: string[]; rows: Record<string, string>[] } {
+  const text = readFileSync(join(result.out, 'tables', `${id}.csv`), 'utf8');
+  const lines = text.trim().split('\n').map((line) => [...line.matchAll(/("(?:[^"]|"")*"|[^,]*)(?:,|$)/g)].map((m) => m[1]!.replace(/^"(.*)"$/, '$1').replaceAll('""', '"')).slice(0, -1));
+  const header = lines[0]!;
+  return { header, rows: lines.slice(1).map((cells) => Object.fromEntries(header.map((h, i) => [h, cells[i]!]))) };
+}
+
+/** Every figure of a report: SVG that parses, PNG twice its size. */
+function expectFiguresRender(result: ReportResult): void {
+  expect(result.figures.length).toBeGreaterThan(0);
+  for (const f of result.figures) {
+    const parsed = new Resvg(readFileSync(f.svg, 'utf8'));
+    const png = readFileSync(f.png);
+    expect(png.subarray(1, 4).toString()).toBe('PNG');
+    expect(png.readUInt32BE(16)).toBe(Math.round(parsed.width * 2));
+  }
+}
+
+describe('report of an early-stopped sweep', () => {
+  const SPEC_ES = `name: es
+dataset: ${RHEON6}
+prompts: [fq117, fq367]
+geometries: [ring, meanfield]
+sizes: [32]
+temperatures: [0.1, 1.3]
+trials: 2
+sweeps: 8
+seed: 3
+backend: {kind: surrogate}
+encoders: [{name: hashing, kind: hashing, dim: 64}]
+judge: {kind: reference}
+early_stopping: {}
+`;
+  let es: Awaited<ReturnType<typeof sweepAndReport>>;
+  const runsPq = () => `read_parquet('${es.corpus}/runs.parquet')`;
+
+  beforeAll(async () => {
+    es = await sweepAndReport(SPEC_ES);
+  });
+
+  it('cost table: calls saved per geometry and in total are sum(calls_saved) of runs.parquet; the note gives the share', async () => {
+    const sums = await queryRows(
+      `SELECT coalesce(geometry, 'total') AS geometry, sum(calls_saved) AS saved, sum(calls) AS calls, count(*) FILTER (WHERE stopped_early) AS stopped,
+         avg(sweeps_run) AS last, count(*) AS runs, count(*) FILTER (WHERE calls_saved <> (8 - sweeps_run) * n) AS bad
+       FROM ${runsPq()} GROUP BY ROLLUP (geometry)`,
+    );
+    const total = sums.find((x) => x.geometry === 'total')!;
+    // the corpus must hold both kinds of run, or the numbers below could not tell a wrong sum from a right one
+    expect(total.stopped as number).toBeGreaterThan(0);
+    expect(total.stopped as number).toBeLessThan(total.runs as number);
+    expect(total.bad).toBe(0);
+    const { header, rows } = readCsv(es.result, 'cost');
+    expect(header.slice(-3)).toEqual(['runs stopped early', 'calls saved by early stopping', 'calls saved (%)']);
+    expect(rows.map((r) => r.geometry)).toEqual(['ring', 'meanfield', 'total']);
+    for (const row of rows) {
+      const x = sums.find((s) => s.geometry === row.geometry)!;
+      expect(Number(row['calls saved by early stopping'])).toBe(x.saved);
+      expect(Number(row['calls saved (%)'])).toBeCloseTo((100 * (x.saved as number)) / ((x.saved as number) + (x.calls as number)), 10);
+      expect(Number(row['runs stopped early'])).toBe(x.stopped);
+      expect(Number(row.calls)).toBe(x.calls);
+    }
+    const pct = (100 * (total.saved as number)) / ((total.saved as number) + (total.calls as number));
+    expect(es.page).toContain(
+      `Early stopping: ${total.stopped} of ${total.runs} runs stopped early, mean last sweep ${(total.last as number).toFixed(1)} of 8; calls saved: ${pct.toFixed(1)}% of the calls full runs would make`,
+    );
+    const shown = pageTable(es.page, 'cost').at(-1)!;
+    expect(shown.slice(-3)).toEqual([String(total.stopped), (total.saved as number).toLocaleString('en-US'), pct.toFixed(3)]);
+  });
+
+  it('early-stopping table: runs, stops, mean last sweep and calls saved per configuration', async () => {
+    const expected = await queryRows(
+      `SELECT config_id, count(*) AS runs, count(*) FILTER (WHERE stopped_early) AS stopped, avg(sweeps_run) AS last,
+         100 * sum(calls_saved) / (sum(calls) + sum(calls_saved)) AS pct FROM ${runsPq()} GROUP BY ALL`,
+    );
+    const { header, rows } = readCsv(es.result, 'early-stopping');
+    expect(header).toEqual(['prompt', 'geometry', 'N', 'T', 'runs', 'stopped early', 'mean last sweep', 'calls saved (%)']);
+    expect(rows).toHaveLength(8);
+    for (const row of rows) {
+      const x = expected.find((e) => e.config_id === `${row.prompt}-${row.geometry}-n${row.N}-T${row.T}-glauber`)!;
+      expect(Number(row.runs)).toBe(x.runs);
+      expect(Number(row['stopped early'])).toBe(x.stopped);
+      expect(Number(row['mean last sweep'])).toBeCloseTo(x.last as number, 12);
+      expect(Number(row['calls saved (%)'])).toBeCloseTo(x.pct as number, 10);
+    }
+  });
+
+  it('curves: a run that stopped early counts with its last value at later sweeps; every figure still renders', async () => {
+    // each run's rho at min(t, its last sweep), for t up to the last sweep of its configuration's longest run
+    const expected = await queryRows(
+      `WITH op AS (SELECT * FROM read_parquet('${es.corpus}/order_params.parquet')),
+         last AS (SELECT run_id, config_id, max(sweep) AS last FROM op GROUP BY ALL),
+         grid AS (SELECT run_id, config_id, last, unnest(generate_series(0, max(last) OVER (PARTITION BY config_id))) AS t FROM last)
+       SELECT g.config_id, g.t AS sweep, avg(op.rho) AS rho, min(op.rho) AS lo, max(op.rho) AS hi, count(*) AS trials, count(*) FILTER (WHERE g.t > g.last) AS held
+       FROM grid g JOIN op ON op.run_id = g.run_id AND op.sweep = least(g.t, g.last) GROUP BY ALL`,
+    );
+    expect(expected.some((x) => (x.held as number) > 0)).toBe(true);
+    const drawn = (JSON.parse(readFileSync(join(es.result.out, 'figures', 'rho.vl.json'), 'utf8')) as { data: { values: Record<string, number | string>[] } }).data.values;
+    expect(drawn).toHaveLength(expected.length);
+    for (const x of expected) {
+      const d = drawn.find((v) => v.config_id === x.config_id && v.sweep === x.sweep)!;
+      expect(d.trials).toBe(2);
+      expect(d.held).toBe(x.held);
+      expect(d.rho as number).toBeCloseTo(x.rho as number, 12);
+      expect(d.rho_lo).toBe(x.lo);
+      expect(d.rho_hi).toBe(x.hi);
+    }
+    expect(es.page).toContain('such a run counts in the mean and band with its last value (carried forward');
+    expectFiguresRender(es.result);
+    expect((readFileSync(join(es.result.out, 'figures', 'rho.svg'), 'utf8').match(/<g class="mark-line role-mark/g) ?? []).length).toBe(8);
+  });
+});
+
+describe('report of a sweep that grids the protocol', () => {
+  const PROTOCOLS = ['isolated', 'glauber', 'ssvp', 'belief-board', 'drift-policy'];
+  const SPEC_PROTOCOLS = `name: protocols
+dataset: ${RHEON6}
+prompts: [fq117]
+geometries: [ring, meanfield]
+sizes: [16]
+temperatures: [0.3, 0.9]
+trials: 2
+sweeps: 3
+seed: 11
+protocol: [${PROTOCOLS.join(', ')}]
+backend: {kind: surrogate}
+encoders: [{name: hashing, kind: hashing, dim: 64}]
+judge: {kind: reference}
+`;
+  let pr: Awaited<ReturnType<typeof sweepAndReport>>;
+  const FINAL_RHO = () =>
+    `SELECT run_id, rho FROM read_parquet('${pr.corpus}/order_params.parquet') QUALIFY sweep = max(sweep) OVER (PARTITION BY run_id)`;
+
+  beforeAll(async () => {
+    pr = await sweepAndReport(SPEC_PROTOCOLS);
+  });
+
+  it('coordination protocols table: calls by role and tokens as the event rows count them, final rho as order_params gives it', async () => {
+    const counts = await queryRows(
+      `SELECT geometry, protocol, count(*) FILTER (WHERE role = 'agent') AS agent, count(*) FILTER (WHERE role = 'merge') AS merge,
+         count(*) FILTER (WHERE role = 'judge') AS judge, count(*) FILTER (WHERE role = 'moderator') AS moderator,
+         sum(prompt_tokens + completion_tokens) FILTER (WHERE role = 'agent') AS agent_tokens, sum(prompt_tokens + completion_tokens) AS tokens
+       FROM read_parquet('${pr.corpus}/events/*.parquet') GROUP BY ALL`,
+    );
+    const rho = await queryRows(
+      `WITH f AS (SELECT r.geometry, r.protocol, r.config_id, f.rho FROM (${FINAL_RHO()}) f JOIN read_parquet('${pr.corpus}/runs.parquet') r USING (run_id)),
+         spread AS (SELECT geometry, protocol, config_id, max(rho) - min(rho) AS s FROM f GROUP BY ALL)
+       SELECT geometry, protocol, (SELECT avg(rho) FROM f WHERE f.geometry = a.geometry AND f.protocol = a.protocol) AS rho, avg(s) AS spread FROM spread a GROUP BY ALL`,
+    );
+    const extras = await queryRows(`SELECT protocol, sum(extra_calls) AS extra FROM read_parquet('${pr.corpus}/runs.parquet') GROUP BY ALL`);
+    // the protocols must have made extra calls of two roles, or the comparison below could not fail
+    expect(counts.reduce((s, c) => s + (c.merge as number), 0)).toBeGreaterThan(0);
+    expect(counts.reduce((s, c) => s + (c.judge as number), 0)).toBeGreaterThan(0);
+
+    const { header, rows } = readCsv(pr.result, 'protocols');
+    expect(header).toEqual([
+      'geometry', 'protocol', 'runs', 'm final (hashing)', 'm trial spread', 'ρ final', 'ρ trial spread',
+      'agent calls', 'merge calls', 'judge calls', 'moderator calls', 'tokens / agent call', 'tokens / agent call, all roles',
+    ]);
+    expect(rows.map((r) => `${r.geometry}/${r.protocol}`)).toEqual(['ring', 'meanfield'].flatMap((g) => PROTOCOLS.map((p) => `${g}/${p}`)));
+    for (const row of rows) {
+      const c = counts.find((x) => x.geometry === row.geometry && x.protocol === row.protocol)!;
+      const r = rho.find((x) => x.geometry === row.geometry && x.protocol === row.protocol)!;
+      expect(Number(row.runs)).toBe(4);
+      for (const role of ['agent', 'merge', 'judge', 'moderator']) expect(Number(row[`${role} calls`]), `${row.geometry} ${row.protocol} ${role}`).toBe(c[role]);
+      expect(Number(row['tokens / agent call'])).toBeCloseTo((c.agent_tokens as number) / (c.agent as number), 10);
+      expect(Number(row['tokens / agent call, all roles'])).toBeCloseTo((c.tokens as number) / (c.agent as number), 10);
+      expect(Number(row['ρ final'])).toBeCloseTo(r.rho as number, 12);
+      expect(Number(row['ρ trial spread'])).toBeCloseTo(r.spread as number, 12);
+    }
+    // the table's extra calls add up to runs.parquet's extra_calls per protocol
+    for (const p of PROTOCOLS) {
+      const shown = rows.filter((r) => r.protocol === p).reduce((s, r) => s + Number(r['merge calls']) + Number(r['judge calls']) + Number(r['moderator calls']), 0);
+      expect(shown).toBe(extras.find((x) => x.protocol === p)!.extra);
+    }
+    expect(pageTable(pr.page, 'protocols')).toHaveLength(10);
+  });
+
+  it('final rho figure: a point per run at its final rho, a tick per panel at their mean; panels in spec order', async () => {
+    const finals = new Map((await queryRows(FINAL_RHO())).map((r) => [r.run_id as string, r.rho as number]));
+    const drawn = (JSON.parse(readFileSync(join(pr.result.out, 'figures', 'protocols-rho.vl.json'), 'utf8')) as { data: { values: Record<string, unknown>[] } }).data.values;
+    const points = drawn.filter((d) => d.kind === 'run');
+    expect(points).toHaveLength(40);
+    for (const p of points) expect(p.rho as number).toBeCloseTo(finals.get(p.run_id as string)!, 12);
+    const ticks = drawn.filter((d) => d.kind === 'mean');
+    expect(ticks).toHaveLength(10);
+    for (const t of ticks) {
+      const mine = points.filter((p) => p.geometry === t.geometry && p.protocol === t.protocol).map((p) => p.rho as number);
+      expect(mine).toHaveLength(4);
+      expect(t.rho as number).toBeCloseTo(mine.reduce((a, b) => a + b, 0) / 4, 12);
+    }
+    const svg = readFileSync(join(pr.result.out, 'figures', 'protocols-rho.svg'), 'utf8');
+    // one panel per geometry (one prompt, one size): its ticks (rects) and its points
+    expect((svg.match(/<g class="mark-rect role-mark child_layer_0_marks/g) ?? []).length).toBe(2);
+    expect((svg.match(/<g class="mark-symbol role-mark child_layer_1_marks/g) ?? []).length).toBe(2);
+    expectFiguresRender(pr.result);
+    // the ordering figures' panels follow the spec's protocol order, not the alphabet
+    const panels = (JSON.parse(readFileSync(join(pr.result.out, 'figures', 'rho.vl.json'), 'utf8')) as { facet: { row: { sort: string[] } } }).facet.row.sort;
+    expect(panels).toEqual(PROTOCOLS.map((p) => `fq117 · N=16 · ${p}`));
+  });
+});
+
+describe('report of relay chains: lost in propagation', () => {
+  const SPEC_RELAY = `name: relay
+dataset: ${RHEON6}
+prompts: [fq367, fq117]
+geometries: [chain]
+sizes: [4, 8, 16]
+temperatures: [0.7]
+trials: 2
+sweeps: 6
+seed: 5
+protocol: [glauber, ssvp]
+backend: {kind: surrogate}
+encoders: [{name: hashing, kind: hashing, dim: 64}]
+judge: {kind: reference}
+`;
+  let rl: Awaited<ReturnType<typeof sweepAndReport>>;
+
+  beforeAll(async () => {
+    rl = await sweepAndReport(SPEC_RELAY);
+  });
+
+  it("accuracy at the budget: the CSV matches a walk over the event rows in TS, B is the least total token count of the prompt's runs", async () => {
+    // a different method than the report's SQL: every row in event order, walked run by run
+    const rows = await queryRows(
+      `SELECT run_id, prompt_id, protocol, n, event, role, sweep, agent, tag, prompt_tokens + completion_tokens AS tokens FROM read_parquet('${rl.corpus}/events/*.parquet') ORDER BY run_id, event`,
+    );
+    const runs = new Map<string, typeof rows>();
+    for (const r of rows) runs.set(r.run_id as string, [...(runs.get(r.run_id as string) ?? []), r]);
+    const budgets = new Map<string, number>();
+    for (const rs of runs.values()) {
+      const total = rs.reduce((s, r) => s + (r.tokens as number), 0);
+      const prompt = rs[0]!.prompt_id as string;
+      budgets.set(prompt, Math.min(budgets.get(prompt) ?? Infinity, total));
+    }
+    const fromRuns = await queryRows(`SELECT prompt_id, min(prompt_tokens + completion_tokens) AS b FROM read_parquet('${rl.corpus}/runs.parquet') GROUP BY prompt_id`);
+    for (const r of fromRuns) expect(budgets.get(r.prompt_id as string)).toBe(r.b);
+    expect(new Set(budgets.values()).size).toBe(2);
+
+    const atBudget = (rs: typeof rows, limit: number) => {
+      const byEvent = new Map<number, typeof rows>();
+      for (const r of rs) byEvent.set(r.event as number, [...(byEvent.get(r.event as number) ?? []), r]);
+      const snapshot = new Map<number, { tag: string; sweep: number }>();
+      let spent = 0;
+      let used = 0;
+      for (const e of [...byEvent.keys()].sort((a, b) => a - b)) {
+        spent += byEvent.get(e)!.reduce((s, r) => s + (r.tokens as number), 0);
+        if (spent > limit) break;
+        used = spent;
+        for (const r of byEvent.get(e)!) if (r.role === 'agent') snapshot.set(r.agent as number, { tag: r.tag as string, sweep: r.sweep as number });
+      }
+      const tags = [...snapshot.values()].map((x) => x.tag);
+      const c = tags.filter((t) => t === 'correct').length;
+      const h = tags.filter((t) => t === 'hallucinated').length;
+      return { accuracy: c + h > 0 ? c / (c + h) : null, used, sweep: Math.max(...[...snapshot.values()].map((x) => x.sweep)) };
+    };
+    const groups = new Map<string, { at: (number | null)[]; full: (number | null)[]; used: number[]; sweep: number[] }>();
+    for (const rs of runs.values()) {
+      const key = `${rs[0]!.prompt_id}/${rs[0]!.protocol}/${rs[0]!.n}`;
+      const g = groups.get(key) ?? { at: [], full: [], used: [], sweep: [] };
+      const cut = atBudget(rs, budgets.get(rs[0]!.prompt_id as string)!);
+      g.at.push(cut.accuracy);
+      g.used.push(cut.used);
+      g.sweep.push(cut.sweep);
+      g.full.push(atBudget(rs, Infinity).accuracy);
+      groups.set(key, g);
+    }
+    // the budget must bite: cut at B, some run is not at its final snapshot
+    expect([...groups.values()].some((g) => g.at.some((a, i) => a !== g.full[i]))).toBe(true);
+
+    const { header, rows: csv } = readCsv(rl.result, 'lost-in-propagation-accuracy');
+    expect(header).toContain('accuracy (mean)');
+    expect(csv).toHaveLength(2 * 2 * 3);
+    for (const row of csv) {
+      expect(Number(row['budget B (tokens)'])).toBe(budgets.get(row.prompt!));
+      const g = groups.get(`${row.prompt}/${row.protocol}/${row.N}`)!;
+      const defined = g.at.filter((a): a is number => a !== null);
+      expect(Number(row.runs)).toBe(2);
+      expect(Number(row['accuracy (mean)']), `${row.prompt} ${row.protocol} N=${row.N}`).toBeCloseTo(defined.reduce((a, b) => a + b, 0) / defined.length, 12);
+      expect(Number(row['accuracy (min)'])).toBeCloseTo(Math.min(...defined), 12);
+      expect(Number(row['accuracy (max)'])).toBeCloseTo(Math.max(...defined), 12);
+      expect(Number(row['tokens used (mean)'])).toBeCloseTo((g.used[0]! + g.used[1]!) / 2, 9);
+      expect(Number(row['sweep reached (mean)'])).toBeCloseTo((g.sweep[0]! + g.sweep[1]!) / 2, 12);
+    }
+    expect(rl.page).toContain(`Here B = ${budgets.get('fq117')!.toLocaleString('en-US')} tokens for fq117, ${budgets.get('fq367')!.toLocaleString('en-US')} tokens for fq367.`);
+    expect(pageTable(rl.page, 'lost-in-propagation-accuracy')).toHaveLength(12);
+    // figure and table are both sections of the page: their anchors must not collide
+    const ids = [...rl.page.matchAll(/<section id="([^"]+)"/g)].map((m) => m[1]);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('the figure: accuracy against chain length, a line per protocol in each prompt column, rendered', () => {
+    const spec = JSON.parse(readFileSync(join(rl.result.out, 'figures', 'lost-in-propagation.vl.json'), 'utf8')) as { data: { values: Record<string, unknown>[] } };
+    expect(spec.data.values).toHaveLength(12);
+    const svg = readFileSync(join(rl.result.out, 'figures', 'lost-in-propagation.svg'), 'utf8');
+    expect((svg.match(/<g class="mark-line role-mark/g) ?? []).length).toBe(2 * 2);
+    for (const p of ['fq117', 'fq367']) expect(svg).toContain(`>${p}</text>`);
+    expectFiguresRender(rl.result);
   });
 });
 

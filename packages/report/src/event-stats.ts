@@ -1,0 +1,43 @@
+import { queryRows, readParquetSql, shardPath } from '@panta/corpus';
+import type { CorpusData } from './corpus-data.js';
+import { loadRelay, relayApplies, type RelayRun } from './relay.js';
+
+/** LLM calls and tokens of one role in one run, counted from the event rows. */
+export interface RoleUsage {
+  run_id: string;
+  /** agent, merge, judge or moderator. */
+  role: string;
+  calls: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+}
+
+/** What the report needs from the event rows themselves, queried in DuckDB: only aggregates come back to JS. */
+export interface EventStats {
+  /** Calls and tokens per run and role; null unless the sweep grids the protocol (the protocols table is their reader). */
+  roles: RoleUsage[] | null;
+  /** Accuracy of each chain run at the sweep's token budget; null unless chain runs have two sizes or more. */
+  relay: RelayRun[] | null;
+}
+
+/** Queries the finalized shards of `complete` (run ids); the runs' other columns come from `data`. */
+export async function loadEventStats(data: CorpusData, complete: readonly string[]): Promise<EventStats> {
+  const done = new Set(complete);
+  const runs = data.runs.filter((r) => done.has(r.run_id));
+  let roles: RoleUsage[] | null = null;
+  if (runs.length > 0 && new Set(runs.map((r) => r.protocol)).size > 1) {
+    const rows = await queryRows(
+      `SELECT run_id, role, count(*) AS calls, coalesce(sum(prompt_tokens), 0) AS prompt_tokens, coalesce(sum(completion_tokens), 0) AS completion_tokens
+       FROM ${readParquetSql(runs.map((r) => shardPath(data.dir, r.run_id)))} GROUP BY run_id, role ORDER BY run_id, role`,
+    );
+    roles = rows.map((r) => ({
+      run_id: String(r.run_id),
+      role: String(r.role),
+      calls: Number(r.calls),
+      prompt_tokens: Number(r.prompt_tokens),
+      completion_tokens: Number(r.completion_tokens),
+    }));
+  }
+  const relay = relayApplies(runs) ? await loadRelay(data.dir, runs) : null;
+  return { roles, relay };
+}
