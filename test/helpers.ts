@@ -61,3 +61,17 @@ export function pantaProcess(args: string[], env: Record<string, string> = {}, c
   });
   return { pid: child.pid!, exited, kill: (signal = 'SIGTERM') => void child.kill(signal), stderr: () => stderr };
 }
+
+import { queryRows } from '@panta/corpus';
+
+/**
+ * Rows of corpus `a` not in `b` and of `b` not in `a`, on every event column but timings, compared by DuckDB
+ * (EXCEPT ALL keeps duplicates): both 0 when the two corpora hold the same rows, every role included.
+ */
+export async function corpusDiff(a: string, b: string): Promise<{ extra: number; missing: number }> {
+  const rows = (out: string) => `SELECT * EXCLUDE (latency_ms, created_at) FROM read_parquet('${out}/events/*.parquet')`;
+  const [diff] = await queryRows(
+    `SELECT (SELECT count(*) FROM (${rows(a)} EXCEPT ALL ${rows(b)}))::INTEGER AS extra, (SELECT count(*) FROM (${rows(b)} EXCEPT ALL ${rows(a)}))::INTEGER AS missing`,
+  );
+  return diff as { extra: number; missing: number };
+}

@@ -249,6 +249,7 @@ class CollectorProcess {
           }
         }
         const collector = await this.corpus.openCollector(run, progress.nextEvent);
+        await this.restoreBoundaries(run, collector);
         this.runs.set(runId, { run, collector, durable: progress.nextEvent, reported: -1, closing: false });
         await redis.sadd(keys.open, runId);
         await this.loadResults(runId);
@@ -275,6 +276,20 @@ class CollectorProcess {
     const { collector } = open;
     if (collector.control.sweep < sweep) await collector.acceptBoundary({ kind: 'boundary', run: open.run, sweep, versions: new Float64Array(0) }, outcome);
     await this.redis.xadd(this.keys.schedulerInbox, 'MAXLEN', '~', INBOX_MAXLEN, '*', 'op', 'boundary', 'run', runId, 'sweep', String(sweep), 'outcome', text);
+  }
+
+  /**
+   * Boundaries committed in Redis past the journal's durable part. The journal keeps only boundaries whose
+   * sweep is durable (events not yet durable are redone on an embedded resume); here events are never redone,
+   * their committed results wait in Redis, and so do these boundaries, which the scheduler has acted on.
+   */
+  private async restoreBoundaries(run: RunPlan, collector: RunCollector): Promise<void> {
+    const stored = await this.redis.hgetall(this.keys.boundaries(run.runId));
+    const sweeps = Object.keys(stored).map(Number).sort((a, b) => a - b);
+    for (const sweep of sweeps) {
+      if (sweep <= collector.control.sweep) continue;
+      await collector.acceptBoundary({ kind: 'boundary', run, sweep, versions: new Float64Array(0) }, JSON.parse(stored[String(sweep)]!) as BoundaryOutcome);
+    }
   }
 
   /** Results committed before this collector opened the run (it was down, or restarted). */

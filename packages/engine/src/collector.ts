@@ -2,7 +2,7 @@ import { hasBoundaries, temperatureAt, type ControlState, type EncoderColumn, ty
 import { appendBoundary, EventShardWriter, readBoundaries } from '@panta/corpus';
 import type { Judge } from '@panta/judge';
 import { agentPersona } from './execute-event.js';
-import type { BoundaryOutcome, BoundaryTask, CallOutcome, EventOutcome, EventTask } from './task.js';
+import type { BoundaryOutcome, BoundaryTask, CallOutcome, CallResult, EventOutcome, EventTask } from './task.js';
 
 /** Where a run's sweep boundaries stand: the last one decided (journalled), and its state. */
 export interface RunControlState {
@@ -163,7 +163,7 @@ export class RunCollector {
     return rows;
   }
 
-  private count(o: { calls: number; promptTokens: number; completionTokens: number }): void {
+  private count(o: CallResult): void {
     this.tally.calls += o.calls;
     this.tally.retries += o.calls - 1;
     this.tally.promptTokens += o.promptTokens;
@@ -183,7 +183,7 @@ export class RunCollector {
     persona: string | null,
     neighbours: Int32Array,
     reads: Float64Array,
-    o: { response: string; board?: string; divergence?: number; finishReason: string; promptTokens: number; completionTokens: number; latencyMs: number; createdAt: number },
+    o: CallResult & { board?: string; divergence?: number },
     temperature: number,
     tag: Tag | null,
     embeddings: Record<string, Float32Array> | null,

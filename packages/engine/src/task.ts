@@ -24,17 +24,22 @@ export interface BoundaryTask {
 
 export type Task = EventTask | BoundaryTask;
 
-/** An LLM call that sets no answer (merge, judge, moderator): its own row, with its event's index. */
-export interface CallOutcome {
-  role: Exclude<Role, 'agent'>;
-  seed: number;
+/** What one LLM call gave: the columns every row has, whatever its role. */
+export interface CallResult {
   response: string;
   finishReason: string;
   promptTokens: number;
   completionTokens: number;
   latencyMs: number;
+  /** Calls made for this result, retries included. */
   calls: number;
   createdAt: number;
+}
+
+/** An LLM call that sets no answer (merge, judge, moderator): its own row, with its event's index. */
+export interface CallOutcome extends CallResult {
+  role: Exclude<Role, 'agent'>;
+  seed: number;
 }
 
 export interface BoundaryOutcome {
@@ -46,17 +51,10 @@ export interface BoundaryOutcome {
 }
 
 /** What a worker hands back: everything in the event row except what the collector adds (the judge's tag). */
-export interface EventOutcome {
+export interface EventOutcome extends CallResult {
   runId: string;
   event: number;
-  response: string;
-  finishReason: string;
-  promptTokens: number;
-  completionTokens: number;
-  latencyMs: number;
-  calls: number;
   embeddings: Record<string, Float32Array>;
-  createdAt: number;
   /** Calls made before the answer (ssvp's merge), each its own row before the agent's. */
   before?: CallOutcome[];
   /** ssvp: the divergence that gated the event. */
