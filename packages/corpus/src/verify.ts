@@ -73,7 +73,8 @@ export async function verifyCorpus(dir: string): Promise<VerifyReport> {
   const runs = planSweep(spec, prompts, manifest.spec_file, edgeLists);
   const good: RunPlan[] = [];
   for (const run of runs) {
-    const problem = (await checkShard(out, run, edgeLists)) ?? (await checkStop(out, run, run.controls.encoder ?? manifest.encoders[0]!.name));
+    const problem =
+      (await checkShard(out, run, edgeLists)) ?? (await checkCalls(out, run)) ?? (await checkStop(out, run, run.controls.encoder ?? manifest.encoders[0]!.name));
     if (problem) problems.push(problem);
     else good.push(run);
   }
@@ -116,6 +117,32 @@ async function checkShard(out: string, run: RunPlan, edgeLists: Map<string, [num
       }
     }
   }
+  return null;
+}
+
+/**
+ * Protocol calls are where their protocol puts them: a merge before exactly the ssvp answers whose divergence
+ * exceeds tau, judge and moderator calls only in drift-policy runs, a moderator only after a judge.
+ */
+async function checkCalls(out: string, run: RunPlan): Promise<string | null> {
+  const file = readParquetSql([shardPath(out, run.runId)]);
+  const [c] = (await queryRows(`SELECT
+      count(*) FILTER (WHERE role = 'merge')::INTEGER AS merges,
+      count(*) FILTER (WHERE role IN ('judge', 'moderator'))::INTEGER AS boundary,
+      count(*) FILTER (WHERE role = 'moderator')::INTEGER AS moderators,
+      count(*) FILTER (WHERE role NOT IN ('agent', 'merge', 'judge', 'moderator'))::INTEGER AS unknown,
+      count(*) FILTER (WHERE role = 'agent' AND divergence > ${run.controls.tau})::INTEGER AS divergent,
+      (SELECT count(*) FROM ${file} m WHERE m.role = 'merge' AND NOT EXISTS (SELECT 1 FROM ${file} a WHERE a.role = 'agent' AND a.event = m.event AND a.divergence > ${run.controls.tau}))::INTEGER AS misplaced,
+      (SELECT count(*) FROM ${file} m WHERE m.role = 'moderator' AND NOT EXISTS (SELECT 1 FROM ${file} j WHERE j.role = 'judge' AND j.event = m.event))::INTEGER AS unjudged
+    FROM ${file}`)) as Record<string, number>[];
+  const { merges, boundary, moderators, unknown, divergent, misplaced, unjudged } = c!;
+  if (unknown > 0) return `${run.runId}: ${unknown} rows have a role that is not agent, merge, judge or moderator`;
+  if (run.protocol === 'ssvp' && (merges !== divergent || misplaced > 0)) {
+    return `${run.runId}: ssvp merges ${merges} times, but ${divergent} answers diverge beyond tau ${run.controls.tau} (${misplaced} merges elsewhere)`;
+  }
+  if (run.protocol !== 'ssvp' && merges > 0) return `${run.runId}: ${merges} merge calls in a ${run.protocol} run`;
+  if (run.protocol !== 'drift-policy' && boundary > 0) return `${run.runId}: ${boundary} judge or moderator calls in a ${run.protocol} run`;
+  if (unjudged > 0 || moderators > boundary - moderators) return `${run.runId}: ${unjudged} moderator calls without a judge call before them`;
   return null;
 }
 

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -67,6 +67,13 @@ describe('coordination protocols', () => {
     expect(await rows(join(dir, 'c64'))).toEqual(await rows(join(dir, 'c1')));
     const verify = panta(['verify', join(dir, 'c1')]);
     expect(verify.stdout + verify.stderr).toMatch(/^ok: /);
+    // verify knows where protocol calls belong: an ssvp shard stripped of its merges is caught.
+    const ssvp = join(dir, 'c1', 'events', 'fq367-ring-n16-T0.4-ssvp-t0.parquet');
+    await queryRows(`COPY (SELECT * FROM read_parquet('${ssvp}') WHERE role <> 'merge') TO '${ssvp}.tmp' (FORMAT parquet)`);
+    renameSync(`${ssvp}.tmp`, ssvp);
+    const stripped = panta(['verify', join(dir, 'c1')]);
+    expect(stripped.code).toBe(1);
+    expect(stripped.stdout + stripped.stderr).toMatch(/fq367-ring-n16-T0\.4-ssvp-t0: ssvp merges 0 times, but \d+ answers diverge beyond tau 0\.2/);
     const roles = await queryRows(`SELECT protocol, role, count(*)::INTEGER AS n FROM read_parquet('${dir}/c1/events/*.parquet') GROUP BY ALL ORDER BY ALL`);
     const count = (protocol: string, role: string) => Number(roles.find((r) => r.protocol === protocol && r.role === role)?.n ?? 0);
     for (const p of ['isolated', 'glauber', 'ssvp', 'belief-board', 'drift-policy']) expect(count(p, 'agent')).toBe(4 * 16 * 5);
