@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import { runEvents, sweepEvents, type RunPlan } from '@panta/core';
+import { sweepEvents, type RunPlan } from '@panta/core';
 import { Executor, loadSweep, plannerFor, runEnd, sweepSizing, type ActiveRun, type ExecutorProgress, type Logger, type SweepOverrides } from '@panta/engine';
 import { BullTransport } from './bull-transport.js';
 import { InboxReader } from './inbox-reader.js';
@@ -81,7 +81,7 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
       open: async (run: RunPlan): Promise<ActiveRun<RemoteSink> | null> => {
         const opened = await remote.open(run.runId);
         if (opened.finalized) {
-          executor.written(runEvents(run));
+          executor.completeOnDisk(run, opened.next);
           return null;
         }
         if (opened.next > 0) log.info({ run: run.runId, nextEvent: opened.next }, 'run resumed');
@@ -106,7 +106,7 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
       },
       onProgress: (p) => {
         progress = p;
-        options.onProgress?.({ ...p, sweepId, eventsTotal, runsTotal: runs.length, requeued: transport.requeued, waitingForCollector: remote.waitingForCollector });
+        options.onProgress?.({ ...p, sweepId, eventsTotal: eventsTotal - p.eventsSkipped, runsTotal: runs.length, requeued: transport.requeued, waitingForCollector: remote.waitingForCollector });
       },
     });
     inbox.start((e) => transport.fail(e));
@@ -123,7 +123,7 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
       const inflight = transport.inflightByRun();
       void redis
         .multi()
-        .hset(keys.status, { ...progress, eventsTotal, runsTotal: runs.length, eventsPerSecond: rate.perSecond, requeued: transport.requeued, updatedAt: now })
+        .hset(keys.status, { ...progress, eventsTotal: eventsTotal - progress.eventsSkipped, runsTotal: runs.length, eventsPerSecond: rate.perSecond, requeued: transport.requeued, updatedAt: now })
         .del(keys.inflight)
         .hset(keys.inflight, inflight.size > 0 ? Object.fromEntries(inflight) : { _: 0 })
         .exec()

@@ -44,6 +44,8 @@ export interface ExecutorProgress {
   runsFinished: number;
   /** Runs closed with an error in this session (they resume when the sweep runs again). */
   runsFailed: number;
+  /** Events that runs stopped early (early stopping) will never run: progress counts to the total less these. */
+  eventsSkipped: number;
 }
 
 /** One open run as progress reports show it. */
@@ -88,6 +90,7 @@ export class Executor<S extends RunSink = RunSink> {
   private runsFinished = 0;
   private runsFailed = 0;
   private retries = 0;
+  private skipped = 0;
   private fatal?: Error;
   private reported = 0;
   private stopping = false;
@@ -106,7 +109,13 @@ export class Executor<S extends RunSink = RunSink> {
   written(count: number): void {
     this.eventsWritten += count;
     // Execution has ended: say so now (a benchmark times it), not up to 100 ms later.
-    if (this.eventsWritten === this.options.eventsTotal) this.reported = Number.NEGATIVE_INFINITY;
+    if (this.eventsWritten === (this.options.eventsTotal ?? 0) - this.skipped) this.reported = Number.NEGATIVE_INFINITY;
+  }
+
+  /** A run found complete on disk with `events` events (fewer than planned when it stopped early). */
+  completeOnDisk(run: RunPlan, events: number): void {
+    this.skipped += runEvents(run) - events;
+    this.written(events);
   }
 
   async run(): Promise<void> {
@@ -199,7 +208,10 @@ export class Executor<S extends RunSink = RunSink> {
     if (!boundary) return;
     const stop = boundary.state?.stop ?? false;
     planner.setGate(boundaryGate(run, boundary.sweep, stop));
-    if (stop) planner.endAtGate();
+    if (stop) {
+      planner.endAtGate();
+      this.skipped += runEvents(run) - planner.total;
+    }
   }
 
   /** Adds a run the caller opened: its boundaries (if any) pick up where its sink's journal ends. */
@@ -282,6 +294,7 @@ export class Executor<S extends RunSink = RunSink> {
         runsActive: this.active.length,
         runsFinished: this.runsFinished,
         runsFailed: this.runsFailed,
+        eventsSkipped: this.skipped,
       });
     }
     if (finished) this.settle.resolve();

@@ -45,6 +45,7 @@ export class LiveStatusWriter {
         state,
         ...p,
         ...this.totals,
+        eventsTotal: this.totals.eventsTotal - p.eventsSkipped,
         eventsPerSecond: state === 'running' ? rate : 0,
         inflight: state === 'running' ? p.inflight : 0,
         runs: state === 'running' ? this.executor.openRuns() : [],

@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { InputError, runEvents, sweepEvents, type EncoderColumn, type RunPlan, type SweepSpec } from '@panta/core';
+import { InputError, sweepEvents, type EncoderColumn, type RunPlan, type SweepSpec } from '@panta/core';
 import { readManifest, shardProgress } from '@panta/corpus';
 import { openEncoder, type Encoder } from '@panta/embed';
 import { createJudge } from '@panta/judge';
@@ -81,7 +81,7 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
     open: async (run: RunPlan): Promise<ActiveRun<RunCollector> | null> => {
       const progress = await shardProgress(out, run.runId);
       if (progress.finalized) {
-        executor.written(runEvents(run));
+        executor.completeOnDisk(run, progress.nextEvent);
         return null;
       }
       const collector = await corpus.openCollector(run, progress.nextEvent);
@@ -97,7 +97,7 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
     close: (active: ActiveRun<RunCollector>): Promise<void> => corpus.closeRun(active.run, active.collector, runEnd(active)),
     onProgress: (p) => {
       live.update(p);
-      options.onProgress?.({ ...p, eventsTotal, runsTotal: runs.length });
+      options.onProgress?.({ ...p, eventsTotal: eventsTotal - p.eventsSkipped, runsTotal: runs.length });
     },
     eventsTotal,
   });

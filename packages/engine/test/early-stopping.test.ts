@@ -46,8 +46,12 @@ describe('early stopping', () => {
   it('a run stops after the first sweep where magnetisation and rho have settled; runs.parquet records it and verify accepts it', async () => {
     const dir = tempDir();
     const out = join(dir, 'o');
-    const summary = await runSweep(writeSpec(dir, SPEC), { out, logLevel: 'silent' });
+    let last: { eventsWritten: number; eventsTotal: number } | undefined;
+    const summary = await runSweep(writeSpec(dir, SPEC), { out, logLevel: 'silent', onProgress: (p) => (last = p) });
     expect(summary.status).toBe('complete');
+    // Progress counts to the events the runs will make: a stopped run's remaining sweeps leave the total.
+    expect(last!.eventsWritten).toBe(summary.eventsWritten);
+    expect(last!.eventsTotal).toBe(summary.eventsWritten);
     const runs = await queryRows(`SELECT run_id, n, stopped_early, sweeps_run, calls_saved, events, calls, extra_calls FROM read_parquet('${out}/runs.parquet')`);
     const rule = { window: 2, tolerance: 0.04, rho_tolerance: 0.03, min_sweeps: 2 };
     let stopped = 0;
