@@ -51,7 +51,7 @@ export interface ExecutorProgress {
 /** One open run as progress reports show it. */
 export interface OpenRunProgress {
   run: string;
-  /** Rows written so far (durable or appended), of `total` = (sweeps + 1) N. */
+  /** Rows written so far (durable or appended), of `total` = (sweeps + 1) N, or fewer once the run stopped early. */
   written: number;
   total: number;
   inflight: number;
@@ -138,7 +138,7 @@ export class Executor<S extends RunSink = RunSink> {
 
   /** The runs open now, in opening order: rows written and events in flight (for live progress). */
   openRuns(): OpenRunProgress[] {
-    return this.active.map((a) => ({ run: a.run.runId, written: a.collector.written, total: runEvents(a.run), inflight: a.inflight }));
+    return this.active.map((a) => ({ run: a.run.runId, written: a.collector.written, total: a.planner.total, inflight: a.inflight }));
   }
 
   /** True when run() ended because stop() was called before every run finished. */
