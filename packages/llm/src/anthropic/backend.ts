@@ -1,4 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { nodeFetch } from '../node-fetch.js';
 import type { AnthropicBackendSpec } from '@panta/core';
 import type { ChatRequest, ChatResult, LlmBackend } from '../backend.js';
 import { chatResult } from '../result.js';
@@ -47,6 +48,7 @@ export class AnthropicBackend implements LlmBackend {
       ...(baseURL ? { baseURL } : {}),
       maxRetries: 0,
       timeout: spec.timeout_ms,
+      fetch: nodeFetch(spec.max_in_flight),
       defaultHeaders: { 'anthropic-version': spec.api_version, 'x-api-key': apiKey },
     });
     this.caller = new RetryingCaller({

@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import type { OpenAIBackendSpec } from '@panta/core';
 import type { ChatRequest, ChatResult, LlmBackend } from '../backend.js';
+import { nodeFetch } from '../node-fetch.js';
 import { chatResult } from '../result.js';
 import { EndpointUnreachableError, MalformedReplyError } from '../retry/errors.js';
 import { RetryingCaller, type RetryEvent, type RetryTuning } from '../retry/policy.js';
@@ -67,7 +68,7 @@ export class OpenAICompatibleBackend implements LlmBackend {
     this.endpoints = endpointList(spec.base_url).map(openaiApiRoot);
     const apiKey = resolveApiKey(spec.api_key_env, options.file ?? 'sweep spec', options.env);
     this.apiKey = apiKey;
-    this.clients = this.endpoints.map((baseURL) => new OpenAI({ apiKey, baseURL, maxRetries: 0, timeout: spec.timeout_ms }));
+    this.clients = this.endpoints.map((baseURL) => new OpenAI({ apiKey, baseURL, maxRetries: 0, timeout: spec.timeout_ms, fetch: nodeFetch(spec.max_in_flight) }));
     this.caller = new RetryingCaller({
       backend: 'openai',
       endpoints: this.endpoints,
