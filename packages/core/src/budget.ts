@@ -1,19 +1,30 @@
 import { InputError } from './errors.js';
 import type { RunPlan } from './plan.js';
 import type { PromptTemplate } from './prompt.js';
+import { MAX_LIVE_ENTRIES } from './protocol/board.js';
+import { BOARD_INSTRUCTION, personaText } from './protocol/prompts.js';
 import type { SweepSpec } from './spec/schema.js';
 
 /** Characters per token of the estimate: about four for English text (it is only used for bounds). */
 const CHARS_PER_TOKEN = 4;
 
+/** Characters a board entry adds to a neighbour line besides its own text: id, revision, confidence. */
+const ENTRY_FRAME = 48;
+
 /**
  * The largest prompt a run can send, in tokens, with every answer it quotes at the full max_tokens: the
- * only bound that holds whatever the model writes. The reply's own max_tokens must fit too.
+ * only bound that holds whatever the model writes. The reply's own max_tokens must fit too. A belief-board
+ * neighbour line holds up to MAX_LIVE_ENTRIES entries, each from a reply of up to max_tokens; drift-policy
+ * adds a moderator message (one reply); a population adds its longest hidden text.
  */
 export function worstPromptTokens(run: RunPlan, template: PromptTemplate, maxTokens: number): number {
-  const fixed = template.system.length + template.update.length + run.prompt.question.length + 16;
-  const perLine = template.neighbour.length + String(run.n).length;
-  return Math.ceil((fixed + run.k * perLine) / CHARS_PER_TOKEN) + (run.k + 1) * maxTokens;
+  const board = run.protocol === 'belief-board';
+  const persona = Math.max(0, ...(run.population?.entries ?? []).map((e) => personaText(e).length + 1));
+  const fixed = template.system.length + template.update.length + run.prompt.question.length + 16 + persona + (board ? BOARD_INSTRUCTION.length + 1 : 0);
+  const perAnswer = board ? MAX_LIVE_ENTRIES : 1;
+  const perLine = template.neighbour.length + String(run.n).length + (board ? MAX_LIVE_ENTRIES * ENTRY_FRAME : 0);
+  const moderator = run.protocol === 'drift-policy' ? maxTokens + 4 : 0;
+  return Math.ceil((fixed + run.k * perLine) / CHARS_PER_TOKEN) + (1 + run.k * perAnswer) * maxTokens + moderator;
 }
 
 /** Fails the plan when the backend cannot take the grid's temperatures (Anthropic: 0 to 1). */

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_TEMPLATE, checkContextBudget, parseSweepSpec, planSweep, type Prompt } from '../src/index.js';
 
 const prompt: Prompt = { id: 'q', question: 'How old was she?', accepted: ['96'], false_answers: ['95'], false_premise: false, source: '' };
-const spec = (geometry: string, n: number) =>
+const spec = (geometry: string, n: number, extra = '') =>
   parseSweepSpec(
-    `name: b\ndataset: d.jsonl\ngeometries: [${geometry}]\nsizes: [${n}]\ntemperatures: [0.7]\nseed: 1\nbackend: {kind: openai, base_url: "http://127.0.0.1:8000/v1", model: m, max_context_tokens: 32768}\n`,
+    `name: b\ndataset: d.jsonl\ngeometries: [${geometry}]\nsizes: [${n}]\ntemperatures: [0.7]\nseed: 1\nbackend: {kind: openai, base_url: "http://127.0.0.1:8000/v1", model: m, max_context_tokens: 32768}\n${extra}`,
     'b.yaml',
   );
 
@@ -15,6 +15,13 @@ describe('context budget', () => {
     expect(() => checkContextBudget(s, runs, DEFAULT_TEMPLATE, 'b.yaml')).toThrow(
       /b\.yaml: geometries\[0\]: a meanfield prompt at N = 512 may need [\d,]+ tokens .* over max_context_tokens 32,768 less the reply; fix: use \{kind: meanfield, sample: \d+\}/,
     );
+  });
+
+  it('a belief board quotes up to four entries per neighbour: a mean field that fits as glauber does not as belief-board', () => {
+    const glauber = spec('meanfield', 128);
+    expect(() => checkContextBudget(glauber, planSweep(glauber, [prompt], 'b.yaml'), DEFAULT_TEMPLATE, 'b.yaml')).not.toThrow();
+    const board = spec('meanfield', 128, 'protocol: belief-board\n');
+    expect(() => checkContextBudget(board, planSweep(board, [prompt], 'b.yaml'), DEFAULT_TEMPLATE, 'b.yaml')).toThrow(/a meanfield prompt at N = 128 may need/);
   });
 
   it('sizes that fit pass, and the surrogate has no context limit', () => {
