@@ -31,7 +31,7 @@ export async function executeBoundary(task: BoundaryTask, values: readonly strin
     state.majority = majority;
     if (sweep >= 1 && previous.majority !== undefined) {
       const base = { question: run.prompt.question, sweep, temperature: run.temperature, neighbourAgents: [], neighbourAnswers: [], before: previous.majority, after: majority };
-      // The seed of a boundary call: the sweep's last event's, mixed with the role.
+      // A boundary call's seed: the run's, mixed with the sweep and the role (the same on every execution).
       const eventSeed = callSeed(run.seed, `boundary-${sweep}`);
       const judgeSeed = callSeed(eventSeed, 'judge');
       const verdict = await callModel(services, { ...base, kind: 'drift-judge' }, judgeSeed, 0);
