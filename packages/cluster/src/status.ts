@@ -73,6 +73,8 @@ export class StatusReader {
       const meta = JSON.parse(info) as { name: string; out?: string; runs: number; events: number };
       const [phase, s, written, inflight, failed] = await Promise.all([redis.hget(keys.state, 'phase'), redis.hgetall(keys.status), redis.hgetall(keys.written), redis.hgetall(keys.inflight), redis.hgetall(keys.failed)]);
       const num = (k: string) => Number(s[k] ?? 0);
+      // The scheduler's own total is the planned one less what early stopping skipped.
+      const eventsTotal = s.eventsTotal !== undefined ? num('eventsTotal') : meta.events;
       const runIds = new Set([...Object.keys(written), ...Object.keys(inflight).filter((k) => k !== '_'), ...Object.keys(failed)]);
       sweeps.push({
         id,
@@ -83,8 +85,8 @@ export class StatusReader {
         runsFinished: num('runsFinished'),
         runsActive: num('runsActive'),
         runsFailed: num('runsFailed'),
-        eventsTotal: meta.events,
-        eventsWritten: phase === 'done' ? meta.events : num('eventsWritten'),
+        eventsTotal,
+        eventsWritten: phase === 'done' ? eventsTotal : num('eventsWritten'),
         inflight: num('inflight'),
         eventsPerSecond: num('eventsPerSecond'),
         calls: num('calls'),
