@@ -75,8 +75,17 @@ describe('early stopping', () => {
     // Low temperature settles within a few sweeps; not every run does.
     expect(stopped).toBeGreaterThan(0);
     expect(stopped).toBeLessThan(runs.length);
-    const params = await queryRows(`SELECT run_id, max(sweep)::INTEGER AS last FROM read_parquet('${out}/order_params.parquet') GROUP BY run_id`);
-    for (const p of params) expect(p.last).toBe(Number(runs.find((r) => r.run_id === p.run_id)!.sweeps_run));
+    const params = await queryRows(`SELECT run_id, max(sweep)::INTEGER AS last, list(rho ORDER BY sweep) AS rho FROM read_parquet('${out}/order_params.parquet') GROUP BY run_id`);
+    const focus = await queryRows(`SELECT run_id, focus FROM read_parquet('${out}/runs.parquet')`);
+    for (const p of params) {
+      expect(p.last).toBe(Number(runs.find((r) => r.run_id === p.run_id)!.sweeps_run));
+      // FOCUS(t) = accuracy(t) - accuracy(t - 1) = rho(t - 1) - rho(t), one per sweep the run made.
+      const rho = (p.rho as (number | null)[]).map((x) => (x === null ? null : Number(x)));
+      const want = rho.slice(1).map((r, t) => (r === null || rho[t] === null ? null : rho[t]! - r));
+      const got = (focus.find((f) => f.run_id === p.run_id)!.focus as (number | null)[]).map((x) => (x === null ? null : Number(x)));
+      expect(got.length).toBe(want.length);
+      got.forEach((g, t) => (want[t] === null ? expect(g).toBeNull() : expect(g).toBeCloseTo(want[t]!, 12)));
+    }
     const verify = panta(['verify', out]);
     expect(verify.stdout + verify.stderr).toMatch(/^ok: /);
     // verify recomputes the rule: under a stricter tolerance these runs stopped where it does not hold.
