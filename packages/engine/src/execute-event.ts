@@ -108,9 +108,9 @@ export async function executeEvent(task: EventTask, reads: readonly string[], se
   const { run, plan } = task;
   const temperature = temperatureAt(run.temperature, plan.sweep, run.sweeps, run.controls.annealing);
   const boardRun = run.protocol === 'belief-board';
-  const own = plan.readVersions.length > 0 ? (boardRun ? decodeBoardVersion(reads[0]!) : undefined) : undefined;
-  const previous = plan.readVersions.length > 0 ? (own ? own.answer : reads[0]) : undefined;
-  let neighbourAnswers = boardRun ? reads.slice(1).map((v) => renderEntries(decodeBoardVersion(v).entries)) : reads.slice(1);
+  const own = boardRun && plan.readVersions.length > 0 ? decodeBoardVersion(reads[0]!) : undefined;
+  const previous = plan.readVersions.length > 0 ? (own?.answer ?? reads[0]) : undefined;
+  const neighbourAnswers = boardRun ? reads.slice(1).map((v) => renderEntries(decodeBoardVersion(v).entries)) : reads.slice(1);
   const persona = agentPersona(run, plan.agent);
   const context: PromptContext = {
     question: run.prompt.question,
@@ -134,8 +134,7 @@ export async function executeEvent(task: EventTask, reads: readonly string[], se
       before.push(callOutcome('merge', seed, merge));
       context.merge = merge.result.text;
     }
-    neighbourAnswers = [];
-    context.neighbourAnswers = neighbourAnswers;
+    context.neighbourAnswers = [];
     if (context.merge === undefined) context.neighbourAgents = [];
   }
   const { result, latencyMs } = await callModel(services, context, plan.seed, temperature);
