@@ -4,16 +4,14 @@ import {
   InputError,
   Schedule,
   graphFor,
-  meanOf,
-  measureControl,
+  nextControl,
   parseEdgeList,
   planSweep,
   promptSchema,
   runEvents,
-  shouldStop,
   sweepSpecSchema,
+  type ControlState,
   type RunPlan,
-  type SweepControl,
   type Tag,
 } from '@panta/core';
 import { shardPath } from './corpus-paths.js';
@@ -157,8 +155,8 @@ async function checkStop(out: string, run: RunPlan, encoder: string): Promise<st
   const n = run.n;
   const emb = new Array<Float32Array>(n);
   const tags = new Array<Tag>(n);
-  const series: SweepControl[] = [];
-  let mean0: number[] | undefined;
+  let state: ControlState | undefined;
+  let last = -1;
   let stop: number | undefined;
   for await (const b of readEvents([shardPath(out, run.runId)], { columns: ['event', 'agent', 'tag', column], where: "role = 'agent'" })) {
     const vectors = b.columns[column] as Float32Array;
@@ -168,12 +166,10 @@ async function checkStop(out: string, run: RunPlan, encoder: string): Promise<st
       emb[agent] = vectors.subarray(r * d, (r + 1) * d);
       tags[agent] = (b.columns.tag as Tag[])[r]!;
       if ((b.columns.event as number[])[r]! % n !== n - 1) continue;
-      mean0 ??= meanOf(emb);
-      series.push(measureControl(emb, tags, mean0));
-      if (stop === undefined && series.length - 1 < run.sweeps && shouldStop(series, rule)) stop = series.length - 1;
+      state = nextControl(state, ++last, emb, tags, rule, run.sweeps);
+      if (stop === undefined && state.stop) stop = last;
     }
   }
-  const last = series.length - 1;
   if (stop !== undefined && stop !== last) return `${run.runId}: early stopping should have stopped it after sweep ${stop}, its events go on to sweep ${last}`;
   if (stop === undefined && last !== run.sweeps) return `${run.runId}: it stopped after sweep ${last}, where the early-stopping rule does not hold`;
   return null;

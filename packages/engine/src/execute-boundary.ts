@@ -1,4 +1,4 @@
-import { decodeBoardVersion, hasBoundaries, isDrift, meanOf, measureControl, medoid, shouldStop, type ControlState } from '@panta/core';
+import { decodeBoardVersion, hasBoundaries, isDrift, medoid, nextControl, type ControlState, type Tag } from '@panta/core';
 import { callModel, callOutcome, callSeed, controlEncoder, type WorkerServices } from './execute-event.js';
 import type { BoundaryOutcome, BoundaryTask, CallOutcome } from './task.js';
 
@@ -14,22 +14,19 @@ export async function executeBoundary(task: BoundaryTask, values: readonly strin
   const answers = run.protocol === 'belief-board' ? values.map((v) => decodeBoardVersion(v).answer) : [...values];
   const embeddings = await controlEncoder(run, services).encode(answers);
   const rule = run.controls.earlyStopping;
-  let tags = answers.map(() => 'not_known' as const) as Parameters<typeof measureControl>[1];
+  let tags: Tag[] = answers.map(() => 'not_known');
   if (rule) {
     const judge = services.judge;
     if (!judge) throw new Error('early stopping needs a judge in the worker');
     tags = await Promise.all(answers.map((a) => judge.judge(run.prompt, a)));
   }
-  const previous: ControlState = task.state ?? { history: [], mean0: [], stop: false };
-  const mean0 = sweep === 0 ? meanOf(embeddings) : previous.mean0;
-  const history = [...previous.history, measureControl(embeddings, tags, mean0)];
-  const stop = rule !== undefined && sweep < run.sweeps && shouldStop(history, rule);
-  const state: ControlState = { history, mean0, stop };
+  const previous = task.state;
+  const state: ControlState = nextControl(previous, sweep, embeddings, tags, rule, run.sweeps);
   const calls: CallOutcome[] = [];
-  if (run.protocol === 'drift-policy' && !stop) {
+  if (run.protocol === 'drift-policy' && !state.stop) {
     const majority = medoid(answers, embeddings);
     state.majority = majority;
-    if (sweep >= 1 && previous.majority !== undefined) {
+    if (sweep >= 1 && previous?.majority !== undefined) {
       const base = { question: run.prompt.question, sweep, temperature: run.temperature, neighbourAgents: [], neighbourAnswers: [], before: previous.majority, after: majority };
       // A boundary call's seed: the run's, mixed with the sweep and the role (the same on every execution).
       const eventSeed = callSeed(run.seed, `boundary-${sweep}`);

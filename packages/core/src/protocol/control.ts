@@ -127,6 +127,24 @@ export function measureControl(embeddings: readonly ArrayLike<number>[], tags: r
 }
 
 /**
+ * The control state after sweep `sweep`: the snapshot's measurement appended (sweep 0 also fixes the centre),
+ * and whether the run stops there (never after its last sweep). The engine's boundaries and verify both fold
+ * a run's snapshots through it, so what verify checks is what the engine decided.
+ */
+export function nextControl(
+  previous: ControlState | undefined,
+  sweep: number,
+  embeddings: readonly ArrayLike<number>[],
+  tags: readonly Tag[],
+  rule: EarlyStoppingSpec | undefined,
+  sweeps: number,
+): ControlState {
+  const mean0 = sweep === 0 || !previous ? meanOf(embeddings) : previous.mean0;
+  const history = [...(previous?.history ?? []), measureControl(embeddings, tags, mean0)];
+  return { history, mean0, stop: rule !== undefined && sweep < sweeps && shouldStop(history, rule) };
+}
+
+/**
  * The early-stopping rule: after sweep t >= max(min_sweeps, window), stop when magnetisation has stayed
  * within `tolerance` and rho within `rho_tolerance` of their values at sweep t over the last `window` sweeps.
  */
