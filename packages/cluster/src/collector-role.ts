@@ -28,6 +28,8 @@ import { RoleLease } from './role-lease.js';
 import type { InboxEntry } from './inbox-reader.js';
 
 const GROUP = 'collector';
+/** How often the collector reads its own pending inbox entries again. */
+const PENDING_READ_MS = 5000;
 
 export interface CollectorOptions {
   redis: string;
@@ -113,6 +115,7 @@ class CollectorProcess {
   private readonly byId: Map<string, RunPlan>;
   private corpus!: SweepCorpus;
   private readonly closes = new Set<Promise<void>>();
+  private readonly closingRuns = new Set<string>();
   private fatal?: Error;
 
   constructor(
@@ -154,7 +157,11 @@ class CollectorProcess {
     const timers = [setInterval(this.once(() => this.report()), 50), setInterval(this.once(() => this.makeDurable()), options.durableMs ?? 10_000)];
     log.info({ out: sweep.out, reopened: this.runs.size, cpu_ms: cpuMs() }, 'collector started');
     try {
-      let cursor = '0'; // first what was delivered to an earlier incarnation and not acknowledged, then new entries
+      // '0' reads this consumer's pending entries (delivered, never acknowledged), '>' new ones. Pending ones
+      // are read first, and again every few seconds: an XREADGROUP that Redis answered just before it died
+      // left its entries pending, and the reply that carried them was lost with the connection.
+      let cursor = '0';
+      let pendingReadAt = Date.now();
       while (!options.signal?.aborted) {
         if (this.fatal) throw this.fatal;
         if (this.lease.lost) throw new Error('lost the collector lease: another collector took over this sweep');
@@ -162,7 +169,10 @@ class CollectorProcess {
           | [string, [string, string[]][]][]
           | null;
         const entries = streamEntries(reply?.[0]?.[1]);
-        if (cursor === '0' && entries.length === 0) cursor = '>';
+        if (cursor === '0') {
+          cursor = '>';
+          pendingReadAt = Date.now();
+        } else if (Date.now() - pendingReadAt > PENDING_READ_MS) cursor = '0';
         const acks: string[] = [];
         for (const group of batches(entries)) {
           if (group.op === 'done') {
@@ -367,6 +377,9 @@ class CollectorProcess {
   private close(entry: InboxEntry): void {
     const f = entry.fields;
     const runId = f.run!;
+    // Read again while its close runs (it stays pending until done): that close acknowledges it.
+    if (this.closingRuns.has(runId)) return;
+    this.closingRuns.add(runId);
     const run = this.byId.get(runId)!;
     const status = f.status as 'complete' | 'failed' | 'stopped';
     const task = (async () => {
@@ -386,7 +399,9 @@ class CollectorProcess {
       await m.exec();
       await this.redis.xadd(keys.schedulerInbox, 'MAXLEN', '~', INBOX_MAXLEN, '*', 'op', 'closed', 'run', runId);
       await this.ack([entry.id]);
-    })().catch((e) => this.fail(e));
+    })()
+      .catch((e) => this.fail(e))
+      .finally(() => this.closingRuns.delete(runId));
     this.closes.add(task);
     void task.finally(() => this.closes.delete(task));
   }
