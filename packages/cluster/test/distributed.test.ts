@@ -24,9 +24,12 @@ backend: {kind: surrogate, latency_ms: 25}
 concurrency: 24
 `;
 
-const COLUMNS_BUT_TIMINGS =
-  'run_id, config_id, trial, prompt_id, geometry, n, k, temperature, protocol, seed, event, sweep, agent, neighbours, read_versions, response, finish_reason, prompt_tokens, completion_tokens, backend, model, tag, judge_model, emb_hashing';
-const rows = (out: string) => queryRows(`SELECT ${COLUMNS_BUT_TIMINGS} FROM read_parquet('${out}/events/*.parquet') ORDER BY run_id, event`);
+/** The distributed corpus holds the embedded one's rows, every column but timings: `events` answers and the same rest. */
+async function expectSameRows(out: string, embedded: string, events: number): Promise<void> {
+  const [answers] = await queryRows(`SELECT count(*)::INTEGER AS n FROM read_parquet('${embedded}/events/*.parquet') WHERE role = 'agent'`);
+  expect(answers!.n).toBe(events);
+  expect(await corpusDiff(out, embedded)).toEqual({ extra: 0, missing: 0 });
+}
 
 let server: RedisServer;
 let redis: Redis;
@@ -109,9 +112,7 @@ async function progressed(name: string, share: number): Promise<void> {
 async function expectEmbeddedEqual(specFile: string, out: string): Promise<void> {
   const embedded = join(dir, `${out.split('/').pop()}-embedded`);
   expect((await runSweep(specFile, { out: embedded, logLevel: 'silent' })).status).toBe('complete');
-  const want = await rows(embedded);
-  expect(want.length).toBe(1560);
-  expect(await rows(out)).toEqual(want);
+  await expectSameRows(out, embedded, 1560);
   expect(await queryRows(`SELECT * FROM read_parquet('${out}/order_params.parquet') ORDER BY ALL`)).toEqual(
     await queryRows(`SELECT * FROM read_parquet('${embedded}/order_params.parquet') ORDER BY ALL`),
   );
@@ -169,6 +170,15 @@ describe('distributed mode on BullMQ and a real redis-server', () => {
     const cluster = new Cluster(specFile, join(dir, 'restart'));
     cluster.start();
     await progressed('restart', 0.3);
+    // Entries Redis delivered to the collector in a reply lost with the connection stay pending in its group:
+    // taken here as the collector consumer and never acknowledged, they must still be written.
+    const id = Object.keys(await redis.hgetall(SWEEPS_KEY)).find((k) => k.startsWith('restart-'))!;
+    let lost = 0;
+    for (let i = 0; i < 100 && lost === 0; i++) {
+      const reply = (await redis.xreadgroup('GROUP', 'collector', 'collector', 'COUNT', 5, 'BLOCK', 100, 'STREAMS', sweepKeys(id).collectorInbox, '>')) as [string, unknown[]][] | null;
+      lost = reply?.[0]?.[1].length ?? 0;
+    }
+    expect(lost).toBeGreaterThan(0);
     await server.restart('SIGKILL', 700);
     expect((await cluster.scheduler.exited).code).toBe(0);
     expect((await cluster.collector.exited).code).toBe(0);
@@ -219,7 +229,7 @@ concurrency: 24
 
     const embedded = join(dir, 'arms-embedded');
     expect((await runSweep(specFile, { out: embedded, logLevel: 'silent' })).status).toBe('complete');
-    expect(await corpusDiff(cluster.out, embedded)).toEqual({ extra: 0, missing: 0 });
+    await expectSameRows(cluster.out, embedded, (await queryRows(`SELECT sum(events)::INTEGER AS n FROM read_parquet('${embedded}/runs.parquet')`))[0]!.n as number);
     const roles = await queryRows(`SELECT role, count(*)::INTEGER AS n FROM read_parquet('${cluster.out}/events/*.parquet') GROUP BY role ORDER BY role`);
     expect(roles.map((r) => r.role)).toEqual(expect.arrayContaining(['agent', 'judge', 'merge']));
     const runs = (out: string) => queryRows(`SELECT run_id, sweeps_run, calls_saved, extra_calls FROM read_parquet('${out}/runs.parquet') ORDER BY run_id`);
@@ -278,9 +288,7 @@ describe('distributed mode when the model fails', () => {
     const embedded = join(dir, 'faulty-embedded');
     expect((await runSweep(specFile, { out: embedded, logLevel: 'silent' })).status).toBe('complete');
     model.kill('SIGTERM');
-    const want = await rows(embedded);
-    expect(want.length).toBe(2 * 16 * 4);
-    expect(await rows(out)).toEqual(want);
+    await expectSameRows(out, embedded, 2 * 16 * 4);
     expect(panta(['verify', out]).code).toBe(0);
   });
 });
