@@ -1,3 +1,4 @@
+import { ReadyQueue } from './ready-queue.js';
 import type { EventPlan, Schedule } from './schedule.js';
 
 /**
@@ -24,8 +25,7 @@ export class DataflowPlanner {
   /** Planned events waiting on a version, keyed by that version (each waits on one read at a time). */
   private readonly waiting = new Map<number, number[]>();
   private readonly written: Uint8Array;
-  private readonly ready: EventPlan[] = [];
-  private readyHead = 0;
+  private readonly ready: ReadyQueue;
   private readonly latest: Float64Array;
   private readonly resumed: Float64Array;
   /** (superseding event, superseded version) pairs, in increasing superseding event. */
@@ -54,6 +54,7 @@ export class DataflowPlanner {
   ) {
     this.gate = gate;
     this.written = new Uint8Array(schedule.total);
+    this.ready = new ReadyQueue(schedule.total);
     this.written.fill(1, 0, startEvent);
     schedule.skip(startEvent);
     this.latest = startEvent > 0 ? schedule.liveVersions() : new Float64Array(schedule.run.n).fill(-1);
@@ -107,18 +108,12 @@ export class DataflowPlanner {
 
   /** Number of events ready to run now. */
   get readyCount(): number {
-    return this.ready.length - this.readyHead;
+    return this.ready.size;
   }
 
-  /** Takes up to `max` ready events, in the order they became ready. */
+  /** Takes up to `max` ready events, those on the longest chains of planned readers first (ReadyQueue). */
   take(max: number): EventPlan[] {
-    const out = this.ready.slice(this.readyHead, this.readyHead + max);
-    this.readyHead += out.length;
-    if (this.readyHead > 1024 && this.readyHead * 2 > this.ready.length) {
-      this.ready.splice(0, this.readyHead);
-      this.readyHead = 0;
-    }
-    return out;
+    return this.ready.take(max);
   }
 
   /**
@@ -181,6 +176,8 @@ export class DataflowPlanner {
     else this.waiting.set(reads[i]!, [plan.event]);
   }
 
+  private readonly unfinished = (event: number): EventPlan | undefined => (this.written[event] ? undefined : this.planned.get(event));
+
   private refill(): void {
     const limit = Math.min(Math.min(this.oldestUnfinished, this.floor) + this.window, this.gate, this.end);
     while (this.schedule.position < limit && (this.plannedReads < MAX_PLANNED_READS || this.planned.size === 0)) {
@@ -191,6 +188,7 @@ export class DataflowPlanner {
       if (previous >= 0) this.superseded.push(plan.event, previous);
       this.planned.set(plan.event, plan);
       this.plannedReads += plan.readVersions.length;
+      this.ready.planned(plan, this.unfinished);
       this.advance(plan, 0);
     }
   }

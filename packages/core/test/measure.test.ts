@@ -93,6 +93,29 @@ describe('whitening', () => {
     expect(Math.hypot(...s)).toBeCloseTo(1, 12);
   });
 
+  it('few distinct answers (m <= d): the Gram-matrix fit equals the full eigen-decomposition', () => {
+    const rng = rngFrom(4);
+    const d = 12;
+    const distinct = Array.from({ length: 5 }, () => Array.from({ length: d }, () => rng.next() - 0.5));
+    const weights = [3, 1, 7, 2, 4];
+    const few = new CovarianceAccumulator(d);
+    distinct.forEach((x, k) => few.add(x, weights[k]));
+    expect(few.samples).toHaveLength(5);
+    // The same data added one answer at a time: 17 > d samples, so only the sums are kept.
+    const many = new CovarianceAccumulator(d);
+    distinct.forEach((x, k) => {
+      for (let r = 0; r < weights[k]!; r++) many.add(x);
+    });
+    expect(many.samples).toBeNull();
+    const a = fitWhitening(few, 'zca');
+    const b = fitWhitening(many, 'zca');
+    expect(a.samples).toBe(17);
+    expect(a.lambda).toBeCloseTo(b.lambda, 14);
+    const scale = Math.max(...Array.from(b.matrix, Math.abs));
+    a.matrix.forEach((v, ij) => expect(Math.abs(v - b.matrix[ij]!) / scale).toBeLessThan(1e-9));
+    a.mean.forEach((v, i) => expect(v).toBeCloseTo(b.mean[i]!, 14));
+  });
+
   it('raw mode and identical answers give the identity', () => {
     const acc = new CovarianceAccumulator(3);
     acc.add([1, 0, 0], 5);

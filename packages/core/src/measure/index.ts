@@ -1,2 +1,3 @@
 export * from './whitening.js';
 export * from './order-params.js';
+export * from './symmetric-eigen.js';

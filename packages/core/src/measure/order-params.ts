@@ -13,37 +13,52 @@ export interface SnapshotMeasure {
   cds_sys: number;
 }
 
-/** Mean pairwise dot product over i != j, from the sum: (|sum|^2 - sum |v_i|^2) / (N (N - 1)). */
-function meanPairwiseDot(vectors: readonly ArrayLike<number>[], dim: number, normalise: boolean): { mean: number; norm: number } {
+/** v / |v|, or the zero vector when |v| = 0: what CDS_sys compares (computed once per distinct answer). */
+export function unitVector(v: ArrayLike<number>, dim: number): Float64Array {
+  let s = 0;
+  for (let i = 0; i < dim; i++) s += v[i]! * v[i]!;
+  const len = Math.sqrt(s);
+  const out = new Float64Array(dim);
+  if (len > 0) for (let i = 0; i < dim; i++) out[i] = v[i]! / len;
+  return out;
+}
+
+/**
+ * Mean pairwise dot product over i != j, from the sum: (|sum|^2 - sum |v_i|^2) / (N (N - 1)). Agents that
+ * give the same answer share one vector object (the measurement caches them), so each distinct vector is
+ * added once, times the agents holding it: a snapshot of N agents with D distinct answers costs N + D dim.
+ */
+function meanPairwiseDot(vectors: readonly Float64Array[], dim: number): { mean: number; norm: number } {
   const n = vectors.length;
+  const holders = new Map<Float64Array, number>();
+  for (let a = 0; a < n; a++) holders.set(vectors[a]!, (holders.get(vectors[a]!) ?? 0) + 1);
   const sum = new Float64Array(dim);
   let self = 0;
-  for (const v of vectors) {
-    let len = 1;
-    if (normalise) {
-      let s = 0;
-      for (let i = 0; i < dim; i++) s += v[i]! * v[i]!;
-      len = Math.sqrt(s);
-    }
-    if (len === 0) continue;
+  for (const [v, count] of holders) {
+    let squared = 0;
     for (let i = 0; i < dim; i++) {
-      const x = v[i]! / len;
-      sum[i]! += x;
-      self += x * x;
+      const x = v[i]!;
+      sum[i]! += count * x;
+      squared += x * x;
     }
+    self += count * squared;
   }
   let total = 0;
   for (let i = 0; i < dim; i++) total += sum[i]! * sum[i]!;
   return { mean: n > 1 ? (total - self) / (n * (n - 1)) : 1, norm: Math.sqrt(total) / n };
 }
 
+const asFloat64 = (vectors: readonly ArrayLike<number>[]): Float64Array[] =>
+  vectors.map((v) => (v instanceof Float64Array ? v : Float64Array.from(v)));
+
 /**
  * m = |(1/N) sum s_i|, q = mean over pairs of s_i . s_j (= (N m^2 - 1)/(N - 1) for unit spins),
- * CDS_sys = mean pairwise cosine distance of the raw embeddings, and the tag counts.
+ * CDS_sys = mean pairwise cosine distance of the raw embeddings (given as unitVector of each), and the tag
+ * counts.
  */
-export function measureSnapshot(spins: readonly ArrayLike<number>[], raw: readonly ArrayLike<number>[], tags: readonly Tag[], dim: number): SnapshotMeasure {
-  const s = meanPairwiseDot(spins, dim, false);
-  const r = meanPairwiseDot(raw, dim, true);
+export function measureSnapshot(spins: readonly ArrayLike<number>[], units: readonly ArrayLike<number>[], tags: readonly Tag[], dim: number): SnapshotMeasure {
+  const s = meanPairwiseDot(asFloat64(spins), dim);
+  const r = meanPairwiseDot(asFloat64(units), dim);
   const counts = { correct: 0, hallucinated: 0, not_known: 0, judge_failure: 0 };
   for (const t of tags) counts[t]++;
   const judged = counts.correct + counts.hallucinated;

@@ -1,47 +1,73 @@
-import { EigenvalueDecomposition, Matrix } from 'ml-matrix';
+import { symmetricEigen } from './symmetric-eigen.js';
 
 /**
  * Sums for a mean and covariance, fed one embedding at a time (with a weight, so that repeated answers can
- * be added once). Only the upper triangle is accumulated: the covariance is symmetric.
+ * be added once). While it has seen at most `dim` distinct samples it keeps them as given: their covariance
+ * has rank below d, and fitWhitening then works on the m x m Gram matrix instead of the d x d covariance.
+ * Past that it keeps only the sums (the upper triangle of the outer products: the covariance is symmetric).
  */
 export class CovarianceAccumulator {
   readonly sum: Float64Array;
-  readonly outer: Float64Array;
+  private outer: Float64Array | null = null;
+  private held: { x: Float64Array; weight: number }[] | null = [];
   count = 0;
 
   constructor(readonly dim: number) {
     this.sum = new Float64Array(dim);
-    this.outer = new Float64Array(dim * dim);
   }
 
   add(x: ArrayLike<number>, weight = 1): void {
     const d = this.dim;
     this.count += weight;
-    for (let i = 0; i < d; i++) {
-      const xi = x[i]! * weight;
-      if (xi === 0) continue;
-      this.sum[i]! += xi;
-      const row = i * d;
-      for (let j = i; j < d; j++) this.outer[row + j]! += xi * x[j]!;
+    for (let i = 0; i < d; i++) this.sum[i]! += x[i]! * weight;
+    if (this.held) {
+      if (this.held.length < d) {
+        this.held.push({ x: Float64Array.from({ length: d }, (_, i) => x[i]!), weight });
+        return;
+      }
+      this.outer = this.foldHeld();
+      this.held = null;
     }
+    addOuter(this.outer!, x, weight, d);
+  }
+
+  /** The samples as added, while there are at most `dim` of them; null once only the sums are kept. */
+  get samples(): readonly { x: Float64Array; weight: number }[] | null {
+    return this.held;
+  }
+
+  private foldHeld(): Float64Array {
+    const outer = new Float64Array(this.dim * this.dim);
+    for (const h of this.held ?? []) addOuter(outer, h.x, h.weight, this.dim);
+    return outer;
   }
 
   /** Mean and sample covariance (divided by n - 1, as numpy.cov). */
   finish(): { mean: Float64Array; cov: Float64Array } {
     const d = this.dim;
     const n = this.count;
+    const outer = this.outer ?? this.foldHeld();
     const mean = this.sum.map((s) => (n > 0 ? s / n : 0));
     const cov = new Float64Array(d * d);
     if (n > 1) {
       for (let i = 0; i < d; i++) {
         for (let j = i; j < d; j++) {
-          const c = (this.outer[i * d + j]! - n * mean[i]! * mean[j]!) / (n - 1);
+          const c = (outer[i * d + j]! - n * mean[i]! * mean[j]!) / (n - 1);
           cov[i * d + j] = c;
           cov[j * d + i] = c;
         }
       }
     }
     return { mean, cov };
+  }
+}
+
+function addOuter(outer: Float64Array, x: ArrayLike<number>, weight: number, d: number): void {
+  for (let i = 0; i < d; i++) {
+    const xi = x[i]! * weight;
+    if (xi === 0) continue;
+    const row = i * d;
+    for (let j = i; j < d; j++) outer[row + j]! += xi * x[j]!;
   }
 }
 
@@ -63,31 +89,87 @@ export interface Whitening {
  */
 export function fitWhitening(acc: CovarianceAccumulator, mode: 'zca' | 'raw'): Whitening {
   const d = acc.dim;
-  const { mean, cov } = acc.finish();
   const identity = new Float64Array(d * d);
   for (let i = 0; i < d; i++) identity[i * d + i] = 1;
   if (mode === 'raw') return { mode, dim: d, samples: acc.count, lambda: 0, mean: new Float64Array(d), matrix: identity };
+  const samples = acc.samples;
+  if (samples && acc.count > 1) return fitFromSamples(samples, acc.count, acc.sum.map((x) => x / acc.count), d);
+  const { mean, cov } = acc.finish();
   let trace = 0;
   for (let i = 0; i < d; i++) trace += cov[i * d + i]!;
   if (!(trace > 0)) return { mode, dim: d, samples: acc.count, lambda: 0, mean, matrix: identity };
   const lambda = (1e-3 * trace) / d;
-  const rows: number[][] = [];
-  for (let i = 0; i < d; i++) rows.push(Array.from(cov.subarray(i * d, (i + 1) * d)));
-  const eig = new EigenvalueDecomposition(new Matrix(rows), { assumeSymmetric: true });
-  const values = eig.realEigenvalues;
-  const vectors = eig.eigenvectorMatrix;
-  const scale = values.map((v) => 1 / Math.sqrt(Math.max(v, 0) + lambda));
+  const { values, vectors } = symmetricEigen(cov, d);
+  // W = sum over eigenpairs of v v^T / sqrt(value + lambda): rank-one updates along rows of `vectors`.
   const matrix = new Float64Array(d * d);
-  const v = vectors.to2DArray();
-  for (let i = 0; i < d; i++) {
-    for (let j = i; j < d; j++) {
-      let s = 0;
-      for (let e = 0; e < d; e++) s += v[i]![e]! * scale[e]! * v[j]![e]!;
-      matrix[i * d + j] = s;
-      matrix[j * d + i] = s;
-    }
-  }
+  for (let e = 0; e < d; e++) addRankOne(matrix, vectors.subarray(e * d, (e + 1) * d), 1 / Math.sqrt(Math.max(values[e]!, 0) + lambda), d);
+  mirrorUpper(matrix, d);
   return { mode, dim: d, samples: acc.count, lambda, mean, matrix };
+}
+
+/**
+ * The same W from m <= d distinct samples, through their m x m Gram matrix G = Y Y^T, whose rows y_k are
+ * sqrt(w_k / (n - 1)) (x_k - mean), so that C = Y^T Y. An eigenpair (s, g) of G with s > 0 gives the unit
+ * eigenvector u = Y^T g / sqrt(s) of C; every other direction has eigenvalue 0. Hence
+ * W = I / sqrt(lambda) + sum over those u of (1 / sqrt(s + lambda) - 1 / sqrt(lambda)) u u^T.
+ * Costs O(m^2 d + m d^2) instead of the d x d eigen-decomposition: answers of a prompt are often few.
+ */
+function fitFromSamples(samples: readonly { x: Float64Array; weight: number }[], n: number, mean: Float64Array, d: number): Whitening {
+  const m = samples.length;
+  const y = new Float64Array(m * d);
+  samples.forEach(({ x, weight }, k) => {
+    const s = Math.sqrt(weight / (n - 1));
+    for (let i = 0; i < d; i++) y[k * d + i] = s * (x[i]! - mean[i]!);
+  });
+  const gram = new Float64Array(m * m);
+  let trace = 0;
+  for (let a = 0; a < m; a++) {
+    for (let b = a; b < m; b++) {
+      let dot = 0;
+      for (let i = 0; i < d; i++) dot += y[a * d + i]! * y[b * d + i]!;
+      gram[a * m + b] = dot;
+      gram[b * m + a] = dot;
+    }
+    trace += gram[a * m + a]!;
+  }
+  const matrix = new Float64Array(d * d);
+  if (!(trace > 0)) {
+    for (let i = 0; i < d; i++) matrix[i * d + i] = 1;
+    return { mode: 'zca', dim: d, samples: n, lambda: 0, mean, matrix };
+  }
+  const lambda = (1e-3 * trace) / d;
+  const base = 1 / Math.sqrt(lambda);
+  const { values, vectors } = symmetricEigen(gram, m);
+  // Eigenvalues of G at rounding level belong to directions C does not have: their u would be noise.
+  const floor = 1e-12 * values[m - 1]!;
+  const u = new Float64Array(d);
+  for (let e = 0; e < m; e++) {
+    const s = values[e]!;
+    if (!(s > floor)) continue;
+    u.fill(0);
+    for (let a = 0; a < m; a++) {
+      const g = vectors[e * m + a]! / Math.sqrt(s);
+      for (let i = 0; i < d; i++) u[i]! += y[a * d + i]! * g;
+    }
+    addRankOne(matrix, u, 1 / Math.sqrt(s + lambda) - base, d);
+  }
+  for (let i = 0; i < d; i++) matrix[i * d + i]! += base;
+  mirrorUpper(matrix, d);
+  return { mode: 'zca', dim: d, samples: n, lambda, mean, matrix };
+}
+
+/** matrix += scale v v^T, upper triangle only. */
+function addRankOne(matrix: Float64Array, v: Float64Array, scale: number, d: number): void {
+  for (let i = 0; i < d; i++) {
+    const a = scale * v[i]!;
+    if (a === 0) continue;
+    const row = i * d;
+    for (let j = i; j < d; j++) matrix[row + j]! += a * v[j]!;
+  }
+}
+
+function mirrorUpper(matrix: Float64Array, d: number): void {
+  for (let i = 0; i < d; i++) for (let j = 0; j < i; j++) matrix[i * d + j] = matrix[j * d + i]!;
 }
 
 /** The unit spin of an embedding: W (x - mean) / |W (x - mean)|; the zero vector if that norm is 0. */

@@ -9,20 +9,29 @@ export class VectorCache<T> {
   constructor(private readonly limit = 100_000) {}
 
   get(vector: Float32Array, make: (copy: Float32Array) => T): T {
-    const words = new Uint32Array(vector.buffer, vector.byteOffset, vector.length);
-    // A strided hash (every 7th word, about 55 of 384) is enough to spread distinct answers; a hit is
-    // confirmed by comparing every value, so the stride costs nothing in exactness.
-    let h = 0x811c9dc5 ^ words.length;
-    for (let i = 0; i < words.length; i += 7) h = Math.imul(h ^ words[i]!, 0x01000193);
+    return this.getAt(vector, 0, vector.length, make);
+  }
+
+  /**
+   * The value of the vector at data[offset, offset + dim): a column of a batch is read in place, without a
+   * view per row (the final pass looks up every row of the sweep).
+   */
+  getAt(data: Float32Array, offset: number, dim: number, make: (copy: Float32Array) => T): T {
+    // A strided hash (every 7th value, about 55 of 384) is enough to spread distinct answers; a hit is
+    // confirmed by comparing every value, so the stride costs nothing in exactness. The hash reads the
+    // floats' bits through an integer view of the same bytes.
+    const words = wordsOf(data);
+    let h = 0x811c9dc5 ^ dim;
+    for (let i = 0; i < dim; i += 7) h = Math.imul(h ^ words[offset + i]!, 0x01000193);
     const bucket = this.buckets.get(h);
     if (bucket) {
-      for (const entry of bucket) if (equal(entry.vector, vector)) return entry.value;
+      for (const entry of bucket) if (equalAt(entry.vector, data, offset, dim)) return entry.value;
     }
     if (this.size >= this.limit) {
       this.buckets.clear();
       this.size = 0;
     }
-    const copy = vector.slice();
+    const copy = data.slice(offset, offset + dim);
     const value = make(copy);
     const list = this.buckets.get(h);
     if (list) list.push({ vector: copy, value });
@@ -37,8 +46,19 @@ export class VectorCache<T> {
   }
 }
 
-function equal(a: Float32Array, b: Float32Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i] && !(Number.isNaN(a[i]) && Number.isNaN(b[i]))) return false;
+/** One Uint32Array view per column array, made once: the hash reads the floats' bits. */
+const views = new WeakMap<Float32Array, Uint32Array>();
+function wordsOf(data: Float32Array): Uint32Array {
+  let words = views.get(data);
+  if (!words) views.set(data, (words = new Uint32Array(data.buffer, data.byteOffset, data.length)));
+  return words;
+}
+
+function equalAt(a: Float32Array, data: Float32Array, offset: number, dim: number): boolean {
+  if (a.length !== dim) return false;
+  for (let i = 0; i < dim; i++) {
+    const x = data[offset + i]!;
+    if (a[i] !== x && !(Number.isNaN(a[i]) && Number.isNaN(x))) return false;
+  }
   return true;
 }

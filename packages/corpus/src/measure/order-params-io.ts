@@ -1,4 +1,4 @@
-import { measureSnapshot, toSpin, type EncoderColumn, type Tag, type Whitening } from '@panta/core';
+import { measureSnapshot, toSpin, unitVector, type EncoderColumn, type Tag, type Whitening } from '@panta/core';
 import { readEvents } from '../event-reader.js';
 import { VectorCache } from './keyed.js';
 
@@ -35,59 +35,66 @@ export const ORDER_PARAM_COLUMNS = [
   { name: 'cds_sys', type: 'DOUBLE' },
 ] as const;
 
-interface Measured {
-  raw: Float32Array;
+/** An answer's embedding as the order parameters use it: its spin and its raw direction. */
+export interface Measured {
   spin: Float64Array;
+  unit: Float64Array;
+}
+
+/**
+ * Distinct embeddings measured once per (prompt, encoder): runs of a prompt share their answers' vectors,
+ * and with them this cache (a whitening is per prompt and encoder too).
+ */
+export function measuredCache(whitening: Whitening): VectorCache<Measured> & { whitening: Whitening } {
+  return Object.assign(new VectorCache<Measured>(), { whitening });
 }
 
 /**
  * Order parameters of one run for every sweep t and encoder, on snapshot(t): each agent's latest answer
- * after sweep t (carry forward). Reads the run's events in shard order (event order, checked); spins are computed once per distinct
- * embedding.
+ * after sweep t (carry forward). Reads the run's events in shard order (event order, checked); spins are
+ * computed once per distinct embedding, in `caches` (one per encoder, keyed by name; see measuredCache).
  */
 export async function measureRunShard(
   files: string | readonly string[],
   run: { runId: string; configId: string; n: number },
   encoders: readonly EncoderColumn[],
-  whitenings: ReadonlyMap<string, Whitening>,
+  caches: ReadonlyMap<string, ReturnType<typeof measuredCache>>,
 ): Promise<OrderParamRow[]> {
   const n = run.n;
   const tags: Tag[] = new Array(n).fill('not_known');
   const state = encoders.map((e) => ({
     encoder: e,
-    whitening: whitenings.get(e.name)!,
-    agents: new Array<Measured | undefined>(n),
-    cache: new VectorCache<Measured>(),
+    column: `emb_${e.name}`,
+    cache: caches.get(e.name)!,
+    spins: new Array<Float64Array>(n),
+    units: new Array<Float64Array>(n),
   }));
   const rows: OrderParamRow[] = [];
   const rho0 = new Map<string, number | null>();
-  const columns = ['event', 'sweep', 'agent', 'tag', ...encoders.map((e) => `emb_${e.name}`)];
+  const columns = ['event', 'sweep', 'agent', 'tag', ...state.map((s) => s.column)];
   let expected = 0;
   for await (const batch of readEvents(typeof files === 'string' ? [files] : [...files], { columns, where: "role = 'agent'" })) {
     const events = batch.columns.event as number[];
     const sweeps = batch.columns.sweep as number[];
     const agents = batch.columns.agent as number[];
     const batchTags = batch.columns.tag as Tag[];
+    const vectors = state.map((s) => batch.columns[s.column] as Float32Array);
     for (let r = 0; r < batch.rows; r++) {
       if (events[r] !== expected) throw new Error(`${run.runId}: expected event ${expected}, found ${events[r]}`);
       expected++;
       const agent = agents[r]!;
       tags[agent] = batchTags[r]!;
-      for (const s of state) {
+      for (let e = 0; e < state.length; e++) {
+        const s = state[e]!;
         const d = s.encoder.dim;
-        const v = (batch.columns[`emb_${s.encoder.name}`] as Float32Array).subarray(r * d, (r + 1) * d);
-        s.agents[agent] = s.cache.get(v, (raw) => ({ raw, spin: toSpin(s.whitening, raw) }));
+        const measured = s.cache.getAt(vectors[e]!, r * d, d, (raw) => ({ spin: toSpin(s.cache.whitening, raw), unit: unitVector(raw, d) }));
+        s.spins[agent] = measured.spin;
+        s.units[agent] = measured.unit;
       }
       if (events[r]! % n === n - 1) {
         const sweep = sweeps[r]!;
         for (const s of state) {
-          const snapshot = s.agents as Measured[];
-          const m = measureSnapshot(
-            snapshot.map((a) => a.spin),
-            snapshot.map((a) => a.raw),
-            tags,
-            s.encoder.dim,
-          );
+          const m = measureSnapshot(s.spins, s.units, tags, s.encoder.dim);
           if (sweep === 0) rho0.set(s.encoder.name, m.rho);
           const base = rho0.get(s.encoder.name) ?? null;
           rows.push({

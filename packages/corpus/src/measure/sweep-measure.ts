@@ -1,6 +1,6 @@
 import type { EncoderColumn, Whitening } from '@panta/core';
 import { shardPath } from '../corpus-paths.js';
-import { measureRunShard, type OrderParamRow } from './order-params-io.js';
+import { measureRunShard, measuredCache, type OrderParamRow } from './order-params-io.js';
 import { fitShardWhitening, writeWhitening } from './whitening-io.js';
 
 /** What the measurement needs of a run. */
@@ -41,11 +41,12 @@ export async function measureSweep(
       perEncoder.set(e.name, w);
     }
     whitenings.set(promptId, perEncoder);
+    const caches = new Map([...perEncoder].map(([name, w]) => [name, measuredCache(w)]));
     // A few runs at once: while one waits for DuckDB to read its shard, another computes.
     const results: OrderParamRow[][] = new Array(promptRuns.length);
     let next = 0;
     const worker = async () => {
-      for (let i = next++; i < promptRuns.length; i = next++) results[i] = await measureRunShard(shardPath(out, promptRuns[i]!.runId), promptRuns[i]!, encoders, perEncoder);
+      for (let i = next++; i < promptRuns.length; i = next++) results[i] = await measureRunShard(shardPath(out, promptRuns[i]!.runId), promptRuns[i]!, encoders, caches);
     };
     await Promise.all(Array.from({ length: Math.min(3, promptRuns.length) }, worker));
     for (const r of results) orderParams.push(...r);

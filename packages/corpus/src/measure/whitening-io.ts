@@ -20,7 +20,7 @@ export async function fitShardWhitening(files: readonly string[], encoder: Encod
   const distinct = new VectorCache<{ count: number }>(Number.POSITIVE_INFINITY);
   for await (const batch of readEvents([...files].sort(), { columns: [column], where: "sweep = 0 AND role = 'agent'" })) {
     const all = batch.columns[column] as Float32Array;
-    for (let r = 0; r < batch.rows; r++) distinct.get(all.subarray(r * encoder.dim, (r + 1) * encoder.dim), () => ({ count: 0 })).count++;
+    for (let r = 0; r < batch.rows; r++) distinct.getAt(all, r * encoder.dim, encoder.dim, () => ({ count: 0 })).count++;
   }
   const acc = new CovarianceAccumulator(encoder.dim);
   for (const [vector, { count }] of distinct.entries()) acc.add(vector, count);
