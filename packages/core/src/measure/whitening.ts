@@ -89,32 +89,51 @@ export interface Whitening {
  */
 export function fitWhitening(acc: CovarianceAccumulator, mode: 'zca' | 'raw'): Whitening {
   const d = acc.dim;
+  const n = acc.count;
   const identity = new Float64Array(d * d);
   for (let i = 0; i < d; i++) identity[i * d + i] = 1;
-  if (mode === 'raw') return { mode, dim: d, samples: acc.count, lambda: 0, mean: new Float64Array(d), matrix: identity };
+  if (mode === 'raw') return { mode, dim: d, samples: n, lambda: 0, mean: new Float64Array(d), matrix: identity };
+  const mean = acc.sum.map((s) => (n > 0 ? s / n : 0));
   const samples = acc.samples;
-  if (samples && acc.count > 1) return fitFromSamples(samples, acc.count, acc.sum.map((x) => x / acc.count), d);
-  const { mean, cov } = acc.finish();
+  const spectrum = samples && n > 1 ? gramSpectrum(samples, n, mean, d) : covarianceSpectrum(acc);
+  if (!(spectrum.trace > 0)) return { mode, dim: d, samples: n, lambda: 0, mean, matrix: identity };
+  const lambda = (1e-3 * spectrum.trace) / d;
+  return { mode, dim: d, samples: n, lambda, mean, matrix: spectrum.inverseRoot(lambda) };
+}
+
+/** trace(C), and (C + lambda I)^(-1/2) for a given lambda. */
+interface Spectrum {
+  trace: number;
+  inverseRoot(lambda: number): Float64Array;
+}
+
+/** From the d x d covariance: W = sum over its eigenpairs of v v^T / sqrt(value + lambda). */
+function covarianceSpectrum(acc: CovarianceAccumulator): Spectrum {
+  const d = acc.dim;
+  const { cov } = acc.finish();
   let trace = 0;
   for (let i = 0; i < d; i++) trace += cov[i * d + i]!;
-  if (!(trace > 0)) return { mode, dim: d, samples: acc.count, lambda: 0, mean, matrix: identity };
-  const lambda = (1e-3 * trace) / d;
-  const { values, vectors } = symmetricEigen(cov, d);
-  // W = sum over eigenpairs of v v^T / sqrt(value + lambda): rank-one updates along rows of `vectors`.
-  const matrix = new Float64Array(d * d);
-  for (let e = 0; e < d; e++) addRankOne(matrix, vectors.subarray(e * d, (e + 1) * d), 1 / Math.sqrt(Math.max(values[e]!, 0) + lambda), d);
-  mirrorUpper(matrix, d);
-  return { mode, dim: d, samples: acc.count, lambda, mean, matrix };
+  return {
+    trace,
+    inverseRoot(lambda) {
+      const { values, vectors } = symmetricEigen(cov, d);
+      const matrix = new Float64Array(d * d);
+      // Rank-one updates along rows of `vectors`.
+      for (let e = 0; e < d; e++) addRankOne(matrix, vectors.subarray(e * d, (e + 1) * d), 1 / Math.sqrt(Math.max(values[e]!, 0) + lambda), d);
+      mirrorUpper(matrix, d);
+      return matrix;
+    },
+  };
 }
 
 /**
- * The same W from m <= d distinct samples, through their m x m Gram matrix G = Y Y^T, whose rows y_k are
- * sqrt(w_k / (n - 1)) (x_k - mean), so that C = Y^T Y. An eigenpair (s, g) of G with s > 0 gives the unit
- * eigenvector u = Y^T g / sqrt(s) of C; every other direction has eigenvalue 0. Hence
+ * The same from m <= d distinct samples, through their m x m Gram matrix G = Y Y^T, whose rows y_k are
+ * sqrt(w_k / (n - 1)) (x_k - mean), so that C = Y^T Y and trace(C) = trace(G). An eigenpair (s, g) of G with
+ * s > 0 gives the unit eigenvector u = Y^T g / sqrt(s) of C; every other direction has eigenvalue 0. Hence
  * W = I / sqrt(lambda) + sum over those u of (1 / sqrt(s + lambda) - 1 / sqrt(lambda)) u u^T.
  * Costs O(m^2 d + m d^2) instead of the d x d eigen-decomposition: answers of a prompt are often few.
  */
-function fitFromSamples(samples: readonly { x: Float64Array; weight: number }[], n: number, mean: Float64Array, d: number): Whitening {
+function gramSpectrum(samples: readonly { x: Float64Array; weight: number }[], n: number, mean: Float64Array, d: number): Spectrum {
   const m = samples.length;
   const y = new Float64Array(m * d);
   samples.forEach(({ x, weight }, k) => {
@@ -132,30 +151,30 @@ function fitFromSamples(samples: readonly { x: Float64Array; weight: number }[],
     }
     trace += gram[a * m + a]!;
   }
-  const matrix = new Float64Array(d * d);
-  if (!(trace > 0)) {
-    for (let i = 0; i < d; i++) matrix[i * d + i] = 1;
-    return { mode: 'zca', dim: d, samples: n, lambda: 0, mean, matrix };
-  }
-  const lambda = (1e-3 * trace) / d;
-  const base = 1 / Math.sqrt(lambda);
-  const { values, vectors } = symmetricEigen(gram, m);
-  // Eigenvalues of G at rounding level belong to directions C does not have: their u would be noise.
-  const floor = 1e-12 * values[m - 1]!;
-  const u = new Float64Array(d);
-  for (let e = 0; e < m; e++) {
-    const s = values[e]!;
-    if (!(s > floor)) continue;
-    u.fill(0);
-    for (let a = 0; a < m; a++) {
-      const g = vectors[e * m + a]! / Math.sqrt(s);
-      for (let i = 0; i < d; i++) u[i]! += y[a * d + i]! * g;
-    }
-    addRankOne(matrix, u, 1 / Math.sqrt(s + lambda) - base, d);
-  }
-  for (let i = 0; i < d; i++) matrix[i * d + i]! += base;
-  mirrorUpper(matrix, d);
-  return { mode: 'zca', dim: d, samples: n, lambda, mean, matrix };
+  return {
+    trace,
+    inverseRoot(lambda) {
+      const base = 1 / Math.sqrt(lambda);
+      const { values, vectors } = symmetricEigen(gram, m);
+      // Eigenvalues of G at rounding level belong to directions C does not have: their u would be noise.
+      const floor = 1e-12 * values[m - 1]!;
+      const matrix = new Float64Array(d * d);
+      const u = new Float64Array(d);
+      for (let e = 0; e < m; e++) {
+        const s = values[e]!;
+        if (!(s > floor)) continue;
+        u.fill(0);
+        for (let a = 0; a < m; a++) {
+          const g = vectors[e * m + a]! / Math.sqrt(s);
+          for (let i = 0; i < d; i++) u[i]! += y[a * d + i]! * g;
+        }
+        addRankOne(matrix, u, 1 / Math.sqrt(s + lambda) - base, d);
+      }
+      for (let i = 0; i < d; i++) matrix[i * d + i]! += base;
+      mirrorUpper(matrix, d);
+      return matrix;
+    },
+  };
 }
 
 /** matrix += scale v v^T, upper triangle only. */

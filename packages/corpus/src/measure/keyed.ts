@@ -8,10 +8,6 @@ export class VectorCache<T> {
 
   constructor(private readonly limit = 100_000) {}
 
-  get(vector: Float32Array, make: (copy: Float32Array) => T): T {
-    return this.getAt(vector, 0, vector.length, make);
-  }
-
   /**
    * The value of the vector at data[offset, offset + dim): a column of a batch is read in place, without a
    * view per row (the final pass looks up every row of the sweep).
