@@ -77,6 +77,40 @@ export class ReadyQueue {
     this.count++;
   }
 
+  /** The ready event of highest rank (as take(1), without an array per call). */
+  takeOne(): EventPlan | undefined {
+    for (let h = HORIZON; h >= 1 && this.count > 0; h--) {
+      const bucket = this.buckets[h]!;
+      let head = this.heads[h]!;
+      let found: EventPlan | undefined;
+      while (head < bucket.length) {
+        const plan = bucket[head++]!;
+        const e = plan.event;
+        if (!this.queued[e] || this.rank[e] !== h) continue;
+        this.queued[e] = 0;
+        this.count--;
+        found = plan;
+        break;
+      }
+      this.compact(h, head);
+      if (found) return found;
+    }
+    return undefined;
+  }
+
+  /** Drops a bucket's taken prefix once it is long, or all of it once the bucket is used up. */
+  private compact(h: number, head: number): void {
+    const bucket = this.buckets[h]!;
+    if (head > 1024 && head * 2 > bucket.length) {
+      bucket.splice(0, head);
+      head = 0;
+    } else if (head === bucket.length) {
+      bucket.length = 0;
+      head = 0;
+    }
+    this.heads[h] = head;
+  }
+
   /** Up to `max` ready events, highest rank first. */
   take(max: number): EventPlan[] {
     const out: EventPlan[] = [];
@@ -91,14 +125,7 @@ export class ReadyQueue {
         this.count--;
         out.push(plan);
       }
-      if (head > 1024 && head * 2 > bucket.length) {
-        bucket.splice(0, head);
-        head = 0;
-      } else if (head === bucket.length) {
-        bucket.length = 0;
-        head = 0;
-      }
-      this.heads[h] = head;
+      this.compact(h, head);
     }
     return out;
   }

@@ -16,12 +16,13 @@ export interface Rng {
   u32(): number;
 }
 
-function splitmix32(state: number): [number, number] {
-  state = (state + 0x9e3779b9) | 0;
-  let z = state;
+/** The splitmix32 output for a state, after the state's increment (the state itself is `state + GOLDEN`). */
+const GOLDEN = 0x9e3779b9;
+function splitmix32(state: number): number {
+  let z = (state + GOLDEN) | 0;
   z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
   z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
-  return [state, (z ^ (z >>> 16)) >>> 0];
+  return (z ^ (z >>> 16)) >>> 0;
 }
 
 /** Mixes any number of integers (or strings) into one 32-bit seed. Order matters. */
@@ -35,11 +36,11 @@ export function mixSeed(...parts: (number | string)[]): number {
       // Integers up to 2^53 are mixed in two 32-bit halves so that large seeds do not collide.
       const lo = part >>> 0;
       const hi = Math.floor(part / 4294967296) >>> 0;
-      h = splitmix32(h ^ lo)[1];
-      h = splitmix32(h ^ hi)[1];
+      h = splitmix32(h ^ lo);
+      h = splitmix32(h ^ hi);
     }
   }
-  return splitmix32(h)[1];
+  return splitmix32(h);
 }
 
 export class Xoshiro128 implements Rng {
@@ -49,16 +50,12 @@ export class Xoshiro128 implements Rng {
   private d: number;
 
   constructor(seed: number) {
-    let s = seed >>> 0;
-    let out: number;
-    [s, out] = splitmix32(s);
-    this.a = out;
-    [s, out] = splitmix32(s);
-    this.b = out;
-    [s, out] = splitmix32(s);
-    this.c = out;
-    [s, out] = splitmix32(s);
-    this.d = out;
+    // Four splitmix32 outputs of consecutive states (state += GOLDEN each time).
+    const s = seed >>> 0;
+    this.a = splitmix32(s);
+    this.b = splitmix32((s + GOLDEN) | 0);
+    this.c = splitmix32((s + 2 * GOLDEN) | 0);
+    this.d = splitmix32((s + 3 * GOLDEN) | 0);
     if ((this.a | this.b | this.c | this.d) === 0) this.d = 1;
   }
 

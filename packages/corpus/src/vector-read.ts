@@ -35,8 +35,9 @@ export interface DecodedColumn {
 type TypedCtor<T> = { new (buffer: ArrayBuffer, byteOffset: number, length: number): T; BYTES_PER_ELEMENT: number };
 
 /**
- * A typed view of a vector's first `count` values. `vector_get_data` returns a Uint8Array over the
- * vector's memory; when it is not aligned for the element type we copy it first.
+ * A typed view of a vector's first `count` values. `vector_get_data` returns a fresh copy of the vector's
+ * memory (the bindings are built without external buffers; a test checks it), so the view outlives the
+ * chunk; when it is not aligned for the element type we copy it once more.
  */
 function typedData<T>(vector: duckdb.Vector, count: number, Ctor: TypedCtor<T>): T {
   const bytes = duckdb.vector_get_data(vector, count * Ctor.BYTES_PER_ELEMENT);
@@ -192,16 +193,17 @@ function readList(vector: duckdb.Vector, childType: SqlType, count: number, flat
   if (flat && childType.kind === 'scalar' && childType.name === 'FLOAT') {
     const dim = count > 0 ? len(0) : 0;
     const src = typedData(child, size, Float32Array);
-    const out = new Float32Array(count * dim);
     let contiguous = true;
     for (let i = 0; i < count; i++) {
       if (!isValid(mask, i)) throw new Error(`flat FLOAT[] column: row ${i} is NULL (only answers carry embeddings: read them with role = 'agent')`);
       if (len(i) !== dim) throw new Error(`flat FLOAT[] column: row ${i} has ${len(i)} values, row 0 has ${dim}`);
       if (off(i) !== i * dim) contiguous = false;
     }
-    // The usual case (a freshly read list vector) is one contiguous run: a single copy.
-    if (contiguous) out.set(src.subarray(0, count * dim));
-    else for (let i = 0; i < count; i++) out.set(src.subarray(off(i), off(i) + dim), i * dim);
+    // The usual case (a freshly read list vector) is one contiguous run. The bindings hand back a fresh copy
+    // of the vector's memory (they may not expose DuckDB's own): that copy is the column, no second one.
+    if (contiguous) return { values: src.subarray(0, count * dim), dim };
+    const out = new Float32Array(count * dim);
+    for (let i = 0; i < count; i++) out.set(src.subarray(off(i), off(i) + dim), i * dim);
     return { values: out, dim };
   }
 

@@ -93,3 +93,28 @@ describe('writeParquetTable / queryRows', () => {
     expect(await readdir(dir)).toEqual([]);
   });
 });
+
+describe('reading vectors', () => {
+  // readEvents hands out the embedding column as the bindings' copy of the vector memory, without copying it
+  // again: that is only safe while vector_get_data copies. If the bindings ever return a view over DuckDB's
+  // memory (freed at the next chunk), this fails first.
+  it("vector_get_data returns a copy that outlives the chunk, not a view of DuckDB's memory", async () => {
+    const { openConnection } = await import('../src/duckdb.js');
+    const duckdb = (await import('@duckdb/node-bindings')).default;
+    const con = await openConnection();
+    try {
+      const result = await con.stream('SELECT range::FLOAT AS x FROM range(4096)');
+      const first = await result.fetchChunk();
+      const vector = duckdb.data_chunk_get_vector(first!.chunk, 0);
+      const a = duckdb.vector_get_data(vector, 16);
+      const b = duckdb.vector_get_data(vector, 16);
+      expect(a.buffer).not.toBe(b.buffer);
+      new Float32Array(a.buffer, a.byteOffset, 4).fill(-1);
+      expect(Array.from(new Float32Array(b.buffer, b.byteOffset, 4))).toEqual([0, 1, 2, 3]);
+      await result.fetchChunk();
+      expect(Array.from(new Float32Array(a.buffer, a.byteOffset, 4))).toEqual([-1, -1, -1, -1]);
+    } finally {
+      con.closeSync();
+    }
+  });
+});

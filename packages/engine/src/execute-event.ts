@@ -112,17 +112,14 @@ export async function executeEvent(task: EventTask, reads: readonly string[], se
   const previous = plan.readVersions.length > 0 ? (own?.answer ?? reads[0]) : undefined;
   const neighbourAnswers = boardRun ? reads.slice(1).map((v) => renderEntries(decodeBoardVersion(v).entries)) : reads.slice(1);
   const persona = agentPersona(run, plan.agent);
-  const context: PromptContext = {
-    question: run.prompt.question,
-    sweep: plan.sweep,
-    temperature,
-    previous,
-    neighbourAgents: plan.neighbours,
-    neighbourAnswers,
-    ...(persona ? { persona: persona.text, ...(persona.belief ? { belief: persona.belief } : {}) } : {}),
-    ...(boardRun ? { board: true } : {}),
-    ...(task.moderator ? { moderator: task.moderator } : {}),
-  };
+  // Optional fields are set one by one: spreads of conditional objects cost an allocation each, per event.
+  const context: PromptContext = { question: run.prompt.question, sweep: plan.sweep, temperature, previous, neighbourAgents: plan.neighbours, neighbourAnswers };
+  if (persona) {
+    context.persona = persona.text;
+    if (persona.belief) context.belief = persona.belief;
+  }
+  if (boardRun) context.board = true;
+  if (task.moderator) context.moderator = task.moderator;
   const before: CallOutcome[] = [];
   let gate: number | undefined;
   if (run.protocol === 'ssvp' && previous !== undefined && neighbourAnswers.length > 0) {
@@ -150,7 +147,7 @@ export async function executeEvent(task: EventTask, reads: readonly string[], se
   }
   const embeddings: Record<string, Float32Array> = {};
   for (const encoder of services.encoders) embeddings[encoder.name] = (await encoder.encode([response]))[0]!;
-  return {
+  const outcome: EventOutcome = {
     runId: run.runId,
     event: plan.event,
     response,
@@ -161,8 +158,12 @@ export async function executeEvent(task: EventTask, reads: readonly string[], se
     calls: result.calls,
     embeddings,
     createdAt: Date.now(),
-    ...(before.length > 0 ? { before } : {}),
-    ...(gate !== undefined ? { divergence: gate } : {}),
-    ...(board !== undefined ? { board, version } : {}),
   };
+  if (before.length > 0) outcome.before = before;
+  if (gate !== undefined) outcome.divergence = gate;
+  if (board !== undefined) {
+    outcome.board = board;
+    outcome.version = version;
+  }
+  return outcome;
 }

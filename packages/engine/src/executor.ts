@@ -242,11 +242,11 @@ export class Executor<S extends RunSink = RunSink> {
     while (!this.stopping && this.inflight < concurrency) {
       const a = this.nextReady();
       if (!a) break;
-      const [plan] = a.planner.take(1);
+      const plan = a.planner.takeOne()!;
       this.inflight++;
       a.inflight++;
       const moderator = a.boundary?.state?.moderator;
-      const task: EventTask = moderator ? { run: a.run, plan: plan!, moderator } : { run: a.run, plan: plan! };
+      const task: EventTask = moderator ? { run: a.run, plan, moderator } : { run: a.run, plan };
       try {
         transport.dispatch(task);
       } catch (e) {
@@ -268,7 +268,9 @@ export class Executor<S extends RunSink = RunSink> {
         }
       }
     }
-    for (const a of [...this.active]) {
+    // Backwards: retire() removes the run from the list.
+    for (let i = this.active.length - 1; i >= 0; i--) {
+      const a = this.active[i]!;
       if (a.inflight > 0) continue;
       if (a.error || (a.planner.done && a.collector.backlog === 0)) this.retire(a);
       else if (this.stopping) {

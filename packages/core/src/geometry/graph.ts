@@ -1,8 +1,9 @@
 import type { Rng } from '../rng.js';
 
 /**
- * An interaction graph over agents 0..n-1. `neighbours` returns a fresh array in the stable order in which
- * the neighbours' answers appear in the prompt.
+ * An interaction graph over agents 0..n-1. `neighbours` returns an array in the stable order in which the
+ * neighbours' answers appear in the prompt. Callers must not modify it: static graphs hand out one shared
+ * array per agent, since every event's plan (and row) holds its neighbours until the row is written.
  */
 export interface Graph {
   readonly label: string;
@@ -22,6 +23,9 @@ export interface Graph {
 export class GeometryError extends Error {
   override name = 'GeometryError';
 }
+
+/** Populations up to this size keep their neighbour arrays (shared by every event of an agent). */
+export const MAX_CACHED_ROWS = 1 << 16;
 
 /** Largest population an Int32Array index can address. */
 export const MAX_AGENTS = 0x7fffffff;
@@ -45,11 +49,17 @@ export class CsrGraph implements Graph {
   ) {
     if (offsets.length !== n + 1) throw new Error(`CsrGraph: offsets must have n + 1 = ${n + 1} entries`);
     if (offsets[n] !== targets.length) throw new Error('CsrGraph: offsets[n] must equal targets.length');
+    this.views = n <= MAX_CACHED_ROWS ? new Array<Int32Array | undefined>(n) : undefined;
   }
+
+  /** One view per agent, made on first use (a view is an object: not kept for very large populations). */
+  private readonly views: (Int32Array | undefined)[] | undefined;
 
   neighbours(agent: number, _rng?: Rng): Int32Array {
     checkAgent(agent, this.n);
-    return this.targets.slice(this.offsets[agent], this.offsets[agent + 1]);
+    const views = this.views;
+    if (!views) return this.targets.subarray(this.offsets[agent], this.offsets[agent + 1]);
+    return (views[agent] ??= this.targets.subarray(this.offsets[agent], this.offsets[agent + 1]));
   }
 
   degree(agent: number): number {

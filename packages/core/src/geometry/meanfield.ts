@@ -14,10 +14,19 @@ export class MeanFieldGraph implements Graph {
     readonly label = 'meanfield',
   ) {
     this.k = n - 1;
+    this.rows = n * n <= 1 << 20 ? new Array<Int32Array | undefined>(n) : undefined;
   }
+
+  /** Rows kept while all of them fit in 4 MB (N <= 1,024): a mean field's rows are the largest per event. */
+  private readonly rows: (Int32Array | undefined)[] | undefined;
 
   neighbours(agent: number, _rng?: Rng): Int32Array {
     checkAgent(agent, this.n);
+    if (this.rows) return (this.rows[agent] ??= this.row(agent));
+    return this.row(agent);
+  }
+
+  private row(agent: number): Int32Array {
     const out = new Int32Array(this.n - 1);
     for (let j = 0; j < agent; j++) out[j] = j;
     for (let j = agent + 1; j < this.n; j++) out[j - 1] = j;

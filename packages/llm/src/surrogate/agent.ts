@@ -18,6 +18,10 @@ export class SurrogateAgent {
   private readonly field: Float64Array;
   /** Option each answer text expresses: texts repeat a lot, matching them is not free. */
   private readonly readCache = new Map<string, number>();
+  private readonly sentences = new Map<number, string>();
+  private readonly counts: Float64Array;
+  private readonly logits: Float64Array;
+  private readonly weights: Float64Array;
 
   constructor(
     readonly prompt: Prompt,
@@ -26,6 +30,9 @@ export class SurrogateAgent {
     const f = prompt.false_answers.length;
     this.optionCount = f + 2;
     this.field = new Float64Array(this.optionCount);
+    this.counts = new Float64Array(this.optionCount);
+    this.logits = new Float64Array(this.optionCount);
+    this.weights = new Float64Array(this.optionCount);
     this.field[0] = spec.field.correct;
     for (let i = 0; i < f; i++) this.field[1 + i] = spec.field.false + (prompt.false_premise ? spec.premise_bias : 0);
     this.field[f + 1] = spec.field.not_known;
@@ -53,17 +60,18 @@ export class SurrogateAgent {
 
   private sample(seed: number, temperature: number, previous: string | undefined, neighbours: readonly string[], belief: string | undefined, coupling: number) {
     const q = this.optionCount;
-    const counts = new Float64Array(q);
+    // Scratch (replies are computed synchronously, one at a time): no arrays allocated per reply.
+    const counts = this.counts.fill(0);
     const read = previous === undefined ? 0 : 1 + neighbours.length;
     if (previous !== undefined) {
       counts[this.optionOf(previous)]! += 1;
       for (const text of neighbours) counts[this.optionOf(text)]! += 1;
     }
     const rng = rngFrom(seed, 'surrogate');
-    const logits = new Float64Array(q);
+    const logits = this.logits;
     for (let a = 0; a < q; a++) logits[a] = coupling * this.spec.coupling * (read > 0 ? counts[a]! / read : 0) + this.field[a]!;
     if (belief !== undefined) logits[this.optionOf(belief)]! += this.spec.belief;
-    const option = sampleSoftmax(logits, temperature, rng.next());
+    const option = sampleSoftmax(logits, temperature, rng.next(), this.weights);
     const u = rng.next();
     const v = rng.next();
     return { text: this.word(option, temperature, u, v), option, logits };
@@ -115,8 +123,14 @@ export class SurrogateAgent {
   private word(option: number, temperature: number, u: number, v: number): string {
     if (option === this.optionCount - 1) return NOT_KNOWN_FRAMES[pickVaried(NOT_KNOWN_FRAMES.length, temperature, u)]!;
     const phrases = option === 0 ? this.prompt.accepted : [this.prompt.false_answers[option - 1]!];
-    const phrase = phrases[pickVaried(phrases.length, temperature, v)]!;
-    return ANSWER_FRAMES[pickVaried(ANSWER_FRAMES.length, temperature, u)]!.replace('{a}', phrase);
+    const p = pickVaried(phrases.length, temperature, v);
+    const f = pickVaried(ANSWER_FRAMES.length, temperature, u);
+    // One string per (option, phrase, frame): a population repeats a few dozen sentences, and a shared
+    // string costs nothing to keep in the rows waiting to be written.
+    const key = (option * 65_536 + p) * ANSWER_FRAMES.length + f; // a prompt has far fewer than 65,536 phrasings
+    let text = this.sentences.get(key);
+    if (text === undefined) this.sentences.set(key, (text = ANSWER_FRAMES[f]!.replace('{a}', phrases[p]!)));
+    return text;
   }
 }
 
@@ -131,7 +145,7 @@ function softmaxAt(logits: Float64Array, temperature: number, a: number): number
 }
 
 /** Samples argmax-free from softmax(logits / T); T = 0 takes the first maximum. */
-export function sampleSoftmax(logits: Float64Array, temperature: number, u: number): number {
+export function sampleSoftmax(logits: Float64Array, temperature: number, u: number, weights: Float64Array = new Float64Array(logits.length)): number {
   let max = -Infinity;
   let arg = 0;
   for (let a = 0; a < logits.length; a++) {
@@ -141,7 +155,6 @@ export function sampleSoftmax(logits: Float64Array, temperature: number, u: numb
     }
   }
   if (temperature <= 0) return arg;
-  const weights = new Float64Array(logits.length);
   let total = 0;
   for (let a = 0; a < logits.length; a++) {
     weights[a] = Math.exp((logits[a]! - max) / temperature);
