@@ -145,7 +145,7 @@ class CollectorProcess {
       columns,
       judge,
       meta: { backend: backend.kind, model: backend.model },
-      partRows: sweepSizing(sweep.spec.concurrency, columns).partRows,
+      partRows: sweepSizing(sweep.spec.concurrency, columns, sweep.runs.length).partRows,
       log,
       onWritten: () => undefined,
     });

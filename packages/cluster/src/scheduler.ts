@@ -77,7 +77,7 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
     const executor: Executor<RemoteSink> = new Executor<RemoteSink>(runs, {
       transport,
       concurrency: spec.concurrency,
-      maxActiveRuns: sweepSizing(spec.concurrency, []).maxActiveRuns,
+      maxActiveRuns: sweepSizing(spec.concurrency, [], runs.length).maxActiveRuns,
       open: async (run: RunPlan): Promise<ActiveRun<RemoteSink> | null> => {
         const opened = await remote.open(run.runId);
         if (opened.finalized) {

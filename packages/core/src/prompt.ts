@@ -197,20 +197,29 @@ export function promptLength(template: PromptTemplate, ctx: PromptContext): { sy
     lines = count - 1;
     for (let i = 0; i < count; i++) {
       for (const part of parts) {
-        lines += typeof part === 'string' ? part.length : part.slot === 'index' ? String(ctx.neighbourAgents[i]!).length : part.slot === 'answer' ? ctx.neighbourAnswers[i]!.length : 0;
+        lines += typeof part === 'string' ? part.length : part.slot === 'index' ? digits(ctx.neighbourAgents[i]!) : part.slot === 'answer' ? ctx.neighbourAnswers[i]!.length : 0;
       }
     }
   }
-  const user = slotLength(compile(template.update), {
-    question: ctx.question,
-    previous: ctx.previous,
-    neighbours: '',
-    t: String(ctx.sweep),
-    T: String(ctx.temperature),
-    k: String(count),
-  });
-  const neighbourSlots = compile(template.update).filter((p) => typeof p !== 'string' && p.slot === 'neighbours').length;
-  return { system: template.system.length, user: user + neighbourSlots * lines };
+  // The update template's slots, measured in place (this runs once per event: no slot object, no strings).
+  let user = 0;
+  for (const part of compile(template.update)) {
+    if (typeof part === 'string') user += part.length;
+    else if (part.slot === 'question') user += ctx.question.length;
+    else if (part.slot === 'previous') user += ctx.previous.length;
+    else if (part.slot === 'neighbours') user += lines;
+    else if (part.slot === 't') user += digits(ctx.sweep);
+    else if (part.slot === 'T') user += String(ctx.temperature).length;
+    else if (part.slot === 'k') user += digits(count);
+  }
+  return { system: template.system.length, user };
+}
+
+/** String(n).length for a non-negative integer (agent indices, sweeps, counts). */
+function digits(n: number): number {
+  let d = 1;
+  for (let x = n; x >= 10; x = Math.floor(x / 10)) d++;
+  return d;
 }
 
 /** A rough token count (about four characters a token) for budgets and for backends that report none. */

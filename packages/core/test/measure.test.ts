@@ -132,6 +132,7 @@ describe('prompt rendering', () => {
     { question: 'How old?', sweep: 0, temperature: 0.7, neighbourAgents: [], neighbourAnswers: [] },
     { question: 'How old?', sweep: 3, temperature: 1.3, previous: 'The answer is 96.', neighbourAgents: [4, 17, 1023], neighbourAnswers: ['I am not sure.', '96', 'Möglich: 95 ✓'] },
     { question: 'Q', sweep: 1, temperature: 0, previous: '', neighbourAgents: [], neighbourAnswers: [] },
+    { question: 'Q', sweep: 12, temperature: 0.1, previous: 'x', neighbourAgents: [0, 9, 10, 99_999, 1_000_000], neighbourAnswers: ['a', 'b', 'c', 'd', ''] },
   ];
   it('promptLength equals the length of the rendered messages', () => {
     for (const template of [DEFAULT_TEMPLATE, custom]) {

@@ -123,31 +123,54 @@ export class EventShardWriter {
    * Buffers one event: its agent row, or all its rows (extra calls first or after, see EventRow.role). A part
    * always ends after a whole event, so a resume never splits one. When the event completes a part, the part
    * is handed to DuckDB and the call resolves once its write has started (which waits for that slot's
-   * previous part, if still being written).
+   * previous part, if still being written). Otherwise it returns nothing: most appends only buffer, and
+   * an await per row would cost a promise and a turn of the microtask queue each.
    */
-  async append(event: EventRow | readonly EventRow[]): Promise<void> {
+  append(event: EventRow | readonly EventRow[]): Promise<void> | undefined {
+    try {
+      return this.buffered(event);
+    } catch (error) {
+      // Bad rows and a failed writer reject, as from an async method.
+      return Promise.reject(error);
+    }
+  }
+
+  private buffered(event: EventRow | readonly EventRow[]): Promise<void> | undefined {
     this.assertOpen();
-    const rows = Array.isArray(event) ? (event as readonly EventRow[]) : [event as EventRow];
-    const answers = rows.filter((r) => r.role === 'agent');
-    const first = rows[0];
-    if (!first || answers.length !== 1) throw new Error(`run ${this.runId}: an event has exactly one agent row, got ${answers.length}`);
-    for (const row of rows) {
-      if (row.event !== this.nextEvent) {
-        throw new Error(`run ${this.runId}: event ${row.event} appended, expected ${this.nextEvent} (events must be contiguous and in order)`);
+    if (Array.isArray(event)) {
+      const rows = event as readonly EventRow[];
+      let answers = 0;
+      for (const row of rows) {
+        this.check(row);
+        if (row.role === 'agent') answers++;
       }
-      if (row.run_id !== this.runId) throw new Error(`run ${this.runId}: row of run ${JSON.stringify(row.run_id)} appended`);
-      if (row.role !== 'agent') continue;
-      if (!TAG_SET.has(row.tag as string)) throw new Error(`run ${this.runId}, event ${row.event}: tag ${JSON.stringify(row.tag)} is not one of ${TAGS.join(', ')}`);
-      for (const e of this.encoders) {
-        const v = row.embeddings?.[e.name];
-        if (!v || v.length !== e.dim) {
-          throw new Error(`run ${this.runId}, event ${row.event}: embedding ${e.name} has ${v ? v.length : 'no'} values, expected ${e.dim}`);
-        }
+      if (answers !== 1) throw new Error(`run ${this.runId}: an event has exactly one agent row, got ${answers}`);
+      for (const row of rows) this.buffer.push(row);
+    } else {
+      const row = event as EventRow;
+      this.check(row);
+      if (row.role !== 'agent') throw new Error(`run ${this.runId}: an event has exactly one agent row, got 0`);
+      this.buffer.push(row);
+    }
+    this.nextEvent++;
+    if (this.buffer.length >= this.partRows) return this.schedulePart();
+    return undefined;
+  }
+
+  /** A row must belong to this run and to the event expected next; an answer needs a tag and its embeddings. */
+  private check(row: EventRow): void {
+    if (row.event !== this.nextEvent) {
+      throw new Error(`run ${this.runId}: event ${row.event} appended, expected ${this.nextEvent} (events must be contiguous and in order)`);
+    }
+    if (row.run_id !== this.runId) throw new Error(`run ${this.runId}: row of run ${JSON.stringify(row.run_id)} appended`);
+    if (row.role !== 'agent') return;
+    if (!TAG_SET.has(row.tag as string)) throw new Error(`run ${this.runId}, event ${row.event}: tag ${JSON.stringify(row.tag)} is not one of ${TAGS.join(', ')}`);
+    for (const e of this.encoders) {
+      const v = row.embeddings?.[e.name];
+      if (!v || v.length !== e.dim) {
+        throw new Error(`run ${this.runId}, event ${row.event}: embedding ${e.name} has ${v ? v.length : 'no'} values, expected ${e.dim}`);
       }
     }
-    for (const row of rows) this.buffer.push(row);
-    this.nextEvent++;
-    if (this.buffer.length >= this.partRows) await this.schedulePart();
   }
 
   /** Writes every buffered row as a part and waits until all parts are durable. */

@@ -136,7 +136,8 @@ export class RunCollector {
       let count = 0;
       for (let item = this.pending.get(this.next); item; item = this.pending.get(this.next)) {
         this.pending.delete(this.next);
-        await this.writer.append(this.toRows(item.task, item.outcome, await item.tag));
+        const appended = this.writer.append(this.toRows(item.task, item.outcome, await item.tag));
+        if (appended) await appended;
         this.next++;
         count++;
       }
@@ -147,19 +148,22 @@ export class RunCollector {
   }
 
   /** An event's rows: boundary calls due before it, its merge call, its answer. */
-  private toRows(task: EventTask, o: EventOutcome, tag: Tag): EventRow[] {
+  private toRows(task: EventTask, o: EventOutcome, tag: Tag): EventRow | EventRow[] {
     const { run } = this;
     const { plan } = task;
+    const temperature = temperatureAt(run.temperature, plan.sweep, run.sweeps, run.controls.annealing);
+    this.count(o);
+    const answer = this.row(plan.seed, plan.event, 'agent', plan.sweep, plan.agent, agentPersona(run, plan.agent)?.id ?? null, plan.neighbours, plan.readVersions, o, temperature, tag, o.embeddings);
+    const boundary = this.boundaryCalls.size > 0 ? this.boundaryCalls.get(plan.event) : undefined;
+    // Most events are one row: no array for them.
+    if (!boundary && !o.before) return answer;
     const rows: EventRow[] = [];
-    const boundary = this.boundaryCalls.get(plan.event);
     if (boundary) {
       this.boundaryCalls.delete(plan.event);
       for (const c of boundary.calls) rows.push(this.callRow(c, plan.event, boundary.sweep, -1, EMPTY_I32, EMPTY_F64, run.temperature));
     }
-    const temperature = temperatureAt(run.temperature, plan.sweep, run.sweeps, run.controls.annealing);
     for (const c of o.before ?? []) rows.push(this.callRow(c, plan.event, plan.sweep, plan.agent, plan.neighbours, plan.readVersions, temperature));
-    this.count(o);
-    rows.push(this.row(plan.seed, plan.event, 'agent', plan.sweep, plan.agent, agentPersona(run, plan.agent)?.id ?? null, plan.neighbours, plan.readVersions, o, temperature, tag, o.embeddings));
+    rows.push(answer);
     return rows;
   }
 

@@ -62,7 +62,7 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
   const services = { backend, encoders, template: sweep.template, maxTokens: spec.max_tokens, fixedLength: spec.fixed_length, judge };
   const transport = options.transport ? options.transport(services) : new InProcessTransport(services);
   const eventsTotal = sweepEvents(runs);
-  const sizing = sweepSizing(spec.concurrency, columns);
+  const sizing = sweepSizing(spec.concurrency, columns, runs.length);
   const { maxActiveRuns } = sizing;
   const partRows = options.partRows ?? sizing.partRows;
   const corpus = new SweepCorpus({
@@ -132,8 +132,9 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
  * budget is shared between them. A run that fits one part is encoded once (its part becomes its shard),
  * so parts are as large as the budget allows.
  */
-export function sweepSizing(concurrency: number, columns: readonly EncoderColumn[]): { maxActiveRuns: number; partRows: number } {
-  const maxActiveRuns = Math.min(64, Math.max(2, Math.ceil(concurrency / 2)));
+export function sweepSizing(concurrency: number, columns: readonly EncoderColumn[], runs = Number.POSITIVE_INFINITY): { maxActiveRuns: number; partRows: number } {
+  // No more runs are open than the sweep has: a sweep of one run gives it the whole budget.
+  const maxActiveRuns = Math.max(1, Math.min(64, Math.max(2, Math.ceil(concurrency / 2)), runs));
   const rowBytes = 256 + 4 * columns.reduce((s, c) => s + c.dim, 0);
   return { maxActiveRuns, partRows: Math.min(8192, Math.max(512, Math.floor(BUFFER_BUDGET_BYTES / (rowBytes * maxActiveRuns)))) };
 }
