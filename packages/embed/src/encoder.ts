@@ -5,5 +5,10 @@ export interface Encoder {
   /** Model identity recorded in the manifest. */
   readonly model: string;
   encode(texts: readonly string[]): Promise<Float32Array[]>;
+  /**
+   * The vector at once, for encoders that need no I/O (hashing): workers then skip a promise per answer.
+   * Absent, or undefined for a text, means "use encode".
+   */
+  embedNow?(text: string): Float32Array | undefined;
   close(): Promise<void>;
 }

@@ -47,6 +47,10 @@ export class HashingEncoder implements Encoder {
     return v;
   }
 
+  embedNow(text: string): Float32Array {
+    return this.embed(text);
+  }
+
   async encode(texts: readonly string[]): Promise<Float32Array[]> {
     return texts.map((t) => this.embed(t));
   }

@@ -59,19 +59,20 @@ export function agentPersona(run: RunPlan, agent: number): { id: string; text: s
 }
 
 /** One LLM call with its context, timed. */
-export async function callModel(services: WorkerServices, context: PromptContext, seed: number, temperature: number): Promise<{ result: ChatResult; latencyMs: number }> {
+export function callModel(services: WorkerServices, context: PromptContext, seed: number, temperature: number): Promise<{ result: ChatResult; latencyMs: number }> {
   let messages: ChatMessages | undefined;
   const started = performance.now();
-  const result = await services.backend.complete({
-    messages: () => (messages ??= renderPrompt(services.template, context)),
-    promptLength: () => promptLength(services.template, context),
-    seed,
-    temperature,
-    maxTokens: services.maxTokens,
-    fixedLength: services.fixedLength,
-    context,
-  });
-  return { result, latencyMs: result.latencyMs ?? performance.now() - started };
+  return services.backend
+    .complete({
+      messages: () => (messages ??= renderPrompt(services.template, context)),
+      promptLength: () => promptLength(services.template, context),
+      seed,
+      temperature,
+      maxTokens: services.maxTokens,
+      fixedLength: services.fixedLength,
+      context,
+    })
+    .then((result) => ({ result, latencyMs: result.latencyMs ?? performance.now() - started }));
 }
 
 /** A protocol call's row: its seed is derived from its event's and its role, so a retry sends the same one. */
@@ -104,7 +105,7 @@ export function callOutcome(role: CallOutcome['role'], seed: number, call: { res
  *   (JSON) gives its answer and new entries;
  * - drift-policy: the template, plus the sweep's moderator message when there is one.
  */
-export async function executeEvent(task: EventTask, reads: readonly string[], services: WorkerServices): Promise<EventOutcome> {
+export function executeEvent(task: EventTask, reads: readonly string[], services: WorkerServices): Promise<EventOutcome> {
   const { run, plan } = task;
   const temperature = temperatureAt(run.temperature, plan.sweep, run.sweeps, run.controls.annealing);
   const boardRun = run.protocol === 'belief-board';
@@ -120,33 +121,47 @@ export async function executeEvent(task: EventTask, reads: readonly string[], se
   }
   if (boardRun) context.board = true;
   if (task.moderator) context.moderator = task.moderator;
+  if (run.protocol === 'ssvp' && previous !== undefined && neighbourAnswers.length > 0) return executeGated(task, context, services, previous);
+  // The common path chains promises instead of awaiting: an async function per event keeps its whole frame
+  // on the heap across the call, which was the largest allocation per event.
+  return callModel(services, context, plan.seed, temperature).then((call) => answer(task, services, call, own?.entries));
+}
+
+/** ssvp: the divergence gate, the merge call above tau, then the agent's call. */
+async function executeGated(task: EventTask, context: PromptContext, services: WorkerServices, previous: string): Promise<EventOutcome> {
+  const { run, plan } = task;
+  const { temperature, neighbourAnswers } = context;
   const before: CallOutcome[] = [];
-  let gate: number | undefined;
-  if (run.protocol === 'ssvp' && previous !== undefined && neighbourAnswers.length > 0) {
-    const [mine, ...theirs] = await controlEncoder(run, services).encode([previous, ...neighbourAnswers]);
-    gate = divergence(mine!, theirs);
-    if (gate > run.controls.tau) {
-      const seed = callSeed(plan.seed, 'merge');
-      const merge = await callModel(services, { question: run.prompt.question, sweep: plan.sweep, temperature, previous, neighbourAgents: plan.neighbours, neighbourAnswers, kind: 'merge' }, seed, temperature);
-      before.push(callOutcome('merge', seed, merge));
-      context.merge = merge.result.text;
-    }
-    context.neighbourAnswers = [];
-    if (context.merge === undefined) context.neighbourAgents = [];
+  const [mine, ...theirs] = await controlEncoder(run, services).encode([previous, ...neighbourAnswers]);
+  const gate = divergence(mine!, theirs);
+  if (gate > run.controls.tau) {
+    const seed = callSeed(plan.seed, 'merge');
+    const merge = await callModel(services, { question: run.prompt.question, sweep: plan.sweep, temperature, previous, neighbourAgents: plan.neighbours, neighbourAnswers, kind: 'merge' }, seed, temperature);
+    before.push(callOutcome('merge', seed, merge));
+    context.merge = merge.result.text;
   }
-  const { result, latencyMs } = await callModel(services, context, plan.seed, temperature);
+  context.neighbourAnswers = [];
+  if (context.merge === undefined) context.neighbourAgents = [];
+  const outcome = await answer(task, services, await callModel(services, context, plan.seed, temperature), undefined);
+  if (before.length > 0) outcome.before = before;
+  outcome.divergence = gate;
+  return outcome;
+}
+
+/** The event's outcome from the agent's call: its answer (a board reply parsed), embedded by every encoder. */
+function answer(task: EventTask, services: WorkerServices, call: { result: ChatResult; latencyMs: number }, ownEntries: ReturnType<typeof decodeBoardVersion>['entries'] | undefined): EventOutcome | Promise<EventOutcome> {
+  const { run, plan } = task;
+  const { result } = call;
   let response = result.text;
   let board: string | undefined;
   let version: string | undefined;
-  if (boardRun) {
+  if (run.protocol === 'belief-board') {
     const reply = parseBoardReply(result.text);
-    const applied = applyEntries(own?.entries ?? [], plan.event, reply.entries);
+    const applied = applyEntries(ownEntries ?? [], plan.event, reply.entries);
     response = reply.answer;
     board = JSON.stringify(applied.written);
     version = encodeBoardVersion({ answer: response, entries: applied.live });
   }
-  const embeddings: Record<string, Float32Array> = {};
-  for (const encoder of services.encoders) embeddings[encoder.name] = (await encoder.encode([response]))[0]!;
   const outcome: EventOutcome = {
     runId: run.runId,
     event: plan.event,
@@ -154,16 +169,27 @@ export async function executeEvent(task: EventTask, reads: readonly string[], se
     finishReason: result.finishReason,
     promptTokens: result.promptTokens,
     completionTokens: result.completionTokens,
-    latencyMs,
+    latencyMs: call.latencyMs,
     calls: result.calls,
-    embeddings,
+    embeddings: {},
     createdAt: Date.now(),
   };
-  if (before.length > 0) outcome.before = before;
-  if (gate !== undefined) outcome.divergence = gate;
   if (board !== undefined) {
     outcome.board = board;
     outcome.version = version;
   }
+  // Encoders that need no I/O (hashing) embed at once; others (onnx) are awaited.
+  let pending: Encoder[] | undefined;
+  for (const encoder of services.encoders) {
+    const now = encoder.embedNow?.(response);
+    if (now) outcome.embeddings[encoder.name] = now;
+    else (pending ??= []).push(encoder);
+  }
+  if (!pending) return outcome;
+  return embedAll(outcome, pending);
+}
+
+async function embedAll(outcome: EventOutcome, encoders: readonly Encoder[]): Promise<EventOutcome> {
+  for (const encoder of encoders) outcome.embeddings[encoder.name] = (await encoder.encode([outcome.response]))[0]!;
   return outcome;
 }

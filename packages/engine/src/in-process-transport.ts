@@ -1,6 +1,6 @@
 import { executeBoundary } from './execute-boundary.js';
 import { executeEvent, type WorkerServices } from './execute-event.js';
-import type { Task, Transport, TransportMessage } from './task.js';
+import type { EventOutcome, Task, Transport, TransportMessage } from './task.js';
 
 /** Embedded mode: workers are async calls in this process, versions live in a Map per run. */
 export class InProcessTransport implements Transport {
@@ -32,7 +32,14 @@ export class InProcessTransport implements Transport {
       return;
     }
     const reads = this.read(task.run.runId, task.plan.readVersions, `event ${task.plan.event}`);
-    executeEvent(task, reads, this.services).then((outcome) => this.onMessage({ type: 'outcome', task, outcome }), fail);
+    let outcome: Promise<EventOutcome>;
+    try {
+      outcome = executeEvent(task, reads, this.services);
+    } catch (error) {
+      // executeEvent builds the prompt synchronously: what fails there fails the event, as a rejection would.
+      outcome = Promise.reject(error);
+    }
+    outcome.then((o) => this.onMessage({ type: 'outcome', task, outcome: o }), fail);
   }
 
   publish(runId: string, version: number, text: string): void {

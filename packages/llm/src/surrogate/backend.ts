@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { estimateTokens, type Prompt, type SurrogateBackendSpec } from '@panta/core';
 import type { ChatRequest, ChatResult, LlmBackend } from '../backend.js';
 import { SurrogateAgent } from './agent.js';
@@ -17,24 +16,34 @@ export class SurrogateBackend implements LlmBackend {
     for (const p of prompts) this.agents.set(p.question, new SurrogateAgent(p, spec));
   }
 
-  async complete(request: ChatRequest): Promise<ChatResult> {
+  complete(request: ChatRequest): Promise<ChatResult> {
+    try {
+      return this.answer(request);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  private answer(request: ChatRequest): Promise<ChatResult> {
     const { context } = request;
     if (!context) throw new Error('surrogate: it answers agent prompts only (no prompt context given)');
     const agent = this.agents.get(context.question);
     if (!agent) throw new Error(`surrogate: no prompt with question ${JSON.stringify(context.question.slice(0, 60))}`);
     const text = agent.respond(request.seed, request.temperature, context);
-    if (this.spec.latency_ms > 0) await sleep(this.spec.latency_ms);
     const completion = estimateTokens(text);
     // The same count as estimateTokens on each rendered message, without rendering a mean-field prompt.
     const prompt = request.promptLength();
     const cut = request.fixedLength && completion < request.maxTokens;
-    return {
+    const result: ChatResult = {
       text,
       finishReason: cut ? 'length' : 'stop',
       promptTokens: Math.ceil(prompt.system / 4) + Math.ceil(prompt.user / 4),
       completionTokens: request.fixedLength ? request.maxTokens : Math.min(completion, request.maxTokens),
       calls: 1,
     };
+    // A plain timer resolving with the result: no async frame and no timers/promises options per call.
+    if (this.spec.latency_ms > 0) return new Promise((resolve) => setTimeout(resolve, this.spec.latency_ms, result));
+    return Promise.resolve(result);
   }
 
   async close(): Promise<void> {}
