@@ -19,7 +19,7 @@ import {
 } from '@panta/core';
 import type { Encoder } from '@panta/embed';
 import type { Judge } from '@panta/judge';
-import type { ChatResult, LlmBackend } from '@panta/llm';
+import type { ChatRequest, ChatResult, LlmBackend } from '@panta/llm';
 import type { CallOutcome, EventOutcome, EventTask } from './task.js';
 
 /** What a worker needs besides the task: the same in embedded and distributed mode. */
@@ -58,20 +58,36 @@ export function agentPersona(run: RunPlan, agent: number): { id: string; text: s
   return { id: entry.id, text: personaText(entry), ...(entry.belief ? { belief: entry.belief } : {}) };
 }
 
+/**
+ * An agent's request: the messages are rendered (once) only when a backend asks for them. One object per
+ * call, its methods on the prototype: closures for them cost three allocations per event.
+ */
+class AgentRequest implements ChatRequest {
+  private rendered: ChatMessages | undefined;
+
+  constructor(
+    private readonly template: PromptTemplate,
+    readonly context: PromptContext,
+    readonly seed: number,
+    readonly temperature: number,
+    readonly maxTokens: number,
+    readonly fixedLength: boolean,
+  ) {}
+
+  messages(): ChatMessages {
+    return (this.rendered ??= renderPrompt(this.template, this.context));
+  }
+
+  promptLength(): { system: number; user: number } {
+    return promptLength(this.template, this.context);
+  }
+}
+
 /** One LLM call with its context, timed. */
 export function callModel(services: WorkerServices, context: PromptContext, seed: number, temperature: number): Promise<{ result: ChatResult; latencyMs: number }> {
-  let messages: ChatMessages | undefined;
   const started = performance.now();
   return services.backend
-    .complete({
-      messages: () => (messages ??= renderPrompt(services.template, context)),
-      promptLength: () => promptLength(services.template, context),
-      seed,
-      temperature,
-      maxTokens: services.maxTokens,
-      fixedLength: services.fixedLength,
-      context,
-    })
+    .complete(new AgentRequest(services.template, context, seed, temperature, services.maxTokens, services.fixedLength))
     .then((result) => ({ result, latencyMs: result.latencyMs ?? performance.now() - started }));
 }
 
