@@ -16,6 +16,9 @@ import type { EventPlan, Schedule } from './schedule.js';
 /** Read entries planned events may hold at once (8 bytes each): on a mean field of 1,000 agents, ~1,000 events. */
 const MAX_PLANNED_READS = 1 << 20;
 
+/** What complete() returns when no version died (most completions out of order): shared, never written to. */
+const NONE: readonly number[] = [];
+
 /**
  * Per-event state lives in rings indexed by `event & mask`: planned, unfinished events all lie within `window`
  * events of the oldest unfinished one, so a ring of the next power of two above the window never has two of
@@ -149,8 +152,8 @@ export class DataflowPlanner {
     this.refill();
   }
 
-  /** Records that `event` has written its version; returns the versions that are now dead. */
-  complete(event: number): number[] {
+  /** Records that `event` has written its version; returns the versions that are now dead (read-only). */
+  complete(event: number): readonly number[] {
     if (this.written[event]) throw new Error(`event ${event} completed twice`);
     const slot = event & this.mask;
     const plan = this.plans[slot];
@@ -168,16 +171,16 @@ export class DataflowPlanner {
       this.advance(this.plans[ws]!, this.cursor[ws]! + 1);
       w = next;
     }
-    const released: number[] = [];
+    let released: number[] | undefined;
     const total = this.schedule.total;
     while (this.oldestUnfinished < total && this.written[this.oldestUnfinished]) {
       // Every event up to this one has finished: the version it superseded has no reader left.
       const dead = this.supersedes[this.oldestUnfinished & this.mask]!;
-      if (dead >= 0) released.push(dead);
+      if (dead >= 0) (released ??= []).push(dead);
       this.oldestUnfinished++;
     }
     this.refill();
-    return released;
+    return released ?? NONE;
   }
 
   /**

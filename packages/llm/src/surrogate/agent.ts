@@ -88,9 +88,13 @@ export class SurrogateAgent {
         return this.moderate(context.before ?? '');
       default: {
         // A merge's review and a moderator's message are read like one more answer.
-        const reads = [...context.neighbourAnswers];
-        if (context.merge !== undefined) reads.push(context.merge);
-        if (context.moderator) reads.push(context.moderator);
+        let reads = context.neighbourAnswers;
+        if (context.merge !== undefined || context.moderator) {
+          const extra = [...reads];
+          if (context.merge !== undefined) extra.push(context.merge);
+          if (context.moderator) extra.push(context.moderator);
+          reads = extra;
+        }
         if (context.board) return this.boardReply(seed, temperature, context.previous, reads, context.belief);
         return this.reply(seed, temperature, context.previous, reads, context.belief).text;
       }
