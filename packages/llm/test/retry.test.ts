@@ -1,7 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import * as Anthropic from '@anthropic-ai/sdk';
 import { classifyFailure, isRetryableStatus, retryAfterMs } from '../src/retry/classify.js';
+import { loadAnthropic, loadOpenAI } from '../src/sdk.js';
 import { BackendClosedError, LlmCallError, MalformedReplyError } from '../src/retry/errors.js';
 import { EndpointPool } from '../src/retry/pool.js';
 import { DEFAULT_RETRY_TUNING, RetryingCaller, retryDelayMs, type RetryEvent } from '../src/retry/policy.js';
@@ -13,6 +14,13 @@ function statusError(status: number, headers: Record<string, string> = {}): APIE
 }
 
 describe('classifyFailure', () => {
+  // The backends load their SDK on first use, which registers its error classes; these tests throw SDK
+  // errors without a backend, so they load both the same way.
+  beforeAll(async () => {
+    await loadOpenAI();
+    await loadAnthropic();
+  });
+
   it('retries 408, 409, 429 and every 5xx; fails 400, 401, 403, 404, 422 at once', () => {
     for (const s of [408, 409, 429, 500, 502, 503, 504, 529]) expect(isRetryableStatus(s), String(s)).toBe(true);
     for (const s of [400, 401, 403, 404, 413, 422]) expect(isRetryableStatus(s), String(s)).toBe(false);

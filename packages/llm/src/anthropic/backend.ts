@@ -1,4 +1,4 @@
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import { nodeFetch } from '../node-fetch.js';
 import type { AnthropicBackendSpec } from '@panta/core';
 import type { ChatRequest, ChatResult, LlmBackend } from '../backend.js';
@@ -7,6 +7,7 @@ import type { RealBackendOptions } from '../openai/backend.js';
 import { anthropicBase, resolveApiKey } from '../openai/endpoint.js';
 import { MalformedReplyError } from '../retry/errors.js';
 import { RetryingCaller } from '../retry/policy.js';
+import { loadAnthropic } from '../sdk.js';
 
 /** The SDK's default endpoint, used as the endpoint's name in errors when the spec gives none. */
 const DEFAULT_BASE = 'https://api.anthropic.com';
@@ -29,7 +30,8 @@ export class AnthropicBackend implements LlmBackend {
   readonly kind = 'anthropic';
   readonly model: string;
   readonly endpoint: string;
-  private readonly client: Anthropic;
+  /** The client, once the SDK is loaded (sdk.ts). */
+  private readonly client: Promise<Anthropic>;
   private readonly caller: RetryingCaller;
   /** false from API version 2026-10-21 on: the API refuses any temperature. */
   readonly sendsTemperature: boolean;
@@ -43,14 +45,18 @@ export class AnthropicBackend implements LlmBackend {
     const baseURL = spec.base_url === undefined ? undefined : anthropicBase(spec.base_url);
     this.endpoint = baseURL ?? process.env['ANTHROPIC_BASE_URL'] ?? DEFAULT_BASE;
     this.sendsTemperature = spec.api_version < NO_SAMPLING_API_VERSION;
-    this.client = new Anthropic({
-      apiKey,
-      ...(baseURL ? { baseURL } : {}),
-      maxRetries: 0,
-      timeout: spec.timeout_ms,
-      fetch: nodeFetch(spec.max_in_flight),
-      defaultHeaders: { 'anthropic-version': spec.api_version, 'x-api-key': apiKey },
-    });
+    this.client = loadAnthropic().then(
+      ({ default: Anthropic }) =>
+        new Anthropic({
+          apiKey,
+          ...(baseURL ? { baseURL } : {}),
+          maxRetries: 0,
+          timeout: spec.timeout_ms,
+          fetch: nodeFetch(spec.max_in_flight),
+          defaultHeaders: { 'anthropic-version': spec.api_version, 'x-api-key': apiKey },
+        }),
+    );
+    this.client.catch(() => undefined); // a failed load fails every call, not the process
     this.caller = new RetryingCaller({
       backend: 'anthropic',
       endpoints: [this.endpoint],
@@ -63,6 +69,7 @@ export class AnthropicBackend implements LlmBackend {
   }
 
   async complete(request: ChatRequest): Promise<ChatResult> {
+    const client = await this.client;
     const messages = request.messages();
     // Built once: every attempt sends the same body, with the same seed.
     const body: Record<string, unknown> = {
@@ -74,7 +81,7 @@ export class AnthropicBackend implements LlmBackend {
       metadata: { user_id: `seed:${request.seed}` },
     };
     const outcome = await this.caller.call(async (_endpoint, signal) => {
-      const reply: unknown = await this.client.messages.create(body as unknown as Anthropic.MessageCreateParamsNonStreaming, { signal, timeout: this.spec.timeout_ms, maxRetries: 0 });
+      const reply: unknown = await client.messages.create(body as unknown as Anthropic.MessageCreateParamsNonStreaming, { signal, timeout: this.spec.timeout_ms, maxRetries: 0 });
       return readMessage(reply);
     });
     return chatResult(outcome.value, messages, outcome);

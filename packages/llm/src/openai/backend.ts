@@ -1,4 +1,4 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type { OpenAIBackendSpec } from '@panta/core';
 import type { ChatRequest, ChatResult, LlmBackend } from '../backend.js';
 import { nodeFetch } from '../node-fetch.js';
@@ -8,6 +8,7 @@ import { RetryingCaller, type RetryEvent, type RetryTuning } from '../retry/poli
 import { buildChatBody } from './body.js';
 import { endpointList, openaiApiRoot, resolveApiKey } from './endpoint.js';
 import { probeServer, type ServerInfo, type ServerKind } from './probe.js';
+import { loadOpenAI } from '../sdk.js';
 
 /** Options of the real backends that are not part of the sweep spec (tests, logging, metrics). */
 export interface RealBackendOptions {
@@ -48,7 +49,8 @@ export class OpenAICompatibleBackend implements LlmBackend {
   readonly model: string;
   /** API roots, one per endpoint. */
   readonly endpoints: readonly string[];
-  private readonly clients: OpenAI[];
+  /** One client per endpoint, once the SDK is loaded (sdk.ts). */
+  private readonly clients: Promise<OpenAI[]>;
   private readonly caller: RetryingCaller;
   private readonly apiKey: string;
   private readonly probeTimeoutMs: number;
@@ -68,7 +70,8 @@ export class OpenAICompatibleBackend implements LlmBackend {
     this.endpoints = endpointList(spec.base_url).map(openaiApiRoot);
     const apiKey = resolveApiKey(spec.api_key_env, options.file ?? 'sweep spec', options.env);
     this.apiKey = apiKey;
-    this.clients = this.endpoints.map((baseURL) => new OpenAI({ apiKey, baseURL, maxRetries: 0, timeout: spec.timeout_ms, fetch: nodeFetch(spec.max_in_flight) }));
+    this.clients = loadOpenAI().then(({ default: OpenAI }) => this.endpoints.map((baseURL) => new OpenAI({ apiKey, baseURL, maxRetries: 0, timeout: spec.timeout_ms, fetch: nodeFetch(spec.max_in_flight) })));
+    this.clients.catch(() => undefined); // a failed load fails every call, not the process
     this.caller = new RetryingCaller({
       backend: 'openai',
       endpoints: this.endpoints,
@@ -111,6 +114,7 @@ export class OpenAICompatibleBackend implements LlmBackend {
 
   async complete(request: ChatRequest): Promise<ChatResult> {
     await this.started;
+    const clients = await this.clients;
     const messages = request.messages();
     // One body per server kind, built once: every attempt of this event sends the same body and seed.
     const bodies = new Map<ServerKind, Record<string, unknown>>();
@@ -121,7 +125,7 @@ export class OpenAICompatibleBackend implements LlmBackend {
     };
     const outcome = await this.caller.call(async (endpoint, signal) => {
       const server = await this.serverOf(endpoint, signal);
-      const reply: unknown = await this.clients[endpoint]!.chat.completions.create(
+      const reply: unknown = await clients[endpoint]!.chat.completions.create(
         bodyFor(server) as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming,
         { signal, timeout: this.spec.timeout_ms, maxRetries: 0 },
       );

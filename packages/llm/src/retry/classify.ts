@@ -1,6 +1,26 @@
-import * as Anthropic from '@anthropic-ai/sdk';
-import * as OpenAI from 'openai';
 import { BackendClosedError, EndpointUnreachableError, MalformedReplyError } from './errors.js';
+
+type ErrorClass = abstract new (...args: never[]) => Error;
+
+/** The error classes an SDK exports (openai and @anthropic-ai/sdk share these names). */
+export interface SdkErrorClasses {
+  APIConnectionTimeoutError: ErrorClass;
+  APIUserAbortError: ErrorClass;
+  APIConnectionError: ErrorClass;
+  APIError: ErrorClass;
+}
+
+/** SDKs loaded so far (sdk.ts registers each as it loads it). */
+const sdks: SdkErrorClasses[] = [];
+
+export function registerSdkErrors(sdk: SdkErrorClasses): void {
+  if (!sdks.includes(sdk)) sdks.push(sdk);
+}
+
+function isSdkError(err: unknown, kind: keyof SdkErrorClasses): err is Error & { status?: unknown; headers?: unknown } {
+  for (const sdk of sdks) if (err instanceof sdk[kind]) return true;
+  return false;
+}
 
 /** What one failed attempt means for the call. */
 export interface Failure {
@@ -44,16 +64,16 @@ const NETWORK_CODES = new Set([
 export function classifyFailure(err: unknown, timedOut: boolean, timeoutMs: number): Failure {
   if (err instanceof BackendClosedError) return { retry: false, reason: err.message };
   if (timedOut) return { retry: true, reason: `timeout after ${timeoutMs} ms` };
-  if (err instanceof OpenAI.APIConnectionTimeoutError || err instanceof Anthropic.APIConnectionTimeoutError) {
+  if (isSdkError(err, 'APIConnectionTimeoutError')) {
     return { retry: true, reason: `timeout after ${timeoutMs} ms` };
   }
-  if (err instanceof OpenAI.APIUserAbortError || err instanceof Anthropic.APIUserAbortError) {
+  if (isSdkError(err, 'APIUserAbortError')) {
     return { retry: false, reason: 'aborted' };
   }
-  if (err instanceof OpenAI.APIConnectionError || err instanceof Anthropic.APIConnectionError) {
+  if (isSdkError(err, 'APIConnectionError')) {
     return { retry: true, reason: `connection failed${describeCause(err)}` };
   }
-  if (err instanceof OpenAI.APIError || err instanceof Anthropic.APIError) {
+  if (isSdkError(err, 'APIError')) {
     const status = err.status as number | undefined;
     if (status === undefined) return { retry: true, reason: `no HTTP status: ${short(err.message)}` };
     const failure: Failure = { retry: isRetryableStatus(status), reason: `HTTP ${status}: ${short(err.message.replace(/^\d{3}\s+/, ''))}`, status };
