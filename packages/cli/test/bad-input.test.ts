@@ -25,6 +25,7 @@ const CASES: { name: string; spec: string; field: RegExp; fix: RegExp }[] = [
   { name: 'missing population file', spec: `${GOOD}population: {file: nobody.jsonl}\n`, field: /population\.file: population file .*nobody\.jsonl does not exist/, fix: /fix: correct the path/ },
   { name: 'ssvp encoder not in the sweep', spec: `${GOOD}ssvp: {encoder: minilm}\n`, field: /ssvp\.encoder: "minilm" is not one of the sweep's encoders/, fix: /fix: use one of hashing/ },
   { name: 'early stopping that can never settle', spec: `${GOOD}sweeps: 3\nearly_stopping: {window: 3}\n`, field: /early_stopping\.window: a run of 3 sweeps can never settle/, fix: /fix: use a smaller window/ },
+  { name: 'a look-ahead too large to hold', spec: `${GOOD}lookahead: 99999999\n`, field: /lookahead: 99999999 is too big \(maximum 4194304\)/, fix: /fix: use a value of at most 4194304/ },
   { name: 'geometric annealing to zero', spec: `${GOOD}annealing: {to: 0, shape: geometric}\n`, field: /annealing\.to: a geometric schedule needs positive temperatures/, fix: /fix: use shape: linear/ },
 ];
 

@@ -68,9 +68,10 @@ export const sweepSpecSchema = z.strictObject({
   concurrency: z.int().positive().max(65_536).default(64),
   /**
    * Planner look-ahead: how many events past the oldest unwritten one may be planned. It bounds the
-   * parallelism the planner can find and the results held before they are written (about 2 KB each).
+   * parallelism the planner can find and the results held before they are written (about 2 KB each). The
+   * planner keeps about 44 bytes per event of look-ahead per open run, so it is capped at 2^22 (~185 MB).
    */
-  lookahead: z.int().min(16).default(16_384),
+  lookahead: z.int().min(16).max(4_194_304).default(16_384),
   /** Shared State Verification Protocol: above divergence tau the agent reads its neighbours through a merge call. */
   ssvp: z
     .strictObject({
