@@ -1,6 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { queryRows } from '@panta/corpus';
 
 export const ROOT = resolve(import.meta.dirname, '..');
 export const RHEON6 = join(ROOT, 'datasets', 'rheon6.jsonl');
@@ -61,8 +62,6 @@ export function pantaProcess(args: string[], env: Record<string, string> = {}, c
   });
   return { pid: child.pid!, exited, kill: (signal = 'SIGTERM') => void child.kill(signal), stderr: () => stderr };
 }
-
-import { queryRows } from '@panta/corpus';
 
 /**
  * Rows of corpus `a` not in `b` and of `b` not in `a`, on every event column but timings, compared by DuckDB

@@ -1,5 +1,6 @@
 import { InputError } from './errors.js';
 import type { RunPlan } from './plan.js';
+import type { PopulationEntry } from './population.js';
 import type { PromptTemplate } from './prompt.js';
 import { MAX_LIVE_ENTRIES } from './protocol/board.js';
 import { BOARD_INSTRUCTION, personaText } from './protocol/prompts.js';
@@ -19,12 +20,27 @@ const ENTRY_FRAME = 48;
  */
 export function worstPromptTokens(run: RunPlan, template: PromptTemplate, maxTokens: number): number {
   const board = run.protocol === 'belief-board';
-  const persona = Math.max(0, ...(run.population?.entries ?? []).map((e) => personaText(e).length + 1));
+  const persona = run.population ? longestPersona(run.population.entries) : 0;
   const fixed = template.system.length + template.update.length + run.prompt.question.length + 16 + persona + (board ? BOARD_INSTRUCTION.length + 1 : 0);
   const perAnswer = board ? MAX_LIVE_ENTRIES : 1;
   const perLine = template.neighbour.length + String(run.n).length + (board ? MAX_LIVE_ENTRIES * ENTRY_FRAME : 0);
   const moderator = run.protocol === 'drift-policy' ? maxTokens + 4 : 0;
   return Math.ceil((fixed + run.k * perLine) / CHARS_PER_TOKEN) + (1 + run.k * perAnswer) * maxTokens + moderator;
+}
+
+/**
+ * Characters the longest hidden text of a population adds to a system prompt, computed once per population:
+ * every run of a sweep shares its entries, and the check runs per run (and per k it tries).
+ */
+const longest = new WeakMap<readonly PopulationEntry[], number>();
+function longestPersona(entries: readonly PopulationEntry[]): number {
+  let chars = longest.get(entries);
+  if (chars === undefined) {
+    chars = 0;
+    for (const e of entries) chars = Math.max(chars, personaText(e).length + 1);
+    longest.set(entries, chars);
+  }
+  return chars;
 }
 
 /** Fails the plan when the backend cannot take the grid's temperatures (Anthropic: 0 to 1). */

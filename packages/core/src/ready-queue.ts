@@ -77,7 +77,7 @@ export class ReadyQueue {
     this.count++;
   }
 
-  /** The ready event of highest rank (as take(1), without an array per call). */
+  /** The ready event of highest rank (within a rank, the first to become ready), or undefined. */
   takeOne(): EventPlan | undefined {
     for (let h = HORIZON; h >= 1 && this.count > 0; h--) {
       const bucket = this.buckets[h]!;
@@ -114,18 +114,10 @@ export class ReadyQueue {
   /** Up to `max` ready events, highest rank first. */
   take(max: number): EventPlan[] {
     const out: EventPlan[] = [];
-    for (let h = HORIZON; h >= 1 && out.length < max && this.count > 0; h--) {
-      const bucket = this.buckets[h]!;
-      let head = this.heads[h]!;
-      while (head < bucket.length && out.length < max) {
-        const plan = bucket[head++]!;
-        const e = plan.event;
-        if (!this.queued[e] || this.rank[e] !== h) continue;
-        this.queued[e] = 0;
-        this.count--;
-        out.push(plan);
-      }
-      this.compact(h, head);
+    while (out.length < max) {
+      const plan = this.takeOne();
+      if (!plan) break;
+      out.push(plan);
     }
     return out;
   }
