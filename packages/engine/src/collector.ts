@@ -154,7 +154,7 @@ export class RunCollector {
     const temperature = temperatureAt(run.temperature, plan.sweep, run.sweeps, run.controls.annealing);
     this.count(o);
     const answer = this.row(plan.seed, plan.event, 'agent', plan.sweep, plan.agent, agentPersona(run, plan.agent)?.id ?? null, plan.neighbours, plan.readVersions, o, temperature, tag, o.embeddings);
-    const boundary = this.boundaryCalls.size > 0 ? this.boundaryCalls.get(plan.event) : undefined;
+    const boundary = this.boundaryCalls.get(plan.event);
     // Most events are one row: no array for them.
     if (!boundary && !o.before) return answer;
     const rows: EventRow[] = [];
