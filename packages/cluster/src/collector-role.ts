@@ -192,7 +192,7 @@ class CollectorProcess {
               } else if (f.op === 'finish') {
                 await Promise.all(this.closes);
                 if (this.fatal) throw this.fatal;
-                const summary = await finishSweep(sweep, manifest, columns, judge);
+                const summary = await finishSweep(sweep, manifest, columns, judge, this.corpus.trace);
                 await redis.hset(keys.state, 'phase', summary.status === 'complete' ? 'done' : 'failed');
                 await this.ack([...acks, entry.id]);
                 log.info({ status: summary.status, events: summary.eventsWritten, cpu_ms: cpuMs() }, 'corpus finished');

@@ -15,3 +15,4 @@ export * from './measure/order-params-io.js';
 export * from './measure/sweep-measure.js';
 export * from './live-status.js';
 export * from './control-journal.js';
+export * from './measure/sweep-trace.js';

@@ -1,5 +1,5 @@
 import { hasBoundaries, temperatureAt, type ControlState, type EncoderColumn, type EventRow, type RunPlan, type Tag } from '@panta/core';
-import { appendBoundary, EventShardWriter, readBoundaries } from '@panta/corpus';
+import { appendBoundary, EventShardWriter, readBoundaries, type RunTrace } from '@panta/corpus';
 import type { Judge } from '@panta/judge';
 import { agentPersona } from './execute-event.js';
 import type { BoundaryOutcome, BoundaryTask, CallOutcome, CallResult, EventOutcome, EventTask } from './task.js';
@@ -53,6 +53,7 @@ export class RunCollector {
     startEvent: number,
     private readonly onWritten: (count: number) => void,
     private readonly out: string,
+    private readonly trace: RunTrace | undefined,
   ) {
     this.next = startEvent;
   }
@@ -66,6 +67,8 @@ export class RunCollector {
     startEvent: number;
     partRows: number;
     onWritten: (count: number) => void;
+    /** Records every answer for the final measurement (a run written from event 0). */
+    trace?: RunTrace;
   }): Promise<RunCollector> {
     const writer = await EventShardWriter.open({
       dir: options.out,
@@ -74,7 +77,7 @@ export class RunCollector {
       partRows: options.partRows,
       startEvent: options.startEvent,
     });
-    const collector = new RunCollector(options.run, writer, options.judge, options.meta, options.startEvent, options.onWritten, options.out);
+    const collector = new RunCollector(options.run, writer, options.judge, options.meta, options.startEvent, options.onWritten, options.out, options.trace);
     if (hasBoundaries(options.run.protocol, options.run.controls)) {
       for (const record of await readBoundaries<ControlState, CallOutcome>(options.out, options.run.runId, options.startEvent, options.run.n)) {
         collector.noteBoundary(record.sweep, record.state, record.calls);
@@ -136,7 +139,9 @@ export class RunCollector {
       let count = 0;
       for (let item = this.pending.get(this.next); item; item = this.pending.get(this.next)) {
         this.pending.delete(this.next);
-        const appended = this.writer.append(this.toRows(item.task, item.outcome, await item.tag));
+        const tag = await item.tag;
+        const appended = this.writer.append(this.toRows(item.task, item.outcome, tag));
+        this.trace?.add(item.task.plan.sweep, item.task.plan.agent, tag, item.outcome.embeddings);
         if (appended) await appended;
         this.next++;
         count++;

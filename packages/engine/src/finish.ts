@@ -14,6 +14,7 @@ import {
   writeParquetTable,
   type Manifest,
   type OrderParamRow,
+  type SweepTrace,
 } from '@panta/corpus';
 import type { Encoder } from '@panta/embed';
 import { LlmJudge, type Judge } from '@panta/judge';
@@ -113,9 +114,10 @@ export const RUN_COLUMNS = [
 
 /**
  * Closes a sweep: runs.parquet always (with each run's status); once every run is complete, whitening and
- * order_params.parquet too; then the manifest with counts and checksums.
+ * order_params.parquet too; then the manifest with counts and checksums. `trace` (the sweep's, see
+ * SweepCorpus) spares reading back the embeddings of the runs it holds.
  */
-export async function finishSweep(sweep: LoadedSweep, manifest: Manifest, encoders: readonly EncoderColumn[], judge: Judge): Promise<SweepSummary> {
+export async function finishSweep(sweep: LoadedSweep, manifest: Manifest, encoders: readonly EncoderColumn[], judge: Judge, trace?: SweepTrace): Promise<SweepSummary> {
   const { out, runs } = sweep;
   const records = readRunRecords(out);
   const complete = runs.filter((r) => existsSync(shardPath(out, r.runId)));
@@ -133,7 +135,7 @@ export async function finishSweep(sweep: LoadedSweep, manifest: Manifest, encode
     for (const row of await queryRows(`SELECT tag, count(*) AS n FROM ${readParquetSql(shards)} WHERE role = 'agent' GROUP BY tag ORDER BY tag`)) tags[String(row.tag)] = Number(row.n);
   }
   const measured = allDone
-    ? await measureSweep(out, runs.map((r) => ({ runId: r.runId, configId: r.configId, n: r.n, promptId: r.prompt.id })), encoders, sweep.spec.whitening, true)
+    ? await measureSweep(out, runs.map((r) => ({ runId: r.runId, configId: r.configId, n: r.n, promptId: r.prompt.id })), encoders, sweep.spec.whitening, true, trace)
     : null;
   const orderParams = measured?.orderParams ?? [];
   const first = encoders[0]!.name;

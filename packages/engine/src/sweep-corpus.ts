@@ -1,5 +1,5 @@
 import { encodeBoardVersion, foldLive, runEvents, type BoardEntry, type EncoderColumn, type RunPlan } from '@panta/core';
-import { appendRunRecord, readEvents } from '@panta/corpus';
+import { SweepTrace, appendRunRecord, readEvents } from '@panta/corpus';
 import type { Judge } from '@panta/judge';
 import { RunCollector, type RowMeta } from './collector.js';
 import type { ActiveRun } from './executor.js';
@@ -17,11 +17,20 @@ export function runEnd(active: ActiveRun): RunEnd {
 }
 
 /**
+ * Memory for the sweep trace (answers kept for the final measurement, about 10 bytes per event plus each
+ * prompt's distinct vectors). Past it, the final measurement reads the shards back instead.
+ */
+const TRACE_BUDGET_BYTES = 256 * 1024 * 1024;
+
+/**
  * The corpus side of a sweep (the order-parameter service's intake): opens a run's collector where its
  * durable rows end and closes it (finalized shard and journal record, or durable parts for a resume). The
  * embedded sweep and the cluster's collector process both go through it, so a run's shard is written one way.
+ * It keeps the sweep's trace, which the final measurement uses in place of reading the shards back.
  */
 export class SweepCorpus {
+  readonly trace: SweepTrace;
+
   constructor(
     private readonly options: {
       out: string;
@@ -31,17 +40,29 @@ export class SweepCorpus {
       partRows: number;
       log?: Logger;
       onWritten(count: number): void;
+      /** Memory for the sweep trace (default 256 MiB). */
+      traceBudgetBytes?: number;
     },
-  ) {}
+  ) {
+    const { columns, log, traceBudgetBytes = TRACE_BUDGET_BYTES } = options;
+    this.trace = new SweepTrace(columns, traceBudgetBytes, (bytes) =>
+      log?.info({ bytes, budget: traceBudgetBytes }, 'sweep trace over its budget: the order parameters will be measured from the shards'),
+    );
+  }
 
   openCollector(run: RunPlan, startEvent: number): Promise<RunCollector> {
     const { out, columns, judge, meta, partRows, onWritten } = this.options;
-    return RunCollector.open({ out, run, encoders: columns, judge, meta, startEvent, partRows, onWritten });
+    // Only a run written from its first event here has every answer in the trace.
+    let trace;
+    if (startEvent === 0) trace = this.trace.start(run.runId, run.prompt.id);
+    else this.trace.forget(run.runId);
+    return RunCollector.open({ out, run, encoders: columns, judge, meta, startEvent, partRows, onWritten, trace });
   }
 
   async closeRun(run: RunPlan, collector: RunCollector, end: RunEnd): Promise<void> {
     const { out, log } = this.options;
     const { calls, retries } = collector.tally;
+    if (end.status !== 'complete') this.trace.forget(run.runId);
     if (end.status === 'stopped') {
       await collector.flush();
       log?.info({ run: run.runId, written: collector.written }, 'run stopped');
@@ -54,6 +75,7 @@ export class SweepCorpus {
       return;
     }
     await collector.finalize();
+    this.trace.seal(run.runId, collector.written);
     await appendRunRecord(out, { run_id: run.runId, status: 'complete', wall_ms: end.wallMs, calls, retries, at: new Date().toISOString() });
     log?.info({ run: run.runId, events: runEvents(run), wall_ms: Math.round(end.wallMs), calls, retries }, 'run finished');
   }

@@ -122,7 +122,7 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
     log.info({}, 'sweep stopped');
     return { out, status: 'stopped', runsComplete: 0, runsPlanned: runs.length, failed: [], eventsWritten: 0, final: [] };
   }
-  const summary = await finishSweep(sweep, started, columns, judge);
+  const summary = await finishSweep(sweep, started, columns, judge, corpus.trace);
   log.info({ status: summary.status, runsComplete: summary.runsComplete, events: summary.eventsWritten, failed: summary.failed }, 'sweep finished');
   return summary;
 }

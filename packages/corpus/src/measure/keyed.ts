@@ -14,11 +14,14 @@ export class VectorCache<T> {
    */
   getAt(data: Float32Array, offset: number, dim: number, make: (copy: Float32Array) => T): T {
     // A strided hash (every 7th value, about 55 of 384) is enough to spread distinct answers; a hit is
-    // confirmed by comparing every value, so the stride costs nothing in exactness. The hash reads the
-    // floats' bits through an integer view of the same bytes.
-    const words = wordsOf(data);
+    // confirmed by comparing every value, so the stride costs nothing in exactness. The hash reads each
+    // float's bits through one scratch float, so no integer view is made per array (a trace hashes one
+    // fresh array per answer).
     let h = 0x811c9dc5 ^ dim;
-    for (let i = 0; i < dim; i += 7) h = Math.imul(h ^ words[offset + i]!, 0x01000193);
+    for (let i = 0; i < dim; i += 7) {
+      FLOAT[0] = data[offset + i]!;
+      h = Math.imul(h ^ BITS[0]!, 0x01000193);
+    }
     const bucket = this.buckets.get(h);
     if (bucket) {
       for (const entry of bucket) if (equalAt(entry.vector, data, offset, dim)) return entry.value;
@@ -42,13 +45,8 @@ export class VectorCache<T> {
   }
 }
 
-/** One Uint32Array view per column array, made once: the hash reads the floats' bits. */
-const views = new WeakMap<Float32Array, Uint32Array>();
-function wordsOf(data: Float32Array): Uint32Array {
-  let words = views.get(data);
-  if (!words) views.set(data, (words = new Uint32Array(data.buffer, data.byteOffset, data.length)));
-  return words;
-}
+const FLOAT = new Float32Array(1);
+const BITS = new Uint32Array(FLOAT.buffer);
 
 function equalAt(a: Float32Array, data: Float32Array, offset: number, dim: number): boolean {
   if (a.length !== dim) return false;

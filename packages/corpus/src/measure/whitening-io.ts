@@ -12,16 +12,39 @@ export function whiteningPath(out: string, promptId: string, encoder: string): s
 /**
  * Fits the whitening of one (prompt, encoder) on every t = 0 answer of that prompt in the given shards
  * (DESIGN.md 4). Identical embeddings are added once with their count; files and rows are visited in a fixed
- * order, so the fit is reproducible bit for bit.
+ * order, so the fit is reproducible bit for bit. `traced(file)` may give a shard's t = 0 vectors from a
+ * sweep trace instead (the same vectors in the same order); the other shards are read back.
  */
-export async function fitShardWhitening(files: readonly string[], encoder: EncoderColumn, mode: 'zca' | 'raw'): Promise<Whitening> {
+export async function fitShardWhitening(
+  files: readonly string[],
+  encoder: EncoderColumn,
+  mode: 'zca' | 'raw',
+  traced: (file: string) => Iterable<Float32Array> | undefined = () => undefined,
+): Promise<Whitening> {
   const column = `emb_${encoder.name}`;
-  // Shards are in event order and files are visited sorted, so the fit sees rows in a fixed order.
   const distinct = new VectorCache<{ count: number }>(Number.POSITIVE_INFINITY);
-  for await (const batch of readEvents([...files].sort(), { columns: [column], where: "sweep = 0 AND role = 'agent'" })) {
-    const all = batch.columns[column] as Float32Array;
-    for (let r = 0; r < batch.rows; r++) distinct.getAt(all, r * encoder.dim, encoder.dim, () => ({ count: 0 })).count++;
+  const count = (data: Float32Array, offset: number) => distinct.getAt(data, offset, encoder.dim, () => ({ count: 0 })).count++;
+  // Consecutive shards without a trace are read in one scan.
+  let unread: string[] = [];
+  const readBack = async () => {
+    if (unread.length === 0) return;
+    for await (const batch of readEvents(unread, { columns: [column], where: "sweep = 0 AND role = 'agent'" })) {
+      const all = batch.columns[column] as Float32Array;
+      for (let r = 0; r < batch.rows; r++) count(all, r * encoder.dim);
+    }
+    unread = [];
+  };
+  // Shards are in event order and files are visited sorted, so the fit sees rows in a fixed order.
+  for (const file of [...files].sort()) {
+    const vectors = traced(file);
+    if (!vectors) {
+      unread.push(file);
+      continue;
+    }
+    await readBack();
+    for (const v of vectors) count(v, 0);
   }
+  await readBack();
   const acc = new CovarianceAccumulator(encoder.dim);
   for (const [vector, { count }] of distinct.entries()) acc.add(vector, count);
   return fitWhitening(acc, mode);
