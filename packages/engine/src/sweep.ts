@@ -32,6 +32,8 @@ export interface RunSweepOptions extends SweepOverrides {
   logLevel?: string;
   /** Aborting it stops the sweep gracefully: calls in flight finish, written events are made durable. */
   signal?: AbortSignal;
+  /** Memory for the answers kept for the final measurement (default 256 MiB; past it the shards are read back). */
+  traceBudgetBytes?: number;
   /** Replaces the in-process transport (tests, the cluster). */
   transport?: (services: ConstructorParameters<typeof InProcessTransport>[0]) => Transport;
 }
@@ -73,6 +75,7 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
     partRows,
     log,
     onWritten: (count) => executor.written(count),
+    traceBudgetBytes: options.traceBudgetBytes,
   });
   const executor: Executor<RunCollector> = new Executor<RunCollector>(runs, {
     transport,
