@@ -16,6 +16,16 @@ import type { EventPlan, Schedule } from './schedule.js';
 /** Read entries planned events may hold at once (8 bytes each): on a mean field of 1,000 agents, ~1,000 events. */
 const MAX_PLANNED_READS = 1 << 20;
 
+/**
+ * Planning is incremental: a new planner plans FIRST_STEP events, each completion at most STEP more, and
+ * the caller tops the window up with planAhead() when it has nothing better to do (the executor does it
+ * while calls are out). Planning a whole window at once (16,384 events, 10-30 ms) used to delay a run's
+ * first dispatch; now it overlaps the first calls. Which events are planned when changes only which ready
+ * event runs first, never what an event reads.
+ */
+const FIRST_STEP = 1024;
+const STEP = 8;
+
 /** What complete() returns when no version died (most completions out of order): shared, never written to. */
 const NONE: readonly number[] = [];
 
@@ -83,7 +93,7 @@ export class DataflowPlanner {
     this.oldestUnfinished = startEvent;
     this.finishedCount = startEvent;
     this.end = schedule.total;
-    this.refill();
+    this.refill(FIRST_STEP);
   }
 
   get total(): number {
@@ -96,7 +106,7 @@ export class DataflowPlanner {
    */
   setGate(event: number): void {
     this.gate = event;
-    this.refill();
+    this.refill(STEP);
   }
 
   /** Every event before the gate has finished, and none after it has been planned: the boundary may run. */
@@ -134,12 +144,29 @@ export class DataflowPlanner {
 
   /** Takes up to `max` ready events, those on the longest chains of planned readers first (ReadyQueue). */
   take(max: number): EventPlan[] {
-    return this.ready.take(max);
+    const out: EventPlan[] = [];
+    while (out.length < max) {
+      const plan = this.takeOne();
+      if (!plan) break;
+      out.push(plan);
+    }
+    return out;
   }
 
-  /** The next ready event (as take(1)), or undefined. */
+  /** The next ready event (as take(1)), or undefined. Plans further when none is ready yet. */
   takeOne(): EventPlan | undefined {
+    while (this.ready.size === 0 && this.behind) this.refill(STEP);
     return this.ready.takeOne();
+  }
+
+  /** Events within the window are not planned yet: planAhead() has work. */
+  get behind(): boolean {
+    return this.schedule.position < this.limit() && (this.plannedReads < MAX_PLANNED_READS || this.plannedCount === 0);
+  }
+
+  /** Plans up to `max` more events of the window (idle-time work; see FIRST_STEP). */
+  planAhead(max: number): void {
+    this.refill(max);
   }
 
   /**
@@ -149,7 +176,7 @@ export class DataflowPlanner {
    */
   consumed(event: number): void {
     this.floor = event;
-    this.refill();
+    this.refill(STEP);
   }
 
   /** Records that `event` has written its version; returns the versions that are now dead (read-only). */
@@ -179,7 +206,7 @@ export class DataflowPlanner {
       if (dead >= 0) (released ??= []).push(dead);
       this.oldestUnfinished++;
     }
-    this.refill();
+    this.refill(STEP);
     return released ?? NONE;
   }
 
@@ -207,8 +234,13 @@ export class DataflowPlanner {
 
   private readonly unfinished = (event: number): EventPlan | undefined => (this.written[event] ? undefined : this.plans[event & this.mask]);
 
-  private refill(): void {
-    const limit = Math.min(Math.min(this.oldestUnfinished, this.floor) + this.window, this.gate, this.end);
+  private limit(): number {
+    return Math.min(Math.min(this.oldestUnfinished, this.floor) + this.window, this.gate, this.end);
+  }
+
+  /** Plans up to `max` events, in schedule order, within the window. */
+  private refill(max: number): void {
+    const limit = Math.min(this.limit(), this.schedule.position + max);
     while (this.schedule.position < limit && (this.plannedReads < MAX_PLANNED_READS || this.plannedCount === 0)) {
       const plan = this.schedule.next();
       if (!plan) break;

@@ -110,15 +110,4 @@ export class ReadyQueue {
     }
     this.heads[h] = head;
   }
-
-  /** Up to `max` ready events, highest rank first. */
-  take(max: number): EventPlan[] {
-    const out: EventPlan[] = [];
-    while (out.length < max) {
-      const plan = this.takeOne();
-      if (!plan) break;
-      out.push(plan);
-    }
-    return out;
-  }
 }

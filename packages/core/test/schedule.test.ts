@@ -148,6 +148,26 @@ describe('dataflow planner', () => {
     }
   });
 
+  it('plans incrementally: a first step, more with planAhead or when nothing is ready, never past the window', () => {
+    const ring = () => new Schedule(run(2000, { sweeps: 4 }), buildGraph({ kind: 'ring' }, 2000, 0));
+    const planner = new DataflowPlanner(ring(), 16384);
+    expect(planner.readyCount).toBe(1024); // the first step: initial answers, all ready
+    expect(planner.behind).toBe(true);
+    planner.planAhead(4000);
+    expect(planner.readyCount).toBe(2000); // every initial answer; later events wait on them
+    planner.planAhead(Number.POSITIVE_INFINITY);
+    expect(planner.behind).toBe(false);
+
+    const narrow = new DataflowPlanner(ring(), 64);
+    narrow.planAhead(Number.POSITIVE_INFINITY);
+    expect(narrow.readyCount).toBe(64);
+    expect(narrow.behind).toBe(false);
+    // Taking plans on demand: with nothing ready and the window not planned, takeOne plans until one is.
+    const lazy = new DataflowPlanner(ring(), 16384);
+    expect(lazy.take(3000).length).toBe(2000);
+    expect(lazy.readyCount).toBe(0);
+  });
+
   it('refuses an event completed twice', () => {
     const planner = new DataflowPlanner(new Schedule(run(4), buildGraph({ kind: 'ring' }, 4, 0)), 8);
     const [e] = planner.take(1);

@@ -1,6 +1,9 @@
 import { boundaryGate, hasBoundaries, runEvents, type ControlState, type DataflowPlanner, type RunPlan } from '@panta/core';
 import type { BoundaryOutcome, BoundaryTask, EventOutcome, EventTask, Transport, TransportMessage } from './task.js';
 
+/** Events a run's planner plans per idle turn: about half a millisecond on a ring. */
+const IDLE_PLAN_STEP = 512;
+
 /**
  * Where a run's outcomes go: the run's collector in this process (embedded), or a handle on the collector
  * process (distributed). `accept` resolves once the row is appended; `written` counts rows appended in order.
@@ -83,6 +86,8 @@ export class Executor<S extends RunSink = RunSink> {
   private readonly active: ActiveRun<S>[] = [];
   private readonly byId = new Map<string, ActiveRun<S>>();
   private cursor = 0;
+  /** An idle planning step is scheduled. */
+  private planning = false;
   private inflight = 0;
   private opening = 0;
   private closing = 0;
@@ -226,6 +231,24 @@ export class Executor<S extends RunSink = RunSink> {
     this.byId.set(active.run.runId, active);
   }
 
+  /**
+   * Tops up the open runs' planning windows while calls are out (planners plan incrementally, see
+   * DataflowPlanner): one step per turn of the event loop, so completions are never held up for long.
+   */
+  private schedulePlanning(): void {
+    if (this.planning || this.fatal) return;
+    let behind = false;
+    for (const a of this.active) if (a.planner.behind && !a.error) behind = true;
+    if (!behind) return;
+    this.planning = true;
+    setImmediate(() => {
+      this.planning = false;
+      if (this.fatal) return;
+      for (const a of this.active) if (!a.error) a.planner.planAhead(IDLE_PLAN_STEP);
+      this.pump();
+    });
+  }
+
   private nextReady(): ActiveRun<S> | undefined {
     for (let i = 0; i < this.active.length; i++) {
       const a = this.active[(this.cursor + i) % this.active.length]!;
@@ -278,6 +301,7 @@ export class Executor<S extends RunSink = RunSink> {
         this.retire(a);
       }
     }
+    this.schedulePlanning();
     const starving = this.inflight + this.readyTotal() < concurrency;
     if (!this.stopping && starving && this.queue.length > 0 && this.opening === 0 && this.active.length < this.options.maxActiveRuns) {
       this.openNext();
