@@ -333,7 +333,7 @@ class CollectorProcess {
     if (!open) return;
     const { plan, outcome } = decodeResult(text);
     if (open.collector.holds(plan.event)) return;
-    open.collector.accept({ run: open.run, plan }, outcome).catch((e) => this.fail(e));
+    open.collector.accept({ run: open.run, plan }, outcome)?.catch((e: unknown) => this.fail(e as Error));
   }
 
   /** Tells the scheduler how far each run's rows are appended (its window and run retirement follow). */

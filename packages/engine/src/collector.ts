@@ -35,7 +35,7 @@ export interface RunTally {
  */
 export class RunCollector {
   /** Outcomes received but not yet written, each with its verdict on the way (judged as they arrive). */
-  private readonly pending = new Map<number, { task: EventTask; outcome: EventOutcome; tag: Promise<Tag> }>();
+  private readonly pending = new Map<number, { task: EventTask; outcome: EventOutcome; tag: Tag | Promise<Tag> }>();
   private next: number;
   private chain: Promise<void> = Promise.resolve();
   private draining = false;
@@ -122,31 +122,60 @@ export class RunCollector {
     return this.next;
   }
 
-  accept(task: EventTask, outcome: EventOutcome): Promise<void> {
+  /**
+   * Takes an event's outcome and appends every event now in order. With a judge that answers at once and no
+   * part to wait for (most events), that happens before it returns, and it returns nothing: no promise and no
+   * turn of the microtask queue per event. Otherwise it returns a promise that settles once the rows it could
+   * not append yet are appended (or rejects with the write's failure).
+   */
+  accept(task: EventTask, outcome: EventOutcome): Promise<void> | undefined {
     // Judge now, not when the row's turn to be written comes: an LLM judge then works at the sweep's
     // concurrency instead of one call at a time per run. A judge reports failures as judge_failure tags.
-    const tag = this.judge.judge(this.run.prompt, outcome.response);
-    tag.catch(() => undefined);
+    const { judge } = this;
+    const tag = judge.judgeNow ? judge.judgeNow(this.run.prompt, outcome.response) : judge.judge(this.run.prompt, outcome.response);
+    if (typeof tag !== 'string') tag.catch(() => undefined);
     this.pending.set(outcome.event, { task, outcome, tag });
-    if (this.draining || !this.pending.has(this.next)) return this.chain;
+    if (this.draining) return this.chain;
+    const wait = this.writeInOrder();
+    if (!wait) return undefined;
     this.draining = true;
-    this.chain = this.chain.then(() => this.drain());
+    this.chain = this.chain.then(() => this.drain(wait));
     return this.chain;
   }
 
-  private async drain(): Promise<void> {
-    try {
-      let count = 0;
-      for (let item = this.pending.get(this.next); item; item = this.pending.get(this.next)) {
-        this.pending.delete(this.next);
-        const tag = await item.tag;
-        const appended = this.writer.append(this.toRows(item.task, item.outcome, tag));
-        this.trace?.add(item.task.plan.sweep, item.task.plan.agent, tag, item.outcome.embeddings);
-        if (appended) await appended;
-        this.next++;
-        count++;
+  /**
+   * Appends the events that are next in order, as long as nothing must be awaited. Returns what must be
+   * awaited before going on (the verdict of the next event, or the start of a part it just appended), or
+   * undefined when every event in order is appended.
+   */
+  private writeInOrder(): Promise<unknown> | undefined {
+    let count = 0;
+    let wait: Promise<unknown> | undefined;
+    for (let item = this.pending.get(this.next); item; item = this.pending.get(this.next)) {
+      const { tag } = item;
+      if (typeof tag !== 'string') {
+        wait = tag.then((t) => {
+          item.tag = t;
+        });
+        break;
       }
-      if (count > 0) this.onWritten(count);
+      this.pending.delete(this.next);
+      const appended = this.writer.append(this.toRows(item.task, item.outcome, tag));
+      this.trace?.add(item.task.plan.sweep, item.task.plan.agent, tag, item.outcome.embeddings);
+      this.next++;
+      count++;
+      if (appended) {
+        wait = appended;
+        break;
+      }
+    }
+    if (count > 0) this.onWritten(count);
+    return wait;
+  }
+
+  private async drain(wait: Promise<unknown>): Promise<void> {
+    try {
+      for (let w: Promise<unknown> | undefined = wait; w; w = this.writeInOrder()) await w;
     } finally {
       this.draining = false;
     }

@@ -5,5 +5,10 @@ export interface Judge {
   /** `judge_model` column. */
   readonly model: string;
   judge(prompt: Prompt, response: string): Promise<Tag>;
+  /**
+   * The same verdict at once, for judges that need no I/O (the reference judge): the collector then writes
+   * an event in order without waiting a turn for a promise.
+   */
+  judgeNow?(prompt: Prompt, response: string): Tag;
   close(): Promise<void>;
 }

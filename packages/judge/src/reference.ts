@@ -28,5 +28,9 @@ export class ReferenceJudge implements Judge {
     return this.tag(prompt, response);
   }
 
+  judgeNow(prompt: Prompt, response: string): Tag {
+    return this.tag(prompt, response);
+  }
+
   async close(): Promise<void> {}
 }
