@@ -85,10 +85,15 @@ class AgentRequest implements ChatRequest {
 
 /** One LLM call with its context, timed. */
 export function callModel(services: WorkerServices, context: PromptContext, seed: number, temperature: number): Promise<{ result: ChatResult; latencyMs: number }> {
+  return timedCall(services, context, seed, temperature, (result, latencyMs) => ({ result, latencyMs }));
+}
+
+/** The call, and `then` on its result and latency in the same reaction (the agent's call: one promise fewer). */
+function timedCall<T>(services: WorkerServices, context: PromptContext, seed: number, temperature: number, then: (result: ChatResult, latencyMs: number) => T | Promise<T>): Promise<T> {
   const started = performance.now();
   return services.backend
     .complete(new AgentRequest(services.template, context, seed, temperature, services.maxTokens, services.fixedLength))
-    .then((result) => ({ result, latencyMs: result.latencyMs ?? performance.now() - started }));
+    .then((result) => then(result, result.latencyMs ?? performance.now() - started));
 }
 
 /** A protocol call's row: its seed is derived from its event's and its role, so a retry sends the same one. */
@@ -140,7 +145,7 @@ export function executeEvent(task: EventTask, reads: readonly string[], services
   if (run.protocol === 'ssvp' && previous !== undefined && neighbourAnswers.length > 0) return executeGated(task, context, services, previous);
   // The common path chains promises instead of awaiting: an async function per event keeps its whole frame
   // on the heap across the call, which was the largest allocation per event.
-  return callModel(services, context, plan.seed, temperature).then((call) => answer(task, services, call, own?.entries));
+  return timedCall(services, context, plan.seed, temperature, (result, latencyMs) => answer(task, services, result, latencyMs, own?.entries));
 }
 
 /** ssvp: the divergence gate, the merge call above tau, then the agent's call. */
@@ -158,16 +163,16 @@ async function executeGated(task: EventTask, context: PromptContext, services: W
   }
   context.neighbourAnswers = [];
   if (context.merge === undefined) context.neighbourAgents = [];
-  const outcome = await answer(task, services, await callModel(services, context, plan.seed, temperature), undefined);
+  const call = await callModel(services, context, plan.seed, temperature);
+  const outcome = await answer(task, services, call.result, call.latencyMs, undefined);
   if (before.length > 0) outcome.before = before;
   outcome.divergence = gate;
   return outcome;
 }
 
 /** The event's outcome from the agent's call: its answer (a board reply parsed), embedded by every encoder. */
-function answer(task: EventTask, services: WorkerServices, call: { result: ChatResult; latencyMs: number }, ownEntries: ReturnType<typeof decodeBoardVersion>['entries'] | undefined): EventOutcome | Promise<EventOutcome> {
+function answer(task: EventTask, services: WorkerServices, result: ChatResult, latencyMs: number, ownEntries: ReturnType<typeof decodeBoardVersion>['entries'] | undefined): EventOutcome | Promise<EventOutcome> {
   const { run, plan } = task;
-  const { result } = call;
   let response = result.text;
   let board: string | undefined;
   let version: string | undefined;
@@ -185,7 +190,7 @@ function answer(task: EventTask, services: WorkerServices, call: { result: ChatR
     finishReason: result.finishReason,
     promptTokens: result.promptTokens,
     completionTokens: result.completionTokens,
-    latencyMs: call.latencyMs,
+    latencyMs,
     calls: result.calls,
     embeddings: {},
     createdAt: Date.now(),

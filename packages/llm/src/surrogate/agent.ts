@@ -22,6 +22,9 @@ export class SurrogateAgent {
   private readonly counts: Float64Array;
   private readonly logits: Float64Array;
   private readonly weights: Float64Array;
+  /** The two draws after the option's, for its wording (set by sample). */
+  private u = 0;
+  private v = 0;
 
   constructor(
     readonly prompt: Prompt,
@@ -54,11 +57,18 @@ export class SurrogateAgent {
    * belief field to the option it names; `coupling` scales J (a merge reads with half of it).
    */
   reply(seed: number, temperature: number, previous: string | undefined, neighbours: readonly string[], belief?: string, coupling = 1): SurrogateReply {
-    const { text, option } = this.sample(seed, temperature, previous, neighbours, belief, coupling);
-    return { text, option };
+    const option = this.sample(seed, temperature, previous, neighbours, belief, coupling);
+    return { text: this.word(option, temperature, this.u, this.v), option };
   }
 
-  private sample(seed: number, temperature: number, previous: string | undefined, neighbours: readonly string[], belief: string | undefined, coupling: number) {
+  /** The reply's text alone (an agent's call): no reply object per call. */
+  private replyText(seed: number, temperature: number, previous: string | undefined, neighbours: readonly string[], belief?: string): string {
+    const option = this.sample(seed, temperature, previous, neighbours, belief, 1);
+    return this.word(option, temperature, this.u, this.v);
+  }
+
+  /** Samples the option (see the class comment); the logits stay in this.logits until the next sample. */
+  private sample(seed: number, temperature: number, previous: string | undefined, neighbours: readonly string[], belief: string | undefined, coupling: number): number {
     const q = this.optionCount;
     // Scratch (replies are computed synchronously, one at a time): no arrays allocated per reply.
     const counts = this.counts.fill(0);
@@ -72,9 +82,9 @@ export class SurrogateAgent {
     for (let a = 0; a < q; a++) logits[a] = coupling * this.spec.coupling * (read > 0 ? counts[a]! / read : 0) + this.field[a]!;
     if (belief !== undefined) logits[this.optionOf(belief)]! += this.spec.belief;
     const option = sampleSoftmax(logits, temperature, rng.next(), this.weights);
-    const u = rng.next();
-    const v = rng.next();
-    return { text: this.word(option, temperature, u, v), option, logits };
+    this.u = rng.next();
+    this.v = rng.next();
+    return option;
   }
 
   /** What the agent says to a call of any kind (protocol calls read their own fields of the context). */
@@ -96,7 +106,7 @@ export class SurrogateAgent {
           reads = extra;
         }
         if (context.board) return this.boardReply(seed, temperature, context.previous, reads, context.belief);
-        return this.reply(seed, temperature, context.previous, reads, context.belief).text;
+        return this.replyText(seed, temperature, context.previous, reads, context.belief);
       }
     }
   }
@@ -119,9 +129,10 @@ export class SurrogateAgent {
 
   /** belief-board: the answer plus one board entry on the answer, with the agent's confidence. */
   boardReply(seed: number, temperature: number, previous: string | undefined, neighbours: readonly string[], belief?: string): string {
-    const r = this.sample(seed, temperature, previous, neighbours, belief, 1);
-    const p = softmaxAt(r.logits, temperature, r.option);
-    return JSON.stringify({ answer: r.text, entries: [{ object: 'answer', claim: r.text, confidence: Math.round(p * 100) / 100 }] });
+    const option = this.sample(seed, temperature, previous, neighbours, belief, 1);
+    const text = this.word(option, temperature, this.u, this.v);
+    const p = softmaxAt(this.logits, temperature, option);
+    return JSON.stringify({ answer: text, entries: [{ object: 'answer', claim: text, confidence: Math.round(p * 100) / 100 }] });
   }
 
   private word(option: number, temperature: number, u: number, v: number): string {
