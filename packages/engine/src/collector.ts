@@ -136,7 +136,13 @@ export class RunCollector {
     if (typeof tag !== 'string') tag.catch(() => undefined);
     this.pending.set(outcome.event, { task, outcome, tag });
     if (this.draining) return this.chain;
-    const wait = this.writeInOrder();
+    let wait: Promise<unknown> | undefined;
+    try {
+      wait = this.writeInOrder();
+    } catch (error) {
+      // Whatever fails while writing fails the run, as a rejection (the caller is not ready for a throw).
+      return Promise.reject(error);
+    }
     if (!wait) return undefined;
     this.draining = true;
     this.chain = this.chain.then(() => this.drain(wait));
@@ -161,6 +167,11 @@ export class RunCollector {
       }
       this.pending.delete(this.next);
       const appended = this.writer.append(this.toRows(item.task, item.outcome, tag));
+      if (this.writer.expectedEvent === this.next) {
+        // The writer refused the rows (it rejects with why): the run fails, and this event is not written.
+        wait = appended;
+        break;
+      }
       this.trace?.add(item.task.plan.sweep, item.task.plan.agent, tag, item.outcome.embeddings);
       this.next++;
       count++;

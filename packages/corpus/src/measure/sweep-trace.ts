@@ -111,15 +111,15 @@ export class RunTrace implements SealedRun {
     owner.grew(this.capacityBytes());
   }
 
-  /** Records the next answer (the collector calls it in event order, as rows reach the shard). */
+  /** Records the next answer (the collector calls it in event order, for each row the shard's writer took). */
   add(sweep: number, agent: number, tag: Tag, embeddings: Readonly<Record<string, Float32Array>> | null): void {
     if (this.owner.isDropped) return;
+    const encoders = this.owner.encoders;
     if (this.length === this.agents.length) this.grow();
     const i = this.length++;
     this.agents[i] = agent;
     this.sweeps[i] = sweep;
     this.tags[i] = TAG_CODE.get(tag)!;
-    const encoders = this.owner.encoders;
     for (let e = 0; e < this.stores.length; e++) {
       const store = this.stores[e]!;
       const before = store.vectors.length;
