@@ -79,9 +79,7 @@ export async function registerChunkSource(db: DuckDBInstance): Promise<void> {
       const entry = sources.get(id);
       if (!entry) throw new Error(`${FUNCTION}: source ${id} is gone`);
       const count = Math.min(CHUNK_ROWS, entry.source.rows - state.next);
-      const T = performance.now();
       if (count > 0) entry.source.fill(output, entry.types, state.next, count);
-      (globalThis as any).__fill?.(T, performance.now() - T, count);
       duckdb.data_chunk_set_size(output, Math.max(0, count));
       state.next += Math.max(0, count);
     });

@@ -57,7 +57,6 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
   const judge = createJudge(spec.judge, specPath, sweep.prompts, out);
   options.onPlan?.(sweep);
   mkdirSync(out, { recursive: true });
-  (globalThis as any).__mark?.('prelog');
   log = sweepLogger(out, options.logLevel ?? 'info');
   log.info({ sweep: spec.name, runs: runs.length, fingerprint: sweep.fingerprint, resumed: previous !== null, concurrency: spec.concurrency }, 'sweep started');
   const started = startManifest(sweep, previous, backend, judge, encoders);
@@ -83,17 +82,13 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
     concurrency: spec.concurrency,
     maxActiveRuns,
     open: async (run: RunPlan): Promise<ActiveRun<RunCollector> | null> => {
-      (globalThis as any).__mark?.('open');
       const progress = await shardProgress(out, run.runId);
       if (progress.finalized) {
         executor.completeOnDisk(run, progress.nextEvent);
         return null;
       }
-      (globalThis as any).__mark?.('progress');
       const collector = await corpus.openCollector(run, progress.nextEvent);
-      (globalThis as any).__mark?.('collector');
       const planner = plannerFor(sweep, run, progress.nextEvent, collector.control);
-      (globalThis as any).__mark?.('planner');
       if (progress.nextEvent > 0) {
         log.info({ run: run.runId, nextEvent: progress.nextEvent, parts: progress.parts.length }, 'run resumed');
         executor.written(progress.nextEvent);
@@ -109,7 +104,6 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
     },
     eventsTotal,
   });
-  (globalThis as any).__mark?.('executor');
   const live = new LiveStatusWriter(out, executor, { eventsTotal, runsTotal: runs.length });
   live.start();
   const stop = () => executor.stop();
