@@ -134,22 +134,23 @@ export class RunTrace implements SealedRun {
 
   private grow(): void {
     const before = this.capacityBytes();
-    const size = this.agents.length * 2;
-    const bigger = <T extends Int32Array | Uint8Array>(a: T, make: (n: number) => T): T => {
-      const b = make(size);
-      b.set(a);
-      return b;
-    };
-    this.agents = bigger(this.agents, (n) => new Int32Array(n));
-    this.sweeps = bigger(this.sweeps, (n) => new Int32Array(n));
-    this.tags = bigger(this.tags, (n) => new Uint8Array(n));
-    this.ids = this.ids.map((a) => bigger(a, (n) => new Int32Array(n)));
+    this.agents = doubled(this.agents);
+    this.sweeps = doubled(this.sweeps);
+    this.tags = doubled(this.tags);
+    this.ids = this.ids.map(doubled);
     this.owner.grew(this.capacityBytes() - before);
   }
 
   private capacityBytes(): number {
     return this.agents.length * (9 + 4 * this.ids.length);
   }
+}
+
+/** A copy of `a` at twice its length (the rest zero). */
+function doubled<T extends Int32Array | Uint8Array>(a: T): T {
+  const b = new (a.constructor as new (length: number) => T)(a.length * 2);
+  b.set(a);
+  return b;
 }
 
 /** A prompt's distinct vectors of one encoder, each with a dense id in order of first sight. */
