@@ -18,3 +18,4 @@ export * from './population.js';
 export * from './protocol/prompts.js';
 export * from './protocol/board.js';
 export * from './protocol/control.js';
+export * from './redact.js';
