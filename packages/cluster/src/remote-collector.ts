@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { ControlState } from '@panta/core';
+import { redact, type ControlState } from '@panta/core';
 import type { EventTask, RunEnd, RunSink } from '@panta/engine';
 import type { InboxEntry } from './inbox-reader.js';
 import type { SweepKeys } from './keys.js';
@@ -85,7 +85,7 @@ export class RemoteCollector {
   close(runId: string, end: RunEnd): Promise<void> {
     const reply = new Promise<void>((resolve) => this.closing.set(runId, resolve));
     const fields = ['op', 'close', 'run', runId, 'status', end.status, 'wall_ms', String(end.wallMs)];
-    if (end.error) fields.push('error', end.error);
+    if (end.error) fields.push('error', redact(end.error));
     return this.redis
       .xadd(this.keys.collectorInbox, '*', ...fields)
       .then(() => reply)

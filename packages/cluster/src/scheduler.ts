@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import { sweepEvents, type RunPlan } from '@panta/core';
+import { redact, sweepEvents, type RunPlan } from '@panta/core';
 import { Executor, loadSweep, plannerFor, runEnd, sweepSizing, type ActiveRun, type ExecutorProgress, type Logger, type SweepOverrides } from '@panta/engine';
 import { BullTransport } from './bull-transport.js';
 import { InboxReader } from './inbox-reader.js';
@@ -95,7 +95,7 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
         if (status === 'stopped') return; // the collector makes rows durable on its own schedule
         if (status === 'failed') {
           failedRuns.push(active.run.runId);
-          await redis.hset(keys.failed, active.run.runId, active.error?.message ?? 'failed');
+          await redis.hset(keys.failed, active.run.runId, redact(active.error?.message ?? 'failed'));
           log.error({ run: active.run.runId, err: active.error?.message }, 'run failed');
         }
         await remote.close(active.run.runId, end);

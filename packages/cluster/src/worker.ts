@@ -1,4 +1,5 @@
 import { Worker, type Job } from 'bullmq';
+import { redact } from '@panta/core';
 import { executeBoundary, executeEvent, type Logger } from '@panta/engine';
 import { EVENT_QUEUE, INBOX_MAXLEN } from './keys.js';
 import { cpuMs } from './cpu.js';
@@ -98,7 +99,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       outcome = await executeEvent(data.moderator ? { run, plan, moderator: data.moderator } : { run, plan }, texts as string[], ctx.services);
     } catch (error) {
       // The backend already retried: this event failed, and its run with it (as embedded).
-      const message = error instanceof Error ? error.message : String(error);
+      const message = redact(error instanceof Error ? error.message : String(error));
       log.warn({ run: run.runId, event: plan.event, err: message }, 'event failed');
       await redis.failEvent(keys.committed(run.runId), keys.closed, keys.schedulerInbox, run.runId, plan.event, message, INBOX_MAXLEN);
       return { kind: 'failed' };
@@ -142,7 +143,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     try {
       outcome = await executeBoundary(task, values as string[], ctx.services);
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = redact(error instanceof Error ? error.message : String(error));
       log.warn({ run: run.runId, sweep: data.sweepIndex, err: message }, 'boundary failed');
       await redis.failBoundary(keys.boundaries(run.runId), keys.closed, keys.schedulerInbox, run.runId, data.sweepIndex, message, INBOX_MAXLEN);
       return;

@@ -1,5 +1,6 @@
 import { readFile, mkdir, open, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { redactValue } from '@panta/core';
 import { validateRunId } from './corpus-paths.js';
 import { commitFile, fsyncFile } from './fs-durable.js';
 
@@ -19,12 +20,13 @@ function journalPath(out: string, runId: string): string {
   return join(out, '.state', 'control', `${runId}.jsonl`);
 }
 
+/** Appends one boundary durably; redacted, as every journal (a protocol call's error can quote a server). */
 export async function appendBoundary(out: string, runId: string, record: BoundaryRecord): Promise<void> {
   const path = journalPath(out, runId);
   await mkdir(join(out, '.state', 'control'), { recursive: true });
   const fh = await open(path, 'a');
   try {
-    await fh.writeFile(`${JSON.stringify(record)}\n`);
+    await fh.writeFile(`${JSON.stringify(redactValue(record))}\n`);
     await fh.sync();
   } finally {
     await fh.close();

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { redactValue } from '@panta/core';
 
 export const CORPUS_FORMAT = 'panta-corpus/1';
 
@@ -42,10 +43,13 @@ export function readManifest(out: string): Manifest | null {
   return JSON.parse(readFileSync(file, 'utf8')) as Manifest;
 }
 
-/** Written whole to a temporary name, then renamed: a reader never sees half a manifest. */
+/**
+ * Written whole to a temporary name, then renamed: a reader never sees half a manifest. Redacted: the spec it
+ * copies can hold a base_url with credentials, and no key a server echoed may reach the corpus.
+ */
 export function writeManifest(out: string, manifest: Manifest): void {
   const file = manifestPath(out);
-  writeFileSync(`${file}.tmp`, `${JSON.stringify(manifest, null, 2)}\n`);
+  writeFileSync(`${file}.tmp`, `${JSON.stringify(redactValue(manifest), null, 2)}\n`);
   renameSync(`${file}.tmp`, file);
 }
 

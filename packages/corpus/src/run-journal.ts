@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
+import { redactValue } from '@panta/core';
 
 /** What a finished (or failed) run leaves for runs.parquet that its shard cannot tell: time and calls. */
 export interface RunRecord {
@@ -19,14 +20,15 @@ function journalPath(out: string): string {
 
 /**
  * Appends one record durably (fsync): the journal survives a crash right after a run finishes. Async: an
- * fsync takes milliseconds, which on the event loop would stall every call in flight.
+ * fsync takes milliseconds, which on the event loop would stall every call in flight. Redacted: a failure's
+ * error can quote what a server sent back, an echoed API key included.
  */
 export async function appendRunRecord(out: string, record: RunRecord): Promise<void> {
   await mkdir(join(out, '.state'), { recursive: true });
   // One write on an O_APPEND descriptor: records of runs closing at once never interleave.
   const fh = await open(journalPath(out), 'a');
   try {
-    await fh.writeFile(`${JSON.stringify(record)}\n`);
+    await fh.writeFile(`${JSON.stringify(redactValue(record))}\n`);
     await fh.sync();
   } finally {
     await fh.close();
@@ -35,7 +37,8 @@ export async function appendRunRecord(out: string, record: RunRecord): Promise<v
 
 /**
  * The latest record of every run. Time and calls add up over the sessions a run took; a torn last line
- * (a crash mid-append) is ignored.
+ * (a crash mid-append) is ignored. Redacted again as read: a journal written before a key was registered
+ * (an older session) does not carry it into runs.parquet or the console.
  */
 export function readRunRecords(out: string): Map<string, RunRecord> {
   const records = new Map<string, RunRecord>();
@@ -45,7 +48,7 @@ export function readRunRecords(out: string): Map<string, RunRecord> {
     if (!line.trim()) continue;
     let r: RunRecord;
     try {
-      r = JSON.parse(line) as RunRecord;
+      r = redactValue(JSON.parse(line) as RunRecord);
     } catch {
       continue;
     }

@@ -1,11 +1,13 @@
-import { InputError } from '@panta/core';
+import { InputError, registerSecret } from '@panta/core';
 
 /** The key local servers get when the spec names no api_key_env (vLLM's default; ignored by llama.cpp, Ollama). */
 export const DUMMY_API_KEY = 'EMPTY';
 
 /**
  * The API key: `process.env[api_key_env]` when the spec names a variable (which must then be set and
- * non-empty), else `EMPTY`. The key is only handed to the SDK client; it is never logged nor put in errors.
+ * non-empty), else `EMPTY`. The key is only handed to the SDK client, and registered with the process's
+ * redactor: every log line, journal, corpus file, Redis record and console line this process writes has it
+ * replaced with `[redacted]`, should a server echo it.
  */
 export function resolveApiKey(apiKeyEnv: string | undefined, file: string, env: NodeJS.ProcessEnv = process.env): string {
   if (apiKeyEnv === undefined) return DUMMY_API_KEY;
@@ -13,6 +15,7 @@ export function resolveApiKey(apiKeyEnv: string | undefined, file: string, env: 
   if (key === undefined || key.trim() === '') {
     throw new InputError(file, 'backend.api_key_env', `the environment variable ${apiKeyEnv} is not set`, `export ${apiKeyEnv}=<your key>, or remove api_key_env for a local server`);
   }
+  registerSecret(key);
   return key.trim();
 }
 

@@ -1,3 +1,4 @@
+import { boundedText } from '@panta/core';
 import { BackendClosedError, EndpointUnreachableError, MalformedReplyError } from './errors.js';
 
 type ErrorClass = abstract new (...args: never[]) => Error;
@@ -133,7 +134,7 @@ function isAbortError(err: unknown): boolean {
   return err instanceof Error && (err.name === 'AbortError' || err.name === 'TimeoutError');
 }
 
-function short(text: string, max = 300): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max)}...` : flat;
+/** Text from a server or the network (an HTTP body, a cause) on one line, redacted, at most 300 characters. */
+function short(text: string): string {
+  return boundedText(text, 300);
 }

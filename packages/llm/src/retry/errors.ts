@@ -1,7 +1,10 @@
+import { redact } from '@panta/core';
+
 /**
  * An LLM call that failed for good: either its retries ran out (`exhausted`), or the endpoint answered with a
  * status that no retry can fix (400, 401, 403, 404, 422, ...), after one attempt. The message names the
- * backend, the endpoint and the last cause; it never holds the API key.
+ * backend, the endpoint and the last cause, redacted (registered keys, URL credentials, credential headers):
+ * it is what logs, journals and the console show. `cause` keeps the SDK's error as thrown, for debugging.
  */
 export class LlmCallError extends Error {
   override name = 'LlmCallError';
@@ -25,16 +28,18 @@ export class LlmCallError extends Error {
     status?: number | undefined;
     cause: unknown;
   }) {
-    const head = `${init.backend} ${init.endpoint}`;
+    const endpoint = redact(init.endpoint);
+    const reason = redact(init.reason);
+    const head = `${init.backend} ${endpoint}`;
     const message = init.exhausted
-      ? `${head}: gave up after ${init.attempts} attempt${init.attempts === 1 ? '' : 's'}; last failure: ${init.reason}`
-      : `${head}: ${init.reason} (not retried)${hint(init.status)}`;
+      ? `${head}: gave up after ${init.attempts} attempt${init.attempts === 1 ? '' : 's'}; last failure: ${reason}`
+      : `${head}: ${reason} (not retried)${hint(init.status)}`;
     super(message, { cause: init.cause });
     this.attempts = init.attempts;
-    this.endpoint = init.endpoint;
+    this.endpoint = endpoint;
     this.status = init.status;
     this.exhausted = init.exhausted;
-    this.reason = init.reason;
+    this.reason = reason;
   }
 }
 
