@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CovarianceAccumulator, driftStats, fitWhitening, measureSnapshot, rngFrom, toSpin, type Tag } from '../src/index.js';
+import { CovarianceAccumulator, driftStats, driftTolerance, fitWhitening, focusSeries, measureSnapshot, rngFrom, snapshotAccuracy, toSpin, type Tag } from '../src/index.js';
 
 const unit = (v: number[]) => {
   const n = Math.hypot(...v);
@@ -37,13 +37,62 @@ describe('order parameters', () => {
 
   it('drift: onset after two sweeps below the best so far, recovery when back at that level', () => {
     // accuracy: 0.5, 0.8, 0.6, 0.7, 0.9 -> below best (0.8) at t = 2 and 3: onset 2; t = 4 back above: recovered
-    const rho = [0.5, 0.2, 0.4, 0.3, 0.1];
-    const d = driftStats(rho);
+    const d = driftStats([0.5, 0.8, 0.6, 0.7, 0.9], 0);
     expect(d.drift_onset).toBe(2);
     expect(d.recovered).toBe(true);
     expect(d.focus_total).toBeCloseTo(0.9 - 0.5, 12);
-    expect(driftStats([0.5, 0.2, 0.4, 0.3, 0.35]).recovered).toBe(false);
-    expect(driftStats([0.5, 0.4, 0.3]).drift_onset).toBeNull();
+    expect(driftStats([0.5, 0.8, 0.6, 0.7, 0.65], 0).recovered).toBe(false);
+    expect(driftStats([0.5, 0.6, 0.7], 0).drift_onset).toBeNull();
+  });
+
+  it('drift: a fall within the tolerance is noise, a fall beyond it for two sweeps is drift', () => {
+    const wobble = [0.75, 0.8125, 0.75, 0.6875, 0.75, 0.8125];
+    expect(driftStats(wobble, 0).drift_onset).toBe(2);
+    expect(driftStats(wobble, 0.125).drift_onset).toBeNull();
+    // Only the fall below best - tolerance counts: 0.5 at t = 2 and 3 is 0.3125 below the best 0.8125.
+    const fall = [0.75, 0.8125, 0.5, 0.5, 0.625, 0.8125];
+    expect(driftStats(fall, 0.25)).toEqual({ focus_total: expect.closeTo(0.0625, 12), drift_onset: 2, recovered: true });
+    expect(driftStats([0.75, 0.8125, 0.5, 0.75, 0.5, 0.5], 0.25).drift_onset).toBe(4);
+    // Recovery needs the pre-drift level itself, not that level less the tolerance.
+    expect(driftStats([0.75, 0.8125, 0.5, 0.5, 0.75], 0.25).recovered).toBe(false);
+  });
+
+  it('drift tolerance: the spec number, or two binomial standard errors at p = 1/2 for auto', () => {
+    expect(driftTolerance('auto', 16)).toBe(0.25);
+    expect(driftTolerance('auto', 64)).toBe(0.125);
+    expect(driftTolerance('auto', 729)).toBeCloseTo(2 * Math.sqrt(0.25 / 729), 15);
+    expect(driftTolerance(0.05, 16)).toBe(0.05);
+  });
+
+  it('accuracy scores not_known and judge_failure as wrong: a slide into "I do not know" drifts while rho stays 0', () => {
+    const n = 16;
+    const snapshot = (correct: number, notKnown: number, failures = 0) => {
+      const tags: Tag[] = [...Array<Tag>(correct).fill('correct'), ...Array<Tag>(notKnown).fill('not_known'), ...Array<Tag>(failures).fill('judge_failure')];
+      const spins = tags.map(() => [1]);
+      return measureSnapshot(spins, spins, tags, 1);
+    };
+    const snapshots = [snapshot(12, 4), snapshot(12, 4), snapshot(6, 10), snapshot(4, 10, 2), snapshot(3, 13)];
+    expect(snapshots.map((m) => m.rho)).toEqual([0, 0, 0, 0, 0]);
+    const accuracy = snapshots.map(snapshotAccuracy);
+    expect(accuracy).toEqual([0.75, 0.75, 0.375, 0.25, 0.1875]);
+    expect(focusSeries(accuracy)).toEqual([0, -0.375, -0.125, -0.0625]);
+    expect(driftStats(accuracy, driftTolerance('auto', n))).toEqual({ focus_total: -0.5625, drift_onset: 2, recovered: false });
+  });
+
+  it('an all-unjudgeable snapshot: rho null, accuracy 0, so FOCUS and drift stay defined', () => {
+    const tags: Tag[] = ['not_known', 'judge_failure', 'not_known', 'judge_failure'];
+    const spins = [[1, 0], [0, 1], [1, 0], [0, 1]];
+    const m = measureSnapshot(spins, spins, tags, 2);
+    expect(m.rho).toBeNull();
+    expect([m.n_not_known, m.n_judge_failure]).toEqual([2, 2]);
+    expect(snapshotAccuracy(m)).toBe(0);
+    const accuracy = [snapshotAccuracy(m), snapshotAccuracy(m), snapshotAccuracy(m)];
+    expect(focusSeries(accuracy)).toEqual([0, 0]);
+    expect(driftStats(accuracy, 0)).toEqual({ focus_total: 0, drift_onset: null, recovered: null });
+    // Only a snapshot without tags has no accuracy; FOCUS around it is null.
+    expect(snapshotAccuracy({ n_correct: 0, n_hallucinated: 0, n_not_known: 0, n_judge_failure: 0 })).toBeNull();
+    expect(focusSeries([0.5, null, 0.25])).toEqual([null, null]);
+    expect(driftStats([null, null], 0)).toEqual({ focus_total: null, drift_onset: null, recovered: null });
   });
 });
 
@@ -116,11 +165,71 @@ describe('whitening', () => {
     a.mean.forEach((v, i) => expect(v).toBeCloseTo(b.mean[i]!, 14));
   });
 
-  it('raw mode and identical answers give the identity', () => {
+  it('raw mode: mean 0 and the identity, no fallback', () => {
     const acc = new CovarianceAccumulator(3);
-    acc.add([1, 0, 0], 5);
-    expect(Array.from(fitWhitening(acc, 'zca').matrix)).toEqual([1, 0, 0, 0, 1, 0, 0, 0, 1]);
-    expect(fitWhitening(acc, 'raw').mode).toBe('raw');
+    acc.add([0.6, 0.8, 0]);
+    acc.add([0, 0.6, 0.8]);
+    const w = fitWhitening(acc, 'raw');
+    expect([w.mode, w.fallback]).toEqual(['raw', null]);
+    expect(Array.from(w.matrix)).toEqual([1, 0, 0, 0, 1, 0, 0, 0, 1]);
+    expect(Array.from(w.mean)).toEqual([0, 0, 0]);
+    expect(fitWhitening(acc, 'zca')).toMatchObject({ mode: 'zca', fallback: null });
+  });
+
+  it('a pool of one distinct answer falls back to raw, recorded, and its unanimous population has m = q = 1', () => {
+    const d = 384;
+    const rng = rngFrom(9);
+    const answer = Float32Array.from(unit(Array.from({ length: d }, () => rng.next() - 0.5)));
+    // Sixteen agents, added once with their count (as the corpus does) or one by one past d samples.
+    const once = new CovarianceAccumulator(d);
+    once.add(answer, 16);
+    const oneByOne = new CovarianceAccumulator(d);
+    for (let i = 0; i < d + 20; i++) oneByOne.add(answer);
+    for (const acc of [once, oneByOne]) {
+      expect(acc.varied).toBe(false);
+      const w = fitWhitening(acc, 'zca');
+      expect([w.mode, w.fallback, w.lambda]).toEqual(['raw', 'degenerate_pool', 0]);
+      expect(w.samples).toBe(acc.count);
+      const spin = toSpin(w, answer);
+      expect(Math.hypot(...spin)).toBeCloseTo(1, 12);
+      const spins = Array.from({ length: 16 }, () => spin);
+      const tags = Array<Tag>(16).fill('correct');
+      const m = measureSnapshot(spins, spins.map(() => answer), tags, d);
+      expect(m.magnetisation).toBeCloseTo(1, 12);
+      expect(m.cohesion).toBeCloseTo(1, 12);
+      expect(m.cds_sys).toBeCloseTo(0, 6);
+    }
+  });
+
+  it('without the fallback the same pool would centre every answer on the mean: the zero spin it replaces', () => {
+    const acc = new CovarianceAccumulator(2);
+    acc.add([0.6, 0.8], 5);
+    const centred = { mode: 'zca' as const, fallback: null, dim: 2, samples: 5, lambda: 0, mean: acc.finish().mean, matrix: Float64Array.of(1, 0, 0, 1) };
+    expect(Array.from(toSpin(centred, [0.6, 0.8]))).toEqual([0, 0]);
+    expect(Array.from(toSpin(fitWhitening(acc, 'zca'), [0.6, 0.8]))).toEqual([0.6 / Math.hypot(0.6, 0.8), 0.8 / Math.hypot(0.6, 0.8)]);
+  });
+
+  it('two distinct answers whiten as zca; no unit answer is the mean, so no spin is zero', () => {
+    const d = 8;
+    const rng = rngFrom(10);
+    const a = unit(Array.from({ length: d }, () => rng.next() - 0.5));
+    const b = unit(Array.from({ length: d }, () => rng.next() - 0.5));
+    const acc = new CovarianceAccumulator(d);
+    acc.add(a, 15);
+    acc.add(b, 1);
+    expect(acc.varied).toBe(true);
+    const w = fitWhitening(acc, 'zca');
+    expect([w.mode, w.fallback]).toEqual(['zca', null]);
+    for (const x of [a, b]) expect(Math.hypot(...toSpin(w, x))).toBeCloseTo(1, 12);
+    // A unanimous snapshot of either answer still has m = q = 1 under the pool's zca.
+    const spins = Array.from({ length: 4 }, () => toSpin(w, b));
+    const m = measureSnapshot(spins, spins, Array<Tag>(4).fill('hallucinated'), d);
+    expect([m.magnetisation, m.cohesion].map((x) => Number(x.toFixed(12)))).toEqual([1, 1]);
+  });
+
+  it('an empty pool (no t = 0 answer) falls back to raw as well', () => {
+    const w = fitWhitening(new CovarianceAccumulator(3), 'zca');
+    expect([w.mode, w.fallback, w.samples]).toEqual(['raw', 'degenerate_pool', 0]);
   });
 });
 

@@ -189,6 +189,10 @@ async function checkMeasurement(out: string, runs: RunPlan[], encoders: { name: 
         problems.push(`whitening of ${promptId}/${encoder} is missing or unreadable: ${(e as Error).message.split('\n')[0]}`);
         continue;
       }
+      if (stored.mode !== w.mode || stored.fallback !== w.fallback) {
+        problems.push(`whitening of ${promptId}/${encoder} is stored as ${stored.mode} (fallback ${stored.fallback ?? 'none'}), the t = 0 answers give ${w.mode} (fallback ${w.fallback ?? 'none'})`);
+        continue;
+      }
       const bad = stored.dim !== w.dim || w.mean.some((m, i) => !close(m, stored.mean[i]!)) || w.matrix.some((m, i) => !close(m, stored.matrix[i]!));
       if (bad) problems.push(`whitening of ${promptId}/${encoder} does not match the t = 0 answers`);
     }

@@ -74,40 +74,63 @@ export function measureSnapshot(spins: readonly ArrayLike<number>[], units: read
   };
 }
 
-/** Per-run drift statistics from the accuracy series acc(t) = 1 - rho(t) (DESIGN.md 4). */
+/**
+ * The accuracy a drift statistic reads: n_correct over every agent tagged in the snapshot. A not_known or a
+ * judge_failure counts as wrong, as the drift paper scores a non-answer (a population sliding into "I don't
+ * know" loses accuracy). Null only for a snapshot without tags. Unlike rho it is defined on every population
+ * a model can produce, so FOCUS and drift are too.
+ */
+export function snapshotAccuracy(m: Pick<SnapshotMeasure, 'n_correct' | 'n_hallucinated' | 'n_not_known' | 'n_judge_failure'>): number | null {
+  const tagged = m.n_correct + m.n_hallucinated + m.n_not_known + m.n_judge_failure;
+  return tagged > 0 ? m.n_correct / tagged : null;
+}
+
+/**
+ * The drift tolerance of a run of N agents: the spec's number, or for `auto` two standard errors of an
+ * accuracy measured on N agents at its noisiest (p = 1/2): 2 sqrt(1/4 / N) = 1/sqrt(N). A population whose
+ * accuracy only fluctuates then rarely counts as drifting, while a real fall of a quarter of a population
+ * of 16 (or 4% of one of 729) still does.
+ */
+export function driftTolerance(setting: number | 'auto', n: number): number {
+  return setting === 'auto' ? 1 / Math.sqrt(n) : setting;
+}
+
+/** Per-run drift statistics from the accuracy series (snapshotAccuracy per sweep; DESIGN.md 4). */
 export interface DriftStats {
-  /** sum over t >= 1 of FOCUS(t) = acc(t) - acc(t-1), over sweeps where both are defined. */
+  /** sum over t >= 1 of FOCUS(t) = acc(t) - acc(t-1), over sweeps where both are defined; null if none. */
   focus_total: number | null;
-  /** First sweep of the first run of 2+ consecutive sweeps whose accuracy is below an earlier sweep's best. */
+  /**
+   * First sweep of the first run of 2+ consecutive sweeps whose accuracy is more than `tolerance` below the
+   * best accuracy of the sweeps before it; null when the run never drifts.
+   */
   drift_onset: number | null;
-  /** After a drift, some later sweep is back at or above the best accuracy before the onset. */
+  /** After a drift, some later sweep is back at or above the best accuracy before the onset; null without drift. */
   recovered: boolean | null;
 }
 
 /** FOCUS(t) = acc(t) - acc(t-1) for t >= 1 (null where either accuracy is undefined). */
-export function focusSeries(rho: readonly (number | null)[]): (number | null)[] {
+export function focusSeries(accuracy: readonly (number | null)[]): (number | null)[] {
   const out: (number | null)[] = [];
-  for (let t = 1; t < rho.length; t++) out.push(rho[t] != null && rho[t - 1] != null ? rho[t - 1]! - rho[t]! : null);
+  for (let t = 1; t < accuracy.length; t++) {
+    const a = accuracy[t];
+    const b = accuracy[t - 1];
+    out.push(a != null && b != null ? a - b : null);
+  }
   return out;
 }
 
-export function driftStats(rho: readonly (number | null)[]): DriftStats {
-  const acc = rho.map((r) => (r === null ? null : 1 - r));
+export function driftStats(accuracy: readonly (number | null)[], tolerance: number): DriftStats {
   let focus: number | null = null;
-  for (let t = 1; t < acc.length; t++) {
-    const a = acc[t];
-    const b = acc[t - 1];
-    if (a != null && b != null) focus = (focus ?? 0) + (a - b);
-  }
+  for (const f of focusSeries(accuracy)) if (f !== null) focus = (focus ?? 0) + f;
   let best = -Infinity;
   const bestBefore: number[] = [];
-  for (const a of acc) {
+  for (const a of accuracy) {
     bestBefore.push(best);
     if (a != null) best = Math.max(best, a);
   }
-  const below = (t: number) => acc[t] != null && acc[t]! < bestBefore[t]!;
+  const below = (t: number) => accuracy[t] != null && accuracy[t]! < bestBefore[t]! - tolerance;
   let onset: number | null = null;
-  for (let t = 1; t + 1 < acc.length; t++) {
+  for (let t = 1; t + 1 < accuracy.length; t++) {
     if (below(t) && below(t + 1)) {
       onset = t;
       break;
@@ -115,6 +138,6 @@ export function driftStats(rho: readonly (number | null)[]): DriftStats {
   }
   if (onset === null) return { focus_total: focus, drift_onset: null, recovered: null };
   const level = bestBefore[onset]!;
-  const recovered = acc.slice(onset + 2).some((a) => a != null && a >= level);
+  const recovered = accuracy.slice(onset + 2).some((a) => a != null && a >= level);
   return { focus_total: focus, drift_onset: onset, recovered };
 }

@@ -10,6 +10,9 @@ export class CovarianceAccumulator {
   readonly sum: Float64Array;
   private outer: Float64Array | null = null;
   private held: { x: Float64Array; weight: number }[] | null = [];
+  /** The first sample, and whether any later one differs from it: a pool of one distinct vector is degenerate. */
+  private first: Float64Array | null = null;
+  private differs = false;
   count = 0;
 
   constructor(readonly dim: number) {
@@ -20,6 +23,8 @@ export class CovarianceAccumulator {
     const d = this.dim;
     this.count += weight;
     for (let i = 0; i < d; i++) this.sum[i]! += x[i]! * weight;
+    if (!this.first) this.first = Float64Array.from({ length: d }, (_, i) => x[i]!);
+    else if (!this.differs) for (let i = 0; i < d && !this.differs; i++) this.differs = x[i] !== this.first[i];
     if (this.held) {
       if (this.held.length < d) {
         this.held.push({ x: Float64Array.from({ length: d }, (_, i) => x[i]!), weight });
@@ -29,6 +34,11 @@ export class CovarianceAccumulator {
       this.held = null;
     }
     addOuter(this.outer!, x, weight, d);
+  }
+
+  /** Whether the samples hold at least two distinct vectors (exactly: compared value by value). */
+  get varied(): boolean {
+    return this.differs;
   }
 
   /** The samples as added, while there are at most `dim` of them; null once only the sums are kept. */
@@ -73,7 +83,13 @@ function addOuter(outer: Float64Array, x: ArrayLike<number>, weight: number, d: 
 
 /** A whitening transform of one (prompt, encoder): spins are W (x - mean), normalised. */
 export interface Whitening {
+  /** The transform applied: `raw` when asked for, or as the fallback of a degenerate pool. */
   mode: 'zca' | 'raw';
+  /**
+   * Why `zca` was asked for and `raw` applied: `degenerate_pool` when the t = 0 answers hold fewer than two
+   * distinct vectors (or their covariance has trace 0); null when the asked-for mode was applied.
+   */
+  fallback: 'degenerate_pool' | null;
   dim: number;
   /** Number of t = 0 answers it was fitted on. */
   samples: number;
@@ -84,21 +100,30 @@ export interface Whitening {
 }
 
 /**
- * Regularised ZCA (DESIGN.md 4): W = (C + lambda I)^(-1/2), lambda = 1e-3 trace(C) / d. When every answer
- * is identical (trace 0) there is no direction to whiten and W is the identity.
+ * Regularised ZCA (DESIGN.md 4): W = (C + lambda I)^(-1/2), lambda = 1e-3 trace(C) / d.
+ *
+ * A degenerate pool (fewer than two distinct t = 0 vectors, or trace(C) = 0) has no direction to whiten,
+ * and centring on its mean would map each of its answers to the zero vector: a unanimous population would
+ * read m = q = 0. Such a pool falls back to `raw` (mean 0, W = I, so a spin is x / |x|), recorded as
+ * `fallback`: a unanimous population then has m = q = 1. With two or more distinct unit vectors (every
+ * shipped encoder L2-normalises) no answer can equal the mean, which lies strictly inside the unit ball, so
+ * under ZCA no spin is zero either.
  */
 export function fitWhitening(acc: CovarianceAccumulator, mode: 'zca' | 'raw'): Whitening {
   const d = acc.dim;
   const n = acc.count;
   const identity = new Float64Array(d * d);
   for (let i = 0; i < d; i++) identity[i * d + i] = 1;
-  if (mode === 'raw') return { mode, dim: d, samples: n, lambda: 0, mean: new Float64Array(d), matrix: identity };
-  const mean = acc.sum.map((s) => (n > 0 ? s / n : 0));
+  const raw = (fallback: Whitening['fallback']): Whitening => ({ mode: 'raw', fallback, dim: d, samples: n, lambda: 0, mean: new Float64Array(d), matrix: identity });
+  if (mode === 'raw') return raw(null);
+  // Rounding makes the centred copies of one vector tiny but not zero: whitening would blow that noise up.
+  if (!acc.varied) return raw('degenerate_pool');
+  const mean = acc.sum.map((s) => s / n);
   const samples = acc.samples;
   const spectrum = samples && n > 1 ? gramSpectrum(samples, n, mean, d) : covarianceSpectrum(acc);
-  if (!(spectrum.trace > 0)) return { mode, dim: d, samples: n, lambda: 0, mean, matrix: identity };
+  if (!(spectrum.trace > 0)) return raw('degenerate_pool');
   const lambda = (1e-3 * spectrum.trace) / d;
-  return { mode, dim: d, samples: n, lambda, mean, matrix: spectrum.inverseRoot(lambda) };
+  return { mode, fallback: null, dim: d, samples: n, lambda, mean, matrix: spectrum.inverseRoot(lambda) };
 }
 
 /** trace(C), and (C + lambda I)^(-1/2) for a given lambda. */
@@ -191,7 +216,10 @@ function mirrorUpper(matrix: Float64Array, d: number): void {
   for (let i = 0; i < d; i++) for (let j = 0; j < i; j++) matrix[i * d + j] = matrix[j * d + i]!;
 }
 
-/** The unit spin of an embedding: W (x - mean) / |W (x - mean)|; the zero vector if that norm is 0. */
+/**
+ * The unit spin of an embedding: W (x - mean) / |W (x - mean)|; the zero vector if that norm is 0, which
+ * only a zero embedding can give (W is positive definite, and no unit vector equals a non-degenerate mean).
+ */
 export function toSpin(w: Whitening, x: ArrayLike<number>, out = new Float64Array(w.dim)): Float64Array {
   const d = w.dim;
   const centred = new Float64Array(d);

@@ -50,12 +50,17 @@ export async function fitShardWhitening(
   return fitWhitening(acc, mode);
 }
 
-/** One row per dimension i: mean[i] and row i of W, with the fit's metadata repeated. */
+/**
+ * One row per dimension i: mean[i] and row i of W, with the fit's metadata repeated. `mode` is the transform
+ * applied; `fallback` is NULL, or `degenerate_pool` when zca was asked for but the t = 0 answers held fewer
+ * than two distinct vectors, so raw was applied (see fitWhitening).
+ */
 export async function writeWhitening(out: string, promptId: string, encoder: string, w: Whitening): Promise<void> {
   const rows = Array.from({ length: w.dim }, (_, i) => ({
     prompt_id: promptId,
     encoder,
     mode: w.mode,
+    fallback: w.fallback,
     samples: w.samples,
     lambda: w.lambda,
     i,
@@ -68,6 +73,7 @@ export async function writeWhitening(out: string, promptId: string, encoder: str
       { name: 'prompt_id', type: 'VARCHAR' },
       { name: 'encoder', type: 'VARCHAR' },
       { name: 'mode', type: 'VARCHAR' },
+      { name: 'fallback', type: 'VARCHAR' },
       { name: 'samples', type: 'BIGINT' },
       { name: 'lambda', type: 'DOUBLE' },
       { name: 'i', type: 'INTEGER' },
@@ -88,5 +94,7 @@ export async function readWhitening(out: string, promptId: string, encoder: stri
     matrix.set(r.w as number[], i * dim);
   });
   const first = rows[0] ?? {};
-  return { mode: first.mode as 'zca' | 'raw', dim, samples: Number(first.samples), lambda: Number(first.lambda), mean, matrix };
+  // A whitening written before the fallback existed has no such column: its mode was applied as asked.
+  const fallback = first.fallback === 'degenerate_pool' ? 'degenerate_pool' : null;
+  return { mode: first.mode as 'zca' | 'raw', fallback, dim, samples: Number(first.samples), lambda: Number(first.lambda), mean, matrix };
 }
