@@ -102,7 +102,7 @@ function writeScalars(vector: duckdb.Vector, name: ScalarName, values: Seq, coun
 }
 
 /** Fixed-width scalars into a fresh typed array; nulls become zero bits plus a cleared validity bit. */
-function encodeFixed(name: ScalarName, values: Seq, count: number, what: string, nulls: NullMask | null, slot = 'fixed'): ArrayBufferView {
+function encodeFixed(name: ScalarName, values: Seq, count: number, what: string, nulls: Pick<NullMask, 'setNull'> | null, slot = 'fixed'): ArrayBufferView {
   switch (name) {
     case 'INTEGER': {
       if (values instanceof Int32Array) return values.subarray(0, count);
@@ -239,6 +239,8 @@ function writeChildren(child: duckdb.Vector, type: SqlType, rows: Seq, count: nu
           ? scratchArray('child', Float32Array, total)
           : scratchArray('child', Float64Array, total);
     const Ctor = out.constructor;
+    // A null element (an undefined FOCUS value) is a NULL child, as a null row is a NULL row.
+    const childNulls = new NullMask(total);
     let off = 0;
     for (let i = 0; i < count; i++) {
       const v = rows[i] as Seq | null | undefined;
@@ -248,11 +250,13 @@ function writeChildren(child: duckdb.Vector, type: SqlType, rows: Seq, count: nu
         off += fixed;
         continue;
       }
+      const base = off;
       if (v.constructor === Ctor) out.set(v as ArrayLike<number>, off);
-      else out.set(encodeFixed(type.name, v, v.length, inner, null) as unknown as ArrayLike<number>, off);
+      else out.set(encodeFixed(type.name, v, v.length, inner, { setNull: (j) => childNulls.setNull(base + j) }) as unknown as ArrayLike<number>, off);
       off += v.length;
     }
     copyInto(child, out);
+    childNulls.apply(child);
     return;
   }
   if (type.kind === 'scalar' && type.name === 'BIGINT') {

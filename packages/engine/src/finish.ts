@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { driftStats, focusSeries, runEvents, sweepEvents, type EncoderColumn, type RunPlan } from '@panta/core';
+import { driftStats, driftTolerance, focusSeries, runEvents, snapshotAccuracy, sweepEvents, type EncoderColumn, type RunPlan } from '@panta/core';
 import {
   CORPUS_FORMAT,
   ORDER_PARAM_COLUMNS,
@@ -107,6 +107,7 @@ export const RUN_COLUMNS = [
   { name: 'calls_saved', type: 'BIGINT' },
   { name: 'focus', type: 'DOUBLE[]' },
   { name: 'focus_total', type: 'DOUBLE' },
+  { name: 'drift_tolerance', type: 'DOUBLE' },
   { name: 'drift_onset', type: 'INTEGER' },
   { name: 'recovered', type: 'BOOLEAN' },
   { name: 'wall_ms', type: 'DOUBLE' },
@@ -142,12 +143,21 @@ export async function finishSweep(sweep: LoadedSweep, manifest: Manifest, encode
   const price = sweep.spec.backend.kind === 'surrogate' ? undefined : sweep.spec.backend.price;
   const cost = (prompt: number | null, completion: number | null) =>
     price && prompt !== null && completion !== null ? (prompt * price.prompt_per_mtok + completion * price.completion_per_mtok) / 1e6 : null;
-  const rhoSeries = new Map<string, (number | null)[]>();
-  for (const p of orderParams) if (p.encoder === first) rhoSeries.set(p.run_id, [...(rhoSeries.get(p.run_id) ?? []), p.rho]);
+  // Drift reads accuracy (not_known and judge failures count as wrong), which the tags give on every snapshot.
+  const accuracySeries = new Map<string, (number | null)[]>();
+  for (const p of orderParams) {
+    if (p.encoder !== first) continue;
+    const series = accuracySeries.get(p.run_id);
+    if (series) series.push(snapshotAccuracy(p));
+    else accuracySeries.set(p.run_id, [snapshotAccuracy(p)]);
+  }
+  const toleranceSetting = sweep.spec.drift?.tolerance ?? 'auto';
   const runRows = runs.map((r) => {
     const t = totals.get(r.runId);
     const rec = records.get(r.runId);
-    const drift = rhoSeries.has(r.runId) ? driftStats(rhoSeries.get(r.runId)!) : { focus_total: null, drift_onset: null, recovered: null };
+    const accuracy = accuracySeries.get(r.runId);
+    const tolerance = driftTolerance(toleranceSetting, r.n);
+    const drift = accuracy ? driftStats(accuracy, tolerance) : { focus_total: null, drift_onset: null, recovered: null };
     return {
       run_id: r.runId,
       config_id: r.configId,
@@ -172,8 +182,9 @@ export async function finishSweep(sweep: LoadedSweep, manifest: Manifest, encode
       stopped_early: t ? t.events < runEvents(r) : null,
       sweeps_run: t ? t.events / r.n - 1 : null,
       calls_saved: t ? runEvents(r) - t.events : null,
-      focus: rhoSeries.has(r.runId) ? focusSeries(rhoSeries.get(r.runId)!) : null,
+      focus: accuracy ? focusSeries(accuracy) : null,
       ...drift,
+      drift_tolerance: accuracy ? tolerance : null,
       wall_ms: rec?.wall_ms ?? null,
     };
   });

@@ -1,5 +1,5 @@
-import { driftStats } from '@panta/core';
-import { finalRows, layout, type Layout } from './aggregate.js';
+import { driftStats, driftTolerance, snapshotAccuracy } from '@panta/core';
+import { finalRows, layout, protocolOrder, type Layout } from './aggregate.js';
 import type { CorpusData, RunInfo } from './corpus-data.js';
 import { earlyStoppingOn, earlyStoppingTable, savings, savingsNote } from './early-stopping.js';
 import { protocolsTable } from './protocols.js';
@@ -92,33 +92,60 @@ export function robustnessTable(data: CorpusData, lay: Layout = layout(data)): T
   };
 }
 
-/** Drift statistics of one run: from runs.parquet when the sweep finished, else from its rho series (core's driftStats). */
+/** The spec's drift tolerance setting (`auto` when the spec has none, as the engine reads it). */
+function toleranceSetting(data: CorpusData): number | 'auto' {
+  const t = (data.manifest.spec as { drift?: { tolerance?: unknown } }).drift?.tolerance;
+  return typeof t === 'number' ? t : 'auto';
+}
+
+/**
+ * Drift statistics of one run: from runs.parquet when the sweep finished, else from its accuracy series
+ * (core's snapshotAccuracy and driftStats, with the tolerance the engine would use).
+ */
 function runDrift(data: CorpusData): Map<string, { focus_total: number | null; drift_onset: number | null; recovered: boolean | null }> {
   const out = new Map<string, { focus_total: number | null; drift_onset: number | null; recovered: boolean | null }>();
-  const series = new Map<string, { sweep: number; rho: number | null }[]>();
-  for (const p of data.orderParams) if (p.encoder === data.encoders[0]) series.set(p.run_id, [...(series.get(p.run_id) ?? []), { sweep: p.sweep, rho: p.rho }]);
+  const series = new Map<string, { sweep: number; accuracy: number | null }[]>();
+  for (const p of data.orderParams) {
+    if (p.encoder === data.encoders[0]) series.set(p.run_id, [...(series.get(p.run_id) ?? []), { sweep: p.sweep, accuracy: snapshotAccuracy(p) }]);
+  }
+  const setting = toleranceSetting(data);
   for (const r of data.runs) {
     const s = series.get(r.run_id);
     if (!s) continue;
     if (!data.provisional) out.set(r.run_id, { focus_total: r.focus_total, drift_onset: r.drift_onset, recovered: r.recovered });
-    else out.set(r.run_id, driftStats(s.sort((a, b) => a.sweep - b.sweep).map((x) => x.rho)));
+    else out.set(r.run_id, driftStats(s.sort((a, b) => a.sweep - b.sweep).map((x) => x.accuracy), driftTolerance(setting, r.n)));
   }
   return out;
 }
 
-/** FOCUS, drift onset and recovery per prompt, geometry and temperature (DESIGN.md section 4). */
+/**
+ * FOCUS, drift onset and recovery per prompt, geometry, temperature and arm (protocol and dynamics: arms are
+ * never pooled; their columns show when the sweep grids them), over sizes and trials (DESIGN.md section 4).
+ */
 export function driftTable(data: CorpusData, lay: Layout = layout(data)): Table {
   const drift = runDrift(data);
+  const protocols = protocolOrder(data);
+  const varies = {
+    protocol: new Set(data.runs.map((r) => r.protocol)).size > 1,
+    dynamics: new Set(data.runs.map((r) => r.dynamics)).size > 1,
+  };
   const groups = new Map<string, { run: RunInfo; ids: string[] }>();
   for (const r of data.runs) {
     if (!drift.has(r.run_id)) continue;
-    const key = `${r.prompt_id}\u0000${lay.geometries.indexOf(r.geometry)}\u0000${r.temperature}`;
+    const key = [r.prompt_id, lay.geometries.indexOf(r.geometry), r.temperature, r.protocol, r.dynamics ?? ''].join('\u0000');
     const g = groups.get(key) ?? { run: r, ids: [] };
     g.ids.push(r.run_id);
     groups.set(key, g);
   }
   const rows = [...groups.values()]
-    .sort((a, b) => a.run.prompt_id.localeCompare(b.run.prompt_id) || lay.geometries.indexOf(a.run.geometry) - lay.geometries.indexOf(b.run.geometry) || a.run.temperature - b.run.temperature)
+    .sort(
+      (a, b) =>
+        a.run.prompt_id.localeCompare(b.run.prompt_id) ||
+        lay.geometries.indexOf(a.run.geometry) - lay.geometries.indexOf(b.run.geometry) ||
+        a.run.temperature - b.run.temperature ||
+        protocols.indexOf(a.run.protocol) - protocols.indexOf(b.run.protocol) ||
+        (a.run.dynamics ?? '').localeCompare(b.run.dynamics ?? ''),
+    )
     .map(({ run, ids }): Cell[] => {
       const ds = ids.map((id) => drift.get(id)!);
       const drifted = ds.filter((d) => d.drift_onset !== null);
@@ -126,6 +153,8 @@ export function driftTable(data: CorpusData, lay: Layout = layout(data)): Table 
         run.prompt_id,
         run.geometry,
         String(run.temperature), // as written in the spec, not to 3 decimals
+        ...(varies.protocol ? [run.protocol] : []),
+        ...(varies.dynamics ? [run.dynamics ?? 'asynchronous'] : []),
         ids.length,
         mean(ds.map((d) => d.focus_total)),
         drifted.length,
@@ -133,15 +162,28 @@ export function driftTable(data: CorpusData, lay: Layout = layout(data)): Table 
         drifted.length > 0 ? drifted.filter((d) => d.recovered).length / drifted.length : null,
       ];
     });
+  const setting = toleranceSetting(data);
   return {
     id: 'drift',
     title: 'Drift statistics',
     caption:
-      'per prompt, geometry and temperature, over sizes and trials: FOCUS = Σ_t (accuracy(t) − accuracy(t−1)) with accuracy = 1 − ρ (the net accuracy gained over the sweeps, mean over runs); ' +
-      'drifted = runs whose accuracy stays below an earlier sweep\'s best for 2 or more consecutive sweeps; onset = the mean first sweep of that drift; ' +
+      'per prompt, geometry, temperature and arm (protocol, dynamics), over sizes and trials: accuracy(t) = #correct / #agents (not known and judge failures count as wrong); ' +
+      'FOCUS = Σ_t (accuracy(t) − accuracy(t−1)) (the net accuracy gained over the sweeps, mean over runs); ' +
+      `drifted = runs whose accuracy stays more than the tolerance (${setting === 'auto' ? '1/√N, two binomial standard errors' : setting}) below an earlier sweep's best for 2 or more consecutive sweeps; onset = the mean first sweep of that drift; ` +
       'recovery share = the share of drifted runs that later return to the pre-drift level (n/a when none drifted).' +
-      (data.provisional ? ' Computed here from the provisional ρ series (runs.parquet has them once the sweep completes).' : ' From runs.parquet.'),
-    columns: ['prompt', 'geometry', 'T', 'runs', 'FOCUS (mean)', 'drifted runs', 'drift onset (mean sweep)', 'recovery share'],
+      (data.provisional ? ' Computed here from the provisional order parameters (runs.parquet has them once the sweep completes).' : ' From runs.parquet.'),
+    columns: [
+      'prompt',
+      'geometry',
+      'T',
+      ...(varies.protocol ? ['protocol'] : []),
+      ...(varies.dynamics ? ['dynamics'] : []),
+      'runs',
+      'FOCUS (mean)',
+      'drifted runs',
+      'drift onset (mean sweep)',
+      'recovery share',
+    ],
     rows,
     empty: 'No run is complete yet.',
   };

@@ -109,6 +109,12 @@ export const sweepSpecSchema = z.strictObject({
       min_sweeps: z.int().min(1).default(2),
     })
     .optional(),
+  /**
+   * Drift (DESIGN.md 4): accuracy more than `tolerance` below an earlier sweep's best for 2+ consecutive
+   * sweeps. auto: two binomial standard errors of accuracy at p = 1/2 over the run's N agents, 1/sqrt(N).
+   * Absent means auto (optional rather than defaulted, so that earlier corpora keep their fingerprint).
+   */
+  drift: z.strictObject({ tolerance: z.union([z.literal('auto'), z.number().min(0).max(1)]).default('auto') }).optional(),
   /** Output folder, relative to the working directory; default runs/<name>. */
   out: z.string().min(1).optional(),
 });
