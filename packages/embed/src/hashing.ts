@@ -1,5 +1,15 @@
 import { normaliseText } from '@panta/core';
+import { checkEmbedding } from './check-vector.js';
 import type { Encoder } from './encoder.js';
+
+/** Longest text whose vector is memoised (answers are rarely longer; equal huge answers are rare). */
+const MEMO_CHARS = 4096;
+
+function squaredNorm(v: Float32Array): number {
+  let s = 0;
+  for (let i = 0; i < v.length; i++) s += v[i]! * v[i]!;
+  return s;
+}
 
 /** FNV-1a over UTF-16 code units, 32 bits. */
 function fnv1a(text: string, seed: number): number {
@@ -10,8 +20,14 @@ function fnv1a(text: string, seed: number): number {
 
 /**
  * A model-free lexical encoder (the embedded default): the hashing trick over word unigrams and bigrams,
- * signed buckets, L2-normalised. Deterministic across runs and machines; the empty text maps to the zero
- * vector. Replies repeat a lot in a population, so vectors are memoised (bounded).
+ * signed buckets, L2-normalised. Deterministic across runs and machines.
+ *
+ * A text without a word (the empty answer, whitespace, punctuation, control characters) is normal model
+ * output: it gets one feature, its trimmed text itself, so it embeds to a unit vector like any other answer
+ * (all empty and whitespace-only answers share one; "?!" and "..." differ). Never the zero vector, which
+ * would be a spin without a direction. Replies repeat a lot in a population, so vectors are memoised
+ * (bounded in entries, and texts longer than MEMO_CHARS are not kept: a memo of huge answers would hold
+ * gigabytes).
  */
 export class HashingEncoder implements Encoder {
   readonly model: string;
@@ -38,12 +54,20 @@ export class HashingEncoder implements Encoder {
       add(words[i]!, 1);
       if (i > 0) add(`${words[i - 1]} ${words[i]}`, 0.5);
     }
-    let norm = 0;
-    for (let i = 0; i < this.dim; i++) norm += v[i]! * v[i]!;
+    let norm = squaredNorm(v);
+    // A text without words, or (vanishingly rare) words whose signed buckets cancel exactly: the text itself
+    // is the feature. "\u0001" cannot start a word feature (normalised words are letters and digits).
+    if (norm === 0) {
+      add(`\u0001${text.trim()}`, 1);
+      norm = squaredNorm(v);
+    }
     norm = Math.sqrt(norm);
-    if (norm > 0) for (let i = 0; i < this.dim; i++) v[i]! /= norm;
-    if (this.memo.size >= this.memoSize) this.memo.clear();
-    this.memo.set(text, v);
+    for (let i = 0; i < this.dim; i++) v[i]! /= norm;
+    checkEmbedding(this.name, text, v);
+    if (text.length <= MEMO_CHARS) {
+      if (this.memo.size >= this.memoSize) this.memo.clear();
+      this.memo.set(text, v);
+    }
     return v;
   }
 

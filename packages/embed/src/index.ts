@@ -1,5 +1,6 @@
 export * from './encoder.js';
 export * from './hashing.js';
+export * from './check-vector.js';
 export * from './create.js';
 export { OnnxEncoder, DEFAULT_MAX_WAIT_MS, sha256File, type OnnxOptions, type OnnxEncoderSpec } from './onnx/encoder.js';
 export { inspectModelFolder, checkSignature, EXPORT_FIX, type ModelFolder, type ErrorPlace, type TensorInfo, type ModelSignature } from './onnx/model-folder.js';

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { basename, dirname, isAbsolute, resolve } from 'node:path';
 import type { EncoderSpec } from '@panta/core';
+import { checkEmbeddings } from '../check-vector.js';
 import type { Encoder } from '../encoder.js';
 import { MicroBatcher } from './batcher.js';
 import { inspectModelFolder, type ErrorPlace } from './model-folder.js';
@@ -99,7 +100,7 @@ export class OnnxEncoder implements Encoder {
   }
 
   encode(texts: readonly string[]): Promise<Float32Array[]> {
-    return this.batcher.submit(texts);
+    return this.batcher.submit(texts).then((vectors) => checkEmbeddings(this.name, texts, vectors));
   }
 
   /** One session run over pre-tokenised rows (special tokens included), bypassing the batcher. */
