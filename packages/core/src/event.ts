@@ -9,6 +9,14 @@ export type Tag = (typeof TAGS)[number];
 export const ROLES = ['agent', 'merge', 'judge', 'moderator'] as const;
 export type Role = (typeof ROLES)[number];
 
+/**
+ * Why a row's response is what it is: `ok`, a reply with text; `empty`, the server's reply held nothing
+ * but whitespace; `unparsable`, a 2xx reply that held no readable text. Both are recorded as "" after the
+ * call's retries (a server answers the same to the same seed) instead of failing the run.
+ */
+export const REPLY_STATUSES = ['ok', 'empty', 'unparsable'] as const;
+export type ReplyStatus = (typeof REPLY_STATUSES)[number];
+
 /** An encoder's identity as the corpus sees it: the `emb_<name>` column and its fixed dimension. */
 export interface EncoderColumn {
   name: string;
@@ -58,6 +66,7 @@ export interface EventRow extends RunColumns {
   read_versions: Float64Array;
   response: string;
   finish_reason: string;
+  reply_status: ReplyStatus;
   prompt_tokens: number;
   completion_tokens: number;
   latency_ms: number;

@@ -32,6 +32,7 @@ export const EVENT_BASE_COLUMNS: readonly ColumnDef[] = [
   { name: 'board', type: 'VARCHAR' },
   { name: 'divergence', type: 'DOUBLE' },
   { name: 'finish_reason', type: 'VARCHAR' },
+  { name: 'reply_status', type: 'VARCHAR' },
   { name: 'prompt_tokens', type: 'INTEGER' },
   { name: 'completion_tokens', type: 'INTEGER' },
   { name: 'latency_ms', type: 'DOUBLE' },

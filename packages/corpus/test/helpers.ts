@@ -62,6 +62,7 @@ export function makeRow(runId: string, e: number, encoders: EncoderColumn[] = EN
     board: e % 4 === 0 ? null : JSON.stringify([{ id: `e${e}.0`, object: 'answer', claim: 'Paris', confidence: 0.5, revises: null }]),
     divergence: e % 6 === 0 ? null : e / 1000,
     finish_reason: e % 2 ? 'stop' : 'length',
+    reply_status: e % 7 === 0 ? 'empty' : 'ok',
     prompt_tokens: 100 + e,
     completion_tokens: e % 50,
     latency_ms: e / 8,

@@ -260,6 +260,7 @@ export class RunCollector {
       board: o.board ?? null,
       divergence: o.divergence ?? null,
       finish_reason: o.finishReason,
+      reply_status: o.replyStatus ?? 'ok',
       prompt_tokens: o.promptTokens,
       completion_tokens: o.completionTokens,
       latency_ms: o.latencyMs,

@@ -103,7 +103,7 @@ export function callSeed(eventSeed: number, role: string): number {
 
 export function callOutcome(role: CallOutcome['role'], seed: number, call: { result: ChatResult; latencyMs: number }): CallOutcome {
   const { result } = call;
-  return {
+  const outcome: CallOutcome = {
     role,
     seed,
     response: result.text,
@@ -114,6 +114,8 @@ export function callOutcome(role: CallOutcome['role'], seed: number, call: { res
     calls: result.calls,
     createdAt: Date.now(),
   };
+  if (result.replyStatus) outcome.replyStatus = result.replyStatus;
+  return outcome;
 }
 
 /**
@@ -195,6 +197,8 @@ function answer(task: EventTask, services: WorkerServices, result: ChatResult, l
     embeddings: {},
     createdAt: Date.now(),
   };
+  // An empty or unparsable reply kept after its retries: its answer is "", tagged and embedded like any.
+  if (result.replyStatus) outcome.replyStatus = result.replyStatus;
   if (board !== undefined) {
     outcome.board = board;
     outcome.version = version;

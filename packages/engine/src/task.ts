@@ -1,4 +1,4 @@
-import type { ControlState, EventPlan, Role, RunPlan } from '@panta/core';
+import type { ControlState, EventPlan, ReplyStatus, Role, RunPlan } from '@panta/core';
 
 /** What a transport carries to a worker: one event of one run. */
 export interface EventTask {
@@ -33,6 +33,8 @@ export interface CallResult {
   latencyMs: number;
   /** Calls made for this result, retries included. */
   calls: number;
+  /** Absent for a reply with text; else why `response` is "" (the `reply_status` column). */
+  replyStatus?: Exclude<ReplyStatus, 'ok'>;
   createdAt: number;
 }
 

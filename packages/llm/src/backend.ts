@@ -1,4 +1,4 @@
-import type { ChatMessages, PromptContext } from '@panta/core';
+import type { ChatMessages, PromptContext, ReplyStatus } from '@panta/core';
 
 /** One completion request: the rendered messages plus everything a reproducible call needs. */
 export interface ChatRequest {
@@ -26,6 +26,8 @@ export interface ChatResult {
   completionTokens: number;
   /** Calls made for this result, retries included. */
   calls: number;
+  /** Absent when the reply had text; else why its text is "" (a reply recorded after its retries). */
+  replyStatus?: Exclude<ReplyStatus, 'ok'>;
   /** Duration of the call that produced the result, ms (real backends; excludes queueing and failed attempts). */
   latencyMs?: number;
 }

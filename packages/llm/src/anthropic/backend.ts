@@ -1,11 +1,10 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { nodeFetch } from '../node-fetch.js';
-import type { AnthropicBackendSpec } from '@panta/core';
+import type { AnthropicBackendSpec, ReplyStatus } from '@panta/core';
 import type { ChatRequest, ChatResult, LlmBackend } from '../backend.js';
-import { chatResult } from '../result.js';
+import { chatResult, recordedReply, UnusableReplyError, type ProviderReply } from '../result.js';
 import type { RealBackendOptions } from '../openai/backend.js';
 import { anthropicBase, resolveApiKey } from '../openai/endpoint.js';
-import { MalformedReplyError } from '../retry/errors.js';
 import { RetryingCaller } from '../retry/policy.js';
 import { loadAnthropic } from '../sdk.js';
 
@@ -80,11 +79,18 @@ export class AnthropicBackend implements LlmBackend {
       messages: [{ role: 'user', content: messages.user }],
       metadata: { user_id: `seed:${request.seed}` },
     };
-    const outcome = await this.caller.call(async (_endpoint, signal) => {
-      const reply: unknown = await client.messages.create(body as unknown as Anthropic.MessageCreateParamsNonStreaming, { signal, timeout: this.spec.timeout_ms, maxRetries: 0 });
-      return readMessage(reply);
-    });
-    return chatResult(outcome.value, messages, outcome);
+    const outcome = await this.caller.call<{ reply: ProviderReply; status?: Exclude<ReplyStatus, 'ok'> }>(async (_endpoint, signal) => {
+      let reply: unknown;
+      try {
+        reply = await client.messages.create(body as unknown as Anthropic.MessageCreateParamsNonStreaming, { signal, timeout: this.spec.timeout_ms, maxRetries: 0 });
+      } catch (err) {
+        // A 2xx whose body is not JSON: a reply that arrived, recorded like one once the retries are spent.
+        if (err instanceof SyntaxError) throw new UnusableReplyError('unparsable', `not JSON (${err.message})`);
+        throw err;
+      }
+      return { reply: readMessage(reply) };
+    }, recordedReply);
+    return chatResult(outcome.value.reply, messages, outcome, outcome.value.status);
   }
 
   stats(): ReturnType<RetryingCaller['stats']> {
@@ -106,26 +112,30 @@ interface MessageReply {
 
 const FINISH: Record<string, string> = { end_turn: 'stop', stop_sequence: 'stop', max_tokens: 'length' };
 
-/** Checks a Messages reply: an object whose content holds text blocks with some text. */
+/**
+ * Checks a Messages reply: an object whose content holds text blocks with some text. A reply without text
+ * blocks or with whitespace only is empty; one that is not a message object is unparsable (UnusableReplyError).
+ */
 export function readMessage(reply: unknown): MessageReply {
   if (typeof reply !== 'object' || reply === null) {
-    throw new MalformedReplyError(typeof reply === 'string' ? `not JSON: ${JSON.stringify(reply.slice(0, 80))}` : `no body (${String(reply)})`);
+    throw new UnusableReplyError('unparsable', typeof reply === 'string' ? `not JSON: ${JSON.stringify(reply.slice(0, 80))}` : `no body (${String(reply)})`);
   }
   const { content, stop_reason, usage } = reply as {
     content?: unknown;
     stop_reason?: unknown;
     usage?: { input_tokens?: unknown; output_tokens?: unknown; cache_creation_input_tokens?: unknown; cache_read_input_tokens?: unknown } | null;
   };
-  if (!Array.isArray(content)) throw new MalformedReplyError('no content');
+  if (!Array.isArray(content)) throw new UnusableReplyError('unparsable', 'no content');
   const text = content
     .filter((b): b is { type: 'text'; text: string } => typeof b === 'object' && b !== null && b.type === 'text' && typeof b.text === 'string')
     .map((b) => b.text)
     .join('');
-  if (text.trim() === '') throw new MalformedReplyError('no text in content');
   const input = count(usage?.input_tokens);
   const prompt = input === undefined ? undefined : input + (count(usage?.cache_creation_input_tokens) ?? 0) + (count(usage?.cache_read_input_tokens) ?? 0);
   const reason = typeof stop_reason === 'string' && stop_reason !== '' ? stop_reason : 'unknown';
-  return { text, finishReason: FINISH[reason] ?? reason, promptTokens: prompt, completionTokens: count(usage?.output_tokens) };
+  const said = { finishReason: FINISH[reason] ?? reason, promptTokens: prompt, completionTokens: count(usage?.output_tokens) };
+  if (text.trim() === '') throw new UnusableReplyError('empty', 'no text in content', said);
+  return { text, ...said };
 }
 
 function count(v: unknown): number | undefined {

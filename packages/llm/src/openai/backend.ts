@@ -1,9 +1,9 @@
 import type OpenAI from 'openai';
-import type { OpenAIBackendSpec } from '@panta/core';
+import type { OpenAIBackendSpec, ReplyStatus } from '@panta/core';
 import type { ChatRequest, ChatResult, LlmBackend } from '../backend.js';
 import { nodeFetch } from '../node-fetch.js';
-import { chatResult } from '../result.js';
-import { EndpointUnreachableError, MalformedReplyError } from '../retry/errors.js';
+import { chatResult, recordedReply, UnusableReplyError, type ProviderReply } from '../result.js';
+import { EndpointUnreachableError } from '../retry/errors.js';
 import { RetryingCaller, type RetryEvent, type RetryTuning } from '../retry/policy.js';
 import { buildChatBody } from './body.js';
 import { endpointList, openaiApiRoot, resolveApiKey } from './endpoint.js';
@@ -31,6 +31,8 @@ export interface OpenAIBackendStats {
   inFlight: number[];
   peakInFlight: number[];
   queued: number;
+  /** Calls whose reply was empty or unparsable on every attempt, kept as the answer (ChatResult.replyStatus). */
+  recovered: number;
   /** vLLM fixed-length replies whose usage.completion_tokens differed from max_tokens (recorded as they came). */
   fixedLengthMismatches: number;
 }
@@ -43,6 +45,10 @@ export interface OpenAIBackendStats {
  * Fixed length: vLLM is asked for exactly max_tokens (min_tokens = max_tokens, ignore_eos). When vLLM's
  * usage.completion_tokens still differs, the reply is kept as it came (its real token count is recorded and
  * `stats().fixedLengthMismatches` counts it): another attempt with the same seed would give the same reply.
+ *
+ * For the same reason a reply that arrives empty or unparsable is retried, and once the retries are spent it
+ * is the call's answer: "" with `replyStatus` (see UnusableReplyError). Failures without a reply (statuses,
+ * timeouts, resets) still fail the call.
  */
 export class OpenAICompatibleBackend implements LlmBackend {
   readonly kind = 'openai';
@@ -123,17 +129,21 @@ export class OpenAICompatibleBackend implements LlmBackend {
       if (!body) bodies.set(server, (body = buildChatBody(this.model, messages, request, server, this.spec.thinking)));
       return body;
     };
-    const outcome = await this.caller.call(async (endpoint, signal) => {
+    const outcome = await this.caller.call<{ reply: ProviderReply; server?: ServerKind; status?: Exclude<ReplyStatus, 'ok'> }>(async (endpoint, signal) => {
       const server = await this.serverOf(endpoint, signal);
-      const reply: unknown = await clients[endpoint]!.chat.completions.create(
-        bodyFor(server) as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming,
-        { signal, timeout: this.spec.timeout_ms, maxRetries: 0 },
-      );
+      let reply: unknown;
+      try {
+        reply = await clients[endpoint]!.chat.completions.create(bodyFor(server) as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming, { signal, timeout: this.spec.timeout_ms, maxRetries: 0 });
+      } catch (err) {
+        // A 2xx whose body is not JSON: a reply that arrived, recorded like one once the retries are spent.
+        if (err instanceof SyntaxError) throw new UnusableReplyError('unparsable', `not JSON (${err.message})`);
+        throw err;
+      }
       return { reply: readCompletion(reply), server };
-    });
-    const { reply, server } = outcome.value;
+    }, recordedReply);
+    const { reply, server, status } = outcome.value;
     if (server === 'vllm' && request.fixedLength && reply.completionTokens !== request.maxTokens) this.fixedLengthMismatches++;
-    return chatResult(reply, messages, outcome);
+    return chatResult(reply, messages, outcome, status);
   }
 
   stats(): OpenAIBackendStats {
@@ -154,23 +164,30 @@ interface Completion {
   completionTokens: number | undefined;
 }
 
-/** Checks a chat completion: a JSON object with choices[0].message.content a non-empty string. */
+/**
+ * Checks a chat completion: a JSON object with choices[0].message.content a string with some text. Content
+ * null or whitespace only is an empty reply; anything else missing is an unparsable one (UnusableReplyError).
+ */
 export function readCompletion(reply: unknown): Completion {
   if (typeof reply !== 'object' || reply === null) {
-    throw new MalformedReplyError(typeof reply === 'string' ? `not JSON: ${JSON.stringify(reply.slice(0, 80))}` : `no body (${String(reply)})`);
+    throw new UnusableReplyError('unparsable', typeof reply === 'string' ? `not JSON: ${JSON.stringify(reply.slice(0, 80))}` : `no body (${String(reply)})`);
   }
   const { choices, usage } = reply as { choices?: unknown; usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null };
-  if (!Array.isArray(choices) || choices.length === 0) throw new MalformedReplyError('no choices');
+  if (!Array.isArray(choices) || choices.length === 0) throw new UnusableReplyError('unparsable', 'no choices');
   const choice = choices[0] as { message?: { content?: unknown } | null; finish_reason?: unknown } | null;
-  const content = choice?.message?.content;
-  if (typeof content !== 'string') throw new MalformedReplyError('choices[0].message.content is missing');
-  if (content.trim() === '') throw new MalformedReplyError('choices[0].message.content is empty');
-  return {
-    text: content,
+  const said = {
     finishReason: typeof choice?.finish_reason === 'string' && choice.finish_reason !== '' ? choice.finish_reason : 'unknown',
     promptTokens: count(usage?.prompt_tokens),
     completionTokens: count(usage?.completion_tokens),
   };
+  const message = choice?.message;
+  if (typeof message !== 'object' || message === null) throw new UnusableReplyError('unparsable', 'choices[0].message is missing', said);
+  const content = message.content;
+  // null: a reply with no text (a refusal, or thinking that used every token).
+  if (content === null || content === undefined) throw new UnusableReplyError('empty', 'choices[0].message.content is missing', said);
+  if (typeof content !== 'string') throw new UnusableReplyError('unparsable', 'choices[0].message.content is not a string', said);
+  if (content.trim() === '') throw new UnusableReplyError('empty', 'choices[0].message.content is empty', said);
+  return { text: content, ...said };
 }
 
 function count(v: unknown): number | undefined {

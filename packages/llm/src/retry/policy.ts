@@ -79,11 +79,20 @@ export interface CallOutcome<T> {
 }
 
 /**
+ * Turns an attempt's failure into a value to keep once the retries are spent, or undefined for a failure
+ * that must fail the call. For replies that arrived but are unusable: the server will send the same again.
+ */
+export type Recover<T> = (cause: unknown) => T | undefined;
+
+/**
  * The retry policy both real backends share. One call: take a slot on the least-busy endpoint (waiting in
  * FIFO order when all are at their cap), run one attempt under an AbortSignal that fires after `timeoutMs`,
  * give the slot back, and on a retryable failure wait (Retry-After or jittered exponential back-off, holding
  * no slot) and go again, preferring another endpoint, up to `maxRetries` retries. The attempt function gets
  * the same inputs each time: callers build the request body (and its seed) once, outside it.
+ *
+ * With `recover`, a call whose retries ran out returns the latest failure that `recover` accepted (with that
+ * attempt's endpoint and duration) instead of failing; failures that are not retried fail as always.
  */
 export class RetryingCaller {
   readonly pool: EndpointPool;
@@ -94,16 +103,18 @@ export class RetryingCaller {
   private attemptsMade = 0;
   private retriesMade = 0;
   private failuresMade = 0;
+  private recoveredMade = 0;
 
   constructor(private readonly options: RetryingCallerOptions) {
     this.pool = new EndpointPool(options.endpoints.length, options.maxInFlight);
     this.tuning = { ...DEFAULT_RETRY_TUNING, ...options.tuning };
   }
 
-  async call<T>(attempt: (endpoint: number, signal: AbortSignal) => Promise<T>): Promise<CallOutcome<T>> {
+  async call<T>(attempt: (endpoint: number, signal: AbortSignal) => Promise<T>, recover?: Recover<T>): Promise<CallOutcome<T>> {
     const { backend, endpoints, maxRetries, timeoutMs } = this.options;
     let attempts = 0;
     let avoid = -1;
+    let recovered: { value: T; endpoint: number; latencyMs: number } | undefined;
     for (;;) {
       if (this.closed) throw this.closedError(attempts, endpoints[Math.max(avoid, 0)]!);
       let endpoint: number;
@@ -130,6 +141,8 @@ export class RetryingCaller {
       } catch (err) {
         cause = this.closed ? new BackendClosedError('backend closed during the call') : err;
         failure = classifyFailure(cause, timedOut, timeoutMs);
+        const value = failure.retry && recover ? recover(cause) : undefined;
+        if (value !== undefined) recovered = { value, endpoint, latencyMs: performance.now() - started };
       } finally {
         clearTimeout(timer);
         this.controllers.delete(controller);
@@ -141,6 +154,10 @@ export class RetryingCaller {
         }
       }
       const label = endpoints[endpoint]!;
+      if (failure.retry && attempts > maxRetries && recovered) {
+        this.recoveredMade++;
+        return { ...recovered, attempts };
+      }
       if (!failure.retry || attempts > maxRetries) {
         this.failuresMade++;
         throw new LlmCallError({ backend, endpoint: label, attempts, exhausted: failure.retry, reason: failure.reason, status: failure.status, cause });
@@ -153,12 +170,16 @@ export class RetryingCaller {
     }
   }
 
-  /** Counters since start: attempts, retries, calls that failed for good; open requests per endpoint. */
-  stats(): { attempts: number; retries: number; failures: number; inFlight: number[]; peakInFlight: number[]; queued: number } {
+  /**
+   * Counters since start: attempts, retries, calls that failed for good, calls that kept a recovered failure
+   * (an unusable reply); open requests per endpoint.
+   */
+  stats(): { attempts: number; retries: number; failures: number; recovered: number; inFlight: number[]; peakInFlight: number[]; queued: number } {
     return {
       attempts: this.attemptsMade,
       retries: this.retriesMade,
       failures: this.failuresMade,
+      recovered: this.recoveredMade,
       inFlight: this.pool.inFlight(),
       peakInFlight: this.pool.peakInFlight(),
       queued: this.pool.waiting,
