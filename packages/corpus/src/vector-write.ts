@@ -262,6 +262,7 @@ function writeChildren(child: duckdb.Vector, type: SqlType, rows: Seq, count: nu
   if (type.kind === 'scalar' && type.name === 'BIGINT') {
     // read_versions arrive as Float64Array (event indices < 2^53): split each into 32-bit halves.
     const out = scratchArray('child', Int32Array, total * 2);
+    const childNulls = new NullMask(total);
     let off = 0;
     for (let i = 0; i < count; i++) {
       const v = rows[i] as Seq | null | undefined;
@@ -278,12 +279,14 @@ function writeChildren(child: duckdb.Vector, type: SqlType, rows: Seq, count: nu
           out[2 * (off + j) + 1] = Math.floor(x / TWO32) | 0;
         }
       } else {
-        const words = encodeFixed('BIGINT', v, v.length, inner, null) as Int32Array;
+        const base = off;
+        const words = encodeFixed('BIGINT', v, v.length, inner, { setNull: (j) => childNulls.setNull(base + j) }) as Int32Array;
         out.set(words, 2 * off);
       }
       off += v.length;
     }
     copyInto(child, out);
+    childNulls.apply(child);
     return;
   }
   // Everything else (strings, booleans, timestamps, nested lists): flatten and recurse. Small tables only.
