@@ -20,7 +20,7 @@ const PATTERNS: readonly [RegExp, string][] = [
   [/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"'\\<>]+@/gi, `$1${REDACTED}@`],
   [/([?&;](?:api[_-]?key|apikey|key|access[_-]?token|refresh[_-]?token|token|auth|password|passwd|pwd|secret|client[_-]?secret|sig|signature)=)[^&#\s"'\\<>]+/gi, `$1${REDACTED}`],
   [
-    /\b((?:proxy-)?authorization|x-api-key|api-key|x-goog-api-key|(?:set-)?cookie)((?:\\?["'])?\s*[:=]\s*(?:\\?["'])?)((?:bearer|basic|token)\s+)?[^\s"'\\,;}]+/gi,
+    /\b((?:proxy-)?authorization|x-api-key|api-key|x-goog-api-key|(?:set-)?cookie)((?:\\?["'])?\s*[:=]\s*(?:\\?["'])?)((?:bearer|basic|token)\s+)?[^\s"'\\,;})]+/gi,
     `$1$2$3${REDACTED}`,
   ],
   [/\b(bearer)\s+[A-Za-z0-9._~+/=-]{8,}/gi, `$1 ${REDACTED}`],

@@ -72,6 +72,7 @@ describe('Redactor: credentials recognised by shape', () => {
   it('credential headers as text and as JSON, the scheme kept', () => {
     expect(r.redact('Authorization: Bearer abc.def-ghi')).toBe(`Authorization: Bearer ${REDACTED}`);
     expect(r.redact('x-api-key: k-123')).toBe(`x-api-key: ${REDACTED}`);
+    expect(r.redact('failed (authorization: Bearer abc.def-ghi) after 2 attempts')).toBe(`failed (authorization: Bearer ${REDACTED}) after 2 attempts`);
     expect(r.redact('{"api-key":"k-123","model":"m"}')).toBe(`{"api-key":"${REDACTED}","model":"m"}`);
     expect(r.redact('{\\"authorization\\":\\"Basic dXNlcjpwYXNz\\"}')).toBe(`{\\"authorization\\":\\"Basic ${REDACTED}\\"}`);
     expect(r.redact('request had bearer eyJhbGciOiJIUzI1NiJ9.x.y')).toBe(`request had bearer ${REDACTED}`);
