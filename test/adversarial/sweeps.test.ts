@@ -1,0 +1,92 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queryRows } from '@panta/corpus';
+import { runSweep } from '@panta/engine';
+import { RHEON6, tempDir, writeSpec } from '../helpers.js';
+import { adversarialSpec, expectNoUsableTags, expectSoundCorpus, expectUnanimous } from './expect-corpus.js';
+import { HUGE_LENGTH, IDENTICAL_ANSWER, startAdversarialServer, type AdversarialMode, type AdversarialServer } from './server.js';
+
+// Embedded sweeps against a server whose answers Panta did not write: each completes, verifies, and writes
+// order parameters that say what the population did (nulls where a quantity is undefined).
+
+const dir = tempDir('panta-adversarial-');
+const servers = new Map<AdversarialMode, AdversarialServer>();
+beforeAll(async () => {
+  for (const mode of ['never-matching', 'identical', 'empty', 'huge', 'non-utf8', 'control-chars', 'unparsable-verdict', 'mixed'] as const) servers.set(mode, await startAdversarialServer({ mode }));
+});
+afterAll(async () => {
+  for (const s of servers.values()) await s.close();
+});
+
+async function sweep(mode: AdversarialMode, judge?: AdversarialMode): Promise<string> {
+  const name = judge ? `${mode}-judged-by-${judge}` : mode;
+  const out = join(dir, name);
+  const spec = writeSpec(dir, adversarialSpec(name, RHEON6, servers.get(mode)!.url, judge && servers.get(judge)!.url), `${name}.yaml`);
+  const result = await runSweep(spec, { out, logLevel: 'silent' });
+  expect(result.status).toBe('complete');
+  return out;
+}
+
+describe('sweeps against an adversarial OpenAI-compatible server', () => {
+  it('never-matching: every answer not_known, rho and delta rho null, FOCUS 0 (a non-answer counts as wrong)', async () => {
+    const out = await sweep('never-matching');
+    const { order, answers } = await expectSoundCorpus(out);
+    expect(answers.every((a) => a.tag === 'not_known' && a.reply_status === 'ok')).toBe(true);
+    expect(new Set(answers.map((a) => a.response)).size).toBeGreaterThan(20);
+    expectNoUsableTags(order);
+    const runs = await queryRows(`SELECT focus, focus_total, drift_onset FROM read_parquet('${out}/runs.parquet')`);
+    expect(runs).toHaveLength(2);
+    for (const r of runs) expect(r).toMatchObject({ focus: [0, 0], focus_total: 0, drift_onset: null });
+  });
+
+  it('identical: m = q = 1 at every sweep; rho 0 where the answer is right, null where it is not known', async () => {
+    const { order, answers } = await expectSoundCorpus(await sweep('identical'));
+    expect(new Set(answers.map((a) => a.response))).toEqual(new Set([IDENTICAL_ANSWER]));
+    expectUnanimous(order);
+    for (const o of order) expect(o.rho).toBe(o.prompt_id === 'fq367' ? 0 : null);
+  });
+
+  it('empty: every reply recorded as "" with reply_status empty, not_known, a unanimous population', async () => {
+    const { order, answers } = await expectSoundCorpus(await sweep('empty'));
+    for (const a of answers) expect(a).toMatchObject({ response: '', reply_status: 'empty', tag: 'not_known' });
+    expectNoUsableTags(order);
+    expectUnanimous(order);
+  });
+
+  it('huge: answers of 100,000 characters are stored whole', async () => {
+    const { order, answers } = await expectSoundCorpus(await sweep('huge'));
+    for (const a of answers) expect(a.response.length).toBe(HUGE_LENGTH);
+    expectNoUsableTags(order);
+  });
+
+  it('non-utf8: invalid bytes arrive as U+FFFD and are stored as such', async () => {
+    const { answers } = await expectSoundCorpus(await sweep('non-utf8'));
+    expect(answers.every((a) => a.response.includes('\ufffd') && a.reply_status === 'ok')).toBe(true);
+  });
+
+  it('control-chars: NUL and escape sequences are stored as sent, lone surrogates as U+FFFD', async () => {
+    const { answers } = await expectSoundCorpus(await sweep('control-chars'));
+    const all = answers.map((a) => a.response).join('');
+    expect(all).toContain('\u0000');
+    expect(all).toContain('\u001b[');
+    expect(Buffer.from(all, 'utf8').toString('utf8')).toBe(all);
+  });
+
+  it('mixed: a mixture of all of the above in one population', async () => {
+    const { answers } = await expectSoundCorpus(await sweep('mixed'));
+    expect(new Set(answers.map((a) => a.reply_status))).toEqual(new Set(['ok', 'empty']));
+  });
+
+  it('an LLM judge whose verdicts no parser accepts: every tag judge_failure, rho null', async () => {
+    const { order, answers } = await expectSoundCorpus(await sweep('unparsable-verdict', 'unparsable-verdict'));
+    expect(answers.every((a) => a.tag === 'judge_failure')).toBe(true);
+    expectNoUsableTags(order);
+  });
+
+  it('the LLM judge too: never-matching and identical answers graded by a model that cannot grade', async () => {
+    expectNoUsableTags((await expectSoundCorpus(await sweep('never-matching', 'unparsable-verdict'))).order);
+    const { order } = await expectSoundCorpus(await sweep('identical', 'unparsable-verdict'));
+    expectUnanimous(order);
+    expectNoUsableTags(order);
+  });
+});
