@@ -177,7 +177,9 @@ describe('panta report', () => {
     expect(drift).toHaveLength(GEOMETRIES.length * TEMPERATURES.length);
     const [focus] = await queryRows(`SELECT avg(focus_total) AS f, count(drift_onset) AS drifted FROM read_parquet('${corpus}/runs.parquet') WHERE geometry = 'ring' AND temperature = 0.8`);
     const ring = drift.find((r) => r[1] === 'ring' && r[2] === '0.8')!;
-    expect(ring[4]).toBe((focus!.f as number).toFixed(3));
+    // The HTML shows an integer (a mean FOCUS of exactly 0 is common: accuracy moves in steps of 1/N) without decimals.
+    const f = focus!.f as number;
+    expect(ring[4]).toBe(Number.isInteger(f) ? String(f) : f.toFixed(3));
     expect(ring[5]).toBe(String(focus!.drifted));
     const cost = htmlTable('cost');
     expect(cost.map((r) => r[0])).toEqual([...GEOMETRIES, 'total']);
