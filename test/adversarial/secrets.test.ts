@@ -1,8 +1,9 @@
-import { mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryRows, writeParquetTable } from '@panta/corpus';
+import { tailLog } from '@panta/report';
 import { RHEON6, pantaProcess, tempDir, writeSpec } from '../helpers.js';
 import { RedisServer } from '../redis-server.js';
 import { startAdversarialServer, type AdversarialMode, type AdversarialServer } from './server.js';
@@ -120,6 +121,13 @@ describe('no API key reaches the corpus, the journals, Redis or the console', ()
     await writeParquetTable(join(planted, 'x.parquet'), [{ name: 'error', type: 'VARCHAR' }], [{ error: 'a first row' }, { error: `HTTP 401: ${AGENT_KEY}` }, { error: 'z last row' }]);
     const file = join(planted, 'x.parquet');
     expect(await leaks(planted)).toEqual([`${file}: ${AGENT_KEY}`, `${file} (read back): ${AGENT_KEY}`]);
+  });
+
+  it("the dashboard's log tail redacts a log written before Panta redacted its lines", () => {
+    const file = join(dir, 'old-log.jsonl');
+    const err = 'HTTP 500: upstream https://panta:pw-123456@h/v1?api_key=k-123456 failed (Authorization: Bearer sk-abcdefghijklmnopqrstuv)';
+    writeFileSync(file, `${JSON.stringify({ level: 50, time: Date.UTC(2026, 0, 1, 12, 34, 56), run: 'r1', err, msg: 'run failed' })}\n`);
+    expect(tailLog(file, 5)).toEqual(['12:34:56 error run failed r1 (HTTP 500: upstream https://[redacted]@h/v1?api_key=[redacted] failed (Authorization: Bearer [redacted]))']);
   });
 
   it('embedded, a 401 whose body echoes the key and the Authorization header: the run fails, its error is kept redacted', async () => {

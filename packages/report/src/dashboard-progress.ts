@@ -1,5 +1,6 @@
 import { existsSync, openSync, readSync, closeSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { redact } from '@panta/core';
 import { eventsDir, partsDir, queryRows, readLiveStatus, readRunRecords, sqlString, type LiveStatus } from '@panta/corpus';
 import { readCorpusManifest } from './corpus-data.js';
 
@@ -171,7 +172,10 @@ function safeList(dir: string): string[] {
   }
 }
 
-/** The last `count` lines of a JSON-lines log, each as "time level msg run": read from its last 16 KiB. */
+/**
+ * The last `count` lines of a JSON-lines log, each as "time level msg run": read from its last 16 KiB;
+ * redacted again, for a log written before Panta redacted its lines.
+ */
 export function tailLog(file: string, count: number): string[] {
   if (!existsSync(file)) return [];
   const size = statSync(file).size;
@@ -190,9 +194,9 @@ export function tailLog(file: string, count: number): string[] {
       const o = JSON.parse(line) as { time?: number; level?: number; msg?: string; run?: string; err?: string | { message?: string } };
       const time = o.time ? new Date(o.time).toISOString().slice(11, 19) : '';
       const err = typeof o.err === 'object' && o.err !== null ? o.err.message : o.err;
-      return [time, levels[o.level ?? 30] ?? '', o.msg ?? '', o.run ?? '', err ? `(${err})` : ''].filter(Boolean).join(' ');
+      return redact([time, levels[o.level ?? 30] ?? '', o.msg ?? '', o.run ?? '', err ? `(${err})` : ''].filter(Boolean).join(' '));
     } catch {
-      return line;
+      return redact(line);
     }
   });
 }
