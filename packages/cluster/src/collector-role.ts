@@ -1,7 +1,6 @@
-import { mkdirSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { InputError, runEvents, type EncoderColumn, type RunPlan } from '@panta/core';
-import { readManifest, shardProgress } from '@panta/corpus';
+import { acquireOutLock, readManifest, shardProgress, type OutLock } from '@panta/corpus';
 import {
   SweepCorpus,
   finishSweep,
@@ -82,7 +81,7 @@ export async function runCollector(options: CollectorOptions): Promise<SweepSumm
     try {
       options.onSweep?.(sweep);
       const collector = new CollectorProcess(redis, blocking, keys, sweep, options, lease);
-      return await collector.serve(previous);
+      return await collector.serve(previous).finally(() => collector.outLock?.release());
     } finally {
       await lease.release();
     }
@@ -117,6 +116,7 @@ class CollectorProcess {
   private readonly closes = new Set<Promise<void>>();
   private readonly closingRuns = new Set<string>();
   private fatal?: Error;
+  outLock?: OutLock;
 
   constructor(
     private readonly redis: Redis,
@@ -137,7 +137,8 @@ class CollectorProcess {
     const columns: EncoderColumn[] = encoders.map((e) => ({ name: e.name, dim: e.dim }));
     const judgeSpec = options.baseUrl && sweep.spec.judge.kind === 'llm' ? { ...sweep.spec.judge, backend: { ...sweep.spec.judge.backend, base_url: options.baseUrl } } : sweep.spec.judge;
     const judge = createJudge(judgeSpec, sweep.specFile, sweep.prompts, sweep.out);
-    mkdirSync(sweep.out, { recursive: true });
+    this.outLock = acquireOutLock(sweep.out);
+    if (this.outLock.tookOver) log.warn({ holder: this.outLock.tookOver }, 'took over the corpus folder lock of a process that is gone');
     const manifest = startManifest(sweep, previous, backend, judge, encoders);
     for (const e of encoders) await e.close(); // only their names, dims and models are needed here
     this.corpus = new SweepCorpus({
@@ -246,6 +247,7 @@ class CollectorProcess {
     if (open) reply = { next: open.collector.written, finalized: false };
     else {
       const progress = await shardProgress(sweep.out, runId);
+      if (progress.discarded.length > 0) this.options.log.warn({ run: runId, discarded: progress.discarded }, 'discarded damaged files of a run: it resumes after its last good part');
       if (progress.finalized) reply = { next: progress.nextEvent, finalized: true };
       else {
         if (progress.nextEvent > 0) {

@@ -1,6 +1,7 @@
+import { readdirSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parsePartName, partsDir, shardPath, tmpName, validateRunId } from './corpus-paths.js';
+import { eventsDir, parsePartName, partsDir, shardPath, tmpName, validateRunId } from './corpus-paths.js';
 import { sqlString, withConnection } from './duckdb.js';
 import { exists, fsyncDir, removeQuietly } from './fs-durable.js';
 
@@ -12,6 +13,8 @@ export interface ShardProgress {
   parts: string[];
   /** The first event not durably written: resume the run there (EventShardWriter's startEvent). */
   nextEvent: number;
+  /** Damaged or out-of-sequence files deleted by this inspection (a shard or parts that do not read). */
+  discarded: string[];
 }
 
 /**
@@ -27,23 +30,25 @@ export async function shardProgress(dir: string, runId: string): Promise<ShardPr
   const shard = shardPath(dir, runId);
   const parts = partsDir(dir, runId);
   await removeQuietly(tmpName(shard));
+  const discarded: string[] = [];
 
   if (await exists(shard)) {
     const rows = await parquetRows(shard);
     if (rows !== undefined) {
       // A crash between the shard's rename and the parts' deletion leaves both.
       await removeQuietly(parts);
-      return { finalized: true, parts: [], nextEvent: rows };
+      return { finalized: true, parts: [], nextEvent: rows, discarded };
     }
     // Written by tmp + rename, so only a damaged disk gets here; the parts (if still there) decide.
     await removeQuietly(shard);
+    discarded.push(shard);
   }
 
   let names: string[];
   try {
     names = await readdir(parts);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { finalized: false, parts: [], nextEvent: 0 };
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { finalized: false, parts: [], nextEvent: 0, discarded };
     throw err;
   }
   const candidates: { path: string; first: number }[] = [];
@@ -65,9 +70,26 @@ export async function shardProgress(dir: string, runId: string): Promise<ShardPr
     good.push(c.path);
     next += rows;
   }
-  for (; i < candidates.length; i++) await removeQuietly(candidates[i].path);
+  for (; i < candidates.length; i++) {
+    await removeQuietly(candidates[i].path);
+    discarded.push(candidates[i].path);
+  }
   if (good.length < candidates.length || names.length > candidates.length) await fsyncDir(parts);
-  return { finalized: false, parts: good, nextEvent: next };
+  return { finalized: false, parts: good, nextEvent: next, discarded };
+}
+
+/** Runs with a shard and runs with parts only, counted from the folder's names (nothing opened): for a resume's summary line. */
+export function runsOnDisk(dir: string): { runsComplete: number; runsPartial: number } {
+  const names = (folder: string) => {
+    try {
+      return readdirSync(folder);
+    } catch {
+      return [];
+    }
+  };
+  const shards = new Set(names(eventsDir(dir)).filter((n) => n.endsWith('.parquet')).map((n) => n.slice(0, -'.parquet'.length)));
+  const partial = names(join(eventsDir(dir), '.parts')).filter((run) => !shards.has(run) && names(partsDir(dir, run)).some((n) => parsePartName(n) !== undefined));
+  return { runsComplete: shards.size, runsPartial: partial.length };
 }
 
 

@@ -169,7 +169,7 @@ describe('EventShardWriter round trip', () => {
     const w = await EventShardWriter.open({ dir, runId: 'empty', encoders: ENCODERS });
     const shard = await w.finalize();
     expect(await readAll(shard)).toEqual([]);
-    expect(await shardProgress(dir, 'empty')).toEqual({ finalized: true, parts: [], nextEvent: 0 });
+    expect(await shardProgress(dir, 'empty')).toEqual({ finalized: true, parts: [], nextEvent: 0, discarded: [] });
     const { con, close } = await independentDuckDB();
     try {
       const described = (await con.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${q(shard)})`)).getRows();
@@ -222,7 +222,7 @@ describe('EventShardWriter validation', () => {
 
 describe('shardProgress', () => {
   it('reports nothing for a run never started', async () => {
-    expect(await shardProgress(dir, RUN)).toEqual({ finalized: false, parts: [], nextEvent: 0 });
+    expect(await shardProgress(dir, RUN)).toEqual({ finalized: false, parts: [], nextEvent: 0, discarded: [] });
   });
 
   it('recovers to the previous part boundary when the last part is truncated, and the run resumes from there', async () => {
@@ -238,7 +238,7 @@ describe('shardProgress', () => {
     await writeFile(join(partsDir(dir, RUN), 'part-000000001000.parquet.tmp'), 'half a write');
 
     const progress = await shardProgress(dir, RUN);
-    expect(progress).toEqual({ finalized: false, parts: parts.slice(0, 9), nextEvent: 900 });
+    expect(progress).toEqual({ finalized: false, parts: parts.slice(0, 9), nextEvent: 900, discarded: [last] });
     expect(await readdir(partsDir(dir, RUN))).toHaveLength(9);
 
     // Resume from nextEvent: the finalized shard is the complete, exact run.
@@ -246,7 +246,7 @@ describe('shardProgress', () => {
     for (let e = progress.nextEvent; e < 1000; e++) await resumed.append(makeRow(RUN, e));
     const shard = await resumed.finalize();
     expectRows(await readAll(shard), RUN, 0, 1000);
-    expect(await shardProgress(dir, RUN)).toEqual({ finalized: true, parts: [], nextEvent: 1000 });
+    expect(await shardProgress(dir, RUN)).toEqual({ finalized: true, parts: [], nextEvent: 1000, discarded: [] });
   });
 
   it('drops a corrupt middle part and everything after it', async () => {
@@ -256,7 +256,7 @@ describe('shardProgress', () => {
     const parts = await listParts(dir, RUN);
     await truncate(parts[4], 100);
     const progress = await shardProgress(dir, RUN);
-    expect(progress).toEqual({ finalized: false, parts: parts.slice(0, 4), nextEvent: 400 });
+    expect(progress).toEqual({ finalized: false, parts: parts.slice(0, 4), nextEvent: 400, discarded: parts.slice(4) });
     expect(await listParts(dir, RUN)).toEqual(parts.slice(0, 4));
   });
 
@@ -267,14 +267,14 @@ describe('shardProgress', () => {
     const parts = await listParts(dir, RUN);
     const { rm } = await import('node:fs/promises');
     await rm(parts[2]);
-    expect(await shardProgress(dir, RUN)).toEqual({ finalized: false, parts: parts.slice(0, 2), nextEvent: 200 });
+    expect(await shardProgress(dir, RUN)).toEqual({ finalized: false, parts: parts.slice(0, 2), nextEvent: 200, discarded: parts.slice(3) });
 
     const other = 'done-run';
     await writeRun(other, 300);
     const { mkdir, copyFile } = await import('node:fs/promises');
     await mkdir(partsDir(dir, other), { recursive: true });
     await copyFile(parts[0], join(partsDir(dir, other), 'part-000000000000.parquet'));
-    expect(await shardProgress(dir, other)).toEqual({ finalized: true, parts: [], nextEvent: 300 });
+    expect(await shardProgress(dir, other)).toEqual({ finalized: true, parts: [], nextEvent: 300, discarded: [] });
     expect(existsSync(partsDir(dir, other))).toBe(false);
     await expect(EventShardWriter.open({ dir, runId: other, encoders: ENCODERS })).rejects.toThrow(/already finalized/);
   });

@@ -41,6 +41,8 @@ export interface ExecutorProgress {
   /** LLM calls made (retries included) and tokens used (prompt + completion) in this session. */
   calls: number;
   tokens: number;
+  /** Of `tokens`, those the model generated (what a tokens-per-second figure means). */
+  completionTokens: number;
   /** Calls beyond the first of each answered event (the backend's retries) in this session. */
   retries: number;
   runsActive: number;
@@ -106,6 +108,7 @@ export class Executor<S extends RunSink = RunSink> {
   private stopping = false;
   private calls = 0;
   private tokens = 0;
+  private completionTokens = 0;
   private settle!: { resolve: () => void; reject: (e: Error) => void };
 
   constructor(
@@ -177,6 +180,7 @@ export class Executor<S extends RunSink = RunSink> {
       const { task, outcome } = message;
       this.calls += outcome.calls;
       this.tokens += outcome.promptTokens + outcome.completionTokens;
+      this.completionTokens += outcome.completionTokens;
       this.retries += Math.max(0, outcome.calls - 1);
       this.options.transport.publish(active.run.runId, task.plan.event, outcome.version ?? outcome.response);
       const dead = active.planner.complete(task.plan.event);
@@ -218,6 +222,7 @@ export class Executor<S extends RunSink = RunSink> {
     const boundary = active.boundary!;
     this.calls += outcome.calls.reduce((s, c) => s + c.calls, 0);
     this.tokens += outcome.calls.reduce((s, c) => s + c.promptTokens + c.completionTokens, 0);
+    this.completionTokens += outcome.calls.reduce((s, c) => s + c.completionTokens, 0);
     active.inflight++; // held until the sink has journalled it
     this.inflight++;
     active.collector.acceptBoundary!(task, outcome).then(
@@ -344,6 +349,7 @@ export class Executor<S extends RunSink = RunSink> {
         inflight: this.inflight,
         calls: this.calls,
         tokens: this.tokens,
+        completionTokens: this.completionTokens,
         retries: this.retries,
         runsActive: this.active.length,
         runsFinished: this.runsFinished,

@@ -1,6 +1,5 @@
-import { mkdirSync } from 'node:fs';
 import { InputError, sweepEvents, type EncoderColumn, type RunPlan, type SweepSpec } from '@panta/core';
-import { readManifest, shardProgress } from '@panta/corpus';
+import { acquireOutLock, readManifest, runsOnDisk, shardProgress, type OutLock, type OutLockHolder } from '@panta/corpus';
 import { openEncoder, type Encoder } from '@panta/embed';
 import { createJudge } from '@panta/judge';
 import { createBackend } from '@panta/llm';
@@ -20,10 +19,20 @@ const BUFFER_BUDGET_BYTES = 512 * 1024 * 1024;
 export interface SweepProgress extends ExecutorProgress {
   eventsTotal: number;
   runsTotal: number;
+  /** Of `eventsWritten`, those found on disk when their run opened (a resume): not this session's pace. */
+  eventsOnDisk: number;
 }
+
+/** What a sweep tells its caller beyond progress (the CLI prints each as a line). */
+export type SweepNotice =
+  | { kind: 'resume'; runsComplete: number; runsPartial: number; runsTotal: number }
+  | { kind: 'stale-lock'; holder: OutLockHolder }
+  | { kind: 'repaired'; run: string; discarded: string[] };
 
 export interface RunSweepOptions extends SweepOverrides {
   onProgress?(progress: SweepProgress): void;
+  /** A resume, a dead process's lock taken over, damaged files of a run discarded. */
+  onNotice?(notice: SweepNotice): void;
   /** Called once the plan is validated and before anything runs (the CLI prints where the corpus goes). */
   onPlan?(sweep: LoadedSweep): void;
   /** Rows per durable part of a run's shard (smaller: less lost on a crash, more files). */
@@ -43,6 +52,15 @@ export interface RunSweepOptions extends SweepOverrides {
  * continues after its last written event, and the result is the corpus a single uninterrupted run gives.
  */
 export async function runSweep(specPath: string, options: RunSweepOptions = {}): Promise<SweepSummary> {
+  const held: { lock?: OutLock } = {};
+  try {
+    return await sweepLocked(specPath, options, held);
+  } finally {
+    held.lock?.release();
+  }
+}
+
+async function sweepLocked(specPath: string, options: RunSweepOptions, held: { lock?: OutLock }): Promise<SweepSummary> {
   const sweep = loadSweep(specPath, options);
   const { spec, out, runs } = sweep;
   const previous = readManifest(out);
@@ -56,14 +74,27 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
   const encoders = await openEncoders(spec.encoders, specPath);
   const judge = createJudge(spec.judge, specPath, sweep.prompts, out);
   options.onPlan?.(sweep);
-  mkdirSync(out, { recursive: true });
+  try {
+    held.lock = acquireOutLock(out);
+  } catch (error) {
+    await Promise.all([backend.close(), judge.close(), ...encoders.map((e) => e.close())]);
+    throw error;
+  }
   log = sweepLogger(out, options.logLevel ?? 'info');
-  log.info({ sweep: spec.name, runs: runs.length, fingerprint: sweep.fingerprint, resumed: previous !== null, concurrency: spec.concurrency }, 'sweep started');
+  const stale = held.lock.tookOver;
+  if (stale) {
+    log.warn({ holder: stale }, 'took over the lock of a process that is gone');
+    options.onNotice?.({ kind: 'stale-lock', holder: stale });
+  }
+  const onDisk = previous ? runsOnDisk(out) : undefined;
+  log.info({ sweep: spec.name, runs: runs.length, fingerprint: sweep.fingerprint, resumed: previous !== null, ...onDisk, concurrency: spec.concurrency }, 'sweep started');
+  if (onDisk) options.onNotice?.({ kind: 'resume', ...onDisk, runsTotal: runs.length });
   const started = startManifest(sweep, previous, backend, judge, encoders);
   const columns: EncoderColumn[] = encoders.map((e) => ({ name: e.name, dim: e.dim }));
   const services = { backend, encoders, template: sweep.template, maxTokens: spec.max_tokens, fixedLength: spec.fixed_length, judge };
   const transport = options.transport ? options.transport(services) : new InProcessTransport(services);
   const eventsTotal = sweepEvents(runs);
+  let eventsOnDisk = 0;
   const sizing = sweepSizing(spec.concurrency, columns, runs.length);
   const { maxActiveRuns } = sizing;
   const partRows = options.partRows ?? sizing.partRows;
@@ -83,6 +114,11 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
     maxActiveRuns,
     open: async (run: RunPlan): Promise<ActiveRun<RunCollector> | null> => {
       const progress = await shardProgress(out, run.runId);
+      if (progress.discarded.length > 0) {
+        log.warn({ run: run.runId, discarded: progress.discarded }, 'discarded damaged files of a run: it resumes after its last good part');
+        options.onNotice?.({ kind: 'repaired', run: run.runId, discarded: progress.discarded });
+      }
+      eventsOnDisk += progress.nextEvent;
       if (progress.finalized) {
         executor.completeOnDisk(run, progress.nextEvent);
         return null;
@@ -100,7 +136,7 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
     close: (active: ActiveRun<RunCollector>): Promise<void> => corpus.closeRun(active.run, active.collector, runEnd(active)),
     onProgress: (p) => {
       live.update(p);
-      options.onProgress?.({ ...p, eventsTotal: eventsTotal - p.eventsSkipped, runsTotal: runs.length });
+      options.onProgress?.({ ...p, eventsTotal: eventsTotal - p.eventsSkipped, runsTotal: runs.length, eventsOnDisk });
     },
     eventsTotal,
   });
