@@ -1,37 +1,38 @@
 import { SingleBar } from 'cli-progress';
 import type { SweepProgress } from '@panta/engine';
+import { RateMeter, etaSeconds, formatEta, formatRate } from './rate.js';
 
 /**
  * Progress of a sweep: a bar on a terminal, a plain line every few seconds otherwise (CI logs, files).
- * Events/s is measured over the last few seconds, so that the ETA follows the current pace.
+ * Rates are this session's (events found on disk by a resume are not its pace), over about the last 20 s;
+ * tokens are those the model generated. The ETA comes from the smoothed event rate and is shown once a
+ * few seconds have been seen.
  */
 export class ProgressView {
   private bar?: SingleBar;
-  private samples: { t: number; events: number; calls: number; tokens: number }[] = [];
-  private lastLine = 0;
+  private readonly meters = { events: new RateMeter(), calls: new RateMeter(), tokens: new RateMeter() };
+  private sampledAt = Number.NEGATIVE_INFINITY;
+  private lastLine = Number.NEGATIVE_INFINITY;
   private latest?: SweepProgress;
 
   constructor(private readonly stream: NodeJS.WriteStream = process.stderr) {}
 
   update(p: SweepProgress): void {
     this.latest = p;
-    const now = Date.now();
-    const last = this.samples.at(-1);
-    if (!last || now - last.t >= 250) {
-      this.samples.push({ t: now, events: p.eventsWritten, calls: p.calls, tokens: p.tokens });
-      while (this.samples.length > 2 && now - this.samples[0]!.t > 5000) this.samples.shift();
-    } else return;
-    const rate = this.rate('events');
-    const eta = rate > 0 ? (p.eventsTotal - p.eventsWritten) / rate : Number.POSITIVE_INFINITY;
-    const fmt = (x: number) => Math.round(x).toLocaleString('en-US');
+    const now = performance.now();
+    if (now - this.sampledAt < 250) return;
+    this.sampledAt = now;
+    this.meters.events.add(now, p.eventsWritten - p.eventsOnDisk);
+    this.meters.calls.add(now, p.calls);
+    this.meters.tokens.add(now, p.completionTokens);
     const payload = {
-      rate: fmt(rate),
-      calls: fmt(this.rate('calls')),
-      tokens: fmt(this.rate('tokens')),
+      rate: formatRate(this.meters.events.perSecond()),
+      calls: formatRate(this.meters.calls.perSecond()),
+      tokens: formatRate(this.meters.tokens.perSecond()),
       inflight: p.inflight,
       runs: p.runsFinished,
       runsTotal: p.runsTotal,
-      etaText: formatEta(eta),
+      etaText: formatEta(etaSeconds(p.eventsTotal - p.eventsWritten, this.meters.events)),
     };
     if (this.stream.isTTY) {
       if (!this.bar) {
@@ -55,11 +56,9 @@ export class ProgressView {
     }
   }
 
-  private rate(what: 'events' | 'calls' | 'tokens'): number {
-    const first = this.samples[0];
-    const last = this.samples.at(-1);
-    if (!first || !last || last.t === first.t) return 0;
-    return ((last[what] - first[what]) * 1000) / (last.t - first.t);
+  /** A line of its own: on a terminal it clears the bar's line first (the bar is redrawn at the next update). */
+  note(line: string): void {
+    this.stream.write(this.bar ? `\r\x1b[K${line}\n` : `${line}\n`);
   }
 
   stop(): void {
@@ -68,10 +67,4 @@ export class ProgressView {
       this.bar.stop();
     }
   }
-}
-
-function formatEta(seconds: number): string {
-  if (!Number.isFinite(seconds)) return '--';
-  const s = Math.round(seconds);
-  return s >= 3600 ? `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m` : s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s` : `${s}s`;
 }

@@ -1,4 +1,3 @@
-import { relative } from 'node:path';
 import { redisUrl, runCollector, runScheduler, runWorker } from '@panta/cluster';
 import { roleLogger } from '@panta/engine';
 import { EXIT, reportError } from '../errors.js';
@@ -91,11 +90,10 @@ export async function collectorCommand(opts: RoleOptions & { out?: string; sweep
       durableMs: opts.durableMs,
       log: roleLogger('collector', opts.logLevel ?? 'info'),
       signal: stop.signal,
-      onSweep: (sweep) => process.stderr.write(`panta collector: sweep ${sweep.spec.name} -> ${relative(process.cwd(), sweep.out) || '.'}\n`),
+      onSweep: (sweep) => process.stderr.write(`panta collector: sweep ${sweep.spec.name} -> ${sweep.out}\n`),
     });
     if (!summary) return EXIT.interrupted;
-    const where = relative(process.cwd(), summary.out) || '.';
-    process.stdout.write(`${summary.status}: ${summary.runsComplete}/${summary.runsPlanned} runs, ${summary.eventsWritten.toLocaleString('en-US')} events; corpus: ${where}\n`);
+    process.stdout.write(`${summary.status}: ${summary.runsComplete}/${summary.runsPlanned} runs, ${summary.eventsWritten.toLocaleString('en-US')} events; corpus: ${summary.out}\n`);
     return summary.status === 'complete' ? EXIT.ok : EXIT.failed;
   } catch (error) {
     return reportError(error);

@@ -1,6 +1,5 @@
-import { relative } from 'node:path';
 import { sweepEvents } from '@panta/core';
-import { runSweep } from '@panta/engine';
+import { runSweep, type SweepNotice } from '@panta/engine';
 import { EXIT, reportError } from '../errors.js';
 import { ProgressView } from '../progress.js';
 import { startRoleMetrics, type MetricsFlags, type RoleMetrics } from '../metrics.js';
@@ -26,6 +25,7 @@ export async function runCommand(spec: string, opts: { out?: string; concurrency
   process.on('SIGINT', onSigint);
   let metrics: RoleMetrics | undefined;
   let sweepName = '';
+  let encoderName = '';
   try {
     metrics = await startRoleMetrics('run', opts);
     const summary = await runSweep(spec, {
@@ -36,10 +36,12 @@ export async function runCommand(spec: string, opts: { out?: string; concurrency
       signal: interrupt.signal,
       onPlan: (sweep) => {
         sweepName = sweep.spec.name;
+        encoderName = sweep.spec.encoders[0]?.name ?? '';
         if (sweep.spec.seed === undefined) process.stderr.write('panta: warning: the spec sets no seed; using seed 0\n');
         const events = sweepEvents(sweep.runs);
-        process.stderr.write(`panta: ${sweep.runs.length} runs, ${events.toLocaleString('en-US')} events -> ${relative(process.cwd(), sweep.out) || '.'}\n`);
+        process.stderr.write(`panta: ${sweep.runs.length} runs, ${events.toLocaleString('en-US')} events -> ${sweep.out}\n`);
       },
+      onNotice: (notice) => view.note(`panta: ${noticeText(notice)}`),
       onProgress: (p) => {
         view.update(p);
         metrics?.observe(sweepName, p);
@@ -47,12 +49,12 @@ export async function runCommand(spec: string, opts: { out?: string; concurrency
     });
     view.stop();
     if (summary.status === 'stopped') {
-      process.stderr.write(`panta: stopped; written events are saved in ${relative(process.cwd(), summary.out) || '.'}: run the same command to resume\n`);
+      process.stderr.write(`panta: stopped; written events are saved in ${summary.out}: run the same command to resume\n`);
       return EXIT.interrupted;
     }
     const seconds = (Date.now() - started) / 1000;
-    if (summary.final.length > 0) process.stdout.write(`\nfinal sweep, mean over trials (encoder: first):\n${summaryTable(summary.final)}\n\n`);
-    const where = relative(process.cwd(), summary.out) || '.';
+    if (summary.final.length > 0) process.stdout.write(`\nfinal sweep, mean over trials (encoder: ${encoderName}):\n${summaryTable(summary.final)}\n\n`);
+    const where = summary.out;
     process.stdout.write(
       `${summary.status}: ${summary.runsComplete}/${summary.runsPlanned} runs, ${summary.eventsWritten.toLocaleString('en-US')} events in ${seconds.toFixed(1)} s; corpus: ${where}\n`,
     );
@@ -67,5 +69,20 @@ export async function runCommand(spec: string, opts: { out?: string; concurrency
   } finally {
     process.off('SIGINT', onSigint);
     await metrics?.close();
+  }
+}
+
+function noticeText(notice: SweepNotice): string {
+  switch (notice.kind) {
+    case 'resume': {
+      const { runsComplete, runsPartial, runsTotal } = notice;
+      return `resuming ${runsTotal - runsComplete} of ${runsTotal} runs (${runsComplete} complete on disk, ${runsPartial} partly written)`;
+    }
+    case 'stale-lock': {
+      const h = notice.holder;
+      return `warning: took over the corpus folder's lock from pid ${h.pid} on ${h.host} ("${h.command}", since ${h.since}), which is no longer running`;
+    }
+    case 'repaired':
+      return `run ${notice.run}: discarded ${notice.discarded.length} damaged file${notice.discarded.length === 1 ? '' : 's'} (${notice.discarded.join(', ')}); the run continues after its last good part`;
   }
 }
