@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { queryRows, writeParquetTable } from '@panta/corpus';
+import { queryRows, readManifest, writeManifest, writeParquetTable, type Manifest } from '@panta/corpus';
 import { tailLog } from '@panta/report';
 import { RHEON6, pantaProcess, tempDir, writeSpec } from '../helpers.js';
 import { RedisServer } from '../redis-server.js';
@@ -128,6 +128,17 @@ describe('no API key reaches the corpus, the journals, Redis or the console', ()
     const err = 'HTTP 500: upstream https://panta:pw-123456@h/v1?api_key=k-123456 failed (Authorization: Bearer sk-abcdefghijklmnopqrstuv)';
     writeFileSync(file, `${JSON.stringify({ level: 50, time: Date.UTC(2026, 0, 1, 12, 34, 56), run: 'r1', err, msg: 'run failed' })}\n`);
     expect(tailLog(file, 5)).toEqual(['12:34:56 error run failed r1 (HTTP 500: upstream https://[redacted]@h/v1?api_key=[redacted] failed (Authorization: Bearer [redacted]))']);
+  });
+
+  it("manifest.json: a base_url's credentials are redacted, the dataset's prompts kept as given", () => {
+    const out = join(dir, 'manifest');
+    const prompt = { id: 'q1', question: 'What is in a fortune cookie: a slip of paper or a coin?', accepted: ['a slip of paper'] };
+    const manifest = { format: 'panta-corpus/1', name: 'm', spec: { backend: { kind: 'openai', base_url: 'https://user:pw-98765432@h/v1' } }, prompts: [prompt] };
+    mkdirSync(out);
+    writeManifest(out, manifest as unknown as Manifest);
+    const back = readManifest(out)!;
+    expect(back.spec).toEqual({ backend: { kind: 'openai', base_url: 'https://[redacted]@h/v1' } });
+    expect(back.prompts).toEqual([prompt]);
   });
 
   it('embedded, a 401 whose body echoes the key and the Authorization header: the run fails, its error is kept redacted', async () => {

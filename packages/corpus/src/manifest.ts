@@ -45,11 +45,12 @@ export function readManifest(out: string): Manifest | null {
 
 /**
  * Written whole to a temporary name, then renamed: a reader never sees half a manifest. Redacted: the spec it
- * copies can hold a base_url with credentials, and no key a server echoed may reach the corpus.
+ * copies can hold a base_url with credentials, and no key a server echoed may reach the corpus. The prompts
+ * are the dataset's own text, stored as they are in every event row and read back by verify: kept as given.
  */
 export function writeManifest(out: string, manifest: Manifest): void {
   const file = manifestPath(out);
-  writeFileSync(`${file}.tmp`, `${JSON.stringify(redactValue(manifest), null, 2)}\n`);
+  writeFileSync(`${file}.tmp`, `${JSON.stringify({ ...redactValue(manifest), prompts: manifest.prompts }, null, 2)}\n`);
   renameSync(`${file}.tmp`, file);
 }
 
