@@ -10,6 +10,10 @@ import {
   promptSchema,
   runEvents,
   sweepSpecSchema,
+  driftStats,
+  driftTolerance,
+  focusSeries,
+  snapshotAccuracy,
   type ControlState,
   type RunPlan,
   type Tag,
@@ -81,7 +85,7 @@ export async function verifyCorpus(dir: string): Promise<VerifyReport> {
     if (!existsSync(path)) problems.push(`${file} is listed in the manifest but missing`);
     else if ((await sha256File(path)) !== expected.sha256) problems.push(`${file} does not match its checksum in the manifest`);
   }
-  if (good.length === runs.length) problems.push(...(await checkMeasurement(out, runs, manifest.encoders, spec.whitening)));
+  if (good.length === runs.length) problems.push(...(await checkMeasurement(out, runs, manifest.encoders, spec.whitening, spec.drift?.tolerance ?? 'auto')));
   return { ok: problems.length === 0, problems, checked: `${runs.length} runs, ${manifest.events.written} events, ${Object.keys(manifest.files).length} files` };
 }
 
@@ -175,7 +179,7 @@ async function checkStop(out: string, run: RunPlan, encoder: string): Promise<st
   return null;
 }
 
-async function checkMeasurement(out: string, runs: RunPlan[], encoders: { name: string; dim: number }[], mode: 'zca' | 'raw'): Promise<string[]> {
+async function checkMeasurement(out: string, runs: RunPlan[], encoders: { name: string; dim: number }[], mode: 'zca' | 'raw', tolerance: number | 'auto'): Promise<string[]> {
   const problems: string[] = [];
   const file = join(out, 'order_params.parquet');
   if (!existsSync(file)) return ['order_params.parquet is missing'];
@@ -209,5 +213,40 @@ async function checkMeasurement(out: string, runs: RunPlan[], encoders: { name: 
     if (field && mismatches++ < 5) problems.push(`order parameters of ${r.run_id} sweep ${r.sweep} (${r.encoder}) do not match the events: ${field} ${s ? `${String(s[field as keyof OrderParamRow])} stored, ${String(r[field as keyof OrderParamRow])} recomputed` : 'missing'}`);
   }
   if (mismatches > 5) problems.push(`... and ${mismatches - 5} more order-parameter mismatches`);
+  problems.push(...(await checkDrift(out, runs, recomputed.orderParams, encoders[0]!.name, tolerance)));
+  return problems;
+}
+
+/**
+ * runs.parquet's FOCUS and drift statistics against those of the recomputed order parameters (accuracy of
+ * the first encoder's rows, the spec's tolerance). A corpus written before runs.parquet recorded
+ * drift_tolerance measured drift another way and is not checked.
+ */
+async function checkDrift(out: string, runs: RunPlan[], params: readonly OrderParamRow[], encoder: string, setting: number | 'auto'): Promise<string[]> {
+  const file = join(out, 'runs.parquet');
+  if (!existsSync(file)) return ['runs.parquet is missing'];
+  const stored = await queryRows(`SELECT * FROM ${readParquetSql([file])}`);
+  if (stored.length > 0 && !('drift_tolerance' in stored[0]!)) return [];
+  const byRun = new Map(stored.map((r) => [String(r.run_id), r]));
+  const accuracy = new Map<string, (number | null)[]>();
+  for (const p of [...params].filter((p) => p.encoder === encoder).sort((a, b) => a.sweep - b.sweep)) {
+    accuracy.set(p.run_id, [...(accuracy.get(p.run_id) ?? []), snapshotAccuracy(p)]);
+  }
+  const problems: string[] = [];
+  for (const run of runs) {
+    const s = byRun.get(run.runId);
+    const series = accuracy.get(run.runId);
+    if (!s || !series) continue;
+    const tolerance = driftTolerance(setting, run.n);
+    const expected = { ...driftStats(series, tolerance), drift_tolerance: tolerance };
+    const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+    const focus = focusSeries(series);
+    const storedFocus = (s.focus as (number | null)[] | null) ?? [];
+    const bad =
+      (['focus_total', 'drift_tolerance', 'drift_onset'] as const).find((f) => !close(expected[f], num(s[f]))) ??
+      (expected.recovered !== (s.recovered ?? null) ? 'recovered' : undefined) ??
+      (focus.length !== storedFocus.length || focus.some((f, i) => !close(f, num(storedFocus[i]))) ? 'focus' : undefined);
+    if (bad && problems.length < 5) problems.push(`runs.parquet: ${run.runId}: ${bad} does not match the order parameters (${String(s[bad] ?? null)} stored, ${String(bad === 'focus' ? focus : expected[bad])} recomputed)`);
+  }
   return problems;
 }

@@ -1,3 +1,4 @@
+import { renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { queryRows, verifyCorpus } from '@panta/corpus';
@@ -40,6 +41,11 @@ async function sweepAnswering(answer: (request: ChatRequest) => string) {
   return { out, summary, params, runs, whitening };
 }
 
+async function rewrite(file: string, select: string): Promise<void> {
+  await queryRows(`COPY (${select} FROM read_parquet('${file}')) TO '${file}.x' (FORMAT parquet)`);
+  renameSync(`${file}.x`, file);
+}
+
 describe('populations a model can produce and the surrogate cannot', () => {
   it('every answer unjudgeable: rho and delta_rho are NULL, accuracy 0 keeps FOCUS and drift defined, and verify passes', async () => {
     // Off-topic answers that differ between agents (seeds differ): the reference judge tags all not_known.
@@ -77,5 +83,15 @@ describe('populations a model can produce and the surrogate cannot', () => {
     expect(new Set(params.filter((p) => String(p.run_id).startsWith('fq117')).map((p) => p.rho))).toEqual(new Set([null]));
     for (const r of runs) expect([r.focus, r.focus_total, r.drift_onset]).toEqual([[0, 0, 0], 0, null]);
     expect(await verifyCorpus(out)).toMatchObject({ ok: true, problems: [] });
+
+    // verify recomputes the fallback and the drift statistics: a whitening stored as zca, or a drift runs.parquet
+    // does not follow from the events, is named.
+    const whiteningFile = join(out, 'whitening', 'fq367__hashing.parquet');
+    await rewrite(whiteningFile, `SELECT * REPLACE ('zca' AS mode, NULL::VARCHAR AS fallback)`);
+    await rewrite(join(out, 'runs.parquet'), `SELECT * REPLACE (CASE WHEN run_id LIKE 'fq117-ring%' THEN 1 END AS drift_onset)`);
+    const report = await verifyCorpus(out);
+    expect(report.ok).toBe(false);
+    expect(report.problems).toContain('whitening of fq367/hashing is stored as zca (fallback none), the t = 0 answers give raw (fallback degenerate_pool)');
+    expect(report.problems).toContain('runs.parquet: fq117-ring-n16-T0-glauber-t0: drift_onset does not match the order parameters (1 stored, null recomputed)');
   });
 });
