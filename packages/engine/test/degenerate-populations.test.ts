@@ -66,6 +66,30 @@ describe('populations a model can produce and the surrogate cannot', () => {
     expect(await verifyCorpus(out)).toMatchObject({ ok: true, problems: [] });
   });
 
+  it('empty, whitespace, control-character and 100,000-character answers: the sweep completes with finite order parameters and verifies', async () => {
+    const huge = 'The answer is 96. '.repeat(5556).slice(0, 100_000);
+    const odd = ['', '   \n\t', '\u0000\u0001', '\u0007\u001b[31m96\u007f', huge, 'I do not know.'];
+    const { out, summary, params, whitening } = await sweepAnswering((r) => odd[r.seed % odd.length]!);
+    expect(summary.status).toBe('complete');
+    expect(whitening.map((w) => [w.mode, w.fallback])).toEqual([['zca', null], ['zca', null]]);
+    for (const p of params) {
+      for (const f of ['magnetisation', 'cohesion', 'cds_sys'] as const) expect([f, Number.isFinite(p[f])]).toEqual([f, true]);
+      expect((p.magnetisation as number) > 0).toBe(true);
+    }
+    const [stored] = await queryRows(`SELECT max(length(response)) AS longest, count(*) FILTER (WHERE response = '') AS empty FROM read_parquet('${out}/events/*.parquet')`);
+    expect(stored!.longest).toBe(100_000);
+    expect(stored!.empty as number).toBeGreaterThan(0);
+    expect(await verifyCorpus(out)).toMatchObject({ ok: true, problems: [] });
+  });
+
+  it('every answer empty: a unanimous population like any other, m = q = 1', async () => {
+    const { out, summary, params, whitening } = await sweepAnswering(() => '');
+    expect(summary.status).toBe('complete');
+    expect(whitening.map((w) => w.fallback)).toEqual(['degenerate_pool', 'degenerate_pool']);
+    for (const p of params) expect([p.magnetisation, p.cohesion, p.rho, p.n_not_known].map((x) => (typeof x === 'number' ? Number(x.toFixed(9)) : x))).toEqual([1, 1, null, 16]);
+    expect(await verifyCorpus(out)).toMatchObject({ ok: true, problems: [] });
+  });
+
   it('every answer identical: the degenerate whitening falls back to raw, recorded, m = q = 1 at every sweep, and verify passes', async () => {
     const { out, summary, params, runs, whitening } = await sweepAnswering(() => 'The answer is 96.');
     expect(summary.status).toBe('complete');
