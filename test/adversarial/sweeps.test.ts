@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryRows } from '@panta/corpus';
 import { runSweep } from '@panta/engine';
-import { RHEON6, tempDir, writeSpec } from '../helpers.js';
+import { RHEON6, pantaAsync, tempDir, writeSpec } from '../helpers.js';
 import { adversarialSpec, expectNoUsableTags, expectSoundCorpus, expectUnanimous } from './expect-corpus.js';
 import { HUGE_LENGTH, IDENTICAL_ANSWER, startAdversarialServer, type AdversarialMode, type AdversarialServer } from './server.js';
 
@@ -81,6 +81,18 @@ describe('sweeps against an adversarial OpenAI-compatible server', () => {
     const { order, answers } = await expectSoundCorpus(await sweep('unparsable-verdict', 'unparsable-verdict'));
     expect(answers.every((a) => a.tag === 'judge_failure')).toBe(true);
     expectNoUsableTags(order);
+  });
+
+  it('the panta binary: run exits 0 and verify passes (never-matching, judged by a model that cannot grade)', async () => {
+    const out = join(dir, 'binary');
+    const spec = writeSpec(dir, adversarialSpec('binary', RHEON6, servers.get('never-matching')!.url, servers.get('unparsable-verdict')!.url), 'binary.yaml');
+    const run = await pantaAsync(['run', spec, '--out', out]);
+    expect(run.stderr).not.toMatch(/error|fail/i);
+    expect(run.code).toBe(0);
+    const verified = await pantaAsync(['verify', out]);
+    expect(verified.stdout + verified.stderr).toContain('complete and consistent');
+    expect(verified.code).toBe(0);
+    expectNoUsableTags((await expectSoundCorpus(out)).order);
   });
 
   it('the LLM judge too: never-matching and identical answers graded by a model that cannot grade', async () => {
