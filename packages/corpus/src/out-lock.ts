@@ -174,7 +174,8 @@ function startedField(pid: number): { started?: string } {
 function parseHolder(raw: string): OutLockHolder | undefined {
   try {
     const h = JSON.parse(raw) as Partial<OutLockHolder>;
-    if (typeof h.pid === 'number' && typeof h.host === 'string') return { command: '?', since: '?', ...h } as OutLockHolder;
+    if (typeof h.pid !== 'number' || typeof h.host !== 'string') return undefined;
+    return { pid: h.pid, host: h.host, command: String(h.command ?? '?'), since: String(h.since ?? '?'), ...(typeof h.started === 'string' ? { started: h.started } : {}) };
   } catch {
     // not a holder
   }
