@@ -57,11 +57,29 @@ describe('order parameters', () => {
     expect(driftStats([0.75, 0.8125, 0.5, 0.5, 0.75], 0.25).recovered).toBe(false);
   });
 
-  it('drift tolerance: the spec number, or two binomial standard errors at p = 1/2 for auto', () => {
-    expect(driftTolerance('auto', 16)).toBe(0.25);
-    expect(driftTolerance('auto', 64)).toBe(0.125);
-    expect(driftTolerance('auto', 729)).toBeCloseTo(2 * Math.sqrt(0.25 / 729), 15);
+  it('drift tolerance: the spec number, or four binomial standard errors at p = 1/2 for auto', () => {
+    expect(driftTolerance('auto', 16)).toBe(0.5);
+    expect(driftTolerance('auto', 64)).toBe(0.25);
+    expect(driftTolerance('auto', 729)).toBeCloseTo(4 * Math.sqrt(0.25 / 729), 15);
     expect(driftTolerance(0.05, 16)).toBe(0.05);
+  });
+
+  it('auto tolerance: pure binomial noise rarely drifts, a real fall does', () => {
+    const rng = rngFrom(11);
+    for (const n of [16, 64, 729]) {
+      let drifted = 0;
+      for (let run = 0; run < 400; run++) {
+        const accuracy = Array.from({ length: 11 }, () => {
+          let correct = 0;
+          for (let i = 0; i < n; i++) correct += rng.next() < 0.5 ? 1 : 0;
+          return correct / n;
+        });
+        if (driftStats(accuracy, driftTolerance('auto', n)).drift_onset !== null) drifted++;
+      }
+      expect(drifted / 400).toBeLessThan(0.02);
+    }
+    // 729 agents falling from 80% to 65% correct and staying there.
+    expect(driftStats([0.8, 0.8, 0.8, 0.65, 0.65, 0.65], driftTolerance('auto', 729)).drift_onset).toBe(3);
   });
 
   it('accuracy scores not_known and judge_failure as wrong: a slide into "I do not know" drifts while rho stays 0', () => {
@@ -71,12 +89,12 @@ describe('order parameters', () => {
       const spins = tags.map(() => [1]);
       return measureSnapshot(spins, spins, tags, 1);
     };
-    const snapshots = [snapshot(12, 4), snapshot(12, 4), snapshot(6, 10), snapshot(4, 10, 2), snapshot(3, 13)];
+    const snapshots = [snapshot(14, 2), snapshot(14, 2), snapshot(5, 11), snapshot(3, 11, 2), snapshot(2, 14)];
     expect(snapshots.map((m) => m.rho)).toEqual([0, 0, 0, 0, 0]);
     const accuracy = snapshots.map(snapshotAccuracy);
-    expect(accuracy).toEqual([0.75, 0.75, 0.375, 0.25, 0.1875]);
-    expect(focusSeries(accuracy)).toEqual([0, -0.375, -0.125, -0.0625]);
-    expect(driftStats(accuracy, driftTolerance('auto', n))).toEqual({ focus_total: -0.5625, drift_onset: 2, recovered: false });
+    expect(accuracy).toEqual([0.875, 0.875, 0.3125, 0.1875, 0.125]);
+    expect(focusSeries(accuracy)).toEqual([0, -0.5625, -0.125, -0.0625]);
+    expect(driftStats(accuracy, driftTolerance('auto', n))).toEqual({ focus_total: -0.75, drift_onset: 2, recovered: false });
   });
 
   it('an all-unjudgeable snapshot: rho null, accuracy 0, so FOCUS and drift stay defined', () => {

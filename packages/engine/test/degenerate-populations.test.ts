@@ -59,7 +59,7 @@ describe('populations a model can produce and the surrogate cannot', () => {
     expect(whitening.map((w) => [w.mode, w.fallback])).toEqual([['zca', null], ['zca', null]]);
     for (const r of runs) {
       expect(r.focus).toEqual([0, 0, 0]);
-      expect([r.focus_total, r.drift_onset, r.recovered, r.drift_tolerance]).toEqual([0, null, null, 0.25]);
+      expect([r.focus_total, r.drift_onset, r.recovered, r.drift_tolerance]).toEqual([0, null, null, 0.5]);
     }
     const [nulls] = await queryRows(`SELECT count(*) FILTER (WHERE rho IS NULL) AS rho, count(*) FILTER (WHERE delta_rho IS NULL) AS delta FROM read_parquet('${out}/order_params.parquet')`);
     expect(nulls).toEqual({ rho: 16, delta: 16 });

@@ -169,7 +169,7 @@ export function driftTable(data: CorpusData, lay: Layout = layout(data)): Table 
     caption:
       'per prompt, geometry, temperature and arm (protocol, dynamics), over sizes and trials: accuracy(t) = #correct / #agents (not known and judge failures count as wrong); ' +
       'FOCUS = Σ_t (accuracy(t) − accuracy(t−1)) (the net accuracy gained over the sweeps, mean over runs); ' +
-      `drifted = runs whose accuracy stays more than the tolerance (${setting === 'auto' ? '1/√N, two binomial standard errors' : setting}) below an earlier sweep's best for 2 or more consecutive sweeps; onset = the mean first sweep of that drift; ` +
+      `drifted = runs whose accuracy stays more than the tolerance (${setting === 'auto' ? '2/√N, four binomial standard errors of an accuracy over N agents' : setting}) below an earlier sweep's best for 2 or more consecutive sweeps; onset = the mean first sweep of that drift; ` +
       'recovery share = the share of drifted runs that later return to the pre-drift level (n/a when none drifted).' +
       (data.provisional ? ' Computed here from the provisional order parameters (runs.parquet has them once the sweep completes).' : ' From runs.parquet.'),
     columns: [

@@ -42,8 +42,8 @@ function corpus(runs: ReturnType<typeof run>[], spec: object): CorpusData {
 }
 
 describe('drift table', () => {
-  // Glauber slides from 12 to 4 correct (rho stays 0: the rest say "not known"); isolated only wobbles by one agent.
-  const slide = [12, 12, 6, 4, 4];
+  // Glauber slides from 14 to 3 correct (rho stays 0: the rest say "not known"); isolated only wobbles by one agent.
+  const slide = [14, 14, 5, 3, 3];
   const wobble = [12, 13, 12, 11, 12];
   const runs = [
     run('p-ring-n16-T0.5-glauber-t0', 'glauber', 'asynchronous', slide),
@@ -56,11 +56,11 @@ describe('drift table', () => {
     const table = driftTable(corpus(runs, { protocol: ['glauber', 'isolated'] }));
     expect(table.columns).toEqual(['prompt', 'geometry', 'T', 'protocol', 'dynamics', 'runs', 'FOCUS (mean)', 'drifted runs', 'drift onset (mean sweep)', 'recovery share']);
     expect(table.rows).toEqual([
-      ['p', 'ring', '0.5', 'glauber', 'asynchronous', 2, -0.5, 2, 2, 0],
+      ['p', 'ring', '0.5', 'glauber', 'asynchronous', 2, -0.6875, 2, 2, 0],
       ['p', 'ring', '0.5', 'isolated', 'asynchronous', 1, 0, 0, null, null],
       ['p', 'ring', '0.5', 'isolated', 'synchronous', 1, 0, 0, null, null],
     ]);
-    expect(table.caption).toMatch(/tolerance \(1\/√N, two binomial standard errors\)/);
+    expect(table.caption).toMatch(/tolerance \(2\/√N, four binomial standard errors of an accuracy over N agents\)/);
   });
 
   it("uses the spec's tolerance: 0 makes a one-agent wobble drift", () => {

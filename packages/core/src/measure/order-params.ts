@@ -86,13 +86,14 @@ export function snapshotAccuracy(m: Pick<SnapshotMeasure, 'n_correct' | 'n_hallu
 }
 
 /**
- * The drift tolerance of a run of N agents: the spec's number, or for `auto` two standard errors of an
- * accuracy measured on N agents at its noisiest (p = 1/2): 2 sqrt(1/4 / N) = 1/sqrt(N). A population whose
- * accuracy only fluctuates then rarely counts as drifting, while a real fall of a quarter of a population
- * of 16 (or 4% of one of 729) still does.
+ * The drift tolerance of a run of N agents: the spec's number, or for `auto` 2/sqrt(N), four standard errors
+ * of an accuracy measured on N agents at its noisiest (p = 1/2: sd = 1/(2 sqrt(N))). Drift compares a sweep
+ * with the best of all earlier ones, so noise alone is judged against its own maximum: over 10 sweeps of
+ * independent binomial noise at p = 1/2, 0.1-0.6% of runs then count as drifting (N = 16 to 729), where one
+ * standard error (1/(2 sqrt(N))) lets 76-87% through, two (1/sqrt(N)) 28-39%, and no tolerance 99%.
  */
 export function driftTolerance(setting: number | 'auto', n: number): number {
-  return setting === 'auto' ? 1 / Math.sqrt(n) : setting;
+  return setting === 'auto' ? 2 / Math.sqrt(n) : setting;
 }
 
 /** Per-run drift statistics from the accuracy series (snapshotAccuracy per sweep; DESIGN.md 4). */

@@ -111,7 +111,7 @@ export const sweepSpecSchema = z.strictObject({
     .optional(),
   /**
    * Drift (DESIGN.md 4): accuracy more than `tolerance` below an earlier sweep's best for 2+ consecutive
-   * sweeps. auto: two binomial standard errors of accuracy at p = 1/2 over the run's N agents, 1/sqrt(N).
+   * sweeps. auto: 2/sqrt(N), four binomial standard errors of an accuracy over the run's N agents at p = 1/2.
    * Absent means auto (optional rather than defaulted, so that earlier corpora keep their fingerprint).
    */
   drift: z.strictObject({ tolerance: z.union([z.literal('auto'), z.number().min(0).max(1)]).default('auto') }).optional(),
