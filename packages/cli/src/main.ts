@@ -110,7 +110,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--corpus <dir>', 'watch the corpus folder a sweep writes (`panta run` or the collector); with --redis: draw the curves from it')
     .option('--port <p>', 'port (0: any free port, printed on start)', portValue, 8080)
     .option('--host <h>', 'interface to bind (0.0.0.0: every interface)', '127.0.0.1')
-    .action(async (opts: { redis?: string; corpus?: string; port: number; host: string }) => {
+    .option('--allowed-hosts <names>', 'host names the page answers to besides localhost, IP addresses and --host (comma-separated, e.g. a reverse proxy\'s); others get 403')
+    .action(async (opts: { redis?: string; corpus?: string; port: number; host: string; allowedHosts?: string }) => {
       const { dashboardCommand } = await import('./commands/dashboard.js');
       setExit(await dashboardCommand(opts));
     });

@@ -9,6 +9,11 @@ export interface DashboardOptions {
   /** Port (0: any free port) and interface (default 127.0.0.1: this machine only). */
   port: number;
   host?: string;
+  /**
+   * Host names the page answers to besides localhost, IP addresses, this machine's name and `host` (default
+   * none): a reverse proxy's name, say. Any other Host gets 403 (DNS rebinding).
+   */
+  allowedHosts?: string[];
   /** What is watched, shown in the page's header (a Redis URL, a corpus folder). */
   watching: string;
   /** Reads the progress of every sweep watched; called every `intervalMs`. */
@@ -120,6 +125,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     options.port,
     options.host ?? '127.0.0.1',
     '--port',
+    options.allowedHosts ?? [],
   );
   // The first reading before anyone is told the address: a page opened at once has progress to show.
   await tick();

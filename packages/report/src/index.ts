@@ -11,7 +11,7 @@ export { reportHtml, formatCell, inlineSvg, type RenderedFigure } from './html.j
 export { writeReport, type ReportOptions, type ReportResult } from './write-report.js';
 export { averageRanks, extent, mean, pearson, spearman } from './stats.js';
 export { PantaMetrics, type MetricsSnapshot } from './metrics.js';
-export { listen, metricsHandler, serveMetrics, type Handler, type Served } from './http.js';
+export { hostAllowed, isLoopbackHost, listen, metricsHandler, serveMetrics, type Handler, type Served } from './http.js';
 export { CorpusProgress, STALE_MS, tailLog, type ProgressReading, type QueueView, type RunView, type SweepView } from './dashboard-progress.js';
 export { CurveCache, corpusSignature, type CurvesView } from './dashboard-curves.js';
 export { dashboardPage } from './dashboard-page.js';

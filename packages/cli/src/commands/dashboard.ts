@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { StatusReader, redisUrl, type SweepStatus } from '@panta/cluster';
 import { InputError } from '@panta/core';
-import { CorpusProgress, startDashboard, type ProgressReading, type SweepView } from '@panta/report';
+import { CorpusProgress, isLoopbackHost, startDashboard, type ProgressReading, type SweepView } from '@panta/report';
 import { EXIT, reportError } from '../errors.js';
 
 export interface DashboardFlags {
@@ -10,6 +10,8 @@ export interface DashboardFlags {
   corpus?: string;
   port: number;
   host: string;
+  /** Comma-separated host names answered besides localhost, IP addresses and the bound host. */
+  allowedHosts?: string;
 }
 
 /**
@@ -22,6 +24,7 @@ export async function dashboardCommand(opts: DashboardFlags): Promise<number> {
   const closers: (() => Promise<unknown>)[] = [];
   try {
     if (!Number.isInteger(opts.port) || opts.port < 0 || opts.port > 65535) throw new InputError('--port', '', `${opts.port} is not a port`, 'give a port from 0 (any free one) to 65535');
+    const allowedHosts = parseHosts(opts.allowedHosts);
     const corpus = opts.corpus === undefined ? undefined : new CorpusProgress(opts.corpus);
     const useRedis = opts.redis !== undefined || corpus === undefined;
     let read: () => Promise<ProgressReading>;
@@ -54,12 +57,19 @@ export async function dashboardCommand(opts: DashboardFlags): Promise<number> {
     const dashboard = await startDashboard({
       port: opts.port,
       host: opts.host,
+      allowedHosts,
       watching,
       read,
       onError: (e) => process.stderr.write(`panta dashboard: ${e.message.split('\n')[0]}\n`),
     });
     closers.unshift(() => dashboard.close());
     process.stderr.write(`panta dashboard: ${dashboard.url} (metrics: ${dashboard.url}metrics) watching ${watching}\n`);
+    if (!isLoopbackHost(opts.host)) {
+      const where = opts.host === '0.0.0.0' || opts.host === '::' ? 'every network interface' : opts.host;
+      process.stderr.write(
+        `panta dashboard: warning: the dashboard is exposed on ${where}: whoever reaches this machine on port ${dashboard.port} sees the sweeps it watches (no login); bind --host 127.0.0.1 unless that is intended\n`,
+      );
+    }
     await new Promise<void>((done) => {
       const stop = () => {
         process.off('SIGTERM', stop);
@@ -75,6 +85,16 @@ export async function dashboardCommand(opts: DashboardFlags): Promise<number> {
   } finally {
     for (const close of closers) await close().catch(() => undefined);
   }
+}
+
+/** `--allowed-hosts a,b`: host names (no scheme, port or path). */
+function parseHosts(list: string | undefined): string[] {
+  if (list === undefined) return [];
+  const names = list.split(',').map((n) => n.trim()).filter((n) => n !== '');
+  for (const n of names) {
+    if (!/^(\[[0-9a-f:.]+\]|[a-z0-9_.-]+)$/i.test(n)) throw new InputError('--allowed-hosts', '', `"${n}" is not a host name`, 'give host names separated by commas, without scheme, port or path, e.g. --allowed-hosts panta.example.org,dash.lan');
+  }
+  return names;
 }
 
 function sweepView(s: SweepStatus): SweepView {
