@@ -1,9 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DashboardState, CurvesView } from '@panta/report';
+import { hostAllowed, startDashboard, type DashboardState, type CurvesView } from '@panta/report';
 import { RHEON6, panta, pantaAsync, pantaProcess, tempDir, writeSpec, type PantaProcess } from '../../../test/helpers.js';
 import { RedisServer, freePort } from '../../../test/redis-server.js';
 import { expositionProblems, parseExposition, sampleValue } from './prometheus-text.js';
@@ -295,4 +297,75 @@ describe('panta dashboard: bad input', () => {
     expect(port.code).toBe(2);
     expect(port.stderr).toMatch(/--port/);
   });
+});
+
+/** A GET with the Host header as given (fetch will not forge it). */
+function getWithHost(url: string, host: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers: { host } }, (res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => (body += d.toString()));
+      res.on('end', () => resolve({ status: res.statusCode!, body }));
+    });
+    req.once('error', reject);
+    req.end();
+  });
+}
+
+describe('panta dashboard: DNS rebinding and exposure', () => {
+  it('hostAllowed: loopback names, IP addresses, this machine, the names given; nothing else', () => {
+    for (const h of ['localhost:8080', 'LOCALHOST.', 'app.localhost', '127.0.0.1:80', '[::1]:8080', '10.1.2.3', `${hostname()}:8080`, 'dash.example:443']) {
+      expect(hostAllowed(h, ['dash.example']), h).toBe(true);
+    }
+    for (const h of ['evil.example', 'evil.example:8080', 'localhost.evil.example', '127.0.0.1.nip.io', 'dash.example.evil.example', 'xn--dash']) {
+      expect(hostAllowed(h, ['dash.example']), h).toBe(false);
+    }
+  });
+
+  it('a running dashboard answers its own names and 403 with one line to a forged Host, on every path', async () => {
+    const dashboard = await startDashboard({ port: 0, watching: 'nothing', read: async () => ({ sweeps: [], corpora: [], notes: [] }), allowedHosts: ['proxy.example'] });
+    try {
+      const port = dashboard.port;
+      for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `proxy.example:${port}`]) {
+        const r = await getWithHost(`${dashboard.url}api/state`, host);
+        expect(r.status, host).toBe(200);
+        expect(JSON.parse(r.body)).toMatchObject({ watching: 'nothing' });
+      }
+      for (const path of ['', 'api/state', 'events', 'metrics', 'healthz']) {
+        const r = await getWithHost(`${dashboard.url}${path}`, `rebind.evil.example:${port}`);
+        expect(r.status, path).toBe(403);
+        expect(r.body).toBe('host "rebind.evil.example" is not one this server answers to (DNS rebinding protection); fix: open it as localhost or by its IP address, or start it with --allowed-hosts rebind.evil.example\n');
+      }
+    } finally {
+      await dashboard.close();
+    }
+  });
+
+  it('`--host 0.0.0.0` warns that the dashboard is exposed; `--allowed-hosts` names are answered, others refused', async () => {
+    const dir = tempDir('panta-dashboard-exposed-');
+    const out = join(dir, 'corpus');
+    const made = await pantaAsync(['run', writeSpec(dir, spec('exposed', 0, 2).replace('trials: 3', 'trials: 1').replace('sweeps: 4', 'sweeps: 1')), '--out', out]);
+    expect(made.code, made.stderr).toBe(0);
+    const port = await freePort();
+    const d = start(['dashboard', '--corpus', out, '--port', String(port), '--host', '0.0.0.0', '--allowed-hosts', 'dash.example, other.example']);
+    await waitFor('the dashboard and its warning', async () => d.stderr().includes('unless that is intended\n'));
+    expect(d.stderr()).toContain(
+      `panta dashboard: warning: the dashboard is exposed on every network interface: whoever reaches this machine on port ${port} sees the sweeps it watches (no login); bind --host 127.0.0.1 unless that is intended`,
+    );
+    expect((await getWithHost(`http://127.0.0.1:${port}/healthz`, `dash.example:${port}`)).status).toBe(200);
+    expect((await getWithHost(`http://127.0.0.1:${port}/healthz`, `evil.example:${port}`)).status).toBe(403);
+    d.kill('SIGTERM');
+    expect((await d.exited).code).toBe(0);
+
+    const quiet = start(['dashboard', '--corpus', out, '--port', '0']);
+    await waitFor('the loopback dashboard', async () => quiet.stderr().includes('panta dashboard: http://'));
+    quiet.kill('SIGTERM');
+    const ended = await quiet.exited;
+    expect(ended.code).toBe(0);
+    expect(ended.stderr).toMatch(/^panta dashboard: http:\/\/127\.0\.0\.1:\d+\/ .*\n$/);
+
+    const bad = panta(['dashboard', '--corpus', out, '--allowed-hosts', 'http://x/']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toBe('panta: --allowed-hosts: "http://x/" is not a host name; fix: give host names separated by commas, without scheme, port or path, e.g. --allowed-hosts panta.example.org,dash.lan\n');
+  }, 120_000);
 });
