@@ -1,0 +1,96 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, statSync, truncateSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import { RHEON6, ROOT, panta, pantaAsync, pantaProcess, tempDir, writeSpec, type PantaProcess } from '../../../test/helpers.js';
+
+// What a newcomer meets on a first sweep: npm's own warnings, the summary, paths, a resume and its repairs.
+
+const started: PantaProcess[] = [];
+afterAll(() => {
+  for (const p of started) p.kill('SIGKILL');
+});
+
+/** Two runs of 16 agents x 11 sweeps at 50 ms a call, two in flight: about 9 s, long enough to interrupt. */
+const SPEC = `
+name: friction
+dataset: ${RHEON6}
+prompts: [fq117]
+geometries: [ring]
+sizes: [16]
+temperatures: [0.5, 1.0]
+trials: 1
+sweeps: 10
+seed: 11
+backend: {kind: surrogate, latency_ms: 50}
+encoders: [{name: h64, kind: hashing, dim: 64}]
+max_tokens: 40
+concurrency: 2
+`;
+
+describe('npm', () => {
+  it('runs `npx panta` without a warning (no unknown project config), and onnxruntime-node\'s CUDA download stays off', () => {
+    const r = spawnSync('npx', ['--no-install', 'panta', '--help'], { cwd: ROOT, encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).not.toMatch(/npm warn/i);
+    expect(r.stdout).toMatch(/^Usage: panta/);
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { allowScripts?: Record<string, boolean> };
+    expect(pkg.allowScripts?.['onnxruntime-node']).toBe(false);
+  });
+});
+
+describe('panta run, interrupted and resumed with a damaged part', () => {
+  const dir = tempDir('panta-friction-');
+  const out = join(dir, 'corpus');
+
+  it('says where the corpus goes as an absolute path, the encoder by name, and what a resume found and repaired', async () => {
+    writeSpec(dir, SPEC);
+    // Relative paths on the command line, from the spec's folder: everything printed is absolute.
+    const first = pantaProcess(['run', 'spec.yaml', '--out', 'corpus'], {}, dir);
+    started.push(first);
+    const status = join(out, '.state', 'status.json');
+    for (let i = 0; i < 600; i++) {
+      if (existsSync(status) && (JSON.parse(readFileSync(status, 'utf8')) as { eventsWritten: number }).eventsWritten >= 40) break;
+      await sleep(100);
+    }
+    first.kill('SIGINT');
+    const stopped = await first.exited;
+    expect(stopped.code, stopped.stderr).toBe(130);
+    expect(stopped.stderr).toContain(`panta: 2 runs, 352 events -> ${out}\n`);
+    expect(stopped.stderr).toContain(`panta: stopped; written events are saved in ${out}: run the same command to resume\n`);
+
+    // What is on disk, and one part cut in half (a disk that lost its tail).
+    const shards = readdirSync(join(out, 'events')).filter((n) => n.endsWith('.parquet'));
+    const partial = readdirSync(join(out, 'events', '.parts')).filter((r) => readdirSync(join(out, 'events', '.parts', r)).length > 0);
+    expect(partial.length).toBeGreaterThan(0);
+    const runDir = join(out, 'events', '.parts', partial[0]!);
+    const damaged = join(runDir, readdirSync(runDir).sort().at(-1)!);
+    truncateSync(damaged, Math.floor(statSync(damaged).size / 2));
+
+    const resumed = await pantaAsync(['run', 'spec.yaml', '--out', 'corpus'], dir);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const lines = resumed.stderr.split('\n');
+    expect(lines[0]).toBe(`panta: 2 runs, 352 events -> ${out}`);
+    expect(lines[1]).toBe(`panta: resuming ${2 - shards.length} of 2 runs (${shards.length} complete on disk, ${partial.length} partly written)`);
+    expect(resumed.stderr).toContain(`panta: run ${partial[0]}: discarded 1 damaged file (${damaged}); the run continues after its last good part\n`);
+    expect(resumed.stdout).toContain('final sweep, mean over trials (encoder: h64):');
+    expect(resumed.stdout).toMatch(new RegExp(`complete: 2/2 runs, 352 events in [\\d.]+ s; corpus: ${out}\\n$`));
+
+    // The progress lines: no rate or ETA before there is signal; tokens are those generated (at most
+    // max_tokens a call), not prompt and completion together.
+    const progress = lines.filter((l) => l.startsWith('events '));
+    expect(progress[0]).toMatch(/\| -- ev\/s \|.*\| ETA --$/);
+    for (const l of progress) {
+      const m = /calls in flight \d+, ([\d,-]+)\/s \| ([\d,-]+) tok\/s/.exec(l)!;
+      if (m[1] === '--' || m[2] === '--') continue;
+      expect(Number(m[2]!.replaceAll(',', '')), l).toBeLessThanOrEqual(40 * Number(m[1]!.replaceAll(',', '')) * 1.5 + 1);
+    }
+
+    const log = readFileSync(join(out, 'log.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const startedEntries = log.filter((e) => e.msg === 'sweep started');
+    expect(startedEntries.at(-1)).toMatchObject({ resumed: true, runsComplete: shards.length, runsPartial: partial.length });
+    expect(log.find((e) => e.msg === 'discarded damaged files of a run: it resumes after its last good part')).toMatchObject({ run: partial[0], discarded: [damaged] });
+    expect(panta(['verify', out]).code).toBe(0);
+  }, 180_000);
+});
