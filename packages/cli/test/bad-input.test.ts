@@ -54,7 +54,7 @@ describe('bad input: exit 2, one line naming file, field and fix, nothing writte
     const spec = writeSpec(dir, GOOD.replace(RHEON6, data).replace('prompts: [fq117]\n', ''));
     const r = panta(['run', spec, '--out', join(dir, 'out')]);
     expect(r.code).toBe(2);
-    expect(r.stderr.trim()).toMatch(/prompts\.jsonl: line 2: accepted: expected array, got "x"; fix: /);
+    expect(r.stderr.trim()).toMatch(/prompts\.jsonl: line 2: accepted: expected a list, got "x"; fix: write a list/);
     expect(existsSync(join(dir, 'out'))).toBe(false);
   });
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { InputError } from './errors.js';
-import { issueToInputError } from './spec/parse.js';
+import { firstIssue, issueToInputError } from './spec/parse.js';
 
 /** One prompt of a prompt set (a line of datasets/*.jsonl). */
 export const promptSchema = z.strictObject({
@@ -33,7 +33,7 @@ export function parseDataset(text: string, file: string): Prompt[] {
     }
     const parsed = promptSchema.safeParse(value);
     if (!parsed.success) {
-      const err = issueToInputError(file, parsed.error.issues[0]!, value);
+      const err = issueToInputError(file, firstIssue(parsed.error.issues), value);
       throw new InputError(file, `${where}: ${err.field}`, err.problem, err.fix);
     }
     if (seen.has(parsed.data.id)) {

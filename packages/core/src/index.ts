@@ -4,6 +4,7 @@ export * from './errors.js';
 export * from './spec/schema.js';
 export * from './spec/backend.js';
 export * from './spec/parse.js';
+export * from './spec/bounds.js';
 export * from './dataset.js';
 export * from './answers.js';
 export * from './prompt.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { redactValue } from '@panta/core';
+import { InputError, redactValue } from '@panta/core';
 
 export const CORPUS_FORMAT = 'panta-corpus/1';
 
@@ -41,6 +41,28 @@ export function readManifest(out: string): Manifest | null {
   const file = manifestPath(out);
   if (!existsSync(file)) return null;
   return JSON.parse(readFileSync(file, 'utf8')) as Manifest;
+}
+
+/**
+ * The manifest of a folder a sweep is about to write into, or null for a folder without one. A damaged
+ * manifest is bad input naming the file: writing on would mix whatever the folder holds with a new sweep.
+ */
+export function readManifestToResume(out: string): Manifest | null {
+  const file = manifestPath(out);
+  const fix = `restore ${file} to resume the sweep, or choose another --out (or delete ${out} to start over)`;
+  let manifest: unknown;
+  try {
+    if (!existsSync(file)) return null;
+    manifest = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === 'EISDIR' ? 'a folder, not a file' : code ? `cannot be read (${code})` : `not valid JSON (${(e as Error).message})`;
+    throw new InputError(file, '', `unreadable manifest: ${why}`, fix);
+  }
+  if (manifest === null || typeof manifest !== 'object' || Array.isArray(manifest) || typeof (manifest as Manifest).fingerprint !== 'string') {
+    throw new InputError(file, '', 'not a Panta manifest (no fingerprint)', fix);
+  }
+  return manifest as Manifest;
 }
 
 /**

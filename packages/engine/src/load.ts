@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import {
   DEFAULT_TEMPLATE,
@@ -9,8 +9,12 @@ import {
   Schedule,
   graphFor,
   GeometryError,
-  parseEdgeList,
+  parseEdgeFile,
   validateEdges,
+  edgeListSize,
+  checkSweepBounds,
+  geometryLabel,
+  type GeometrySpec,
   type Edge,
   checkBackendLimits,
   checkContextBudget,
@@ -50,23 +54,103 @@ export interface SweepOverrides {
   seed?: number;
 }
 
-function readInput(file: string, what: string, fromFile: string, field: string): string {
-  if (!existsSync(file)) throw new InputError(fromFile, field, `${what} ${file} does not exist`, 'correct the path (relative to the spec file)');
-  return readFileSync(file, 'utf8');
+/** Why a path cannot be read as a file, in words, or null when it can (ENOENT, EISDIR, EACCES...). */
+function unreadable(file: string): string | null {
+  try {
+    if (statSync(file).isDirectory()) return 'is a folder, not a file';
+    return null;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return 'does not exist';
+    if (code === 'ENOTDIR') return 'does not exist (a part of its path is a file, not a folder)';
+    if (code === 'EACCES' || code === 'EPERM') return 'cannot be read (permission denied)';
+    return `cannot be read (${code ?? (e as Error).message})`;
+  }
 }
 
-/** An edge list file, parsed and checked by core's parser; its problems become one-line input errors. */
-function parseEdges(text: string, file: string): Edge[] {
+/** Reads a file a spec names; a path that is missing, a folder or unreadable is the spec's field's fault. */
+function readInput(file: string, what: string, fromFile: string, field: string): string {
+  const problem = unreadable(file);
+  if (problem) throw new InputError(fromFile, field, `${what} ${file} ${problem}`, 'correct the path (relative to the spec file)');
   try {
-    const edges = parseEdgeList(text, file);
+    return readFileSync(file, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+    throw new InputError(fromFile, field, `${what} ${file} cannot be read (${code})`, 'correct the path (relative to the spec file), or make the file readable');
+  }
+}
+
+/** An edge list file, parsed and checked by core's parser; its problems become one-line input errors naming the line. */
+interface EdgeFile {
+  file: string;
+  edges: Edge[];
+  /** The 1-based line of each edge. */
+  lines: number[];
+}
+
+const EDGES_FIX = 'write one undirected edge per line as "i j" with 0-based agent indices, no self-loops or repeats';
+
+function parseEdges(text: string, file: string): EdgeFile {
+  try {
+    const { edges, lines } = parseEdgeFile(text, file);
     const problem = validateEdges(edges);
-    if (problem) throw new GeometryError(problem);
-    return edges;
+    if (problem) {
+      // validateEdges names an edge by its position in the list: the user needs its line.
+      const at = /^edge #(\d+) (.*)$/.exec(problem);
+      if (at) throw new InputError(file, `line ${lines[Number(at[1])]}`, `edge ${at[2]}`, EDGES_FIX);
+      throw new InputError(file, '', problem, EDGES_FIX);
+    }
+    return { file, edges, lines };
   } catch (e) {
     if (!(e instanceof GeometryError)) throw e;
     const at = /^.*:(\d+): (.*)$/.exec(e.message);
-    throw new InputError(file, at ? `line ${at[1]}` : '', at ? at[2]! : e.message, 'write one undirected edge per line as "i j" with 0-based agent indices, no self-loops or repeats');
+    throw new InputError(file, at ? `line ${at[1]}` : '', at ? at[2]! : e.message, EDGES_FIX);
   }
+}
+
+/**
+ * An edge list and the spec's sizes must agree: a size the spec gives for an `edges` geometry is the
+ * population, so the file must name exactly agents 0..N-1 (an index past N, or a file with fewer agents
+ * than N, is refused instead of running at the file's own size).
+ */
+function checkEdgeSizes(spec: SweepSpec, file: string, edgeFiles: ReadonlyMap<string, EdgeFile>): void {
+  spec.geometries.forEach((g: GeometrySpec) => {
+    if (g.kind !== 'edges') return;
+    const label = geometryLabel(g);
+    let sizes: number[] | undefined;
+    let field = 'sizes';
+    if (Array.isArray(spec.sizes)) sizes = spec.sizes;
+    else {
+      const key = label in spec.sizes ? label : 'edges' in spec.sizes ? 'edges' : undefined;
+      if (key !== undefined) {
+        sizes = spec.sizes[key];
+        field = `sizes.${key}`;
+      }
+    }
+    if (!sizes) return;
+    const list = edgeFiles.get(g.path)!;
+    const own = edgeListSize(list.edges);
+    sizes.forEach((n, i) => {
+      if (n === own) return;
+      const mapHint = Array.isArray(spec.sizes) ? ` (give sizes as a map, e.g. {${label}: [${own}], ...}, when other geometries need other sizes)` : '';
+      if (n < own) {
+        const e = list.edges.findIndex(([u, v]) => u >= n || v >= n);
+        const [u, v] = list.edges[e]!;
+        throw new InputError(
+          list.file,
+          `line ${list.lines[e]}`,
+          `agent ${Math.max(u, v)} is out of range for N = ${n} (${field}[${i}] in ${file})`,
+          `use agent indices 0..${n - 1}, or make ${field}[${i}] ${own}, the file's number of agents${mapHint}`,
+        );
+      }
+      throw new InputError(
+        list.file,
+        '',
+        `names agents 0..${own - 1} only (N = ${own}), but ${field}[${i}] in ${file} is ${n}`,
+        `make ${field}[${i}] ${own}${mapHint}, or add edges for agents ${own}..${n - 1}`,
+      );
+    });
+  });
 }
 
 /** Where a backend is and how it is called: settings that do not change what it answers. */
@@ -110,8 +194,16 @@ function checkControls(spec: SweepSpec, file: string): void {
 
 export function loadSweep(specPath: string, overrides: SweepOverrides = {}): LoadedSweep {
   const specFile = resolve(specPath);
-  if (!existsSync(specFile)) throw new InputError(specPath, '', 'the sweep spec does not exist', 'give the path of a YAML sweep spec, e.g. examples/quickstart.yaml');
-  const spec = parseSweepSpec(readFileSync(specFile, 'utf8'), specPath);
+  const unusable = unreadable(specFile);
+  if (unusable) throw new InputError(specPath, '', `the sweep spec ${unusable}`, 'give the path of a YAML sweep spec, e.g. examples/quickstart.yaml');
+  let specText: string;
+  try {
+    specText = readFileSync(specFile, 'utf8');
+  } catch (e) {
+    throw new InputError(specPath, '', `the sweep spec cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, 'make it readable, or give another spec');
+  }
+  const spec = parseSweepSpec(specText, specPath);
+  if (overrides.out !== undefined && overrides.out.trim() === '') throw new InputError('--out', '', 'an empty path', 'give the output folder, e.g. --out runs/mine');
   if (overrides.concurrency !== undefined) spec.concurrency = overrides.concurrency;
   if (overrides.seed !== undefined) spec.seed = overrides.seed;
   const base = dirname(specFile);
@@ -126,14 +218,18 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
     template = parseTemplate(templateText, file);
   }
   const edgeLists = new Map<string, Edge[]>();
+  const edgeFiles = new Map<string, EdgeFile>();
   const edgeTexts: string[] = [];
   spec.geometries.forEach((g, i) => {
     if (g.kind !== 'edges' || edgeLists.has(g.path)) return;
     const file = resolve(base, g.path);
     const text = readInput(file, 'edge list', specPath, `geometries[${i}].path`);
-    edgeLists.set(g.path, parseEdges(text, file));
+    const parsed = parseEdges(text, file);
+    edgeFiles.set(g.path, parsed);
+    edgeLists.set(g.path, parsed.edges);
     edgeTexts.push(text);
   });
+  checkEdgeSizes(spec, specPath, edgeFiles);
   let population: PopulationEntry[] | undefined;
   let populationText = '';
   if (spec.population) {
@@ -142,6 +238,8 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
     population = parsePopulation(populationText, file);
   }
   checkControls(spec, specPath);
+  // Before planning, which builds every graph: a grid too large to hold is refused, not allocated.
+  checkSweepBounds(spec, prompts.length, specPath, (path) => edgeListSize(edgeLists.get(path)!));
   const runs = planSweep(spec, prompts, specPath, edgeLists, population);
   checkBackendLimits(spec, specPath);
   checkContextBudget(spec, runs, template, specPath);

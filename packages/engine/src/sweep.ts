@@ -1,5 +1,5 @@
 import { InputError, sweepEvents, type EncoderColumn, type RunPlan, type SweepSpec } from '@panta/core';
-import { acquireOutLock, readManifest, runsOnDisk, shardProgress, type OutLock, type OutLockHolder } from '@panta/corpus';
+import { acquireOutLock, readManifestToResume, runsOnDisk, shardProgress, type OutLock, type OutLockHolder } from '@panta/corpus';
 import { openEncoder, type Encoder } from '@panta/embed';
 import { createJudge } from '@panta/judge';
 import { createBackend } from '@panta/llm';
@@ -8,6 +8,7 @@ import { Executor, type ActiveRun, type ExecutorProgress } from './executor.js';
 import { finishSweep, startManifest, type SweepSummary } from './finish.js';
 import { InProcessTransport } from './in-process-transport.js';
 import { LiveStatusWriter } from './live-status.js';
+import { checkOutFolder, makeOutFolder } from './out-folder.js';
 import { loadSweep, plannerFor, type LoadedSweep, type SweepOverrides } from './load.js';
 import { sweepLogger, type Logger } from './log.js';
 import { SweepCorpus, readVersionTexts, runEnd } from './sweep-corpus.js';
@@ -63,7 +64,8 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
 async function sweepLocked(specPath: string, options: RunSweepOptions, held: { lock?: OutLock }): Promise<SweepSummary> {
   const sweep = loadSweep(specPath, options);
   const { spec, out, runs } = sweep;
-  const previous = readManifest(out);
+  checkOutFolder(out);
+  const previous = readManifestToResume(out);
   if (previous && previous.fingerprint !== sweep.fingerprint) {
     throw new InputError(specPath, 'out', `${out} holds a corpus of a different sweep`, 'choose another --out, or delete that folder to start over');
   }
@@ -75,6 +77,7 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
   const judge = createJudge(spec.judge, specPath, sweep.prompts, out);
   options.onPlan?.(sweep);
   try {
+    makeOutFolder(out);
     held.lock = acquireOutLock(out);
   } catch (error) {
     await Promise.all([backend.close(), judge.close(), ...encoders.map((e) => e.close())]);

@@ -10,23 +10,30 @@ export type Edge = [number, number];
  * `validateEdges` / `edgesGraph`.
  */
 export function parseEdgeList(text: string, file = 'edges file'): Edge[] {
+  return parseEdgeFile(text, file).edges;
+}
+
+/** parseEdgeList, with the 1-based line of each edge (to name the line of a problem found later). */
+export function parseEdgeFile(text: string, file = 'edges file'): { edges: Edge[]; lines: number[] } {
   const edges: Edge[] = [];
-  const lines = text.split(/\r?\n/);
-  for (let ln = 0; ln < lines.length; ln++) {
-    const line = lines[ln].trim();
+  const lines: number[] = [];
+  const rows = text.split(/\r?\n/);
+  for (let ln = 0; ln < rows.length; ln++) {
+    const line = rows[ln].trim();
     if (line === '' || line.startsWith('#') || line.startsWith('%')) continue;
     const cols = line.split(/[\s,]+/);
     const where = `${file}:${ln + 1}`;
     if (cols.length !== 2) {
-      throw new GeometryError(`${where}: expected two 0-based agent indices "i j", got "${line}"`);
+      throw new GeometryError(`${where}: expected two 0-based agent indices "i j", got "${line.length > 60 ? `${line.slice(0, 57)}...` : line}"`);
     }
     const pair = cols.map((c) => {
-      if (!/^\d+$/.test(c)) throw new GeometryError(`${where}: "${c}" is not a non-negative integer agent index`);
+      if (!/^\d+$/.test(c)) throw new GeometryError(`${where}: "${c.length > 30 ? `${c.slice(0, 27)}...` : c}" is not a non-negative integer agent index`);
       return Number(c);
     });
     edges.push([pair[0], pair[1]]);
+    lines.push(ln + 1);
   }
-  return edges;
+  return { edges, lines };
 }
 
 /** Population size implied by an edge list: the largest index + 1. */

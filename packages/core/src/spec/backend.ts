@@ -1,5 +1,11 @@
 import { z } from 'zod';
 
+/** Models are served over HTTP: any other scheme (ftp:, file:) would only fail at the first call, after retries. */
+const httpUrl = z.url({ protocol: /^https?$/, error: 'an http:// or https:// URL' });
+
+/** setTimeout holds at most 2^31 - 1 ms (24.8 days); a longer delay would fire at once. */
+const MAX_TIMER_MS = 2_147_483_647;
+
 /** The surrogate: a seeded Potts-like agent, the embedded default (see packages/llm). */
 export const surrogateBackendSchema = z.strictObject({
   kind: z.literal('surrogate'),
@@ -20,7 +26,7 @@ export const surrogateBackendSchema = z.strictObject({
   /** Added to the field of the answer a hidden belief names (heterogeneous populations). */
   belief: z.number().default(2),
   /** Simulated call latency, for benchmarks of the executor (0: answer at once). */
-  latency_ms: z.number().nonnegative().default(0),
+  latency_ms: z.number().nonnegative().max(MAX_TIMER_MS).default(0),
 });
 
 /** Optional price table (any currency, per million tokens): with it, runs report a cost. */
@@ -34,18 +40,18 @@ const endpointFields = {
    * One endpoint or several, balanced by least in-flight. OpenAI-compatible: the API root, e.g.
    * `http://host:8000/v1` (a bare `http://host:8000` gets `/v1`). Anthropic: the origin (a trailing `/v1` is dropped).
    */
-  base_url: z.union([z.url(), z.array(z.url()).min(1)]),
+  base_url: z.union([httpUrl, z.array(httpUrl).min(1)]),
   model: z.string().min(1),
   /** Environment variable holding the API key (it must then be set). Default: none, the key `EMPTY` (local servers). */
   api_key_env: z.string().optional(),
   /** Requests open at once per endpoint (default 64); more wait in a FIFO queue. */
-  max_in_flight: z.int().positive().default(64),
+  max_in_flight: z.int().min(1).default(64),
   /** Timeout of one attempt, from sending to the whole reply read (default 120000). */
-  timeout_ms: z.int().positive().default(120_000),
+  timeout_ms: z.int().min(1).max(MAX_TIMER_MS).default(120_000),
   /** Retries after the first attempt on 429, 408, 409, 5xx, timeouts, resets and malformed replies (default 8). */
   max_retries: z.int().nonnegative().default(8),
   /** The model's context window; prompts estimated beyond it fail the plan. Default: no check. */
-  max_context_tokens: z.int().positive().optional(),
+  max_context_tokens: z.int().min(1).optional(),
   /** Default: no price, no cost reported. */
   price: priceSchema.optional(),
 };
@@ -63,7 +69,7 @@ export const anthropicBackendSchema = z.strictObject({
   kind: z.literal('anthropic'),
   ...endpointFields,
   /** Default: the SDK's, https://api.anthropic.com (or ANTHROPIC_BASE_URL). */
-  base_url: z.url().optional(),
+  base_url: httpUrl.optional(),
   /**
    * The `anthropic-version` header (default 2023-06-01, the version that accepts a sampling temperature).
    * Versions from 2026-10-21 (the SDK 1.x default) refuse temperature, top_p and top_k with a 400, so with

@@ -1,6 +1,22 @@
 import { z } from 'zod';
-import { geometrySchema } from '../geometry/index.js';
+import { geometryLabel, geometrySchema } from '../geometry/index.js';
 import { backendSchema } from './backend.js';
+import { MAX_RUNS, MAX_SWEEPS } from './bounds.js';
+
+/**
+ * Refuses a list with a repeated entry (by `key`), blaming the repeat itself (`temperatures[1]`): a
+ * repeated grid value would make two runs with one id, and a repeated encoder two columns with one name.
+ */
+function noRepeats<T>(key: (entry: T) => unknown = (entry) => entry, show: (entry: T) => string = (entry) => JSON.stringify(entry)) {
+  return (list: readonly T[], ctx: z.RefinementCtx): void => {
+    const seen = new Map<unknown, number>();
+    list.forEach((entry, i) => {
+      const first = seen.get(key(entry));
+      if (first === undefined) seen.set(key(entry), i);
+      else ctx.addIssue({ code: 'custom', path: [i], input: entry, message: `${show(entry)} is listed twice (first at index ${first})`, params: { fix: 'remove the repeated entry' } });
+    });
+  };
+}
 
 const encoderName = z.string().regex(/^[a-z][a-z0-9_]*$/, 'lowercase letters, digits and _ only, starting with a letter');
 
@@ -11,13 +27,13 @@ export const encoderSchema = z.discriminatedUnion('kind', [
     kind: z.literal('onnx'),
     path: z.string().min(1),
     /** Most sentences in one session run (the micro-batcher gathers concurrent events up to this). */
-    max_batch: z.int().positive().default(32),
+    max_batch: z.int().min(1).default(32),
     /** How long the micro-batcher waits for more sentences before it runs a batch, in ms. */
     max_wait_ms: z.int().nonnegative().default(2),
     /** Caps the model's own sequence length (tokens); default the model's. */
-    max_length: z.int().positive().optional(),
+    max_length: z.int().min(1).optional(),
     /** onnxruntime intra-op threads; default onnxruntime's choice. */
-    threads: z.int().positive().optional(),
+    threads: z.int().min(1).optional(),
     /** cuda needs onnxruntime-node's GPU build; asking for it without one is an error, never a silent fallback. */
     device: z.enum(['cpu', 'cuda']).default('cpu'),
   }),
@@ -32,7 +48,7 @@ export const judgeSchema = z.discriminatedUnion('kind', [
 export const PROTOCOLS = ['glauber', 'isolated', 'ssvp', 'belief-board', 'drift-policy'] as const;
 const protocolSchema = z.enum(PROTOCOLS);
 
-const sizeList = z.array(z.int().positive()).min(1);
+const sizeList = z.array(z.int().min(1)).min(1).superRefine(noRepeats<number>());
 
 /** The sweep spec of DESIGN.md section 3. Every key is documented with its default. */
 export const sweepSpecSchema = z.strictObject({
@@ -41,31 +57,38 @@ export const sweepSpecSchema = z.strictObject({
   /** JSON-lines prompt set, relative to the spec file. */
   dataset: z.string().min(1),
   /** Prompt ids to run; default every prompt of the dataset. */
-  prompts: z.array(z.string().min(1)).min(1).optional(),
-  geometries: z.array(geometrySchema).min(1),
+  prompts: z.array(z.string().min(1)).min(1).superRefine(noRepeats<string>()).optional(),
+  geometries: z
+    .array(geometrySchema)
+    .min(1)
+    .superRefine(noRepeats(geometryLabel, (g) => `geometry ${geometryLabel(g)}`)),
   /** A list that fits every geometry, or a map from geometry label (or kind) to its own list. */
   sizes: z.union([sizeList, z.record(z.string(), sizeList)]),
-  temperatures: z.array(z.number().nonnegative()).min(1),
-  trials: z.int().positive().default(1),
+  temperatures: z.array(z.number().nonnegative()).min(1).superRefine(noRepeats<number>()),
+  trials: z.int().min(1).max(MAX_RUNS).default(1),
   /** Sweeps after the initial answers: each run has (sweeps + 1) * N events. */
-  sweeps: z.int().positive().default(10),
+  sweeps: z.int().min(1).max(MAX_SWEEPS).default(10),
   /** Seed of the whole sweep; each run's seed is derived from it and the run id. */
   seed: z.int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
   dynamics: z.enum(['asynchronous', 'synchronous']).default('asynchronous'),
   /** A coordination protocol, or a list of them (a gridded axis). */
-  protocol: z.union([protocolSchema, z.array(protocolSchema).min(1)]).default('glauber'),
+  protocol: z.union([protocolSchema, z.array(protocolSchema).min(1).superRefine(noRepeats<string>())]).default('glauber'),
   backend: backendSchema.prefault({ kind: 'surrogate' }),
-  encoders: z.array(encoderSchema).min(1).prefault([{ name: 'hashing', kind: 'hashing' }]),
+  encoders: z
+    .array(encoderSchema)
+    .min(1)
+    .superRefine(noRepeats((e: { name: string }) => e.name, (e) => `encoder name "${e.name}"`))
+    .prefault([{ name: 'hashing', kind: 'hashing' }]),
   judge: judgeSchema.prefault({ kind: 'reference' }),
   /** Prompt template file, relative to the spec file; default the shipped template. */
   template: z.string().min(1).optional(),
-  max_tokens: z.int().positive().default(100),
+  max_tokens: z.int().min(1).default(100),
   /** Ask for exactly max_tokens tokens (vLLM: min_tokens = max_tokens). */
   fixed_length: z.boolean().default(false),
   /** zca: regularised ZCA whitening per (prompt, encoder); raw: spins are the raw embeddings. */
   whitening: z.enum(['zca', 'raw']).default('zca'),
   /** Events in flight at once. */
-  concurrency: z.int().positive().max(65_536).default(64),
+  concurrency: z.int().min(1).max(65_536).default(64),
   /**
    * Planner look-ahead: how many events past the oldest unwritten one may be planned. It bounds the
    * parallelism the planner can find and the results held before they are written (about 2 KB each). The
