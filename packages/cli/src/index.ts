@@ -1,1 +1,1 @@
-export { main, buildProgram } from './main.js';
+export { main, buildProgram, runCli, type CliIo } from './main.js';

@@ -1,42 +1,37 @@
-import { Command, InvalidArgumentError } from 'commander';
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError, Option } from 'commander';
 import { EXIT, reportError } from './errors.js';
+import { httpUrl, intIn, numberIn, path, port, specValue, timerMs } from './option-values.js';
 
-function positiveInt(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive integer');
-  return n;
+/** The package's version (`panta --version`). */
+function version(): string {
+  return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
 
-function seedValue(value: string): number {
-  const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < 0) throw new InvalidArgumentError('expected a non-negative integer');
-  return n;
-}
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
-function portValue(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('expected a port from 0 (any free one) to 65535');
-  return n;
-}
+/** setTimeout holds at most 2^31 - 1 ms; a longer latency would fire at once. */
+const MAX_TIMER_MS = 2_147_483_647;
 
 /** The `panta` command: a thin layer over the programmatic API, heavy modules imported lazily. */
 export function buildProgram(setExit: (code: number) => void): Command {
   const program = new Command('panta')
     .description('Populations of interacting LLM agents on interaction graphs: exact dynamics, order parameters, Parquet corpora.')
-    .showHelpAfterError()
-    .exitOverride();
+    .version(version(), '-V, --version', 'print the version')
+    // A usage error is one line (see usageLine), not commander's message followed by the whole help.
+    .configureOutput({ outputError: () => undefined });
 
-  const metricsPortOption = ['--metrics-port <p>', 'serve Prometheus metrics of this process at http://HOST:P/metrics (0: any free port)', portValue] as const;
+  const metricsPortOption = ['--metrics-port <p>', 'serve Prometheus metrics of this process at http://HOST:P/metrics (0: any free port)', port] as const;
   const metricsHostOption = ['--metrics-host <h>', 'interface the metrics are served on', '127.0.0.1'] as const;
 
   program
     .command('run')
     .description('run a sweep embedded (one process), or resume the partial corpus in its output folder')
     .argument('<spec>', 'sweep spec (YAML)')
-    .option('--out <dir>', 'output folder (default: the spec\'s out, else runs/<name>)')
-    .option('--concurrency <n>', 'events in flight at once', positiveInt)
-    .option('--seed <s>', 'sweep seed (overrides the spec)', seedValue)
-    .option('--log-level <level>', 'level of the JSON log in <out>/log.jsonl: debug (every retry), info, warn, error, silent', 'info')
+    .option('--out <dir>', 'output folder (default: the spec\'s out, else runs/<name>)', path)
+    .option('--concurrency <n>', 'events in flight at once (1 to 65536, as in the spec)', specValue('concurrency'))
+    .option('--seed <s>', 'sweep seed (overrides the spec)', specValue('seed'))
+    .addOption(new Option('--log-level <level>', 'level of the JSON log in <out>/log.jsonl: debug (every retry), info, warn, error, silent').choices(LOG_LEVELS).default('info'))
     .option(...metricsPortOption)
     .option(...metricsHostOption)
     .action(async (spec: string, opts: { out?: string; concurrency?: number; seed?: number; logLevel?: string; metricsPort?: number; metricsHost?: string }) => {
@@ -45,18 +40,18 @@ export function buildProgram(setExit: (code: number) => void): Command {
     });
 
   const redisOption = ['--redis <url>', 'Redis URL (default: $PANTA_REDIS_URL, else redis://127.0.0.1:6379)'] as const;
-  const logOption = ['--log-level <level>', 'JSON log on stderr: debug, info, warn, error, silent', 'info'] as const;
+  const logOption = () => new Option('--log-level <level>', 'JSON log on stderr: debug, info, warn, error, silent').choices(LOG_LEVELS).default('info');
 
   program
     .command('scheduler')
     .description('distributed: plan a sweep, publish it to Redis and feed its events to the workers; exits 0 once every event is written')
     .argument('<spec>', 'sweep spec (YAML)')
     .option(...redisOption)
-    .option('--out <dir>', 'output folder the collector writes (default: the spec\'s out, else runs/<name>)')
-    .option('--concurrency <n>', 'events queued or in flight at once, over all workers', positiveInt)
-    .option('--seed <s>', 'sweep seed (overrides the spec)', seedValue)
-    .option('--watch-ms <ms>', 'after this long in flight, check that an event\'s job still exists', positiveInt)
-    .option(...logOption)
+    .option('--out <dir>', 'output folder the collector writes (default: the spec\'s out, else runs/<name>)', path)
+    .option('--concurrency <n>', 'events queued or in flight at once, over all workers (1 to 65536, as in the spec)', specValue('concurrency'))
+    .option('--seed <s>', 'sweep seed (overrides the spec)', specValue('seed'))
+    .option('--watch-ms <ms>', 'after this long in flight, check that an event\'s job still exists', timerMs)
+    .addOption(logOption())
     .option(...metricsPortOption)
     .option(...metricsHostOption)
     .action(async (spec: string, opts: Record<string, never>) => {
@@ -68,10 +63,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .command('worker')
     .description('distributed: serve events (call the model, embed, commit) until SIGTERM, then finish what it holds')
     .option(...redisOption)
-    .option('--concurrency <n>', 'events at once in this worker', positiveInt, 16)
-    .option('--base-url <url>', 'the model endpoint to call instead of the spec\'s (e.g. the node-local vLLM; default: $PANTA_BASE_URL)')
-    .option('--lock-ms <ms>', 'a killed worker\'s events go back to the queue after about this long', positiveInt)
-    .option(...logOption)
+    .option('--concurrency <n>', 'events at once in this worker (1 to 65536, as in the spec)', specValue('concurrency'), 16)
+    .option('--base-url <url>', 'the model endpoint to call instead of the spec\'s (e.g. the node-local vLLM; default: $PANTA_BASE_URL)', httpUrl)
+    .option('--lock-ms <ms>', 'a killed worker\'s events go back to the queue after about this long', timerMs)
+    .addOption(logOption())
     .option(...metricsPortOption)
     .option(...metricsHostOption)
     .action(async (opts: Record<string, never>) => {
@@ -83,11 +78,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .command('collector')
     .description('distributed: judge, write the Parquet corpus, compute order parameters; exits 0 once the corpus is complete')
     .option(...redisOption)
-    .option('--out <dir>', 'output folder (default: the one the scheduler was given)')
+    .option('--out <dir>', 'output folder (default: the one the scheduler was given)', path)
     .option('--sweep <id>', 'which sweep, when Redis holds more than one unfinished')
-    .option('--base-url <url>', 'the LLM judge\'s endpoint instead of the spec\'s (e.g. the head node\'s vLLM)')
-    .option('--durable-ms <ms>', 'how often appended rows are made durable (default 10000: fewer, larger parts; results stay in Redis until then)', positiveInt)
-    .option(...logOption)
+    .option('--base-url <url>', 'the LLM judge\'s endpoint instead of the spec\'s (e.g. the head node\'s vLLM)', httpUrl)
+    .option('--durable-ms <ms>', 'how often appended rows are made durable (default 10000: fewer, larger parts; results stay in Redis until then)', timerMs)
+    .addOption(logOption())
     .action(async (opts: Record<string, never>) => {
       const { collectorCommand } = await import('./commands/cluster.js');
       setExit(await collectorCommand(opts));
@@ -108,7 +103,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('a live web page of a sweep: progress, throughput, calls in flight, retries, failed runs, order-parameter curves; Prometheus metrics at /metrics')
     .option('--redis <url>', 'watch the distributed sweeps in this Redis (default when --corpus is not given: $PANTA_REDIS_URL, else redis://127.0.0.1:6379)')
     .option('--corpus <dir>', 'watch the corpus folder a sweep writes (`panta run` or the collector); with --redis: draw the curves from it')
-    .option('--port <p>', 'port (0: any free port, printed on start)', portValue, 8080)
+    .option('--port <p>', 'port (0: any free port, printed on start)', port, 8080)
     .option('--host <h>', 'interface to bind (0.0.0.0: every interface)', '127.0.0.1')
     .option('--allowed-hosts <names>', 'host names the page answers to besides localhost, IP addresses and --host (comma-separated, e.g. a reverse proxy\'s); others get 403')
     .action(async (opts: { redis?: string; corpus?: string; port: number; host: string; allowedHosts?: string }) => {
@@ -129,7 +124,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .command('report')
     .description('write an HTML report of a corpus: figures (SVG and PNG) and tables in <dir>/report/index.html, one self-contained file')
     .argument('<dir>', 'corpus folder')
-    .option('--out <dir>', 'report folder (default: <dir>/report)')
+    .option('--out <dir>', 'report folder (default: <dir>/report)', path)
     .action(async (dir: string, opts: { out?: string }) => {
       const { reportCommand } = await import('./commands/report.js');
       setExit(await reportCommand(dir, opts));
@@ -138,18 +133,18 @@ export function buildProgram(setExit: (code: number) => void): Command {
   program
     .command('serve-surrogate')
     .description('serve the surrogate agent over HTTP: OpenAI-compatible (/v1/chat/completions, /v1/models) and Anthropic-compatible (/v1/messages)')
-    .option('--port <p>', 'port (0: any free port, printed on start)', (v) => Number(v), 8000)
+    .option('--port <p>', 'port (0: any free port, printed on start)', port, 8000)
     .option('--host <h>', 'interface to bind', '127.0.0.1')
     .option('--dataset <file>', 'prompt set the agent knows (JSON lines)', 'datasets/rheon6.jsonl')
     .option('--template <file>', 'prompt template the clients render (default: the shipped one)')
     .option('--model <name>', 'model name served', 'surrogate-potts-v1')
-    .option('--latency-ms <ms>', 'fixed latency per call', (v) => Number(v), 0)
-    .option('--slots <c>', 'continuous batching: concurrent sequences (0: unlimited, fixed latency only)', (v) => Number(v), 0)
-    .option('--token-ms <ms>', 'continuous batching: time per generated token at batch size 1', (v) => Number(v), 0)
-    .option('--batch-slowdown <x>', 'continuous batching: per-token time grows by this factor per running sequence', (v) => Number(v), 0)
-    .option('--fault-rate <r>', 'share of requests that fail (0..1)', (v) => Number(v), 0)
+    .option('--latency-ms <ms>', 'fixed latency per call', numberIn(0, MAX_TIMER_MS), 0)
+    .option('--slots <c>', 'continuous batching: concurrent sequences (0: unlimited, fixed latency only)', intIn(0, 1_048_576), 0)
+    .option('--token-ms <ms>', 'continuous batching: time per generated token at batch size 1', numberIn(0, MAX_TIMER_MS), 0)
+    .option('--batch-slowdown <x>', 'continuous batching: per-token time grows by this factor per running sequence', numberIn(0, 1_000), 0)
+    .option('--fault-rate <r>', 'share of requests that fail (0..1)', numberIn(0, 1), 0)
     .option('--faults <kinds>', 'comma-separated: 429,500,503,timeout,reset,malformed,empty', '429,500,503,timeout,reset,malformed,empty')
-    .option('--fault-seed <s>', 'seed of the fault injector', (v) => Number(v), 0)
+    .option('--fault-seed <s>', 'seed of the fault injector', intIn(0, Number.MAX_SAFE_INTEGER), 0)
     .action(async (opts: Record<string, unknown>) => {
       const { serveSurrogateCommand } = await import('./commands/serve-surrogate.js');
       setExit(await serveSurrogateCommand(opts));
@@ -166,8 +161,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .command('check')
     .description('validate a sentence-transformers ONNX folder: files, inputs and outputs, tokenizer, one sentence embedded')
     .argument('<dir>', 'model folder')
-    .option('--threads <n>', 'onnxruntime intra-op threads', positiveInt)
-    .option('--device <d>', 'cpu or cuda', 'cpu')
+    .option('--threads <n>', 'onnxruntime intra-op threads', intIn(1, 1024))
+    .addOption(new Option('--device <d>', 'cpu or cuda').choices(['cpu', 'cuda']).default('cpu'))
     .action(async (dir: string, opts: { threads?: number; device?: string }) => {
       const { modelsCheckCommand } = await import('./commands/models.js');
       setExit(await modelsCheckCommand(dir, opts as never));
@@ -184,20 +179,94 @@ export function buildProgram(setExit: (code: number) => void): Command {
   return program;
 }
 
-export async function main(argv: string[]): Promise<number> {
+/** Every command of the program, itself included, with its full name (`panta models check`). */
+function commandsOf(command: Command, prefix = ''): { command: Command; name: string }[] {
+  const name = prefix ? `${prefix} ${command.name()}` : command.name();
+  return [{ command, name }, ...command.commands.flatMap((c) => commandsOf(c, name))];
+}
+
+/**
+ * A usage error as one line and a pointer to the help: `panta: run: missing argument <spec>; see panta run
+ * --help`. A bad option value reads like a bad spec value: `panta: run: --concurrency: 0 is too small ...`.
+ */
+function usageLine(error: CommanderError, name: string): string {
+  const where = name.replace(/^panta ?/, '');
+  const prefix = `panta: ${where ? `${where}: ` : ''}`;
+  const text = error.message.replace(/^error: /, '').replace(/\s*\n\s*/g, ' ').replace('(Did you mean', '(did you mean');
+  const invalid = /^option '(-[^ ',]+)(?:, (--?[^ ']+))?[^']*' argument '(.*)' is invalid\. (.*)$/s.exec(text);
+  if (invalid) {
+    const flag = invalid[2] ?? invalid[1]!;
+    const why = invalid[4]!;
+    const choices = /^Allowed choices are (.*)\.$/.exec(why);
+    if (choices) return `${prefix}${flag}: "${invalid[3]}" is not allowed; fix: use one of ${choices[1]}`;
+    return `${prefix}${flag}: ${/; fix: /.test(why) ? why : `"${invalid[3]}": ${why}; see ${name} --help`}`;
+  }
+  const noValue = /^option '(-[^ ',]+)(?:, (--?[^ ']+))? (<[^>]*>)' argument missing$/.exec(text);
+  if (noValue) return `${prefix}${noValue[2] ?? noValue[1]}: missing value ${noValue[3]}; see ${name} --help`;
+  const missing = /^missing required argument '(.*)'$/.exec(text);
+  const problem = missing ? `missing argument <${missing[1]}>` : text.replace(/\.$/, '');
+  return `${prefix}${problem}; see ${name} --help`;
+}
+
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+/** A stream's write that hands the text to `sink` (and calls a write callback, as a stream would). */
+function capture(sink: (text: string) => void): typeof process.stdout.write {
+  return ((chunk: string | Uint8Array, encoding?: unknown, callback?: unknown) => {
+    sink(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+    const done = typeof encoding === 'function' ? encoding : callback;
+    if (typeof done === 'function') queueMicrotask(() => (done as () => void)());
+    return true;
+  }) as typeof process.stdout.write;
+}
+
+/**
+ * Runs `panta ARGS...` in this process and returns its exit code: 0 done, 1 failed, 2 bad input (nothing
+ * written), 130 interrupted. With `io`, what the command writes to stdout and stderr goes there instead
+ * (the commands write to the process's streams, so they are swapped for the call: one call at a time).
+ */
+export async function runCli(args: readonly string[], io?: CliIo): Promise<number> {
+  if (!io) return runArgs(args);
+  const { stdout, stderr } = process;
+  const [writeOut, writeErr] = [stdout.write, stderr.write];
+  stdout.write = capture((t) => io.stdout(t));
+  stderr.write = capture((t) => io.stderr(t));
+  try {
+    return await runArgs(args);
+  } finally {
+    stdout.write = writeOut;
+    stderr.write = writeErr;
+  }
+}
+
+async function runArgs(args: readonly string[]): Promise<number> {
   let code: number = EXIT.ok;
   const program = buildProgram((c) => {
     code = c;
   });
+  for (const { command, name } of commandsOf(program)) {
+    command.exitOverride((error) => {
+      throw Object.assign(error, { commandName: name });
+    });
+  }
   try {
-    await program.parseAsync(argv);
+    await program.parseAsync([...args], { from: 'user' });
   } catch (error) {
-    const e = error as { code?: string; exitCode?: number };
-    if (typeof e.code === 'string' && e.code.startsWith('commander.')) {
-      // Help and version exit 0; a usage error has been printed by commander and is bad input.
-      return e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help' ? EXIT.ok : EXIT.badInput;
+    if (error instanceof CommanderError) {
+      // Help and version exit 0; anything else commander refuses is a usage error: bad input.
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return EXIT.ok;
+      process.stderr.write(`${usageLine(error, (error as CommanderError & { commandName?: string }).commandName ?? 'panta')}\n`);
+      return EXIT.badInput;
     }
     return reportError(error);
   }
   return code;
+}
+
+/** The `panta` binary: `argv` as Node gives it (the node binary and the script first). */
+export async function main(argv: string[]): Promise<number> {
+  return runCli(argv.slice(2));
 }

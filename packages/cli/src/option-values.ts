@@ -1,0 +1,83 @@
+import { InvalidArgumentError } from 'commander';
+import { firstIssue, issueToInputError, sweepSpecSchema } from '@panta/core';
+
+/**
+ * Parsers of option values. A value the spec also has (concurrency, seed, lookahead) is checked by the
+ * spec's own schema, so the command line accepts exactly what a spec accepts, with the same messages.
+ */
+
+/** setTimeout holds at most 2^31 - 1 ms; a longer delay would fire at once. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+function numberOf(value: string): number {
+  const n = value.trim() === '' ? Number.NaN : Number(value);
+  if (!Number.isFinite(n)) throw new InvalidArgumentError(`"${value}" is not a number; fix: write a number`);
+  return n;
+}
+
+type SpecKey = 'concurrency' | 'seed' | 'lookahead';
+
+/** A value of the spec's key `key`, held to the spec's bounds. */
+export function specValue(key: SpecKey): (value: string) => number {
+  const schema = sweepSpecSchema.shape[key];
+  return (value) => {
+    const n = numberOf(value);
+    const parsed = schema.safeParse(n);
+    if (parsed.success && typeof parsed.data === 'number') return parsed.data;
+    const e = issueToInputError('', parsed.success ? { code: 'custom', path: [], message: 'not a number', input: n } : firstIssue(parsed.error.issues), n);
+    throw new InvalidArgumentError(`${e.problem}; fix: ${e.fix}`);
+  };
+}
+
+/** An integer from `min` to `max`. */
+export function intIn(min: number, max: number): (value: string) => number {
+  return (value) => {
+    const n = numberOf(value);
+    if (!Number.isInteger(n)) throw new InvalidArgumentError(`${value} is not an integer; fix: write an integer`);
+    return inRange(n, value, min, max);
+  };
+}
+
+/** A number from `min` to `max`. */
+export function numberIn(min: number, max: number): (value: string) => number {
+  return (value) => inRange(numberOf(value), value, min, max);
+}
+
+function inRange(n: number, value: string, min: number, max: number): number {
+  if (n < min) throw new InvalidArgumentError(`${value} is too small (minimum ${min}); fix: use a value of at least ${min}`);
+  if (n > max) throw new InvalidArgumentError(`${value} is too big (maximum ${max}); fix: use a value of at most ${max}`);
+  return n;
+}
+
+/** Milliseconds of a timer: 1 to 2^31 - 1. */
+export const timerMs = intIn(1, MAX_TIMER_MS);
+
+/** A port: 0 (any free one) to 65535. */
+export const port = intIn(0, 65_535);
+
+/** A path that is not empty (an empty --out would write the corpus into the current folder). */
+export function path(value: string): string {
+  if (value.trim() === '') throw new InvalidArgumentError('an empty path; fix: give a folder, e.g. runs/mine');
+  return value;
+}
+
+/** An http:// or https:// URL (a model endpoint). */
+export function httpUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidArgumentError(`"${value}" is not a URL; fix: write an http:// or https:// URL, e.g. http://host:8000/v1`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidArgumentError(`"${value}" is not an http:// or https:// URL; fix: write one, e.g. http://host:8000/v1`);
+  return value;
+}
+
+/** A comma-separated list of names, each one of `allowed`. */
+export function listOf(allowed: readonly string[]): (value: string) => string {
+  return (value) => {
+    const bad = value.split(',').map((s) => s.trim()).find((s) => !allowed.includes(s));
+    if (bad !== undefined) throw new InvalidArgumentError(`unknown value "${bad}"; fix: use a comma-separated list of ${allowed.join(', ')}`);
+    return value;
+  };
+}
