@@ -67,10 +67,8 @@ describe('two `panta run` on the same --out', () => {
     const second = await pantaAsync(['run', spec, '--out', out]);
     expect(second.code, second.stderr).toBe(2);
     expect(second.stdout).toBe('');
-    const lines = second.stderr.trim().split('\n');
-    expect(lines).toHaveLength(2); // "N runs, M events -> out", then the refusal
-    expect(lines[1]).toBe(
-      `panta: ${out}: another panta process is writing this corpus folder: pid ${first.pid} on ${hostname()} ("panta run ${spec} --out ${out}"), since ${holder.since}; fix: wait for it to finish or stop it (kill ${first.pid}; a run resumes later), or choose another --out`,
+    expect(second.stderr).toBe(
+      `panta: ${out}: another panta process is writing this corpus folder: pid ${first.pid} on ${hostname()} ("panta run ${spec} --out ${out}"), since ${holder.since}; fix: wait for it to finish or stop it (kill ${first.pid}; a run resumes later), or choose another --out\n`,
     );
     // The refused process touched nothing of the first one's.
     expect(JSON.parse(readFileSync(lock, 'utf8'))).toEqual(holder);
@@ -106,8 +104,8 @@ describe('two `panta run` on the same --out', () => {
     const lock = writeLock(out, { pid: 1, host: 'elsewhere.example', command: 'panta run x.yaml', since: '2026-01-01T00:00:00.000Z' });
     const r = panta(['run', spec, '--out', out]);
     expect(r.code).toBe(2);
-    expect(r.stderr.trim().split('\n').at(-1)).toBe(
-      `panta: ${out}: another panta process is writing this corpus folder: pid 1 on elsewhere.example ("panta run x.yaml"), since 2026-01-01T00:00:00.000Z; fix: wait for it to finish or stop it on elsewhere.example, or choose another --out; if that process is gone, delete ${lock}`,
+    expect(r.stderr).toBe(
+      `panta: ${out}: another panta process is writing this corpus folder: pid 1 on elsewhere.example ("panta run x.yaml"), since 2026-01-01T00:00:00.000Z; fix: wait for it to finish or stop it on elsewhere.example, or choose another --out; if that process is gone, delete ${lock}\n`,
     );
     expect(existsSync(lock)).toBe(true);
     expect(existsSync(join(out, 'manifest.json'))).toBe(false);
@@ -115,7 +113,7 @@ describe('two `panta run` on the same --out', () => {
     writeFileSync(lock, 'not a lock');
     const garbled = panta(['run', spec, '--out', out]);
     expect(garbled.code).toBe(2);
-    expect(garbled.stderr.trim().split('\n').at(-1)).toBe(`panta: ${lock}: the corpus folder's lock file does not read as a lock; fix: if no panta process is writing ${out}, delete ${lock}`);
+    expect(garbled.stderr).toBe(`panta: ${lock}: the corpus folder's lock file does not read as a lock; fix: if no panta process is writing ${out}, delete ${lock}\n`);
   });
 });
 

@@ -75,7 +75,6 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
   // Opening an onnx encoder validates its model folder (one-line error, exit 2) before anything is written.
   const encoders = await openEncoders(spec.encoders, specPath);
   const judge = createJudge(spec.judge, specPath, sweep.prompts, out);
-  options.onPlan?.(sweep);
   try {
     makeOutFolder(out);
     held.lock = acquireOutLock(out);
@@ -83,6 +82,7 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
     await Promise.all([backend.close(), judge.close(), ...encoders.map((e) => e.close())]);
     throw error;
   }
+  options.onPlan?.(sweep);
   log = sweepLogger(out, options.logLevel ?? 'info');
   const stale = held.lock.tookOver;
   if (stale) {
