@@ -55,9 +55,13 @@ export const timerMs = intIn(1, MAX_TIMER_MS);
 /** A port: 0 (any free one) to 65535. */
 export const port = intIn(0, 65_535);
 
-/** A path that is not empty (an empty --out would write the corpus into the current folder). */
+/**
+ * A path that is not empty (an empty --out would write the corpus into the current folder) and does not
+ * look like an option (`--out --seed 3` takes "--seed" as the folder otherwise).
+ */
 export function path(value: string): string {
   if (value.trim() === '') throw new InvalidArgumentError('an empty path; fix: give a folder, e.g. runs/mine');
+  if (value.startsWith('-')) throw new InvalidArgumentError(`"${value}" looks like an option, not a path; fix: give the path first (write ./${value} for a name that starts with -)`);
   return value;
 }
 

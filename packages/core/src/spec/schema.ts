@@ -82,7 +82,8 @@ export const sweepSpecSchema = z.strictObject({
   judge: judgeSchema.prefault({ kind: 'reference' }),
   /** Prompt template file, relative to the spec file; default the shipped template. */
   template: z.string().min(1).optional(),
-  max_tokens: z.int().min(1).default(100),
+  /** At most 2^31 - 1: the corpus's completion_tokens column is a 32-bit integer. */
+  max_tokens: z.int().min(1).max(2_147_483_647).default(100),
   /** Ask for exactly max_tokens tokens (vLLM: min_tokens = max_tokens). */
   fixed_length: z.boolean().default(false),
   /** zca: regularised ZCA whitening per (prompt, encoder); raw: spins are the raw embeddings. */
