@@ -1,6 +1,7 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runCli } from '../src/index.js';
 import { RHEON6, panta, tempDir, writeSpec } from '../../../test/helpers.js';
 
 const GOOD = `name: bad
@@ -101,5 +102,176 @@ describe('bad input: exit 2, one line naming file, field and fix, nothing writte
     expect(loop.stderr.trim().split('\n')).toHaveLength(1);
     expect(loop.stderr).toMatch(/loop\.edges: .*self-loop/);
     expect(existsSync(join(dir, 'loop'))).toBe(false);
+  });
+});
+
+/** `panta ARGS` in this process (the same code as the binary, without a process start per case). */
+async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(args, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) });
+  return { code, stdout, stderr };
+}
+
+/** Exit 2, exactly one line on stderr (returned), nothing on stdout. */
+function refused(r: { code: number | null; stdout: string; stderr: string }): string {
+  expect(r.code, r.stderr).toBe(2);
+  expect(r.stderr).toMatch(/^panta: [^\n]+\n$/);
+  expect(r.stdout).toBe('');
+  return r.stderr.trim();
+}
+
+const TINY = `name: gate
+dataset: ${RHEON6}
+prompts: [fq117]
+geometries: [ring]
+sizes: [4]
+temperatures: [0.5]
+sweeps: 1
+seed: 1
+`;
+
+describe('the gate: every check runs before the first byte is written (issue 15)', () => {
+  it('a run too large to hold is refused at validation with the largest value that works, and the corrected spec then runs in the same folder', async () => {
+    const dir = tempDir();
+    const out = join(dir, 'out');
+    const huge = refused(await cli(['run', writeSpec(dir, TINY.replace('sweeps: 1', 'sweeps: 1000000000000')), '--out', out]));
+    expect(huge).toMatch(/sweeps: 1000000000000 is too big \(maximum 536870911\); fix: use a value of at most 536870911$/);
+    const atN4 = refused(await cli(['run', writeSpec(dir, TINY.replace('sweeps: 1', 'sweeps: 536870911')), '--out', out]));
+    expect(atN4).toMatch(/sweeps: 536,870,911 sweeps of N = 4 \(ring\) make 2,147,483,648 events per run, more than a run can hold \(1,073,741,824\); fix: use at most 268,435,455 sweeps at this size/);
+    const graph = refused(await cli(['run', writeSpec(dir, TINY.replace('[ring]', '[{kind: random-regular, k: 100000}]').replace('[4]', '[100000]')), '--out', out]));
+    expect(graph).toMatch(/sizes\[0\]: N = 100,000 on random-regular-k100000 makes 10,000,000,000 neighbour entries \(N x k\), more than a graph can hold/);
+    const runs = refused(await cli(['run', writeSpec(dir, TINY.replace('prompts: [fq117]\n', '').concat('trials: 200000\n')), '--out', out]));
+    expect(runs).toMatch(/trials: the grid makes 1,200,000 runs .* more than a sweep can hold \(1,000,000\)/);
+    const twice = refused(await cli(['run', writeSpec(dir, `${TINY}encoders: [{name: h, kind: hashing}, {name: h, kind: hashing, dim: 8}]\n`), '--out', out]));
+    expect(twice).toMatch(/encoders\[1\]: encoder name "h" is listed twice \(first at index 0\); fix: remove the repeated entry$/);
+    expect(existsSync(out)).toBe(false);
+    const ok = await cli(['run', writeSpec(dir, TINY), '--out', out]);
+    expect(ok.code, ok.stderr).toBe(0);
+  });
+
+  it('an edge list must agree with the spec\'s sizes: an index past N names the line, a file with fewer agents names the file', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'ring12.edges'), `# a ring of 12\n${Array.from({ length: 12 }, (_, i) => `${i} ${(i + 1) % 12}`).join('\n')}\n`);
+    const edges = TINY.replace('[ring]', '[{kind: edges, path: ring12.edges}]');
+    const small = refused(await cli(['run', writeSpec(dir, edges.replace('[4]', '[10]')), '--out', join(dir, 'a')]));
+    expect(small).toMatch(/ring12\.edges: line 11: agent 10 is out of range for N = 10 \(sizes\[0\] in .*spec\.yaml\); fix: use agent indices 0\.\.9, or make sizes\[0\] 12/);
+    const large = refused(await cli(['run', writeSpec(dir, edges.replace('[4]', '[16]')), '--out', join(dir, 'b')]));
+    expect(large).toMatch(/ring12\.edges: names agents 0\.\.11 only \(N = 12\), but sizes\[0\] in .*spec\.yaml is 16; fix: make sizes\[0\] 12.*or add edges for agents 12\.\.15$/);
+    const mapped = refused(await cli(['run', writeSpec(dir, edges.replace('[ring]', '[ring, {kind: edges, path: ring12.edges}]').replace('sizes: [4]', 'sizes: {ring: [4], edges-ring12: [16]}')), '--out', join(dir, 'c')]));
+    expect(mapped).toMatch(/but sizes\.edges-ring12\[0\] in .*spec\.yaml is 16/);
+    expect(readdirSync(dir).sort()).toEqual(['ring12.edges', 'spec.yaml']);
+    const ok = await cli(['run', writeSpec(dir, edges.replace('[4]', '[12]')), '--out', join(dir, 'ok')]);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stdout).toMatch(/fq117\s+edges-ring12\s+12/);
+  });
+
+  it('an output folder that cannot be one is refused with the real cause: empty, a file, under a file, where no folder can be made', async () => {
+    const dir = tempDir();
+    const spec = writeSpec(dir, TINY);
+    writeFileSync(join(dir, 'afile'), 'x');
+    expect(refused(await cli(['run', spec, '--out', '']))).toBe('panta: run: --out: an empty path; fix: give a folder, e.g. runs/mine');
+    expect(refused(await cli(['run', spec, '--out', '--seed']))).toMatch(/^panta: run: --out: "--seed" looks like an option, not a path/);
+    expect(refused(await cli(['run', spec, '--out', join(dir, 'afile')]))).toBe(`panta: ${join(dir, 'afile')}: is a file, not a folder; fix: choose another --out, or move that file away`);
+    expect(refused(await cli(['run', spec, '--out', join(dir, 'afile', 'sub', 'out')]))).toMatch(/afile\/sub\/out: cannot be made: .*afile is a file, not a folder; fix: /);
+    // Root ignores permissions, so a read-only folder is stood in for by /proc, which refuses new folders to anyone.
+    expect(refused(await cli(['run', spec, '--out', '/proc/panta-gate/out']))).toBe('panta: /proc/panta-gate/out: cannot be made (the file system at /proc does not allow new folders); fix: choose an --out in a folder you can write to');
+    expect(readFileSync(join(dir, 'afile'), 'utf8')).toBe('x');
+    expect(readdirSync(dir).sort()).toEqual(['afile', 'spec.yaml']);
+  });
+
+  it('a spec or a dataset that is a folder is named as such', async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 'data'));
+    expect(refused(await cli(['run', dir]))).toBe(`panta: ${dir}: the sweep spec is a folder, not a file; fix: give the path of a YAML sweep spec, e.g. examples/quickstart.yaml`);
+    const spec = writeSpec(dir, TINY.replace(RHEON6, 'data'));
+    expect(refused(await cli(['run', spec, '--out', join(dir, 'out')]))).toMatch(/spec\.yaml: dataset: dataset .*\/data is a folder, not a file; fix: correct the path/);
+    expect(existsSync(join(dir, 'out'))).toBe(false);
+  });
+
+  it('a base_url that is not http(s) is refused at validation, for the agents\' backend and the judge\'s', async () => {
+    const dir = tempDir();
+    const agents = refused(await cli(['run', writeSpec(dir, `${TINY}backend: {kind: openai, base_url: "ftp://x/v1", model: m}\n`), '--out', join(dir, 'a')]));
+    expect(agents).toMatch(/backend\.base_url: "ftp:\/\/x\/v1" is not an http:\/\/ or https:\/\/ URL; fix: write an http:\/\/ or https:\/\/ URL/);
+    const judge = refused(await cli(['run', writeSpec(dir, `${TINY}judge: {kind: llm, backend: {kind: anthropic, base_url: "file:///etc", model: m}}\n`), '--out', join(dir, 'b')]));
+    expect(judge).toMatch(/judge\.backend\.base_url: "file:\/\/\/etc" is not an http:\/\/ or https:\/\/ URL/);
+    const listed = refused(await cli(['run', writeSpec(dir, `${TINY}backend: {kind: openai, base_url: ["http://a:8000/v1", "ws://b/v1"], model: m}\n`), '--out', join(dir, 'c')]));
+    expect(listed).toMatch(/backend\.base_url\[1\]: "ws:\/\/b\/v1" is not an http/);
+    expect(readdirSync(dir)).toEqual(['spec.yaml']);
+  });
+
+  it('a YAML bomb (billion laughs) is refused as bad input naming the file', async () => {
+    const dir = tempDir();
+    const levels = ['b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'].map((k, i) => `${k}: &${k} [${Array(9).fill(`*${'abcdefgh'[i]}`).join(',')}]`);
+    const spec = writeSpec(dir, `a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n${levels.join('\n')}\n`);
+    expect(refused(await cli(['run', spec, '--out', join(dir, 'out')]))).toMatch(new RegExp(`^panta: ${spec}: its aliases \\(\\*name\\) expand too far .*; fix: write the values out, or use fewer aliases$`));
+    expect(existsSync(join(dir, 'out'))).toBe(false);
+  });
+
+  it('numeric options are held to the spec\'s bounds (or their own), for every command', async () => {
+    const dir = tempDir();
+    const spec = writeSpec(dir, TINY);
+    const out = join(dir, 'out');
+    expect(refused(await cli(['run', spec, '--out', out, '--concurrency', '1000000000']))).toBe('panta: run: --concurrency: 1000000000 is too big (maximum 65536); fix: use a value of at most 65536');
+    expect(refused(await cli(['run', spec, '--out', out, '--concurrency', '2.5']))).toBe('panta: run: --concurrency: 2.5 is not an integer; fix: write an integer');
+    expect(refused(await cli(['run', spec, '--out', out, '--seed', '9007199254740992']))).toMatch(/^panta: run: --seed: 9007199254740992 is too big \(maximum 9007199254740991\)/);
+    expect(refused(await cli(['scheduler', spec, '--concurrency', '65537']))).toMatch(/^panta: scheduler: --concurrency: 65537 is too big \(maximum 65536\)/);
+    expect(refused(await cli(['worker', '--concurrency', '0']))).toBe('panta: worker: --concurrency: 0 is too small (minimum 1); fix: use a value of at least 1');
+    expect(refused(await cli(['worker', '--lock-ms', '1e12']))).toMatch(/^panta: worker: --lock-ms: 1e12 is too big \(maximum 2147483647\)/);
+    expect(refused(await cli(['collector', '--durable-ms', 'soon']))).toBe('panta: collector: --durable-ms: "soon" is not a number; fix: write a number');
+    expect(refused(await cli(['serve-surrogate', '--port', '70000']))).toMatch(/^panta: serve-surrogate: --port: 70000 is too big \(maximum 65535\)/);
+    expect(refused(await cli(['serve-surrogate', '--fault-rate', '1.5']))).toMatch(/^panta: serve-surrogate: --fault-rate: 1\.5 is too big \(maximum 1\)/);
+    expect(refused(await cli(['dashboard', '--port', '-1']))).toMatch(/^panta: dashboard: --port: -1 is too small \(minimum 0\)/);
+    expect(refused(await cli(['models', 'check', dir, '--threads', '0']))).toMatch(/^panta: models check: --threads: 0 is too small \(minimum 1\)/);
+    expect(refused(await cli(['run', spec, '--out', out, '--log-level', 'loud']))).toBe('panta: run: --log-level: "loud" is not allowed; fix: use one of trace, debug, info, warn, error, fatal, silent');
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('a damaged manifest in the output folder is named, with what to do, and left as it is', async () => {
+    const dir = tempDir();
+    const out = join(dir, 'out');
+    mkdirSync(out);
+    const text = '{"format": "panta-corpus/1", "name": "gate", "status": "running", "fingerprint": "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "spec_fi';
+    writeFileSync(join(out, 'manifest.json'), text);
+    const line = refused(await cli(['run', writeSpec(dir, TINY), '--out', out]));
+    expect(line).toMatch(new RegExp(`^panta: ${out}/manifest\\.json: unreadable manifest: not valid JSON \\(.*\\); fix: restore ${out}/manifest\\.json to resume the sweep, or choose another --out \\(or delete ${out} to start over\\)$`));
+    expect(readdirSync(out)).toEqual(['manifest.json']);
+    expect(readFileSync(join(out, 'manifest.json'), 'utf8')).toBe(text);
+  });
+
+  it('values out of bounds give the real bound; non-integers, .nan and .inf are named; a repeated entry is blamed on its own key', async () => {
+    const dir = tempDir();
+    const cases: [string, string, string][] = [
+      ['sizes: [4]', 'sizes: [0]', 'sizes[0]: 0 is too small (minimum 1); fix: use a value of at least 1'],
+      ['seed: 1', 'seed: 1\nconcurrency: 0', 'concurrency: 0 is too small (minimum 1); fix: use a value of at least 1'],
+      ['seed: 1', 'seed: 1\nmax_tokens: 0', 'max_tokens: 0 is too small (minimum 1); fix: use a value of at least 1'],
+      ['sweeps: 1', 'sweeps: 1.5', 'sweeps: 1.5 is not an integer; fix: write an integer'],
+      ['[0.5]', '[0.5, .nan]', 'temperatures[1]: .nan is not a finite number; fix: write a finite number'],
+      ['seed: 1', 'seed: 1\nconcurrency: .inf', 'concurrency: .inf is not a finite number; fix: write a finite number'],
+      ['[0.5]', '[0.5, -.inf]', 'temperatures[1]: -.inf is not a finite number; fix: write a finite number'],
+      ['[fq117]', '[fq117, fq367, fq117]', 'prompts[2]: "fq117" is listed twice (first at index 0); fix: remove the repeated entry'],
+      ['[0.5]', '[0.5, 1.3, 0.5]', 'temperatures[2]: 0.5 is listed twice (first at index 0); fix: remove the repeated entry'],
+      ['[ring]', '[ring, torus2d, ring]', 'geometries[2]: geometry ring is listed twice (first at index 0); fix: remove the repeated entry'],
+    ];
+    for (const [from, to, message] of cases) {
+      const spec = writeSpec(dir, TINY.replace(from, to));
+      expect(refused(await cli(['run', spec, '--out', join(dir, 'out')]))).toBe(`panta: ${spec}: ${message}`);
+    }
+    expect(readdirSync(dir)).toEqual(['spec.yaml']);
+  });
+
+  it('a usage error is one line and a pointer to --help, exit 2 (the binary)', () => {
+    const missing = panta(['run']);
+    expect(refused(missing)).toBe('panta: run: missing argument <spec>; see panta run --help');
+    expect(refused(panta(['runn', 'x.yaml']))).toBe("panta: unknown command 'runn' (did you mean run?); see panta --help");
+    expect(refused(panta(['run', 'x.yaml', '--colour']))).toBe("panta: run: unknown option '--colour'; see panta run --help");
+    expect(refused(panta(['models', 'check']))).toBe('panta: models check: missing argument <dir>; see panta models check --help');
+  });
+
+  it('--version prints the package version', () => {
+    const r = panta(['--version']);
+    expect(r.code).toBe(0);
+    const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string };
+    expect(r.stdout).toBe(`${pkg.version}\n`);
   });
 });
