@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { hostname } from 'node:os';
 import { InputError } from '@panta/core';
 
@@ -47,8 +47,7 @@ export function acquireOutLock(out: string, command = commandLine()): OutLock {
   try {
     mkdirSync(join(out, '.state'), { recursive: true });
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
-    throw new InputError(out, '', `cannot create the corpus folder here (${code})`, 'choose an --out in a folder you can write to');
+    throw unwritable(out, e);
   }
   const holder: OutLockHolder = { pid: process.pid, host: hostname(), command, since: new Date().toISOString(), ...startedField(process.pid) };
   const text = `${JSON.stringify(holder)}\n`;
@@ -82,7 +81,11 @@ export function acquireOutLock(out: string, command = commandLine()): OutLock {
 /** Creates `file` holding `text` if no file has that name; false if one does. */
 function create(file: string, text: string): boolean {
   const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
-  writeFileSync(tmp, text);
+  try {
+    writeFileSync(tmp, text);
+  } catch (e) {
+    throw unwritable(dirname(dirname(file)), e);
+  }
   try {
     linkSync(tmp, file);
     return true;
@@ -133,6 +136,12 @@ function takeOver(file: string, deadText: string): boolean {
   } finally {
     removeQuietly(guard);
   }
+}
+
+function unwritable(out: string, e: unknown): InputError {
+  const code = (e as NodeJS.ErrnoException).code ?? '';
+  const why: Record<string, string> = { EACCES: 'no permission to write there', EPERM: 'no permission to write there', EROFS: 'a read-only filesystem', ENOTDIR: 'a file is in the way', EEXIST: 'a file is in the way', ENOSPC: 'no space left' };
+  return new InputError(out, '', `cannot write the corpus folder (${why[code] ?? (e as Error).message})`, 'choose an --out in a folder you can write to');
 }
 
 function heldError(out: string, file: string, h: OutLockHolder): InputError {
