@@ -83,6 +83,21 @@ describe('two `panta run` on the same --out', () => {
     expect(existsSync(lock)).toBe(false);
   }, 120_000);
 
+  it('SIGTERM (Slurm, Kubernetes) stops like Ctrl-C: calls in flight finish, written events are saved, the lock is released, exit 143', async () => {
+    const dir = tempDir('panta-lock-term-');
+    const out = join(dir, 'out');
+    const lock = join(out, '.state', 'lock');
+    const run = pantaProcess(['run', writeSpec(dir, SLOW), '--out', out]);
+    started.push(run);
+    await until('the run to take the lock', () => existsSync(lock));
+    run.kill('SIGTERM');
+    const done = await run.exited;
+    expect(done.code, run.stderr()).toBe(143);
+    expect(run.stderr()).toContain('panta: terminated: finishing the calls in flight');
+    expect(run.stderr()).toContain('written events are saved in');
+    expect(existsSync(lock)).toBe(false);
+  }, 120_000);
+
   it('a lock whose process is dead on this host (kill -9) is taken over with a warning, and is gone after the run', async () => {
     const dir = tempDir('panta-lock-stale-');
     const out = join(dir, 'out');

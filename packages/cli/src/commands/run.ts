@@ -13,16 +13,21 @@ export async function runCommand(spec: string, opts: { out?: string; concurrency
   }
   const view = new ProgressView();
   const started = Date.now();
-  // Ctrl-C once: finish the calls in flight, make every written event durable, exit 130 (resume later with
-  // the same command). Ctrl-C twice: quit at once (durable parts still resume).
+  // Ctrl-C (or SIGTERM, as Slurm and Kubernetes send) once: finish the calls in flight, make every written
+  // event durable, release the folder, exit 130 (143 for SIGTERM); resume later with the same command.
+  // Twice: quit at once (durable parts still resume).
   const interrupt = new AbortController();
-  const onSigint = () => {
-    if (interrupt.signal.aborted) process.exit(130);
+  let stopCode: number = EXIT.interrupted;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (interrupt.signal.aborted) process.exit(stopCode);
+    stopCode = signal === 'SIGTERM' ? 143 : EXIT.interrupted;
     view.stop();
-    process.stderr.write('\npanta: interrupted: finishing the calls in flight and saving what is written (Ctrl-C again to quit at once)\n');
+    const again = signal === 'SIGTERM' ? 'SIGTERM' : 'Ctrl-C';
+    process.stderr.write(`\npanta: ${signal === 'SIGTERM' ? 'terminated' : 'interrupted'}: finishing the calls in flight and saving what is written (${again} again to quit at once)\n`);
     interrupt.abort();
   };
-  process.on('SIGINT', onSigint);
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   let metrics: RoleMetrics | undefined;
   let sweepName = '';
   let encoderName = '';
@@ -50,7 +55,7 @@ export async function runCommand(spec: string, opts: { out?: string; concurrency
     view.stop();
     if (summary.status === 'stopped') {
       process.stderr.write(`panta: stopped; written events are saved in ${summary.out}: run the same command to resume\n`);
-      return EXIT.interrupted;
+      return stopCode;
     }
     const seconds = (Date.now() - started) / 1000;
     if (summary.final.length > 0) process.stdout.write(`\nfinal sweep, mean over trials (encoder: ${encoderName}):\n${summaryTable(summary.final)}\n\n`);
@@ -67,7 +72,8 @@ export async function runCommand(spec: string, opts: { out?: string; concurrency
     view.stop();
     return reportError(error);
   } finally {
-    process.off('SIGINT', onSigint);
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
     await metrics?.close();
   }
 }
