@@ -12,6 +12,7 @@ import {
   foldLive,
   isDrift,
   measureControl,
+  nextControl,
   medoid,
   parseBoardReply,
   renderEntries,
@@ -86,6 +87,16 @@ describe('early stopping rule', () => {
     expect(shouldStop(h([0.1, 0.5], [0.5, 0.2], [0.51, 0.21], [0.52, 0.24]), rule)).toBe(false); // rho moved 0.04 over 2
     expect(shouldStop(h([0.5, null], [0.5, null], [0.5, null]), rule)).toBe(true);
     expect(shouldStop(h([0.5, null], [0.5, 0.2], [0.5, null]), rule)).toBe(false);
+  });
+  it('a unanimous t = 0 snapshot is centred on the origin (m = 1), as the whitening falls back to raw; a varied one on its mean', () => {
+    const same = [[0.6, 0.8], [0.6, 0.8], [0.6, 0.8]];
+    const state = nextControl(undefined, 0, same, ['not_known', 'not_known', 'not_known'], undefined, 4);
+    expect(state.mean0).toEqual([0, 0]);
+    expect(state.history[0]!.m).toBeCloseTo(1, 12);
+    expect(state.history[0]!.rho).toBeNull();
+    const varied = nextControl(undefined, 0, [[1, 0], [0, 1]], ['correct', 'correct'], undefined, 4);
+    expect(varied.mean0).toEqual([0.5, 0.5]);
+    expect(varied.history[0]!.m).toBeCloseTo(0, 12);
   });
   it('measures the centred magnetisation and rho of a snapshot', () => {
     const c = measureControl([[1, 0], [1, 0], [0, 1]], ['correct', 'hallucinated', 'not_known'], [0, 0]);

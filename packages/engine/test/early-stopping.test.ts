@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { meanOf, measureControl, shouldStop, type SweepControl, type Tag } from '@panta/core';
+import { controlCentre, measureControl, shouldStop, type SweepControl, type Tag } from '@panta/core';
 import { queryRows, readEvents } from '@panta/corpus';
 import { RHEON6, ROOT, corpusDiff, panta, tempDir, writeSpec } from '../../../test/helpers.js';
 import { runSweep } from '../src/index.js';
@@ -34,7 +34,7 @@ async function controlSeries(file: string, n: number): Promise<SweepControl[]> {
       emb[agent] = vectors.slice(r * 384, (r + 1) * 384);
       tags[agent] = (b.columns.tag as Tag[])[r]!;
       if ((b.columns.event as number[])[r]! % n === n - 1) {
-        mean0 ??= meanOf(emb);
+        mean0 ??= controlCentre(emb);
         series.push(measureControl(emb, tags, mean0));
       }
     }
@@ -75,16 +75,18 @@ describe('early stopping', () => {
     // Low temperature settles within a few sweeps; not every run does.
     expect(stopped).toBeGreaterThan(0);
     expect(stopped).toBeLessThan(runs.length);
-    const params = await queryRows(`SELECT run_id, max(sweep)::INTEGER AS last, list(rho ORDER BY sweep) AS rho FROM read_parquet('${out}/order_params.parquet') GROUP BY run_id`);
+    const params = await queryRows(
+      `SELECT run_id, max(sweep)::INTEGER AS last, list(n_correct / (n_correct + n_hallucinated + n_not_known + n_judge_failure) ORDER BY sweep) AS acc FROM read_parquet('${out}/order_params.parquet') WHERE encoder = 'hashing' GROUP BY run_id`,
+    );
     const focus = await queryRows(`SELECT run_id, focus FROM read_parquet('${out}/runs.parquet')`);
     for (const p of params) {
       expect(p.last).toBe(Number(runs.find((r) => r.run_id === p.run_id)!.sweeps_run));
-      // FOCUS(t) = accuracy(t) - accuracy(t - 1) = rho(t - 1) - rho(t), one per sweep the run made.
-      const rho = (p.rho as (number | null)[]).map((x) => (x === null ? null : Number(x)));
-      const want = rho.slice(1).map((r, t) => (r === null || rho[t] === null ? null : rho[t]! - r));
+      // FOCUS(t) = accuracy(t) - accuracy(t - 1), accuracy = #correct / #agents (a non-answer is wrong), one per sweep the run made.
+      const acc = (p.acc as number[]).map(Number);
+      const want = acc.slice(1).map((a, t) => a - acc[t]!);
       const got = (focus.find((f) => f.run_id === p.run_id)!.focus as (number | null)[]).map((x) => (x === null ? null : Number(x)));
       expect(got.length).toBe(want.length);
-      got.forEach((g, t) => (want[t] === null ? expect(g).toBeNull() : expect(g).toBeCloseTo(want[t]!, 12)));
+      got.forEach((g, t) => expect(g).toBeCloseTo(want[t]!, 12));
     }
     const verify = panta(['verify', out]);
     expect(verify.stdout + verify.stderr).toMatch(/^ok: /);

@@ -19,7 +19,7 @@ export interface SweepControl {
 export interface ControlState {
   /** Per sweep 0..t: the measurement the stop rule reads. */
   history: SweepControl[];
-  /** Mean of the t = 0 raw embeddings (centre of the control magnetisation). */
+  /** Centre of the control magnetisation: see controlCentre. */
   mean0: number[];
   /** drift-policy: the snapshot's majority answer (medoid) after the last sweep. */
   majority?: string;
@@ -102,6 +102,20 @@ export function meanOf(embeddings: readonly ArrayLike<number>[]): number[] {
   return mean;
 }
 
+/**
+ * The centre of a run's control magnetisation: the mean of its t = 0 embeddings, or the origin when they hold
+ * fewer than two distinct vectors. Centring a unanimous snapshot on its own mean would read m = 0 (every
+ * answer at the centre); like the whitening's degenerate-pool fallback, it is then read raw, m = 1.
+ */
+export function controlCentre(embeddings: readonly ArrayLike<number>[]): number[] {
+  const first = embeddings[0];
+  const varied = embeddings.some((e) => {
+    for (let i = 0; i < e.length; i++) if (e[i] !== first![i]) return true;
+    return false;
+  });
+  return varied ? meanOf(embeddings) : new Array<number>(first?.length ?? 0).fill(0);
+}
+
 /** The control measurement of a snapshot (see SweepControl). */
 export function measureControl(embeddings: readonly ArrayLike<number>[], tags: readonly Tag[], mean0: readonly number[]): SweepControl {
   const d = mean0.length;
@@ -139,7 +153,7 @@ export function nextControl(
   rule: EarlyStoppingSpec | undefined,
   sweeps: number,
 ): ControlState {
-  const mean0 = sweep === 0 || !previous ? meanOf(embeddings) : previous.mean0;
+  const mean0 = sweep === 0 || !previous ? controlCentre(embeddings) : previous.mean0;
   const history = [...(previous?.history ?? []), measureControl(embeddings, tags, mean0)];
   return { history, mean0, stop: rule !== undefined && sweep < sweeps && shouldStop(history, rule) };
 }
