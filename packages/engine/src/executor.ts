@@ -35,7 +35,13 @@ export interface ActiveRun<S extends RunSink = RunSink> {
 }
 
 export interface ExecutorProgress {
+  /** Rows appended to the runs' shards, in order (durable once their part is flushed). */
   eventsWritten: number;
+  /**
+   * Events whose call was answered, or found on disk by a resume: ahead of eventsWritten while rows wait
+   * for their turn, their verdict or a part to be encoded.
+   */
+  eventsExecuted: number;
   /** Calls in flight (events dispatched and not yet answered). */
   inflight: number;
   /** LLM calls made (retries included) and tokens used (prompt + completion) in this session. */
@@ -99,6 +105,7 @@ export class Executor<S extends RunSink = RunSink> {
   private opening = 0;
   private closing = 0;
   private eventsWritten = 0;
+  private eventsExecuted = 0;
   private runsFinished = 0;
   private runsFailed = 0;
   private retries = 0;
@@ -128,6 +135,7 @@ export class Executor<S extends RunSink = RunSink> {
   /** A run found complete on disk with `events` events (fewer than planned when it stopped early). */
   completeOnDisk(run: RunPlan, events: number): void {
     this.skipped += runEvents(run) - events;
+    this.eventsExecuted += events;
     this.written(events);
   }
 
@@ -178,6 +186,7 @@ export class Executor<S extends RunSink = RunSink> {
       this.onBoundary(active, message.task, message.outcome);
     } else {
       const { task, outcome } = message;
+      this.eventsExecuted++;
       this.calls += outcome.calls;
       this.tokens += outcome.promptTokens + outcome.completionTokens;
       this.completionTokens += outcome.completionTokens;
@@ -259,6 +268,8 @@ export class Executor<S extends RunSink = RunSink> {
       active.boundary = { sweep: control.sweep, ...(control.state ? { state: control.state } : {}), running: false };
       this.moveGate(active);
     }
+    // Rows its sink holds already (a resumed run) were executed by an earlier session.
+    this.eventsExecuted += active.collector.written;
     this.active.push(active);
     this.byId.set(active.run.runId, active);
   }
@@ -346,6 +357,7 @@ export class Executor<S extends RunSink = RunSink> {
       this.reported = performance.now();
       this.options.onProgress({
         eventsWritten: this.eventsWritten,
+        eventsExecuted: this.eventsExecuted,
         inflight: this.inflight,
         calls: this.calls,
         tokens: this.tokens,
