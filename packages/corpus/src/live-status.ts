@@ -14,6 +14,8 @@ export interface LiveStatus {
   /** running: a session is writing; stopped: it was interrupted (resume with the same command); finished: it ended. */
   state: 'running' | 'stopped' | 'finished';
   eventsWritten: number;
+  /** Events answered (ahead of eventsWritten while rows wait to be appended); absent in older files. */
+  eventsExecuted?: number;
   eventsTotal: number;
   /** Events per second over the last few seconds. */
   eventsPerSecond: number;

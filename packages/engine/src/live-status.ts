@@ -3,7 +3,8 @@ import type { Executor, ExecutorProgress, RunSink } from './executor.js';
 
 /**
  * Keeps `<out>/.state/status.json` current while a sweep runs embedded (about once a second), for
- * `panta dashboard --corpus`: progress, events per second over the last 5 s, and the open runs.
+ * `panta dashboard --corpus`: progress (events executed and written), events executed per second over the
+ * last 5 s, and the open runs.
  */
 export class LiveStatusWriter {
   private latest?: ExecutorProgress;
@@ -34,10 +35,10 @@ export class LiveStatusWriter {
     const p = this.latest;
     if (!p) return;
     const now = Date.now();
-    this.samples.push({ t: now, events: p.eventsWritten });
+    this.samples.push({ t: now, events: p.eventsExecuted });
     while (this.samples.length > 2 && now - this.samples[0]!.t > 5000) this.samples.shift();
     const first = this.samples[0]!;
-    const rate = now > first.t ? ((p.eventsWritten - first.events) * 1000) / (now - first.t) : 0;
+    const rate = now > first.t ? ((p.eventsExecuted - first.events) * 1000) / (now - first.t) : 0;
     try {
       writeLiveStatus(this.out, {
         pid: process.pid,

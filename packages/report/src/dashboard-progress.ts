@@ -24,6 +24,8 @@ export interface SweepView {
   /** Who reports, and how recently. */
   liveNote: string;
   eventsWritten: number;
+  /** Events answered, ahead of eventsWritten while rows wait to be appended; absent where the source does not say. */
+  eventsExecuted?: number;
   eventsTotal: number;
   eventsPerSecond: number;
   inflight: number;
@@ -143,6 +145,7 @@ export class CorpusProgress {
 function fromLive(s: LiveStatus) {
   return {
     eventsWritten: s.eventsWritten,
+    ...(s.eventsExecuted !== undefined ? { eventsExecuted: s.eventsExecuted } : {}),
     eventsTotal: s.eventsTotal,
     eventsPerSecond: s.eventsPerSecond,
     inflight: s.inflight,

@@ -8,6 +8,8 @@ import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 export interface MetricsSnapshot {
   /** Events written (role worker: events this worker committed). */
   eventsWritten?: number;
+  /** Events answered (calls done), ahead of eventsWritten while rows wait to be appended. */
+  eventsExecuted?: number;
   /** Events of the whole sweep. */
   eventsTotal?: number;
   /** LLM calls in flight. */
@@ -26,11 +28,12 @@ export interface MetricsSnapshot {
   eventsPerSecond?: number;
 }
 
-type GaugeField = 'eventsWritten' | 'eventsTotal' | 'inflight' | 'runsTotal' | 'runsActive' | 'runsFinished' | 'runsFailed' | 'eventsPerSecond';
+type GaugeField = 'eventsWritten' | 'eventsExecuted' | 'eventsTotal' | 'inflight' | 'runsTotal' | 'runsActive' | 'runsFinished' | 'runsFailed' | 'eventsPerSecond';
 type CounterField = 'calls' | 'tokens' | 'retries' | 'requeued';
 
 const GAUGES: Record<GaugeField, [string, string]> = {
   eventsWritten: ['panta_events_written', 'Events written to the corpus (role worker: events this worker committed).'],
+  eventsExecuted: ['panta_events_executed', 'Events whose calls were answered (or found on disk by a resume); ahead of panta_events_written while rows wait to be appended.'],
   eventsTotal: ['panta_events_planned', 'Events of the whole sweep: (sweeps + 1) N summed over runs.'],
   inflight: ['panta_calls_in_flight', 'LLM calls in flight.'],
   runsTotal: ['panta_runs_planned', 'Runs of the sweep.'],
