@@ -66,9 +66,16 @@ export function checkContextBudget(spec: SweepSpec, runs: readonly RunPlan[], te
     const gi = spec.geometries.findIndex((g) => g === run.geometry);
     let k = run.k;
     while (k > 1 && worstPromptTokens({ ...run, k }, template, spec.max_tokens) > room) k--;
+    // A smaller full mean field also has fewer digits in its agents' ids: its largest N is searched for itself.
+    let n = 2;
+    for (let hi = run.n; hi - n > 1; ) {
+      const mid = Math.floor((n + hi) / 2);
+      if (worstPromptTokens({ ...run, n: mid, k: mid - 1 }, template, spec.max_tokens) <= room) n = mid;
+      else hi = mid;
+    }
     const fix =
       run.geometry.kind === 'meanfield'
-        ? `use {kind: meanfield, sample: ${k}} (annealed mean field) or sizes up to ${k + 1} for full mean field`
+        ? `use {kind: meanfield, sample: ${k}} (annealed mean field) or sizes up to ${n} for full mean field`
         : `use smaller sizes, a smaller max_tokens, or a model with a longer context`;
     throw new InputError(
       file,

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
+import { totalmem } from 'node:os';
+import { getHeapStatistics } from 'node:v8';
 import { dirname, resolve } from 'node:path';
 import {
   DEFAULT_TEMPLATE,
@@ -13,6 +15,10 @@ import {
   validateEdges,
   edgeListSize,
   checkSweepBounds,
+  checkMemoryBudget,
+  formatBytes,
+  parseMemoryBudget,
+  type MemoryAvailable,
   geometryLabel,
   type GeometrySpec,
   type Edge,
@@ -166,8 +172,40 @@ function operationalFree(backend: object): object {
  * of the same model; it refuses a corpus made by another model or grid.
  */
 export function corpusIdentity(spec: SweepSpec): object {
-  const { concurrency: _c, out: _o, lookahead: _l, backend, judge, ...rest } = spec;
+  const { concurrency: _c, out: _o, lookahead: _l, memory_budget: _m, backend, judge, ...rest } = spec;
   return { ...rest, backend: operationalFree(backend), judge: judge.kind === 'llm' ? { ...judge, backend: operationalFree(judge.backend) } : judge };
+}
+
+/** A cgroup's memory limit (v2, then v1), or undefined when there is none or it cannot be read. */
+function cgroupLimit(): number | undefined {
+  for (const file of ['/sys/fs/cgroup/memory.max', '/sys/fs/cgroup/memory/memory.limit_in_bytes']) {
+    try {
+      const text = readFileSync(file, 'utf8').trim();
+      const bytes = Number(text);
+      // v2 says "max" when unlimited, v1 a number near 2^63.
+      if (Number.isSafeInteger(bytes) && bytes > 0) return bytes;
+    } catch {
+      // not this cgroup version, or no cgroup
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The memory a sweep may use: the spec's memory_budget, else this machine's, or its cgroup's limit when
+ * lower; and this process's V8 heap limit.
+ */
+export function memoryAvailable(spec: SweepSpec, file: string): MemoryAvailable {
+  const heapBytes = getHeapStatistics().heap_size_limit;
+  if (spec.memory_budget !== undefined) {
+    const bytes = parseMemoryBudget(spec.memory_budget);
+    if (bytes === undefined) throw new InputError(file, 'memory_budget', `${JSON.stringify(spec.memory_budget)} is not a size above 0`, 'use bytes, or a size such as "16 GiB" or "512 MB"');
+    return { bytes, source: `memory_budget ${formatBytes(bytes)}`, heapBytes };
+  }
+  const machine = totalmem();
+  const cgroup = cgroupLimit();
+  if (cgroup !== undefined && cgroup < machine) return { bytes: cgroup, source: `the ${formatBytes(cgroup)} its cgroup allows`, heapBytes };
+  return { bytes: machine, source: `this machine's ${formatBytes(machine)}`, heapBytes };
 }
 
 /** A run's dataflow planner, starting at `startEvent` (where its durable rows end). */
@@ -240,6 +278,9 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
   checkControls(spec, specPath);
   // Before planning, which builds every graph: a grid too large to hold is refused, not allocated.
   checkSweepBounds(spec, prompts.length, specPath, (path) => edgeListSize(edgeLists.get(path)!));
+  const protocols = Array.isArray(spec.protocol) ? spec.protocol.length : 1;
+  const runsPerSize = prompts.length * spec.temperatures.length * protocols * spec.trials;
+  checkMemoryBudget(spec, runsPerSize, specPath, (path) => edgeListSize(edgeLists.get(path)!), memoryAvailable(spec, specPath));
   const runs = planSweep(spec, prompts, specPath, edgeLists, population);
   checkBackendLimits(spec, specPath);
   checkContextBudget(spec, runs, template, specPath);

@@ -23,7 +23,7 @@ export const MAX_SWEEPS = MAX_RUN_EVENTS / 2 - 1;
 const fmt = (x: number) => x.toLocaleString('en-US');
 
 /** The sizes a geometry runs at and the field that lists them (an edge list's size comes from its file). */
-function sizesOf(spec: SweepSpec, geometry: GeometrySpec, fileSize: (path: string) => number): { sizes: number[]; field: string } {
+export function sizesOf(spec: SweepSpec, geometry: GeometrySpec, fileSize: (path: string) => number): { sizes: number[]; field: string } {
   if (Array.isArray(spec.sizes)) return { sizes: spec.sizes, field: 'sizes' };
   const label = geometryLabel(geometry);
   const key = label in spec.sizes ? label : geometry.kind;

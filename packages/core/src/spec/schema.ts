@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { geometryLabel, geometrySchema } from '../geometry/index.js';
 import { backendSchema } from './backend.js';
 import { MAX_RUNS, MAX_SWEEPS } from './bounds.js';
+import { parseMemoryBudget } from './memory.js';
 
 /**
  * Refuses a list with a repeated entry (by `key`), blaming the repeat itself (`temperatures[1]`): a
@@ -96,6 +97,19 @@ export const sweepSpecSchema = z.strictObject({
    * planner keeps about 44 bytes per event of look-ahead per open run, so it is capped at 2^22 (~185 MB).
    */
   lookahead: z.int().min(16).max(4_194_304).default(16_384),
+  /**
+   * Memory the sweep's process may use: bytes, or a size such as "16 GiB" or "512 MB". Default the
+   * machine's (or its cgroup's limit). A size whose estimated memory exceeds 90% of it is refused before
+   * anything runs (see README "## Scale").
+   */
+  memory_budget: z
+    .union([z.number(), z.string()])
+    .superRefine((v, ctx) => {
+      if (parseMemoryBudget(v) === undefined) {
+        ctx.addIssue({ code: 'custom', input: v, message: `${JSON.stringify(v)} is not a memory size above 0`, params: { fix: 'use bytes (an integer), or a size such as "16 GiB" or "512 MB"' } });
+      }
+    })
+    .optional(),
   /** Shared State Verification Protocol: above divergence tau the agent reads its neighbours through a merge call. */
   ssvp: z
     .strictObject({
