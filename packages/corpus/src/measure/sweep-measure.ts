@@ -72,7 +72,8 @@ export async function measureSweep(
       }
     };
     await Promise.all(Array.from({ length: Math.min(3, promptRuns.length) }, worker));
-    for (const r of results) orderParams.push(...r);
+    // One push per row: spreading a run of more than ~100,000 sweeps would overflow the call stack.
+    for (const r of results) for (const row of r) orderParams.push(row);
   }
   return { whitenings, orderParams };
 }
