@@ -63,8 +63,9 @@ function stat(cls, value, label) {
   return h("div", { class: "stat " + cls }, h("b", { class: "value" }, value), h("span", {}, label));
 }
 function eta(s) {
-  if (!(s.eventsPerSecond > 0) || s.eventsWritten >= s.eventsTotal) return "–";
-  let t = Math.round((s.eventsTotal - s.eventsWritten) / s.eventsPerSecond);
+  const done = s.eventsExecuted ?? s.eventsWritten;
+  if (!(s.eventsPerSecond > 0) || done >= s.eventsTotal) return "–";
+  let t = Math.round((s.eventsTotal - done) / s.eventsPerSecond);
   return t >= 3600 ? Math.floor(t / 3600) + "h" + String(Math.floor(t % 3600 / 60)).padStart(2, "0") + "m" : t >= 60 ? Math.floor(t / 60) + "m" + String(t % 60).padStart(2, "0") + "s" : t + "s";
 }
 function sweepCard(s) {
@@ -74,7 +75,7 @@ function sweepCard(s) {
     h("div", { class: "sub" }, s.id !== s.name ? s.id + " · " : "", s.liveNote),
     h("div", { class: "bar", title: pct.toFixed(1) + "%" }, h("div", { style: "width:" + pct.toFixed(2) + "%" })),
     h("div", { class: "stats" },
-      h("div", { class: "stat events" }, h("b", {}, h("span", { class: "events-written", "data-value": String(s.eventsWritten) }, fmt(s.eventsWritten)), " / ", h("span", { class: "events-total" }, fmt(s.eventsTotal))), h("span", {}, "events written (" + pct.toFixed(1) + "%)")),
+      h("div", { class: "stat events" }, h("b", {}, h("span", { class: "events-written", "data-value": String(s.eventsWritten) }, fmt(s.eventsWritten)), " / ", h("span", { class: "events-total" }, fmt(s.eventsTotal))), h("span", {}, "events written (" + pct.toFixed(1) + "%)" + (s.eventsExecuted > s.eventsWritten ? " · " + fmt(s.eventsExecuted) + " executed" : ""))),
       stat("rate", fmt(s.eventsPerSecond), "events/s · ETA " + eta(s)),
       stat("inflight", fmt(s.inflight), "calls in flight"),
       stat("runs", fmt(s.runsFinished) + " / " + fmt(s.runsTotal), "runs finished (" + fmt(s.runsActive) + " open)"),
