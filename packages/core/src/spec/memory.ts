@@ -5,8 +5,9 @@ import type { SweepSpec } from './schema.js';
 
 /**
  * The memory model of a sweep run by one process, in bytes: what `panta run` refuses against before
- * anything is planned. It is an estimate of the engine's structures, not a measurement (bench/scale.mjs
- * measures), and errs high: README "## Scale" states the same figures.
+ * anything is planned. These are the budgets of the engine's structures (one place: README "## Scale"
+ * quotes them), not measurements: bench/scale.mjs measures peak RSS, whose marginal bytes per agent must
+ * stay below agentBytes + (sweeps + 1) x eventBytes for the refusal to be right.
  */
 export const MEMORY = {
   /** Node, V8's code and young generation, DuckDB, the encoder and the shard writers' row buffers (512 MiB at most, shared by the open runs). */
