@@ -3,10 +3,11 @@ import { geometryLabel, nominalDegree, type GeometrySpec } from '../geometry/ind
 import type { SweepSpec } from './schema.js';
 
 /**
- * Most events one run may have. A run's planner keeps three bytes per event of the whole run (written,
- * rank, queued), so the largest run holds 3 GiB while it is open; typed arrays stop at 2^32 elements anyway.
+ * Most events one run may have: the largest run that completes within Node's default heap. A run keeps
+ * state per event of the whole run until it closes (the planner's flags, the trace for the final
+ * measurement), so a longer one would fail to allocate part-way instead of being refused here.
  */
-export const MAX_RUN_EVENTS = 2 ** 30;
+export const MAX_RUN_EVENTS = 2 ** 22;
 
 /**
  * Most neighbour entries (N x k) one run's graph may have: a static graph stores them as Int32 (1 GiB at
