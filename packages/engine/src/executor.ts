@@ -270,6 +270,11 @@ export class Executor<S extends RunSink = RunSink> {
     }
     // Rows its sink holds already (a resumed run) were executed by an earlier session.
     this.eventsExecuted += active.collector.written;
+    // The window counts from the first unwritten row from the start: answers not yet handed to the sink are
+    // bounded by it too. With an instant backend, answers, dispatches and their promises can chain in
+    // microtasks without the event loop turning, so the rows' hand-over (setImmediate) would wait, and an
+    // unbounded window let a ring of 10^6 hold millions of answers in memory.
+    active.planner.consumed(active.collector.written);
     this.active.push(active);
     this.byId.set(active.run.runId, active);
   }
