@@ -11,7 +11,9 @@ import type { EventPlan, Schedule } from './schedule.js';
  * that version is dead. This needs no per-reader bookkeeping, so planning an event costs O(k) array reads
  * even on a mean field of thousands of agents.
  *
- * Memory is O(min(window x (k + 1), 2^20) + N), never O(events); live versions are at most N + window.
+ * Memory is O(min(window x (k + 1), 2^20) + N), never O(events): per-event state lives in rings of the
+ * window's size (a version older than the oldest unfinished event is written, a newer one is planned and
+ * owns its slot), so a run of 11 M events holds no array of 11 M entries. Live versions are at most N + window.
  */
 /** Read entries planned events may hold at once (8 bytes each): on a mean field of 1,000 agents, ~1,000 events. */
 const MAX_PLANNED_READS = 1 << 20;
@@ -50,7 +52,8 @@ export class DataflowPlanner {
   private plannedCount = 0;
   /** Read entries held by planned events: bounds memory on dense graphs. */
   private plannedReads = 0;
-  private readonly written: Uint8Array;
+  /** Per planned event: 1 once it has written its version (an event below oldestUnfinished is written). */
+  private readonly finishedFlag: Uint8Array;
   private readonly ready: ReadyQueue;
   private readonly latest: Float64Array;
   private readonly resumed: Float64Array;
@@ -84,9 +87,8 @@ export class DataflowPlanner {
     this.waitNext = new Float64Array(size);
     this.supersedes = new Float64Array(size);
     this.gate = gate;
-    this.written = new Uint8Array(schedule.total);
-    this.ready = new ReadyQueue(schedule.total);
-    this.written.fill(1, 0, startEvent);
+    this.finishedFlag = new Uint8Array(size);
+    this.ready = new ReadyQueue(size);
     schedule.skip(startEvent);
     this.latest = startEvent > 0 ? schedule.liveVersions() : new Float64Array(schedule.run.n).fill(-1);
     this.resumed = this.latest.slice();
@@ -181,14 +183,14 @@ export class DataflowPlanner {
 
   /** Records that `event` has written its version; returns the versions that are now dead (read-only). */
   complete(event: number): readonly number[] {
-    if (this.written[event]) throw new Error(`event ${event} completed twice`);
+    if (this.isWritten(event)) throw new Error(`event ${event} completed twice`);
     const slot = event & this.mask;
     const plan = this.plans[slot];
     if (!plan || plan.event !== event) throw new Error(`event ${event} completed before it was planned`);
     this.plans[slot] = undefined;
     this.plannedCount--;
     this.plannedReads -= plan.readVersions.length;
-    this.written[event] = 1;
+    this.finishedFlag[slot] = 1;
     this.finishedCount++;
     let w = this.waitHead[slot]!;
     this.waitHead[slot] = -1;
@@ -200,7 +202,9 @@ export class DataflowPlanner {
     }
     let released: number[] | undefined;
     const total = this.schedule.total;
-    while (this.oldestUnfinished < total && this.written[this.oldestUnfinished]) {
+    // Past the last planned event a slot's flag is an older event's: stop there.
+    const planned = Math.min(total, this.schedule.position);
+    while (this.oldestUnfinished < planned && this.finishedFlag[this.oldestUnfinished & this.mask]) {
       // Every event up to this one has finished: the version it superseded has no reader left.
       const dead = this.supersedes[this.oldestUnfinished & this.mask]!;
       if (dead >= 0) (released ??= []).push(dead);
@@ -217,7 +221,7 @@ export class DataflowPlanner {
   private advance(plan: EventPlan, from: number): void {
     const reads = plan.readVersions;
     let i = from;
-    while (i < reads.length && this.written[reads[i]!]) i++;
+    while (i < reads.length && this.isWritten(reads[i]!)) i++;
     if (i === reads.length) {
       this.ready.push(plan);
       return;
@@ -232,7 +236,16 @@ export class DataflowPlanner {
     this.waitTail[on] = plan.event;
   }
 
-  private readonly unfinished = (event: number): EventPlan | undefined => (this.written[event] ? undefined : this.plans[event & this.mask]);
+  /** Whether version `v` is written: older than every unfinished event, or a planned event that finished. */
+  private isWritten(v: number): boolean {
+    return v < this.oldestUnfinished || this.finishedFlag[v & this.mask] === 1;
+  }
+
+  /** The plan of `event` while it is planned and unfinished (a finished event's slot is cleared or reused). */
+  private readonly unfinished = (event: number): EventPlan | undefined => {
+    const plan = this.plans[event & this.mask];
+    return plan !== undefined && plan.event === event ? plan : undefined;
+  };
 
   private limit(): number {
     return Math.min(Math.min(this.oldestUnfinished, this.floor) + this.window, this.gate, this.end);
@@ -249,6 +262,7 @@ export class DataflowPlanner {
       this.latest[plan.agent] = plan.event;
       // A version read at resume (below startEvent) is released like any other once superseded.
       this.supersedes[slot] = previous;
+      this.finishedFlag[slot] = 0;
       this.plans[slot] = plan;
       this.plannedCount++;
       this.plannedReads += plan.readVersions.length;

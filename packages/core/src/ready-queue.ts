@@ -24,20 +24,28 @@ export const DENSE_READS = 32;
  * Each planned, unfinished event has a rank: 1 + the longest chain of planned events that read it, capped at
  * HORIZON. Planning an event can only raise its ancestors' ranks (at most HORIZON - 1 times each), so the
  * bookkeeping costs O(k) per event amortised over its life, for k <= DENSE_READS reads.
+ *
+ * State is per slot of the planner's ring (event & mask, see DataflowPlanner), not per event of the run:
+ * planned, unfinished events own their slots, and a bucket entry is current only while its plan is the one
+ * queued in its slot.
  */
 export class ReadyQueue {
+  private readonly mask: number;
   private readonly rank: Uint8Array;
-  /** 1 while the event is ready and not yet taken. */
-  private readonly queued: Uint8Array;
+  /** The plan queued in each slot while it is ready and not yet taken. */
+  private readonly queued: (EventPlan | undefined)[];
   /** buckets[h]: events queued at rank h (an entry is stale once the event's rank moved above h). */
   private readonly buckets: EventPlan[][] = Array.from({ length: HORIZON + 1 }, () => []);
   private readonly heads = new Int32Array(HORIZON + 1);
   private count = 0;
   private readonly stack: EventPlan[] = [];
 
-  constructor(total: number) {
-    this.rank = new Uint8Array(total);
-    this.queued = new Uint8Array(total);
+  /** @param size the planner's ring size, a power of two. */
+  constructor(size: number) {
+    if (!(size > 0 && (size & (size - 1)) === 0)) throw new Error(`ReadyQueue size must be a power of two, got ${size}`);
+    this.mask = size - 1;
+    this.rank = new Uint8Array(size);
+    this.queued = new Array<EventPlan | undefined>(size).fill(undefined);
   }
 
   get size(): number {
@@ -49,22 +57,25 @@ export class ReadyQueue {
    * ranks at least one more, transitively.
    */
   planned(plan: EventPlan, unfinished: (event: number) => EventPlan | undefined): void {
-    this.rank[plan.event] = 1;
+    const mask = this.mask;
+    this.rank[plan.event & mask] = 1;
     const stack = this.stack;
     stack.push(plan);
     while (stack.length > 0) {
       const child = stack.pop()!;
-      const raised = this.rank[child.event]! + 1;
+      const raised = this.rank[child.event & mask]! + 1;
       if (raised > HORIZON) continue;
       const reads = child.readVersions;
       if (reads.length > DENSE_READS) continue;
       for (let i = 0; i < reads.length; i++) {
         const v = reads[i]!;
-        if (this.rank[v]! >= raised) continue;
+        const slot = v & mask;
+        // A finished version's slot may hold a newer event's rank: skipping on it is harmless, as is looking it up.
+        if (this.rank[slot]! >= raised) continue;
         const parent = unfinished(v);
         if (!parent) continue;
-        this.rank[v] = raised;
-        if (this.queued[v]) this.buckets[raised]!.push(parent);
+        this.rank[slot] = raised;
+        if (this.queued[slot] === parent) this.buckets[raised]!.push(parent);
         stack.push(parent);
       }
     }
@@ -72,8 +83,9 @@ export class ReadyQueue {
 
   /** An event whose reads are all written. */
   push(plan: EventPlan): void {
-    this.queued[plan.event] = 1;
-    this.buckets[this.rank[plan.event]!]!.push(plan);
+    const slot = plan.event & this.mask;
+    this.queued[slot] = plan;
+    this.buckets[this.rank[slot]!]!.push(plan);
     this.count++;
   }
 
@@ -85,9 +97,9 @@ export class ReadyQueue {
       let found: EventPlan | undefined;
       while (head < bucket.length) {
         const plan = bucket[head++]!;
-        const e = plan.event;
-        if (!this.queued[e] || this.rank[e] !== h) continue;
-        this.queued[e] = 0;
+        const slot = plan.event & this.mask;
+        if (this.queued[slot] !== plan || this.rank[slot] !== h) continue;
+        this.queued[slot] = undefined;
         this.count--;
         found = plan;
         break;
