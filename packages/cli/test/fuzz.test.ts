@@ -16,7 +16,7 @@ import { RHEON6, tempDir } from '../../../test/helpers.js';
  * One seed per test run, in the test names: FUZZ_SEED=<seed> replays exactly the same cases.
  */
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : Math.floor(Math.random() * 2 ** 31);
-const SPEC_CASES = 700;
+const SPEC_CASES = 650;
 const ARGV_CASES = 350;
 
 let root: string;
