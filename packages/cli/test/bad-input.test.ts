@@ -239,7 +239,7 @@ describe('the gate: every check runs before the first byte is written (issue 15)
     expect(readFileSync(join(out, 'manifest.json'), 'utf8')).toBe(text);
   });
 
-  it('values out of bounds give the real bound; non-integers, .nan and .inf are named; a repeated entry is blamed on its own key', async () => {
+  it('values out of bounds give the real bound; non-integers, .nan and .inf are named; a repeated entry or key is blamed on its own key', async () => {
     const dir = tempDir();
     const cases: [string, string, string][] = [
       ['sizes: [4]', 'sizes: [0]', 'sizes[0]: 0 is too small (minimum 1); fix: use a value of at least 1'],
@@ -252,6 +252,7 @@ describe('the gate: every check runs before the first byte is written (issue 15)
       ['[fq117]', '[fq117, fq367, fq117]', 'prompts[2]: "fq117" is listed twice (first at index 0); fix: remove the repeated entry'],
       ['[0.5]', '[0.5, 1.3, 0.5]', 'temperatures[2]: 0.5 is listed twice (first at index 0); fix: remove the repeated entry'],
       ['[ring]', '[ring, torus2d, ring]', 'geometries[2]: geometry ring is listed twice (first at index 0); fix: remove the repeated entry'],
+      ['seed: 1', 'seed: 1\ntemperatures: [0.7]', 'line 9, column 1: temperatures: the key is given twice (first on line 6); fix: keep one of them (a list holds several values: [a, b])'],
     ];
     for (const [from, to, message] of cases) {
       const spec = writeSpec(dir, TINY.replace(from, to));

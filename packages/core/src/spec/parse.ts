@@ -147,6 +147,17 @@ function deepest(issues: readonly z.core.$ZodIssue[]): number {
   return Math.max(...issues.map((i) => i.path.length));
 }
 
+/** A key given twice in one mapping, named with the line of its first use (YAML keeps neither silently). */
+function duplicateKey(text: string, file: string, line: number, col: number): InputError {
+  const lines = text.split(/\r?\n/);
+  const key = /^["']?([^"':]+?)["']?\s*:/.exec(lines[line - 1]?.slice(col - 1) ?? '')?.[1];
+  if (!key) return new InputError(file, `line ${line}, column ${col}`, 'a key is given twice in one mapping', 'keep one of them');
+  const indent = ' '.repeat(col - 1);
+  const first = lines.slice(0, line - 1).findIndex((l) => l.startsWith(`${indent}${key}`) && /^\s*:/.test(l.slice(indent.length + key.length)));
+  const also = first >= 0 ? ` (first on line ${first + 1})` : '';
+  return new InputError(file, `line ${line}, column ${col}: ${key}`, `the key is given twice${also}`, 'keep one of them (a list holds several values: [a, b])');
+}
+
 /** Parses and validates a sweep spec's YAML text. Throws InputError on the first problem found. */
 export function parseSweepSpec(text: string, file: string): SweepSpec {
   const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
@@ -154,6 +165,7 @@ export function parseSweepSpec(text: string, file: string): SweepSpec {
     const err = doc.errors[0]!;
     const pos = err.linePos?.[0];
     const where = pos ? `line ${pos.line}, column ${pos.col}` : '';
+    if (err.code === 'DUPLICATE_KEY' && pos) throw duplicateKey(text, file, pos.line, pos.col);
     throw new InputError(file, where, `malformed YAML (${err.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')})`, 'fix the YAML syntax at that position');
   }
   let input: unknown;
