@@ -2,8 +2,8 @@ import { InvalidArgumentError } from 'commander';
 import { firstIssue, issueToInputError, sweepSpecSchema } from '@panta/core';
 
 /**
- * Parsers of option values. A value the spec also has (concurrency, seed, lookahead) is checked by the
- * spec's own schema, so the command line accepts exactly what a spec accepts, with the same messages.
+ * Parsers of option values. A value the spec also has (concurrency, seed) is checked by the spec's own
+ * schema, so the command line accepts exactly what a spec accepts, with the same messages.
  */
 
 /** setTimeout holds at most 2^31 - 1 ms; a longer delay would fire at once. */
@@ -15,7 +15,7 @@ function numberOf(value: string): number {
   return n;
 }
 
-type SpecKey = 'concurrency' | 'seed' | 'lookahead';
+type SpecKey = 'concurrency' | 'seed';
 
 /** A value of the spec's key `key`, held to the spec's bounds. */
 export function specValue(key: SpecKey): (value: string) => number {
@@ -23,8 +23,8 @@ export function specValue(key: SpecKey): (value: string) => number {
   return (value) => {
     const n = numberOf(value);
     const parsed = schema.safeParse(n);
-    if (parsed.success && typeof parsed.data === 'number') return parsed.data;
-    const e = issueToInputError('', parsed.success ? { code: 'custom', path: [], message: 'not a number', input: n } : firstIssue(parsed.error.issues), n);
+    if (parsed.success) return parsed.data as number;
+    const e = issueToInputError('', firstIssue(parsed.error.issues), n);
     throw new InvalidArgumentError(`${e.problem}; fix: ${e.fix}`);
   };
 }
