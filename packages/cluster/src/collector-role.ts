@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { InputError, runEvents, type EncoderColumn, type RunPlan } from '@panta/core';
-import { acquireOutLock, readManifest, shardProgress, type OutLock } from '@panta/corpus';
+import { acquireOutLock, readManifestToResume, shardProgress, type OutLock } from '@panta/corpus';
 import {
   SweepCorpus,
   finishSweep,
@@ -72,7 +72,7 @@ export async function runCollector(options: CollectorOptions): Promise<SweepSumm
     const keys = sweepKeys(sweepId);
     const payload = JSON.parse((await redis.get(keys.spec))!) as SweepPayload;
     const sweep = fromPayload(payload, options.out);
-    const previous = readManifest(sweep.out);
+    const previous = readManifestToResume(sweep.out);
     if (previous && previous.fingerprint !== sweep.fingerprint) {
       throw new InputError(sweep.out, 'out', `${sweep.out} holds a corpus of a different sweep`, 'give the collector another --out, or delete that folder to start over');
     }
@@ -129,7 +129,7 @@ class CollectorProcess {
     this.byId = new Map(sweep.runs.map((r) => [r.runId, r]));
   }
 
-  async serve(previous: ReturnType<typeof readManifest>): Promise<SweepSummary | null> {
+  async serve(previous: ReturnType<typeof readManifestToResume>): Promise<SweepSummary | null> {
     const { sweep, options, keys, redis } = this;
     const log = options.log.child({ sweep: keys.spec.split(':')[1] });
     const backend = createBackend(sweep.spec.backend, sweep.prompts, sweep.specFile);
