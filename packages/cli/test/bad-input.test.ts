@@ -1,8 +1,9 @@
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../src/index.js';
-import { RHEON6, panta, tempDir, writeSpec } from '../../../test/helpers.js';
+import { RHEON6, ROOT, panta, tempDir, writeSpec } from '../../../test/helpers.js';
 
 const GOOD = `name: bad
 dataset: ${RHEON6}
@@ -174,10 +175,25 @@ describe('the gate: every check runs before the first byte is written (issue 15)
     expect(refused(await cli(['run', spec, '--out', '--seed']))).toMatch(/^panta: run: --out: "--seed" looks like an option, not a path/);
     expect(refused(await cli(['run', spec, '--out', join(dir, 'afile')]))).toBe(`panta: ${join(dir, 'afile')}: is a file, not a folder; fix: choose another --out, or move that file away`);
     expect(refused(await cli(['run', spec, '--out', join(dir, 'afile', 'sub', 'out')]))).toMatch(/afile\/sub\/out: cannot be made: .*afile is a file, not a folder; fix: /);
-    // Root ignores permissions, so a read-only folder is stood in for by /proc, which refuses new folders to anyone.
+    // /proc refuses new folders to anyone, root included (its mkdir answers ENOENT, on which a recursive mkdir never returns).
     expect(refused(await cli(['run', spec, '--out', '/proc/panta-gate/out']))).toBe('panta: /proc/panta-gate/out: cannot be made (the file system at /proc does not allow new folders); fix: choose an --out in a folder you can write to');
     expect(readFileSync(join(dir, 'afile'), 'utf8')).toBe('x');
     expect(readdirSync(dir).sort()).toEqual(['afile', 'spec.yaml']);
+  });
+
+  it('an output folder inside a read-only folder is refused as such, not as ENOENT (the binary, as an unprivileged user)', () => {
+    const dir = tempDir();
+    const spec = writeSpec(dir, TINY);
+    const locked = join(dir, 'locked');
+    mkdirSync(locked);
+    chmodSync(locked, 0o555);
+    chmodSync(dir, 0o755);
+    chmodSync(spec, 0o644);
+    // Root ignores permissions: the binary runs as nobody then (anyone else is refused by the mode itself).
+    const asUser = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+    const r = spawnSync(process.execPath, [join(ROOT, 'packages', 'cli', 'bin', 'panta.js'), 'run', spec, '--out', join(locked, 'out')], { encoding: 'utf8', cwd: dir, ...asUser });
+    expect(refused({ code: r.status, stdout: r.stdout, stderr: r.stderr })).toBe(`panta: ${join(locked, 'out')}: cannot be written (permission denied at ${locked}); fix: choose an --out in a folder you can write to`);
+    expect(readdirSync(locked)).toEqual([]);
   });
 
   it('a spec or a dataset that is a folder is named as such', async () => {
