@@ -38,7 +38,7 @@ describe('panta serve-surrogate (the built binary)', () => {
 
   it('bad options: one line naming the option and the fix, exit 2', () => {
     for (const [args, text] of [
-      [['--fault-rate', '1.5'], /^panta: serve-surrogate: --fault-rate: expected a share in 0\.\.1, got "1\.5"; fix: /],
+      [['--fault-rate', '1.5'], /^panta: serve-surrogate: --fault-rate: 1\.5 is too big \(maximum 1\); fix: use a value of at most 1$/m],
       [['--faults', '429,teapot'], /^panta: serve-surrogate: --faults: unknown fault kind "teapot"; fix: /],
       [['--slots', '-1'], /^panta: serve-surrogate: --slots: /],
       [['--token-ms', '2'], /^panta: serve-surrogate: --token-ms: .*--slots/],
