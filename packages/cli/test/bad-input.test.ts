@@ -255,6 +255,18 @@ describe('the gate: every check runs before the first byte is written (issue 15)
     expect(readFileSync(join(out, 'manifest.json'), 'utf8')).toBe(text);
   });
 
+  it('a corpus of another format (an older Panta, whose shards lack columns) is refused for resuming, naming both formats, and left as it is', async () => {
+    const dir = tempDir();
+    const out = join(dir, 'out');
+    mkdirSync(out);
+    const text = `${JSON.stringify({ format: 'panta-corpus/1', name: 'gate', status: 'running', fingerprint: '0'.repeat(64) })}\n`;
+    writeFileSync(join(out, 'manifest.json'), text);
+    const line = refused(await cli(['run', writeSpec(dir, TINY), '--out', out]));
+    expect(line).toBe(`panta: ${out}/manifest.json: format: the corpus was written in format "panta-corpus/1", and this Panta writes panta-corpus/2; fix: finish it with the Panta version that started it, or choose another --out (or delete ${out} to start over)`);
+    expect(readdirSync(out)).toEqual(['manifest.json']);
+    expect(readFileSync(join(out, 'manifest.json'), 'utf8')).toBe(text);
+  });
+
   it('values out of bounds give the real bound; non-integers, .nan and .inf are named; a repeated entry or key is blamed on its own key', async () => {
     const dir = tempDir();
     const cases: [string, string, string][] = [

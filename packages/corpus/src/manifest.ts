@@ -3,7 +3,12 @@ import { createReadStream, existsSync, readFileSync, renameSync, writeFileSync }
 import { join } from 'node:path';
 import { InputError, redactValue } from '@panta/core';
 
-export const CORPUS_FORMAT = 'panta-corpus/1';
+/**
+ * The corpus layout's version: 2 adds `reply_status` to event rows, `drift_tolerance` to runs.parquet and
+ * `fallback` to the whitening files. A resume refuses a folder of another version (its shards would lack
+ * columns), naming both.
+ */
+export const CORPUS_FORMAT = 'panta-corpus/2';
 
 /** manifest.json: what the corpus is, how it was made, and checksums of its files. */
 export interface Manifest {
@@ -61,6 +66,10 @@ export function readManifestToResume(out: string): Manifest | null {
   }
   if (manifest === null || typeof manifest !== 'object' || Array.isArray(manifest) || typeof (manifest as Manifest).fingerprint !== 'string') {
     throw new InputError(file, '', 'not a Panta manifest (no fingerprint)', fix);
+  }
+  const format = (manifest as { format?: unknown }).format;
+  if (format !== CORPUS_FORMAT) {
+    throw new InputError(file, 'format', `the corpus was written in format ${JSON.stringify(format)}, and this Panta writes ${CORPUS_FORMAT}`, `finish it with the Panta version that started it, or choose another --out (or delete ${out} to start over)`);
   }
   return manifest as Manifest;
 }
