@@ -75,6 +75,12 @@ export interface ExecutorOptions<S extends RunSink = RunSink> {
   concurrency: number;
   /** Most runs open at once (each holds a planner window and a shard buffer). */
   maxActiveRuns: number;
+  /**
+   * Memory a run holds while open (its rows waiting to become parts), and the most the open runs may hold
+   * together: a run is opened only when it fits, or when none is open. Unset: runs are counted, not weighed.
+   */
+  runBytes?(run: RunPlan): number;
+  openBytesBudget?: number;
   /** Opens a run for execution, or returns null when its shard is already complete. */
   open(run: RunPlan): Promise<ActiveRun<S> | null>;
   /** Called once a run has every event written (ok) or has failed (error set). */
@@ -103,6 +109,8 @@ export class Executor<S extends RunSink = RunSink> {
   private planning = false;
   private inflight = 0;
   private opening = 0;
+  /** What the runs open or being opened hold (see runBytes). */
+  private openBytes = 0;
   private closing = 0;
   private eventsWritten = 0;
   private eventsExecuted = 0;
@@ -351,7 +359,7 @@ export class Executor<S extends RunSink = RunSink> {
     }
     this.schedulePlanning();
     const starving = this.inflight + this.readyTotal() < concurrency;
-    if (!this.stopping && starving && this.queue.length > 0 && this.opening === 0 && this.active.length < this.options.maxActiveRuns) {
+    if (!this.stopping && starving && this.queue.length > 0 && this.opening === 0 && this.active.length < this.options.maxActiveRuns && this.fits(this.queue[0]!)) {
       this.openNext();
     }
     const finished = (this.queue.length === 0 || this.stopping) && this.active.length === 0 && this.opening === 0 && this.closing === 0;
@@ -383,15 +391,27 @@ export class Executor<S extends RunSink = RunSink> {
     return n;
   }
 
+  /** Whether `run` may open now: the open runs' memory leaves room for it, or none is open. */
+  private fits(run: RunPlan): boolean {
+    const { runBytes, openBytesBudget } = this.options;
+    if (!runBytes || openBytesBudget === undefined || this.openBytes === 0) return true;
+    return this.openBytes + runBytes(run) <= openBytesBudget;
+  }
+
   private openNext(): void {
     const run = this.queue.shift()!;
+    const bytes = this.options.runBytes?.(run) ?? 0;
     this.opening++;
+    this.openBytes += bytes;
     this.options.open(run).then(
       (active) => {
         this.opening--;
         try {
           if (active) this.admit(active);
-          else this.runsFinished++;
+          else {
+            this.openBytes -= bytes;
+            this.runsFinished++;
+          }
         } catch (e) {
           return this.fail(e as Error);
         }
@@ -408,6 +428,7 @@ export class Executor<S extends RunSink = RunSink> {
       () => {
         this.byId.delete(a.run.runId);
         this.closing--;
+        this.openBytes -= this.options.runBytes?.(a.run) ?? 0;
         if (!a.stopped) this.runsFinished++;
         if (a.error && !a.stopped) this.runsFailed++;
         this.pump();

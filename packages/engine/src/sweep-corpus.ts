@@ -37,7 +37,8 @@ export class SweepCorpus {
       columns: readonly EncoderColumn[];
       judge: Judge;
       meta: RowMeta;
-      partRows: number;
+      /** Rows per durable part, or per run (parts sized in bytes, see sweepSizing). */
+      partRows: number | ((run: RunPlan) => number);
       log?: Logger;
       onWritten(count: number): void;
       /** Memory for the sweep trace (default 256 MiB). */
@@ -51,7 +52,8 @@ export class SweepCorpus {
   }
 
   openCollector(run: RunPlan, startEvent: number): Promise<RunCollector> {
-    const { out, columns, judge, meta, partRows, onWritten } = this.options;
+    const { out, columns, judge, meta, onWritten } = this.options;
+    const partRows = typeof this.options.partRows === 'function' ? this.options.partRows(run) : this.options.partRows;
     // Only a run written from its first event here has every answer in the trace.
     let trace;
     if (startEvent === 0) trace = this.trace.start(run.runId, run.prompt.id);

@@ -1,4 +1,4 @@
-import { InputError, sweepEvents, type EncoderColumn, type RunPlan, type SweepSpec } from '@panta/core';
+import { InputError, runEvents, sweepEvents, type EncoderColumn, type RunPlan, type SweepSpec } from '@panta/core';
 import { acquireOutLock, readManifestToResume, runsOnDisk, shardProgress, type OutLock, type OutLockHolder } from '@panta/corpus';
 import { openEncoder, type Encoder } from '@panta/embed';
 import { createJudge } from '@panta/judge';
@@ -14,8 +14,13 @@ import { sweepLogger, type Logger } from './log.js';
 import { SweepCorpus, readVersionTexts, runEnd } from './sweep-corpus.js';
 import type { Transport } from './task.js';
 
-/** Memory for rows waiting to become a durable part, over all open runs. */
-const BUFFER_BUDGET_BYTES = 512 * 1024 * 1024;
+/**
+ * Memory for rows waiting to become durable parts, over all open runs: runs are opened while their rows fit
+ * (see sweepSizing). At 512 MiB, with 32 runs of 8,192-row parts open, the quickstart peaked at ~1 GB.
+ */
+export const BUFFER_BUDGET_BYTES = 64 * 1024 * 1024;
+/** Bytes of one part's rows: at 384 floats per row, 8,192 rows (a run of 729 agents is one part). */
+const PART_BYTES = 16 * 1024 * 1024;
 
 export interface SweepProgress extends ExecutorProgress {
   eventsTotal: number;
@@ -99,8 +104,8 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
   const eventsTotal = sweepEvents(runs);
   let eventsOnDisk = 0;
   const sizing = sweepSizing(spec.concurrency, columns, runs.length);
-  const { maxActiveRuns } = sizing;
-  const partRows = options.partRows ?? sizing.partRows;
+  const { maxActiveRuns, runBytes } = sizing;
+  const partRows = options.partRows ?? sizing.partRowsFor;
   const corpus = new SweepCorpus({
     out,
     columns,
@@ -115,6 +120,8 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
     transport,
     concurrency: spec.concurrency,
     maxActiveRuns,
+    runBytes,
+    openBytesBudget: BUFFER_BUDGET_BYTES,
     open: async (run: RunPlan): Promise<ActiveRun<RunCollector> | null> => {
       const progress = await shardProgress(out, run.runId);
       if (progress.discarded.length > 0) {
@@ -170,15 +177,24 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
 }
 
 /**
- * Runs open at once and rows per durable part: each open run buffers up to one part, so a fixed memory
- * budget is shared between them. A run that fits one part is encoded once (its part becomes its shard),
- * so parts are as large as the budget allows.
+ * Runs open at once, rows per durable part, and what an open run's rows weigh. Parts are sized in bytes
+ * (PART_BYTES): a row holds its embeddings and its read versions and neighbours (12 bytes per read: on a
+ * mean field of 729, 8.7 KB), and a run that fits one part is encoded once (its part becomes its shard).
+ * A run holds at most three parts of rows (one filling, two being written), fewer when it is shorter; runs
+ * are opened while the open runs' rows fit BUFFER_BUDGET_BYTES, so memory does not grow with the runs open.
  */
-export function sweepSizing(concurrency: number, columns: readonly EncoderColumn[], runs = Number.POSITIVE_INFINITY): { maxActiveRuns: number; partRows: number } {
-  // No more runs are open than the sweep has: a sweep of one run gives it the whole budget.
+export function sweepSizing(
+  concurrency: number,
+  columns: readonly EncoderColumn[],
+  runs = Number.POSITIVE_INFINITY,
+): { maxActiveRuns: number; partRows: number; partRowsFor(run: RunPlan): number; runBytes(run: RunPlan): number } {
+  // No more runs are open than the sweep has.
   const maxActiveRuns = Math.max(1, Math.min(64, Math.max(2, Math.ceil(concurrency / 2)), runs));
-  const rowBytes = 256 + 4 * columns.reduce((s, c) => s + c.dim, 0);
-  return { maxActiveRuns, partRows: Math.min(8192, Math.max(512, Math.floor(BUFFER_BUDGET_BYTES / (rowBytes * maxActiveRuns)))) };
+  const base = 256 + 4 * columns.reduce((s, c) => s + c.dim, 0);
+  const rowBytes = (run: RunPlan) => base + 12 * (run.k + 1);
+  const rowsFor = (bytes: number) => Math.min(8192, Math.max(256, Math.floor(PART_BYTES / bytes)));
+  const partRowsFor = (_run: RunPlan) => rowsFor(base);
+  return { maxActiveRuns, partRows: rowsFor(base), partRowsFor, runBytes: (run) => Math.min(runEvents(run), 3 * partRowsFor(run)) * rowBytes(run) };
 }
 
 /** Opens every encoder of the spec; if one fails, the ones already open are closed. */
