@@ -32,6 +32,10 @@ export function getDuckDB(): Promise<DuckDBInstance> {
     // Shard merging and reading rely on rows leaving a scan in file order; this is DuckDB's default, made
     // explicit because correctness (event order) depends on it.
     preserve_insertion_order: 'true',
+    // Every Parquet file is read about once (a merge, the final measurement, verify): caching the bytes read
+    // only grew memory, by the shard's size on a merge (measured: peak RSS 1.24 GB -> 0.61 GB copying a
+    // shard of 11 M events).
+    enable_external_file_cache: 'false',
   })
     .then(async (db) => {
       // Writers COPY rows to Parquet straight from JS (chunk-source.ts).
