@@ -4,6 +4,11 @@ import type { Encoder } from './encoder.js';
 
 /** Longest text whose vector is memoised (answers are rarely longer; equal huge answers are rare). */
 const MEMO_CHARS = 4096;
+/**
+ * Memory the memo may hold (vectors and texts): 32 MiB is ~10,000 distinct answers of 500 characters at
+ * 384 dimensions. Bounded in entries alone, distinct answers of real models would fill it with ~170 MB.
+ */
+const MEMO_BYTES = 32 * 2 ** 20;
 
 function squaredNorm(v: Float32Array): number {
   let s = 0;
@@ -26,17 +31,19 @@ function fnv1a(text: string, seed: number): number {
  * output: it gets one feature, its trimmed text itself, so it embeds to a unit vector like any other answer
  * (all empty and whitespace-only answers share one; "?!" and "..." differ). Never the zero vector, which
  * would be a spin without a direction. Replies repeat a lot in a population, so vectors are memoised
- * (bounded in entries, and texts longer than MEMO_CHARS are not kept: a memo of huge answers would hold
+ * (bounded in bytes, and texts longer than MEMO_CHARS are not kept: a memo of huge answers would hold
  * gigabytes).
  */
 export class HashingEncoder implements Encoder {
   readonly model: string;
   private readonly memo = new Map<string, Float32Array>();
+  /** What the memo holds: each entry's floats, its text (UTF-16) and about 64 bytes of bookkeeping. */
+  private memoBytes = 0;
 
   constructor(
     readonly name: string,
     readonly dim: number,
-    private readonly memoSize = 65_536,
+    private readonly memoLimitBytes = MEMO_BYTES,
   ) {
     this.model = `hashing-uni-bigram-fnv1a-d${dim}`;
   }
@@ -65,8 +72,13 @@ export class HashingEncoder implements Encoder {
     for (let i = 0; i < this.dim; i++) v[i]! /= norm;
     checkEmbedding(this.name, text, v);
     if (text.length <= MEMO_CHARS) {
-      if (this.memo.size >= this.memoSize) this.memo.clear();
+      const bytes = 4 * this.dim + 2 * text.length + 64;
+      if (this.memoBytes + bytes > this.memoLimitBytes) {
+        this.memo.clear();
+        this.memoBytes = 0;
+      }
       this.memo.set(text, v);
+      this.memoBytes += bytes;
     }
     return v;
   }

@@ -34,6 +34,21 @@ describe('hashing encoder on any model output', () => {
     const short = encoder.embed('short answer');
     expect(encoder.embed('short answer')).toBe(short);
   });
+
+  it('memoises within a bound in bytes: many distinct answers never hold more, and equal vectors still come back', () => {
+    const small = new HashingEncoder('h', 384, 64 * 1024);
+    const held = () => (small as unknown as { memoBytes: number; memo: Map<string, Float32Array> });
+    let most = 0;
+    for (let i = 0; i < 2000; i++) {
+      const text = `distinct answer number ${i} `.repeat(1 + (i % 7));
+      const v = small.embed(text);
+      expect(small.embed(text)).toBe(v);
+      most = Math.max(most, held().memoBytes);
+    }
+    expect(most).toBeLessThanOrEqual(64 * 1024);
+    expect(held().memo.size).toBeGreaterThan(0);
+    expect(held().memo.size).toBeLessThan(2000);
+  });
 });
 
 describe('encoder output check', () => {
