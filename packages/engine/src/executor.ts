@@ -359,8 +359,9 @@ export class Executor<S extends RunSink = RunSink> {
     }
     this.schedulePlanning();
     const starving = this.inflight + this.readyTotal() < concurrency;
-    if (!this.stopping && starving && this.queue.length > 0 && this.opening === 0 && this.active.length < this.options.maxActiveRuns && this.fits(this.queue[0]!)) {
-      this.openNext();
+    if (!this.stopping && starving && this.queue.length > 0 && this.opening === 0 && this.active.length < this.options.maxActiveRuns) {
+      const next = this.nextFitting();
+      if (next >= 0) this.openNext(next);
     }
     const finished = (this.queue.length === 0 || this.stopping) && this.active.length === 0 && this.opening === 0 && this.closing === 0;
     // pump() runs once per event or more: report progress a few times a second, reading the clock only
@@ -398,8 +399,19 @@ export class Executor<S extends RunSink = RunSink> {
     return this.openBytes + runBytes(run) <= openBytesBudget;
   }
 
-  private openNext(): void {
-    const run = this.queue.shift()!;
+  /**
+   * The first queued run that fits (see fits), or -1: a heavy run waits while lighter ones behind it open,
+   * instead of holding up the whole queue (results do not depend on the order runs open in).
+   */
+  private nextFitting(): number {
+    // Looking further than the runs that could open is pointless: a few hundred at most.
+    const look = Math.min(this.queue.length, 256);
+    for (let i = 0; i < look; i++) if (this.fits(this.queue[i]!)) return i;
+    return -1;
+  }
+
+  private openNext(index: number): void {
+    const run = this.queue.splice(index, 1)[0]!;
     const bytes = this.options.runBytes?.(run) ?? 0;
     this.opening++;
     this.openBytes += bytes;

@@ -4,15 +4,15 @@ import { BUFFER_BUDGET_BYTES, loadSweep, runSweep, sweepSizing } from '../src/in
 
 // Rows of a mean field of 729 hold 729 read versions and neighbours each (~10 KB): such runs weigh ~6 times
 // a ring's of the same length. With a window of 16 events each run keeps few calls busy, and the executor
-// would open all six at once if runs were only counted.
+// would open all four at once if runs were only counted.
 const SPEC = `name: open-runs-budget
 dataset: ${RHEON6}
 prompts: [fq117]
 geometries: [meanfield]
 sizes: [729]
 temperatures: [0.7]
-trials: 6
-sweeps: 2
+trials: 4
+sweeps: 10
 seed: 3
 concurrency: 64
 lookahead: 16
