@@ -138,8 +138,8 @@ describe('the gate: every check runs before the first byte is written (issue 15)
     const out = join(dir, 'out');
     const huge = refused(await cli(['run', writeSpec(dir, TINY.replace('sweeps: 1', 'sweeps: 1000000000000')), '--out', out]));
     expect(huge).toMatch(/sweeps: 1000000000000 is too big \(maximum 2097151\); fix: use a value of at most 2097151$/);
-    const atN4 = refused(await cli(['run', writeSpec(dir, TINY.replace('sweeps: 1', 'sweeps: 2097151')), '--out', out]));
-    expect(atN4).toMatch(/sweeps: 2,097,151 sweeps of N = 4 \(ring\) make 8,388,608 events per run, more than a run can hold \(4,194,304\); fix: use at most 1,048,575 sweeps at this size/);
+    const long = refused(await cli(['run', writeSpec(dir, TINY.replace('sweeps: 1', 'sweeps: 2000000').replace('[4]', '[1000]')), '--out', out]));
+    expect(long).toMatch(/sweeps: 2,000,000 sweeps of N = 1,000 \(ring\) make 2,000,001,000 events per run, more than a run can hold \(1,073,741,824\); fix: use at most 1,073,740 sweeps at this size/);
     const graph = refused(await cli(['run', writeSpec(dir, TINY.replace('[ring]', '[{kind: random-regular, k: 100000}]').replace('[4]', '[100000]')), '--out', out]));
     expect(graph).toMatch(/sizes\[0\]: N = 100,000 on random-regular-k100000 makes 10,000,000,000 neighbour entries \(N x k\), more than a graph can hold/);
     const runs = refused(await cli(['run', writeSpec(dir, TINY.replace('prompts: [fq117]\n', '').concat('trials: 200000\n')), '--out', out]));

@@ -34,7 +34,7 @@ describe('memory budget', () => {
     const available = { bytes: parseMemoryBudget(s.memory_budget!)!, source: 'memory_budget 1 GiB', heapBytes: 4 * GiB };
     const check = (sz: typeof s) => () => checkMemoryBudget(sz, 1, 'm.yaml', noEdges, available);
     expect(check(s)).toThrow(
-      /^m\.yaml: sizes\[0\]: N = 1,000,000 on ring needs about [\d.]+ GiB of memory \(2,048 bytes per agent and 8 per event of each open run, 768 MiB for the process\), more than 90% of memory_budget 1 GiB; fix: use a size of at most [\d,]+ on ring, or less concurrency; or set memory_budget if this process may use more$/,
+      /^m\.yaml: sizes\[0\]: N = 1,000,000 on ring needs about [\d.]+ GiB of memory \(2,048 bytes per agent of each open run, 768 MiB for the process\), more than 90% of memory_budget 1 GiB; fix: use a size of at most [\d,]+ on ring, or less concurrency; or set memory_budget if this process may use more$/,
     );
     const largest = largestNamed(check(s));
     expect(largest).toBeGreaterThan(10_000);

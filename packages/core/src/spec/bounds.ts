@@ -3,11 +3,11 @@ import { geometryLabel, nominalDegree, type GeometrySpec } from '../geometry/ind
 import type { SweepSpec } from './schema.js';
 
 /**
- * Most events one run may have: the largest run that completes within Node's default heap. A run keeps
- * state per event of the whole run until it closes (the planner's flags, the trace for the final
- * measurement), so a longer one would fail to allocate part-way instead of being refused here.
+ * Most events one run may have. Nothing in a run is held per event of the whole run (the planner keeps rings
+ * of the look-ahead window; the sweep trace has a budget past which shards are read back), so this is a
+ * sanity bound on one shard's rows: memory is checked per agent by checkMemoryBudget.
  */
-export const MAX_RUN_EVENTS = 2 ** 22;
+export const MAX_RUN_EVENTS = 2 ** 30;
 
 /**
  * Most neighbour entries (N x k) one run's graph may have: a static graph stores them as Int32 (1 GiB at
@@ -18,8 +18,11 @@ export const MAX_GRAPH_ENTRIES = 2 ** 28;
 /** Most runs a sweep may plan: each is an object in memory, a shard file and a row of runs.parquet. */
 export const MAX_RUNS = 1_000_000;
 
-/** Sweeps bound by MAX_RUN_EVENTS at the smallest population any geometry allows (N = 2). */
-export const MAX_SWEEPS = MAX_RUN_EVENTS / 2 - 1;
+/**
+ * Most sweeps of a run: a run holds state per sweep (its order-parameter rows, its control history, carried
+ * in tasks and journals), and 2,097,151 sweeps of the smallest population (N = 2) is a run measured to complete.
+ */
+export const MAX_SWEEPS = 2 ** 21 - 1;
 
 const fmt = (x: number) => x.toLocaleString('en-US');
 

@@ -7,15 +7,16 @@ import type { SweepSpec } from './schema.js';
  * The memory model of a sweep run by one process, in bytes: what `panta run` refuses against before
  * anything is planned. These are the budgets of the engine's structures (one place: README "## Scale"
  * quotes them), not measurements: bench/scale.mjs measures peak RSS, whose marginal bytes per agent must
- * stay below agentBytes + (sweeps + 1) x eventBytes for the refusal to be right.
+ * stay below agentBytes for the refusal to be right.
  */
 export const MEMORY = {
-  /** Node, V8's code and young generation, DuckDB, the encoder and the shard writers' row buffers (512 MiB at most, shared by the open runs). */
+  /**
+   * Node, V8 and DuckDB (~115 MB), the hashing encoder's memo (32 MiB), the open runs' row buffers (256 MiB
+   * at most, shared) and the sweep trace (256 MiB at most; past it the final measurement reads shards back).
+   */
   processBytes: 768 * 2 ** 20,
   /** Per agent of an open run: its typed-array state (versions, answers' ids, tags, per-sweep sums) and its latest answer's text. */
   agentBytes: 2048,
-  /** Per event of an open run: the planner's per-event bytes (written, rank, queued) and the run's trace of tags. */
-  eventBytes: 8,
   /** Per neighbour entry (N x k) of a static graph: Int32 offsets and neighbours. */
   graphEntryBytes: 4,
   /** Per event of look-ahead of an open run: the planner's window (~44 B) and a result waiting to be written (~2 KB). */
@@ -75,7 +76,7 @@ export function parseMemoryBudget(value: number | string): number | undefined {
 /** Bytes one open run of N agents with k neighbours each holds. */
 function runBytes(spec: SweepSpec, n: number, k: number, staticGraph: boolean): number {
   const events = (spec.sweeps + 1) * n;
-  return n * MEMORY.agentBytes + events * MEMORY.eventBytes + (staticGraph ? n * k * MEMORY.graphEntryBytes : 0) + Math.min(spec.lookahead, events) * MEMORY.lookaheadBytes;
+  return n * MEMORY.agentBytes + (staticGraph ? n * k * MEMORY.graphEntryBytes : 0) + Math.min(spec.lookahead, events) * MEMORY.lookaheadBytes;
 }
 
 /** Runs open at once: runs whose events fill the concurrency one and the next; smaller runs up to the engine's 64. */
@@ -138,7 +139,7 @@ export function checkMemoryBudget(spec: SweepSpec, runsPerSize: number, file: st
       const other = staticGraph && geometry.kind === 'meanfield' ? ' (or {kind: meanfield, sample: k})' : '';
       const smaller = lo >= 2 ? `use a size of at most ${fmt(lo)} on ${label}${other}, or less concurrency` : 'use less concurrency or a smaller lookahead';
       const problem = memory
-        ? `N = ${fmt(n)} on ${label} needs about ${formatBytes(need.total)} of memory (${fmt(MEMORY.agentBytes)} bytes per agent and ${MEMORY.eventBytes} per event of each open run, ${formatBytes(MEMORY.processBytes)} for the process), more than ${pct} of ${available.source}`
+        ? `N = ${fmt(n)} on ${label} needs about ${formatBytes(need.total)} of memory (${fmt(MEMORY.agentBytes)} bytes per agent of each open run, ${formatBytes(MEMORY.processBytes)} for the process), more than ${pct} of ${available.source}`
         : `N = ${fmt(n)} on ${label} needs about ${formatBytes(need.heap)} of Node's heap (${MEMORY.heapAgentBytes} bytes per agent of each open run), more than ${pct} of its limit of ${formatBytes(available.heapBytes)}`;
       const raise = memory ? 'set memory_budget if this process may use more' : `raise the limit (NODE_OPTIONS=--max-old-space-size=${Math.ceil((need.heap / MEMORY.usableShare) / 2 ** 20)})`;
       throw new InputError(file, `${field}[${i}]`, problem, `${smaller}; or ${raise}`);
