@@ -65,6 +65,12 @@ export class DataflowPlanner {
   private gate = Number.POSITIVE_INFINITY;
   /** Events the run will have: the schedule's, or fewer once it ends early. */
   private end: number;
+  /**
+   * Synchronous dynamics: every event of sweep t reads the snapshot of sweep t - 1, so the version an event
+   * supersedes still has readers after it (the rest of its sweep). Such versions die as a sweep: those of
+   * sweep t - 1 once every event of sweep t has finished (0 when asynchronous).
+   */
+  private readonly syncN: number;
 
   /**
    * @param startEvent events below it are already written (a resumed run): the schedule is advanced past
@@ -91,7 +97,8 @@ export class DataflowPlanner {
     this.ready = new ReadyQueue(size);
     schedule.skip(startEvent);
     this.latest = startEvent > 0 ? schedule.liveVersions() : new Float64Array(schedule.run.n).fill(-1);
-    this.resumed = this.latest.slice();
+    this.syncN = schedule.run.dynamics === 'synchronous' ? schedule.run.n : 0;
+    this.resumed = this.syncN > 0 ? this.synchronousLive(startEvent) : this.latest.slice();
     this.oldestUnfinished = startEvent;
     this.finishedCount = startEvent;
     this.end = schedule.total;
@@ -181,6 +188,21 @@ export class DataflowPlanner {
     this.refill(STEP);
   }
 
+  /**
+   * What a synchronous run resumed at `startEvent` must load: each agent's latest version, and, mid-sweep,
+   * the previous sweep's versions of the agents already updated in this one (the sweep's later events read
+   * them). -1 where there is none.
+   */
+  private synchronousLive(startEvent: number): Float64Array {
+    const n = this.syncN;
+    const updated = startEvent >= n ? startEvent % n : 0;
+    const live = new Float64Array(n + updated);
+    live.set(this.latest);
+    const base = startEvent - updated - n;
+    for (let b = 0; b < updated; b++) live[n + b] = base + b;
+    return live;
+  }
+
   /** Records that `event` has written its version; returns the versions that are now dead (read-only). */
   complete(event: number): readonly number[] {
     if (this.isWritten(event)) throw new Error(`event ${event} completed twice`);
@@ -209,6 +231,12 @@ export class DataflowPlanner {
       const dead = this.supersedes[this.oldestUnfinished & this.mask]!;
       if (dead >= 0) (released ??= []).push(dead);
       this.oldestUnfinished++;
+      const n = this.syncN;
+      if (n > 0 && this.oldestUnfinished % n === 0 && this.oldestUnfinished >= 2 * n) {
+        // Sweep t ended: its reads are done, so the snapshot of sweep t - 1 has no reader left.
+        released ??= [];
+        for (let v = this.oldestUnfinished - 2 * n; v < this.oldestUnfinished - n; v++) released.push(v);
+      }
     }
     this.refill(STEP);
     return released ?? NONE;
@@ -261,7 +289,7 @@ export class DataflowPlanner {
       const previous = this.latest[plan.agent]!;
       this.latest[plan.agent] = plan.event;
       // A version read at resume (below startEvent) is released like any other once superseded.
-      this.supersedes[slot] = previous;
+      this.supersedes[slot] = this.syncN > 0 ? -1 : previous;
       this.finishedFlag[slot] = 0;
       this.plans[slot] = plan;
       this.plannedCount++;
