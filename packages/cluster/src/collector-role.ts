@@ -3,6 +3,8 @@ import { InputError, runEvents, type EncoderColumn, type RunPlan } from '@panta/
 import { acquireOutLock, readManifestToResume, shardProgress, type OutLock } from '@panta/corpus';
 import {
   SweepCorpus,
+  checkOutFolder,
+  makeOutFolder,
   finishSweep,
   openEncoders,
   plannerFor,
@@ -72,6 +74,7 @@ export async function runCollector(options: CollectorOptions): Promise<SweepSumm
     const keys = sweepKeys(sweepId);
     const payload = JSON.parse((await redis.get(keys.spec))!) as SweepPayload;
     const sweep = fromPayload(payload, options.out);
+    checkOutFolder(sweep.out);
     const previous = readManifestToResume(sweep.out);
     if (previous && previous.fingerprint !== sweep.fingerprint) {
       throw new InputError(sweep.out, 'out', `${sweep.out} holds a corpus of a different sweep`, 'give the collector another --out, or delete that folder to start over');
@@ -137,6 +140,7 @@ class CollectorProcess {
     const columns: EncoderColumn[] = encoders.map((e) => ({ name: e.name, dim: e.dim }));
     const judgeSpec = options.baseUrl && sweep.spec.judge.kind === 'llm' ? { ...sweep.spec.judge, backend: { ...sweep.spec.judge.backend, base_url: options.baseUrl } } : sweep.spec.judge;
     const judge = createJudge(judgeSpec, sweep.specFile, sweep.prompts, sweep.out);
+    makeOutFolder(sweep.out);
     this.outLock = acquireOutLock(sweep.out);
     if (this.outLock.tookOver) log.warn({ holder: this.outLock.tookOver }, 'took over the corpus folder lock of a process that is gone');
     const manifest = startManifest(sweep, previous, backend, judge, encoders);

@@ -10,3 +10,4 @@ export * from './sweep.js';
 export * from './log.js';
 export * from './live-status.js';
 export * from './execute-boundary.js';
+export { checkOutFolder, makeOutFolder } from './out-folder.js';
