@@ -111,6 +111,11 @@ export class Executor<S extends RunSink = RunSink> {
   private opening = 0;
   /** What the runs open or being opened hold (see runBytes). */
   private openBytes = 0;
+  /**
+   * openBytes when the last look found no queued run that fits: until it changes none can (the queue only
+   * shrinks), so pump, which runs per event, does not look again.
+   */
+  private fullAt = -1;
   private closing = 0;
   private eventsWritten = 0;
   private eventsExecuted = 0;
@@ -405,8 +410,10 @@ export class Executor<S extends RunSink = RunSink> {
    */
   private nextFitting(): number {
     // Looking further than the runs that could open is pointless: a few hundred at most.
+    if (this.openBytes === this.fullAt) return -1;
     const look = Math.min(this.queue.length, 256);
     for (let i = 0; i < look; i++) if (this.fits(this.queue[i]!)) return i;
+    this.fullAt = this.openBytes;
     return -1;
   }
 
