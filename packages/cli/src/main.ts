@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { InputError, parseShard, type Shard } from '@panta/core';
 import { EXIT, reportError } from './errors.js';
 import { httpUrl, intIn, numberIn, path, port, specValue, timerMs } from './option-values.js';
 
@@ -12,6 +13,16 @@ const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'
 
 /** setTimeout holds at most 2^31 - 1 ms; a longer latency would fire at once. */
 const MAX_TIMER_MS = 2_147_483_647;
+
+/** `--shard I/N`, held to core's parser, its message in the same words as every option value's. */
+function shardValue(value: string): Shard {
+  try {
+    return parseShard(value);
+  } catch (e) {
+    if (e instanceof InputError) throw new InvalidArgumentError(`${e.problem}; fix: ${e.fix}`);
+    throw e;
+  }
+}
 
 /** The `panta` command: a thin layer over the programmatic API, heavy modules imported lazily. */
 export function buildProgram(setExit: (code: number) => void): Command {
@@ -31,10 +42,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--out <dir>', 'output folder (default: the spec\'s out, else runs/<name>)', path)
     .option('--concurrency <n>', 'events in flight at once (1 to 65536, as in the spec)', specValue('concurrency'))
     .option('--seed <s>', 'sweep seed (overrides the spec)', specValue('seed'))
+    .option('--shard <i/n>', 'job arrays: run part I of N of the grid\'s runs (balanced by events) into a partial corpus (default --out: the spec\'s out + .part-I-of-N); panta merge joins the N parts', shardValue)
     .addOption(new Option('--log-level <level>', 'level of the JSON log in <out>/log.jsonl: debug (every retry), info, warn, error, silent').choices(LOG_LEVELS).default('info'))
     .option(...metricsPortOption)
     .option(...metricsHostOption)
-    .action(async (spec: string, opts: { out?: string; concurrency?: number; seed?: number; logLevel?: string; metricsPort?: number; metricsHost?: string }) => {
+    .action(async (spec: string, opts: { out?: string; concurrency?: number; seed?: number; shard?: Shard; logLevel?: string; metricsPort?: number; metricsHost?: string }) => {
       const { runCommand } = await import('./commands/run.js');
       setExit(await runCommand(spec, opts));
     });
@@ -109,6 +121,16 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .action(async (opts: { redis?: string; corpus?: string; port: number; host: string; allowedHosts?: string }) => {
       const { dashboardCommand } = await import('./commands/dashboard.js');
       setExit(await dashboardCommand(opts));
+    });
+
+  program
+    .command('merge')
+    .description('job arrays: join the N parts that panta run --shard I/N wrote into one corpus (whitening pooled over every part, order parameters, runs.parquet, manifest), equal to one panta run of the spec')
+    .argument('<out>', 'folder of the merged corpus (new, or empty)')
+    .argument('<parts...>', 'the parts\' folders, all N of them, in any order')
+    .action(async (out: string, parts: string[]) => {
+      const { mergeCommand } = await import('./commands/merge.js');
+      setExit(await mergeCommand(out, parts));
     });
 
   program

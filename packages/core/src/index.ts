@@ -6,6 +6,7 @@ export * from './spec/backend.js';
 export * from './spec/parse.js';
 export * from './spec/bounds.js';
 export * from './spec/memory.js';
+export * from './spec/shard.js';
 export * from './dataset.js';
 export * from './answers.js';
 export * from './prompt.js';

@@ -21,7 +21,12 @@ export interface Manifest {
   spec: unknown;
   code: { panta: string; node: string };
   seed: number;
-  backend: { kind: string; model: string };
+  /**
+   * batch_invariant: whether the model's answers do not depend on the batch a request lands in, so that a
+   * rerun reproduces the corpus: the spec's `backend.batch_invariant` (vLLM with VLLM_BATCH_INVARIANT=1),
+   * true for the surrogate (a function of the event's seed), null when unknown.
+   */
+  backend: { kind: string; model: string; batch_invariant?: boolean | null };
   judge: { kind: string; model: string };
   encoders: { name: string; kind: string; dim: number; model: string }[];
   prompts: unknown[];
@@ -34,8 +39,20 @@ export interface Manifest {
    */
   usage: { calls: number; retries: number; prompt_tokens: number; completion_tokens: number; cost: number | null; judge_calls: number };
   files: Record<string, { bytes: number; sha256: string }>;
+  /**
+   * Only in a part of a job array (`panta run --shard I/N`): its runs' events and journals, no whitening
+   * and no order parameters, which need every part's t = 0 answers; `panta merge` writes those.
+   */
+  shard?: ShardInfo;
   started_at: string;
   updated_at: string;
+}
+
+export interface ShardInfo {
+  index: number;
+  count: number;
+  /** Where the final measurement comes from. */
+  measured_by: 'panta merge';
 }
 
 export function manifestPath(out: string): string {

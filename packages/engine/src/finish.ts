@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { driftStats, driftTolerance, focusSeries, runEvents, snapshotAccuracy, sweepEvents, type EncoderColumn, type RunPlan } from '@panta/core';
+import { driftStats, driftTolerance, focusSeries, runEvents, snapshotAccuracy, sweepEvents, type EncoderColumn, type RunPlan, type SweepSpec } from '@panta/core';
 import {
   CORPUS_FORMAT,
   ORDER_PARAM_COLUMNS,
@@ -22,7 +22,7 @@ import type { LlmBackend } from '@panta/llm';
 import type { LoadedSweep } from './load.js';
 
 /** The code's version, in the manifest from the sweep's start (a report of a running sweep shows it). */
-function codeVersion(): string {
+export function codeVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
   return pkg.version;
 }
@@ -39,7 +39,7 @@ export function startManifest(sweep: LoadedSweep, previous: Manifest | null, bac
     spec: sweep.spec,
     code: { panta: codeVersion(), node: process.version },
     seed: sweep.spec.seed ?? 0,
-    backend: { kind: backend.kind, model: backend.model },
+    backend: { kind: backend.kind, model: backend.model, batch_invariant: batchInvariant(sweep.spec.backend) },
     judge: { kind: sweep.spec.judge.kind, model: judge.model },
     encoders: encoders.map((e, i) => ({ name: e.name, kind: sweep.spec.encoders[i]!.kind, dim: e.dim, model: e.model })),
     prompts: sweep.prompts,
@@ -48,11 +48,17 @@ export function startManifest(sweep: LoadedSweep, previous: Manifest | null, bac
     tags: {},
     usage: { calls: 0, retries: 0, prompt_tokens: 0, completion_tokens: 0, cost: null, judge_calls: 0 },
     files: {},
+    ...(sweep.shard ? { shard: { index: sweep.shard.index, count: sweep.shard.count, measured_by: 'panta merge' as const } } : {}),
     started_at: previous?.started_at ?? now,
     updated_at: now,
   };
   writeManifest(sweep.out, manifest);
   return manifest;
+}
+
+/** What the manifest says of batch invariance: the spec's word, the surrogate's by construction, else unknown. */
+export function batchInvariant(backend: SweepSpec['backend']): boolean | null {
+  return backend.kind === 'surrogate' ? true : (backend.batch_invariant ?? null);
 }
 
 /** One row of the table the CLI prints: final order parameters averaged over trials. */
@@ -116,14 +122,23 @@ export const RUN_COLUMNS = [
 /**
  * Closes a sweep: runs.parquet always (with each run's status); once every run is complete, whitening and
  * order_params.parquet too; then the manifest with counts and checksums. `trace` (the sweep's, see
- * SweepCorpus) spares reading back the embeddings of the runs it holds.
+ * SweepCorpus) spares reading back the embeddings of the runs it holds. A part of a job array (sweep.shard)
+ * is never measured: the whitening pools every part's t = 0 answers, so `panta merge` measures, through
+ * this same function. `judge` is the sweep's judge, or the LLM judge's calls when a merge adds them up.
  */
-export async function finishSweep(sweep: LoadedSweep, manifest: Manifest, encoders: readonly EncoderColumn[], judge: Judge, trace?: SweepTrace): Promise<SweepSummary> {
+export async function finishSweep(
+  sweep: LoadedSweep,
+  manifest: Manifest,
+  encoders: readonly EncoderColumn[],
+  judge: Judge | { calls: number },
+  trace?: SweepTrace,
+): Promise<SweepSummary> {
   const { out, runs } = sweep;
   const records = readRunRecords(out);
   const complete = runs.filter((r) => existsSync(shardPath(out, r.runId)));
   const failed = runs.filter((r) => !existsSync(shardPath(out, r.runId)) && records.get(r.runId)?.status === 'failed').map((r) => r.runId);
   const allDone = complete.length === runs.length;
+  const measure = allDone && !sweep.shard;
   const shards = complete.map((r) => shardPath(out, r.runId));
   const totals = new Map<string, { events: number; extra: number; prompt_tokens: number; completion_tokens: number }>();
   const tags: Record<string, number> = {};
@@ -135,7 +150,7 @@ export async function finishSweep(sweep: LoadedSweep, manifest: Manifest, encode
     }
     for (const row of await queryRows(`SELECT tag, count(*) AS n FROM ${readParquetSql(shards)} WHERE role = 'agent' GROUP BY tag ORDER BY tag`)) tags[String(row.tag)] = Number(row.n);
   }
-  const measured = allDone
+  const measured = measure
     ? await measureSweep(out, runs.map((r) => ({ runId: r.runId, configId: r.configId, n: r.n, promptId: r.prompt.id })), encoders, sweep.spec.whitening, true, trace)
     : null;
   const orderParams = measured?.orderParams ?? [];
@@ -189,10 +204,10 @@ export async function finishSweep(sweep: LoadedSweep, manifest: Manifest, encode
     };
   });
   await writeParquetTable(join(out, 'runs.parquet'), [...RUN_COLUMNS], runRows);
-  if (allDone) await writeParquetTable(join(out, 'order_params.parquet'), [...ORDER_PARAM_COLUMNS], orderParams as unknown as Record<string, unknown>[]);
+  if (measure) await writeParquetTable(join(out, 'order_params.parquet'), [...ORDER_PARAM_COLUMNS], orderParams as unknown as Record<string, unknown>[]);
   const files: Manifest['files'] = {};
   const listed = [...shards, join(out, 'runs.parquet')];
-  if (allDone) {
+  if (measure) {
     listed.push(join(out, 'order_params.parquet'));
     for (const p of new Set(runs.map((r) => r.prompt.id))) for (const e of encoders) listed.push(join(out, 'whitening', `${p}__${e.name}.parquet`));
   }
@@ -212,7 +227,7 @@ export async function finishSweep(sweep: LoadedSweep, manifest: Manifest, encode
       prompt_tokens: runRows.reduce((s, r) => s + (r.prompt_tokens ?? 0), 0),
       completion_tokens: runRows.reduce((s, r) => s + (r.completion_tokens ?? 0), 0),
       cost: price ? runRows.reduce((s, r) => s + (r.cost ?? 0), 0) : null,
-      judge_calls: judge instanceof LlmJudge ? judge.stats.calls : 0,
+      judge_calls: judge instanceof LlmJudge ? judge.stats.calls : 'calls' in judge ? judge.calls : 0,
     },
     files,
     updated_at: new Date().toISOString(),

@@ -11,3 +11,5 @@ export * from './log.js';
 export * from './live-status.js';
 export * from './execute-boundary.js';
 export { checkOutFolder, makeOutFolder } from './out-folder.js';
+export * from './merge.js';
+export { readParts, type PartFolder } from './merge-parts.js';

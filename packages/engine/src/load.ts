@@ -31,7 +31,9 @@ import {
   planSweep,
   selectPrompts,
   parsePopulation,
+  shardRuns,
   type PopulationEntry,
+  type Shard,
   type Prompt,
   type PromptTemplate,
   type RunPlan,
@@ -47,7 +49,10 @@ export interface LoadedSweep {
   edgeLists: Map<string, Edge[]>;
   /** Personas or hidden beliefs of the spec's population file. */
   population?: PopulationEntry[];
+  /** The runs this process writes: the grid's, or with a shard, its part of them. */
   runs: RunPlan[];
+  /** A part of a job array (`panta run --shard I/N`): `runs` is its slice, and `panta merge` measures. */
+  shard?: Shard;
   /** Output folder, absolute. */
   out: string;
   /** Digest of what determines the corpus (spec less out and concurrency, dataset, template, edges). */
@@ -58,6 +63,8 @@ export interface SweepOverrides {
   out?: string;
   concurrency?: number;
   seed?: number;
+  /** Run part I of N of the grid's runs (see shardRuns); the default --out gets the suffix .part-I-of-N. */
+  shard?: Shard;
 }
 
 /** Why a path cannot be read as a file, in words, or null when it can (ENOENT, EISDIR, EACCES...). */
@@ -159,8 +166,11 @@ function checkEdgeSizes(spec: SweepSpec, file: string, edgeFiles: ReadonlyMap<st
   });
 }
 
-/** Where a backend is and how it is called: settings that do not change what it answers. */
-const OPERATIONAL_BACKEND_KEYS = ['base_url', 'api_key_env', 'max_in_flight', 'timeout_ms', 'max_retries', 'max_context_tokens', 'price', 'latency_ms'];
+/**
+ * Where a backend is and how it is called: settings that do not change what it answers. batch_invariant
+ * says what the server guarantees, not what it computes (a resume that adds it goes on with the same corpus).
+ */
+const OPERATIONAL_BACKEND_KEYS = ['base_url', 'api_key_env', 'max_in_flight', 'timeout_ms', 'max_retries', 'max_context_tokens', 'price', 'latency_ms', 'batch_invariant'];
 
 function operationalFree(backend: object): object {
   return Object.fromEntries(Object.entries(backend).filter(([k]) => !OPERATIONAL_BACKEND_KEYS.includes(k)));
@@ -284,7 +294,10 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
   const runs = planSweep(spec, prompts, specPath, edgeLists, population);
   checkBackendLimits(spec, specPath);
   checkContextBudget(spec, runs, template, specPath);
-  const out = resolve(overrides.out ?? spec.out ?? `runs/${spec.name}`);
+  // 1/1 is a part too: an array script of any size ends with the same `panta merge`.
+  const shard = overrides.shard;
+  const defaultOut = spec.out ?? `runs/${spec.name}`;
+  const out = resolve(overrides.out ?? (shard ? `${defaultOut}.part-${shard.index}-of-${shard.count}` : defaultOut));
   const determining = corpusIdentity(spec);
   const fingerprint = createHash('sha256')
     .update(JSON.stringify(determining))
@@ -297,5 +310,7 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
     .update('\0')
     .update(populationText)
     .digest('hex');
-  return { specFile, spec, prompts, template, edgeLists, ...(population ? { population } : {}), runs, out, fingerprint };
+  // Every part plans (and checks) the whole grid, so each computes the same partition.
+  const mine = shard ? shardRuns(runs, shard) : runs;
+  return { specFile, spec, prompts, template, edgeLists, ...(population ? { population } : {}), runs: mine, ...(shard ? { shard } : {}), out, fingerprint };
 }

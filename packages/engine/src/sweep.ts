@@ -1,4 +1,4 @@
-import { InputError, runEvents, sweepEvents, type EncoderColumn, type RunPlan, type SweepSpec } from '@panta/core';
+import { InputError, runEvents, shardLabel, sweepEvents, type EncoderColumn, type RunPlan, type Shard, type SweepSpec } from '@panta/core';
 import { acquireOutLock, readManifestToResume, runsOnDisk, shardProgress, type OutLock, type OutLockHolder } from '@panta/corpus';
 import { openEncoder, type Encoder } from '@panta/embed';
 import { createJudge } from '@panta/judge';
@@ -76,6 +76,7 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
   if (previous && previous.fingerprint !== sweep.fingerprint) {
     throw new InputError(specPath, 'out', `${out} holds a corpus of a different sweep`, 'choose another --out, or delete that folder to start over');
   }
+  if (previous) checkSameShard(specPath, out, previous.shard, sweep.shard);
   // Retries go to the sweep's log (debug: under a fault storm they are many); the log opens once input is valid.
   let log: Logger | undefined;
   const backend = createBackend(spec.backend, sweep.prompts, specPath, { onRetry: (event) => log?.debug(event, 'retry') });
@@ -176,6 +177,14 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
   const summary = await finishSweep(sweep, started, columns, judge, corpus.trace);
   log.info({ status: summary.status, runsComplete: summary.runsComplete, events: summary.eventsWritten, failed: summary.failed }, 'sweep finished');
   return summary;
+}
+
+/** A folder holds one part of a job array, or a whole corpus: a resume must write the same. */
+function checkSameShard(specPath: string, out: string, held: Shard | undefined, given: Shard | undefined): void {
+  if (held?.index === given?.index && held?.count === given?.count) return;
+  const what = (s: Shard | undefined) => (s ? shardLabel(s) : 'the whole sweep');
+  const fix = held ? `resume it with --shard ${held.index}/${held.count}, or choose another --out` : 'resume it without --shard, or choose another --out';
+  throw new InputError(given ? '--shard' : specPath, given ? '' : 'out', `${out} holds ${what(held)} of this sweep, not ${what(given)}`, fix);
 }
 
 /**

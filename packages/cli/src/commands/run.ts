@@ -1,11 +1,11 @@
-import { sweepEvents } from '@panta/core';
+import { shardLabel, sweepEvents, type Shard } from '@panta/core';
 import { runSweep, type SweepNotice } from '@panta/engine';
 import { EXIT, reportError } from '../errors.js';
 import { ProgressView } from '../progress.js';
 import { startRoleMetrics, type MetricsFlags, type RoleMetrics } from '../metrics.js';
 import { summaryTable } from '../table.js';
 
-export async function runCommand(spec: string, opts: { out?: string; concurrency?: number; seed?: number; logLevel?: string } & MetricsFlags): Promise<number> {
+export async function runCommand(spec: string, opts: { out?: string; concurrency?: number; seed?: number; shard?: Shard; logLevel?: string } & MetricsFlags): Promise<number> {
   const levels = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
   if (opts.logLevel !== undefined && !levels.includes(opts.logLevel)) {
     process.stderr.write(`panta: run: --log-level: unknown level "${opts.logLevel}"; fix: use one of ${levels.join(', ')}\n`);
@@ -37,6 +37,7 @@ export async function runCommand(spec: string, opts: { out?: string; concurrency
       out: opts.out,
       concurrency: opts.concurrency,
       seed: opts.seed,
+      shard: opts.shard,
       logLevel: opts.logLevel,
       signal: interrupt.signal,
       onPlan: (sweep) => {
@@ -44,7 +45,8 @@ export async function runCommand(spec: string, opts: { out?: string; concurrency
         encoderName = sweep.spec.encoders[0]?.name ?? '';
         if (sweep.spec.seed === undefined) process.stderr.write('panta: warning: the spec sets no seed; using seed 0\n');
         const events = sweepEvents(sweep.runs);
-        process.stderr.write(`panta: ${sweep.runs.length} runs, ${events.toLocaleString('en-US')} events -> ${sweep.out}\n`);
+        const part = sweep.shard ? `${shardLabel(sweep.shard)}: ` : '';
+        process.stderr.write(`panta: ${part}${sweep.runs.length} runs, ${events.toLocaleString('en-US')} events -> ${sweep.out}\n`);
       },
       onNotice: (notice) => view.note(`panta: ${noticeText(notice)}`),
       onProgress: (p) => {
@@ -63,6 +65,9 @@ export async function runCommand(spec: string, opts: { out?: string; concurrency
     process.stdout.write(
       `${summary.status}: ${summary.runsComplete}/${summary.runsPlanned} runs, ${summary.eventsWritten.toLocaleString('en-US')} events in ${seconds.toFixed(1)} s; corpus: ${where}\n`,
     );
+    if (opts.shard && summary.status === 'complete') {
+      process.stdout.write(`${shardLabel(opts.shard)} done: no order parameters yet; once every part is done, run: panta merge OUT PART... (all ${opts.shard.count} part folders)\n`);
+    }
     if (summary.failed.length > 0) {
       process.stderr.write(`panta: ${summary.failed.length} runs failed (${summary.failed.slice(0, 3).join(', ')}${summary.failed.length > 3 ? ', ...' : ''}); run the same command again to resume them\n`);
       return EXIT.failed;

@@ -54,6 +54,13 @@ const endpointFields = {
   max_context_tokens: z.int().min(1).optional(),
   /** Default: no price, no cost reported. */
   price: priceSchema.optional(),
+  /**
+   * Whether the server answers independently of the batch a request lands in (vLLM with
+   * VLLM_BATCH_INVARIANT=1): then a rerun of the sweep reproduces its corpus. Recorded in the manifest;
+   * default: unknown (null there). It does not change what the engine computes, so it is outside the
+   * sweep's fingerprint: a sweep resumes with it added or changed.
+   */
+  batch_invariant: z.boolean().optional(),
 };
 
 export const openaiBackendSchema = z.strictObject({

@@ -1,0 +1,90 @@
+import { InputError } from '../errors.js';
+import { runEvents, type RunPlan } from '../plan.js';
+
+/**
+ * One task of a job array: part `index` (1-based, as Slurm's and Kubernetes' array indices are usually
+ * given) of `count`. A part runs a slice of the grid's runs and writes a partial corpus; `panta merge`
+ * unions the parts and makes the final measurement.
+ */
+export interface Shard {
+  index: number;
+  count: number;
+}
+
+/** More parts than this is a typo, not a job array (Slurm's MaxArraySize defaults to 1001). */
+export const MAX_SHARDS = 1_000_000;
+
+const SHARD_FIX = 'write I/N with whole numbers 1 <= I <= N, e.g. --shard 1/3 for the first of three parts';
+
+/** `I/N` as given on the command line; anything else is bad input naming the option. */
+export function parseShard(text: string): Shard {
+  const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(text);
+  const bad = (problem: string) => new InputError('--shard', '', problem, SHARD_FIX);
+  if (!m) throw bad(`"${text}" is not I/N`);
+  const index = Number(m[1]);
+  const count = Number(m[2]);
+  if (count < 1 || count > MAX_SHARDS) throw bad(`"${text}": N must be 1 to ${MAX_SHARDS.toLocaleString('en-US')}`);
+  if (index < 1 || index > count) throw bad(`"${text}": I must be 1 to N (${count})`);
+  return { index, count };
+}
+
+export function shardLabel(shard: Shard): string {
+  return `part ${shard.index} of ${shard.count}`;
+}
+
+/**
+ * The runs of part `shard.index`: runs are dealt heaviest first (by events) to the part with the fewest
+ * events so far, ties to the lower part, so parts are balanced by work, whatever the grid's order (a
+ * round robin over a grid that alternates two sizes would give one part every large run). A pure function
+ * of the plan, so every task of an array computes the same partition; the runs keep their grid order.
+ */
+export function shardRuns<R extends Pick<RunPlan, 'sweeps' | 'n'>>(runs: readonly R[], shard: Shard): R[] {
+  if (shard.count === 1) return [...runs];
+  const order = runs.map((_, i) => i).sort((a, b) => runEvents(runs[b]!) - runEvents(runs[a]!) || a - b);
+  const mine = new Uint8Array(runs.length);
+  const parts = new PartHeap(shard.count);
+  for (const i of order) {
+    const part = parts.takeLightest(runEvents(runs[i]!));
+    if (part === shard.index - 1) mine[i] = 1;
+  }
+  return runs.filter((_, i) => mine[i] === 1);
+}
+
+/** A min-heap of parts by (events, index): O(log N) per run, so a million-part array of many runs stays fast. */
+class PartHeap {
+  private readonly load: number[];
+  private readonly part: number[];
+
+  constructor(count: number) {
+    // Every part starts at 0 events: index order is already a heap.
+    this.load = new Array<number>(count).fill(0);
+    this.part = Array.from({ length: count }, (_, i) => i);
+  }
+
+  /** Adds `events` to the lightest part and returns it. */
+  takeLightest(events: number): number {
+    const chosen = this.part[0]!;
+    this.load[0]! += events;
+    this.siftDown(0);
+    return chosen;
+  }
+
+  private less(a: number, b: number): boolean {
+    return this.load[a]! < this.load[b]! || (this.load[a] === this.load[b] && this.part[a]! < this.part[b]!);
+  }
+
+  private siftDown(at: number): void {
+    const size = this.load.length;
+    for (;;) {
+      const l = 2 * at + 1;
+      const r = l + 1;
+      let least = at;
+      if (l < size && this.less(l, least)) least = l;
+      if (r < size && this.less(r, least)) least = r;
+      if (least === at) return;
+      [this.load[at], this.load[least]] = [this.load[least]!, this.load[at]!];
+      [this.part[at], this.part[least]] = [this.part[least]!, this.part[at]!];
+      at = least;
+    }
+  }
+}

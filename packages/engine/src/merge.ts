@@ -1,0 +1,144 @@
+import { copyFileSync, existsSync, linkSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { InputError, sweepEvents } from '@panta/core';
+import { shardPath, type Manifest } from '@panta/corpus';
+import { finishSweep, type SweepSummary } from './finish.js';
+import { readParts, type PartFolder } from './merge-parts.js';
+import { checkOutFolder } from './out-folder.js';
+
+export interface MergeOptions {
+  /** Called once the parts are checked and before anything is written (the CLI prints what it merges). */
+  onPlan?(plan: { parts: number; runs: number; events: number; out: string }): void;
+}
+
+const OUT_FIX = 'give a new (or empty) folder for the merged corpus';
+
+/** `inner` is `outer` or lies inside it. */
+function within(inner: string, outer: string): boolean {
+  const r = relative(outer, inner);
+  return r === '' || (!r.startsWith('..') && !r.startsWith(sep));
+}
+
+/** OUT must not exist, or be an empty folder, and must not overlap a part. */
+function checkMergeOut(given: string, out: string, parts: readonly PartFolder[]): void {
+  for (const p of parts) {
+    if (within(out, p.dir) || within(p.dir, out)) throw new InputError(given, '', `overlaps the part ${p.given}`, OUT_FIX);
+  }
+  if (existsSync(out)) {
+    if (!statSync(out).isDirectory()) throw new InputError(given, '', 'is a file, not a folder', OUT_FIX);
+    if (readdirSync(out).length > 0) throw new InputError(given, '', 'already exists and is not empty', `${OUT_FIX} (or delete it to merge again)`);
+  }
+  checkOutFolder(out);
+}
+
+/** A part's file in the merged corpus: a hard link where the file system allows (shards are never rewritten), else a copy. */
+function place(from: string, to: string): void {
+  try {
+    linkSync(from, to);
+  } catch {
+    copyFileSync(from, to);
+  }
+}
+
+/** Appends a part's journal; a torn last line (a crash mid-append) stays a line of its own, which readers skip. */
+function appendJournal(from: string, to: string): void {
+  if (!existsSync(from)) return;
+  const text = readFileSync(from, 'utf8');
+  if (text.length === 0) return;
+  writeFileSync(to, text.endsWith('\n') ? text : `${text}\n`, { flag: 'a' });
+}
+
+/** Events and journals of every part into `tmp`: shards, run records, sweep-boundary journals, verdicts. */
+function gather(tmp: string, parts: readonly PartFolder[]): void {
+  mkdirSync(join(tmp, 'events'), { recursive: true });
+  mkdirSync(join(tmp, '.state'));
+  for (const p of parts) {
+    for (const run of p.runs) {
+      place(shardPath(p.dir, run.runId), shardPath(tmp, run.runId));
+      const control = join(p.dir, '.state', 'control', `${run.runId}.jsonl`);
+      if (!existsSync(control)) continue;
+      mkdirSync(join(tmp, '.state', 'control'), { recursive: true });
+      copyFileSync(control, join(tmp, '.state', 'control', `${run.runId}.jsonl`));
+    }
+    appendJournal(join(p.dir, '.state', 'runs.jsonl'), join(tmp, '.state', 'runs.jsonl'));
+    appendJournal(join(p.dir, '.state', 'judge-cache.jsonl'), join(tmp, '.state', 'judge-cache.jsonl'));
+  }
+}
+
+/** The parts agree, or one said false (then the corpus is not reproducible as a whole), or it is unknown. */
+function mergedBatchInvariance(parts: readonly PartFolder[]): boolean | null {
+  const said = parts.map((p) => p.manifest.backend.batch_invariant ?? null);
+  if (said.every((v) => v === said[0])) return said[0]!;
+  return said.includes(false) ? false : null;
+}
+
+/** The manifest a single run would start from, made of the parts' (they differ only in counts and times). */
+function startingManifest(parts: readonly PartFolder[], runs: number, events: number): Manifest {
+  const { shard: _shard, ...first } = parts[0]!.manifest;
+  const started = parts.map((p) => p.manifest.started_at).sort()[0]!;
+  return {
+    ...first,
+    status: 'running',
+    backend: { ...first.backend, batch_invariant: mergedBatchInvariance(parts) },
+    runs: { planned: runs, complete: 0, failed: [] },
+    events: { planned: events, written: 0 },
+    tags: {},
+    usage: { calls: 0, retries: 0, prompt_tokens: 0, completion_tokens: 0, cost: null, judge_calls: 0 },
+    files: {},
+    started_at: started,
+    updated_at: new Date().toISOString(),
+  };
+}
+
+/**
+ * Unions the parts of a job array (`panta run --shard I/N`, every I) into one corpus at `outPath`: the
+ * events and journals of every part, then the final measurement of a single run (finishSweep: whitening
+ * pooled over every part's t = 0 answers per prompt and encoder, order parameters, runs.parquet, manifest).
+ * The corpus equals one `panta run` of the same spec but for timings. It is built in a hidden folder next
+ * to OUT and renamed into place at the end: a refused or failed merge leaves nothing in OUT.
+ */
+export async function mergeParts(outPath: string, partPaths: readonly string[], options: MergeOptions = {}): Promise<SweepSummary> {
+  if (outPath.trim() === '') throw new InputError('OUT', '', 'an empty path', 'give the folder of the merged corpus, e.g. runs/mine');
+  const { parts, sweep } = readParts(partPaths);
+  const out = resolve(outPath);
+  checkMergeOut(outPath, out, parts);
+  const events = sweepEvents(sweep.runs);
+  options.onPlan?.({ parts: parts.length, runs: sweep.runs.length, events, out });
+  mkdirSync(dirname(out), { recursive: true });
+  const tmp = join(dirname(out), `.${basename(out)}.merging-${process.pid}`);
+  rmSync(tmp, { recursive: true, force: true });
+  try {
+    gather(tmp, parts);
+    const judgeCalls = parts.reduce((s, p) => s + (p.manifest.usage?.judge_calls ?? 0), 0);
+    const summary = await finishSweep({ ...sweep, out: tmp }, startingManifest(parts, sweep.runs.length, events), encoderColumns(parts[0]!.manifest), { calls: judgeCalls });
+    checkShardChecksums(tmp, parts);
+    if (existsSync(out)) rmdirSync(out);
+    renameSync(tmp, out);
+    return { ...summary, out };
+  } catch (error) {
+    rmSync(tmp, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+function encoderColumns(manifest: Manifest): { name: string; dim: number }[] {
+  return manifest.encoders.map((e) => ({ name: e.name, dim: e.dim }));
+}
+
+/**
+ * Each shard as merged against the checksum its part's manifest recorded (the merge hashes every file for
+ * its own manifest anyway): a shard changed or damaged since its part finished is refused, naming it.
+ */
+function checkShardChecksums(tmp: string, parts: readonly PartFolder[]): void {
+  const merged = (JSON.parse(readFileSync(join(tmp, 'manifest.json'), 'utf8')) as Manifest).files;
+  for (const p of parts) {
+    for (const run of p.runs) {
+      // Keyed as finishSweep keys them, in both manifests.
+      const name = relative(tmp, shardPath(tmp, run.runId));
+      const recorded = p.manifest.files[name];
+      if (recorded && merged[name] && recorded.sha256 !== merged[name].sha256) {
+        throw new InputError(join(p.given, name), '', `does not match its checksum in ${join(p.given, 'manifest.json')}: damaged or changed since the part finished`, `run panta verify ${p.given}, then rerun that part into a new folder`);
+      }
+    }
+  }
+}
