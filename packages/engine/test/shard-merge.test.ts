@@ -1,0 +1,128 @@
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { backendSchema, runEvents, shardRuns } from '@panta/core';
+import { queryRows, verifyCorpus, type Manifest } from '@panta/corpus';
+import { batchInvariant, loadSweep, mergeParts, runSweep } from '../src/index.js';
+import { RHEON6, corpusDiff, tempDir, writeSpec } from '../../../test/helpers.js';
+
+// Two sizes, three protocols (ssvp's merge calls, drift-policy's judge and moderator calls and journals).
+const SPEC = `name: shards
+dataset: ${RHEON6}
+prompts: [fq117, fq367]
+geometries: [ring, torus2d]
+sizes: [16, 36]
+temperatures: [0.6]
+trials: 2
+sweeps: 3
+seed: 11
+protocol: [glauber, ssvp, drift-policy]
+ssvp: {tau: 0.2}
+`;
+
+/** Rows of `file` in corpus a and not in b, and the reverse, on every column but `exclude` (DuckDB, EXCEPT ALL). */
+async function tableDiff(a: string, b: string, file: string, exclude: string[] = []): Promise<{ extra: number; missing: number; rows: number }> {
+  const rows = (out: string) => `SELECT * ${exclude.length ? `EXCLUDE (${exclude.join(', ')})` : ''} FROM read_parquet('${join(out, file)}')`;
+  const [d] = await queryRows(
+    `SELECT (SELECT count(*) FROM (${rows(a)} EXCEPT ALL ${rows(b)}))::INTEGER AS extra, (SELECT count(*) FROM (${rows(b)} EXCEPT ALL ${rows(a)}))::INTEGER AS missing, (SELECT count(*) FROM ${rows(a).replace(/^SELECT .* FROM /, '')})::INTEGER AS rows`,
+  );
+  return { extra: Number(d!.extra), missing: Number(d!.missing), rows: Number(d!.rows) };
+}
+
+const manifestOf = (out: string) => JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')) as Manifest;
+
+describe('job arrays: panta run --shard I/N and panta merge', () => {
+  it('three parts merged give the corpus of one run: events, runs, whitening, order parameters and manifest, timings aside; it verifies', async () => {
+    const dir = tempDir();
+    const spec = writeSpec(dir, SPEC);
+    const whole = join(dir, 'whole');
+    expect((await runSweep(spec, { out: whole, logLevel: 'silent' })).status).toBe('complete');
+    const parts = [1, 2, 3].map((i) => join(dir, 'parts', `part-${i}`));
+    for (let i = 0; i < 3; i++) {
+      const s = await runSweep(spec, { out: parts[i], shard: { index: i + 1, count: 3 }, logLevel: 'silent', concurrency: 7 * (i + 1) });
+      expect(s.status).toBe('complete');
+      expect(s.final).toEqual([]);
+      // A part has its events and no measurement: the whitening pools every part's t = 0 answers.
+      expect(existsSync(join(parts[i]!, 'order_params.parquet'))).toBe(false);
+      expect(existsSync(join(parts[i]!, 'whitening'))).toBe(false);
+      const m = manifestOf(parts[i]!);
+      expect(m.shard).toEqual({ index: i + 1, count: 3, measured_by: 'panta merge' });
+      expect(m.fingerprint).toBe(manifestOf(whole).fingerprint);
+      const verified = await verifyCorpus(parts[i]!);
+      expect(verified.problems).toEqual([]);
+      expect(verified.checked).toMatch(new RegExp(`^part ${i + 1} of 3: `));
+    }
+    // Every run in exactly one part.
+    const held = parts.flatMap((p) => readdirSync(join(p, 'events')).filter((f) => f.endsWith('.parquet')));
+    expect(new Set(held).size).toBe(held.length);
+    expect(held.sort()).toEqual(readdirSync(join(whole, 'events')).filter((f) => f.endsWith('.parquet')).sort());
+
+    const merged = join(dir, 'merged');
+    // In any order.
+    const summary = await mergeParts(merged, [parts[2]!, parts[0]!, parts[1]!]);
+    expect(summary.status).toBe('complete');
+    expect(summary.out).toBe(merged);
+    expect(readdirSync(dir).filter((f) => f.includes('merging'))).toEqual([]);
+
+    expect(await corpusDiff(whole, merged)).toEqual({ extra: 0, missing: 0 });
+    const runs = await tableDiff(whole, merged, 'runs.parquet', ['wall_ms']);
+    expect(runs).toEqual({ extra: 0, missing: 0, rows: 48 });
+    const params = await tableDiff(whole, merged, 'order_params.parquet');
+    expect(params.rows).toBeGreaterThan(0);
+    expect(params).toMatchObject({ extra: 0, missing: 0 });
+    const whitenings = readdirSync(join(whole, 'whitening')).sort();
+    expect(readdirSync(join(merged, 'whitening')).sort()).toEqual(whitenings);
+    for (const w of whitenings) expect(await tableDiff(whole, merged, join('whitening', w)), w).toMatchObject({ extra: 0, missing: 0 });
+
+    const a = manifestOf(whole);
+    const b = manifestOf(merged);
+    // Parts ran at other concurrencies: an execution setting, which the spec copy records.
+    const timeless = ({ started_at: _s, updated_at: _u, files: _f, spec, ...rest }: Manifest) => ({ ...rest, spec: { ...(spec as object), concurrency: 0 } });
+    expect(timeless(b)).toEqual(timeless(a));
+    expect(b.shard).toBeUndefined();
+    expect(b.backend.batch_invariant).toBe(true);
+    expect(Object.keys(b.files).sort()).toEqual(Object.keys(a.files).sort());
+    // The measurement is byte for byte the single run's.
+    for (const f of Object.keys(a.files).filter((f) => f.startsWith('whitening/') || f === 'order_params.parquet')) expect(b.files[f], f).toEqual(a.files[f]);
+
+    const verified = await verifyCorpus(merged);
+    expect(verified.problems).toEqual([]);
+    expect(verified.ok).toBe(true);
+  });
+
+  it('parts are dealt by events, a pure function of the plan: balanced whatever the grid order, each run once', () => {
+    const dir = tempDir();
+    // Sizes alternate 16 and 1024 in grid order: a round robin over two parts would give one part every large run.
+    const sweep = loadSweep(writeSpec(dir, `name: balance\ndataset: ${RHEON6}\ngeometries: [ring]\nsizes: [16, 1024]\ntemperatures: [0.1, 0.5, 0.9, 1.3]\ntrials: 3\nseed: 1\n`), { out: join(dir, 'o') });
+    const all = sweep.runs;
+    for (const count of [1, 2, 3, 7, all.length, all.length + 5]) {
+      const slices = Array.from({ length: count }, (_, i) => shardRuns(all, { index: i + 1, count }));
+      const ids = slices.flat().map((r) => r.runId);
+      expect(new Set(ids).size).toBe(all.length);
+      expect(ids.length).toBe(all.length);
+      const loads = slices.map((s) => s.reduce((t, r) => t + runEvents(r), 0));
+      const heaviest = Math.max(...all.map(runEvents));
+      expect(Math.max(...loads) - Math.min(...loads)).toBeLessThanOrEqual(heaviest);
+      // Grid order is kept within a part.
+      for (const s of slices) expect(s.map((r) => all.indexOf(r))).toEqual(s.map((r) => all.indexOf(r)).sort((x, y) => x - y));
+      expect(slices.map((s) => s.map((r) => r.runId))).toEqual(Array.from({ length: count }, (_, i) => shardRuns(all, { index: i + 1, count }).map((r) => r.runId)));
+    }
+  });
+
+  it('the default --out of a part is the spec\'s out with .part-I-of-N; the fingerprint is the whole sweep\'s, batch_invariant outside it', () => {
+    const dir = tempDir();
+    const spec = writeSpec(dir, `name: suffix\ndataset: ${RHEON6}\ngeometries: [ring]\nsizes: [16]\ntemperatures: [0.5]\nseed: 1\nout: ${join(dir, 'runs', 'suffix')}\n`);
+    const part = loadSweep(spec, { shard: { index: 2, count: 4 } });
+    expect(part.out).toBe(join(dir, 'runs', 'suffix.part-2-of-4'));
+    expect(part.fingerprint).toBe(loadSweep(spec).fingerprint);
+    const served = (flag: string) =>
+      writeSpec(dir, `name: served\ndataset: ${RHEON6}\ngeometries: [ring]\nsizes: [16]\ntemperatures: [0.5]\nseed: 1\nbackend: {kind: openai, base_url: "http://127.0.0.1:9/v1", model: m${flag}}\n`, `served${flag.length}.yaml`);
+    expect(loadSweep(served(', batch_invariant: true')).fingerprint).toBe(loadSweep(served('')).fingerprint);
+    // The manifest's word: the spec's, true for the surrogate (a function of each event's seed), else unknown.
+    const openai = { kind: 'openai', base_url: 'http://127.0.0.1:9/v1', model: 'm' };
+    expect(batchInvariant(backendSchema.parse(openai))).toBeNull();
+    expect(batchInvariant(backendSchema.parse({ ...openai, batch_invariant: false }))).toBe(false);
+    expect(batchInvariant(backendSchema.parse({ ...openai, batch_invariant: true }))).toBe(true);
+    expect(batchInvariant(backendSchema.parse({ kind: 'surrogate' }))).toBe(true);
+  });
+});
