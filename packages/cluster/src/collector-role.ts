@@ -18,14 +18,16 @@ import {
   type SweepSummary,
 } from '@panta/engine';
 import { createJudge } from '@panta/judge';
-import { createBackend } from '@panta/llm';
+import { createBackend, endpointsOf, waitForEndpoints } from '@panta/llm';
 import type { Redis } from 'ioredis';
 import { INBOX_MAXLEN, SWEEPS_KEY, sweepKeys, type SweepKeys } from './keys.js';
 import { fromPayload, type SweepPayload } from './payload.js';
 import { cpuMs } from './cpu.js';
-import { connect, streamEntries } from './redis.js';
+import { connect, ready, streamEntries } from './redis.js';
+import { clearRefusal, recordRefusal } from './refusal.js';
 import { decodeResult } from './result-codec.js';
 import { RoleLease } from './role-lease.js';
+import { DEFAULT_WAIT_ENDPOINT_MS } from './worker-context.js';
 import type { InboxEntry } from './inbox-reader.js';
 
 const GROUP = 'collector';
@@ -44,6 +46,8 @@ export interface CollectorOptions {
   signal?: AbortSignal;
   /** How often rows appended are made durable (and their results deleted from Redis). */
   durableMs?: number;
+  /** How long to wait for an LLM judge's endpoint to answer before collecting (default 600 s; 0: not at all). */
+  waitEndpointMs?: number;
   /** Called once the sweep is known and validated (the CLI says where the corpus goes). */
   onSweep?(sweep: LoadedSweep): void;
 }
@@ -69,24 +73,31 @@ export async function runCollector(options: CollectorOptions): Promise<SweepSumm
   const blocking = redis.duplicate();
   blocking.on('error', () => undefined);
   try {
+    await ready(redis, options.redis);
     const sweepId = await pickSweep(redis, options);
     if (!sweepId) return null;
     const keys = sweepKeys(sweepId);
-    const payload = JSON.parse((await redis.get(keys.spec))!) as SweepPayload;
-    const sweep = fromPayload(payload, options.out);
-    checkOutFolder(sweep.out);
-    const previous = readManifestToResume(sweep.out);
-    if (previous && previous.fingerprint !== sweep.fingerprint) {
-      throw new InputError(sweep.out, 'out', `${sweep.out} holds a corpus of a different sweep`, 'give the collector another --out, or delete that folder to start over');
-    }
-    const lease = await RoleLease.acquire(redis, keys.collectorLease, (holder) => options.log.warn({ holder }, 'another collector holds this sweep: waiting for its lease'), options.signal);
-    if (!lease) return null;
     try {
-      options.onSweep?.(sweep);
-      const collector = new CollectorProcess(redis, blocking, keys, sweep, options, lease);
-      return await collector.serve(previous).finally(() => collector.outLock?.release());
-    } finally {
-      await lease.release();
+      const payload = JSON.parse((await redis.get(keys.spec))!) as SweepPayload;
+      const sweep = fromPayload(payload, options.out);
+      checkOutFolder(sweep.out);
+      const previous = readManifestToResume(sweep.out);
+      if (previous && previous.fingerprint !== sweep.fingerprint) {
+        throw new InputError(sweep.out, 'out', `${sweep.out} holds a corpus of a different sweep`, 'give the collector another --out, or delete that folder to start over');
+      }
+      const lease = await RoleLease.acquire(redis, keys.collectorLease, (holder) => options.log.warn({ holder }, 'another collector holds this sweep: waiting for its lease'), options.signal);
+      if (!lease) return null;
+      try {
+        options.onSweep?.(sweep);
+        const collector = new CollectorProcess(redis, blocking, keys, sweep, options, lease);
+        return await collector.serve(previous).finally(() => collector.outLock?.release());
+      } finally {
+        await lease.release();
+      }
+    } catch (error) {
+      // The scheduler stops with the same line instead of waiting for this collector.
+      if (error instanceof InputError) await recordRefusal(redis, keys, error).catch(() => undefined);
+      throw error;
     }
   } finally {
     blocking.disconnect();
@@ -142,6 +153,7 @@ class CollectorProcess {
     const judge = createJudge(judgeSpec, sweep.specFile, sweep.prompts, sweep.out);
     makeOutFolder(sweep.out);
     this.outLock = acquireOutLock(sweep.out);
+    await clearRefusal(redis, keys);
     if (this.outLock.tookOver) log.warn({ holder: this.outLock.tookOver }, 'took over the corpus folder lock of a process that is gone');
     const manifest = startManifest(sweep, previous, backend, judge, encoders);
     for (const e of encoders) await e.close(); // only their names, dims and models are needed here
@@ -155,6 +167,15 @@ class CollectorProcess {
       onWritten: () => undefined,
     });
     await backend.close();
+    // An LLM judge still loading would fail the judging of every row appended: wait for it first.
+    const waitMs = options.waitEndpointMs ?? DEFAULT_WAIT_ENDPOINT_MS;
+    if (judgeSpec.kind === 'llm' && waitMs > 0) {
+      await waitForEndpoints(endpointsOf(judgeSpec.backend, sweep.specFile), {
+        timeoutMs: waitMs,
+        signal: options.signal,
+        onWait: (w) => log.info({ endpoint: w.endpoint, waited_s: w.waitedS, limit_s: w.limitS, last: w.last }, "waiting for the judge's model endpoint to answer before collecting"),
+      });
+    }
     await redis.xgroup('CREATE', keys.collectorInbox, GROUP, '0', 'MKSTREAM').catch((e: Error) => {
       if (!e.message.includes('BUSYGROUP')) throw e;
     });
@@ -254,6 +275,7 @@ class CollectorProcess {
       if (progress.discarded.length > 0) this.options.log.warn({ run: runId, discarded: progress.discarded }, 'discarded damaged files of a run: it resumes after its last good part');
       if (progress.finalized) reply = { next: progress.nextEvent, finalized: true };
       else {
+        await this.forgetIfAhead(runId, progress.nextEvent);
         if (progress.nextEvent > 0) {
           // Each agent's latest durable answer back into the version store (a Redis that lost the sweep).
           const planner = plannerFor(sweep, run, progress.nextEvent);
@@ -277,6 +299,25 @@ class CollectorProcess {
     const fields = ['op', 'opened', 'run', runId, 'next', String(reply.next), 'finalized', reply.finalized ? '1' : '0'];
     if (control && control.sweep >= 0) fields.push('control', JSON.stringify(control));
     await redis.xadd(keys.schedulerInbox, 'MAXLEN', '~', INBOX_MAXLEN, '*', ...fields);
+  }
+
+  /**
+   * Redis ahead of the corpus: the run was closed complete, or its next row was committed and made durable
+   * (its result deleted), yet the folder no longer holds it (deleted, replaced, a damaged part discarded).
+   * Left as it is, the scheduler would find those events committed and wait forever for rows never written;
+   * the run's state goes instead, and the run continues from the rows on disk (its events are deterministic).
+   * Never true of a run the corpus keeps: a result is deleted only after its row is durable.
+   */
+  private async forgetIfAhead(runId: string, next: number): Promise<void> {
+    const { keys } = this;
+    const replies = (await this.redis.multi().sismember(keys.closed, runId).getbit(keys.committed(runId), next).hexists(keys.results(runId), String(next)).exec()) ?? [];
+    const [closed, committed, held] = replies.map(([err, value]) => {
+      if (err) throw err;
+      return Number(value);
+    });
+    if (closed !== 1 && !(committed === 1 && held === 0)) return;
+    this.options.log.warn({ run: runId, nextEvent: next }, 'the corpus holds less of this run than Redis recorded as written (a deleted or replaced folder): the run continues from its rows on disk');
+    await this.redis.multi().srem(keys.closed, runId).del(keys.committed(runId), keys.versions(runId), keys.results(runId), keys.boundaries(runId)).exec();
   }
 
   /**

@@ -1,12 +1,16 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
-import { redact, sweepEvents, type RunPlan } from '@panta/core';
-import { Executor, loadSweep, plannerFor, runEnd, sweepSizing, type ActiveRun, type ExecutorProgress, type Logger, type SweepOverrides } from '@panta/engine';
+import type { Redis } from 'ioredis';
+import { InputError, redact, sweepEvents, type RunPlan } from '@panta/core';
+import { readManifestToResume } from '@panta/corpus';
+import { Executor, loadSweep, openEncoders, plannerFor, runEnd, sweepSizing, type ActiveRun, type ExecutorOptions, type ExecutorProgress, type LoadedSweep, type Logger, type SweepOverrides } from '@panta/engine';
 import { BullTransport } from './bull-transport.js';
 import { InboxReader } from './inbox-reader.js';
-import { EVENT_QUEUE, SWEEPS_KEY, sweepIdOf, sweepKeys } from './keys.js';
+import { EVENT_QUEUE, SWEEPS_KEY, sweepIdOf, sweepKeys, type SweepKeys } from './keys.js';
 import { toPayload } from './payload.js';
 import { cpuMs } from './cpu.js';
-import { connect } from './redis.js';
+import { connect, ready } from './redis.js';
+import { readRefusal, redisNow } from './refusal.js';
 import { RoleLease } from './role-lease.js';
 import { RemoteCollector, type RemoteSink } from './remote-collector.js';
 
@@ -39,27 +43,37 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
   const keys = sweepKeys(sweepId);
   const log = options.log.child({ sweep: sweepId });
   const eventsTotal = sweepEvents(runs);
+  await checkBeforePublishing(sweep, options.out);
   const redis = connect(options.redis, 'panta-scheduler');
   const queueConnection = redis.duplicate();
   const queue = new Queue(EVENT_QUEUE, {
     connection: queueConnection,
     defaultJobOptions: { removeOnComplete: true, removeOnFail: true, attempts: 5, backoff: { type: 'exponential', delay: 1000 } },
   });
+  queue.on('error', () => undefined); // failures surface from the calls
   const closers: (() => Promise<unknown>)[] = [() => queue.close(), () => queueConnection.quit(), () => redis.quit()];
   try {
-    const phase = await redis.hget(keys.state, 'phase');
-    // A sweep that finished with failed runs ('failed') is scheduled again: those runs resume.
-    if (phase === 'done' || phase === 'finishing') {
-      log.info({ phase }, 'sweep already complete: nothing to schedule');
-      return { sweepId, status: 'complete', eventsTotal, failedRuns: [] };
-    }
+    await ready(redis, options.redis);
+    const startedAt = await redisNow(redis);
     const lease = await RoleLease.acquire(redis, keys.schedulerLease, (holder) => log.warn({ holder }, 'another scheduler holds this sweep: waiting for its lease'), options.signal);
     if (!lease) return { sweepId, status: 'stopped', eventsTotal, failedRuns: [] };
     closers.unshift(() => lease.release());
+    const phase = await redis.hget(keys.state, 'phase');
+    if (phase === 'finishing') {
+      // An earlier scheduler asked the collector to finish the corpus: its verdict is this run's.
+      log.info({}, 'every run closed before: waiting for the collector to finish the corpus');
+      return await ended(redis, keys, sweepId, eventsTotal, [], await collectorVerdict(redis, keys, startedAt, log, options.signal));
+    }
+    // A finished sweep is scheduled again rather than reported complete: only the collector sees the corpus at
+    // its --out. Runs it holds complete are not run again (the collector answers them finalized); runs deleted
+    // or damaged there since are run again; the corpus is finished once more either way. A sweep that finished
+    // with failed runs ('failed') is scheduled again the same way: those runs resume.
+    if (phase === 'done') log.info({ out: sweep.out }, 'this sweep finished before: the collector checks its corpus, runs what it lacks and finishes it again');
     const payload = toPayload(sweepId, sweep, options.out);
     await redis.set(keys.spec, JSON.stringify(payload));
     await redis.hset(SWEEPS_KEY, sweepId, JSON.stringify({ name: spec.name, out: payload.out, runs: runs.length, events: eventsTotal, started_at: new Date().toISOString() }));
-    await redis.hset(keys.state, 'phase', 'running');
+    // The last session's report (its totals, its end) goes: `panta status` shows this session's.
+    await redis.multi().del(keys.status, keys.inflight).hset(keys.state, 'phase', 'running').exec();
 
     const transport = new BullTransport(redis, queue, sweepId, keys, options.watchMs ?? 15_000);
     const remote = new RemoteCollector(redis, keys);
@@ -74,7 +88,7 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
 
     const failedRuns: string[] = [];
     let progress: ExecutorProgress | undefined;
-    const executor: Executor<RemoteSink> = new Executor<RemoteSink>(runs, {
+    const executorOptions: ExecutorOptions<RemoteSink> = {
       transport,
       concurrency: spec.concurrency,
       maxActiveRuns: sweepSizing(spec.concurrency, [], runs.length).maxActiveRuns,
@@ -108,11 +122,15 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
         progress = p;
         options.onProgress?.({ ...p, sweepId, eventsTotal: eventsTotal - p.eventsSkipped, runsTotal: runs.length, requeued: transport.requeued, waitingForCollector: remote.waitingForCollector });
       },
-    });
+    };
+    const executor: Executor<RemoteSink> = new Executor<RemoteSink>(runs, executorOptions);
     inbox.start((e) => transport.fail(e));
     const rate = { at: Date.now(), written: 0, perSecond: 0 };
     const status = setInterval(() => {
       if (lease.lost) transport.fail(new Error('lost the scheduler lease: another scheduler took over this sweep'));
+      void readRefusal(redis, keys, startedAt)
+        .then((refused) => refused && transport.fail(refused))
+        .catch(() => undefined);
       if (!progress) return;
       const now = Date.now();
       if (now - rate.at >= 5000) {
@@ -145,14 +163,58 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
       if (options.signal?.aborted) executor.stop();
       await transport.close();
     }
+    clearInterval(status);
     if (outcome === 'stopped' || executor.stopped) {
       log.info({}, 'scheduler stopped: run it again to continue');
-      return { sweepId, status: 'stopped', eventsTotal, failedRuns };
+      return await ended(redis, keys, sweepId, eventsTotal, failedRuns, 'stopped');
     }
     await remote.finish();
     log.info({ failed: failedRuns.length, cpu_ms: cpuMs() }, 'every run closed: the collector finishes the corpus');
-    return { sweepId, status: failedRuns.length > 0 ? 'failed' : 'complete', eventsTotal, failedRuns };
+    // "complete" is said once the collector has written the corpus, not when the last event was.
+    return await ended(redis, keys, sweepId, eventsTotal, failedRuns, await collectorVerdict(redis, keys, startedAt, log, options.signal));
   } finally {
     for (const close of closers) await close().catch(() => undefined);
   }
+}
+
+/**
+ * What the scheduler can check before it publishes (the collector and workers check the same on their
+ * machines, later): encoder models load here too (compose and Kubernetes mount them in every role), and the
+ * corpus folder, when this machine sees it, holds no corpus of another sweep. The spec, dataset and template
+ * were read by loadSweep. Each failure is one line, exit 2, before anything reaches Redis.
+ */
+async function checkBeforePublishing(sweep: LoadedSweep, outArg: string | undefined): Promise<void> {
+  for (const encoder of await openEncoders(sweep.spec.encoders, sweep.specFile)) await encoder.close();
+  const previous = readManifestToResume(sweep.out);
+  if (previous && previous.fingerprint !== sweep.fingerprint) {
+    throw new InputError(outArg === undefined ? sweep.specFile : '--out', 'out', `${sweep.out} holds a corpus of a different sweep`, 'give the scheduler and the collector another --out, or delete that folder to start over');
+  }
+}
+
+/**
+ * Waits for the collector to write the corpus (phase done or failed); a refusal it records (bad input at its
+ * end) stops the scheduler with the same line. Says what it waits for now and then: a collector that is not
+ * running leaves the scheduler here.
+ */
+async function collectorVerdict(redis: Redis, keys: SweepKeys, startedAt: number, log: Logger, signal?: AbortSignal): Promise<'complete' | 'failed' | 'stopped'> {
+  for (let waited = 0; !signal?.aborted; waited++) {
+    const refused = await readRefusal(redis, keys, startedAt);
+    if (refused) throw refused;
+    const phase = await redis.hget(keys.state, 'phase');
+    if (phase === 'done') return 'complete';
+    if (phase === 'failed') return 'failed';
+    if (waited > 0 && waited % 20 === 0) log.info({ waited_s: waited / 2 }, 'waiting for the collector to finish the corpus');
+    await sleep(500);
+  }
+  return 'stopped';
+}
+
+/** The scheduler's last report: nothing in flight or open any more, and that it ended (`panta status`). */
+async function ended(redis: Redis, keys: SweepKeys, sweepId: string, eventsTotal: number, failedRuns: string[], status: SchedulerSummary['status']): Promise<SchedulerSummary> {
+  await redis
+    .multi()
+    .del(keys.inflight)
+    .hset(keys.status, { inflight: 0, runsActive: 0, eventsPerSecond: 0, endedAt: Date.now(), ended: status, updatedAt: Date.now() })
+    .exec();
+  return { sweepId, status, eventsTotal, failedRuns };
 }

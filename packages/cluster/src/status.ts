@@ -1,6 +1,7 @@
 import { Queue } from 'bullmq';
 import { EVENT_QUEUE, SWEEPS_KEY, sweepKeys } from './keys.js';
-import { connect } from './redis.js';
+import { redact } from '@panta/core';
+import { authError, connect, isAuthError } from './redis.js';
 
 export interface RunStatus {
   run: string;
@@ -33,6 +34,8 @@ export interface SweepStatus {
   requeued: number;
   /** Seconds since the scheduler last reported (a large value: it is not running). */
   schedulerAge: number | null;
+  /** The scheduler ended (complete, failed or stopped) and said so: nothing is in flight for it. */
+  schedulerExited: boolean;
   runs: RunStatus[];
 }
 
@@ -75,26 +78,32 @@ export class StatusReader {
       const num = (k: string) => Number(s[k] ?? 0);
       // The scheduler's own total is the planned one less what early stopping skipped.
       const eventsTotal = s.eventsTotal !== undefined ? num('eventsTotal') : meta.events;
-      const runIds = new Set([...Object.keys(written), ...Object.keys(inflight).filter((k) => k !== '_'), ...Object.keys(failed)]);
+      // A finished sweep, or one whose scheduler has exited, has nothing open or in flight, whatever its last
+      // progress report said (a scheduler killed mid-report leaves one behind).
+      const done = phase === 'done';
+      const exited = s.endedAt !== undefined;
+      const idle = done || exited;
+      const runIds = new Set([...(idle ? [] : [...Object.keys(written), ...Object.keys(inflight).filter((k) => k !== '_')]), ...Object.keys(failed)]);
       sweeps.push({
         id,
         name: meta.name,
         phase: phase ?? 'published',
         out: meta.out ?? (await this.payloadOut(id)),
         runsTotal: meta.runs,
-        runsFinished: num('runsFinished'),
-        runsActive: num('runsActive'),
+        runsFinished: done ? meta.runs : num('runsFinished'),
+        runsActive: idle ? 0 : num('runsActive'),
         runsFailed: num('runsFailed'),
         eventsTotal,
-        eventsWritten: phase === 'done' ? eventsTotal : num('eventsWritten'),
-        inflight: num('inflight'),
-        eventsPerSecond: num('eventsPerSecond'),
+        eventsWritten: done ? eventsTotal : num('eventsWritten'),
+        inflight: idle ? 0 : num('inflight'),
+        eventsPerSecond: idle ? 0 : num('eventsPerSecond'),
         calls: num('calls'),
         tokens: num('tokens'),
         retries: num('retries'),
         requeued: num('requeued'),
         schedulerAge: s.updatedAt ? (Date.now() - Number(s.updatedAt)) / 1000 : null,
-        runs: [...runIds].sort().map((run) => ({ run, written: Number(written[run] ?? 0), inflight: Number(inflight[run] ?? 0), ...(failed[run] ? { failed: failed[run] } : {}) })),
+        schedulerExited: exited,
+        runs: [...runIds].sort().map((run) => ({ run, written: Number(written[run] ?? 0), inflight: idle ? 0 : Number(inflight[run] ?? 0), ...(failed[run] ? { failed: failed[run] } : {}) })),
       });
     }
     return { queue: { waiting: counts.waiting ?? 0, active: counts.active ?? 0, delayed: counts.delayed ?? 0, failed: counts.failed ?? 0 }, sweeps };
@@ -120,7 +129,8 @@ export async function readStatus(url: string): Promise<ClusterStatus> {
   const reader = new StatusReader(url, true);
   try {
     return await reader.read().catch((e: Error) => {
-      throw new Error(`cannot read the status from Redis at ${url} (${e.message}); fix: start redis-server there, or give --redis URL (or $PANTA_REDIS_URL)`);
+      if (isAuthError(e)) throw authError(url, e);
+      throw new Error(`cannot read the status from Redis at ${redact(url)} (${redact(e.message)}); fix: start redis-server there, or give --redis URL (or $PANTA_REDIS_URL)`);
     });
   } finally {
     await reader.close();

@@ -13,7 +13,16 @@ export async function statusCommand(opts: { redis?: string; json?: boolean }): P
     if (status.sweeps.length === 0) lines.push('no sweep published to this Redis');
     for (const s of status.sweeps) {
       const pct = s.eventsTotal > 0 ? ((100 * s.eventsWritten) / s.eventsTotal).toFixed(1) : '0';
-      const age = s.schedulerAge === null ? 'no scheduler report yet' : s.schedulerAge > 5 ? `scheduler silent for ${s.schedulerAge.toFixed(0)} s` : 'scheduler live';
+      const age =
+        s.phase === 'done'
+          ? 'corpus written'
+          : s.schedulerExited
+            ? 'scheduler exited'
+            : s.schedulerAge === null
+              ? 'no scheduler report yet'
+              : s.schedulerAge > 5
+                ? `scheduler silent for ${s.schedulerAge.toFixed(0)} s`
+                : 'scheduler live';
       lines.push(
         '',
         `sweep ${s.id} (${s.phase}; ${age})`,

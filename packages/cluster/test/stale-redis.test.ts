@@ -1,0 +1,144 @@
+import { cpSync, existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { SWEEPS_KEY, sweepKeys } from '../src/index.js';
+import { RHEON6, corpusDiff, panta, pantaAsync, tempDir, writeSpec } from '../../../test/helpers.js';
+import { RedisServer } from '../../../test/redis-server.js';
+import { Roles, errorLines } from './roles.js';
+
+// 2 runs x 16 agents x 4 = 128 events: small, since every test runs the sweep more than once.
+const spec = (name: string, seed = 5) => `
+name: ${name}
+dataset: ${RHEON6}
+prompts: [fq117]
+geometries: [ring]
+sizes: [16]
+temperatures: [0.3, 1.0]
+sweeps: 3
+seed: ${seed}
+backend: {kind: surrogate, latency_ms: 5}
+concurrency: 8
+`;
+
+let server: RedisServer;
+let redis: Redis;
+const dir = tempDir('panta-stale-');
+const roles = new Roles(() => ({ PANTA_REDIS_URL: server.url }));
+
+beforeAll(async () => {
+  server = await RedisServer.start(dir);
+  redis = new Redis(server.url, { maxRetriesPerRequest: null });
+  redis.on('error', () => undefined);
+});
+afterEach(async () => {
+  roles.killAll();
+  await redis.flushall();
+});
+afterAll(async () => {
+  roles.killAll();
+  redis.disconnect();
+  await server.stop();
+});
+
+/** One scheduler and one collector against the same Redis (workers stay up between rounds, as in compose). */
+async function round(specFile: string, out: string, schedulerArgs: string[] = []): Promise<{ scheduler: Awaited<ReturnType<typeof pantaAsync>>; collector: Awaited<ReturnType<typeof pantaAsync>> }> {
+  const collector = roles.spawn(['collector', '--out', out, '--durable-ms', '200']);
+  const scheduler = roles.spawn(['scheduler', specFile, '--watch-ms', '3000', ...schedulerArgs]);
+  return { scheduler: await scheduler.exited, collector: await collector.exited };
+}
+
+function expectOk(r: Awaited<ReturnType<typeof round>>): void {
+  expect(errorLines(r.scheduler.stderr)).toEqual([]);
+  expect(r.scheduler.stdout).toMatch(/^complete: sweep stale-[0-9a-f]{12}, 128 events scheduled and written$/m);
+  expect(r.scheduler.code).toBe(0);
+  expect(r.collector.stdout).toMatch(/^complete: 2\/2 runs, 128 events; corpus: /m);
+  expect(r.collector.code).toBe(0);
+}
+
+function expectVerified(out: string): void {
+  const verified = panta(['verify', out]);
+  expect(verified.stdout + verified.stderr).toContain('complete and consistent');
+  expect(verified.code).toBe(0);
+}
+
+describe('a Redis that still holds a finished sweep', () => {
+  it('rebuilds a deleted corpus, finishes an intact one again, and says so only once the corpus is written', async () => {
+    const specFile = writeSpec(dir, spec('stale'), 'stale.yaml');
+    const out = join(dir, 'stale');
+    for (let i = 0; i < 2; i++) roles.spawn(['worker', '--concurrency', '4', '--lock-ms', '1500']);
+    expectOk(await round(specFile, out));
+    expectVerified(out);
+    const first = join(dir, 'stale-first');
+    cpSync(out, first, { recursive: true });
+
+    // Status of a finished sweep: the corpus is written, nothing open or in flight, no scheduler "live".
+    const status = await pantaAsync(['status', '--redis', server.url]);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(/sweep stale-[0-9a-f]{12} \(done; corpus written\)/);
+    expect(status.stdout).toContain('128/128 (100.0%), 0 in flight, 0.0 events/s');
+    expect(status.stdout).toContain('runs 2/2 finished, 0 open');
+    expect(status.stdout).not.toContain('scheduler live');
+    expect(status.stdout).not.toMatch(/^\s+run\s+written/m);
+    const json = JSON.parse((await pantaAsync(['status', '--redis', server.url, '--json'])).stdout) as { sweeps: { phase: string; inflight: number; runsActive: number; runs: unknown[]; schedulerExited: boolean }[] };
+    expect(json.sweeps[0]).toMatchObject({ phase: 'done', inflight: 0, runsActive: 0, runs: [], schedulerExited: true });
+
+    // The corpus deleted, the same Redis: the sweep runs again to the same corpus.
+    rmSync(out, { recursive: true });
+    const rebuilt = await round(specFile, out);
+    expectOk(rebuilt);
+    expect(rebuilt.collector.stderr).toContain('the corpus holds less of this run than Redis recorded as written');
+    expectVerified(out);
+    expect(await corpusDiff(out, first)).toEqual({ extra: 0, missing: 0 });
+
+    // One run's shard deleted: that run alone runs again.
+    const id = Object.keys(await redis.hgetall(SWEEPS_KEY)).find((k) => k.startsWith('stale-'))!;
+    rmSync(join(out, 'events', 'fq117-ring-n16-T0.3-glauber-t0.parquet'));
+    const repaired = await round(specFile, out);
+    expectOk(repaired);
+    expect(repaired.collector.stderr.match(/the corpus holds less of this run/g)).toHaveLength(1);
+    expectVerified(out);
+    expect(await corpusDiff(out, first)).toEqual({ extra: 0, missing: 0 });
+
+    // The corpus intact: nothing runs again, the corpus is finished again, both exit 0.
+    const again = await round(specFile, out);
+    expectOk(again);
+    expect(again.collector.stderr).not.toContain('the corpus holds less');
+    expectVerified(out);
+    expect(await redis.hget(sweepKeys(id).state, 'phase')).toBe('done');
+    expect(await redis.keys(`panta:${id}:run:*`)).toEqual([]);
+  });
+
+  it('refuses a corpus of another sweep at --out in one line, exit 2, from the scheduler when it sees the folder and through the collector when only the collector does', async () => {
+    const other = join(dir, 'other');
+    expect(panta(['run', writeSpec(dir, spec('stale', 6), 'other.yaml'), '--out', other]).code).toBe(0);
+    const specFile = writeSpec(dir, spec('stale'), 'stale2.yaml');
+
+    // The scheduler sees the folder: it refuses before publishing anything.
+    const seen = await pantaAsync(['scheduler', specFile, '--out', other, '--redis', server.url]);
+    expect(seen.code).toBe(2);
+    expect(seen.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^panta: --out: out: .*other holds a corpus of a different sweep; fix: /)]);
+    expect(await redis.hlen(SWEEPS_KEY)).toBe(0);
+
+    // Only the collector sees it (its own --out): the scheduler stops with the collector's line instead of waiting.
+    const r = await round(specFile, other, ['--out', join(dir, 'elsewhere')]);
+    expect(r.collector.code).toBe(2);
+    expect(r.collector.stderr).toMatch(/other holds a corpus of a different sweep/);
+    expect(r.scheduler.code).toBe(2);
+    expect(r.scheduler.stderr.trim().split('\n').filter((l) => l.startsWith('panta: '))).toEqual([
+      expect.stringMatching(/^panta: .*other: out: the collector refused the sweep: .*other holds a corpus of a different sweep; fix: /),
+    ]);
+    expect(existsSync(join(dir, 'elsewhere'))).toBe(false);
+    expectVerified(other);
+  });
+
+  it('the scheduler checks the encoder models before publishing: a missing model folder is one line, exit 2, and nothing in Redis', async () => {
+    const specFile = writeSpec(dir, `${spec('nomodels')}encoders: [{name: minilm, kind: onnx, path: ${join(dir, 'models', 'missing')}}]\n`, 'nomodels.yaml');
+    const r = await pantaAsync(['scheduler', specFile, '--redis', server.url]);
+    expect(r.code).toBe(2);
+    const lines = r.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^panta: .*missing.*; fix: /);
+    expect(await redis.hlen(SWEEPS_KEY)).toBe(0);
+  });
+});
