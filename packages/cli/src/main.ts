@@ -78,6 +78,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--concurrency <n>', 'events at once in this worker (1 to 65536, as in the spec)', specValue('concurrency'), 16)
     .option('--base-url <url>', 'the model endpoint to call instead of the spec\'s (e.g. the node-local vLLM; default: $PANTA_BASE_URL)', httpUrl)
     .option('--lock-ms <ms>', 'a killed worker\'s events go back to the queue after about this long', timerMs)
+    .option('--wait-endpoint <s>', 'seconds to wait for the model endpoint to answer before running a sweep\'s events (a model loading); past it the worker exits 1 (0: no wait)', intIn(0, 86_400), 600)
     .addOption(logOption())
     .option(...metricsPortOption)
     .option(...metricsHostOption)
@@ -94,6 +95,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--sweep <id>', 'which sweep, when Redis holds more than one unfinished')
     .option('--base-url <url>', 'the LLM judge\'s endpoint instead of the spec\'s (e.g. the head node\'s vLLM)', httpUrl)
     .option('--durable-ms <ms>', 'how often appended rows are made durable (default 10000: fewer, larger parts; results stay in Redis until then)', timerMs)
+    .option('--wait-endpoint <s>', 'seconds to wait for an LLM judge\'s endpoint to answer before collecting; past it the collector exits 1 (0: no wait)', intIn(0, 86_400), 600)
     .addOption(logOption())
     .action(async (opts: Record<string, never>) => {
       const { collectorCommand } = await import('./commands/cluster.js');

@@ -1,7 +1,8 @@
 import type { RunPlan } from '@panta/core';
 import { openEncoders, type WorkerServices } from '@panta/engine';
 import { createJudge } from '@panta/judge';
-import { createBackend } from '@panta/llm';
+import { createBackend, endpointsOf, waitForEndpoints } from '@panta/llm';
+import type { Logger } from '@panta/engine';
 import { fromPayload, type SweepPayload } from './payload.js';
 import type { Redis } from 'ioredis';
 import { sweepKeys, type SweepKeys } from './keys.js';
@@ -19,7 +20,14 @@ export interface ContextOptions {
   /** Replaces the spec backend's endpoint (a node-local vLLM, a compose service name). */
   baseUrl?: string;
   onRetry?(event: object): void;
+  /** How long to wait for the model's endpoints to answer before taking a sweep's events (0: not at all). */
+  waitEndpointMs?: number;
+  log?: Logger;
+  signal?: AbortSignal;
 }
+
+/** Long enough for vLLM to load a large model from a cold cache (minutes), short enough to report a dead one. */
+export const DEFAULT_WAIT_ENDPOINT_MS = 600_000;
 
 export async function loadContext(redis: Redis, sweepId: string, options: ContextOptions): Promise<WorkerContext> {
   const keys = sweepKeys(sweepId);
@@ -27,6 +35,19 @@ export async function loadContext(redis: Redis, sweepId: string, options: Contex
   if (!text) throw new Error(`sweep ${sweepId} is not published in Redis (${keys.spec} is missing)`);
   const sweep = fromPayload(JSON.parse(text) as SweepPayload);
   const backendSpec = options.baseUrl && sweep.spec.backend.kind !== 'surrogate' ? { ...sweep.spec.backend, base_url: options.baseUrl } : sweep.spec.backend;
+  // A model still loading (vLLM takes minutes) would fail every event after its retries, and its run with it.
+  const endpoints = endpointsOf(backendSpec, sweep.specFile);
+  if (sweep.spec.early_stopping && sweep.spec.judge.kind === 'llm') endpoints.push(...endpointsOf(sweep.spec.judge.backend, sweep.specFile));
+  const waitMs = options.waitEndpointMs ?? DEFAULT_WAIT_ENDPOINT_MS;
+  if (endpoints.length > 0 && waitMs > 0) {
+    await waitForEndpoints(endpoints, {
+      timeoutMs: waitMs,
+      signal: options.signal,
+      onWait: (w) => options.log?.info({ sweep: sweepId, endpoint: w.endpoint, waited_s: w.waitedS, limit_s: w.limitS, last: w.last }, 'waiting for the model endpoint to answer before running events'),
+    });
+    // Stopping while the model loads: the jobs go back to the queue instead of failing their events.
+    if (options.signal?.aborted) throw new Error('the worker is stopping before its model endpoint answered');
+  }
   const backend = createBackend(backendSpec, sweep.prompts, sweep.specFile, { onRetry: options.onRetry });
   const encoders = await openEncoders(sweep.spec.encoders, sweep.specFile);
   // Sweep boundaries with early stopping judge the snapshot here (the collector judges the rows it writes).

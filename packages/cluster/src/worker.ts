@@ -1,9 +1,10 @@
 import { Worker, type Job } from 'bullmq';
 import { redact } from '@panta/core';
 import { executeBoundary, executeEvent, type Logger } from '@panta/engine';
+import { EndpointUnavailableError } from '@panta/llm';
 import { EVENT_QUEUE, INBOX_MAXLEN } from './keys.js';
 import { cpuMs } from './cpu.js';
-import { connect } from './redis.js';
+import { connect, ready } from './redis.js';
 import { encodeResult, planOfJob, type BatchJob, type BoundaryJob, type EventJob } from './result-codec.js';
 import { Slots } from './slots.js';
 import { loadContext, type ContextOptions, type WorkerContext } from './worker-context.js';
@@ -43,12 +44,27 @@ export interface WorkerProgress extends WorkerSummary {
 export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> {
   const { log } = options;
   const redis = connect(options.redis, 'panta-worker', { autoPipelining: true });
+  await ready(redis, options.redis).catch(async (e: unknown) => {
+    redis.disconnect();
+    throw e;
+  });
+  // Stops the worker on the user's signal, or when its model never answered (then it exits 1 with that line).
+  const stop = new AbortController();
+  let fatal: Error | undefined;
+  options.signal?.addEventListener('abort', () => stop.abort(), { once: true });
+  if (options.signal?.aborted) stop.abort();
   const contexts = new Map<string, Promise<WorkerContext>>();
   const context = (sweepId: string): Promise<WorkerContext> => {
     let c = contexts.get(sweepId);
     if (!c) {
-      c = loadContext(redis, sweepId, { baseUrl: options.baseUrl, onRetry: (e) => log.debug(e, 'retry') });
-      c.catch(() => contexts.delete(sweepId));
+      c = loadContext(redis, sweepId, { baseUrl: options.baseUrl, onRetry: (e) => log.debug(e, 'retry'), waitEndpointMs: options.waitEndpointMs, log, signal: stop.signal });
+      c.catch((e: unknown) => {
+        contexts.delete(sweepId);
+        if (e instanceof EndpointUnavailableError) {
+          fatal ??= e;
+          stop.abort();
+        }
+      });
       contexts.set(sweepId, c);
     }
     return c;
@@ -174,10 +190,11 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
   log.info({ concurrency: options.concurrency, cpu_ms: cpuMs() }, 'worker started');
 
   await new Promise<void>((resolve) => {
-    if (options.signal?.aborted) resolve();
-    options.signal?.addEventListener('abort', () => resolve(), { once: true });
+    if (stop.signal.aborted) resolve();
+    stop.signal.addEventListener('abort', () => resolve(), { once: true });
   });
-  log.info({}, 'worker stopping: finishing the events it holds');
+  if (fatal) log.error({ err: fatal.message }, 'worker stopping: its model endpoint never answered');
+  else log.info({}, 'worker stopping: finishing the events it holds');
   await worker.close();
   for (const c of contexts.values()) await (await c.catch(() => undefined))?.close();
   await workerConnection.quit().catch(() => undefined);
@@ -189,5 +206,6 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     summary.failures += p.failures;
   }
   log.info({ ...summary, cpu_ms: cpuMs() }, 'worker stopped');
+  if (fatal) throw fatal;
   return summary;
 }

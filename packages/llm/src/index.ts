@@ -13,3 +13,4 @@ export * from './retry/pool.js';
 export * from './server/app.js';
 export * from './server/types.js';
 export * from './surrogate/parse-prompt.js';
+export * from './health.js';

@@ -45,7 +45,7 @@ export async function schedulerCommand(spec: string, opts: RoleOptions & { out?:
     });
     if (summary.status === 'stopped') return EXIT.interrupted;
     process.stdout.write(`${summary.status}: sweep ${summary.sweepId}, ${summary.eventsTotal.toLocaleString('en-US')} events scheduled and written\n`);
-    return summary.failedRuns.length > 0 ? EXIT.failed : EXIT.ok;
+    return summary.status === 'failed' || summary.failedRuns.length > 0 ? EXIT.failed : EXIT.ok;
   } catch (error) {
     return reportError(error);
   } finally {
@@ -54,7 +54,7 @@ export async function schedulerCommand(spec: string, opts: RoleOptions & { out?:
   }
 }
 
-export async function workerCommand(opts: RoleOptions & { concurrency?: number; baseUrl?: string; lockMs?: number }): Promise<number> {
+export async function workerCommand(opts: RoleOptions & { concurrency?: number; baseUrl?: string; lockMs?: number; waitEndpoint?: number }): Promise<number> {
   const stop = stopSignal('worker');
   let metrics;
   try {
@@ -66,6 +66,7 @@ export async function workerCommand(opts: RoleOptions & { concurrency?: number; 
       concurrency: opts.concurrency ?? 16,
       baseUrl: opts.baseUrl ?? process.env.PANTA_BASE_URL,
       lockMs: opts.lockMs,
+      waitEndpointMs: (opts.waitEndpoint ?? 600) * 1000,
       log: roleLogger('worker', opts.logLevel ?? 'info'),
       signal: stop.signal,
     });
@@ -79,7 +80,7 @@ export async function workerCommand(opts: RoleOptions & { concurrency?: number; 
   }
 }
 
-export async function collectorCommand(opts: RoleOptions & { out?: string; sweep?: string; durableMs?: number; baseUrl?: string }): Promise<number> {
+export async function collectorCommand(opts: RoleOptions & { out?: string; sweep?: string; durableMs?: number; baseUrl?: string; waitEndpoint?: number }): Promise<number> {
   const stop = stopSignal('collector');
   try {
     const summary = await runCollector({
@@ -88,6 +89,7 @@ export async function collectorCommand(opts: RoleOptions & { out?: string; sweep
       sweep: opts.sweep,
       baseUrl: opts.baseUrl,
       durableMs: opts.durableMs,
+      waitEndpointMs: (opts.waitEndpoint ?? 600) * 1000,
       log: roleLogger('collector', opts.logLevel ?? 'info'),
       signal: stop.signal,
       onSweep: (sweep) => process.stderr.write(`panta collector: sweep ${sweep.spec.name} -> ${sweep.out}\n`),
