@@ -98,7 +98,7 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
     options.onNotice?.({ kind: 'stale-lock', holder: stale });
   }
   const onDisk = previous ? runsOnDisk(out) : undefined;
-  log.info({ sweep: spec.name, runs: runs.length, fingerprint: sweep.fingerprint, resumed: previous !== null, ...onDisk, concurrency: spec.concurrency }, 'sweep started');
+  log.info({ sweep: spec.name, runs: runs.length, fingerprint: sweep.fingerprint, ...(sweep.shard ? { shard: sweep.shard } : {}), resumed: previous !== null, ...onDisk, concurrency: spec.concurrency }, 'sweep started');
   if (onDisk) options.onNotice?.({ kind: 'resume', ...onDisk, runsTotal: runs.length });
   const started = startManifest(sweep, previous, backend, judge, encoders);
   const columns: EncoderColumn[] = encoders.map((e) => ({ name: e.name, dim: e.dim }));

@@ -47,6 +47,8 @@ export async function runCommand(spec: string, opts: { out?: string; concurrency
         const events = sweepEvents(sweep.runs);
         const part = sweep.shard ? `${shardLabel(sweep.shard)}: ` : '';
         process.stderr.write(`panta: ${part}${sweep.runs.length} runs, ${events.toLocaleString('en-US')} events -> ${sweep.out}\n`);
+        // More parts than runs: this part writes an empty partial corpus, which panta merge still expects.
+        if (sweep.shard && sweep.runs.length === 0) process.stderr.write(`panta: note: ${shardLabel(sweep.shard)} has no runs (the array has more parts than the grid has runs)\n`);
       },
       onNotice: (notice) => view.note(`panta: ${noticeText(notice)}`),
       onProgress: (p) => {
