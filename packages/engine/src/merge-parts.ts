@@ -43,14 +43,17 @@ function readPartManifest(given: string): { dir: string; manifest: Manifest; sha
     const code = (e as NodeJS.ErrnoException).code;
     throw new InputError(file, '', `unreadable manifest: ${code ? `cannot be read (${code})` : `not valid JSON (${(e as Error).message})`}`, 'run that part again with the same panta run --shard command');
   }
-  if (manifest === null || typeof manifest !== 'object' || typeof manifest.fingerprint !== 'string') {
-    throw new InputError(file, '', 'not a Panta manifest (no fingerprint)', PART_FIX);
+  if (manifest === null || typeof manifest !== 'object' || typeof manifest.fingerprint !== 'string' || typeof manifest.code?.panta !== 'string') {
+    throw new InputError(file, '', 'not a Panta manifest (no fingerprint or code version)', PART_FIX);
   }
   if (manifest.format !== CORPUS_FORMAT) {
     throw new InputError(file, 'format', `the part was written in format ${JSON.stringify(manifest.format)}, and this Panta merges ${CORPUS_FORMAT}`, 'merge with the Panta version that wrote the parts');
   }
   const shard = manifest.shard;
   if (!shard) throw new InputError(file, 'shard', `${given} is a whole corpus, not a part of a job array`, PART_FIX);
+  if (!Number.isInteger(shard.count) || !Number.isInteger(shard.index) || shard.index < 1 || shard.index > shard.count) {
+    throw new InputError(file, 'shard', `${JSON.stringify(shard)} is not part I of N`, 'run that part again with the same panta run --shard command');
+  }
   return { dir, manifest, shard };
 }
 

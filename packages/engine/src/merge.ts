@@ -48,7 +48,7 @@ function appendJournal(from: string, to: string): void {
   writeFileSync(to, text.endsWith('\n') ? text : `${text}\n`, { flag: 'a' });
 }
 
-/** Events and journals of every part into `tmp`: shards, run records, sweep-boundary journals, verdicts. */
+/** Events and journals of every part into `tmp`: shards, run records, sweep-boundary journals, verdicts, logs. */
 function gather(tmp: string, parts: readonly PartFolder[]): void {
   mkdirSync(join(tmp, 'events'), { recursive: true });
   mkdirSync(join(tmp, '.state'));
@@ -62,6 +62,8 @@ function gather(tmp: string, parts: readonly PartFolder[]): void {
     }
     appendJournal(join(p.dir, '.state', 'runs.jsonl'), join(tmp, '.state', 'runs.jsonl'));
     appendJournal(join(p.dir, '.state', 'judge-cache.jsonl'), join(tmp, '.state', 'judge-cache.jsonl'));
+    // The parts' logs, one after the other: the runs' history (retries, resumes) stays with the corpus.
+    appendJournal(join(p.dir, 'log.jsonl'), join(tmp, 'log.jsonl'));
   }
 }
 
