@@ -1,0 +1,94 @@
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { EndpointUnavailableError, waitForEndpoints, type EndpointWait } from '@panta/llm';
+import { RHEON6, panta, tempDir, writeSpec } from '../../../test/helpers.js';
+import { RedisServer, freePort } from '../../../test/redis-server.js';
+import { Roles, errorLines, logged } from './roles.js';
+
+let server: RedisServer;
+const dir = tempDir('panta-late-');
+const roles = new Roles(() => ({ PANTA_REDIS_URL: server.url }));
+
+beforeAll(async () => {
+  server = await RedisServer.start(dir);
+});
+afterEach(() => roles.killAll());
+afterAll(async () => {
+  roles.killAll();
+  await server.stop();
+});
+
+describe('roles that call a model wait for its endpoint', () => {
+  it('a model server that starts 20 s after the workers and a judge 10 s after the collector: the sweep completes with no failed run, and the waits are logged', { timeout: 180_000 }, async () => {
+    const [port, judgePort] = [await freePort(), await freePort()];
+    const url = `http://127.0.0.1:${port}/v1`;
+    const judgeUrl = `http://127.0.0.1:${judgePort}/v1`;
+    // No retries: a call made before a server is up fails its event (and its run), or the judging of a row.
+    const backend = (at: string) => `{kind: openai, base_url: "${at}", model: surrogate-potts-v1, max_retries: 0, timeout_ms: 5000}`;
+    const specFile = writeSpec(
+      dir,
+      `name: late\ndataset: ${RHEON6}\nprompts: [fq117]\ngeometries: [ring]\nsizes: [16]\ntemperatures: [0.3, 1.0]\nsweeps: 3\nseed: 9\nconcurrency: 8\nbackend: ${backend(url)}\njudge: {kind: llm, backend: ${backend(judgeUrl)}}\n`,
+      'late.yaml',
+    );
+    const out = join(dir, 'late');
+    const startedAt = Date.now();
+    const workers = [0, 1].map(() => roles.spawn(['worker', '--concurrency', '4', '--lock-ms', '1500']));
+    const collector = roles.spawn(['collector', '--out', out, '--durable-ms', '300']);
+    const scheduler = roles.spawn(['scheduler', specFile, '--watch-ms', '3000']);
+    // The collector answers the scheduler only once its judge answers: no event runs before then.
+    await logged(collector, "waiting for the judge's model endpoint to answer before collecting");
+    await sleep(10_000 - (Date.now() - startedAt));
+    const judge = roles.spawn(['serve-surrogate', '--port', String(judgePort), '--dataset', RHEON6]);
+    for (const w of workers) await logged(w, 'waiting for the model endpoint to answer before running events');
+    await sleep(20_000 - (Date.now() - startedAt));
+    const model = roles.spawn(['serve-surrogate', '--port', String(port), '--dataset', RHEON6]);
+
+    const scheduled = await scheduler.exited;
+    expect(errorLines(scheduled.stderr)).toEqual([]);
+    expect(scheduled.stdout).toMatch(/^complete: sweep late-[0-9a-f]{12}, 128 events scheduled and written$/m);
+    expect(scheduled.code).toBe(0);
+    const collected = await collector.exited;
+    expect(collected.stdout).toMatch(/^complete: 2\/2 runs, 128 events; corpus: /m);
+    expect(collected.code).toBe(0);
+    for (const w of workers) w.kill('SIGTERM');
+    for (const w of workers) {
+      const done = await w.exited;
+      expect(done.code).toBe(0);
+      expect(done.stderr).toMatch(/panta worker: \d+ events committed, \d+ duplicates skipped, 0 failed/);
+      expect(done.stderr).not.toContain('event failed');
+      // A line when it starts waiting and every 10 s after, naming what it waits for and where.
+      const waits = done.stderr.split('\n').filter((l) => l.includes('waiting for the model endpoint'));
+      expect(waits.length).toBeGreaterThanOrEqual(1);
+      expect(JSON.parse(waits[0]!)).toMatchObject({ endpoint: url, limit_s: 600, last: 'ECONNREFUSED' });
+    }
+    const judgeWaits = collected.stderr.split('\n').filter((l) => l.includes("waiting for the judge's model endpoint"));
+    expect(JSON.parse(judgeWaits[0]!)).toMatchObject({ endpoint: judgeUrl, limit_s: 600, last: 'ECONNREFUSED' });
+    for (const server of [model, judge]) {
+      server.kill('SIGTERM');
+      await server.exited;
+    }
+    expect(panta(['verify', out]).code).toBe(0);
+  });
+
+  it('gives up past its bound with one line naming the endpoint, credentials redacted', async () => {
+    const port = await freePort();
+    const waits: EndpointWait[] = [];
+    const root = `http://127.0.0.1:${port}/v1?api_key=hunter2-very-secret`;
+    const error = await waitForEndpoints([{ root, apiKey: 'EMPTY' }], { timeoutMs: 1500, pollMs: 100, logEveryMs: 500, onWait: (w) => waits.push(w) }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(EndpointUnavailableError);
+    const message = (error as Error).message;
+    expect(message).toMatch(/^the model endpoint http:\/\/127\.0\.0\.1:\d+\/v1\?api_key=\[redacted\] did not answer within 2 s \(last: ECONNREFUSED\); fix: /);
+    expect(message).not.toContain('hunter2');
+    expect(waits.length).toBeGreaterThanOrEqual(2);
+    expect(waits.every((w) => !w.endpoint.includes('hunter2') && w.limitS === 2)).toBe(true);
+  });
+
+  it('stops waiting at once when its role is stopped', async () => {
+    const port = await freePort();
+    const stop = new AbortController();
+    const waiting = waitForEndpoints([{ root: `http://127.0.0.1:${port}/v1`, apiKey: 'EMPTY' }], { timeoutMs: 600_000, signal: stop.signal });
+    setTimeout(() => stop.abort(), 300);
+    await expect(waiting).resolves.toBeUndefined();
+  });
+});
