@@ -3,10 +3,10 @@ import { mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { redactValue } from '@panta/core';
 
-/** What a finished (or failed) run leaves for runs.parquet that its shard cannot tell: time and calls. */
+/** What a session of a run (finished, failed or stopped) leaves for runs.parquet that its shard cannot tell: time and calls. */
 export interface RunRecord {
   run_id: string;
-  status: 'complete' | 'failed';
+  status: 'complete' | 'failed' | 'stopped';
   wall_ms: number;
   calls: number;
   retries: number;

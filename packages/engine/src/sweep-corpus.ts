@@ -67,6 +67,8 @@ export class SweepCorpus {
     if (end.status !== 'complete') this.trace.forget(run.runId);
     if (end.status === 'stopped') {
       await collector.flush();
+      // Its calls and time count toward the run's totals when it resumes, as a failed session's do.
+      await appendRunRecord(out, { run_id: run.runId, status: 'stopped', wall_ms: end.wallMs, calls, retries, at: new Date().toISOString() });
       log?.info({ run: run.runId, written: collector.written }, 'run stopped');
       return;
     }

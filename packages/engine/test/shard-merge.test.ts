@@ -32,12 +32,25 @@ async function tableDiff(a: string, b: string, file: string, exclude: string[] =
 const manifestOf = (out: string) => JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')) as Manifest;
 
 describe('job arrays: panta run --shard I/N and panta merge', () => {
-  it('three parts merged give the corpus of one run: events, runs, whitening, order parameters and manifest, timings aside; it verifies', async () => {
+  it('three parts (one stopped and resumed) merged give the corpus of one run: events, runs, whitening, order parameters and manifest, timings aside; it verifies', async () => {
     const dir = tempDir();
     const spec = writeSpec(dir, SPEC);
     const whole = join(dir, 'whole');
     expect((await runSweep(spec, { out: whole, logLevel: 'silent' })).status).toBe('complete');
     const parts = [1, 2, 3].map((i) => join(dir, 'parts', `part-${i}`));
+    // Part 2 is stopped part-way (Ctrl-C, or a job array task preempted) and resumed by the same command.
+    const interrupt = new AbortController();
+    const stopped = await runSweep(spec, {
+      out: parts[1],
+      shard: { index: 2, count: 3 },
+      logLevel: 'silent',
+      partRows: 64,
+      signal: interrupt.signal,
+      onProgress: (p) => {
+        if (p.eventsWritten > 600) interrupt.abort();
+      },
+    });
+    expect(stopped.status).toBe('stopped');
     for (let i = 0; i < 3; i++) {
       const s = await runSweep(spec, { out: parts[i], shard: { index: i + 1, count: 3 }, logLevel: 'silent', concurrency: 7 * (i + 1) });
       expect(s.status).toBe('complete');
