@@ -105,12 +105,16 @@ export async function runCollector(options: CollectorOptions): Promise<SweepSumm
   }
 }
 
-/** The sweep to collect: the one named, or the only unfinished one (waiting for a scheduler to publish it). */
+/**
+ * The sweep to collect: the one named, or the only unfinished one, waiting for a scheduler to publish it. A
+ * finished sweep waits too: a scheduler run again publishes it again (see runScheduler), and only then is
+ * there anything to collect.
+ */
 async function pickSweep(redis: Redis, options: CollectorOptions): Promise<string | null> {
   for (let waited = 0; !options.signal?.aborted; waited++) {
     const ids = Object.keys(await redis.hgetall(SWEEPS_KEY));
     if (options.sweep) {
-      if (ids.includes(options.sweep)) return options.sweep;
+      if (ids.includes(options.sweep) && (await redis.hget(sweepKeys(options.sweep).state, 'phase')) !== 'done') return options.sweep;
     } else {
       const open: string[] = [];
       for (const id of ids) if ((await redis.hget(sweepKeys(id).state, 'phase')) !== 'done') open.push(id);

@@ -8,3 +8,4 @@ export * from './scheduler.js';
 export * from './worker.js';
 export * from './collector-role.js';
 export * from './status.js';
+export * from './worker-registry.js';

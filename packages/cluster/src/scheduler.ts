@@ -12,6 +12,7 @@ import { cpuMs } from './cpu.js';
 import { connect, ready } from './redis.js';
 import { readRefusal, redisNow } from './refusal.js';
 import { RoleLease } from './role-lease.js';
+import { liveSlots } from './worker-registry.js';
 import { RemoteCollector, type RemoteSink } from './remote-collector.js';
 
 export interface SchedulerOptions extends SweepOverrides {
@@ -126,7 +127,21 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
     const executor: Executor<RemoteSink> = new Executor<RemoteSink>(runs, executorOptions);
     inbox.start((e) => transport.fail(e));
     const rate = { at: Date.now(), written: 0, perSecond: 0 };
+    // Events in flight follow the live workers' slots (never fewer than the spec's concurrency), so that more
+    // workers mean more throughput; --concurrency on the command line fixes the cap instead. The executor
+    // reads its options at every dispatch, so a new cap takes effect with the next event.
+    let ticks = 0;
+    const followSlots = async () => {
+      const { workers, slots } = await liveSlots(redis);
+      const cap = Math.max(spec.concurrency, slots);
+      if (cap === executorOptions.concurrency) return;
+      executorOptions.concurrency = cap;
+      executorOptions.maxActiveRuns = sweepSizing(cap, [], runs.length).maxActiveRuns;
+      log.info({ concurrency: cap, workers, slots }, "events in flight follow the workers' slots");
+    };
+    if (options.concurrency === undefined) await followSlots().catch(() => undefined);
     const status = setInterval(() => {
+      if (options.concurrency === undefined && ticks++ % 5 === 0) void followSlots().catch(() => undefined);
       if (lease.lost) transport.fail(new Error('lost the scheduler lease: another scheduler took over this sweep'));
       void readRefusal(redis, keys, startedAt)
         .then((refused) => refused && transport.fail(refused))
@@ -154,7 +169,7 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
     const aborted = new Promise<'stopped'>((resolve) => (onAbort = () => resolve('stopped')));
     options.signal?.addEventListener('abort', onAbort, { once: true });
     if (options.signal?.aborted) onAbort();
-    log.info({ runs: runs.length, events: eventsTotal, concurrency: spec.concurrency, cpu_ms: cpuMs() }, 'scheduler started');
+    log.info({ runs: runs.length, events: eventsTotal, concurrency: executorOptions.concurrency, cpu_ms: cpuMs() }, 'scheduler started');
     let outcome: 'ran' | 'stopped';
     try {
       outcome = await Promise.race([executor.run().then(() => 'ran' as const), aborted]);

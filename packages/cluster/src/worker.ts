@@ -7,6 +7,7 @@ import { cpuMs } from './cpu.js';
 import { connect, ready } from './redis.js';
 import { encodeResult, planOfJob, type BatchJob, type BoundaryJob, type EventJob } from './result-codec.js';
 import { Slots } from './slots.js';
+import { WorkerRegistration } from './worker-registry.js';
 import { loadContext, type ContextOptions, type WorkerContext } from './worker-context.js';
 
 export interface WorkerOptions extends ContextOptions {
@@ -187,6 +188,8 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
   });
   worker.on('error', (err) => log.warn({ err: err.message }, 'queue error'));
   worker.on('failed', (job, err) => log.warn({ job: job?.id, err: err.message }, 'job failed (BullMQ retries it)'));
+  const registration = new WorkerRegistration(redis, options.concurrency);
+  await registration.start();
   log.info({ concurrency: options.concurrency, cpu_ms: cpuMs() }, 'worker started');
 
   await new Promise<void>((resolve) => {
@@ -195,6 +198,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
   });
   if (fatal) log.error({ err: fatal.message }, 'worker stopping: its model endpoint never answered');
   else log.info({}, 'worker stopping: finishing the events it holds');
+  await registration.stop();
   await worker.close();
   for (const c of contexts.values()) await (await c.catch(() => undefined))?.close();
   await workerConnection.quit().catch(() => undefined);
