@@ -1,9 +1,11 @@
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { InputError, redact, sweepEvents, type RunPlan } from '@panta/core';
 import { readManifestToResume } from '@panta/corpus';
-import { Executor, loadSweep, openEncoders, plannerFor, runEnd, sweepSizing, type ActiveRun, type ExecutorOptions, type ExecutorProgress, type LoadedSweep, type Logger, type SweepOverrides } from '@panta/engine';
+import { inspectModelFolder } from '@panta/embed';
+import { Executor, loadSweep, plannerFor, runEnd, sweepSizing, type ActiveRun, type ExecutorOptions, type ExecutorProgress, type LoadedSweep, type Logger, type SweepOverrides } from '@panta/engine';
 import { BullTransport } from './bull-transport.js';
 import { InboxReader } from './inbox-reader.js';
 import { EVENT_QUEUE, SWEEPS_KEY, sweepIdOf, sweepKeys, type SweepKeys } from './keys.js';
@@ -194,12 +196,17 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
 
 /**
  * What the scheduler can check before it publishes (the collector and workers check the same on their
- * machines, later): encoder models load here too (compose and Kubernetes mount them in every role), and the
+ * machines, later): every encoder's model folder holds its files (compose and Kubernetes mount the models in
+ * every role; they are not loaded here, which would need the spec's device, a GPU for `cuda`), and the
  * corpus folder, when this machine sees it, holds no corpus of another sweep. The spec, dataset and template
  * were read by loadSweep. Each failure is one line, exit 2, before anything reaches Redis.
  */
 async function checkBeforePublishing(sweep: LoadedSweep, outArg: string | undefined): Promise<void> {
-  for (const encoder of await openEncoders(sweep.spec.encoders, sweep.specFile)) await encoder.close();
+  sweep.spec.encoders.forEach((encoder, i) => {
+    if (encoder.kind !== 'onnx') return;
+    const path = isAbsolute(encoder.path) ? encoder.path : resolve(dirname(sweep.specFile), encoder.path);
+    inspectModelFolder(path, { file: sweep.specFile, field: `encoders[${i}].path` });
+  });
   const previous = readManifestToResume(sweep.out);
   if (previous && previous.fingerprint !== sweep.fingerprint) {
     throw new InputError(outArg === undefined ? sweep.specFile : '--out', 'out', `${sweep.out} holds a corpus of a different sweep`, 'give the scheduler and the collector another --out, or delete that folder to start over');

@@ -42,8 +42,8 @@ afterAll(async () => {
 });
 
 /** One scheduler and one collector against the same Redis (workers stay up between rounds, as in compose). */
-async function round(specFile: string, out: string, schedulerArgs: string[] = []): Promise<{ scheduler: Awaited<ReturnType<typeof pantaAsync>>; collector: Awaited<ReturnType<typeof pantaAsync>> }> {
-  const collector = roles.spawn(['collector', '--out', out, '--durable-ms', '200']);
+async function round(specFile: string, out: string | null, schedulerArgs: string[] = []): Promise<{ scheduler: Awaited<ReturnType<typeof pantaAsync>>; collector: Awaited<ReturnType<typeof pantaAsync>> }> {
+  const collector = roles.spawn(['collector', ...(out === null ? [] : ['--out', out]), '--durable-ms', '200']);
   const scheduler = roles.spawn(['scheduler', specFile, '--watch-ms', '3000', ...schedulerArgs]);
   return { scheduler: await scheduler.exited, collector: await collector.exited };
 }
@@ -107,6 +107,12 @@ describe('a Redis that still holds a finished sweep', () => {
     expectVerified(out);
     expect(await redis.hget(sweepKeys(id).state, 'phase')).toBe('done');
     expect(await redis.keys(`panta:${id}:run:*`)).toEqual([]);
+
+    // A new --out given to the scheduler alone (the collector writes where the scheduler says): the whole corpus there.
+    const moved = join(dir, 'stale-moved');
+    expectOk(await round(specFile, null, ['--out', moved]));
+    expectVerified(moved);
+    expect(await corpusDiff(moved, first)).toEqual({ extra: 0, missing: 0 });
   });
 
   it('refuses a corpus of another sweep at --out in one line, exit 2, from the scheduler when it sees the folder and through the collector when only the collector does', async () => {
