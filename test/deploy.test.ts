@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { Ajv } from 'ajv';
 import { Namespace } from 'kubernetes-models/v1/Namespace';
@@ -15,31 +15,40 @@ import { Job } from 'kubernetes-models/batch/v1/Job';
 import { parse, parseAllDocuments } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseSweepSpec } from '@panta/core';
-import { ROOT, panta, tempDir } from './helpers.js';
-import { freePort } from './redis-server.js';
+import { corpusIdentity } from '@panta/engine';
+import { RHEON6, ROOT, panta, tempDir } from './helpers.js';
 
-// The deployment files (deploy/, docker-compose.yml) checked as far as a machine without Docker, Kubernetes or
-// Slurm allows: the Compose file against the official Compose Specification schema, every Kubernetes object
-// against the API's schema, every panta command line against the distributed roles' contract, Redis's
-// durability settings on a real redis-server, the Slurm scripts with `bash -n`.
+// The deployment files (deploy/, docker-compose*.yml) checked as far as a machine without Docker, GPUs or a
+// Kubernetes cluster allows: the Compose files against the official Compose Specification schema and dclint,
+// the kustomizations rendered by `kubectl kustomize` and every object checked against the API's schema, every
+// panta command line against the CLI's contract, Redis's settings on a real redis-server, the shell scripts
+// with shellcheck, and the Slurm scripts run end to end on this machine (srun, scontrol and vllm stubbed; vLLM
+// played by panta serve-surrogate).
 
 const read = (p: string) => readFileSync(join(ROOT, p), 'utf8');
 type Obj = Record<string, any>;
+const has = (cmd: string, args: string[]) => {
+  const r = spawnSync(cmd, args, { encoding: 'utf8' });
+  return !r.error && r.status === 0;
+};
 
-// ---- the distributed roles' command lines (README: Run on a cluster; DESIGN.md section 3) --------------------
-const CONTRACT: Record<string, { positionals: number; flags: string[] }> = {
-  scheduler: { positionals: 1, flags: ['--redis', '--out', '--concurrency', '--seed'] },
-  worker: { positionals: 0, flags: ['--redis', '--concurrency', '--base-url'] },
-  collector: { positionals: 0, flags: ['--redis', '--out', '--base-url'] },
-  status: { positionals: 0, flags: ['--redis'] },
-  dashboard: { positionals: 0, flags: ['--redis', '--port', '--host', '--allowed-hosts'] },
+// ---- the command lines of panta the deployment files use (README: Run on a cluster; DESIGN.md section 3) -------
+const CONTRACT: Record<string, { positionals: [number, number]; flags: string[] }> = {
+  scheduler: { positionals: [1, 1], flags: ['--redis', '--out', '--concurrency', '--seed'] },
+  worker: { positionals: [0, 0], flags: ['--redis', '--concurrency', '--base-url'] },
+  collector: { positionals: [0, 0], flags: ['--redis', '--out', '--base-url'] },
+  status: { positionals: [0, 0], flags: ['--redis'] },
+  dashboard: { positionals: [0, 0], flags: ['--redis', '--port', '--host', '--allowed-hosts'] },
+  run: { positionals: [1, 1], flags: ['--shard', '--out', '--concurrency'] },
+  merge: { positionals: [2, Infinity], flags: [] },
+  verify: { positionals: [1, 1], flags: [] },
 };
 
 /** Checks `panta ARGS` against the contract (every flag takes a value) and returns what it passes. */
 function checkInvocation(argv: string[], where: string): { role: string; flags: Map<string, string>; positionals: string[] } {
   const [role, ...rest] = argv;
   const contract = CONTRACT[role!];
-  if (!contract) throw new Error(`${where}: "${role}" is not a distributed role of panta (${Object.keys(CONTRACT).join(', ')})`);
+  if (!contract) throw new Error(`${where}: "${role}" is not a command the deployment files may use (${Object.keys(CONTRACT).join(', ')})`);
   const flags = new Map<string, string>();
   const positionals: string[] = [];
   for (let i = 0; i < rest.length; i++) {
@@ -52,26 +61,52 @@ function checkInvocation(argv: string[], where: string): { role: string; flags: 
       flags.set(a, value);
     } else positionals.push(a);
   }
-  if (positionals.length !== contract.positionals) throw new Error(`${where}: panta ${role} takes ${contract.positionals} argument(s), got ${JSON.stringify(positionals)}`);
+  const [min, max] = contract.positionals;
+  if (positionals.length < min || positionals.length > max) throw new Error(`${where}: panta ${role} takes ${min} to ${max} argument(s), got ${JSON.stringify(positionals)}`);
   return { role: role!, flags, positionals };
 }
 
-/** Compose's interpolation with an empty environment: ${VAR:-default}, ${VAR-default}, ${VAR}, $VAR, $$. */
-function interpolate<T>(value: T, env: Record<string, string> = {}): T {
-  if (typeof value === 'string') {
-    return value.replace(/\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (m, name, op, arg, bare) => {
-      if (m === '$$') return '$';
-      if (bare) return env[bare] ?? '';
-      const v = env[name];
-      if (op === ':-') return v ? v : arg;
-      if (op === '-') return v ?? arg;
-      if (op === ':?' || op === '?') {
-        if (v === undefined || (op === ':?' && v === '')) throw new Error(`\${${name}} is required: ${arg}`);
-        return v;
+/**
+ * Compose's interpolation: ${VAR:-default}, ${VAR-default}, ${VAR:?error}, ${VAR?error}, ${VAR}, $VAR, $$, with
+ * defaults themselves interpolated (nested, as Compose allows).
+ */
+function interpolateText(text: string, env: Record<string, string>): string {
+  let out = '';
+  for (let i = 0; i < text.length; ) {
+    if (text.startsWith('$$', i)) {
+      out += '$';
+      i += 2;
+    } else if (text.startsWith('${', i)) {
+      let depth = 0;
+      let j = i;
+      for (; j < text.length; j++) {
+        if (text.startsWith('${', j)) {
+          depth++;
+          j++;
+        } else if (text[j] === '}' && --depth === 0) break;
       }
-      return v ?? '';
-    }) as T;
+      const inner = text.slice(i + 2, j);
+      const [, name, op, arg] = /^([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([\s\S]*))?$/.exec(inner)!;
+      const v = env[name!];
+      if (op === ':-') out += v ? v : interpolateText(arg!, env);
+      else if (op === '-') out += v ?? interpolateText(arg!, env);
+      else if (op === ':?' || op === '?') {
+        if (v === undefined || (op === ':?' && v === '')) throw new Error(`\${${name}} is required: ${arg}`);
+        out += v;
+      } else out += v ?? '';
+      i = j + 1;
+    } else {
+      const bare = /^\$([A-Za-z_][A-Za-z0-9_]*)/.exec(text.slice(i));
+      if (bare) {
+        out += env[bare[1]!] ?? '';
+        i += bare[0].length;
+      } else out += text[i++];
+    }
   }
+  return out;
+}
+function interpolate<T>(value: T, env: Record<string, string> = {}): T {
+  if (typeof value === 'string') return interpolateText(value, env) as T;
   if (Array.isArray(value)) return value.map((v) => interpolate(v, env)) as T;
   if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, interpolate(v, env)])) as T;
   return value;
@@ -84,44 +119,88 @@ function seconds(duration: string): number {
   return total;
 }
 
+/** Memory sizes as Redis (6gb, 512mb) and Compose / Kubernetes (8g, 8Gi, 512Mi) write them, in bytes. */
+function bytes(size: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*([kmgt]?)(i?)b?$/i.exec(size.trim());
+  if (!m) throw new Error(`not a size: ${size}`);
+  return Number(m[1]) * 1024 ** ' kmgt'.indexOf(m[2]!.toLowerCase() || ' ');
+}
+
+/** An image reference pinned to a version: a tag that is neither absent nor `latest` (or a digest). */
+function expectPinned(image: string, where: string): void {
+  expect(image, `${where}: ${image} is not pinned`).toMatch(/(:[\w][\w.-]*|@sha256:[0-9a-f]{64})$/);
+  expect(image, `${where}: ${image} is not pinned`).not.toMatch(/:latest$/);
+}
+
+const EXAMPLE = parseSweepSpec(read('examples/eraclitus.yaml'), 'eraclitus.yaml');
 /** The example spec's per-attempt timeout: a worker's grace period must outlast one attempt. */
-const EXAMPLE_TIMEOUT_S = (parseSweepSpec(read('examples/eraclitus.yaml'), 'eraclitus.yaml').backend as { timeout_ms: number }).timeout_ms / 1000;
+const EXAMPLE_TIMEOUT_S = (EXAMPLE.backend as { timeout_ms: number }).timeout_ms / 1000;
+/** What makes a corpus what it is, file locations aside (where the folders are mounted differs by platform). */
+function identity(specText: string, file: string): Obj {
+  const id = structuredClone(corpusIdentity(parseSweepSpec(specText, file))) as Obj;
+  for (const e of id.encoders) delete e.path;
+  id.dataset = String(id.dataset).split('/').at(-1); // relative to the spec file, which lives elsewhere
+  return id;
+}
 
 // ---- a real redis-server, started with the deployment's own arguments ---------------------------------------
 const servers: { kill: () => void }[] = [];
 afterAll(() => servers.forEach((s) => s.kill()));
 
-/** One inline command, one reply, parsed just enough for CONFIG GET (an array of bulk strings). */
-function redisCommand(port: number, command: string): Promise<string[]> {
+/** A free TCP port on 127.0.0.1, and whether `count` ports from it are all free. */
+function portsFree(first: number, count: number): Promise<boolean> {
+  return (async () => {
+    for (let p = first; p < first + count; p++) {
+      const free = await new Promise<boolean>((resolve) => {
+        const s = createServer();
+        s.once('error', () => resolve(false));
+        s.listen(p, '0.0.0.0', () => s.close(() => resolve(true)));
+      });
+      if (!free) return false;
+    }
+    return true;
+  })();
+}
+async function freePort(): Promise<number> {
+  for (;;) {
+    const p = 20000 + Math.floor(Math.random() * 40000);
+    if (await portsFree(p, 1)) return p;
+  }
+}
+
+/** One inline command (after AUTH when given a password), one reply, parsed just enough for CONFIG GET. */
+function redisCommand(port: number, command: string, password?: string): Promise<string[]> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     let data = '';
     socket.setTimeout(5000, () => socket.destroy(new Error('redis did not answer')));
     socket.on('data', (d) => {
       data += d.toString();
-      const lines = data.split('\r\n');
+      if (data.startsWith('-')) return reject(new Error(data.trim()));
+      const body = password !== undefined ? data.replace(/^\+OK\r\n/, '') : data;
+      const lines = body.split('\r\n');
       const count = Number(/^\*(\d+)/.exec(lines[0]!)?.[1]);
       const values = lines.slice(1).filter((_, i) => i % 2 === 1);
       if (!Number.isNaN(count) && values.length >= count) {
         socket.end();
         resolve(values.slice(0, count));
       }
-      if (data.startsWith('-')) reject(new Error(data.trim()));
     });
     socket.once('error', reject);
-    socket.write(`${command}\r\n`);
+    socket.write(`${password !== undefined ? `AUTH ${password}\r\n` : ''}${command}\r\n`);
   });
 }
 
 /** Starts redis-server with `args` (the deployment's own, port and folder aside) and returns its effective config. */
-async function liveRedisConfig(args: string[]): Promise<Record<string, string>> {
+async function liveRedisConfig(args: string[], password?: string): Promise<Record<string, string>> {
   const port = await freePort();
   const dir = tempDir('panta-redis-');
   const child = spawn('redis-server', [...args, '--port', String(port), '--bind', '127.0.0.1', '--dir', dir], { stdio: 'ignore' });
   servers.push({ kill: () => child.kill('SIGKILL') });
   for (let i = 0; ; i++) {
     try {
-      const reply = await redisCommand(port, 'CONFIG GET *');
+      if (password !== undefined) await expect(redisCommand(port, 'PING')).rejects.toThrow(/NOAUTH/);
+      const reply = await redisCommand(port, 'CONFIG GET *', password);
       const config: Record<string, string> = {};
       for (let j = 0; j < reply.length; j += 2) config[reply[j]!] = reply[j + 1]!;
       child.kill('SIGTERM');
@@ -133,92 +212,178 @@ async function liveRedisConfig(args: string[]): Promise<Record<string, string>> 
   }
 }
 
-function expectDurableRedisConfig(config: Record<string, string>): void {
+/** AOF fsynced on every write, noeviction, and a maxmemory below `limit` bytes (else the OOM killer acts first). */
+function expectRedisConfig(config: Record<string, string>, limit: number): void {
   expect(config).toMatchObject({ appendonly: 'yes', appendfsync: 'always', 'maxmemory-policy': 'noeviction' });
+  expect(Number(config.maxmemory)).toBeGreaterThan(0);
+  expect(Number(config.maxmemory)).toBeLessThanOrEqual(0.8 * limit);
 }
 
-// ---- docker-compose.yml ---------------------------------------------------------------------------------------
-const composeText = read('docker-compose.yml');
-const compose = interpolate(parse(composeText, { merge: true }) as Obj);
+// ---- docker-compose.yml and docker-compose.workers.yml ----------------------------------------------------------
+const COMPOSE_ENV = { REDIS_PASSWORD: 'p4ssw0rd-from-env', HEAD_HOST: '10.0.0.1' };
+const loadCompose = (file: string, env: Record<string, string> = COMPOSE_ENV) => interpolate(parse(read(file), { merge: true }) as Obj, env);
+const compose = loadCompose('docker-compose.yml');
 const services = compose.services as Record<string, Obj>;
+const workersCompose = loadCompose('docker-compose.workers.yml');
 const PANTA_SERVICES = ['scheduler', 'worker', 'collector', 'dashboard'];
+const COMPOSE_FILES = ['docker-compose.yml', 'docker-compose.workers.yml'];
 
-describe('docker-compose.yml', () => {
-  it('is valid against the official Compose Specification schema (as vendored by dclint)', () => {
+describe('docker-compose.yml and docker-compose.workers.yml', () => {
+  it('are valid against the official Compose Specification schema (as vendored by dclint)', () => {
     const schemaFile = join(dirname(createRequire(import.meta.url).resolve('dclint/package.json')), 'schemas', 'compose.schema.json');
     const { $schema, ...schema } = JSON.parse(readFileSync(schemaFile, 'utf8'));
     expect(schema.title).toBe('Compose Specification');
-    // draft-07, named by an https URL that Ajv does not know by that name: Ajv's own draft-07 checks the schema
     expect($schema).toMatch(/json-schema\.org\/draft-07\/schema/);
     const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
-    const ok = validate(compose);
-    expect(validate.errors ?? [], JSON.stringify(validate.errors, null, 1)).toEqual([]);
-    expect(ok).toBe(true);
+    for (const doc of [compose, workersCompose]) {
+      const ok = validate(doc);
+      expect(validate.errors ?? [], JSON.stringify(validate.errors, null, 1)).toEqual([]);
+      expect(ok).toBe(true);
+    }
     // the schema is strict: a misspelt key is refused, so the check above means something
     const typo = structuredClone(compose);
     typo.services.worker.restrat = 'always';
     expect(validate(typo)).toBe(false);
   });
 
-  it('has the services of the distributed mode; every dependency exists', () => {
-    expect(Object.keys(services).sort()).toEqual(['collector', 'dashboard', 'redis', 'scheduler', 'vllm', 'worker']);
-    for (const [name, svc] of Object.entries(services)) {
-      for (const dep of Object.keys(svc.depends_on ?? {})) expect(services, `${name} depends on ${dep}`).toHaveProperty(dep);
+  it('pass dclint with no error and no warning (key and service order aside: the files read in start-up order)', () => {
+    const dclint = join(dirname(createRequire(import.meta.url).resolve('dclint/package.json')), 'bin', 'dclint.cjs');
+    const order = ['service-keys-order', 'services-alphabetical-order', 'top-level-properties-order'];
+    for (const file of COMPOSE_FILES) {
+      const r = spawnSync(process.execPath, [dclint, join(ROOT, file), '--max-warnings', '0', '--color', 'false', '--disable-rule', ...order], { encoding: 'utf8' });
+      expect(`${r.stdout}${r.stderr}`.trim(), file).toBe('');
+      expect(r.status, file).toBe(0);
     }
-    for (const name of ['scheduler', 'worker', 'collector', 'dashboard']) {
-      expect(services[name]!.depends_on.redis.condition, name).toBe('service_healthy');
+    // dclint sees what it checks: an unbound port is an error
+    const bad = join(tempDir('panta-dclint-'), 'compose.yml');
+    writeFileSync(bad, "services:\n  x:\n    image: redis:7.4.2\n    ports:\n      - '6379:6379'\n");
+    expect(spawnSync(process.execPath, [dclint, bad, '--color', 'false', '--disable-rule', ...order], { encoding: 'utf8' }).status).not.toBe(0);
+  });
+
+  it.skipIf(!has('docker', ['compose', 'version']))('docker compose config accepts both files (skipped where the Compose plugin is not installed)', () => {
+    for (const file of COMPOSE_FILES) {
+      const r = spawnSync('docker', ['compose', '-f', join(ROOT, file), 'config', '--quiet'], { encoding: 'utf8', env: { ...process.env, ...COMPOSE_ENV } });
+      expect(r.stderr, file).toBe('');
+      expect(r.status, file).toBe(0);
     }
   });
 
-  it('redis: AOF with appendfsync always and noeviction on a volume, with a healthcheck (checked on a real redis-server)', async () => {
+  it('has the services of the distributed mode; every dependency exists', () => {
+    expect(Object.keys(services).sort()).toEqual(['collector', 'dashboard', 'redis', 'scheduler', 'vllm', 'worker']);
+    expect(Object.keys(workersCompose.services).sort()).toEqual(['vllm', 'worker']);
+    for (const doc of [compose, workersCompose]) {
+      for (const [name, svc] of Object.entries(doc.services as Record<string, Obj>)) {
+        for (const dep of Object.keys(svc.depends_on ?? {})) expect(doc.services, `${name} depends on ${dep}`).toHaveProperty(dep);
+      }
+    }
+    for (const name of PANTA_SERVICES) expect(services[name]!.depends_on.redis.condition, name).toBe('service_healthy');
+  });
+
+  it('every image is pinned to a version', () => {
+    for (const doc of [compose, workersCompose]) for (const [name, svc] of Object.entries(doc.services as Record<string, Obj>)) expectPinned(svc.image, name);
+  });
+
+  it('redis: AOF always, noeviction at a maxmemory below the container limit, a password from REDIS_PASSWORD (checked on a real redis-server)', async () => {
     const redis = services.redis!;
     expect(redis.image).toMatch(/^redis:7/);
     expect(redis.command[0]).toBe('redis-server');
-    expect(redis.volumes).toContainEqual(expect.stringMatching(/^redis-data:\/data$/));
+    expect(redis.volumes).toContainEqual('redis-data:/data');
     expect(compose.volumes).toHaveProperty('redis-data');
     expect(redis.healthcheck.test).toEqual(['CMD', 'redis-cli', 'ping']);
-    expectDurableRedisConfig(await liveRedisConfig(redis.command.slice(1)));
+    expect(redis.environment.REDISCLI_AUTH).toBe(COMPOSE_ENV.REDIS_PASSWORD); // the healthcheck's redis-cli authenticates
+    const config = await liveRedisConfig(redis.command.slice(1), COMPOSE_ENV.REDIS_PASSWORD);
+    expectRedisConfig(config, bytes(redis.deploy.resources.limits.memory));
+    // no password, no Redis: Compose refuses to start instead of running an open Redis
+    expect(() => loadCompose('docker-compose.yml', {})).toThrow(/\{REDIS_PASSWORD\} is required/);
+    expect(() => loadCompose('docker-compose.workers.yml', { HEAD_HOST: 'h' })).toThrow(/\{REDIS_PASSWORD\} is required/);
+    expect(() => loadCompose('docker-compose.workers.yml', { REDIS_PASSWORD: 'x' })).toThrow(/\{HEAD_HOST\} is required/);
   });
 
-  it('every panta service runs a distributed role with flags of the contract, from the panta image', () => {
+  it('the roles get the password only inside PANTA_REDIS_URL: no command line carries --redis or the password', () => {
     for (const name of PANTA_SERVICES) {
       const svc = services[name]!;
-      expect(svc.build, name).toEqual({ context: '.', dockerfile: 'deploy/Dockerfile' });
-      expect(svc.image, name).toBe('panta:latest');
-      const call = checkInvocation(svc.command, `docker-compose.yml services.${name}.command`);
-      expect(call.role, name).toBe(name);
-      expect(call.flags.get('--redis'), name).toBe('redis://redis:6379');
-      expect(svc.environment.PANTA_REDIS_URL, name).toBe('redis://redis:6379');
-      expect(svc.init, name).toBe(true);
+      expect(svc.environment.PANTA_REDIS_URL, name).toBe(`redis://:${COMPOSE_ENV.REDIS_PASSWORD}@redis:6379`);
+      expect(svc.command, name).not.toContain('--redis');
+      expect(svc.command.join(' '), name).not.toContain(COMPOSE_ENV.REDIS_PASSWORD);
+    }
+    const worker = workersCompose.services.worker;
+    expect(worker.environment.PANTA_REDIS_URL).toBe(`redis://:${COMPOSE_ENV.REDIS_PASSWORD}@${COMPOSE_ENV.HEAD_HOST}:6379`);
+    expect(worker.command).not.toContain('--redis');
+    // the head publishes Redis on the loopback unless told where the worker hosts reach it
+    expect(services.redis!.ports).toEqual([{ target: 6379, published: '6379', host_ip: '127.0.0.1' }]);
+    expect(loadCompose('docker-compose.yml', { ...COMPOSE_ENV, REDIS_PUBLISH: '10.0.0.1' }).services.redis.ports[0].host_ip).toBe('10.0.0.1');
+  });
+
+  it('every panta service runs a command of the contract, from the panta image', () => {
+    for (const doc of [compose, workersCompose]) {
+      for (const [name, svc] of Object.entries(doc.services as Record<string, Obj>)) {
+        if (!svc.build) continue;
+        expect(svc.build, name).toEqual({ context: '.', dockerfile: 'deploy/Dockerfile' });
+        expect(svc.image, name).toBe('panta:0.1.0');
+        expect(svc.init, name).toBe(true);
+        expect(checkInvocation(svc.command, `services.${name}.command`).role, name).toBe(name);
+      }
     }
     // the default spec is in the repository (and so at /app/examples in the image)
     expect(existsSync(join(ROOT, checkInvocation(services.scheduler!.command, 'scheduler').positionals[0]!))).toBe(true);
     // the workers call the vllm service unless told otherwise
-    expect(checkInvocation(services.worker!.command, 'worker').flags.get('--base-url')).toBe('http://vllm:8000/v1');
+    for (const doc of [compose, workersCompose]) expect(checkInvocation(doc.services.worker.command, 'worker').flags.get('--base-url')).toBe('http://vllm:8000/v1');
   });
 
   it('the example spec can run: its api_key_env is set, its encoder folders are mounted at /models', () => {
-    const spec = parseSweepSpec(read('examples/eraclitus.yaml'), 'eraclitus.yaml');
-    const keyEnv = (spec.backend as { api_key_env?: string }).api_key_env!;
-    const paths = spec.encoders.flatMap((e) => ('path' in e && e.path ? [String(e.path)] : []));
+    const keyEnv = (EXAMPLE.backend as { api_key_env?: string }).api_key_env!;
+    const paths = EXAMPLE.encoders.flatMap((e) => ('path' in e && e.path ? [String(e.path)] : []));
     expect(paths.length).toBeGreaterThan(0);
-    for (const name of ['scheduler', 'worker', 'collector']) {
-      const svc = services[name]!;
-      expect(svc.environment[keyEnv], `${name} ${keyEnv}`).toMatch(/\S/);
+    for (const svc of [services.scheduler!, services.worker!, services.collector!, workersCompose.services.worker]) {
+      expect(svc.environment[keyEnv], keyEnv).toMatch(/\S/);
       const mounts = (svc.volumes as string[]).map((v) => v.split(':')[1]);
-      for (const p of paths) expect(mounts.some((m) => p.startsWith(`${m}/`)), `${name} mounts ${p}`).toBe(true);
+      for (const p of paths) expect(mounts.some((m) => p.startsWith(`${m}/`)), `mounts ${p}`).toBe(true);
     }
     expect(services.vllm!.environment[keyEnv]).toBe(services.worker!.environment[keyEnv]);
   });
 
+  it('vllm: one engine per reserved GPU (data parallel), batch invariance on by default, HF_HUB_OFFLINE as a switch', () => {
+    for (const [file, env] of [
+      ['docker-compose.yml', COMPOSE_ENV],
+      ['docker-compose.yml', { ...COMPOSE_ENV, GPU_COUNT: '8' }],
+      ['docker-compose.workers.yml', { ...COMPOSE_ENV, GPU_COUNT: '4' }],
+      ['docker-compose.yml', { ...COMPOSE_ENV, GPU_COUNT: '2', TENSOR_PARALLEL_SIZE: '2', VLLM_GPUS: '4' }],
+    ] as const) {
+      const vllm = loadCompose(file, env).services.vllm;
+      const arg = (flag: string) => vllm.command[vllm.command.indexOf(flag) + 1];
+      const [device] = vllm.deploy.resources.reservations.devices;
+      expect(device).toMatchObject({ driver: 'nvidia', capabilities: ['gpu'] });
+      // every reserved GPU runs an engine: none idle, as with --tensor-parallel-size 1 on `count: all`
+      expect(Number(device.count), `${file} ${JSON.stringify(env)}`).toBe(Number(arg('--data-parallel-size')) * Number(arg('--tensor-parallel-size')));
+      expect(vllm.environment.VLLM_BATCH_INVARIANT).toBe('1');
+      expect(vllm.environment.HF_HUB_OFFLINE).toBe('0');
+      expect(arg('--port')).toBe('8000');
+      expect(vllm.healthcheck.test.join(' ')).toContain('http://127.0.0.1:8000/health');
+      expect(vllm.volumes).toContain('hf-cache:/root/.cache/huggingface');
+    }
+    const raw = (parse(read('docker-compose.yml')) as Obj).services.vllm.command as string[];
+    expect(raw[raw.indexOf('--model') + 1]).toBe('${MODEL:-Qwen/Qwen3-14B}');
+    expect(services.vllm!.profiles).toEqual(['gpu']);
+  });
+
+  it("the defaults keep every GPU's batch full and no more: workers x WORKER_CONCURRENCY = SWEEP_CONCURRENCY = GPUs x MAX_NUM_SEQS", () => {
+    const slots = Number(checkInvocation(services.scheduler!.command, 'scheduler').flags.get('--concurrency'));
+    const perWorker = Number(checkInvocation(services.worker!.command, 'worker').flags.get('--concurrency'));
+    const vllm = services.vllm!;
+    const batch = Number(vllm.command[vllm.command.indexOf('--max-num-seqs') + 1]) * Number(vllm.command[vllm.command.indexOf('--data-parallel-size') + 1]);
+    expect(slots).toBe(batch);
+    expect(slots % perWorker).toBe(0); // a whole number of workers (--scale worker=4 with the defaults)
+    expect(read('docker-compose.yml')).toContain(`--scale worker=${slots / perWorker}`);
+  });
+
   it('worker scales: no container_name, no host port, restarts unless stopped, a grace period past one LLM call', () => {
-    const worker = services.worker!;
-    expect(worker).not.toHaveProperty('container_name');
-    expect(worker).not.toHaveProperty('ports');
-    expect(worker.restart).toBe('unless-stopped');
-    expect(seconds(worker.stop_grace_period)).toBeGreaterThan(EXAMPLE_TIMEOUT_S);
-    // vllm is optional for the workers: the gpu profile may be off when another endpoint serves them
-    expect(worker.depends_on.vllm).toEqual({ condition: 'service_healthy', required: false });
+    for (const worker of [services.worker!, workersCompose.services.worker]) {
+      expect(worker).not.toHaveProperty('container_name');
+      expect(worker).not.toHaveProperty('ports');
+      expect(worker.restart).toBe('unless-stopped');
+      expect(seconds(worker.stop_grace_period)).toBeGreaterThan(EXAMPLE_TIMEOUT_S);
+      expect(worker.depends_on.vllm).toEqual({ condition: 'service_healthy', required: false });
+    }
     for (const svc of Object.values(services)) expect(svc).not.toHaveProperty('container_name');
   });
 
@@ -228,32 +393,18 @@ describe('docker-compose.yml', () => {
     const corpus = (services.collector!.volumes as string[]).find((v) => v.split(':')[1] === '/app/runs');
     expect(corpus).toBeDefined();
     expect(compose.volumes).toHaveProperty(corpus!.split(':')[0]!);
-    // the example's relative out lands on that volume (the image's working directory is /app)
-    expect(parseSweepSpec(read('examples/eraclitus.yaml'), 'eraclitus.yaml').out).toMatch(/^runs\//);
+    expect(EXAMPLE.out).toMatch(/^runs\//);
   });
 
-  it('vllm: gpu profile, the model from MODEL (Qwen/Qwen3-14B), --max-num-seqs, a GPU reservation, /health, an HF cache volume', () => {
-    const vllm = services.vllm!;
-    expect(vllm.profiles).toEqual(['gpu']);
-    expect(vllm.image).toMatch(/^vllm\/vllm-openai:/);
-    const raw = (parse(composeText) as Obj).services.vllm.command as string[];
-    expect(raw[raw.indexOf('--model') + 1]).toBe('${MODEL:-Qwen/Qwen3-14B}');
-    expect(interpolate(raw, { MODEL: 'Qwen/Qwen3-8B' })[raw.indexOf('--model') + 1]).toBe('Qwen/Qwen3-8B');
-    expect(Number(vllm.command[vllm.command.indexOf('--max-num-seqs') + 1])).toBeGreaterThan(0);
-    expect(vllm.command[vllm.command.indexOf('--port') + 1]).toBe('8000');
-    expect(vllm.deploy.resources.reservations.devices).toContainEqual(expect.objectContaining({ driver: 'nvidia', capabilities: ['gpu'] }));
-    expect(vllm.healthcheck.test.join(' ')).toContain('http://127.0.0.1:8000/health');
-    expect(vllm.volumes).toContain('hf-cache:/root/.cache/huggingface');
-  });
-
-  it('dashboard: port 8080 bound to 127.0.0.1 on the host only', () => {
+  it('dashboard: port 8080 bound to 127.0.0.1 on the host only, healthy while /healthz answers', () => {
     const d = services.dashboard!;
     const call = checkInvocation(d.command, 'dashboard');
     expect(call.flags.get('--port')).toBe('8080');
-    expect(call.flags.get('--allowed-hosts')).toBe('dashboard'); // a Prometheus on the compose network scrapes dashboard:8080
+    expect(call.flags.get('--allowed-hosts')).toBe('dashboard');
     expect(d.ports).toEqual(['127.0.0.1:8080:8080']);
+    expect(d.healthcheck.test.join(' ')).toContain('http://127.0.0.1:8080/healthz');
     for (const [name, svc] of Object.entries(services)) {
-      for (const p of svc.ports ?? []) expect(String(p), `${name} publishes ${p} beyond the loopback`).toMatch(/^127\.0\.0\.1:/);
+      for (const p of svc.ports ?? []) expect(typeof p === 'string' ? p : `${p.host_ip}:`, `${name} publishes ${JSON.stringify(p)} beyond the loopback`).toMatch(/^127\.0\.0\.1:/);
     }
   });
 });
@@ -268,32 +419,80 @@ describe('deploy/Dockerfile', () => {
       const [, op, rest] = /^\s*(\w+)\s+(.*)$/.exec(l)!;
       return { op: op!.toUpperCase(), args: rest!.trim() };
     });
-  const lastFrom = instructions.map((i) => i.op).lastIndexOf('FROM');
-  const final = instructions.slice(lastFrom);
+  const stages: { from: string; name?: string; body: typeof instructions }[] = [];
+  for (const i of instructions) {
+    if (i.op === 'FROM') {
+      const [from, , name] = i.args.split(/\s+/);
+      stages.push({ from: from!, name, body: [] });
+    } else stages.at(-1)?.body.push(i);
+  }
+  const arg = (name: string) => instructions.find((i) => i.op === 'ARG' && i.args.startsWith(`${name}=`))!.args.slice(name.length + 1);
+  const final = stages.at(-1)!;
+  const gpu = stages.find((s) => s.name === 'gpu')!;
 
-  it('builds on node:20-bookworm-slim with npm ci (CUDA EP of onnxruntime only on request), runs as non-root', () => {
-    expect(instructions.find((i) => i.op === 'ARG' && i.args.startsWith('NODE_IMAGE='))!.args).toBe('NODE_IMAGE=node:20-bookworm-slim');
-    expect(instructions.filter((i) => i.op === 'FROM').map((i) => i.args.split(/\s+/)[0])).toEqual(['${NODE_IMAGE}', '${NODE_IMAGE}']);
-    const install = instructions.find((i) => i.op === 'RUN' && /\bnpm ci\b/.test(i.args))!;
-    // npm ci never downloads the CUDA provider (npm 11: allowScripts denies it; older npm: the env var skips it);
-    // a GPU build names the provider and runs the install script by hand.
-    expect(install.args).toMatch(/ONNXRUNTIME_NODE_INSTALL=skip npm ci/);
-    expect(install.args).toMatch(/ONNXRUNTIME_NODE_INSTALL="\$\{ONNXRUNTIME_NODE_INSTALL\}" node script\/install\.js/);
-    expect(instructions).toContainEqual({ op: 'ARG', args: 'ONNXRUNTIME_NODE_INSTALL=skip' });
-    expect((JSON.parse(read('package.json')) as { allowScripts: Record<string, boolean> }).allowScripts['onnxruntime-node']).toBe(false);
-    expect(read('.npmrc')).not.toMatch(/onnxruntime-node-install/); // npm warns on every command about unknown keys
-    const user = final.filter((i) => i.op === 'USER').at(-1)!;
-    expect(user.args).not.toMatch(/^(root|0)(:|$)/);
-    expect(final.find((i) => i.op === 'WORKDIR')!.args).toBe('/app');
+  it('builds on a pinned current LTS Node (22 or 24), and the gpu target on a pinned CUDA 12 + cuDNN runtime', () => {
+    expect(arg('NODE_IMAGE')).toMatch(/^node:(22|24)\.\d+\.\d+-bookworm-slim$/);
+    expect(final.from).toBe('${NODE_IMAGE}');
+    expect(stages.find((s) => s.name === 'build')!.from).toBe('${NODE_IMAGE}');
+    expect(gpu.from).toBe('${CUDA_IMAGE}');
+    expect(arg('CUDA_IMAGE')).toMatch(/^nvidia\/cuda:12\.\d+\.\d+-cudnn-runtime-/);
+    // the gpu target has Node from the official image and the application from the build stage
+    expect(gpu.body).toContainEqual({ op: 'COPY', args: '--from=node /usr/local/bin/node /usr/local/bin/node' });
+    expect(gpu.body).toContainEqual({ op: 'COPY', args: '--from=build /app /app' });
+    expect(read('deploy/Dockerfile')).toContain('--target gpu --build-arg ONNXRUNTIME_NODE_INSTALL=cuda12');
   });
 
-  it('its ENTRYPOINT is the panta CLI, at a path that exists in the repository', () => {
-    const entry = JSON.parse(final.find((i) => i.op === 'ENTRYPOINT')!.args) as string[];
-    const script = entry.find((a) => a.endsWith('.js'))!;
-    expect(script).toBe('/app/packages/cli/bin/panta.js');
-    expect(existsSync(join(ROOT, script.replace(/^\/app\//, '')))).toBe(true);
+  it('caches the dependency layer: every workspace manifest is copied before npm ci, the sources after it', () => {
+    const build = stages.find((s) => s.name === 'build')!.body;
+    const ci = build.findIndex((i) => i.op === 'RUN' && /\bnpm ci\b/.test(i.args));
+    const sources = build.findIndex((i) => i.op === 'COPY' && i.args === '. .');
+    expect(ci).toBeGreaterThan(0);
+    expect(sources).toBeGreaterThan(ci);
+    const before = build.slice(0, ci).filter((i) => i.op === 'COPY').flatMap((i) => i.args.split(/\s+/).slice(0, -1));
+    const workspaces = (JSON.parse(read('package.json')) as { workspaces: string[] }).workspaces;
+    for (const file of ['package.json', 'package-lock.json', '.npmrc', ...workspaces.map((w) => `${w}/package.json`)]) expect(before, file).toContain(file);
+    expect(before.some((f) => f.includes('src'))).toBe(false);
+    // npm ci never downloads the CUDA provider; a GPU build names it and runs the install script by hand
+    expect(build[ci]!.args).toMatch(/ONNXRUNTIME_NODE_INSTALL=skip npm ci --ignore-scripts/);
+    expect(build[ci]!.args).toMatch(/ONNXRUNTIME_NODE_INSTALL="\$\{ONNXRUNTIME_NODE_INSTALL\}" node script\/install\.js/);
+    expect(instructions).toContainEqual({ op: 'ARG', args: 'ONNXRUNTIME_NODE_INSTALL=skip' });
+    expect(build.slice(sources).some((i) => i.op === 'RUN' && /npm run build/.test(i.args) && /npm prune --omit=dev/.test(i.args))).toBe(true);
+    expect((JSON.parse(read('package.json')) as { allowScripts: Record<string, boolean> }).allowScripts['onnxruntime-node']).toBe(false);
+  });
+
+  it('both runtime targets run as a non-root user, from /app, with the panta CLI as ENTRYPOINT', () => {
+    for (const stage of [final, gpu]) {
+      expect(stage.body.filter((i) => i.op === 'USER').at(-1)!.args).not.toMatch(/^(root|0)(:|$)/);
+      expect(stage.body.find((i) => i.op === 'WORKDIR')!.args).toBe('/app');
+      const entry = JSON.parse(stage.body.find((i) => i.op === 'ENTRYPOINT')!.args) as string[];
+      expect(entry.find((a) => a.endsWith('.js'))).toBe('/app/packages/cli/bin/panta.js');
+    }
     const pkg = JSON.parse(read('packages/cli/package.json')) as { bin: Record<string, string> };
-    expect(join('packages/cli', pkg.bin.panta!)).toBe(script.replace(/^\/app\//, ''));
+    expect(join('packages/cli', pkg.bin.panta!)).toBe('packages/cli/bin/panta.js');
+    expect(existsSync(join(ROOT, 'packages/cli/bin/panta.js'))).toBe(true);
+  });
+
+  it("HEALTHCHECK: healthy while the container reaches its Redis with its own credentials (run against a real redis-server)", async () => {
+    const checks = [final, gpu].map((s) => s.body.find((i) => i.op === 'HEALTHCHECK')!.args);
+    expect(checks[0]).toBe(checks[1]);
+    const argv = JSON.parse(/CMD (\[.*\])$/.exec(checks[0]!)![1]!) as string[];
+    expect(argv[0]).toBe('node');
+    const port = await freePort();
+    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--requirepass', 'right-pass'], { stdio: 'ignore' });
+    servers.push({ kill: () => child.kill('SIGKILL') });
+    await new Promise((r) => setTimeout(r, 300));
+    const probe = (url: string) => spawnSync(process.execPath, argv.slice(1), { cwd: ROOT, env: { ...process.env, PANTA_REDIS_URL: url }, encoding: 'utf8', timeout: 30_000 });
+    let healthy = probe(`redis://:right-pass@127.0.0.1:${port}`);
+    for (let i = 0; healthy.status !== 0 && i < 20; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      healthy = probe(`redis://:right-pass@127.0.0.1:${port}`);
+    }
+    expect(healthy.status).toBe(0);
+    const wrong = probe(`redis://:wrong-pass@127.0.0.1:${port}`);
+    expect(wrong.status).toBe(1);
+    expect(`${wrong.stdout}${wrong.stderr}`).not.toContain('wrong-pass');
+    child.kill('SIGTERM');
+    expect(probe(`redis://:right-pass@127.0.0.1:${port}`).status).toBe(1);
   });
 
   it('.dockerignore leaves out installs, builds, corpora and git, but not what npm ci and tsc -b need', () => {
@@ -308,15 +507,8 @@ describe('deploy/Dockerfile', () => {
   });
 });
 
-// ---- deploy/k8s ----------------------------------------------------------------------------------------------------
-const K8S = 'deploy/k8s';
-const kustomization = parse(read(`${K8S}/kustomization.yaml`)) as Obj;
-const manifests: { file: string; doc: Obj }[] = (kustomization.resources as string[]).flatMap((file) =>
-  parseAllDocuments(read(`${K8S}/${file}`)).map((d) => {
-    expect(d.errors, file).toEqual([]);
-    return { file, doc: d.toJS() as Obj };
-  }),
-);
+// ---- deploy/k8s: rendered by kubectl kustomize ---------------------------------------------------------------
+const KUBECTL = has('kubectl', ['version', '--client']);
 const MODELS: Record<string, new (data: any) => { validate(): void }> = {
   'v1/Namespace': Namespace,
   'v1/Service': Service,
@@ -327,166 +519,467 @@ const MODELS: Record<string, new (data: any) => { validate(): void }> = {
   'apps/v1/StatefulSet': StatefulSet,
   'batch/v1/Job': Job,
 };
-const byKind = (kind: string, name: string) => manifests.find((m) => m.doc.kind === kind && m.doc.metadata.name === name)?.doc;
+function render(dir: string): Obj[] {
+  const r = spawnSync('kubectl', ['kustomize', join(ROOT, dir)], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`kubectl kustomize ${dir}: ${r.stderr}`);
+  return parseAllDocuments(r.stdout).map((d) => {
+    expect(d.errors, dir).toEqual([]);
+    return d.toJS() as Obj;
+  });
+}
 const podSpec = (o: Obj): Obj => o.spec.template.spec;
-const pantaContainers = () =>
-  manifests.flatMap(({ file, doc }) => (doc.spec?.template ? (podSpec(doc).containers as Obj[]).filter((c) => c.image === 'panta').map((c) => ({ file, doc, c })) : []));
+const allContainers = (pod: Obj): Obj[] => [...(pod.initContainers ?? []), ...pod.containers];
+const envValue = (c: Obj, name: string) => (c.env as Obj[] | undefined)?.find((e) => e.name === name);
+const argAfter = (args: string[], flag: string) => args[args.indexOf(flag) + 1];
 
-/** Kubernetes' $(VAR) expansion from the container's own env. */
+/** Kubernetes' $(VAR) expansion from the container's own env (values only; secret references stay as they are). */
 function expandArgs(c: Obj): string[] {
   const env = Object.fromEntries((c.env ?? []).filter((e: Obj) => 'value' in e).map((e: Obj) => [e.name, e.value]));
   return (c.args as string[]).map((a) => a.replace(/\$\(([A-Z0-9_]+)\)/g, (m, v) => env[v] ?? m));
 }
 
-describe('deploy/k8s', () => {
-  it('kustomization.yaml lists every manifest in the folder, and the panta image', () => {
-    const files = readdirSync(join(ROOT, K8S)).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml');
-    expect([...kustomization.resources].sort()).toEqual(files.sort());
-    expect(kustomization.namespace).toBe('panta');
-    expect(kustomization.images).toContainEqual(expect.objectContaining({ name: 'panta' }));
-  });
+/** The argv that `sh -c SCRIPT` gives panta, with the environment given: the script run, panta replaced by printf. */
+function shellArgv(script: string, env: Record<string, string>): string[] {
+  const stubbed = script.replace(/(exec )?(\/usr\/bin\/tini -- )?node \/app\/packages\/cli\/bin\/panta\.js/g, "printf '%s\\n'");
+  const r = spawnSync('sh', ['-c', stubbed], { env: { PATH: process.env.PATH!, ...env }, encoding: 'utf8' });
+  expect(r.stderr).toBe('');
+  return r.stdout.trimEnd().split('\n');
+}
 
-  it('every object is valid against the Kubernetes API schema (kubernetes-models)', () => {
-    expect(manifests.length).toBeGreaterThanOrEqual(10);
-    for (const { file, doc } of manifests) {
+describe(KUBECTL ? 'deploy/k8s' : 'deploy/k8s (skipped: kubectl is not installed here; install it to render the kustomizations)', () => {
+  const base = KUBECTL ? render('deploy/k8s') : [];
+  const array = KUBECTL ? render('deploy/k8s/array') : [];
+  const merge = KUBECTL ? render('deploy/k8s/array/merge') : [];
+  const byKind = (docs: Obj[], kind: string, name: string) => docs.find((d) => d.kind === kind && d.metadata.name === name)!;
+  const withPods = (docs: Obj[]) => docs.filter((d) => d.spec?.template);
+  const pantaContainers = (docs: Obj[]) => withPods(docs).flatMap((doc) => (podSpec(doc).containers as Obj[]).filter((c) => c.image.startsWith('panta:')).map((c) => ({ doc, c })));
+
+  it.runIf(KUBECTL)('renders the objects of each way to run, each valid against the Kubernetes API schema', () => {
+    const kinds = (docs: Obj[]) => docs.map((d) => `${d.kind}/${d.metadata.name}`).sort();
+    expect(kinds(base)).toEqual(
+      ['ConfigMap/panta-spec', 'Deployment/panta-worker', 'Deployment/vllm', 'Job/panta-collector', 'Job/panta-fetch-models', 'Job/panta-scheduler', 'Namespace/panta', 'PersistentVolumeClaim/panta-corpus', 'PersistentVolumeClaim/panta-hf-cache', 'PersistentVolumeClaim/panta-models', 'Secret/panta-llm', 'Secret/panta-redis', 'Service/redis', 'Service/vllm', 'StatefulSet/redis'].sort(),
+    );
+    expect(kinds(array)).toEqual(['ConfigMap/panta-spec-local', 'Job/panta-fetch-models', 'Job/panta-shards', 'Namespace/panta', 'PersistentVolumeClaim/panta-hf-cache', 'PersistentVolumeClaim/panta-models', 'PersistentVolumeClaim/panta-parts', 'Secret/panta-llm'].sort());
+    expect(kinds(merge)).toEqual(['Job/panta-merge']);
+    for (const doc of [...base, ...array, ...merge]) {
+      if (doc.kind !== 'Namespace') expect(doc.metadata.namespace, `${doc.kind}/${doc.metadata.name}`).toBe('panta');
       const Model = MODELS[`${doc.apiVersion}/${doc.kind}`];
-      expect(Model, `${file}: no schema for ${doc.apiVersion} ${doc.kind}`).toBeDefined();
-      expect(() => new Model!(doc).validate(), `${file}: ${doc.kind} ${doc.metadata?.name}`).not.toThrow();
+      expect(Model, `no schema for ${doc.apiVersion} ${doc.kind}`).toBeDefined();
+      expect(() => new Model!(doc).validate(), `${doc.kind} ${doc.metadata?.name}`).not.toThrow();
     }
-    // the validation is real: a wrong type is refused
-    const broken = structuredClone(byKind('Deployment', 'panta-worker')!);
+    const broken = structuredClone(byKind(base, 'Deployment', 'panta-worker'));
     broken.spec.replicas = 'eight';
     expect(() => new Deployment(broken).validate()).toThrow(/replicas/);
   });
 
-  it('selectors match their pod templates; every referenced claim, config map and secret is defined', () => {
-    for (const { file, doc } of manifests) {
-      if (doc.spec?.selector?.matchLabels) expect(doc.spec.template.metadata.labels, file).toMatchObject(doc.spec.selector.matchLabels);
-      if (doc.kind === 'Service') {
-        const pods = manifests.filter((m) => m.doc.spec?.template).map((m) => m.doc.spec.template.metadata.labels as Obj);
-        expect(pods.some((labels) => Object.entries(doc.spec.selector).every(([k, v]) => labels[k] === v)), `${file}: Service ${doc.metadata.name} selects no pod`).toBe(true);
-      }
-      if (!doc.spec?.template) continue;
-      const pod = podSpec(doc);
-      for (const v of pod.volumes ?? []) {
-        if (v.persistentVolumeClaim) expect(byKind('PersistentVolumeClaim', v.persistentVolumeClaim.claimName), `${file}: ${v.name}`).toBeDefined();
-        if (v.configMap) expect(byKind('ConfigMap', v.configMap.name), `${file}: ${v.name}`).toBeDefined();
-      }
-      for (const c of pod.containers as Obj[]) {
-        for (const m of c.volumeMounts ?? []) expect((pod.volumes ?? []).map((v: Obj) => v.name).concat((doc.spec.volumeClaimTemplates ?? []).map((t: Obj) => t.metadata.name)), `${file}: ${m.name}`).toContain(m.name);
-        for (const e of c.env ?? []) {
-          const ref = e.valueFrom?.secretKeyRef;
-          if (ref && !ref.optional) expect(byKind('Secret', ref.name)?.stringData ?? {}, `${file}: ${e.name}`).toHaveProperty(ref.key);
+  it.runIf(KUBECTL)('every image is pinned; panta gets the tag from kustomization.yaml', () => {
+    for (const doc of withPods([...base, ...array, ...merge])) {
+      for (const c of allContainers(podSpec(doc))) expectPinned(c.image, `${doc.metadata.name}/${c.name}`);
+    }
+    expect(pantaContainers(base).map(({ c }) => c.image)).toContain('panta:0.1.0');
+  });
+
+  it.runIf(KUBECTL)('selectors match their pod templates; every referenced claim, config map and secret is defined', () => {
+    for (const docs of [base, [...array, ...merge]]) {
+      for (const doc of docs) {
+        if (doc.spec?.selector?.matchLabels) expect(doc.spec.template.metadata.labels).toMatchObject(doc.spec.selector.matchLabels);
+        if (doc.kind === 'Service') {
+          const pods = withPods(docs).map((d) => d.spec.template.metadata.labels as Obj);
+          expect(pods.some((labels) => Object.entries(doc.spec.selector).every(([k, v]) => labels[k] === v)), `Service ${doc.metadata.name} selects no pod`).toBe(true);
+        }
+        if (!doc.spec?.template) continue;
+        const pod = podSpec(doc);
+        const claims = docs.filter((d) => d.kind === 'PersistentVolumeClaim').map((d) => d.metadata.name);
+        for (const v of pod.volumes ?? []) {
+          // the merge Job is applied after deploy/k8s/array, whose claims it reads
+          if (v.persistentVolumeClaim) expect([...claims, ...array.filter((d) => d.kind === 'PersistentVolumeClaim').map((d) => d.metadata.name)], v.name).toContain(v.persistentVolumeClaim.claimName);
+          if (v.configMap) expect(byKind(docs, 'ConfigMap', v.configMap.name), v.name).toBeDefined();
+        }
+        for (const c of allContainers(pod)) {
+          const volumes = (pod.volumes ?? []).map((v: Obj) => v.name).concat((doc.spec.volumeClaimTemplates ?? []).map((t: Obj) => t.metadata.name));
+          for (const m of c.volumeMounts ?? []) expect(volumes, `${doc.metadata.name}/${c.name}: ${m.name}`).toContain(m.name);
+          for (const e of c.env ?? []) {
+            const ref = e.valueFrom?.secretKeyRef;
+            if (ref && !ref.optional) expect(byKind(docs, 'Secret', ref.name)?.stringData ?? {}, `${c.name}: ${e.name}`).toHaveProperty(ref.key);
+          }
         }
       }
     }
   });
 
-  it('redis: a StatefulSet with a claim, a headless Service, AOF with appendfsync always and noeviction (checked on a real redis-server)', async () => {
-    const sts = byKind('StatefulSet', 'redis')!;
-    const svc = byKind('Service', 'redis')!;
-    expect(svc.spec.clusterIP).toBe('None');
+  it.runIf(KUBECTL)('no claim is empty and read-only: every claim a pod reads is written by some pod (the fetch Job fills the model claims)', () => {
+    for (const docs of [base, array]) {
+      for (const pvc of docs.filter((d) => d.kind === 'PersistentVolumeClaim')) {
+        expect(pvc.spec.accessModes, pvc.metadata.name).not.toContain('ReadOnlyMany');
+        const writers = withPods([...docs, ...merge]).filter((doc) => {
+          const pod = podSpec(doc);
+          const vol = (pod.volumes ?? []).find((v: Obj) => v.persistentVolumeClaim?.claimName === pvc.metadata.name && !v.persistentVolumeClaim.readOnly);
+          return vol && allContainers(pod).some((c) => (c.volumeMounts ?? []).some((m: Obj) => m.name === vol.name && !m.readOnly));
+        });
+        expect(writers.length, `${pvc.metadata.name} is written by no pod`).toBeGreaterThan(0);
+        // claims read on many nodes at once must be ReadWriteMany
+        const readers = withPods(docs).filter((doc) => (podSpec(doc).volumes ?? []).some((v: Obj) => v.persistentVolumeClaim?.claimName === pvc.metadata.name));
+        if (readers.length > 1) expect(pvc.spec.accessModes, pvc.metadata.name).toEqual(['ReadWriteMany']);
+      }
+    }
+    const fetch = byKind(base, 'Job', 'panta-fetch-models');
+    const marker = podSpec(fetch).containers[0];
+    expect(marker.command).toEqual(['touch', '/models/.panta-filled', '/root/.cache/huggingface/.panta-filled']);
+    // it downloads the model vLLM serves and the encoders the spec names, into the folders the spec reads
+    const download = podSpec(fetch).initContainers.find((c: Obj) => c.name === 'download');
+    const vllmArgs = podSpec(byKind(base, 'Deployment', 'vllm')).containers[0].args as string[];
+    expect(envValue(download, 'MODEL').value).toBe(argAfter(vllmArgs, '--model'));
+    const fetched = (envValue(download, 'ENCODERS').value as string).split(/\s+/).map((r) => `/models/${r.split('/').at(-1)}`);
+    expect(EXAMPLE.encoders.map((e) => String((e as { path?: string }).path)).sort()).toEqual(fetched.sort());
+    expect(podSpec(fetch).initContainers.find((c: Obj) => c.name === 'check').args[0]).toContain('models check');
+  });
+
+  it.runIf(KUBECTL)('pods that need the models wait for the fetch Job (bounded, logging what they wait for)', () => {
+    for (const doc of withPods([...base, ...array]).filter((d) => d.metadata.name !== 'panta-fetch-models' && d.metadata.name !== 'redis')) {
+      const waits = (podSpec(doc).initContainers ?? []).filter((c: Obj) => /^wait-for-/.test(c.name));
+      expect(waits.length, doc.metadata.name).toBeGreaterThan(0);
+      for (const w of waits) {
+        expect(w.args[0]).toMatch(/for _ in \$\(seq \d+\)/);
+        expect(w.args[0]).toMatch(/\.panta-filled/);
+        expect(w.args[0]).toMatch(/echo "waiting for/);
+        expect(w.args[0]).toMatch(/exit 1\s*$/);
+      }
+    }
+  });
+
+  it.runIf(KUBECTL)('redis: a StatefulSet with a claim, AOF always, noeviction at a maxmemory below its limit, a password from a Secret (checked on a real redis-server)', async () => {
+    const sts = byKind(base, 'StatefulSet', 'redis');
+    expect(byKind(base, 'Service', 'redis').spec.clusterIP).toBe('None');
     expect(sts.spec.serviceName).toBe('redis');
     expect(sts.spec.replicas).toBe(1);
     const [c] = podSpec(sts).containers as Obj[];
     expect(c!.image).toMatch(/^redis:7/);
     expect(c!.volumeMounts).toContainEqual(expect.objectContaining({ mountPath: '/data', name: sts.spec.volumeClaimTemplates[0].metadata.name }));
+    for (const name of ['REDIS_PASSWORD', 'REDISCLI_AUTH']) expect(envValue(c!, name).valueFrom.secretKeyRef).toEqual({ name: 'panta-redis', key: 'password' });
+    for (const probe of ['readinessProbe', 'livenessProbe', 'startupProbe']) expect(c![probe].exec.command).toEqual(['redis-cli', 'ping']);
     expect(c!.args[0]).toBe('redis-server');
     const args = (c!.args as string[]).slice(1);
-    const dirAt = args.indexOf('--dir');
-    if (dirAt >= 0) args.splice(dirAt, 2); // the test gives its own folder
-    expectDurableRedisConfig(await liveRedisConfig(args));
+    expect(argAfter(args, '--requirepass')).toBe('$(REDIS_PASSWORD)');
+    args.splice(args.indexOf('--dir'), 2); // the test gives its own folder
+    args[args.indexOf('$(REDIS_PASSWORD)')] = 'from-the-secret';
+    expectRedisConfig(await liveRedisConfig(args, 'from-the-secret'), bytes(c!.resources.limits.memory));
   });
 
-  it('every panta container runs a distributed role with flags of the contract, as the non-root image user', () => {
-    const roles = pantaContainers().map(({ file, doc, c }) => {
-      const call = checkInvocation(expandArgs(c), `${file}: ${c.name}`);
-      expect(call.flags.get('--redis') ?? c.env.find((e: Obj) => e.name === 'PANTA_REDIS_URL')?.value, file).toBe('redis://redis:6379');
+  it.runIf(KUBECTL)('every panta container gets Redis only from PANTA_REDIS_URL, with the password from the Secret, and runs a command of the contract as the image user', () => {
+    const roles = pantaContainers(base).map(({ doc, c }) => {
+      const names = (c.env as Obj[]).map((e) => e.name);
+      expect(envValue(c, 'REDIS_PASSWORD').valueFrom.secretKeyRef).toEqual({ name: 'panta-redis', key: 'password' });
+      // Kubernetes expands $(VAR) only from variables defined before it
+      expect(names.indexOf('REDIS_PASSWORD')).toBeLessThan(names.indexOf('PANTA_REDIS_URL'));
+      expect(envValue(c, 'PANTA_REDIS_URL').value).toBe('redis://:$(REDIS_PASSWORD)@redis:6379');
+      const call = checkInvocation(expandArgs(c), `${doc.metadata.name}: ${c.name}`);
+      expect(call.flags.has('--redis')).toBe(false);
       expect(podSpec(doc).securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000 });
       return call.role;
     });
     expect(roles.sort()).toEqual(['collector', 'scheduler', 'worker']);
   });
 
-  it('worker: a Deployment with resources and a grace period that outlasts a call in flight; no preStop', () => {
-    const worker = byKind('Deployment', 'panta-worker')!;
-    expect(worker.spec.replicas).toBeGreaterThan(1);
-    const pod = podSpec(worker);
-    expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(EXAMPLE_TIMEOUT_S);
-    const [c] = pod.containers as Obj[];
-    expect(c!.lifecycle?.preStop).toBeUndefined();
-    expect(c!.resources.requests).toHaveProperty('cpu');
-    expect(c!.resources.requests).toHaveProperty('memory');
-    const keyEnv = (parseSweepSpec(read('examples/eraclitus.yaml'), 'x').backend as { api_key_env: string }).api_key_env;
-    expect(c!.env.map((e: Obj) => e.name)).toContain(keyEnv);
+  it.runIf(KUBECTL)("vllm: one GPU per replica, probes on /health, its cache on a claim read offline, batch invariance on and recorded in the spec", () => {
+    const vllm = byKind(base, 'Deployment', 'vllm');
+    const c = podSpec(vllm).containers.find((x: Obj) => x.name === 'vllm');
+    expect(c.resources.requests['nvidia.com/gpu']).toBe('1');
+    expect(c.resources.limits['nvidia.com/gpu']).toBe('1');
+    for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe']) expect(c[probe].httpGet.path).toBe('/health');
+    expect(envValue(c, 'HF_HUB_OFFLINE').value).toBe('1');
+    expect(envValue(c, 'VLLM_BATCH_INVARIANT').value).toBe('1');
+    const cache = c.volumeMounts.find((m: Obj) => m.mountPath === '/root/.cache/huggingface');
+    expect(podSpec(vllm).volumes.find((v: Obj) => v.name === cache.name).persistentVolumeClaim.claimName).toBe('panta-hf-cache');
+    const spec = parse(byKind(base, 'ConfigMap', 'panta-spec').data['sweep.yaml']);
+    expect(spec.backend.batch_invariant).toBe(true);
+    expect(spec.judge.backend.batch_invariant).toBe(true);
   });
 
-  it('scheduler and collector: Jobs restarted on failure; the scheduler reads the ConfigMap spec, the collector writes to a claim', () => {
-    const scheduler = byKind('Job', 'panta-scheduler')!;
-    const collector = byKind('Job', 'panta-collector')!;
+  it.runIf(KUBECTL)("the scheduler's concurrency follows the slots: worker replicas x their --concurrency = vLLM replicas x --max-num-seqs", () => {
+    const worker = byKind(base, 'Deployment', 'panta-worker');
+    const vllm = byKind(base, 'Deployment', 'vllm');
+    const scheduler = podSpec(byKind(base, 'Job', 'panta-scheduler')).containers[0];
+    const slots = Number(checkInvocation(expandArgs(scheduler), 'scheduler').flags.get('--concurrency'));
+    const perWorker = Number(checkInvocation(expandArgs(podSpec(worker).containers[0]), 'worker').flags.get('--concurrency'));
+    expect(worker.spec.replicas * perWorker).toBe(slots);
+    expect(vllm.spec.replicas * Number(argAfter(podSpec(vllm).containers[0].args, '--max-num-seqs'))).toBe(slots);
+    expect(podSpec(worker).terminationGracePeriodSeconds).toBeGreaterThan(EXAMPLE_TIMEOUT_S);
+    expect(podSpec(worker).containers[0].lifecycle?.preStop).toBeUndefined();
+  });
+
+  it.runIf(KUBECTL)('scheduler and collector: Jobs restarted on failure; the scheduler reads the ConfigMap spec, the collector writes to a claim', () => {
+    const scheduler = byKind(base, 'Job', 'panta-scheduler');
+    const collector = byKind(base, 'Job', 'panta-collector');
     for (const job of [scheduler, collector]) expect(podSpec(job).restartPolicy).toBe('OnFailure');
-    const sc = podSpec(scheduler).containers[0] as Obj;
+    const sc = podSpec(scheduler).containers[0];
     const specPath = checkInvocation(expandArgs(sc), 'scheduler').positionals[0]!;
     const mount = (sc.volumeMounts as Obj[]).find((m) => specPath.startsWith(`${m.mountPath}/`))!;
-    const volume = (podSpec(scheduler).volumes as Obj[]).find((v) => v.name === mount.name)!;
-    const cm = byKind('ConfigMap', volume.configMap.name)!;
-    const key = specPath.slice(mount.mountPath.length + 1);
-    expect(cm.data).toHaveProperty(key);
-    // the ConfigMap holds the example sweep, whose dataset resolves to the image's /app/datasets
-    expect(parseSweepSpec(cm.data[key], 'sweep.yaml')).toEqual(parseSweepSpec(read('examples/eraclitus.yaml'), 'eraclitus.yaml'));
     expect(mount.mountPath).toBe('/app/spec');
-    expect(existsSync(join(ROOT, 'datasets', parse(cm.data[key]).dataset.replace('../datasets/', '')))).toBe(true);
-    const cc = podSpec(collector).containers[0] as Obj;
+    const cm = byKind(base, 'ConfigMap', podSpec(scheduler).volumes.find((v: Obj) => v.name === mount.name).configMap.name);
+    const text = cm.data[specPath.slice(mount.mountPath.length + 1)];
+    // the ConfigMap holds the example sweep (the same corpus), whose dataset resolves to the image's /app/datasets
+    expect(identity(text, 'sweep.yaml')).toEqual(identity(read('examples/eraclitus.yaml'), 'eraclitus.yaml'));
+    expect(existsSync(join(ROOT, 'datasets', parse(text).dataset.replace('../datasets/', '')))).toBe(true);
+    const cc = podSpec(collector).containers[0];
     const corpus = (cc.volumeMounts as Obj[]).find((m) => m.mountPath === '/app/runs')!;
-    const claim = (podSpec(collector).volumes as Obj[]).find((v) => v.name === corpus.name)!.persistentVolumeClaim.claimName;
-    expect(byKind('PersistentVolumeClaim', claim)!.spec.accessModes).toContain('ReadWriteOnce');
+    const claim = podSpec(collector).volumes.find((v: Obj) => v.name === corpus.name).persistentVolumeClaim.claimName;
+    expect(byKind(base, 'PersistentVolumeClaim', claim).spec.accessModes).toEqual(['ReadWriteOnce']);
     expect(podSpec(collector).securityContext.fsGroup).toBe(1000);
+  });
+
+  it.runIf(KUBECTL)('array: an Indexed Job of panta run --shard I/N (1-based) next to a vLLM sidecar that must be healthy first', () => {
+    const job = byKind(array, 'Job', 'panta-shards');
+    expect(job.spec.completionMode).toBe('Indexed');
+    const pod = podSpec(job);
+    const shard = pod.containers.find((c: Obj) => c.name === 'shard');
+    const n = envValue(shard, 'SHARDS').value;
+    expect(job.spec.completions).toBe(Number(n));
+    expect(job.spec.parallelism).toBe(Number(n));
+    const sidecar = pod.initContainers.find((c: Obj) => c.name === 'vllm');
+    expect(sidecar.restartPolicy).toBe('Always'); // a native sidecar: the shard starts once its startup probe passes
+    expect(sidecar.startupProbe.httpGet).toMatchObject({ path: '/health', port: 8000 });
+    expect(sidecar.resources.limits['nvidia.com/gpu']).toBe('1');
+    expect(envValue(sidecar, 'VLLM_BATCH_INVARIANT').value).toBe('1');
+    expect(envValue(sidecar, 'HF_HUB_OFFLINE').value).toBe('1');
+    expect(shard.command).toEqual(['sh', '-c']);
+    const parts: string[] = [];
+    for (const index of [0, Number(n) - 1]) {
+      const call = checkInvocation(shellArgv(shard.args[0], { JOB_COMPLETION_INDEX: String(index), SHARDS: n }), 'shard');
+      expect(call.flags.get('--shard')).toBe(`${index + 1}/${n}`);
+      expect(call.flags.get('--concurrency')).toBe(argAfter(sidecar.args, '--max-num-seqs'));
+      expect(call.positionals[0]).toMatch(/^\/app\/spec\//);
+      parts.push(call.flags.get('--out')!);
+    }
+    expect(parts[0]).not.toBe(parts[1]);
+    expect(shard.volumeMounts.find((m: Obj) => parts[0]!.startsWith(`${m.mountPath}/`)).name).toBe('parts');
+    // the shards' spec: the example's corpus, with both endpoints at the sidecar
+    const spec = byKind(array, 'ConfigMap', 'panta-spec-local').data['sweep.yaml'];
+    expect(identity(spec, 'sweep.yaml')).toEqual(identity(read('examples/eraclitus.yaml'), 'eraclitus.yaml'));
+    const parsed = parse(spec);
+    expect([parsed.backend.base_url, parsed.judge.backend.base_url]).toEqual(['http://127.0.0.1:8000/v1', 'http://127.0.0.1:8000/v1']);
+    expect(argAfter(sidecar.args, '--port')).toBe('8000');
+    // the merge joins the parts where the shards wrote them, then verifies
+    const m = podSpec(byKind(merge, 'Job', 'panta-merge')).containers[0];
+    const [mergeCall, verifyCall] = m.args[0].split('&&').map((part: string) => checkInvocation(shellArgv(part, {}), 'merge'));
+    expect(mergeCall.role).toBe('merge');
+    expect(mergeCall.positionals.slice(1)).toEqual(['/app/runs/parts/part-*']); // no part in this folder: the glob stays
+    expect(parts[0]).toMatch(/^\/app\/runs\/parts\/part-\d+$/);
+    expect(verifyCall).toMatchObject({ role: 'verify', positionals: [mergeCall.positionals[0]] });
   });
 });
 
-// ---- deploy/slurm --------------------------------------------------------------------------------------------------
-describe('deploy/slurm', () => {
-  const scripts = readdirSync(join(ROOT, 'deploy/slurm'));
+// ---- deploy/slurm ----------------------------------------------------------------------------------------------
+const SLURM = 'deploy/slurm';
+const SCRIPTS = ['node.sh', 'panta-array.sbatch', 'panta-merge.sbatch', 'panta.sbatch'];
 
-  it('every script passes bash -n', () => {
-    expect(scripts.sort()).toEqual(['node.sh', 'panta.sbatch']);
-    for (const s of scripts) {
-      const r = spawnSync('bash', ['-n', join(ROOT, 'deploy/slurm', s)], { encoding: 'utf8' });
+describe('deploy/slurm', () => {
+  it('every script passes bash -n and shellcheck', () => {
+    expect(readdirSync(join(ROOT, SLURM)).filter((f) => !f.endsWith('.yaml')).sort()).toEqual(SCRIPTS);
+    for (const s of SCRIPTS) {
+      const r = spawnSync('bash', ['-n', join(ROOT, SLURM, s)], { encoding: 'utf8' });
       expect(r.stderr, s).toBe('');
       expect(r.status, s).toBe(0);
     }
   });
 
-  it('every panta command line is a distributed role with flags of the contract, through the repository entry point', () => {
-    const roles: string[] = [];
-    for (const s of scripts) {
-      const text = read(`deploy/slurm/${s}`);
-      expect(text, s).toContain('/packages/cli/bin/panta.js"');
-      for (const [, line] of text.matchAll(/"\$\{PANTA\[@\]\}" ([^>\n]*)/g)) {
-        const argv = line!.replace(/\\$/, '').trim().split(/\s+/).map((a) => a.replace(/^"|"$/g, ''));
-        roles.push(checkInvocation(argv, `deploy/slurm/${s}: ${line}`).role);
-      }
-    }
-    expect(roles.sort()).toEqual(['collector', 'scheduler', 'worker']);
-    expect(read('deploy/slurm/node.sh')).toMatch(/worker .*--base-url "http:\/\/127\.0\.0\.1:\$2\/v1"/);
+  it.skipIf(!has('shellcheck', ['--version']))('shellcheck finds nothing in the shell scripts (skipped where shellcheck is not installed: apt-get install shellcheck)', () => {
+    const r = spawnSync('shellcheck', ['--shell=bash', ...SCRIPTS.map((s) => join(ROOT, SLURM, s))], { encoding: 'utf8' });
+    expect(r.stdout, r.stdout).toBe('');
+    expect(r.status).toBe(0);
   });
 
-  it('panta.sbatch starts Redis with AOF, appendfsync always and noeviction (checked on a real redis-server)', async () => {
-    const text = read('deploy/slurm/panta.sbatch');
-    const conf = /cat > "\$redis_conf" <<EOF\n([\s\S]*?)\nEOF\n/.exec(text)![1]!.split('\n');
-    const durable = conf.filter((l) => /^(appendonly|appendfsync|maxmemory-policy) /.test(l));
-    expect(durable).toHaveLength(3);
-    const dir = tempDir('panta-redis-conf-');
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'redis.conf'), `${durable.join('\n')}\n`);
-    expectDurableRedisConfig(await liveRedisConfig([join(dir, 'redis.conf')]));
+  it('every panta command line is of the contract, through the repository entry point', () => {
+    const roles: string[] = [];
+    for (const s of SCRIPTS) {
+      const text = read(`${SLURM}/${s}`);
+      for (const [, line] of text.matchAll(/"\$\{PANTA\[@\]\}" ([^>&\n]*)/g)) {
+        const argv = line!.replace(/\\$/, '').trim().split(/\s+/).map((a) => a.replace(/^"|"$/g, ''));
+        roles.push(checkInvocation(argv, `${SLURM}/${s}: ${line}`).role);
+      }
+      if (roles.length) expect(text, s).toContain('/packages/cli/bin/panta.js"');
+    }
+    expect(roles.sort()).toEqual(['collector', 'merge', 'run', 'scheduler', 'verify', 'worker']);
+    expect(read(`${SLURM}/node.sh`)).toMatch(/worker --concurrency "\$WORKER_CONCURRENCY" --base-url "http:\/\/127\.0\.0\.1:\$2\/v1"/);
+  });
+
+  it('eraclitus-local.yaml is the example sweep (the same corpus) with both endpoints at the placeholder the array script rewrites', () => {
+    const text = read(`${SLURM}/eraclitus-local.yaml`);
+    expect(identity(text, 'eraclitus-local.yaml')).toEqual(identity(read('examples/eraclitus.yaml'), 'eraclitus.yaml'));
+    const spec = parse(text);
+    expect([spec.backend.base_url, spec.judge.backend.base_url]).toEqual(['http://127.0.0.1:8000/v1', 'http://127.0.0.1:8000/v1']);
+    expect(read(`${SLURM}/panta-array.sbatch`)).toContain('s#http://127.0.0.1:8000/v1#http://127.0.0.1:$port/v1#g');
+    expect(existsSync(join(ROOT, SLURM, spec.dataset))).toBe(true);
+  });
+
+  it('panta.sbatch: srun passes --cpus-per-task, Redis keeps its AOF on node-local disk with maxmemory and a password (checked on a real redis-server)', async () => {
+    const text = read(`${SLURM}/panta.sbatch`);
+    expect(text).toMatch(/^srun .*--cpus-per-task="\$\{SLURM_CPUS_PER_TASK:-1\}"/m);
     expect(text).toMatch(/^#SBATCH --signal=B:TERM@\d+/m);
-    expect(text).toContain('deploy/slurm/node.sh');
+    // vLLM reads VLLM_PORT as the base of its own ports: Panta's settings must not set it
+    for (const s of SCRIPTS) expect(read(`${SLURM}/${s}`), s).not.toMatch(/\bVLLM_PORT=|\$\{?VLLM_PORT\b/);
+    const conf = /cat > "\$redis_conf" <<EOF\n([\s\S]*?)\nEOF\n/.exec(text)![1]!.split('\n');
+    expect(conf).toContain('dir $REDIS_DIR');
+    expect(text).toMatch(/REDIS_DIR="\$\{REDIS_DIR:-\$\{TMPDIR:-\/tmp\}\//);
+    expect(conf).toContain('requirepass $redis_password');
+    const settings = conf.filter((l) => /^(appendonly|appendfsync|maxmemory|maxmemory-policy) /.test(l)).map((l) => l.replace('$REDIS_MAXMEMORY', /REDIS_MAXMEMORY:-(\w+)/.exec(text)![1]!));
+    const dir = tempDir('panta-redis-conf-');
+    writeFileSync(join(dir, 'redis.conf'), `${settings.join('\n')}\nrequirepass job-pass\n`);
+    expectRedisConfig(await liveRedisConfig([join(dir, 'redis.conf')], 'job-pass'), 64 * 1024 ** 3); // GPU nodes hold far more
   });
 });
 
-// ---- against the built CLI, once it has the roles ----------------------------------------------------------------
-// Skipped while a role is not in the build (the contract above is then the reference); once it is, its --help
+// ---- the Slurm scripts run here: srun, scontrol and vllm stubbed, vLLM played by panta serve-surrogate ---------------
+/** A folder of stubs first on PATH: srun runs its command on this machine, scontrol names it, vllm is the surrogate. */
+function slurmStubs(): { bin: string; calls: string } {
+  const dir = tempDir('panta-slurm-');
+  const bin = join(dir, 'bin');
+  const calls = join(dir, 'calls');
+  mkdirSync(bin);
+  mkdirSync(calls);
+  const stub = (name: string, body: string) => {
+    writeFileSync(join(bin, name), `#!/bin/bash\n${body}\n`);
+    chmodSync(join(bin, name), 0o755);
+  };
+  stub('scontrol', 'hostname -s');
+  stub(
+    'srun',
+    `printf '%s\\n' "$*" >> "${calls}/srun"
+out=""
+while [[ $1 == --* ]]; do case $1 in --output=*) out="\${1#--output=}";; esac; shift; done
+exec "$@" > "\${out//%N/$(hostname -s)}" 2>&1`,
+  );
+  stub(
+    'vllm',
+    `printf 'cuda=%s batch_invariant=%s vllm_port=%s args=%s\\n' "$CUDA_VISIBLE_DEVICES" "$VLLM_BATCH_INVARIANT" "\${VLLM_PORT-unset}" "$*" >> "${calls}/vllm"
+args=("$@"); port=""
+for ((i = 0; i < \${#args[@]}; i++)); do [[ \${args[$i]} == --port ]] && port=\${args[$((i + 1))]}; done
+exec "$NODE" "${ROOT}/packages/cli/bin/panta.js" serve-surrogate --port "$port" --dataset "${RHEON6}"`,
+  );
+  return { bin, calls };
+}
+
+function tinySpec(dir: string): string {
+  const backend = '{kind: openai, base_url: "http://127.0.0.1:8000/v1", model: surrogate-potts-v1, api_key_env: VLLM_API_KEY, timeout_ms: 5000}';
+  const file = join(dir, 'tiny.yaml');
+  writeFileSync(
+    file,
+    `name: tiny\ndataset: ${RHEON6}\nprompts: [fq117]\ngeometries: [ring]\nsizes: [8]\ntemperatures: [0.4, 1.2]\nsweeps: 2\nseed: 11\nconcurrency: 8\nencoders: [{name: hashing, kind: hashing, dim: 32}]\nbackend: ${backend}\njudge: {kind: llm, backend: ${backend}}\nout: ${join(dir, 'corpus')}\n`,
+  );
+  return file;
+}
+
+function runScript(script: string, env: Record<string, string>, timeout = 240_000): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', [join(ROOT, SLURM, script)], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGTERM'), timeout);
+    child.once('error', reject);
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr });
+    });
+  });
+}
+
+const baseEnv = (bin: string): Record<string, string> => ({
+  PATH: `${bin}:${process.env.PATH}`,
+  HOME: process.env.HOME ?? '/tmp',
+  NODE: process.execPath,
+  PANTA_HOME: ROOT,
+  VLLM_API_KEY: 'EMPTY',
+});
+
+describe.skipIf(!has('redis-server', ['--version']))('deploy/slurm run on this machine', () => {
+  it(
+    'panta.sbatch: the sweep completes on a judge server of its own, the scheduler keeps every slot full, the password is in no log, and Redis is saved for the next job, which resumes from it',
+    { timeout: 600_000 },
+    async () => {
+      const { bin, calls } = slurmStubs();
+      const dir = dirname(bin);
+      const spec = tinySpec(dir);
+      // a job id whose ports (Redis, judge, one agents' server) are free here
+      let jobId = 0;
+      while (!(await portsFree(20000 + (jobId % 2000) * 16, 3))) jobId = 1 + Math.floor(Math.random() * 1_000_000);
+      const env = (id: number) => ({
+        ...baseEnv(bin),
+        SLURM_JOB_ID: String(id),
+        SLURM_JOB_NODELIST: 'stub',
+        SLURM_JOB_NUM_NODES: '1',
+        SLURM_CPUS_PER_TASK: '2',
+        CUDA_VISIBLE_DEVICES: '0,1',
+        GPUS_PER_NODE: '2',
+        JUDGE_GPUS: '1',
+        LLM_MAX_NUM_SEQS: '8',
+        SPEC: spec,
+        LOG_DIR: join(dir, `logs-${id}`),
+        TMPDIR: join(dir, 'node-local'),
+        REDIS_SAVE_DIR: join(dir, 'redis-save'),
+        PANTA_REDIS_URL: '',
+      });
+      mkdirSync(join(dir, 'node-local'));
+      const first = await runScript('panta.sbatch', env(jobId));
+      expect(first.stderr).toContain('sweep complete');
+      expect(first.code, first.stderr).toBe(0);
+      expect(panta(['verify', join(dir, 'corpus')]).code).toBe(0);
+      // srun gave node.sh the job's CPUs; vLLM ran batch-invariant, without VLLM_PORT, the judge alone on GPU 0
+      expect(readFileSync(join(calls, 'srun'), 'utf8')).toContain('--cpus-per-task=2');
+      const base = 20000 + (jobId % 2000) * 16;
+      const servers = readFileSync(join(calls, 'vllm'), 'utf8').trim().split('\n');
+      expect(servers.map((l) => /cuda=(\S*) .*--port (\d+)/.exec(l)!.slice(1)).sort()).toEqual([['0', String(base + 1)], ['1', String(base + 2)]].sort());
+      for (const l of servers) expect(l).toMatch(/batch_invariant=1 vllm_port=unset /);
+      // the scheduler's concurrency is every worker's slots: one agents' server x its batch
+      expect(first.stderr).toContain('scheduler (8 events in flight)');
+      const logs = join(dir, `logs-${jobId}`);
+      expect(readFileSync(join(logs, `worker-${spawnSync('hostname', ['-s'], { encoding: 'utf8' }).stdout.trim()}-${base + 2}.log`), 'utf8').length).toBeGreaterThan(0);
+      // the password: in the two mode-600 files only, never in a log or on the job's output
+      const password = /redis:\/\/:([0-9a-f]+)@/.exec(readFileSync(join(logs, 'redis.url'), 'utf8'))![1]!;
+      expect(statSync(join(logs, 'redis.url')).mode & 0o077).toBe(0);
+      for (const f of readdirSync(logs).filter((f) => !['redis.url', 'redis.conf'].includes(f))) expect(readFileSync(join(logs, f), 'utf8'), f).not.toContain(password);
+      expect(first.stderr).not.toContain(password);
+      // Redis ran on node-local disk, and its AOF was saved at the orderly stop
+      expect(readdirSync(join(dir, 'node-local'))).toEqual([]);
+      expect(existsSync(join(dir, 'redis-save', 'complete'))).toBe(true);
+      expect(readdirSync(join(dir, 'redis-save', 'appendonlydir')).length).toBeGreaterThan(0);
+
+      // the next job starts Redis from that copy and finds the sweep complete
+      let next = jobId + 1;
+      while (!(await portsFree(20000 + (next % 2000) * 16, 3))) next++;
+      const second = await runScript('panta.sbatch', env(next));
+      expect(second.stderr).toContain('Redis starts from the state the last job saved');
+      expect(second.code, second.stderr).toBe(0);
+      expect(panta(['verify', join(dir, 'corpus')]).code).toBe(0);
+    },
+  );
+
+  it('panta-array.sbatch then panta-merge.sbatch: two shards on vLLM servers at free ports, merged into a corpus that verifies', { timeout: 600_000 }, async () => {
+    const { bin, calls } = slurmStubs();
+    const dir = dirname(bin);
+    const spec = tinySpec(dir);
+    const parts = join(dir, 'parts');
+    for (const index of [1, 2]) {
+      const r = await runScript('panta-array.sbatch', { ...baseEnv(bin), SPEC: spec, SHARDS: '2', PARTS_DIR: parts, SLURM_ARRAY_JOB_ID: '77', SLURM_ARRAY_TASK_ID: String(index), LLM_MAX_NUM_SEQS: '8' });
+      expect(r.stderr).toContain(`part ${index} of 2 complete`);
+      expect(r.code, r.stderr).toBe(0);
+    }
+    // each task's spec copy pointed at its own server and is gone
+    expect(readdirSync(dir).filter((f) => f.startsWith('.tiny.task-'))).toEqual([]);
+    const ports = readFileSync(join(calls, 'vllm'), 'utf8').trim().split('\n').map((l) => /--port (\d+)/.exec(l)![1]);
+    expect(ports).toHaveLength(2);
+    expect(ports.every((p) => p !== '8000')).toBe(true);
+    // an index beyond SHARDS is refused in one line, exit 2
+    const bad = await runScript('panta-array.sbatch', { ...baseEnv(bin), SPEC: spec, SHARDS: '2', PARTS_DIR: parts, SLURM_ARRAY_TASK_ID: '3' });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.trim().split('\n')).toHaveLength(1);
+    const out = join(dir, 'merged');
+    const merged = await runScript('panta-merge.sbatch', { ...baseEnv(bin), SHARDS: '2', PARTS_DIR: parts, OUT: out });
+    expect(merged.code, merged.stderr).toBe(0);
+    expect(panta(['verify', out]).code).toBe(0);
+  });
+});
+
+// ---- against the built CLI ------------------------------------------------------------------------------------
+// Skipped while a command is not in the build (the contract above is then the reference); once it is, its --help
 // must list every flag that a deployment file passes.
 const cliHelp = panta(['--help']).stdout ?? '';
 describe('the built CLI agrees with the deployment files', () => {
