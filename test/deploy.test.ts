@@ -853,7 +853,7 @@ exec "$@" > "\${out//%N/$(hostname -s)}" 2>&1`,
     `printf 'cuda=%s batch_invariant=%s vllm_port=%s args=%s\\n' "$CUDA_VISIBLE_DEVICES" "$VLLM_BATCH_INVARIANT" "\${VLLM_PORT-unset}" "$*" >> "${calls}/vllm"
 args=("$@"); port=""
 for ((i = 0; i < \${#args[@]}; i++)); do [[ \${args[$i]} == --port ]] && port=\${args[$((i + 1))]}; done
-exec "$NODE" "${ROOT}/packages/cli/bin/panta.js" serve-surrogate --port "$port" --dataset "${RHEON6}"`,
+exec "$NODE" "${ROOT}/packages/cli/bin/panta.js" serve-surrogate --host 0.0.0.0 --port "$port" --dataset "${RHEON6}"`,
   );
   return { bin, calls };
 }
