@@ -366,14 +366,14 @@ describe('docker-compose.yml and docker-compose.workers.yml', () => {
     expect(services.vllm!.profiles).toEqual(['gpu']);
   });
 
-  it("the defaults keep every GPU's batch full and no more: workers x WORKER_CONCURRENCY = SWEEP_CONCURRENCY = GPUs x MAX_NUM_SEQS", () => {
-    const slots = Number(checkInvocation(services.scheduler!.command, 'scheduler').flags.get('--concurrency'));
+  it("the defaults keep every GPU's batch full and no more: workers x WORKER_CONCURRENCY = GPUs x MAX_NUM_SEQS; the scheduler follows the slots", () => {
+    // a fixed --concurrency would cap the events in flight whatever the workers' slots
+    expect(checkInvocation(services.scheduler!.command, 'scheduler').flags.has('--concurrency')).toBe(false);
     const perWorker = Number(checkInvocation(services.worker!.command, 'worker').flags.get('--concurrency'));
     const vllm = services.vllm!;
     const batch = Number(vllm.command[vllm.command.indexOf('--max-num-seqs') + 1]) * Number(vllm.command[vllm.command.indexOf('--data-parallel-size') + 1]);
-    expect(slots).toBe(batch);
-    expect(slots % perWorker).toBe(0); // a whole number of workers (--scale worker=4 with the defaults)
-    expect(read('docker-compose.yml')).toContain(`--scale worker=${slots / perWorker}`);
+    const workers = Number(/docker compose up --scale worker=(\d+)/.exec(read('docker-compose.yml'))![1]);
+    expect(workers * perWorker).toBe(batch);
   });
 
   it('worker scales: no container_name, no host port, restarts unless stopped, a grace period past one LLM call', () => {
@@ -695,14 +695,13 @@ describe(KUBECTL ? 'deploy/k8s' : 'deploy/k8s (skipped: kubectl is not installed
     expect(spec.judge.backend.batch_invariant).toBe(true);
   });
 
-  it.runIf(KUBECTL)("the scheduler's concurrency follows the slots: worker replicas x their --concurrency = vLLM replicas x --max-num-seqs", () => {
+  it.runIf(KUBECTL)("slots match vLLM's batch: worker replicas x their --concurrency = vLLM replicas x --max-num-seqs; the scheduler follows the slots", () => {
     const worker = byKind(base, 'Deployment', 'panta-worker');
     const vllm = byKind(base, 'Deployment', 'vllm');
     const scheduler = podSpec(byKind(base, 'Job', 'panta-scheduler')).containers[0];
-    const slots = Number(checkInvocation(expandArgs(scheduler), 'scheduler').flags.get('--concurrency'));
+    expect(checkInvocation(expandArgs(scheduler), 'scheduler').flags.has('--concurrency')).toBe(false);
     const perWorker = Number(checkInvocation(expandArgs(podSpec(worker).containers[0]), 'worker').flags.get('--concurrency'));
-    expect(worker.spec.replicas * perWorker).toBe(slots);
-    expect(vllm.spec.replicas * Number(argAfter(podSpec(vllm).containers[0].args, '--max-num-seqs'))).toBe(slots);
+    expect(worker.spec.replicas * perWorker).toBe(vllm.spec.replicas * Number(argAfter(podSpec(vllm).containers[0].args, '--max-num-seqs')));
     expect(podSpec(worker).terminationGracePeriodSeconds).toBeGreaterThan(EXAMPLE_TIMEOUT_S);
     expect(podSpec(worker).containers[0].lifecycle?.preStop).toBeUndefined();
   });
@@ -863,7 +862,7 @@ function tinySpec(dir: string): string {
   const file = join(dir, 'tiny.yaml');
   writeFileSync(
     file,
-    `name: tiny\ndataset: ${RHEON6}\nprompts: [fq117]\ngeometries: [ring]\nsizes: [8]\ntemperatures: [0.4, 1.2]\nsweeps: 2\nseed: 11\nconcurrency: 8\nencoders: [{name: hashing, kind: hashing, dim: 32}]\nbackend: ${backend}\njudge: {kind: llm, backend: ${backend}}\nout: ${join(dir, 'corpus')}\n`,
+    `name: tiny\ndataset: ${RHEON6}\nprompts: [fq117]\ngeometries: [ring]\nsizes: [8]\ntemperatures: [0.4, 1.2]\nsweeps: 2\nseed: 11\nconcurrency: 2\nencoders: [{name: hashing, kind: hashing, dim: 32}]\nbackend: ${backend}\njudge: {kind: llm, backend: ${backend}}\nout: ${join(dir, 'corpus')}\n`,
   );
   return file;
 }
@@ -892,7 +891,7 @@ const baseEnv = (bin: string): Record<string, string> => ({
 
 describe.skipIf(!has('redis-server', ['--version']))('deploy/slurm run on this machine', () => {
   it(
-    'panta.sbatch: the sweep completes on a judge server of its own, the scheduler keeps every slot full, the password is in no log, and Redis is saved for the next job, which resumes from it',
+    'panta.sbatch: the sweep completes on a judge server of its own, a GPU batch in flight per worker, the password is in no log, and Redis is saved for the next job, which resumes from it',
     { timeout: 600_000 },
     async () => {
       const { bin, calls } = slurmStubs();
@@ -908,7 +907,6 @@ describe.skipIf(!has('redis-server', ['--version']))('deploy/slurm run on this m
         SLURM_JOB_NUM_NODES: '1',
         SLURM_CPUS_PER_TASK: '2',
         CUDA_VISIBLE_DEVICES: '0,1',
-        GPUS_PER_NODE: '2',
         JUDGE_GPUS: '1',
         LLM_MAX_NUM_SEQS: '8',
         SPEC: spec,
@@ -928,9 +926,9 @@ describe.skipIf(!has('redis-server', ['--version']))('deploy/slurm run on this m
       const servers = readFileSync(join(calls, 'vllm'), 'utf8').trim().split('\n');
       expect(servers.map((l) => /cuda=(\S*) .*--port (\d+)/.exec(l)!.slice(1)).sort()).toEqual([['0', String(base + 1)], ['1', String(base + 2)]].sort());
       for (const l of servers) expect(l).toMatch(/batch_invariant=1 vllm_port=unset /);
-      // the scheduler's concurrency is every worker's slots: one agents' server x its batch
-      expect(first.stderr).toContain('scheduler (8 events in flight)');
+      // one worker per agents' server holding the server's batch, and the scheduler follows its slots
       const logs = join(dir, `logs-${jobId}`);
+      expect(readFileSync(join(logs, 'scheduler.log'), 'utf8')).toMatch(/"concurrency":8,"workers":1,"slots":8/);
       expect(readFileSync(join(logs, `worker-${spawnSync('hostname', ['-s'], { encoding: 'utf8' }).stdout.trim()}-${base + 2}.log`), 'utf8').length).toBeGreaterThan(0);
       // the password: in the two mode-600 files only, never in a log or on the job's output
       const password = /redis:\/\/:([0-9a-f]+)@/.exec(readFileSync(join(logs, 'redis.url'), 'utf8'))![1]!;
