@@ -116,12 +116,23 @@ async function pickSweep(redis: Redis, options: CollectorOptions): Promise<strin
     if (options.sweep) {
       if (ids.includes(options.sweep) && (await redis.hget(sweepKeys(options.sweep).state, 'phase')) !== 'done') return options.sweep;
     } else {
+      // An unfinished sweep counts while a scheduler serves it (or it waits to be finished): one left behind
+      // by a scheduler that is gone (a spec edited since, the same Redis volume) must not take the collector
+      // from the sweep that is about to be published.
       const open: string[] = [];
-      for (const id of ids) if ((await redis.hget(sweepKeys(id).state, 'phase')) !== 'done') open.push(id);
+      const abandoned: string[] = [];
+      for (const id of ids) {
+        const k = sweepKeys(id);
+        const phase = await redis.hget(k.state, 'phase');
+        if (phase === 'done') continue;
+        if (phase === 'finishing' || (await redis.exists(k.schedulerLease)) === 1) open.push(id);
+        else abandoned.push(id);
+      }
       if (open.length === 1) return open[0]!;
-      if (open.length > 1) throw new InputError('--sweep', 'sweep', `Redis holds ${open.length} unfinished sweeps (${open.join(', ')})`, 'name one with --sweep');
+      if (open.length > 1) throw new InputError('--sweep', 'sweep', `Redis holds ${open.length} sweeps in progress (${open.join(', ')})`, 'name one with --sweep');
+      if (waited % 20 === 0) options.log.info(abandoned.length > 0 ? { unfinished_without_scheduler: abandoned } : {}, 'waiting for a scheduler to publish a sweep');
     }
-    if (waited % 20 === 0) options.log.info({}, 'waiting for a scheduler to publish a sweep');
+    if (options.sweep && waited % 20 === 0) options.log.info({ sweep: options.sweep }, 'waiting for a scheduler to publish the sweep');
     await sleep(500);
   }
   return null;

@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { SWEEPS_KEY, sweepKeys } from '../src/index.js';
 import { RHEON6, corpusDiff, panta, pantaAsync, tempDir, writeSpec } from '../../../test/helpers.js';
 import { RedisServer } from '../../../test/redis-server.js';
-import { Roles, errorLines } from './roles.js';
+import { Roles, errorLines, logged } from './roles.js';
 
 // 2 runs x 16 agents x 4 = 128 events: small, since every test runs the sweep more than once.
 const spec = (name: string, seed = 5) => `
@@ -113,6 +113,25 @@ describe('a Redis that still holds a finished sweep', () => {
     expectOk(await round(specFile, null, ['--out', moved]));
     expectVerified(moved);
     expect(await corpusDiff(moved, first)).toEqual({ extra: 0, missing: 0 });
+  });
+
+  it('a collector passes over an unfinished sweep whose scheduler is gone and collects the one a scheduler publishes', async () => {
+    // Published, then abandoned: its scheduler killed, its lease expired (a spec edited since, the same Redis).
+    const abandoned = roles.spawn(['scheduler', writeSpec(dir, spec('stale', 7), 'abandoned.yaml'), '--out', join(dir, 'abandoned')]);
+    await logged(abandoned, 'scheduler started');
+    abandoned.kill('SIGKILL');
+    await abandoned.exited;
+    const [old] = Object.keys(await redis.hgetall(SWEEPS_KEY));
+    await redis.del(sweepKeys(old!).schedulerLease);
+
+    for (let i = 0; i < 2; i++) roles.spawn(['worker', '--concurrency', '4', '--lock-ms', '1500']);
+    const out = join(dir, 'edited');
+    const collector = roles.spawn(['collector', '--out', out, '--durable-ms', '200']);
+    await logged(collector, `"unfinished_without_scheduler":["${old}"],"msg":"waiting for a scheduler to publish a sweep"`);
+    const scheduler = roles.spawn(['scheduler', writeSpec(dir, spec('stale'), 'edited.yaml'), '--watch-ms', '3000']);
+    expectOk({ scheduler: await scheduler.exited, collector: await collector.exited });
+    expectVerified(out);
+    expect(existsSync(join(dir, 'abandoned'))).toBe(false);
   });
 
   it('refuses a corpus of another sweep at --out in one line, exit 2, from the scheduler when it sees the folder and through the collector when only the collector does', async () => {
