@@ -71,6 +71,25 @@ describe('roles that call a model wait for its endpoint', () => {
     expect(panta(['verify', out]).code).toBe(0);
   });
 
+  it('a worker whose model never answers exits 1 past --wait-endpoint with one line naming it, and fails no event', async () => {
+    const port = await freePort();
+    const specFile = writeSpec(
+      dir,
+      `name: dead\ndataset: ${RHEON6}\nprompts: [fq117]\ngeometries: [ring]\nsizes: [16]\ntemperatures: [0.5]\nsweeps: 1\nseed: 9\nbackend: {kind: openai, base_url: "http://127.0.0.1:${port}/v1", model: m, max_retries: 0}\n`,
+      'dead.yaml',
+    );
+    roles.spawn(['collector', '--out', join(dir, 'dead'), '--durable-ms', '300']);
+    const scheduler = roles.spawn(['scheduler', specFile, '--watch-ms', '3000']);
+    const worker = roles.spawn(['worker', '--concurrency', '2', '--wait-endpoint', '2']);
+    const done = await worker.exited;
+    expect(done.code).toBe(1);
+    expect(done.stderr.split('\n').filter((l) => l.startsWith('panta: '))).toEqual([
+      `panta: the model endpoint http://127.0.0.1:${port}/v1 did not answer within 2 s (last: ECONNREFUSED); fix: start the model server there (or check that this host reaches it), give --base-url, or raise --wait-endpoint`,
+    ]);
+    expect(done.stderr).not.toContain('event failed');
+    expect(scheduler.stderr()).not.toContain('run failed');
+  });
+
   it('gives up past its bound with one line naming the endpoint, credentials redacted', async () => {
     const port = await freePort();
     const waits: EndpointWait[] = [];
