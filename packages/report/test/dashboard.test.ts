@@ -29,7 +29,11 @@ const EVENTS = 960;
 
 const CHROMIUM = '/usr/bin/chromium';
 const HAVE_CHROMIUM = existsSync(CHROMIUM);
-if (!HAVE_CHROMIUM) console.warn(`dashboard.test.ts: ${CHROMIUM} is missing: the headless-browser checks are skipped (apt-get install chromium to run them)`);
+if (!HAVE_CHROMIUM) {
+  console.warn(
+    `dashboard.test.ts: ${CHROMIUM} is missing, so the headless-browser test is skipped; to run it, install Debian's chromium (as root: apt-get install -y chromium), as .ci/run does in CI`,
+  );
+}
 
 async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
   const until = Date.now() + timeoutMs;
