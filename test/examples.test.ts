@@ -59,6 +59,48 @@ describe('examples double as smoke tests', () => {
     expect(arms.map((a) => a.protocol)).toEqual(['belief-board', 'drift-policy', 'glauber', 'isolated', 'ssvp']);
   });
 
+  it('relay: chains of three lengths under glauber and ssvp, cut to eight sweeps, run, verify and report accuracy at the token budget', async () => {
+    const spec = parseSweepSpec(read('examples/relay.yaml'), 'relay.yaml');
+    expect(spec.geometries.map((g) => g.kind)).toEqual(['chain']);
+    expect(spec.sizes).toEqual([4, 8, 16, 32, 64]);
+    expect(spec.sweeps).toBe(64);
+    expect(spec.backend.kind).toBe('surrogate');
+    const dir = tempDir();
+    const text = read('examples/relay.yaml')
+      .replace('../datasets/', `${ROOT}/datasets/`)
+      .replace(/^sizes: \[4, 8, 16, 32, 64\]$/m, 'sizes: [4, 8, 16]')
+      .replace(/^trials: 4$/m, 'trials: 2')
+      .replace(/^sweeps: 64$/m, 'sweeps: 8');
+    // the cuts must take, or this test silently runs the whole example
+    expect(text).toMatch(/^sizes: \[4, 8, 16\]\ntemperatures: \[0.7\]\ntrials: 2\nsweeps: 8$/m);
+    const out = join(dir, 'relay');
+    const r = panta(['run', writeSpec(dir, text), '--out', out]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/complete: 24\/24 runs/);
+    expect(panta(['verify', out]).code).toBe(0);
+    // a chain: after the initial answers agent 0 reads nobody and agent i reads agent i - 1 only
+    const roles = await queryRows(
+      `SELECT protocol, role, count(*)::INTEGER AS rows,
+         count(*) FILTER (WHERE sweep >= 1 AND NOT CASE WHEN agent = 0 THEN len(neighbours) = 0 ELSE neighbours = [agent - 1] END)::INTEGER AS off_chain
+       FROM read_parquet('${out}/events/*.parquet') GROUP BY ALL ORDER BY ALL`,
+    );
+    const agentRows = 2 * 2 * (4 + 8 + 16) * 9;
+    expect(roles.filter((x) => x.role === 'agent')).toEqual([
+      { protocol: 'glauber', role: 'agent', rows: agentRows, off_chain: 0 },
+      { protocol: 'ssvp', role: 'agent', rows: agentRows, off_chain: 0 },
+    ]);
+    // ssvp reads a diverging neighbour through a merge call; glauber makes none
+    expect(roles.filter((x) => x.role !== 'agent').map((x) => [x.protocol, x.role])).toEqual([['ssvp', 'merge']]);
+    const report = join(dir, 'report');
+    expect(panta(['report', out, '--out', report]).code).toBe(0);
+    const [header, ...lines] = readFileSync(join(report, 'tables', 'lost-in-propagation-accuracy.csv'), 'utf8').trim().split('\n');
+    expect(header).toMatch(/^prompt,protocol,T,N,runs,budget B \(tokens\),/);
+    // one row per prompt, protocol and chain length, each over both trials
+    expect(lines.map((l) => l.split(',').slice(0, 5).join(',')).sort()).toEqual(
+      ['fq117', 'fq367'].flatMap((p) => ['glauber', 'ssvp'].flatMap((a) => [4, 8, 16].map((n) => `${p},${a},0.7,${n},2`))).sort(),
+    );
+  });
+
   it('the committed JSON Schema is the one the spec schema generates', () => {
     expect(JSON.parse(read('schema/sweep.schema.json'))).toEqual(JSON.parse(JSON.stringify(sweepSpecJsonSchema())));
   });
