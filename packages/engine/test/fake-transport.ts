@@ -44,6 +44,8 @@ export class FakeTransport implements Transport {
   started = false;
   closed = false;
   startError?: Error;
+  /** start() resolves only once this does (a transport that takes a while to connect). */
+  startGate?: Promise<void>;
   /** Thrown by dispatch(), once armed. */
   dispatchError?: Error;
   /** When set, every event is answered on the next turn of the event loop, with this usage. */
@@ -58,6 +60,7 @@ export class FakeTransport implements Transport {
 
   async start(onMessage: (message: TransportMessage) => void): Promise<void> {
     if (this.startError) throw this.startError;
+    await this.startGate;
     this.started = true;
     this.onMessage = onMessage;
   }
