@@ -1,11 +1,12 @@
-import { afterAll, beforeAll } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
-import { roleLogger, type LoadedSweep, type Transport } from '@panta/engine';
-import { BullTransport, EVENT_QUEUE, connect, runWorker, sweepIdOf, sweepKeys, toPayload, type SweepKeys, type WorkerSummary } from '../src/index.js';
+import { plannerFor, roleLogger, type EventTask, type LoadedSweep, type Transport, type TransportMessage } from '@panta/engine';
+import { BullTransport, EVENT_QUEUE, connect, runWorker, sweepIdOf, sweepKeys, toPayload, type SweepKeys, type WorkerProgress, type WorkerSummary } from '../src/index.js';
 import { InboxReader } from '../src/inbox-reader.js';
 import { tempDir } from '../../../test/helpers.js';
 import { RedisServer } from '../../../test/redis-server.js';
-import { describeTransportConformance } from '../../engine/test/transport-conformance.js';
+import { conformanceSweep, describeTransportConformance } from '../../engine/test/transport-conformance.js';
 
 /**
  * BullTransport driven as the scheduler drives it, with the smallest real setup around it: a real
@@ -19,6 +20,8 @@ let redis: ReturnType<typeof connect>;
 let queue: Queue;
 const stopWorker = new AbortController();
 let worker: Promise<WorkerSummary>;
+/** The worker's own count per sweep: events it ran, and duplicates (events it found committed). */
+const workerProgress = new Map<string, WorkerProgress>();
 const beside = new Map<Transport, { inbox: InboxReader; relay: InboxReader; keys: SweepKeys }>();
 
 beforeAll(async () => {
@@ -30,7 +33,14 @@ beforeAll(async () => {
   });
   queue.on('error', () => undefined);
   // The failing sweep's model is never up: the worker must not wait for it.
-  worker = runWorker({ redis: server.url, concurrency: 4, log: roleLogger('worker', 'silent'), signal: stopWorker.signal, waitEndpointMs: 0 });
+  worker = runWorker({
+    redis: server.url,
+    concurrency: 4,
+    log: roleLogger('worker', 'silent'),
+    signal: stopWorker.signal,
+    waitEndpointMs: 0,
+    onProgress: (sweepId, p) => workerProgress.set(sweepId, { ...p }),
+  });
 });
 
 afterAll(async () => {
@@ -41,11 +51,11 @@ afterAll(async () => {
   await server.stop();
 });
 
-async function transportFor(sweep: LoadedSweep): Promise<Transport> {
+async function transportFor(sweep: LoadedSweep, watchMs = 5_000): Promise<Transport> {
   const sweepId = sweepIdOf(sweep.spec.name, sweep.fingerprint);
   const keys = sweepKeys(sweepId);
   await redis.set(keys.spec, JSON.stringify(toPayload(sweepId, sweep, sweep.out)));
-  const transport = new BullTransport(redis, queue, sweepId, keys, 5_000);
+  const transport = new BullTransport(redis, queue, sweepId, keys, watchMs);
   const inbox = new InboxReader(redis, keys.schedulerInbox, (entries) => {
     for (const e of entries) if (e.fields.op === 'done' || e.fields.op === 'failed' || e.fields.op === 'boundary') transport.deliver(e);
   });
@@ -84,3 +94,84 @@ describeTransportConformance(
   // Redis right after close(), so that work is lost (its failure is swallowed because the transport is closed).
   { closeLeavesQueuedWork: true },
 );
+
+/** The messages a started transport hands the executor, and a way to wait for the n-th. */
+async function started(transport: Transport): Promise<{ messages: TransportMessage[]; count(n: number): Promise<void> }> {
+  const messages: TransportMessage[] = [];
+  const waiters: { n: number; resolve: () => void }[] = [];
+  await transport.start((m) => {
+    messages.push(m);
+    for (const w of waiters.filter((x) => messages.length >= x.n)) w.resolve();
+  });
+  return { messages, count: (n) => (messages.length >= n ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ n, resolve }))) };
+}
+
+/** Polls a Redis-side condition (BullMQ and the watchdog work on their own timers) within a bound. */
+async function until(what: string, done: () => Promise<boolean> | boolean, tries = 400): Promise<void> {
+  for (let i = 0; i < tries; i++) {
+    if (await done()) return;
+    await sleep(25);
+  }
+  throw new Error(`never happened: ${what}`);
+}
+
+describe('BullTransport on its own', () => {
+  const firstEvents = (sweep: LoadedSweep, count: number): EventTask[] => plannerFor(sweep, sweep.runs[0]!, 0).take(count).map((plan) => ({ run: sweep.runs[0]!, plan }));
+
+  it('answers an event committed already (by an earlier scheduler) without running it again, its usage counted then', async () => {
+    const sweep = conformanceSweep('bull-committed', '', 1);
+    // A watchdog that never looks: the answer must come from the dispatch itself.
+    const transport = await transportFor(sweep, 600_000);
+    const { keys } = beside.get(transport)!;
+    const got = await started(transport);
+    const [done, fresh] = firstEvents(sweep, 2) as [EventTask, EventTask];
+    await redis.setbit(keys.committed(done.run.runId), done.plan.event, 1);
+    transport.dispatch(done);
+    transport.dispatch(fresh);
+    await got.count(2);
+    await transport.close();
+    expect(got.messages.map((m) => [m.type, (m as { task: EventTask }).task])).toEqual(expect.arrayContaining([['outcome', done], ['outcome', fresh]]));
+    const answer = got.messages.find((m) => m.type === 'outcome' && m.task === done) as { outcome: { calls: number } };
+    expect(answer.outcome.calls).toBe(0);
+    // No worker ran it: it wrote no version.
+    expect(await redis.hexists(keys.versions(done.run.runId), String(done.plan.event))).toBe(0);
+    expect(await redis.hexists(keys.versions(fresh.run.runId), String(fresh.plan.event))).toBe(1);
+    expect(workerProgress.get(sweepIdOf(sweep.spec.name, sweep.fingerprint))).toMatchObject({ events: 1, duplicates: 0 });
+  });
+
+  it('hands a commit message that comes twice to the executor once', async () => {
+    const sweep = conformanceSweep('bull-duplicate', '', 1);
+    const transport = await transportFor(sweep, 600_000);
+    const { keys } = beside.get(transport)!;
+    const got = await started(transport);
+    const [first, second] = firstEvents(sweep, 2) as [EventTask, EventTask];
+    transport.dispatch(first);
+    await got.count(1);
+    // The inbox is read in order: the repeat is handled before the second event's commit arrives.
+    await redis.xadd(keys.schedulerInbox, '*', 'op', 'done', 'run', first.run.runId, 'event', String(first.plan.event), 'calls', '1', 'tokens', '9');
+    transport.dispatch(second);
+    await got.count(2);
+    await transport.close();
+    expect(got.messages.map((m) => (m as { task: EventTask }).task)).toEqual([first, second]);
+  });
+
+  it('adds again an event whose job was lost from the queue, and answers it once', async () => {
+    const sweep = conformanceSweep('bull-lost', '', 1);
+    const transport = await transportFor(sweep, 300);
+    const got = await started(transport);
+    const [task] = firstEvents(sweep, 1) as [EventTask];
+    await queue.pause();
+    try {
+      transport.dispatch(task);
+      await until('the job is queued', async () => (await queue.getWaitingCount()) === 1);
+      await queue.drain();
+      await until('the watchdog adds it again', () => (transport as BullTransport).requeued === 1);
+    } finally {
+      await queue.resume();
+    }
+    await got.count(1);
+    await transport.close();
+    expect(got.messages.map((m) => [m.type, (m as { task: EventTask }).task])).toEqual([['outcome', task]]);
+    expect((transport as BullTransport).requeued).toBe(1);
+  });
+});
