@@ -55,7 +55,7 @@ export function harness(
   /** Runs open now as the caller sees them: opened, and not yet handed to close(). */
   let openNow = 0;
   let peakOpen = 0;
-  const executor: Executor<FakeSink> = new Executor<FakeSink>(runs, {
+  const executorOptions: ExecutorOptions<FakeSink> = {
     transport,
     concurrency: options.concurrency ?? 64,
     maxActiveRuns: options.maxActiveRuns ?? 64,
@@ -96,9 +96,12 @@ export function harness(
       await options.close?.(active);
     },
     onProgress: (p) => reports.push({ ...p }),
-  });
+  };
+  const executor = new Executor<FakeSink>(runs, executorOptions);
   return {
     executor,
+    /** The options the executor holds: it reads them at every dispatch (the scheduler raises concurrency). */
+    options: executorOptions,
     transport,
     sinks,
     opened,

@@ -68,6 +68,25 @@ describe('the executor over a fake transport', () => {
     expect(h.transport.dispatched.length).toBe(EVENTS);
   });
 
+  it('reads its concurrency at every dispatch: raised while running (the scheduler follows the workers), more events go out at the next answer', async () => {
+    const h = harness(smallSweep(), { concurrency: 2 });
+    const done = watch(h.executor.run());
+    await until(() => h.transport.pending.length === 2, 'two events in flight');
+    h.options.concurrency = 5;
+    h.transport.answer(h.transport.pending[0] as EventTask);
+    await quiesce();
+    expect(h.transport.pending.length).toBe(5);
+    await drain(h, done);
+    expect(done.error).toBeUndefined();
+  });
+
+  it('with no runs, run() resolves at once with a final report', async () => {
+    const h = harness(smallSweep(), { runs: [] });
+    await h.executor.run();
+    expect(h.transport.dispatched).toEqual([]);
+    expect(h.reports.at(-1)).toMatchObject({ eventsWritten: 0, runsFinished: 0, runsActive: 0 });
+  });
+
   describe('stop()', () => {
     it('dispatches nothing new and opens no run; calls in flight are answered and handed to the sinks; run() then resolves with the open runs closed as stopped', async () => {
       const sweep = smallSweep({ trials: 3 });
@@ -309,6 +328,29 @@ describe('the executor over a fake transport', () => {
       expect(h.transport.events().length).toBe(N);
       expect(h.sinks.get(sweep.runs[0]!.runId)!.journal.map((j) => j.sweep)).toEqual([0]);
       expect(h.closed[0]!.stopped).toBe(true);
+    });
+
+    it('a boundary that failed fails its run: no event of the next sweep goes, and it closes with the error', async () => {
+      const sweep = smallSweep({ earlyStopping: true, trials: 2 });
+      const [a, b] = sweep.runs as [RunPlan, RunPlan];
+      const h = harness(sweep, { concurrency: 4 });
+      const judged = new Error('the judge timed out');
+      h.transport.auto = {};
+      const done = watch(h.executor.run());
+      for (let i = 0; i < 10_000 && !done.settled; i++) {
+        for (const t of h.transport.pending) {
+          if (t.kind !== 'boundary') continue;
+          if (t.run.runId === a.runId) h.transport.fail(t, judged);
+          else h.transport.decide(t, stateOf(t.sweep));
+        }
+        await quiesce(1);
+      }
+      expect(done.settled).toBe(true);
+      expect(done.error).toBeUndefined();
+      expect(h.transport.events(a.runId).length).toBe(N);
+      expect(h.closed.find((x) => x.run.runId === a.runId)!.error).toBe(judged);
+      expect(h.sinks.get(b.runId)!.rows).toEqual(range(EVENTS));
+      expect(h.reports.at(-1)).toMatchObject({ runsFinished: 2, runsFailed: 1 });
     });
 
     it('a run that needs boundaries and a sink that cannot journal them: run() rejects naming the run', async () => {
