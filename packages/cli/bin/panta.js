@@ -5,5 +5,14 @@
 // before DuckDB loads; a user's own setting wins.
 process.env.DUCKDB_JE_MALLOC_CONF ??= 'dirty_decay_ms:1000,muzzy_decay_ms:1000';
 
+// V8 lets the old generation grow to a multiple of what survived the last full collection before it collects
+// again. A sweep allocates fast (prompts, rows, results) and keeps little, so the heap grew to four times its
+// live data (quickstart: 85 MB live in a 350 MB heap). Growing by half keeps it near its live size for about
+// 2% more CPU in collections; the heap limit is untouched. A user's own setting wins.
+if (!process.execArgv.some((a) => a.startsWith('--heap-growing-percent') || a.startsWith('--heap_growing_percent'))) {
+  const { setFlagsFromString } = await import('node:v8');
+  setFlagsFromString('--heap-growing-percent=50');
+}
+
 const { main } = await import('../dist/main.js');
 process.exitCode = await main(process.argv);

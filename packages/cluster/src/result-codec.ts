@@ -27,7 +27,7 @@ export function decodeResult(text: string): { plan: EventPlan; outcome: EventOut
   }
   const p = stored.plan;
   return {
-    plan: { event: p.event, sweep: p.sweep, agent: p.agent, seed: p.seed, neighbours: Int32Array.from(p.neighbours), readVersions: Float64Array.from(p.readVersions) },
+    plan: { event: p.event, sweep: p.sweep, agent: p.agent, seed: p.seed, neighbours: Int32Array.from(p.neighbours), readVersions: Int32Array.from(p.readVersions) },
     outcome: { ...stored.outcome, embeddings },
   };
 }
@@ -84,6 +84,6 @@ export function planOfJob(job: EventJob): EventPlan {
     agent: job.agent,
     seed: job.seed,
     neighbours: Int32Array.from(job.neighbours),
-    readVersions: Float64Array.from(job.readVersions),
+    readVersions: Int32Array.from(job.readVersions),
   };
 }

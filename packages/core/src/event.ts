@@ -62,8 +62,12 @@ export interface EventRow extends RunColumns {
   board: string | null;
   /** Neighbours read, in prompt order; empty at t = 0. */
   neighbours: Int32Array;
-  /** First the version of the agent's own previous answer, then one per neighbour; empty at t = 0. */
-  read_versions: Float64Array;
+  /**
+   * First the version of the agent's own previous answer, then one per neighbour; empty at t = 0. Rows the
+   * engine builds hold an Int32Array (a run has at most 2^30 events): half the memory of a mean field's
+   * rows waiting for their part (728 reads each at N = 729).
+   */
+  read_versions: Float64Array | Int32Array;
   response: string;
   finish_reason: string;
   reply_status: ReplyStatus;

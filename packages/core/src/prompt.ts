@@ -193,13 +193,11 @@ export function promptLength(template: PromptTemplate, ctx: PromptContext): { sy
   const count = ctx.neighbourAnswers.length;
   let lines = template.no_neighbours.length;
   if (count > 0) {
-    const parts = compile(template.neighbour);
-    lines = count - 1;
-    for (let i = 0; i < count; i++) {
-      for (const part of parts) {
-        lines += typeof part === 'string' ? part.length : part.slot === 'index' ? digits(ctx.neighbourAgents[i]!) : part.slot === 'answer' ? ctx.neighbourAnswers[i]!.length : 0;
-      }
-    }
+    // A mean field's prompt quotes hundreds of answers: one pass over them, the line's shape counted once.
+    const line = lineShape(template.neighbour);
+    lines = count - 1 + count * line.fixed;
+    if (line.index > 0) for (let i = 0; i < count; i++) lines += line.index * digits(ctx.neighbourAgents[i]!);
+    if (line.answer > 0) for (let i = 0; i < count; i++) lines += line.answer * ctx.neighbourAnswers[i]!.length;
   }
   // The update template's slots, measured in place (this runs once per event: no slot object, no strings).
   let user = 0;
@@ -214,6 +212,23 @@ export function promptLength(template: PromptTemplate, ctx: PromptContext): { sy
   }
   return { system: template.system.length, user };
 }
+
+/** A neighbour line's fixed characters and how many index and answer slots it holds (other slots render empty). */
+function lineShape(template: string): { fixed: number; index: number; answer: number } {
+  let shape = shapes.get(template);
+  if (!shape) {
+    shape = { fixed: 0, index: 0, answer: 0 };
+    for (const part of compile(template)) {
+      if (typeof part === 'string') shape.fixed += part.length;
+      else if (part.slot === 'index') shape.index++;
+      else if (part.slot === 'answer') shape.answer++;
+    }
+    if (shapes.size > 64) shapes.clear();
+    shapes.set(template, shape);
+  }
+  return shape;
+}
+const shapes = new Map<string, { fixed: number; index: number; answer: number }>();
 
 /** String(n).length for a non-negative integer (agent indices, sweeps, counts). */
 function digits(n: number): number {

@@ -21,6 +21,11 @@ export interface ChunkSource {
    * typed literals, which DuckDB expands itself instead of JS writing the same value into every row.
    */
   readonly select?: string;
+  /**
+   * Rows per chunk (default and at most CHUNK_ROWS). Wide rows take smaller chunks: with a row group of one
+   * chunk, the Parquet writer's buffers then hold a bounded number of list entries, not 2048 rows of them.
+   */
+  readonly chunkRows?: number;
 }
 
 const FUNCTION = 'panta_chunks';
@@ -78,7 +83,7 @@ export async function registerChunkSource(db: DuckDBInstance): Promise<void> {
       const state = duckdb.function_get_init_data(info) as { next: number };
       const entry = sources.get(id);
       if (!entry) throw new Error(`${FUNCTION}: source ${id} is gone`);
-      const count = Math.min(CHUNK_ROWS, entry.source.rows - state.next);
+      const count = Math.min(entry.source.chunkRows ?? CHUNK_ROWS, entry.source.rows - state.next);
       if (count > 0) entry.source.fill(output, entry.types, state.next, count);
       duckdb.data_chunk_set_size(output, Math.max(0, count));
       state.next += Math.max(0, count);

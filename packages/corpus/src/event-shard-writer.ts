@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { TAGS, type EncoderColumn, type EventRow } from '@panta/core';
 import duckdb from '@duckdb/node-bindings';
-import { copySource, type ChunkSource } from './chunk-source.js';
+import { CHUNK_ROWS, copySource, type ChunkSource } from './chunk-source.js';
+import { gatedWrite } from './copy-gate.js';
 import { partPath, partsDir, parsePartName, shardPath, tmpName, validateRunId } from './corpus-paths.js';
 import { openConnection, readParquetSql, sqlIdent, sqlString } from './duckdb.js';
 import { EVENT_BASE_COLUMNS, eventColumns, type ColumnDef } from './event-schema.js';
@@ -30,12 +31,16 @@ export interface EventShardWriterOptions {
  * Parquet options of the finalized shard (DESIGN.md section 8). ZSTD level 1 encodes about a third faster
  * than the default level 3 for embedding columns and the files come out no larger (measured on 100k rows).
  */
-const SHARD_COPY_OPTIONS = 'FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 16384';
+const SHARD_COPY_OPTIONS = 'FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1';
+/** Rows per row group of a merged shard: 16,384, fewer for wide rows (see shardRowGroup). */
+const SHARD_ROW_GROUP = 16384;
 /**
  * Parts only live until finalize. Row groups of 2048 rows (one chunk each) keep DuckDB's per-row-group
  * buffers small; measured about 20% less CPU per row than 4096-row groups.
  */
-const PART_COPY_OPTIONS = 'FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 2048';
+const PART_COPY_OPTIONS = 'FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1';
+/** List entries (reads and neighbours) per chunk, and so per row group, when rows are wide (see chunkRowsFor). */
+const LIST_ENTRIES_PER_CHUNK = 1 << 18;
 
 const TAG_SET: ReadonlySet<string> = new Set(TAGS);
 
@@ -66,6 +71,8 @@ interface Slot {
  */
 export class EventShardWriter {
   private buffer: EventRow[] = [];
+  /** Most list entries (reads and neighbours) in one row appended so far: sizes row groups. */
+  private widest = 0;
   private nextEvent: number;
   private partCount = 0;
   private failure: { error: unknown } | undefined;
@@ -165,6 +172,7 @@ export class EventShardWriter {
     }
     if (row.run_id !== this.runId) throw new Error(`run ${this.runId}: row of run ${JSON.stringify(row.run_id)} appended`);
     if (row.role !== 'agent') return;
+    this.widest = Math.max(this.widest, row.read_versions.length + row.neighbours.length);
     if (!TAG_SET.has(row.tag as string)) throw new Error(`run ${this.runId}, event ${row.event}: tag ${JSON.stringify(row.tag)} is not one of ${TAGS.join(', ')}`);
     for (const e of this.encoders) {
       const v = row.embeddings?.[e.name];
@@ -172,6 +180,16 @@ export class EventShardWriter {
         throw new Error(`run ${this.runId}, event ${row.event}: embedding ${e.name} has ${v ? v.length : 'no'} values, expected ${e.dim}`);
       }
     }
+  }
+
+  /**
+   * A merged shard's row group: 16,384 rows, or as few as a chunk (2,048, what a Parquet scan hands on) when
+   * the rows carry long read lists, so that merging a mean field's parts does not hold 16,384 rows of them
+   * (at 1,000 agents, 33 M list entries) while a row group is encoded.
+   */
+  private shardRowGroup(): number {
+    if (this.widest === 0) return SHARD_ROW_GROUP;
+    return Math.max(CHUNK_ROWS, Math.min(SHARD_ROW_GROUP, Math.floor((4 * LIST_ENTRIES_PER_CHUNK) / this.widest)));
   }
 
   /** Writes every buffered row as a part and waits until all parts are durable. */
@@ -205,8 +223,11 @@ export class EventShardWriter {
         // read_parquet over an explicit list scans the files in list order and, with insertion order
         // preserved, emits rows in that order: a streaming merge, no sort, bounded memory. No parts (an
         // empty run) copies an empty source, which still gives a file with the full schema.
-        if (parts.length > 0) await connection.run(`COPY (SELECT * FROM ${readParquetSql(parts)}) TO ${sqlString(tmp)} (${SHARD_COPY_OPTIONS})`);
-        else await copySource(connection, this.source([]), tmp, SHARD_COPY_OPTIONS);
+        await gatedWrite(async () => {
+          const options = `${SHARD_COPY_OPTIONS}, ROW_GROUP_SIZE ${this.shardRowGroup()}`;
+          if (parts.length > 0) await connection.run(`COPY (SELECT * FROM ${readParquetSql(parts)}) TO ${sqlString(tmp)} (${options})`);
+          else await copySource(connection, this.source([]), tmp, options);
+        });
         await this.checkShard(connection, tmp);
         await commitFile(tmp, final);
       }
@@ -282,7 +303,8 @@ export class EventShardWriter {
   private async writePart(slot: Slot, rows: readonly EventRow[]): Promise<void> {
     const final = partPath(this.dir, this.runId, rows[0].event);
     const tmp = tmpName(final);
-    await copySource(slot.connection, this.source(rows), tmp, PART_COPY_OPTIONS);
+    const source = this.source(rows);
+    await gatedWrite(() => copySource(slot.connection, source, tmp, `${PART_COPY_OPTIONS}, ROW_GROUP_SIZE ${source.chunkRows ?? CHUNK_ROWS}`));
     await commitFile(tmp, final);
   }
 
@@ -307,6 +329,7 @@ export class EventShardWriter {
     return {
       columns: kept.map((j) => columns[j]),
       rows: rows.length,
+      chunkRows: chunkRowsFor(rows),
       select: select.join(', '),
       fill(chunk: duckdb.DataChunk, types: readonly SqlType[], start: number, count: number): void {
         for (let k = 0; k < kept.length; k++) {
@@ -328,6 +351,19 @@ export class EventShardWriter {
   }
 }
 
+
+/**
+ * Rows per chunk and per row group of a part: 2048, or fewer when the rows carry long read lists, so that a
+ * row group holds at most about LIST_ENTRIES_PER_CHUNK list entries. The Parquet writer keeps a whole row
+ * group's values, levels and pages while it encodes: 2048 rows of a mean field of 729 are 3 M entries,
+ * which held ~110 MB per part being written.
+ */
+function chunkRowsFor(rows: readonly EventRow[]): number {
+  let widest = 0;
+  for (const r of rows) widest = Math.max(widest, r.read_versions.length + r.neighbours.length);
+  if (widest === 0) return CHUNK_ROWS;
+  return Math.max(64, Math.min(CHUNK_ROWS, Math.floor(LIST_ENTRIES_PER_CHUNK / widest)));
+}
 
 /** The value of a text column whose rows all hold the same string (not null, no NUL byte), else undefined. */
 function constantText(values: readonly unknown[]): string | undefined {

@@ -260,7 +260,8 @@ function writeChildren(child: duckdb.Vector, type: SqlType, rows: Seq, count: nu
     return;
   }
   if (type.kind === 'scalar' && type.name === 'BIGINT') {
-    // read_versions arrive as Float64Array (event indices < 2^53): split each into 32-bit halves.
+    // read_versions arrive as Int32Array (the engine's rows) or Float64Array (event indices < 2^53): each
+    // becomes two 32-bit halves, low word first.
     const out = scratchArray('child', Int32Array, total * 2);
     const childNulls = new NullMask(total);
     let off = 0;
@@ -271,7 +272,13 @@ function writeChildren(child: duckdb.Vector, type: SqlType, rows: Seq, count: nu
         off += fixed;
         continue;
       }
-      if (v instanceof Float64Array || v instanceof Int32Array) {
+      if (v instanceof Int32Array) {
+        for (let j = 0; j < v.length; j++) {
+          const x = v[j]!;
+          out[2 * (off + j)] = x;
+          out[2 * (off + j) + 1] = x >> 31;
+        }
+      } else if (v instanceof Float64Array) {
         for (let j = 0; j < v.length; j++) {
           const x = v[j];
           if (!Number.isInteger(x)) fail(inner, j, 'an integer', x);

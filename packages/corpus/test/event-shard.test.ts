@@ -165,6 +165,34 @@ describe('EventShardWriter round trip', () => {
     }
   });
 
+  it('writes rows with long read lists in small row groups, in a part and in a merged shard', async () => {
+    // 8,193 list entries a row (4,096 neighbours, 4,097 reads): 64 rows a row group in a part, so that the
+    // Parquet writer never holds 2,048 rows of them (16 M entries); a merge reads 2,048-row chunks.
+    const enc = [{ name: 'tiny', dim: 8 }];
+    const all = new Set(Array.from({ length: 3000 }, (_, e) => e));
+    const rowGroups = async (runId: string, partRows: number) => {
+      const w = await EventShardWriter.open({ dir, runId, encoders: enc, partRows });
+      for (let e = 0; e < 3000; e++) await w.append(makeRow(runId, e, enc, all));
+      const shard = await w.finalize();
+      const { con, close } = await independentDuckDB();
+      try {
+        const groups = (await con.runAndReadAll(`SELECT DISTINCT row_group_id, row_group_num_rows FROM parquet_metadata(${q(shard)}) ORDER BY 1`)).getRows();
+        const reads = (await con.runAndReadAll(`SELECT sum(len(read_versions))::DOUBLE, sum(len(neighbours))::DOUBLE FROM read_parquet(${q(shard)})`)).getRows()[0];
+        expect(reads).toEqual([3000 * 4097, 3000 * 4096]);
+        return groups.map((g) => Number(g[1]));
+      } finally {
+        close();
+      }
+    };
+    const single = await rowGroups('wide-one', 4096);
+    expect(single.length).toBe(Math.ceil(3000 / 64));
+    expect(Math.max(...single)).toBe(64);
+    // Merged: about one 2,048-row chunk a row group (a scan's chunks follow the parts' row groups), not 16,384.
+    const merged = await rowGroups('wide-merged', 1000);
+    expect(merged.length).toBe(2);
+    expect(Math.max(...merged)).toBeLessThan(2048 + 64);
+  });
+
   it('writes an empty run as a shard with the full schema and no rows', async () => {
     const w = await EventShardWriter.open({ dir, runId: 'empty', encoders: ENCODERS });
     const shard = await w.finalize();

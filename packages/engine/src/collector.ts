@@ -12,7 +12,7 @@ export interface RunControlState {
 }
 
 const EMPTY_I32 = new Int32Array(0);
-const EMPTY_F64 = new Float64Array(0);
+const EMPTY_READS = new Int32Array(0);
 
 /** Identity columns every row of a sweep shares. */
 export interface RowMeta {
@@ -198,16 +198,17 @@ export class RunCollector {
     const { plan } = task;
     const temperature = temperatureAt(run.temperature, plan.sweep, run.sweeps, run.controls.annealing);
     this.count(o);
-    const answer = this.row(plan.seed, plan.event, 'agent', plan.sweep, plan.agent, agentPersona(run, plan.agent)?.id ?? null, plan.neighbours, plan.readVersions, o, temperature, tag, o.embeddings);
+    const reads = plan.readVersions;
+    const answer = this.row(plan.seed, plan.event, 'agent', plan.sweep, plan.agent, agentPersona(run, plan.agent)?.id ?? null, plan.neighbours, reads, o, temperature, tag, o.embeddings);
     const boundary = this.boundaryCalls.get(plan.event);
     // Most events are one row: no array for them.
     if (!boundary && !o.before) return answer;
     const rows: EventRow[] = [];
     if (boundary) {
       this.boundaryCalls.delete(plan.event);
-      for (const c of boundary.calls) rows.push(this.callRow(c, plan.event, boundary.sweep, -1, EMPTY_I32, EMPTY_F64, run.temperature));
+      for (const c of boundary.calls) rows.push(this.callRow(c, plan.event, boundary.sweep, -1, EMPTY_I32, EMPTY_READS, run.temperature));
     }
-    for (const c of o.before ?? []) rows.push(this.callRow(c, plan.event, plan.sweep, plan.agent, plan.neighbours, plan.readVersions, temperature));
+    for (const c of o.before ?? []) rows.push(this.callRow(c, plan.event, plan.sweep, plan.agent, plan.neighbours, reads, temperature));
     rows.push(answer);
     return rows;
   }
@@ -231,7 +232,7 @@ export class RunCollector {
     agent: number,
     persona: string | null,
     neighbours: Int32Array,
-    reads: Float64Array,
+    reads: Int32Array,
     o: CallResult & { board?: string; divergence?: number },
     temperature: number,
     tag: Tag | null,
@@ -275,7 +276,7 @@ export class RunCollector {
   }
 
   /** A protocol call's row: no answer, so no tag and no embedding. */
-  private callRow(c: CallOutcome, event: number, sweep: number, agent: number, neighbours: Int32Array, reads: Float64Array, temperature: number): EventRow {
+  private callRow(c: CallOutcome, event: number, sweep: number, agent: number, neighbours: Int32Array, reads: Int32Array, temperature: number): EventRow {
     this.count(c);
     return this.row(c.seed, event, c.role, sweep, agent, null, neighbours, reads, c, c.role === 'judge' ? 0 : temperature, null, null);
   }

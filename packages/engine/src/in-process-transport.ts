@@ -13,7 +13,7 @@ export class InProcessTransport implements Transport {
     this.onMessage = onMessage;
   }
 
-  private read(runId: string, versions: Float64Array, what: string): string[] {
+  private read(runId: string, versions: ArrayLike<number>, what: string): string[] {
     const store = this.versions.get(runId);
     const reads: string[] = new Array(versions.length);
     for (let i = 0; i < versions.length; i++) {

@@ -1,4 +1,4 @@
-import { InputError, runEvents, shardLabel, sweepEvents, type EncoderColumn, type RunPlan, type Shard, type SweepSpec } from '@panta/core';
+import { InputError, ownNeighbourBytes, runEvents, shardLabel, sweepEvents, type EncoderColumn, type RunPlan, type Shard, type SweepSpec } from '@panta/core';
 import { acquireOutLock, readManifestToResume, runsOnDisk, shardProgress, type OutLock, type OutLockHolder } from '@panta/corpus';
 import { openEncoder, type Encoder } from '@panta/embed';
 import { createJudge } from '@panta/judge';
@@ -9,6 +9,7 @@ import { finishSweep, startManifest, type SweepSummary } from './finish.js';
 import { InProcessTransport } from './in-process-transport.js';
 import { LiveStatusWriter } from './live-status.js';
 import { checkOutFolder, makeOutFolder } from './out-folder.js';
+import { chainsFirst } from './run-order.js';
 import { loadSweep, plannerFor, type LoadedSweep, type SweepOverrides } from './load.js';
 import { sweepLogger, type Logger } from './log.js';
 import { SweepCorpus, readVersionTexts, runEnd } from './sweep-corpus.js';
@@ -16,11 +17,11 @@ import type { Transport } from './task.js';
 
 /**
  * Memory for rows waiting to become durable parts, over all open runs: runs are opened while their rows fit
- * (see sweepSizing). A trade of memory for overlap between runs, measured on the quickstart against runs
- * only counted (up to 32 open): 256 MiB, peak RSS 1.02 -> 0.84 GB at the same wall time (ratio 1.03);
- * 128 MiB, 0.62 GB but 19% slower (small runs keep few calls busy, so many must be open).
+ * (see sweepSizing). A trade of memory for overlap between runs: small runs keep few calls busy, so several
+ * must be open, and a mean field is one chain of events, so its run alone keeps one call busy. Runs open
+ * longest chain first (run-order.ts), so the chains run beside the rest instead of alone at the end.
  */
-export const BUFFER_BUDGET_BYTES = 256 * 1024 * 1024;
+export const BUFFER_BUDGET_BYTES = 64 * 1024 * 1024;
 /** Bytes of one part's rows: at 384 floats per row, 8,192 rows (a run of 729 agents is one part). */
 const PART_BYTES = 16 * 1024 * 1024;
 
@@ -119,7 +120,7 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
     onWritten: (count) => executor.written(count),
     traceBudgetBytes: options.traceBudgetBytes,
   });
-  const executor: Executor<RunCollector> = new Executor<RunCollector>(runs, {
+  const executor: Executor<RunCollector> = new Executor<RunCollector>(chainsFirst(runs), {
     transport,
     concurrency: spec.concurrency,
     maxActiveRuns,
@@ -189,8 +190,9 @@ function checkSameShard(specPath: string, out: string, held: Shard | undefined, 
 
 /**
  * Runs open at once, rows per durable part, and what an open run's rows weigh. Parts are sized in bytes
- * (PART_BYTES): a row holds its embeddings and its read versions and neighbours (12 bytes per read: on a
- * mean field of 729, 8.7 KB), and a run that fits one part is encoded once (its part becomes its shard).
+ * (PART_BYTES): a row holds its embeddings, its read versions (4 bytes each) and, where the graph does not
+ * share them, its neighbours (ownNeighbourBytes); a mean field of 729 weighs 4.7 KB a row. A run that fits
+ * one part is encoded once (its part becomes its shard).
  * A run holds at most three parts of rows (one filling, two being written), fewer when it is shorter; runs
  * are opened while the open runs' rows fit BUFFER_BUDGET_BYTES, so memory does not grow with the runs open.
  */
@@ -202,7 +204,7 @@ export function sweepSizing(
   // No more runs are open than the sweep has.
   const maxActiveRuns = Math.max(1, Math.min(64, Math.max(2, Math.ceil(concurrency / 2)), runs));
   const base = 256 + 4 * columns.reduce((s, c) => s + c.dim, 0);
-  const rowBytes = (run: RunPlan) => base + 12 * (run.k + 1);
+  const rowBytes = (run: RunPlan) => base + 4 * (run.k + 1) + ownNeighbourBytes(run.geometry, run.n, run.k);
   const rowsFor = (bytes: number) => Math.min(8192, Math.max(256, Math.floor(PART_BYTES / bytes)));
   const partRowsFor = (_run: RunPlan) => rowsFor(base);
   return { maxActiveRuns, partRows: rowsFor(base), partRowsFor, runBytes: (run) => Math.min(runEvents(run), 3 * partRowsFor(run)) * rowBytes(run) };

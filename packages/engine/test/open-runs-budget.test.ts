@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { RHEON6, tempDir, writeSpec } from '../../../test/helpers.js';
 import { BUFFER_BUDGET_BYTES, loadSweep, runSweep, sweepSizing } from '../src/index.js';
 
-// Rows of a mean field of 729 hold 729 read versions and neighbours each (~10 KB): such runs weigh ~6 times
-// a ring's of the same length. With a window of 16 events each run keeps few calls busy, and the executor
-// would open all four at once if runs were only counted.
+// Rows of a mean field of 729 hold 729 read versions each (4 bytes apiece; the neighbours are the graph's
+// cached rows, shared): such runs weigh ~2.6 times a ring's of the same length. With a window of 16 events
+// each run keeps few calls busy, and the executor would open all four at once if runs were only counted.
 const SPEC = `name: open-runs-budget
 dataset: ${RHEON6}
 prompts: [fq117]
@@ -26,7 +26,10 @@ describe('runs open at once', () => {
     const sizing = sweepSizing(64, [{ name: 'hashing', dim: 384 }], sweep.runs.length);
     const meanfield = sweep.runs[0]!;
     const ring = { ...meanfield, k: 2 };
-    expect(sizing.runBytes(meanfield)).toBeGreaterThan(5 * sizing.runBytes(ring));
+    expect(sizing.runBytes(meanfield)).toBeGreaterThan(2.5 * sizing.runBytes(ring));
+    // A sampled mean field's rows hold their own neighbour lists too (4 more bytes per neighbour).
+    const sampled = { ...meanfield, geometry: { kind: 'meanfield' as const, sample: 728 } };
+    expect(sizing.runBytes(sampled) - sizing.runBytes(meanfield)).toBe(Math.min(8019, 3 * sizing.partRows) * 4 * 728);
     const most = Math.floor(BUFFER_BUDGET_BYTES / sizing.runBytes(meanfield));
     expect(most).toBeGreaterThanOrEqual(1);
     expect(most).toBeLessThan(sweep.runs.length);

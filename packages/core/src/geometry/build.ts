@@ -3,7 +3,7 @@ import { chainGraph, starGraph } from './directed.js';
 import { edgeListSize, edgesGraph, type Edge } from './edges.js';
 import { GeometryError, type Graph } from './graph.js';
 import { ringGraph, torus2dGraph, torus3dGraph } from './lattice.js';
-import { MeanFieldGraph, SampledMeanFieldGraph } from './meanfield.js';
+import { MeanFieldGraph, SampledMeanFieldGraph, meanFieldRowsCached } from './meanfield.js';
 import { randomRegularGraph, smallWorldGraph } from './random.js';
 import { checkSize } from './size.js';
 import { geometryLabel, type GeometrySpec } from './spec.js';
@@ -43,6 +43,16 @@ export function buildGraph(spec: GeometrySpec, n: number, seed: number, edges?: 
       return edgesGraph(edges, { n, label, source: spec.path });
     }
   }
+}
+
+/**
+ * Bytes of neighbour list an event's row holds of its own: none where rows are views of the graph's
+ * adjacency (every static graph, and a full mean field whose rows are cached), 4 per neighbour where each
+ * event gets a fresh list (a sampled mean field, a full mean field too large to cache).
+ */
+export function ownNeighbourBytes(spec: GeometrySpec, n: number, k: number): number {
+  if (spec.kind !== 'meanfield') return 0;
+  return spec.sample === undefined && meanFieldRowsCached(n) ? 0 : 4 * k;
 }
 
 /** The stream a seeded geometry draws from: independent across labels, sizes and seeds. */

@@ -14,7 +14,7 @@ export class MeanFieldGraph implements Graph {
     readonly label = 'meanfield',
   ) {
     this.k = n - 1;
-    this.rows = n * n <= 1 << 20 ? new Array<Int32Array | undefined>(n) : undefined;
+    this.rows = meanFieldRowsCached(n) ? new Array<Int32Array | undefined>(n) : undefined;
   }
 
   /** Rows kept while all of them fit in 4 MB (N <= 1,024): a mean field's rows are the largest per event. */
@@ -32,6 +32,11 @@ export class MeanFieldGraph implements Graph {
     for (let j = agent + 1; j < this.n; j++) out[j - 1] = j;
     return out;
   }
+}
+
+/** Whether a full mean field of n agents keeps its neighbour rows (events then share them, not copy them). */
+export function meanFieldRowsCached(n: number): boolean {
+  return n * n <= 1 << 20;
 }
 
 /**

@@ -11,8 +11,9 @@ import type { SweepSpec } from './schema.js';
  */
 export const MEMORY = {
   /**
-   * Node, V8 and DuckDB (~115 MB), the hashing encoder's memo (32 MiB), the open runs' row buffers (256 MiB
-   * at most, shared) and the sweep trace (256 MiB at most; past it the final measurement reads shards back).
+   * Node, V8 and DuckDB (~115 MB), the hashing encoder's memo (32 MiB), the open runs' row buffers (64 MiB
+   * at most, shared), the Parquet encodings in progress (two, ~35 MB each), the sweep trace (256 MiB at most;
+   * past it the final measurement reads shards back), and the garbage V8 holds between collections.
    */
   processBytes: 768 * 2 ** 20,
   /** Per agent of an open run: its typed-array state (versions, answers' ids, tags, per-sweep sums) and its latest answer's text. */
