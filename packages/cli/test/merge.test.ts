@@ -86,6 +86,12 @@ describe('panta run --shard', () => {
     expect(r.code, r.stdout).toBe(0);
     expect(r.stdout).toMatch(/ok: .*part 2 of 2: 2 runs, .*no order parameters until panta merge/);
   });
+
+  it("refuses to report a part on its own (it would be whitened on its own runs' answers)", async () => {
+    const report = join(dir, 'part-report');
+    const line = refused(await cli(['report', part(2), '--out', report]), report);
+    expect(line).toMatch(/manifest\.json: shard: .* is part 2 of 2 of a job array, measured only once merged; fix: run panta merge OUT/);
+  });
 });
 
 describe('panta merge', () => {

@@ -36,6 +36,12 @@ export async function writeReport(dir: string, options: ReportOptions = {}): Pro
   const out = resolve(options.out ?? join(dir, 'report'));
   if (existsSync(out) && !statSync(out).isDirectory()) throw new InputError(out, '--out', 'exists and is not a folder', 'give a folder for the report, or remove the file');
   const data = await loadCorpus(dir, { events: true });
+  const part = data.manifest.shard;
+  if (part) {
+    // A part's runs were whitened and measured by nothing yet: a report of it alone would fit the whitening
+    // on its own runs' t = 0 answers, not the sweep's.
+    throw new InputError(join(dir, 'manifest.json'), 'shard', `${dir} is part ${part.index} of ${part.count} of a job array, measured only once merged`, 'run panta merge OUT with every part, then panta report OUT');
+  }
   const rendered: (RenderedFigure & { png: Buffer })[] = [];
   for (const figure of reportFigures(data)) {
     const svg = await renderSvg(figure.spec);
