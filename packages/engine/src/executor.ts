@@ -130,6 +130,7 @@ export class Executor<S extends RunSink = RunSink> {
   private tokens = 0;
   private completionTokens = 0;
   private settle!: { resolve: () => void; reject: (e: Error) => void };
+  private started = false;
 
   constructor(
     runs: readonly RunPlan[],
@@ -153,11 +154,16 @@ export class Executor<S extends RunSink = RunSink> {
   }
 
   async run(): Promise<void> {
-    await this.options.transport.start((m) => this.onMessage(m));
-    await new Promise<void>((resolve, reject) => {
+    // The settling promise exists before the transport starts: stop() may come while it starts (a Ctrl-C
+    // during a cluster's connection), and a fatal message may come before start() has resolved.
+    const done = new Promise<void>((resolve, reject) => {
       this.settle = { resolve, reject };
-      this.pump();
     });
+    done.catch(() => undefined);
+    await this.options.transport.start((m) => this.onMessage(m));
+    this.started = true;
+    this.pump();
+    await done;
   }
 
   /**
@@ -167,7 +173,8 @@ export class Executor<S extends RunSink = RunSink> {
   stop(): void {
     if (this.stopping) return;
     this.stopping = true;
-    this.pump();
+    // Before the transport has started, run() pumps once it has: nothing opens, and it resolves.
+    if (this.started) this.pump();
   }
 
   /** The runs open now, in opening order: rows written and events in flight (for live progress). */
