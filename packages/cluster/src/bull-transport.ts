@@ -1,9 +1,14 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { BoundaryOutcome, BoundaryTask, EventOutcome, EventTask, Task, Transport, TransportMessage } from '@panta/engine';
-import { jobIdOf, type SweepKeys } from './keys.js';
+import type { BoundaryTask, EventOutcome, EventTask, Task, Transport, TransportMessage } from '@panta/engine';
+import { jobIdOf } from './keys.js';
 import { jobOf, type BatchJob } from './result-codec.js';
-import type { InboxEntry } from './inbox-reader.js';
+import { boundaryOutcomeOf, type BoundaryFailed, type BoundaryJournalled, type EventDone, type EventFailed } from './redis/inbox.js';
+import { sendToCollector } from './redis/inboxes.js';
+import type { SweepStore } from './redis/sweep-store.js';
+
+/** The scheduler-inbox messages that answer a dispatched task. */
+export type TaskAnswer = EventDone | EventFailed | BoundaryFailed | BoundaryJournalled;
 
 interface Inflight {
   task: Task;
@@ -28,7 +33,8 @@ export class BullTransport implements Transport {
   private pending: EventTask[] = [];
   private pendingBoundaries: BoundaryTask[] = [];
   private forgetting = new Map<string, number[]>();
-  private scheduled = false;
+  /** The flush queued for the end of this turn (close() runs it at once instead). */
+  private scheduled?: NodeJS.Immediate;
   private chain: Promise<void> = Promise.resolve();
   private watchdog?: NodeJS.Timeout;
   private closed = false;
@@ -41,7 +47,7 @@ export class BullTransport implements Transport {
     private readonly redis: Redis,
     private readonly queue: Queue,
     private readonly sweepId: string,
-    private readonly keys: SweepKeys,
+    private readonly store: SweepStore,
     private readonly watchMs: number,
   ) {}
 
@@ -80,26 +86,36 @@ export class BullTransport implements Transport {
    * Commits and failures from the workers, and boundaries once the collector has journalled them (via the
    * scheduler's inbox).
    */
-  deliver(entry: InboxEntry): void {
-    const { op, run, event, sweep } = entry.fields;
-    const key = sweep !== undefined ? this.boundaryKey(run!, Number(sweep)) : this.key(run!, Number(event));
+  deliver(m: TaskAnswer): void {
+    const key = m.op === 'boundary' || m.op === 'boundaryFailed' ? this.boundaryKey(m.run, m.sweep) : this.key(m.run, m.event);
     const item = this.inflight.get(key);
     if (!item) return; // a duplicate, or a task this scheduler has not dispatched yet (checked on dispatch)
     this.inflight.delete(key);
     const { task } = item;
-    if (op === 'failed') this.onMessage({ type: 'failed', task, error: new Error(entry.fields.error ?? 'event failed') });
-    else if (task.kind === 'boundary') this.onMessage({ type: 'boundary', task, outcome: JSON.parse(entry.fields.outcome!) as BoundaryOutcome });
-    else this.onMessage({ type: 'outcome', task, outcome: this.outcome(task, Number(entry.fields.calls), Number(entry.fields.tokens)) });
+    if (m.op === 'failed' || m.op === 'boundaryFailed') this.onMessage({ type: 'failed', task, error: new Error(m.error) });
+    else if (m.op === 'boundary') {
+      if (task.kind === 'boundary') this.onMessage({ type: 'boundary', task, outcome: boundaryOutcomeOf(m) });
+    } else if (task.kind !== 'boundary') this.onMessage({ type: 'outcome', task, outcome: this.outcome(task, m.calls, m.tokens) });
   }
 
   /** An event found committed (by a job of an earlier scheduler, or whose message was trimmed): its usage was counted then. */
   private deliverCommitted(task: EventTask): void {
-    this.deliver({ id: '', fields: { op: 'done', run: task.run.runId, event: String(task.plan.event), calls: '0', tokens: '0' } });
+    this.deliver({ op: 'done', run: task.run.runId, event: task.plan.event, calls: 0, tokens: 0 });
   }
 
+  /**
+   * Returns once the work asked of the transport before is done: a dispatch or forget of this same turn
+   * waits for its flush (scheduled for the turn's end), which runs now instead, since the scheduler quits
+   * Redis right after.
+   */
   async close(): Promise<void> {
     this.closed = true;
     if (this.watchdog) clearInterval(this.watchdog);
+    if (this.scheduled) {
+      clearImmediate(this.scheduled);
+      this.scheduled = undefined;
+      this.chain = this.chain.then(() => this.flush());
+    }
     await this.chain.catch(() => undefined);
   }
 
@@ -119,8 +135,8 @@ export class BullTransport implements Transport {
    * A boundary a worker already committed (for an earlier scheduler, or before a restart): the collector
    * journals it if it has not yet, and answers with it either way.
    */
-  private confirmBoundary(task: BoundaryTask): Promise<unknown> {
-    return this.redis.xadd(this.keys.collectorInbox, '*', 'op', 'boundary', 'run', task.run.runId, 'sweep', String(task.sweep));
+  private confirmBoundary(task: BoundaryTask): Promise<void> {
+    return sendToCollector(this.redis, this.store.keys, { op: 'boundary', run: task.run.runId, sweep: task.sweep });
   }
 
   private boundaryJob(task: BoundaryTask): { name: string; data: BatchJob; opts: { jobId: string } } {
@@ -135,7 +151,7 @@ export class BullTransport implements Transport {
   private async sendBoundaries(tasks: readonly BoundaryTask[]): Promise<void> {
     const jobs = [];
     for (const t of tasks) {
-      if ((await this.redis.hexists(this.keys.boundaries(t.run.runId), String(t.sweep))) === 1) await this.confirmBoundary(t);
+      if (await this.store.hasBoundary(t.run.runId, t.sweep)) await this.confirmBoundary(t);
       else jobs.push(this.boundaryJob(t));
     }
     if (jobs.length > 0) await this.queue.addBulk(jobs);
@@ -148,9 +164,8 @@ export class BullTransport implements Transport {
 
   private schedule(): void {
     if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
+    this.scheduled = setImmediate(() => {
+      this.scheduled = undefined;
       this.chain = this.chain.then(() => this.flush()).catch((e) => this.fail(e));
     });
   }
@@ -169,24 +184,15 @@ export class BullTransport implements Transport {
     const forgetting = this.forgetting;
     this.forgetting = new Map();
     if (tasks.length > 0) {
-      const bits = this.redis.pipeline();
-      for (const t of tasks) bits.getbit(this.keys.committed(t.run.runId), t.plan.event);
-      const replies = (await bits.exec()) ?? [];
+      const committed = await this.store.committed(tasks.map((t) => ({ runId: t.run.runId, event: t.plan.event })));
       const fresh: EventTask[] = [];
-      for (let i = 0; i < tasks.length; i++) {
-        const t = tasks[i]!;
-        const [err, bit] = replies[i] ?? [new Error('no reply'), 0];
-        if (err) throw err;
-        if (bit === 1) this.deliverCommitted(t);
+      tasks.forEach((t, i) => {
+        if (committed[i]) this.deliverCommitted(t);
         else fresh.push(t);
-      }
+      });
       if (fresh.length > 0) await this.queue.addBulk(this.batches(fresh));
     }
-    if (forgetting.size > 0) {
-      const del = this.redis.pipeline();
-      for (const [runId, versions] of forgetting) del.hdel(this.keys.versions(runId), ...versions.map(String));
-      await del.exec();
-    }
+    await this.store.forgetVersions(forgetting);
   }
 
   /** Groups events into jobs; a job's id names its first event (ids must be unique while jobs exist). */
@@ -227,7 +233,7 @@ export class BullTransport implements Transport {
         lostBoundaries.push(task);
         continue;
       }
-      if ((await this.redis.getbit(this.keys.committed(task.run.runId), task.plan.event)) === 1) {
+      if ((await this.store.committed([{ runId: task.run.runId, event: task.plan.event }]))[0]) {
         this.deliverCommitted(task);
         continue;
       }

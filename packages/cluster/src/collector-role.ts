@@ -20,17 +20,20 @@ import {
 import { createJudge } from '@panta/judge';
 import { createBackend, endpointsOf, waitForEndpoints } from '@panta/llm';
 import type { Redis } from 'ioredis';
-import { INBOX_MAXLEN, SWEEPS_KEY, sweepKeys, type SweepKeys } from './keys.js';
-import { fromPayload, type SweepPayload } from './payload.js';
+import { sweepKeys } from './keys.js';
+import { fromPayload } from './payload.js';
 import { cpuMs } from './cpu.js';
-import { connect, ready, streamEntries } from './redis.js';
+import { connect, ready, type PantaRedis } from './redis.js';
+import type { CloseRun, CollectorMessage, Delivered, ResultCommitted } from './redis/inbox.js';
+import { ackCollectorInbox, ensureCollectorGroup, readCollectorInbox, sendToScheduler } from './redis/inboxes.js';
+import { leaseHeld } from './redis/leases.js';
+import { listSweeps } from './redis/registry.js';
+import { SweepStore } from './redis/sweep-store.js';
 import { clearRefusal, recordRefusal } from './refusal.js';
 import { decodeResult } from './result-codec.js';
 import { RoleLease } from './role-lease.js';
 import { DEFAULT_WAIT_ENDPOINT_MS } from './worker-context.js';
-import type { InboxEntry } from './inbox-reader.js';
 
-const GROUP = 'collector';
 /** How often the collector reads its own pending inbox entries again. */
 const PENDING_READ_MS = 5000;
 
@@ -77,8 +80,10 @@ export async function runCollector(options: CollectorOptions): Promise<SweepSumm
     const sweepId = await pickSweep(redis, options);
     if (!sweepId) return null;
     const keys = sweepKeys(sweepId);
+    const store = new SweepStore(redis, keys);
     try {
-      const payload = JSON.parse((await redis.get(keys.spec))!) as SweepPayload;
+      const payload = await store.payload();
+      if (!payload) throw new Error(`sweep ${sweepId} is not published in Redis (${keys.spec} is missing)`);
       const sweep = fromPayload(payload, options.out);
       checkOutFolder(sweep.out);
       const previous = readManifestToResume(sweep.out);
@@ -89,14 +94,14 @@ export async function runCollector(options: CollectorOptions): Promise<SweepSumm
       if (!lease) return null;
       try {
         options.onSweep?.(sweep);
-        const collector = new CollectorProcess(redis, blocking, keys, sweep, options, lease);
+        const collector = new CollectorProcess(redis, blocking, store, sweep, options, lease);
         return await collector.serve(previous).finally(() => collector.outLock?.release());
       } finally {
         await lease.release();
       }
     } catch (error) {
       // The scheduler stops with the same line instead of waiting for this collector.
-      if (error instanceof InputError) await recordRefusal(redis, keys, error).catch(() => undefined);
+      if (error instanceof InputError) await recordRefusal(redis, store, error).catch(() => undefined);
       throw error;
     }
   } finally {
@@ -112,9 +117,9 @@ export async function runCollector(options: CollectorOptions): Promise<SweepSumm
  */
 async function pickSweep(redis: Redis, options: CollectorOptions): Promise<string | null> {
   for (let waited = 0; !options.signal?.aborted; waited++) {
-    const ids = Object.keys(await redis.hgetall(SWEEPS_KEY));
+    const ids = [...(await listSweeps(redis)).keys()];
     if (options.sweep) {
-      if (ids.includes(options.sweep) && (await redis.hget(sweepKeys(options.sweep).state, 'phase')) !== 'done') return options.sweep;
+      if (ids.includes(options.sweep) && (await new SweepStore(redis, sweepKeys(options.sweep)).phase()) !== 'done') return options.sweep;
     } else {
       // An unfinished sweep counts while a scheduler serves it (or it waits to be finished): one left behind
       // by a scheduler that is gone (a spec edited since, the same Redis volume) must not take the collector
@@ -123,9 +128,9 @@ async function pickSweep(redis: Redis, options: CollectorOptions): Promise<strin
       const abandoned: string[] = [];
       for (const id of ids) {
         const k = sweepKeys(id);
-        const phase = await redis.hget(k.state, 'phase');
+        const phase = await new SweepStore(redis, k).phase();
         if (phase === 'done') continue;
-        if (phase === 'finishing' || (await redis.exists(k.schedulerLease)) === 1) open.push(id);
+        if (phase === 'finishing' || (await leaseHeld(redis, k.schedulerLease))) open.push(id);
         else abandoned.push(id);
       }
       if (open.length === 1) return open[0]!;
@@ -148,9 +153,9 @@ class CollectorProcess {
   outLock?: OutLock;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: PantaRedis,
     private readonly blocking: Redis,
-    private readonly keys: SweepKeys,
+    private readonly store: SweepStore,
     private readonly sweep: LoadedSweep,
     private readonly options: CollectorOptions,
     private readonly lease: RoleLease,
@@ -159,7 +164,8 @@ class CollectorProcess {
   }
 
   async serve(previous: ReturnType<typeof readManifestToResume>): Promise<SweepSummary | null> {
-    const { sweep, options, keys, redis } = this;
+    const { sweep, options, store, redis } = this;
+    const { keys } = store;
     const log = options.log.child({ sweep: keys.spec.split(':')[1] });
     const backend = createBackend(sweep.spec.backend, sweep.prompts, sweep.specFile);
     const encoders = await openEncoders(sweep.spec.encoders, sweep.specFile);
@@ -168,7 +174,7 @@ class CollectorProcess {
     const judge = createJudge(judgeSpec, sweep.specFile, sweep.prompts, sweep.out);
     makeOutFolder(sweep.out);
     this.outLock = acquireOutLock(sweep.out);
-    await clearRefusal(redis, keys);
+    await clearRefusal(store);
     if (this.outLock.tookOver) log.warn({ holder: this.outLock.tookOver }, 'took over the corpus folder lock of a process that is gone');
     const manifest = startManifest(sweep, previous, backend, judge, encoders);
     for (const e of encoders) await e.close(); // only their names, dims and models are needed here
@@ -191,55 +197,48 @@ class CollectorProcess {
         onWait: (w) => log.info({ endpoint: w.endpoint, waited_s: w.waitedS, limit_s: w.limitS, last: w.last }, "waiting for the judge's model endpoint to answer before collecting"),
       });
     }
-    await redis.xgroup('CREATE', keys.collectorInbox, GROUP, '0', 'MKSTREAM').catch((e: Error) => {
-      if (!e.message.includes('BUSYGROUP')) throw e;
-    });
-    for (const runId of await redis.smembers(keys.open)) await this.open(runId);
+    await ensureCollectorGroup(redis, keys);
+    for (const runId of await store.openRuns()) await this.open(runId);
     const timers = [setInterval(this.once(() => this.report()), 50), setInterval(this.once(() => this.makeDurable()), options.durableMs ?? 10_000)];
     log.info({ out: sweep.out, reopened: this.runs.size, cpu_ms: cpuMs() }, 'collector started');
     try {
-      // '0' reads this consumer's pending entries (delivered, never acknowledged), '>' new ones. Pending ones
-      // are read first, and again every few seconds: an XREADGROUP that Redis answered just before it died
-      // left its entries pending, and the reply that carried them was lost with the connection.
-      let cursor = '0';
+      // Pending entries (delivered, never acknowledged) are read first, and again every few seconds: an
+      // XREADGROUP that Redis answered just before it died left its entries pending, and the reply that
+      // carried them was lost with the connection.
+      let pending = true;
       let pendingReadAt = Date.now();
       while (!options.signal?.aborted) {
         if (this.fatal) throw this.fatal;
         if (this.lease.lost) throw new Error('lost the collector lease: another collector took over this sweep');
-        const reply = (await this.blocking.xreadgroup('GROUP', GROUP, 'collector', 'COUNT', 1000, 'BLOCK', 500, 'STREAMS', keys.collectorInbox, cursor)) as
-          | [string, [string, string[]][]][]
-          | null;
-        const entries = streamEntries(reply?.[0]?.[1]);
-        if (cursor === '0') {
-          cursor = '>';
+        const entries = await readCollectorInbox(this.blocking, keys, { pending, count: 1000, blockMs: 500 });
+        if (pending) {
+          pending = false;
           pendingReadAt = Date.now();
-        } else if (Date.now() - pendingReadAt > PENDING_READ_MS) cursor = '0';
+        } else if (Date.now() - pendingReadAt > PENDING_READ_MS) pending = true;
         const acks: string[] = [];
         for (const group of batches(entries)) {
-          if (group.op === 'done') {
-            await this.accept(group.entries);
+          if (group.kind === 'done') {
+            await this.accept(group.entries.map((e) => e.message));
             acks.push(...group.entries.map((e) => e.id));
-          } else {
-            for (const entry of group.entries) {
-              const f = entry.fields;
-              if (f.op === 'open') {
-                await this.open(f.run!);
-                acks.push(entry.id);
-              } else if (f.op === 'boundary') {
-                await this.boundary(f.run!, Number(f.sweep));
-                acks.push(entry.id);
-              } else if (f.op === 'close') {
-                this.close(entry);
-              } else if (f.op === 'finish') {
-                await Promise.all(this.closes);
-                if (this.fatal) throw this.fatal;
-                const summary = await finishSweep(sweep, manifest, columns, judge, this.corpus.trace);
-                await redis.hset(keys.state, 'phase', summary.status === 'complete' ? 'done' : 'failed');
-                await this.ack([...acks, entry.id]);
-                log.info({ status: summary.status, events: summary.eventsWritten, cpu_ms: cpuMs() }, 'corpus finished');
-                return summary;
-              } else acks.push(entry.id);
-            }
+            continue;
+          }
+          const { id, message: m } = group.entry;
+          if (m.op === 'open') {
+            await this.open(m.run);
+            acks.push(id);
+          } else if (m.op === 'boundary') {
+            await this.boundary(m.run, m.sweep);
+            acks.push(id);
+          } else if (m.op === 'close') {
+            this.close(id, m);
+          } else if (m.op === 'finish') {
+            await Promise.all(this.closes);
+            if (this.fatal) throw this.fatal;
+            const summary = await finishSweep(sweep, manifest, columns, judge, this.corpus.trace);
+            await store.setPhase(summary.status === 'complete' ? 'done' : 'failed');
+            await this.ack([...acks, id]);
+            log.info({ status: summary.status, events: summary.eventsWritten, cpu_ms: cpuMs() }, 'corpus finished');
+            return summary;
           }
         }
         await this.ack(acks);
@@ -273,13 +272,12 @@ class CollectorProcess {
   }
 
   private async ack(ids: string[]): Promise<void> {
-    if (ids.length === 0) return;
-    await this.redis.multi().xack(this.keys.collectorInbox, GROUP, ...ids).xdel(this.keys.collectorInbox, ...ids).exec();
+    await ackCollectorInbox(this.redis, this.store.keys, ids);
   }
 
   /** Opens a run where its durable rows end (idempotent: an open run answers with what it has appended). */
   private async open(runId: string): Promise<void> {
-    const { keys, redis, sweep } = this;
+    const { store, sweep } = this;
     const run = this.byId.get(runId);
     if (!run) throw new Error(`the scheduler opened run ${runId}, which this sweep does not have`);
     let reply: { next: number; finalized: boolean };
@@ -294,26 +292,19 @@ class CollectorProcess {
         if (progress.nextEvent > 0) {
           // Each agent's latest durable answer back into the version store (a Redis that lost the sweep).
           const planner = plannerFor(sweep, run, progress.nextEvent);
-          const texts = await readVersionTexts(progress.parts, planner.liveVersions(), run.protocol);
-          if (texts.size > 0) {
-            const m = redis.multi();
-            for (const [v, text] of texts) m.hsetnx(keys.versions(runId), String(v), text);
-            await m.exec();
-          }
+          await store.restoreVersions(runId, await readVersionTexts(progress.parts, planner.liveVersions(), run.protocol));
         }
         const collector = await this.corpus.openCollector(run, progress.nextEvent);
         await this.restoreBoundaries(run, collector);
         this.runs.set(runId, { run, collector, durable: progress.nextEvent, reported: -1, closing: false });
-        await redis.sadd(keys.open, runId);
+        await store.markOpen(runId);
         await this.loadResults(runId);
         reply = { next: progress.nextEvent, finalized: false };
       }
     }
     // A run with sweep boundaries continues from the last one its journal holds.
     const control = this.runs.get(runId)?.collector.control;
-    const fields = ['op', 'opened', 'run', runId, 'next', String(reply.next), 'finalized', reply.finalized ? '1' : '0'];
-    if (control && control.sweep >= 0) fields.push('control', JSON.stringify(control));
-    await redis.xadd(keys.schedulerInbox, 'MAXLEN', '~', INBOX_MAXLEN, '*', ...fields);
+    await sendToScheduler(this.redis, store.keys, { op: 'opened', run: runId, next: reply.next, finalized: reply.finalized, ...(control && control.sweep >= 0 ? { control } : {}) });
   }
 
   /**
@@ -324,15 +315,9 @@ class CollectorProcess {
    * Never true of a run the corpus keeps: a result is deleted only after its row is durable.
    */
   private async forgetIfAhead(runId: string, next: number): Promise<void> {
-    const { keys } = this;
-    const replies = (await this.redis.multi().sismember(keys.closed, runId).getbit(keys.committed(runId), next).hexists(keys.results(runId), String(next)).exec()) ?? [];
-    const [closed, committed, held] = replies.map(([err, value]) => {
-      if (err) throw err;
-      return Number(value);
-    });
-    if (closed !== 1 && !(committed === 1 && held === 0)) return;
+    if (!(await this.store.aheadOf(runId, next))) return;
     this.options.log.warn({ run: runId, nextEvent: next }, 'the corpus holds less of this run than Redis recorded as written (a deleted or replaced folder): the run continues from its rows on disk');
-    await this.redis.multi().srem(keys.closed, runId).del(keys.committed(runId), keys.versions(runId), keys.results(runId), keys.boundaries(runId)).exec();
+    await this.store.forgetRun(runId);
   }
 
   /**
@@ -342,12 +327,12 @@ class CollectorProcess {
   private async boundary(runId: string, sweep: number): Promise<void> {
     const open = this.runs.get(runId);
     if (!open) return; // closed meanwhile: the scheduler no longer waits for it
-    const text = await this.redis.hget(this.keys.boundaries(runId), String(sweep));
+    const text = await this.store.boundaryOutcome(runId, sweep);
     if (text === null) return;
     const outcome = JSON.parse(text) as BoundaryOutcome;
     const { collector } = open;
     if (collector.control.sweep < sweep) await collector.acceptBoundary({ kind: 'boundary', run: open.run, sweep, versions: new Float64Array(0) }, outcome);
-    await this.redis.xadd(this.keys.schedulerInbox, 'MAXLEN', '~', INBOX_MAXLEN, '*', 'op', 'boundary', 'run', runId, 'sweep', String(sweep), 'outcome', text);
+    await sendToScheduler(this.redis, this.store.keys, { op: 'boundary', run: runId, sweep, outcome: text });
   }
 
   /**
@@ -356,37 +341,28 @@ class CollectorProcess {
    * their committed results wait in Redis, and so do these boundaries, which the scheduler has acted on.
    */
   private async restoreBoundaries(run: RunPlan, collector: RunCollector): Promise<void> {
-    const stored = await this.redis.hgetall(this.keys.boundaries(run.runId));
-    const sweeps = Object.keys(stored).map(Number).sort((a, b) => a - b);
-    for (const sweep of sweeps) {
+    const stored = await this.store.boundaryOutcomes(run.runId);
+    for (const sweep of [...stored.keys()].sort((a, b) => a - b)) {
       if (sweep <= collector.control.sweep) continue;
-      await collector.acceptBoundary({ kind: 'boundary', run, sweep, versions: new Float64Array(0) }, JSON.parse(stored[String(sweep)]!) as BoundaryOutcome);
+      await collector.acceptBoundary({ kind: 'boundary', run, sweep, versions: new Float64Array(0) }, JSON.parse(stored.get(sweep)!) as BoundaryOutcome);
     }
   }
 
   /** Results committed before this collector opened the run (it was down, or restarted). */
   private async loadResults(runId: string): Promise<void> {
-    let cursor = '0';
-    do {
-      const [next, flat] = await this.redis.hscan(this.keys.results(runId), cursor, 'COUNT', 1000);
-      cursor = next;
-      for (let i = 0; i + 1 < flat.length; i += 2) this.take(runId, flat[i + 1]!);
-    } while (cursor !== '0');
+    await this.store.eachResult(runId, (text) => this.take(runId, text));
   }
 
-  private async accept(entries: InboxEntry[]): Promise<void> {
-    const wanted = entries.filter((e) => {
-      const r = this.runs.get(e.fields.run!);
-      return r && !r.collector.holds(Number(e.fields.event));
+  private async accept(messages: ResultCommitted[]): Promise<void> {
+    const wanted = messages.filter((m) => {
+      const r = this.runs.get(m.run);
+      return r && !r.collector.holds(m.event);
     });
     if (wanted.length === 0) return;
-    const get = this.redis.pipeline();
-    for (const e of wanted) get.hget(this.keys.results(e.fields.run!), e.fields.event!);
-    const replies = (await get.exec()) ?? [];
-    replies.forEach(([err, text], i) => {
-      if (err) throw err;
+    const texts = await this.store.results(wanted.map((m) => ({ runId: m.run, event: m.event })));
+    texts.forEach((text, i) => {
       // Gone only if already durable and deleted (a duplicate notification).
-      if (typeof text === 'string') this.take(wanted[i]!.fields.run!, text);
+      if (text !== null) this.take(wanted[i]!.run, text);
     });
   }
 
@@ -409,11 +385,7 @@ class CollectorProcess {
       any = true;
     }
     if (!any) return;
-    await this.redis
-      .multi()
-      .xadd(this.keys.schedulerInbox, 'MAXLEN', '~', INBOX_MAXLEN, '*', 'op', 'written', 'counts', JSON.stringify(counts))
-      .hset(this.keys.written, counts)
-      .exec();
+    await this.store.reportWritten(counts);
   }
 
   /** Appended rows become a durable part; only then are their results deleted from Redis. */
@@ -422,28 +394,19 @@ class CollectorProcess {
       if (r.closing || r.collector.written === r.durable) continue;
       const upto = r.collector.written;
       await r.collector.flush();
-      await this.dropResults(runId, r.durable, upto);
+      await this.store.dropResults(runId, r.durable, upto);
       r.durable = upto;
     }
   }
 
-  private async dropResults(runId: string, from: number, to: number): Promise<void> {
-    for (let start = from; start < to; start += 2000) {
-      const fields: string[] = [];
-      for (let e = start; e < Math.min(to, start + 2000); e++) fields.push(String(e));
-      await this.redis.hdel(this.keys.results(runId), ...fields);
-    }
-  }
-
   /** Closes a run in the background (finalizing merges its parts), acknowledging the request when done. */
-  private close(entry: InboxEntry): void {
-    const f = entry.fields;
-    const runId = f.run!;
+  private close(id: string, request: CloseRun): void {
+    const runId = request.run;
     // Read again while its close runs (it stays pending until done): that close acknowledges it.
     if (this.closingRuns.has(runId)) return;
     this.closingRuns.add(runId);
     const run = this.byId.get(runId)!;
-    const status = f.status as 'complete' | 'failed' | 'stopped';
+    const { status } = request;
     const task = (async () => {
       const open = this.runs.get(runId);
       if (open && !open.closing) {
@@ -451,16 +414,13 @@ class CollectorProcess {
         // A run that stopped early (early stopping) ends at its gate, before runEvents.
         const end = open.collector.stoppedAfter === undefined ? runEvents(run) : (open.collector.stoppedAfter + 1) * run.n;
         if (status === 'complete') while (open.collector.written < end) await sleep(10);
-        await this.corpus.closeRun(run, open.collector, { status, error: f.error, wallMs: Number(f.wall_ms) });
+        await this.corpus.closeRun(run, open.collector, { status, error: request.error, wallMs: request.wallMs });
         this.runs.delete(runId);
       }
-      const { keys } = this;
-      const m = this.redis.multi().srem(keys.open, runId).hdel(keys.written, runId);
       // A complete run's state goes; a failed run's stays, so that a later scheduler resumes it.
-      if (status === 'complete') m.sadd(keys.closed, runId).del(keys.committed(runId), keys.versions(runId), keys.results(runId), keys.boundaries(runId));
-      await m.exec();
-      await this.redis.xadd(keys.schedulerInbox, 'MAXLEN', '~', INBOX_MAXLEN, '*', 'op', 'closed', 'run', runId);
-      await this.ack([entry.id]);
+      await this.store.closeRun(runId, status === 'complete');
+      await sendToScheduler(this.redis, this.store.keys, { op: 'closed', run: runId });
+      await this.ack([id]);
     })()
       .catch((e) => this.fail(e))
       .finally(() => this.closingRuns.delete(runId));
@@ -469,14 +429,16 @@ class CollectorProcess {
   }
 }
 
-/** Consecutive entries of the same kind: commit notifications are fetched in one round trip. */
-function batches(entries: InboxEntry[]): { op: string; entries: InboxEntry[] }[] {
-  const out: { op: string; entries: InboxEntry[] }[] = [];
-  for (const e of entries) {
-    const op = e.fields.op === 'done' ? 'done' : 'control';
+type Batch = { kind: 'done'; entries: Delivered<ResultCommitted>[] } | { kind: 'control'; entry: Delivered<Exclude<CollectorMessage, ResultCommitted>> };
+
+/** Consecutive commit notifications go together (their results are fetched in one round trip); requests one by one, in order. */
+function batches(entries: Delivered<CollectorMessage>[]): Batch[] {
+  const out: Batch[] = [];
+  for (const { id, message } of entries) {
     const last = out[out.length - 1];
-    if (last && last.op === op) last.entries.push(e);
-    else out.push({ op, entries: [e] });
+    if (message.op !== 'done') out.push({ kind: 'control', entry: { id, message } });
+    else if (last?.kind === 'done') last.entries.push({ id, message });
+    else out.push({ kind: 'done', entries: [{ id, message }] });
   }
   return out;
 }

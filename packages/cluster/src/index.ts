@@ -9,3 +9,6 @@ export * from './worker.js';
 export * from './collector-role.js';
 export * from './status.js';
 export * from './worker-registry.js';
+export { SweepStore } from './redis/sweep-store.js';
+export { InboxEntryError, type CollectorMessage, type SchedulerMessage } from './redis/inbox.js';
+export { ScriptReplyError, type PantaRedis } from './redis/scripts.js';

@@ -1,6 +1,8 @@
 import { Redis } from 'ioredis';
 import { InputError, redact, registerSecret } from '@panta/core';
-import { withScripts, type PantaScripts } from './scripts/index.js';
+import { withScripts, type PantaRedis } from './redis/scripts.js';
+
+export type { PantaRedis } from './redis/scripts.js';
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
@@ -33,7 +35,7 @@ function passwordFor(url: string): string | undefined {
  * maxRetriesPerRequest: null too): with AOF and appendfsync always, nothing acknowledged is lost, so every
  * role simply carries on once Redis is back.
  */
-export function connect(url: string, name: string, options: { autoPipelining?: boolean; failFast?: boolean } = {}): Redis & PantaScripts {
+export function connect(url: string, name: string, options: { autoPipelining?: boolean; failFast?: boolean } = {}): PantaRedis {
   const password = passwordFor(url);
   const redis = new Redis(url, {
     ...(password ? { password } : {}),
@@ -73,12 +75,8 @@ export async function ready(redis: Redis, url: string): Promise<void> {
   }
 }
 
-/** Reads a stream reply ([id, [field, value, ...]][]) into objects. */
-export function streamEntries(reply: [string, string[]][] | null | undefined): { id: string; fields: Record<string, string> }[] {
-  if (!reply) return [];
-  return reply.map(([id, flat]) => {
-    const fields: Record<string, string> = {};
-    for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i]!] = flat[i + 1]!;
-    return { id, fields };
-  });
+/** Redis's clock in ms (every role compares times on it: hosts' clocks may differ). */
+export async function redisNow(redis: Redis): Promise<number> {
+  const [s, us] = await redis.time();
+  return Number(s) * 1000 + Math.floor(Number(us) / 1000);
 }

@@ -1,6 +1,7 @@
 import { InputError, redact } from '@panta/core';
 import type { Redis } from 'ioredis';
-import type { SweepKeys } from './keys.js';
+import { redisNow } from './redis.js';
+import type { SweepStore } from './redis/sweep-store.js';
 
 /**
  * A scheduler and a collector started together (compose, Slurm) may start in either order: a refusal recorded
@@ -18,25 +19,19 @@ interface Refusal {
   at: number;
 }
 
-/** Redis's clock in ms (every role compares times on it). */
-export async function redisNow(redis: Redis): Promise<number> {
-  const [s, us] = await redis.time();
-  return Number(s) * 1000 + Math.floor(Number(us) / 1000);
-}
-
 /**
  * Records why the collector refused the sweep (bad input: a corpus of another sweep at its --out, missing
  * encoder models), so that the scheduler stops with the same line and exit 2 instead of waiting for a
  * collector that will never answer (under Slurm, holding every node until the time limit).
  */
-export async function recordRefusal(redis: Redis, keys: SweepKeys, error: InputError): Promise<void> {
+export async function recordRefusal(redis: Redis, store: SweepStore, error: InputError): Promise<void> {
   const refusal: Refusal = { file: redact(error.file), field: error.field, problem: redact(error.problem), fix: redact(error.fix), at: await redisNow(redis) };
-  await redis.hset(keys.state, 'refused', JSON.stringify(refusal));
+  await store.setRefusal(JSON.stringify(refusal));
 }
 
 /** The collector's refusal recorded since `since` (Redis's clock) less the grace, as the error to stop with. */
-export async function readRefusal(redis: Redis, keys: SweepKeys, since: number): Promise<InputError | null> {
-  const text = await redis.hget(keys.state, 'refused');
+export async function readRefusal(store: SweepStore, since: number): Promise<InputError | null> {
+  const text = await store.refusal();
   if (!text) return null;
   const r = JSON.parse(text) as Refusal;
   if (r.at < since - REFUSAL_GRACE_MS) return null;
@@ -44,6 +39,6 @@ export async function readRefusal(redis: Redis, keys: SweepKeys, since: number):
 }
 
 /** A collector that got past its checks clears an earlier attempt's refusal. */
-export async function clearRefusal(redis: Redis, keys: SweepKeys): Promise<void> {
-  await redis.hdel(keys.state, 'refused');
+export async function clearRefusal(store: SweepStore): Promise<void> {
+  await store.clearRefusal();
 }

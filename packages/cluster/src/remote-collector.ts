@@ -1,8 +1,11 @@
 import type { Redis } from 'ioredis';
-import { redact, type ControlState } from '@panta/core';
+import { redact } from '@panta/core';
 import type { EventTask, RunEnd, RunSink } from '@panta/engine';
-import type { InboxEntry } from './inbox-reader.js';
-import type { SweepKeys } from './keys.js';
+import type { Control, RunClosed, RunOpened, RowsWritten } from './redis/inbox.js';
+import { sendToCollector } from './redis/inboxes.js';
+import type { SweepStore } from './redis/sweep-store.js';
+
+export type { Control } from './redis/inbox.js';
 
 /**
  * The scheduler's handle on a run whose rows the collector process writes: `accept` resolves once the
@@ -44,12 +47,6 @@ export class RemoteSink implements RunSink {
   }
 }
 
-/** Where a run's sweep boundaries stand, as the collector's journal says. */
-export interface Control {
-  sweep: number;
-  state?: ControlState;
-}
-
 export interface Opened {
   next: number;
   finalized: boolean;
@@ -68,12 +65,12 @@ export class RemoteCollector {
 
   constructor(
     private readonly redis: Redis,
-    private readonly keys: SweepKeys,
+    private readonly store: SweepStore,
   ) {}
 
   open(runId: string): Promise<Opened> {
     const reply = new Promise<Opened>((resolve) => this.opening.set(runId, resolve));
-    return this.redis.xadd(this.keys.collectorInbox, '*', 'op', 'open', 'run', runId).then(() => reply);
+    return sendToCollector(this.redis, this.store.keys, { op: 'open', run: runId }).then(() => reply);
   }
 
   sink(runId: string, next: number, onWritten: (count: number) => void, control?: Control): RemoteSink {
@@ -84,10 +81,7 @@ export class RemoteCollector {
 
   close(runId: string, end: RunEnd): Promise<void> {
     const reply = new Promise<void>((resolve) => this.closing.set(runId, resolve));
-    const fields = ['op', 'close', 'run', runId, 'status', end.status, 'wall_ms', String(end.wallMs)];
-    if (end.error) fields.push('error', redact(end.error));
-    return this.redis
-      .xadd(this.keys.collectorInbox, '*', ...fields)
+    return sendToCollector(this.redis, this.store.keys, { op: 'close', run: runId, status: end.status, wallMs: end.wallMs, ...(end.error ? { error: redact(end.error) } : {}) })
       .then(() => reply)
       .then(() => {
         this.sinks.delete(runId);
@@ -96,8 +90,8 @@ export class RemoteCollector {
 
   /** Asks the collector to write runs.parquet, whitening, order parameters and the manifest, then exit. */
   async finish(): Promise<void> {
-    await this.redis.hset(this.keys.state, 'phase', 'finishing');
-    await this.redis.xadd(this.keys.collectorInbox, '*', 'op', 'finish');
+    await this.store.setPhase('finishing');
+    await sendToCollector(this.redis, this.store.keys, { op: 'finish' });
   }
 
   /** Whether a request is waiting for the collector (the scheduler says so while it waits). */
@@ -105,19 +99,17 @@ export class RemoteCollector {
     return this.opening.size > 0 || this.closing.size > 0;
   }
 
-  deliver(entry: InboxEntry): void {
-    const f = entry.fields;
-    if (f.op === 'opened') {
-      const resolve = this.opening.get(f.run!);
-      this.opening.delete(f.run!);
-      resolve?.({ next: Number(f.next), finalized: f.finalized === '1', ...(f.control ? { control: JSON.parse(f.control) as Control } : {}) });
-    } else if (f.op === 'closed') {
-      const resolve = this.closing.get(f.run!);
-      this.closing.delete(f.run!);
+  deliver(m: RunOpened | RunClosed | RowsWritten): void {
+    if (m.op === 'opened') {
+      const resolve = this.opening.get(m.run);
+      this.opening.delete(m.run);
+      resolve?.({ next: m.next, finalized: m.finalized, ...(m.control ? { control: m.control } : {}) });
+    } else if (m.op === 'closed') {
+      const resolve = this.closing.get(m.run);
+      this.closing.delete(m.run);
       resolve?.();
-    } else if (f.op === 'written') {
-      const counts = JSON.parse(f.counts ?? '{}') as Record<string, number>;
-      for (const [runId, count] of Object.entries(counts)) this.sinks.get(runId)?.advance(count);
+    } else {
+      for (const [runId, count] of Object.entries(m.counts)) this.sinks.get(runId)?.advance(count);
     }
   }
 }

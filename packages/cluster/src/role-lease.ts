@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
-import type { PantaScripts } from './scripts/index.js';
+import { leaseHolder, tryTakeLease } from './redis/leases.js';
+import { releaseLease, renewLease, type PantaRedis } from './redis/scripts.js';
 
 const TTL_MS = 5000;
 
@@ -17,21 +17,21 @@ export class RoleLease {
   lost = false;
 
   private constructor(
-    private readonly redis: Redis & PantaScripts,
+    private readonly redis: PantaRedis,
     private readonly key: string,
   ) {}
 
-  static async acquire(redis: Redis & PantaScripts, key: string, onWait: (holder: string) => void, signal?: AbortSignal): Promise<RoleLease | null> {
+  static async acquire(redis: PantaRedis, key: string, onWait: (holder: string) => void, signal?: AbortSignal): Promise<RoleLease | null> {
     const lease = new RoleLease(redis, key);
     for (let waited = 0; !signal?.aborted; waited++) {
-      if ((await redis.set(key, lease.token, 'PX', TTL_MS, 'NX')) === 'OK') {
+      if (await tryTakeLease(redis, { key, token: lease.token, ttlMs: TTL_MS })) {
         lease.timer = setInterval(() => {
           void lease.renew().catch(() => undefined);
         }, TTL_MS / 4);
         lease.timer.unref();
         return lease;
       }
-      if (waited % 10 === 0) onWait((await redis.get(key)) ?? 'unknown');
+      if (waited % 10 === 0) onWait((await leaseHolder(redis, key)) ?? 'unknown');
       await sleep(500);
     }
     return null;
@@ -39,12 +39,13 @@ export class RoleLease {
 
   /** Renews; a lease that expired while Redis was down is taken again unless another process holds it now. */
   private async renew(): Promise<void> {
-    if ((await this.redis.lease(this.key, this.token, 'renew', TTL_MS)) === 1) return;
-    if ((await this.redis.set(this.key, this.token, 'PX', TTL_MS, 'NX')) !== 'OK') this.lost = true;
+    const lease = { key: this.key, token: this.token, ttlMs: TTL_MS };
+    if (await renewLease(this.redis, lease)) return;
+    if (!(await tryTakeLease(this.redis, lease))) this.lost = true;
   }
 
   async release(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
-    await this.redis.lease(this.key, this.token, 'release', TTL_MS).catch(() => undefined);
+    await releaseLease(this.redis, { key: this.key, token: this.token, ttlMs: TTL_MS }).catch(() => undefined);
   }
 }

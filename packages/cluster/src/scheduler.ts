@@ -1,18 +1,20 @@
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { InputError, redact, sweepEvents, type RunPlan } from '@panta/core';
 import { readManifestToResume } from '@panta/corpus';
 import { inspectModelFolder } from '@panta/embed';
 import { Executor, loadSweep, plannerFor, runEnd, sweepSizing, type ActiveRun, type ExecutorOptions, type ExecutorProgress, type LoadedSweep, type Logger, type SweepOverrides } from '@panta/engine';
 import { BullTransport } from './bull-transport.js';
-import { InboxReader } from './inbox-reader.js';
-import { EVENT_QUEUE, SWEEPS_KEY, sweepIdOf, sweepKeys, type SweepKeys } from './keys.js';
+import { EVENT_QUEUE, sweepIdOf, sweepKeys } from './keys.js';
 import { toPayload } from './payload.js';
 import { cpuMs } from './cpu.js';
-import { connect, ready } from './redis.js';
-import { readRefusal, redisNow } from './refusal.js';
+import { connect, ready, redisNow } from './redis.js';
+import { decodeSchedulerMessage } from './redis/inbox.js';
+import { InboxReader } from './redis/inbox-reader.js';
+import { recordSweep } from './redis/registry.js';
+import { SweepStore } from './redis/sweep-store.js';
+import { readRefusal } from './refusal.js';
 import { RoleLease } from './role-lease.js';
 import { liveSlots } from './worker-registry.js';
 import { RemoteCollector, type RemoteSink } from './remote-collector.js';
@@ -48,6 +50,7 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
   const eventsTotal = sweepEvents(runs);
   await checkBeforePublishing(sweep, options.out);
   const redis = connect(options.redis, 'panta-scheduler');
+  const store = new SweepStore(redis, keys);
   const queueConnection = redis.duplicate();
   const queue = new Queue(EVENT_QUEUE, {
     connection: queueConnection,
@@ -61,11 +64,11 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
     const lease = await RoleLease.acquire(redis, keys.schedulerLease, (holder) => log.warn({ holder }, 'another scheduler holds this sweep: waiting for its lease'), options.signal);
     if (!lease) return { sweepId, status: 'stopped', eventsTotal, failedRuns: [] };
     closers.unshift(() => lease.release());
-    const phase = await redis.hget(keys.state, 'phase');
+    const phase = await store.phase();
     if (phase === 'finishing') {
       // An earlier scheduler asked the collector to finish the corpus: its verdict is this run's.
       log.info({}, 'every run closed before: waiting for the collector to finish the corpus');
-      return await ended(redis, keys, sweepId, eventsTotal, [], await collectorVerdict(redis, keys, startedAt, log, options.signal));
+      return await ended(store, sweepId, eventsTotal, [], await collectorVerdict(store, startedAt, log, options.signal));
     }
     // A finished sweep is scheduled again rather than reported complete: only the collector sees the corpus at
     // its --out. Runs it holds complete are not run again (the collector answers them finalized); runs deleted
@@ -73,17 +76,17 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
     // with failed runs ('failed') is scheduled again the same way: those runs resume.
     if (phase === 'done') log.info({ out: sweep.out }, 'this sweep finished before: the collector checks its corpus, runs what it lacks and finishes it again');
     const payload = toPayload(sweepId, sweep, options.out);
-    await redis.set(keys.spec, JSON.stringify(payload));
-    await redis.hset(SWEEPS_KEY, sweepId, JSON.stringify({ name: spec.name, out: payload.out, runs: runs.length, events: eventsTotal, started_at: new Date().toISOString() }));
+    await store.writePayload(payload);
+    await recordSweep(redis, sweepId, { name: spec.name, out: payload.out, runs: runs.length, events: eventsTotal, started_at: new Date().toISOString() });
     // The last session's report (its totals, its end) goes: `panta status` shows this session's.
-    await redis.multi().del(keys.status, keys.inflight).hset(keys.state, 'phase', 'running').exec();
+    await store.beginSession();
 
-    const transport = new BullTransport(redis, queue, sweepId, keys, options.watchMs ?? 15_000);
-    const remote = new RemoteCollector(redis, keys);
-    const inbox = new InboxReader(redis, keys.schedulerInbox, (entries) => {
-      for (const e of entries) {
-        if (e.fields.op === 'done' || e.fields.op === 'failed' || e.fields.op === 'boundary') transport.deliver(e);
-        else remote.deliver(e);
+    const transport = new BullTransport(redis, queue, sweepId, store, options.watchMs ?? 15_000);
+    const remote = new RemoteCollector(redis, store);
+    const inbox = new InboxReader(redis, keys.schedulerInbox, decodeSchedulerMessage, (entries) => {
+      for (const { message: m } of entries) {
+        if (m.op === 'opened' || m.op === 'closed' || m.op === 'written') remote.deliver(m);
+        else transport.deliver(m);
       }
     });
     await inbox.init();
@@ -112,13 +115,13 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
         if (status === 'stopped') return; // the collector makes rows durable on its own schedule
         if (status === 'failed') {
           failedRuns.push(active.run.runId);
-          await redis.hset(keys.failed, active.run.runId, redact(active.error?.message ?? 'failed'));
+          await store.markFailed(active.run.runId, redact(active.error?.message ?? 'failed'));
           log.error({ run: active.run.runId, err: active.error?.message }, 'run failed');
         }
         await remote.close(active.run.runId, end);
         if (status === 'complete') {
           log.info({ run: active.run.runId }, 'run finished');
-          await redis.hdel(keys.failed, active.run.runId);
+          await store.clearFailed(active.run.runId);
         }
       },
       onProgress: (p) => {
@@ -145,7 +148,7 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
     const status = setInterval(() => {
       if (options.concurrency === undefined && ticks++ % 5 === 0) void followSlots().catch(() => undefined);
       if (lease.lost) transport.fail(new Error('lost the scheduler lease: another scheduler took over this sweep'));
-      void readRefusal(redis, keys, startedAt)
+      void readRefusal(store, startedAt)
         .then((refused) => refused && transport.fail(refused))
         .catch(() => undefined);
       if (!progress) return;
@@ -155,13 +158,8 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
         rate.at = now;
         rate.written = progress.eventsWritten;
       }
-      const inflight = transport.inflightByRun();
-      void redis
-        .multi()
-        .hset(keys.status, { ...progress, eventsTotal: eventsTotal - progress.eventsSkipped, runsTotal: runs.length, eventsPerSecond: rate.perSecond, requeued: transport.requeued, updatedAt: now })
-        .del(keys.inflight)
-        .hset(keys.inflight, inflight.size > 0 ? Object.fromEntries(inflight) : { _: 0 })
-        .exec()
+      void store
+        .writeStatus({ ...progress, eventsTotal: eventsTotal - progress.eventsSkipped, runsTotal: runs.length, eventsPerSecond: rate.perSecond, requeued: transport.requeued, updatedAt: now }, transport.inflightByRun())
         .catch(() => undefined);
     }, 1000);
     status.unref();
@@ -183,12 +181,12 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
     clearInterval(status);
     if (outcome === 'stopped' || executor.stopped) {
       log.info({}, 'scheduler stopped: run it again to continue');
-      return await ended(redis, keys, sweepId, eventsTotal, failedRuns, 'stopped');
+      return await ended(store, sweepId, eventsTotal, failedRuns, 'stopped');
     }
     await remote.finish();
     log.info({ failed: failedRuns.length, cpu_ms: cpuMs() }, 'every run closed: the collector finishes the corpus');
     // "complete" is said once the collector has written the corpus, not when the last event was.
-    return await ended(redis, keys, sweepId, eventsTotal, failedRuns, await collectorVerdict(redis, keys, startedAt, log, options.signal));
+    return await ended(store, sweepId, eventsTotal, failedRuns, await collectorVerdict(store, startedAt, log, options.signal));
   } finally {
     for (const close of closers) await close().catch(() => undefined);
   }
@@ -218,11 +216,11 @@ async function checkBeforePublishing(sweep: LoadedSweep, outArg: string | undefi
  * end) stops the scheduler with the same line. Says what it waits for now and then: a collector that is not
  * running leaves the scheduler here.
  */
-async function collectorVerdict(redis: Redis, keys: SweepKeys, startedAt: number, log: Logger, signal?: AbortSignal): Promise<'complete' | 'failed' | 'stopped'> {
+async function collectorVerdict(store: SweepStore, startedAt: number, log: Logger, signal?: AbortSignal): Promise<'complete' | 'failed' | 'stopped'> {
   for (let waited = 0; !signal?.aborted; waited++) {
-    const refused = await readRefusal(redis, keys, startedAt);
+    const refused = await readRefusal(store, startedAt);
     if (refused) throw refused;
-    const phase = await redis.hget(keys.state, 'phase');
+    const phase = await store.phase();
     if (phase === 'done') return 'complete';
     if (phase === 'failed') return 'failed';
     if (waited > 0 && waited % 20 === 0) log.info({ waited_s: waited / 2 }, 'waiting for the collector to finish the corpus');
@@ -232,11 +230,7 @@ async function collectorVerdict(redis: Redis, keys: SweepKeys, startedAt: number
 }
 
 /** The scheduler's last report: nothing in flight or open any more, and that it ended (`panta status`). */
-async function ended(redis: Redis, keys: SweepKeys, sweepId: string, eventsTotal: number, failedRuns: string[], status: SchedulerSummary['status']): Promise<SchedulerSummary> {
-  await redis
-    .multi()
-    .del(keys.inflight)
-    .hset(keys.status, { inflight: 0, runsActive: 0, eventsPerSecond: 0, endedAt: Date.now(), ended: status, updatedAt: Date.now() })
-    .exec();
+async function ended(store: SweepStore, sweepId: string, eventsTotal: number, failedRuns: string[], status: SchedulerSummary['status']): Promise<SchedulerSummary> {
+  await store.writeEnded({ inflight: 0, runsActive: 0, eventsPerSecond: 0, endedAt: Date.now(), ended: status, updatedAt: Date.now() });
   return { sweepId, status, eventsTotal, failedRuns };
 }

@@ -1,7 +1,9 @@
 import { Queue } from 'bullmq';
-import { EVENT_QUEUE, SWEEPS_KEY, sweepKeys } from './keys.js';
+import { EVENT_QUEUE, sweepKeys } from './keys.js';
 import { redact } from '@panta/core';
 import { authError, connect, isAuthError } from './redis.js';
+import { listSweeps } from './redis/registry.js';
+import { SweepStore } from './redis/sweep-store.js';
 
 export interface RunStatus {
   run: string;
@@ -71,10 +73,9 @@ export class StatusReader {
     const { redis } = this;
     const counts = await this.queue.getJobCounts('waiting', 'active', 'delayed', 'failed');
     const sweeps: SweepStatus[] = [];
-    for (const [id, info] of Object.entries(await redis.hgetall(SWEEPS_KEY))) {
-      const keys = sweepKeys(id);
-      const meta = JSON.parse(info) as { name: string; out?: string; runs: number; events: number };
-      const [phase, s, written, inflight, failed] = await Promise.all([redis.hget(keys.state, 'phase'), redis.hgetall(keys.status), redis.hgetall(keys.written), redis.hgetall(keys.inflight), redis.hgetall(keys.failed)]);
+    for (const [id, meta] of await listSweeps(redis)) {
+      const store = new SweepStore(redis, sweepKeys(id));
+      const { phase, status: s, written, inflight, failed } = await store.readStatus();
       const num = (k: string) => Number(s[k] ?? 0);
       // The scheduler's own total is the planned one less what early stopping skipped.
       const eventsTotal = s.eventsTotal !== undefined ? num('eventsTotal') : meta.events;
@@ -88,7 +89,7 @@ export class StatusReader {
         id,
         name: meta.name,
         phase: phase ?? 'published',
-        out: meta.out ?? (await this.payloadOut(id)),
+        out: meta.out ?? (await this.payloadOut(id, store)),
         runsTotal: meta.runs,
         runsFinished: done ? meta.runs : num('runsFinished'),
         runsActive: idle ? 0 : num('runsActive'),
@@ -109,11 +110,8 @@ export class StatusReader {
     return { queue: { waiting: counts.waiting ?? 0, active: counts.active ?? 0, delayed: counts.delayed ?? 0, failed: counts.failed ?? 0 }, sweeps };
   }
 
-  private async payloadOut(id: string): Promise<string | null> {
-    if (!this.outs.has(id)) {
-      const payload = await this.redis.get(sweepKeys(id).spec);
-      this.outs.set(id, payload ? ((JSON.parse(payload) as { out?: string }).out ?? null) : null);
-    }
+  private async payloadOut(id: string, store: SweepStore): Promise<string | null> {
+    if (!this.outs.has(id)) this.outs.set(id, await store.payloadOut());
     return this.outs.get(id)!;
   }
 

@@ -3,9 +3,10 @@ import { openEncoders, type WorkerServices } from '@panta/engine';
 import { createJudge } from '@panta/judge';
 import { createBackend, endpointsOf, waitForEndpoints } from '@panta/llm';
 import type { Logger } from '@panta/engine';
-import { fromPayload, type SweepPayload } from './payload.js';
+import { fromPayload } from './payload.js';
 import type { Redis } from 'ioredis';
 import { sweepKeys, type SweepKeys } from './keys.js';
+import { SweepStore } from './redis/sweep-store.js';
 
 /** What a worker holds for one sweep: its runs, backend and encoders, built once from the published sweep. */
 export interface WorkerContext {
@@ -31,9 +32,9 @@ export const DEFAULT_WAIT_ENDPOINT_MS = 600_000;
 
 export async function loadContext(redis: Redis, sweepId: string, options: ContextOptions): Promise<WorkerContext> {
   const keys = sweepKeys(sweepId);
-  const text = await redis.get(keys.spec);
-  if (!text) throw new Error(`sweep ${sweepId} is not published in Redis (${keys.spec} is missing)`);
-  const sweep = fromPayload(JSON.parse(text) as SweepPayload);
+  const payload = await new SweepStore(redis, keys).payload();
+  if (!payload) throw new Error(`sweep ${sweepId} is not published in Redis (${keys.spec} is missing)`);
+  const sweep = fromPayload(payload);
   const backendSpec = options.baseUrl && sweep.spec.backend.kind !== 'surrogate' ? { ...sweep.spec.backend, base_url: options.baseUrl } : sweep.spec.backend;
   // A model still loading (vLLM takes minutes) would fail every event after its retries, and its run with it.
   const endpoints = endpointsOf(backendSpec, sweep.specFile);

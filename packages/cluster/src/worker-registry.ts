@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
-import { redisNow } from './refusal.js';
+import { redisNow } from './redis.js';
+import { beatWorker, dropWorkers, workerBeats } from './redis/registry.js';
 
-/** Hash: worker id -> "slots|last seen (Redis's clock, ms)" of every worker serving this Redis's queue. */
-export const WORKERS_KEY = 'panta:workers';
+export { WORKERS_KEY } from './redis/registry.js';
 /** A worker says it is alive this often; one silent for LIVE_MS (killed, cut off) no longer counts. */
 const BEAT_MS = 5000;
 const LIVE_MS = 3 * BEAT_MS;
@@ -30,12 +30,12 @@ export class WorkerRegistration {
   }
 
   private async beat(): Promise<void> {
-    await this.redis.hset(WORKERS_KEY, this.id, `${this.slots}|${await redisNow(this.redis)}`);
+    await beatWorker(this.redis, { id: this.id, slots: this.slots, seen: await redisNow(this.redis) });
   }
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
-    await this.redis.hdel(WORKERS_KEY, this.id).catch(() => undefined);
+    await dropWorkers(this.redis, [this.id]).catch(() => undefined);
   }
 }
 
@@ -45,14 +45,13 @@ export async function liveSlots(redis: Redis): Promise<{ workers: number; slots:
   let workers = 0;
   let slots = 0;
   const stale: string[] = [];
-  for (const [id, value] of Object.entries(await redis.hgetall(WORKERS_KEY))) {
-    const [n, seen] = value.split('|').map(Number);
-    if (!Number.isFinite(seen) || now - seen! > LIVE_MS) stale.push(id);
+  for (const beat of await workerBeats(redis)) {
+    if (!Number.isFinite(beat.seen) || now - beat.seen > LIVE_MS) stale.push(beat.id);
     else {
       workers++;
-      slots += n ?? 0;
+      slots += beat.slots;
     }
   }
-  if (stale.length > 0) await redis.hdel(WORKERS_KEY, ...stale);
+  await dropWorkers(redis, stale);
   return { workers, slots };
 }

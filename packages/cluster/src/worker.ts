@@ -2,9 +2,11 @@ import { Worker, type Job } from 'bullmq';
 import { redact } from '@panta/core';
 import { executeBoundary, executeEvent, type Logger } from '@panta/engine';
 import { EndpointUnavailableError } from '@panta/llm';
-import { EVENT_QUEUE, INBOX_MAXLEN } from './keys.js';
+import { EVENT_QUEUE } from './keys.js';
 import { cpuMs } from './cpu.js';
 import { connect, ready } from './redis.js';
+import { commitBoundary, commitEvent, failBoundary, failEvent, readVersions } from './redis/scripts.js';
+import { SweepStore } from './redis/sweep-store.js';
 import { encodeResult, planOfJob, type BatchJob, type BoundaryJob, type EventJob } from './result-codec.js';
 import { Slots } from './slots.js';
 import { WorkerRegistration } from './worker-registry.js';
@@ -106,9 +108,9 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     const run = ctx.runs.get(data.run);
     if (!run) throw new Error(`sweep ${ctx.sweepId} has no run ${data.run}`);
     const plan = planOfJob(data);
-    const read = await redis.readVersions(keys.committed(run.runId), keys.versions(run.runId), keys.closed, run.runId, plan.event, ...data.readVersions);
-    if (read[0] === 0) return { kind: 'duplicate' };
-    const texts = read.slice(1);
+    const read = await readVersions(redis, { keys, runId: run.runId, event: plan.event, versions: data.readVersions });
+    if (read.kind !== 'run') return { kind: 'duplicate' };
+    const { texts } = read;
     const missing = texts.findIndex((t) => typeof t !== 'string');
     if (missing >= 0) throw new Error(`${run.runId}: event ${plan.event} reads version ${data.readVersions[missing]}, which is not in Redis`);
     let outcome;
@@ -118,26 +120,13 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       // The backend already retried: this event failed, and its run with it (as embedded).
       const message = redact(error instanceof Error ? error.message : String(error));
       log.warn({ run: run.runId, event: plan.event, err: message }, 'event failed');
-      await redis.failEvent(keys.committed(run.runId), keys.closed, keys.schedulerInbox, run.runId, plan.event, message, INBOX_MAXLEN);
+      await failEvent(redis, { keys, runId: run.runId, event: plan.event, error: message });
       return { kind: 'failed' };
     }
-    const committed = await redis.commitEvent(
-      keys.committed(run.runId),
-      keys.versions(run.runId),
-      keys.results(run.runId),
-      keys.closed,
-      keys.schedulerInbox,
-      keys.collectorInbox,
-      run.runId,
-      plan.event,
-      outcome.version ?? outcome.response,
-      encodeResult(plan, outcome),
-      outcome.calls,
-      outcome.promptTokens + outcome.completionTokens,
-      INBOX_MAXLEN,
-    );
-    if (committed !== 1) return { kind: 'duplicate' };
-    return { kind: 'committed', calls: outcome.calls, tokens: outcome.promptTokens + outcome.completionTokens };
+    const tokens = outcome.promptTokens + outcome.completionTokens;
+    const committed = await commitEvent(redis, { keys, runId: run.runId, event: plan.event, version: outcome.version ?? outcome.response, result: encodeResult(plan, outcome), calls: outcome.calls, tokens });
+    if (committed !== 'done') return { kind: 'duplicate' };
+    return { kind: 'committed', calls: outcome.calls, tokens };
   };
 
   const workerConnection = connect(options.redis, 'panta-worker-queue');
@@ -151,8 +140,9 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     const { keys } = ctx;
     const run = ctx.runs.get(data.run);
     if (!run) throw new Error(`sweep ${ctx.sweepId} has no run ${data.run}`);
-    if ((await redis.hexists(keys.boundaries(run.runId), String(data.sweepIndex))) === 1) return;
-    const values = await redis.hmget(keys.versions(run.runId), ...data.versions.map(String));
+    const store = new SweepStore(redis, keys);
+    if (await store.hasBoundary(run.runId, data.sweepIndex)) return;
+    const values = await store.versionTexts(run.runId, data.versions);
     const missing = values.findIndex((t) => typeof t !== 'string');
     if (missing >= 0) throw new Error(`${run.runId}: the boundary after sweep ${data.sweepIndex} reads version ${data.versions[missing]}, which is not in Redis`);
     const task = { kind: 'boundary' as const, run, sweep: data.sweepIndex, versions: Float64Array.from(data.versions), ...(data.state ? { state: data.state } : {}) };
@@ -162,10 +152,10 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     } catch (error) {
       const message = redact(error instanceof Error ? error.message : String(error));
       log.warn({ run: run.runId, sweep: data.sweepIndex, err: message }, 'boundary failed');
-      await redis.failBoundary(keys.boundaries(run.runId), keys.closed, keys.schedulerInbox, run.runId, data.sweepIndex, message, INBOX_MAXLEN);
+      await failBoundary(redis, { keys, runId: run.runId, sweep: data.sweepIndex, error: message });
       return;
     }
-    await redis.commitBoundary(keys.boundaries(run.runId), keys.closed, keys.collectorInbox, run.runId, data.sweepIndex, JSON.stringify(outcome));
+    await commitBoundary(redis, { keys, runId: run.runId, sweep: data.sweepIndex, outcome: JSON.stringify(outcome) });
   };
 
   const processJob = async (job: Job<BatchJob>): Promise<void> => {

@@ -2,8 +2,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
 import { plannerFor, roleLogger, type EventTask, type LoadedSweep, type Transport, type TransportMessage } from '@panta/engine';
-import { BullTransport, EVENT_QUEUE, connect, runWorker, sweepIdOf, sweepKeys, toPayload, type SweepKeys, type WorkerProgress, type WorkerSummary } from '../src/index.js';
-import { InboxReader } from '../src/inbox-reader.js';
+import { BullTransport, EVENT_QUEUE, SweepStore, connect, runWorker, sweepIdOf, sweepKeys, toPayload, type SweepKeys, type WorkerProgress, type WorkerSummary } from '../src/index.js';
+import { decodeCollectorMessage, decodeSchedulerMessage, type CollectorMessage, type SchedulerMessage } from '../src/redis/inbox.js';
+import { InboxReader } from '../src/redis/inbox-reader.js';
+import { sendToScheduler } from '../src/redis/inboxes.js';
 import { tempDir } from '../../../test/helpers.js';
 import { RedisServer } from '../../../test/redis-server.js';
 import { conformanceSweep, describeTransportConformance } from '../../engine/test/transport-conformance.js';
@@ -22,7 +24,7 @@ const stopWorker = new AbortController();
 let worker: Promise<WorkerSummary>;
 /** The worker's own count per sweep: events it ran, and duplicates (events it found committed). */
 const workerProgress = new Map<string, WorkerProgress>();
-const beside = new Map<Transport, { inbox: InboxReader; relay: InboxReader; keys: SweepKeys }>();
+const beside = new Map<Transport, { inbox: InboxReader<SchedulerMessage>; relay: InboxReader<CollectorMessage>; keys: SweepKeys }>();
 
 beforeAll(async () => {
   server = await RedisServer.start(tempDir('panta-bull-transport-'));
@@ -55,18 +57,17 @@ async function transportFor(sweep: LoadedSweep, watchMs = 5_000): Promise<Transp
   const sweepId = sweepIdOf(sweep.spec.name, sweep.fingerprint);
   const keys = sweepKeys(sweepId);
   await redis.set(keys.spec, JSON.stringify(toPayload(sweepId, sweep, sweep.out)));
-  const transport = new BullTransport(redis, queue, sweepId, keys, watchMs);
-  const inbox = new InboxReader(redis, keys.schedulerInbox, (entries) => {
-    for (const e of entries) if (e.fields.op === 'done' || e.fields.op === 'failed' || e.fields.op === 'boundary') transport.deliver(e);
+  const transport = new BullTransport(redis, queue, sweepId, new SweepStore(redis, keys), watchMs);
+  const inbox = new InboxReader(redis, keys.schedulerInbox, decodeSchedulerMessage, (entries) => {
+    for (const { message: m } of entries) if (m.op !== 'opened' && m.op !== 'closed' && m.op !== 'written') transport.deliver(m);
   });
   let relaying: Promise<unknown> = Promise.resolve();
-  const relay = new InboxReader(redis, keys.collectorInbox, (entries) => {
-    for (const e of entries) {
-      if (e.fields.op !== 'boundary') continue;
-      const { run, sweep: index } = e.fields as { run: string; sweep: string };
+  const relay = new InboxReader(redis, keys.collectorInbox, decodeCollectorMessage, (entries) => {
+    for (const { message: m } of entries) {
+      if (m.op !== 'boundary') continue;
       relaying = relaying.then(async () => {
-        const outcome = await redis.hget(keys.boundaries(run), index);
-        await redis.xadd(keys.schedulerInbox, '*', 'op', 'boundary', 'run', run, 'sweep', index, 'outcome', outcome!);
+        const outcome = await redis.hget(keys.boundaries(m.run), String(m.sweep));
+        await sendToScheduler(redis, keys, { op: 'boundary', run: m.run, sweep: m.sweep, outcome: outcome! });
       });
     }
   });
@@ -89,10 +90,6 @@ describeTransportConformance(
       await b.relay.close();
     },
   }),
-  // Bug: BullTransport.close() awaits `chain` as it is, but a dispatch or forget made in the same turn only
-  // joins the chain on the next setImmediate (schedule()), after close() has returned; the scheduler quits
-  // Redis right after close(), so that work is lost (its failure is swallowed because the transport is closed).
-  { closeLeavesQueuedWork: true },
 );
 
 /** The messages a started transport hands the executor, and a way to wait for the n-th. */

@@ -1,13 +1,14 @@
 import type { Redis } from 'ioredis';
-import { streamEntries } from './redis.js';
+import type { Delivered } from './inbox.js';
 
-export type InboxEntry = { id: string; fields: Record<string, string> };
+/** Decodes one stream entry (throws an InboxEntryError naming the field at fault). */
+export type Decoder<M> = (stream: string, id: string, flat: readonly string[]) => M;
 
 /**
  * Reads a stream from the moment it starts (what came before belongs to an earlier incarnation and is
- * recovered from state, not from messages), hands entries over in batches, and trims what it has read.
+ * recovered from state, not from messages), hands entries over decoded, in batches, and trims what it has read.
  */
-export class InboxReader {
+export class InboxReader<M> {
   private lastId = '0-0';
   private closed = false;
   private loop: Promise<void> = Promise.resolve();
@@ -16,7 +17,8 @@ export class InboxReader {
   constructor(
     private readonly redis: Redis,
     private readonly key: string,
-    private readonly handle: (entries: InboxEntry[]) => void,
+    private readonly decode: Decoder<M>,
+    private readonly handle: (entries: Delivered<M>[]) => void,
   ) {
     this.blocking = redis.duplicate();
     this.blocking.on('error', () => undefined);
@@ -40,10 +42,10 @@ export class InboxReader {
     while (!this.closed) {
       const reply = (await this.blocking.xread('COUNT', 2000, 'BLOCK', 1000, 'STREAMS', this.key, this.lastId)) as [string, [string, string[]][]][] | null;
       if (this.closed) return;
-      const entries = streamEntries(reply?.[0]?.[1]);
-      if (entries.length === 0) continue;
-      this.lastId = entries[entries.length - 1]!.id;
-      this.handle(entries);
+      const raw = reply?.[0]?.[1] ?? [];
+      if (raw.length === 0) continue;
+      this.lastId = raw[raw.length - 1]![0];
+      this.handle(raw.map(([id, flat]) => ({ id, message: this.decode(this.key, id, flat) })));
       if (Date.now() - trimmed > 1000) {
         trimmed = Date.now();
         await this.redis.xtrim(this.key, 'MINID', '~', this.lastId);

@@ -3,23 +3,11 @@
  * collector to journal it; the collector then tells the scheduler. Refused for a closed run.
  * KEYS: boundaries hash, closed set, collector inbox
  * ARGV: run id, sweep, outcome JSON
+ * Returns 1 committed, 0 committed before, -1 run closed.
  */
 export const COMMIT_BOUNDARY = `
-if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then return 0 end
+if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then return -1 end
 if redis.call('HSETNX', KEYS[1], ARGV[2], ARGV[3]) == 0 then return 0 end
 redis.call('XADD', KEYS[3], '*', 'op', 'boundary', 'run', ARGV[1], 'sweep', ARGV[2])
-return 1
-`;
-
-/**
- * Reports a boundary the worker could not complete (an LLM call failed after its retries), unless another
- * attempt committed it meanwhile.
- * KEYS: boundaries hash, closed set, scheduler inbox
- * ARGV: run id, sweep, error message, inbox max length
- */
-export const FAIL_BOUNDARY = `
-if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then return 0 end
-if redis.call('HEXISTS', KEYS[1], ARGV[2]) == 1 then return 0 end
-redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[4], '*', 'op', 'failed', 'run', ARGV[1], 'sweep', ARGV[2], 'error', ARGV[3])
 return 1
 `;

@@ -4,9 +4,10 @@
  * result the collector will write, and tells the scheduler and the collector.
  * KEYS: committed bitmap, versions hash, results hash, closed set, scheduler inbox, collector inbox
  * ARGV: run id, event, response text, result payload, calls, tokens, inbox max length
+ * Returns 1 committed, 0 committed before, -1 run closed.
  */
 export const COMMIT_EVENT = `
-if redis.call('SISMEMBER', KEYS[4], ARGV[1]) == 1 then return 0 end
+if redis.call('SISMEMBER', KEYS[4], ARGV[1]) == 1 then return -1 end
 if redis.call('GETBIT', KEYS[1], ARGV[2]) == 1 then return 0 end
 redis.call('SETBIT', KEYS[1], ARGV[2], 1)
 redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])

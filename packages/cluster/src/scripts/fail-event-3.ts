@@ -3,9 +3,10 @@
  * attempt committed it meanwhile.
  * KEYS: committed bitmap, closed set, scheduler inbox
  * ARGV: run id, event, error message, inbox max length
+ * Returns 1 reported, 0 committed meanwhile, -1 run closed.
  */
 export const FAIL_EVENT = `
-if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then return 0 end
+if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then return -1 end
 if redis.call('GETBIT', KEYS[1], ARGV[2]) == 1 then return 0 end
 redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[4], '*', 'op', 'failed', 'run', ARGV[1], 'event', ARGV[2], 'error', ARGV[3])
 return 1

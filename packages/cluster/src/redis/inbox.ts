@@ -1,0 +1,265 @@
+import type { ControlState } from '@panta/core';
+import type { BoundaryOutcome } from '@panta/engine';
+
+/**
+ * The messages the roles send each other over the two inbox streams, one type per `op`. On the wire an
+ * entry is the flat list of field/value strings Redis streams hold; the Lua steps (scripts/) write some of
+ * them directly, so the field names here are theirs too.
+ */
+
+/** A worker committed an event (commit-event-6): its LLM usage, for the scheduler's progress. */
+export interface EventDone {
+  op: 'done';
+  run: string;
+  event: number;
+  calls: number;
+  tokens: number;
+}
+
+/** A worker could not complete an event after the backend's retries (fail-event-3). */
+export interface EventFailed {
+  op: 'failed';
+  run: string;
+  event: number;
+  error: string;
+}
+
+/** A worker could not complete a sweep boundary (fail-boundary-3); on the wire an op 'failed' with a sweep. */
+export interface BoundaryFailed {
+  op: 'boundaryFailed';
+  run: string;
+  sweep: number;
+  error: string;
+}
+
+/** The collector journalled a boundary: the outcome the scheduler acts on. */
+export interface BoundaryJournalled {
+  op: 'boundary';
+  run: string;
+  sweep: number;
+  /** The outcome's JSON as committed (the scheduler parses it where it uses it). */
+  outcome: string;
+}
+
+/** Where a run's sweep boundaries stand, as the collector's journal says. */
+export interface Control {
+  sweep: number;
+  state?: ControlState;
+}
+
+/** The collector's answer to `open`: where the run's durable rows end. */
+export interface RunOpened {
+  op: 'opened';
+  run: string;
+  next: number;
+  finalized: boolean;
+  control?: Control;
+}
+
+export interface RunClosed {
+  op: 'closed';
+  run: string;
+}
+
+/** Rows appended so far, by run (only runs that advanced). */
+export interface RowsWritten {
+  op: 'written';
+  counts: Record<string, number>;
+}
+
+/** What the scheduler reads: worker commits and failures, and the collector's replies. */
+export type SchedulerMessage = EventDone | EventFailed | BoundaryFailed | BoundaryJournalled | RunOpened | RunClosed | RowsWritten;
+
+/** A committed event's result waits in Redis for the collector (commit-event-6). */
+export interface ResultCommitted {
+  op: 'done';
+  run: string;
+  event: number;
+}
+
+/** A worker committed a boundary (commit-boundary-3), or the scheduler asks again about one: journal it and answer. */
+export interface BoundaryCommitted {
+  op: 'boundary';
+  run: string;
+  sweep: number;
+}
+
+export interface OpenRun {
+  op: 'open';
+  run: string;
+}
+
+export interface CloseRun {
+  op: 'close';
+  run: string;
+  status: 'complete' | 'failed' | 'stopped';
+  wallMs: number;
+  error?: string;
+}
+
+export interface FinishSweep {
+  op: 'finish';
+}
+
+/** What the collector reads (through its consumer group). */
+export type CollectorMessage = ResultCommitted | BoundaryCommitted | OpenRun | CloseRun | FinishSweep;
+
+/** A stream entry with its id (acknowledged by id) and its decoded message. */
+export interface Delivered<M> {
+  id: string;
+  message: M;
+}
+
+/** An inbox entry that is not a message this version understands: the stream, entry and field at fault. */
+export class InboxEntryError extends Error {
+  constructor(
+    readonly stream: string,
+    readonly entryId: string,
+    readonly field: string,
+    problem: string,
+  ) {
+    super(`inbox ${stream}, entry ${entryId}: field '${field}' ${problem}`);
+    this.name = 'InboxEntryError';
+  }
+}
+
+/** The flat field list of a scheduler message, as XADD takes it. */
+export function encodeSchedulerMessage(m: SchedulerMessage): string[] {
+  switch (m.op) {
+    case 'done':
+      return ['op', 'done', 'run', m.run, 'event', String(m.event), 'calls', String(m.calls), 'tokens', String(m.tokens)];
+    case 'failed':
+      return ['op', 'failed', 'run', m.run, 'event', String(m.event), 'error', m.error];
+    case 'boundaryFailed':
+      return ['op', 'failed', 'run', m.run, 'sweep', String(m.sweep), 'error', m.error];
+    case 'boundary':
+      return ['op', 'boundary', 'run', m.run, 'sweep', String(m.sweep), 'outcome', m.outcome];
+    case 'opened': {
+      const fields = ['op', 'opened', 'run', m.run, 'next', String(m.next), 'finalized', m.finalized ? '1' : '0'];
+      if (m.control) fields.push('control', JSON.stringify(m.control));
+      return fields;
+    }
+    case 'closed':
+      return ['op', 'closed', 'run', m.run];
+    case 'written':
+      return ['op', 'written', 'counts', JSON.stringify(m.counts)];
+  }
+}
+
+/** The flat field list of a collector message, as XADD takes it. */
+export function encodeCollectorMessage(m: CollectorMessage): string[] {
+  switch (m.op) {
+    case 'done':
+      return ['op', 'done', 'run', m.run, 'event', String(m.event)];
+    case 'boundary':
+      return ['op', 'boundary', 'run', m.run, 'sweep', String(m.sweep)];
+    case 'open':
+      return ['op', 'open', 'run', m.run];
+    case 'close': {
+      const fields = ['op', 'close', 'run', m.run, 'status', m.status, 'wall_ms', String(m.wallMs)];
+      if (m.error !== undefined) fields.push('error', m.error);
+      return fields;
+    }
+    case 'finish':
+      return ['op', 'finish'];
+  }
+}
+
+/** Reads an entry's fields by name, each check failing with the field it concerns. */
+class Fields {
+  private readonly values = new Map<string, string>();
+
+  constructor(
+    private readonly stream: string,
+    private readonly id: string,
+    flat: readonly string[],
+  ) {
+    for (let i = 0; i + 1 < flat.length; i += 2) this.values.set(flat[i]!, flat[i + 1]!);
+  }
+
+  has(name: string): boolean {
+    return this.values.has(name);
+  }
+
+  fail(name: string, problem: string): never {
+    throw new InboxEntryError(this.stream, this.id, name, problem);
+  }
+
+  text(name: string): string {
+    const v = this.values.get(name);
+    if (v === undefined) this.fail(name, 'is missing');
+    return v;
+  }
+
+  /** A count or index: a non-negative integer. */
+  int(name: string): number {
+    const v = this.text(name);
+    const n = Number(v);
+    if (v === '' || !Number.isSafeInteger(n) || n < 0) this.fail(name, `is '${v}', not a non-negative integer`);
+    return n;
+  }
+
+  json<T>(name: string): T {
+    const v = this.text(name);
+    try {
+      return JSON.parse(v) as T;
+    } catch {
+      return this.fail(name, 'is not JSON');
+    }
+  }
+
+  oneOf<T extends string>(name: string, allowed: readonly T[]): T {
+    const v = this.text(name);
+    if (!(allowed as readonly string[]).includes(v)) this.fail(name, `is '${v}', not one of ${allowed.join(', ')}`);
+    return v as T;
+  }
+}
+
+export function decodeSchedulerMessage(stream: string, id: string, flat: readonly string[]): SchedulerMessage {
+  const f = new Fields(stream, id, flat);
+  const op = f.oneOf('op', ['done', 'failed', 'boundary', 'opened', 'closed', 'written'] as const);
+  switch (op) {
+    case 'done':
+      return { op, run: f.text('run'), event: f.int('event'), calls: f.int('calls'), tokens: f.int('tokens') };
+    case 'failed':
+      return f.has('sweep') ? { op: 'boundaryFailed', run: f.text('run'), sweep: f.int('sweep'), error: f.text('error') } : { op, run: f.text('run'), event: f.int('event'), error: f.text('error') };
+    case 'boundary':
+      return { op, run: f.text('run'), sweep: f.int('sweep'), outcome: f.text('outcome') };
+    case 'opened': {
+      const finalized = f.oneOf('finalized', ['0', '1'] as const) === '1';
+      return { op, run: f.text('run'), next: f.int('next'), finalized, ...(f.has('control') ? { control: f.json<Control>('control') } : {}) };
+    }
+    case 'closed':
+      return { op, run: f.text('run') };
+    case 'written':
+      return { op, counts: f.json<Record<string, number>>('counts') };
+  }
+}
+
+export function decodeCollectorMessage(stream: string, id: string, flat: readonly string[]): CollectorMessage {
+  const f = new Fields(stream, id, flat);
+  const op = f.oneOf('op', ['done', 'boundary', 'open', 'close', 'finish'] as const);
+  switch (op) {
+    case 'done':
+      return { op, run: f.text('run'), event: f.int('event') };
+    case 'boundary':
+      return { op, run: f.text('run'), sweep: f.int('sweep') };
+    case 'open':
+      return { op, run: f.text('run') };
+    case 'close':
+      return {
+        op,
+        run: f.text('run'),
+        status: f.oneOf('status', ['complete', 'failed', 'stopped'] as const),
+        wallMs: Number(f.text('wall_ms')),
+        ...(f.has('error') ? { error: f.text('error') } : {}),
+      };
+    case 'finish':
+      return { op };
+  }
+}
+
+/** A journalled boundary's outcome, parsed where the scheduler uses it. */
+export function boundaryOutcomeOf(m: BoundaryJournalled): BoundaryOutcome {
+  return JSON.parse(m.outcome) as BoundaryOutcome;
+}
