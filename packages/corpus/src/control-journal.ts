@@ -1,7 +1,6 @@
 import { readFile, mkdir, open, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { redactValue } from '@panta/core';
-import { validateRunId } from './corpus-paths.js';
+import { controlDir, controlJournalPath } from './corpus-paths.js';
 import { commitFile, fsyncFile } from './fs-durable.js';
 
 /**
@@ -15,15 +14,10 @@ export interface BoundaryRecord<S = unknown, C = unknown> {
   calls: C[];
 }
 
-function journalPath(out: string, runId: string): string {
-  validateRunId(runId);
-  return join(out, '.state', 'control', `${runId}.jsonl`);
-}
-
 /** Appends one boundary durably; redacted, as every journal (a protocol call's error can quote a server). */
 export async function appendBoundary(out: string, runId: string, record: BoundaryRecord): Promise<void> {
-  const path = journalPath(out, runId);
-  await mkdir(join(out, '.state', 'control'), { recursive: true });
+  const path = controlJournalPath(out, runId);
+  await mkdir(controlDir(out), { recursive: true });
   const fh = await open(path, 'a');
   try {
     await fh.writeFile(`${JSON.stringify(redactValue(record))}\n`);
@@ -39,7 +33,7 @@ export async function appendBoundary(out: string, runId: string, record: Boundar
  * ignored.
  */
 export async function readBoundaries<S, C>(out: string, runId: string, startEvent: number, n: number): Promise<BoundaryRecord<S, C>[]> {
-  const path = journalPath(out, runId);
+  const path = controlJournalPath(out, runId);
   let text: string;
   try {
     text = await readFile(path, 'utf8');

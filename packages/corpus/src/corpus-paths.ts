@@ -1,11 +1,43 @@
 import { join } from 'node:path';
 
 /**
- * Where a corpus keeps event shards (DESIGN.md section 5):
- *   <dir>/events/<run_id>.parquet                          finalized shard
- *   <dir>/events/.parts/<run_id>/part-<first event>.parquet  durable parts of an unfinished run
- * The parts folder starts with a dot so `events/*.parquet` globs see finalized shards only.
+ * The corpus layout (DESIGN.md section 5): every file and folder name of an out folder, in one place. No other
+ * source file spells these names (test/layout-names.test.ts greps for them), so a rename happens here.
+ *
+ *   <out>/manifest.json                                     what the corpus is, counts, checksums
+ *   <out>/runs.parquet                                      one row per planned run (RUN_COLUMNS)
+ *   <out>/order_params.parquet                              order parameters per snapshot, once complete
+ *   <out>/whitening/<prompt>__<encoder>.parquet             each (prompt, encoder)'s whitening, once complete
+ *   <out>/events/<run_id>.parquet                           finalized shard
+ *   <out>/events/.parts/<run_id>/part-<first event>.parquet durable parts of an unfinished run
+ *   <out>/log.jsonl                                         the sweep's JSON log
+ *   <out>/.state/lock                                       the process writing the folder
+ *   <out>/.state/status.json                                live status of an embedded sweep
+ *   <out>/.state/runs.jsonl                                 run journal (time and calls per session)
+ *   <out>/.state/control/<run_id>.jsonl                     sweep-boundary journal of a run
+ *   <out>/.state/judge-cache.jsonl                          the LLM judge's verdicts
+ *   <out>/report/                                           `panta report`'s default folder
+ * The parts folder starts with a dot so `events/*.parquet` globs see finalized shards only; `.state` holds
+ * what a resume or a watcher reads, never data a reader of the corpus needs.
  */
+export const CORPUS_FILES = {
+  manifest: 'manifest.json',
+  runs: 'runs.parquet',
+  orderParams: 'order_params.parquet',
+  whitening: 'whitening',
+  events: 'events',
+  parts: '.parts',
+  log: 'log.jsonl',
+  state: '.state',
+  lock: 'lock',
+  liveStatus: 'status.json',
+  runJournal: 'runs.jsonl',
+  control: 'control',
+  judgeCache: 'judge-cache.jsonl',
+  report: 'report',
+} as const;
+
+const F = CORPUS_FILES;
 
 /** Throws unless `runId` is usable as one file name on every platform (no separators, no leading dot). */
 export function validateRunId(runId: string): void {
@@ -14,16 +46,46 @@ export function validateRunId(runId: string): void {
   }
 }
 
+export function manifestPath(out: string): string {
+  return join(out, F.manifest);
+}
+
+export function runsTablePath(out: string): string {
+  return join(out, F.runs);
+}
+
+export function orderParamsPath(out: string): string {
+  return join(out, F.orderParams);
+}
+
+export function whiteningDir(out: string): string {
+  return join(out, F.whitening);
+}
+
+export function whiteningPath(out: string, promptId: string, encoder: string): string {
+  return join(out, F.whitening, `${promptId}__${encoder}.parquet`);
+}
+
 export function eventsDir(dir: string): string {
-  return join(dir, 'events');
+  return join(dir, F.events);
+}
+
+/** A run's shard relative to the corpus folder, as the manifest's `files` keys and messages name it. */
+export function shardName(runId: string): string {
+  return join(F.events, `${runId}.parquet`);
 }
 
 export function shardPath(dir: string, runId: string): string {
-  return join(dir, 'events', `${runId}.parquet`);
+  return join(dir, shardName(runId));
+}
+
+/** The folder holding every unfinished run's parts. */
+export function partsRoot(dir: string): string {
+  return join(dir, F.events, F.parts);
 }
 
 export function partsDir(dir: string, runId: string): string {
-  return join(dir, 'events', '.parts', runId);
+  return join(partsRoot(dir), runId);
 }
 
 /** Zero-padded so lexical order is event order. */
@@ -44,4 +106,42 @@ export function parsePartName(name: string): number | undefined {
 /** The name a file is written under before its rename into place. */
 export function tmpName(path: string): string {
   return `${path}.tmp`;
+}
+
+export function logPath(out: string): string {
+  return join(out, F.log);
+}
+
+export function stateDir(out: string): string {
+  return join(out, F.state);
+}
+
+export function outLockPath(out: string): string {
+  return join(out, F.state, F.lock);
+}
+
+export function liveStatusPath(out: string): string {
+  return join(out, F.state, F.liveStatus);
+}
+
+export function runJournalPath(out: string): string {
+  return join(out, F.state, F.runJournal);
+}
+
+export function controlDir(out: string): string {
+  return join(out, F.state, F.control);
+}
+
+export function controlJournalPath(out: string, runId: string): string {
+  validateRunId(runId);
+  return join(controlDir(out), `${runId}.jsonl`);
+}
+
+export function judgeCachePath(out: string): string {
+  return join(out, F.state, F.judgeCache);
+}
+
+/** Where `panta report DIR` writes unless --out says otherwise. */
+export function defaultReportDir(out: string): string {
+  return join(out, F.report);
 }

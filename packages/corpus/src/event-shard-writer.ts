@@ -5,7 +5,7 @@ import { TAGS, type EncoderColumn, type EventRow } from '@panta/core';
 import duckdb from '@duckdb/node-bindings';
 import { CHUNK_ROWS, copySource, type ChunkSource } from './chunk-source.js';
 import { gatedWrite } from './copy-gate.js';
-import { partPath, partsDir, parsePartName, shardPath, tmpName, validateRunId } from './corpus-paths.js';
+import { partPath, partsDir, partsRoot, parsePartName, shardPath, tmpName, validateRunId } from './corpus-paths.js';
 import { openConnection, readParquetSql, sqlIdent, sqlString } from './duckdb.js';
 import { EVENT_BASE_COLUMNS, eventColumns, type ColumnDef } from './event-schema.js';
 import { commitFile, exists, fsyncDir, removeQuietly } from './fs-durable.js';
@@ -232,7 +232,7 @@ export class EventShardWriter {
         await commitFile(tmp, final);
       }
       await removeQuietly(partsDir(this.dir, this.runId));
-      await fsyncDir(join(this.dir, 'events', '.parts'));
+      await fsyncDir(partsRoot(this.dir));
       return final;
     } finally {
       await this.release();

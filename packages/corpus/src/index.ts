@@ -5,7 +5,27 @@ export { EventShardWriter, listParts, type EventShardWriterOptions } from './eve
 export { runsOnDisk, shardProgress, type ShardProgress } from './shard-progress.js';
 export { readEvents, type ColumnBatch, type ColumnValues, type ReadEventsOptions } from './event-reader.js';
 export { queryRows, writeParquetTable, type TableData } from './parquet-table.js';
-export { eventsDir, partPath, partsDir, shardPath, validateRunId } from './corpus-paths.js';
+export {
+  CORPUS_FILES,
+  controlDir,
+  controlJournalPath,
+  defaultReportDir,
+  eventsDir,
+  judgeCachePath,
+  logPath,
+  orderParamsPath,
+  partPath,
+  partsDir,
+  partsRoot,
+  runJournalPath,
+  runsTablePath,
+  shardName,
+  shardPath,
+  stateDir,
+  validateRunId,
+  whiteningDir,
+} from './corpus-paths.js';
+export { RUN_COLUMNS, type RunTableRow } from './run-table-schema.js';
 export { parseSqlType, sqlTypeText, type SqlType } from './sql-type.js';
 export * from './manifest.js';
 export * from './run-journal.js';

@@ -1,5 +1,5 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { liveStatusPath, stateDir } from './corpus-paths.js';
 
 /**
  * `<out>/.state/status.json`: what the process writing a corpus is doing, rewritten about once a second by
@@ -32,14 +32,12 @@ export interface LiveStatus {
   runs: { run: string; written: number; total: number; inflight: number }[];
 }
 
-export function liveStatusPath(out: string): string {
-  return join(out, '.state', 'status.json');
-}
+export { liveStatusPath } from './corpus-paths.js';
 
 /** Written whole under a temporary name, then renamed: a reader never sees half a status. */
 export function writeLiveStatus(out: string, status: LiveStatus): void {
   const file = liveStatusPath(out);
-  mkdirSync(join(out, '.state'), { recursive: true });
+  mkdirSync(stateDir(out), { recursive: true });
   writeFileSync(`${file}.tmp`, JSON.stringify(status));
   renameSync(`${file}.tmp`, file);
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { InputError, redactValue } from '@panta/core';
+import { manifestPath } from './corpus-paths.js';
 
 /**
  * The corpus layout's version: 2 adds `reply_status` to event rows, `drift_tolerance` to runs.parquet and
@@ -55,9 +55,7 @@ export interface ShardInfo {
   measured_by: 'panta merge';
 }
 
-export function manifestPath(out: string): string {
-  return join(out, 'manifest.json');
-}
+export { manifestPath } from './corpus-paths.js';
 
 export function readManifest(out: string): Manifest | null {
   const file = manifestPath(out);

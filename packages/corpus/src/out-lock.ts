@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { hostname } from 'node:os';
 import { InputError } from '@panta/core';
+import { outLockPath, stateDir } from './corpus-paths.js';
 
 /**
  * `<out>/.state/lock`: one process writes a corpus folder at a time (`panta run`, or the collector of a
@@ -31,9 +32,7 @@ export interface OutLock {
   release(): void;
 }
 
-export function outLockPath(out: string): string {
-  return join(out, '.state', 'lock');
-}
+export { outLockPath } from './corpus-paths.js';
 
 /** Locks held by this process: a lock file naming this pid but absent here is a previous life's (a container's pid 1). */
 const heldHere = new Set<string>();
@@ -45,7 +44,7 @@ const heldHere = new Set<string>();
 export function acquireOutLock(out: string, command = commandLine()): OutLock {
   const file = outLockPath(out);
   try {
-    mkdirSync(join(out, '.state'), { recursive: true });
+    mkdirSync(stateDir(out), { recursive: true });
   } catch (e) {
     throw unwritable(out, e);
   }

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, open } from 'node:fs/promises';
-import { join } from 'node:path';
 import { redactValue } from '@panta/core';
+import { runJournalPath, stateDir } from './corpus-paths.js';
 
 /** What a session of a run (finished, failed or stopped) leaves for runs.parquet that its shard cannot tell: time and calls. */
 export interface RunRecord {
@@ -14,19 +14,15 @@ export interface RunRecord {
   at: string;
 }
 
-function journalPath(out: string): string {
-  return join(out, '.state', 'runs.jsonl');
-}
-
 /**
  * Appends one record durably (fsync): the journal survives a crash right after a run finishes. Async: an
  * fsync takes milliseconds, which on the event loop would stall every call in flight. Redacted: a failure's
  * error can quote what a server sent back, an echoed API key included.
  */
 export async function appendRunRecord(out: string, record: RunRecord): Promise<void> {
-  await mkdir(join(out, '.state'), { recursive: true });
+  await mkdir(stateDir(out), { recursive: true });
   // One write on an O_APPEND descriptor: records of runs closing at once never interleave.
-  const fh = await open(journalPath(out), 'a');
+  const fh = await open(runJournalPath(out), 'a');
   try {
     await fh.writeFile(`${JSON.stringify(redactValue(record))}\n`);
     await fh.sync();
@@ -42,7 +38,7 @@ export async function appendRunRecord(out: string, record: RunRecord): Promise<v
  */
 export function readRunRecords(out: string): Map<string, RunRecord> {
   const records = new Map<string, RunRecord>();
-  const file = journalPath(out);
+  const file = runJournalPath(out);
   if (!existsSync(file)) return records;
   for (const line of readFileSync(file, 'utf8').split('\n')) {
     if (!line.trim()) continue;

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { eventsDir, parsePartName, partsDir, shardPath, tmpName, validateRunId } from './corpus-paths.js';
+import { eventsDir, parsePartName, partsDir, partsRoot, shardPath, tmpName, validateRunId } from './corpus-paths.js';
 import { sqlString, withConnection } from './duckdb.js';
 import { exists, fsyncDir, removeQuietly } from './fs-durable.js';
 
@@ -88,7 +88,7 @@ export function runsOnDisk(dir: string): { runsComplete: number; runsPartial: nu
     }
   };
   const shards = new Set(names(eventsDir(dir)).filter((n) => n.endsWith('.parquet')).map((n) => n.slice(0, -'.parquet'.length)));
-  const partial = names(join(eventsDir(dir), '.parts')).filter((run) => !shards.has(run) && names(partsDir(dir, run)).some((n) => parsePartName(n) !== undefined));
+  const partial = names(partsRoot(dir)).filter((run) => !shards.has(run) && names(partsDir(dir, run)).some((n) => parsePartName(n) !== undefined));
   return { runsComplete: shards.size, runsPartial: partial.length };
 }
 

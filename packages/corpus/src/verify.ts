@@ -20,7 +20,7 @@ import {
   type RunPlan,
   type Tag,
 } from '@panta/core';
-import { shardPath } from './corpus-paths.js';
+import { CORPUS_FILES, manifestPath, orderParamsPath, runsTablePath, shardName, shardPath } from './corpus-paths.js';
 import { readParquetSql } from './duckdb.js';
 import { queryRows } from './parquet-table.js';
 import { readEvents } from './event-reader.js';
@@ -56,10 +56,10 @@ export async function verifyCorpus(dir: string): Promise<VerifyReport> {
     try {
       return readManifest(out);
     } catch (e) {
-      throw new InputError(join(dir, 'manifest.json'), '', `unreadable manifest (${(e as Error).message})`, 'restore it, or re-run the sweep');
+      throw new InputError(manifestPath(dir), '', `unreadable manifest (${(e as Error).message})`, 'restore it, or re-run the sweep');
     }
   })();
-  if (!manifest) return { ok: false, problems: [`${join(dir, 'manifest.json')} is missing: this is not a Panta corpus, or its sweep never started`], checked: '' };
+  if (!manifest) return { ok: false, problems: [`${manifestPath(dir)} is missing: this is not a Panta corpus, or its sweep never started`], checked: '' };
   const problems: string[] = [];
   if (manifest.format !== CORPUS_FORMAT) problems.push(`manifest format ${manifest.format} is not ${CORPUS_FORMAT}`);
   if (manifest.status !== 'complete') problems.push(`manifest status is ${manifest.status}, not complete (run the sweep again to resume it)`);
@@ -99,7 +99,7 @@ export async function verifyCorpus(dir: string): Promise<VerifyReport> {
 
 async function checkShard(out: string, run: RunPlan, edgeLists: Map<string, [number, number][]>): Promise<string | null> {
   const file = shardPath(out, run.runId);
-  if (!existsSync(file)) return `missing run ${run.runId} (no ${join('events', `${run.runId}.parquet`)})`;
+  if (!existsSync(file)) return `missing run ${run.runId} (no ${shardName(run.runId)})`;
   let stats: Record<string, unknown>;
   try {
     [stats] = (await queryRows(`SELECT count(*) AS rows, count(DISTINCT event) AS distinct_events, min(event) AS lo, max(event) AS hi FROM ${readParquetSql([file])} WHERE role = 'agent'`)) as [Record<string, unknown>];
@@ -189,8 +189,8 @@ async function checkStop(out: string, run: RunPlan, encoder: string): Promise<st
 
 async function checkMeasurement(out: string, runs: RunPlan[], encoders: { name: string; dim: number }[], mode: 'zca' | 'raw', tolerance: number | 'auto'): Promise<string[]> {
   const problems: string[] = [];
-  const file = join(out, 'order_params.parquet');
-  if (!existsSync(file)) return ['order_params.parquet is missing'];
+  const file = orderParamsPath(out);
+  if (!existsSync(file)) return [`${CORPUS_FILES.orderParams} is missing`];
   const recomputed = await measureSweep(out, runs.map((r) => ({ runId: r.runId, configId: r.configId, n: r.n, promptId: r.prompt.id })), encoders, mode, false);
   for (const [promptId, perEncoder] of recomputed.whitenings) {
     for (const [encoder, w] of perEncoder) {
@@ -212,7 +212,7 @@ async function checkMeasurement(out: string, runs: RunPlan[], encoders: { name: 
   const stored = (await queryRows(`SELECT * FROM ${readParquetSql([file])}`)) as unknown as OrderParamRow[];
   const key = (r: OrderParamRow) => `${r.run_id}|${Number(r.sweep)}|${r.encoder}`;
   const byKey = new Map(stored.map((r) => [key(r), r]));
-  if (stored.length !== recomputed.orderParams.length) problems.push(`order_params.parquet has ${stored.length} rows, the events give ${recomputed.orderParams.length}`);
+  if (stored.length !== recomputed.orderParams.length) problems.push(`${CORPUS_FILES.orderParams} has ${stored.length} rows, the events give ${recomputed.orderParams.length}`);
   const fields = ['magnetisation', 'cohesion', 'rho', 'delta_rho', 'n_correct', 'n_hallucinated', 'n_not_known', 'n_judge_failure', 'cds_sys'] as const;
   let mismatches = 0;
   for (const r of recomputed.orderParams) {
@@ -231,8 +231,8 @@ async function checkMeasurement(out: string, runs: RunPlan[], encoders: { name: 
  * drift_tolerance measured drift another way and is not checked.
  */
 async function checkDrift(out: string, runs: RunPlan[], params: readonly OrderParamRow[], encoder: string, setting: number | 'auto'): Promise<string[]> {
-  const file = join(out, 'runs.parquet');
-  if (!existsSync(file)) return ['runs.parquet is missing'];
+  const file = runsTablePath(out);
+  if (!existsSync(file)) return [`${CORPUS_FILES.runs} is missing`];
   const stored = await queryRows(`SELECT * FROM ${readParquetSql([file])}`);
   if (stored.length > 0 && !('drift_tolerance' in stored[0]!)) return [];
   const byRun = new Map(stored.map((r) => [String(r.run_id), r]));
@@ -254,7 +254,7 @@ async function checkDrift(out: string, runs: RunPlan[], params: readonly OrderPa
       (['focus_total', 'drift_tolerance', 'drift_onset'] as const).find((f) => !close(expected[f], num(s[f]))) ??
       (expected.recovered !== (s.recovered ?? null) ? 'recovered' : undefined) ??
       (focus.length !== storedFocus.length || focus.some((f, i) => !close(f, num(storedFocus[i]))) ? 'focus' : undefined);
-    if (bad && problems.length < 5) problems.push(`runs.parquet: ${run.runId}: ${bad} does not match the order parameters (${String(s[bad] ?? null)} stored, ${String(bad === 'focus' ? focus : expected[bad])} recomputed)`);
+    if (bad && problems.length < 5) problems.push(`${CORPUS_FILES.runs}: ${run.runId}: ${bad} does not match the order parameters (${String(s[bad] ?? null)} stored, ${String(bad === 'focus' ? focus : expected[bad])} recomputed)`);
   }
   return problems;
 }

@@ -13,8 +13,8 @@ import {
   type Prompt,
   type RunPlan,
 } from '@panta/core';
-import { CORPUS_FORMAT, manifestPath, shardPath, type Manifest, type ShardInfo } from '@panta/corpus';
-import { codeVersion } from './finish.js';
+import { CORPUS_FILES, CORPUS_FORMAT, manifestPath, shardPath, type Manifest, type ShardInfo } from '@panta/corpus';
+import { codeVersion } from './manifest-start.js';
 import type { LoadedSweep } from './load.js';
 
 /** A part of a job array as `panta merge` found it: its folder, manifest and runs. */
@@ -35,7 +35,7 @@ function readPartManifest(given: string): { dir: string; manifest: Manifest; sha
   if (!existsSync(dir)) throw new InputError(given, '', 'no such folder', PART_FIX);
   if (!statSync(dir).isDirectory()) throw new InputError(given, '', 'is a file, not a folder', PART_FIX);
   const file = manifestPath(dir);
-  if (!existsSync(file)) throw new InputError(given, '', 'holds no manifest.json: not a part of a job array, or its run never started', PART_FIX);
+  if (!existsSync(file)) throw new InputError(given, '', `holds no ${CORPUS_FILES.manifest}: not a part of a job array, or its run never started`, PART_FIX);
   let manifest: Manifest;
   try {
     manifest = JSON.parse(readFileSync(file, 'utf8')) as Manifest;

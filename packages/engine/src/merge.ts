@@ -1,7 +1,7 @@
 import { copyFileSync, existsSync, linkSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { InputError, sweepEvents } from '@panta/core';
-import { shardPath, type Manifest } from '@panta/corpus';
+import { controlDir, controlJournalPath, eventsDir, judgeCachePath, logPath, manifestPath, runJournalPath, shardPath, stateDir, type Manifest } from '@panta/corpus';
 import { finishSweep, type SweepSummary } from './finish.js';
 import { readParts, type PartFolder } from './merge-parts.js';
 import { checkOutFolder } from './out-folder.js';
@@ -50,20 +50,20 @@ function appendJournal(from: string, to: string): void {
 
 /** Events and journals of every part into `tmp`: shards, run records, sweep-boundary journals, verdicts, logs. */
 function gather(tmp: string, parts: readonly PartFolder[]): void {
-  mkdirSync(join(tmp, 'events'), { recursive: true });
-  mkdirSync(join(tmp, '.state'));
+  mkdirSync(eventsDir(tmp), { recursive: true });
+  mkdirSync(stateDir(tmp));
   for (const p of parts) {
     for (const run of p.runs) {
       place(shardPath(p.dir, run.runId), shardPath(tmp, run.runId));
-      const control = join(p.dir, '.state', 'control', `${run.runId}.jsonl`);
+      const control = controlJournalPath(p.dir, run.runId);
       if (!existsSync(control)) continue;
-      mkdirSync(join(tmp, '.state', 'control'), { recursive: true });
-      copyFileSync(control, join(tmp, '.state', 'control', `${run.runId}.jsonl`));
+      mkdirSync(controlDir(tmp), { recursive: true });
+      copyFileSync(control, controlJournalPath(tmp, run.runId));
     }
-    appendJournal(join(p.dir, '.state', 'runs.jsonl'), join(tmp, '.state', 'runs.jsonl'));
-    appendJournal(join(p.dir, '.state', 'judge-cache.jsonl'), join(tmp, '.state', 'judge-cache.jsonl'));
+    appendJournal(runJournalPath(p.dir), runJournalPath(tmp));
+    appendJournal(judgeCachePath(p.dir), judgeCachePath(tmp));
     // The parts' logs, one after the other: the runs' history (retries, resumes) stays with the corpus.
-    appendJournal(join(p.dir, 'log.jsonl'), join(tmp, 'log.jsonl'));
+    appendJournal(logPath(p.dir), logPath(tmp));
   }
 }
 
@@ -132,14 +132,14 @@ function encoderColumns(manifest: Manifest): { name: string; dim: number }[] {
  * its own manifest anyway): a shard changed or damaged since its part finished is refused, naming it.
  */
 function checkShardChecksums(tmp: string, parts: readonly PartFolder[]): void {
-  const merged = (JSON.parse(readFileSync(join(tmp, 'manifest.json'), 'utf8')) as Manifest).files;
+  const merged = (JSON.parse(readFileSync(manifestPath(tmp), 'utf8')) as Manifest).files;
   for (const p of parts) {
     for (const run of p.runs) {
       // Keyed as finishSweep keys them, in both manifests.
       const name = relative(tmp, shardPath(tmp, run.runId));
       const recorded = p.manifest.files[name];
       if (recorded && merged[name] && recorded.sha256 !== merged[name].sha256) {
-        throw new InputError(join(p.given, name), '', `does not match its checksum in ${join(p.given, 'manifest.json')}: damaged or changed since the part finished`, `run panta verify ${p.given}, then rerun that part into a new folder`);
+        throw new InputError(join(p.given, name), '', `does not match its checksum in ${manifestPath(p.given)}: damaged or changed since the part finished`, `run panta verify ${p.given}, then rerun that part into a new folder`);
       }
     }
   }

@@ -1,5 +1,5 @@
-import { join } from 'node:path';
 import type { JudgeSpec, Prompt } from '@panta/core';
+import { judgeCachePath } from '@panta/corpus';
 import { createBackend } from '@panta/llm';
 import type { Judge } from './judge.js';
 import { LlmJudge } from './llm.js';
@@ -12,6 +12,6 @@ export function createJudge(spec: JudgeSpec, file: string, prompts: readonly Pro
     case 'reference':
       return new ReferenceJudge();
     case 'llm':
-      return new LlmJudge(createBackend(spec.backend, prompts, file), new VerdictCache(out ? join(out, '.state', 'judge-cache.jsonl') : undefined));
+      return new LlmJudge(createBackend(spec.backend, prompts, file), new VerdictCache(out ? judgeCachePath(out) : undefined));
   }
 }

@@ -1,14 +1,17 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { InputError, type RunColumns } from '@panta/core';
 import {
   CORPUS_FORMAT,
   eventsDir,
+  manifestPath,
   measureSweep,
+  orderParamsPath,
   queryRows,
   readManifest,
   readParquetSql,
   readRunRecords,
+  runsTablePath,
   shardPath,
   sqlString,
   type Manifest,
@@ -82,8 +85,8 @@ export async function loadCorpus(dirArg: string, options: LoadOptions = {}): Pro
   const dir = resolve(dirArg);
   const notes: string[] = [];
   const encoders = manifest.encoders.map((e) => e.name);
-  const runsFile = join(dir, 'runs.parquet');
-  const paramsFile = join(dir, 'order_params.parquet');
+  const runsFile = runsTablePath(dir);
+  const paramsFile = orderParamsPath(dir);
   const complete = manifest.status === 'complete';
   const shards = completeShards(dir);
 
@@ -143,7 +146,7 @@ export function readCorpusManifest(dir: string): Manifest {
   const fix = 'give the folder a sweep wrote (the --out of `panta run`)';
   if (!existsSync(dir)) throw new InputError(dir, '', 'no such folder', fix);
   if (!statSync(dir).isDirectory()) throw new InputError(dir, '', 'not a folder', fix);
-  const file = join(dir, 'manifest.json');
+  const file = manifestPath(dir);
   let manifest: Manifest | null;
   try {
     manifest = readManifest(dir);
@@ -181,9 +184,9 @@ function completeShards(dir: string): Set<string> {
 async function runsFromShards(dir: string, runIds: string[], sweeps: number): Promise<RunInfo[]> {
   if (runIds.length === 0) return [];
   const files = runIds.map((id) => shardPath(dir, id));
-  // As finish.ts counts them for runs.parquet: events are answers (role agent), tokens are every role's.
+  // As the engine's totals.ts counts them for runs.parquet: events are answers (role agent), tokens are every role's.
   const rows = await readTable(
-    join(dir, 'events'),
+    eventsDir(dir),
     `SELECT ${RUN_SELECT}, count(*) FILTER (WHERE role = 'agent') AS events, count(*) FILTER (WHERE role <> 'agent') AS extra_calls,
        max(sweep) FILTER (WHERE role = 'agent') AS sweeps_run, sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens
      FROM ${readParquetSql(files)} GROUP BY ALL ORDER BY run_id`,

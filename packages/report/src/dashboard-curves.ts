@@ -1,6 +1,5 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import { eventsDir, readManifest } from '@panta/corpus';
+import { eventsDir, manifestPath, orderParamsPath, readManifest } from '@panta/corpus';
 import { loadCorpus } from './corpus-data.js';
 import { orderingFigure, rhoFigure } from './figures.js';
 import { layout } from './aggregate.js';
@@ -48,11 +47,11 @@ export class CurveCache {
 
 /** What the figures depend on: the manifest's status and the complete shards. */
 export function corpusSignature(dir: string): string {
-  const manifest = existsSync(join(dir, 'manifest.json')) ? readManifest(dir) : null;
+  const manifest = existsSync(manifestPath(dir)) ? readManifest(dir) : null;
   if (!manifest) return 'absent';
   const events = eventsDir(dir);
   const shards = existsSync(events) ? readdirSync(events).filter((f) => f.endsWith('.parquet') && !f.startsWith('.')) : [];
-  const params = join(dir, 'order_params.parquet');
+  const params = orderParamsPath(dir);
   const paramsAt = existsSync(params) ? statSync(params).mtimeMs : 0;
   return `${manifest.status}|${manifest.fingerprint}|${paramsAt}|${shards.length}|${shards.sort().join(',')}`;
 }

@@ -1,7 +1,7 @@
 import { existsSync, openSync, readSync, closeSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { redact } from '@panta/core';
-import { eventsDir, partsDir, queryRows, readLiveStatus, readRunRecords, sqlString, type LiveStatus } from '@panta/corpus';
+import { eventsDir, logPath, partsDir, partsRoot, queryRows, readLiveStatus, readRunRecords, sqlString, type LiveStatus } from '@panta/corpus';
 import { readCorpusManifest } from './corpus-data.js';
 
 /** One open run on the dashboard. */
@@ -82,7 +82,7 @@ export class CorpusProgress {
   async read(now = Date.now()): Promise<SweepView> {
     const manifest = readCorpusManifest(this.dir);
     const live = readLiveStatus(this.dir);
-    const log = tailLog(join(this.dir, 'log.jsonl'), 8);
+    const log = tailLog(logPath(this.dir), 8);
     const base = { id: manifest.name, name: manifest.name, log };
     if (live && live.state === 'running' && now - live.updatedAt < STALE_MS) {
       return { ...base, ...fromLive(live), phase: 'running', live: true, liveNote: `panta run (pid ${live.pid}) reporting` };
@@ -120,8 +120,8 @@ export class CorpusProgress {
     const events = eventsDir(this.dir);
     if (!existsSync(events)) return { written: 0, finalized: [], open: [] };
     const finalized = readdirSync(events).filter((f) => f.endsWith('.parquet') && !f.startsWith('.'));
-    const partsRoot = join(events, '.parts');
-    const openRuns = existsSync(partsRoot) ? readdirSync(partsRoot).filter((r) => !finalized.includes(`${r}.parquet`)) : [];
+    const parts = partsRoot(this.dir);
+    const openRuns = existsSync(parts) ? readdirSync(parts).filter((r) => !finalized.includes(`${r}.parquet`)) : [];
     const partFiles = new Map(openRuns.map((r) => [r, safeList(partsDir(this.dir, r)).filter((f) => /^part-\d+\.parquet$/.test(f)).map((f) => join(partsDir(this.dir, r), f))]));
     const files = [...finalized.map((f) => join(events, f)), ...[...partFiles.values()].flat()];
     await this.countRows(files);

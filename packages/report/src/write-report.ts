@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { InputError } from '@panta/core';
+import { defaultReportDir, manifestPath } from '@panta/corpus';
 import { loadCorpus, type CorpusData } from './corpus-data.js';
 import { reportFigures } from './figures.js';
 import { reportHtml, type RenderedFigure } from './html.js';
@@ -33,14 +34,14 @@ export interface ReportResult {
  * `tables/<id>.csv`. Bad input throws InputError before anything is written.
  */
 export async function writeReport(dir: string, options: ReportOptions = {}): Promise<ReportResult> {
-  const out = resolve(options.out ?? join(dir, 'report'));
+  const out = resolve(options.out ?? defaultReportDir(dir));
   if (existsSync(out) && !statSync(out).isDirectory()) throw new InputError(out, '--out', 'exists and is not a folder', 'give a folder for the report, or remove the file');
   const data = await loadCorpus(dir, { events: true });
   const part = data.manifest.shard;
   if (part) {
     // A part's runs were whitened and measured by nothing yet: a report of it alone would fit the whitening
     // on its own runs' t = 0 answers, not the sweep's.
-    throw new InputError(join(dir, 'manifest.json'), 'shard', `${dir} is part ${part.index} of ${part.count} of a job array, measured only once merged`, 'run panta merge OUT with every part, then panta report OUT');
+    throw new InputError(manifestPath(dir), 'shard', `${dir} is part ${part.index} of ${part.count} of a job array, measured only once merged`, 'run panta merge OUT with every part, then panta report OUT');
   }
   const rendered: (RenderedFigure & { png: Buffer })[] = [];
   for (const figure of reportFigures(data)) {

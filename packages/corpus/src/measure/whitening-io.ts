@@ -1,13 +1,12 @@
-import { join } from 'node:path';
 import { CovarianceAccumulator, fitWhitening, type EncoderColumn, type Whitening } from '@panta/core';
 import { readEvents } from '../event-reader.js';
 import { queryRows, writeParquetTable } from '../parquet-table.js';
 import { sqlString } from '../duckdb.js';
 import { VectorCache } from './keyed.js';
 
-export function whiteningPath(out: string, promptId: string, encoder: string): string {
-  return join(out, 'whitening', `${promptId}__${encoder}.parquet`);
-}
+import { whiteningPath } from '../corpus-paths.js';
+
+export { whiteningPath };
 
 /**
  * Fits the whitening of one (prompt, encoder) on every t = 0 answer of that prompt in the given shards

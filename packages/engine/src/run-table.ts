@@ -1,0 +1,72 @@
+import { driftStats, driftTolerance, focusSeries, runEvents, snapshotAccuracy, type RunPlan } from '@panta/core';
+import { RUN_COLUMNS, runsTablePath, writeParquetTable, type OrderParamRow, type RunRecord, type RunTableRow } from '@panta/corpus';
+import type { CostOf, RunTotals } from './totals.js';
+
+/** What runs.parquet's rows are built from, besides the plan: what the shards, journal and measurement say. */
+export interface RunTableInput {
+  runs: readonly RunPlan[];
+  totals: ReadonlyMap<string, RunTotals>;
+  records: ReadonlyMap<string, RunRecord>;
+  failed: readonly string[];
+  /** Order parameters of a measured sweep (empty until then); drift reads those of `encoder`. */
+  orderParams: readonly OrderParamRow[];
+  encoder: string;
+  tolerance: number | 'auto';
+  cost: CostOf;
+}
+
+/** One row per planned run, in plan order: complete, failed or pending, with what is known of it. */
+export function runTableRows(input: RunTableInput): RunTableRow[] {
+  const { runs, totals, records, failed, cost } = input;
+  // Drift reads accuracy (not_known and judge failures count as wrong), which the tags give on every snapshot.
+  const accuracySeries = new Map<string, (number | null)[]>();
+  for (const p of input.orderParams) {
+    if (p.encoder !== input.encoder) continue;
+    const series = accuracySeries.get(p.run_id);
+    if (series) series.push(snapshotAccuracy(p));
+    else accuracySeries.set(p.run_id, [snapshotAccuracy(p)]);
+  }
+  return runs.map((r) => {
+    const t = totals.get(r.runId);
+    const rec = records.get(r.runId);
+    const accuracy = accuracySeries.get(r.runId);
+    const tolerance = driftTolerance(input.tolerance, r.n);
+    const drift = accuracy ? driftStats(accuracy, tolerance) : { focus_total: null, drift_onset: null, recovered: null };
+    return {
+      run_id: r.runId,
+      config_id: r.configId,
+      trial: r.trial,
+      prompt_id: r.prompt.id,
+      geometry: r.geometryLabel,
+      n: r.n,
+      k: r.k,
+      temperature: r.temperature,
+      protocol: r.protocol,
+      dynamics: r.dynamics,
+      seed: r.seed,
+      status: t ? 'complete' : failed.includes(r.runId) ? 'failed' : 'pending',
+      events: t?.events ?? 0,
+      calls: rec?.calls ?? null,
+      retries: rec?.retries ?? null,
+      prompt_tokens: t?.prompt_tokens ?? null,
+      completion_tokens: t?.completion_tokens ?? null,
+      cost: cost(t?.prompt_tokens ?? null, t?.completion_tokens ?? null),
+      extra_calls: t?.extra ?? null,
+      // A run that stopped early has a whole number of sweeps; the agent calls it did not make are saved.
+      stopped_early: t ? t.events < runEvents(r) : null,
+      sweeps_run: t ? t.events / r.n - 1 : null,
+      calls_saved: t ? runEvents(r) - t.events : null,
+      focus: accuracy ? focusSeries(accuracy) : null,
+      ...drift,
+      drift_tolerance: accuracy ? tolerance : null,
+      wall_ms: rec?.wall_ms ?? null,
+    };
+  });
+}
+
+/** Writes `<out>/runs.parquet` (RUN_COLUMNS) whole, replacing the last session's; returns its path. */
+export async function writeRunTable(out: string, rows: readonly RunTableRow[]): Promise<string> {
+  const file = runsTablePath(out);
+  await writeParquetTable(file, [...RUN_COLUMNS], rows as unknown as Record<string, unknown>[]);
+  return file;
+}
