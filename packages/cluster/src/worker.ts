@@ -1,6 +1,6 @@
 import { Worker, type Job } from 'bullmq';
 import { redact } from '@panta/core';
-import { executeBoundary, executeEvent, type Logger } from '@panta/engine';
+import { executeBoundary, executeEvent, type BoundaryOutcome, type EventOutcome, type Logger } from '@panta/engine';
 import { EndpointUnavailableError } from '@panta/llm';
 import { EVENT_QUEUE } from './keys.js';
 import { cpuMs } from './cpu.js';
@@ -113,7 +113,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     const { texts } = read;
     const missing = texts.findIndex((t) => typeof t !== 'string');
     if (missing >= 0) throw new Error(`${run.runId}: event ${plan.event} reads version ${data.readVersions[missing]}, which is not in Redis`);
-    let outcome;
+    let outcome: EventOutcome;
     try {
       outcome = await executeEvent(data.moderator ? { run, plan, moderator: data.moderator } : { run, plan }, texts as string[], ctx.services);
     } catch (error) {
@@ -146,7 +146,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     const missing = values.findIndex((t) => typeof t !== 'string');
     if (missing >= 0) throw new Error(`${run.runId}: the boundary after sweep ${data.sweepIndex} reads version ${data.versions[missing]}, which is not in Redis`);
     const task = { kind: 'boundary' as const, run, sweep: data.sweepIndex, versions: Float64Array.from(data.versions), ...(data.state ? { state: data.state } : {}) };
-    let outcome;
+    let outcome: BoundaryOutcome;
     try {
       outcome = await executeBoundary(task, values as string[], ctx.services);
     } catch (error) {
