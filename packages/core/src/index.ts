@@ -1,24 +1,77 @@
-export * from './rng.js';
-export * from './event.js';
-export * from './errors.js';
-export * from './spec/schema.js';
-export * from './spec/backend.js';
-export * from './spec/parse.js';
-export * from './spec/bounds.js';
-export * from './spec/memory.js';
-export * from './spec/shard.js';
-export * from './dataset.js';
-export * from './answers.js';
-export * from './prompt.js';
-export * from './plan.js';
-export * from './schedule.js';
-export * from './dataflow.js';
-export * from './measure/index.js';
-export * from './geometry/index.js';
-export * from './budget.js';
-export * from './rubric.js';
-export * from './population.js';
-export * from './protocol/prompts.js';
-export * from './protocol/board.js';
-export * from './protocol/control.js';
-export * from './redact.js';
+export { mixSeed, rngFrom } from './rng.js';
+export type { Rng } from './rng.js';
+export { TAGS } from './event.js';
+export type { EncoderColumn, EventRow, ReplyStatus, Role, RunColumns, Tag } from './event.js';
+export { InputError } from './errors.js';
+export { PROTOCOLS, sweepSpecJsonSchema, sweepSpecSchema } from './spec/schema.js';
+export type { EncoderSpec, JudgeSpec, SweepSpec } from './spec/schema.js';
+export { backendSchema, surrogateBackendSchema } from './spec/backend.js';
+export type { AnthropicBackendSpec, BackendSpec, OpenAIBackendSpec, SurrogateBackendSpec } from './spec/backend.js';
+export { firstIssue, issueToInputError, parseSweepSpec } from './spec/parse.js';
+export { checkSweepBounds } from './spec/bounds.js';
+export { checkMemoryBudget, formatBytes, MEMORY, parseMemoryBudget, sweepMemoryBytes } from './spec/memory.js';
+export type { MemoryAvailable } from './spec/memory.js';
+export { parseShard, shardLabel, shardRuns } from './spec/shard.js';
+export type { Shard } from './spec/shard.js';
+export { parseDataset, promptSchema } from './dataset.js';
+export type { Prompt } from './dataset.js';
+export { classifyAnswer, normaliseText } from './answers.js';
+export { DEFAULT_TEMPLATE, estimateTokens, parseTemplate, promptLength, renderPrompt } from './prompt.js';
+export type { ChatMessages, PromptContext, PromptTemplate } from './prompt.js';
+export { graphFor, planSweep, runEvents, selectPrompts, sweepEvents } from './plan.js';
+export type { RunPlan } from './plan.js';
+export { criticalPath, Schedule } from './schedule.js';
+export type { EventPlan } from './schedule.js';
+export { DataflowPlanner } from './dataflow.js';
+export {
+  CovarianceAccumulator,
+  driftStats,
+  driftTolerance,
+  fitWhitening,
+  focusSeries,
+  measureSnapshot,
+  snapshotAccuracy,
+  symmetricEigen,
+  toSpin,
+  unitVector,
+} from './measure/index.js';
+export type { Whitening } from './measure/index.js';
+export {
+  buildGraph,
+  edgeListSize,
+  GeometryError,
+  geometryLabel,
+  ownNeighbourBytes,
+  parseEdgeFile,
+  parseEdgeList,
+  validateEdges,
+} from './geometry/index.js';
+export type { Edge, GeometrySpec } from './geometry/index.js';
+export { checkBackendLimits, checkContextBudget } from './budget.js';
+export { parseRubric, parseVerdict, rubric, RUBRIC_SYSTEM } from './rubric.js';
+export { assignPopulation, parsePopulation } from './population.js';
+export type { PopulationEntry } from './population.js';
+export {
+  BOARD_INSTRUCTION,
+  isDrift,
+  MERGE_NOTE,
+  parseProtocolCall,
+  personaText,
+  PROTOCOL_SYSTEM,
+  splitAgentPrompt,
+} from './protocol/prompts.js';
+export { applyEntries, decodeBoardVersion, encodeBoardVersion, foldLive, parseBoardReply, renderEntries } from './protocol/board.js';
+export type { BoardEntry } from './protocol/board.js';
+export {
+  boundaryGate,
+  controlCentre,
+  divergence,
+  hasBoundaries,
+  measureControl,
+  medoid,
+  nextControl,
+  shouldStop,
+  temperatureAt,
+} from './protocol/control.js';
+export type { ControlState, SweepControl } from './protocol/control.js';
+export { boundedText, redact, REDACTED, Redactor, redactValue, registerSecret, secretsInEnv } from './redact.js';

@@ -1,5 +1,5 @@
-export * from './judge.js';
-export * from './reference.js';
-export * from './verdict-cache.js';
-export * from './llm.js';
-export * from './create.js';
+export type { Judge } from './judge.js';
+export { ReferenceJudge } from './reference.js';
+export { VerdictCache } from './verdict-cache.js';
+export { LlmJudge } from './llm.js';
+export { createJudge } from './create.js';

@@ -1,9 +1,9 @@
-export * from './spec.js';
-export * from './graph.js';
-export * from './size.js';
-export * from './lattice.js';
-export * from './meanfield.js';
-export * from './directed.js';
-export * from './random.js';
-export * from './edges.js';
-export * from './build.js';
+export { geometryLabel, geometrySchema, isUndirected } from './spec.js';
+export type { GeometrySpec } from './spec.js';
+export { GeometryError } from './graph.js';
+export type { Graph } from './graph.js';
+export { checkSize, nominalDegree } from './size.js';
+export { samplePeers } from './meanfield.js';
+export { edgeListSize, edgesGraph, parseEdgeFile, parseEdgeList, validateEdges } from './edges.js';
+export type { Edge } from './edges.js';
+export { buildGraph, ownNeighbourBytes } from './build.js';

@@ -1,3 +1,4 @@
-export * from './whitening.js';
-export * from './order-params.js';
-export * from './symmetric-eigen.js';
+export { CovarianceAccumulator, fitWhitening, toSpin } from './whitening.js';
+export type { Whitening } from './whitening.js';
+export { driftStats, driftTolerance, focusSeries, measureSnapshot, snapshotAccuracy, unitVector } from './order-params.js';
+export { symmetricEigen } from './symmetric-eigen.js';
