@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { InputError, runEvents, type EncoderColumn, type RunPlan } from '@panta/core';
-import { acquireOutLock, readManifestToResume, shardProgress, type OutLock } from '@panta/corpus';
+import { acquireOutLock, shardProgress, type Manifest, type OutLock } from '@panta/corpus';
 import {
   SweepCorpus,
-  checkOutFolder,
+  corpusToResume,
   makeOutFolder,
   finishSweep,
   openEncoders,
@@ -85,11 +85,7 @@ export async function runCollector(options: CollectorOptions): Promise<SweepSumm
       const payload = await store.payload();
       if (!payload) throw new Error(`sweep ${sweepId} is not published in Redis (${keys.spec} is missing)`);
       const sweep = fromPayload(payload, options.out);
-      checkOutFolder(sweep.out);
-      const previous = readManifestToResume(sweep.out);
-      if (previous && previous.fingerprint !== sweep.fingerprint) {
-        throw new InputError(sweep.out, 'out', `${sweep.out} holds a corpus of a different sweep`, 'give the collector another --out, or delete that folder to start over');
-      }
+      const previous = corpusToResume(sweep, { file: sweep.out, fix: 'give the collector another --out, or delete that folder to start over' });
       const lease = await RoleLease.acquire(redis, keys.collectorLease, (holder) => options.log.warn({ holder }, 'another collector holds this sweep: waiting for its lease'), options.signal);
       if (!lease) return null;
       try {
@@ -163,7 +159,7 @@ class CollectorProcess {
     this.byId = new Map(sweep.runs.map((r) => [r.runId, r]));
   }
 
-  async serve(previous: ReturnType<typeof readManifestToResume>): Promise<SweepSummary | null> {
+  async serve(previous: Manifest | null): Promise<SweepSummary | null> {
     const { sweep, options, store, redis } = this;
     const { keys } = store;
     const log = options.log.child({ sweep: keys.spec.split(':')[1] });

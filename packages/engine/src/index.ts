@@ -11,5 +11,6 @@ export * from './log.js';
 export * from './live-status.js';
 export * from './execute-boundary.js';
 export { checkOutFolder, makeOutFolder } from './out-folder.js';
+export { corpusToResume } from './sweep-setup.js';
 export * from './merge.js';
 export { readParts, type PartFolder } from './merge-parts.js';

@@ -1,5 +1,5 @@
 import { InputError, ownNeighbourBytes, runEvents, shardLabel, sweepEvents, type EncoderColumn, type RunPlan, type Shard, type SweepSpec } from '@panta/core';
-import { acquireOutLock, readManifestToResume, runsOnDisk, shardProgress, type OutLock, type OutLockHolder } from '@panta/corpus';
+import { acquireOutLock, runsOnDisk, shardProgress, type OutLock, type OutLockHolder } from '@panta/corpus';
 import { openEncoder, type Encoder } from '@panta/embed';
 import { createJudge } from '@panta/judge';
 import { createBackend } from '@panta/llm';
@@ -8,7 +8,8 @@ import { Executor, type ActiveRun, type ExecutorProgress } from './executor.js';
 import { finishSweep, startManifest, type SweepSummary } from './finish.js';
 import { InProcessTransport } from './in-process-transport.js';
 import { LiveStatusWriter } from './live-status.js';
-import { checkOutFolder, makeOutFolder } from './out-folder.js';
+import { makeOutFolder } from './out-folder.js';
+import { corpusToResume } from './sweep-setup.js';
 import { chainsFirst } from './run-order.js';
 import { loadSweep, plannerFor, type LoadedSweep, type SweepOverrides } from './load.js';
 import { sweepLogger, type Logger } from './log.js';
@@ -72,11 +73,7 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
 async function sweepLocked(specPath: string, options: RunSweepOptions, held: { lock?: OutLock }): Promise<SweepSummary> {
   const sweep = loadSweep(specPath, options);
   const { spec, out, runs } = sweep;
-  checkOutFolder(out);
-  const previous = readManifestToResume(out);
-  if (previous && previous.fingerprint !== sweep.fingerprint) {
-    throw new InputError(specPath, 'out', `${out} holds a corpus of a different sweep`, 'choose another --out, or delete that folder to start over');
-  }
+  const previous = corpusToResume(sweep, { file: specPath, fix: 'choose another --out, or delete that folder to start over' });
   if (previous) checkSameShard(specPath, out, previous.shard, sweep.shard);
   // Retries go to the sweep's log (debug: under a fault storm they are many); the log opens once input is valid.
   let log: Logger | undefined;

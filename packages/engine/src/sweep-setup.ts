@@ -1,0 +1,17 @@
+import { InputError } from '@panta/core';
+import { readManifestToResume, type Manifest } from '@panta/corpus';
+import type { LoadedSweep } from './load.js';
+import { checkOutFolder } from './out-folder.js';
+
+/**
+ * The check every process that writes a sweep's corpus makes first, embedded (sweep.ts) or as the cluster's
+ * collector (collector-role.ts): its folder can hold a corpus, and a corpus already there is this sweep's,
+ * which is then resumed. Bad input is one line naming `refusal.file` and its fix (exit 2), before anything
+ * is written.
+ */
+export function corpusToResume(sweep: LoadedSweep, refusal: { file: string; fix: string }): Manifest | null {
+  checkOutFolder(sweep.out);
+  const previous = readManifestToResume(sweep.out);
+  if (previous && previous.fingerprint !== sweep.fingerprint) throw new InputError(refusal.file, 'out', `${sweep.out} holds a corpus of a different sweep`, refusal.fix);
+  return previous;
+}
