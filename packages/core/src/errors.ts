@@ -13,3 +13,12 @@ export class InputError extends Error {
     super(`${file}: ${field ? `${field}: ` : ''}${problem}; fix: ${fix}`);
   }
 }
+
+/**
+ * A rejection or a catch can carry any value (a string thrown by a dependency, an object from a worker); the
+ * code that handles it wants one shape with a `name` and a `message`, so anything that is not an Error is
+ * wrapped, its text kept.
+ */
+export function toError(e: unknown): Error {
+  return e instanceof Error ? e : new Error(String(e));
+}

@@ -2,7 +2,7 @@ export { mixSeed, rngFrom } from './rng.js';
 export type { Rng } from './rng.js';
 export { TAGS } from './event.js';
 export type { EncoderColumn, EventRow, ReplyStatus, Role, RunColumns, Tag } from './event.js';
-export { InputError } from './errors.js';
+export { InputError, toError } from './errors.js';
 export { PROTOCOLS, sweepSpecJsonSchema, sweepSpecSchema } from './spec/schema.js';
 export type { EncoderSpec, JudgeSpec, SweepSpec } from './spec/schema.js';
 export { backendSchema, surrogateBackendSchema } from './spec/backend.js';

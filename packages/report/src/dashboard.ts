@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { toError } from '@panta/core';
 import { CurveCache, type CurvesView } from './dashboard-curves.js';
 import { dashboardPage } from './dashboard-page.js';
 import type { ProgressReading, QueueView, SweepView } from './dashboard-progress.js';
@@ -74,7 +75,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
       state = { watching: options.watching, at: Date.now(), error: null, notes: r.notes, queue: r.queue, sweeps: r.sweeps };
       for (const s of r.sweeps) metrics.observe(s.id, { ...s, calls: s.calls ?? undefined, tokens: s.tokens ?? undefined, retries: s.retries ?? undefined, requeued: s.requeued ?? undefined });
     } catch (e) {
-      const error = e instanceof Error ? e : new Error(String(e));
+      const error = toError(e);
       options.onError?.(error);
       state = { ...(state ?? { watching: options.watching, notes: [], sweeps: [] }), at: Date.now(), error: error.message.split('\n')[0]! };
     } finally {
@@ -92,7 +93,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
       for (const dir of corpora) changed = (await cache.refresh(dir)) || changed;
       if (changed) broadcast('curves', curves());
     } catch (e) {
-      options.onError?.(e instanceof Error ? e : new Error(String(e)));
+      options.onError?.(toError(e));
     } finally {
       drawing = false;
     }

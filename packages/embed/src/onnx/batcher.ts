@@ -1,3 +1,5 @@
+import { toError } from '@panta/core';
+
 /**
  * A micro-batcher across concurrent callers: items queue until `maxBatch` are waiting or `maxWaitMs`
  * has passed since the first one, then go to `run` as one batch; each caller gets its own rows back.
@@ -44,11 +46,11 @@ export class MicroBatcher<T, R> {
         batch.forEach((b, i) => b.resolve(results[i]!));
       },
       (error: unknown) => {
-        const e = error instanceof Error ? error : new Error(String(error));
+        const e = toError(error);
         for (const b of batch) b.reject(e);
       },
     ).catch((error: unknown) => {
-      const e = error instanceof Error ? error : new Error(String(error));
+      const e = toError(error);
       for (const b of batch) b.reject(e);
     });
   }

@@ -5,7 +5,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
-import { InputError } from '@panta/core';
+import { InputError, toError } from '@panta/core';
 import { checkSignature, inspectModelFolder, type TensorInfo } from './model-folder.js';
 import { OnnxTokenizer, padBatch, type TokenBatch } from './tokenize.js';
 import type { EmbedRequest, LoadRequest, Reply, Request, SerializedError } from './protocol.js';
@@ -22,7 +22,7 @@ let chain: Promise<void> = Promise.resolve();
 
 function serialize(error: unknown): SerializedError {
   if (error instanceof InputError) return { name: error.name, message: error.message, file: error.file, field: error.field, problem: error.problem, fix: error.fix };
-  const e = error instanceof Error ? error : new Error(String(error));
+  const e = toError(error);
   return { name: e.name, message: e.message };
 }
 
