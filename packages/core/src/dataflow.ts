@@ -21,9 +21,9 @@ const MAX_PLANNED_READS = 1 << 20;
 /**
  * Planning is incremental: a new planner plans FIRST_STEP events, each completion at most STEP more, and
  * the caller tops the window up with planAhead() when it has nothing better to do (the executor does it
- * while calls are out). Planning a whole window at once (16,384 events, 10-30 ms) used to delay a run's
- * first dispatch; now it overlaps the first calls. Which events are planned when changes only which ready
- * event runs first, never what an event reads.
+ * while calls are out). A whole window planned before the first dispatch would hold a run's first calls
+ * back for as long as planning it takes; planned in steps, that time overlaps the calls (bench/NOTES.md).
+ * Which events are planned when changes only which ready event runs first, never what an event reads.
  */
 const FIRST_STEP = 1024;
 const STEP = 8;
@@ -34,8 +34,8 @@ const NONE: readonly number[] = [];
 /**
  * Per-event state lives in rings indexed by `event & mask`: planned, unfinished events all lie within `window`
  * events of the oldest unfinished one, so a ring of the next power of two above the window never has two of
- * them in one slot. Planning and completing an event then touch typed arrays only (no Map, no allocation):
- * on a ring of 2,000 agents, about a fifth of the cost with Maps.
+ * them in one slot. Planning and completing an event then touch typed arrays only (no Map, no allocation),
+ * which keeps the planner's share of the main thread small next to the calls it schedules (bench/NOTES.md).
  */
 export class DataflowPlanner {
   private readonly mask: number;

@@ -2,8 +2,8 @@ import type { EventPlan } from './schedule.js';
 
 /**
  * Bottom levels are counted up to this many events: past it, a longer chain of planned readers changes
- * nothing in practice. On a ring of 2,000 agents with 256 slots, a horizon of 8 already gives the ideal
- * number of rounds (40 = ceil(10,000 / 256)), where the order events became ready gives 47.
+ * nothing in practice: on a sparse graph with many slots, a horizon of 8 already reaches the ideal number of
+ * rounds, ceil(events / slots), which the order events became ready does not (bench/NOTES.md).
  */
 export const HORIZON = 8;
 
@@ -11,7 +11,7 @@ export const HORIZON = 8;
  * Events reading more versions than this rank no one above them. On a dense graph (a full mean field) an
  * event reads nearly every live version, every chain runs through the whole run and ranks tell events
  * apart no better than the order they became ready, while raising them would cost O(k HORIZON) per event:
- * the meanfield of 729 ran 15% slower with it.
+ * work on the main thread that changes no order worth having (bench/NOTES.md).
  */
 export const DENSE_READS = 32;
 

@@ -6,7 +6,8 @@ import type { Encoder } from './encoder.js';
 const MEMO_CHARS = 4096;
 /**
  * Memory the memo may hold (vectors and texts): 32 MiB is ~10,000 distinct answers of 500 characters at
- * 384 dimensions. Bounded in entries alone, distinct answers of real models would fill it with ~170 MB.
+ * 384 dimensions. Bounded in entries alone, it would grow with the length of the answers, which real models
+ * make long (bench/NOTES.md).
  */
 const MEMO_BYTES = 32 * 2 ** 20;
 

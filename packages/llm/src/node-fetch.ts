@@ -3,10 +3,9 @@ import https from 'node:https';
 
 /**
  * The little of `fetch` the LLM SDKs use, on node:http with a keep-alive agent. Node's global fetch (undici
- * with WebStreams) costs the client about 0.9 ms of CPU per call; this about 0.6 ms (measured with the openai
- * SDK against serve-surrogate, 64 calls in flight): at thousands of calls per second the client, not the
- * server, was the limit. Bodies are read whole (no streaming is asked for); an aborted signal (the SDK's
- * timeout) destroys the request and rejects, as fetch does.
+ * with WebStreams) spends more of the client's CPU on each call, and at thousands of calls per second the
+ * client's CPU, not the server, is the limit (bench/NOTES.md). Bodies are read whole (no streaming is asked
+ * for); an aborted signal (the SDK's timeout) destroys the request and rejects, as fetch does.
  */
 export function nodeFetch(maxSockets: number): typeof fetch {
   const agents = {

@@ -3,8 +3,8 @@
  * implicit QL method (tred2 and tql2 of JAMA, public domain, as ml-matrix also implements them).
  *
  * Why not ml-matrix's EigenvalueDecomposition: it reads and writes through Matrix.get/set on an array of
- * rows; on a 384 x 384 covariance it took 0.62-0.71 s here, the same algorithm on one flat Float64Array
- * 0.26-0.37 s (measured side by side). A test checks it against ml-matrix.
+ * rows, a method call and an extra indirection per element in loops of O(d^3) steps; the same algorithm on
+ * one flat Float64Array does the arithmetic alone (bench/NOTES.md). A test checks it against ml-matrix.
  *
  * The working matrix z holds the transpose of JAMA's V, so that the hot loops run along rows of a row-major
  * array: row i of z is, on return, the unit eigenvector of eigenvalue i.

@@ -134,7 +134,7 @@ export const sweepSpecSchema = z.strictObject({
   annealing: z.strictObject({ to: z.number().nonnegative(), shape: z.enum(['linear', 'geometric']).default('linear') }).optional(),
   /**
    * Stop a run once magnetisation and rho have both settled: over the last `window` sweeps neither moved
-   * more than its tolerance. The defaults save about 40% of the quickstart's calls (bench/early-stopping.mjs).
+   * more than its tolerance. bench/early-stopping.mjs measures the calls the defaults save on the quickstart.
    */
   early_stopping: z
     .strictObject({

@@ -34,7 +34,7 @@ function variedWeights(count: number, temperature: number): { weights: number[];
   if (!byT) weightCache.set(count, (byT = new Map()));
   let w = byT.get(temperature);
   if (!w) {
-    // The same terms summed in the same order as before caching: draws stay bit-identical.
+    // Summed one term at a time in index order: another order would round differently and change the draws.
     let total = 0;
     const weights: number[] = [];
     for (let i = 0; i < count; i++) {
