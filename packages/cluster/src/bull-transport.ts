@@ -1,4 +1,5 @@
 import type { Queue } from 'bullmq';
+import { toError } from '@panta/core';
 import type { Redis } from 'ioredis';
 import type { BoundaryTask, EventOutcome, EventTask, Task, Transport, TransportMessage } from '@panta/engine';
 import { jobIdOf } from './keys.js';
@@ -172,7 +173,7 @@ export class BullTransport implements Transport {
 
   fail(e: unknown): void {
     if (this.closed) return;
-    this.onMessage({ type: 'fatal', error: e instanceof Error ? e : new Error(String(e)) });
+    this.onMessage({ type: 'fatal', error: toError(e) });
   }
 
   private async flush(): Promise<void> {

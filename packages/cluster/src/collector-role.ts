@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { InputError, runEvents, type EncoderColumn, type RunPlan } from '@panta/core';
+import { InputError, runEvents, toError, type EncoderColumn, type RunPlan } from '@panta/core';
 import { acquireOutLock, shardProgress, type Manifest, type OutLock } from '@panta/corpus';
 import {
   SweepCorpus,
@@ -264,7 +264,7 @@ class CollectorProcess {
   }
 
   private fail(e: unknown): void {
-    this.fatal ??= e instanceof Error ? e : new Error(String(e));
+    this.fatal ??= toError(e);
   }
 
   private async ack(ids: string[]): Promise<void> {

@@ -1,5 +1,5 @@
 import { Worker, type Job } from 'bullmq';
-import { redact } from '@panta/core';
+import { redact, toError } from '@panta/core';
 import { executeBoundary, executeEvent, type BoundaryOutcome, type EventOutcome, type Logger } from '@panta/engine';
 import { EndpointUnavailableError } from '@panta/llm';
 import { EVENT_QUEUE } from './keys.js';
@@ -118,7 +118,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       outcome = await executeEvent(data.moderator ? { run, plan, moderator: data.moderator } : { run, plan }, texts as string[], ctx.services);
     } catch (error) {
       // The backend already retried: this event failed, and its run with it (as embedded).
-      const message = redact(error instanceof Error ? error.message : String(error));
+      const message = redact(toError(error).message);
       log.warn({ run: run.runId, event: plan.event, err: message }, 'event failed');
       await failEvent(redis, { keys, runId: run.runId, event: plan.event, error: message });
       return { kind: 'failed' };
@@ -150,7 +150,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     try {
       outcome = await executeBoundary(task, values as string[], ctx.services);
     } catch (error) {
-      const message = redact(error instanceof Error ? error.message : String(error));
+      const message = redact(toError(error).message);
       log.warn({ run: run.runId, sweep: data.sweepIndex, err: message }, 'boundary failed');
       await failBoundary(redis, { keys, runId: run.runId, sweep: data.sweepIndex, error: message });
       return;

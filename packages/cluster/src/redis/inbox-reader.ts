@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { toError } from '@panta/core';
 import type { Delivered } from './inbox.js';
 
 /** Decodes one stream entry (throws an InboxEntryError naming the field at fault). */
@@ -33,7 +34,7 @@ export class InboxReader<M> {
 
   start(onError: (e: Error) => void): void {
     this.loop = this.run().catch((e: unknown) => {
-      if (!this.closed) onError(e instanceof Error ? e : new Error(String(e)));
+      if (!this.closed) onError(toError(e));
     });
   }
 
