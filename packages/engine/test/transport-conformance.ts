@@ -176,16 +176,7 @@ async function eventually(value: () => Promise<number>, want: number, tries = 20
 /** What every message may be compared on: the distributed transport hands back usage, not texts. */
 const usage = (o: EventOutcome) => ({ calls: o.calls, tokens: o.promptTokens + o.completionTokens });
 
-/**
- * Known departures from the contract, each a bug to fix (the coordinator decides): their tests are marked
- * it.fails, so that the suite says at once when one is fixed.
- */
-export interface KnownBugs {
-  /** close() awaits the flush in progress only: work asked for in the same turn goes out after it (or never). */
-  closeLeavesQueuedWork?: boolean;
-}
-
-export function describeTransportConformance(name: string, subject: () => TransportUnderTest, known: KnownBugs = {}): void {
+export function describeTransportConformance(name: string, subject: () => TransportUnderTest): void {
   describe(`the ${name} transport keeps the Transport contract`, () => {
     const opened: Transport[] = [];
     const open = async (sweep: LoadedSweep): Promise<Recording> => {
@@ -277,7 +268,7 @@ export function describeTransportConformance(name: string, subject: () => Transp
       await transport.close();
     });
 
-    (known.closeLeavesQueuedWork ? it.fails : it)('close() returns once the work asked of it before is done: a forget just before it is applied', async () => {
+    it('close() returns once the work asked of it before is done: a forget just before it is applied', async () => {
       const sweep = conformanceSweep(`conformance-close-${name}`, '', 1);
       const transport = await open(sweep);
       await runThrough(transport, sweep);
