@@ -1,9 +1,12 @@
 export { loadCorpus } from './corpus-data.js';
+export type { CorpusData, LoadOptions } from './corpus-data.js';
 export { orderingFigure } from './figures.js';
+export type { Figure } from './figures.js';
 export { driftTable } from './tables.js';
 export { renderPng, renderSvg } from './render.js';
+export type { PngOptions } from './render.js';
 export { writeReport } from './write-report.js';
-export type { ReportResult } from './write-report.js';
+export type { ReportOptions, ReportResult } from './write-report.js';
 export { averageRanks, spearman } from './stats.js';
 export { PantaMetrics } from './metrics.js';
 export type { MetricsSnapshot } from './metrics.js';
