@@ -1,4 +1,4 @@
-import { boundaryGate, hasBoundaries, runEvents, type ControlState, type DataflowPlanner, type RunPlan } from '@panta/core';
+import { boundaryGate, hasBoundaries, runEvents, toError, type ControlState, type DataflowPlanner, type RunPlan } from '@panta/core';
 import type { BoundaryOutcome, BoundaryTask, EventOutcome, EventTask, Transport, TransportMessage } from './task.js';
 
 /** Events a run's planner plans per idle turn: about half a millisecond on a ring. */
@@ -240,7 +240,7 @@ export class Executor<S extends RunSink = RunSink> {
             active.planner.consumed(active.collector.written);
             this.pump();
           },
-          (e: unknown) => this.fail(e instanceof Error ? e : new Error(String(e))),
+          (e: unknown) => this.fail(toError(e)),
         );
       }
     }
@@ -264,7 +264,7 @@ export class Executor<S extends RunSink = RunSink> {
         this.moveGate(active);
         this.pump();
       },
-      (e: unknown) => this.fail(e instanceof Error ? e : new Error(String(e))),
+      (e: unknown) => this.fail(toError(e)),
     );
   }
 
@@ -443,7 +443,7 @@ export class Executor<S extends RunSink = RunSink> {
         }
         this.pump();
       },
-      (e: unknown) => this.fail(e instanceof Error ? e : new Error(String(e))),
+      (e: unknown) => this.fail(toError(e)),
     );
   }
 
@@ -459,7 +459,7 @@ export class Executor<S extends RunSink = RunSink> {
         if (a.error && !a.stopped) this.runsFailed++;
         this.pump();
       },
-      (e: unknown) => this.fail(e instanceof Error ? e : new Error(String(e))),
+      (e: unknown) => this.fail(toError(e)),
     );
   }
 }

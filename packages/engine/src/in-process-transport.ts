@@ -1,3 +1,4 @@
+import { toError } from '@panta/core';
 import { executeBoundary } from './execute-boundary.js';
 import { executeEvent, type WorkerServices } from './execute-event.js';
 import type { EventOutcome, Task, Transport, TransportMessage } from './task.js';
@@ -25,7 +26,7 @@ export class InProcessTransport implements Transport {
   }
 
   dispatch(task: Task): void {
-    const fail = (error: unknown) => this.onMessage({ type: 'failed', task, error: error instanceof Error ? error : new Error(String(error)) });
+    const fail = (error: unknown) => this.onMessage({ type: 'failed', task, error: toError(error) });
     if (task.kind === 'boundary') {
       const values = this.read(task.run.runId, task.versions, `the boundary after sweep ${task.sweep}`);
       executeBoundary(task, values, this.services).then((outcome) => this.onMessage({ type: 'boundary', task, outcome }), fail);
