@@ -2,8 +2,8 @@ import { availableParallelism } from 'node:os';
 
 /**
  * How many Parquet encodings of events run at once in this process. Each one holds its own row-group
- * buffers in DuckDB (tens of MB for list columns: a part of mean-field rows, 728 reads each, held about
- * 110 MB while encoding), and libuv would otherwise run four at once, one per pool thread. The JS thread
+ * buffers in DuckDB (tens of MB when rows carry long read lists), and libuv would otherwise run four at
+ * once, one per pool thread (bench/NOTES.md: two Parquet encodings at a time). The JS thread
  * needs a core of its own to produce rows, so more encodings than the other cores only add memory. Two
  * at least: with one, a part whose chunks wait for the busy JS thread held every other run's part back
  * (on 2 cores the quickstart then idled a third of its time). PANTA_PARQUET_WRITES overrides.

@@ -28,15 +28,16 @@ export interface EventShardWriterOptions {
 }
 
 /**
- * Parquet options of the finalized shard (DESIGN.md section 8). ZSTD level 1 encodes about a third faster
- * than the default level 3 for embedding columns and the files come out no larger (measured on 100k rows).
+ * Parquet options of the finalized shard (DESIGN.md section 8). ZSTD level 1: embedding columns (noise to a
+ * compressor) come out no larger than at the default level 3, for less CPU (bench/NOTES.md: ZSTD level).
  */
 const SHARD_COPY_OPTIONS = 'FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1';
 /** Rows per row group of a merged shard: 16,384, fewer for wide rows (see shardRowGroup). */
 const SHARD_ROW_GROUP = 16384;
 /**
- * Parts only live until finalize. Row groups of 2048 rows (one chunk each) keep DuckDB's per-row-group
- * buffers small; measured about 20% less CPU per row than 4096-row groups.
+ * Parts only live until finalize, or become the shard of a run that fits one. Row groups of one chunk each
+ * (chunkRowsFor) keep DuckDB's per-row-group buffers small, and cost less CPU per row than larger groups
+ * (bench/NOTES.md: part row groups).
  */
 const PART_COPY_OPTIONS = 'FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1';
 /** List entries (reads and neighbours) per chunk, and so per row group, when rows are wide (see chunkRowsFor). */
@@ -355,8 +356,8 @@ export class EventShardWriter {
 /**
  * Rows per chunk and per row group of a part: 2048, or fewer when the rows carry long read lists, so that a
  * row group holds at most about LIST_ENTRIES_PER_CHUNK list entries. The Parquet writer keeps a whole row
- * group's values, levels and pages while it encodes: 2048 rows of a mean field of 729 are 3 M entries,
- * which held ~110 MB per part being written.
+ * group's values, levels and pages while it encodes, some tens of bytes per list entry: 2048 rows of a mean
+ * field of 729 are 3 M entries (bench/NOTES.md: row groups of wide rows).
  */
 function chunkRowsFor(rows: readonly EventRow[]): number {
   let widest = 0;

@@ -21,8 +21,8 @@ const TWO32 = 4294967296;
 
 /**
  * Reused staging buffers, one per use site. Fresh multi-megabyte typed arrays are expensive far beyond
- * their memcpy: every new page is a page fault (about 15 ms per 3 MB embedding buffer on a small VM,
- * ten times the copy itself). A buffer is only used inside one synchronous writeVector call and
+ * their memcpy: every new page is a page fault, which costs many times the copy itself (bench/NOTES.md:
+ * staging buffers). A buffer is only used inside one synchronous writeVector call and
  * copy_data_to_vector copies out of it, so reuse is safe. Buffers above MAX_POOLED are not kept.
  */
 const MAX_POOLED = 64 << 20;
