@@ -41,8 +41,11 @@ const F = CORPUS_FILES;
 
 /** Throws unless `runId` is usable as one file name on every platform (no separators, no leading dot). */
 export function validateRunId(runId: string): void {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what a file name must not hold
   if (!runId || runId.startsWith('.') || /[/\\\0-\x1f:*?"<>|]/.test(runId) || runId.length > 200) {
-    throw new Error(`run id ${JSON.stringify(runId)} cannot be a file name: no path separators, control characters, :*?"<>|, or leading dot`);
+    throw new Error(
+      `run id ${JSON.stringify(runId)} cannot be a file name: no path separators, control characters, :*?"<>|, or leading dot`,
+    );
   }
 }
 

@@ -24,7 +24,17 @@ const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 /** The one module allowed to spell the layout's names. */
 const LAYOUT = join('packages', 'corpus', 'src', 'corpus-paths.ts');
 
-const FILE_NAMES = ['manifest.json', 'runs.parquet', 'order_params.parquet', 'log.jsonl', 'status.json', 'runs.jsonl', 'judge-cache.jsonl', '.state', '.parts'];
+const FILE_NAMES = [
+  'manifest.json',
+  'runs.parquet',
+  'order_params.parquet',
+  'log.jsonl',
+  'status.json',
+  'runs.jsonl',
+  'judge-cache.jsonl',
+  '.state',
+  '.parts',
+];
 const FOLDER_NAMES = ['events', 'whitening', 'control', 'lock', 'report'];
 const quoted = (names: readonly string[]) => names.map((n) => n.replace(/[.\\-]/g, '\\$&')).join('|');
 /**

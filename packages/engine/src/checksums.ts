@@ -6,7 +6,11 @@ import { orderParamsPath, runsTablePath, sha256File, whiteningPath, type Manifes
  * The files a manifest vouches for: the finalized shards and runs.parquet; once measured, order_params.parquet
  * and the whitening of every (prompt, encoder) too. Journals, logs and `.state` are working files, not listed.
  */
-export function listedFiles(out: string, shards: readonly string[], measured: { promptIds: Iterable<string>; encoders: readonly { name: string }[] } | null): string[] {
+export function listedFiles(
+  out: string,
+  shards: readonly string[],
+  measured: { promptIds: Iterable<string>; encoders: readonly { name: string }[] } | null,
+): string[] {
   const listed = [...shards, runsTablePath(out)];
   if (measured) {
     listed.push(orderParamsPath(out));

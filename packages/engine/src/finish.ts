@@ -1,6 +1,15 @@
 import { existsSync } from 'node:fs';
 import type { EncoderColumn } from '@panta/core';
-import { ORDER_PARAM_COLUMNS, measureSweep, orderParamsPath, readRunRecords, shardPath, writeParquetTable, type Manifest, type SweepTrace } from '@panta/corpus';
+import {
+  ORDER_PARAM_COLUMNS,
+  measureSweep,
+  orderParamsPath,
+  readRunRecords,
+  shardPath,
+  writeParquetTable,
+  type Manifest,
+  type SweepTrace,
+} from '@panta/corpus';
 import { LlmJudge, type Judge } from '@panta/judge';
 import { fileChecksums, listedFiles } from './checksums.js';
 import type { LoadedSweep } from './load.js';
@@ -35,15 +44,34 @@ export async function finishSweep(
   const shards = complete.map((r) => shardPath(out, r.runId));
   const { perRun: totals, tags } = await shardTotals(shards);
   const measured = measure
-    ? await measureSweep(out, runs.map((r) => ({ runId: r.runId, configId: r.configId, n: r.n, promptId: r.prompt.id })), encoders, sweep.spec.whitening, true, trace)
+    ? await measureSweep(
+        out,
+        runs.map((r) => ({ runId: r.runId, configId: r.configId, n: r.n, promptId: r.prompt.id })),
+        encoders,
+        sweep.spec.whitening,
+        true,
+        trace,
+      )
     : null;
   const orderParams = measured?.orderParams ?? [];
   const first = encoders[0]!.name;
   const { priced, cost } = costOf(sweep.spec.backend);
-  const runRows = runTableRows({ runs, totals, records, failed, orderParams, encoder: first, tolerance: sweep.spec.drift?.tolerance ?? 'auto', cost });
+  const runRows = runTableRows({
+    runs,
+    totals,
+    records,
+    failed,
+    orderParams,
+    encoder: first,
+    tolerance: sweep.spec.drift?.tolerance ?? 'auto',
+    cost,
+  });
   await writeRunTable(out, runRows);
   if (measure) await writeParquetTable(orderParamsPath(out), [...ORDER_PARAM_COLUMNS], orderParams as unknown as Record<string, unknown>[]);
-  const files = await fileChecksums(out, listedFiles(out, shards, measure ? { promptIds: new Set(runs.map((r) => r.prompt.id)), encoders } : null));
+  const files = await fileChecksums(
+    out,
+    listedFiles(out, shards, measure ? { promptIds: new Set(runs.map((r) => r.prompt.id)), encoders } : null),
+  );
   const eventsWritten = [...totals.values()].reduce((s, t) => s + t.events, 0);
   const status: Manifest['status'] = allDone ? 'complete' : failed.length > 0 ? 'failed' : 'running';
   const judgeCalls = judge instanceof LlmJudge ? judge.stats.calls : 'calls' in judge ? judge.calls : 0;
@@ -55,5 +83,13 @@ export async function finishSweep(
     usage: usageTotals(runRows, priced, judgeCalls),
     files,
   });
-  return { out, status, runsComplete: complete.length, runsPlanned: runs.length, failed, eventsWritten, final: summariseFinal(runs, orderParams, first) };
+  return {
+    out,
+    status,
+    runsComplete: complete.length,
+    runsPlanned: runs.length,
+    failed,
+    eventsWritten,
+    final: summariseFinal(runs, orderParams, first),
+  };
 }

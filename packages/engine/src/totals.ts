@@ -17,9 +17,17 @@ export async function shardTotals(shards: readonly string[]): Promise<{ perRun: 
   for (const row of await queryRows(
     `SELECT run_id, count(*) FILTER (WHERE role = 'agent') AS events, count(*) FILTER (WHERE role <> 'agent') AS extra, sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens FROM ${readParquetSql(shards)} GROUP BY run_id`,
   )) {
-    perRun.set(String(row.run_id), { events: Number(row.events), extra: Number(row.extra), prompt_tokens: Number(row.prompt_tokens), completion_tokens: Number(row.completion_tokens) });
+    perRun.set(String(row.run_id), {
+      events: Number(row.events),
+      extra: Number(row.extra),
+      prompt_tokens: Number(row.prompt_tokens),
+      completion_tokens: Number(row.completion_tokens),
+    });
   }
-  for (const row of await queryRows(`SELECT tag, count(*) AS n FROM ${readParquetSql(shards)} WHERE role = 'agent' GROUP BY tag ORDER BY tag`)) tags[String(row.tag)] = Number(row.n);
+  for (const row of await queryRows(
+    `SELECT tag, count(*) AS n FROM ${readParquetSql(shards)} WHERE role = 'agent' GROUP BY tag ORDER BY tag`,
+  ))
+    tags[String(row.tag)] = Number(row.n);
   return { perRun, tags };
 }
 
@@ -30,7 +38,10 @@ export function costOf(backend: SweepSpec['backend']): { priced: boolean; cost: 
   const price = backend.kind === 'surrogate' ? undefined : backend.price;
   return {
     priced: price !== undefined,
-    cost: (prompt, completion) => (price && prompt !== null && completion !== null ? (prompt * price.prompt_per_mtok + completion * price.completion_per_mtok) / 1e6 : null),
+    cost: (prompt, completion) =>
+      price && prompt !== null && completion !== null
+        ? (prompt * price.prompt_per_mtok + completion * price.completion_per_mtok) / 1e6
+        : null,
   };
 }
 

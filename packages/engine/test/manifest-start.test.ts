@@ -30,7 +30,10 @@ describe('the start manifest from plain metadata', () => {
   });
 
   it('names the judge as the judge built from the same spec names itself', async () => {
-    for (const raw of [{ kind: 'reference' }, { kind: 'llm', backend: { kind: 'openai', base_url: 'http://127.0.0.1:9/v1', model: 'judge-m' } }]) {
+    for (const raw of [
+      { kind: 'reference' },
+      { kind: 'llm', backend: { kind: 'openai', base_url: 'http://127.0.0.1:9/v1', model: 'judge-m' } },
+    ]) {
       const spec: JudgeSpec = sweepSpecSchema.shape.judge.parse(raw);
       const judge = createJudge(spec, 'spec.yaml', []);
       try {
@@ -54,7 +57,14 @@ describe('the start manifest from plain metadata', () => {
     const encoders = await openEncoders(sweep.spec.encoders, file);
     try {
       const live = startManifest(sweep, null, backend, judge, encoders);
-      const plain = startManifest(sweep, null, sweepMeta(sweep.spec, encoders.map((e) => ({ name: e.name, dim: e.dim, model: e.model }))));
+      const plain = startManifest(
+        sweep,
+        null,
+        sweepMeta(
+          sweep.spec,
+          encoders.map((e) => ({ name: e.name, dim: e.dim, model: e.model })),
+        ),
+      );
       expect(timeless(plain)).toEqual(timeless(live));
       expect(plain.encoders).toEqual([
         { name: 'a', kind: 'hashing', dim: 64, model: encoders[0]!.model },
@@ -68,9 +78,12 @@ describe('the start manifest from plain metadata', () => {
     }
   });
 
-  it('keeps the first session\'s start time when a sweep resumes', () => {
+  it("keeps the first session's start time when a sweep resumes", () => {
     const dir = tempDir();
-    const file = writeSpec(dir, `name: again\ndataset: ${RHEON6}\ngeometries: [ring]\nsizes: [16]\ntemperatures: [0.5]\nout: ${join(dir, 'out')}\n`);
+    const file = writeSpec(
+      dir,
+      `name: again\ndataset: ${RHEON6}\ngeometries: [ring]\nsizes: [16]\ntemperatures: [0.5]\nout: ${join(dir, 'out')}\n`,
+    );
     const sweep = loadSweep(file);
     mkdirSync(sweep.out, { recursive: true });
     const meta = sweepMeta(sweep.spec, [{ name: 'h', dim: 8, model: 'm' }]);
