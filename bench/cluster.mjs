@@ -43,6 +43,14 @@ const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
 redis.on('error', () => undefined); // until redis-server listens
 for (let i = 0; i < 100 && (await redis.ping().catch(() => '')) !== 'PONG'; i++) await sleep(50);
 const redisCpuNow = async () => { const i = await redis.info('cpu'); return Number(i.match(/used_cpu_user:([\d.]+)/)[1]) + Number(i.match(/used_cpu_sys:([\d.]+)/)[1]); };
+/** Redis's own counters: commands run (those inside Lua scripts counted too), EVALSHAs, bytes received. */
+const redisCounts = async () => {
+  const stats = await redis.info('commandstats');
+  const calls = (name) => Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+  const commands = [...stats.matchAll(/:calls=(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
+  const input = Number(/total_net_input_bytes:(\d+)/.exec(await redis.info('stats'))[1]);
+  return { commands, evals: calls('evalsha') + calls('eval'), input };
+};
 
 async function embedded(spec, name) {
   const t0 = performance.now();
@@ -54,6 +62,7 @@ async function embedded(spec, name) {
 async function distributed(spec, name, workers, workerConcurrency) {
   await redis.flushall();
   cpu.redisMark = await redisCpuNow();
+  const counted = await redisCounts();
   const env = { PANTA_REDIS_URL: redisUrl };
   const t0 = performance.now();
   const collector = proc(['collector', '--out', join(dir, `${name}-w${workers}`)], env);
@@ -71,6 +80,11 @@ async function distributed(spec, name, workers, workerConcurrency) {
   for (const w of done) cpu.workers += busyMs(w.out, 'worker started', 'worker stopped');
   cpu.redis += (redisCpu - cpu.redisMark) * 1000;
   cpu.redisMark = redisCpu;
+  const counts = await redisCounts();
+  for (const k of ['commands', 'evals', 'input']) cpu[k] += counts[k] - counted[k];
+  const sent = JSON.parse(s.out.split('\n').find((l) => l.includes('"msg":"every run closed')) ?? '{}');
+  cpu.jobs += sent.jobs ?? 0;
+  cpu.jobEvents += sent.job_events ?? 0;
   return wall;
 }
 
@@ -79,7 +93,8 @@ function busyMs(out, from, to) {
   const at = (msg) => JSON.parse(out.split('\n').find((l) => l.includes(`"msg":"${msg}`)) ?? '{"cpu_ms":0}').cpu_ms ?? 0;
   return at(to) - at(from);
 }
-const cpu = { scheduler: 0, collector: 0, workers: 0, redis: 0, redisMark: 0 };
+const zero = { scheduler: 0, collector: 0, workers: 0, redis: 0, commands: 0, evals: 0, input: 0, jobs: 0, jobEvents: 0 };
+const cpu = { ...zero, redisMark: 0 };
 const cpuLine = (events) => {
   const us = (ms) => `${Math.round((1000 * ms) / events)}`;
   const total = (cpu.scheduler + cpu.collector + cpu.workers + cpu.redis) / events;
@@ -87,8 +102,9 @@ const cpuLine = (events) => {
   // However the work is spread, this machine cannot run events faster than its cores can pay for them (the
   // surrogate server's own CPU comes on top): the ceiling to read the goal against.
   const line = `  CPU per event, over those runs: scheduler ${us(cpu.scheduler)} us, collector ${us(cpu.collector)} us, workers ${us(cpu.workers)} us, Redis ${us(cpu.redis)} us
-  = ${Math.round(1000 * total)} us per event: ${cores} cores can pay for at most ${Math.round((cores * 1000) / total).toLocaleString('en-US')} events/s of distributed mode here, server aside`;
-  Object.assign(cpu, { scheduler: 0, collector: 0, workers: 0, redis: 0 });
+  = ${Math.round(1000 * total)} us per event: ${cores} cores can pay for at most ${Math.round((cores * 1000) / total).toLocaleString('en-US')} events/s of distributed mode here, server aside
+  Redis per event: ${(cpu.commands / events).toFixed(1)} commands (Lua's included), ${(cpu.evals / events).toFixed(2)} EVALSHA, ${Math.round(cpu.input / events).toLocaleString('en-US')} bytes received; ${(cpu.jobEvents / Math.max(1, cpu.jobs)).toFixed(1)} events per job`;
+  Object.assign(cpu, zero);
   return line;
 };
 

@@ -41,6 +41,8 @@ export class BullTransport implements Transport {
   private closed = false;
   /** Events added again because their job was gone (a failed job, a lost queue). */
   requeued = 0;
+  /** Event jobs added and the events they carried (bench/cluster prints their ratio: the batch size). */
+  readonly sent = { jobs: 0, events: 0 };
   private readonly incarnation = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
   private jobs = 0;
 
@@ -208,6 +210,8 @@ export class BullTransport implements Transport {
         if (item) item.jobId = jobId;
       }
       jobs.push({ name: 'events', data: { sweep: this.sweepId, events: group.map((t) => jobOf(t.run.runId, t.plan, t.moderator)) }, opts: { jobId } });
+      this.sent.jobs++;
+      this.sent.events += group.length;
     }
     return jobs;
   }

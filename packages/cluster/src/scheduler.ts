@@ -184,7 +184,7 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
       return await ended(store, sweepId, eventsTotal, failedRuns, 'stopped');
     }
     await remote.finish();
-    log.info({ failed: failedRuns.length, cpu_ms: cpuMs() }, 'every run closed: the collector finishes the corpus');
+    log.info({ failed: failedRuns.length, jobs: transport.sent.jobs, job_events: transport.sent.events, cpu_ms: cpuMs() }, 'every run closed: the collector finishes the corpus');
     // "complete" is said once the collector has written the corpus, not when the last event was.
     return await ended(store, sweepId, eventsTotal, failedRuns, await collectorVerdict(store, startedAt, log, options.signal));
   } finally {
