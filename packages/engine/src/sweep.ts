@@ -5,7 +5,8 @@ import { createJudge } from '@panta/judge';
 import { createBackend } from '@panta/llm';
 import type { RunCollector } from './collector.js';
 import { Executor, type ActiveRun, type ExecutorProgress } from './executor.js';
-import { finishSweep, startManifest, type SweepSummary } from './finish.js';
+import { finishSweep, type SweepSummary } from './finish.js';
+import { startManifest, sweepMeta } from './manifest-start.js';
 import { InProcessTransport } from './in-process-transport.js';
 import { LiveStatusWriter } from './live-status.js';
 import { makeOutFolder } from './out-folder.js';
@@ -98,7 +99,7 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
   const onDisk = previous ? runsOnDisk(out) : undefined;
   log.info({ sweep: spec.name, runs: runs.length, fingerprint: sweep.fingerprint, ...(sweep.shard ? { shard: sweep.shard } : {}), resumed: previous !== null, ...onDisk, concurrency: spec.concurrency }, 'sweep started');
   if (onDisk) options.onNotice?.({ kind: 'resume', ...onDisk, runsTotal: runs.length });
-  const started = startManifest(sweep, previous, backend, judge, encoders);
+  const started = startManifest(sweep, previous, sweepMeta(spec, encoders));
   const columns: EncoderColumn[] = encoders.map((e) => ({ name: e.name, dim: e.dim }));
   const services = { backend, encoders, template: sweep.template, maxTokens: spec.max_tokens, fixedLength: spec.fixed_length, judge };
   const transport = options.transport ? options.transport(services) : new InProcessTransport(services);
