@@ -52,7 +52,7 @@ function checkInvocation(argv: string[], where: string): { role: string; flags: 
   const flags = new Map<string, string>();
   const positionals: string[] = [];
   for (let i = 0; i < rest.length; i++) {
-    const a = rest[i]!;
+    const a = rest[i];
     if (a.startsWith('-')) {
       if (!contract.flags.includes(a)) throw new Error(`${where}: panta ${role} takes no ${a} (it takes ${contract.flags.join(', ')})`);
       const value = rest[++i];
@@ -98,7 +98,7 @@ function interpolateText(text: string, env: Record<string, string>): string {
     } else {
       const bare = /^\$([A-Za-z_][A-Za-z0-9_]*)/.exec(text.slice(i));
       if (bare) {
-        out += env[bare[1]!] ?? '';
+        out += env[bare[1]] ?? '';
         i += bare[0].length;
       } else out += text[i++];
     }
@@ -115,7 +115,7 @@ function interpolate<T>(value: T, env: Record<string, string> = {}): T {
 /** Compose durations (1m30s, 5m, 300s, 2h) in seconds. */
 function seconds(duration: string): number {
   let total = 0;
-  for (const [, n, unit] of duration.matchAll(/(\d+(?:\.\d+)?)(ms|us|ns|h|m|s)/g)) total += Number(n) * { h: 3600, m: 60, s: 1, ms: 1e-3, us: 1e-6, ns: 1e-9 }[unit as 'h']!;
+  for (const [, n, unit] of duration.matchAll(/(\d+(?:\.\d+)?)(ms|us|ns|h|m|s)/g)) total += Number(n) * { h: 3600, m: 60, s: 1, ms: 1e-3, us: 1e-6, ns: 1e-9 }[unit as 'h'];
   return total;
 }
 
@@ -123,7 +123,7 @@ function seconds(duration: string): number {
 function bytes(size: string): number {
   const m = /^(\d+(?:\.\d+)?)\s*([kmgt]?)(i?)b?$/i.exec(size.trim());
   if (!m) throw new Error(`not a size: ${size}`);
-  return Number(m[1]) * 1024 ** ' kmgt'.indexOf(m[2]!.toLowerCase() || ' ');
+  return Number(m[1]) * 1024 ** ' kmgt'.indexOf(m[2].toLowerCase() || ' ');
 }
 
 /** An image reference pinned to a version: a tag that is neither absent nor `latest` (or a digest). */
@@ -179,7 +179,7 @@ function redisCommand(port: number, command: string, password?: string): Promise
       if (data.startsWith('-')) return reject(new Error(data.trim()));
       const body = password !== undefined ? data.replace(/^\+OK\r\n/, '') : data;
       const lines = body.split('\r\n');
-      const count = Number(/^\*(\d+)/.exec(lines[0]!)?.[1]);
+      const count = Number(/^\*(\d+)/.exec(lines[0])?.[1]);
       const values = lines.slice(1).filter((_, i) => i % 2 === 1);
       if (!Number.isNaN(count) && values.length >= count) {
         socket.end();
@@ -202,7 +202,7 @@ async function liveRedisConfig(args: string[], password?: string): Promise<Recor
       if (password !== undefined) await expect(redisCommand(port, 'PING')).rejects.toThrow(/NOAUTH/);
       const reply = await redisCommand(port, 'CONFIG GET *', password);
       const config: Record<string, string> = {};
-      for (let j = 0; j < reply.length; j += 2) config[reply[j]!] = reply[j + 1]!;
+      for (let j = 0; j < reply.length; j += 2) config[reply[j]] = reply[j + 1];
       child.kill('SIGTERM');
       return config;
     } catch (e) {
@@ -276,7 +276,7 @@ describe('docker-compose.yml and docker-compose.workers.yml', () => {
         for (const dep of Object.keys(svc.depends_on ?? {})) expect(doc.services, `${name} depends on ${dep}`).toHaveProperty(dep);
       }
     }
-    for (const name of PANTA_SERVICES) expect(services[name]!.depends_on.redis.condition, name).toBe('service_healthy');
+    for (const name of PANTA_SERVICES) expect(services[name].depends_on.redis.condition, name).toBe('service_healthy');
   });
 
   it('every image is pinned to a version', () => {
@@ -301,7 +301,7 @@ describe('docker-compose.yml and docker-compose.workers.yml', () => {
 
   it('the roles get the password only inside PANTA_REDIS_URL: no command line carries --redis or the password', () => {
     for (const name of PANTA_SERVICES) {
-      const svc = services[name]!;
+      const svc = services[name];
       expect(svc.environment.PANTA_REDIS_URL, name).toBe(`redis://:${COMPOSE_ENV.REDIS_PASSWORD}@redis:6379`);
       expect(svc.command, name).not.toContain('--redis');
       expect(svc.command.join(' '), name).not.toContain(COMPOSE_ENV.REDIS_PASSWORD);
@@ -325,7 +325,7 @@ describe('docker-compose.yml and docker-compose.workers.yml', () => {
       }
     }
     // the default spec is in the repository (and so at /app/examples in the image)
-    expect(existsSync(join(ROOT, checkInvocation(services.scheduler!.command, 'scheduler').positionals[0]!))).toBe(true);
+    expect(existsSync(join(ROOT, checkInvocation(services.scheduler!.command, 'scheduler').positionals[0]))).toBe(true);
     // the workers call the vllm service unless told otherwise
     for (const doc of [compose, workersCompose]) expect(checkInvocation(doc.services.worker.command, 'worker').flags.get('--base-url')).toBe('http://vllm:8000/v1');
   });
@@ -392,7 +392,7 @@ describe('docker-compose.yml and docker-compose.workers.yml', () => {
     expect(services.collector!.restart).toBe('on-failure');
     const corpus = (services.collector!.volumes as string[]).find((v) => v.split(':')[1] === '/app/runs');
     expect(corpus).toBeDefined();
-    expect(compose.volumes).toHaveProperty(corpus!.split(':')[0]!);
+    expect(compose.volumes).toHaveProperty(corpus!.split(':')[0]);
     expect(EXAMPLE.out).toMatch(/^runs\//);
   });
 
@@ -453,8 +453,8 @@ describe('deploy/Dockerfile', () => {
     for (const file of ['package.json', 'package-lock.json', '.npmrc', ...workspaces.map((w) => `${w}/package.json`)]) expect(before, file).toContain(file);
     expect(before.some((f) => f.includes('src'))).toBe(false);
     // npm ci never downloads the CUDA provider; a GPU build names it and runs the install script by hand
-    expect(build[ci]!.args).toMatch(/ONNXRUNTIME_NODE_INSTALL=skip npm ci --ignore-scripts/);
-    expect(build[ci]!.args).toMatch(/ONNXRUNTIME_NODE_INSTALL="\$\{ONNXRUNTIME_NODE_INSTALL\}" node script\/install\.js/);
+    expect(build[ci].args).toMatch(/ONNXRUNTIME_NODE_INSTALL=skip npm ci --ignore-scripts/);
+    expect(build[ci].args).toMatch(/ONNXRUNTIME_NODE_INSTALL="\$\{ONNXRUNTIME_NODE_INSTALL\}" node script\/install\.js/);
     expect(instructions).toContainEqual({ op: 'ARG', args: 'ONNXRUNTIME_NODE_INSTALL=skip' });
     expect(build.slice(sources).some((i) => i.op === 'RUN' && /npm run build/.test(i.args) && /npm prune --omit=dev/.test(i.args))).toBe(true);
     expect((JSON.parse(read('package.json')) as { allowScripts: Record<string, boolean> }).allowScripts['onnxruntime-node']).toBe(false);
@@ -475,7 +475,7 @@ describe('deploy/Dockerfile', () => {
   it("HEALTHCHECK: healthy while the container reaches its Redis with its own credentials (run against a real redis-server)", async () => {
     const checks = [final, gpu].map((s) => s.body.find((i) => i.op === 'HEALTHCHECK')!.args);
     expect(checks[0]).toBe(checks[1]);
-    const argv = JSON.parse(/CMD (\[.*\])$/.exec(checks[0]!)![1]!) as string[];
+    const argv = JSON.parse(/CMD (\[.*\])$/.exec(checks[0])![1]) as string[];
     expect(argv[0]).toBe('node');
     const port = await freePort();
     const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--requirepass', 'right-pass'], { stdio: 'ignore' });
@@ -711,7 +711,7 @@ describe(KUBECTL ? 'deploy/k8s' : 'deploy/k8s (skipped: kubectl is not installed
     const collector = byKind(base, 'Job', 'panta-collector');
     for (const job of [scheduler, collector]) expect(podSpec(job).restartPolicy).toBe('OnFailure');
     const sc = podSpec(scheduler).containers[0];
-    const specPath = checkInvocation(expandArgs(sc), 'scheduler').positionals[0]!;
+    const specPath = checkInvocation(expandArgs(sc), 'scheduler').positionals[0];
     const mount = (sc.volumeMounts as Obj[]).find((m) => specPath.startsWith(`${m.mountPath}/`))!;
     expect(mount.mountPath).toBe('/app/spec');
     const cm = byKind(base, 'ConfigMap', podSpec(scheduler).volumes.find((v: Obj) => v.name === mount.name).configMap.name);
@@ -750,7 +750,7 @@ describe(KUBECTL ? 'deploy/k8s' : 'deploy/k8s (skipped: kubectl is not installed
       parts.push(call.flags.get('--out')!);
     }
     expect(parts[0]).not.toBe(parts[1]);
-    expect(shard.volumeMounts.find((m: Obj) => parts[0]!.startsWith(`${m.mountPath}/`)).name).toBe('parts');
+    expect(shard.volumeMounts.find((m: Obj) => parts[0].startsWith(`${m.mountPath}/`)).name).toBe('parts');
     // the shards' spec: the example's corpus, with both endpoints at the sidecar
     const spec = byKind(array, 'ConfigMap', 'panta-spec-local').data['sweep.yaml'];
     expect(identity(spec, 'sweep.yaml')).toEqual(identity(read('examples/eraclitus.yaml'), 'eraclitus.yaml'));
@@ -816,11 +816,11 @@ describe('deploy/slurm', () => {
     expect(text).toMatch(/^#SBATCH --signal=B:TERM@\d+/m);
     // vLLM reads VLLM_PORT as the base of its own ports: Panta's settings must not set it
     for (const s of SCRIPTS) expect(read(`${SLURM}/${s}`), s).not.toMatch(/\bVLLM_PORT=|\$\{?VLLM_PORT\b/);
-    const conf = /cat > "\$redis_conf" <<EOF\n([\s\S]*?)\nEOF\n/.exec(text)![1]!.split('\n');
+    const conf = /cat > "\$redis_conf" <<EOF\n([\s\S]*?)\nEOF\n/.exec(text)![1].split('\n');
     expect(conf).toContain('dir $REDIS_DIR');
     expect(text).toMatch(/REDIS_DIR="\$\{REDIS_DIR:-\$\{TMPDIR:-\/tmp\}\//);
     expect(conf).toContain('requirepass $redis_password');
-    const settings = conf.filter((l) => /^(appendonly|appendfsync|maxmemory|maxmemory-policy) /.test(l)).map((l) => l.replace('$REDIS_MAXMEMORY', /REDIS_MAXMEMORY:-(\w+)/.exec(text)![1]!));
+    const settings = conf.filter((l) => /^(appendonly|appendfsync|maxmemory|maxmemory-policy) /.test(l)).map((l) => l.replace('$REDIS_MAXMEMORY', /REDIS_MAXMEMORY:-(\w+)/.exec(text)![1]));
     const dir = tempDir('panta-redis-conf-');
     writeFileSync(join(dir, 'redis.conf'), `${settings.join('\n')}\nrequirepass job-pass\n`);
     expectRedisConfig(await liveRedisConfig([join(dir, 'redis.conf')], 'job-pass'), 64 * 1024 ** 3); // GPU nodes hold far more
@@ -931,7 +931,7 @@ describe.skipIf(!has('redis-server', ['--version']))('deploy/slurm run on this m
       expect(readFileSync(join(logs, 'scheduler.log'), 'utf8')).toMatch(/"concurrency":8,"workers":1,"slots":8/);
       expect(readFileSync(join(logs, `worker-${spawnSync('hostname', ['-s'], { encoding: 'utf8' }).stdout.trim()}-${base + 2}.log`), 'utf8').length).toBeGreaterThan(0);
       // the password: in the two mode-600 files only, never in a log or on the job's output
-      const password = /redis:\/\/:([0-9a-f]+)@/.exec(readFileSync(join(logs, 'redis.url'), 'utf8'))![1]!;
+      const password = /redis:\/\/:([0-9a-f]+)@/.exec(readFileSync(join(logs, 'redis.url'), 'utf8'))![1];
       expect(statSync(join(logs, 'redis.url')).mode & 0o077).toBe(0);
       for (const f of readdirSync(logs).filter((f) => !['redis.url', 'redis.conf'].includes(f))) expect(readFileSync(join(logs, f), 'utf8'), f).not.toContain(password);
       expect(first.stderr).not.toContain(password);
@@ -984,7 +984,7 @@ describe('the built CLI agrees with the deployment files', () => {
   for (const role of Object.keys(CONTRACT)) {
     it.skipIf(!new RegExp(`^ {2}${role}( |$)`, 'm').test(cliHelp))(`panta ${role} --help lists every flag the deployment files use`, () => {
       const help = panta([role, '--help']).stdout;
-      for (const flag of CONTRACT[role]!.flags) expect(help, `panta ${role} --help`).toContain(flag);
+      for (const flag of CONTRACT[role].flags) expect(help, `panta ${role} --help`).toContain(flag);
     });
   }
 });

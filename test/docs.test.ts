@@ -22,7 +22,7 @@ function namedPaths(text: string): string[] {
       if (!/^[\w.-]+\/[\w./-]*$/.test(token)) continue;
       if (!/\.(ts|mjs|md|yaml|json)$/.test(token) && !token.endsWith('/')) continue;
       // a path relative to a package's src (`openai/`) or a corpus folder (`events/`) is not checked
-      if (!ROOTS.has(token.split('/')[0]!) || /^(events|runs)\/|^report\/$/.test(token)) continue;
+      if (!ROOTS.has(token.split('/')[0]) || /^(events|runs)\/|^report\/$/.test(token)) continue;
       paths.add(token);
     }
   }
@@ -31,7 +31,7 @@ function namedPaths(text: string): string[] {
 
 /** Relative Markdown links: `[text](path)` or `[text](path#anchor)`. */
 function linkedPaths(text: string): string[] {
-  return [...text.matchAll(/\]\(([^)#\s]+)(#[^)]*)?\)/g)].map((m) => m[1]!).filter((p) => !/^[a-z]+:/.test(p));
+  return [...text.matchAll(/\]\(([^)#\s]+)(#[^)]*)?\)/g)].map((m) => m[1]).filter((p) => !/^[a-z]+:/.test(p));
 }
 
 describe('contributor docs', () => {

@@ -23,7 +23,7 @@ async function ask(mode: Parameters<typeof startAdversarialServer>[0]['mode'], u
   // vLLM extras ride along, as Panta sends them.
   const body = { model: 'm', messages: [{ role: 'system', content: 'Answer briefly.' }, { role: 'user', content: user }], seed, temperature: 1, top_k: -1, min_tokens: 8, ignore_eos: true };
   const reply = await client.chat.completions.create(body as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming);
-  return reply.choices[0]!.message.content!;
+  return reply.choices[0].message.content!;
 }
 
 describe('adversarial server', () => {
@@ -62,7 +62,7 @@ describe('adversarial server', () => {
 
   it('unparsable-verdict answers a judge call with prose no verdict parser accepts', async () => {
     for (let seed = 0; seed < 30; seed++) {
-      const { user } = rubric(prompts[0]!, 'The answer is 96.');
+      const { user } = rubric(prompts[0], 'The answer is 96.');
       expect(parseVerdict(await ask('unparsable-verdict', user, seed))).toBeNull();
     }
     expect(parseVerdict(await ask('unparsable-verdict'))).toBeNull();

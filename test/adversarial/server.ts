@@ -91,7 +91,7 @@ export async function startAdversarialServer(opts: AdversarialOptions): Promise<
 }
 
 function handle(opts: AdversarialOptions, model: string, req: IncomingMessage, body: Buffer, res: ServerResponse): void {
-  const path = (req.url ?? '').split('?')[0]!.replace(/\/+$/, '');
+  const path = (req.url ?? '').split('?')[0].replace(/\/+$/, '');
   const auth = req.headers.authorization ?? '';
   if (opts.mode === 'echo-key' || opts.mode === 'echo-key-500') return echoKey(opts.mode, auth, res);
   if (opts.apiKey !== undefined && auth !== `Bearer ${opts.apiKey}`) {
@@ -112,7 +112,7 @@ function handle(opts: AdversarialOptions, model: string, req: IncomingMessage, b
   if (!Array.isArray(request.messages)) return sendJson(res, 400, { error: { message: 'messages is required', type: 'invalid_request_error' } });
   if (request.stream === true) return sendJson(res, 400, { error: { message: 'streaming is not served here', type: 'invalid_request_error' } });
   const hash = createHash('sha256').update(body).digest();
-  const mode = opts.mode === 'mixed' ? ANSWERING[hash.readUInt32BE(28) % ANSWERING.length]! : opts.mode;
+  const mode = opts.mode === 'mixed' ? ANSWERING[hash.readUInt32BE(28) % ANSWERING.length] : opts.mode;
   const answer = answerFor(mode, hash, isJudgeCall(request));
   const promptChars = request.messages.reduce((n, m) => n + (typeof m?.content === 'string' ? m.content.length : 0), 0);
   const completion = {
@@ -174,7 +174,7 @@ export function answerFor(mode: AdversarialMode, hash: Buffer, judgeCall: boolea
     case 'identical':
       return IDENTICAL_ANSWER;
     case 'empty':
-      return ['', '', ' ', '\n\n', ' \t \n'][hash[4]! % 5]!;
+      return ['', '', ' ', '\n\n', ' \t \n'][hash[4] % 5];
     case 'huge':
       return hugeText(rand);
     case 'non-utf8':
@@ -201,7 +201,7 @@ function prng(seed: number): () => number {
 }
 
 function pick<T>(rand: () => number, list: readonly T[]): T {
-  return list[Math.floor(rand() * list.length)]!;
+  return list[Math.floor(rand() * list.length)];
 }
 
 // Words chosen to contain no accepted or known false answer of datasets/*.jsonl as whole words (no numbers,

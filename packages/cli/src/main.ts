@@ -219,8 +219,8 @@ function usageLine(error: CommanderError, name: string): string {
   const text = error.message.replace(/^error: /, '').replace(/\s*\n\s*/g, ' ').replace('(Did you mean', '(did you mean');
   const invalid = /^option '(-[^ ',]+)(?:, (--?[^ ']+))?[^']*' argument '(.*)' is invalid\. (.*)$/s.exec(text);
   if (invalid) {
-    const flag = invalid[2] ?? invalid[1]!;
-    const why = invalid[4]!;
+    const flag = invalid[2] ?? invalid[1];
+    const why = invalid[4];
     const choices = /^Allowed choices are (.*)\.$/.exec(why);
     if (choices) return `${prefix}${flag}: "${invalid[3]}" is not allowed; fix: use one of ${choices[1]}`;
     return `${prefix}${flag}: ${/; fix: /.test(why) ? why : `"${invalid[3]}": ${why}; see ${name} --help`}`;

@@ -72,7 +72,7 @@ describe('bad input: exit 2, one line naming file, field and fix, nothing writte
 
   it('the scheduler refuses bad input the same way, before it touches Redis', () => {
     const dir = tempDir();
-    const spec = writeSpec(dir, CASES[3]!.spec);
+    const spec = writeSpec(dir, CASES[3].spec);
     // Nothing listens on port 1: reaching Redis at all would hang or fail differently.
     const r = panta(['scheduler', spec, '--redis', 'redis://127.0.0.1:1']);
     expect(r.code).toBe(2);

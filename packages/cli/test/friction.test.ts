@@ -64,7 +64,7 @@ describe('panta run, interrupted and resumed with a damaged part', () => {
     const shards = readdirSync(join(out, 'events')).filter((n) => n.endsWith('.parquet'));
     const partial = readdirSync(join(out, 'events', '.parts')).filter((r) => readdirSync(join(out, 'events', '.parts', r)).length > 0);
     expect(partial.length).toBeGreaterThan(0);
-    const runDir = join(out, 'events', '.parts', partial[0]!);
+    const runDir = join(out, 'events', '.parts', partial[0]);
     const damaged = join(runDir, readdirSync(runDir).sort().at(-1)!);
     truncateSync(damaged, Math.floor(statSync(damaged).size / 2));
 
@@ -84,7 +84,7 @@ describe('panta run, interrupted and resumed with a damaged part', () => {
     for (const l of progress) {
       const m = /calls in flight \d+, ([\d,-]+)\/s \| ([\d,-]+) tok\/s/.exec(l)!;
       if (m[1] === '--' || m[2] === '--') continue;
-      expect(Number(m[2]!.replaceAll(',', '')), l).toBeLessThanOrEqual(40 * Number(m[1]!.replaceAll(',', '')) * 1.5 + 1);
+      expect(Number(m[2].replaceAll(',', '')), l).toBeLessThanOrEqual(40 * Number(m[1].replaceAll(',', '')) * 1.5 + 1);
     }
 
     const log = readFileSync(join(out, 'log.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);

@@ -161,12 +161,12 @@ const textArb: fc.Arbitrary<TextEdit> = fc.oneof(
 function applyEdit(spec: Spec, edit: Edit): void {
   switch (edit.op) {
     case 'valid': {
-      const values = VALID[edit.key]!();
+      const values = VALID[edit.key]();
       spec[edit.key] = values[edit.pick % values.length];
       return;
     }
     case 'set': {
-      const values = CANDIDATES[edit.key]!();
+      const values = CANDIDATES[edit.key]();
       spec[edit.key] = values[edit.pick % values.length];
       return;
     }
@@ -228,7 +228,7 @@ async function checkGate(args: string[], watched: string[], tally: { ok: number;
   if (code === 0) {
     tally.ok++;
     expect(stdout, shown).toMatch(/^complete: /m);
-    const outs = args.flatMap((a, i) => (a === '--out' ? [args[i + 1]!] : []));
+    const outs = args.flatMap((a, i) => (a === '--out' ? [args[i + 1]] : []));
     const out = outs.at(-1)!;
     // The generator keeps every accepted folder inside the fixture folder, never the working directory.
     expect(out.startsWith(`${root}/`), shown).toBe(true);
@@ -306,10 +306,10 @@ describe(`the input gate, by property (seed ${SEED}; FUZZ_SEED=${SEED} replays)`
           args = ['run', file, '--out', join(dir, 'out')];
           for (const edit of plan as ArgEdit[]) {
             if (edit.op === 'option') {
-              const values = OPTION_VALUES[edit.flag]!;
-              args.push(edit.flag, values[edit.pick % values.length]!);
-            } else if (edit.op === 'out') args.push('--out', outs()[edit.pick % outs().length]!);
-            else if (edit.op === 'spec') args[1] = [F.folder, join(dir, 'missing.yaml'), F.afile, RHEON6, F.underFile, ''][edit.pick % 6]!;
+              const values = OPTION_VALUES[edit.flag];
+              args.push(edit.flag, values[edit.pick % values.length]);
+            } else if (edit.op === 'out') args.push('--out', outs()[edit.pick % outs().length]);
+            else if (edit.op === 'spec') args[1] = [F.folder, join(dir, 'missing.yaml'), F.afile, RHEON6, F.underFile, ''][edit.pick % 6];
             // Absolute, inside the case folder: after a dangling --out it is the folder (never the working directory).
             else if (edit.op === 'extra') args.push(join(dir, 'extra'));
             else if (edit.op === 'unknown') args.push('--bogus');

@@ -28,7 +28,7 @@ function refused(r: { code: number; stderr: string }, out: string): string {
   expect(lines).toHaveLength(1);
   expect(lines[0]).toMatch(/; fix: /);
   expect(existsSync(out)).toBe(false);
-  return lines[0]!;
+  return lines[0];
 }
 
 let dir: string;

@@ -68,7 +68,7 @@ describe('etaSeconds', () => {
     // The quickstart's measured pace in 5 s steps: 15k, 18k, 5k, 3.6k, 20k events/s (mean-field runs of 729
     // agents are slow, rings of 64 fast), which a 5 s ratio turned into an ETA of 23 s, 14 s, 47 s, 58 s, 6 s.
     const paces = [15_000, 18_000, 5_000, 3_600, 20_000, 20_000, 15_000, 18_000, 5_000, 3_600];
-    const pace = (t: number) => paces[Math.min(paces.length - 1, Math.floor(t / 5000))]!;
+    const pace = (t: number) => paces[Math.min(paces.length - 1, Math.floor(t / 5000))];
     const total = 420_000;
     const m = new RateMeter();
     m.add(0, 0);
@@ -81,7 +81,7 @@ describe('etaSeconds', () => {
     }
     expect(etas.length).toBeGreaterThan(10);
     // Each second the ETA should fall by about a second; it never jumps up by more than a quarter.
-    for (let i = 1; i < etas.length; i++) expect(etas[i]!, `second ${i}`).toBeLessThan(etas[i - 1]! * 1.25);
+    for (let i = 1; i < etas.length; i++) expect(etas[i], `second ${i}`).toBeLessThan(etas[i - 1] * 1.25);
   });
 });
 

@@ -214,12 +214,12 @@ export class DataflowPlanner {
     this.plannedReads -= plan.readVersions.length;
     this.finishedFlag[slot] = 1;
     this.finishedCount++;
-    let w = this.waitHead[slot]!;
+    let w = this.waitHead[slot];
     this.waitHead[slot] = -1;
     while (w >= 0) {
       const ws = w & this.mask;
-      const next = this.waitNext[ws]!;
-      this.advance(this.plans[ws]!, this.cursor[ws]! + 1);
+      const next = this.waitNext[ws];
+      this.advance(this.plans[ws]!, this.cursor[ws] + 1);
       w = next;
     }
     let released: number[] | undefined;
@@ -228,7 +228,7 @@ export class DataflowPlanner {
     const planned = Math.min(total, this.schedule.position);
     while (this.oldestUnfinished < planned && this.finishedFlag[this.oldestUnfinished & this.mask]) {
       // Every event up to this one has finished: the version it superseded has no reader left.
-      const dead = this.supersedes[this.oldestUnfinished & this.mask]!;
+      const dead = this.supersedes[this.oldestUnfinished & this.mask];
       if (dead >= 0) (released ??= []).push(dead);
       this.oldestUnfinished++;
       const n = this.syncN;
@@ -249,7 +249,7 @@ export class DataflowPlanner {
   private advance(plan: EventPlan, from: number): void {
     const reads = plan.readVersions;
     let i = from;
-    while (i < reads.length && this.isWritten(reads[i]!)) i++;
+    while (i < reads.length && this.isWritten(reads[i])) i++;
     if (i === reads.length) {
       this.ready.push(plan);
       return;
@@ -258,9 +258,9 @@ export class DataflowPlanner {
     this.cursor[slot] = i;
     this.waitNext[slot] = -1;
     // An unwritten read is a planned event, so its slot is its own.
-    const on = reads[i]! & this.mask;
-    if (this.waitHead[on]! < 0) this.waitHead[on] = plan.event;
-    else this.waitNext[this.waitTail[on]! & this.mask] = plan.event;
+    const on = reads[i] & this.mask;
+    if (this.waitHead[on] < 0) this.waitHead[on] = plan.event;
+    else this.waitNext[this.waitTail[on] & this.mask] = plan.event;
     this.waitTail[on] = plan.event;
   }
 
@@ -286,7 +286,7 @@ export class DataflowPlanner {
       const plan = this.schedule.next();
       if (!plan) break;
       const slot = plan.event & this.mask;
-      const previous = this.latest[plan.agent]!;
+      const previous = this.latest[plan.agent];
       this.latest[plan.agent] = plan.event;
       // A version read at resume (below startEvent) is released like any other once superseded.
       this.supersedes[slot] = this.syncN > 0 ? -1 : previous;

@@ -22,7 +22,7 @@ export function parseDataset(text: string, file: string): Prompt[] {
   const seen = new Set<string>();
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!.trim();
+    const line = lines[i].trim();
     if (!line) continue;
     const where = `line ${i + 1}`;
     let value: unknown;

@@ -133,7 +133,7 @@ export function planSweep(spec: SweepSpec, prompts: Prompt[], file: string, edge
   for (const prompt of prompts) {
     spec.geometries.forEach((geometry, gi) => {
       const label = geometryLabel(geometry);
-      for (const n of sizes[gi]!) {
+      for (const n of sizes[gi]) {
         const key = `${label}/${n}`;
         if (!degrees.has(key)) degrees.set(key, graphFor(geometry, n, 0, edgeLists).k);
         for (const temperature of spec.temperatures) {

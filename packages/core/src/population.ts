@@ -34,7 +34,7 @@ export function parsePopulation(text: string, file: string): PopulationEntry[] {
     }
     const parsed = populationEntrySchema.safeParse(value);
     if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
+      const issue = parsed.error.issues[0];
       throw new InputError(file, `line ${i + 1}${issue.path.length ? `.${issue.path.join('.')}` : ''}`, issue.message, 'give each line an id and a persona or a belief');
     }
     if (ids.has(parsed.data.id)) throw new InputError(file, `line ${i + 1}.id`, `id "${parsed.data.id}" is used twice`, 'give every entry its own id');
@@ -57,9 +57,9 @@ export function assignPopulation(population: Population, n: number, runSeed: num
   const rng = rngFrom(runSeed, 'population');
   for (let i = n - 1; i > 0; i--) {
     const j = rng.int(i + 1);
-    [order[i], order[j]] = [order[j]!, order[i]!];
+    [order[i], order[j]] = [order[j], order[i]];
   }
   const count = population.assign === 'distinct' ? n : Math.round(population.fraction * n);
-  for (let r = 0; r < count; r++) out[order[r]!] = r % population.entries.length;
+  for (let r = 0; r < count; r++) out[order[r]] = r % population.entries.length;
   return out;
 }

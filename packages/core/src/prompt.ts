@@ -47,7 +47,7 @@ export function parseTemplate(text: string, file: string): PromptTemplate {
     throw new InputError(file, '', `malformed YAML (${(e as Error).message.split('\n')[0]})`, 'fix the YAML syntax');
   }
   const parsed = templateSchema.safeParse(value);
-  if (!parsed.success) throw issueToInputError(file, parsed.error.issues[0]!, value);
+  if (!parsed.success) throw issueToInputError(file, parsed.error.issues[0], value);
   const unknown = /\{\{(?!(question|previous|neighbours|t|T|k|index|answer)\}\})[^}]*\}\}/.exec(Object.values(parsed.data).join('\n'));
   if (unknown) {
     throw new InputError(file, '', `unknown slot ${unknown[0]}`, 'use {{question}} {{previous}} {{neighbours}} {{t}} {{T}} {{k}} {{index}} {{answer}}');
@@ -121,7 +121,7 @@ function compile(template: string): Compiled {
     parts = [];
     let last = 0;
     for (const m of template.matchAll(SLOTS)) {
-      parts.push(template.slice(last, m.index), { slot: m[1]! });
+      parts.push(template.slice(last, m.index), { slot: m[1] });
       last = m.index + m[0].length;
     }
     parts.push(template.slice(last));
@@ -155,7 +155,7 @@ function renderPlain(template: PromptTemplate, ctx: PromptContext, block?: strin
     for (let i = 0; i < count; i++) {
       if (i > 0) lines += '\n';
       for (const part of parts) {
-        lines += typeof part === 'string' ? part : part.slot === 'index' ? ctx.neighbourAgents[i]! : part.slot === 'answer' ? ctx.neighbourAnswers[i]! : '';
+        lines += typeof part === 'string' ? part : part.slot === 'index' ? ctx.neighbourAgents[i] : part.slot === 'answer' ? ctx.neighbourAnswers[i] : '';
       }
     }
   }
@@ -196,8 +196,8 @@ export function promptLength(template: PromptTemplate, ctx: PromptContext): { sy
     // A mean field's prompt quotes hundreds of answers: one pass over them, the line's shape counted once.
     const line = lineShape(template.neighbour);
     lines = count - 1 + count * line.fixed;
-    if (line.index > 0) for (let i = 0; i < count; i++) lines += line.index * digits(ctx.neighbourAgents[i]!);
-    if (line.answer > 0) for (let i = 0; i < count; i++) lines += line.answer * ctx.neighbourAnswers[i]!.length;
+    if (line.index > 0) for (let i = 0; i < count; i++) lines += line.index * digits(ctx.neighbourAgents[i]);
+    if (line.answer > 0) for (let i = 0; i < count; i++) lines += line.answer * ctx.neighbourAnswers[i].length;
   }
   // The update template's slots, measured in place (this runs once per event: no slot object, no strings).
   let user = 0;

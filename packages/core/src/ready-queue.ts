@@ -63,19 +63,19 @@ export class ReadyQueue {
     stack.push(plan);
     while (stack.length > 0) {
       const child = stack.pop()!;
-      const raised = this.rank[child.event & mask]! + 1;
+      const raised = this.rank[child.event & mask] + 1;
       if (raised > HORIZON) continue;
       const reads = child.readVersions;
       if (reads.length > DENSE_READS) continue;
       for (let i = 0; i < reads.length; i++) {
-        const v = reads[i]!;
+        const v = reads[i];
         const slot = v & mask;
         // A finished version's slot may hold a newer event's rank: skipping on it is harmless, as is looking it up.
-        if (this.rank[slot]! >= raised) continue;
+        if (this.rank[slot] >= raised) continue;
         const parent = unfinished(v);
         if (!parent) continue;
         this.rank[slot] = raised;
-        if (this.queued[slot] === parent) this.buckets[raised]!.push(parent);
+        if (this.queued[slot] === parent) this.buckets[raised].push(parent);
         stack.push(parent);
       }
     }
@@ -85,18 +85,18 @@ export class ReadyQueue {
   push(plan: EventPlan): void {
     const slot = plan.event & this.mask;
     this.queued[slot] = plan;
-    this.buckets[this.rank[slot]!]!.push(plan);
+    this.buckets[this.rank[slot]].push(plan);
     this.count++;
   }
 
   /** The ready event of highest rank (within a rank, the first to become ready), or undefined. */
   takeOne(): EventPlan | undefined {
     for (let h = HORIZON; h >= 1 && this.count > 0; h--) {
-      const bucket = this.buckets[h]!;
-      let head = this.heads[h]!;
+      const bucket = this.buckets[h];
+      let head = this.heads[h];
       let found: EventPlan | undefined;
       while (head < bucket.length) {
-        const plan = bucket[head++]!;
+        const plan = bucket[head++];
         const slot = plan.event & this.mask;
         if (this.queued[slot] !== plan || this.rank[slot] !== h) continue;
         this.queued[slot] = undefined;
@@ -112,7 +112,7 @@ export class ReadyQueue {
 
   /** Drops a bucket's taken prefix once it is long, or all of it once the bucket is used up. */
   private compact(h: number, head: number): void {
-    const bucket = this.buckets[h]!;
+    const bucket = this.buckets[h];
     if (head > 1024 && head * 2 > bucket.length) {
       bucket.splice(0, head);
       head = 0;

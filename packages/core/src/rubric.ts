@@ -52,5 +52,5 @@ export function parseVerdict(text: string): Tag | null {
 /** Reads the question and the graded answer back from a rubric's user message (the surrogate judge). */
 export function parseRubric(user: string): { question: string; response: string } | null {
   const m = /^Question: ([^\n]*)\n[\s\S]*\nAnswer to grade: ([^\n]*)\nVerdict \(JSON\):$/.exec(user);
-  return m ? { question: m[1]!, response: m[2]! } : null;
+  return m ? { question: m[1], response: m[2] } : null;
 }

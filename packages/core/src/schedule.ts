@@ -81,10 +81,10 @@ export class Schedule {
       // Everyone reads the previous sweep's snapshot, in which agent b was written by event (t-1)N + b.
       const base = (sweep - 1) * n;
       reads[0] = base + agent;
-      for (let i = 0; i < neighbours.length; i++) reads[i + 1] = base + neighbours[i]!;
+      for (let i = 0; i < neighbours.length; i++) reads[i + 1] = base + neighbours[i];
     } else {
-      reads[0] = this.lastWriter[agent]!;
-      for (let i = 0; i < neighbours.length; i++) reads[i + 1] = this.lastWriter[neighbours[i]!]!;
+      reads[0] = this.lastWriter[agent];
+      for (let i = 0; i < neighbours.length; i++) reads[i + 1] = this.lastWriter[neighbours[i]];
     }
     this.lastWriter[agent] = j;
     return { event: j, sweep, agent, neighbours, readVersions: reads, seed: eventSeed(seed, j) };
@@ -102,7 +102,7 @@ export function criticalPath(schedule: Schedule): { events: number; criticalPath
   let longest = 0;
   for (let e = schedule.next(); e; e = schedule.next()) {
     let d = 0;
-    for (const v of e.readVersions) d = Math.max(d, depth[v]!);
+    for (const v of e.readVersions) d = Math.max(d, depth[v]);
     depth[e.event] = d + 1;
     longest = Math.max(longest, d + 1);
   }

@@ -25,7 +25,7 @@ describe('order parameters', () => {
       const spins = Array.from({ length: n }, () => unit(Array.from({ length: 7 }, () => rng.next() - 0.3)));
       const m = measureSnapshot(spins, spins, new Array(n).fill('correct'), 7);
       let pairs = 0;
-      for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) if (i !== j) pairs += spins[i]!.reduce((s, x, d) => s + x * spins[j]![d]!, 0);
+      for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) if (i !== j) pairs += spins[i].reduce((s, x, d) => s + x * spins[j][d], 0);
       expect(m.cohesion).toBeCloseTo(pairs / (n * (n - 1)), 12);
       expect(m.cohesion).toBeCloseTo((n * m.magnetisation ** 2 - 1) / (n - 1), 12);
     }
@@ -129,11 +129,11 @@ describe('whitening', () => {
     for (const x of [[2, 0], [-2, 0], [0, 1], [0, -1]]) acc.add(x);
     const w = fitWhitening(acc, 'zca');
     const c = [8 / 3, 2 / 3];
-    const lambda = (1e-3 * (c[0]! + c[1]!)) / 2;
+    const lambda = (1e-3 * (c[0] + c[1])) / 2;
     expect(w.lambda).toBeCloseTo(lambda, 15);
-    expect(w.matrix[0]).toBeCloseTo(1 / Math.sqrt(c[0]! + lambda), 12);
-    expect(w.matrix[3]).toBeCloseTo(1 / Math.sqrt(c[1]! + lambda), 12);
-    expect(Math.abs(w.matrix[1]!)).toBeLessThan(1e-12);
+    expect(w.matrix[0]).toBeCloseTo(1 / Math.sqrt(c[0] + lambda), 12);
+    expect(w.matrix[3]).toBeCloseTo(1 / Math.sqrt(c[1] + lambda), 12);
+    expect(Math.abs(w.matrix[1])).toBeLessThan(1e-12);
   });
 
   it('W (C + lambda I) W = I on correlated data, and spins are unit vectors', () => {
@@ -141,7 +141,7 @@ describe('whitening', () => {
     const d = 5;
     const data = Array.from({ length: 400 }, () => {
       const z = Array.from({ length: d }, () => rng.next() - 0.5);
-      return [z[0]! * 3 + z[1]!, z[1]! * 0.5, z[2]! + z[0]!, z[3]! * 2, z[4]!];
+      return [z[0] * 3 + z[1], z[1] * 0.5, z[2] + z[0], z[3] * 2, z[4]];
     });
     const acc = new CovarianceAccumulator(d);
     for (const x of data) acc.add(x);
@@ -151,12 +151,12 @@ describe('whitening', () => {
     const mul = (a: ArrayLike<number>, b: ArrayLike<number>) =>
       Array.from({ length: d * d }, (_, ij) => {
         let s = 0;
-        for (let e = 0; e < d; e++) s += a[Math.floor(ij / d) * d + e]! * b[e * d + (ij % d)]!;
+        for (let e = 0; e < d; e++) s += a[Math.floor(ij / d) * d + e] * b[e * d + (ij % d)];
         return s;
       });
     const identity = mul(mul(w.matrix, reg), w.matrix);
     identity.forEach((v, ij) => expect(v).toBeCloseTo(ij % (d + 1) === 0 ? 1 : 0, 9));
-    const s = toSpin(w, data[0]!);
+    const s = toSpin(w, data[0]);
     expect(Math.hypot(...s)).toBeCloseTo(1, 12);
   });
 
@@ -171,7 +171,7 @@ describe('whitening', () => {
     // The same data added one answer at a time: 17 > d samples, so only the sums are kept.
     const many = new CovarianceAccumulator(d);
     distinct.forEach((x, k) => {
-      for (let r = 0; r < weights[k]!; r++) many.add(x);
+      for (let r = 0; r < weights[k]; r++) many.add(x);
     });
     expect(many.samples).toBeNull();
     const a = fitWhitening(few, 'zca');
@@ -179,8 +179,8 @@ describe('whitening', () => {
     expect(a.samples).toBe(17);
     expect(a.lambda).toBeCloseTo(b.lambda, 14);
     const scale = Math.max(...Array.from(b.matrix, Math.abs));
-    a.matrix.forEach((v, ij) => expect(Math.abs(v - b.matrix[ij]!) / scale).toBeLessThan(1e-9));
-    a.mean.forEach((v, i) => expect(v).toBeCloseTo(b.mean[i]!, 14));
+    a.matrix.forEach((v, ij) => expect(Math.abs(v - b.matrix[ij]) / scale).toBeLessThan(1e-9));
+    a.mean.forEach((v, i) => expect(v).toBeCloseTo(b.mean[i], 14));
   });
 
   it('raw mode: mean 0 and the identity, no fallback', () => {
@@ -270,10 +270,10 @@ describe('prompt rendering', () => {
     }
   });
   it('shared text comes first and neighbours keep prompt order', () => {
-    const m = renderPrompt(DEFAULT_TEMPLATE, contexts[1]!);
+    const m = renderPrompt(DEFAULT_TEMPLATE, contexts[1]);
     expect(m.user.startsWith('Question: How old?')).toBe(true);
     expect(m.user.indexOf('Agent 4: I am not sure.')).toBeLessThan(m.user.indexOf('Agent 17: 96'));
-    expect(renderPrompt(custom, contexts[2]!).user).toBe('Q |  | none | none t=1 k=0');
+    expect(renderPrompt(custom, contexts[2]).user).toBe('Q |  | none | none t=1 k=0');
   });
   it('rejects unknown slots', () => {
     expect(() => parseTemplate('system: s\ninitial: "{{qestion}}"\nupdate: u\nneighbour: n\n', 'bad.yaml')).toThrow(/bad.yaml: unknown slot \{\{qestion\}\}/);

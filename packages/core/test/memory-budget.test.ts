@@ -15,7 +15,7 @@ function largestNamed(check: () => void): number {
     check();
   } catch (e) {
     const m = /use a size of at most ([\d,]+)/.exec((e as Error).message);
-    if (m) return Number(m[1]!.replaceAll(',', ''));
+    if (m) return Number(m[1].replaceAll(',', ''));
     throw e;
   }
   throw new Error('not refused');

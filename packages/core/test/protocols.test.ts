@@ -49,7 +49,7 @@ describe('belief board', () => {
   it('reads JSON replies, gives entries ids, and a later entry on the same object revises the earlier one', () => {
     const reply = parseBoardReply('Sure! {"answer": "She was 96.", "entries": [{"object": "age", "claim": "96", "confidence": 0.9}, {"object": "year", "claim": "2022", "confidence": 2}]}');
     expect(reply.answer).toBe('She was 96.');
-    expect(reply.entries[1]!.confidence).toBe(1);
+    expect(reply.entries[1].confidence).toBe(1);
     const first = applyEntries([], 40, reply.entries);
     expect(first.written.map((e) => [e.id, e.revises])).toEqual([['e40.0', null], ['e40.1', null]]);
     const second = applyEntries(first.live, 90, [{ object: 'Age', claim: '97', confidence: 0.5 }]);
@@ -92,11 +92,11 @@ describe('early stopping rule', () => {
     const same = [[0.6, 0.8], [0.6, 0.8], [0.6, 0.8]];
     const state = nextControl(undefined, 0, same, ['not_known', 'not_known', 'not_known'], undefined, 4);
     expect(state.mean0).toEqual([0, 0]);
-    expect(state.history[0]!.m).toBeCloseTo(1, 12);
-    expect(state.history[0]!.rho).toBeNull();
+    expect(state.history[0].m).toBeCloseTo(1, 12);
+    expect(state.history[0].rho).toBeNull();
     const varied = nextControl(undefined, 0, [[1, 0], [0, 1]], ['correct', 'correct'], undefined, 4);
     expect(varied.mean0).toEqual([0.5, 0.5]);
-    expect(varied.history[0]!.m).toBeCloseTo(0, 12);
+    expect(varied.history[0].m).toBeCloseTo(0, 12);
   });
   it('measures the centred magnetisation and rho of a snapshot', () => {
     const c = measureControl([[1, 0], [1, 0], [0, 1]], ['correct', 'hallucinated', 'not_known'], [0, 0]);

@@ -17,7 +17,7 @@ function sequentialReads(n: number, seed: number, sweeps: number, graph = buildG
   for (let j = n; j < (sweeps + 1) * n; j++) {
     const a = picks.int(n);
     const nb = Array.from(graph.neighbours(a, picks));
-    out.push({ agent: a, reads: [writer[a]!, ...nb.map((b) => writer[b]!)] });
+    out.push({ agent: a, reads: [writer[a], ...nb.map((b) => writer[b])] });
     writer[a] = j;
   }
   return out;

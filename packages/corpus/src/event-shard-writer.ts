@@ -218,8 +218,8 @@ export class EventShardWriter {
       if (parts.length === 1) {
         // A run that fits one part is already its shard: encoding it again would double the cost of
         // every run up to partRows events (Parquet encoding dominates writing).
-        await this.checkShard(connection, parts[0]!);
-        await commitFile(parts[0]!, final);
+        await this.checkShard(connection, parts[0]);
+        await commitFile(parts[0], final);
       } else {
         // read_parquet over an explicit list scans the files in list order and, with insertion order
         // preserved, emits rows in that order: a streaming merge, no sort, bounded memory. No parts (an
@@ -276,7 +276,7 @@ export class EventShardWriter {
     let distinct = count;
     if (count === n && n > 0 && min === 0 && max === n - 1) {
       const bits = await connection.runAndReadAll(`SELECT bit_count(bitstring_agg(event, 0, ${n - 1}))::DOUBLE ${source}`);
-      distinct = (bits.getRows()[0] as number[])[0]!;
+      distinct = (bits.getRows()[0] as number[])[0];
     }
     if (count !== n || distinct !== n || (n > 0 && (min !== 0 || max !== n - 1))) {
       await removeQuietly(path);
@@ -321,7 +321,7 @@ export class EventShardWriter {
     const select: string[] = [];
     const kept: number[] = [];
     columns.forEach((c, j) => {
-      const value = c.type === 'VARCHAR' && rows.length > 0 ? constantText(values[j]!) : undefined;
+      const value = c.type === 'VARCHAR' && rows.length > 0 ? constantText(values[j]) : undefined;
       if (value === undefined) {
         kept.push(j);
         select.push(sqlIdent(c.name));
@@ -335,7 +335,7 @@ export class EventShardWriter {
       fill(chunk: duckdb.DataChunk, types: readonly SqlType[], start: number, count: number): void {
         for (let k = 0; k < kept.length; k++) {
           const j = kept[k];
-          const column = start === 0 && count === rows.length ? values[j]! : values[j]!.slice(start, start + count);
+          const column = start === 0 && count === rows.length ? values[j] : values[j].slice(start, start + count);
           writeVector(duckdb.data_chunk_get_vector(chunk, k), types[k], column, count, columns[j].name);
         }
       },

@@ -274,7 +274,7 @@ function writeChildren(child: duckdb.Vector, type: SqlType, rows: Seq, count: nu
       }
       if (v instanceof Int32Array) {
         for (let j = 0; j < v.length; j++) {
-          const x = v[j]!;
+          const x = v[j];
           out[2 * (off + j)] = x;
           out[2 * (off + j) + 1] = x >> 31;
         }

@@ -82,7 +82,7 @@ export async function verifyCorpus(dir: string): Promise<VerifyReport> {
   const good: RunPlan[] = [];
   for (const run of runs) {
     const problem =
-      (await checkShard(out, run, edgeLists)) ?? (await checkCalls(out, run)) ?? (await checkStop(out, run, run.controls.encoder ?? manifest.encoders[0]!.name));
+      (await checkShard(out, run, edgeLists)) ?? (await checkCalls(out, run)) ?? (await checkStop(out, run, run.controls.encoder ?? manifest.encoders[0].name));
     if (problem) problems.push(problem);
     else good.push(run);
   }
@@ -172,12 +172,12 @@ async function checkStop(out: string, run: RunPlan, encoder: string): Promise<st
   let stop: number | undefined;
   for await (const b of readEvents([shardPath(out, run.runId)], { columns: ['event', 'agent', 'tag', column], where: "role = 'agent'" })) {
     const vectors = b.columns[column] as Float32Array;
-    const d = b.dims[column]!;
+    const d = b.dims[column];
     for (let r = 0; r < b.rows; r++) {
-      const agent = (b.columns.agent as number[])[r]!;
+      const agent = (b.columns.agent as number[])[r];
       emb[agent] = vectors.subarray(r * d, (r + 1) * d);
-      tags[agent] = (b.columns.tag as Tag[])[r]!;
-      if ((b.columns.event as number[])[r]! % n !== n - 1) continue;
+      tags[agent] = (b.columns.tag as Tag[])[r];
+      if ((b.columns.event as number[])[r] % n !== n - 1) continue;
       state = nextControl(state, ++last, emb, tags, rule, run.sweeps);
       if (stop === undefined && state.stop) stop = last;
     }
@@ -205,7 +205,7 @@ async function checkMeasurement(out: string, runs: RunPlan[], encoders: { name: 
         problems.push(`whitening of ${promptId}/${encoder} is stored as ${stored.mode} (fallback ${stored.fallback ?? 'none'}), the t = 0 answers give ${w.mode} (fallback ${w.fallback ?? 'none'})`);
         continue;
       }
-      const bad = stored.dim !== w.dim || w.mean.some((m, i) => !close(m, stored.mean[i]!)) || w.matrix.some((m, i) => !close(m, stored.matrix[i]!));
+      const bad = stored.dim !== w.dim || w.mean.some((m, i) => !close(m, stored.mean[i])) || w.matrix.some((m, i) => !close(m, stored.matrix[i]));
       if (bad) problems.push(`whitening of ${promptId}/${encoder} does not match the t = 0 answers`);
     }
   }
@@ -221,7 +221,7 @@ async function checkMeasurement(out: string, runs: RunPlan[], encoders: { name: 
     if (field && mismatches++ < 5) problems.push(`order parameters of ${r.run_id} sweep ${r.sweep} (${r.encoder}) do not match the events: ${field} ${s ? `${String(s[field as keyof OrderParamRow])} stored, ${String(r[field as keyof OrderParamRow])} recomputed` : 'missing'}`);
   }
   if (mismatches > 5) problems.push(`... and ${mismatches - 5} more order-parameter mismatches`);
-  problems.push(...(await checkDrift(out, runs, recomputed.orderParams, encoders[0]!.name, tolerance)));
+  problems.push(...(await checkDrift(out, runs, recomputed.orderParams, encoders[0].name, tolerance)));
   return problems;
 }
 
@@ -234,7 +234,7 @@ async function checkDrift(out: string, runs: RunPlan[], params: readonly OrderPa
   const file = runsTablePath(out);
   if (!existsSync(file)) return [`${CORPUS_FILES.runs} is missing`];
   const stored = await queryRows(`SELECT * FROM ${readParquetSql([file])}`);
-  if (stored.length > 0 && !('drift_tolerance' in stored[0]!)) return [];
+  if (stored.length > 0 && !('drift_tolerance' in stored[0])) return [];
   const byRun = new Map(stored.map((r) => [String(r.run_id), r]));
   const accuracy = new Map<string, (number | null)[]>();
   for (const p of [...params].filter((p) => p.encoder === encoder).sort((a, b) => a.sweep - b.sweep)) {

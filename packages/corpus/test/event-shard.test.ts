@@ -327,7 +327,7 @@ describe('events with extra calls (protocol roles)', () => {
       for (const part of await listParts(dir, RUN)) {
         const rows = (await con.runAndReadAll(`SELECT event::INTEGER AS event, role FROM read_parquet(${q(part)})`)).getRowObjectsJson();
         expect(rows.at(-1)!.role).toBe('agent');
-        const first = Number(rows[0]!.event);
+        const first = Number(rows[0].event);
         expect(rows.filter((r) => Number(r.event) === first - 1)).toEqual([]);
       }
     } finally {

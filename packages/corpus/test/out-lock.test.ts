@@ -8,7 +8,7 @@ import { tempDir } from '../../../test/helpers.js';
 
 function stat22(pid: number): string {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]!;
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
 }
 
 function deadPid(): number {
@@ -78,7 +78,7 @@ describe('acquireOutLock', () => {
         c.stdout.on('data', (d: Buffer) => {
           text += d.toString();
           const lines = text.split('\n');
-          if (lines.length > skip + 1) done(lines[skip]!);
+          if (lines.length > skip + 1) done(lines[skip]);
         });
       });
     try {

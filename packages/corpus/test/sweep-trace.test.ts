@@ -37,7 +37,7 @@ function runRows(run: MeasuredRun): EventRow[] {
   const r = lcg(run.runId.length * 31 + Number(run.runId.at(-1)));
   return Array.from({ length: N * (SWEEPS + 1) }, (_, e) => {
     const pick = r(answers.length);
-    return { ...makeRow(run.runId, e, ENCODERS), prompt_id: run.promptId, sweep: Math.floor(e / N), agent: e < N ? e : r(N), tag: TAGS[(pick + r(2)) % 4]!, embeddings: answers[pick]! };
+    return { ...makeRow(run.runId, e, ENCODERS), prompt_id: run.promptId, sweep: Math.floor(e / N), agent: e < N ? e : r(N), tag: TAGS[(pick + r(2)) % 4], embeddings: answers[pick] };
   });
 }
 
@@ -92,15 +92,15 @@ describe('SweepTrace', () => {
   it('mixes traced runs with runs read back (resumed or finalized earlier) and still gives the same numbers', async () => {
     const fromShards = await measureSweep(dir, RUNS, ENCODERS, 'raw', false);
     const trace = traced(RUNS);
-    trace.forget(RUNS[1]!.runId);
-    trace.forget(RUNS[5]!.runId);
-    expect(trace.sealed(RUNS[1]!.runId)).toBeUndefined();
+    trace.forget(RUNS[1].runId);
+    trace.forget(RUNS[5].runId);
+    expect(trace.sealed(RUNS[1].runId)).toBeUndefined();
     expect(plain(await measureSweep(dir, RUNS, ENCODERS, 'raw', false, trace))).toEqual(plain(fromShards));
   });
 
   it('uses a trace only when it holds every answer of the shard, and only for the same encoders', async () => {
     const trace = new SweepTrace(ENCODERS, 1 << 20);
-    const run = RUNS[0]!;
+    const run = RUNS[0];
     const t = trace.start(run.runId, run.promptId)!;
     const rows = runRows(run);
     for (const row of rows.slice(0, -1)) t.add(row.sweep, row.agent, row.tag as Tag, row.embeddings);
@@ -108,8 +108,8 @@ describe('SweepTrace', () => {
     expect(trace.sealed(run.runId)).toBeUndefined();
 
     const other = traced(RUNS);
-    const fromShards = await measureSweep(dir, RUNS, [ENCODERS[0]!], 'zca', false);
-    expect(plain(await measureSweep(dir, RUNS, [ENCODERS[0]!], 'zca', false, other))).toEqual(plain(fromShards));
+    const fromShards = await measureSweep(dir, RUNS, [ENCODERS[0]], 'zca', false);
+    expect(plain(await measureSweep(dir, RUNS, [ENCODERS[0]], 'zca', false, other))).toEqual(plain(fromShards));
   });
 
   it('gives itself up past its memory budget, and the measurement reads every shard back', async () => {

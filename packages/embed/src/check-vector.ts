@@ -8,7 +8,7 @@
 export function checkEmbedding(encoder: string, text: string, v: ArrayLike<number>): void {
   let zero = true;
   for (let i = 0; i < v.length; i++) {
-    const x = v[i]!;
+    const x = v[i];
     if (!Number.isFinite(x)) throw new Error(`encoder ${encoder}: ${problem(x)} at dimension ${i} of the embedding of ${describe(text)}; fix: check the encoder's model files (a re-export usually cures it), or use another encoder`);
     if (x !== 0) zero = false;
   }
@@ -26,6 +26,6 @@ function describe(text: string): string {
 
 /** Checks a batch: texts[i] gave vectors[i]. */
 export function checkEmbeddings<T extends ArrayLike<number>>(encoder: string, texts: readonly string[], vectors: T[]): T[] {
-  for (let i = 0; i < vectors.length; i++) checkEmbedding(encoder, texts[i] ?? '', vectors[i]!);
+  for (let i = 0; i < vectors.length; i++) checkEmbedding(encoder, texts[i] ?? '', vectors[i]);
   return vectors;
 }

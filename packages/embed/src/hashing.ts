@@ -13,7 +13,7 @@ const MEMO_BYTES = 32 * 2 ** 20;
 
 function squaredNorm(v: Float32Array): number {
   let s = 0;
-  for (let i = 0; i < v.length; i++) s += v[i]! * v[i]!;
+  for (let i = 0; i < v.length; i++) s += v[i] * v[i];
   return s;
 }
 
@@ -56,10 +56,10 @@ export class HashingEncoder implements Encoder {
     const words = normaliseText(text).split(' ').filter(Boolean);
     const add = (feature: string, weight: number) => {
       const h = fnv1a(feature, 0);
-      v![h % this.dim]! += h & 0x80000000 ? -weight : weight;
+      v![h % this.dim] += h & 0x80000000 ? -weight : weight;
     };
     for (let i = 0; i < words.length; i++) {
-      add(words[i]!, 1);
+      add(words[i], 1);
       if (i > 0) add(`${words[i - 1]} ${words[i]}`, 0.5);
     }
     let norm = squaredNorm(v);
@@ -70,7 +70,7 @@ export class HashingEncoder implements Encoder {
       norm = squaredNorm(v);
     }
     norm = Math.sqrt(norm);
-    for (let i = 0; i < this.dim; i++) v[i]! /= norm;
+    for (let i = 0; i < this.dim; i++) v[i] /= norm;
     checkEmbedding(this.name, text, v);
     if (text.length <= MEMO_CHARS) {
       const bytes = 4 * this.dim + 2 * text.length + 64;

@@ -28,7 +28,7 @@ const LONG = Array.from({ length: 60 }, (_, i) => `word${i % 10} and more`).join
 
 function maxDiff(a: Float32Array, b: ArrayLike<number>): number {
   let m = 0;
-  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!));
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
   return m;
 }
 const norm = (v: Float32Array): number => Math.sqrt(v.reduce((s, x) => s + x * x, 0));
@@ -64,18 +64,18 @@ describe('onnx encoder on the tiny fixture', () => {
       expect(r).toHaveLength(32);
       expect(Math.abs(norm(r) - 1)).toBeLessThan(1e-5);
     }
-    expect(maxDiff(rows[0]!, rows[2]!)).toBeGreaterThan(1e-3);
+    expect(maxDiff(rows[0], rows[2])).toBeGreaterThan(1e-3);
   });
 
   it('matches an independent plain-JS forward pass to 1e-5', async () => {
     const texts = [...SENTENCES, TARGET, LONG];
     const rows = await enc.encode(texts);
     for (let i = 0; i < texts.length; i++) {
-      const ids = tok.ids(texts[i]!);
+      const ids = tok.ids(texts[i]);
       const mask = [ids.map(() => 1)];
       const hidden = referenceForward([ids], mask, [ids.map(() => 0)]);
       const ref = refPool(hidden, mask)[0] as number[];
-      expect(maxDiff(rows[i]!, ref)).toBeLessThan(1e-5);
+      expect(maxDiff(rows[i], ref)).toBeLessThan(1e-5);
     }
   });
 
@@ -98,13 +98,13 @@ describe('onnx encoder on the tiny fixture', () => {
 
   it('a sentence embeds the same alone and in batches of 1, 8, 32 with other lengths (1e-6)', async () => {
     const [alone] = await enc.encode([TARGET]);
-    const others = Array.from({ length: 40 }, (_, i) => SENTENCES[i % SENTENCES.length]!.split(' ').slice(0, 1 + (i % 9)).join(' ') + (i % 5 === 0 ? ` ${LONG}` : ''));
+    const others = Array.from({ length: 40 }, (_, i) => SENTENCES[i % SENTENCES.length].split(' ').slice(0, 1 + (i % 9)).join(' ') + (i % 5 === 0 ? ` ${LONG}` : ''));
     for (const size of [1, 8, 32]) {
       for (const pos of [0, size - 1, Math.floor(size / 2)]) {
         const batch = others.slice(0, size - 1);
         batch.splice(pos, 0, TARGET);
         const rows = await enc.encode(batch);
-        expect(maxDiff(rows[pos]!, alone!)).toBeLessThan(1e-6);
+        expect(maxDiff(rows[pos], alone!)).toBeLessThan(1e-6);
       }
     }
     // padded far beyond its length (next to a truncated 64-token sentence) via pre-tokenised rows
@@ -125,10 +125,10 @@ describe('onnx encoder on the tiny fixture', () => {
       const singles = await Promise.all(SENTENCES.map((s) => small.encode([s])));
       expect(small.batches).toBe(1);
       const together = await enc.encode(SENTENCES);
-      singles.forEach(([r], i) => expect(maxDiff(r!, together[i]!)).toBeLessThan(1e-6));
-      const many = await Promise.all(Array.from({ length: 40 }, (_, i) => small.encode([SENTENCES[i % 8]!, TARGET])));
+      singles.forEach(([r], i) => expect(maxDiff(r!, together[i])).toBeLessThan(1e-6));
+      const many = await Promise.all(Array.from({ length: 40 }, (_, i) => small.encode([SENTENCES[i % 8], TARGET])));
       expect(small.batches).toBe(1 + 5);
-      many.forEach((rows, i) => expect(maxDiff(rows[0]!, together[i % 8]!)).toBeLessThan(1e-6));
+      many.forEach((rows, i) => expect(maxDiff(rows[0], together[i % 8])).toBeLessThan(1e-6));
     } finally {
       await small.close();
     }

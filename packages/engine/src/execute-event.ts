@@ -52,9 +52,9 @@ export function agentPersona(run: RunPlan, agent: number): { id: string; text: s
     if (personas.size > 4096) personas.clear();
     personas.set(run.runId, (assigned = assignPopulation(population, run.n, run.seed)));
   }
-  const index = assigned[agent]!;
+  const index = assigned[agent];
   if (index < 0) return undefined;
-  const entry = population.entries[index]!;
+  const entry = population.entries[index];
   return { id: entry.id, text: personaText(entry), ...(entry.belief ? { belief: entry.belief } : {}) };
 }
 
@@ -132,7 +132,7 @@ export function executeEvent(task: EventTask, reads: readonly string[], services
   const { run, plan } = task;
   const temperature = temperatureAt(run.temperature, plan.sweep, run.sweeps, run.controls.annealing);
   const boardRun = run.protocol === 'belief-board';
-  const own = boardRun && plan.readVersions.length > 0 ? decodeBoardVersion(reads[0]!) : undefined;
+  const own = boardRun && plan.readVersions.length > 0 ? decodeBoardVersion(reads[0]) : undefined;
   const previous = plan.readVersions.length > 0 ? (own?.answer ?? reads[0]) : undefined;
   const neighbourAnswers = boardRun ? reads.slice(1).map((v) => renderEntries(decodeBoardVersion(v).entries)) : reads.slice(1);
   const persona = agentPersona(run, plan.agent);
@@ -215,6 +215,6 @@ function answer(task: EventTask, services: WorkerServices, result: ChatResult, l
 }
 
 async function embedAll(outcome: EventOutcome, encoders: readonly Encoder[]): Promise<EventOutcome> {
-  for (const encoder of encoders) outcome.embeddings[encoder.name] = (await encoder.encode([outcome.response]))[0]!;
+  for (const encoder of encoders) outcome.embeddings[encoder.name] = (await encoder.encode([outcome.response]))[0];
   return outcome;
 }

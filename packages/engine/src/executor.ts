@@ -318,7 +318,7 @@ export class Executor<S extends RunSink = RunSink> {
 
   private nextReady(): ActiveRun<S> | undefined {
     for (let i = 0; i < this.active.length; i++) {
-      const a = this.active[(this.cursor + i) % this.active.length]!;
+      const a = this.active[(this.cursor + i) % this.active.length];
       if (a.error || a.planner.readyCount === 0) continue;
       this.cursor = (this.cursor + i + 1) % this.active.length;
       return a;
@@ -360,7 +360,7 @@ export class Executor<S extends RunSink = RunSink> {
     }
     // Backwards: retire() removes the run from the list.
     for (let i = this.active.length - 1; i >= 0; i--) {
-      const a = this.active[i]!;
+      const a = this.active[i];
       if (a.inflight > 0) continue;
       if (a.error || (a.planner.done && a.collector.backlog === 0)) this.retire(a);
       else if (this.stopping) {
@@ -418,13 +418,13 @@ export class Executor<S extends RunSink = RunSink> {
     // Looking further than the runs that could open is pointless: a few hundred at most.
     if (this.openBytes === this.fullAt) return -1;
     const look = Math.min(this.queue.length, 256);
-    for (let i = 0; i < look; i++) if (this.fits(this.queue[i]!)) return i;
+    for (let i = 0; i < look; i++) if (this.fits(this.queue[i])) return i;
     this.fullAt = this.openBytes;
     return -1;
   }
 
   private openNext(index: number): void {
-    const run = this.queue.splice(index, 1)[0]!;
+    const run = this.queue.splice(index, 1)[0];
     const bytes = this.options.runBytes?.(run) ?? 0;
     this.opening++;
     this.openBytes += bytes;

@@ -54,7 +54,7 @@ export async function finishSweep(
       )
     : null;
   const orderParams = measured?.orderParams ?? [];
-  const first = encoders[0]!.name;
+  const first = encoders[0].name;
   const { priced, cost } = costOf(sweep.spec.backend);
   const runRows = runTableRows({
     runs,

@@ -18,7 +18,7 @@ export class InProcessTransport implements Transport {
     const store = this.versions.get(runId);
     const reads: string[] = new Array(versions.length);
     for (let i = 0; i < versions.length; i++) {
-      const text = store?.get(versions[i]!);
+      const text = store?.get(versions[i]);
       if (text === undefined) throw new Error(`${runId}: ${what} reads version ${versions[i]}, which is not published`);
       reads[i] = text;
     }

@@ -36,8 +36,8 @@ export class LiveStatusWriter {
     if (!p) return;
     const now = Date.now();
     this.samples.push({ t: now, events: p.eventsExecuted });
-    while (this.samples.length > 2 && now - this.samples[0]!.t > 5000) this.samples.shift();
-    const first = this.samples[0]!;
+    while (this.samples.length > 2 && now - this.samples[0].t > 5000) this.samples.shift();
+    const first = this.samples[0];
     const rate = now > first.t ? ((p.eventsExecuted - first.events) * 1000) / (now - first.t) : 0;
     try {
       writeLiveStatus(this.out, {

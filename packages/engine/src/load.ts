@@ -117,7 +117,7 @@ function parseEdges(text: string, file: string): EdgeFile {
   } catch (e) {
     if (!(e instanceof GeometryError)) throw e;
     const at = /^.*:(\d+): (.*)$/.exec(e.message);
-    throw new InputError(file, at ? `line ${at[1]}` : '', at ? at[2]! : e.message, EDGES_FIX);
+    throw new InputError(file, at ? `line ${at[1]}` : '', at ? at[2] : e.message, EDGES_FIX);
   }
 }
 
@@ -148,7 +148,7 @@ function checkEdgeSizes(spec: SweepSpec, file: string, edgeFiles: ReadonlyMap<st
       const mapHint = Array.isArray(spec.sizes) ? ` (give sizes as a map, e.g. {${label}: [${own}], ...}, when other geometries need other sizes)` : '';
       if (n < own) {
         const e = list.edges.findIndex(([u, v]) => u >= n || v >= n);
-        const [u, v] = list.edges[e]!;
+        const [u, v] = list.edges[e];
         throw new InputError(
           list.file,
           `line ${list.lines[e]}`,

@@ -72,7 +72,7 @@ export function startManifest(
     seed: sweep.spec.seed ?? 0,
     backend: { kind: meta.backend.kind, model: meta.backend.model, batch_invariant: batchInvariant(sweep.spec.backend) },
     judge: { kind: sweep.spec.judge.kind, model: meta.judge.model },
-    encoders: meta.encoders.map((e, i) => ({ name: e.name, kind: sweep.spec.encoders[i]!.kind, dim: e.dim, model: e.model })),
+    encoders: meta.encoders.map((e, i) => ({ name: e.name, kind: sweep.spec.encoders[i].kind, dim: e.dim, model: e.model })),
     prompts: sweep.prompts,
     runs: { planned: sweep.runs.length, complete: 0, failed: [] },
     events: { planned: sweepEvents(sweep.runs), written: 0 },

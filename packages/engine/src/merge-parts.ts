@@ -81,7 +81,7 @@ export function readParts(given: readonly string[]): { parts: PartFolder[]; swee
     if (before !== undefined) throw new InputError(p.given, '', `is given twice (also as ${before})`, 'give each part once');
     seen.set(id, p.given);
   }
-  const first = read[0]!;
+  const first = read[0];
   const mine = codeVersion();
   for (const p of read) {
     const file = manifestPath(p.dir);

@@ -70,14 +70,14 @@ function gather(tmp: string, parts: readonly PartFolder[]): void {
 /** The parts agree, or one said false (then the corpus is not reproducible as a whole), or it is unknown. */
 function mergedBatchInvariance(parts: readonly PartFolder[]): boolean | null {
   const said = parts.map((p) => p.manifest.backend.batch_invariant ?? null);
-  if (said.every((v) => v === said[0])) return said[0]!;
+  if (said.every((v) => v === said[0])) return said[0];
   return said.includes(false) ? false : null;
 }
 
 /** The manifest a single run would start from, made of the parts' (they differ only in counts and times). */
 function startingManifest(parts: readonly PartFolder[], runs: number, events: number): Manifest {
-  const { shard: _shard, ...first } = parts[0]!.manifest;
-  const started = parts.map((p) => p.manifest.started_at).sort()[0]!;
+  const { shard: _shard, ...first } = parts[0].manifest;
+  const started = parts.map((p) => p.manifest.started_at).sort()[0];
   return {
     ...first,
     status: 'running',
@@ -112,7 +112,7 @@ export async function mergeParts(outPath: string, partPaths: readonly string[], 
   try {
     gather(tmp, parts);
     const judgeCalls = parts.reduce((s, p) => s + (p.manifest.usage?.judge_calls ?? 0), 0);
-    const summary = await finishSweep({ ...sweep, out: tmp }, startingManifest(parts, sweep.runs.length, events), encoderColumns(parts[0]!.manifest), { calls: judgeCalls });
+    const summary = await finishSweep({ ...sweep, out: tmp }, startingManifest(parts, sweep.runs.length, events), encoderColumns(parts[0].manifest), { calls: judgeCalls });
     checkShardChecksums(tmp, parts);
     if (existsSync(out)) rmdirSync(out);
     renameSync(tmp, out);

@@ -85,7 +85,7 @@ export function makeOutFolder(out: string): void {
       made.push(dir);
     }
   } catch (e) {
-    const failed = missing[made.length]!;
+    const failed = missing[made.length];
     for (const dir of made.reverse()) {
       try {
         rmdirSync(dir);

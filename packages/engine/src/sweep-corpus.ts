@@ -102,9 +102,9 @@ export async function readVersionTexts(parts: readonly string[], live: Float64Ar
       const responses = batch.columns.response as string[];
       const written = batch.columns.board as (string | null)[];
       for (let r = 0; r < batch.rows; r++) {
-        const entries = foldLive(boards.get(agents[r]!) ?? [], written[r] ? (JSON.parse(written[r]!) as BoardEntry[]) : []);
-        boards.set(agents[r]!, entries);
-        if (keep.has(events[r]!)) texts.set(events[r]!, encodeBoardVersion({ answer: responses[r]!, entries }));
+        const entries = foldLive(boards.get(agents[r]) ?? [], written[r] ? (JSON.parse(written[r]!) as BoardEntry[]) : []);
+        boards.set(agents[r], entries);
+        if (keep.has(events[r])) texts.set(events[r], encodeBoardVersion({ answer: responses[r], entries }));
       }
     }
     return texts;
@@ -112,7 +112,7 @@ export async function readVersionTexts(parts: readonly string[], live: Float64Ar
   for await (const batch of readEvents(parts, { columns: ['event', 'response'], where: `role = 'agent' AND event IN (${wanted.join(',')})` })) {
     const events = batch.columns.event as number[];
     const responses = batch.columns.response as string[];
-    for (let r = 0; r < batch.rows; r++) texts.set(events[r]!, responses[r]!);
+    for (let r = 0; r < batch.rows; r++) texts.set(events[r], responses[r]);
   }
   return texts;
 }

@@ -212,7 +212,7 @@ export function sweepSizing(
 export async function openEncoders(specs: SweepSpec['encoders'], file: string): Promise<Encoder[]> {
   const opened: Encoder[] = [];
   try {
-    for (let i = 0; i < specs.length; i++) opened.push(await openEncoder(specs[i]!, file, i));
+    for (let i = 0; i < specs.length; i++) opened.push(await openEncoder(specs[i], file, i));
     return opened;
   } catch (error) {
     for (const e of opened) await e.close();

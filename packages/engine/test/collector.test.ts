@@ -31,7 +31,7 @@ async function collector(judge: Judge, trace: SweepTrace) {
   const dir = tempDir();
   const out = join(dir, 'out');
   const sweep = loadSweep(writeSpec(dir, SPEC), { out });
-  const run = sweep.runs[0]!;
+  const run = sweep.runs[0];
   const schedule = new Schedule(run, graphFor(run.geometry, run.n, run.seed, new Map()));
   const c = await RunCollector.open({ out, run, encoders: [{ name: 'hashing', dim: 4 }], judge, meta: { backend: 'surrogate', model: 'm' }, startEvent: 0, partRows: 1000, onWritten: () => undefined, trace: trace.start(run.runId, run.prompt.id) });
   const outcome = (event: number, response: string): EventOutcome => ({
@@ -54,9 +54,9 @@ describe('RunCollector', () => {
   it('appends in-order events at once when its judge answers at once, and holds later ones until their turn', async () => {
     const trace = new SweepTrace([{ name: 'hashing', dim: 4 }], 1 << 20);
     const { c, run, plans, outcome } = await collector(judgeNow(() => 'correct'), trace);
-    expect(c.accept({ run, plan: plans[1]! }, outcome(1, 'b'))).toBeUndefined();
+    expect(c.accept({ run, plan: plans[1] }, outcome(1, 'b'))).toBeUndefined();
     expect(c.written).toBe(0); // event 0 has not arrived
-    expect(c.accept({ run, plan: plans[0]! }, outcome(0, 'a'))).toBeUndefined();
+    expect(c.accept({ run, plan: plans[0] }, outcome(0, 'a'))).toBeUndefined();
     expect(c.written).toBe(2);
     expect(trace.sealed(run.runId)).toBeUndefined(); // not finalized yet
     await c.flush();
@@ -66,8 +66,8 @@ describe('RunCollector', () => {
   it('a row the writer refuses fails the run as a rejection and is neither counted written nor traced', async () => {
     const trace = new SweepTrace([{ name: 'hashing', dim: 4 }], 1 << 20);
     const { c, run, plans, outcome } = await collector(judgeNow((r) => (r === 'bad' ? 'maybe' : 'correct')), trace);
-    expect(c.accept({ run, plan: plans[0]! }, outcome(0, 'a'))).toBeUndefined();
-    await expect(c.accept({ run, plan: plans[1]! }, outcome(1, 'bad'))).rejects.toThrow(/tag "maybe" is not one of/);
+    expect(c.accept({ run, plan: plans[0] }, outcome(0, 'a'))).toBeUndefined();
+    await expect(c.accept({ run, plan: plans[1] }, outcome(1, 'bad'))).rejects.toThrow(/tag "maybe" is not one of/);
     expect(c.written).toBe(1);
     trace.seal(run.runId, 1);
     expect(trace.sealed(run.runId)?.length).toBe(1);

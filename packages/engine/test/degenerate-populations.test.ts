@@ -69,7 +69,7 @@ describe('populations a model can produce and the surrogate cannot', () => {
   it('empty, whitespace, control-character and 100,000-character answers: the sweep completes with finite order parameters and verifies', async () => {
     const huge = 'The answer is 96. '.repeat(5556).slice(0, 100_000);
     const odd = ['', '   \n\t', '\u0000\u0001', '\u0007\u001b[31m96\u007f', huge, 'I do not know.'];
-    const { out, summary, params, whitening } = await sweepAnswering((r) => odd[r.seed % odd.length]!);
+    const { out, summary, params, whitening } = await sweepAnswering((r) => odd[r.seed % odd.length]);
     expect(summary.status).toBe('complete');
     expect(whitening.map((w) => [w.mode, w.fallback])).toEqual([['zca', null], ['zca', null]]);
     for (const p of params) {

@@ -30,10 +30,10 @@ async function controlSeries(file: string, n: number): Promise<SweepControl[]> {
   for await (const b of readEvents([file], { columns: ['event', 'agent', 'tag', 'emb_hashing'], where: "role = 'agent'" })) {
     const vectors = b.columns.emb_hashing as Float32Array;
     for (let r = 0; r < b.rows; r++) {
-      const agent = (b.columns.agent as number[])[r]!;
+      const agent = (b.columns.agent as number[])[r];
       emb[agent] = vectors.slice(r * 384, (r + 1) * 384);
-      tags[agent] = (b.columns.tag as Tag[])[r]!;
-      if ((b.columns.event as number[])[r]! % n === n - 1) {
+      tags[agent] = (b.columns.tag as Tag[])[r];
+      if ((b.columns.event as number[])[r] % n === n - 1) {
         mean0 ??= controlCentre(emb);
         series.push(measureControl(emb, tags, mean0));
       }
@@ -83,10 +83,10 @@ describe('early stopping', () => {
       expect(p.last).toBe(Number(runs.find((r) => r.run_id === p.run_id)!.sweeps_run));
       // FOCUS(t) = accuracy(t) - accuracy(t - 1), accuracy = #correct / #agents (a non-answer is wrong), one per sweep the run made.
       const acc = (p.acc as number[]).map(Number);
-      const want = acc.slice(1).map((a, t) => a - acc[t]!);
+      const want = acc.slice(1).map((a, t) => a - acc[t]);
       const got = (focus.find((f) => f.run_id === p.run_id)!.focus as (number | null)[]).map((x) => (x === null ? null : Number(x)));
       expect(got.length).toBe(want.length);
-      got.forEach((g, t) => expect(g).toBeCloseTo(want[t]!, 12));
+      got.forEach((g, t) => expect(g).toBeCloseTo(want[t], 12));
     }
     const verify = panta(['verify', out]);
     expect(verify.stdout + verify.stderr).toMatch(/^ok: /);

@@ -43,7 +43,7 @@ describe('several encoders per sweep', () => {
       const ids: number[] = tokenizer.encode(String(row.response)).ids;
       const hidden = referenceForward([ids], [ids.map(() => 1)]);
       const [expected] = meanPoolNormalize(hidden, [ids.map(() => 1)]) as number[][];
-      (row.emb_tiny as number[]).forEach((x, i) => expect(Math.abs(x - expected![i]!)).toBeLessThan(1e-5));
+      (row.emb_tiny as number[]).forEach((x, i) => expect(Math.abs(x - expected![i])).toBeLessThan(1e-5));
     }
   });
 

@@ -45,8 +45,8 @@ describe('exact asynchronous semantics', () => {
     const byRun = new Map<string, typeof r1>();
     for (const r of r1) byRun.set(String(r.run_id), [...(byRun.get(String(r.run_id)) ?? []), r]);
     for (const [runId, events] of byRun) {
-      const n = Number(events[0]!.n);
-      const agent = new SurrogateAgent(prompts.get(String(events[0]!.prompt_id))!, surrogate);
+      const n = Number(events[0].n);
+      const agent = new SurrogateAgent(prompts.get(String(events[0].prompt_id))!, surrogate);
       const writer = new Array<number>(n);
       const text = new Array<string>(n);
       for (const row of events) {
@@ -59,8 +59,8 @@ describe('exact asynchronous semantics', () => {
         } else {
           expect((row.read_versions as number[]).map(Number), `${runId} event ${j}`).toEqual([writer[a], ...nbs.map((b) => writer[b])]);
         }
-        const previous = j < n ? undefined : text[a]!;
-        expect(row.response).toBe(agent.reply(Number(row.seed), Number(row.temperature), previous, nbs.map((b) => text[b]!)).text);
+        const previous = j < n ? undefined : text[a];
+        expect(row.response).toBe(agent.reply(Number(row.seed), Number(row.temperature), previous, nbs.map((b) => text[b])).text);
         writer[a] = j;
         text[a] = String(row.response);
       }

@@ -95,7 +95,7 @@ describe('the executor over a fake transport', () => {
       await until(() => h.transport.pending.length === 4, 'four events in flight');
       const inFlight = h.transport.pending as EventTask[];
       h.executor.stop();
-      h.transport.answer(inFlight[0]!);
+      h.transport.answer(inFlight[0]);
       await quiesce();
       expect(h.transport.dispatched.length).toBe(4);
       expect(done.settled).toBe(false);
@@ -105,7 +105,7 @@ describe('the executor over a fake transport', () => {
       expect(done.error).toBeUndefined();
       expect(h.executor.stopped).toBe(true);
       expect(h.transport.dispatched.length).toBe(4);
-      const first = sweep.runs[0]!.runId;
+      const first = sweep.runs[0].runId;
       expect(h.opened).toEqual([first]);
       expect(h.closed.map((a) => [a.run.runId, a.stopped, a.error])).toEqual([[first, true, undefined]]);
       const sink = h.sinks.get(first)!;
@@ -203,7 +203,7 @@ describe('the executor over a fake transport', () => {
     it('open() fails for a run', async () => {
       const sweep = smallSweep({ trials: 2 });
       const unreadable = new Error('shard unreadable');
-      const h = harness(sweep, { concurrency: 64, open: async (run) => { if (run.runId === sweep.runs[1]!.runId) throw unreadable; } });
+      const h = harness(sweep, { concurrency: 64, open: async (run) => { if (run.runId === sweep.runs[1].runId) throw unreadable; } });
       h.transport.auto = {};
       await expect(h.executor.run()).rejects.toBe(unreadable);
     });
@@ -225,20 +225,20 @@ describe('the executor over a fake transport', () => {
 
     it('an outcome for a run the executor does not hold', async () => {
       const sweep = smallSweep({ trials: 2 });
-      const h = harness(sweep, { runs: [sweep.runs[0]!], concurrency: 1 });
+      const h = harness(sweep, { runs: [sweep.runs[0]], concurrency: 1 });
       const done = watch(h.executor.run());
       await until(() => h.transport.pending.length === 1, 'one event in flight');
       const task = h.transport.pending[0] as EventTask;
-      h.transport.stray({ ...task, run: sweep.runs[1]! });
+      h.transport.stray({ ...task, run: sweep.runs[1] });
       await until(() => done.settled, 'run() settles');
-      expect(done.error?.message).toBe(`outcome for unknown run ${sweep.runs[1]!.runId}`);
+      expect(done.error?.message).toBe(`outcome for unknown run ${sweep.runs[1].runId}`);
     });
   });
 
   describe('sweep boundaries (early stopping, drift-policy)', () => {
     it("hold each sweep's events until the boundary before it is decided and journalled; the boundary reads the snapshot and carries the last state, and a moderator reaches the next sweep's events", async () => {
       const sweep = smallSweep({ earlyStopping: true });
-      const run = sweep.runs[0]!;
+      const run = sweep.runs[0];
       const h = harness(sweep, { concurrency: 4, sink: () => ({ holdBoundaries: true }) });
       h.transport.auto = {};
       const done = watch(h.executor.run());
@@ -253,7 +253,7 @@ describe('the executor over a fake transport', () => {
       expect(b0!.sweep).toBe(0);
       expect(b0!.state).toBeUndefined();
       const latest = new Array<number>(N).fill(-1);
-      for (const t of h.transport.events()) latest[t.plan.agent] = Math.max(latest[t.plan.agent]!, t.plan.event);
+      for (const t of h.transport.events()) latest[t.plan.agent] = Math.max(latest[t.plan.agent], t.plan.event);
       expect(Array.from(b0!.versions)).toEqual(latest);
 
       // Decided but not yet journalled: the next sweep still waits.
@@ -268,7 +268,7 @@ describe('the executor over a fake transport', () => {
       expect(sweep1.length).toBe(N);
       expect(sweep1.every((t) => t.moderator === moderated.moderator)).toBe(true);
       expect(h.transport.events().filter((t) => t.plan.sweep === 0).every((t) => t.moderator === undefined)).toBe(true);
-      const b1 = h.transport.boundaries()[1]!;
+      const b1 = h.transport.boundaries()[1];
       expect(b1.sweep).toBe(1);
       expect(b1.state).toEqual(moderated);
 
@@ -281,7 +281,7 @@ describe('the executor over a fake transport', () => {
       expect(h.transport.events().filter((t) => t.plan.sweep === 2).every((t) => t.moderator === undefined)).toBe(true);
       expect(sink().rows).toEqual(range(EVENTS));
       expect(sink().journal.map((j) => j.sweep)).toEqual([0, 1]);
-      expect(h.closed[0]!.error).toBeUndefined();
+      expect(h.closed[0].error).toBeUndefined();
     });
 
     it('a boundary that stops the run ends it there: no later event runs, it closes complete and the skipped events are counted', async () => {
@@ -321,12 +321,12 @@ describe('the executor over a fake transport', () => {
       h.executor.stop();
       await quiesce();
       expect(done.settled).toBe(false);
-      h.transport.decide(h.transport.boundaries()[0]!, stateOf(0));
+      h.transport.decide(h.transport.boundaries()[0], stateOf(0));
       await until(() => done.settled, 'run() settles');
       expect(done.error).toBeUndefined();
       expect(h.transport.events().length).toBe(N);
-      expect(h.sinks.get(sweep.runs[0]!.runId)!.journal.map((j) => j.sweep)).toEqual([0]);
-      expect(h.closed[0]!.stopped).toBe(true);
+      expect(h.sinks.get(sweep.runs[0].runId)!.journal.map((j) => j.sweep)).toEqual([0]);
+      expect(h.closed[0].stopped).toBe(true);
     });
 
     it('a boundary that failed fails its run: no event of the next sweep goes, and it closes with the error', async () => {
@@ -355,7 +355,7 @@ describe('the executor over a fake transport', () => {
     it('a run that needs boundaries and a sink that cannot journal them: run() rejects naming the run', async () => {
       const sweep = smallSweep({ earlyStopping: true });
       const h = harness(sweep, { sink: () => ({ noBoundaries: true }) });
-      await expect(h.executor.run()).rejects.toThrow(`${sweep.runs[0]!.runId}: its protocol needs sweep boundaries`);
+      await expect(h.executor.run()).rejects.toThrow(`${sweep.runs[0].runId}: its protocol needs sweep boundaries`);
     });
   });
 
@@ -437,8 +437,8 @@ describe('the executor over a fake transport', () => {
       expect(h.reports.length).toBeGreaterThan(2);
       for (const p of h.reports) expect(p.eventsExecuted).toBeGreaterThanOrEqual(p.eventsWritten);
       for (let i = 1; i < h.reports.length; i++) {
-        expect(h.reports[i]!.eventsExecuted).toBeGreaterThanOrEqual(h.reports[i - 1]!.eventsExecuted);
-        expect(h.reports[i]!.eventsWritten).toBeGreaterThanOrEqual(h.reports[i - 1]!.eventsWritten);
+        expect(h.reports[i].eventsExecuted).toBeGreaterThanOrEqual(h.reports[i - 1].eventsExecuted);
+        expect(h.reports[i].eventsWritten).toBeGreaterThanOrEqual(h.reports[i - 1].eventsWritten);
       }
       expect(h.reports.some((p) => p.eventsExecuted > p.eventsWritten)).toBe(true);
       expect(h.reports.at(-1)).toMatchObject({ eventsExecuted: 2 * EVENTS, eventsWritten: 2 * EVENTS });

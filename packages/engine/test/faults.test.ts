@@ -53,7 +53,7 @@ describe.each(['openai', 'anthropic'])('%s backend against serve-surrogate with 
     const [ra, rb] = [await rows(join(dir, 'clean')), await rows(join(dir, 'faulty'))];
     expect(ra.length).toBe(2 * 2 * 2 * 16 * 4);
     expect(rb).toEqual(ra);
-    expect(ra[0]!.backend).toBe(kind);
+    expect(ra[0].backend).toBe(kind);
     const [runs] = await queryRows(
       `SELECT sum(calls) AS calls, sum(retries) AS retries, sum(events) AS events, sum(prompt_tokens) AS p, sum(completion_tokens) AS c, sum(cost) AS cost FROM '${dir}/faulty/runs.parquet'`,
     );

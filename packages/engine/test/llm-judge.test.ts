@@ -34,8 +34,8 @@ describe('LLM judge in a sweep', () => {
       const [ra, rb] = [await rows(judged), await rows(join(dir, 'reference'))];
       // The surrogate judge grades as the reference judge does: the model's verdicts must match tag for tag.
       expect(ra.map((r) => r.tag)).toEqual(rb.map((r) => r.tag));
-      expect(ra[0]!.judge_model).toBe('openai:surrogate-potts-v1');
-      expect(rb[0]!.judge_model).toBe('reference');
+      expect(ra[0].judge_model).toBe('openai:surrogate-potts-v1');
+      expect(rb[0].judge_model).toBe('reference');
       const distinct = new Set(ra.map((r) => `${r.prompt_id}\u0000${normaliseText(String(r.response))}`)).size;
       expect(server.stats().completed).toBe(distinct);
       const manifest = JSON.parse(readFileSync(join(judged, 'manifest.json'), 'utf8')) as { judge: { kind: string; model: string } };

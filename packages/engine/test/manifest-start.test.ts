@@ -67,8 +67,8 @@ describe('the start manifest from plain metadata', () => {
       );
       expect(timeless(plain)).toEqual(timeless(live));
       expect(plain.encoders).toEqual([
-        { name: 'a', kind: 'hashing', dim: 64, model: encoders[0]!.model },
-        { name: 'b', kind: 'hashing', dim: 32, model: encoders[1]!.model },
+        { name: 'a', kind: 'hashing', dim: 64, model: encoders[0].model },
+        { name: 'b', kind: 'hashing', dim: 32, model: encoders[1].model },
       ]);
       expect(plain.backend).toEqual({ kind: 'surrogate', model: backend.model, batch_invariant: true });
       expect(plain.judge).toEqual({ kind: 'reference', model: 'reference' });

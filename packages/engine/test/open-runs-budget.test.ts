@@ -24,7 +24,7 @@ describe('runs open at once', () => {
     const spec = writeSpec(dir, SPEC);
     const sweep = loadSweep(spec, { out: `${dir}/out` });
     const sizing = sweepSizing(64, [{ name: 'hashing', dim: 384 }], sweep.runs.length);
-    const meanfield = sweep.runs[0]!;
+    const meanfield = sweep.runs[0];
     const ring = { ...meanfield, k: 2 };
     expect(sizing.runBytes(meanfield)).toBeGreaterThan(2.5 * sizing.runBytes(ring));
     // A sampled mean field's rows hold their own neighbour lists too (4 more bytes per neighbour).

@@ -27,7 +27,7 @@ describe('progress of a real run', () => {
       expect(p.eventsExecuted).toBeGreaterThanOrEqual(p.eventsWritten);
     }
     expect(reports.some((p) => p.eventsExecuted > p.eventsWritten)).toBe(true);
-    for (let i = 1; i < reports.length; i++) expect(reports[i]!.eventsExecuted).toBeGreaterThanOrEqual(reports[i - 1]!.eventsExecuted);
+    for (let i = 1; i < reports.length; i++) expect(reports[i].eventsExecuted).toBeGreaterThanOrEqual(reports[i - 1].eventsExecuted);
     expect(reports.at(-1)).toMatchObject({ eventsExecuted: total, eventsWritten: total });
   }, 120_000);
 });

@@ -103,8 +103,8 @@ describe('coordination protocols', () => {
     for (const [runId, runRows] of byRun) {
       const answer = new Map<number, Row>();
       for (const r of runRows) if (r.role === 'agent') answer.set(r.event, r);
-      const protocol = String(runRows[0]!.protocol);
-      const assigned = assignPopulation({ entries: [{ id: 'wrong-97', belief: '97' }, { id: 'wrong-95', belief: '95' }], assign: 'fraction', fraction: 0.25 }, 16, Number((await queryRows(`SELECT seed FROM read_parquet('${out}/runs.parquet') WHERE run_id = '${runId}'`))[0]!.seed));
+      const protocol = String(runRows[0].protocol);
+      const assigned = assignPopulation({ entries: [{ id: 'wrong-97', belief: '97' }, { id: 'wrong-95', belief: '95' }], assign: 'fraction', fraction: 0.25 }, 16, Number((await queryRows(`SELECT seed FROM read_parquet('${out}/runs.parquet') WHERE run_id = '${runId}'`))[0].seed));
       // Live board entries of each agent after each of its events (belief-board).
       const live = new Map<number, BoardEntry[]>();
       const boardAt = new Map<number, BoardEntry[]>();
@@ -115,7 +115,7 @@ describe('coordination protocols', () => {
         const { system, user } = call!.messages;
         if (r.role === 'agent') {
           // Personas: a hidden belief joins the system message of exactly the agents it was dealt to.
-          const entry = assigned[r.agent]!;
+          const entry = assigned[r.agent];
           expect(r.persona).toBe(entry < 0 ? null : ['wrong-97', 'wrong-95'][entry]);
           expect(system.includes('Privately, you believe the answer is:')).toBe(entry >= 0);
           if (entry >= 0) expect(system).toContain(`Privately, you believe the answer is: ${entry === 0 ? '97' : '95'}`);
@@ -136,7 +136,7 @@ describe('coordination protocols', () => {
         if (r.role !== 'agent' || r.sweep === 0) continue;
         const reads = (r.read_versions as number[]).map(Number);
         const neighbours = (r.neighbours as number[]).map(Number);
-        const previous = answer.get(reads[0]!)!.response;
+        const previous = answer.get(reads[0])!.response;
         expect(user).toContain(`Your previous answer: ${previous}\n`);
         const lines = user.split('\n').filter((l) => l.startsWith('- Agent '));
         if (protocol === 'isolated') {
@@ -144,10 +144,10 @@ describe('coordination protocols', () => {
           expect(lines).toEqual([]);
           expect(user).toContain('(none)');
         } else if (protocol === 'glauber' || protocol === 'drift-policy') {
-          expect(lines).toEqual(neighbours.map((b, i) => `- Agent ${b}: ${answer.get(reads[i + 1]!)!.response}`));
+          expect(lines).toEqual(neighbours.map((b, i) => `- Agent ${b}: ${answer.get(reads[i + 1])!.response}`));
         } else if (protocol === 'belief-board') {
           // Neighbours are read through their live board entries, never their raw answers.
-          expect(lines).toEqual(neighbours.map((b, i) => `- Agent ${b}: ${renderEntries(boardAt.get(reads[i + 1]!)!)}`));
+          expect(lines).toEqual(neighbours.map((b, i) => `- Agent ${b}: ${renderEntries(boardAt.get(reads[i + 1])!)}`));
         } else if (protocol === 'ssvp') {
           const texts = reads.slice(1).map((v) => answer.get(v)!.response);
           const [mine, ...theirs] = await encoder.encode([previous, ...texts]);
@@ -214,7 +214,7 @@ annealing: {to: 0.1}
     const schedule = [1.3, 1.3, 0.9, 0.5, 0.1];
     for (const r of rows) {
       expect(Number(r.temperature)).toBe(1.3);
-      expect(Number(r.sampling_temperature)).toBeCloseTo(schedule[Number(r.sweep)]!, 12);
+      expect(Number(r.sampling_temperature)).toBeCloseTo(schedule[Number(r.sweep)], 12);
       expect(seen.get(Number(r.seed))!.temperature).toBe(Number(r.sampling_temperature));
     }
     expect(rows.length).toBe(16 * 5);

@@ -56,12 +56,12 @@ describe('job arrays: panta run --shard I/N and panta merge', () => {
       expect(s.status).toBe('complete');
       expect(s.final).toEqual([]);
       // A part has its events and no measurement: the whitening pools every part's t = 0 answers.
-      expect(existsSync(join(parts[i]!, 'order_params.parquet'))).toBe(false);
-      expect(existsSync(join(parts[i]!, 'whitening'))).toBe(false);
-      const m = manifestOf(parts[i]!);
+      expect(existsSync(join(parts[i], 'order_params.parquet'))).toBe(false);
+      expect(existsSync(join(parts[i], 'whitening'))).toBe(false);
+      const m = manifestOf(parts[i]);
       expect(m.shard).toEqual({ index: i + 1, count: 3, measured_by: 'panta merge' });
       expect(m.fingerprint).toBe(manifestOf(whole).fingerprint);
-      const verified = await verifyCorpus(parts[i]!);
+      const verified = await verifyCorpus(parts[i]);
       expect(verified.problems).toEqual([]);
       expect(verified.checked).toMatch(new RegExp(`^part ${i + 1} of 3: `));
     }
@@ -72,7 +72,7 @@ describe('job arrays: panta run --shard I/N and panta merge', () => {
 
     const merged = join(dir, 'merged');
     // In any order.
-    const summary = await mergeParts(merged, [parts[2]!, parts[0]!, parts[1]!]);
+    const summary = await mergeParts(merged, [parts[2], parts[0], parts[1]]);
     expect(summary.status).toBe('complete');
     expect(summary.out).toBe(merged);
     expect(readdirSync(dir).filter((f) => f.includes('merging'))).toEqual([]);

@@ -239,8 +239,8 @@ export function describeTransportConformance(name: string, subject: () => Transp
         messages.push(m);
         arrived();
       });
-      const planner = plannerFor(sweep, sweep.runs[0]!, 0);
-      const tasks: EventTask[] = planner.take(3).map((plan) => ({ run: sweep.runs[0]!, plan }));
+      const planner = plannerFor(sweep, sweep.runs[0], 0);
+      const tasks: EventTask[] = planner.take(3).map((plan) => ({ run: sweep.runs[0], plan }));
       const all = new Promise<void>((resolve) => (arrived = () => messages.length >= tasks.length && resolve()));
       for (const t of tasks) transport.dispatch(t);
       await all;
@@ -255,7 +255,7 @@ export function describeTransportConformance(name: string, subject: () => Transp
       const sweep = conformanceSweep(`conformance-forget-${name}`, '', 1);
       const transport = await open(sweep);
       await runThrough(transport, sweep);
-      const run = sweep.runs[0]!;
+      const run = sweep.runs[0];
       const forgotten = transport.forgotten.get(run.runId) ?? new Set<number>();
       expect(forgotten.size).toBeGreaterThan(0);
       const kept = runEvents(run) - forgotten.size;
@@ -272,7 +272,7 @@ export function describeTransportConformance(name: string, subject: () => Transp
       const sweep = conformanceSweep(`conformance-close-${name}`, '', 1);
       const transport = await open(sweep);
       await runThrough(transport, sweep);
-      const run = sweep.runs[0]!;
+      const run = sweep.runs[0];
       const forgotten = transport.forgotten.get(run.runId) ?? new Set<number>();
       const held = () => subject().heldVersions(transport.inner, sweep, run.runId);
       expect(await eventually(held, runEvents(run) - forgotten.size)).toBe(runEvents(run) - forgotten.size);

@@ -17,7 +17,7 @@ class ScriptedModel implements LlmBackend {
   constructor(private readonly say: (response: string) => string | Error) {}
   async complete(request: ChatRequest): Promise<ChatResult> {
     this.seen.push(request);
-    const response = /Answer to grade: (.*)\n/.exec(request.messages().user)![1]!;
+    const response = /Answer to grade: (.*)\n/.exec(request.messages().user)![1];
     const out = this.say(response);
     if (out instanceof Error) throw out;
     return { text: out, finishReason: 'stop', promptTokens: 1, completionTokens: 1, calls: 1 };
@@ -61,8 +61,8 @@ describe('LLM judge', () => {
     await Promise.all([judge.judge(fq367, 'It is 97.'), judge.judge(fq367, 'It is 97.'), judge.judge(fq367, 'it is 97')]);
     expect(model.seen).toHaveLength(6);
     expect(judge.stats).toEqual({ calls: 6, cached: 3, failures: 2 });
-    expect(model.seen[0]!.temperature).toBe(0);
-    expect(model.seen[0]!.messages().user).toContain('The question rests on a false premise: no');
+    expect(model.seen[0].temperature).toBe(0);
+    expect(model.seen[0].messages().user).toContain('The question rests on a false premise: no');
   });
 
   it('keeps its cache in the corpus: a resumed sweep pays no second call, failures are asked again', async () => {

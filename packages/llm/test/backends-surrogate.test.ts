@@ -23,11 +23,11 @@ function cases(n: number, label: string, maxTemperature: number): Case[] {
   const rng = rngFrom(11, label);
   const spec = surrogateBackendSchema.parse({ kind: 'surrogate' });
   return Array.from({ length: n }, (_, i) => {
-    const prompt = prompts[rng.int(prompts.length)]!;
+    const prompt = prompts[rng.int(prompts.length)];
     const agent = new SurrogateAgent(prompt, spec);
-    const temperature = [0.1, 0.7, maxTemperature][rng.int(3)]!;
+    const temperature = [0.1, 0.7, maxTemperature][rng.int(3)];
     const say = () => agent.reply(rng.u32(), 1.3, undefined, []).text;
-    const k = i % 5 === 0 ? 0 : [1, 2, 4][rng.int(3)]!;
+    const k = i % 5 === 0 ? 0 : [1, 2, 4][rng.int(3)];
     const ctx: PromptContext =
       i % 5 === 0
         ? { question: prompt.question, sweep: 0, temperature, neighbourAgents: [], neighbourAnswers: [] }
@@ -79,7 +79,7 @@ describe('real backends against serve-surrogate with 20% faults', () => {
     opened.push(backend);
     const all = cases(300, 'openai', 1.3);
     const results = await Promise.all(all.map((c) => backend.complete(c.request)));
-    for (let i = 0; i < all.length; i++) same(results[i]!, await inProcess.complete(all[i]!.request));
+    for (let i = 0; i < all.length; i++) same(results[i], await inProcess.complete(all[i].request));
     expect((await backend.serverInfo()).map((s) => s?.server)).toEqual(['vllm', 'vllm']);
     expect(results.some((r) => r.calls > 1)).toBe(true);
     expect(results.filter((r) => r.finishReason === 'length').length).toBeGreaterThan(50);
@@ -98,7 +98,7 @@ describe('real backends against serve-surrogate with 20% faults', () => {
     // Temperatures within 0..1: the Anthropic API (and the surrogate server, like it) refuses more.
     const all = cases(150, 'anthropic', 1);
     const results = await Promise.all(all.map((c) => backend.complete(c.request)));
-    for (let i = 0; i < all.length; i++) same(results[i]!, await inProcess.complete(all[i]!.request));
+    for (let i = 0; i < all.length; i++) same(results[i], await inProcess.complete(all[i].request));
     expect(results.some((r) => r.calls > 1)).toBe(true);
     expect(c.stats().maxConcurrent).toBeLessThanOrEqual(5);
     expect(c.stats().maxConcurrent).toBeGreaterThanOrEqual(4);

@@ -236,8 +236,8 @@ describe('openai backend: request bodies', () => {
     const s = await stub();
     const b = track(openai(s.url, { server: 'vllm' }));
     const r = await b.complete(request(12345, { fixedLength: true, maxTokens: 64 }));
-    const body = s.calls()[0]!.body;
-    expect(s.calls()[0]!.path).toBe('/v1/chat/completions');
+    const body = s.calls()[0].body;
+    expect(s.calls()[0].path).toBe('/v1/chat/completions');
     expect(body).toEqual({
       model: 'qwen3-14b',
       messages: [
@@ -260,30 +260,30 @@ describe('openai backend: request bodies', () => {
     expect(b.stats().fixedLengthMismatches).toBe(0);
 
     await b.complete(request(7));
-    expect(Object.keys(s.calls()[1]!.body).sort()).toEqual([...STANDARD, 'chat_template_kwargs', 'min_p', 'repetition_penalty', 'top_k'].sort());
+    expect(Object.keys(s.calls()[1].body).sort()).toEqual([...STANDARD, 'chat_template_kwargs', 'min_p', 'repetition_penalty', 'top_k'].sort());
   });
 
   it('thinking: true is passed to the chat template', async () => {
     const s = await stub();
     const b = track(openai(s.url, { server: 'vllm', thinking: true }));
     await b.complete(request(1));
-    expect(s.calls()[0]!.body.chat_template_kwargs).toEqual({ enable_thinking: true });
+    expect(s.calls()[0].body.chat_template_kwargs).toEqual({ enable_thinking: true });
   });
 
   it('llama.cpp gets top_k, min_p, repeat_penalty and ignore_eos, never min_tokens', async () => {
     const s = await stub();
     const b = track(openai(s.url, { server: 'llamacpp' }));
     await b.complete(request(5, { fixedLength: true }));
-    expect(Object.keys(s.calls()[0]!.body).sort()).toEqual([...STANDARD, 'ignore_eos', 'min_p', 'repeat_penalty', 'top_k'].sort());
-    expect(s.calls()[0]!.body).toMatchObject({ top_k: -1, min_p: 0, repeat_penalty: 1, ignore_eos: true, seed: 5 });
+    expect(Object.keys(s.calls()[0].body).sort()).toEqual([...STANDARD, 'ignore_eos', 'min_p', 'repeat_penalty', 'top_k'].sort());
+    expect(s.calls()[0].body).toMatchObject({ top_k: -1, min_p: 0, repeat_penalty: 1, ignore_eos: true, seed: 5 });
   });
 
   it.each(['ollama', 'openai'] as const)('%s gets the standard fields and the seed only', async (server) => {
     const s = await stub();
     const b = track(openai(s.url, { server }));
     await b.complete(request(99, { fixedLength: true, temperature: 1.3 }));
-    expect(Object.keys(s.calls()[0]!.body).sort()).toEqual(STANDARD);
-    expect(s.calls()[0]!.body).toMatchObject({ seed: 99, temperature: 1.3, top_p: 1, max_tokens: 100 });
+    expect(Object.keys(s.calls()[0].body).sort()).toEqual(STANDARD);
+    expect(s.calls()[0].body).toMatchObject({ seed: 99, temperature: 1.3, top_p: 1, max_tokens: 100 });
   });
 
   it('sends the key from api_key_env, else EMPTY; a named but unset variable is an input error', async () => {
@@ -327,7 +327,7 @@ describe('openai backend: server probing', () => {
     s.models = 404;
     const b = track(openai(s.url));
     await b.complete(request(3));
-    expect(Object.keys(s.calls()[0]!.body).sort()).toEqual(STANDARD);
+    expect(Object.keys(s.calls()[0].body).sort()).toEqual(STANDARD);
   });
 
   it('asks again before the next request when the probe got no answer (a vLLM still loading)', async () => {
@@ -338,7 +338,7 @@ describe('openai backend: server probing', () => {
     s.models = { object: 'list', data: [{ id: 'qwen3-14b', owned_by: 'vllm' }] };
     const r = await b.complete(request(8));
     expect(r.calls).toBe(1);
-    expect(s.calls()[0]!.body.top_k).toBe(-1);
+    expect(s.calls()[0].body.top_k).toBe(-1);
   });
 });
 
@@ -462,7 +462,7 @@ describe('anthropic backend', () => {
     const s = await stub();
     const b = anthropic(s.url, { api_key_env: 'AK' }, { ...FAST, env: { AK: 'sk-ant-test' } });
     const r = await b.complete(request(31337, { maxTokens: 50, temperature: 0.4 }));
-    const call = s.calls()[0]!;
+    const call = s.calls()[0];
     expect(call.path).toBe('/v1/messages');
     expect(call.body).toEqual({
       model: 'claude-haiku-4-5',
@@ -483,22 +483,22 @@ describe('anthropic backend', () => {
     const s = await stub();
     const b = anthropic(s.url, { api_version: '2026-10-21' });
     await b.complete(request(1));
-    expect(s.calls()[0]!.body).not.toHaveProperty('temperature');
-    expect(s.calls()[0]!.headers['anthropic-version']).toBe('2026-10-21');
+    expect(s.calls()[0].body).not.toHaveProperty('temperature');
+    expect(s.calls()[0].headers['anthropic-version']).toBe('2026-10-21');
   });
 
   it('accepts a base_url ending in /v1', async () => {
     const s = await stub();
     await anthropic(`${s.url}/v1`).complete(request(2));
-    expect(s.calls()[0]!.path).toBe('/v1/messages');
+    expect(s.calls()[0].path).toBe('/v1/messages');
   });
 
   it.each(['status-429', 'status-503', 'hang', 'stall-body', 'reset', 'malformed-json', 'empty-content'] as const)('retries after %s with the same seed', { timeout: 5000 }, async (fault) => {
     const s = await stub((_req, n) => (n === 1 ? { fault } : {}));
     const r = await anthropic(s.url, { timeout_ms: 300 }).complete(request(555));
     expect(r.calls).toBe(2);
-    expect(s.calls()[1]!.body).toEqual(s.calls()[0]!.body);
-    expect(s.calls()[1]!.body.metadata.user_id).toBe('seed:555');
+    expect(s.calls()[1].body).toEqual(s.calls()[0].body);
+    expect(s.calls()[1].body.metadata.user_id).toBe('seed:555');
   });
 
   it('fails a 400 at once', async () => {

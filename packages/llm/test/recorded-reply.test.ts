@@ -35,7 +35,7 @@ async function scripted(kinds: Kind[], format: 'openai' | 'anthropic' = 'openai'
   const server: Server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
-      const kind = kinds[Math.min(calls++, kinds.length - 1)]!;
+      const kind = kinds[Math.min(calls++, kinds.length - 1)];
       const send = (status: number, body: string, type = 'application/json'): void => {
         res.writeHead(status, { 'content-type': type });
         res.end(body);

@@ -136,7 +136,7 @@ describe('RetryingCaller', () => {
       [2, 503],
     ]);
     // The retry went to the other endpoint while that one had room.
-    expect(events[0]!.endpoint).not.toBe(events[1]!.endpoint);
+    expect(events[0].endpoint).not.toBe(events[1].endpoint);
     expect(caller.stats()).toMatchObject({ attempts: 3, retries: 2, failures: 0, inFlight: [0, 0] });
   });
 

@@ -17,18 +17,18 @@ describe('panta serve-surrogate (the built binary)', () => {
     const line = await new Promise<string>((resolve, reject) => {
       child.stdout.on('data', (d: Buffer) => {
         stdout += d.toString();
-        if (stdout.includes('\n')) resolve(stdout.split('\n')[0]!);
+        if (stdout.includes('\n')) resolve(stdout.split('\n')[0]);
       });
       child.on('exit', () => reject(new Error(`exited early: ${stderr}`)));
     });
     try {
       expect(line).toMatch(/^serve-surrogate listening on http:\/\/127\.0\.0\.1:\d+\/v1 \(model surrogate-potts-v1, 6 prompts\)$/);
-      const baseURL = /(http:\S+)/.exec(line)![1]!;
+      const baseURL = /(http:\S+)/.exec(line)![1];
       const client = new OpenAI({ baseURL, apiKey: 'unused', maxRetries: 0 });
-      expect((await client.models.list()).data[0]!.id).toBe('surrogate-potts-v1');
+      expect((await client.models.list()).data[0].id).toBe('surrogate-potts-v1');
       const m = renderPrompt(DEFAULT_TEMPLATE, { question: 'How old was Queen Elizabeth II when she died?', sweep: 0, temperature: 0.7, neighbourAgents: [], neighbourAnswers: [] });
       const r = await client.chat.completions.create({ model: 'surrogate-potts-v1', messages: [{ role: 'system', content: m.system }, { role: 'user', content: m.user }], seed: 1, max_tokens: 100 });
-      expect(r.choices[0]!.message.content!.length).toBeGreaterThan(0);
+      expect(r.choices[0].message.content!.length).toBeGreaterThan(0);
     } finally {
       child.kill('SIGTERM');
     }

@@ -10,8 +10,8 @@ import { RHEON6 } from '../../../test/helpers.js';
 import { pool } from './fixtures.js';
 
 const prompts = parseDataset(readFileSync(RHEON6, 'utf8'), RHEON6);
-const agent = new SurrogateAgent(prompts[3]!, surrogateBackendSchema.parse({ kind: 'surrogate' }));
-const messages = renderPrompt(DEFAULT_TEMPLATE, { question: prompts[3]!.question, sweep: 0, temperature: 0.7, neighbourAgents: [], neighbourAnswers: [] });
+const agent = new SurrogateAgent(prompts[3], surrogateBackendSchema.parse({ kind: 'surrogate' }));
+const messages = renderPrompt(DEFAULT_TEMPLATE, { question: prompts[3].question, sweep: 0, temperature: 0.7, neighbourAgents: [], neighbourAnswers: [] });
 /** The client gives up on a hung request after this long; generous, so that a slow test host is not read as a timeout fault. */
 const TIMEOUT_MS = 2000;
 
@@ -27,7 +27,7 @@ function classifyOpenAI(client: OpenAI, seed: number): Promise<Outcome> {
     .then(
       (r): Outcome => {
         if (r === undefined || r === null || r.choices.length === 0) return 'empty';
-        expect(r.choices[0]!.message.content).toBe(agent.reply(seed, 0.7, undefined, []).text);
+        expect(r.choices[0].message.content).toBe(agent.reply(seed, 0.7, undefined, []).text);
         return 'ok';
       },
       (e: unknown): Outcome => {

@@ -18,12 +18,12 @@ function answer(rng: Rng): string {
   const n = rng.int(4);
   if (n === 0 && rng.next() < 0.3) return '';
   let text = '';
-  for (let i = 0; i <= n; i++) text += (i > 0 ? (rng.next() < 0.5 ? ' ' : ': ') : '') + PIECES[rng.int(PIECES.length)]!;
+  for (let i = 0; i <= n; i++) text += (i > 0 ? (rng.next() < 0.5 ? ' ' : ': ') : '') + PIECES[rng.int(PIECES.length)];
   return text;
 }
 
 function context(rng: Rng, question: string): PromptContext {
-  const temperature = [0, 0.1, 0.7, 1, 1.3, 1e-7][rng.int(6)]!;
+  const temperature = [0, 0.1, 0.7, 1, 1.3, 1e-7][rng.int(6)];
   if (rng.next() < 0.2) return { question, sweep: 0, temperature, neighbourAgents: [], neighbourAnswers: [] };
   const k = rng.next() < 0.15 ? 0 : 1 + rng.int(50);
   const neighbourAnswers = Array.from({ length: k }, () => answer(rng));
@@ -37,7 +37,7 @@ describe('parseRenderedPrompt: the inverse of renderPrompt', () => {
       const questions = [...prompts.map((p) => p.question), 'Who wrote "Q: A:"? (1: 2: 3)', 'Ünïcödé — ¿qué? 42', '$1 [x] {{k}}'];
       let updates = 0;
       for (let i = 0; i < 3000; i++) {
-        const ctx = context(rng, questions[rng.int(questions.length)]!);
+        const ctx = context(rng, questions[rng.int(questions.length)]);
         const parsed = parseRenderedPrompt(template, renderPrompt(template, ctx));
         expect(parsed, JSON.stringify(ctx)).not.toBeNull();
         expect(parsed!.question).toBe(ctx.question);
@@ -53,7 +53,7 @@ describe('parseRenderedPrompt: the inverse of renderPrompt', () => {
 
   it('reads a mean-field prompt with thousands of neighbours', () => {
     const answers = Array.from({ length: 5000 }, (_, i) => `The answer is ${i % 97}: ok`);
-    const ctx: PromptContext = { question: prompts[0]!.question, sweep: 3, temperature: 0.7, previous: 'I do not know.', neighbourAgents: answers.map((_, i) => i), neighbourAnswers: answers };
+    const ctx: PromptContext = { question: prompts[0].question, sweep: 3, temperature: 0.7, previous: 'I do not know.', neighbourAgents: answers.map((_, i) => i), neighbourAnswers: answers };
     expect(parseRenderedPrompt(DEFAULT_TEMPLATE, renderPrompt(DEFAULT_TEMPLATE, ctx))!.neighbourAnswers).toEqual(answers);
   });
 

@@ -25,12 +25,12 @@ const inProcess = new SurrogateBackend(spec, prompts);
 
 /** A context an engine would build: real surrogate answers as the previous and neighbour answers. */
 function context(rng: Rng): PromptContext {
-  const prompt = prompts[rng.int(prompts.length)]!;
+  const prompt = prompts[rng.int(prompts.length)];
   const agent = new SurrogateAgent(prompt, spec);
-  const temperature = [0, 0.1, 0.4, 0.7, 1][rng.int(5)]!;
+  const temperature = [0, 0.1, 0.4, 0.7, 1][rng.int(5)];
   if (rng.next() < 0.25) return { question: prompt.question, sweep: 0, temperature, neighbourAgents: [], neighbourAnswers: [] };
   const say = () => agent.reply(rng.u32(), 1.3, undefined, []).text;
-  const k = [0, 1, 2, 4, 6, 30][rng.int(6)]!;
+  const k = [0, 1, 2, 4, 6, 30][rng.int(6)];
   const neighbourAnswers = Array.from({ length: k }, say);
   return { question: prompt.question, sweep: 1 + rng.int(10), temperature, previous: say(), neighbourAgents: neighbourAnswers.map(() => rng.int(1000)), neighbourAnswers };
 }
@@ -61,15 +61,15 @@ describe('serve-surrogate: answers exactly as the in-process surrogate', () => {
 
   it('OpenAI SDK: same text, finish reason and usage as SurrogateBackend, for 400 events (free and fixed length, both templates)', async () => {
     const rng = rngFrom(1, 'openai-events');
-    const cases = Array.from({ length: 400 }, (_, i) => ({ ctx: context(rng), seed: rng.u32(), fixed: i % 3 === 0, custom: i % 4 === 1, maxTokens: [100, 6, 3][rng.int(3)]! }));
+    const cases = Array.from({ length: 400 }, (_, i) => ({ ctx: context(rng), seed: rng.u32(), fixed: i % 3 === 0, custom: i % 4 === 1, maxTokens: [100, 6, 3][rng.int(3)] }));
     const clients = { default: openai(server), custom: openai(custom) };
     let cut = 0;
     await pool(cases.length, 16, async (i) => {
-      const { ctx, seed, fixed, maxTokens } = cases[i]!;
-      const template = cases[i]!.custom ? CUSTOM_TEMPLATE : DEFAULT_TEMPLATE;
+      const { ctx, seed, fixed, maxTokens } = cases[i];
+      const template = cases[i].custom ? CUSTOM_TEMPLATE : DEFAULT_TEMPLATE;
       const m = renderPrompt(template, ctx);
-      const reply = await (cases[i]!.custom ? clients.custom : clients.default).chat.completions.create({
-        model: cases[i]!.custom ? 'surrogate-custom' : server.model,
+      const reply = await (cases[i].custom ? clients.custom : clients.default).chat.completions.create({
+        model: cases[i].custom ? 'surrogate-custom' : server.model,
         messages: [
           { role: 'system', content: m.system },
           { role: 'user', content: m.user },
@@ -83,9 +83,9 @@ describe('serve-surrogate: answers exactly as the in-process surrogate', () => {
       });
       const want = await inProcess.complete(chatRequest(template, ctx, seed, maxTokens, fixed));
       const agent = new SurrogateAgent(prompts.find((p) => p.question === ctx.question)!, spec);
-      expect(reply.choices[0]!.message.content).toBe(agent.reply(seed, ctx.temperature, ctx.previous, ctx.neighbourAnswers).text);
-      expect(reply.choices[0]!.message.content).toBe(want.text);
-      expect(reply.choices[0]!.finish_reason).toBe(want.finishReason);
+      expect(reply.choices[0].message.content).toBe(agent.reply(seed, ctx.temperature, ctx.previous, ctx.neighbourAnswers).text);
+      expect(reply.choices[0].message.content).toBe(want.text);
+      expect(reply.choices[0].finish_reason).toBe(want.finishReason);
       expect(reply.usage).toEqual({ prompt_tokens: want.promptTokens, completion_tokens: want.completionTokens, total_tokens: want.promptTokens + want.completionTokens });
       expect(reply.object).toBe('chat.completion');
       if (want.finishReason === 'length') cut++;
@@ -128,7 +128,7 @@ describe('serve-surrogate: answers exactly as the in-process surrogate', () => {
 
   it('bad requests get a 400 in the provider\'s error shape, naming the problem', async () => {
     const client = openai(server);
-    const m = renderPrompt(DEFAULT_TEMPLATE, { question: prompts[0]!.question, sweep: 0, temperature: 1, neighbourAgents: [], neighbourAnswers: [] });
+    const m = renderPrompt(DEFAULT_TEMPLATE, { question: prompts[0].question, sweep: 0, temperature: 1, neighbourAgents: [], neighbourAnswers: [] });
     const messages = [
       { role: 'system' as const, content: m.system },
       { role: 'user' as const, content: m.user },
@@ -148,10 +148,10 @@ describe('serve-surrogate: answers exactly as the in-process surrogate', () => {
     await fail({ stream: true }, 400, /stream/);
     await fail({ n: 2 }, 400, /n = 1/);
     await fail({ temperature: 3 }, 400, /temperature/);
-    await fail({ messages: [messages[0], { role: 'user', content: m.user.replace(prompts[0]!.question, 'Who is the king of Atlantis?') }] }, 400, /unknown question "Who is the king of Atlantis\?"/);
+    await fail({ messages: [messages[0], { role: 'user', content: m.user.replace(prompts[0].question, 'Who is the king of Atlantis?') }] }, 400, /unknown question "Who is the king of Atlantis\?"/);
     await fail({ messages: [{ role: 'system', content: 'Be brief.' }, messages[1]] }, 400, /system message/);
     await fail({ messages: [...messages, { role: 'assistant', content: 'x' }] }, 400, /\[system, user\]/);
-    const newline = renderPrompt(DEFAULT_TEMPLATE, { question: prompts[0]!.question, sweep: 1, temperature: 1, previous: 'a', neighbourAgents: [1], neighbourAnswers: ['two\nlines'] });
+    const newline = renderPrompt(DEFAULT_TEMPLATE, { question: prompts[0].question, sweep: 1, temperature: 1, previous: 'a', neighbourAgents: [1], neighbourAnswers: ['two\nlines'] });
     await fail({ messages: [messages[0], { role: 'user', content: newline.user }] }, 400, /newlines/);
     await fail({ model: 'gpt-4o' }, 404, /gpt-4o/);
 
@@ -195,7 +195,7 @@ describe('serve-surrogate: latency models', () => {
     const server = await startSurrogateServer({ prompts, latencyMs: 80 });
     try {
       const client = openai(server);
-      const m = renderPrompt(DEFAULT_TEMPLATE, { question: prompts[1]!.question, sweep: 0, temperature: 0.7, neighbourAgents: [], neighbourAnswers: [] });
+      const m = renderPrompt(DEFAULT_TEMPLATE, { question: prompts[1].question, sweep: 0, temperature: 0.7, neighbourAgents: [], neighbourAnswers: [] });
       const started = performance.now();
       await pool(24, 12, (i) =>
         client.chat.completions.create({ model: server.model, messages: [{ role: 'system', content: m.system }, { role: 'user', content: m.user }], seed: i, max_tokens: 100 }),
@@ -215,7 +215,7 @@ describe('serve-surrogate: latency models', () => {
     const server = await startSurrogateServer({ prompts, slots, tokenMs: 3, batchSlowdown: 0.1 });
     try {
       const client = openai(server);
-      const m = renderPrompt(DEFAULT_TEMPLATE, { question: prompts[2]!.question, sweep: 0, temperature: 0.7, neighbourAgents: [], neighbourAnswers: [] });
+      const m = renderPrompt(DEFAULT_TEMPLATE, { question: prompts[2].question, sweep: 0, temperature: 0.7, neighbourAgents: [], neighbourAnswers: [] });
       const call = (seed: number) =>
         client.chat.completions.create({
           model: server.model,
@@ -243,14 +243,14 @@ describe('serve-surrogate: latency models', () => {
       expect(batch.maxQueued).toBeGreaterThanOrEqual(1);
       expect(batch.running + batch.queued).toBe(0);
       // One sequence alone: 20 tokens x 3 ms.
-      const median = latencies.sort((a, b) => a - b)[latencies.length >> 1]!;
+      const median = latencies.sort((a, b) => a - b)[latencies.length >> 1];
       expect(median).toBeGreaterThan(55);
       expect(median).toBeLessThan(100);
       // Model: c / (1 + 0.1 (c - 1)) sequences per 60 ms: x1.82 at 2, x3.08 at 4, no gain past the slots.
-      expect(throughput[2]! / throughput[1]!).toBeGreaterThan(1.5);
-      expect(throughput[4]! / throughput[1]!).toBeGreaterThan(2.4);
-      expect(throughput[8]! / throughput[4]!).toBeLessThan(1.2);
-      expect(throughput[8]! / throughput[4]!).toBeGreaterThan(0.8);
+      expect(throughput[2] / throughput[1]).toBeGreaterThan(1.5);
+      expect(throughput[4] / throughput[1]).toBeGreaterThan(2.4);
+      expect(throughput[8] / throughput[4]).toBeLessThan(1.2);
+      expect(throughput[8] / throughput[4]).toBeGreaterThan(0.8);
       // Slot-time kept busy while work was there, for the saturation benchmark.
       expect(batch.busySlotMs).toBeGreaterThan(0);
       expect(batch.busySlotMs).toBeLessThanOrEqual(batch.activeMs * slots + 1);
@@ -262,7 +262,7 @@ describe('serve-surrogate: latency models', () => {
   it('a client that gives up frees its slot (queued or running)', async () => {
     const server = await startSurrogateServer({ prompts, slots: 1, tokenMs: 40 });
     try {
-      const m = renderPrompt(DEFAULT_TEMPLATE, { question: prompts[0]!.question, sweep: 0, temperature: 0.7, neighbourAgents: [], neighbourAnswers: [] });
+      const m = renderPrompt(DEFAULT_TEMPLATE, { question: prompts[0].question, sweep: 0, temperature: 0.7, neighbourAgents: [], neighbourAnswers: [] });
       const body = (seed: number) => ({ model: server.model, messages: [{ role: 'system' as const, content: m.system }, { role: 'user' as const, content: m.user }], seed, max_tokens: 20, ...({ min_tokens: 20 } as object) });
       // Each would need 20 x 40 ms = 800 ms; the client gives up after 150 ms.
       const impatient = openai(server, 150);

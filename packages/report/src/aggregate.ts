@@ -173,7 +173,7 @@ export interface DeltaRhoPoint {
 
 export function finalDeltaRho(data: CorpusData, lay: Layout): DeltaRhoPoint[] {
   // rho comes from the judge tags, not the embeddings: every encoder's rows carry the same value.
-  const last = finalRows(data, data.encoders[0]!);
+  const last = finalRows(data, data.encoders[0]);
   const groups = new Map<string, { run: RunInfo; values: (number | null)[] }>();
   for (const [runId, row] of last) {
     const run = lay.runOf.get(runId);

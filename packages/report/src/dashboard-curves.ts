@@ -61,7 +61,7 @@ async function draw(dir: string, signature: string): Promise<CurvesView> {
   if (signature === 'absent') return { ...empty, error: `${dir} holds no corpus (yet): no manifest.json` };
   try {
     const data = await loadCorpus(dir);
-    const encoder = data.encoders[0]!;
+    const encoder = data.encoders[0];
     const measured = new Set(data.orderParams.map((p) => p.run_id)).size;
     const view = { ...empty, name: data.manifest.name, encoder, runsMeasured: measured, runsTotal: data.manifest.runs.planned, provisional: data.provisional, notes: data.notes };
     if (data.orderParams.length === 0) return view;
@@ -71,6 +71,6 @@ async function draw(dir: string, signature: string): Promise<CurvesView> {
     for (const f of figures) rendered.push({ id: f.id, title: f.title, svg: await renderSvg(f.spec) });
     return { ...view, figures: rendered };
   } catch (e) {
-    return { ...empty, error: (e as Error).message.split('\n')[0]! };
+    return { ...empty, error: (e as Error).message.split('\n')[0] };
   }
 }

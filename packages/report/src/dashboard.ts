@@ -77,7 +77,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     } catch (e) {
       const error = toError(e);
       options.onError?.(error);
-      state = { ...(state ?? { watching: options.watching, notes: [], sweeps: [] }), at: Date.now(), error: error.message.split('\n')[0]! };
+      state = { ...(state ?? { watching: options.watching, notes: [], sweeps: [] }), at: Date.now(), error: error.message.split('\n')[0] };
     } finally {
       reading = false;
     }

@@ -57,14 +57,14 @@ export function earlyStoppingTable(data: CorpusData, lay: Layout = layout(data))
     : [...groups.values()]
         .sort(
           (a, b) =>
-            a[0]!.prompt_id.localeCompare(b[0]!.prompt_id) ||
-            lay.geometries.indexOf(a[0]!.geometry) - lay.geometries.indexOf(b[0]!.geometry) ||
-            a[0]!.n - b[0]!.n ||
-            a[0]!.temperature - b[0]!.temperature ||
-            a[0]!.protocol.localeCompare(b[0]!.protocol),
+            a[0].prompt_id.localeCompare(b[0].prompt_id) ||
+            lay.geometries.indexOf(a[0].geometry) - lay.geometries.indexOf(b[0].geometry) ||
+            a[0].n - b[0].n ||
+            a[0].temperature - b[0].temperature ||
+            a[0].protocol.localeCompare(b[0].protocol),
         )
         .map((runs): Cell[] => {
-          const r = runs[0]!;
+          const r = runs[0];
           const s = savings(runs);
           return [r.prompt_id, r.geometry, r.n, String(r.temperature), ...(varies ? [r.protocol] : []), s.runs, s.stopped, s.meanLastSweep, s.percent];
         });

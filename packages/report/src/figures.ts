@@ -68,7 +68,7 @@ export function orderingFigure(data: CorpusData, measure: 'magnetisation' | 'coh
   const trials = Math.max(0, ...data.runs.map((r) => r.trial + 1));
   return {
     id: `${measure}-${encoder}`,
-    title: `${m.name[0]!.toUpperCase()}${m.name.slice(1)} ${m.symbol}(t), encoder ${encoder}`,
+    title: `${m.name[0].toUpperCase()}${m.name.slice(1)} ${m.symbol}(t), encoder ${encoder}`,
     caption:
       `${m.name} ${m.symbol} of snapshot(t) against sweep t (t = 0: the initial answers), encoder ${encoder}; ` +
       `one column per geometry, one row per prompt and size, one line per temperature T, the mean over ${trials} trial${trials === 1 ? '' : 's'}, ` +
@@ -87,7 +87,7 @@ export function rhoFigure(data: CorpusData, lay: Layout = layout(data)): Figure 
       'hallucination density ρ = #hallucinated / (#correct + #hallucinated) of snapshot(t) against sweep t, from the judge tags ' +
       '(the same for every encoder); layout as above: mean over trials, band from minimum to maximum. A gap means no answer was judged correct or hallucinated.' +
       heldNote(data),
-    spec: grid('hallucination density ρ(t)', stripCurves(curves(data, lay, data.encoders[0]!), 'rho'), lay, curveLayers('rho', 'ρ', lay, [0, 1])),
+    spec: grid('hallucination density ρ(t)', stripCurves(curves(data, lay, data.encoders[0]), 'rho'), lay, curveLayers('rho', 'ρ', lay, [0, 1])),
   };
 }
 

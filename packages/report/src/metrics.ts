@@ -99,8 +99,8 @@ export class PantaMetrics {
     const samples = this.samples.get(sweep) ?? [];
     this.samples.set(sweep, samples);
     samples.push({ t: now, events });
-    while (samples.length > 2 && now - samples[0]!.t > 5000) samples.shift();
-    const first = samples[0]!;
+    while (samples.length > 2 && now - samples[0].t > 5000) samples.shift();
+    const first = samples[0];
     return now > first.t ? Math.max(0, ((events - first.events) * 1000) / (now - first.t)) : 0;
   }
 

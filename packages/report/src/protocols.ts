@@ -26,7 +26,7 @@ function trialSpread(runs: readonly RunInfo[], value: (r: RunInfo) => number | n
 /** Final m and rho, agent and extra calls by role, tokens per agent call, per geometry and protocol; null unless the protocol is gridded. */
 export function protocolsTable(data: CorpusData, lay: Layout = layout(data)): Table | null {
   if (!protocolsGridded(data)) return null;
-  const encoder = data.encoders[0]!;
+  const encoder = data.encoders[0];
   const finals = finalRows(data, encoder);
   const usage = new Map<string, Map<string, { calls: number; tokens: number }>>();
   for (const u of data.events?.roles ?? []) {
@@ -87,7 +87,7 @@ export function protocolsTable(data: CorpusData, lay: Layout = layout(data)): Ta
 /** Final rho against protocol: a point per run (colour T), a tick at the mean; a column per geometry, a row per prompt and size. */
 export function protocolsFigure(data: CorpusData, lay: Layout = layout(data)): Figure | null {
   if (!protocolsGridded(data)) return null;
-  const finals = finalRows(data, data.encoders[0]!);
+  const finals = finalRows(data, data.encoders[0]);
   const order = protocolOrder(data).filter((p) => data.runs.some((r) => r.protocol === p));
   const runs = data.runs.filter((r) => finals.get(r.run_id)?.rho != null);
   if (runs.length === 0) return null;

@@ -128,7 +128,7 @@ export function relayPoints(data: CorpusData): RelayPoint[] {
         temperature: run.temperature,
         n: run.n,
         runs: rows.length,
-        budget: rows[0]!.budget,
+        budget: rows[0].budget,
         tokens_used: mean(rows.map((r) => r.tokens_used)),
         sweep: mean(rows.map((r) => r.sweep)),
         agents: mean(rows.map((r) => r.agents)),
@@ -179,7 +179,7 @@ export function relayFigure(data: CorpusData): Figure | null {
     field: 'n',
     type: 'quantitative',
     title: 'chain length N',
-    scale: { type: 'log', base: 2, domain: [sizes[0]! / 1.25, sizes.at(-1)! * 1.25], nice: false },
+    scale: { type: 'log', base: 2, domain: [sizes[0] / 1.25, sizes.at(-1)! * 1.25], nice: false },
     axis: { values: sizes, format: 'd', grid: true },
   };
   const color = {

@@ -30,9 +30,9 @@ export function averageRanks(xs: readonly number[]): number[] {
   const ranks = new Array<number>(xs.length);
   for (let i = 0; i < order.length; ) {
     let j = i;
-    while (j + 1 < order.length && order[j + 1]![0] === order[i]![0]) j++;
+    while (j + 1 < order.length && order[j + 1][0] === order[i][0]) j++;
     const rank = (i + j) / 2 + 1;
-    for (let t = i; t <= j; t++) ranks[order[t]![1]] = rank;
+    for (let t = i; t <= j; t++) ranks[order[t][1]] = rank;
     i = j + 1;
   }
   return ranks;
@@ -49,8 +49,8 @@ export function pearson(xs: readonly number[], ys: readonly number[]): number | 
   let sxx = 0;
   let syy = 0;
   for (let i = 0; i < n; i++) {
-    const dx = xs[i]! - mx;
-    const dy = ys[i]! - my;
+    const dx = xs[i] - mx;
+    const dy = ys[i] - my;
     sxy += dx * dy;
     sxx += dx * dx;
     syy += dy * dy;

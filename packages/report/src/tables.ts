@@ -24,9 +24,9 @@ export interface Table {
 export function ladderTable(data: CorpusData, lay: Layout = layout(data)): Table {
   const finals = data.encoders.map((e) => finalRows(data, e));
   const rows: { k: number; index: number; cells: Cell[] }[] = lay.geometries.map((g, index) => {
-    const runs = data.runs.filter((r) => r.geometry === g && finals[0]!.has(r.run_id));
+    const runs = data.runs.filter((r) => r.geometry === g && finals[0].has(r.run_id));
     const ks = [...new Set(runs.map((r) => r.k))].sort((a, b) => a - b);
-    const kText = ks.length === 0 ? null : ks.length === 1 ? ks[0]! : `${ks[0]}–${ks.at(-1)}`;
+    const kText = ks.length === 0 ? null : ks.length === 1 ? ks[0] : `${ks[0]}–${ks.at(-1)}`;
     return {
       k: mean(runs.map((r) => r.k)) ?? Infinity,
       index,
@@ -35,7 +35,7 @@ export function ladderTable(data: CorpusData, lay: Layout = layout(data)): Table
         kText,
         runs.length,
         ...finals.map((f) => mean(runs.map((r) => f.get(r.run_id)?.cohesion))),
-        mean(runs.map((r) => finals[0]!.get(r.run_id)?.rho)),
+        mean(runs.map((r) => finals[0].get(r.run_id)?.rho)),
       ],
     };
   });
@@ -69,12 +69,12 @@ export function robustnessTable(data: CorpusData, lay: Layout = layout(data)): T
   const rows: Cell[][] = [];
   for (let i = 0; i < data.encoders.length; i++) {
     for (let j = i + 1; j < data.encoders.length; j++) {
-      const configs = [...per[i]!.keys()].filter((c) => per[j]!.has(c)).sort();
+      const configs = [...per[i].keys()].filter((c) => per[j].has(c)).sort();
       const rs = spearman(
-        configs.map((c) => per[i]!.get(c)!),
-        configs.map((c) => per[j]!.get(c)!),
+        configs.map((c) => per[i].get(c)!),
+        configs.map((c) => per[j].get(c)!),
       );
-      rows.push([data.encoders[i]!, data.encoders[j]!, configs.length, rs]);
+      rows.push([data.encoders[i], data.encoders[j], configs.length, rs]);
     }
   }
   return {

@@ -108,19 +108,19 @@ describe('panta dashboard --corpus on a sweep `panta run` is writing', () => {
     });
     expect(first.error).toBeNull();
     expect(first.watching).toContain(out);
-    const sweep = first.sweeps[0]!;
+    const sweep = first.sweeps[0];
     expect(sweep).toMatchObject({ name: 'watched', phase: 'running', live: true, eventsTotal: EVENTS, runsTotal: 12 });
     expect(sweep.eventsWritten).toBeLessThan(EVENTS);
     expect(sweep.inflight).toBeGreaterThanOrEqual(0);
     expect(sweep.inflight).toBeLessThanOrEqual(4);
     const second = await waitFor('more events written', async () => {
       const s = await getState(base);
-      return s.sweeps[0]!.eventsWritten > sweep.eventsWritten ? s : undefined;
+      return s.sweeps[0].eventsWritten > sweep.eventsWritten ? s : undefined;
     });
     expect(second.at).toBeGreaterThan(first.at);
-    expect(second.sweeps[0]!.calls).toBeGreaterThanOrEqual(second.sweeps[0]!.eventsWritten);
-    expect(second.sweeps[0]!.runs.length).toBeGreaterThan(0);
-    for (const r of second.sweeps[0]!.runs) expect(r.total).toBe(80);
+    expect(second.sweeps[0].calls).toBeGreaterThanOrEqual(second.sweeps[0].eventsWritten);
+    expect(second.sweeps[0].runs.length).toBeGreaterThan(0);
+    for (const r of second.sweeps[0].runs) expect(r.total).toBe(80);
   });
 
   it('serves Prometheus metrics from the dashboard and from `panta run --metrics-port`, consistent with the corpus', async () => {
@@ -192,15 +192,15 @@ describe('panta dashboard --corpus on a sweep `panta run` is writing', () => {
     expect(done.code).toBe(0);
     const state = await waitFor('the complete corpus', async () => {
       const s = await getState(base);
-      return s.sweeps[0]!.phase === 'complete' ? s : undefined;
+      return s.sweeps[0].phase === 'complete' ? s : undefined;
     });
     expect(state.sweeps[0]).toMatchObject({ eventsWritten: EVENTS, runsFinished: 12, runsFailed: 0, inflight: 0, live: false });
     const curves = await waitFor('the final curves', async () => {
       const c = await getCurves(base);
       return c[0] && !c[0].provisional && c[0].runsMeasured === 12 ? c : undefined;
     });
-    expect(curves[0]!.figures.map((f) => f.id)).toEqual(['magnetisation-hashing', 'cohesion-hashing', 'rho']);
-    expect(curves[0]!.figures[0]!.svg).toMatch(/^<svg/);
+    expect(curves[0].figures.map((f) => f.id)).toEqual(['magnetisation-hashing', 'cohesion-hashing', 'rho']);
+    expect(curves[0].figures[0].svg).toMatch(/^<svg/);
     const families = await scrape(`${base}metrics`);
     expect(sampleValue(families, 'panta_events_written', { sweep: 'watched' })).toBe(EVENTS);
     dashboard.kill('SIGTERM');
@@ -246,11 +246,11 @@ describe('panta dashboard --redis on a distributed sweep', () => {
       const s = await getState(base);
       return s.sweeps[0] && s.sweeps[0].eventsWritten > 0 && s.sweeps[0].eventsWritten < EVENTS ? s : undefined;
     });
-    const sweep = first.sweeps[0]!;
+    const sweep = first.sweeps[0];
     expect(sweep.id).toMatch(/^cluster-[0-9a-f]{12}$/);
     expect(sweep).toMatchObject({ name: 'cluster', phase: 'running', live: true, eventsTotal: EVENTS, runsTotal: 12, runsFailed: 0 });
     expect(first.queue).toBeDefined();
-    await waitFor('more events written', async () => (await getState(base)).sweeps[0]!.eventsWritten > sweep.eventsWritten);
+    await waitFor('more events written', async () => (await getState(base)).sweeps[0].eventsWritten > sweep.eventsWritten);
 
     let committed = 0;
     for (const url of workerMetrics) {
@@ -271,15 +271,15 @@ describe('panta dashboard --redis on a distributed sweep', () => {
     expect((await scheduler.exited).code).toBe(0);
     const done = await waitFor('the finished sweep', async () => {
       const s = await getState(base);
-      return s.sweeps[0]!.phase === 'done' ? s : undefined;
+      return s.sweeps[0].phase === 'done' ? s : undefined;
     });
     expect(done.sweeps[0]).toMatchObject({ eventsWritten: EVENTS, runsFinished: 12 });
     const curves = await waitFor('curves of the corpus', async () => {
       const c = await getCurves(base);
       return c[0] && c[0].runsMeasured === 12 ? c : undefined;
     });
-    expect(curves[0]!.dir).toBe(out);
-    expect(curves[0]!.figures).toHaveLength(3);
+    expect(curves[0].dir).toBe(out);
+    expect(curves[0].figures).toHaveLength(3);
   }, 180_000);
 });
 

@@ -31,16 +31,16 @@ export function expositionProblems(text: string): string[] {
     if (line === '') return;
     const type = TYPE.exec(line);
     if (type) {
-      if (types.has(type[1]!)) problems.push(`${at}: second TYPE for ${type[1]}`);
-      if (sampled.has(type[1]!)) problems.push(`${at}: TYPE after samples of ${type[1]}`);
-      types.set(type[1]!, type[2]!);
+      if (types.has(type[1])) problems.push(`${at}: second TYPE for ${type[1]}`);
+      if (sampled.has(type[1])) problems.push(`${at}: TYPE after samples of ${type[1]}`);
+      types.set(type[1], type[2]);
       return;
     }
     if (HELP.test(line)) return;
     if (line.startsWith('#')) return problems.push(`${at}: a comment that is neither HELP nor TYPE`) && undefined;
     const sample = SAMPLE.exec(line);
     if (!sample) return problems.push(`${at}: not a sample line`) && undefined;
-    const name = sample[1]!;
+    const name = sample[1];
     const family = [name, name.replace(/_(bucket|sum|count)$/, ''), name.replace(/_(sum|count)$/, '')].find((n) => types.has(n));
     if (!family) return problems.push(`${at}: sample of ${name} without a TYPE`) && undefined;
     const kind = types.get(family)!;

@@ -52,7 +52,7 @@ function htmlTable(id: string): string[][] {
   const section = new RegExp(`<section id="${id}">([\\s\\S]*?)</section>`).exec(html)?.[1];
   expect(section, `section ${id}`).toBeDefined();
   const body = /<tbody>([\s\S]*?)<\/tbody>/.exec(section!)?.[1] ?? '';
-  return [...body.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((tr) => [...tr[1]!.matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((td) => td[1]!));
+  return [...body.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((tr) => [...tr[1].matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((td) => td[1]));
 }
 
 /** Final sweep of each run, per encoder, straight from order_params.parquet. */
@@ -119,8 +119,8 @@ describe('panta report', () => {
       const best = finals.find((f) => f.geometry === g)!;
       const marked = drawn.filter((d) => d.geometry === g && d.best);
       expect(marked).toHaveLength(1);
-      expect(marked[0]!.temperature).toBe(best.temperature);
-      expect(marked[0]!.delta_rho as number).toBeCloseTo(best.d as number, 12);
+      expect(marked[0].temperature).toBe(best.temperature);
+      expect(marked[0].delta_rho as number).toBeCloseTo(best.d as number, 12);
     }
     // one diamond per geometry panel
     expect((svgOf('delta-rho').match(/<g class="mark-symbol role-mark child_layer_3_marks/g) ?? []).length).toBe(GEOMETRIES.length);
@@ -144,13 +144,13 @@ describe('panta report', () => {
     const csv = readFileSync(join(report, 'tables', 'geometry-ladder.csv'), 'utf8').trim().split('\n');
     expect(csv[0]).toBe('geometry,k,runs,q final (h384),q final (h16),ρ final');
     for (const [i, g] of GEOMETRIES.entries()) {
-      const cells = csv[i + 1]!.split(',');
+      const cells = csv[i + 1].split(',');
       expect(cells[0]).toBe(g);
       expect(cells[2]).toBe('6');
       ENCODERS.forEach((e, j) => {
         const q = expected.find((x) => x.geometry === g && x.encoder === e)!.q as number;
         expect(Number(cells[3 + j])).toBeCloseTo(q, 12);
-        expect(rows[i]![3 + j]).toBe(q.toFixed(3));
+        expect(rows[i][3 + j]).toBe(q.toFixed(3));
       });
     }
   });
@@ -158,8 +158,8 @@ describe('panta report', () => {
   it('encoder robustness: Spearman of final cohesion between the two encoders, recomputed in DuckDB', async () => {
     const rows = htmlTable('encoder-robustness');
     expect(rows).toHaveLength(1);
-    expect(rows[0]!.slice(0, 3)).toEqual(['h384', 'h16', String(GEOMETRIES.length * TEMPERATURES.length)]);
-    const shown = Number(readFileSync(join(report, 'tables', 'encoder-robustness.csv'), 'utf8').trim().split('\n')[1]!.split(',')[3]);
+    expect(rows[0].slice(0, 3)).toEqual(['h384', 'h16', String(GEOMETRIES.length * TEMPERATURES.length)]);
+    const shown = Number(readFileSync(join(report, 'tables', 'encoder-robustness.csv'), 'utf8').trim().split('\n')[1].split(',')[3]);
     expect(shown).toBeGreaterThanOrEqual(-1);
     expect(shown).toBeLessThanOrEqual(1);
     // Spearman = Pearson of average ranks: rank() plus half the ties beyond the first
@@ -169,7 +169,7 @@ describe('panta report', () => {
        SELECT corr(a.rk, b.rk) AS rs FROM r a JOIN r b USING (config_id) WHERE a.encoder = 'h384' AND b.encoder = 'h16'`,
     )) as [{ rs: number }];
     expect(shown).toBeCloseTo(rs, 12);
-    expect(rows[0]![3]).toBe(rs.toFixed(3));
+    expect(rows[0][3]).toBe(rs.toFixed(3));
   });
 
   it('drift and cost tables carry runs.parquet, and early stopping is said to be off', async () => {
@@ -203,7 +203,7 @@ describe('panta report', () => {
     expect(html).not.toMatch(/@import|url\(/i);
     expect(html).not.toMatch(/https?:\/\//i);
     for (const href of html.matchAll(/href="([^"]*)"/g)) {
-      const target = href[1]!;
+      const target = href[1];
       if (!target.startsWith('#')) expect(existsSync(join(report, target)), target).toBe(true);
     }
   });
@@ -265,15 +265,15 @@ function pageTable(page: string, id: string): string[][] {
   const section = new RegExp(`<section id="${id}">([\\s\\S]*?)</section>`).exec(page)?.[1];
   expect(section, `section ${id}`).toBeDefined();
   const body = /<tbody>([\s\S]*?)<\/tbody>/.exec(section!)?.[1] ?? '';
-  return [...body.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((tr) => [...tr[1]!.matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((td) => td[1]!));
+  return [...body.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((tr) => [...tr[1].matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((td) => td[1]));
 }
 
 /** A CSV the report wrote, as header and rows keyed by column (RFC 4180 quotes: headers hold commas). */
 function readCsv(result: ReportResult, id: string): { header: string[]; rows: Record<string, string>[] } {
   const text = readFileSync(join(result.out, 'tables', `${id}.csv`), 'utf8');
-  const lines = text.trim().split('\n').map((line) => [...line.matchAll(/("(?:[^"]|"")*"|[^,]*)(?:,|$)/g)].map((m) => m[1]!.replace(/^"(.*)"$/, '$1').replaceAll('""', '"')).slice(0, -1));
-  const header = lines[0]!;
-  return { header, rows: lines.slice(1).map((cells) => Object.fromEntries(header.map((h, i) => [h, cells[i]!]))) };
+  const lines = text.trim().split('\n').map((line) => [...line.matchAll(/("(?:[^"]|"")*"|[^,]*)(?:,|$)/g)].map((m) => m[1].replace(/^"(.*)"$/, '$1').replaceAll('""', '"')).slice(0, -1));
+  const header = lines[0];
+  return { header, rows: lines.slice(1).map((cells) => Object.fromEntries(header.map((h, i) => [h, cells[i]]))) };
 }
 
 /** Every figure of a report: SVG that parses, PNG twice its size. */
@@ -501,7 +501,7 @@ judge: {kind: reference}
     const budgets = new Map<string, number>();
     for (const rs of runs.values()) {
       const total = rs.reduce((s, r) => s + (r.tokens as number), 0);
-      const prompt = rs[0]!.prompt_id as string;
+      const prompt = rs[0].prompt_id as string;
       budgets.set(prompt, Math.min(budgets.get(prompt) ?? Infinity, total));
     }
     const fromRuns = await queryRows(`SELECT prompt_id, min(prompt_tokens + completion_tokens) AS b FROM read_parquet('${rl.corpus}/runs.parquet') GROUP BY prompt_id`);
@@ -527,9 +527,9 @@ judge: {kind: reference}
     };
     const groups = new Map<string, { at: (number | null)[]; full: (number | null)[]; used: number[]; sweep: number[] }>();
     for (const rs of runs.values()) {
-      const key = `${rs[0]!.prompt_id}/${rs[0]!.protocol}/${rs[0]!.n}`;
+      const key = `${rs[0].prompt_id}/${rs[0].protocol}/${rs[0].n}`;
       const g = groups.get(key) ?? { at: [], full: [], used: [], sweep: [] };
-      const cut = atBudget(rs, budgets.get(rs[0]!.prompt_id as string)!);
+      const cut = atBudget(rs, budgets.get(rs[0].prompt_id as string)!);
       g.at.push(cut.accuracy);
       g.used.push(cut.used);
       g.sweep.push(cut.sweep);
@@ -550,8 +550,8 @@ judge: {kind: reference}
       expect(Number(row['accuracy (mean)']), `${row.prompt} ${row.protocol} N=${row.N}`).toBeCloseTo(defined.reduce((a, b) => a + b, 0) / defined.length, 12);
       expect(Number(row['accuracy (min)'])).toBeCloseTo(Math.min(...defined), 12);
       expect(Number(row['accuracy (max)'])).toBeCloseTo(Math.max(...defined), 12);
-      expect(Number(row['tokens used (mean)'])).toBeCloseTo((g.used[0]! + g.used[1]!) / 2, 9);
-      expect(Number(row['sweep reached (mean)'])).toBeCloseTo((g.sweep[0]! + g.sweep[1]!) / 2, 12);
+      expect(Number(row['tokens used (mean)'])).toBeCloseTo((g.used[0] + g.used[1]) / 2, 9);
+      expect(Number(row['sweep reached (mean)'])).toBeCloseTo((g.sweep[0] + g.sweep[1]) / 2, 12);
     }
     expect(rl.page).toContain(`Here B = ${budgets.get('fq117')!.toLocaleString('en-US')} tokens for fq117, ${budgets.get('fq367')!.toLocaleString('en-US')} tokens for fq367.`);
     expect(pageTable(rl.page, 'lost-in-propagation-accuracy')).toHaveLength(12);
@@ -582,7 +582,7 @@ describe('report statistics', () => {
     const ry = [1, 2, 3.5, 5, 3.5];
     const mx = 3;
     const my = 3;
-    const cov = rx.reduce((s, x, i) => s + (x - mx) * (ry[i]! - my), 0);
+    const cov = rx.reduce((s, x, i) => s + (x - mx) * (ry[i] - my), 0);
     const sx = Math.sqrt(rx.reduce((s, x) => s + (x - mx) ** 2, 0));
     const sy = Math.sqrt(ry.reduce((s, y) => s + (y - my) ** 2, 0));
     expect(r).toBeCloseTo(cov / (sx * sy), 14);

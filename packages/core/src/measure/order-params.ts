@@ -16,10 +16,10 @@ export interface SnapshotMeasure {
 /** v / |v|, or the zero vector when |v| = 0: what CDS_sys compares (computed once per distinct answer). */
 export function unitVector(v: ArrayLike<number>, dim: number): Float64Array {
   let s = 0;
-  for (let i = 0; i < dim; i++) s += v[i]! * v[i]!;
+  for (let i = 0; i < dim; i++) s += v[i] * v[i];
   const len = Math.sqrt(s);
   const out = new Float64Array(dim);
-  if (len > 0) for (let i = 0; i < dim; i++) out[i] = v[i]! / len;
+  if (len > 0) for (let i = 0; i < dim; i++) out[i] = v[i] / len;
   return out;
 }
 
@@ -31,20 +31,20 @@ export function unitVector(v: ArrayLike<number>, dim: number): Float64Array {
 function meanPairwiseDot(vectors: readonly Float64Array[], dim: number): { mean: number; norm: number } {
   const n = vectors.length;
   const holders = new Map<Float64Array, number>();
-  for (let a = 0; a < n; a++) holders.set(vectors[a]!, (holders.get(vectors[a]!) ?? 0) + 1);
+  for (let a = 0; a < n; a++) holders.set(vectors[a], (holders.get(vectors[a]) ?? 0) + 1);
   const sum = new Float64Array(dim);
   let self = 0;
   for (const [v, count] of holders) {
     let squared = 0;
     for (let i = 0; i < dim; i++) {
-      const x = v[i]!;
-      sum[i]! += count * x;
+      const x = v[i];
+      sum[i] += count * x;
       squared += x * x;
     }
     self += count * squared;
   }
   let total = 0;
-  for (let i = 0; i < dim; i++) total += sum[i]! * sum[i]!;
+  for (let i = 0; i < dim; i++) total += sum[i] * sum[i];
   return { mean: n > 1 ? (total - self) / (n * (n - 1)) : 1, norm: Math.sqrt(total) / n };
 }
 
@@ -129,7 +129,7 @@ export function driftStats(accuracy: readonly (number | null)[], tolerance: numb
     bestBefore.push(best);
     if (a != null) best = Math.max(best, a);
   }
-  const below = (t: number) => accuracy[t] != null && accuracy[t]! < bestBefore[t]! - tolerance;
+  const below = (t: number) => accuracy[t] != null && accuracy[t] < bestBefore[t] - tolerance;
   let onset: number | null = null;
   for (let t = 1; t + 1 < accuracy.length; t++) {
     if (below(t) && below(t + 1)) {
@@ -138,7 +138,7 @@ export function driftStats(accuracy: readonly (number | null)[], tolerance: numb
     }
   }
   if (onset === null) return { focus_total: focus, drift_onset: null, recovered: null };
-  const level = bestBefore[onset]!;
+  const level = bestBefore[onset];
   const recovered = accuracy.slice(onset + 2).some((a) => a != null && a >= level);
   return { focus_total: focus, drift_onset: onset, recovered };
 }

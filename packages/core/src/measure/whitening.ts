@@ -22,12 +22,12 @@ export class CovarianceAccumulator {
   add(x: ArrayLike<number>, weight = 1): void {
     const d = this.dim;
     this.count += weight;
-    for (let i = 0; i < d; i++) this.sum[i]! += x[i]! * weight;
-    if (!this.first) this.first = Float64Array.from({ length: d }, (_, i) => x[i]!);
+    for (let i = 0; i < d; i++) this.sum[i] += x[i] * weight;
+    if (!this.first) this.first = Float64Array.from({ length: d }, (_, i) => x[i]);
     else if (!this.differs) for (let i = 0; i < d && !this.differs; i++) this.differs = x[i] !== this.first[i];
     if (this.held) {
       if (this.held.length < d) {
-        this.held.push({ x: Float64Array.from({ length: d }, (_, i) => x[i]!), weight });
+        this.held.push({ x: Float64Array.from({ length: d }, (_, i) => x[i]), weight });
         return;
       }
       this.outer = this.foldHeld();
@@ -62,7 +62,7 @@ export class CovarianceAccumulator {
     if (n > 1) {
       for (let i = 0; i < d; i++) {
         for (let j = i; j < d; j++) {
-          const c = (outer[i * d + j]! - n * mean[i]! * mean[j]!) / (n - 1);
+          const c = (outer[i * d + j] - n * mean[i] * mean[j]) / (n - 1);
           cov[i * d + j] = c;
           cov[j * d + i] = c;
         }
@@ -74,10 +74,10 @@ export class CovarianceAccumulator {
 
 function addOuter(outer: Float64Array, x: ArrayLike<number>, weight: number, d: number): void {
   for (let i = 0; i < d; i++) {
-    const xi = x[i]! * weight;
+    const xi = x[i] * weight;
     if (xi === 0) continue;
     const row = i * d;
-    for (let j = i; j < d; j++) outer[row + j]! += xi * x[j]!;
+    for (let j = i; j < d; j++) outer[row + j] += xi * x[j];
   }
 }
 
@@ -137,14 +137,14 @@ function covarianceSpectrum(acc: CovarianceAccumulator): Spectrum {
   const d = acc.dim;
   const { cov } = acc.finish();
   let trace = 0;
-  for (let i = 0; i < d; i++) trace += cov[i * d + i]!;
+  for (let i = 0; i < d; i++) trace += cov[i * d + i];
   return {
     trace,
     inverseRoot(lambda) {
       const { values, vectors } = symmetricEigen(cov, d);
       const matrix = new Float64Array(d * d);
       // Rank-one updates along rows of `vectors`.
-      for (let e = 0; e < d; e++) addRankOne(matrix, vectors.subarray(e * d, (e + 1) * d), 1 / Math.sqrt(Math.max(values[e]!, 0) + lambda), d);
+      for (let e = 0; e < d; e++) addRankOne(matrix, vectors.subarray(e * d, (e + 1) * d), 1 / Math.sqrt(Math.max(values[e], 0) + lambda), d);
       mirrorUpper(matrix, d);
       return matrix;
     },
@@ -163,18 +163,18 @@ function gramSpectrum(samples: readonly { x: Float64Array; weight: number }[], n
   const y = new Float64Array(m * d);
   samples.forEach(({ x, weight }, k) => {
     const s = Math.sqrt(weight / (n - 1));
-    for (let i = 0; i < d; i++) y[k * d + i] = s * (x[i]! - mean[i]!);
+    for (let i = 0; i < d; i++) y[k * d + i] = s * (x[i] - mean[i]);
   });
   const gram = new Float64Array(m * m);
   let trace = 0;
   for (let a = 0; a < m; a++) {
     for (let b = a; b < m; b++) {
       let dot = 0;
-      for (let i = 0; i < d; i++) dot += y[a * d + i]! * y[b * d + i]!;
+      for (let i = 0; i < d; i++) dot += y[a * d + i] * y[b * d + i];
       gram[a * m + b] = dot;
       gram[b * m + a] = dot;
     }
-    trace += gram[a * m + a]!;
+    trace += gram[a * m + a];
   }
   return {
     trace,
@@ -182,20 +182,20 @@ function gramSpectrum(samples: readonly { x: Float64Array; weight: number }[], n
       const base = 1 / Math.sqrt(lambda);
       const { values, vectors } = symmetricEigen(gram, m);
       // Eigenvalues of G at rounding level belong to directions C does not have: their u would be noise.
-      const floor = 1e-12 * values[m - 1]!;
+      const floor = 1e-12 * values[m - 1];
       const matrix = new Float64Array(d * d);
       const u = new Float64Array(d);
       for (let e = 0; e < m; e++) {
-        const s = values[e]!;
+        const s = values[e];
         if (!(s > floor)) continue;
         u.fill(0);
         for (let a = 0; a < m; a++) {
-          const g = vectors[e * m + a]! / Math.sqrt(s);
-          for (let i = 0; i < d; i++) u[i]! += y[a * d + i]! * g;
+          const g = vectors[e * m + a] / Math.sqrt(s);
+          for (let i = 0; i < d; i++) u[i] += y[a * d + i] * g;
         }
         addRankOne(matrix, u, 1 / Math.sqrt(s + lambda) - base, d);
       }
-      for (let i = 0; i < d; i++) matrix[i * d + i]! += base;
+      for (let i = 0; i < d; i++) matrix[i * d + i] += base;
       mirrorUpper(matrix, d);
       return matrix;
     },
@@ -205,15 +205,15 @@ function gramSpectrum(samples: readonly { x: Float64Array; weight: number }[], n
 /** matrix += scale v v^T, upper triangle only. */
 function addRankOne(matrix: Float64Array, v: Float64Array, scale: number, d: number): void {
   for (let i = 0; i < d; i++) {
-    const a = scale * v[i]!;
+    const a = scale * v[i];
     if (a === 0) continue;
     const row = i * d;
-    for (let j = i; j < d; j++) matrix[row + j]! += a * v[j]!;
+    for (let j = i; j < d; j++) matrix[row + j] += a * v[j];
   }
 }
 
 function mirrorUpper(matrix: Float64Array, d: number): void {
-  for (let i = 0; i < d; i++) for (let j = 0; j < i; j++) matrix[i * d + j] = matrix[j * d + i]!;
+  for (let i = 0; i < d; i++) for (let j = 0; j < i; j++) matrix[i * d + j] = matrix[j * d + i];
 }
 
 /**
@@ -223,16 +223,16 @@ function mirrorUpper(matrix: Float64Array, d: number): void {
 export function toSpin(w: Whitening, x: ArrayLike<number>, out = new Float64Array(w.dim)): Float64Array {
   const d = w.dim;
   const centred = new Float64Array(d);
-  for (let i = 0; i < d; i++) centred[i] = x[i]! - w.mean[i]!;
+  for (let i = 0; i < d; i++) centred[i] = x[i] - w.mean[i];
   let norm = 0;
   for (let i = 0; i < d; i++) {
     const row = i * d;
     let s = 0;
-    for (let j = 0; j < d; j++) s += w.matrix[row + j]! * centred[j]!;
+    for (let j = 0; j < d; j++) s += w.matrix[row + j] * centred[j];
     out[i] = s;
     norm += s * s;
   }
   norm = Math.sqrt(norm);
-  for (let i = 0; i < d; i++) out[i] = norm > 0 ? out[i]! / norm : 0;
+  for (let i = 0; i < d; i++) out[i] = norm > 0 ? out[i] / norm : 0;
   return out;
 }

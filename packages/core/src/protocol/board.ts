@@ -62,7 +62,7 @@ export function applyEntries(
   entries.forEach((e, i) => {
     const key = e.object.toLowerCase();
     const at = next.findIndex((x) => x.object.toLowerCase() === key);
-    const entry: BoardEntry = { id: `e${event}.${i}`, object: e.object, claim: e.claim, confidence: e.confidence, revises: at >= 0 ? next[at]!.id : null };
+    const entry: BoardEntry = { id: `e${event}.${i}`, object: e.object, claim: e.claim, confidence: e.confidence, revises: at >= 0 ? next[at].id : null };
     if (at >= 0) next.splice(at, 1);
     next.push(entry);
     written.push(entry);

@@ -62,7 +62,7 @@ export function temperatureAt(temperature: number, sweep: number, sweeps: number
 
 function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {
   let s = 0;
-  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
+  for (let i = 0; i < a.length; i++) s += a[i] * b[i];
   return s;
 }
 
@@ -71,7 +71,7 @@ export function divergence(own: ArrayLike<number>, others: readonly ArrayLike<nu
   if (others.length === 0) return 0;
   const d = own.length;
   const mean = new Float64Array(d);
-  for (const o of others) for (let i = 0; i < d; i++) mean[i]! += o[i]!;
+  for (const o of others) for (let i = 0; i < d; i++) mean[i] += o[i];
   const na = Math.sqrt(dot(own, own));
   const nb = Math.sqrt(dot(mean, mean));
   if (na === 0 || nb === 0) return 1;
@@ -82,7 +82,7 @@ export function divergence(own: ArrayLike<number>, others: readonly ArrayLike<nu
 export function medoid(texts: readonly string[], embeddings: readonly ArrayLike<number>[]): string {
   const d = embeddings[0]?.length ?? 0;
   const mean = new Float64Array(d);
-  for (const e of embeddings) for (let i = 0; i < d; i++) mean[i]! += e[i]!;
+  for (const e of embeddings) for (let i = 0; i < d; i++) mean[i] += e[i];
   let best = 0;
   let bestScore = -Infinity;
   embeddings.forEach((e, j) => {
@@ -98,7 +98,7 @@ export function medoid(texts: readonly string[], embeddings: readonly ArrayLike<
 export function meanOf(embeddings: readonly ArrayLike<number>[]): number[] {
   const d = embeddings[0]?.length ?? 0;
   const mean = new Array<number>(d).fill(0);
-  for (const e of embeddings) for (let i = 0; i < d; i++) mean[i]! += e[i]! / embeddings.length;
+  for (const e of embeddings) for (let i = 0; i < d; i++) mean[i] += e[i] / embeddings.length;
   return mean;
 }
 
@@ -124,11 +124,11 @@ export function measureControl(embeddings: readonly ArrayLike<number>[], tags: r
   for (const e of embeddings) {
     let norm = 0;
     for (let i = 0; i < d; i++) {
-      centred[i] = e[i]! - mean0[i]!;
-      norm += centred[i]! * centred[i]!;
+      centred[i] = e[i] - mean0[i];
+      norm += centred[i] * centred[i];
     }
     norm = Math.sqrt(norm);
-    if (norm > 0) for (let i = 0; i < d; i++) sum[i]! += centred[i]! / norm;
+    if (norm > 0) for (let i = 0; i < d; i++) sum[i] += centred[i] / norm;
   }
   const m = Math.sqrt(dot(sum, sum)) / Math.max(1, embeddings.length);
   let correct = 0;
@@ -165,9 +165,9 @@ export function nextControl(
 export function shouldStop(history: readonly SweepControl[], rule: EarlyStoppingSpec): boolean {
   const t = history.length - 1;
   if (t < Math.max(rule.min_sweeps, rule.window)) return false;
-  const now = history[t]!;
+  const now = history[t];
   for (let i = 1; i <= rule.window; i++) {
-    const then = history[t - i]!;
+    const then = history[t - i];
     if (Math.abs(now.m - then.m) > rule.tolerance) return false;
     if ((now.rho === null) !== (then.rho === null)) return false;
     if (now.rho !== null && Math.abs(now.rho - then.rho!) > rule.rho_tolerance) return false;

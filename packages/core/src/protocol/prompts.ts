@@ -85,12 +85,12 @@ export function parseProtocolCall(messages: ChatMessages): ParsedProtocolCall | 
   if (messages.system !== PROTOCOL_SYSTEM) return null;
   const merge = MERGE.exec(messages.user);
   if (merge) {
-    const neighbours = merge[3]!.split('\n').filter((l) => l !== '').map((l) => l.replace(/^- Source \d+: /, ''));
-    return { kind: 'merge', question: merge[1]!, own: merge[2]!, neighbours };
+    const neighbours = merge[3].split('\n').filter((l) => l !== '').map((l) => l.replace(/^- Source \d+: /, ''));
+    return { kind: 'merge', question: merge[1], own: merge[2], neighbours };
   }
   for (const [kind, re] of [['drift-judge', DRIFT_JUDGE], ['moderator', MODERATOR]] as const) {
     const m = re.exec(messages.user);
-    if (m) return { kind, question: m[1]!, sweep: Number(m[3]), before: m[2]!, after: m[4]! };
+    if (m) return { kind, question: m[1], sweep: Number(m[3]), before: m[2], after: m[4] };
   }
   return null;
 }

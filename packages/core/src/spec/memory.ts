@@ -70,7 +70,7 @@ export function parseMemoryBudget(value: number | string): number | undefined {
   if (typeof value === 'number') return Number.isSafeInteger(value) && value > 0 ? value : undefined;
   const m = /^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)\s*$/i.exec(value);
   if (!m) return undefined;
-  const bytes = Math.floor(Number(m[1]) * UNIT[m[2]!.toUpperCase()]!);
+  const bytes = Math.floor(Number(m[1]) * UNIT[m[2].toUpperCase()]);
   return bytes > 0 && Number.isSafeInteger(bytes) ? bytes : undefined;
 }
 

@@ -56,7 +56,7 @@ function typeName(expected: string): string {
  * integer over 2^53 breaks both the safe-integer bound and the key's own maximum: the key's is the one to fix).
  */
 export function firstIssue(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue {
-  const first = issues[0]!;
+  const first = issues[0];
   if (first.code !== 'too_big' && first.code !== 'too_small') return first;
   const at = fieldPath(first.path);
   let best = first;
@@ -75,7 +75,7 @@ export function issueToInputError(file: string, issue: z.core.$ZodIssue, input: 
   const shown = describeValue(got);
   switch (issue.code) {
     case 'unrecognized_keys': {
-      const key = issue.keys[0]!;
+      const key = issue.keys[0];
       const where = fieldPath([...issue.path, key]);
       return new InputError(file, where, `unknown key "${key}"`, 'remove it or correct its spelling (see schema/sweep.schema.json)');
     }
@@ -129,7 +129,7 @@ function unionError(file: string, issue: z.core.$ZodIssueInvalidUnion, input: un
   // Forms of another type say nothing about this value (a string given where a string or a list is
   // allowed fails the list form for being a string): keep the forms whose type it has, if any.
   const nonEmpty = issue.errors.filter((b) => b.length > 0);
-  const typed = nonEmpty.filter((b) => !(b.length === 1 && b[0]!.code === 'invalid_type' && b[0]!.path.length === 0));
+  const typed = nonEmpty.filter((b) => !(b.length === 1 && b[0].code === 'invalid_type' && b[0].path.length === 0));
   const branches = typed.length > 0 ? typed : nonEmpty;
   if (branches.length > 0) {
     // A discriminated union whose `kind` is unknown, or a shorthand that matches no branch: report the
@@ -162,11 +162,11 @@ function duplicateKey(text: string, file: string, line: number, col: number): In
 export function parseSweepSpec(text: string, file: string): SweepSpec {
   const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
   if (doc.errors.length > 0) {
-    const err = doc.errors[0]!;
+    const err = doc.errors[0];
     const pos = err.linePos?.[0];
     const where = pos ? `line ${pos.line}, column ${pos.col}` : '';
     if (err.code === 'DUPLICATE_KEY' && pos) throw duplicateKey(text, file, pos.line, pos.col);
-    throw new InputError(file, where, `malformed YAML (${err.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')})`, 'fix the YAML syntax at that position');
+    throw new InputError(file, where, `malformed YAML (${err.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '')})`, 'fix the YAML syntax at that position');
   }
   let input: unknown;
   try {

@@ -40,11 +40,11 @@ export function shardLabel(shard: Shard): string {
  */
 export function shardRuns<R extends Pick<RunPlan, 'sweeps' | 'n'>>(runs: readonly R[], shard: Shard): R[] {
   if (shard.count === 1) return [...runs];
-  const order = runs.map((_, i) => i).sort((a, b) => runEvents(runs[b]!) - runEvents(runs[a]!) || a - b);
+  const order = runs.map((_, i) => i).sort((a, b) => runEvents(runs[b]) - runEvents(runs[a]) || a - b);
   const mine = new Uint8Array(runs.length);
   const parts = new PartHeap(shard.count);
   for (const i of order) {
-    const part = parts.takeLightest(runEvents(runs[i]!));
+    const part = parts.takeLightest(runEvents(runs[i]));
     if (part === shard.index - 1) mine[i] = 1;
   }
   return runs.filter((_, i) => mine[i] === 1);
@@ -63,14 +63,14 @@ class PartHeap {
 
   /** Adds `events` to the lightest part and returns it. */
   takeLightest(events: number): number {
-    const chosen = this.part[0]!;
-    this.load[0]! += events;
+    const chosen = this.part[0];
+    this.load[0] += events;
     this.siftDown(0);
     return chosen;
   }
 
   private less(a: number, b: number): boolean {
-    return this.load[a]! < this.load[b]! || (this.load[a] === this.load[b] && this.part[a]! < this.part[b]!);
+    return this.load[a] < this.load[b] || (this.load[a] === this.load[b] && this.part[a] < this.part[b]);
   }
 
   private siftDown(at: number): void {
@@ -82,8 +82,8 @@ class PartHeap {
       if (l < size && this.less(l, least)) least = l;
       if (r < size && this.less(r, least)) least = r;
       if (least === at) return;
-      [this.load[at], this.load[least]] = [this.load[least]!, this.load[at]!];
-      [this.part[at], this.part[least]] = [this.part[least]!, this.part[at]!];
+      [this.load[at], this.load[least]] = [this.load[least], this.load[at]];
+      [this.part[at], this.part[least]] = [this.part[least], this.part[at]];
       at = least;
     }
   }

@@ -19,8 +19,8 @@ export class VectorCache<T> {
     // fresh array per answer).
     let h = 0x811c9dc5 ^ dim;
     for (let i = 0; i < dim; i += 7) {
-      FLOAT[0] = data[offset + i]!;
-      h = Math.imul(h ^ BITS[0]!, 0x01000193);
+      FLOAT[0] = data[offset + i];
+      h = Math.imul(h ^ BITS[0], 0x01000193);
     }
     const bucket = this.buckets.get(h);
     if (bucket) {
@@ -51,7 +51,7 @@ const BITS = new Uint32Array(FLOAT.buffer);
 function equalAt(a: Float32Array, data: Float32Array, offset: number, dim: number): boolean {
   if (a.length !== dim) return false;
   for (let i = 0; i < dim; i++) {
-    const x = data[offset + i]!;
+    const x = data[offset + i];
     if (a[i] !== x && !(Number.isNaN(a[i]) && Number.isNaN(x))) return false;
   }
   return true;

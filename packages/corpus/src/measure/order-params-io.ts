@@ -80,13 +80,13 @@ export class RunMeasurer {
     this.expected++;
     this.tags[agent] = tag;
     for (let e = 0; e < this.encoders.length; e++) {
-      this.spins[e]![agent] = measured[e]!.spin;
-      this.units[e]![agent] = measured[e]!.unit;
+      this.spins[e][agent] = measured[e].spin;
+      this.units[e][agent] = measured[e].unit;
     }
     if (event % run.n !== run.n - 1) return;
     for (let e = 0; e < this.encoders.length; e++) {
-      const encoder = this.encoders[e]!;
-      const m = measureSnapshot(this.spins[e]!, this.units[e]!, this.tags, encoder.dim);
+      const encoder = this.encoders[e];
+      const m = measureSnapshot(this.spins[e], this.units[e], this.tags, encoder.dim);
       if (sweep === 0) this.rho0[e] = m.rho;
       const base = this.rho0[e] ?? null;
       this.rows.push({
@@ -123,10 +123,10 @@ export async function measureRunShard(
     const vectors = state.map((s) => batch.columns[s.column] as Float32Array);
     for (let r = 0; r < batch.rows; r++) {
       for (let e = 0; e < state.length; e++) {
-        const s = state[e]!;
-        measured[e] = s.cache.getAt(vectors[e]!, r * s.dim, s.dim, (raw) => measure(s.cache.whitening, raw));
+        const s = state[e];
+        measured[e] = s.cache.getAt(vectors[e], r * s.dim, s.dim, (raw) => measure(s.cache.whitening, raw));
       }
-      measurer.add(events[r]!, sweeps[r]!, agents[r]!, tags[r]!, measured);
+      measurer.add(events[r], sweeps[r], agents[r], tags[r], measured);
     }
   }
   return measurer.rows;
@@ -150,10 +150,10 @@ export function measureRunTrace(
   const stores = encoders.map((_, e) => vectors(e));
   for (let i = 0; i < trace.length; i++) {
     for (let e = 0; e < encoders.length; e++) {
-      const id = ids[e]![i]!;
-      measured[e] = byId[e]![id] ??= measure(whitenings[e]!, stores[e]![id]!);
+      const id = ids[e][i];
+      measured[e] = byId[e][id] ??= measure(whitenings[e], stores[e][id]);
     }
-    measurer.add(i, trace.sweeps[i]!, trace.agents[i]!, TAGS[trace.tags[i]!]!, measured);
+    measurer.add(i, trace.sweeps[i], trace.agents[i], TAGS[trace.tags[i]], measured);
   }
   return measurer.rows;
 }

@@ -46,7 +46,7 @@ export async function measureSweep(
     }
     const perEncoder = new Map<string, Whitening>();
     for (let e = 0; e < encoders.length; e++) {
-      const encoder = encoders[e]!;
+      const encoder = encoders[e];
       const traced = (file: string) => {
         const s = sealed.get(file);
         return s && sweepZero(s, usable!.vectors(promptId, e), e);
@@ -64,7 +64,7 @@ export async function measureSweep(
     let next = 0;
     const worker = async () => {
       for (let i = next++; i < promptRuns.length; i = next++) {
-        const run = promptRuns[i]!;
+        const run = promptRuns[i];
         const s = sealed.get(shardPath(out, run.runId));
         results[i] = s
           ? measureRunTrace(s, (e) => usable!.vectors(promptId, e), run, encoders, ordered, byId)
@@ -81,5 +81,5 @@ export async function measureSweep(
 /** A sealed run's t = 0 answers' vectors of encoder e, in event order (as `WHERE sweep = 0` reads them). */
 function* sweepZero(run: SealedRun, vectors: readonly Float32Array[], e: number): Generator<Float32Array> {
   const ids = run.vectorIds(e);
-  for (let i = 0; i < run.length; i++) if (run.sweeps[i] === 0) yield vectors[ids[i]!]!;
+  for (let i = 0; i < run.length; i++) if (run.sweeps[i] === 0) yield vectors[ids[i]];
 }

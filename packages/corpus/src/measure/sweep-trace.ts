@@ -121,15 +121,15 @@ export class RunTrace implements SealedRun {
     this.sweeps[i] = sweep;
     this.tags[i] = TAG_CODE.get(tag)!;
     for (let e = 0; e < this.stores.length; e++) {
-      const store = this.stores[e]!;
+      const store = this.stores[e];
       const before = store.vectors.length;
-      this.ids[e]![i] = store.idOf(embeddings![encoders[e]!.name]!);
+      this.ids[e][i] = store.idOf(embeddings![encoders[e].name]);
       if (store.vectors.length > before) this.owner.grew(store.vectorBytes);
     }
   }
 
   vectorIds(e: number): Int32Array {
-    return this.ids[e]!;
+    return this.ids[e];
   }
 
   private grow(): void {

@@ -63,7 +63,7 @@ export async function writeWhitening(out: string, promptId: string, encoder: str
     samples: w.samples,
     lambda: w.lambda,
     i,
-    mean: w.mean[i]!,
+    mean: w.mean[i],
     w: Array.from(w.matrix.subarray(i * w.dim, (i + 1) * w.dim)),
   }));
   await writeParquetTable(

@@ -43,7 +43,7 @@ export class MicroBatcher<T, R> {
     this.run(batch.map((b) => b.item)).then(
       (results) => {
         if (results.length !== batch.length) throw new Error(`batch of ${batch.length} gave ${results.length} results`);
-        batch.forEach((b, i) => b.resolve(results[i]!));
+        batch.forEach((b, i) => b.resolve(results[i]));
       },
       (error: unknown) => {
         const e = toError(error);

@@ -53,7 +53,7 @@ export function inspectModelFolder(dir: string, place?: ErrorPlace): ModelFolder
   if (!existsSync(abs) || !statSync(abs).isDirectory()) fail(abs, `model folder ${abs} does not exist or is not a folder`, 'point path at a folder holding model.onnx (or onnx/model.onnx), tokenizer.json and tokenizer_config.json');
   const candidates = [join(abs, 'model.onnx'), join(abs, 'onnx', 'model.onnx')];
   const model = candidates.find((p) => existsSync(p) && statSync(p).isFile());
-  if (!model) fail(candidates[0]!, `no model file: neither ${candidates[0]} nor ${candidates[1]} exists`, EXPORT_FIX);
+  if (!model) fail(candidates[0], `no model file: neither ${candidates[0]} nor ${candidates[1]} exists`, EXPORT_FIX);
   const tokenizer = join(abs, 'tokenizer.json');
   if (!existsSync(tokenizer)) fail(tokenizer, `${tokenizer} is missing (the model folder needs its tokenizer)`, `copy tokenizer.json from the model's Hugging Face repository into ${abs}`);
   const tokenizerConfig = join(abs, 'tokenizer_config.json');

@@ -45,15 +45,15 @@ export function meanPoolNormalize(hidden: Float32Array, mask: BigInt64Array, bat
       if (mask[b * seqLen + t] === 0n) continue;
       count++;
       const base = (b * seqLen + t) * dim;
-      for (let k = 0; k < dim; k++) acc[k]! += hidden[base + k]!;
+      for (let k = 0; k < dim; k++) acc[k] += hidden[base + k];
     }
     let norm = 0;
     for (let k = 0; k < dim; k++) {
-      acc[k] = acc[k]! / Math.max(count, 1);
-      norm += acc[k]! * acc[k]!;
+      acc[k] = acc[k] / Math.max(count, 1);
+      norm += acc[k] * acc[k];
     }
     const inv = norm > 0 ? 1 / Math.sqrt(norm) : 0;
-    for (let k = 0; k < dim; k++) out[b * dim + k] = acc[k]! * inv;
+    for (let k = 0; k < dim; k++) out[b * dim + k] = acc[k] * inv;
   }
   return out;
 }
@@ -69,7 +69,7 @@ async function run(s: Omit<State, 'dim'>, batch: TokenBatch): Promise<{ data: Fl
   const hidden = out.last_hidden_state!;
   const dims = hidden.dims;
   if (dims.length !== 3 || hidden.type !== 'float32') throw new Error(`last_hidden_state came back as ${hidden.type} [${dims.join(', ')}], expected float32 [batch, sequence, dim]`);
-  const dim = dims[2]!;
+  const dim = dims[2];
   const data = meanPoolNormalize(hidden.data as Float32Array, batch.attentionMask, batch.batch, batch.seqLen, dim);
   for (const t of Object.values(out)) t.dispose?.();
   return { data, dim };
@@ -85,7 +85,7 @@ async function load(req: LoadRequest): Promise<void> {
   try {
     session = await ort.InferenceSession.create(folder.model, options);
   } catch (error) {
-    const msg = (error as Error).message.split('\n')[0]!;
+    const msg = (error as Error).message.split('\n')[0];
     if (req.device === 'cuda' && /cuda|provider|shared library/i.test(msg)) {
       throw new InputError(place?.file ?? folder.model, place ? place.field.replace(/\.path$/, '.device') : 'device', `cuda was asked for but onnxruntime-node has no CUDA provider here (${msg})`, 'install the GPU build of onnxruntime-node (its install script downloads the CUDA provider; CUDA 12 and cuDNN 9 must be present) or use device: cpu');
     }

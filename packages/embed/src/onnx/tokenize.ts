@@ -94,7 +94,7 @@ export class OnnxTokenizer {
     const ids = this.tokenizer.encode(text).ids;
     if (ids.length <= this.maxLength) return ids;
     const out = ids.slice(0, this.maxLength - 1);
-    out.push(ids[ids.length - 1]!);
+    out.push(ids[ids.length - 1]);
     return out;
   }
 
@@ -111,7 +111,7 @@ export function padBatch(rows: readonly (readonly number[])[], padId: number, se
   const attentionMask = new BigInt64Array(batch * len);
   rows.forEach((row, b) => {
     for (let j = 0; j < row.length; j++) {
-      inputIds[b * len + j] = BigInt(row[j]!);
+      inputIds[b * len + j] = BigInt(row[j]);
       attentionMask[b * len + j] = 1n;
     }
   });

@@ -112,7 +112,7 @@ export class OpenAICompatibleBackend implements LlmBackend {
   private async serverOf(endpoint: number, signal: AbortSignal): Promise<ServerKind> {
     const known = this.known[endpoint];
     if (known) return known.server;
-    const info = await probeServer(this.endpoints[endpoint]!, this.apiKey, this.model, AbortSignal.any([signal, AbortSignal.timeout(this.probeTimeoutMs)]));
+    const info = await probeServer(this.endpoints[endpoint], this.apiKey, this.model, AbortSignal.any([signal, AbortSignal.timeout(this.probeTimeoutMs)]));
     if (!info) throw new EndpointUnreachableError(`${this.endpoints[endpoint]}/models did not answer`);
     this.known[endpoint] = info;
     return info.server;
@@ -133,7 +133,7 @@ export class OpenAICompatibleBackend implements LlmBackend {
       const server = await this.serverOf(endpoint, signal);
       let reply: unknown;
       try {
-        reply = await clients[endpoint]!.chat.completions.create(bodyFor(server) as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming, { signal, timeout: this.spec.timeout_ms, maxRetries: 0 });
+        reply = await clients[endpoint].chat.completions.create(bodyFor(server) as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming, { signal, timeout: this.spec.timeout_ms, maxRetries: 0 });
       } catch (err) {
         // A 2xx whose body is not JSON: a reply that arrived, recorded like one once the retries are spent.
         if (err instanceof SyntaxError) throw new UnusableReplyError('unparsable', `not JSON (${err.message})`);

@@ -116,12 +116,12 @@ export class RetryingCaller {
     let avoid = -1;
     let recovered: { value: T; endpoint: number; latencyMs: number } | undefined;
     for (;;) {
-      if (this.closed) throw this.closedError(attempts, endpoints[Math.max(avoid, 0)]!);
+      if (this.closed) throw this.closedError(attempts, endpoints[Math.max(avoid, 0)]);
       let endpoint: number;
       try {
         endpoint = await this.pool.acquire(avoid);
       } catch (err) {
-        throw this.closedError(attempts, endpoints[Math.max(avoid, 0)]!, err);
+        throw this.closedError(attempts, endpoints[Math.max(avoid, 0)], err);
       }
       attempts++;
       this.attemptsMade++;
@@ -153,7 +153,7 @@ export class RetryingCaller {
           this.pool.release(endpoint);
         }
       }
-      const label = endpoints[endpoint]!;
+      const label = endpoints[endpoint];
       if (failure.retry && attempts > maxRetries && recovered) {
         this.recoveredMade++;
         return { ...recovered, attempts };

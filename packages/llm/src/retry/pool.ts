@@ -44,12 +44,12 @@ export class EndpointPool {
   }
 
   release(endpoint: number): void {
-    if (!(this.open[endpoint]! > 0)) throw new Error(`EndpointPool: release of endpoint ${endpoint} without a slot`);
-    this.open[endpoint]!--;
+    if (!(this.open[endpoint] > 0)) throw new Error(`EndpointPool: release of endpoint ${endpoint} without a slot`);
+    this.open[endpoint]--;
     while (this.waiting > 0) {
-      const i = this.pick(this.queue[this.head]!.avoid);
+      const i = this.pick(this.queue[this.head].avoid);
       if (i < 0) break;
-      const w = this.queue[this.head]!;
+      const w = this.queue[this.head];
       this.queue[this.head++] = undefined as unknown as Waiter;
       if (this.head > 1024 && this.head * 2 > this.queue.length) {
         this.queue.splice(0, this.head);
@@ -86,9 +86,9 @@ export class EndpointPool {
   }
 
   private take(i: number): void {
-    this.open[i]!++;
-    this.served[i]!++;
-    if (this.open[i]! > this.peak[i]!) this.peak[i] = this.open[i]!;
+    this.open[i]++;
+    this.served[i]++;
+    if (this.open[i] > this.peak[i]) this.peak[i] = this.open[i];
   }
 
   /** Least open below the cap, `avoid` last, ties broken by a rotating start; -1 when all are full. */
@@ -98,7 +98,7 @@ export class EndpointPool {
     const n = this.size;
     for (let j = 0; j < n; j++) {
       const i = (this.cursor + j) % n;
-      const open = this.open[i]!;
+      const open = this.open[i];
       if (open >= this.cap) continue;
       const key = (i === avoid && n > 1 ? this.cap : 0) + open;
       if (key < bestKey) {

@@ -212,11 +212,11 @@ export async function startSurrogateServer(options: SurrogateServerOptions): Pro
     const id = `req_${(++requestIds).toString(36)}`;
     res.setHeader('x-request-id', id);
     res.setHeader('request-id', id);
-    const path = (req.url ?? '/').split('?')[0]!.replace(/\/+$/, '');
+    const path = (req.url ?? '/').split('?')[0].replace(/\/+$/, '');
     const route = `${req.method} ${path}`;
     const api = path === '/v1/messages' ? ANTHROPIC : OPENAI;
     const endpoint = (ENDPOINTS as readonly string[]).includes(route) ? route : 'other';
-    stats.byEndpoint[endpoint]!++;
+    stats.byEndpoint[endpoint]++;
     if (route === 'GET /v1/models') return models(res);
     if (route === 'GET /health' || route === 'GET /v1/health') return sendText(res, 200, '{}');
     // The server's own counters (requests, faults, slot occupancy), for benchmarks run against a separate process.

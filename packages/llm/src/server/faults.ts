@@ -31,6 +31,6 @@ export class FaultInjector {
     const u = mixSeed(this.seed, 'fault', i) / 4294967296;
     if (u >= this.rate) return undefined;
     const k = mixSeed(this.seed, 'fault-kind', i);
-    return { kind: this.kinds[k % this.kinds.length]!, variant: mixSeed(this.seed, 'fault-variant', i) / 4294967296 };
+    return { kind: this.kinds[k % this.kinds.length], variant: mixSeed(this.seed, 'fault-variant', i) / 4294967296 };
   }
 }

@@ -110,7 +110,7 @@ export class ContinuousBatching implements LatencyModel {
     for (;;) {
       const step = this.stepMs(this.running.length);
       for (let i = this.running.length - 1; i >= 0; i--) {
-        const seq = this.running[i]!;
+        const seq = this.running[i];
         if (seq.remaining * step <= EPSILON_MS) {
           this.running.splice(i, 1);
           seq.state = 'done';
@@ -120,7 +120,7 @@ export class ContinuousBatching implements LatencyModel {
       }
       let admitted = false;
       while (this.running.length < this.slots && this.queueHead < this.queue.length) {
-        const seq = this.queue[this.queueHead++]!;
+        const seq = this.queue[this.queueHead++];
         if (seq.state !== 'queued') continue;
         seq.state = 'running';
         this.s.queued--;

@@ -74,13 +74,13 @@ export class SurrogateAgent {
     const counts = this.counts.fill(0);
     const read = previous === undefined ? 0 : 1 + neighbours.length;
     if (previous !== undefined) {
-      counts[this.optionOf(previous)]! += 1;
-      for (const text of neighbours) counts[this.optionOf(text)]! += 1;
+      counts[this.optionOf(previous)] += 1;
+      for (const text of neighbours) counts[this.optionOf(text)] += 1;
     }
     const rng = rngFrom(seed, 'surrogate');
     const logits = this.logits;
-    for (let a = 0; a < q; a++) logits[a] = coupling * this.spec.coupling * (read > 0 ? counts[a]! / read : 0) + this.field[a]!;
-    if (belief !== undefined) logits[this.optionOf(belief)]! += this.spec.belief;
+    for (let a = 0; a < q; a++) logits[a] = coupling * this.spec.coupling * (read > 0 ? counts[a] / read : 0) + this.field[a];
+    if (belief !== undefined) logits[this.optionOf(belief)] += this.spec.belief;
     const option = sampleSoftmax(logits, temperature, rng.next(), this.weights);
     this.u = rng.next();
     this.v = rng.next();
@@ -136,15 +136,15 @@ export class SurrogateAgent {
   }
 
   private word(option: number, temperature: number, u: number, v: number): string {
-    if (option === this.optionCount - 1) return NOT_KNOWN_FRAMES[pickVaried(NOT_KNOWN_FRAMES.length, temperature, u)]!;
-    const phrases = option === 0 ? this.prompt.accepted : [this.prompt.false_answers[option - 1]!];
+    if (option === this.optionCount - 1) return NOT_KNOWN_FRAMES[pickVaried(NOT_KNOWN_FRAMES.length, temperature, u)];
+    const phrases = option === 0 ? this.prompt.accepted : [this.prompt.false_answers[option - 1]];
     const p = pickVaried(phrases.length, temperature, v);
     const f = pickVaried(ANSWER_FRAMES.length, temperature, u);
     // One string per (option, phrase, frame): a population repeats a few dozen sentences, and a shared
     // string costs nothing to keep in the rows waiting to be written.
     const key = (option * 65_536 + p) * ANSWER_FRAMES.length + f; // a prompt has far fewer than 65,536 phrasings
     let text = this.sentences.get(key);
-    if (text === undefined) this.sentences.set(key, (text = ANSWER_FRAMES[f]!.replace('{a}', phrases[p]!)));
+    if (text === undefined) this.sentences.set(key, (text = ANSWER_FRAMES[f].replace('{a}', phrases[p])));
     return text;
   }
 }
@@ -156,7 +156,7 @@ function softmaxAt(logits: Float64Array, temperature: number, a: number): number
   if (temperature <= 0) return logits[a] === max ? 1 : 0;
   let total = 0;
   for (const l of logits) total += Math.exp((l - max) / temperature);
-  return Math.exp((logits[a]! - max) / temperature) / total;
+  return Math.exp((logits[a] - max) / temperature) / total;
 }
 
 /** Samples argmax-free from softmax(logits / T); T = 0 takes the first maximum. */
@@ -164,20 +164,20 @@ export function sampleSoftmax(logits: Float64Array, temperature: number, u: numb
   let max = -Infinity;
   let arg = 0;
   for (let a = 0; a < logits.length; a++) {
-    if (logits[a]! > max) {
-      max = logits[a]!;
+    if (logits[a] > max) {
+      max = logits[a];
       arg = a;
     }
   }
   if (temperature <= 0) return arg;
   let total = 0;
   for (let a = 0; a < logits.length; a++) {
-    weights[a] = Math.exp((logits[a]! - max) / temperature);
-    total += weights[a]!;
+    weights[a] = Math.exp((logits[a] - max) / temperature);
+    total += weights[a];
   }
   let x = u * total;
   for (let a = 0; a < logits.length; a++) {
-    x -= weights[a]!;
+    x -= weights[a];
     if (x < 0) return a;
   }
   return logits.length - 1;

@@ -36,7 +36,7 @@ function split(template: string): Part[] {
   const parts: Part[] = [];
   let last = 0;
   for (const m of template.matchAll(SLOT)) {
-    parts.push(template.slice(last, m.index), { slot: m[1]! });
+    parts.push(template.slice(last, m.index), { slot: m[1] });
     last = m.index + m[0].length;
   }
   parts.push(template.slice(last));

@@ -54,7 +54,7 @@ export function pickVaried(count: number, temperature: number, u: number): numbe
   const { weights, total } = variedWeights(count, temperature);
   let x = u * total;
   for (let i = 0; i < count; i++) {
-    x -= weights[i]!;
+    x -= weights[i];
     if (x < 0) return i;
   }
   return count - 1;
