@@ -346,7 +346,7 @@ class CollectorProcess {
 
   /** Results committed before this collector opened the run (it was down, or restarted). */
   private async loadResults(runId: string): Promise<void> {
-    await this.store.eachResult(runId, (text) => this.take(runId, text));
+    await this.store.eachResult(runId, (stored) => this.take(runId, stored));
   }
 
   private async accept(messages: ResultCommitted[]): Promise<void> {
@@ -355,17 +355,17 @@ class CollectorProcess {
       return r && !r.collector.holds(m.event);
     });
     if (wanted.length === 0) return;
-    const texts = await this.store.results(wanted.map((m) => ({ runId: m.run, event: m.event })));
-    texts.forEach((text, i) => {
+    const stored = await this.store.results(wanted.map((m) => ({ runId: m.run, event: m.event })));
+    stored.forEach((result, i) => {
       // Gone only if already durable and deleted (a duplicate notification).
-      if (text !== null) this.take(wanted[i]!.run, text);
+      if (result !== null) this.take(wanted[i]!.run, result);
     });
   }
 
-  private take(runId: string, text: string): void {
+  private take(runId: string, stored: Buffer): void {
     const open = this.runs.get(runId);
     if (!open) return;
-    const { plan, outcome } = decodeResult(text);
+    const { plan, outcome } = decodeResult(stored);
     if (open.collector.holds(plan.event)) return;
     open.collector.accept({ run: open.run, plan }, outcome)?.catch((e: unknown) => this.fail(e as Error));
   }

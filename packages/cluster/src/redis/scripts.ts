@@ -15,7 +15,7 @@ import { INBOX_MAXLEN, type SweepKeys } from '../keys.js';
  * Redis restart.
  */
 interface LuaCommands {
-  commitEvent6(...args: (string | number)[]): Promise<number>;
+  commitEvent6(...args: (string | number | Buffer)[]): Promise<number>;
   failEvent3(...args: (string | number)[]): Promise<number>;
   commitBoundary3(...args: (string | number)[]): Promise<number>;
   failBoundary3(...args: (string | number)[]): Promise<number>;
@@ -66,8 +66,8 @@ export interface CommitEventArgs {
   event: number;
   /** The text later events read as this agent's version. */
   version: string;
-  /** The encoded result the collector writes (result-codec.ts). */
-  result: string;
+  /** The encoded result the collector writes (result-codec.ts): binary, which Lua stores untouched. */
+  result: Buffer | string;
   calls: number;
   tokens: number;
 }

@@ -168,24 +168,24 @@ export class SweepStore {
     await del.exec();
   }
 
-  /** Committed results, in order (null: already durable and deleted). */
-  async results(events: readonly { runId: string; event: number }[]): Promise<(string | null)[]> {
+  /** Committed results (binary, result-codec.ts), in order (null: already durable and deleted). */
+  async results(events: readonly { runId: string; event: number }[]): Promise<(Buffer | null)[]> {
     if (events.length === 0) return [];
     const get = this.redis.pipeline();
-    for (const e of events) get.hget(this.keys.results(e.runId), String(e.event));
+    for (const e of events) get.hgetBuffer(this.keys.results(e.runId), String(e.event));
     const replies = (await get.exec()) ?? [];
-    return replies.map(([err, text]) => {
+    return replies.map(([err, stored]) => {
       if (err) throw err;
-      return typeof text === 'string' ? text : null;
+      return Buffer.isBuffer(stored) ? stored : null;
     });
   }
 
   /** Every result a run has waiting, a page at a time. */
-  async eachResult(runId: string, take: (text: string) => void): Promise<void> {
+  async eachResult(runId: string, take: (stored: Buffer) => void): Promise<void> {
     let cursor = '0';
     do {
-      const [next, flat] = await this.redis.hscan(this.keys.results(runId), cursor, 'COUNT', 1000);
-      cursor = next;
+      const [next, flat] = await this.redis.hscanBuffer(this.keys.results(runId), cursor, 'COUNT', 1000);
+      cursor = next.toString();
       for (let i = 0; i + 1 < flat.length; i += 2) take(flat[i + 1]!);
     } while (cursor !== '0');
   }

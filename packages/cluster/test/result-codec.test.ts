@@ -1,0 +1,102 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EventPlan } from '@panta/core';
+import type { EventOutcome } from '@panta/engine';
+import { connect, sweepKeys, type PantaRedis } from '../src/index.js';
+import { commitEvent } from '../src/redis/scripts.js';
+import { SweepStore } from '../src/redis/sweep-store.js';
+import { decodeResult, encodeResult, ResultFormatError } from '../src/result-codec.js';
+import { tempDir } from '../../../test/helpers.js';
+import { RedisServer } from '../../../test/redis-server.js';
+
+const plan: EventPlan = { event: 7, sweep: 1, agent: 3, seed: 12345, neighbours: Int32Array.from([2, 4]), readVersions: Int32Array.from([5, 6, 7]) };
+
+/** Values a text codec would round: subnormals, -0, NaN, infinities, and 384 values no decimal prints short. */
+function vector(dim: number, salt: number): Float32Array {
+  const v = new Float32Array(dim);
+  for (let i = 0; i < dim; i++) v[i] = Math.sin(i * 12.9898 + salt) * 43758.5453;
+  v.set([-0, Number.NaN, Number.POSITIVE_INFINITY, 1.4e-45, -3.4028234663852886e38]);
+  return v;
+}
+
+const outcome: EventOutcome = {
+  runId: 'fq117-ring-n8-T0.7-glauber-t0',
+  event: 7,
+  response: 'héllo, "world"\n',
+  finishReason: 'stop',
+  promptTokens: 31,
+  completionTokens: 9,
+  latencyMs: 12.5,
+  calls: 2,
+  createdAt: 1_700_000_000_000,
+  embeddings: { hashing: vector(384, 1), wide: vector(2304, 2) },
+  before: [{ role: 'merge', seed: 9, response: 'm', finishReason: 'length', promptTokens: 1, completionTokens: 2, latencyMs: 3, calls: 1, createdAt: 4 }],
+  divergence: 0.25,
+};
+
+const bits = (v: Float32Array) => Array.from(new Uint32Array(Float32Array.from(v).buffer));
+
+describe('a committed result as stored in Redis', () => {
+  it('round-trips exactly: plan, outcome and every embedding bit for bit', () => {
+    const back = decodeResult(encodeResult(plan, outcome));
+    expect(back.plan).toEqual(plan);
+    const { embeddings, ...rest } = back.outcome;
+    const { embeddings: want, ...wantRest } = outcome;
+    expect(rest).toEqual(wantRest);
+    expect(Object.keys(embeddings)).toEqual(['hashing', 'wide']);
+    for (const name of Object.keys(want)) expect(bits(embeddings[name]!)).toEqual(bits(want[name]!));
+  });
+
+  it('holds each embedding as its raw float32 bytes: 1,536 bytes for 384 dimensions, not base64', () => {
+    const one = { ...outcome, embeddings: { hashing: vector(384, 1) } };
+    const none = { ...outcome, embeddings: {} };
+    const delta = encodeResult(plan, one).length - encodeResult(plan, none).length;
+    // The vector's bytes plus its entry in the header (name and length).
+    expect(delta).toBeGreaterThanOrEqual(1536);
+    expect(delta).toBeLessThan(1536 + 20);
+  });
+
+  it('decodes a vector that sits at an odd offset of a larger buffer (as Redis replies arrive)', () => {
+    const stored = encodeResult(plan, outcome);
+    const shifted = Buffer.alloc(stored.length + 1);
+    stored.copy(shifted, 1);
+    expect(bits(decodeResult(shifted.subarray(1)).outcome.embeddings.hashing!)).toEqual(bits(outcome.embeddings.hashing!));
+  });
+
+  it('refuses a result of another format in one line naming it and the fix', () => {
+    const v1 = Buffer.from(JSON.stringify({ plan: { ...plan, neighbours: [2, 4], readVersions: [5, 6, 7] }, outcome: { ...outcome, embeddings: { hashing: 'AAAA' } } }));
+    expect(() => decodeResult(v1)).toThrow(ResultFormatError);
+    expect(() => decodeResult(v1)).toThrow(/format 1 .*this Panta reads format 2: run the workers and the collector from the same Panta version$/);
+    const v3 = Buffer.concat([Buffer.from('panta-result-3\n'), encodeResult(plan, outcome).subarray(15)]);
+    expect(() => decodeResult(v3)).toThrow(/is in format 3, but this Panta reads format 2/);
+    expect(() => decodeResult(Buffer.from('garbage'))).toThrow(/no format Panta knows/);
+    const cut = encodeResult(plan, outcome);
+    expect(() => decodeResult(cut.subarray(0, cut.length - 4))).toThrow(/cut short \(embedding wide\)/);
+    for (const bad of [v1, v3, cut.subarray(0, cut.length - 4)]) expect(() => decodeResult(bad)).toThrow(/^[^\n]+$/);
+  });
+});
+
+describe('a result through Redis', () => {
+  let server: RedisServer;
+  let redis: PantaRedis;
+  beforeAll(async () => {
+    server = await RedisServer.start(tempDir('panta-result-codec-'));
+    redis = connect(server.url, 'test');
+  });
+  afterAll(async () => {
+    await redis.quit();
+    await server.stop();
+  });
+
+  it('passes through the commit script and back to the collector byte for byte', async () => {
+    const keys = sweepKeys('codec-0123456789ab');
+    const stored = encodeResult(plan, outcome);
+    expect(await commitEvent(redis, { keys, runId: outcome.runId, event: 7, version: 'v', result: stored, calls: 2, tokens: 40 })).toBe('done');
+    const store = new SweepStore(redis, keys);
+    const [got] = await store.results([{ runId: outcome.runId, event: 7 }]);
+    expect(got?.equals(stored)).toBe(true);
+    const scanned: Buffer[] = [];
+    await store.eachResult(outcome.runId, (b) => scanned.push(b));
+    expect(scanned.length).toBe(1);
+    expect(bits(decodeResult(scanned[0]!).outcome.embeddings.wide!)).toEqual(bits(outcome.embeddings.wide!));
+  });
+});
