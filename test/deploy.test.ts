@@ -17,6 +17,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseSweepSpec } from '@panta/core';
 import { corpusIdentity } from '@panta/engine';
 import { RHEON6, ROOT, panta, tempDir } from './helpers.js';
+import { AOF_REWRITE } from './redis-server.js';
 
 // The deployment files (deploy/, docker-compose*.yml) checked as far as a machine without Docker, GPUs or a
 // Kubernetes cluster allows: the Compose files against the official Compose Specification schema and dclint,
@@ -212,9 +213,12 @@ async function liveRedisConfig(args: string[], password?: string): Promise<Recor
   }
 }
 
-/** AOF fsynced on every write, noeviction, and a maxmemory below `limit` bytes (else the OOM killer acts first). */
+/**
+ * AOF fsynced on every write and rewritten only past 4gb (a sweep's churn would otherwise rewrite it every few
+ * seconds), noeviction, and a maxmemory below `limit` bytes (else the OOM killer acts first).
+ */
 function expectRedisConfig(config: Record<string, string>, limit: number): void {
-  expect(config).toMatchObject({ appendonly: 'yes', appendfsync: 'always', 'maxmemory-policy': 'noeviction' });
+  expect(config).toMatchObject({ appendonly: 'yes', appendfsync: 'always', 'maxmemory-policy': 'noeviction', 'auto-aof-rewrite-percentage': '100', 'auto-aof-rewrite-min-size': String(4 * 1024 ** 3) });
   expect(Number(config.maxmemory)).toBeGreaterThan(0);
   expect(Number(config.maxmemory)).toBeLessThanOrEqual(0.8 * limit);
 }
@@ -227,6 +231,21 @@ const services = compose.services as Record<string, Obj>;
 const workersCompose = loadCompose('docker-compose.workers.yml');
 const PANTA_SERVICES = ['scheduler', 'worker', 'collector', 'dashboard'];
 const COMPOSE_FILES = ['docker-compose.yml', 'docker-compose.workers.yml'];
+
+describe('the AOF rewrite thresholds', () => {
+  const thresholds = { 'auto-aof-rewrite-percentage': '100', 'auto-aof-rewrite-min-size': String(4 * 1024 ** 3) };
+  it("the tests' own Redis rewrites its AOF at the deploy files' thresholds, so the tests run Redis as deployed (checked on a real redis-server)", async () => {
+    expect(await liveRedisConfig([...AOF_REWRITE, '--appendonly', 'yes'])).toMatchObject(thresholds);
+  });
+
+  it('deploy/k8s/redis.yaml sets them, also where no kubectl renders the kustomization (checked on a real redis-server)', async () => {
+    const sts = parseAllDocuments(read('deploy/k8s/redis.yaml')).map((d) => d.toJS() as Obj).find((d) => d.kind === 'StatefulSet')!;
+    const args = [...(sts.spec.template.spec.containers[0].args as string[]).slice(1)];
+    args.splice(args.indexOf('--dir'), 2);
+    args[args.indexOf('$(REDIS_PASSWORD)')] = 'from-the-secret';
+    expect(await liveRedisConfig(args, 'from-the-secret')).toMatchObject(thresholds);
+  });
+});
 
 describe('docker-compose.yml and docker-compose.workers.yml', () => {
   it('are valid against the official Compose Specification schema (as vendored by dclint)', () => {
@@ -820,7 +839,7 @@ describe('deploy/slurm', () => {
     expect(conf).toContain('dir $REDIS_DIR');
     expect(text).toMatch(/REDIS_DIR="\$\{REDIS_DIR:-\$\{TMPDIR:-\/tmp\}\//);
     expect(conf).toContain('requirepass $redis_password');
-    const settings = conf.filter((l) => /^(appendonly|appendfsync|maxmemory|maxmemory-policy) /.test(l)).map((l) => l.replace('$REDIS_MAXMEMORY', /REDIS_MAXMEMORY:-(\w+)/.exec(text)![1]));
+    const settings = conf.filter((l) => /^(appendonly|appendfsync|auto-aof-rewrite-percentage|auto-aof-rewrite-min-size|maxmemory|maxmemory-policy) /.test(l)).map((l) => l.replace('$REDIS_MAXMEMORY', /REDIS_MAXMEMORY:-(\w+)/.exec(text)![1]));
     const dir = tempDir('panta-redis-conf-');
     writeFileSync(join(dir, 'redis.conf'), `${settings.join('\n')}\nrequirepass job-pass\n`);
     expectRedisConfig(await liveRedisConfig([join(dir, 'redis.conf')], 'job-pass'), 64 * 1024 ** 3); // GPU nodes hold far more

@@ -15,9 +15,13 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** The deploy files' AOF rewrite thresholds (test/deploy.test.ts checks they agree). */
+export const AOF_REWRITE = ['--auto-aof-rewrite-percentage', '100', '--auto-aof-rewrite-min-size', '4gb'];
+
 /**
  * A real redis-server for one test file, configured as production should be: AOF with appendfsync always
- * (nothing acknowledged is lost) and noeviction. `restart` kills it (SIGKILL by default) and starts it again
+ * (nothing acknowledged is lost), noeviction, and the AOF rewritten only past 4gb (as the deploy files say
+ * why: a sweep's churn would otherwise rewrite it every few seconds). `restart` kills it (SIGKILL by default) and starts it again
  * on the same port and data folder.
  */
 export class RedisServer {
@@ -39,7 +43,7 @@ export class RedisServer {
   }
 
   private async spawn(): Promise<void> {
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--maxmemory-policy', 'noeviction'];
+    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--appendonly', 'yes', '--appendfsync', 'always', ...AOF_REWRITE, '--save', '', '--maxmemory-policy', 'noeviction'];
     this.child = spawn('redis-server', args, { stdio: 'ignore' });
     const probe = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
     probe.on('error', () => undefined);
