@@ -52,8 +52,11 @@ const redisCounts = async () => {
   // AOF rewrites run in forked children, whose CPU INFO counts apart from the server's own.
   const cpuInfo = await redis.info('cpu');
   const children = Number(/used_cpu_user_children:([\d.]+)/.exec(cpuInfo)[1]) + Number(/used_cpu_sys_children:([\d.]+)/.exec(cpuInfo)[1]);
-  const rewrites = Number(/aof_rewrites:(\d+)/.exec(await redis.info('persistence'))[1]);
-  return { commands, evals: calls('evalsha') + calls('eval'), input, rewrites, childrenMs: children * 1000 };
+  const persistence = await redis.info('persistence');
+  const rewrites = Number(/aof_rewrites:(\d+)/.exec(persistence)[1]);
+  // What the AOF grew by (a rewrite shrinks it: then this undercounts, and the rewrites say so).
+  const aof = Number(/aof_current_size:(\d+)/.exec(persistence)[1]);
+  return { commands, evals: calls('evalsha') + calls('eval'), input, rewrites, childrenMs: children * 1000, aof };
 };
 
 async function embedded(spec, name) {
@@ -85,7 +88,7 @@ async function distributed(spec, name, workers, workerConcurrency) {
   cpu.redis += (redisCpu - cpu.redisMark) * 1000;
   cpu.redisMark = redisCpu;
   const counts = await redisCounts();
-  for (const k of ['commands', 'evals', 'input', 'rewrites', 'childrenMs']) cpu[k] += counts[k] - counted[k];
+  for (const k of ['commands', 'evals', 'input', 'rewrites', 'childrenMs', 'aof']) cpu[k] += counts[k] - counted[k];
   const sent = JSON.parse(s.out.split('\n').find((l) => l.includes('"msg":"every run closed')) ?? '{}');
   cpu.jobs += sent.jobs ?? 0;
   cpu.jobEvents += sent.job_events ?? 0;
@@ -97,7 +100,7 @@ function busyMs(out, from, to) {
   const at = (msg) => JSON.parse(out.split('\n').find((l) => l.includes(`"msg":"${msg}`)) ?? '{"cpu_ms":0}').cpu_ms ?? 0;
   return at(to) - at(from);
 }
-const zero = { scheduler: 0, collector: 0, workers: 0, redis: 0, commands: 0, evals: 0, input: 0, rewrites: 0, childrenMs: 0, jobs: 0, jobEvents: 0 };
+const zero = { scheduler: 0, collector: 0, workers: 0, redis: 0, commands: 0, evals: 0, input: 0, rewrites: 0, childrenMs: 0, aof: 0, jobs: 0, jobEvents: 0 };
 const cpu = { ...zero, redisMark: 0 };
 const cpuLine = (events) => {
   const us = (ms) => `${Math.round((1000 * ms) / events)}`;
@@ -108,7 +111,7 @@ const cpuLine = (events) => {
   const line = `  CPU per event, over those runs: scheduler ${us(cpu.scheduler)} us, collector ${us(cpu.collector)} us, workers ${us(cpu.workers)} us, Redis ${us(cpu.redis)} us
   = ${Math.round(1000 * total)} us per event: ${cores} cores can pay for at most ${Math.round((cores * 1000) / total).toLocaleString('en-US')} events/s of distributed mode here, server aside
   Redis per event: ${(cpu.commands / events).toFixed(1)} commands (Lua's included), ${(cpu.evals / events).toFixed(2)} EVALSHA, ${Math.round(cpu.input / events).toLocaleString('en-US')} bytes received; ${(cpu.jobEvents / Math.max(1, cpu.jobs)).toFixed(1)} events per job
-  AOF rewrites: ${cpu.rewrites}, their forked children ${us(cpu.childrenMs)} us per event (not in Redis's figure above)`;
+  AOF: ${Math.round(cpu.aof / events).toLocaleString('en-US')} bytes appended per event, ${cpu.rewrites} rewrites, their forked children ${us(cpu.childrenMs)} us per event (not in Redis's figure above)`;
   Object.assign(cpu, zero);
   return line;
 };

@@ -17,8 +17,9 @@ interface Inflight {
   jobId?: string;
 }
 
-/** Most events per job; a flush also makes at least this many jobs when it can, to spread them over workers. */
+/** Most events per job. */
 const MAX_BATCH = 8;
+/** Jobs a flush makes at least, when it can, while the live workers are not known yet. */
 const MIN_JOBS = 8;
 
 /**
@@ -45,6 +46,11 @@ export class BullTransport implements Transport {
   readonly sent = { jobs: 0, events: 0 };
   private readonly incarnation = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
   private jobs = 0;
+  /**
+   * Live workers: a flush makes at least one job per worker so that each can take a share, and no more, so
+   * that a job carries as many events as that allows (BullMQ's steps cost per job, not per event).
+   */
+  workers = 0;
 
   constructor(
     private readonly redis: Redis,
@@ -200,7 +206,7 @@ export class BullTransport implements Transport {
 
   /** Groups events into jobs; a job's id names its first event (ids must be unique while jobs exist). */
   private batches(tasks: readonly EventTask[]): { name: string; data: BatchJob; opts: { jobId: string } }[] {
-    const size = Math.min(MAX_BATCH, Math.max(1, Math.ceil(tasks.length / MIN_JOBS)));
+    const size = Math.min(MAX_BATCH, Math.max(1, Math.ceil(tasks.length / (this.workers > 0 ? this.workers : MIN_JOBS))));
     const jobs = [];
     for (let start = 0; start < tasks.length; start += size) {
       const group = tasks.slice(start, start + size);

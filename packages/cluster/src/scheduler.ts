@@ -134,19 +134,22 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
     const rate = { at: Date.now(), written: 0, perSecond: 0 };
     // Events in flight follow the live workers' slots (never fewer than the spec's concurrency), so that more
     // workers mean more throughput; --concurrency on the command line fixes the cap instead. The executor
-    // reads its options at every dispatch, so a new cap takes effect with the next event.
+    // reads its options at every dispatch, so a new cap takes effect with the next event. The transport cuts
+    // its jobs to spread over the live workers, whatever fixes the cap.
     let ticks = 0;
     const followSlots = async () => {
       const { workers, slots } = await liveSlots(redis);
+      transport.workers = workers;
+      if (options.concurrency !== undefined) return;
       const cap = Math.max(spec.concurrency, slots);
       if (cap === executorOptions.concurrency) return;
       executorOptions.concurrency = cap;
       executorOptions.maxActiveRuns = sweepSizing(cap, [], runs.length).maxActiveRuns;
       log.info({ concurrency: cap, workers, slots }, "events in flight follow the workers' slots");
     };
-    if (options.concurrency === undefined) await followSlots().catch(() => undefined);
+    await followSlots().catch(() => undefined);
     const status = setInterval(() => {
-      if (options.concurrency === undefined && ticks++ % 5 === 0) void followSlots().catch(() => undefined);
+      if (ticks++ % 5 === 0) void followSlots().catch(() => undefined);
       if (lease.lost) transport.fail(new Error('lost the scheduler lease: another scheduler took over this sweep'));
       void readRefusal(store, startedAt)
         .then((refused) => refused && transport.fail(refused))
