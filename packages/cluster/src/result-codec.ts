@@ -59,11 +59,14 @@ export function decodeResult(stored: Buffer): { plan: EventPlan; outcome: EventO
   const embeddings: Record<string, Float32Array> = {};
   let at = jsonEnd;
   for (const [name, dim] of header.embeddings) {
-    // A copy: the stored bytes need not be 4-byte aligned for a view.
-    const bytes = Buffer.from(stored.subarray(at, at + 4 * dim));
-    if (bytes.length !== 4 * dim) throw new ResultFormatError(`format ${RESULT_FORMAT} but cut short (embedding ${name})`);
+    if (at + 4 * dim > stored.length) throw new ResultFormatError(`format ${RESULT_FORMAT} but cut short (embedding ${name})`);
+    // A copy into the vector's own buffer: the stored bytes need not be 4-byte aligned for a view, and a
+    // vector must not keep a whole reply alive.
+    const v = new Float32Array(dim);
+    const bytes = Buffer.from(v.buffer);
+    stored.copy(bytes, 0, at, at + 4 * dim);
     if (!littleEndian) bytes.swap32();
-    embeddings[name] = new Float32Array(bytes.buffer, bytes.byteOffset, dim);
+    embeddings[name] = v;
     at += 4 * dim;
   }
   const p = header.plan;

@@ -43,7 +43,11 @@ describe('a committed result as stored in Redis', () => {
     const { embeddings: want, ...wantRest } = outcome;
     expect(rest).toEqual(wantRest);
     expect(Object.keys(embeddings)).toEqual(['hashing', 'wide']);
-    for (const name of Object.keys(want)) expect(bits(embeddings[name]!)).toEqual(bits(want[name]!));
+    for (const name of Object.keys(want)) {
+      expect(bits(embeddings[name]!)).toEqual(bits(want[name]!));
+      // Its own buffer, as the worker's was: writers may take the whole ArrayBuffer.
+      expect(embeddings[name]!.buffer.byteLength).toBe(4 * want[name]!.length);
+    }
   });
 
   it('holds each embedding as its raw float32 bytes: 1,536 bytes for 384 dimensions, not base64', () => {
