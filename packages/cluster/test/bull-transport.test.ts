@@ -152,6 +152,30 @@ describe('BullTransport on its own', () => {
     expect(got.messages.map((m) => (m as { task: EventTask }).task)).toEqual([first, second]);
   });
 
+  it('cuts a flush into one job per live worker, at most 8 events each (8 jobs while no worker is known)', async () => {
+    for (const [workers, sizes] of [[2, [6, 6]], [1, [4, 8]], [0, [2, 2, 2, 2, 2, 2]]] as const) {
+      const sweep = conformanceSweep(`bull-batches-${workers}`, '', 4);
+      const transport = (await transportFor(sweep, 600_000)) as BullTransport;
+      await started(transport);
+      transport.workers = workers;
+      const tasks = sweep.runs.flatMap((run) => plannerFor(sweep, run, 0).take(3).map((plan): EventTask => ({ run, plan })));
+      expect(tasks.length).toBe(12);
+      await queue.pause();
+      try {
+        // One turn: one flush.
+        for (const t of tasks) transport.dispatch(t);
+        await until('the jobs are queued', async () => (await queue.getWaitingCount()) === sizes.length);
+        const jobs = await queue.getWaiting();
+        expect(jobs.map((j) => j.data.events.length).sort((a, b) => a - b)).toEqual(sizes);
+        expect(transport.sent).toEqual({ jobs: sizes.length, events: 12 });
+        await queue.drain();
+      } finally {
+        await transport.close();
+        await queue.resume();
+      }
+    }
+  });
+
   it('adds again an event whose job was lost from the queue, and answers it once', async () => {
     const sweep = conformanceSweep('bull-lost', '', 1);
     const transport = await transportFor(sweep, 300);
