@@ -14,7 +14,7 @@ import {
   type LoadedSweep,
   type Logger,
   type BoundaryOutcome,
-  type RunCollector,
+  type RunRecorder,
   type SweepSummary,
 } from '@panta/engine';
 import { createJudge } from '@panta/judge';
@@ -57,7 +57,7 @@ export interface CollectorOptions {
 
 interface OpenRun {
   run: RunPlan;
-  collector: RunCollector;
+  recorder: RunRecorder;
   /** Rows durably written: their results are gone from Redis. */
   durable: number;
   reported: number;
@@ -246,7 +246,7 @@ class CollectorProcess {
       return null;
     } finally {
       for (const t of timers) clearInterval(t);
-      for (const r of this.runs.values()) await r.collector.flush().catch(() => undefined);
+      for (const r of this.runs.values()) await r.recorder.flush().catch(() => undefined);
       await judge.close();
     }
   }
@@ -278,7 +278,7 @@ class CollectorProcess {
     if (!run) throw new Error(`the scheduler opened run ${runId}, which this sweep does not have`);
     let reply: { next: number; finalized: boolean };
     const open = this.runs.get(runId);
-    if (open) reply = { next: open.collector.written, finalized: false };
+    if (open) reply = { next: open.recorder.written, finalized: false };
     else {
       const progress = await shardProgress(sweep.out, runId);
       if (progress.discarded.length > 0) this.options.log.warn({ run: runId, discarded: progress.discarded }, 'discarded damaged files of a run: it resumes after its last good part');
@@ -290,16 +290,16 @@ class CollectorProcess {
           const planner = plannerFor(sweep, run, progress.nextEvent);
           await store.restoreVersions(runId, await readVersionTexts(progress.parts, planner.liveVersions(), run.protocol));
         }
-        const collector = await this.corpus.openCollector(run, progress.nextEvent);
+        const collector = await this.corpus.openRecorder(run, progress.nextEvent);
         await this.restoreBoundaries(run, collector);
-        this.runs.set(runId, { run, collector, durable: progress.nextEvent, reported: -1, closing: false });
+        this.runs.set(runId, { run, recorder: collector, durable: progress.nextEvent, reported: -1, closing: false });
         await store.markOpen(runId);
         await this.loadResults(runId);
         reply = { next: progress.nextEvent, finalized: false };
       }
     }
     // A run with sweep boundaries continues from the last one its journal holds.
-    const control = this.runs.get(runId)?.collector.control;
+    const control = this.runs.get(runId)?.recorder.control;
     await sendToScheduler(this.redis, store.keys, { op: 'opened', run: runId, next: reply.next, finalized: reply.finalized, ...(control && control.sweep >= 0 ? { control } : {}) });
   }
 
@@ -326,7 +326,7 @@ class CollectorProcess {
     const text = await this.store.boundaryOutcome(runId, sweep);
     if (text === null) return;
     const outcome = JSON.parse(text) as BoundaryOutcome;
-    const { collector } = open;
+    const { recorder: collector } = open;
     if (collector.control.sweep < sweep) await collector.acceptBoundary({ kind: 'boundary', run: open.run, sweep, versions: new Float64Array(0) }, outcome);
     await sendToScheduler(this.redis, this.store.keys, { op: 'boundary', run: runId, sweep, outcome: text });
   }
@@ -336,7 +336,7 @@ class CollectorProcess {
    * sweep is durable (events not yet durable are redone on an embedded resume); here events are never redone,
    * their committed results wait in Redis, and so do these boundaries, which the scheduler has acted on.
    */
-  private async restoreBoundaries(run: RunPlan, collector: RunCollector): Promise<void> {
+  private async restoreBoundaries(run: RunPlan, collector: RunRecorder): Promise<void> {
     const stored = await this.store.boundaryOutcomes(run.runId);
     for (const sweep of [...stored.keys()].sort((a, b) => a - b)) {
       if (sweep <= collector.control.sweep) continue;
@@ -352,7 +352,7 @@ class CollectorProcess {
   private async accept(messages: ResultCommitted[]): Promise<void> {
     const wanted = messages.filter((m) => {
       const r = this.runs.get(m.run);
-      return r && !r.collector.holds(m.event);
+      return r && !r.recorder.holds(m.event);
     });
     if (wanted.length === 0) return;
     const stored = await this.store.results(wanted.map((m) => ({ runId: m.run, event: m.event })));
@@ -366,8 +366,8 @@ class CollectorProcess {
     const open = this.runs.get(runId);
     if (!open) return;
     const { plan, outcome } = decodeResult(stored);
-    if (open.collector.holds(plan.event)) return;
-    open.collector.accept({ run: open.run, plan }, outcome)?.catch((e: unknown) => this.fail(e as Error));
+    if (open.recorder.holds(plan.event)) return;
+    open.recorder.accept({ run: open.run, plan }, outcome)?.catch((e: unknown) => this.fail(e as Error));
   }
 
   /** Tells the scheduler how far each run's rows are appended (its window and run retirement follow). */
@@ -375,8 +375,8 @@ class CollectorProcess {
     const counts: Record<string, number> = {};
     let any = false;
     for (const [runId, r] of this.runs) {
-      if (r.collector.written === r.reported) continue;
-      r.reported = r.collector.written;
+      if (r.recorder.written === r.reported) continue;
+      r.reported = r.recorder.written;
       counts[runId] = r.reported;
       any = true;
     }
@@ -387,9 +387,9 @@ class CollectorProcess {
   /** Appended rows become a durable part; only then are their results deleted from Redis. */
   private async makeDurable(): Promise<void> {
     for (const [runId, r] of this.runs) {
-      if (r.closing || r.collector.written === r.durable) continue;
-      const upto = r.collector.written;
-      await r.collector.flush();
+      if (r.closing || r.recorder.written === r.durable) continue;
+      const upto = r.recorder.written;
+      await r.recorder.flush();
       await this.store.dropResults(runId, r.durable, upto);
       r.durable = upto;
     }
@@ -408,9 +408,9 @@ class CollectorProcess {
       if (open && !open.closing) {
         open.closing = true;
         // A run that stopped early (early stopping) ends at its gate, before runEvents.
-        const end = open.collector.stoppedAfter === undefined ? runEvents(run) : (open.collector.stoppedAfter + 1) * run.n;
-        if (status === 'complete') while (open.collector.written < end) await sleep(10);
-        await this.corpus.closeRun(run, open.collector, { status, error: request.error, wallMs: request.wallMs });
+        const end = open.recorder.stoppedAfter === undefined ? runEvents(run) : (open.recorder.stoppedAfter + 1) * run.n;
+        if (status === 'complete') while (open.recorder.written < end) await sleep(10);
+        await this.corpus.closeRun(run, open.recorder, { status, error: request.error, wallMs: request.wallMs });
         this.runs.delete(runId);
       }
       // A complete run's state goes; a failed run's stays, so that a later scheduler resumes it.

@@ -17,7 +17,7 @@ import { SweepStore } from './redis/sweep-store.js';
 import { readRefusal } from './refusal.js';
 import { RoleLease } from './role-lease.js';
 import { liveSlots } from './worker-registry.js';
-import { RemoteCollector, type RemoteSink } from './remote-collector.js';
+import { CollectorSink, type RemoteSink } from './collector-sink.js';
 
 export interface SchedulerOptions extends SweepOverrides {
   redis: string;
@@ -82,7 +82,7 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
     await store.beginSession();
 
     const transport = new BullTransport(redis, queue, sweepId, store, options.watchMs ?? 15_000);
-    const remote = new RemoteCollector(redis, store);
+    const remote = new CollectorSink(redis, store);
     const inbox = new InboxReader(redis, keys.schedulerInbox, decodeSchedulerMessage, (entries) => {
       for (const { message: m } of entries) {
         if (m.op === 'opened' || m.op === 'closed' || m.op === 'written') remote.deliver(m);
@@ -107,7 +107,7 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
         if (opened.next > 0) log.info({ run: run.runId, nextEvent: opened.next }, 'run resumed');
         executor.written(opened.next);
         const planner = plannerFor(sweep, run, opened.next, opened.control);
-        return { run, planner, collector: remote.sink(run.runId, opened.next, (count) => executor.written(count), opened.control), inflight: 0, startedAt: performance.now() };
+        return { run, planner, sink: remote.sink(run.runId, opened.next, (count) => executor.written(count), opened.control), inflight: 0, startedAt: performance.now() };
       },
       close: async (active: ActiveRun<RemoteSink>): Promise<void> => {
         const end = runEnd(active);

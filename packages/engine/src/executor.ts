@@ -24,7 +24,7 @@ export interface RunSink {
 export interface ActiveRun<S extends RunSink = RunSink> {
   run: RunPlan;
   planner: DataflowPlanner;
-  collector: S;
+  sink: S;
   inflight: number;
   startedAt: number;
   error?: Error;
@@ -179,7 +179,7 @@ export class Executor<S extends RunSink = RunSink> {
 
   /** The runs open now, in opening order: rows written and events in flight (for live progress). */
   openRuns(): OpenRunProgress[] {
-    return this.active.map((a) => ({ run: a.run.runId, written: a.collector.written, total: a.planner.total, inflight: a.inflight }));
+    return this.active.map((a) => ({ run: a.run.runId, written: a.sink.written, total: a.planner.total, inflight: a.inflight }));
   }
 
   /** True when run() ended because stop() was called before every run finished. */
@@ -224,19 +224,19 @@ export class Executor<S extends RunSink = RunSink> {
     this.pump();
   }
 
-  /** Hands the answers of the last turn to their runs' collectors, in arrival order. */
+  /** Hands the answers of the last turn to their runs' sinks, in arrival order. */
   private readonly acceptAll = (): void => {
     const batch = this.accepting;
     this.accepting = [];
     for (const { active, task, outcome } of batch) {
       active.inflight--;
       // Rows written free room in the planner's window (which bounds unwritten results too).
-      const writing = active.collector.accept(task, outcome);
-      if (!writing) active.planner.consumed(active.collector.written);
+      const writing = active.sink.accept(task, outcome);
+      if (!writing) active.planner.consumed(active.sink.written);
       else {
         writing.then(
           () => {
-            active.planner.consumed(active.collector.written);
+            active.planner.consumed(active.sink.written);
             this.pump();
           },
           (e: unknown) => this.fail(toError(e)),
@@ -253,7 +253,7 @@ export class Executor<S extends RunSink = RunSink> {
     this.completionTokens += outcome.calls.reduce((s, c) => s + c.completionTokens, 0);
     active.inflight++; // held until the sink has journalled it
     this.inflight++;
-    active.collector.acceptBoundary!(task, outcome).then(
+    active.sink.acceptBoundary!(task, outcome).then(
       () => {
         active.inflight--;
         this.inflight--;
@@ -282,18 +282,18 @@ export class Executor<S extends RunSink = RunSink> {
   /** Adds a run the caller opened: its boundaries (if any) pick up where its sink's journal ends. */
   private admit(active: ActiveRun<S>): void {
     if (hasBoundaries(active.run.protocol, active.run.controls)) {
-      if (!active.collector.acceptBoundary) throw new Error(`${active.run.runId}: its protocol needs sweep boundaries, which this collector does not record`);
-      const control = active.collector.control ?? { sweep: -1 };
+      if (!active.sink.acceptBoundary) throw new Error(`${active.run.runId}: its protocol needs sweep boundaries, which this sink does not record`);
+      const control = active.sink.control ?? { sweep: -1 };
       active.boundary = { sweep: control.sweep, ...(control.state ? { state: control.state } : {}), running: false };
       this.moveGate(active);
     }
     // Rows its sink holds already (a resumed run) were executed by an earlier session.
-    this.eventsExecuted += active.collector.written;
+    this.eventsExecuted += active.sink.written;
     // The window counts from the first unwritten row from the start: answers not yet handed to the sink are
     // bounded by it too. With an instant backend, answers, dispatches and their promises can chain in
     // microtasks without the event loop turning, so the rows' hand-over (setImmediate) would wait, and an
     // unbounded window let a ring of 10^6 hold millions of answers in memory.
-    active.planner.consumed(active.collector.written);
+    active.planner.consumed(active.sink.written);
     this.active.push(active);
     this.byId.set(active.run.runId, active);
   }
@@ -362,7 +362,7 @@ export class Executor<S extends RunSink = RunSink> {
     for (let i = this.active.length - 1; i >= 0; i--) {
       const a = this.active[i];
       if (a.inflight > 0) continue;
-      if (a.error || (a.planner.done && a.collector.backlog === 0)) this.retire(a);
+      if (a.error || (a.planner.done && a.sink.backlog === 0)) this.retire(a);
       else if (this.stopping) {
         a.stopped = true;
         this.retire(a);

@@ -2,8 +2,8 @@ export type { BoundaryOutcome, BoundaryTask, CallOutcome, CallResult, EventOutco
 export { agentPersona, callModel, callOutcome, callSeed, controlEncoder, executeEvent } from './execute-event.js';
 export type { WorkerServices } from './execute-event.js';
 export { InProcessTransport } from './in-process-transport.js';
-export { RunCollector } from './collector.js';
-export type { RowMeta, RunControlState, RunTally } from './collector.js';
+export { RunRecorder } from './run-recorder.js';
+export type { RowMeta, RunControlState, RunTally } from './run-recorder.js';
 export { SweepCorpus, readVersionTexts, runEnd } from './sweep-corpus.js';
 export type { RunEnd } from './sweep-corpus.js';
 export { Executor } from './executor.js';

@@ -1,7 +1,7 @@
 import { encodeBoardVersion, foldLive, runEvents, type BoardEntry, type EncoderColumn, type RunPlan } from '@panta/core';
 import { SweepTrace, appendRunRecord, readEvents } from '@panta/corpus';
 import type { Judge } from '@panta/judge';
-import { RunCollector, type RowMeta } from './collector.js';
+import { RunRecorder, type RowMeta } from './run-recorder.js';
 import type { ActiveRun } from './executor.js';
 import type { Logger } from './log.js';
 
@@ -23,7 +23,7 @@ export function runEnd(active: ActiveRun): RunEnd {
 const TRACE_BUDGET_BYTES = 256 * 1024 * 1024;
 
 /**
- * The corpus side of a sweep (the order-parameter service's intake): opens a run's collector where its
+ * The corpus side of a sweep (the order-parameter service's intake): opens a run's recorder where its
  * durable rows end and closes it (finalized shard and journal record, or durable parts for a resume). The
  * embedded sweep and the cluster's collector process both go through it, so a run's shard is written one way.
  * It keeps the sweep's trace, which the final measurement uses in place of reading the shards back.
@@ -51,17 +51,17 @@ export class SweepCorpus {
     );
   }
 
-  openCollector(run: RunPlan, startEvent: number): Promise<RunCollector> {
+  openRecorder(run: RunPlan, startEvent: number): Promise<RunRecorder> {
     const { out, columns, judge, meta, onWritten } = this.options;
     const partRows = typeof this.options.partRows === 'function' ? this.options.partRows(run) : this.options.partRows;
     // Only a run written from its first event here has every answer in the trace.
     let trace;
     if (startEvent === 0) trace = this.trace.start(run.runId, run.prompt.id);
     else this.trace.forget(run.runId);
-    return RunCollector.open({ out, run, encoders: columns, judge, meta, startEvent, partRows, onWritten, trace });
+    return RunRecorder.open({ out, run, encoders: columns, judge, meta, startEvent, partRows, onWritten, trace });
   }
 
-  async closeRun(run: RunPlan, collector: RunCollector, end: RunEnd): Promise<void> {
+  async closeRun(run: RunPlan, collector: RunRecorder, end: RunEnd): Promise<void> {
     const { out, log } = this.options;
     const { calls, retries } = collector.tally;
     if (end.status !== 'complete') this.trace.forget(run.runId);

@@ -3,7 +3,7 @@ import { acquireOutLock, runsOnDisk, shardProgress, type OutLock, type OutLockHo
 import { openEncoder, type Encoder } from '@panta/embed';
 import { createJudge } from '@panta/judge';
 import { createBackend } from '@panta/llm';
-import type { RunCollector } from './collector.js';
+import type { RunRecorder } from './run-recorder.js';
 import { Executor, type ActiveRun, type ExecutorProgress } from './executor.js';
 import { finishSweep, type SweepSummary } from './finish.js';
 import { startManifest, sweepMeta } from './manifest-start.js';
@@ -118,13 +118,13 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
     onWritten: (count) => executor.written(count),
     traceBudgetBytes: options.traceBudgetBytes,
   });
-  const executor: Executor<RunCollector> = new Executor<RunCollector>(chainsFirst(runs), {
+  const executor: Executor<RunRecorder> = new Executor<RunRecorder>(chainsFirst(runs), {
     transport,
     concurrency: spec.concurrency,
     maxActiveRuns,
     runBytes,
     openBytesBudget: BUFFER_BUDGET_BYTES,
-    open: async (run: RunPlan): Promise<ActiveRun<RunCollector> | null> => {
+    open: async (run: RunPlan): Promise<ActiveRun<RunRecorder> | null> => {
       const progress = await shardProgress(out, run.runId);
       if (progress.discarded.length > 0) {
         log.warn({ run: run.runId, discarded: progress.discarded }, 'discarded damaged files of a run: it resumes after its last good part');
@@ -135,7 +135,7 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
         executor.completeOnDisk(run, progress.nextEvent);
         return null;
       }
-      const collector = await corpus.openCollector(run, progress.nextEvent);
+      const collector = await corpus.openRecorder(run, progress.nextEvent);
       const planner = plannerFor(sweep, run, progress.nextEvent, collector.control);
       if (progress.nextEvent > 0) {
         log.info({ run: run.runId, nextEvent: progress.nextEvent, parts: progress.parts.length }, 'run resumed');
@@ -143,9 +143,9 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
         // A resumed run needs each agent's latest answer back in the version store.
         for (const [version, text] of await readVersionTexts(progress.parts, planner.liveVersions(), run.protocol)) transport.publish(run.runId, version, text);
       }
-      return { run, planner, collector, inflight: 0, startedAt: performance.now() };
+      return { run, planner, sink: collector, inflight: 0, startedAt: performance.now() };
     },
-    close: (active: ActiveRun<RunCollector>): Promise<void> => corpus.closeRun(active.run, active.collector, runEnd(active)),
+    close: (active: ActiveRun<RunRecorder>): Promise<void> => corpus.closeRun(active.run, active.sink, runEnd(active)),
     onProgress: (p) => {
       live.update(p);
       options.onProgress?.({ ...p, eventsTotal: eventsTotal - p.eventsSkipped, runsTotal: runs.length, eventsOnDisk });

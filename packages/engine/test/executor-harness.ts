@@ -88,7 +88,7 @@ export function harness(
         for (const v of planner.liveVersions()) if (v >= 0) transport.publish(run.runId, v);
       }
       if (so.writeError) sink.writeError = so.writeError;
-      return { run, planner, collector: sink, inflight: 0, startedAt: 0 };
+      return { run, planner, sink, inflight: 0, startedAt: 0 };
     },
     close: async (active) => {
       openNow--;

@@ -126,7 +126,7 @@ async function runThrough(transport: Recording, sweep: LoadedSweep): Promise<Map
     open: async (run) => {
       const sink = new FakeSink(0, (count) => executor.written(count), { boundaries: true });
       sinks.set(run.runId, sink);
-      return { run, planner: plannerFor(sweep, run, 0), collector: sink, inflight: 0, startedAt: 0 };
+      return { run, planner: plannerFor(sweep, run, 0), sink, inflight: 0, startedAt: 0 };
     },
     close: async (active) => {
       if (active.error) throw active.error;

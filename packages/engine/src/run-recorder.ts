@@ -33,7 +33,7 @@ export interface RunTally {
  * puts them back in event order and appends them to the run's shard. Rows reach the shard strictly in order, so a
  * crash leaves a contiguous prefix of durable parts, which is what a resume continues from.
  */
-export class RunCollector {
+export class RunRecorder {
   /** Outcomes received but not yet written, each with its verdict on the way (judged as they arrive). */
   private readonly pending = new Map<number, { task: EventTask; outcome: EventOutcome; tag: Tag | Promise<Tag> }>();
   private next: number;
@@ -69,7 +69,7 @@ export class RunCollector {
     onWritten: (count: number) => void;
     /** Records every answer for the final measurement (a run written from event 0). */
     trace?: RunTrace;
-  }): Promise<RunCollector> {
+  }): Promise<RunRecorder> {
     const writer = await EventShardWriter.open({
       dir: options.out,
       runId: options.run.runId,
@@ -77,7 +77,7 @@ export class RunCollector {
       partRows: options.partRows,
       startEvent: options.startEvent,
     });
-    const collector = new RunCollector(options.run, writer, options.judge, options.meta, options.startEvent, options.onWritten, options.out, options.trace);
+    const collector = new RunRecorder(options.run, writer, options.judge, options.meta, options.startEvent, options.onWritten, options.out, options.trace);
     if (hasBoundaries(options.run.protocol, options.run.controls)) {
       for (const record of await readBoundaries<ControlState, CallOutcome>(options.out, options.run.runId, options.startEvent, options.run.n)) {
         collector.noteBoundary(record.sweep, record.state, record.calls);

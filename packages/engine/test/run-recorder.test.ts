@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { Schedule, graphFor, type Tag } from '@panta/core';
 import { SweepTrace, closeDuckDB } from '@panta/corpus';
 import type { Judge } from '@panta/judge';
-import { RunCollector, loadSweep, type EventOutcome } from '../src/index.js';
+import { RunRecorder, loadSweep, type EventOutcome } from '../src/index.js';
 import { RHEON6, tempDir, writeSpec } from '../../../test/helpers.js';
 
 const SPEC = `
@@ -33,7 +33,7 @@ async function collector(judge: Judge, trace: SweepTrace) {
   const sweep = loadSweep(writeSpec(dir, SPEC), { out });
   const run = sweep.runs[0];
   const schedule = new Schedule(run, graphFor(run.geometry, run.n, run.seed, new Map()));
-  const c = await RunCollector.open({ out, run, encoders: [{ name: 'hashing', dim: 4 }], judge, meta: { backend: 'surrogate', model: 'm' }, startEvent: 0, partRows: 1000, onWritten: () => undefined, trace: trace.start(run.runId, run.prompt.id) });
+  const c = await RunRecorder.open({ out, run, encoders: [{ name: 'hashing', dim: 4 }], judge, meta: { backend: 'surrogate', model: 'm' }, startEvent: 0, partRows: 1000, onWritten: () => undefined, trace: trace.start(run.runId, run.prompt.id) });
   const outcome = (event: number, response: string): EventOutcome => ({
     runId: run.runId,
     event,
@@ -50,7 +50,7 @@ async function collector(judge: Judge, trace: SweepTrace) {
   return { c, run, plans, outcome };
 }
 
-describe('RunCollector', () => {
+describe('RunRecorder', () => {
   it('appends in-order events at once when its judge answers at once, and holds later ones until their turn', async () => {
     const trace = new SweepTrace([{ name: 'hashing', dim: 4 }], 1 << 20);
     const { c, run, plans, outcome } = await collector(judgeNow(() => 'correct'), trace);

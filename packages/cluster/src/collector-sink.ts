@@ -58,7 +58,7 @@ export interface Opened {
  * inbox, with replies through the scheduler's. Requests are idempotent, so a restarted collector simply
  * answers the ones still pending in its consumer group.
  */
-export class RemoteCollector {
+export class CollectorSink {
   private readonly opening = new Map<string, (o: Opened) => void>();
   private readonly closing = new Map<string, () => void>();
   private readonly sinks = new Map<string, RemoteSink>();
