@@ -5,9 +5,7 @@ import { defineConfig } from 'vitest/config';
 // Tests run on the sources: each @panta/* import points at the package's src barrel, so no build is needed
 // for unit tests. Tests that spawn the `panta` binary use the build that `npm test` makes first.
 const root = fileURLToPath(new URL('.', import.meta.url));
-const alias = Object.fromEntries(
-  readdirSync(`${root}packages`).map((p) => [`@panta/${p}`, `${root}packages/${p}/src/index.ts`]),
-);
+const alias = Object.fromEntries(readdirSync(`${root}packages`).map((p) => [`@panta/${p}`, `${root}packages/${p}/src/index.ts`]));
 
 export default defineConfig({
   resolve: { alias },

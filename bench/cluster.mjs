@@ -37,12 +37,36 @@ function proc(args, env = {}) {
 }
 
 const redisPort = await freePort();
-const redisServer = spawn('redis-server', ['--port', String(redisPort), '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always', '--auto-aof-rewrite-percentage', '100', '--auto-aof-rewrite-min-size', '4gb', '--save', '', '--maxmemory-policy', 'noeviction'], { stdio: 'ignore' });
+const redisServer = spawn(
+  'redis-server',
+  [
+    '--port',
+    String(redisPort),
+    '--dir',
+    dir,
+    '--appendonly',
+    'yes',
+    '--appendfsync',
+    'always',
+    '--auto-aof-rewrite-percentage',
+    '100',
+    '--auto-aof-rewrite-min-size',
+    '4gb',
+    '--save',
+    '',
+    '--maxmemory-policy',
+    'noeviction',
+  ],
+  { stdio: 'ignore' },
+);
 const redisUrl = `redis://127.0.0.1:${redisPort}`;
 const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
 redis.on('error', () => undefined); // until redis-server listens
 for (let i = 0; i < 100 && (await redis.ping().catch(() => '')) !== 'PONG'; i++) await sleep(50);
-const redisCpuNow = async () => { const i = await redis.info('cpu'); return Number(i.match(/used_cpu_user:([\d.]+)/)[1]) + Number(i.match(/used_cpu_sys:([\d.]+)/)[1]); };
+const redisCpuNow = async () => {
+  const i = await redis.info('cpu');
+  return Number(i.match(/used_cpu_user:([\d.]+)/)[1]) + Number(i.match(/used_cpu_sys:([\d.]+)/)[1]);
+};
 /** Redis's own counters: commands run (those inside Lua scripts counted too), EVALSHAs, bytes received. */
 const redisCounts = async () => {
   const stats = await redis.info('commandstats');
@@ -100,7 +124,20 @@ function busyMs(out, from, to) {
   const at = (msg) => JSON.parse(out.split('\n').find((l) => l.includes(`"msg":"${msg}`)) ?? '{"cpu_ms":0}').cpu_ms ?? 0;
   return at(to) - at(from);
 }
-const zero = { scheduler: 0, collector: 0, workers: 0, redis: 0, commands: 0, evals: 0, input: 0, rewrites: 0, childrenMs: 0, aof: 0, jobs: 0, jobEvents: 0 };
+const zero = {
+  scheduler: 0,
+  collector: 0,
+  workers: 0,
+  redis: 0,
+  commands: 0,
+  evals: 0,
+  input: 0,
+  rewrites: 0,
+  childrenMs: 0,
+  aof: 0,
+  jobs: 0,
+  jobEvents: 0,
+};
 const cpu = { ...zero, redisMark: 0 };
 const cpuLine = (events) => {
   const us = (ms) => `${Math.round((1000 * ms) / events)}`;
@@ -126,54 +163,77 @@ const rate = (events, s) => `${Math.round(events / s).toLocaleString('en-US')} e
 
 // A: coordination cost, surrogate in process.
 if (parts.includes('A')) {
-const geometriesA = quick ? 2 : 3;
-const specA = specFile('plain', `geometries: [ring, torus2d${quick ? '' : ', {kind: meanfield, sample: 8}'}]\nsizes: [64]\ntemperatures: [0.4, 1.0, 1.6]\ntrials: 2\nsweeps: 10\nconcurrency: 256\nbackend: {kind: surrogate}\n`);
-const eventsA = geometriesA * 3 * 2 * 11 * 64;
-console.log(`A. ${eventsA.toLocaleString('en-US')} events, surrogate in process, no latency (wall from process start to complete corpus):`);
-const eA = await embedded(specA, 'plain');
-console.log(`  embedded (one process)     ${eA.toFixed(1).padStart(6)} s  ${rate(eventsA, eA)}`);
-for (const w of [1, 2, 4]) {
-  const t = await distributed(specA, 'plain', w, 64);
-  console.log(`  distributed, ${w} worker${w > 1 ? 's' : ' '}     ${t.toFixed(1).padStart(6)} s  ${rate(eventsA, t)}  (${(eA / t).toFixed(2)}x embedded)`);
-}
-console.log(cpuLine(3 * eventsA));
+  const geometriesA = quick ? 2 : 3;
+  const specA = specFile(
+    'plain',
+    `geometries: [ring, torus2d${quick ? '' : ', {kind: meanfield, sample: 8}'}]\nsizes: [64]\ntemperatures: [0.4, 1.0, 1.6]\ntrials: 2\nsweeps: 10\nconcurrency: 256\nbackend: {kind: surrogate}\n`,
+  );
+  const eventsA = geometriesA * 3 * 2 * 11 * 64;
+  console.log(
+    `A. ${eventsA.toLocaleString('en-US')} events, surrogate in process, no latency (wall from process start to complete corpus):`,
+  );
+  const eA = await embedded(specA, 'plain');
+  console.log(`  embedded (one process)     ${eA.toFixed(1).padStart(6)} s  ${rate(eventsA, eA)}`);
+  for (const w of [1, 2, 4]) {
+    const t = await distributed(specA, 'plain', w, 64);
+    console.log(
+      `  distributed, ${w} worker${w > 1 ? 's' : ' '}     ${t.toFixed(1).padStart(6)} s  ${rate(eventsA, t)}  (${(eA / t).toFixed(2)}x embedded)`,
+    );
+  }
+  console.log(cpuLine(3 * eventsA));
 }
 
 // B: a continuously batching server with 64 slots and 20 ms per reply.
 if (parts.includes('B')) {
-const server = proc(['serve-surrogate', '--port', '0', '--dataset', join(root, 'datasets/rheon6.jsonl'), '--slots', '64', '--token-ms', '1']);
-const url = await new Promise((ok, fail) => {
-  server.child.stdout.on('data', (d) => {
-    const m = /listening on (http:\/\/\S+?)\/v1/.exec(String(d));
-    if (m) ok(m[1]);
+  const server = proc([
+    'serve-surrogate',
+    '--port',
+    '0',
+    '--dataset',
+    join(root, 'datasets/rheon6.jsonl'),
+    '--slots',
+    '64',
+    '--token-ms',
+    '1',
+  ]);
+  const url = await new Promise((ok, fail) => {
+    server.child.stdout.on('data', (d) => {
+      const m = /listening on (http:\/\/\S+?)\/v1/.exec(String(d));
+      if (m) ok(m[1]);
+    });
+    server.exited.then(() => fail(new Error('serve-surrogate exited')));
   });
-  server.exited.then(() => fail(new Error('serve-surrogate exited')));
-});
-const sweepsB = quick ? 4 : 8;
-const specB = specFile(
-  'served',
-  `geometries: [ring, torus2d]\nsizes: [64]\ntemperatures: [0.4, 1.0]\ntrials: 4\nsweeps: ${sweepsB}\nmax_tokens: 20\nfixed_length: true\nconcurrency: 192\nbackend: {kind: openai, base_url: "${url}/v1", model: surrogate-potts-v1, max_in_flight: 64}\n`,
-);
-const eventsB = 2 * 2 * 4 * (sweepsB + 1) * 64;
-const saturation = 64 / 0.02;
-console.log(`\nB. ${eventsB.toLocaleString('en-US')} events against serve-surrogate, 64 slots x 20 ms (${saturation.toLocaleString("en-US")} calls/s if every slot is always busy):`);
-// Busy share of the server's slot-time while it had work: 100% is saturation, however long a reply takes.
-const stats = async () => (await (await fetch(`${url}/panta/stats`)).json()).batch;
-const busy = async (run) => {
-  const a = await stats();
-  const wall = await run();
-  const b = await stats();
-  const share = (b.busySlotMs - a.busySlotMs) / (b.slots * (b.activeMs - a.activeMs));
-  return { wall, share };
-};
-const eB = await busy(() => embedded(specB, 'served'));
-console.log(`  embedded, 64 in flight      ${eB.wall.toFixed(1).padStart(6)} s  ${rate(eventsB, eB.wall)}  server slots busy ${(100 * eB.share).toFixed(0)}%`);
-for (const w of [1, 2, 4]) {
-  const t = await busy(() => distributed(specB, 'served', w, Math.ceil(64 / w)));
-  console.log(`  distributed, ${w} worker${w > 1 ? 's' : ' '} x ${Math.ceil(64 / w)}  ${t.wall.toFixed(1).padStart(6)} s  ${rate(eventsB, t.wall)}  server slots busy ${(100 * t.share).toFixed(0)}% (goal: at least 90%)`);
-}
-console.log(cpuLine(3 * eventsB));
-server.child.kill('SIGTERM');
+  const sweepsB = quick ? 4 : 8;
+  const specB = specFile(
+    'served',
+    `geometries: [ring, torus2d]\nsizes: [64]\ntemperatures: [0.4, 1.0]\ntrials: 4\nsweeps: ${sweepsB}\nmax_tokens: 20\nfixed_length: true\nconcurrency: 192\nbackend: {kind: openai, base_url: "${url}/v1", model: surrogate-potts-v1, max_in_flight: 64}\n`,
+  );
+  const eventsB = 2 * 2 * 4 * (sweepsB + 1) * 64;
+  const saturation = 64 / 0.02;
+  console.log(
+    `\nB. ${eventsB.toLocaleString('en-US')} events against serve-surrogate, 64 slots x 20 ms (${saturation.toLocaleString('en-US')} calls/s if every slot is always busy):`,
+  );
+  // Busy share of the server's slot-time while it had work: 100% is saturation, however long a reply takes.
+  const stats = async () => (await (await fetch(`${url}/panta/stats`)).json()).batch;
+  const busy = async (run) => {
+    const a = await stats();
+    const wall = await run();
+    const b = await stats();
+    const share = (b.busySlotMs - a.busySlotMs) / (b.slots * (b.activeMs - a.activeMs));
+    return { wall, share };
+  };
+  const eB = await busy(() => embedded(specB, 'served'));
+  console.log(
+    `  embedded, 64 in flight      ${eB.wall.toFixed(1).padStart(6)} s  ${rate(eventsB, eB.wall)}  server slots busy ${(100 * eB.share).toFixed(0)}%`,
+  );
+  for (const w of [1, 2, 4]) {
+    const t = await busy(() => distributed(specB, 'served', w, Math.ceil(64 / w)));
+    console.log(
+      `  distributed, ${w} worker${w > 1 ? 's' : ' '} x ${Math.ceil(64 / w)}  ${t.wall.toFixed(1).padStart(6)} s  ${rate(eventsB, t.wall)}  server slots busy ${(100 * t.share).toFixed(0)}% (goal: at least 90%)`,
+    );
+  }
+  console.log(cpuLine(3 * eventsB));
+  server.child.kill('SIGTERM');
 }
 redis.disconnect();
 redisServer.kill('SIGTERM');

@@ -7,8 +7,11 @@ import { resolve } from 'node:path';
 import { OnnxEncoder } from '@panta/embed';
 
 const dir = resolve(process.argv[2] ?? resolve(import.meta.dirname, '..', 'packages/embed/test/fixtures/tiny-encoder'));
-const words = 'the answer is 96 years old i am not sure she was born in 1926 and died at balmoral castle in scotland no such number exists'.split(' ');
-const texts = Array.from({ length: 2048 }, (_, i) => Array.from({ length: 6 + (i % 20) }, (_, j) => words[(i * 7 + j * 3) % words.length]).join(' '));
+const words =
+  'the answer is 96 years old i am not sure she was born in 1926 and died at balmoral castle in scotland no such number exists'.split(' ');
+const texts = Array.from({ length: 2048 }, (_, i) =>
+  Array.from({ length: 6 + (i % 20) }, (_, j) => words[(i * 7 + j * 3) % words.length]).join(' '),
+);
 
 async function rate(encoder, run, count) {
   const stall = monitorEventLoopDelay({ resolution: 1 });
@@ -22,17 +25,25 @@ async function rate(encoder, run, count) {
 
 const naive = await OnnxEncoder.fromOptions({ name: 'b', path: dir, maxBatch: 1, maxWaitMs: 0 });
 await naive.encode(texts.slice(0, 16));
-const unbatched = await rate(naive, async () => {
-  for (const t of texts.slice(0, 512)) await naive.encode([t]);
-}, 512);
+const unbatched = await rate(
+  naive,
+  async () => {
+    for (const t of texts.slice(0, 512)) await naive.encode([t]);
+  },
+  512,
+);
 await naive.close();
 console.log(`onnx encoder ${dir}:`);
-console.log(`  unbatched (one sentence per call, sequential): ${Math.round(unbatched.perSecond)} sentences/s, longest event-loop stall ${unbatched.stallMs.toFixed(1)} ms`);
+console.log(
+  `  unbatched (one sentence per call, sequential): ${Math.round(unbatched.perSecond)} sentences/s, longest event-loop stall ${unbatched.stallMs.toFixed(1)} ms`,
+);
 for (const maxBatch of [1, 8, 32, 128]) {
   const e = await OnnxEncoder.fromOptions({ name: 'b', path: dir, maxBatch, maxWaitMs: 2 });
   await e.encode(texts.slice(0, 64));
   // Events arrive concurrently, one sentence each: the micro-batcher gathers them into batches.
   const r = await rate(e, () => Promise.all(texts.map((t) => e.encode([t]))), texts.length);
-  console.log(`  micro-batched, max batch ${String(maxBatch).padStart(3)}: ${Math.round(r.perSecond)} sentences/s (${(r.perSecond / unbatched.perSecond).toFixed(1)}x unbatched), longest event-loop stall ${r.stallMs.toFixed(1)} ms (goal: < 20 ms)`);
+  console.log(
+    `  micro-batched, max batch ${String(maxBatch).padStart(3)}: ${Math.round(r.perSecond)} sentences/s (${(r.perSecond / unbatched.perSecond).toFixed(1)}x unbatched), longest event-loop stall ${r.stallMs.toFixed(1)} ms (goal: < 20 ms)`,
+  );
   await e.close();
 }

@@ -48,9 +48,16 @@ const cold = await timed('throughput', throughputSpec, 64);
 const warm = await timed('throughput-again', throughputSpec, 64);
 const rate = (events, ms) => Math.round(events / (ms / 1000)).toLocaleString('en-US');
 console.log('embedded engine, surrogate + hashing encoder, 18 runs of N = 729 (10 sweeps), concurrency 64:');
-for (const [label, t] of [['first sweep of the process', cold], ['same sweep again', warm]]) {
-  console.log(`  ${label}: ${t.events.toLocaleString('en-US')} events; execution only ${(t.executed / 1000).toFixed(2)} s = ${rate(t.events, t.executed)} events/s;`);
-  console.log(`    end to end (with durable shards, whitening, order parameters, manifest) ${(t.total / 1000).toFixed(2)} s = ${rate(t.events, t.total)} events/s (goal: 30,000)`);
+for (const [label, t] of [
+  ['first sweep of the process', cold],
+  ['same sweep again', warm],
+]) {
+  console.log(
+    `  ${label}: ${t.events.toLocaleString('en-US')} events; execution only ${(t.executed / 1000).toFixed(2)} s = ${rate(t.events, t.executed)} events/s;`,
+  );
+  console.log(
+    `    end to end (with durable shards, whitening, order parameters, manifest) ${(t.total / 1000).toFixed(2)} s = ${rate(t.events, t.total)} events/s (goal: 30,000)`,
+  );
 }
 
 // 2. Parallel speed-up on a ring of 2,000 agents with a 5 ms surrogate, concurrency 1 vs 256.
@@ -85,8 +92,16 @@ const parallelism = plan.events / plan.criticalPath;
 // faster than the critical path allows, and no faster than 256 slots allow, which is at least
 // ceil(events / 256) calls in a row on some slot (10,000 calls on 256 slots: 40 calls, a speed-up of 250).
 const attainable = plan.events / Math.max(plan.criticalPath, Math.ceil(plan.events / 256));
-console.log(`ring of ${n} agents, surrogate delayed 5 ms per call, ${plan.events.toLocaleString('en-US')} events (${sweeps} sweeps), execution only:`);
-console.log(`  concurrency 1: ${(one.executed / 1000).toFixed(2)} s (${(one.executed / plan.events).toFixed(2)} ms per event); concurrency 256: ${(many.executed / 1000).toFixed(3)} s (median of ${tries.map((x) => (x.executed / 1000).toFixed(3)).join(', ')}) = ${rate(plan.events, many.executed)} events/s (ceiling ${rate(256, one.executed / plan.events)}); speed-up ${speedup.toFixed(1)}x`);
-console.log(`  available parallelism: events / critical path = ${plan.events} / ${plan.criticalPath} = ${parallelism.toFixed(1)}; attainable with 256 slots = events / max(critical path, ceil(events / 256)) = ${plan.events} / ${Math.max(plan.criticalPath, Math.ceil(plan.events / 256))} = ${attainable.toFixed(1)}`);
-console.log(`  speed-up / attainable = ${(speedup / attainable).toFixed(3)} (goal: within 20%, i.e. >= 0.8); end to end ${(one.total / many.total).toFixed(1)}x`);
+console.log(
+  `ring of ${n} agents, surrogate delayed 5 ms per call, ${plan.events.toLocaleString('en-US')} events (${sweeps} sweeps), execution only:`,
+);
+console.log(
+  `  concurrency 1: ${(one.executed / 1000).toFixed(2)} s (${(one.executed / plan.events).toFixed(2)} ms per event); concurrency 256: ${(many.executed / 1000).toFixed(3)} s (median of ${tries.map((x) => (x.executed / 1000).toFixed(3)).join(', ')}) = ${rate(plan.events, many.executed)} events/s (ceiling ${rate(256, one.executed / plan.events)}); speed-up ${speedup.toFixed(1)}x`,
+);
+console.log(
+  `  available parallelism: events / critical path = ${plan.events} / ${plan.criticalPath} = ${parallelism.toFixed(1)}; attainable with 256 slots = events / max(critical path, ceil(events / 256)) = ${plan.events} / ${Math.max(plan.criticalPath, Math.ceil(plan.events / 256))} = ${attainable.toFixed(1)}`,
+);
+console.log(
+  `  speed-up / attainable = ${(speedup / attainable).toFixed(3)} (goal: within 20%, i.e. >= 0.8); end to end ${(one.total / many.total).toFixed(1)}x`,
+);
 rmSync(dir, { recursive: true, force: true });

@@ -11,10 +11,24 @@ import { runSweep } from '@panta/engine';
 process.env.DUCKDB_JE_MALLOC_CONF ??= 'dirty_decay_ms:-1,muzzy_decay_ms:-1';
 const root = resolve(import.meta.dirname, '..');
 const slots = 64;
-const server = spawn(process.execPath, [
-  join(root, 'packages/cli/bin/panta.js'), 'serve-surrogate', '--port', '0', '--dataset', join(root, 'datasets/rheon6.jsonl'),
-  '--slots', String(slots), '--token-ms', '3', '--batch-slowdown', '0.005',
-], { stdio: ['ignore', 'pipe', 'inherit'] });
+const server = spawn(
+  process.execPath,
+  [
+    join(root, 'packages/cli/bin/panta.js'),
+    'serve-surrogate',
+    '--port',
+    '0',
+    '--dataset',
+    join(root, 'datasets/rheon6.jsonl'),
+    '--slots',
+    String(slots),
+    '--token-ms',
+    '3',
+    '--batch-slowdown',
+    '0.005',
+  ],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+);
 const url = await new Promise((ok, fail) => {
   server.stdout.on('data', (d) => {
     const m = /listening on (http:\/\/\S+?)\/v1/.exec(String(d));
@@ -25,7 +39,9 @@ const url = await new Promise((ok, fail) => {
 
 const dir = mkdtempSync(join(tmpdir(), 'panta-saturation-'));
 const spec = join(dir, 'spec.yaml');
-writeFileSync(spec, `name: saturation
+writeFileSync(
+  spec,
+  `name: saturation
 dataset: ${join(root, 'datasets/rheon6.jsonl')}
 prompts: [fq117, fq367]
 geometries: [ring, torus2d]
@@ -38,7 +54,8 @@ max_tokens: 64
 fixed_length: true
 concurrency: 192
 backend: {kind: openai, base_url: "${url}/v1", model: surrogate-potts-v1, max_in_flight: 96}
-`);
+`,
+);
 const t0 = performance.now();
 const summary = await runSweep(spec, { out: join(dir, 'out') });
 const wall = (performance.now() - t0) / 1000;
@@ -46,7 +63,11 @@ const stats = await (await fetch(`${url}/panta/stats`)).json();
 server.kill('SIGTERM');
 const b = stats.batch;
 const busy = b.busySlotMs / (b.slots * b.activeMs);
-console.log(`sweep of ${summary.runsPlanned} runs, ${summary.eventsWritten.toLocaleString('en-US')} events against serve-surrogate (${slots} slots, 64 tokens/reply, 3 ms/token growing 0.5% per running sequence):`);
-console.log(`  wall ${wall.toFixed(1)} s = ${Math.round(summary.eventsWritten / wall)} calls/s; server busy ${(b.activeMs / 1000).toFixed(1)} s; most sequences at once ${b.maxRunning}, most queued ${b.maxQueued}`);
+console.log(
+  `sweep of ${summary.runsPlanned} runs, ${summary.eventsWritten.toLocaleString('en-US')} events against serve-surrogate (${slots} slots, 64 tokens/reply, 3 ms/token growing 0.5% per running sequence):`,
+);
+console.log(
+  `  wall ${wall.toFixed(1)} s = ${Math.round(summary.eventsWritten / wall)} calls/s; server busy ${(b.activeMs / 1000).toFixed(1)} s; most sequences at once ${b.maxRunning}, most queued ${b.maxQueued}`,
+);
 console.log(`  slot-time kept busy while work was available: ${(100 * busy).toFixed(1)}% (goal: at least 95%)`);
 rmSync(dir, { recursive: true, force: true });

@@ -35,7 +35,10 @@ function option(name) {
   return v;
 }
 
-const only = option('--only')?.split(',').map((s) => s.trim()).filter(Boolean);
+const only = option('--only')
+  ?.split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
 const unknown = (only ?? []).filter((n) => !CASES.some((c) => c.name === n));
 if (unknown.length > 0) {
   console.error(`bench/scale: --only: unknown case ${unknown.join(', ')}; fix: use some of ${CASES.map((c) => c.name).join(', ')}`);
@@ -85,7 +88,8 @@ function vmHwm(pid) {
     const kb = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     if (kb) most = Number(kb[1]) * 1024;
     for (const task of readdirSync(`/proc/${pid}/task`)) {
-      for (const child of readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean)) most = Math.max(most, vmHwm(Number(child)));
+      for (const child of readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean))
+        most = Math.max(most, vmHwm(Number(child)));
     }
   } catch {
     // the process has exited between two reads
@@ -134,37 +138,85 @@ async function runCase(c) {
   let result;
   if (timedOut) result = `timeout (${timeoutS} s)`;
   else if (/heap out of memory|ENOMEM|Cannot allocate memory/.test(stderrTail)) result = 'out of memory';
-  else if (killed || signal) result = `killed (signal ${killed?.[1] ?? signal}${(killed?.[1] ?? '') === '9' || signal === 'SIGKILL' ? ', likely the OOM killer' : ''})`;
-  else if (code !== 0) result = `exit ${code}: ${stderrTail.trim().split('\n').filter((l) => !l.startsWith('PANTA_BENCH')).at(-1) ?? ''}`.slice(0, 160);
+  else if (killed || signal)
+    result = `killed (signal ${killed?.[1] ?? signal}${(killed?.[1] ?? '') === '9' || signal === 'SIGKILL' ? ', likely the OOM killer' : ''})`;
+  else if (code !== 0)
+    result = `exit ${code}: ${
+      stderrTail
+        .trim()
+        .split('\n')
+        .filter((l) => !l.startsWith('PANTA_BENCH'))
+        .at(-1) ?? ''
+    }`.slice(0, 160);
   else result = done?.[1] ?? 'ok';
   const events = done ? Number(done[2].replaceAll(',', '')) : undefined;
   const corpusBytes = sizeOf(out);
   let verified;
-  if (verify && code === 0) verified = spawnSync(process.execPath, [cli, 'verify', out], { stdio: 'ignore' }).status === 0 ? 'verified' : 'VERIFY FAILED';
+  if (verify && code === 0)
+    verified = spawnSync(process.execPath, [cli, 'verify', out], { stdio: 'ignore' }).status === 0 ? 'verified' : 'VERIFY FAILED';
   if (!keep) rmSync(out, { recursive: true, force: true });
   return { result: verified ? `${result}, ${verified}` : result, events, wallS, peakRss, corpusBytes };
 }
 
 const mib = (b) => (b / 2 ** 20).toLocaleString('en-US', { maximumFractionDigits: 0 });
 const int = (x) => Math.round(x).toLocaleString('en-US');
-console.log(`panta run, one process per case: surrogate, hashing 384, reference judge, concurrency 256, 10 sweeps; timeout ${timeoutS} s a case`);
-console.log(`peak RSS from ${gnuTime ? "the kernel (/usr/bin/time's maximum resident set size)" : '/proc/<pid>/status VmHWM read every 250 ms'}; this machine: ${(totalmem() / 2 ** 30).toFixed(1)} GiB\n`);
-const header = ['case', 'N', 'events', 'wall s', 'events/s', 'peak RSS MiB', 'B/agent', 'RSS growth (N growth)', 'marginal B/agent', 'corpus MiB', 'result'];
+console.log(
+  `panta run, one process per case: surrogate, hashing 384, reference judge, concurrency 256, 10 sweeps; timeout ${timeoutS} s a case`,
+);
+console.log(
+  `peak RSS from ${gnuTime ? "the kernel (/usr/bin/time's maximum resident set size)" : '/proc/<pid>/status VmHWM read every 250 ms'}; this machine: ${(totalmem() / 2 ** 30).toFixed(1)} GiB\n`,
+);
+const header = [
+  'case',
+  'N',
+  'events',
+  'wall s',
+  'events/s',
+  'peak RSS MiB',
+  'B/agent',
+  'RSS growth (N growth)',
+  'marginal B/agent',
+  'corpus MiB',
+  'result',
+];
 const rows = [];
 const previous = new Map();
 for (const c of cases) {
   const r = await runCase(c);
   const before = previous.get(c.family);
-  const growth = before && r.peakRss && before.peakRss ? `${(r.peakRss / before.peakRss).toFixed(2)}x (${(c.n / before.n).toFixed(0)}x)` : '';
+  const growth =
+    before && r.peakRss && before.peakRss ? `${(r.peakRss / before.peakRss).toFixed(2)}x (${(c.n / before.n).toFixed(0)}x)` : '';
   const marginal = before && r.peakRss && before.peakRss ? int((r.peakRss - before.peakRss) / (c.n - before.n)) : '';
   if (r.peakRss) previous.set(c.family, { n: c.n, peakRss: r.peakRss });
-  const row = [c.label ?? c.name, int(c.n), r.events === undefined ? '-' : int(r.events), r.wallS.toFixed(1), r.events === undefined ? '-' : int(r.events / r.wallS), r.peakRss ? mib(r.peakRss) : '?', r.peakRss ? int(r.peakRss / c.n) : '?', growth, marginal, mib(r.corpusBytes), r.result];
+  const row = [
+    c.label ?? c.name,
+    int(c.n),
+    r.events === undefined ? '-' : int(r.events),
+    r.wallS.toFixed(1),
+    r.events === undefined ? '-' : int(r.events / r.wallS),
+    r.peakRss ? mib(r.peakRss) : '?',
+    r.peakRss ? int(r.peakRss / c.n) : '?',
+    growth,
+    marginal,
+    mib(r.corpusBytes),
+    r.result,
+  ];
   rows.push(row);
-  console.log(`${c.name}: ${row.map((v, i) => `${header[i]} ${v}`).slice(1).join(', ')}`);
+  console.log(
+    `${c.name}: ${row
+      .map((v, i) => `${header[i]} ${v}`)
+      .slice(1)
+      .join(', ')}`,
+  );
 }
 const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
-const line = (cells) => `| ${cells.map((v, i) => (i === 0 || i === cells.length - 1 ? String(v).padEnd(widths[i]) : String(v).padStart(widths[i]))).join(' | ')} |`;
-console.log(`\n${line(header)}\n| ${widths.map((w, i) => (i === 0 || i === widths.length - 1 ? '-'.repeat(w) : `${'-'.repeat(w - 1)}:`)).join(' | ')} |`);
+const line = (cells) =>
+  `| ${cells.map((v, i) => (i === 0 || i === cells.length - 1 ? String(v).padEnd(widths[i]) : String(v).padStart(widths[i]))).join(' | ')} |`;
+console.log(
+  `\n${line(header)}\n| ${widths.map((w, i) => (i === 0 || i === widths.length - 1 ? '-'.repeat(w) : `${'-'.repeat(w - 1)}:`)).join(' | ')} |`,
+);
 for (const r of rows) console.log(line(r));
-console.log('\nB/agent: peak RSS / N (the process\'s fixed part, ~100-200 MB of Node, DuckDB and buffers, dominates small N); marginal B/agent: the RSS added per agent from the previous size of the family; RSS growth: peak RSS over that of the previous size, next to the growth of N.');
+console.log(
+  "\nB/agent: peak RSS / N (the process's fixed part, ~100-200 MB of Node, DuckDB and buffers, dominates small N); marginal B/agent: the RSS added per agent from the previous size of the family; RSS growth: peak RSS over that of the previous size, next to the growth of N.",
+);
 rmSync(dir, { recursive: true, force: true });

@@ -11,9 +11,13 @@ import { fileURLToPath } from 'node:url';
 import { recordProblems } from './dataset-lib.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const files = process.argv.length > 2
-  ? process.argv.slice(2).map((f) => resolve(f))
-  : readdirSync(join(root, 'datasets')).filter((f) => f.endsWith('.jsonl')).sort().map((f) => join(root, 'datasets', f));
+const files =
+  process.argv.length > 2
+    ? process.argv.slice(2).map((f) => resolve(f))
+    : readdirSync(join(root, 'datasets'))
+        .filter((f) => f.endsWith('.jsonl'))
+        .sort()
+        .map((f) => join(root, 'datasets', f));
 
 let bad = 0;
 for (const file of files) {

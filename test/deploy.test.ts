@@ -63,7 +63,8 @@ function checkInvocation(argv: string[], where: string): { role: string; flags: 
     } else positionals.push(a);
   }
   const [min, max] = contract.positionals;
-  if (positionals.length < min || positionals.length > max) throw new Error(`${where}: panta ${role} takes ${min} to ${max} argument(s), got ${JSON.stringify(positionals)}`);
+  if (positionals.length < min || positionals.length > max)
+    throw new Error(`${where}: panta ${role} takes ${min} to ${max} argument(s), got ${JSON.stringify(positionals)}`);
   return { role: role!, flags, positionals };
 }
 
@@ -116,7 +117,8 @@ function interpolate<T>(value: T, env: Record<string, string> = {}): T {
 /** Compose durations (1m30s, 5m, 300s, 2h) in seconds. */
 function seconds(duration: string): number {
   let total = 0;
-  for (const [, n, unit] of duration.matchAll(/(\d+(?:\.\d+)?)(ms|us|ns|h|m|s)/g)) total += Number(n) * { h: 3600, m: 60, s: 1, ms: 1e-3, us: 1e-6, ns: 1e-9 }[unit as 'h'];
+  for (const [, n, unit] of duration.matchAll(/(\d+(?:\.\d+)?)(ms|us|ns|h|m|s)/g))
+    total += Number(n) * { h: 3600, m: 60, s: 1, ms: 1e-3, us: 1e-6, ns: 1e-9 }[unit as 'h'];
   return total;
 }
 
@@ -218,14 +220,21 @@ async function liveRedisConfig(args: string[], password?: string): Promise<Recor
  * seconds), noeviction, and a maxmemory below `limit` bytes (else the OOM killer acts first).
  */
 function expectRedisConfig(config: Record<string, string>, limit: number): void {
-  expect(config).toMatchObject({ appendonly: 'yes', appendfsync: 'always', 'maxmemory-policy': 'noeviction', 'auto-aof-rewrite-percentage': '100', 'auto-aof-rewrite-min-size': String(4 * 1024 ** 3) });
+  expect(config).toMatchObject({
+    appendonly: 'yes',
+    appendfsync: 'always',
+    'maxmemory-policy': 'noeviction',
+    'auto-aof-rewrite-percentage': '100',
+    'auto-aof-rewrite-min-size': String(4 * 1024 ** 3),
+  });
   expect(Number(config.maxmemory)).toBeGreaterThan(0);
   expect(Number(config.maxmemory)).toBeLessThanOrEqual(0.8 * limit);
 }
 
 // ---- docker-compose.yml and docker-compose.workers.yml ----------------------------------------------------------
 const COMPOSE_ENV = { REDIS_PASSWORD: 'p4ssw0rd-from-env', HEAD_HOST: '10.0.0.1' };
-const loadCompose = (file: string, env: Record<string, string> = COMPOSE_ENV) => interpolate(parse(read(file), { merge: true }) as Obj, env);
+const loadCompose = (file: string, env: Record<string, string> = COMPOSE_ENV) =>
+  interpolate(parse(read(file), { merge: true }) as Obj, env);
 const compose = loadCompose('docker-compose.yml');
 const services = compose.services as Record<string, Obj>;
 const workersCompose = loadCompose('docker-compose.workers.yml');
@@ -239,7 +248,9 @@ describe('the AOF rewrite thresholds', () => {
   });
 
   it('deploy/k8s/redis.yaml sets them, also where no kubectl renders the kustomization (checked on a real redis-server)', async () => {
-    const sts = parseAllDocuments(read('deploy/k8s/redis.yaml')).map((d) => d.toJS() as Obj).find((d) => d.kind === 'StatefulSet')!;
+    const sts = parseAllDocuments(read('deploy/k8s/redis.yaml'))
+      .map((d) => d.toJS() as Obj)
+      .find((d) => d.kind === 'StatefulSet')!;
     const args = [...(sts.spec.template.spec.containers[0].args as string[]).slice(1)];
     args.splice(args.indexOf('--dir'), 2);
     args[args.indexOf('$(REDIS_PASSWORD)')] = 'from-the-secret';
@@ -269,23 +280,35 @@ describe('docker-compose.yml and docker-compose.workers.yml', () => {
     const dclint = join(dirname(createRequire(import.meta.url).resolve('dclint/package.json')), 'bin', 'dclint.cjs');
     const order = ['service-keys-order', 'services-alphabetical-order', 'top-level-properties-order'];
     for (const file of COMPOSE_FILES) {
-      const r = spawnSync(process.execPath, [dclint, join(ROOT, file), '--max-warnings', '0', '--color', 'false', '--disable-rule', ...order], { encoding: 'utf8' });
+      const r = spawnSync(
+        process.execPath,
+        [dclint, join(ROOT, file), '--max-warnings', '0', '--color', 'false', '--disable-rule', ...order],
+        { encoding: 'utf8' },
+      );
       expect(`${r.stdout}${r.stderr}`.trim(), file).toBe('');
       expect(r.status, file).toBe(0);
     }
     // dclint sees what it checks: an unbound port is an error
     const bad = join(tempDir('panta-dclint-'), 'compose.yml');
     writeFileSync(bad, "services:\n  x:\n    image: redis:7.4.2\n    ports:\n      - '6379:6379'\n");
-    expect(spawnSync(process.execPath, [dclint, bad, '--color', 'false', '--disable-rule', ...order], { encoding: 'utf8' }).status).not.toBe(0);
+    expect(
+      spawnSync(process.execPath, [dclint, bad, '--color', 'false', '--disable-rule', ...order], { encoding: 'utf8' }).status,
+    ).not.toBe(0);
   });
 
-  it.skipIf(!has('docker', ['compose', 'version']))('docker compose config accepts both files (skipped where the Compose plugin is not installed)', () => {
-    for (const file of COMPOSE_FILES) {
-      const r = spawnSync('docker', ['compose', '-f', join(ROOT, file), 'config', '--quiet'], { encoding: 'utf8', env: { ...process.env, ...COMPOSE_ENV } });
-      expect(r.stderr, file).toBe('');
-      expect(r.status, file).toBe(0);
-    }
-  });
+  it.skipIf(!has('docker', ['compose', 'version']))(
+    'docker compose config accepts both files (skipped where the Compose plugin is not installed)',
+    () => {
+      for (const file of COMPOSE_FILES) {
+        const r = spawnSync('docker', ['compose', '-f', join(ROOT, file), 'config', '--quiet'], {
+          encoding: 'utf8',
+          env: { ...process.env, ...COMPOSE_ENV },
+        });
+        expect(r.stderr, file).toBe('');
+        expect(r.status, file).toBe(0);
+      }
+    },
+  );
 
   it('has the services of the distributed mode; every dependency exists', () => {
     expect(Object.keys(services).sort()).toEqual(['collector', 'dashboard', 'redis', 'scheduler', 'vllm', 'worker']);
@@ -299,7 +322,8 @@ describe('docker-compose.yml and docker-compose.workers.yml', () => {
   });
 
   it('every image is pinned to a version', () => {
-    for (const doc of [compose, workersCompose]) for (const [name, svc] of Object.entries(doc.services as Record<string, Obj>)) expectPinned(svc.image, name);
+    for (const doc of [compose, workersCompose])
+      for (const [name, svc] of Object.entries(doc.services as Record<string, Obj>)) expectPinned(svc.image, name);
   });
 
   it('redis: AOF always, noeviction at a maxmemory below the container limit, a password from REDIS_PASSWORD (checked on a real redis-server)', async () => {
@@ -330,7 +354,9 @@ describe('docker-compose.yml and docker-compose.workers.yml', () => {
     expect(worker.command).not.toContain('--redis');
     // the head publishes Redis on the loopback unless told where the worker hosts reach it
     expect(services.redis!.ports).toEqual([{ target: 6379, published: '6379', host_ip: '127.0.0.1' }]);
-    expect(loadCompose('docker-compose.yml', { ...COMPOSE_ENV, REDIS_PUBLISH: '10.0.0.1' }).services.redis.ports[0].host_ip).toBe('10.0.0.1');
+    expect(loadCompose('docker-compose.yml', { ...COMPOSE_ENV, REDIS_PUBLISH: '10.0.0.1' }).services.redis.ports[0].host_ip).toBe(
+      '10.0.0.1',
+    );
   });
 
   it('every panta service runs a command of the contract, from the panta image', () => {
@@ -346,7 +372,8 @@ describe('docker-compose.yml and docker-compose.workers.yml', () => {
     // the default spec is in the repository (and so at /app/examples in the image)
     expect(existsSync(join(ROOT, checkInvocation(services.scheduler!.command, 'scheduler').positionals[0]))).toBe(true);
     // the workers call the vllm service unless told otherwise
-    for (const doc of [compose, workersCompose]) expect(checkInvocation(doc.services.worker.command, 'worker').flags.get('--base-url')).toBe('http://vllm:8000/v1');
+    for (const doc of [compose, workersCompose])
+      expect(checkInvocation(doc.services.worker.command, 'worker').flags.get('--base-url')).toBe('http://vllm:8000/v1');
   });
 
   it('the example spec can run: its api_key_env is set, its encoder folders are mounted at /models', () => {
@@ -356,7 +383,11 @@ describe('docker-compose.yml and docker-compose.workers.yml', () => {
     for (const svc of [services.scheduler!, services.worker!, services.collector!, workersCompose.services.worker]) {
       expect(svc.environment[keyEnv], keyEnv).toMatch(/\S/);
       const mounts = (svc.volumes as string[]).map((v) => v.split(':')[1]);
-      for (const p of paths) expect(mounts.some((m) => p.startsWith(`${m}/`)), `mounts ${p}`).toBe(true);
+      for (const p of paths)
+        expect(
+          mounts.some((m) => p.startsWith(`${m}/`)),
+          `mounts ${p}`,
+        ).toBe(true);
     }
     expect(services.vllm!.environment[keyEnv]).toBe(services.worker!.environment[keyEnv]);
   });
@@ -373,7 +404,9 @@ describe('docker-compose.yml and docker-compose.workers.yml', () => {
       const [device] = vllm.deploy.resources.reservations.devices;
       expect(device).toMatchObject({ driver: 'nvidia', capabilities: ['gpu'] });
       // every reserved GPU runs an engine: none idle, as with --tensor-parallel-size 1 on `count: all`
-      expect(Number(device.count), `${file} ${JSON.stringify(env)}`).toBe(Number(arg('--data-parallel-size')) * Number(arg('--tensor-parallel-size')));
+      expect(Number(device.count), `${file} ${JSON.stringify(env)}`).toBe(
+        Number(arg('--data-parallel-size')) * Number(arg('--tensor-parallel-size')),
+      );
       expect(vllm.environment.VLLM_BATCH_INVARIANT).toBe('1');
       expect(vllm.environment.HF_HUB_OFFLINE).toBe('0');
       expect(arg('--port')).toBe('8000');
@@ -390,7 +423,9 @@ describe('docker-compose.yml and docker-compose.workers.yml', () => {
     expect(checkInvocation(services.scheduler!.command, 'scheduler').flags.has('--concurrency')).toBe(false);
     const perWorker = Number(checkInvocation(services.worker!.command, 'worker').flags.get('--concurrency'));
     const vllm = services.vllm!;
-    const batch = Number(vllm.command[vllm.command.indexOf('--max-num-seqs') + 1]) * Number(vllm.command[vllm.command.indexOf('--data-parallel-size') + 1]);
+    const batch =
+      Number(vllm.command[vllm.command.indexOf('--max-num-seqs') + 1]) *
+      Number(vllm.command[vllm.command.indexOf('--data-parallel-size') + 1]);
     const workers = Number(/docker compose up --scale worker=(\d+)/.exec(read('docker-compose.yml'))![1]);
     expect(workers * perWorker).toBe(batch);
   });
@@ -423,7 +458,10 @@ describe('docker-compose.yml and docker-compose.workers.yml', () => {
     expect(d.ports).toEqual(['127.0.0.1:8080:8080']);
     expect(d.healthcheck.test.join(' ')).toContain('http://127.0.0.1:8080/healthz');
     for (const [name, svc] of Object.entries(services)) {
-      for (const p of svc.ports ?? []) expect(typeof p === 'string' ? p : `${p.host_ip}:`, `${name} publishes ${JSON.stringify(p)} beyond the loopback`).toMatch(/^127\.0\.0\.1:/);
+      for (const p of svc.ports ?? [])
+        expect(typeof p === 'string' ? p : `${p.host_ip}:`, `${name} publishes ${JSON.stringify(p)} beyond the loopback`).toMatch(
+          /^127\.0\.0\.1:/,
+        );
     }
   });
 });
@@ -467,15 +505,21 @@ describe('deploy/Dockerfile', () => {
     const sources = build.findIndex((i) => i.op === 'COPY' && i.args === '. .');
     expect(ci).toBeGreaterThan(0);
     expect(sources).toBeGreaterThan(ci);
-    const before = build.slice(0, ci).filter((i) => i.op === 'COPY').flatMap((i) => i.args.split(/\s+/).slice(0, -1));
+    const before = build
+      .slice(0, ci)
+      .filter((i) => i.op === 'COPY')
+      .flatMap((i) => i.args.split(/\s+/).slice(0, -1));
     const workspaces = (JSON.parse(read('package.json')) as { workspaces: string[] }).workspaces;
-    for (const file of ['package.json', 'package-lock.json', '.npmrc', ...workspaces.map((w) => `${w}/package.json`)]) expect(before, file).toContain(file);
+    for (const file of ['package.json', 'package-lock.json', '.npmrc', ...workspaces.map((w) => `${w}/package.json`)])
+      expect(before, file).toContain(file);
     expect(before.some((f) => f.includes('src'))).toBe(false);
     // npm ci never downloads the CUDA provider; a GPU build names it and runs the install script by hand
     expect(build[ci].args).toMatch(/ONNXRUNTIME_NODE_INSTALL=skip npm ci --ignore-scripts/);
     expect(build[ci].args).toMatch(/ONNXRUNTIME_NODE_INSTALL="\$\{ONNXRUNTIME_NODE_INSTALL\}" node script\/install\.js/);
     expect(instructions).toContainEqual({ op: 'ARG', args: 'ONNXRUNTIME_NODE_INSTALL=skip' });
-    expect(build.slice(sources).some((i) => i.op === 'RUN' && /npm run build/.test(i.args) && /npm prune --omit=dev/.test(i.args))).toBe(true);
+    expect(build.slice(sources).some((i) => i.op === 'RUN' && /npm run build/.test(i.args) && /npm prune --omit=dev/.test(i.args))).toBe(
+      true,
+    );
     expect((JSON.parse(read('package.json')) as { allowScripts: Record<string, boolean> }).allowScripts['onnxruntime-node']).toBe(false);
   });
 
@@ -491,16 +535,24 @@ describe('deploy/Dockerfile', () => {
     expect(existsSync(join(ROOT, 'packages/cli/bin/panta.js'))).toBe(true);
   });
 
-  it("HEALTHCHECK: healthy while the container reaches its Redis with its own credentials (run against a real redis-server)", async () => {
+  it('HEALTHCHECK: healthy while the container reaches its Redis with its own credentials (run against a real redis-server)', async () => {
     const checks = [final, gpu].map((s) => s.body.find((i) => i.op === 'HEALTHCHECK')!.args);
     expect(checks[0]).toBe(checks[1]);
     const argv = JSON.parse(/CMD (\[.*\])$/.exec(checks[0])![1]) as string[];
     expect(argv[0]).toBe('node');
     const port = await freePort();
-    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--requirepass', 'right-pass'], { stdio: 'ignore' });
+    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--requirepass', 'right-pass'], {
+      stdio: 'ignore',
+    });
     servers.push({ kill: () => child.kill('SIGKILL') });
     await new Promise((r) => setTimeout(r, 300));
-    const probe = (url: string) => spawnSync(process.execPath, argv.slice(1), { cwd: ROOT, env: { ...process.env, PANTA_REDIS_URL: url }, encoding: 'utf8', timeout: 30_000 });
+    const probe = (url: string) =>
+      spawnSync(process.execPath, argv.slice(1), {
+        cwd: ROOT,
+        env: { ...process.env, PANTA_REDIS_URL: url },
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
     let healthy = probe(`redis://:right-pass@127.0.0.1:${port}`);
     for (let i = 0; healthy.status !== 0 && i < 20; i++) {
       await new Promise((r) => setTimeout(r, 200));
@@ -515,13 +567,36 @@ describe('deploy/Dockerfile', () => {
   });
 
   it('.dockerignore leaves out installs, builds, corpora and git, but not what npm ci and tsc -b need', () => {
-    const patterns = read('.dockerignore').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+    const patterns = read('.dockerignore')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith('#'));
     for (const p of ['.git', '**/node_modules', '**/dist', 'runs/', '**/*.tsbuildinfo']) expect(patterns).toContain(p);
-    const needed = ['package.json', 'package-lock.json', '.npmrc', 'tsconfig.json', 'tsconfig.base.json', 'packages/cli/bin/panta.js', 'packages/core/src/index.ts', 'datasets/rheon6.jsonl', 'examples/eraclitus.yaml'];
-    const toRegExp = (p: string) => new RegExp(`^${p.replace(/\/$/, '').replace(/[.+^$()|[\]]/g, '\\$&').replace(/\*\*\//g, '(.*/)?').replace(/\*/g, '[^/]*')}(/|$)`);
+    const needed = [
+      'package.json',
+      'package-lock.json',
+      '.npmrc',
+      'tsconfig.json',
+      'tsconfig.base.json',
+      'packages/cli/bin/panta.js',
+      'packages/core/src/index.ts',
+      'datasets/rheon6.jsonl',
+      'examples/eraclitus.yaml',
+    ];
+    const toRegExp = (p: string) =>
+      new RegExp(
+        `^${p
+          .replace(/\/$/, '')
+          .replace(/[.+^$()|[\]]/g, '\\$&')
+          .replace(/\*\*\//g, '(.*/)?')
+          .replace(/\*/g, '[^/]*')}(/|$)`,
+      );
     for (const file of needed) {
       expect(existsSync(join(ROOT, file)), file).toBe(true);
-      expect(patterns.filter((p) => toRegExp(p).test(file)), file).toEqual([]);
+      expect(
+        patterns.filter((p) => toRegExp(p).test(file)),
+        file,
+      ).toEqual([]);
     }
   });
 });
@@ -571,14 +646,44 @@ describe(KUBECTL ? 'deploy/k8s' : 'deploy/k8s (skipped: kubectl is not installed
   const merge = KUBECTL ? render('deploy/k8s/array/merge') : [];
   const byKind = (docs: Obj[], kind: string, name: string) => docs.find((d) => d.kind === kind && d.metadata.name === name)!;
   const withPods = (docs: Obj[]) => docs.filter((d) => d.spec?.template);
-  const pantaContainers = (docs: Obj[]) => withPods(docs).flatMap((doc) => (podSpec(doc).containers as Obj[]).filter((c) => c.image.startsWith('panta:')).map((c) => ({ doc, c })));
+  const pantaContainers = (docs: Obj[]) =>
+    withPods(docs).flatMap((doc) =>
+      (podSpec(doc).containers as Obj[]).filter((c) => c.image.startsWith('panta:')).map((c) => ({ doc, c })),
+    );
 
   it.runIf(KUBECTL)('renders the objects of each way to run, each valid against the Kubernetes API schema', () => {
     const kinds = (docs: Obj[]) => docs.map((d) => `${d.kind}/${d.metadata.name}`).sort();
     expect(kinds(base)).toEqual(
-      ['ConfigMap/panta-spec', 'Deployment/panta-worker', 'Deployment/vllm', 'Job/panta-collector', 'Job/panta-fetch-models', 'Job/panta-scheduler', 'Namespace/panta', 'PersistentVolumeClaim/panta-corpus', 'PersistentVolumeClaim/panta-hf-cache', 'PersistentVolumeClaim/panta-models', 'Secret/panta-llm', 'Secret/panta-redis', 'Service/redis', 'Service/vllm', 'StatefulSet/redis'].sort(),
+      [
+        'ConfigMap/panta-spec',
+        'Deployment/panta-worker',
+        'Deployment/vllm',
+        'Job/panta-collector',
+        'Job/panta-fetch-models',
+        'Job/panta-scheduler',
+        'Namespace/panta',
+        'PersistentVolumeClaim/panta-corpus',
+        'PersistentVolumeClaim/panta-hf-cache',
+        'PersistentVolumeClaim/panta-models',
+        'Secret/panta-llm',
+        'Secret/panta-redis',
+        'Service/redis',
+        'Service/vllm',
+        'StatefulSet/redis',
+      ].sort(),
     );
-    expect(kinds(array)).toEqual(['ConfigMap/panta-spec-local', 'Job/panta-fetch-models', 'Job/panta-shards', 'Namespace/panta', 'PersistentVolumeClaim/panta-hf-cache', 'PersistentVolumeClaim/panta-models', 'PersistentVolumeClaim/panta-parts', 'Secret/panta-llm'].sort());
+    expect(kinds(array)).toEqual(
+      [
+        'ConfigMap/panta-spec-local',
+        'Job/panta-fetch-models',
+        'Job/panta-shards',
+        'Namespace/panta',
+        'PersistentVolumeClaim/panta-hf-cache',
+        'PersistentVolumeClaim/panta-models',
+        'PersistentVolumeClaim/panta-parts',
+        'Secret/panta-llm',
+      ].sort(),
+    );
     expect(kinds(merge)).toEqual(['Job/panta-merge']);
     for (const doc of [...base, ...array, ...merge]) {
       if (doc.kind !== 'Namespace') expect(doc.metadata.namespace, `${doc.kind}/${doc.metadata.name}`).toBe('panta');
@@ -604,57 +709,75 @@ describe(KUBECTL ? 'deploy/k8s' : 'deploy/k8s (skipped: kubectl is not installed
         if (doc.spec?.selector?.matchLabels) expect(doc.spec.template.metadata.labels).toMatchObject(doc.spec.selector.matchLabels);
         if (doc.kind === 'Service') {
           const pods = withPods(docs).map((d) => d.spec.template.metadata.labels as Obj);
-          expect(pods.some((labels) => Object.entries(doc.spec.selector).every(([k, v]) => labels[k] === v)), `Service ${doc.metadata.name} selects no pod`).toBe(true);
+          expect(
+            pods.some((labels) => Object.entries(doc.spec.selector).every(([k, v]) => labels[k] === v)),
+            `Service ${doc.metadata.name} selects no pod`,
+          ).toBe(true);
         }
         if (!doc.spec?.template) continue;
         const pod = podSpec(doc);
         const claims = docs.filter((d) => d.kind === 'PersistentVolumeClaim').map((d) => d.metadata.name);
         for (const v of pod.volumes ?? []) {
           // the merge Job is applied after deploy/k8s/array, whose claims it reads
-          if (v.persistentVolumeClaim) expect([...claims, ...array.filter((d) => d.kind === 'PersistentVolumeClaim').map((d) => d.metadata.name)], v.name).toContain(v.persistentVolumeClaim.claimName);
+          if (v.persistentVolumeClaim)
+            expect([...claims, ...array.filter((d) => d.kind === 'PersistentVolumeClaim').map((d) => d.metadata.name)], v.name).toContain(
+              v.persistentVolumeClaim.claimName,
+            );
           if (v.configMap) expect(byKind(docs, 'ConfigMap', v.configMap.name), v.name).toBeDefined();
         }
         for (const c of allContainers(pod)) {
-          const volumes = (pod.volumes ?? []).map((v: Obj) => v.name).concat((doc.spec.volumeClaimTemplates ?? []).map((t: Obj) => t.metadata.name));
+          const volumes = (pod.volumes ?? [])
+            .map((v: Obj) => v.name)
+            .concat((doc.spec.volumeClaimTemplates ?? []).map((t: Obj) => t.metadata.name));
           for (const m of c.volumeMounts ?? []) expect(volumes, `${doc.metadata.name}/${c.name}: ${m.name}`).toContain(m.name);
           for (const e of c.env ?? []) {
             const ref = e.valueFrom?.secretKeyRef;
-            if (ref && !ref.optional) expect(byKind(docs, 'Secret', ref.name)?.stringData ?? {}, `${c.name}: ${e.name}`).toHaveProperty(ref.key);
+            if (ref && !ref.optional)
+              expect(byKind(docs, 'Secret', ref.name)?.stringData ?? {}, `${c.name}: ${e.name}`).toHaveProperty(ref.key);
           }
         }
       }
     }
   });
 
-  it.runIf(KUBECTL)('no claim is empty and read-only: every claim a pod reads is written by some pod (the fetch Job fills the model claims)', () => {
-    for (const docs of [base, array]) {
-      for (const pvc of docs.filter((d) => d.kind === 'PersistentVolumeClaim')) {
-        expect(pvc.spec.accessModes, pvc.metadata.name).not.toContain('ReadOnlyMany');
-        const writers = withPods([...docs, ...merge]).filter((doc) => {
-          const pod = podSpec(doc);
-          const vol = (pod.volumes ?? []).find((v: Obj) => v.persistentVolumeClaim?.claimName === pvc.metadata.name && !v.persistentVolumeClaim.readOnly);
-          return vol && allContainers(pod).some((c) => (c.volumeMounts ?? []).some((m: Obj) => m.name === vol.name && !m.readOnly));
-        });
-        expect(writers.length, `${pvc.metadata.name} is written by no pod`).toBeGreaterThan(0);
-        // claims read on many nodes at once must be ReadWriteMany
-        const readers = withPods(docs).filter((doc) => (podSpec(doc).volumes ?? []).some((v: Obj) => v.persistentVolumeClaim?.claimName === pvc.metadata.name));
-        if (readers.length > 1) expect(pvc.spec.accessModes, pvc.metadata.name).toEqual(['ReadWriteMany']);
+  it.runIf(KUBECTL)(
+    'no claim is empty and read-only: every claim a pod reads is written by some pod (the fetch Job fills the model claims)',
+    () => {
+      for (const docs of [base, array]) {
+        for (const pvc of docs.filter((d) => d.kind === 'PersistentVolumeClaim')) {
+          expect(pvc.spec.accessModes, pvc.metadata.name).not.toContain('ReadOnlyMany');
+          const writers = withPods([...docs, ...merge]).filter((doc) => {
+            const pod = podSpec(doc);
+            const vol = (pod.volumes ?? []).find(
+              (v: Obj) => v.persistentVolumeClaim?.claimName === pvc.metadata.name && !v.persistentVolumeClaim.readOnly,
+            );
+            return vol && allContainers(pod).some((c) => (c.volumeMounts ?? []).some((m: Obj) => m.name === vol.name && !m.readOnly));
+          });
+          expect(writers.length, `${pvc.metadata.name} is written by no pod`).toBeGreaterThan(0);
+          // claims read on many nodes at once must be ReadWriteMany
+          const readers = withPods(docs).filter((doc) =>
+            (podSpec(doc).volumes ?? []).some((v: Obj) => v.persistentVolumeClaim?.claimName === pvc.metadata.name),
+          );
+          if (readers.length > 1) expect(pvc.spec.accessModes, pvc.metadata.name).toEqual(['ReadWriteMany']);
+        }
       }
-    }
-    const fetch = byKind(base, 'Job', 'panta-fetch-models');
-    const marker = podSpec(fetch).containers[0];
-    expect(marker.command).toEqual(['touch', '/models/.panta-filled', '/root/.cache/huggingface/.panta-filled']);
-    // it downloads the model vLLM serves and the encoders the spec names, into the folders the spec reads
-    const download = podSpec(fetch).initContainers.find((c: Obj) => c.name === 'download');
-    const vllmArgs = podSpec(byKind(base, 'Deployment', 'vllm')).containers[0].args as string[];
-    expect(envValue(download, 'MODEL').value).toBe(argAfter(vllmArgs, '--model'));
-    const fetched = (envValue(download, 'ENCODERS').value as string).split(/\s+/).map((r) => `/models/${r.split('/').at(-1)}`);
-    expect(EXAMPLE.encoders.map((e) => String((e as { path?: string }).path)).sort()).toEqual(fetched.sort());
-    expect(podSpec(fetch).initContainers.find((c: Obj) => c.name === 'check').args[0]).toContain('models check');
-  });
+      const fetch = byKind(base, 'Job', 'panta-fetch-models');
+      const marker = podSpec(fetch).containers[0];
+      expect(marker.command).toEqual(['touch', '/models/.panta-filled', '/root/.cache/huggingface/.panta-filled']);
+      // it downloads the model vLLM serves and the encoders the spec names, into the folders the spec reads
+      const download = podSpec(fetch).initContainers.find((c: Obj) => c.name === 'download');
+      const vllmArgs = podSpec(byKind(base, 'Deployment', 'vllm')).containers[0].args as string[];
+      expect(envValue(download, 'MODEL').value).toBe(argAfter(vllmArgs, '--model'));
+      const fetched = (envValue(download, 'ENCODERS').value as string).split(/\s+/).map((r) => `/models/${r.split('/').at(-1)}`);
+      expect(EXAMPLE.encoders.map((e) => String((e as { path?: string }).path)).sort()).toEqual(fetched.sort());
+      expect(podSpec(fetch).initContainers.find((c: Obj) => c.name === 'check').args[0]).toContain('models check');
+    },
+  );
 
   it.runIf(KUBECTL)('pods that need the models wait for the fetch Job (bounded, logging what they wait for)', () => {
-    for (const doc of withPods([...base, ...array]).filter((d) => d.metadata.name !== 'panta-fetch-models' && d.metadata.name !== 'redis')) {
+    for (const doc of withPods([...base, ...array]).filter(
+      (d) => d.metadata.name !== 'panta-fetch-models' && d.metadata.name !== 'redis',
+    )) {
       const waits = (podSpec(doc).initContainers ?? []).filter((c: Obj) => /^wait-for-/.test(c.name));
       expect(waits.length, doc.metadata.name).toBeGreaterThan(0);
       for (const w of waits) {
@@ -666,84 +789,105 @@ describe(KUBECTL ? 'deploy/k8s' : 'deploy/k8s (skipped: kubectl is not installed
     }
   });
 
-  it.runIf(KUBECTL)('redis: a StatefulSet with a claim, AOF always, noeviction at a maxmemory below its limit, a password from a Secret (checked on a real redis-server)', async () => {
-    const sts = byKind(base, 'StatefulSet', 'redis');
-    expect(byKind(base, 'Service', 'redis').spec.clusterIP).toBe('None');
-    expect(sts.spec.serviceName).toBe('redis');
-    expect(sts.spec.replicas).toBe(1);
-    const [c] = podSpec(sts).containers as Obj[];
-    expect(c!.image).toMatch(/^redis:7/);
-    expect(c!.volumeMounts).toContainEqual(expect.objectContaining({ mountPath: '/data', name: sts.spec.volumeClaimTemplates[0].metadata.name }));
-    for (const name of ['REDIS_PASSWORD', 'REDISCLI_AUTH']) expect(envValue(c!, name).valueFrom.secretKeyRef).toEqual({ name: 'panta-redis', key: 'password' });
-    for (const probe of ['readinessProbe', 'livenessProbe', 'startupProbe']) expect(c![probe].exec.command).toEqual(['redis-cli', 'ping']);
-    expect(c!.args[0]).toBe('redis-server');
-    const args = (c!.args as string[]).slice(1);
-    expect(argAfter(args, '--requirepass')).toBe('$(REDIS_PASSWORD)');
-    args.splice(args.indexOf('--dir'), 2); // the test gives its own folder
-    args[args.indexOf('$(REDIS_PASSWORD)')] = 'from-the-secret';
-    expectRedisConfig(await liveRedisConfig(args, 'from-the-secret'), bytes(c!.resources.limits.memory));
-  });
+  it.runIf(KUBECTL)(
+    'redis: a StatefulSet with a claim, AOF always, noeviction at a maxmemory below its limit, a password from a Secret (checked on a real redis-server)',
+    async () => {
+      const sts = byKind(base, 'StatefulSet', 'redis');
+      expect(byKind(base, 'Service', 'redis').spec.clusterIP).toBe('None');
+      expect(sts.spec.serviceName).toBe('redis');
+      expect(sts.spec.replicas).toBe(1);
+      const [c] = podSpec(sts).containers as Obj[];
+      expect(c!.image).toMatch(/^redis:7/);
+      expect(c!.volumeMounts).toContainEqual(
+        expect.objectContaining({ mountPath: '/data', name: sts.spec.volumeClaimTemplates[0].metadata.name }),
+      );
+      for (const name of ['REDIS_PASSWORD', 'REDISCLI_AUTH'])
+        expect(envValue(c!, name).valueFrom.secretKeyRef).toEqual({ name: 'panta-redis', key: 'password' });
+      for (const probe of ['readinessProbe', 'livenessProbe', 'startupProbe'])
+        expect(c![probe].exec.command).toEqual(['redis-cli', 'ping']);
+      expect(c!.args[0]).toBe('redis-server');
+      const args = (c!.args as string[]).slice(1);
+      expect(argAfter(args, '--requirepass')).toBe('$(REDIS_PASSWORD)');
+      args.splice(args.indexOf('--dir'), 2); // the test gives its own folder
+      args[args.indexOf('$(REDIS_PASSWORD)')] = 'from-the-secret';
+      expectRedisConfig(await liveRedisConfig(args, 'from-the-secret'), bytes(c!.resources.limits.memory));
+    },
+  );
 
-  it.runIf(KUBECTL)('every panta container gets Redis only from PANTA_REDIS_URL, with the password from the Secret, and runs a command of the contract as the image user', () => {
-    const roles = pantaContainers(base).map(({ doc, c }) => {
-      const names = (c.env as Obj[]).map((e) => e.name);
-      expect(envValue(c, 'REDIS_PASSWORD').valueFrom.secretKeyRef).toEqual({ name: 'panta-redis', key: 'password' });
-      // Kubernetes expands $(VAR) only from variables defined before it
-      expect(names.indexOf('REDIS_PASSWORD')).toBeLessThan(names.indexOf('PANTA_REDIS_URL'));
-      expect(envValue(c, 'PANTA_REDIS_URL').value).toBe('redis://:$(REDIS_PASSWORD)@redis:6379');
-      const call = checkInvocation(expandArgs(c), `${doc.metadata.name}: ${c.name}`);
-      expect(call.flags.has('--redis')).toBe(false);
-      expect(podSpec(doc).securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000 });
-      return call.role;
-    });
-    expect(roles.sort()).toEqual(['collector', 'scheduler', 'worker']);
-  });
+  it.runIf(KUBECTL)(
+    'every panta container gets Redis only from PANTA_REDIS_URL, with the password from the Secret, and runs a command of the contract as the image user',
+    () => {
+      const roles = pantaContainers(base).map(({ doc, c }) => {
+        const names = (c.env as Obj[]).map((e) => e.name);
+        expect(envValue(c, 'REDIS_PASSWORD').valueFrom.secretKeyRef).toEqual({ name: 'panta-redis', key: 'password' });
+        // Kubernetes expands $(VAR) only from variables defined before it
+        expect(names.indexOf('REDIS_PASSWORD')).toBeLessThan(names.indexOf('PANTA_REDIS_URL'));
+        expect(envValue(c, 'PANTA_REDIS_URL').value).toBe('redis://:$(REDIS_PASSWORD)@redis:6379');
+        const call = checkInvocation(expandArgs(c), `${doc.metadata.name}: ${c.name}`);
+        expect(call.flags.has('--redis')).toBe(false);
+        expect(podSpec(doc).securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000 });
+        return call.role;
+      });
+      expect(roles.sort()).toEqual(['collector', 'scheduler', 'worker']);
+    },
+  );
 
-  it.runIf(KUBECTL)("vllm: one GPU per replica, probes on /health, its cache on a claim read offline, batch invariance on and recorded in the spec", () => {
-    const vllm = byKind(base, 'Deployment', 'vllm');
-    const c = podSpec(vllm).containers.find((x: Obj) => x.name === 'vllm');
-    expect(c.resources.requests['nvidia.com/gpu']).toBe('1');
-    expect(c.resources.limits['nvidia.com/gpu']).toBe('1');
-    for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe']) expect(c[probe].httpGet.path).toBe('/health');
-    expect(envValue(c, 'HF_HUB_OFFLINE').value).toBe('1');
-    expect(envValue(c, 'VLLM_BATCH_INVARIANT').value).toBe('1');
-    const cache = c.volumeMounts.find((m: Obj) => m.mountPath === '/root/.cache/huggingface');
-    expect(podSpec(vllm).volumes.find((v: Obj) => v.name === cache.name).persistentVolumeClaim.claimName).toBe('panta-hf-cache');
-    const spec = parse(byKind(base, 'ConfigMap', 'panta-spec').data['sweep.yaml']);
-    expect(spec.backend.batch_invariant).toBe(true);
-    expect(spec.judge.backend.batch_invariant).toBe(true);
-  });
+  it.runIf(KUBECTL)(
+    'vllm: one GPU per replica, probes on /health, its cache on a claim read offline, batch invariance on and recorded in the spec',
+    () => {
+      const vllm = byKind(base, 'Deployment', 'vllm');
+      const c = podSpec(vllm).containers.find((x: Obj) => x.name === 'vllm');
+      expect(c.resources.requests['nvidia.com/gpu']).toBe('1');
+      expect(c.resources.limits['nvidia.com/gpu']).toBe('1');
+      for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe']) expect(c[probe].httpGet.path).toBe('/health');
+      expect(envValue(c, 'HF_HUB_OFFLINE').value).toBe('1');
+      expect(envValue(c, 'VLLM_BATCH_INVARIANT').value).toBe('1');
+      const cache = c.volumeMounts.find((m: Obj) => m.mountPath === '/root/.cache/huggingface');
+      expect(podSpec(vllm).volumes.find((v: Obj) => v.name === cache.name).persistentVolumeClaim.claimName).toBe('panta-hf-cache');
+      const spec = parse(byKind(base, 'ConfigMap', 'panta-spec').data['sweep.yaml']);
+      expect(spec.backend.batch_invariant).toBe(true);
+      expect(spec.judge.backend.batch_invariant).toBe(true);
+    },
+  );
 
-  it.runIf(KUBECTL)("slots match vLLM's batch: worker replicas x their --concurrency = vLLM replicas x --max-num-seqs; the scheduler follows the slots", () => {
-    const worker = byKind(base, 'Deployment', 'panta-worker');
-    const vllm = byKind(base, 'Deployment', 'vllm');
-    const scheduler = podSpec(byKind(base, 'Job', 'panta-scheduler')).containers[0];
-    expect(checkInvocation(expandArgs(scheduler), 'scheduler').flags.has('--concurrency')).toBe(false);
-    const perWorker = Number(checkInvocation(expandArgs(podSpec(worker).containers[0]), 'worker').flags.get('--concurrency'));
-    expect(worker.spec.replicas * perWorker).toBe(vllm.spec.replicas * Number(argAfter(podSpec(vllm).containers[0].args, '--max-num-seqs')));
-    expect(podSpec(worker).terminationGracePeriodSeconds).toBeGreaterThan(EXAMPLE_TIMEOUT_S);
-    expect(podSpec(worker).containers[0].lifecycle?.preStop).toBeUndefined();
-  });
+  it.runIf(KUBECTL)(
+    "slots match vLLM's batch: worker replicas x their --concurrency = vLLM replicas x --max-num-seqs; the scheduler follows the slots",
+    () => {
+      const worker = byKind(base, 'Deployment', 'panta-worker');
+      const vllm = byKind(base, 'Deployment', 'vllm');
+      const scheduler = podSpec(byKind(base, 'Job', 'panta-scheduler')).containers[0];
+      expect(checkInvocation(expandArgs(scheduler), 'scheduler').flags.has('--concurrency')).toBe(false);
+      const perWorker = Number(checkInvocation(expandArgs(podSpec(worker).containers[0]), 'worker').flags.get('--concurrency'));
+      expect(worker.spec.replicas * perWorker).toBe(
+        vllm.spec.replicas * Number(argAfter(podSpec(vllm).containers[0].args, '--max-num-seqs')),
+      );
+      expect(podSpec(worker).terminationGracePeriodSeconds).toBeGreaterThan(EXAMPLE_TIMEOUT_S);
+      expect(podSpec(worker).containers[0].lifecycle?.preStop).toBeUndefined();
+    },
+  );
 
-  it.runIf(KUBECTL)('scheduler and collector: Jobs restarted on failure; the scheduler reads the ConfigMap spec, the collector writes to a claim', () => {
-    const scheduler = byKind(base, 'Job', 'panta-scheduler');
-    const collector = byKind(base, 'Job', 'panta-collector');
-    for (const job of [scheduler, collector]) expect(podSpec(job).restartPolicy).toBe('OnFailure');
-    const sc = podSpec(scheduler).containers[0];
-    const specPath = checkInvocation(expandArgs(sc), 'scheduler').positionals[0];
-    const mount = (sc.volumeMounts as Obj[]).find((m) => specPath.startsWith(`${m.mountPath}/`))!;
-    expect(mount.mountPath).toBe('/app/spec');
-    const cm = byKind(base, 'ConfigMap', podSpec(scheduler).volumes.find((v: Obj) => v.name === mount.name).configMap.name);
-    const text = cm.data[specPath.slice(mount.mountPath.length + 1)];
-    // the ConfigMap holds the example sweep (the same corpus), whose dataset resolves to the image's /app/datasets
-    expect(identity(text, 'sweep.yaml')).toEqual(identity(read('examples/eraclitus.yaml'), 'eraclitus.yaml'));
-    expect(existsSync(join(ROOT, 'datasets', parse(text).dataset.replace('../datasets/', '')))).toBe(true);
-    const cc = podSpec(collector).containers[0];
-    const corpus = (cc.volumeMounts as Obj[]).find((m) => m.mountPath === '/app/runs')!;
-    const claim = podSpec(collector).volumes.find((v: Obj) => v.name === corpus.name).persistentVolumeClaim.claimName;
-    expect(byKind(base, 'PersistentVolumeClaim', claim).spec.accessModes).toEqual(['ReadWriteOnce']);
-    expect(podSpec(collector).securityContext.fsGroup).toBe(1000);
-  });
+  it.runIf(KUBECTL)(
+    'scheduler and collector: Jobs restarted on failure; the scheduler reads the ConfigMap spec, the collector writes to a claim',
+    () => {
+      const scheduler = byKind(base, 'Job', 'panta-scheduler');
+      const collector = byKind(base, 'Job', 'panta-collector');
+      for (const job of [scheduler, collector]) expect(podSpec(job).restartPolicy).toBe('OnFailure');
+      const sc = podSpec(scheduler).containers[0];
+      const specPath = checkInvocation(expandArgs(sc), 'scheduler').positionals[0];
+      const mount = (sc.volumeMounts as Obj[]).find((m) => specPath.startsWith(`${m.mountPath}/`))!;
+      expect(mount.mountPath).toBe('/app/spec');
+      const cm = byKind(base, 'ConfigMap', podSpec(scheduler).volumes.find((v: Obj) => v.name === mount.name).configMap.name);
+      const text = cm.data[specPath.slice(mount.mountPath.length + 1)];
+      // the ConfigMap holds the example sweep (the same corpus), whose dataset resolves to the image's /app/datasets
+      expect(identity(text, 'sweep.yaml')).toEqual(identity(read('examples/eraclitus.yaml'), 'eraclitus.yaml'));
+      expect(existsSync(join(ROOT, 'datasets', parse(text).dataset.replace('../datasets/', '')))).toBe(true);
+      const cc = podSpec(collector).containers[0];
+      const corpus = (cc.volumeMounts as Obj[]).find((m) => m.mountPath === '/app/runs')!;
+      const claim = podSpec(collector).volumes.find((v: Obj) => v.name === corpus.name).persistentVolumeClaim.claimName;
+      expect(byKind(base, 'PersistentVolumeClaim', claim).spec.accessModes).toEqual(['ReadWriteOnce']);
+      expect(podSpec(collector).securityContext.fsGroup).toBe(1000);
+    },
+  );
 
   it.runIf(KUBECTL)('array: an Indexed Job of panta run --shard I/N (1-based) next to a vLLM sidecar that must be healthy first', () => {
     const job = byKind(array, 'Job', 'panta-shards');
@@ -792,7 +936,11 @@ const SCRIPTS = ['node.sh', 'panta-array.sbatch', 'panta-merge.sbatch', 'panta.s
 
 describe('deploy/slurm', () => {
   it('every script passes bash -n and shellcheck', () => {
-    expect(readdirSync(join(ROOT, SLURM)).filter((f) => !f.endsWith('.yaml')).sort()).toEqual(SCRIPTS);
+    expect(
+      readdirSync(join(ROOT, SLURM))
+        .filter((f) => !f.endsWith('.yaml'))
+        .sort(),
+    ).toEqual(SCRIPTS);
     for (const s of SCRIPTS) {
       const r = spawnSync('bash', ['-n', join(ROOT, SLURM, s)], { encoding: 'utf8' });
       expect(r.stderr, s).toBe('');
@@ -800,18 +948,25 @@ describe('deploy/slurm', () => {
     }
   });
 
-  it.skipIf(!has('shellcheck', ['--version']))('shellcheck finds nothing in the shell scripts (skipped where shellcheck is not installed: apt-get install shellcheck)', () => {
-    const r = spawnSync('shellcheck', ['--shell=bash', ...SCRIPTS.map((s) => join(ROOT, SLURM, s))], { encoding: 'utf8' });
-    expect(r.stdout, r.stdout).toBe('');
-    expect(r.status).toBe(0);
-  });
+  it.skipIf(!has('shellcheck', ['--version']))(
+    'shellcheck finds nothing in the shell scripts (skipped where shellcheck is not installed: apt-get install shellcheck)',
+    () => {
+      const r = spawnSync('shellcheck', ['--shell=bash', ...SCRIPTS.map((s) => join(ROOT, SLURM, s))], { encoding: 'utf8' });
+      expect(r.stdout, r.stdout).toBe('');
+      expect(r.status).toBe(0);
+    },
+  );
 
   it('every panta command line is of the contract, through the repository entry point', () => {
     const roles: string[] = [];
     for (const s of SCRIPTS) {
       const text = read(`${SLURM}/${s}`);
       for (const [, line] of text.matchAll(/"\$\{PANTA\[@\]\}" ([^>&\n]*)/g)) {
-        const argv = line!.replace(/\\$/, '').trim().split(/\s+/).map((a) => a.replace(/^"|"$/g, ''));
+        const argv = line!
+          .replace(/\\$/, '')
+          .trim()
+          .split(/\s+/)
+          .map((a) => a.replace(/^"|"$/g, ''));
         roles.push(checkInvocation(argv, `${SLURM}/${s}: ${line}`).role);
       }
       if (roles.length) expect(text, s).toContain('/packages/cli/bin/panta.js"');
@@ -839,7 +994,9 @@ describe('deploy/slurm', () => {
     expect(conf).toContain('dir $REDIS_DIR');
     expect(text).toMatch(/REDIS_DIR="\$\{REDIS_DIR:-\$\{TMPDIR:-\/tmp\}\//);
     expect(conf).toContain('requirepass $redis_password');
-    const settings = conf.filter((l) => /^(appendonly|appendfsync|auto-aof-rewrite-percentage|auto-aof-rewrite-min-size|maxmemory|maxmemory-policy) /.test(l)).map((l) => l.replace('$REDIS_MAXMEMORY', /REDIS_MAXMEMORY:-(\w+)/.exec(text)![1]));
+    const settings = conf
+      .filter((l) => /^(appendonly|appendfsync|auto-aof-rewrite-percentage|auto-aof-rewrite-min-size|maxmemory|maxmemory-policy) /.test(l))
+      .map((l) => l.replace('$REDIS_MAXMEMORY', /REDIS_MAXMEMORY:-(\w+)/.exec(text)![1]));
     const dir = tempDir('panta-redis-conf-');
     writeFileSync(join(dir, 'redis.conf'), `${settings.join('\n')}\nrequirepass job-pass\n`);
     expectRedisConfig(await liveRedisConfig([join(dir, 'redis.conf')], 'job-pass'), 64 * 1024 ** 3); // GPU nodes hold far more
@@ -877,7 +1034,8 @@ exec "$NODE" "${ROOT}/packages/cli/bin/panta.js" serve-surrogate --host 0.0.0.0 
 }
 
 function tinySpec(dir: string): string {
-  const backend = '{kind: openai, base_url: "http://127.0.0.1:8000/v1", model: surrogate-potts-v1, api_key_env: VLLM_API_KEY, timeout_ms: 5000}';
+  const backend =
+    '{kind: openai, base_url: "http://127.0.0.1:8000/v1", model: surrogate-potts-v1, api_key_env: VLLM_API_KEY, timeout_ms: 5000}';
   const file = join(dir, 'tiny.yaml');
   writeFileSync(
     file,
@@ -909,83 +1067,109 @@ const baseEnv = (bin: string): Record<string, string> => ({
 });
 
 describe.skipIf(!has('redis-server', ['--version']))('deploy/slurm run on this machine', () => {
-  it(
-    'panta.sbatch: the sweep completes on a judge server of its own, a GPU batch in flight per worker, the password is in no log, and Redis is saved for the next job, which resumes from it',
-    { timeout: 600_000 },
-    async () => {
-      const { bin, calls } = slurmStubs();
-      const dir = dirname(bin);
-      const spec = tinySpec(dir);
-      // a job id whose ports (Redis, judge, one agents' server) are free here
-      let jobId = 0;
-      while (!(await portsFree(20000 + (jobId % 2000) * 16, 3))) jobId = 1 + Math.floor(Math.random() * 1_000_000);
-      const env = (id: number) => ({
-        ...baseEnv(bin),
-        SLURM_JOB_ID: String(id),
-        SLURM_JOB_NODELIST: 'stub',
-        SLURM_JOB_NUM_NODES: '1',
-        SLURM_CPUS_PER_TASK: '2',
-        CUDA_VISIBLE_DEVICES: '0,1',
-        JUDGE_GPUS: '1',
-        LLM_MAX_NUM_SEQS: '8',
-        SPEC: spec,
-        LOG_DIR: join(dir, `logs-${id}`),
-        TMPDIR: join(dir, 'node-local'),
-        REDIS_SAVE_DIR: join(dir, 'redis-save'),
-        PANTA_REDIS_URL: '',
-      });
-      mkdirSync(join(dir, 'node-local'));
-      const first = await runScript('panta.sbatch', env(jobId));
-      expect(first.stderr).toContain('sweep complete');
-      expect(first.code, first.stderr).toBe(0);
-      expect(panta(['verify', join(dir, 'corpus')]).code).toBe(0);
-      // srun gave node.sh the job's CPUs; vLLM ran batch-invariant, without VLLM_PORT, the judge alone on GPU 0
-      expect(readFileSync(join(calls, 'srun'), 'utf8')).toContain('--cpus-per-task=2');
-      const base = 20000 + (jobId % 2000) * 16;
-      const servers = readFileSync(join(calls, 'vllm'), 'utf8').trim().split('\n');
-      expect(servers.map((l) => /cuda=(\S*) .*--port (\d+)/.exec(l)!.slice(1)).sort()).toEqual([['0', String(base + 1)], ['1', String(base + 2)]].sort());
-      for (const l of servers) expect(l).toMatch(/batch_invariant=1 vllm_port=unset /);
-      // one worker per agents' server holding the server's batch, and the scheduler follows its slots
-      const logs = join(dir, `logs-${jobId}`);
-      expect(readFileSync(join(logs, 'scheduler.log'), 'utf8')).toMatch(/"concurrency":8,"workers":1,"slots":8/);
-      expect(readFileSync(join(logs, `worker-${spawnSync('hostname', ['-s'], { encoding: 'utf8' }).stdout.trim()}-${base + 2}.log`), 'utf8').length).toBeGreaterThan(0);
-      // the password: in the two mode-600 files only, never in a log or on the job's output
-      const password = /redis:\/\/:([0-9a-f]+)@/.exec(readFileSync(join(logs, 'redis.url'), 'utf8'))![1];
-      expect(statSync(join(logs, 'redis.url')).mode & 0o077).toBe(0);
-      for (const f of readdirSync(logs).filter((f) => !['redis.url', 'redis.conf'].includes(f))) expect(readFileSync(join(logs, f), 'utf8'), f).not.toContain(password);
-      expect(first.stderr).not.toContain(password);
-      // Redis ran on node-local disk, and its AOF was saved at the orderly stop
-      expect(readdirSync(join(dir, 'node-local'))).toEqual([]);
-      expect(existsSync(join(dir, 'redis-save', 'complete'))).toBe(true);
-      expect(readdirSync(join(dir, 'redis-save', 'appendonlydir')).length).toBeGreaterThan(0);
+  it('panta.sbatch: the sweep completes on a judge server of its own, a GPU batch in flight per worker, the password is in no log, and Redis is saved for the next job, which resumes from it', {
+    timeout: 600_000,
+  }, async () => {
+    const { bin, calls } = slurmStubs();
+    const dir = dirname(bin);
+    const spec = tinySpec(dir);
+    // a job id whose ports (Redis, judge, one agents' server) are free here
+    let jobId = 0;
+    while (!(await portsFree(20000 + (jobId % 2000) * 16, 3))) jobId = 1 + Math.floor(Math.random() * 1_000_000);
+    const env = (id: number) => ({
+      ...baseEnv(bin),
+      SLURM_JOB_ID: String(id),
+      SLURM_JOB_NODELIST: 'stub',
+      SLURM_JOB_NUM_NODES: '1',
+      SLURM_CPUS_PER_TASK: '2',
+      CUDA_VISIBLE_DEVICES: '0,1',
+      JUDGE_GPUS: '1',
+      LLM_MAX_NUM_SEQS: '8',
+      SPEC: spec,
+      LOG_DIR: join(dir, `logs-${id}`),
+      TMPDIR: join(dir, 'node-local'),
+      REDIS_SAVE_DIR: join(dir, 'redis-save'),
+      PANTA_REDIS_URL: '',
+    });
+    mkdirSync(join(dir, 'node-local'));
+    const first = await runScript('panta.sbatch', env(jobId));
+    expect(first.stderr).toContain('sweep complete');
+    expect(first.code, first.stderr).toBe(0);
+    expect(panta(['verify', join(dir, 'corpus')]).code).toBe(0);
+    // srun gave node.sh the job's CPUs; vLLM ran batch-invariant, without VLLM_PORT, the judge alone on GPU 0
+    expect(readFileSync(join(calls, 'srun'), 'utf8')).toContain('--cpus-per-task=2');
+    const base = 20000 + (jobId % 2000) * 16;
+    const servers = readFileSync(join(calls, 'vllm'), 'utf8').trim().split('\n');
+    expect(servers.map((l) => /cuda=(\S*) .*--port (\d+)/.exec(l)!.slice(1)).sort()).toEqual(
+      [
+        ['0', String(base + 1)],
+        ['1', String(base + 2)],
+      ].sort(),
+    );
+    for (const l of servers) expect(l).toMatch(/batch_invariant=1 vllm_port=unset /);
+    // one worker per agents' server holding the server's batch, and the scheduler follows its slots
+    const logs = join(dir, `logs-${jobId}`);
+    expect(readFileSync(join(logs, 'scheduler.log'), 'utf8')).toMatch(/"concurrency":8,"workers":1,"slots":8/);
+    expect(
+      readFileSync(join(logs, `worker-${spawnSync('hostname', ['-s'], { encoding: 'utf8' }).stdout.trim()}-${base + 2}.log`), 'utf8')
+        .length,
+    ).toBeGreaterThan(0);
+    // the password: in the two mode-600 files only, never in a log or on the job's output
+    const password = /redis:\/\/:([0-9a-f]+)@/.exec(readFileSync(join(logs, 'redis.url'), 'utf8'))![1];
+    expect(statSync(join(logs, 'redis.url')).mode & 0o077).toBe(0);
+    for (const f of readdirSync(logs).filter((f) => !['redis.url', 'redis.conf'].includes(f)))
+      expect(readFileSync(join(logs, f), 'utf8'), f).not.toContain(password);
+    expect(first.stderr).not.toContain(password);
+    // Redis ran on node-local disk, and its AOF was saved at the orderly stop
+    expect(readdirSync(join(dir, 'node-local'))).toEqual([]);
+    expect(existsSync(join(dir, 'redis-save', 'complete'))).toBe(true);
+    expect(readdirSync(join(dir, 'redis-save', 'appendonlydir')).length).toBeGreaterThan(0);
 
-      // the next job starts Redis from that copy and finds the sweep complete
-      let next = jobId + 1;
-      while (!(await portsFree(20000 + (next % 2000) * 16, 3))) next++;
-      const second = await runScript('panta.sbatch', env(next));
-      expect(second.stderr).toContain('Redis starts from the state the last job saved');
-      expect(second.code, second.stderr).toBe(0);
-      expect(panta(['verify', join(dir, 'corpus')]).code).toBe(0);
-    },
-  );
+    // the next job starts Redis from that copy and finds the sweep complete
+    let next = jobId + 1;
+    while (!(await portsFree(20000 + (next % 2000) * 16, 3))) next++;
+    const second = await runScript('panta.sbatch', env(next));
+    expect(second.stderr).toContain('Redis starts from the state the last job saved');
+    expect(second.code, second.stderr).toBe(0);
+    expect(panta(['verify', join(dir, 'corpus')]).code).toBe(0);
+  });
 
-  it('panta-array.sbatch then panta-merge.sbatch: two shards on vLLM servers at free ports, merged into a corpus that verifies', { timeout: 600_000 }, async () => {
+  it('panta-array.sbatch then panta-merge.sbatch: two shards on vLLM servers at free ports, merged into a corpus that verifies', {
+    timeout: 600_000,
+  }, async () => {
     const { bin, calls } = slurmStubs();
     const dir = dirname(bin);
     const spec = tinySpec(dir);
     const parts = join(dir, 'parts');
     for (const index of [1, 2]) {
-      const r = await runScript('panta-array.sbatch', { ...baseEnv(bin), SPEC: spec, SHARDS: '2', PARTS_DIR: parts, SLURM_ARRAY_JOB_ID: '77', SLURM_ARRAY_TASK_ID: String(index), LLM_MAX_NUM_SEQS: '8' });
+      const r = await runScript('panta-array.sbatch', {
+        ...baseEnv(bin),
+        SPEC: spec,
+        SHARDS: '2',
+        PARTS_DIR: parts,
+        SLURM_ARRAY_JOB_ID: '77',
+        SLURM_ARRAY_TASK_ID: String(index),
+        LLM_MAX_NUM_SEQS: '8',
+      });
       expect(r.stderr).toContain(`part ${index} of 2 complete`);
       expect(r.code, r.stderr).toBe(0);
     }
     // each task's spec copy pointed at its own server and is gone
     expect(readdirSync(dir).filter((f) => f.startsWith('.tiny.task-'))).toEqual([]);
-    const ports = readFileSync(join(calls, 'vllm'), 'utf8').trim().split('\n').map((l) => /--port (\d+)/.exec(l)![1]);
+    const ports = readFileSync(join(calls, 'vllm'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => /--port (\d+)/.exec(l)![1]);
     expect(ports).toHaveLength(2);
     expect(ports.every((p) => p !== '8000')).toBe(true);
     // an index beyond SHARDS is refused in one line, exit 2
-    const bad = await runScript('panta-array.sbatch', { ...baseEnv(bin), SPEC: spec, SHARDS: '2', PARTS_DIR: parts, SLURM_ARRAY_TASK_ID: '3' });
+    const bad = await runScript('panta-array.sbatch', {
+      ...baseEnv(bin),
+      SPEC: spec,
+      SHARDS: '2',
+      PARTS_DIR: parts,
+      SLURM_ARRAY_TASK_ID: '3',
+    });
     expect(bad.code).toBe(2);
     expect(bad.stderr.trim().split('\n')).toHaveLength(1);
     const out = join(dir, 'merged');

@@ -16,7 +16,10 @@ describe('examples double as smoke tests', () => {
     expect(spec.trials).toBe(2);
     expect(spec.backend.kind).toBe('surrogate');
     const dir = tempDir();
-    const text = read('examples/quickstart.yaml').replace('../datasets/', `${ROOT}/datasets/`).replace(/^sweeps: 10$/m, 'sweeps: 2').replace('sizes: [64, 729]', 'sizes: [64]');
+    const text = read('examples/quickstart.yaml')
+      .replace('../datasets/', `${ROOT}/datasets/`)
+      .replace(/^sweeps: 10$/m, 'sweeps: 2')
+      .replace('sizes: [64, 729]', 'sizes: [64]');
     const file = writeSpec(dir, text);
     const out = join(dir, 'quickstart');
     const r = panta(['run', file, '--out', out]);
@@ -93,7 +96,9 @@ describe('examples double as smoke tests', () => {
     expect(roles.filter((x) => x.role !== 'agent').map((x) => [x.protocol, x.role])).toEqual([['ssvp', 'merge']]);
     const report = join(dir, 'report');
     expect(panta(['report', out, '--out', report]).code).toBe(0);
-    const [header, ...lines] = readFileSync(join(report, 'tables', 'lost-in-propagation-accuracy.csv'), 'utf8').trim().split('\n');
+    const [header, ...lines] = readFileSync(join(report, 'tables', 'lost-in-propagation-accuracy.csv'), 'utf8')
+      .trim()
+      .split('\n');
     expect(header).toMatch(/^prompt,protocol,T,N,runs,budget B \(tokens\),/);
     // one row per prompt, protocol and chain length, each over both trials
     expect(lines.map((l) => l.split(',').slice(0, 5).join(',')).sort()).toEqual(

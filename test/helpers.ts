@@ -22,7 +22,11 @@ import { spawnSync } from 'node:child_process';
 
 /** Runs the built `panta` binary (npm test builds it first) and returns exit code and output. */
 export function panta(args: string[], cwd = ROOT): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [join(ROOT, 'packages', 'cli', 'bin', 'panta.js'), ...args], { cwd, encoding: 'utf8', timeout: 300_000 });
+  const r = spawnSync(process.execPath, [join(ROOT, 'packages', 'cli', 'bin', 'panta.js'), ...args], {
+    cwd,
+    encoding: 'utf8',
+    timeout: 300_000,
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -51,7 +55,10 @@ export interface PantaProcess {
 }
 
 export function pantaProcess(args: string[], env: Record<string, string> = {}, cwd = ROOT): PantaProcess {
-  const child = spawn(process.execPath, [join(ROOT, 'packages', 'cli', 'bin', 'panta.js'), ...args], { cwd, env: { ...process.env, ...env } });
+  const child = spawn(process.execPath, [join(ROOT, 'packages', 'cli', 'bin', 'panta.js'), ...args], {
+    cwd,
+    env: { ...process.env, ...env },
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -43,7 +43,23 @@ export class RedisServer {
   }
 
   private async spawn(): Promise<void> {
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--appendonly', 'yes', '--appendfsync', 'always', ...AOF_REWRITE, '--save', '', '--maxmemory-policy', 'noeviction'];
+    const args = [
+      '--port',
+      String(this.port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      this.dir,
+      '--appendonly',
+      'yes',
+      '--appendfsync',
+      'always',
+      ...AOF_REWRITE,
+      '--save',
+      '',
+      '--maxmemory-policy',
+      'noeviction',
+    ];
     this.child = spawn('redis-server', args, { stdio: 'ignore' });
     const probe = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
     probe.on('error', () => undefined);

@@ -50,7 +50,9 @@ export async function expectSoundCorpus(out: string): Promise<{ order: OrderRow[
   expect(report.problems).toEqual([]);
   expect(report.ok).toBe(true);
   expect(existsSync(join(out, 'order_params.parquet'))).toBe(true);
-  const answers = (await queryRows(`SELECT prompt_id, response, reply_status, tag FROM read_parquet('${out}/events/*.parquet') WHERE role = 'agent' ORDER BY run_id, event`)) as unknown as AgentRow[];
+  const answers = (await queryRows(
+    `SELECT prompt_id, response, reply_status, tag FROM read_parquet('${out}/events/*.parquet') WHERE role = 'agent' ORDER BY run_id, event`,
+  )) as unknown as AgentRow[];
   expect(answers).toHaveLength(48);
   const order = (await queryRows(
     `SELECT o.*, r.prompt_id FROM read_parquet('${out}/order_params.parquet') o JOIN read_parquet('${out}/runs.parquet') r USING (run_id) ORDER BY o.run_id, o.sweep, o.encoder`,

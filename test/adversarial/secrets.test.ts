@@ -36,7 +36,8 @@ afterAll(async () => {
 });
 
 function spec(name: string, agentsUrl: string, judgeUrl?: string): string {
-  const backend = (url: string, keyVar: string) => `{kind: openai, base_url: "${url}", model: adversarial-1, api_key_env: ${keyVar}, max_retries: 1, max_context_tokens: 32768}`;
+  const backend = (url: string, keyVar: string) =>
+    `{kind: openai, base_url: "${url}", model: adversarial-1, api_key_env: ${keyVar}, max_retries: 1, max_context_tokens: 32768}`;
   return writeSpec(
     dir,
     `name: ${name}
@@ -61,7 +62,10 @@ function files(root: string): string[] {
   });
 }
 
-const asText = (value: unknown) => JSON.stringify(value, (_, v: unknown) => (typeof v === 'bigint' ? String(v) : v instanceof Uint8Array ? Buffer.from(v).toString('latin1') : v));
+const asText = (value: unknown) =>
+  JSON.stringify(value, (_, v: unknown) =>
+    typeof v === 'bigint' ? String(v) : v instanceof Uint8Array ? Buffer.from(v).toString('latin1') : v,
+  );
 
 /**
  * Where a key appears: every file's raw bytes, and every Parquet file read back by DuckDB (a byte search can
@@ -118,7 +122,11 @@ async function runEmbedded(specFile: string, out: string): Promise<{ code: numbe
 describe('no API key reaches the corpus, the journals, Redis or the console', () => {
   it('the scan finds a key in a file and in a Parquet file read back', async () => {
     const planted = join(dir, 'planted');
-    await writeParquetTable(join(planted, 'x.parquet'), [{ name: 'error', type: 'VARCHAR' }], [{ error: 'a first row' }, { error: `HTTP 401: ${AGENT_KEY}` }, { error: 'z last row' }]);
+    await writeParquetTable(
+      join(planted, 'x.parquet'),
+      [{ name: 'error', type: 'VARCHAR' }],
+      [{ error: 'a first row' }, { error: `HTTP 401: ${AGENT_KEY}` }, { error: 'z last row' }],
+    );
     const file = join(planted, 'x.parquet');
     expect(await leaks(planted)).toEqual([`${file}: ${AGENT_KEY}`, `${file} (read back): ${AGENT_KEY}`]);
   });
@@ -127,13 +135,20 @@ describe('no API key reaches the corpus, the journals, Redis or the console', ()
     const file = join(dir, 'old-log.jsonl');
     const err = 'HTTP 500: upstream https://panta:pw-123456@h/v1?api_key=k-123456 failed (Authorization: Bearer sk-abcdefghijklmnopqrstuv)';
     writeFileSync(file, `${JSON.stringify({ level: 50, time: Date.UTC(2026, 0, 1, 12, 34, 56), run: 'r1', err, msg: 'run failed' })}\n`);
-    expect(tailLog(file, 5)).toEqual(['12:34:56 error run failed r1 (HTTP 500: upstream https://[redacted]@h/v1?api_key=[redacted] failed (Authorization: Bearer [redacted]))']);
+    expect(tailLog(file, 5)).toEqual([
+      '12:34:56 error run failed r1 (HTTP 500: upstream https://[redacted]@h/v1?api_key=[redacted] failed (Authorization: Bearer [redacted]))',
+    ]);
   });
 
   it("manifest.json: a base_url's credentials are redacted, the dataset's prompts kept as given", () => {
     const out = join(dir, 'manifest');
     const prompt = { id: 'q1', question: 'What is in a fortune cookie: a slip of paper or a coin?', accepted: ['a slip of paper'] };
-    const manifest = { format: 'panta-corpus/1', name: 'm', spec: { backend: { kind: 'openai', base_url: 'https://user:pw-98765432@h/v1' } }, prompts: [prompt] };
+    const manifest = {
+      format: 'panta-corpus/1',
+      name: 'm',
+      spec: { backend: { kind: 'openai', base_url: 'https://user:pw-98765432@h/v1' } },
+      prompts: [prompt],
+    };
     mkdirSync(out);
     writeManifest(out, manifest as unknown as Manifest);
     const back = readManifest(out)!;
@@ -170,7 +185,7 @@ describe('no API key reaches the corpus, the journals, Redis or the console', ()
     expect([...(await leaks(out)), ...inText('console', r.console)]).toEqual([]);
   });
 
-  it('distributed: worker, scheduler and collector against Redis; the failure record in Redis, the roles\' logs and the corpus hold no key', async () => {
+  it("distributed: worker, scheduler and collector against Redis; the failure record in Redis, the roles' logs and the corpus hold no key", async () => {
     const out = join(dir, 'distributed');
     const specFile = spec('distributed', await server('echo-key'));
     const env = { ...ENV, PANTA_REDIS_URL: redisServer.url };

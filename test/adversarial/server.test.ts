@@ -17,11 +17,26 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function ask(mode: Parameters<typeof startAdversarialServer>[0]['mode'], user = 'Question: How old was Queen Elizabeth II when she died?', seed = 7): Promise<string> {
+async function ask(
+  mode: Parameters<typeof startAdversarialServer>[0]['mode'],
+  user = 'Question: How old was Queen Elizabeth II when she died?',
+  seed = 7,
+): Promise<string> {
   server ??= await startAdversarialServer({ mode, apiKey: KEY });
   const client = new OpenAI({ apiKey: KEY, baseURL: server.url, maxRetries: 0 });
   // vLLM extras ride along, as Panta sends them.
-  const body = { model: 'm', messages: [{ role: 'system', content: 'Answer briefly.' }, { role: 'user', content: user }], seed, temperature: 1, top_k: -1, min_tokens: 8, ignore_eos: true };
+  const body = {
+    model: 'm',
+    messages: [
+      { role: 'system', content: 'Answer briefly.' },
+      { role: 'user', content: user },
+    ],
+    seed,
+    temperature: 1,
+    top_k: -1,
+    min_tokens: 8,
+    ignore_eos: true,
+  };
   const reply = await client.chat.completions.create(body as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming);
   return reply.choices[0].message.content!;
 }
@@ -72,16 +87,33 @@ describe('adversarial server', () => {
     const kinds = new Set<string>();
     for (let seed = 0; seed < 40; seed++) {
       const t = await ask('mixed', undefined, seed);
-      kinds.add(t === IDENTICAL_ANSWER ? 'identical' : t.trim() === '' ? 'empty' : t.length === HUGE_LENGTH ? 'huge' : t.includes('\ufffd') ? 'non-utf8' : 'other');
+      kinds.add(
+        t === IDENTICAL_ANSWER
+          ? 'identical'
+          : t.trim() === ''
+            ? 'empty'
+            : t.length === HUGE_LENGTH
+              ? 'huge'
+              : t.includes('\ufffd')
+                ? 'non-utf8'
+                : 'other',
+      );
     }
     expect(kinds.size).toBeGreaterThanOrEqual(4);
   });
 
   it('echo-key puts the key verbatim in a 401 body, echo-key-500 in a 500 body and a URL', async () => {
-    for (const [mode, status] of [['echo-key', 401], ['echo-key-500', 500]] as const) {
+    for (const [mode, status] of [
+      ['echo-key', 401],
+      ['echo-key-500', 500],
+    ] as const) {
       server = await startAdversarialServer({ mode });
       for (const path of ['/chat/completions', '/models']) {
-        const res = await fetch(`${server.url}${path}`, { method: path === '/models' ? 'GET' : 'POST', headers: { authorization: `Bearer ${KEY}` }, body: path === '/models' ? undefined : '{}' });
+        const res = await fetch(`${server.url}${path}`, {
+          method: path === '/models' ? 'GET' : 'POST',
+          headers: { authorization: `Bearer ${KEY}` },
+          body: path === '/models' ? undefined : '{}',
+        });
         expect(res.status).toBe(status);
         const text = await res.text();
         expect(text).toContain(KEY);

@@ -98,7 +98,10 @@ function handle(opts: AdversarialOptions, model: string, req: IncomingMessage, b
     return sendJson(res, 401, { error: { message: 'Invalid API key.', type: 'invalid_request_error', code: 'invalid_api_key' } });
   }
   if (req.method === 'GET' && path === '/v1/models') {
-    return sendJson(res, 200, { object: 'list', data: [{ id: model, object: 'model', created: 0, owned_by: 'vllm', max_model_len: 32768 }] });
+    return sendJson(res, 200, {
+      object: 'list',
+      data: [{ id: model, object: 'model', created: 0, owned_by: 'vllm', max_model_len: 32768 }],
+    });
   }
   if (req.method !== 'POST' || path !== '/v1/chat/completions') {
     return sendJson(res, 404, { error: { message: `no route ${req.method} ${path}`, type: 'not_found' } });
@@ -109,8 +112,10 @@ function handle(opts: AdversarialOptions, model: string, req: IncomingMessage, b
   } catch {
     return sendJson(res, 400, { error: { message: 'body is not JSON', type: 'invalid_request_error' } });
   }
-  if (!Array.isArray(request.messages)) return sendJson(res, 400, { error: { message: 'messages is required', type: 'invalid_request_error' } });
-  if (request.stream === true) return sendJson(res, 400, { error: { message: 'streaming is not served here', type: 'invalid_request_error' } });
+  if (!Array.isArray(request.messages))
+    return sendJson(res, 400, { error: { message: 'messages is required', type: 'invalid_request_error' } });
+  if (request.stream === true)
+    return sendJson(res, 400, { error: { message: 'streaming is not served here', type: 'invalid_request_error' } });
   const hash = createHash('sha256').update(body).digest();
   const mode = opts.mode === 'mixed' ? ANSWERING[hash.readUInt32BE(28) % ANSWERING.length] : opts.mode;
   const answer = answerFor(mode, hash, isJudgeCall(request));
@@ -126,7 +131,8 @@ function handle(opts: AdversarialOptions, model: string, req: IncomingMessage, b
   completion.usage.total_tokens = completion.usage.prompt_tokens + completion.usage.completion_tokens;
   // The content goes in as bytes: for non-utf8 they are not UTF-8, which JSON.stringify cannot express.
   const [before, after] = JSON.stringify(completion).split(JSON.stringify(PLACEHOLDER)) as [string, string];
-  const content = typeof answer === 'string' ? Buffer.from(JSON.stringify(answer), 'utf8') : Buffer.concat([Buffer.from('"'), answer, Buffer.from('"')]);
+  const content =
+    typeof answer === 'string' ? Buffer.from(JSON.stringify(answer), 'utf8') : Buffer.concat([Buffer.from('"'), answer, Buffer.from('"')]);
   const bytes = Buffer.concat([Buffer.from(before, 'utf8'), content, Buffer.from(after, 'utf8')]);
   res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': bytes.length });
   res.end(bytes);
@@ -142,14 +148,21 @@ const PLACEHOLDER = '\u0001adversarial-content\u0001';
 
 /** The LLM judge's rubric (core/src/rubric.ts) asks for a verdict in JSON; any grader prompt looks alike. */
 function isJudgeCall(request: ChatBody): boolean {
-  return (request.messages ?? []).some((m) => typeof m?.content === 'string' && (/Verdict \(JSON\):\s*$/.test(m.content) || m.content.startsWith('You grade one answer')));
+  return (request.messages ?? []).some(
+    (m) => typeof m?.content === 'string' && (/Verdict \(JSON\):\s*$/.test(m.content) || m.content.startsWith('You grade one answer')),
+  );
 }
 
 function echoKey(mode: 'echo-key' | 'echo-key-500', auth: string, res: ServerResponse): void {
   const key = auth.replace(/^Bearer\s+/i, '');
   if (mode === 'echo-key') {
     return sendJson(res, 401, {
-      error: { message: `Incorrect API key provided: ${key}. The header was "Authorization: ${auth}".`, type: 'invalid_request_error', param: auth, code: 'invalid_api_key' },
+      error: {
+        message: `Incorrect API key provided: ${key}. The header was "Authorization: ${auth}".`,
+        type: 'invalid_request_error',
+        param: auth,
+        code: 'invalid_api_key',
+      },
     });
   }
   sendJson(res, 500, {
@@ -206,10 +219,46 @@ function pick<T>(rand: () => number, list: readonly T[]): T {
 
 // Words chosen to contain no accepted or known false answer of datasets/*.jsonl as whole words (no numbers,
 // no yes/no/none/one, no country or person names): test/adversarial/server.test.ts checks every prompt.
-const SUBJECTS = ['Marmalade', 'A good sourdough starter', 'The harbour lighthouse', 'Fresh basil', 'My grandmother’s teapot', 'A patient gardener', 'The old tram line', 'Autumn fog', 'A well-oiled bicycle chain', 'Quiet libraries'];
-const VERBS = ['keeps best', 'tends to improve', 'looks lovely', 'smells wonderful', 'rarely complains', 'always hums', 'slowly settles', 'feels calmer'];
-const PLACES = ['beside the oat tins', 'after a long walk', 'under a linen cloth', 'in late spring', 'near the window sill', 'on rainy afternoons', 'when the kettle sings', 'behind the garden shed'];
-const CODAS = [', or so they say.', '.', ', which is pleasant enough.', ', much like warm bread.', '; it is hard to explain.', ', as every baker knows.'];
+const SUBJECTS = [
+  'Marmalade',
+  'A good sourdough starter',
+  'The harbour lighthouse',
+  'Fresh basil',
+  'My grandmother’s teapot',
+  'A patient gardener',
+  'The old tram line',
+  'Autumn fog',
+  'A well-oiled bicycle chain',
+  'Quiet libraries',
+];
+const VERBS = [
+  'keeps best',
+  'tends to improve',
+  'looks lovely',
+  'smells wonderful',
+  'rarely complains',
+  'always hums',
+  'slowly settles',
+  'feels calmer',
+];
+const PLACES = [
+  'beside the oat tins',
+  'after a long walk',
+  'under a linen cloth',
+  'in late spring',
+  'near the window sill',
+  'on rainy afternoons',
+  'when the kettle sings',
+  'behind the garden shed',
+];
+const CODAS = [
+  ', or so they say.',
+  '.',
+  ', which is pleasant enough.',
+  ', much like warm bread.',
+  '; it is hard to explain.',
+  ', as every baker knows.',
+];
 
 function offTopic(rand: () => number): string {
   const sentences = 1 + Math.floor(rand() * 3);
@@ -258,7 +307,22 @@ function nonUtf8(rand: () => number): Buffer {
 }
 
 function controlChars(rand: () => number): string {
-  const pieces = ['\u0000', '\u001b[31m', '\u001b[0m', '\u001b]0;title\u0007', '\ud800', '\udfff', '\u202e', '\ufeff', '\r', '\u2028', '\u0008\u0008', '\u007f', '\ufffe', '\u{10ffff}'];
+  const pieces = [
+    '\u0000',
+    '\u001b[31m',
+    '\u001b[0m',
+    '\u001b]0;title\u0007',
+    '\ud800',
+    '\udfff',
+    '\u202e',
+    '\ufeff',
+    '\r',
+    '\u2028',
+    '\u0008\u0008',
+    '\u007f',
+    '\ufffe',
+    '\u{10ffff}',
+  ];
   const out: string[] = [];
   const n = 3 + Math.floor(rand() * 6);
   for (let i = 0; i < n; i++) out.push(pick(rand, pieces));

@@ -12,7 +12,8 @@ import { HUGE_LENGTH, IDENTICAL_ANSWER, startAdversarialServer, type Adversarial
 const dir = tempDir('panta-adversarial-');
 const servers = new Map<AdversarialMode, AdversarialServer>();
 beforeAll(async () => {
-  for (const mode of ['never-matching', 'identical', 'empty', 'huge', 'non-utf8', 'control-chars', 'unparsable-verdict', 'mixed'] as const) servers.set(mode, await startAdversarialServer({ mode }));
+  for (const mode of ['never-matching', 'identical', 'empty', 'huge', 'non-utf8', 'control-chars', 'unparsable-verdict', 'mixed'] as const)
+    servers.set(mode, await startAdversarialServer({ mode }));
 });
 afterAll(async () => {
   for (const s of servers.values()) await s.close();
@@ -85,7 +86,11 @@ describe('sweeps against an adversarial OpenAI-compatible server', () => {
 
   it('the panta binary: run exits 0 and verify passes (never-matching, judged by a model that cannot grade)', async () => {
     const out = join(dir, 'binary');
-    const spec = writeSpec(dir, adversarialSpec('binary', RHEON6, servers.get('never-matching')!.url, servers.get('unparsable-verdict')!.url), 'binary.yaml');
+    const spec = writeSpec(
+      dir,
+      adversarialSpec('binary', RHEON6, servers.get('never-matching')!.url, servers.get('unparsable-verdict')!.url),
+      'binary.yaml',
+    );
     const run = await pantaAsync(['run', spec, '--out', out]);
     expect(run.stderr).not.toMatch(/error|fail/i);
     expect(run.code).toBe(0);

@@ -32,37 +32,67 @@ export function buildProgram(setExit: (code: number) => void): Command {
     // A usage error is one line (see usageLine), not commander's message followed by the whole help.
     .configureOutput({ outputError: () => undefined });
 
-  const metricsPortOption = ['--metrics-port <p>', 'serve Prometheus metrics of this process at http://HOST:P/metrics (0: any free port)', port] as const;
+  const metricsPortOption = [
+    '--metrics-port <p>',
+    'serve Prometheus metrics of this process at http://HOST:P/metrics (0: any free port)',
+    port,
+  ] as const;
   const metricsHostOption = ['--metrics-host <h>', 'interface the metrics are served on', '127.0.0.1'] as const;
 
   program
     .command('run')
     .description('run a sweep embedded (one process), or resume the partial corpus in its output folder')
     .argument('<spec>', 'sweep spec (YAML)')
-    .option('--out <dir>', 'output folder (default: the spec\'s out, else runs/<name>)', path)
+    .option('--out <dir>', "output folder (default: the spec's out, else runs/<name>)", path)
     .option('--concurrency <n>', 'events in flight at once (1 to 65536, as in the spec)', specValue('concurrency'))
     .option('--seed <s>', 'sweep seed (overrides the spec)', specValue('seed'))
-    .option('--shard <i/n>', 'job arrays: run part I of N of the grid\'s runs (balanced by events) into a partial corpus (default --out: the spec\'s out + .part-I-of-N); panta merge joins the N parts', shardValue)
-    .addOption(new Option('--log-level <level>', 'level of the JSON log in <out>/log.jsonl: debug (every retry), info, warn, error, silent').choices(LOG_LEVELS).default('info'))
+    .option(
+      '--shard <i/n>',
+      "job arrays: run part I of N of the grid's runs (balanced by events) into a partial corpus (default --out: the spec's out + .part-I-of-N); panta merge joins the N parts",
+      shardValue,
+    )
+    .addOption(
+      new Option('--log-level <level>', 'level of the JSON log in <out>/log.jsonl: debug (every retry), info, warn, error, silent')
+        .choices(LOG_LEVELS)
+        .default('info'),
+    )
     .option(...metricsPortOption)
     .option(...metricsHostOption)
-    .action(async (spec: string, opts: { out?: string; concurrency?: number; seed?: number; shard?: Shard; logLevel?: string; metricsPort?: number; metricsHost?: string }) => {
-      const { runCommand } = await import('./commands/run.js');
-      setExit(await runCommand(spec, opts));
-    });
+    .action(
+      async (
+        spec: string,
+        opts: {
+          out?: string;
+          concurrency?: number;
+          seed?: number;
+          shard?: Shard;
+          logLevel?: string;
+          metricsPort?: number;
+          metricsHost?: string;
+        },
+      ) => {
+        const { runCommand } = await import('./commands/run.js');
+        setExit(await runCommand(spec, opts));
+      },
+    );
 
   const redisOption = ['--redis <url>', 'Redis URL (default: $PANTA_REDIS_URL, else redis://127.0.0.1:6379)'] as const;
-  const logOption = () => new Option('--log-level <level>', 'JSON log on stderr: debug, info, warn, error, silent').choices(LOG_LEVELS).default('info');
+  const logOption = () =>
+    new Option('--log-level <level>', 'JSON log on stderr: debug, info, warn, error, silent').choices(LOG_LEVELS).default('info');
 
   program
     .command('scheduler')
     .description('distributed: plan a sweep, publish it to Redis and feed its events to the workers; exits 0 once every event is written')
     .argument('<spec>', 'sweep spec (YAML)')
     .option(...redisOption)
-    .option('--out <dir>', 'output folder the collector writes (default: the spec\'s out, else runs/<name>)', path)
-    .option('--concurrency <n>', 'events queued or in flight at once, over all workers (1 to 65536, as in the spec)', specValue('concurrency'))
+    .option('--out <dir>', "output folder the collector writes (default: the spec's out, else runs/<name>)", path)
+    .option(
+      '--concurrency <n>',
+      'events queued or in flight at once, over all workers (1 to 65536, as in the spec)',
+      specValue('concurrency'),
+    )
     .option('--seed <s>', 'sweep seed (overrides the spec)', specValue('seed'))
-    .option('--watch-ms <ms>', 'after this long in flight, check that an event\'s job still exists', timerMs)
+    .option('--watch-ms <ms>', "after this long in flight, check that an event's job still exists", timerMs)
     .addOption(logOption())
     .option(...metricsPortOption)
     .option(...metricsHostOption)
@@ -76,9 +106,18 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('distributed: serve events (call the model, embed, commit) until SIGTERM, then finish what it holds')
     .option(...redisOption)
     .option('--concurrency <n>', 'events at once in this worker (1 to 65536, as in the spec)', specValue('concurrency'), 16)
-    .option('--base-url <url>', 'the model endpoint to call instead of the spec\'s (e.g. the node-local vLLM; default: $PANTA_BASE_URL)', httpUrl)
-    .option('--lock-ms <ms>', 'a killed worker\'s events go back to the queue after about this long', timerMs)
-    .option('--wait-endpoint <s>', 'seconds to wait for the model endpoint to answer before running a sweep\'s events (a model loading); past it the worker exits 1 (0: no wait)', intIn(0, 86_400), 600)
+    .option(
+      '--base-url <url>',
+      "the model endpoint to call instead of the spec's (e.g. the node-local vLLM; default: $PANTA_BASE_URL)",
+      httpUrl,
+    )
+    .option('--lock-ms <ms>', "a killed worker's events go back to the queue after about this long", timerMs)
+    .option(
+      '--wait-endpoint <s>',
+      "seconds to wait for the model endpoint to answer before running a sweep's events (a model loading); past it the worker exits 1 (0: no wait)",
+      intIn(0, 86_400),
+      600,
+    )
     .addOption(logOption())
     .option(...metricsPortOption)
     .option(...metricsHostOption)
@@ -93,9 +132,18 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option(...redisOption)
     .option('--out <dir>', 'output folder (default: the one the scheduler was given)', path)
     .option('--sweep <id>', 'which sweep, when Redis holds more than one unfinished')
-    .option('--base-url <url>', 'the LLM judge\'s endpoint instead of the spec\'s (e.g. the head node\'s vLLM)', httpUrl)
-    .option('--durable-ms <ms>', 'how often appended rows are made durable (default 10000: fewer, larger parts; results stay in Redis until then)', timerMs)
-    .option('--wait-endpoint <s>', 'seconds to wait for an LLM judge\'s endpoint to answer before collecting; past it the collector exits 1 (0: no wait)', intIn(0, 86_400), 600)
+    .option('--base-url <url>', "the LLM judge's endpoint instead of the spec's (e.g. the head node's vLLM)", httpUrl)
+    .option(
+      '--durable-ms <ms>',
+      'how often appended rows are made durable (default 10000: fewer, larger parts; results stay in Redis until then)',
+      timerMs,
+    )
+    .option(
+      '--wait-endpoint <s>',
+      "seconds to wait for an LLM judge's endpoint to answer before collecting; past it the collector exits 1 (0: no wait)",
+      intIn(0, 86_400),
+      600,
+    )
     .addOption(logOption())
     .action(async (opts: Record<string, never>) => {
       const { collectorCommand } = await import('./commands/cluster.js');
@@ -114,12 +162,23 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
   program
     .command('dashboard')
-    .description('a live web page of a sweep: progress, throughput, calls in flight, retries, failed runs, order-parameter curves; Prometheus metrics at /metrics')
-    .option('--redis <url>', 'watch the distributed sweeps in this Redis (default when --corpus is not given: $PANTA_REDIS_URL, else redis://127.0.0.1:6379)')
-    .option('--corpus <dir>', 'watch the corpus folder a sweep writes (`panta run` or the collector); with --redis: draw the curves from it')
+    .description(
+      'a live web page of a sweep: progress, throughput, calls in flight, retries, failed runs, order-parameter curves; Prometheus metrics at /metrics',
+    )
+    .option(
+      '--redis <url>',
+      'watch the distributed sweeps in this Redis (default when --corpus is not given: $PANTA_REDIS_URL, else redis://127.0.0.1:6379)',
+    )
+    .option(
+      '--corpus <dir>',
+      'watch the corpus folder a sweep writes (`panta run` or the collector); with --redis: draw the curves from it',
+    )
     .option('--port <p>', 'port (0: any free port, printed on start)', port, 8080)
     .option('--host <h>', 'interface to bind (0.0.0.0: every interface)', '127.0.0.1')
-    .option('--allowed-hosts <names>', 'host names the page answers to besides localhost, IP addresses and --host (comma-separated, e.g. a reverse proxy\'s); others get 403')
+    .option(
+      '--allowed-hosts <names>',
+      "host names the page answers to besides localhost, IP addresses and --host (comma-separated, e.g. a reverse proxy's); others get 403",
+    )
     .action(async (opts: { redis?: string; corpus?: string; port: number; host: string; allowedHosts?: string }) => {
       const { dashboardCommand } = await import('./commands/dashboard.js');
       setExit(await dashboardCommand(opts));
@@ -127,9 +186,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
   program
     .command('merge')
-    .description('job arrays: join the N parts that panta run --shard I/N wrote into one corpus (whitening pooled over every part, order parameters, runs.parquet, manifest), equal to one panta run of the spec')
+    .description(
+      'job arrays: join the N parts that panta run --shard I/N wrote into one corpus (whitening pooled over every part, order parameters, runs.parquet, manifest), equal to one panta run of the spec',
+    )
     .argument('<out>', 'folder of the merged corpus (new, or empty)')
-    .argument('<parts...>', 'the parts\' folders, all N of them, in any order')
+    .argument('<parts...>', "the parts' folders, all N of them, in any order")
     .action(async (out: string, parts: string[]) => {
       const { mergeCommand } = await import('./commands/merge.js');
       setExit(await mergeCommand(out, parts));
@@ -156,7 +217,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
   program
     .command('serve-surrogate')
-    .description('serve the surrogate agent over HTTP: OpenAI-compatible (/v1/chat/completions, /v1/models) and Anthropic-compatible (/v1/messages)')
+    .description(
+      'serve the surrogate agent over HTTP: OpenAI-compatible (/v1/chat/completions, /v1/models) and Anthropic-compatible (/v1/messages)',
+    )
     .option('--port <p>', 'port (0: any free port, printed on start)', port, 8000)
     .option('--host <h>', 'interface to bind', '127.0.0.1')
     .option('--dataset <file>', 'prompt set the agent knows (JSON lines)', 'datasets/rheon6.jsonl')
@@ -216,7 +279,10 @@ function commandsOf(command: Command, prefix = ''): { command: Command; name: st
 function usageLine(error: CommanderError, name: string): string {
   const where = name.replace(/^panta ?/, '');
   const prefix = `panta: ${where ? `${where}: ` : ''}`;
-  const text = error.message.replace(/^error: /, '').replace(/\s*\n\s*/g, ' ').replace('(Did you mean', '(did you mean');
+  const text = error.message
+    .replace(/^error: /, '')
+    .replace(/\s*\n\s*/g, ' ')
+    .replace('(Did you mean', '(did you mean');
   const invalid = /^option '(-[^ ',]+)(?:, (--?[^ ']+))?[^']*' argument '(.*)' is invalid\. (.*)$/s.exec(text);
   if (invalid) {
     const flag = invalid[2] ?? invalid[1];

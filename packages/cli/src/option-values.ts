@@ -61,7 +61,10 @@ export const port = intIn(0, 65_535);
  */
 export function path(value: string): string {
   if (value.trim() === '') throw new InvalidArgumentError('an empty path; fix: give a folder, e.g. runs/mine');
-  if (value.startsWith('-')) throw new InvalidArgumentError(`"${value}" looks like an option, not a path; fix: give the path first (write ./${value} for a name that starts with -)`);
+  if (value.startsWith('-'))
+    throw new InvalidArgumentError(
+      `"${value}" looks like an option, not a path; fix: give the path first (write ./${value} for a name that starts with -)`,
+    );
   return value;
 }
 
@@ -73,15 +76,20 @@ export function httpUrl(value: string): string {
   } catch {
     throw new InvalidArgumentError(`"${value}" is not a URL; fix: write an http:// or https:// URL, e.g. http://host:8000/v1`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidArgumentError(`"${value}" is not an http:// or https:// URL; fix: write one, e.g. http://host:8000/v1`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new InvalidArgumentError(`"${value}" is not an http:// or https:// URL; fix: write one, e.g. http://host:8000/v1`);
   return value;
 }
 
 /** A comma-separated list of names, each one of `allowed`. */
 export function listOf(allowed: readonly string[]): (value: string) => string {
   return (value) => {
-    const bad = value.split(',').map((s) => s.trim()).find((s) => !allowed.includes(s));
-    if (bad !== undefined) throw new InvalidArgumentError(`unknown value "${bad}"; fix: use a comma-separated list of ${allowed.join(', ')}`);
+    const bad = value
+      .split(',')
+      .map((s) => s.trim())
+      .find((s) => !allowed.includes(s));
+    if (bad !== undefined)
+      throw new InvalidArgumentError(`unknown value "${bad}"; fix: use a comma-separated list of ${allowed.join(', ')}`);
     return value;
   };
 }

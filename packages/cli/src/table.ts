@@ -6,7 +6,9 @@ export function formatTable(header: string[], rows: (string | number)[][]): stri
   const widths = header.map((_, c) => Math.max(...cells.map((r) => r[c].length)));
   return cells
     .map((r, i) => {
-      const line = r.map((cell, c) => (typeof rows[0]?.[c] === 'number' && i > 0 ? cell.padStart(widths[c]) : cell.padEnd(widths[c]))).join('  ');
+      const line = r
+        .map((cell, c) => (typeof rows[0]?.[c] === 'number' && i > 0 ? cell.padStart(widths[c]) : cell.padEnd(widths[c])))
+        .join('  ');
       return i === 0 ? `${line}\n${widths.map((w) => '-'.repeat(w)).join('  ')}` : line;
     })
     .join('\n');

@@ -18,17 +18,72 @@ seed: 1
 const CASES: { name: string; spec: string; field: RegExp; fix: RegExp }[] = [
   { name: 'malformed YAML', spec: 'name: [unclosed\ngeometries: ring', field: /line \d+, column \d+/, fix: /fix: fix the YAML syntax/ },
   { name: 'unknown key', spec: `${GOOD}temprature: 3\n`, field: /temprature: unknown key/, fix: /fix: remove it or correct its spelling/ },
-  { name: 'unknown geometry', spec: GOOD.replace('[ring, torus2d]', '[ring, hexagon]'), field: /geometries\[1\]/, fix: /ring.*torus2d|torus3d/ },
-  { name: 'size 10 on torus2d', spec: GOOD.replace('sizes: [16]', 'sizes: [16, 10]'), field: /sizes\[1\]: N = 10 does not fit torus2d.*9 and 16/, fix: /fix: use a size that fits torus2d/ },
-  { name: 'negative temperature', spec: GOOD.replace('[0.5]', '[0.5, -0.2]'), field: /temperatures\[1\]: -0.2 is too small/, fix: /fix: use a value of at least 0/ },
-  { name: 'missing dataset', spec: GOOD.replace(RHEON6, 'nowhere/prompts.jsonl'), field: /dataset: dataset .*nowhere\/prompts.jsonl does not exist/, fix: /fix: correct the path/ },
-  { name: 'unknown prompt id', spec: GOOD.replace('[fq117]', '[fq117, fq999]'), field: /prompts\[1\]: unknown prompt id "fq999"/, fix: /fix: use an id of the dataset \(fq117/ },
-  { name: 'unknown protocol', spec: `${GOOD}protocol: [glauber, gossip]\n`, field: /protocol/, fix: /isolated.*ssvp.*belief-board.*drift-policy/ },
-  { name: 'missing population file', spec: `${GOOD}population: {file: nobody.jsonl}\n`, field: /population\.file: population file .*nobody\.jsonl does not exist/, fix: /fix: correct the path/ },
-  { name: 'ssvp encoder not in the sweep', spec: `${GOOD}ssvp: {encoder: minilm}\n`, field: /ssvp\.encoder: "minilm" is not one of the sweep's encoders/, fix: /fix: use one of hashing/ },
-  { name: 'early stopping that can never settle', spec: `${GOOD}sweeps: 3\nearly_stopping: {window: 3}\n`, field: /early_stopping\.window: a run of 3 sweeps can never settle/, fix: /fix: use a smaller window/ },
-  { name: 'a look-ahead too large to hold', spec: `${GOOD}lookahead: 99999999\n`, field: /lookahead: 99999999 is too big \(maximum 4194304\)/, fix: /fix: use a value of at most 4194304/ },
-  { name: 'geometric annealing to zero', spec: `${GOOD}annealing: {to: 0, shape: geometric}\n`, field: /annealing\.to: a geometric schedule needs positive temperatures/, fix: /fix: use shape: linear/ },
+  {
+    name: 'unknown geometry',
+    spec: GOOD.replace('[ring, torus2d]', '[ring, hexagon]'),
+    field: /geometries\[1\]/,
+    fix: /ring.*torus2d|torus3d/,
+  },
+  {
+    name: 'size 10 on torus2d',
+    spec: GOOD.replace('sizes: [16]', 'sizes: [16, 10]'),
+    field: /sizes\[1\]: N = 10 does not fit torus2d.*9 and 16/,
+    fix: /fix: use a size that fits torus2d/,
+  },
+  {
+    name: 'negative temperature',
+    spec: GOOD.replace('[0.5]', '[0.5, -0.2]'),
+    field: /temperatures\[1\]: -0.2 is too small/,
+    fix: /fix: use a value of at least 0/,
+  },
+  {
+    name: 'missing dataset',
+    spec: GOOD.replace(RHEON6, 'nowhere/prompts.jsonl'),
+    field: /dataset: dataset .*nowhere\/prompts.jsonl does not exist/,
+    fix: /fix: correct the path/,
+  },
+  {
+    name: 'unknown prompt id',
+    spec: GOOD.replace('[fq117]', '[fq117, fq999]'),
+    field: /prompts\[1\]: unknown prompt id "fq999"/,
+    fix: /fix: use an id of the dataset \(fq117/,
+  },
+  {
+    name: 'unknown protocol',
+    spec: `${GOOD}protocol: [glauber, gossip]\n`,
+    field: /protocol/,
+    fix: /isolated.*ssvp.*belief-board.*drift-policy/,
+  },
+  {
+    name: 'missing population file',
+    spec: `${GOOD}population: {file: nobody.jsonl}\n`,
+    field: /population\.file: population file .*nobody\.jsonl does not exist/,
+    fix: /fix: correct the path/,
+  },
+  {
+    name: 'ssvp encoder not in the sweep',
+    spec: `${GOOD}ssvp: {encoder: minilm}\n`,
+    field: /ssvp\.encoder: "minilm" is not one of the sweep's encoders/,
+    fix: /fix: use one of hashing/,
+  },
+  {
+    name: 'early stopping that can never settle',
+    spec: `${GOOD}sweeps: 3\nearly_stopping: {window: 3}\n`,
+    field: /early_stopping\.window: a run of 3 sweeps can never settle/,
+    fix: /fix: use a smaller window/,
+  },
+  {
+    name: 'a look-ahead too large to hold',
+    spec: `${GOOD}lookahead: 99999999\n`,
+    field: /lookahead: 99999999 is too big \(maximum 4194304\)/,
+    fix: /fix: use a value of at most 4194304/,
+  },
+  {
+    name: 'geometric annealing to zero',
+    spec: `${GOOD}annealing: {to: 0, shape: geometric}\n`,
+    field: /annealing\.to: a geometric schedule needs positive temperatures/,
+    fix: /fix: use shape: linear/,
+  },
 ];
 
 describe('bad input: exit 2, one line naming file, field and fix, nothing written', () => {
@@ -52,7 +107,10 @@ describe('bad input: exit 2, one line naming file, field and fix, nothing writte
   it('a malformed dataset line names the dataset file and line', () => {
     const dir = tempDir();
     const data = join(dir, 'prompts.jsonl');
-    writeFileSync(data, '{"id": "a", "question": "q?", "accepted": ["x"], "false_premise": false}\n{"id": "b", "question": "q2?", "accepted": "x", "false_premise": false}\n');
+    writeFileSync(
+      data,
+      '{"id": "a", "question": "q?", "accepted": ["x"], "false_premise": false}\n{"id": "b", "question": "q2?", "accepted": "x", "false_premise": false}\n',
+    );
     const spec = writeSpec(dir, GOOD.replace(RHEON6, data).replace('prompts: [fq117]\n', ''));
     const r = panta(['run', spec, '--out', join(dir, 'out')]);
     expect(r.code).toBe(2);
@@ -66,7 +124,9 @@ describe('bad input: exit 2, one line naming file, field and fix, nothing writte
     const spec = writeSpec(dir, `${GOOD}population: {file: people.jsonl}\n`);
     const r = panta(['run', spec, '--out', join(dir, 'out')]);
     expect(r.code).toBe(2);
-    expect(r.stderr.trim()).toMatch(/people\.jsonl: line 2: needs a persona or a belief; fix: give each line an id and a persona or a belief$/);
+    expect(r.stderr.trim()).toMatch(
+      /people\.jsonl: line 2: needs a persona or a belief; fix: give each line an id and a persona or a belief$/,
+    );
     expect(existsSync(join(dir, 'out'))).toBe(false);
   });
 
@@ -89,16 +149,31 @@ describe('bad input: exit 2, one line naming file, field and fix, nothing writte
     const dir = tempDir();
     const ring = Array.from({ length: 12 }, (_, i) => `${i} ${(i + 1) % 12}`).join('\n');
     writeFileSync(join(dir, 'ring12.edges'), `# a ring of 12\n${ring}\n`);
-    const spec = writeSpec(dir, GOOD.replace('[ring, torus2d]', '[{kind: edges, path: ring12.edges}]').replace('sizes: [16]', 'sizes: [12]').concat('sweeps: 1\n'));
+    const spec = writeSpec(
+      dir,
+      GOOD.replace('[ring, torus2d]', '[{kind: edges, path: ring12.edges}]').replace('sizes: [16]', 'sizes: [12]').concat('sweeps: 1\n'),
+    );
     const ok = panta(['run', spec, '--out', join(dir, 'ok')]);
     expect(ok.code).toBe(0);
     expect(ok.stdout).toMatch(/fq117\s+edges-ring12\s+12/);
     writeFileSync(join(dir, 'bad.edges'), '0 1\n1 two\n');
-    const bad = panta(['run', writeSpec(dir, GOOD.replace('[ring, torus2d]', '[{kind: edges, path: bad.edges}]'), 'bad.yaml'), '--out', join(dir, 'bad')]);
+    const bad = panta([
+      'run',
+      writeSpec(dir, GOOD.replace('[ring, torus2d]', '[{kind: edges, path: bad.edges}]'), 'bad.yaml'),
+      '--out',
+      join(dir, 'bad'),
+    ]);
     expect(bad.code).toBe(2);
-    expect(bad.stderr.trim()).toMatch(/bad\.edges: line 2: "two" is not a non-negative integer agent index; fix: write one undirected edge per line/);
+    expect(bad.stderr.trim()).toMatch(
+      /bad\.edges: line 2: "two" is not a non-negative integer agent index; fix: write one undirected edge per line/,
+    );
     writeFileSync(join(dir, 'loop.edges'), '0 1\n1 1\n');
-    const loop = panta(['run', writeSpec(dir, GOOD.replace('[ring, torus2d]', '[{kind: edges, path: loop.edges}]'), 'loop.yaml'), '--out', join(dir, 'loop')]);
+    const loop = panta([
+      'run',
+      writeSpec(dir, GOOD.replace('[ring, torus2d]', '[{kind: edges, path: loop.edges}]'), 'loop.yaml'),
+      '--out',
+      join(dir, 'loop'),
+    ]);
     expect(loop.code).toBe(2);
     expect(loop.stderr.trim().split('\n')).toHaveLength(1);
     expect(loop.stderr).toMatch(/loop\.edges: .*self-loop/);
@@ -138,28 +213,64 @@ describe('the gate: every check runs before the first byte is written (issue 15)
     const out = join(dir, 'out');
     const huge = refused(await cli(['run', writeSpec(dir, TINY.replace('sweeps: 1', 'sweeps: 1000000000000')), '--out', out]));
     expect(huge).toMatch(/sweeps: 1000000000000 is too big \(maximum 2097151\); fix: use a value of at most 2097151$/);
-    const long = refused(await cli(['run', writeSpec(dir, TINY.replace('sweeps: 1', 'sweeps: 2000000').replace('[4]', '[1000]')), '--out', out]));
-    expect(long).toMatch(/sweeps: 2,000,000 sweeps of N = 1,000 \(ring\) make 2,000,001,000 events per run, more than a run can hold \(1,073,741,824\); fix: use at most 1,073,740 sweeps at this size/);
-    const graph = refused(await cli(['run', writeSpec(dir, TINY.replace('[ring]', '[{kind: random-regular, k: 100000}]').replace('[4]', '[100000]')), '--out', out]));
-    expect(graph).toMatch(/sizes\[0\]: N = 100,000 on random-regular-k100000 makes 10,000,000,000 neighbour entries \(N x k\), more than a graph can hold/);
-    const runs = refused(await cli(['run', writeSpec(dir, TINY.replace('prompts: [fq117]\n', '').concat('trials: 200000\n')), '--out', out]));
+    const long = refused(
+      await cli(['run', writeSpec(dir, TINY.replace('sweeps: 1', 'sweeps: 2000000').replace('[4]', '[1000]')), '--out', out]),
+    );
+    expect(long).toMatch(
+      /sweeps: 2,000,000 sweeps of N = 1,000 \(ring\) make 2,000,001,000 events per run, more than a run can hold \(1,073,741,824\); fix: use at most 1,073,740 sweeps at this size/,
+    );
+    const graph = refused(
+      await cli([
+        'run',
+        writeSpec(dir, TINY.replace('[ring]', '[{kind: random-regular, k: 100000}]').replace('[4]', '[100000]')),
+        '--out',
+        out,
+      ]),
+    );
+    expect(graph).toMatch(
+      /sizes\[0\]: N = 100,000 on random-regular-k100000 makes 10,000,000,000 neighbour entries \(N x k\), more than a graph can hold/,
+    );
+    const runs = refused(
+      await cli(['run', writeSpec(dir, TINY.replace('prompts: [fq117]\n', '').concat('trials: 200000\n')), '--out', out]),
+    );
     expect(runs).toMatch(/trials: the grid makes 1,200,000 runs .* more than a sweep can hold \(1,000,000\)/);
-    const twice = refused(await cli(['run', writeSpec(dir, `${TINY}encoders: [{name: h, kind: hashing}, {name: h, kind: hashing, dim: 8}]\n`), '--out', out]));
+    const twice = refused(
+      await cli(['run', writeSpec(dir, `${TINY}encoders: [{name: h, kind: hashing}, {name: h, kind: hashing, dim: 8}]\n`), '--out', out]),
+    );
     expect(twice).toMatch(/encoders\[1\]: encoder name "h" is listed twice \(first at index 0\); fix: remove the repeated entry$/);
     expect(existsSync(out)).toBe(false);
     const ok = await cli(['run', writeSpec(dir, TINY), '--out', out]);
     expect(ok.code, ok.stderr).toBe(0);
   });
 
-  it('an edge list must agree with the spec\'s sizes: an index past N names the line, a file with fewer agents names the file', async () => {
+  it("an edge list must agree with the spec's sizes: an index past N names the line, a file with fewer agents names the file", async () => {
     const dir = tempDir();
-    writeFileSync(join(dir, 'ring12.edges'), `# a ring of 12\n${Array.from({ length: 12 }, (_, i) => `${i} ${(i + 1) % 12}`).join('\n')}\n`);
+    writeFileSync(
+      join(dir, 'ring12.edges'),
+      `# a ring of 12\n${Array.from({ length: 12 }, (_, i) => `${i} ${(i + 1) % 12}`).join('\n')}\n`,
+    );
     const edges = TINY.replace('[ring]', '[{kind: edges, path: ring12.edges}]');
     const small = refused(await cli(['run', writeSpec(dir, edges.replace('[4]', '[10]')), '--out', join(dir, 'a')]));
-    expect(small).toMatch(/ring12\.edges: line 11: agent 10 is out of range for N = 10 \(sizes\[0\] in .*spec\.yaml\); fix: use agent indices 0\.\.9, or make sizes\[0\] 12/);
+    expect(small).toMatch(
+      /ring12\.edges: line 11: agent 10 is out of range for N = 10 \(sizes\[0\] in .*spec\.yaml\); fix: use agent indices 0\.\.9, or make sizes\[0\] 12/,
+    );
     const large = refused(await cli(['run', writeSpec(dir, edges.replace('[4]', '[16]')), '--out', join(dir, 'b')]));
-    expect(large).toMatch(/ring12\.edges: names agents 0\.\.11 only \(N = 12\), but sizes\[0\] in .*spec\.yaml is 16; fix: make sizes\[0\] 12.*or add edges for agents 12\.\.15$/);
-    const mapped = refused(await cli(['run', writeSpec(dir, edges.replace('[ring]', '[ring, {kind: edges, path: ring12.edges}]').replace('sizes: [4]', 'sizes: {ring: [4], edges-ring12: [16]}')), '--out', join(dir, 'c')]));
+    expect(large).toMatch(
+      /ring12\.edges: names agents 0\.\.11 only \(N = 12\), but sizes\[0\] in .*spec\.yaml is 16; fix: make sizes\[0\] 12.*or add edges for agents 12\.\.15$/,
+    );
+    const mapped = refused(
+      await cli([
+        'run',
+        writeSpec(
+          dir,
+          edges
+            .replace('[ring]', '[ring, {kind: edges, path: ring12.edges}]')
+            .replace('sizes: [4]', 'sizes: {ring: [4], edges-ring12: [16]}'),
+        ),
+        '--out',
+        join(dir, 'c'),
+      ]),
+    );
     expect(mapped).toMatch(/but sizes\.edges-ring12\[0\] in .*spec\.yaml is 16/);
     expect(readdirSync(dir).sort()).toEqual(['ring12.edges', 'spec.yaml']);
     const ok = await cli(['run', writeSpec(dir, edges.replace('[4]', '[12]')), '--out', join(dir, 'ok')]);
@@ -173,10 +284,16 @@ describe('the gate: every check runs before the first byte is written (issue 15)
     writeFileSync(join(dir, 'afile'), 'x');
     expect(refused(await cli(['run', spec, '--out', '']))).toBe('panta: run: --out: an empty path; fix: give a folder, e.g. runs/mine');
     expect(refused(await cli(['run', spec, '--out', '--seed']))).toMatch(/^panta: run: --out: "--seed" looks like an option, not a path/);
-    expect(refused(await cli(['run', spec, '--out', join(dir, 'afile')]))).toBe(`panta: ${join(dir, 'afile')}: is a file, not a folder; fix: choose another --out, or move that file away`);
-    expect(refused(await cli(['run', spec, '--out', join(dir, 'afile', 'sub', 'out')]))).toMatch(/afile\/sub\/out: cannot be made: .*afile is a file, not a folder; fix: /);
+    expect(refused(await cli(['run', spec, '--out', join(dir, 'afile')]))).toBe(
+      `panta: ${join(dir, 'afile')}: is a file, not a folder; fix: choose another --out, or move that file away`,
+    );
+    expect(refused(await cli(['run', spec, '--out', join(dir, 'afile', 'sub', 'out')]))).toMatch(
+      /afile\/sub\/out: cannot be made: .*afile is a file, not a folder; fix: /,
+    );
     // /proc refuses new folders to anyone, root included (its mkdir answers ENOENT, on which a recursive mkdir never returns).
-    expect(refused(await cli(['run', spec, '--out', '/proc/panta-gate/out']))).toBe('panta: /proc/panta-gate/out: cannot be made (the file system at /proc does not allow new folders); fix: choose an --out in a folder you can write to');
+    expect(refused(await cli(['run', spec, '--out', '/proc/panta-gate/out']))).toBe(
+      'panta: /proc/panta-gate/out: cannot be made (the file system at /proc does not allow new folders); fix: choose an --out in a folder you can write to',
+    );
     expect(readFileSync(join(dir, 'afile'), 'utf8')).toBe('x');
     expect(readdirSync(dir).sort()).toEqual(['afile', 'spec.yaml']);
   });
@@ -191,27 +308,55 @@ describe('the gate: every check runs before the first byte is written (issue 15)
     chmodSync(spec, 0o644);
     // Root ignores permissions: the binary runs as nobody then (anyone else is refused by the mode itself).
     const asUser = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
-    const r = spawnSync(process.execPath, [join(ROOT, 'packages', 'cli', 'bin', 'panta.js'), 'run', spec, '--out', join(locked, 'out')], { encoding: 'utf8', cwd: dir, ...asUser });
-    expect(refused({ code: r.status, stdout: r.stdout, stderr: r.stderr })).toBe(`panta: ${join(locked, 'out')}: cannot be written (permission denied at ${locked}); fix: choose an --out in a folder you can write to`);
+    const r = spawnSync(process.execPath, [join(ROOT, 'packages', 'cli', 'bin', 'panta.js'), 'run', spec, '--out', join(locked, 'out')], {
+      encoding: 'utf8',
+      cwd: dir,
+      ...asUser,
+    });
+    expect(refused({ code: r.status, stdout: r.stdout, stderr: r.stderr })).toBe(
+      `panta: ${join(locked, 'out')}: cannot be written (permission denied at ${locked}); fix: choose an --out in a folder you can write to`,
+    );
     expect(readdirSync(locked)).toEqual([]);
   });
 
   it('a spec or a dataset that is a folder is named as such', async () => {
     const dir = tempDir();
     mkdirSync(join(dir, 'data'));
-    expect(refused(await cli(['run', dir]))).toBe(`panta: ${dir}: the sweep spec is a folder, not a file; fix: give the path of a YAML sweep spec, e.g. examples/quickstart.yaml`);
+    expect(refused(await cli(['run', dir]))).toBe(
+      `panta: ${dir}: the sweep spec is a folder, not a file; fix: give the path of a YAML sweep spec, e.g. examples/quickstart.yaml`,
+    );
     const spec = writeSpec(dir, TINY.replace(RHEON6, 'data'));
-    expect(refused(await cli(['run', spec, '--out', join(dir, 'out')]))).toMatch(/spec\.yaml: dataset: dataset .*\/data is a folder, not a file; fix: correct the path/);
+    expect(refused(await cli(['run', spec, '--out', join(dir, 'out')]))).toMatch(
+      /spec\.yaml: dataset: dataset .*\/data is a folder, not a file; fix: correct the path/,
+    );
     expect(existsSync(join(dir, 'out'))).toBe(false);
   });
 
-  it('a base_url that is not http(s) is refused at validation, for the agents\' backend and the judge\'s', async () => {
+  it("a base_url that is not http(s) is refused at validation, for the agents' backend and the judge's", async () => {
     const dir = tempDir();
-    const agents = refused(await cli(['run', writeSpec(dir, `${TINY}backend: {kind: openai, base_url: "ftp://x/v1", model: m}\n`), '--out', join(dir, 'a')]));
-    expect(agents).toMatch(/backend\.base_url: "ftp:\/\/x\/v1" is not an http:\/\/ or https:\/\/ URL; fix: write an http:\/\/ or https:\/\/ URL/);
-    const judge = refused(await cli(['run', writeSpec(dir, `${TINY}judge: {kind: llm, backend: {kind: anthropic, base_url: "file:///etc", model: m}}\n`), '--out', join(dir, 'b')]));
+    const agents = refused(
+      await cli(['run', writeSpec(dir, `${TINY}backend: {kind: openai, base_url: "ftp://x/v1", model: m}\n`), '--out', join(dir, 'a')]),
+    );
+    expect(agents).toMatch(
+      /backend\.base_url: "ftp:\/\/x\/v1" is not an http:\/\/ or https:\/\/ URL; fix: write an http:\/\/ or https:\/\/ URL/,
+    );
+    const judge = refused(
+      await cli([
+        'run',
+        writeSpec(dir, `${TINY}judge: {kind: llm, backend: {kind: anthropic, base_url: "file:///etc", model: m}}\n`),
+        '--out',
+        join(dir, 'b'),
+      ]),
+    );
     expect(judge).toMatch(/judge\.backend\.base_url: "file:\/\/\/etc" is not an http:\/\/ or https:\/\/ URL/);
-    const listed = refused(await cli(['run', writeSpec(dir, `${TINY}backend: {kind: openai, base_url: ["http://a:8000/v1", "ws://b/v1"], model: m}\n`), '--out', join(dir, 'c')]));
+    const listed = refused(
+      await cli([
+        'run',
+        writeSpec(dir, `${TINY}backend: {kind: openai, base_url: ["http://a:8000/v1", "ws://b/v1"], model: m}\n`),
+        '--out',
+        join(dir, 'c'),
+      ]),
+    );
     expect(listed).toMatch(/backend\.base_url\[1\]: "ws:\/\/b\/v1" is not an http/);
     expect(readdirSync(dir)).toEqual(['spec.yaml']);
   });
@@ -220,26 +365,50 @@ describe('the gate: every check runs before the first byte is written (issue 15)
     const dir = tempDir();
     const levels = ['b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'].map((k, i) => `${k}: &${k} [${Array(9).fill(`*${'abcdefgh'[i]}`).join(',')}]`);
     const spec = writeSpec(dir, `a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n${levels.join('\n')}\n`);
-    expect(refused(await cli(['run', spec, '--out', join(dir, 'out')]))).toMatch(new RegExp(`^panta: ${spec}: its aliases \\(\\*name\\) expand too far .*; fix: write the values out, or use fewer aliases$`));
+    expect(refused(await cli(['run', spec, '--out', join(dir, 'out')]))).toMatch(
+      new RegExp(`^panta: ${spec}: its aliases \\(\\*name\\) expand too far .*; fix: write the values out, or use fewer aliases$`),
+    );
     expect(existsSync(join(dir, 'out'))).toBe(false);
   });
 
-  it('numeric options are held to the spec\'s bounds (or their own), for every command', async () => {
+  it("numeric options are held to the spec's bounds (or their own), for every command", async () => {
     const dir = tempDir();
     const spec = writeSpec(dir, TINY);
     const out = join(dir, 'out');
-    expect(refused(await cli(['run', spec, '--out', out, '--concurrency', '1000000000']))).toBe('panta: run: --concurrency: 1000000000 is too big (maximum 65536); fix: use a value of at most 65536');
-    expect(refused(await cli(['run', spec, '--out', out, '--concurrency', '2.5']))).toBe('panta: run: --concurrency: 2.5 is not an integer; fix: write an integer');
-    expect(refused(await cli(['run', spec, '--out', out, '--seed', '9007199254740992']))).toMatch(/^panta: run: --seed: 9007199254740992 is too big \(maximum 9007199254740991\)/);
-    expect(refused(await cli(['scheduler', spec, '--concurrency', '65537']))).toMatch(/^panta: scheduler: --concurrency: 65537 is too big \(maximum 65536\)/);
-    expect(refused(await cli(['worker', '--concurrency', '0']))).toBe('panta: worker: --concurrency: 0 is too small (minimum 1); fix: use a value of at least 1');
-    expect(refused(await cli(['worker', '--lock-ms', '1e12']))).toMatch(/^panta: worker: --lock-ms: 1e12 is too big \(maximum 2147483647\)/);
-    expect(refused(await cli(['collector', '--durable-ms', 'soon']))).toBe('panta: collector: --durable-ms: "soon" is not a number; fix: write a number');
-    expect(refused(await cli(['serve-surrogate', '--port', '70000']))).toMatch(/^panta: serve-surrogate: --port: 70000 is too big \(maximum 65535\)/);
-    expect(refused(await cli(['serve-surrogate', '--fault-rate', '1.5']))).toMatch(/^panta: serve-surrogate: --fault-rate: 1\.5 is too big \(maximum 1\)/);
+    expect(refused(await cli(['run', spec, '--out', out, '--concurrency', '1000000000']))).toBe(
+      'panta: run: --concurrency: 1000000000 is too big (maximum 65536); fix: use a value of at most 65536',
+    );
+    expect(refused(await cli(['run', spec, '--out', out, '--concurrency', '2.5']))).toBe(
+      'panta: run: --concurrency: 2.5 is not an integer; fix: write an integer',
+    );
+    expect(refused(await cli(['run', spec, '--out', out, '--seed', '9007199254740992']))).toMatch(
+      /^panta: run: --seed: 9007199254740992 is too big \(maximum 9007199254740991\)/,
+    );
+    expect(refused(await cli(['scheduler', spec, '--concurrency', '65537']))).toMatch(
+      /^panta: scheduler: --concurrency: 65537 is too big \(maximum 65536\)/,
+    );
+    expect(refused(await cli(['worker', '--concurrency', '0']))).toBe(
+      'panta: worker: --concurrency: 0 is too small (minimum 1); fix: use a value of at least 1',
+    );
+    expect(refused(await cli(['worker', '--lock-ms', '1e12']))).toMatch(
+      /^panta: worker: --lock-ms: 1e12 is too big \(maximum 2147483647\)/,
+    );
+    expect(refused(await cli(['collector', '--durable-ms', 'soon']))).toBe(
+      'panta: collector: --durable-ms: "soon" is not a number; fix: write a number',
+    );
+    expect(refused(await cli(['serve-surrogate', '--port', '70000']))).toMatch(
+      /^panta: serve-surrogate: --port: 70000 is too big \(maximum 65535\)/,
+    );
+    expect(refused(await cli(['serve-surrogate', '--fault-rate', '1.5']))).toMatch(
+      /^panta: serve-surrogate: --fault-rate: 1\.5 is too big \(maximum 1\)/,
+    );
     expect(refused(await cli(['dashboard', '--port', '-1']))).toMatch(/^panta: dashboard: --port: -1 is too small \(minimum 0\)/);
-    expect(refused(await cli(['models', 'check', dir, '--threads', '0']))).toMatch(/^panta: models check: --threads: 0 is too small \(minimum 1\)/);
-    expect(refused(await cli(['run', spec, '--out', out, '--log-level', 'loud']))).toBe('panta: run: --log-level: "loud" is not allowed; fix: use one of trace, debug, info, warn, error, fatal, silent');
+    expect(refused(await cli(['models', 'check', dir, '--threads', '0']))).toMatch(
+      /^panta: models check: --threads: 0 is too small \(minimum 1\)/,
+    );
+    expect(refused(await cli(['run', spec, '--out', out, '--log-level', 'loud']))).toBe(
+      'panta: run: --log-level: "loud" is not allowed; fix: use one of trace, debug, info, warn, error, fatal, silent',
+    );
     expect(existsSync(out)).toBe(false);
   });
 
@@ -247,10 +416,15 @@ describe('the gate: every check runs before the first byte is written (issue 15)
     const dir = tempDir();
     const out = join(dir, 'out');
     mkdirSync(out);
-    const text = '{"format": "panta-corpus/1", "name": "gate", "status": "running", "fingerprint": "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "spec_fi';
+    const text =
+      '{"format": "panta-corpus/1", "name": "gate", "status": "running", "fingerprint": "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "spec_fi';
     writeFileSync(join(out, 'manifest.json'), text);
     const line = refused(await cli(['run', writeSpec(dir, TINY), '--out', out]));
-    expect(line).toMatch(new RegExp(`^panta: ${out}/manifest\\.json: unreadable manifest: not valid JSON \\(.*\\); fix: restore ${out}/manifest\\.json to resume the sweep, or choose another --out \\(or delete ${out} to start over\\)$`));
+    expect(line).toMatch(
+      new RegExp(
+        `^panta: ${out}/manifest\\.json: unreadable manifest: not valid JSON \\(.*\\); fix: restore ${out}/manifest\\.json to resume the sweep, or choose another --out \\(or delete ${out} to start over\\)$`,
+      ),
+    );
     expect(readdirSync(out)).toEqual(['manifest.json']);
     expect(readFileSync(join(out, 'manifest.json'), 'utf8')).toBe(text);
   });
@@ -262,7 +436,9 @@ describe('the gate: every check runs before the first byte is written (issue 15)
     const text = `${JSON.stringify({ format: 'panta-corpus/1', name: 'gate', status: 'running', fingerprint: '0'.repeat(64) })}\n`;
     writeFileSync(join(out, 'manifest.json'), text);
     const line = refused(await cli(['run', writeSpec(dir, TINY), '--out', out]));
-    expect(line).toBe(`panta: ${out}/manifest.json: format: the corpus was written in format "panta-corpus/1", and this Panta writes panta-corpus/2; fix: finish it with the Panta version that started it, or choose another --out (or delete ${out} to start over)`);
+    expect(line).toBe(
+      `panta: ${out}/manifest.json: format: the corpus was written in format "panta-corpus/1", and this Panta writes panta-corpus/2; fix: finish it with the Panta version that started it, or choose another --out (or delete ${out} to start over)`,
+    );
     expect(readdirSync(out)).toEqual(['manifest.json']);
     expect(readFileSync(join(out, 'manifest.json'), 'utf8')).toBe(text);
   });
@@ -279,8 +455,16 @@ describe('the gate: every check runs before the first byte is written (issue 15)
       ['[0.5]', '[0.5, -.inf]', 'temperatures[1]: -.inf is not a finite number; fix: write a finite number'],
       ['[fq117]', '[fq117, fq367, fq117]', 'prompts[2]: "fq117" is listed twice (first at index 0); fix: remove the repeated entry'],
       ['[0.5]', '[0.5, 1.3, 0.5]', 'temperatures[2]: 0.5 is listed twice (first at index 0); fix: remove the repeated entry'],
-      ['[ring]', '[ring, torus2d, ring]', 'geometries[2]: geometry ring is listed twice (first at index 0); fix: remove the repeated entry'],
-      ['seed: 1', 'seed: 1\ntemperatures: [0.7]', 'line 9, column 1: temperatures: the key is given twice (first on line 6); fix: keep one of them (a list holds several values: [a, b])'],
+      [
+        '[ring]',
+        '[ring, torus2d, ring]',
+        'geometries[2]: geometry ring is listed twice (first at index 0); fix: remove the repeated entry',
+      ],
+      [
+        'seed: 1',
+        'seed: 1\ntemperatures: [0.7]',
+        'line 9, column 1: temperatures: the key is given twice (first on line 6); fix: keep one of them (a list holds several values: [a, b])',
+      ],
     ];
     for (const [from, to, message] of cases) {
       const spec = writeSpec(dir, TINY.replace(from, to));

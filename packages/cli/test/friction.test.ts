@@ -30,7 +30,7 @@ concurrency: 2
 `;
 
 describe('npm', () => {
-  it('runs `npx panta` without a warning (no unknown project config), and onnxruntime-node\'s CUDA download stays off', () => {
+  it("runs `npx panta` without a warning (no unknown project config), and onnxruntime-node's CUDA download stays off", () => {
     const r = spawnSync('npx', ['--no-install', 'panta', '--help'], { cwd: ROOT, encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).not.toMatch(/npm warn/i);
@@ -72,8 +72,12 @@ describe('panta run, interrupted and resumed with a damaged part', () => {
     expect(resumed.code, resumed.stderr).toBe(0);
     const lines = resumed.stderr.split('\n');
     expect(lines[0]).toBe(`panta: 2 runs, 352 events -> ${out}`);
-    expect(lines[1]).toBe(`panta: resuming ${2 - shards.length} of 2 runs (${shards.length} complete on disk, ${partial.length} partly written)`);
-    expect(resumed.stderr).toContain(`panta: run ${partial[0]}: discarded 1 damaged file (${damaged}); the run continues after its last good part\n`);
+    expect(lines[1]).toBe(
+      `panta: resuming ${2 - shards.length} of 2 runs (${shards.length} complete on disk, ${partial.length} partly written)`,
+    );
+    expect(resumed.stderr).toContain(
+      `panta: run ${partial[0]}: discarded 1 damaged file (${damaged}); the run continues after its last good part\n`,
+    );
     expect(resumed.stdout).toContain('final sweep, mean over trials (encoder: h64):');
     expect(resumed.stdout).toMatch(new RegExp(`complete: 2/2 runs, 352 events in [\\d.]+ s; corpus: ${out}\\n$`));
 
@@ -87,10 +91,16 @@ describe('panta run, interrupted and resumed with a damaged part', () => {
       expect(Number(m[2].replaceAll(',', '')), l).toBeLessThanOrEqual(40 * Number(m[1].replaceAll(',', '')) * 1.5 + 1);
     }
 
-    const log = readFileSync(join(out, 'log.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const log = readFileSync(join(out, 'log.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const startedEntries = log.filter((e) => e.msg === 'sweep started');
     expect(startedEntries.at(-1)).toMatchObject({ resumed: true, runsComplete: shards.length, runsPartial: partial.length });
-    expect(log.find((e) => e.msg === 'discarded damaged files of a run: it resumes after its last good part')).toMatchObject({ run: partial[0], discarded: [damaged] });
+    expect(log.find((e) => e.msg === 'discarded damaged files of a run: it resumes after its last good part')).toMatchObject({
+      run: partial[0],
+      discarded: [damaged],
+    });
     expect(panta(['verify', out]).code).toBe(0);
   }, 180_000);
 });

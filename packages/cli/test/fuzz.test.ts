@@ -61,7 +61,28 @@ const BASE = {
 /** Paths a spec may name: good, missing, a folder, a file of the wrong kind, under a file, empty, a device. */
 const paths = () => [RHEON6, 'missing.jsonl', F.folder, F.afile, F.underFile, F.people, F.ring4, '', '/dev/null', '/proc/self/status'];
 
-const WILD: unknown[] = [0, -1, 1, 1.5, 1e12, 2 ** 53 + 2, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, '', 'x', '4', 'ring', true, false, null, [], {}, [1, 'a'], { kind: 'x' }];
+const WILD: unknown[] = [
+  0,
+  -1,
+  1,
+  1.5,
+  1e12,
+  2 ** 53 + 2,
+  Number.NaN,
+  Number.POSITIVE_INFINITY,
+  Number.NEGATIVE_INFINITY,
+  '',
+  'x',
+  '4',
+  'ring',
+  true,
+  false,
+  null,
+  [],
+  {},
+  [1, 'a'],
+  { kind: 'x' },
+];
 
 /** For each key: values worth trying there, valid and not (valid ones keep the sweep tiny). */
 const CANDIDATES: Record<string, () => unknown[]> = {
@@ -69,31 +90,104 @@ const CANDIDATES: Record<string, () => unknown[]> = {
   dataset: paths,
   prompts: () => [['fq117'], ['fq117', 'fq367'], ['nope'], [], 'fq117', [1], ['fq117', 'fq117']],
   geometries: () => [
-    ['ring'], ['torus2d'], ['hexagon'], [], 'ring', ['ring', 'ring'], ['star'], ['chain'], ['meanfield'],
-    [{ kind: 'edges', path: F.ring4 }], [{ kind: 'edges', path: F.badEdges }], [{ kind: 'edges', path: F.loopEdges }], [{ kind: 'edges', path: F.folder }],
-    [{ kind: 'random-regular', k: 3 }], [{ kind: 'random-regular' }], [{ kind: 'small-world', k: 2, beta: 0.1 }], [{ kind: 'small-world', k: 3, beta: 2 }],
-    [{ kind: 'meanfield', sample: 2 }], [{ kind: 'meanfield', sample: 9 }], [{ kind: 'torus2d', x: 1 }], [{ kind: 'random-regular', k: 1e6 }],
+    ['ring'],
+    ['torus2d'],
+    ['hexagon'],
+    [],
+    'ring',
+    ['ring', 'ring'],
+    ['star'],
+    ['chain'],
+    ['meanfield'],
+    [{ kind: 'edges', path: F.ring4 }],
+    [{ kind: 'edges', path: F.badEdges }],
+    [{ kind: 'edges', path: F.loopEdges }],
+    [{ kind: 'edges', path: F.folder }],
+    [{ kind: 'random-regular', k: 3 }],
+    [{ kind: 'random-regular' }],
+    [{ kind: 'small-world', k: 2, beta: 0.1 }],
+    [{ kind: 'small-world', k: 3, beta: 2 }],
+    [{ kind: 'meanfield', sample: 2 }],
+    [{ kind: 'meanfield', sample: 9 }],
+    [{ kind: 'torus2d', x: 1 }],
+    [{ kind: 'random-regular', k: 1e6 }],
   ],
-  sizes: () => [[4], [3], [9], [0], [-4], [4.5], [1e12], [2 ** 31], [4, 4], [], { ring: [4] }, { hexagon: [4] }, 4, '4', [Number.NaN], [5000, 4]],
+  sizes: () => [
+    [4],
+    [3],
+    [9],
+    [0],
+    [-4],
+    [4.5],
+    [1e12],
+    [2 ** 31],
+    [4, 4],
+    [],
+    { ring: [4] },
+    { hexagon: [4] },
+    4,
+    '4',
+    [Number.NaN],
+    [5000, 4],
+  ],
   temperatures: () => [[0], [0.1, 1.3], [-1], [Number.NaN], [Number.POSITIVE_INFINITY], [], [0.5, 0.5], 0.5, ['hot'], [1e308]],
   trials: () => [1, 2, 0, -1, 1.5, 1e7, Number.NaN, '2'],
   sweeps: () => [1, 2, 0, 1e12, 2 ** 53, -1, 2.5, Number.POSITIVE_INFINITY, 536_870_911],
   seed: () => [0, 7, -1, 1.5, 2 ** 53, 1e300, 'seven'],
   dynamics: () => ['asynchronous', 'synchronous', 'chaotic', 1],
-  protocol: () => ['glauber', 'isolated', 'ssvp', 'belief-board', 'drift-policy', ['glauber', 'isolated'], ['glauber', 'glauber'], 'gossip', []],
+  protocol: () => [
+    'glauber',
+    'isolated',
+    'ssvp',
+    'belief-board',
+    'drift-policy',
+    ['glauber', 'isolated'],
+    ['glauber', 'glauber'],
+    'gossip',
+    [],
+  ],
   backend: () => [
-    { kind: 'surrogate' }, { kind: 'surrogate', coupling: -1 }, { kind: 'surrogate', coupling: 1e308 }, { kind: 'surrogate', latency_ms: 1e12 },
-    { kind: 'surrogate', field: { correct: Number.NaN } }, { kind: 'surrogate', premise_bias: 5, belief: -3 }, { kind: 'openai', base_url: 'ftp://x/v1', model: 'm' },
-    { kind: 'openai', base_url: 'http://127.0.0.1:1/v1' }, { kind: 'openai', model: 'm' }, { kind: 'anthropic', base_url: 'file:///x', model: 'm' },
-    { kind: 'vllm' }, 'surrogate', { kind: 'openai', base_url: [], model: 'm' }, { kind: 'openai', base_url: 'http://127.0.0.1:1/v1', model: 'm', timeout_ms: 0 },
+    { kind: 'surrogate' },
+    { kind: 'surrogate', coupling: -1 },
+    { kind: 'surrogate', coupling: 1e308 },
+    { kind: 'surrogate', latency_ms: 1e12 },
+    { kind: 'surrogate', field: { correct: Number.NaN } },
+    { kind: 'surrogate', premise_bias: 5, belief: -3 },
+    { kind: 'openai', base_url: 'ftp://x/v1', model: 'm' },
+    { kind: 'openai', base_url: 'http://127.0.0.1:1/v1' },
+    { kind: 'openai', model: 'm' },
+    { kind: 'anthropic', base_url: 'file:///x', model: 'm' },
+    { kind: 'vllm' },
+    'surrogate',
+    { kind: 'openai', base_url: [], model: 'm' },
+    { kind: 'openai', base_url: 'http://127.0.0.1:1/v1', model: 'm', timeout_ms: 0 },
   ],
   encoders: () => [
-    [{ name: 'h', kind: 'hashing', dim: 8 }], [{ name: 'h', kind: 'hashing', dim: 8 }, { name: 'g', kind: 'hashing', dim: 16 }],
-    [{ name: 'h', kind: 'hashing' }, { name: 'h', kind: 'hashing' }], [{ name: 'H', kind: 'hashing' }], [{ name: 'h', kind: 'hashing', dim: 4 }],
-    [{ name: 'h', kind: 'hashing', dim: 1e6 }], [{ name: 'm', kind: 'onnx', path: F.folder }], [{ name: 'm', kind: 'onnx', path: 'missing' }],
-    [{ name: 'm', kind: 'onnx', path: F.afile }], [], [{ name: 'h' }],
+    [{ name: 'h', kind: 'hashing', dim: 8 }],
+    [
+      { name: 'h', kind: 'hashing', dim: 8 },
+      { name: 'g', kind: 'hashing', dim: 16 },
+    ],
+    [
+      { name: 'h', kind: 'hashing' },
+      { name: 'h', kind: 'hashing' },
+    ],
+    [{ name: 'H', kind: 'hashing' }],
+    [{ name: 'h', kind: 'hashing', dim: 4 }],
+    [{ name: 'h', kind: 'hashing', dim: 1e6 }],
+    [{ name: 'm', kind: 'onnx', path: F.folder }],
+    [{ name: 'm', kind: 'onnx', path: 'missing' }],
+    [{ name: 'm', kind: 'onnx', path: F.afile }],
+    [],
+    [{ name: 'h' }],
   ],
-  judge: () => [{ kind: 'reference' }, { kind: 'llm' }, { kind: 'llm', backend: { kind: 'openai', base_url: 'ftp://x/v1', model: 'm' } }, { kind: 'oracle' }, 'reference'],
+  judge: () => [
+    { kind: 'reference' },
+    { kind: 'llm' },
+    { kind: 'llm', backend: { kind: 'openai', base_url: 'ftp://x/v1', model: 'm' } },
+    { kind: 'oracle' },
+    'reference',
+  ],
   template: paths,
   max_tokens: () => [1, 100, 0, -5, 1.5, 1e15, 2 ** 53],
   fixed_length: () => [true, false, 'yes'],
@@ -102,8 +196,14 @@ const CANDIDATES: Record<string, () => unknown[]> = {
   lookahead: () => [16, 4_194_304, 15, 4_194_305, 1e12],
   ssvp: () => [{}, { tau: 0.5 }, { tau: 3 }, { encoder: 'h' }, { encoder: 'nope' }, { tau: Number.NaN }],
   population: () => [
-    { file: F.people }, { file: F.people, assign: 'same' }, { file: F.people, assign: 'fraction', fraction: 0.5 }, { file: 'missing.jsonl' },
-    { file: F.folder }, { file: RHEON6 }, { file: F.people, fraction: 2 }, { file: F.people, assign: 'all' },
+    { file: F.people },
+    { file: F.people, assign: 'same' },
+    { file: F.people, assign: 'fraction', fraction: 0.5 },
+    { file: 'missing.jsonl' },
+    { file: F.folder },
+    { file: RHEON6 },
+    { file: F.people, fraction: 2 },
+    { file: F.people, assign: 'all' },
   ],
   annealing: () => [{ to: 0.1 }, { to: 0, shape: 'geometric' }, { to: 1, shape: 'geometric' }, { to: -1 }, { shape: 'cubic', to: 1 }],
   early_stopping: () => [{}, { window: 1, min_sweeps: 1 }, { window: 5 }, { tolerance: 0 }, { window: 0 }],
@@ -117,7 +217,16 @@ const CANDIDATES: Record<string, () => unknown[]> = {
 const VALID: Record<string, () => unknown[]> = {
   name: () => ['fuzz2', 'a.b_c-d'],
   prompts: () => [['fq117', 'fq367'], ['fq367']],
-  geometries: () => [['ring'], ['chain'], ['star'], ['meanfield'], [{ kind: 'edges', path: F.ring4 }], [{ kind: 'random-regular', k: 3 }], [{ kind: 'small-world', k: 2, beta: 0.1 }], [{ kind: 'meanfield', sample: 2 }]],
+  geometries: () => [
+    ['ring'],
+    ['chain'],
+    ['star'],
+    ['meanfield'],
+    [{ kind: 'edges', path: F.ring4 }],
+    [{ kind: 'random-regular', k: 3 }],
+    [{ kind: 'small-world', k: 2, beta: 0.1 }],
+    [{ kind: 'meanfield', sample: 2 }],
+  ],
   sizes: () => [[4], [3, 4], { ring: [4], chain: [3] }],
   temperatures: () => [[0], [0.1, 1.3], [1e308]],
   trials: () => [2],
@@ -125,8 +234,18 @@ const VALID: Record<string, () => unknown[]> = {
   seed: () => [0, Number.MAX_SAFE_INTEGER],
   dynamics: () => ['synchronous'],
   protocol: () => ['isolated', 'ssvp', 'belief-board', 'drift-policy', ['glauber', 'drift-policy']],
-  backend: () => [{ kind: 'surrogate', coupling: 0 }, { kind: 'surrogate', coupling: 1e6, field: { correct: -5 } }, { kind: 'surrogate', premise_bias: -2, belief: 0 }],
-  encoders: () => [[{ name: 'h', kind: 'hashing', dim: 8 }, { name: 'g', kind: 'hashing', dim: 16 }], [{ name: 'x9', kind: 'hashing', dim: 64 }]],
+  backend: () => [
+    { kind: 'surrogate', coupling: 0 },
+    { kind: 'surrogate', coupling: 1e6, field: { correct: -5 } },
+    { kind: 'surrogate', premise_bias: -2, belief: 0 },
+  ],
+  encoders: () => [
+    [
+      { name: 'h', kind: 'hashing', dim: 8 },
+      { name: 'g', kind: 'hashing', dim: 16 },
+    ],
+    [{ name: 'x9', kind: 'hashing', dim: 64 }],
+  ],
   max_tokens: () => [1, 2_147_483_647],
   fixed_length: () => [true],
   whitening: () => ['raw'],
@@ -139,8 +258,17 @@ const VALID: Record<string, () => unknown[]> = {
 };
 
 type Spec = Record<string, unknown>;
-type Edit = { op: 'valid'; key: string; pick: number } | { op: 'set'; key: string; pick: number } | { op: 'wild'; key: string; pick: number } | { op: 'delete'; key: string } | { op: 'repeat'; key: string };
-type TextEdit = { op: 'truncate'; at: number } | { op: 'insert'; at: number; token: string } | { op: 'duplicate'; line: number } | { op: 'bomb' };
+type Edit =
+  | { op: 'valid'; key: string; pick: number }
+  | { op: 'set'; key: string; pick: number }
+  | { op: 'wild'; key: string; pick: number }
+  | { op: 'delete'; key: string }
+  | { op: 'repeat'; key: string };
+type TextEdit =
+  | { op: 'truncate'; at: number }
+  | { op: 'insert'; at: number; token: string }
+  | { op: 'duplicate'; line: number }
+  | { op: 'bomb' };
 
 const keys = Object.keys(CANDIDATES);
 const editArb: fc.Arbitrary<Edit> = fc.oneof(
@@ -148,9 +276,37 @@ const editArb: fc.Arbitrary<Edit> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ op: fc.constant('set' as const), key: fc.constantFrom(...keys), pick: fc.nat() }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('wild' as const), key: fc.constantFrom(...keys), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('delete' as const), key: fc.constantFrom(...Object.keys(BASE)) }) },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant('repeat' as const), key: fc.constantFrom('prompts', 'geometries', 'sizes', 'temperatures', 'encoders') }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constant('repeat' as const),
+      key: fc.constantFrom('prompts', 'geometries', 'sizes', 'temperatures', 'encoders'),
+    }),
+  },
 );
-const TOKENS = [':', '- ', '[', ']', '{', '}', '&a ', '*a', '\t', '\n  ', '"', "'", '#', '%', '---\n', '? ', '!!binary ', '\u0000', '\ufeff', '\u0085', ': :'];
+const TOKENS = [
+  ':',
+  '- ',
+  '[',
+  ']',
+  '{',
+  '}',
+  '&a ',
+  '*a',
+  '\t',
+  '\n  ',
+  '"',
+  "'",
+  '#',
+  '%',
+  '---\n',
+  '? ',
+  '!!binary ',
+  '\u0000',
+  '\ufeff',
+  '\u0085',
+  ': :',
+];
 const textArb: fc.Arbitrary<TextEdit> = fc.oneof(
   fc.record({ op: fc.constant('truncate' as const), at: fc.double({ min: 0, max: 1, noNaN: true }) }),
   fc.record({ op: fc.constant('insert' as const), at: fc.double({ min: 0, max: 1, noNaN: true }), token: fc.constantFrom(...TOKENS) }),
@@ -196,7 +352,14 @@ function applyText(yaml: string, edit: TextEdit): string {
       return [...lines.slice(0, i + 1), lines[i], ...lines.slice(i + 1)].join('\n');
     }
     case 'bomb':
-      return `${yaml}lol: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n${['b', 'c', 'd', 'e', 'f', 'g'].map((k, i) => `${k}: &${k} [${Array(9).fill(`*${i === 0 ? 'a' : ['b', 'c', 'd', 'e', 'f'][i - 1]}`).join(',')}]`).join('\n')}\n`;
+      return `${yaml}lol: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n${['b', 'c', 'd', 'e', 'f', 'g']
+        .map(
+          (k, i) =>
+            `${k}: &${k} [${Array(9)
+              .fill(`*${i === 0 ? 'a' : ['b', 'c', 'd', 'e', 'f'][i - 1]}`)
+              .join(',')}]`,
+        )
+        .join('\n')}\n`;
   }
 }
 
@@ -247,23 +410,29 @@ describe(`the input gate, by property (seed ${SEED}; FUZZ_SEED=${SEED} replays)`
   it(`spec mutations: exit 0 with a corpus that verifies, or exit 2, one line, nothing written (${SPEC_CASES} cases)`, async () => {
     let n = 0;
     await fc.assert(
-      fc.asyncProperty(fc.array(editArb, { minLength: 1, maxLength: 3 }), fc.oneof({ weight: 4, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: textArb }), async (edits, text) => {
-        const dir = mkdtempSync(join(root, `case${n++}-`));
-        const spec: Spec = structuredClone(BASE);
-        for (const edit of edits) applyEdit(spec, edit);
-        let yaml = stringify(spec);
-        if (text) yaml = applyText(yaml, text);
-        const file = join(dir, 'spec.yaml');
-        writeFileSync(file, yaml);
-        try {
-          await checkGate(['run', file, '--out', join(dir, 'out')], [root], counts.spec);
-        } finally {
-          rmSync(dir, { recursive: true, force: true });
-        }
-      }),
+      fc.asyncProperty(
+        fc.array(editArb, { minLength: 1, maxLength: 3 }),
+        fc.oneof({ weight: 4, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: textArb }),
+        async (edits, text) => {
+          const dir = mkdtempSync(join(root, `case${n++}-`));
+          const spec: Spec = structuredClone(BASE);
+          for (const edit of edits) applyEdit(spec, edit);
+          let yaml = stringify(spec);
+          if (text) yaml = applyText(yaml, text);
+          const file = join(dir, 'spec.yaml');
+          writeFileSync(file, yaml);
+          try {
+            await checkGate(['run', file, '--out', join(dir, 'out')], [root], counts.spec);
+          } finally {
+            rmSync(dir, { recursive: true, force: true });
+          }
+        },
+      ),
       { seed: SEED, numRuns: SPEC_CASES },
     );
-    console.log(`fuzz seed ${SEED}: ${SPEC_CASES} spec cases, ${counts.spec.ok} ran to a corpus that verifies, ${counts.spec.refused} refused`);
+    console.log(
+      `fuzz seed ${SEED}: ${SPEC_CASES} spec cases, ${counts.spec.ok} ran to a corpus that verifies, ${counts.spec.refused} refused`,
+    );
     // The generator must reach both sides of the gate, or the property says little.
     expect(counts.spec.ok).toBeGreaterThan(SPEC_CASES / 20);
     expect(counts.spec.refused).toBeGreaterThan(SPEC_CASES / 2);
@@ -281,50 +450,86 @@ describe(`the input gate, by property (seed ${SEED}; FUZZ_SEED=${SEED} replays)`
     // Commands other than run, each with one value that makes its command line invalid (a valid one would
     // start a server or wait for Redis).
     const OTHERS: string[][] = [
-      ['verify'], ['report'], ['runn'], ['verify', 'a', 'b'], ['serve-surrogate', '--port', '-1'], ['serve-surrogate', '--fault-rate', '2'],
-      ['serve-surrogate', '--latency-ms', '1e12'], ['worker', '--concurrency', '0'], ['worker', '--base-url', 'ftp://x'], ['worker', '--lock-ms', '0'],
-      ['scheduler'], ['scheduler', 'x.yaml', '--concurrency', '65537'], ['collector', '--durable-ms', '1e10'], ['dashboard', '--port', 'x'],
-      ['models', 'check'], ['models', 'check', 'x', '--threads', '0'], ['status', 'extra'], ['run', '--bogus'], ['-x'], ['report', 'dir', '--out', ''],
+      ['verify'],
+      ['report'],
+      ['runn'],
+      ['verify', 'a', 'b'],
+      ['serve-surrogate', '--port', '-1'],
+      ['serve-surrogate', '--fault-rate', '2'],
+      ['serve-surrogate', '--latency-ms', '1e12'],
+      ['worker', '--concurrency', '0'],
+      ['worker', '--base-url', 'ftp://x'],
+      ['worker', '--lock-ms', '0'],
+      ['scheduler'],
+      ['scheduler', 'x.yaml', '--concurrency', '65537'],
+      ['collector', '--durable-ms', '1e10'],
+      ['dashboard', '--port', 'x'],
+      ['models', 'check'],
+      ['models', 'check', 'x', '--threads', '0'],
+      ['status', 'extra'],
+      ['run', '--bogus'],
+      ['-x'],
+      ['report', 'dir', '--out', ''],
     ];
-    type ArgEdit = { op: 'option'; flag: string; pick: number } | { op: 'out'; pick: number } | { op: 'spec'; pick: number } | { op: 'extra' } | { op: 'dangling'; flag: string } | { op: 'unknown' };
+    type ArgEdit =
+      | { op: 'option'; flag: string; pick: number }
+      | { op: 'out'; pick: number }
+      | { op: 'spec'; pick: number }
+      | { op: 'extra' }
+      | { op: 'dangling'; flag: string }
+      | { op: 'unknown' };
     const argEdit: fc.Arbitrary<ArgEdit> = fc.oneof(
-      { weight: 6, arbitrary: fc.record({ op: fc.constant('option' as const), flag: fc.constantFrom(...Object.keys(OPTION_VALUES)), pick: fc.nat() }) },
+      {
+        weight: 6,
+        arbitrary: fc.record({ op: fc.constant('option' as const), flag: fc.constantFrom(...Object.keys(OPTION_VALUES)), pick: fc.nat() }),
+      },
       { weight: 2, arbitrary: fc.record({ op: fc.constant('out' as const), pick: fc.nat() }) },
       { weight: 1, arbitrary: fc.record({ op: fc.constant('spec' as const), pick: fc.nat() }) },
       { weight: 1, arbitrary: fc.constant({ op: 'extra' as const }) },
-      { weight: 1, arbitrary: fc.record({ op: fc.constant('dangling' as const), flag: fc.constantFrom('--out', '--concurrency', '--seed') }) },
+      {
+        weight: 1,
+        arbitrary: fc.record({ op: fc.constant('dangling' as const), flag: fc.constantFrom('--out', '--concurrency', '--seed') }),
+      },
       { weight: 1, arbitrary: fc.constant({ op: 'unknown' as const }) },
     );
     await fc.assert(
-      fc.asyncProperty(fc.oneof({ weight: 4, arbitrary: fc.array(argEdit, { minLength: 0, maxLength: 3 }) }, { weight: 1, arbitrary: fc.constantFrom(...OTHERS) }), async (plan) => {
-        const dir = mkdtempSync(join(root, `argv${n++}-`));
-        const file = join(dir, 'spec.yaml');
-        writeFileSync(file, stringify(BASE));
-        let args: string[];
-        if (typeof plan[0] === 'string') args = plan as string[];
-        else {
-          args = ['run', file, '--out', join(dir, 'out')];
-          for (const edit of plan as ArgEdit[]) {
-            if (edit.op === 'option') {
-              const values = OPTION_VALUES[edit.flag];
-              args.push(edit.flag, values[edit.pick % values.length]);
-            } else if (edit.op === 'out') args.push('--out', outs()[edit.pick % outs().length]);
-            else if (edit.op === 'spec') args[1] = [F.folder, join(dir, 'missing.yaml'), F.afile, RHEON6, F.underFile, ''][edit.pick % 6];
-            // Absolute, inside the case folder: after a dangling --out it is the folder (never the working directory).
-            else if (edit.op === 'extra') args.push(join(dir, 'extra'));
-            else if (edit.op === 'unknown') args.push('--bogus');
-            else args = [...args, edit.flag];
+      fc.asyncProperty(
+        fc.oneof(
+          { weight: 4, arbitrary: fc.array(argEdit, { minLength: 0, maxLength: 3 }) },
+          { weight: 1, arbitrary: fc.constantFrom(...OTHERS) },
+        ),
+        async (plan) => {
+          const dir = mkdtempSync(join(root, `argv${n++}-`));
+          const file = join(dir, 'spec.yaml');
+          writeFileSync(file, stringify(BASE));
+          let args: string[];
+          if (typeof plan[0] === 'string') args = plan as string[];
+          else {
+            args = ['run', file, '--out', join(dir, 'out')];
+            for (const edit of plan as ArgEdit[]) {
+              if (edit.op === 'option') {
+                const values = OPTION_VALUES[edit.flag];
+                args.push(edit.flag, values[edit.pick % values.length]);
+              } else if (edit.op === 'out') args.push('--out', outs()[edit.pick % outs().length]);
+              else if (edit.op === 'spec') args[1] = [F.folder, join(dir, 'missing.yaml'), F.afile, RHEON6, F.underFile, ''][edit.pick % 6];
+              // Absolute, inside the case folder: after a dangling --out it is the folder (never the working directory).
+              else if (edit.op === 'extra') args.push(join(dir, 'extra'));
+              else if (edit.op === 'unknown') args.push('--bogus');
+              else args = [...args, edit.flag];
+            }
           }
-        }
-        try {
-          await checkGate(args, [root], counts.argv);
-        } finally {
-          rmSync(dir, { recursive: true, force: true });
-        }
-      }),
+          try {
+            await checkGate(args, [root], counts.argv);
+          } finally {
+            rmSync(dir, { recursive: true, force: true });
+          }
+        },
+      ),
       { seed: SEED, numRuns: ARGV_CASES },
     );
-    console.log(`fuzz seed ${SEED}: ${ARGV_CASES} command lines, ${counts.argv.ok} ran to a corpus that verifies, ${counts.argv.refused} refused`);
+    console.log(
+      `fuzz seed ${SEED}: ${ARGV_CASES} command lines, ${counts.argv.ok} ran to a corpus that verifies, ${counts.argv.refused} refused`,
+    );
     expect(counts.argv.ok).toBeGreaterThan(ARGV_CASES / 20);
     expect(counts.argv.refused).toBeGreaterThan(ARGV_CASES / 2);
   }, 240_000);

@@ -23,7 +23,9 @@ describe('a population too large for this process', () => {
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(
-      new RegExp(`^panta: ${file.replaceAll('.', '\\.')}: sizes\\[1\\]: N = 1,000,000 on ring needs about [\\d.]+ GiB of memory \\(.*\\), more than 90% of memory_budget 1 GiB; fix: use a size of at most [\\d,]+ on ring, or less concurrency; or set memory_budget if this process may use more\\n$`),
+      new RegExp(
+        `^panta: ${file.replaceAll('.', '\\.')}: sizes\\[1\\]: N = 1,000,000 on ring needs about [\\d.]+ GiB of memory \\(.*\\), more than 90% of memory_budget 1 GiB; fix: use a size of at most [\\d,]+ on ring, or less concurrency; or set memory_budget if this process may use more\\n$`,
+      ),
     );
     expect(existsSync(out)).toBe(false);
   });
@@ -34,7 +36,9 @@ describe('a population too large for this process', () => {
     const out = join(dir, 'out');
     const r = await pantaProcess(['run', file, '--out', out], { NODE_OPTIONS: '--max-old-space-size=1024' }).exited;
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/^panta: .*: sizes\[0\]: N = 3,000,000 on ring needs about [\d.]+ GiB of Node's heap \(512 bytes per agent of each open run\), more than 90% of its limit of [\d.]+ GiB; fix: use a size of at most [\d,]+ on ring, or less concurrency; or raise the limit \(NODE_OPTIONS=--max-old-space-size=\d+\)\n$/);
+    expect(r.stderr).toMatch(
+      /^panta: .*: sizes\[0\]: N = 3,000,000 on ring needs about [\d.]+ GiB of Node's heap \(512 bytes per agent of each open run\), more than 90% of its limit of [\d.]+ GiB; fix: use a size of at most [\d,]+ on ring, or less concurrency; or raise the limit \(NODE_OPTIONS=--max-old-space-size=\d+\)\n$/,
+    );
     expect(existsSync(out)).toBe(false);
   });
 });

@@ -105,10 +105,14 @@ describe('two `panta run` on the same --out', () => {
     const lock = writeLock(out, { pid, host: hostname(), command: 'panta run old.yaml', since: '2026-01-01T00:00:00.000Z' });
     const r = await pantaAsync(['run', writeSpec(dir, QUICK), '--out', out]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toContain(`panta: warning: took over the corpus folder's lock from pid ${pid} on ${hostname()} ("panta run old.yaml", since 2026-01-01T00:00:00.000Z), which is no longer running`);
+    expect(r.stderr).toContain(
+      `panta: warning: took over the corpus folder's lock from pid ${pid} on ${hostname()} ("panta run old.yaml", since 2026-01-01T00:00:00.000Z), which is no longer running`,
+    );
     expect(existsSync(lock)).toBe(false);
     const log = readFileSync(join(out, 'log.jsonl'), 'utf8');
-    expect(log).toContain(`"holder":{"pid":${pid},"host":"${hostname()}","command":"panta run old.yaml","since":"2026-01-01T00:00:00.000Z"},"msg":"took over the lock of a process that is gone"`);
+    expect(log).toContain(
+      `"holder":{"pid":${pid},"host":"${hostname()}","command":"panta run old.yaml","since":"2026-01-01T00:00:00.000Z"},"msg":"took over the lock of a process that is gone"`,
+    );
     expect(panta(['verify', out]).code).toBe(0);
   }, 120_000);
 
@@ -128,7 +132,9 @@ describe('two `panta run` on the same --out', () => {
     writeFileSync(lock, 'not a lock');
     const garbled = panta(['run', spec, '--out', out]);
     expect(garbled.code).toBe(2);
-    expect(garbled.stderr).toBe(`panta: ${lock}: the corpus folder's lock file does not read as a lock; fix: if no panta process is writing ${out}, delete ${lock}\n`);
+    expect(garbled.stderr).toBe(
+      `panta: ${lock}: the corpus folder's lock file does not read as a lock; fix: if no panta process is writing ${out}, delete ${lock}\n`,
+    );
   });
 });
 
@@ -151,7 +157,11 @@ describe('the collector takes the same lock', () => {
     started.push(collector);
     const r = await collector.exited;
     expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr.trim().split('\n').at(-1)).toMatch(new RegExp(`^panta: ${out}: another panta process is writing this corpus folder: pid ${process.pid} on .*\\("panta run held\\.yaml"\\).*; fix: `));
+    expect(r.stderr.trim().split('\n').at(-1)).toMatch(
+      new RegExp(
+        `^panta: ${out}: another panta process is writing this corpus folder: pid ${process.pid} on .*\\("panta run held\\.yaml"\\).*; fix: `,
+      ),
+    );
     scheduler.kill('SIGKILL');
     await scheduler.exited;
   }, 120_000);

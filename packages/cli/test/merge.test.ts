@@ -111,17 +111,54 @@ describe('panta merge', () => {
   });
 
   const cases: { name: string; parts: () => string[]; message: RegExp }[] = [
-    { name: 'a missing part', parts: () => [part(1)], message: /panta merge: PART: part 2 of 2 missing \(given: 1\); fix: run each missing part \(panta run .*spec\.yaml --shard I\/2/ },
-    { name: 'the same folder twice', parts: () => [part(1), `${part(1)}/`, part(2)], message: /p1\/: is given twice \(also as .*p1\); fix: give each part once/ },
-    { name: 'two folders of the same index', parts: () => [part(1), copyOf(1, 'p1-copy'), part(2)], message: /shard\.index: .*p1-copy and .*p1 are both part 1 of 2/ },
-    { name: 'a part of another sweep', parts: () => [part(1), copyOf(2, 'other-sweep', (m) => (m.fingerprint = 'f'.repeat(64)))], message: /other-sweep\/manifest\.json: fingerprint: .*other-sweep is a part of another sweep than .*p1 \(fingerprint ffffffffffff vs/ },
-    { name: 'a part of another code version', parts: () => [part(1), copyOf(2, 'old-code', (m) => (m.code.panta = '0.0.1'))], message: /old-code\/manifest\.json: code\.panta: .*old-code was written by Panta 0\.0\.1, .*p1 by Panta/ },
-    { name: 'parts of two array sizes', parts: () => [part(1), copyOf(2, 'of-three', (m) => (m.shard.count = 3))], message: /shard\.count: .*of-three is part 2 of 3, .*p1 part 1 of 2/ },
-    { name: 'an unfinished part', parts: () => [part(1), copyOf(2, 'running', (m) => (m.status = 'running'))], message: /running\/manifest\.json: status: part 2 of 2 is not complete \(status running, 2 of 2 runs\); fix: resume it: panta run .* --shard 2\/2 --out/ },
-    { name: 'a whole corpus', parts: () => [part(1), copyOf(2, 'whole', (m) => delete m.shard)], message: /whole\/manifest\.json: shard: .*whole is a whole corpus, not a part of a job array/ },
-    { name: 'a folder that is no corpus', parts: () => [part(1), (mkdirSync(join(dir, 'empty'), { recursive: true }), join(dir, 'empty'))], message: /empty: holds no manifest\.json/ },
     {
-      name: 'a part missing a run\'s shard',
+      name: 'a missing part',
+      parts: () => [part(1)],
+      message: /panta merge: PART: part 2 of 2 missing \(given: 1\); fix: run each missing part \(panta run .*spec\.yaml --shard I\/2/,
+    },
+    {
+      name: 'the same folder twice',
+      parts: () => [part(1), `${part(1)}/`, part(2)],
+      message: /p1\/: is given twice \(also as .*p1\); fix: give each part once/,
+    },
+    {
+      name: 'two folders of the same index',
+      parts: () => [part(1), copyOf(1, 'p1-copy'), part(2)],
+      message: /shard\.index: .*p1-copy and .*p1 are both part 1 of 2/,
+    },
+    {
+      name: 'a part of another sweep',
+      parts: () => [part(1), copyOf(2, 'other-sweep', (m) => (m.fingerprint = 'f'.repeat(64)))],
+      message: /other-sweep\/manifest\.json: fingerprint: .*other-sweep is a part of another sweep than .*p1 \(fingerprint ffffffffffff vs/,
+    },
+    {
+      name: 'a part of another code version',
+      parts: () => [part(1), copyOf(2, 'old-code', (m) => (m.code.panta = '0.0.1'))],
+      message: /old-code\/manifest\.json: code\.panta: .*old-code was written by Panta 0\.0\.1, .*p1 by Panta/,
+    },
+    {
+      name: 'parts of two array sizes',
+      parts: () => [part(1), copyOf(2, 'of-three', (m) => (m.shard.count = 3))],
+      message: /shard\.count: .*of-three is part 2 of 3, .*p1 part 1 of 2/,
+    },
+    {
+      name: 'an unfinished part',
+      parts: () => [part(1), copyOf(2, 'running', (m) => (m.status = 'running'))],
+      message:
+        /running\/manifest\.json: status: part 2 of 2 is not complete \(status running, 2 of 2 runs\); fix: resume it: panta run .* --shard 2\/2 --out/,
+    },
+    {
+      name: 'a whole corpus',
+      parts: () => [part(1), copyOf(2, 'whole', (m) => delete m.shard)],
+      message: /whole\/manifest\.json: shard: .*whole is a whole corpus, not a part of a job array/,
+    },
+    {
+      name: 'a folder that is no corpus',
+      parts: () => [part(1), (mkdirSync(join(dir, 'empty'), { recursive: true }), join(dir, 'empty'))],
+      message: /empty: holds no manifest\.json/,
+    },
+    {
+      name: "a part missing a run's shard",
       parts: () => {
         const p = copyOf(2, 'no-shard');
         rmSync(join(p, 'events', readdirSync(join(p, 'events')).find((f) => f.endsWith('.parquet'))!));
@@ -147,7 +184,9 @@ describe('panta merge', () => {
     const out = join(dir, 'out', 'damaged');
     const r = await cli(['merge', out, part(1), p]);
     expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr.trim().split('\n').at(-1)).toMatch(/damaged\/events\/.*\.parquet: does not match its checksum in .*damaged\/manifest\.json.*; fix: run panta verify/);
+    expect(r.stderr.trim().split('\n').at(-1)).toMatch(
+      /damaged\/events\/.*\.parquet: does not match its checksum in .*damaged\/manifest\.json.*; fix: run panta verify/,
+    );
     expect(existsSync(out)).toBe(false);
     expect(readdirSync(join(dir, 'out')).filter((f) => f.includes('merging'))).toEqual([]);
   });

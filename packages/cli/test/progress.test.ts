@@ -24,7 +24,9 @@ const EARLY: SweepProgress = {
 describe('progress line', () => {
   it('counts events executed and written apart, with separators', () => {
     const line = progressLine(EARLY, { events: 178_000.4, calls: 178_000, tokens: 712_000, eta: 61.2 });
-    expect(line).toBe('events executed 523,456/11,000,000, written 0 | 178,000 ev/s | calls in flight 256, 178,000/s | 712,000 tok/s | runs 0/1 | ETA 1m01s');
+    expect(line).toBe(
+      'events executed 523,456/11,000,000, written 0 | 178,000 ev/s | calls in flight 256, 178,000/s | 712,000 tok/s | runs 0/1 | ETA 1m01s',
+    );
   });
 
   it('says -- for rates and ETA before there is signal', () => {
@@ -43,6 +45,8 @@ describe('progress line', () => {
     const view = new ProgressView(stream);
     view.update({ ...EARLY, eventsWritten: 8_192 });
     view.stop();
-    expect(text).toBe('events executed 523,456/11,000,000, written 8,192 | -- ev/s | calls in flight 256, --/s | -- tok/s | runs 0/1 | ETA --\n');
+    expect(text).toBe(
+      'events executed 523,456/11,000,000, written 8,192 | -- ev/s | calls in flight 256, --/s | -- tok/s | runs 0/1 | ETA --\n',
+    );
   });
 });

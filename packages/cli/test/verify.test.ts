@@ -74,7 +74,9 @@ describe('panta verify', () => {
   it('names order parameters that do not match the events', async () => {
     const out = copy('params');
     const file = join(out, 'order_params.parquet');
-    await queryRows(`COPY (SELECT * REPLACE (CASE WHEN sweep = 2 THEN cohesion + 0.01 ELSE cohesion END AS cohesion) FROM read_parquet('${file}')) TO '${file}.x' (FORMAT parquet)`);
+    await queryRows(
+      `COPY (SELECT * REPLACE (CASE WHEN sweep = 2 THEN cohesion + 0.01 ELSE cohesion END AS cohesion) FROM read_parquet('${file}')) TO '${file}.x' (FORMAT parquet)`,
+    );
     cpSync(`${file}.x`, file);
     rmSync(`${file}.x`);
     const r = panta(['verify', out]);

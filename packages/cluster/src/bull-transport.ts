@@ -152,7 +152,12 @@ export class BullTransport implements Transport {
     const jobId = jobIdOf(this.incarnation, this.jobs++, task.run.runId, -1 - task.sweep);
     const item = this.inflight.get(this.keyOf(task));
     if (item) item.jobId = jobId;
-    const boundary = { run: task.run.runId, sweepIndex: task.sweep, versions: Array.from(task.versions), ...(task.state ? { state: task.state } : {}) };
+    const boundary = {
+      run: task.run.runId,
+      sweepIndex: task.sweep,
+      versions: Array.from(task.versions),
+      ...(task.state ? { state: task.state } : {}),
+    };
     return { name: 'boundary', data: { sweep: this.sweepId, events: [], boundary }, opts: { jobId } };
   }
 
@@ -168,7 +173,18 @@ export class BullTransport implements Transport {
 
   /** The scheduler needs no answer text (workers read versions from Redis): counts for progress only. */
   private outcome(task: EventTask, calls: number, tokens: number): EventOutcome {
-    return { runId: task.run.runId, event: task.plan.event, response: '', finishReason: '', promptTokens: 0, completionTokens: tokens, latencyMs: 0, calls, embeddings: {}, createdAt: 0 };
+    return {
+      runId: task.run.runId,
+      event: task.plan.event,
+      response: '',
+      finishReason: '',
+      promptTokens: 0,
+      completionTokens: tokens,
+      latencyMs: 0,
+      calls,
+      embeddings: {},
+      createdAt: 0,
+    };
   }
 
   private schedule(): void {
@@ -215,7 +231,11 @@ export class BullTransport implements Transport {
         const item = this.inflight.get(this.key(t.run.runId, t.plan.event));
         if (item) item.jobId = jobId;
       }
-      jobs.push({ name: 'events', data: { sweep: this.sweepId, events: group.map((t) => jobOf(t.run.runId, t.plan, t.moderator)) }, opts: { jobId } });
+      jobs.push({
+        name: 'events',
+        data: { sweep: this.sweepId, events: group.map((t) => jobOf(t.run.runId, t.plan, t.moderator)) },
+        opts: { jobId },
+      });
       this.sent.jobs++;
       this.sent.events += group.length;
     }

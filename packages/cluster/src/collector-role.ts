@@ -85,8 +85,16 @@ export async function runCollector(options: CollectorOptions): Promise<SweepSumm
       const payload = await store.payload();
       if (!payload) throw new Error(`sweep ${sweepId} is not published in Redis (${keys.spec} is missing)`);
       const sweep = fromPayload(payload, options.out);
-      const previous = corpusToResume(sweep, { file: sweep.out, fix: 'give the collector another --out, or delete that folder to start over' });
-      const lease = await RoleLease.acquire(redis, keys.collectorLease, (holder) => options.log.warn({ holder }, 'another collector holds this sweep: waiting for its lease'), options.signal);
+      const previous = corpusToResume(sweep, {
+        file: sweep.out,
+        fix: 'give the collector another --out, or delete that folder to start over',
+      });
+      const lease = await RoleLease.acquire(
+        redis,
+        keys.collectorLease,
+        (holder) => options.log.warn({ holder }, 'another collector holds this sweep: waiting for its lease'),
+        options.signal,
+      );
       if (!lease) return null;
       try {
         options.onSweep?.(sweep);
@@ -130,8 +138,18 @@ async function pickSweep(redis: Redis, options: CollectorOptions): Promise<strin
         else abandoned.push(id);
       }
       if (open.length === 1) return open[0]!;
-      if (open.length > 1) throw new InputError('--sweep', 'sweep', `Redis holds ${open.length} sweeps in progress (${open.join(', ')})`, 'name one with --sweep');
-      if (waited % 20 === 0) options.log.info(abandoned.length > 0 ? { unfinished_without_scheduler: abandoned } : {}, 'waiting for a scheduler to publish a sweep');
+      if (open.length > 1)
+        throw new InputError(
+          '--sweep',
+          'sweep',
+          `Redis holds ${open.length} sweeps in progress (${open.join(', ')})`,
+          'name one with --sweep',
+        );
+      if (waited % 20 === 0)
+        options.log.info(
+          abandoned.length > 0 ? { unfinished_without_scheduler: abandoned } : {},
+          'waiting for a scheduler to publish a sweep',
+        );
     }
     if (options.sweep && waited % 20 === 0) options.log.info({ sweep: options.sweep }, 'waiting for a scheduler to publish the sweep');
     await sleep(500);
@@ -166,7 +184,10 @@ class CollectorProcess {
     const backend = createBackend(sweep.spec.backend, sweep.prompts, sweep.specFile);
     const encoders = await openEncoders(sweep.spec.encoders, sweep.specFile);
     const columns: EncoderColumn[] = encoders.map((e) => ({ name: e.name, dim: e.dim }));
-    const judgeSpec = options.baseUrl && sweep.spec.judge.kind === 'llm' ? { ...sweep.spec.judge, backend: { ...sweep.spec.judge.backend, base_url: options.baseUrl } } : sweep.spec.judge;
+    const judgeSpec =
+      options.baseUrl && sweep.spec.judge.kind === 'llm'
+        ? { ...sweep.spec.judge, backend: { ...sweep.spec.judge.backend, base_url: options.baseUrl } }
+        : sweep.spec.judge;
     const judge = createJudge(judgeSpec, sweep.specFile, sweep.prompts, sweep.out);
     makeOutFolder(sweep.out);
     this.outLock = acquireOutLock(sweep.out);
@@ -190,12 +211,25 @@ class CollectorProcess {
       await waitForEndpoints(endpointsOf(judgeSpec.backend, sweep.specFile), {
         timeoutMs: waitMs,
         signal: options.signal,
-        onWait: (w) => log.info({ endpoint: w.endpoint, waited_s: w.waitedS, limit_s: w.limitS, last: w.last }, "waiting for the judge's model endpoint to answer before collecting"),
+        onWait: (w) =>
+          log.info(
+            { endpoint: w.endpoint, waited_s: w.waitedS, limit_s: w.limitS, last: w.last },
+            "waiting for the judge's model endpoint to answer before collecting",
+          ),
       });
     }
     await ensureCollectorGroup(redis, keys);
     for (const runId of await store.openRuns()) await this.open(runId);
-    const timers = [setInterval(this.once(() => this.report()), 50), setInterval(this.once(() => this.makeDurable()), options.durableMs ?? 10_000)];
+    const timers = [
+      setInterval(
+        this.once(() => this.report()),
+        50,
+      ),
+      setInterval(
+        this.once(() => this.makeDurable()),
+        options.durableMs ?? 10_000,
+      ),
+    ];
     log.info({ out: sweep.out, reopened: this.runs.size, cpu_ms: cpuMs() }, 'collector started');
     try {
       // Pending entries (delivered, never acknowledged) are read first, and again every few seconds: an
@@ -281,7 +315,11 @@ class CollectorProcess {
     if (open) reply = { next: open.recorder.written, finalized: false };
     else {
       const progress = await shardProgress(sweep.out, runId);
-      if (progress.discarded.length > 0) this.options.log.warn({ run: runId, discarded: progress.discarded }, 'discarded damaged files of a run: it resumes after its last good part');
+      if (progress.discarded.length > 0)
+        this.options.log.warn(
+          { run: runId, discarded: progress.discarded },
+          'discarded damaged files of a run: it resumes after its last good part',
+        );
       if (progress.finalized) reply = { next: progress.nextEvent, finalized: true };
       else {
         await this.forgetIfAhead(runId, progress.nextEvent);
@@ -300,7 +338,13 @@ class CollectorProcess {
     }
     // A run with sweep boundaries continues from the last one its journal holds.
     const control = this.runs.get(runId)?.recorder.control;
-    await sendToScheduler(this.redis, store.keys, { op: 'opened', run: runId, next: reply.next, finalized: reply.finalized, ...(control && control.sweep >= 0 ? { control } : {}) });
+    await sendToScheduler(this.redis, store.keys, {
+      op: 'opened',
+      run: runId,
+      next: reply.next,
+      finalized: reply.finalized,
+      ...(control && control.sweep >= 0 ? { control } : {}),
+    });
   }
 
   /**
@@ -312,7 +356,10 @@ class CollectorProcess {
    */
   private async forgetIfAhead(runId: string, next: number): Promise<void> {
     if (!(await this.store.aheadOf(runId, next))) return;
-    this.options.log.warn({ run: runId, nextEvent: next }, 'the corpus holds less of this run than Redis recorded as written (a deleted or replaced folder): the run continues from its rows on disk');
+    this.options.log.warn(
+      { run: runId, nextEvent: next },
+      'the corpus holds less of this run than Redis recorded as written (a deleted or replaced folder): the run continues from its rows on disk',
+    );
     await this.store.forgetRun(runId);
   }
 
@@ -327,7 +374,8 @@ class CollectorProcess {
     if (text === null) return;
     const outcome = JSON.parse(text) as BoundaryOutcome;
     const { recorder: collector } = open;
-    if (collector.control.sweep < sweep) await collector.acceptBoundary({ kind: 'boundary', run: open.run, sweep, versions: new Float64Array(0) }, outcome);
+    if (collector.control.sweep < sweep)
+      await collector.acceptBoundary({ kind: 'boundary', run: open.run, sweep, versions: new Float64Array(0) }, outcome);
     await sendToScheduler(this.redis, this.store.keys, { op: 'boundary', run: runId, sweep, outcome: text });
   }
 
@@ -340,7 +388,10 @@ class CollectorProcess {
     const stored = await this.store.boundaryOutcomes(run.runId);
     for (const sweep of [...stored.keys()].sort((a, b) => a - b)) {
       if (sweep <= collector.control.sweep) continue;
-      await collector.acceptBoundary({ kind: 'boundary', run, sweep, versions: new Float64Array(0) }, JSON.parse(stored.get(sweep)!) as BoundaryOutcome);
+      await collector.acceptBoundary(
+        { kind: 'boundary', run, sweep, versions: new Float64Array(0) },
+        JSON.parse(stored.get(sweep)!) as BoundaryOutcome,
+      );
     }
   }
 
@@ -425,7 +476,9 @@ class CollectorProcess {
   }
 }
 
-type Batch = { kind: 'done'; entries: Delivered<ResultCommitted>[] } | { kind: 'control'; entry: Delivered<Exclude<CollectorMessage, ResultCommitted>> };
+type Batch =
+  | { kind: 'done'; entries: Delivered<ResultCommitted>[] }
+  | { kind: 'control'; entry: Delivered<Exclude<CollectorMessage, ResultCommitted>> };
 
 /** Consecutive commit notifications go together (their results are fetched in one round trip); requests one by one, in order. */
 function batches(entries: Delivered<CollectorMessage>[]): Batch[] {

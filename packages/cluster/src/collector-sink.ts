@@ -81,7 +81,13 @@ export class CollectorSink {
 
   close(runId: string, end: RunEnd): Promise<void> {
     const reply = new Promise<void>((resolve) => this.closing.set(runId, resolve));
-    return sendToCollector(this.redis, this.store.keys, { op: 'close', run: runId, status: end.status, wallMs: end.wallMs, ...(end.error ? { error: redact(end.error) } : {}) })
+    return sendToCollector(this.redis, this.store.keys, {
+      op: 'close',
+      run: runId,
+      status: end.status,
+      wallMs: end.wallMs,
+      ...(end.error ? { error: redact(end.error) } : {}),
+    })
       .then(() => reply)
       .then(() => {
         this.sinks.delete(runId);

@@ -58,8 +58,14 @@ export function isAuthError(error: unknown): boolean {
 /** A refused password as one line naming the fix (exit 2): retrying would be refused again. */
 export function authError(url: string, error: Error): InputError {
   const given = passwordFor(url) !== undefined || /^[a-z]+:\/\/[^/@]*:[^/@]*@/i.test(url);
-  const problem = error.message.startsWith('WRONGPASS') || given ? 'Redis refused the password given (WRONGPASS)' : 'Redis requires a password (NOAUTH)';
-  return new InputError(redact(url), 'password', problem, "give the password in the URL, redis://:<password>@host:port, as --redis (or $PANTA_REDIS_URL), or set $PANTA_REDIS_PASSWORD to the server's requirepass");
+  const problem =
+    error.message.startsWith('WRONGPASS') || given ? 'Redis refused the password given (WRONGPASS)' : 'Redis requires a password (NOAUTH)';
+  return new InputError(
+    redact(url),
+    'password',
+    problem,
+    "give the password in the URL, redis://:<password>@host:port, as --redis (or $PANTA_REDIS_URL), or set $PANTA_REDIS_PASSWORD to the server's requirepass",
+  );
 }
 
 /**

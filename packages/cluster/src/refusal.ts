@@ -25,7 +25,13 @@ interface Refusal {
  * collector that will never answer (under Slurm, holding every node until the time limit).
  */
 export async function recordRefusal(redis: Redis, store: SweepStore, error: InputError): Promise<void> {
-  const refusal: Refusal = { file: redact(error.file), field: error.field, problem: redact(error.problem), fix: redact(error.fix), at: await redisNow(redis) };
+  const refusal: Refusal = {
+    file: redact(error.file),
+    field: error.field,
+    problem: redact(error.problem),
+    fix: redact(error.fix),
+    at: await redisNow(redis),
+  };
   await store.setRefusal(JSON.stringify(refusal));
 }
 

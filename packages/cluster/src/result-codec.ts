@@ -23,7 +23,9 @@ const littleEndian = endianness() === 'LE';
 /** A result in Redis in a format this process does not read (a worker and a collector of different versions). */
 export class ResultFormatError extends Error {
   constructor(found: string) {
-    super(`a committed result in Redis is in ${found}, but this Panta reads format ${RESULT_FORMAT}: run the workers and the collector from the same Panta version`);
+    super(
+      `a committed result in Redis is in ${found}, but this Panta reads format ${RESULT_FORMAT}: run the workers and the collector from the same Panta version`,
+    );
     this.name = 'ResultFormatError';
   }
 }
@@ -37,7 +39,14 @@ export function encodeResult(plan: EventPlan, outcome: EventOutcome): Buffer {
   const { embeddings, ...rest } = outcome;
   const vectors = Object.entries(embeddings);
   const header: ResultHeader = {
-    plan: { event: plan.event, sweep: plan.sweep, agent: plan.agent, seed: plan.seed, neighbours: Array.from(plan.neighbours), readVersions: Array.from(plan.readVersions) },
+    plan: {
+      event: plan.event,
+      sweep: plan.sweep,
+      agent: plan.agent,
+      seed: plan.seed,
+      neighbours: Array.from(plan.neighbours),
+      readVersions: Array.from(plan.readVersions),
+    },
     outcome: rest,
     embeddings: vectors.map(([name, v]) => [name, v.length]),
   };
@@ -71,7 +80,14 @@ export function decodeResult(stored: Buffer): { plan: EventPlan; outcome: EventO
   }
   const p = header.plan;
   return {
-    plan: { event: p.event, sweep: p.sweep, agent: p.agent, seed: p.seed, neighbours: Int32Array.from(p.neighbours), readVersions: Int32Array.from(p.readVersions) },
+    plan: {
+      event: p.event,
+      sweep: p.sweep,
+      agent: p.agent,
+      seed: p.seed,
+      neighbours: Int32Array.from(p.neighbours),
+      readVersions: Int32Array.from(p.readVersions),
+    },
     outcome: { ...header.outcome, embeddings },
   };
 }

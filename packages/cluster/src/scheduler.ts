@@ -4,7 +4,19 @@ import { Queue } from 'bullmq';
 import { InputError, redact, sweepEvents, type RunPlan } from '@panta/core';
 import { readManifestToResume } from '@panta/corpus';
 import { inspectModelFolder } from '@panta/embed';
-import { Executor, loadSweep, plannerFor, runEnd, sweepSizing, type ActiveRun, type ExecutorOptions, type ExecutorProgress, type LoadedSweep, type Logger, type SweepOverrides } from '@panta/engine';
+import {
+  Executor,
+  loadSweep,
+  plannerFor,
+  runEnd,
+  sweepSizing,
+  type ActiveRun,
+  type ExecutorOptions,
+  type ExecutorProgress,
+  type LoadedSweep,
+  type Logger,
+  type SweepOverrides,
+} from '@panta/engine';
 import { BullTransport } from './bull-transport.js';
 import { EVENT_QUEUE, sweepIdOf, sweepKeys } from './keys.js';
 import { toPayload } from './payload.js';
@@ -25,7 +37,9 @@ export interface SchedulerOptions extends SweepOverrides {
   signal?: AbortSignal;
   /** How long an event may be in flight before the watchdog checks that its job still exists. */
   watchMs?: number;
-  onProgress?(p: ExecutorProgress & { sweepId: string; eventsTotal: number; runsTotal: number; requeued: number; waitingForCollector: boolean }): void;
+  onProgress?(
+    p: ExecutorProgress & { sweepId: string; eventsTotal: number; runsTotal: number; requeued: number; waitingForCollector: boolean },
+  ): void;
 }
 
 export interface SchedulerSummary {
@@ -61,7 +75,12 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
   try {
     await ready(redis, options.redis);
     const startedAt = await redisNow(redis);
-    const lease = await RoleLease.acquire(redis, keys.schedulerLease, (holder) => log.warn({ holder }, 'another scheduler holds this sweep: waiting for its lease'), options.signal);
+    const lease = await RoleLease.acquire(
+      redis,
+      keys.schedulerLease,
+      (holder) => log.warn({ holder }, 'another scheduler holds this sweep: waiting for its lease'),
+      options.signal,
+    );
     if (!lease) return { sweepId, status: 'stopped', eventsTotal, failedRuns: [] };
     closers.unshift(() => lease.release());
     const phase = await store.phase();
@@ -74,10 +93,17 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
     // its --out. Runs it holds complete are not run again (the collector answers them finalized); runs deleted
     // or damaged there since are run again; the corpus is finished once more either way. A sweep that finished
     // with failed runs ('failed') is scheduled again the same way: those runs resume.
-    if (phase === 'done') log.info({ out: sweep.out }, 'this sweep finished before: the collector checks its corpus, runs what it lacks and finishes it again');
+    if (phase === 'done')
+      log.info({ out: sweep.out }, 'this sweep finished before: the collector checks its corpus, runs what it lacks and finishes it again');
     const payload = toPayload(sweepId, sweep, options.out);
     await store.writePayload(payload);
-    await recordSweep(redis, sweepId, { name: spec.name, out: payload.out, runs: runs.length, events: eventsTotal, started_at: new Date().toISOString() });
+    await recordSweep(redis, sweepId, {
+      name: spec.name,
+      out: payload.out,
+      runs: runs.length,
+      events: eventsTotal,
+      started_at: new Date().toISOString(),
+    });
     // The last session's report (its totals, its end) goes: `panta status` shows this session's.
     await store.beginSession();
 
@@ -107,7 +133,13 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
         if (opened.next > 0) log.info({ run: run.runId, nextEvent: opened.next }, 'run resumed');
         executor.written(opened.next);
         const planner = plannerFor(sweep, run, opened.next, opened.control);
-        return { run, planner, sink: remote.sink(run.runId, opened.next, (count) => executor.written(count), opened.control), inflight: 0, startedAt: performance.now() };
+        return {
+          run,
+          planner,
+          sink: remote.sink(run.runId, opened.next, (count) => executor.written(count), opened.control),
+          inflight: 0,
+          startedAt: performance.now(),
+        };
       },
       close: async (active: ActiveRun<RemoteSink>): Promise<void> => {
         const end = runEnd(active);
@@ -126,7 +158,14 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
       },
       onProgress: (p) => {
         progress = p;
-        options.onProgress?.({ ...p, sweepId, eventsTotal: eventsTotal - p.eventsSkipped, runsTotal: runs.length, requeued: transport.requeued, waitingForCollector: remote.waitingForCollector });
+        options.onProgress?.({
+          ...p,
+          sweepId,
+          eventsTotal: eventsTotal - p.eventsSkipped,
+          runsTotal: runs.length,
+          requeued: transport.requeued,
+          waitingForCollector: remote.waitingForCollector,
+        });
       },
     };
     const executor: Executor<RemoteSink> = new Executor<RemoteSink>(runs, executorOptions);
@@ -162,7 +201,17 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
         rate.written = progress.eventsWritten;
       }
       void store
-        .writeStatus({ ...progress, eventsTotal: eventsTotal - progress.eventsSkipped, runsTotal: runs.length, eventsPerSecond: rate.perSecond, requeued: transport.requeued, updatedAt: now }, transport.inflightByRun())
+        .writeStatus(
+          {
+            ...progress,
+            eventsTotal: eventsTotal - progress.eventsSkipped,
+            runsTotal: runs.length,
+            eventsPerSecond: rate.perSecond,
+            requeued: transport.requeued,
+            updatedAt: now,
+          },
+          transport.inflightByRun(),
+        )
         .catch(() => undefined);
     }, 1000);
     status.unref();
@@ -187,7 +236,10 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
       return await ended(store, sweepId, eventsTotal, failedRuns, 'stopped');
     }
     await remote.finish();
-    log.info({ failed: failedRuns.length, jobs: transport.sent.jobs, job_events: transport.sent.events, cpu_ms: cpuMs() }, 'every run closed: the collector finishes the corpus');
+    log.info(
+      { failed: failedRuns.length, jobs: transport.sent.jobs, job_events: transport.sent.events, cpu_ms: cpuMs() },
+      'every run closed: the collector finishes the corpus',
+    );
     // "complete" is said once the collector has written the corpus, not when the last event was.
     return await ended(store, sweepId, eventsTotal, failedRuns, await collectorVerdict(store, startedAt, log, options.signal));
   } finally {
@@ -210,7 +262,12 @@ async function checkBeforePublishing(sweep: LoadedSweep, outArg: string | undefi
   });
   const previous = readManifestToResume(sweep.out);
   if (previous && previous.fingerprint !== sweep.fingerprint) {
-    throw new InputError(outArg === undefined ? sweep.specFile : '--out', 'out', `${sweep.out} holds a corpus of a different sweep`, 'give the scheduler and the collector another --out, or delete that folder to start over');
+    throw new InputError(
+      outArg === undefined ? sweep.specFile : '--out',
+      'out',
+      `${sweep.out} holds a corpus of a different sweep`,
+      'give the scheduler and the collector another --out, or delete that folder to start over',
+    );
   }
 }
 
@@ -219,7 +276,12 @@ async function checkBeforePublishing(sweep: LoadedSweep, outArg: string | undefi
  * end) stops the scheduler with the same line. Says what it waits for now and then: a collector that is not
  * running leaves the scheduler here.
  */
-async function collectorVerdict(store: SweepStore, startedAt: number, log: Logger, signal?: AbortSignal): Promise<'complete' | 'failed' | 'stopped'> {
+async function collectorVerdict(
+  store: SweepStore,
+  startedAt: number,
+  log: Logger,
+  signal?: AbortSignal,
+): Promise<'complete' | 'failed' | 'stopped'> {
   for (let waited = 0; !signal?.aborted; waited++) {
     const refused = await readRefusal(store, startedAt);
     if (refused) throw refused;
@@ -233,7 +295,13 @@ async function collectorVerdict(store: SweepStore, startedAt: number, log: Logge
 }
 
 /** The scheduler's last report: nothing in flight or open any more, and that it ended (`panta status`). */
-async function ended(store: SweepStore, sweepId: string, eventsTotal: number, failedRuns: string[], status: SchedulerSummary['status']): Promise<SchedulerSummary> {
+async function ended(
+  store: SweepStore,
+  sweepId: string,
+  eventsTotal: number,
+  failedRuns: string[],
+  status: SchedulerSummary['status'],
+): Promise<SchedulerSummary> {
   await store.writeEnded({ inflight: 0, runsActive: 0, eventsPerSecond: 0, endedAt: Date.now(), ended: status, updatedAt: Date.now() });
   return { sweepId, status, eventsTotal, failedRuns };
 }

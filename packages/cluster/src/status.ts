@@ -84,7 +84,10 @@ export class StatusReader {
       const done = phase === 'done';
       const exited = s.endedAt !== undefined;
       const idle = done || exited;
-      const runIds = new Set([...(idle ? [] : [...Object.keys(written), ...Object.keys(inflight).filter((k) => k !== '_')]), ...Object.keys(failed)]);
+      const runIds = new Set([
+        ...(idle ? [] : [...Object.keys(written), ...Object.keys(inflight).filter((k) => k !== '_')]),
+        ...Object.keys(failed),
+      ]);
       sweeps.push({
         id,
         name: meta.name,
@@ -104,10 +107,20 @@ export class StatusReader {
         requeued: num('requeued'),
         schedulerAge: s.updatedAt ? (Date.now() - Number(s.updatedAt)) / 1000 : null,
         schedulerExited: exited,
-        runs: [...runIds].sort().map((run) => ({ run, written: Number(written[run] ?? 0), inflight: idle ? 0 : Number(inflight[run] ?? 0), ...(failed[run] ? { failed: failed[run] } : {}) })),
+        runs: [...runIds]
+          .sort()
+          .map((run) => ({
+            run,
+            written: Number(written[run] ?? 0),
+            inflight: idle ? 0 : Number(inflight[run] ?? 0),
+            ...(failed[run] ? { failed: failed[run] } : {}),
+          })),
       });
     }
-    return { queue: { waiting: counts.waiting ?? 0, active: counts.active ?? 0, delayed: counts.delayed ?? 0, failed: counts.failed ?? 0 }, sweeps };
+    return {
+      queue: { waiting: counts.waiting ?? 0, active: counts.active ?? 0, delayed: counts.delayed ?? 0, failed: counts.failed ?? 0 },
+      sweeps,
+    };
   }
 
   private async payloadOut(id: string, store: SweepStore): Promise<string | null> {
@@ -128,7 +141,9 @@ export async function readStatus(url: string): Promise<ClusterStatus> {
   try {
     return await reader.read().catch((e: Error) => {
       if (isAuthError(e)) throw authError(url, e);
-      throw new Error(`cannot read the status from Redis at ${redact(url)} (${redact(e.message)}); fix: start redis-server there, or give --redis URL (or $PANTA_REDIS_URL)`);
+      throw new Error(
+        `cannot read the status from Redis at ${redact(url)} (${redact(e.message)}); fix: start redis-server there, or give --redis URL (or $PANTA_REDIS_URL)`,
+      );
     });
   } finally {
     await reader.close();

@@ -35,16 +35,22 @@ export async function loadContext(redis: Redis, sweepId: string, options: Contex
   const payload = await new SweepStore(redis, keys).payload();
   if (!payload) throw new Error(`sweep ${sweepId} is not published in Redis (${keys.spec} is missing)`);
   const sweep = fromPayload(payload);
-  const backendSpec = options.baseUrl && sweep.spec.backend.kind !== 'surrogate' ? { ...sweep.spec.backend, base_url: options.baseUrl } : sweep.spec.backend;
+  const backendSpec =
+    options.baseUrl && sweep.spec.backend.kind !== 'surrogate' ? { ...sweep.spec.backend, base_url: options.baseUrl } : sweep.spec.backend;
   // A model still loading (vLLM takes minutes) would fail every event after its retries, and its run with it.
   const endpoints = endpointsOf(backendSpec, sweep.specFile);
-  if (sweep.spec.early_stopping && sweep.spec.judge.kind === 'llm') endpoints.push(...endpointsOf(sweep.spec.judge.backend, sweep.specFile));
+  if (sweep.spec.early_stopping && sweep.spec.judge.kind === 'llm')
+    endpoints.push(...endpointsOf(sweep.spec.judge.backend, sweep.specFile));
   const waitMs = options.waitEndpointMs ?? DEFAULT_WAIT_ENDPOINT_MS;
   if (endpoints.length > 0 && waitMs > 0) {
     await waitForEndpoints(endpoints, {
       timeoutMs: waitMs,
       signal: options.signal,
-      onWait: (w) => options.log?.info({ sweep: sweepId, endpoint: w.endpoint, waited_s: w.waitedS, limit_s: w.limitS, last: w.last }, 'waiting for the model endpoint to answer before running events'),
+      onWait: (w) =>
+        options.log?.info(
+          { sweep: sweepId, endpoint: w.endpoint, waited_s: w.waitedS, limit_s: w.limitS, last: w.last },
+          'waiting for the model endpoint to answer before running events',
+        ),
     });
     // Stopping while the model loads: the jobs go back to the queue instead of failing their events.
     if (options.signal?.aborted) throw new Error('the worker is stopping before its model endpoint answered');
@@ -58,7 +64,14 @@ export async function loadContext(redis: Redis, sweepId: string, options: Contex
     sweepId,
     keys,
     runs: new Map(sweep.runs.map((r) => [r.runId, r])),
-    services: { backend, encoders, template: sweep.template, maxTokens: sweep.spec.max_tokens, fixedLength: sweep.spec.fixed_length, judge },
+    services: {
+      backend,
+      encoders,
+      template: sweep.template,
+      maxTokens: sweep.spec.max_tokens,
+      fixedLength: sweep.spec.fixed_length,
+      judge,
+    },
     close: async () => {
       await backend.close();
       await judge.close();

@@ -60,7 +60,13 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
   const context = (sweepId: string): Promise<WorkerContext> => {
     let c = contexts.get(sweepId);
     if (!c) {
-      c = loadContext(redis, sweepId, { baseUrl: options.baseUrl, onRetry: (e) => log.debug(e, 'retry'), waitEndpointMs: options.waitEndpointMs, log, signal: stop.signal });
+      c = loadContext(redis, sweepId, {
+        baseUrl: options.baseUrl,
+        onRetry: (e) => log.debug(e, 'retry'),
+        waitEndpointMs: options.waitEndpointMs,
+        log,
+        signal: stop.signal,
+      });
       c.catch((e: unknown) => {
         contexts.delete(sweepId);
         if (e instanceof EndpointUnavailableError) {
@@ -103,7 +109,10 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
   };
 
   /** One event: committed (with its LLM usage), a duplicate (already committed), or failed after the backend's retries. */
-  const runEvent = async (ctx: WorkerContext, data: EventJob): Promise<{ kind: 'committed'; calls: number; tokens: number } | { kind: 'duplicate' | 'failed' }> => {
+  const runEvent = async (
+    ctx: WorkerContext,
+    data: EventJob,
+  ): Promise<{ kind: 'committed'; calls: number; tokens: number } | { kind: 'duplicate' | 'failed' }> => {
     const { keys } = ctx;
     const run = ctx.runs.get(data.run);
     if (!run) throw new Error(`sweep ${ctx.sweepId} has no run ${data.run}`);
@@ -112,10 +121,15 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     if (read.kind !== 'run') return { kind: 'duplicate' };
     const { texts } = read;
     const missing = texts.findIndex((t) => typeof t !== 'string');
-    if (missing >= 0) throw new Error(`${run.runId}: event ${plan.event} reads version ${data.readVersions[missing]}, which is not in Redis`);
+    if (missing >= 0)
+      throw new Error(`${run.runId}: event ${plan.event} reads version ${data.readVersions[missing]}, which is not in Redis`);
     let outcome: EventOutcome;
     try {
-      outcome = await executeEvent(data.moderator ? { run, plan, moderator: data.moderator } : { run, plan }, texts as string[], ctx.services);
+      outcome = await executeEvent(
+        data.moderator ? { run, plan, moderator: data.moderator } : { run, plan },
+        texts as string[],
+        ctx.services,
+      );
     } catch (error) {
       // The backend already retried: this event failed, and its run with it (as embedded).
       const message = redact(toError(error).message);
@@ -124,7 +138,15 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       return { kind: 'failed' };
     }
     const tokens = outcome.promptTokens + outcome.completionTokens;
-    const committed = await commitEvent(redis, { keys, runId: run.runId, event: plan.event, version: outcome.version ?? outcome.response, result: encodeResult(plan, outcome), calls: outcome.calls, tokens });
+    const committed = await commitEvent(redis, {
+      keys,
+      runId: run.runId,
+      event: plan.event,
+      version: outcome.version ?? outcome.response,
+      result: encodeResult(plan, outcome),
+      calls: outcome.calls,
+      tokens,
+    });
     if (committed !== 'done') return { kind: 'duplicate' };
     return { kind: 'committed', calls: outcome.calls, tokens };
   };
@@ -144,8 +166,17 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     if (await store.hasBoundary(run.runId, data.sweepIndex)) return;
     const values = await store.versionTexts(run.runId, data.versions);
     const missing = values.findIndex((t) => typeof t !== 'string');
-    if (missing >= 0) throw new Error(`${run.runId}: the boundary after sweep ${data.sweepIndex} reads version ${data.versions[missing]}, which is not in Redis`);
-    const task = { kind: 'boundary' as const, run, sweep: data.sweepIndex, versions: Float64Array.from(data.versions), ...(data.state ? { state: data.state } : {}) };
+    if (missing >= 0)
+      throw new Error(
+        `${run.runId}: the boundary after sweep ${data.sweepIndex} reads version ${data.versions[missing]}, which is not in Redis`,
+      );
+    const task = {
+      kind: 'boundary' as const,
+      run,
+      sweep: data.sweepIndex,
+      versions: Float64Array.from(data.versions),
+      ...(data.state ? { state: data.state } : {}),
+    };
     let outcome: BoundaryOutcome;
     try {
       outcome = await executeBoundary(task, values as string[], ctx.services);

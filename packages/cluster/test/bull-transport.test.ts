@@ -2,7 +2,19 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
 import { plannerFor, roleLogger, type EventTask, type LoadedSweep, type Transport, type TransportMessage } from '@panta/engine';
-import { BullTransport, EVENT_QUEUE, SweepStore, connect, runWorker, sweepIdOf, sweepKeys, toPayload, type SweepKeys, type WorkerProgress, type WorkerSummary } from '../src/index.js';
+import {
+  BullTransport,
+  EVENT_QUEUE,
+  SweepStore,
+  connect,
+  runWorker,
+  sweepIdOf,
+  sweepKeys,
+  toPayload,
+  type SweepKeys,
+  type WorkerProgress,
+  type WorkerSummary,
+} from '../src/index.js';
 import { decodeCollectorMessage, decodeSchedulerMessage, type CollectorMessage, type SchedulerMessage } from '../src/redis/inbox.js';
 import { InboxReader } from '../src/redis/inbox-reader.js';
 import { sendToScheduler } from '../src/redis/inboxes.js';
@@ -79,18 +91,15 @@ async function transportFor(sweep: LoadedSweep, watchMs = 5_000): Promise<Transp
   return transport;
 }
 
-describeTransportConformance(
-  'BullMQ',
-  () => ({
-    transportFor,
-    heldVersions: async (transport, _sweep, runId) => redis.hlen(beside.get(transport)!.keys.versions(runId)),
-    release: async (transport) => {
-      const b = beside.get(transport)!;
-      await b.inbox.close();
-      await b.relay.close();
-    },
-  }),
-);
+describeTransportConformance('BullMQ', () => ({
+  transportFor,
+  heldVersions: async (transport, _sweep, runId) => redis.hlen(beside.get(transport)!.keys.versions(runId)),
+  release: async (transport) => {
+    const b = beside.get(transport)!;
+    await b.inbox.close();
+    await b.relay.close();
+  },
+}));
 
 /** The messages a started transport hands the executor, and a way to wait for the n-th. */
 async function started(transport: Transport): Promise<{ messages: TransportMessage[]; count(n: number): Promise<void> }> {
@@ -100,7 +109,10 @@ async function started(transport: Transport): Promise<{ messages: TransportMessa
     messages.push(m);
     for (const w of waiters.filter((x) => messages.length >= x.n)) w.resolve();
   });
-  return { messages, count: (n) => (messages.length >= n ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ n, resolve }))) };
+  return {
+    messages,
+    count: (n) => (messages.length >= n ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ n, resolve }))),
+  };
 }
 
 /** Polls a Redis-side condition (BullMQ and the watchdog work on their own timers) within a bound. */
@@ -113,7 +125,10 @@ async function until(what: string, done: () => Promise<boolean> | boolean, tries
 }
 
 describe('BullTransport on its own', () => {
-  const firstEvents = (sweep: LoadedSweep, count: number): EventTask[] => plannerFor(sweep, sweep.runs[0]!, 0).take(count).map((plan) => ({ run: sweep.runs[0]!, plan }));
+  const firstEvents = (sweep: LoadedSweep, count: number): EventTask[] =>
+    plannerFor(sweep, sweep.runs[0]!, 0)
+      .take(count)
+      .map((plan) => ({ run: sweep.runs[0]!, plan }));
 
   it('answers an event committed already (by an earlier scheduler) without running it again, its usage counted then', async () => {
     const sweep = conformanceSweep('bull-committed', '', 1);
@@ -127,7 +142,12 @@ describe('BullTransport on its own', () => {
     transport.dispatch(fresh);
     await got.count(2);
     await transport.close();
-    expect(got.messages.map((m) => [m.type, (m as { task: EventTask }).task])).toEqual(expect.arrayContaining([['outcome', done], ['outcome', fresh]]));
+    expect(got.messages.map((m) => [m.type, (m as { task: EventTask }).task])).toEqual(
+      expect.arrayContaining([
+        ['outcome', done],
+        ['outcome', fresh],
+      ]),
+    );
     const answer = got.messages.find((m) => m.type === 'outcome' && m.task === done) as { outcome: { calls: number } };
     expect(answer.outcome.calls).toBe(0);
     // No worker ran it: it wrote no version.
@@ -145,7 +165,20 @@ describe('BullTransport on its own', () => {
     transport.dispatch(first);
     await got.count(1);
     // The inbox is read in order: the repeat is handled before the second event's commit arrives.
-    await redis.xadd(keys.schedulerInbox, '*', 'op', 'done', 'run', first.run.runId, 'event', String(first.plan.event), 'calls', '1', 'tokens', '9');
+    await redis.xadd(
+      keys.schedulerInbox,
+      '*',
+      'op',
+      'done',
+      'run',
+      first.run.runId,
+      'event',
+      String(first.plan.event),
+      'calls',
+      '1',
+      'tokens',
+      '9',
+    );
     transport.dispatch(second);
     await got.count(2);
     await transport.close();
@@ -153,12 +186,20 @@ describe('BullTransport on its own', () => {
   });
 
   it('cuts a flush into one job per live worker, at most 8 events each (8 jobs while no worker is known)', async () => {
-    for (const [workers, sizes] of [[2, [6, 6]], [1, [4, 8]], [0, [2, 2, 2, 2, 2, 2]]] as const) {
+    for (const [workers, sizes] of [
+      [2, [6, 6]],
+      [1, [4, 8]],
+      [0, [2, 2, 2, 2, 2, 2]],
+    ] as const) {
       const sweep = conformanceSweep(`bull-batches-${workers}`, '', 4);
       const transport = (await transportFor(sweep, 600_000)) as BullTransport;
       await started(transport);
       transport.workers = workers;
-      const tasks = sweep.runs.flatMap((run) => plannerFor(sweep, run, 0).take(3).map((plan): EventTask => ({ run, plan })));
+      const tasks = sweep.runs.flatMap((run) =>
+        plannerFor(sweep, run, 0)
+          .take(3)
+          .map((plan): EventTask => ({ run, plan })),
+      );
       expect(tasks.length).toBe(12);
       await queue.pause();
       try {

@@ -1,7 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, sweepKeys, type PantaRedis } from '../src/index.js';
 import { decodeCollectorMessage, decodeSchedulerMessage } from '../src/redis/inbox.js';
-import { commitBoundary, commitEvent, failBoundary, failEvent, readVersions, releaseLease, renewLease, ScriptReplyError } from '../src/redis/scripts.js';
+import {
+  commitBoundary,
+  commitEvent,
+  failBoundary,
+  failEvent,
+  readVersions,
+  releaseLease,
+  renewLease,
+  ScriptReplyError,
+} from '../src/redis/scripts.js';
 import { tempDir } from '../../../test/helpers.js';
 import { RedisServer } from '../../../test/redis-server.js';
 
@@ -18,7 +27,8 @@ afterAll(async () => {
 
 const keys = sweepKeys('lua-0123456789ab');
 const run = 'fq117-ring-n8-T0.7-glauber-t0';
-const commit = (event: number, version: string) => commitEvent(redis, { keys, runId: run, event, version, result: `{"e":${event}}`, calls: 1, tokens: 42 });
+const commit = (event: number, version: string) =>
+  commitEvent(redis, { keys, runId: run, event, version, result: `{"e":${event}}`, calls: 1, tokens: 42 });
 
 describe('the Lua steps of a worker', () => {
   it('commit writes an event at most once: a retried or duplicated job changes nothing', async () => {
@@ -29,7 +39,9 @@ describe('the Lua steps of a worker', () => {
     const told = await redis.xrange(keys.schedulerInbox, '-', '+');
     expect(told.map(([, f]) => f)).toEqual([['op', 'done', 'run', run, 'event', '5', 'calls', '1', 'tokens', '42']]);
     // What the step writes is what the roles' decoders read.
-    expect(told.map(([id, f]) => decodeSchedulerMessage(keys.schedulerInbox, id, f))).toEqual([{ op: 'done', run, event: 5, calls: 1, tokens: 42 }]);
+    expect(told.map(([id, f]) => decodeSchedulerMessage(keys.schedulerInbox, id, f))).toEqual([
+      { op: 'done', run, event: 5, calls: 1, tokens: 42 },
+    ]);
     const collector = await redis.xrange(keys.collectorInbox, '-', '+');
     expect(collector.map(([id, f]) => decodeCollectorMessage(keys.collectorInbox, id, f))).toEqual([{ op: 'done', run, event: 5 }]);
     // A failure reported after the commit (a late duplicate whose call failed) is dropped too.
@@ -41,7 +53,10 @@ describe('the Lua steps of a worker', () => {
 
   it('reads versions in order, and nothing for an event already committed or a closed run', async () => {
     await redis.hset(keys.versions(run), { '1': 'one', '3': 'three' });
-    expect(await readVersions(redis, { keys, runId: run, event: 7, versions: [3, 1, 2] })).toEqual({ kind: 'run', texts: ['three', 'one', null] });
+    expect(await readVersions(redis, { keys, runId: run, event: 7, versions: [3, 1, 2] })).toEqual({
+      kind: 'run',
+      texts: ['three', 'one', null],
+    });
     expect(await readVersions(redis, { keys, runId: run, event: 5, versions: [3] })).toEqual({ kind: 'before' });
     expect(await readVersions(redis, { keys, runId: run, event: 0, versions: [] })).toEqual({ kind: 'run', texts: [] });
     await redis.sadd(keys.closed, run);
@@ -61,7 +76,12 @@ describe('the Lua steps of a worker', () => {
     expect(await failBoundary(redis, { keys, runId: other, sweep: 2, error: 'boom' })).toBe('before');
     expect(await failBoundary(redis, { keys, runId: other, sweep: 3, error: 'boom' })).toBe('done');
     const last = (await redis.xrevrange(keys.schedulerInbox, '+', '-', 'COUNT', 1))[0]!;
-    expect(decodeSchedulerMessage(keys.schedulerInbox, last[0], last[1])).toEqual({ op: 'boundaryFailed', run: other, sweep: 3, error: 'boom' });
+    expect(decodeSchedulerMessage(keys.schedulerInbox, last[0], last[1])).toEqual({
+      op: 'boundaryFailed',
+      run: other,
+      sweep: 3,
+      error: 'boom',
+    });
     await redis.sadd(keys.closed, other);
     expect(await commitBoundary(redis, { keys, runId: other, sweep: 4, outcome: '{}' })).toBe('closed');
     expect(await failBoundary(redis, { keys, runId: other, sweep: 4, error: 'boom' })).toBe('closed');
@@ -83,7 +103,9 @@ describe('the Lua steps of a worker', () => {
     const drifted = connect(server.url, 'test-drifted');
     try {
       drifted.defineCommand('commitEvent6', { numberOfKeys: 6, lua: 'return 7' });
-      const error = await commitEvent(drifted, { keys, runId: 'x', event: 0, version: '', result: '', calls: 0, tokens: 0 }).catch((e: unknown) => e);
+      const error = await commitEvent(drifted, { keys, runId: 'x', event: 0, version: '', result: '', calls: 0, tokens: 0 }).catch(
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(ScriptReplyError);
       expect((error as Error).message).toMatch(/^Lua step commitEvent-6 answered 7/);
     } finally {

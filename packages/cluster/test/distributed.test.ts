@@ -175,7 +175,18 @@ describe('distributed mode on BullMQ and a real redis-server', () => {
     const id = Object.keys(await redis.hgetall(SWEEPS_KEY)).find((k) => k.startsWith('restart-'))!;
     let lost = 0;
     for (let i = 0; i < 100 && lost === 0; i++) {
-      const reply = (await redis.xreadgroup('GROUP', 'collector', 'collector', 'COUNT', 5, 'BLOCK', 100, 'STREAMS', sweepKeys(id).collectorInbox, '>')) as [string, unknown[]][] | null;
+      const reply = (await redis.xreadgroup(
+        'GROUP',
+        'collector',
+        'collector',
+        'COUNT',
+        5,
+        'BLOCK',
+        100,
+        'STREAMS',
+        sweepKeys(id).collectorInbox,
+        '>',
+      )) as [string, unknown[]][] | null;
       lost = reply?.[0]?.[1].length ?? 0;
     }
     expect(lost).toBeGreaterThan(0);
@@ -214,7 +225,8 @@ concurrency: 24
     // Killed just after it journalled a boundary, before the next sweep's rows are durable (every 300 ms): the
     // restarted collector must still write that boundary's calls, which the scheduler has already acted on.
     const journals = join(cluster.out, '.state', 'control');
-    const judged = () => (existsSync(journals) ? readdirSync(journals).some((f) => readFileSync(join(journals, f), 'utf8').includes('"role":"judge"')) : false);
+    const judged = () =>
+      existsSync(journals) ? readdirSync(journals).some((f) => readFileSync(join(journals, f), 'utf8').includes('"role":"judge"')) : false;
     for (let i = 0; i < 20_000 && !judged(); i++) await sleep(2);
     expect(judged()).toBe(true);
     await sleep(60); // past its acknowledgement of the boundary, within the 300 ms before rows are durable
@@ -229,10 +241,17 @@ concurrency: 24
 
     const embedded = join(dir, 'arms-embedded');
     expect((await runSweep(specFile, { out: embedded, logLevel: 'silent' })).status).toBe('complete');
-    await expectSameRows(cluster.out, embedded, (await queryRows(`SELECT sum(events)::INTEGER AS n FROM read_parquet('${embedded}/runs.parquet')`))[0]!.n as number);
-    const roles = await queryRows(`SELECT role, count(*)::INTEGER AS n FROM read_parquet('${cluster.out}/events/*.parquet') GROUP BY role ORDER BY role`);
+    await expectSameRows(
+      cluster.out,
+      embedded,
+      (await queryRows(`SELECT sum(events)::INTEGER AS n FROM read_parquet('${embedded}/runs.parquet')`))[0]!.n as number,
+    );
+    const roles = await queryRows(
+      `SELECT role, count(*)::INTEGER AS n FROM read_parquet('${cluster.out}/events/*.parquet') GROUP BY role ORDER BY role`,
+    );
     expect(roles.map((r) => r.role)).toEqual(expect.arrayContaining(['agent', 'judge', 'merge']));
-    const runs = (out: string) => queryRows(`SELECT run_id, sweeps_run, calls_saved, extra_calls FROM read_parquet('${out}/runs.parquet') ORDER BY run_id`);
+    const runs = (out: string) =>
+      queryRows(`SELECT run_id, sweeps_run, calls_saved, extra_calls FROM read_parquet('${out}/runs.parquet') ORDER BY run_id`);
     const distributedRuns = await runs(cluster.out);
     expect(distributedRuns).toEqual(await runs(embedded));
     expect(distributedRuns.some((r) => Number(r.calls_saved) > 0)).toBe(true);
@@ -253,7 +272,13 @@ describe('distributed mode when the model fails', () => {
     };
     const listening = async (p: PantaProcess) => {
       for (let i = 0; i < 200; i++) {
-        if (await fetch(`http://127.0.0.1:${port}/v1/models`).then((r) => r.ok, () => false)) return;
+        if (
+          await fetch(`http://127.0.0.1:${port}/v1/models`).then(
+            (r) => r.ok,
+            () => false,
+          )
+        )
+          return;
         await sleep(50);
       }
       throw new Error(`serve-surrogate did not listen: ${(await p.exited).stderr}`);
@@ -272,9 +297,15 @@ describe('distributed mode when the model fails', () => {
     const collected = await cluster.collector.exited;
     expect(collected.code).toBe(1);
     expect(collected.stdout).toMatch(/^failed: 0\/2 runs/m);
-    const status = JSON.parse((await pantaAsync(['status', '--redis', server.url, '--json'])).stdout) as { sweeps: { phase: string; runs: { run: string; failed?: string }[] }[] };
+    const status = JSON.parse((await pantaAsync(['status', '--redis', server.url, '--json'])).stdout) as {
+      sweeps: { phase: string; runs: { run: string; failed?: string }[] }[];
+    };
     expect(status.sweeps[0]!.phase).toBe('failed');
-    expect(status.sweeps[0]!.runs.filter((r) => r.failed).map((r) => r.run).sort()).toEqual(['fq117-ring-n16-T0.5-glauber-t0', 'fq367-ring-n16-T0.5-glauber-t0']);
+    expect(
+      status.sweeps[0]!.runs.filter((r) => r.failed)
+        .map((r) => r.run)
+        .sort(),
+    ).toEqual(['fq117-ring-n16-T0.5-glauber-t0', 'fq367-ring-n16-T0.5-glauber-t0']);
     model.kill('SIGTERM');
     await model.exited;
 

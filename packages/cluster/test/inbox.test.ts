@@ -39,13 +39,26 @@ describe('inbox messages', () => {
   });
 
   it('a failed boundary travels as op failed with a sweep, as the Lua step writes it', () => {
-    expect(encodeSchedulerMessage({ op: 'boundaryFailed', run: 'r1', sweep: 2, error: 'x' })).toEqual(['op', 'failed', 'run', 'r1', 'sweep', '2', 'error', 'x']);
+    expect(encodeSchedulerMessage({ op: 'boundaryFailed', run: 'r1', sweep: 2, error: 'x' })).toEqual([
+      'op',
+      'failed',
+      'run',
+      'r1',
+      'sweep',
+      '2',
+      'error',
+      'x',
+    ]);
   });
 
   it('a malformed entry is an InboxEntryError naming the stream, the entry and the field', () => {
     const cases: [string[], string, RegExp][] = [
       [['op', 'done', 'run', 'r0', 'calls', '1', 'tokens', '2'], 'event', /field 'event' is missing/],
-      [['op', 'done', 'run', 'r0', 'event', 'x7', 'calls', '1', 'tokens', '2'], 'event', /field 'event' is 'x7', not a non-negative integer/],
+      [
+        ['op', 'done', 'run', 'r0', 'event', 'x7', 'calls', '1', 'tokens', '2'],
+        'event',
+        /field 'event' is 'x7', not a non-negative integer/,
+      ],
       [['op', 'opened', 'run', 'r0', 'next', '3', 'finalized', 'yes'], 'finalized', /field 'finalized' is 'yes', not one of 0, 1/],
       [['op', 'written', 'counts', '{r0:'], 'counts', /field 'counts' is not JSON/],
       [['op', 'hello'], 'op', /field 'op' is 'hello', not one of done, failed/],
@@ -64,6 +77,8 @@ describe('inbox messages', () => {
       expect((error as Error).message).toMatch(/^inbox panta:s:inbox:scheduler, entry 17-3: /);
       expect((error as Error).message).toMatch(message);
     }
-    expect(() => decodeCollectorMessage('c', '1-0', ['op', 'close', 'run', 'r0', 'status', 'done', 'wall_ms', '1'])).toThrow(/field 'status' is 'done', not one of complete, failed, stopped/);
+    expect(() => decodeCollectorMessage('c', '1-0', ['op', 'close', 'run', 'r0', 'status', 'done', 'wall_ms', '1'])).toThrow(
+      /field 'status' is 'done', not one of complete, failed, stopped/,
+    );
   });
 });

@@ -20,7 +20,9 @@ afterAll(async () => {
 });
 
 describe('roles that call a model wait for its endpoint', () => {
-  it('a model server that starts 20 s after the workers and a judge 10 s after the collector: the sweep completes with no failed run, and the waits are logged', { timeout: 180_000 }, async () => {
+  it('a model server that starts 20 s after the workers and a judge 10 s after the collector: the sweep completes with no failed run, and the waits are logged', {
+    timeout: 180_000,
+  }, async () => {
     const [port, judgePort] = [await freePort(), await freePort()];
     const url = `http://127.0.0.1:${port}/v1`;
     const judgeUrl = `http://127.0.0.1:${judgePort}/v1`;
@@ -94,10 +96,17 @@ describe('roles that call a model wait for its endpoint', () => {
     const port = await freePort();
     const waits: EndpointWait[] = [];
     const root = `http://127.0.0.1:${port}/v1?api_key=hunter2-very-secret`;
-    const error = await waitForEndpoints([{ root, apiKey: 'EMPTY' }], { timeoutMs: 1500, pollMs: 100, logEveryMs: 500, onWait: (w) => waits.push(w) }).catch((e: unknown) => e);
+    const error = await waitForEndpoints([{ root, apiKey: 'EMPTY' }], {
+      timeoutMs: 1500,
+      pollMs: 100,
+      logEveryMs: 500,
+      onWait: (w) => waits.push(w),
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(EndpointUnavailableError);
     const message = (error as Error).message;
-    expect(message).toMatch(/^the model endpoint http:\/\/127\.0\.0\.1:\d+\/v1\?api_key=\[redacted\] did not answer within 2 s \(last: ECONNREFUSED\); fix: /);
+    expect(message).toMatch(
+      /^the model endpoint http:\/\/127\.0\.0\.1:\d+\/v1\?api_key=\[redacted\] did not answer within 2 s \(last: ECONNREFUSED\); fix: /,
+    );
     expect(message).not.toContain('hunter2');
     expect(waits.length).toBeGreaterThanOrEqual(2);
     expect(waits.every((w) => !w.endpoint.includes('hunter2') && w.limitS === 2)).toBe(true);
@@ -106,7 +115,10 @@ describe('roles that call a model wait for its endpoint', () => {
   it('stops waiting at once when its role is stopped', async () => {
     const port = await freePort();
     const stop = new AbortController();
-    const waiting = waitForEndpoints([{ root: `http://127.0.0.1:${port}/v1`, apiKey: 'EMPTY' }], { timeoutMs: 600_000, signal: stop.signal });
+    const waiting = waitForEndpoints([{ root: `http://127.0.0.1:${port}/v1`, apiKey: 'EMPTY' }], {
+      timeoutMs: 600_000,
+      signal: stop.signal,
+    });
     setTimeout(() => stop.abort(), 300);
     await expect(waiting).resolves.toBeUndefined();
   });

@@ -21,7 +21,16 @@ interface Call {
 
 /** Every call of an ioredis method (lifecycle ones aside) in the package's sources. */
 function redisCalls(): Call[] {
-  const config = ts.getParsedCommandLineOfConfigFile(join(PACKAGE, 'tsconfig.json'), { noEmit: true }, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (d) => { throw new Error(String(d.messageText)); } })!;
+  const config = ts.getParsedCommandLineOfConfigFile(
+    join(PACKAGE, 'tsconfig.json'),
+    { noEmit: true },
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (d) => {
+        throw new Error(String(d.messageText));
+      },
+    },
+  )!;
   const program = ts.createProgram({ rootNames: config.fileNames, options: { ...config.options, noEmit: true } });
   const checker = program.getTypeChecker();
   const fromIoredis = (symbol: ts.Symbol | undefined): boolean => {
@@ -59,7 +68,14 @@ describe('the typed Redis layer', () => {
 
   it('the check sees commands where they are issued (else it would pass on anything)', () => {
     const seen = new Set(calls.map((c) => `${c.file} ${c.method}`));
-    for (const expected of ['src/redis/sweep-store.ts hget', 'src/redis/sweep-store.ts multi', 'src/redis/inboxes.ts xadd', 'src/redis/inbox-reader.ts xread', 'src/redis/scripts.ts defineCommand', 'src/redis.ts ping']) {
+    for (const expected of [
+      'src/redis/sweep-store.ts hget',
+      'src/redis/sweep-store.ts multi',
+      'src/redis/inboxes.ts xadd',
+      'src/redis/inbox-reader.ts xread',
+      'src/redis/scripts.ts defineCommand',
+      'src/redis.ts ping',
+    ]) {
       expect(seen, expected).toContain(expected);
     }
   });

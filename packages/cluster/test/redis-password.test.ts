@@ -16,8 +16,19 @@ const roles = new Roles(() => ({}));
 /** A redis-server that refuses every client without the password, as the deploy files configure it. */
 beforeAll(async () => {
   port = await freePort();
-  child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--requirepass', PASSWORD], { stdio: 'ignore' });
-  const probe = new Redis({ port, host: '127.0.0.1', password: PASSWORD, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--requirepass', PASSWORD],
+    { stdio: 'ignore' },
+  );
+  const probe = new Redis({
+    port,
+    host: '127.0.0.1',
+    password: PASSWORD,
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
   probe.on('error', () => undefined);
   for (let i = 0; i < 200; i++) {
     try {
@@ -36,10 +47,16 @@ afterAll(() => {
 });
 
 describe('a Redis with requirepass', () => {
-  it('roles authenticate with the URL\'s password or $PANTA_REDIS_PASSWORD and never print it; a missing or wrong one is one line, exit 2', { timeout: 120_000 }, async () => {
+  it("roles authenticate with the URL's password or $PANTA_REDIS_PASSWORD and never print it; a missing or wrong one is one line, exit 2", {
+    timeout: 120_000,
+  }, async () => {
     const withUrl = { PANTA_REDIS_URL: `redis://:${PASSWORD}@127.0.0.1:${port}` };
     const withEnv = { PANTA_REDIS_URL: `redis://127.0.0.1:${port}`, PANTA_REDIS_PASSWORD: PASSWORD };
-    const specFile = writeSpec(dir, `name: auth\ndataset: ${RHEON6}\nprompts: [fq117]\ngeometries: [ring]\nsizes: [16]\ntemperatures: [0.5]\nsweeps: 2\nseed: 3\nbackend: {kind: surrogate, latency_ms: 2}\nconcurrency: 8\n`, 'auth.yaml');
+    const specFile = writeSpec(
+      dir,
+      `name: auth\ndataset: ${RHEON6}\nprompts: [fq117]\ngeometries: [ring]\nsizes: [16]\ntemperatures: [0.5]\nsweeps: 2\nseed: 3\nbackend: {kind: surrogate, latency_ms: 2}\nconcurrency: 8\n`,
+      'auth.yaml',
+    );
     const out = join(dir, 'auth');
     const workers = [roles.spawn(['worker', '--concurrency', '4'], withEnv), roles.spawn(['worker', '--concurrency', '4'], withUrl)];
     const collector = roles.spawn(['collector', '--out', out, '--durable-ms', '200'], withEnv);
@@ -74,9 +91,21 @@ describe('a Redis with requirepass', () => {
       expect(lines).toEqual([expect.stringMatching(problem)]);
       expect(lines[0]).toContain('fix: give the password in the URL, redis://:<password>@host:port, as --redis');
     };
-    await refused(['status', '--redis', `redis://127.0.0.1:${port}`], {}, /^panta: redis:\/\/127\.0\.0\.1:\d+: password: Redis requires a password \(NOAUTH\); fix: /);
-    await refused(['status', '--redis', `redis://:not-${PASSWORD}@127.0.0.1:${port}`], {}, /^panta: redis:\/\/\[redacted\]@127\.0\.0\.1:\d+: password: Redis refused the password given \(WRONGPASS\); fix: /);
-    await refused(['scheduler', specFile, '--redis', `redis://127.0.0.1:${port}`], { PANTA_REDIS_PASSWORD: `not-${PASSWORD}` }, /^panta: redis:\/\/127\.0\.0\.1:\d+: password: Redis refused the password given \(WRONGPASS\); fix: /);
+    await refused(
+      ['status', '--redis', `redis://127.0.0.1:${port}`],
+      {},
+      /^panta: redis:\/\/127\.0\.0\.1:\d+: password: Redis requires a password \(NOAUTH\); fix: /,
+    );
+    await refused(
+      ['status', '--redis', `redis://:not-${PASSWORD}@127.0.0.1:${port}`],
+      {},
+      /^panta: redis:\/\/\[redacted\]@127\.0\.0\.1:\d+: password: Redis refused the password given \(WRONGPASS\); fix: /,
+    );
+    await refused(
+      ['scheduler', specFile, '--redis', `redis://127.0.0.1:${port}`],
+      { PANTA_REDIS_PASSWORD: `not-${PASSWORD}` },
+      /^panta: redis:\/\/127\.0\.0\.1:\d+: password: Redis refused the password given \(WRONGPASS\); fix: /,
+    );
     await refused(['worker', '--redis', `redis://127.0.0.1:${port}`], {}, /Redis requires a password \(NOAUTH\)/);
     await refused(['collector', '--redis', `redis://127.0.0.1:${port}`], {}, /Redis requires a password \(NOAUTH\)/);
     for (const text of outputs) expect(text).not.toContain(PASSWORD);

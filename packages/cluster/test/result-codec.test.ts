@@ -8,7 +8,14 @@ import { decodeResult, encodeResult, ResultFormatError } from '../src/result-cod
 import { tempDir } from '../../../test/helpers.js';
 import { RedisServer } from '../../../test/redis-server.js';
 
-const plan: EventPlan = { event: 7, sweep: 1, agent: 3, seed: 12345, neighbours: Int32Array.from([2, 4]), readVersions: Int32Array.from([5, 6, 7]) };
+const plan: EventPlan = {
+  event: 7,
+  sweep: 1,
+  agent: 3,
+  seed: 12345,
+  neighbours: Int32Array.from([2, 4]),
+  readVersions: Int32Array.from([5, 6, 7]),
+};
 
 /** Values a text codec would round: subnormals, -0, NaN, infinities, and 384 values no decimal prints short. */
 function vector(dim: number, salt: number): Float32Array {
@@ -29,7 +36,19 @@ const outcome: EventOutcome = {
   calls: 2,
   createdAt: 1_700_000_000_000,
   embeddings: { hashing: vector(384, 1), wide: vector(2304, 2) },
-  before: [{ role: 'merge', seed: 9, response: 'm', finishReason: 'length', promptTokens: 1, completionTokens: 2, latencyMs: 3, calls: 1, createdAt: 4 }],
+  before: [
+    {
+      role: 'merge',
+      seed: 9,
+      response: 'm',
+      finishReason: 'length',
+      promptTokens: 1,
+      completionTokens: 2,
+      latencyMs: 3,
+      calls: 1,
+      createdAt: 4,
+    },
+  ],
   divergence: 0.25,
 };
 
@@ -67,9 +86,16 @@ describe('a committed result as stored in Redis', () => {
   });
 
   it('refuses a result of another format in one line naming it and the fix', () => {
-    const v1 = Buffer.from(JSON.stringify({ plan: { ...plan, neighbours: [2, 4], readVersions: [5, 6, 7] }, outcome: { ...outcome, embeddings: { hashing: 'AAAA' } } }));
+    const v1 = Buffer.from(
+      JSON.stringify({
+        plan: { ...plan, neighbours: [2, 4], readVersions: [5, 6, 7] },
+        outcome: { ...outcome, embeddings: { hashing: 'AAAA' } },
+      }),
+    );
     expect(() => decodeResult(v1)).toThrow(ResultFormatError);
-    expect(() => decodeResult(v1)).toThrow(/format 1 .*this Panta reads format 2: run the workers and the collector from the same Panta version$/);
+    expect(() => decodeResult(v1)).toThrow(
+      /format 1 .*this Panta reads format 2: run the workers and the collector from the same Panta version$/,
+    );
     const v3 = Buffer.concat([Buffer.from('panta-result-3\n'), encodeResult(plan, outcome).subarray(15)]);
     expect(() => decodeResult(v3)).toThrow(/is in format 3, but this Panta reads format 2/);
     expect(() => decodeResult(Buffer.from('garbage'))).toThrow(/no format Panta knows/);
@@ -94,7 +120,9 @@ describe('a result through Redis', () => {
   it('passes through the commit script and back to the collector byte for byte', async () => {
     const keys = sweepKeys('codec-0123456789ab');
     const stored = encodeResult(plan, outcome);
-    expect(await commitEvent(redis, { keys, runId: outcome.runId, event: 7, version: 'v', result: stored, calls: 2, tokens: 40 })).toBe('done');
+    expect(await commitEvent(redis, { keys, runId: outcome.runId, event: 7, version: 'v', result: stored, calls: 2, tokens: 40 })).toBe(
+      'done',
+    );
     const store = new SweepStore(redis, keys);
     const [got] = await store.results([{ runId: outcome.runId, event: 7 }]);
     expect(got?.equals(stored)).toBe(true);

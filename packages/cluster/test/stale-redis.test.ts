@@ -42,7 +42,11 @@ afterAll(async () => {
 });
 
 /** One scheduler and one collector against the same Redis (workers stay up between rounds, as in compose). */
-async function round(specFile: string, out: string | null, schedulerArgs: string[] = []): Promise<{ scheduler: Awaited<ReturnType<typeof pantaAsync>>; collector: Awaited<ReturnType<typeof pantaAsync>> }> {
+async function round(
+  specFile: string,
+  out: string | null,
+  schedulerArgs: string[] = [],
+): Promise<{ scheduler: Awaited<ReturnType<typeof pantaAsync>>; collector: Awaited<ReturnType<typeof pantaAsync>> }> {
   const collector = roles.spawn(['collector', ...(out === null ? [] : ['--out', out]), '--durable-ms', '200']);
   const scheduler = roles.spawn(['scheduler', specFile, '--watch-ms', '3000', ...schedulerArgs]);
   return { scheduler: await scheduler.exited, collector: await collector.exited };
@@ -80,7 +84,9 @@ describe('a Redis that still holds a finished sweep', () => {
     expect(status.stdout).toContain('runs 2/2 finished, 0 open');
     expect(status.stdout).not.toContain('scheduler live');
     expect(status.stdout).not.toMatch(/^\s+run\s+written/m);
-    const json = JSON.parse((await pantaAsync(['status', '--redis', server.url, '--json'])).stdout) as { sweeps: { phase: string; inflight: number; runsActive: number; runs: unknown[]; schedulerExited: boolean }[] };
+    const json = JSON.parse((await pantaAsync(['status', '--redis', server.url, '--json'])).stdout) as {
+      sweeps: { phase: string; inflight: number; runsActive: number; runs: unknown[]; schedulerExited: boolean }[];
+    };
     expect(json.sweeps[0]).toMatchObject({ phase: 'done', inflight: 0, runsActive: 0, runs: [], schedulerExited: true });
 
     // The corpus deleted, the same Redis: the sweep runs again to the same corpus.
@@ -142,7 +148,9 @@ describe('a Redis that still holds a finished sweep', () => {
     // The scheduler sees the folder: it refuses before publishing anything.
     const seen = await pantaAsync(['scheduler', specFile, '--out', other, '--redis', server.url]);
     expect(seen.code).toBe(2);
-    expect(seen.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^panta: --out: out: .*other holds a corpus of a different sweep; fix: /)]);
+    expect(seen.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^panta: --out: out: .*other holds a corpus of a different sweep; fix: /),
+    ]);
     expect(await redis.hlen(SWEEPS_KEY)).toBe(0);
 
     // Only the collector sees it (its own --out): the scheduler stops with the collector's line instead of waiting.
@@ -150,7 +158,12 @@ describe('a Redis that still holds a finished sweep', () => {
     expect(r.collector.code).toBe(2);
     expect(r.collector.stderr).toMatch(/other holds a corpus of a different sweep/);
     expect(r.scheduler.code).toBe(2);
-    expect(r.scheduler.stderr.trim().split('\n').filter((l) => l.startsWith('panta: '))).toEqual([
+    expect(
+      r.scheduler.stderr
+        .trim()
+        .split('\n')
+        .filter((l) => l.startsWith('panta: ')),
+    ).toEqual([
       expect.stringMatching(/^panta: .*other: out: the collector refused the sweep: .*other holds a corpus of a different sweep; fix: /),
     ]);
     expect(existsSync(join(dir, 'elsewhere'))).toBe(false);
@@ -158,7 +171,11 @@ describe('a Redis that still holds a finished sweep', () => {
   });
 
   it('the scheduler checks the encoder models before publishing: a missing model folder is one line, exit 2, and nothing in Redis', async () => {
-    const specFile = writeSpec(dir, `${spec('nomodels')}encoders: [{name: minilm, kind: onnx, path: ${join(dir, 'models', 'missing')}}]\n`, 'nomodels.yaml');
+    const specFile = writeSpec(
+      dir,
+      `${spec('nomodels')}encoders: [{name: minilm, kind: onnx, path: ${join(dir, 'models', 'missing')}}]\n`,
+      'nomodels.yaml',
+    );
     const r = await pantaAsync(['scheduler', specFile, '--redis', server.url]);
     expect(r.code).toBe(2);
     const lines = r.stderr.trim().split('\n');

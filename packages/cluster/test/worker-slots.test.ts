@@ -45,7 +45,9 @@ async function peakInflight(name: string, until: Promise<unknown>): Promise<numb
 }
 
 describe("the scheduler's events in flight follow the workers' slots", () => {
-  it('registers workers while they serve, and keeps as many events in flight as they have slots unless --concurrency fixes it', { timeout: 120_000 }, async () => {
+  it('registers workers while they serve, and keeps as many events in flight as they have slots unless --concurrency fixes it', {
+    timeout: 120_000,
+  }, async () => {
     const workers = [0, 1, 2].map(() => roles.spawn(['worker', '--concurrency', '4']));
     for (const w of workers) await logged(w, 'worker started');
     expect(await liveSlots(redis)).toEqual({ workers: 3, slots: 12 });

@@ -21,7 +21,13 @@ const ENTRY_FRAME = 48;
 export function worstPromptTokens(run: RunPlan, template: PromptTemplate, maxTokens: number): number {
   const board = run.protocol === 'belief-board';
   const persona = run.population ? longestPersona(run.population.entries) : 0;
-  const fixed = template.system.length + template.update.length + run.prompt.question.length + 16 + persona + (board ? BOARD_INSTRUCTION.length + 1 : 0);
+  const fixed =
+    template.system.length +
+    template.update.length +
+    run.prompt.question.length +
+    16 +
+    persona +
+    (board ? BOARD_INSTRUCTION.length + 1 : 0);
   const perAnswer = board ? MAX_LIVE_ENTRIES : 1;
   const perLine = template.neighbour.length + String(run.n).length + (board ? MAX_LIVE_ENTRIES * ENTRY_FRAME : 0);
   const moderator = run.protocol === 'drift-policy' ? maxTokens + 4 : 0;
@@ -48,7 +54,12 @@ export function checkBackendLimits(spec: SweepSpec, file: string): void {
   if (spec.backend.kind !== 'anthropic') return;
   const i = spec.temperatures.findIndex((t) => t > 1);
   if (i >= 0) {
-    throw new InputError(file, `temperatures[${i}]`, `${spec.temperatures[i]} is above 1, the highest temperature the Anthropic API accepts`, 'use temperatures from 0 to 1 with an anthropic backend');
+    throw new InputError(
+      file,
+      `temperatures[${i}]`,
+      `${spec.temperatures[i]} is above 1, the highest temperature the Anthropic API accepts`,
+      'use temperatures from 0 to 1 with an anthropic backend',
+    );
   }
 }
 

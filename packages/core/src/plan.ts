@@ -75,7 +75,12 @@ function sizesFor(spec: SweepSpec, geometry: GeometrySpec, gi: number, file: str
   sizes.forEach((n, i) => {
     const problem = checkSize(geometry, n);
     if (problem) {
-      throw new InputError(file, `${field}[${i}]`, problem, `use a size that fits ${label}${Array.isArray(spec.sizes) ? ', or give sizes as a map per geometry' : ''}`);
+      throw new InputError(
+        file,
+        `${field}[${i}]`,
+        problem,
+        `use a size that fits ${label}${Array.isArray(spec.sizes) ? ', or give sizes as a map per geometry' : ''}`,
+      );
     }
   });
   return sizes;
@@ -98,8 +103,16 @@ export function selectPrompts(spec: SweepSpec, dataset: Prompt[], file: string):
   return spec.prompts.map((id, i) => {
     const p = byId.get(id);
     if (!p) {
-      const known = dataset.slice(0, 8).map((d) => d.id).join(', ');
-      throw new InputError(file, `prompts[${i}]`, `unknown prompt id "${id}" in ${spec.dataset}`, `use an id of the dataset (${known}${dataset.length > 8 ? ', ...' : ''})`);
+      const known = dataset
+        .slice(0, 8)
+        .map((d) => d.id)
+        .join(', ');
+      throw new InputError(
+        file,
+        `prompts[${i}]`,
+        `unknown prompt id "${id}" in ${spec.dataset}`,
+        `use an id of the dataset (${known}${dataset.length > 8 ? ', ...' : ''})`,
+      );
     }
     return p;
   });
@@ -119,7 +132,13 @@ export function sweepEvents(runs: readonly Pick<RunPlan, 'sweeps' | 'n'>[]): num
  * Expands the grid into runs: a pure function of the spec, the prompts and any edge lists. Order:
  * prompt, geometry, size, temperature, protocol, trial.
  */
-export function planSweep(spec: SweepSpec, prompts: Prompt[], file: string, edgeLists: EdgeLists = new Map(), population?: Population['entries']): RunPlan[] {
+export function planSweep(
+  spec: SweepSpec,
+  prompts: Prompt[],
+  file: string,
+  edgeLists: EdgeLists = new Map(),
+  population?: Population['entries'],
+): RunPlan[] {
   checkSizeMapKeys(spec, file);
   const controls = runControls(spec);
   const people: Population | undefined =

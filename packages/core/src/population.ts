@@ -30,14 +30,25 @@ export function parsePopulation(text: string, file: string): PopulationEntry[] {
     try {
       value = JSON.parse(line);
     } catch {
-      throw new InputError(file, `line ${i + 1}`, 'is not JSON', 'write one JSON object per line: {"id": "...", "persona": "..."} or {"id": "...", "belief": "..."}');
+      throw new InputError(
+        file,
+        `line ${i + 1}`,
+        'is not JSON',
+        'write one JSON object per line: {"id": "...", "persona": "..."} or {"id": "...", "belief": "..."}',
+      );
     }
     const parsed = populationEntrySchema.safeParse(value);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new InputError(file, `line ${i + 1}${issue.path.length ? `.${issue.path.join('.')}` : ''}`, issue.message, 'give each line an id and a persona or a belief');
+      throw new InputError(
+        file,
+        `line ${i + 1}${issue.path.length ? `.${issue.path.join('.')}` : ''}`,
+        issue.message,
+        'give each line an id and a persona or a belief',
+      );
     }
-    if (ids.has(parsed.data.id)) throw new InputError(file, `line ${i + 1}.id`, `id "${parsed.data.id}" is used twice`, 'give every entry its own id');
+    if (ids.has(parsed.data.id))
+      throw new InputError(file, `line ${i + 1}.id`, `id "${parsed.data.id}" is used twice`, 'give every entry its own id');
     ids.add(parsed.data.id);
     entries.push(parsed.data);
   });

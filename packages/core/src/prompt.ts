@@ -50,7 +50,12 @@ export function parseTemplate(text: string, file: string): PromptTemplate {
   if (!parsed.success) throw issueToInputError(file, parsed.error.issues[0], value);
   const unknown = /\{\{(?!(question|previous|neighbours|t|T|k|index|answer)\}\})[^}]*\}\}/.exec(Object.values(parsed.data).join('\n'));
   if (unknown) {
-    throw new InputError(file, '', `unknown slot ${unknown[0]}`, 'use {{question}} {{previous}} {{neighbours}} {{t}} {{T}} {{k}} {{index}} {{answer}}');
+    throw new InputError(
+      file,
+      '',
+      `unknown slot ${unknown[0]}`,
+      'use {{question}} {{previous}} {{neighbours}} {{t}} {{T}} {{k}} {{index}} {{answer}}',
+    );
   }
   return parsed.data;
 }
@@ -97,7 +102,11 @@ function renderExtended(template: PromptTemplate, ctx: PromptContext): ChatMessa
     case 'moderator':
       return renderModerator(ctx.question, ctx.sweep, ctx.before ?? '', ctx.after ?? '');
     default: {
-      const base = renderPlain(template, ctx.merge === undefined ? ctx : { ...ctx, neighbourAnswers: [] }, ctx.merge === undefined ? undefined : mergeNote(ctx.merge));
+      const base = renderPlain(
+        template,
+        ctx.merge === undefined ? ctx : { ...ctx, neighbourAnswers: [] },
+        ctx.merge === undefined ? undefined : mergeNote(ctx.merge),
+      );
       let system = base.system;
       if (ctx.board) system += `\n${BOARD_INSTRUCTION}`;
       if (ctx.persona) system += `\n${ctx.persona}`;
@@ -144,7 +153,10 @@ export function renderPrompt(template: PromptTemplate, ctx: PromptContext): Chat
 /** The agent template; `block` (a merge's review) replaces the neighbour lines when given. */
 function renderPlain(template: PromptTemplate, ctx: PromptContext, block?: string): ChatMessages {
   if (ctx.previous === undefined) {
-    return { system: template.system, user: fill(template.initial, { question: ctx.question, t: '0', T: String(ctx.temperature), k: '0' }) };
+    return {
+      system: template.system,
+      user: fill(template.initial, { question: ctx.question, t: '0', T: String(ctx.temperature), k: '0' }),
+    };
   }
   const count = ctx.neighbourAnswers.length;
   let lines = block ?? template.no_neighbours;
@@ -155,7 +167,14 @@ function renderPlain(template: PromptTemplate, ctx: PromptContext, block?: strin
     for (let i = 0; i < count; i++) {
       if (i > 0) lines += '\n';
       for (const part of parts) {
-        lines += typeof part === 'string' ? part : part.slot === 'index' ? ctx.neighbourAgents[i] : part.slot === 'answer' ? ctx.neighbourAnswers[i] : '';
+        lines +=
+          typeof part === 'string'
+            ? part
+            : part.slot === 'index'
+              ? ctx.neighbourAgents[i]
+              : part.slot === 'answer'
+                ? ctx.neighbourAnswers[i]
+                : '';
       }
     }
   }
@@ -188,7 +207,10 @@ export function promptLength(template: PromptTemplate, ctx: PromptContext): { sy
     return { system: m.system.length, user: m.user.length };
   }
   if (ctx.previous === undefined) {
-    return { system: template.system.length, user: slotLength(compile(template.initial), { question: ctx.question, t: '0', T: String(ctx.temperature), k: '0' }) };
+    return {
+      system: template.system.length,
+      user: slotLength(compile(template.initial), { question: ctx.question, t: '0', T: String(ctx.temperature), k: '0' }),
+    };
   }
   const count = ctx.neighbourAnswers.length;
   let lines = template.no_neighbours.length;

@@ -18,7 +18,10 @@ const WHOLE_TOKEN_BELOW = 8;
  */
 const PATTERNS: readonly [RegExp, string][] = [
   [/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"'\\<>]+@/gi, `$1${REDACTED}@`],
-  [/([?&;](?:api[_-]?key|apikey|key|access[_-]?token|refresh[_-]?token|token|auth|password|passwd|pwd|secret|client[_-]?secret|sig|signature)=)[^&#\s"'\\<>]+/gi, `$1${REDACTED}`],
+  [
+    /([?&;](?:api[_-]?key|apikey|key|access[_-]?token|refresh[_-]?token|token|auth|password|passwd|pwd|secret|client[_-]?secret|sig|signature)=)[^&#\s"'\\<>]+/gi,
+    `$1${REDACTED}`,
+  ],
   [
     /\b((?:proxy-)?authorization|x-api-key|api-key|x-goog-api-key|(?:set-)?cookie)((?:\\?["'])?\s*[:=]\s*(?:\\?["'])?)((?:bearer|basic|token)\s+)?[^\s"'\\,;})]+/gi,
     `$1$2$3${REDACTED}`,
@@ -43,7 +46,10 @@ function escapeRegExp(text: string): string {
 
 /** A percent escape matches in either case (`%2F` and `%2f`): servers differ. */
 function variantSource(variant: string): string {
-  return escapeRegExp(variant).replace(/%([0-9A-F])([0-9A-F])/g, (_, a: string, b: string) => `%[${a}${a.toLowerCase()}][${b}${b.toLowerCase()}]`);
+  return escapeRegExp(variant).replace(
+    /%([0-9A-F])([0-9A-F])/g,
+    (_, a: string, b: string) => `%[${a}${a.toLowerCase()}][${b}${b.toLowerCase()}]`,
+  );
 }
 
 /**
@@ -109,7 +115,8 @@ export class Redactor {
 }
 
 /** Environment variables whose values are secrets wherever they are set: the vendors' keys and Panta's own. */
-const SECRET_ENV = /^(OPENAI_API_KEY|ANTHROPIC_API_KEY|ANTHROPIC_AUTH_TOKEN|PANTA_\w*(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH)\w*)$/;
+const SECRET_ENV =
+  /^(OPENAI_API_KEY|ANTHROPIC_API_KEY|ANTHROPIC_AUTH_TOKEN|PANTA_\w*(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH)\w*)$/;
 
 /** The values of the secret environment variables that are set. */
 export function secretsInEnv(env: NodeJS.ProcessEnv): string[] {

@@ -45,7 +45,10 @@ export function parseVerdict(text: string): Tag | null {
       // not JSON: keep looking
     }
   }
-  const bare = text.trim().replace(/^["'`]+|["'`.]+$/g, '').toLowerCase();
+  const bare = text
+    .trim()
+    .replace(/^["'`]+|["'`.]+$/g, '')
+    .toLowerCase();
   return valid(bare) ? (bare as Tag) : null;
 }
 

@@ -21,7 +21,9 @@ describe('context budget', () => {
     const glauber = spec('meanfield', 128);
     expect(() => checkContextBudget(glauber, planSweep(glauber, [prompt], 'b.yaml'), DEFAULT_TEMPLATE, 'b.yaml')).not.toThrow();
     const board = spec('meanfield', 128, 'protocol: belief-board\n');
-    expect(() => checkContextBudget(board, planSweep(board, [prompt], 'b.yaml'), DEFAULT_TEMPLATE, 'b.yaml')).toThrow(/a meanfield prompt at N = 128 may need/);
+    expect(() => checkContextBudget(board, planSweep(board, [prompt], 'b.yaml'), DEFAULT_TEMPLATE, 'b.yaml')).toThrow(
+      /a meanfield prompt at N = 128 may need/,
+    );
   });
 
   it('sizes that fit pass, and the surrogate has no context limit', () => {

@@ -155,8 +155,16 @@ describe('checkSize', () => {
     ['chain', 2, null],
     ['star', 2, 'N = 2 is too small for star (N >= 3): nearest valid size is 3'],
     ['star', 3, null],
-    [{ kind: 'random-regular', k: 3 }, 7, 'N = 7 does not fit random-regular-k3 (N * k must be even, k = 3): nearest valid sizes are 6 and 8'],
-    [{ kind: 'random-regular', k: 3 }, 5, 'N = 5 does not fit random-regular-k3 (N * k must be even, k = 3): nearest valid sizes are 4 and 6'],
+    [
+      { kind: 'random-regular', k: 3 },
+      7,
+      'N = 7 does not fit random-regular-k3 (N * k must be even, k = 3): nearest valid sizes are 6 and 8',
+    ],
+    [
+      { kind: 'random-regular', k: 3 },
+      5,
+      'N = 5 does not fit random-regular-k3 (N * k must be even, k = 3): nearest valid sizes are 4 and 6',
+    ],
     [{ kind: 'random-regular', k: 3 }, 3, 'N = 3 is too small for random-regular-k3 (N > k = 3 and N * k even): nearest valid size is 4'],
     [{ kind: 'random-regular', k: 4 }, 4, 'N = 4 is too small for random-regular-k4 (N > k = 4 and N * k even): nearest valid size is 5'],
     [{ kind: 'random-regular', k: 4 }, 5, null],
@@ -566,15 +574,41 @@ describe('edges', () => {
   });
 
   it('rejects self-loops, duplicates in either orientation, bad indices and empty lists', () => {
-    expect(validateEdges([[0, 1], [1, 1]])).toBe('edge #1 (1, 1) is a self-loop');
-    expect(validateEdges([[0, 1], [1, 2], [1, 0]])).toBe('edge #2 (1, 0) is a duplicate (edges are undirected)');
-    expect(validateEdges([[0, 1], [0, 1]])).toMatch(/duplicate/);
+    expect(
+      validateEdges([
+        [0, 1],
+        [1, 1],
+      ]),
+    ).toBe('edge #1 (1, 1) is a self-loop');
+    expect(
+      validateEdges([
+        [0, 1],
+        [1, 2],
+        [1, 0],
+      ]),
+    ).toBe('edge #2 (1, 0) is a duplicate (edges are undirected)');
+    expect(
+      validateEdges([
+        [0, 1],
+        [0, 1],
+      ]),
+    ).toMatch(/duplicate/);
     expect(validateEdges([[0, 1.5]])).toMatch(/not a non-negative integer/);
     expect(validateEdges([[0, -1]])).toMatch(/not a non-negative integer/);
     expect(validateEdges([])).toBe('the edge list is empty');
     expect(validateEdges([[0, 5]], 3)).toMatch(/out of range for N = 3/);
-    expect(validateEdges([[0, 1], [1, 2]])).toBeNull();
-    expect(() => buildGraph(spec, 2, 0, [[0, 1], [1, 0]])).toThrow('graphs/tri.txt: edge #1 (1, 0) is a duplicate');
+    expect(
+      validateEdges([
+        [0, 1],
+        [1, 2],
+      ]),
+    ).toBeNull();
+    expect(() =>
+      buildGraph(spec, 2, 0, [
+        [0, 1],
+        [1, 0],
+      ]),
+    ).toThrow('graphs/tri.txt: edge #1 (1, 0) is a duplicate');
     expect(() => edgesGraph([[2, 2]])).toThrow(GeometryError);
   });
 });

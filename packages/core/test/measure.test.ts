@@ -1,5 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { CovarianceAccumulator, driftStats, driftTolerance, fitWhitening, focusSeries, measureSnapshot, rngFrom, snapshotAccuracy, toSpin, type Tag } from '../src/index.js';
+import {
+  CovarianceAccumulator,
+  driftStats,
+  driftTolerance,
+  fitWhitening,
+  focusSeries,
+  measureSnapshot,
+  rngFrom,
+  snapshotAccuracy,
+  toSpin,
+  type Tag,
+} from '../src/index.js';
 
 const unit = (v: number[]) => {
   const n = Math.hypot(...v);
@@ -9,7 +20,11 @@ const unit = (v: number[]) => {
 describe('order parameters', () => {
   it('matches values computed by hand on three spins', () => {
     // s1 = s2 = (1, 0), s3 = (0, 1): sum (2, 1), m = sqrt(5)/3; pairs: 1, 0, 0 -> q = 1/3
-    const spins = [[1, 0], [1, 0], [0, 1]];
+    const spins = [
+      [1, 0],
+      [1, 0],
+      [0, 1],
+    ];
     const tags: Tag[] = ['correct', 'hallucinated', 'not_known'];
     const m = measureSnapshot(spins, spins, tags, 2);
     expect(m.magnetisation).toBeCloseTo(Math.sqrt(5) / 3, 12);
@@ -85,7 +100,11 @@ describe('order parameters', () => {
   it('accuracy scores not_known and judge_failure as wrong: a slide into "I do not know" drifts while rho stays 0', () => {
     const n = 16;
     const snapshot = (correct: number, notKnown: number, failures = 0) => {
-      const tags: Tag[] = [...Array<Tag>(correct).fill('correct'), ...Array<Tag>(notKnown).fill('not_known'), ...Array<Tag>(failures).fill('judge_failure')];
+      const tags: Tag[] = [
+        ...Array<Tag>(correct).fill('correct'),
+        ...Array<Tag>(notKnown).fill('not_known'),
+        ...Array<Tag>(failures).fill('judge_failure'),
+      ];
       const spins = tags.map(() => [1]);
       return measureSnapshot(spins, spins, tags, 1);
     };
@@ -99,7 +118,12 @@ describe('order parameters', () => {
 
   it('an all-unjudgeable snapshot: rho null, accuracy 0, so FOCUS and drift stay defined', () => {
     const tags: Tag[] = ['not_known', 'judge_failure', 'not_known', 'judge_failure'];
-    const spins = [[1, 0], [0, 1], [1, 0], [0, 1]];
+    const spins = [
+      [1, 0],
+      [0, 1],
+      [1, 0],
+      [0, 1],
+    ];
     const m = measureSnapshot(spins, spins, tags, 2);
     expect(m.rho).toBeNull();
     expect([m.n_not_known, m.n_judge_failure]).toEqual([2, 2]);
@@ -117,7 +141,12 @@ describe('order parameters', () => {
 describe('whitening', () => {
   it('mean and sample covariance of known data', () => {
     const acc = new CovarianceAccumulator(2);
-    for (const x of [[1, 2], [3, 6], [5, 10]]) acc.add(x);
+    for (const x of [
+      [1, 2],
+      [3, 6],
+      [5, 10],
+    ])
+      acc.add(x);
     const { mean, cov } = acc.finish();
     expect(Array.from(mean)).toEqual([3, 6]);
     expect(Array.from(cov)).toEqual([4, 8, 8, 16]);
@@ -126,7 +155,13 @@ describe('whitening', () => {
   it('W = (C + lambda I)^(-1/2) on a known diagonal covariance', () => {
     // Points (+-2, 0) and (0, +-1) repeated: C = diag(8/3, 2/3) with n - 1 = 3
     const acc = new CovarianceAccumulator(2);
-    for (const x of [[2, 0], [-2, 0], [0, 1], [0, -1]]) acc.add(x);
+    for (const x of [
+      [2, 0],
+      [-2, 0],
+      [0, 1],
+      [0, -1],
+    ])
+      acc.add(x);
     const w = fitWhitening(acc, 'zca');
     const c = [8 / 3, 2 / 3];
     const lambda = (1e-3 * (c[0] + c[1])) / 2;
@@ -212,7 +247,12 @@ describe('whitening', () => {
       expect(Math.hypot(...spin)).toBeCloseTo(1, 12);
       const spins = Array.from({ length: 16 }, () => spin);
       const tags = Array<Tag>(16).fill('correct');
-      const m = measureSnapshot(spins, spins.map(() => answer), tags, d);
+      const m = measureSnapshot(
+        spins,
+        spins.map(() => answer),
+        tags,
+        d,
+      );
       expect(m.magnetisation).toBeCloseTo(1, 12);
       expect(m.cohesion).toBeCloseTo(1, 12);
       expect(m.cds_sys).toBeCloseTo(0, 6);
@@ -222,7 +262,15 @@ describe('whitening', () => {
   it('without the fallback the same pool would centre every answer on the mean: the zero spin it replaces', () => {
     const acc = new CovarianceAccumulator(2);
     acc.add([0.6, 0.8], 5);
-    const centred = { mode: 'zca' as const, fallback: null, dim: 2, samples: 5, lambda: 0, mean: acc.finish().mean, matrix: Float64Array.of(1, 0, 0, 1) };
+    const centred = {
+      mode: 'zca' as const,
+      fallback: null,
+      dim: 2,
+      samples: 5,
+      lambda: 0,
+      mean: acc.finish().mean,
+      matrix: Float64Array.of(1, 0, 0, 1),
+    };
     expect(Array.from(toSpin(centred, [0.6, 0.8]))).toEqual([0, 0]);
     expect(Array.from(toSpin(fitWhitening(acc, 'zca'), [0.6, 0.8]))).toEqual([0.6 / Math.hypot(0.6, 0.8), 0.8 / Math.hypot(0.6, 0.8)]);
   });
@@ -254,12 +302,29 @@ describe('whitening', () => {
 import { DEFAULT_TEMPLATE, parseTemplate, promptLength, renderPrompt } from '../src/index.js';
 
 describe('prompt rendering', () => {
-  const custom = parseTemplate('system: S {{k}}\ninitial: "Q: {{question}} T={{T}}"\nupdate: "{{question}} | {{previous}} | {{neighbours}} | {{neighbours}} t={{t}} k={{k}}"\nneighbour: "[{{index}}] {{answer}}"\nno_neighbours: none\n', 't.yaml');
+  const custom = parseTemplate(
+    'system: S {{k}}\ninitial: "Q: {{question}} T={{T}}"\nupdate: "{{question}} | {{previous}} | {{neighbours}} | {{neighbours}} t={{t}} k={{k}}"\nneighbour: "[{{index}}] {{answer}}"\nno_neighbours: none\n',
+    't.yaml',
+  );
   const contexts = [
     { question: 'How old?', sweep: 0, temperature: 0.7, neighbourAgents: [], neighbourAnswers: [] },
-    { question: 'How old?', sweep: 3, temperature: 1.3, previous: 'The answer is 96.', neighbourAgents: [4, 17, 1023], neighbourAnswers: ['I am not sure.', '96', 'Möglich: 95 ✓'] },
+    {
+      question: 'How old?',
+      sweep: 3,
+      temperature: 1.3,
+      previous: 'The answer is 96.',
+      neighbourAgents: [4, 17, 1023],
+      neighbourAnswers: ['I am not sure.', '96', 'Möglich: 95 ✓'],
+    },
     { question: 'Q', sweep: 1, temperature: 0, previous: '', neighbourAgents: [], neighbourAnswers: [] },
-    { question: 'Q', sweep: 12, temperature: 0.1, previous: 'x', neighbourAgents: [0, 9, 10, 99_999, 1_000_000], neighbourAnswers: ['a', 'b', 'c', 'd', ''] },
+    {
+      question: 'Q',
+      sweep: 12,
+      temperature: 0.1,
+      previous: 'x',
+      neighbourAgents: [0, 9, 10, 99_999, 1_000_000],
+      neighbourAnswers: ['a', 'b', 'c', 'd', ''],
+    },
   ];
   it('promptLength equals the length of the rendered messages', () => {
     for (const template of [DEFAULT_TEMPLATE, custom]) {
@@ -276,6 +341,8 @@ describe('prompt rendering', () => {
     expect(renderPrompt(custom, contexts[2]).user).toBe('Q |  | none | none t=1 k=0');
   });
   it('rejects unknown slots', () => {
-    expect(() => parseTemplate('system: s\ninitial: "{{qestion}}"\nupdate: u\nneighbour: n\n', 'bad.yaml')).toThrow(/bad.yaml: unknown slot \{\{qestion\}\}/);
+    expect(() => parseTemplate('system: s\ninitial: "{{qestion}}"\nupdate: u\nneighbour: n\n', 'bad.yaml')).toThrow(
+      /bad.yaml: unknown slot \{\{qestion\}\}/,
+    );
   });
 });

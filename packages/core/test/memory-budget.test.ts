@@ -1,5 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_TEMPLATE, MEMORY, checkContextBudget, checkMemoryBudget, formatBytes, parseMemoryBudget, parseSweepSpec, planSweep, sweepMemoryBytes, type Prompt } from '../src/index.js';
+import {
+  DEFAULT_TEMPLATE,
+  MEMORY,
+  checkContextBudget,
+  checkMemoryBudget,
+  formatBytes,
+  parseMemoryBudget,
+  parseSweepSpec,
+  planSweep,
+  sweepMemoryBytes,
+  type Prompt,
+} from '../src/index.js';
 
 const GiB = 2 ** 30;
 /** The machine of issue 16: 24 GiB, Node's default heap limit of about 4 GiB. */
@@ -7,7 +18,10 @@ const MACHINE = { bytes: 24 * GiB, source: "this machine's 24 GiB", heapBytes: 4
 const noEdges = () => 0;
 
 const spec = (geometries: string, sizes: string, extra = '') =>
-  parseSweepSpec(`name: m\ndataset: d.jsonl\ngeometries: ${geometries}\nsizes: ${sizes}\ntemperatures: [0.7]\nsweeps: 10\nseed: 1\nconcurrency: 256\n${extra}`, 'm.yaml');
+  parseSweepSpec(
+    `name: m\ndataset: d.jsonl\ngeometries: ${geometries}\nsizes: ${sizes}\ntemperatures: [0.7]\nsweeps: 10\nseed: 1\nconcurrency: 256\n${extra}`,
+    'm.yaml',
+  );
 
 /** The largest size a refusal names ("use a size of at most N"), as a number. */
 function largestNamed(check: () => void): number {
@@ -70,14 +84,23 @@ describe('memory budget', () => {
     expect(parseMemoryBudget('1.5 gib')).toBe(1.5 * GiB);
     expect(parseMemoryBudget(4096)).toBe(4096);
     for (const bad of ['0 GiB', 'lots', '12', '-1 GiB', 12.5, 0]) expect(parseMemoryBudget(bad)).toBeUndefined();
-    expect(() => spec('[ring]', '[64]', 'memory_budget: lots\n')).toThrow(/^m\.yaml: memory_budget: "lots" is not a memory size above 0; fix: use bytes \(an integer\), or a size such as "16 GiB" or "512 MB"$/);
+    expect(() => spec('[ring]', '[64]', 'memory_budget: lots\n')).toThrow(
+      /^m\.yaml: memory_budget: "lots" is not a memory size above 0; fix: use bytes \(an integer\), or a size such as "16 GiB" or "512 MB"$/,
+    );
     expect(formatBytes(1.5 * GiB)).toBe('1.5 GiB');
     expect(formatBytes(24 * GiB)).toBe('24 GiB');
   });
 });
 
 describe('context window of a full mean field', () => {
-  const prompt: Prompt = { id: 'q', question: 'How old was she?', accepted: ['96'], false_answers: ['95'], false_premise: false, source: '' };
+  const prompt: Prompt = {
+    id: 'q',
+    question: 'How old was she?',
+    accepted: ['96'],
+    false_answers: ['95'],
+    false_premise: false,
+    source: '',
+  };
   const backend = 'backend: {kind: openai, base_url: "http://127.0.0.1:8000/v1", model: m, max_context_tokens: 32768}\n';
 
   it('is refused with the largest full mean field that fits, which does fit', () => {

@@ -15,7 +15,10 @@ describe('planner memory', () => {
   it('holds per-event state for its window only, whatever the run length (a run of 2^26 events)', () => {
     const n = 64;
     const sweeps = 2 ** 20 - 1;
-    const schedule = new Schedule({ n, sweeps, seed: 3, dynamics: 'asynchronous', protocol: 'glauber' }, buildGraph({ kind: 'ring' }, n, 0));
+    const schedule = new Schedule(
+      { n, sweeps, seed: 3, dynamics: 'asynchronous', protocol: 'glauber' },
+      buildGraph({ kind: 'ring' }, n, 0),
+    );
     expect(schedule.total).toBe(2 ** 26);
     const window = 256;
     const planner = new DataflowPlanner(schedule, window);

@@ -24,7 +24,9 @@ import {
 describe('annealing', () => {
   it('goes from the run temperature at sweep 1 to `to` at the last sweep, linearly or geometrically', () => {
     const linear = { to: 0.1, shape: 'linear' as const };
-    expect([0, 1, 2, 3, 4, 5].map((t) => temperatureAt(1.1, t, 5, linear))).toEqual([1.1, 1.1, 0.85, 0.6, 0.35, 0.1].map((x) => expect.closeTo(x, 12)));
+    expect([0, 1, 2, 3, 4, 5].map((t) => temperatureAt(1.1, t, 5, linear))).toEqual(
+      [1.1, 1.1, 0.85, 0.6, 0.35, 0.1].map((x) => expect.closeTo(x, 12)),
+    );
     const geometric = { to: 0.1, shape: 'geometric' as const };
     expect(temperatureAt(1.6, 3, 5, geometric)).toBeCloseTo(1.6 * Math.pow(0.1 / 1.6, 0.5), 12);
     expect(temperatureAt(0.7, 4, 10, undefined)).toBe(0.7);
@@ -32,7 +34,11 @@ describe('annealing', () => {
 });
 
 describe('population assignment', () => {
-  const entries = [{ id: 'a', persona: 'A' }, { id: 'b', belief: '97' }, { id: 'c', persona: 'C' }];
+  const entries = [
+    { id: 'a', persona: 'A' },
+    { id: 'b', belief: '97' },
+    { id: 'c', persona: 'C' },
+  ];
   it('same gives everyone the first entry; distinct deals all entries evenly; fraction reaches round(f N) agents', () => {
     expect([...assignPopulation({ entries, assign: 'same', fraction: 0 }, 5, 1)]).toEqual([0, 0, 0, 0, 0]);
     const distinct = assignPopulation({ entries, assign: 'distinct', fraction: 0 }, 30, 7);
@@ -47,11 +53,16 @@ describe('population assignment', () => {
 
 describe('belief board', () => {
   it('reads JSON replies, gives entries ids, and a later entry on the same object revises the earlier one', () => {
-    const reply = parseBoardReply('Sure! {"answer": "She was 96.", "entries": [{"object": "age", "claim": "96", "confidence": 0.9}, {"object": "year", "claim": "2022", "confidence": 2}]}');
+    const reply = parseBoardReply(
+      'Sure! {"answer": "She was 96.", "entries": [{"object": "age", "claim": "96", "confidence": 0.9}, {"object": "year", "claim": "2022", "confidence": 2}]}',
+    );
     expect(reply.answer).toBe('She was 96.');
     expect(reply.entries[1].confidence).toBe(1);
     const first = applyEntries([], 40, reply.entries);
-    expect(first.written.map((e) => [e.id, e.revises])).toEqual([['e40.0', null], ['e40.1', null]]);
+    expect(first.written.map((e) => [e.id, e.revises])).toEqual([
+      ['e40.0', null],
+      ['e40.1', null],
+    ]);
     const second = applyEntries(first.live, 90, [{ object: 'Age', claim: '97', confidence: 0.5 }]);
     expect(second.written[0]).toMatchObject({ id: 'e90.0', revises: 'e40.0' });
     expect(second.live.map((e) => e.id)).toEqual(['e40.1', 'e90.0']);
@@ -65,11 +76,44 @@ describe('belief board', () => {
 
 describe('ssvp divergence and drift-policy majority', () => {
   it('divergence is the cosine distance to the neighbourhood mean; the medoid is the answer nearest the mean', () => {
-    expect(divergence([1, 0], [[1, 0], [1, 0]])).toBeCloseTo(0, 12);
-    expect(divergence([1, 0], [[0, 1], [0, 1]])).toBeCloseTo(1, 12);
-    expect(divergence([1, 0], [[1, 0], [0, 1]])).toBeCloseTo(1 - Math.SQRT1_2, 12);
+    expect(
+      divergence(
+        [1, 0],
+        [
+          [1, 0],
+          [1, 0],
+        ],
+      ),
+    ).toBeCloseTo(0, 12);
+    expect(
+      divergence(
+        [1, 0],
+        [
+          [0, 1],
+          [0, 1],
+        ],
+      ),
+    ).toBeCloseTo(1, 12);
+    expect(
+      divergence(
+        [1, 0],
+        [
+          [1, 0],
+          [0, 1],
+        ],
+      ),
+    ).toBeCloseTo(1 - Math.SQRT1_2, 12);
     expect(divergence([1, 0], [])).toBe(0);
-    expect(medoid(['a', 'b', 'c'], [[1, 0], [0.8, 0.6], [0, 1]])).toBe('b');
+    expect(
+      medoid(
+        ['a', 'b', 'c'],
+        [
+          [1, 0],
+          [0.8, 0.6],
+          [0, 1],
+        ],
+      ),
+    ).toBe('b');
     expect(isDrift('DRIFT: it changed')).toBe(true);
     expect(isDrift('  "Drift" - yes')).toBe(true);
     expect(isDrift('STABLE')).toBe(false);
@@ -89,17 +133,39 @@ describe('early stopping rule', () => {
     expect(shouldStop(h([0.5, null], [0.5, 0.2], [0.5, null]), rule)).toBe(false);
   });
   it('a unanimous t = 0 snapshot is centred on the origin (m = 1), as the whitening falls back to raw; a varied one on its mean', () => {
-    const same = [[0.6, 0.8], [0.6, 0.8], [0.6, 0.8]];
+    const same = [
+      [0.6, 0.8],
+      [0.6, 0.8],
+      [0.6, 0.8],
+    ];
     const state = nextControl(undefined, 0, same, ['not_known', 'not_known', 'not_known'], undefined, 4);
     expect(state.mean0).toEqual([0, 0]);
     expect(state.history[0].m).toBeCloseTo(1, 12);
     expect(state.history[0].rho).toBeNull();
-    const varied = nextControl(undefined, 0, [[1, 0], [0, 1]], ['correct', 'correct'], undefined, 4);
+    const varied = nextControl(
+      undefined,
+      0,
+      [
+        [1, 0],
+        [0, 1],
+      ],
+      ['correct', 'correct'],
+      undefined,
+      4,
+    );
     expect(varied.mean0).toEqual([0.5, 0.5]);
     expect(varied.history[0].m).toBeCloseTo(0, 12);
   });
   it('measures the centred magnetisation and rho of a snapshot', () => {
-    const c = measureControl([[1, 0], [1, 0], [0, 1]], ['correct', 'hallucinated', 'not_known'], [0, 0]);
+    const c = measureControl(
+      [
+        [1, 0],
+        [1, 0],
+        [0, 1],
+      ],
+      ['correct', 'hallucinated', 'not_known'],
+      [0, 0],
+    );
     expect(c.m).toBeCloseTo(Math.hypot(2, 1) / 3, 12);
     expect(c.rho).toBe(0.5);
   });
@@ -111,7 +177,8 @@ describe('sweep boundaries in the planner', () => {
     const planner = new DataflowPlanner(new Schedule(run, buildGraph({ kind: 'ring' }, 8, 0)), 1000, 0, boundaryGate(run, -1, false));
     const done: number[] = [];
     const drain = () => {
-      for (let plans = planner.take(100); plans.length > 0; plans = planner.take(100)) for (const p of plans) (planner.complete(p.event), done.push(p.event));
+      for (let plans = planner.take(100); plans.length > 0; plans = planner.take(100))
+        for (const p of plans) planner.complete(p.event), done.push(p.event);
     };
     drain();
     expect(done).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);

@@ -58,7 +58,9 @@ describe('Redactor: literal secrets', () => {
 describe('Redactor: credentials recognised by shape', () => {
   const r = new Redactor();
   it('URL user-info', () => {
-    expect(r.redact('GET https://user:pa55word@api.example.com/v1/chat failed')).toBe(`GET https://${REDACTED}@api.example.com/v1/chat failed`);
+    expect(r.redact('GET https://user:pa55word@api.example.com/v1/chat failed')).toBe(
+      `GET https://${REDACTED}@api.example.com/v1/chat failed`,
+    );
     expect(r.redact('redis://:hunter2hunter2@10.0.0.1:6379/0')).toBe(`redis://${REDACTED}@10.0.0.1:6379/0`);
     expect(r.redact('http://127.0.0.1:8000/v1 and someone@example.com')).toBe('http://127.0.0.1:8000/v1 and someone@example.com');
   });
@@ -72,7 +74,9 @@ describe('Redactor: credentials recognised by shape', () => {
   it('credential headers as text and as JSON, the scheme kept', () => {
     expect(r.redact('Authorization: Bearer abc.def-ghi')).toBe(`Authorization: Bearer ${REDACTED}`);
     expect(r.redact('x-api-key: k-123')).toBe(`x-api-key: ${REDACTED}`);
-    expect(r.redact('failed (authorization: Bearer abc.def-ghi) after 2 attempts')).toBe(`failed (authorization: Bearer ${REDACTED}) after 2 attempts`);
+    expect(r.redact('failed (authorization: Bearer abc.def-ghi) after 2 attempts')).toBe(
+      `failed (authorization: Bearer ${REDACTED}) after 2 attempts`,
+    );
     expect(r.redact('{"api-key":"k-123","model":"m"}')).toBe(`{"api-key":"${REDACTED}","model":"m"}`);
     expect(r.redact('{\\"authorization\\":\\"Basic dXNlcjpwYXNz\\"}')).toBe(`{\\"authorization\\":\\"Basic ${REDACTED}\\"}`);
     expect(r.redact('request had bearer eyJhbGciOiJIUzI1NiJ9.x.y')).toBe(`request had bearer ${REDACTED}`);
@@ -90,8 +94,14 @@ describe('Redactor: credentials recognised by shape', () => {
 });
 
 describe('the process redactor', () => {
-  it('takes the vendors\' keys and Panta\'s secret-named variables from the environment, not other variables', () => {
-    const env = { OPENAI_API_KEY: 'o-key-1234', ANTHROPIC_API_KEY: 'a-key-1234', PANTA_API_KEY: 'p-key-1234', PANTA_REDIS_URL: 'redis://h:6379', HOME: '/home/x' };
+  it("takes the vendors' keys and Panta's secret-named variables from the environment, not other variables", () => {
+    const env = {
+      OPENAI_API_KEY: 'o-key-1234',
+      ANTHROPIC_API_KEY: 'a-key-1234',
+      PANTA_API_KEY: 'p-key-1234',
+      PANTA_REDIS_URL: 'redis://h:6379',
+      HOME: '/home/x',
+    };
     expect(secretsInEnv(env).sort()).toEqual(['a-key-1234', 'o-key-1234', 'p-key-1234']);
   });
 

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { DataflowPlanner, Schedule, buildGraph, criticalPath, rngFrom, type EventPlan } from '../src/index.js';
 
-const run = (n: number, over: Partial<{ sweeps: number; seed: number; dynamics: 'asynchronous' | 'synchronous'; protocol: 'glauber' | 'isolated' }> = {}) => ({
+const run = (
+  n: number,
+  over: Partial<{ sweeps: number; seed: number; dynamics: 'asynchronous' | 'synchronous'; protocol: 'glauber' | 'isolated' }> = {},
+) => ({
   n,
   sweeps: over.sweeps ?? 3,
   seed: over.seed ?? 11,
@@ -181,7 +184,12 @@ describe('synchronous dynamics in the planner', () => {
    * Runs a planner the way the executor does, at `concurrency` calls in flight completing in a seeded random
    * order, with a version store that deletes what `complete` releases: every read must find its version.
    */
-  function execute(run: { n: number; sweeps: number; seed: number; dynamics: 'synchronous' | 'asynchronous'; protocol: 'glauber' }, concurrency: number, window: number, startEvent: number): number {
+  function execute(
+    run: { n: number; sweeps: number; seed: number; dynamics: 'synchronous' | 'asynchronous'; protocol: 'glauber' },
+    concurrency: number,
+    window: number,
+    startEvent: number,
+  ): number {
     const schedule = new Schedule(run, buildGraph({ kind: 'ring' }, run.n, 0));
     const planner = new DataflowPlanner(schedule, window, startEvent);
     const store = new Set<number>(Array.from(planner.liveVersions()).filter((v) => v >= 0));

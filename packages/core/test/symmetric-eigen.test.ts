@@ -7,13 +7,20 @@ function symmetric(n: number, seed: number, rank = n): Float64Array {
   const rng = rngFrom(seed);
   const x = Array.from({ length: rank }, () => Array.from({ length: n }, () => rng.next() - 0.5));
   const a = new Float64Array(n * n);
-  for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) a[i * n + j] = x.reduce((s, row) => s + row[i] * row[j], 0) + (rank === n && i === j ? rng.next() : 0);
+  for (let i = 0; i < n; i++)
+    for (let j = 0; j < n; j++) a[i * n + j] = x.reduce((s, row) => s + row[i] * row[j], 0) + (rank === n && i === j ? rng.next() : 0);
   return a;
 }
 
 describe('symmetric eigen-decomposition', () => {
   it('reconstructs A = V diag(values) V^T with orthonormal eigenvectors, values ascending', () => {
-    for (const [n, rank] of [[1, 1], [2, 2], [7, 7], [40, 40], [40, 5]] as const) {
+    for (const [n, rank] of [
+      [1, 1],
+      [2, 2],
+      [7, 7],
+      [40, 40],
+      [40, 5],
+    ] as const) {
       const a = symmetric(n, n + rank, rank);
       const { values, vectors } = symmetricEigen(a, n);
       for (let i = 1; i < n; i++) expect(values[i]).toBeGreaterThanOrEqual(values[i - 1]);
@@ -36,7 +43,10 @@ describe('symmetric eigen-decomposition', () => {
     const n = 30;
     const a = symmetric(n, 3);
     const ours = symmetricEigen(a, n);
-    const theirs = new EigenvalueDecomposition(new Matrix(Array.from({ length: n }, (_, i) => Array.from(a.subarray(i * n, (i + 1) * n)))), { assumeSymmetric: true });
+    const theirs = new EigenvalueDecomposition(
+      new Matrix(Array.from({ length: n }, (_, i) => Array.from(a.subarray(i * n, (i + 1) * n)))),
+      { assumeSymmetric: true },
+    );
     const v = theirs.eigenvectorMatrix.to2DArray();
     theirs.realEigenvalues.forEach((value, e) => {
       expect(ours.values[e]).toBeCloseTo(value, 10);

@@ -10,4 +10,3 @@
 process.env.DUCKDB_JE_MALLOC_CONF ??= 'dirty_decay_ms:1000,muzzy_decay_ms:1000';
 
 export {};
-

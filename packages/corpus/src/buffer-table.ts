@@ -69,10 +69,7 @@ export class BufferTable {
   appendColumns(columns: readonly ArrayLike<unknown>[], rows: number): void {
     for (let start = 0; start < rows; start += CHUNK_ROWS) {
       const count = Math.min(CHUNK_ROWS, rows - start);
-      this.appendChunk(
-        start === 0 && count === rows ? columns : columns.map((c) => sliceOf(c, start, start + count)),
-        count,
-      );
+      this.appendChunk(start === 0 && count === rows ? columns : columns.map((c) => sliceOf(c, start, start + count)), count);
     }
   }
 

@@ -51,7 +51,7 @@ export async function readBoundaries<S, C>(out: string, runId: string, startEven
     }
   }
   const kept = all.filter((r) => (r.sweep + 1) * n <= startEvent);
-  if (kept.length !== all.length || text.length > 0 && !text.endsWith('\n')) {
+  if (kept.length !== all.length || (text.length > 0 && !text.endsWith('\n'))) {
     const tmp = `${path}.tmp`;
     await writeFile(tmp, kept.map((r) => `${JSON.stringify(r)}\n`).join(''));
     await fsyncFile(tmp);

@@ -103,7 +103,13 @@ function takeRows(pending: Part[], n: number, names: string[]): { batch: ColumnB
   }
   const batch: ColumnBatch = { rows: n, columns: {}, dims: {} };
   names.forEach((name, j) => {
-    const col = used.length === 1 ? used[0].columns[j] : concatColumns(used.map((u) => u.columns[j]), name);
+    const col =
+      used.length === 1
+        ? used[0].columns[j]
+        : concatColumns(
+            used.map((u) => u.columns[j]),
+            name,
+          );
     batch.columns[name] = col.values;
     if (col.dim !== undefined) batch.dims[name] = col.dim;
   });

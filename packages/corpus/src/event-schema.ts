@@ -58,11 +58,14 @@ export function validateEncoders(encoders: readonly EncoderColumn[]): void {
   const seen = new Set<string>();
   for (const e of encoders) {
     if (!ENCODER_NAME.test(e.name)) {
-      throw new Error(`encoder name ${JSON.stringify(e.name)} is not a valid column suffix: use lower-case letters, digits and _ starting with a letter`);
+      throw new Error(
+        `encoder name ${JSON.stringify(e.name)} is not a valid column suffix: use lower-case letters, digits and _ starting with a letter`,
+      );
     }
     if (seen.has(e.name)) throw new Error(`encoder ${e.name} is listed twice`);
     seen.add(e.name);
-    if (!Number.isSafeInteger(e.dim) || e.dim <= 0) throw new Error(`encoder ${e.name}: dimension must be a positive integer, got ${e.dim}`);
+    if (!Number.isSafeInteger(e.dim) || e.dim <= 0)
+      throw new Error(`encoder ${e.name}: dimension must be a positive integer, got ${e.dim}`);
   }
 }
 
@@ -74,11 +77,7 @@ export function validateEncoders(encoders: readonly EncoderColumn[]): void {
  */
 export function eventColumns(encoders: readonly EncoderColumn[]): ColumnDef[] {
   validateEncoders(encoders);
-  return [
-    ...EVENT_BASE_COLUMNS,
-    ...encoders.map((e) => ({ name: embColumnName(e.name), type: 'FLOAT[]' })),
-    CREATED_AT_COLUMN,
-  ];
+  return [...EVENT_BASE_COLUMNS, ...encoders.map((e) => ({ name: embColumnName(e.name), type: 'FLOAT[]' })), CREATED_AT_COLUMN];
 }
 
 /** `CREATE TABLE`-style column list: `"run_id" VARCHAR, ...`. */

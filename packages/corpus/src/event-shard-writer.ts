@@ -103,7 +103,8 @@ export class EventShardWriter {
     const { dir, runId, encoders, partRows = 4096, startEvent = 0 } = options;
     validateRunId(runId);
     if (!Number.isSafeInteger(partRows) || partRows <= 0) throw new Error(`partRows must be a positive integer, got ${partRows}`);
-    if (!Number.isSafeInteger(startEvent) || startEvent < 0) throw new Error(`startEvent must be a non-negative integer, got ${startEvent}`);
+    if (!Number.isSafeInteger(startEvent) || startEvent < 0)
+      throw new Error(`startEvent must be a non-negative integer, got ${startEvent}`);
     eventColumns(encoders); // validates the encoders before anything is touched
     if (await exists(shardPath(dir, runId))) throw new Error(`run ${runId} is already finalized (${shardPath(dir, runId)} exists)`);
     const parts = partsDir(dir, runId);
@@ -169,12 +170,15 @@ export class EventShardWriter {
   /** A row must belong to this run and to the event expected next; an answer needs a tag and its embeddings. */
   private check(row: EventRow): void {
     if (row.event !== this.nextEvent) {
-      throw new Error(`run ${this.runId}: event ${row.event} appended, expected ${this.nextEvent} (events must be contiguous and in order)`);
+      throw new Error(
+        `run ${this.runId}: event ${row.event} appended, expected ${this.nextEvent} (events must be contiguous and in order)`,
+      );
     }
     if (row.run_id !== this.runId) throw new Error(`run ${this.runId}: row of run ${JSON.stringify(row.run_id)} appended`);
     if (row.role !== 'agent') return;
     this.widest = Math.max(this.widest, row.read_versions.length + row.neighbours.length);
-    if (!TAG_SET.has(row.tag as string)) throw new Error(`run ${this.runId}, event ${row.event}: tag ${JSON.stringify(row.tag)} is not one of ${TAGS.join(', ')}`);
+    if (!TAG_SET.has(row.tag as string))
+      throw new Error(`run ${this.runId}, event ${row.event}: tag ${JSON.stringify(row.tag)} is not one of ${TAGS.join(', ')}`);
     for (const e of this.encoders) {
       const v = row.embeddings?.[e.name];
       if (!v || v.length !== e.dim) {
@@ -270,7 +274,9 @@ export class EventShardWriter {
    */
   private async checkShard(connection: DuckDBConnection, path: string): Promise<void> {
     const source = `FROM read_parquet(${sqlString(path)}) WHERE role = 'agent'`;
-    const reader = await connection.runAndReadAll(`SELECT count(*)::DOUBLE, coalesce(min(event), 0)::DOUBLE, coalesce(max(event), -1)::DOUBLE ${source}`);
+    const reader = await connection.runAndReadAll(
+      `SELECT count(*)::DOUBLE, coalesce(min(event), 0)::DOUBLE, coalesce(max(event), -1)::DOUBLE ${source}`,
+    );
     const [count, min, max] = reader.getRows()[0] as number[];
     const n = this.nextEvent;
     let distinct = count;
@@ -280,7 +286,9 @@ export class EventShardWriter {
     }
     if (count !== n || distinct !== n || (n > 0 && (min !== 0 || max !== n - 1))) {
       await removeQuietly(path);
-      throw new Error(`run ${this.runId}: merged shard holds ${count} rows (${distinct} distinct events ${min}..${max}), expected events 0..${n - 1}`);
+      throw new Error(
+        `run ${this.runId}: merged shard holds ${count} rows (${distinct} distinct events ${min}..${max}), expected events 0..${n - 1}`,
+      );
     }
   }
 
@@ -305,7 +313,9 @@ export class EventShardWriter {
     const final = partPath(this.dir, this.runId, rows[0].event);
     const tmp = tmpName(final);
     const source = this.source(rows);
-    await gatedWrite(() => copySource(slot.connection, source, tmp, `${PART_COPY_OPTIONS}, ROW_GROUP_SIZE ${source.chunkRows ?? CHUNK_ROWS}`));
+    await gatedWrite(() =>
+      copySource(slot.connection, source, tmp, `${PART_COPY_OPTIONS}, ROW_GROUP_SIZE ${source.chunkRows ?? CHUNK_ROWS}`),
+    );
     await commitFile(tmp, final);
   }
 
@@ -352,7 +362,6 @@ export class EventShardWriter {
   }
 }
 
-
 /**
  * Rows per chunk and per row group of a part: 2048, or fewer when the rows carry long read lists, so that a
  * row group holds at most about LIST_ENTRIES_PER_CHUNK list entries. The Parquet writer keeps a whole row
@@ -385,7 +394,10 @@ function compileExtract(accesses: readonly string[]): Extract {
   const declare = accesses.map((_, j) => `const c${j} = new Array(n);`).join(' ');
   const read = accesses.map((a, j) => `c${j}[i] = r${a};`).join(' ');
   const columns = accesses.map((_, j) => `c${j}`).join(', ');
-  return new Function('rows', `const n = rows.length; ${declare} for (let i = 0; i < n; i++) { const r = rows[i]; ${read} } return [${columns}];`) as Extract;
+  return new Function(
+    'rows',
+    `const n = rows.length; ${declare} for (let i = 0; i < n; i++) { const r = rows[i]; ${read} } return [${columns}];`,
+  ) as Extract;
 }
 
 function field(name: keyof EventRow): string {

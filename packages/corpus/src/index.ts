@@ -1,6 +1,24 @@
 import './allocator.js';
-export { closeDuckDB, duckdbThreads, getConnection, getDuckDB, openConnection, readParquetSql, sqlIdent, sqlString, withConnection } from './duckdb.js';
-export { CREATED_AT_COLUMN, EVENT_BASE_COLUMNS, columnListSql, embColumnName, eventColumns, validateEncoders, type ColumnDef } from './event-schema.js';
+export {
+  closeDuckDB,
+  duckdbThreads,
+  getConnection,
+  getDuckDB,
+  openConnection,
+  readParquetSql,
+  sqlIdent,
+  sqlString,
+  withConnection,
+} from './duckdb.js';
+export {
+  CREATED_AT_COLUMN,
+  EVENT_BASE_COLUMNS,
+  columnListSql,
+  embColumnName,
+  eventColumns,
+  validateEncoders,
+  type ColumnDef,
+} from './event-schema.js';
 export { EventShardWriter, listParts, type EventShardWriterOptions } from './event-shard-writer.js';
 export { runsOnDisk, shardProgress, type ShardProgress } from './shard-progress.js';
 export { readEvents, type ColumnBatch, type ColumnValues, type ReadEventsOptions } from './event-reader.js';

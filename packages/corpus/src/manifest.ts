@@ -79,12 +79,22 @@ export function readManifestToResume(out: string): Manifest | null {
     const why = code === 'EISDIR' ? 'a folder, not a file' : code ? `cannot be read (${code})` : `not valid JSON (${(e as Error).message})`;
     throw new InputError(file, '', `unreadable manifest: ${why}`, fix);
   }
-  if (manifest === null || typeof manifest !== 'object' || Array.isArray(manifest) || typeof (manifest as Manifest).fingerprint !== 'string') {
+  if (
+    manifest === null ||
+    typeof manifest !== 'object' ||
+    Array.isArray(manifest) ||
+    typeof (manifest as Manifest).fingerprint !== 'string'
+  ) {
     throw new InputError(file, '', 'not a Panta manifest (no fingerprint)', fix);
   }
   const format = (manifest as { format?: unknown }).format;
   if (format !== CORPUS_FORMAT) {
-    throw new InputError(file, 'format', `the corpus was written in format ${JSON.stringify(format)}, and this Panta writes ${CORPUS_FORMAT}`, `finish it with the Panta version that started it, or choose another --out (or delete ${out} to start over)`);
+    throw new InputError(
+      file,
+      'format',
+      `the corpus was written in format ${JSON.stringify(format)}, and this Panta writes ${CORPUS_FORMAT}`,
+      `finish it with the Panta version that started it, or choose another --out (or delete ${out} to start over)`,
+    );
   }
   return manifest as Manifest;
 }

@@ -48,18 +48,36 @@ export function acquireOutLock(out: string, command = commandLine()): OutLock {
   } catch (e) {
     throw unwritable(out, e);
   }
-  const holder: OutLockHolder = { pid: process.pid, host: hostname(), command, since: new Date().toISOString(), ...startedField(process.pid) };
+  const holder: OutLockHolder = {
+    pid: process.pid,
+    host: hostname(),
+    command,
+    since: new Date().toISOString(),
+    ...startedField(process.pid),
+  };
   const text = `${JSON.stringify(holder)}\n`;
   let tookOver: OutLockHolder | undefined;
   for (let attempt = 0; !create(file, text); attempt++) {
     const raw = readText(file);
     if (raw === undefined) {
       // Released between the two calls (try again), or there but unreadable.
-      if (attempt >= 5) throw new InputError(file, '', 'the corpus folder\'s lock file cannot be read', `make ${file} readable, or delete it if no panta process is writing ${out}`);
+      if (attempt >= 5)
+        throw new InputError(
+          file,
+          '',
+          "the corpus folder's lock file cannot be read",
+          `make ${file} readable, or delete it if no panta process is writing ${out}`,
+        );
       continue;
     }
     const other = parseHolder(raw);
-    if (!other) throw new InputError(file, '', 'the corpus folder\'s lock file does not read as a lock', `if no panta process is writing ${out}, delete ${file}`);
+    if (!other)
+      throw new InputError(
+        file,
+        '',
+        "the corpus folder's lock file does not read as a lock",
+        `if no panta process is writing ${out}, delete ${file}`,
+      );
     if (alive(other, file) || attempt >= 5) throw heldError(out, file, other);
     if (takeOver(file, raw)) tookOver = other;
   }
@@ -139,8 +157,20 @@ function takeOver(file: string, deadText: string): boolean {
 
 function unwritable(out: string, e: unknown): InputError {
   const code = (e as NodeJS.ErrnoException).code ?? '';
-  const why: Record<string, string> = { EACCES: 'no permission to write there', EPERM: 'no permission to write there', EROFS: 'a read-only filesystem', ENOTDIR: 'a file is in the way', EEXIST: 'a file is in the way', ENOSPC: 'no space left' };
-  return new InputError(out, '', `cannot write the corpus folder (${why[code] ?? (e as Error).message})`, 'choose an --out in a folder you can write to');
+  const why: Record<string, string> = {
+    EACCES: 'no permission to write there',
+    EPERM: 'no permission to write there',
+    EROFS: 'a read-only filesystem',
+    ENOTDIR: 'a file is in the way',
+    EEXIST: 'a file is in the way',
+    ENOSPC: 'no space left',
+  };
+  return new InputError(
+    out,
+    '',
+    `cannot write the corpus folder (${why[code] ?? (e as Error).message})`,
+    'choose an --out in a folder you can write to',
+  );
 }
 
 function heldError(out: string, file: string, h: OutLockHolder): InputError {
@@ -183,7 +213,13 @@ function parseHolder(raw: string): OutLockHolder | undefined {
   try {
     const h = JSON.parse(raw) as Partial<OutLockHolder>;
     if (typeof h.pid !== 'number' || typeof h.host !== 'string') return undefined;
-    return { pid: h.pid, host: h.host, command: String(h.command ?? '?'), since: String(h.since ?? '?'), ...(typeof h.started === 'string' ? { started: h.started } : {}) };
+    return {
+      pid: h.pid,
+      host: h.host,
+      command: String(h.command ?? '?'),
+      since: String(h.since ?? '?'),
+      ...(typeof h.started === 'string' ? { started: h.started } : {}),
+    };
   } catch {
     // not a holder
   }

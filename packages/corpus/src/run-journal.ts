@@ -49,7 +49,10 @@ export function readRunRecords(out: string): Map<string, RunRecord> {
       continue;
     }
     const before = records.get(r.run_id);
-    records.set(r.run_id, before ? { ...r, wall_ms: before.wall_ms + r.wall_ms, calls: before.calls + r.calls, retries: before.retries + r.retries } : r);
+    records.set(
+      r.run_id,
+      before ? { ...r, wall_ms: before.wall_ms + r.wall_ms, calls: before.calls + r.calls, retries: before.retries + r.retries } : r,
+    );
   }
   return records;
 }

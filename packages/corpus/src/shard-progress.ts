@@ -87,11 +87,16 @@ export function runsOnDisk(dir: string): { runsComplete: number; runsPartial: nu
       return [];
     }
   };
-  const shards = new Set(names(eventsDir(dir)).filter((n) => n.endsWith('.parquet')).map((n) => n.slice(0, -'.parquet'.length)));
-  const partial = names(partsRoot(dir)).filter((run) => !shards.has(run) && names(partsDir(dir, run)).some((n) => parsePartName(n) !== undefined));
+  const shards = new Set(
+    names(eventsDir(dir))
+      .filter((n) => n.endsWith('.parquet'))
+      .map((n) => n.slice(0, -'.parquet'.length)),
+  );
+  const partial = names(partsRoot(dir)).filter(
+    (run) => !shards.has(run) && names(partsDir(dir, run)).some((n) => parsePartName(n) !== undefined),
+  );
   return { runsComplete: shards.size, runsPartial: partial.length };
 }
-
 
 /**
  * Events in a file (its agent rows; extra-call rows share their event's index), or undefined when the file

@@ -72,17 +72,24 @@ function readStrings(vector: duckdb.Vector, count: number, mask: Uint8Array | nu
   if (count === 0) return out;
   // duckdb_string_t is 16 bytes: uint32 length, then either 12 inline bytes or a 4-byte prefix + pointer.
   const bytes = duckdb.vector_get_data(vector, count * 16);
-  const words = bytes.byteOffset % 4 === 0 ? new Uint32Array(bytes.buffer, bytes.byteOffset, count * 4) : new Uint32Array(bytes.slice().buffer);
+  const words =
+    bytes.byteOffset % 4 === 0 ? new Uint32Array(bytes.buffer, bytes.byteOffset, count * 4) : new Uint32Array(bytes.slice().buffer);
   // Repeated values (run_id, model, tag...) share their 16-byte slot or their heap pointer with the
   // previous row far more often than not: reuse the decoded string instead of decoding again.
-  let p0 = -1, p1 = -1, p2 = -1, p3 = -1;
+  let p0 = -1,
+    p1 = -1,
+    p2 = -1,
+    p3 = -1;
   let prev: string | null = null;
   for (let i = 0; i < count; i++) {
     if (!isValid(mask, i)) {
       out[i] = null;
       continue;
     }
-    const w0 = words[4 * i], w1 = words[4 * i + 1], w2 = words[4 * i + 2], w3 = words[4 * i + 3];
+    const w0 = words[4 * i],
+      w1 = words[4 * i + 1],
+      w2 = words[4 * i + 2],
+      w3 = words[4 * i + 3];
     if (prev !== null && w0 === p0 && w2 === p2 && w3 === p3 && (w0 > 12 || w1 === p1)) {
       out[i] = prev;
       continue;
@@ -92,7 +99,10 @@ function readStrings(vector: duckdb.Vector, count: number, mask: Uint8Array | nu
     if (len <= 12) s = decoder.decode(bytes.subarray(16 * i + 4, 16 * i + 4 + len));
     else s = decoder.decode(duckdb.get_data_from_pointer(bytes.buffer as ArrayBuffer, bytes.byteOffset + 16 * i + 8, len));
     out[i] = prev = s;
-    p0 = w0; p1 = w1; p2 = w2; p3 = w3;
+    p0 = w0;
+    p1 = w1;
+    p2 = w2;
+    p3 = w3;
   }
   return out;
 }
@@ -172,7 +182,8 @@ function readArray(vector: duckdb.Vector, childType: SqlType, size: number, coun
   const child = duckdb.array_vector_get_child(vector);
   const nums = numericChild(child, childType, count * size, true);
   if (nums) {
-    if (mask && !(nums instanceof Int32Array)) for (let i = 0; i < count; i++) if (!isValid(mask, i)) nums.fill(NaN, i * size, (i + 1) * size);
+    if (mask && !(nums instanceof Int32Array))
+      for (let i = 0; i < count; i++) if (!isValid(mask, i)) nums.fill(NaN, i * size, (i + 1) * size);
     return { values: nums, dim: size };
   }
   const inner = readVector(child, childType, count * size).values as unknown[];
@@ -195,7 +206,8 @@ function readList(vector: duckdb.Vector, childType: SqlType, count: number, flat
     const src = typedData(child, size, Float32Array);
     let contiguous = true;
     for (let i = 0; i < count; i++) {
-      if (!isValid(mask, i)) throw new Error(`flat FLOAT[] column: row ${i} is NULL (only answers carry embeddings: read them with role = 'agent')`);
+      if (!isValid(mask, i))
+        throw new Error(`flat FLOAT[] column: row ${i} is NULL (only answers carry embeddings: read them with role = 'agent')`);
       if (len(i) !== dim) throw new Error(`flat FLOAT[] column: row ${i} has ${len(i)} values, row 0 has ${dim}`);
       if (off(i) !== i * dim) contiguous = false;
     }

@@ -102,7 +102,14 @@ function writeScalars(vector: duckdb.Vector, name: ScalarName, values: Seq, coun
 }
 
 /** Fixed-width scalars into a fresh typed array; nulls become zero bits plus a cleared validity bit. */
-function encodeFixed(name: ScalarName, values: Seq, count: number, what: string, nulls: Pick<NullMask, 'setNull'> | null, slot = 'fixed'): ArrayBufferView {
+function encodeFixed(
+  name: ScalarName,
+  values: Seq,
+  count: number,
+  what: string,
+  nulls: Pick<NullMask, 'setNull'> | null,
+  slot = 'fixed',
+): ArrayBufferView {
   switch (name) {
     case 'INTEGER': {
       if (values instanceof Int32Array) return values.subarray(0, count);
@@ -113,8 +120,7 @@ function encodeFixed(name: ScalarName, values: Seq, count: number, what: string,
         else if (v == null && nulls) {
           nulls.setNull(i);
           out[i] = 0;
-        }
-        else fail(what, i, 'a 32-bit integer', v);
+        } else fail(what, i, 'a 32-bit integer', v);
       }
       return out;
     }
@@ -129,8 +135,7 @@ function encodeFixed(name: ScalarName, values: Seq, count: number, what: string,
         else if (v == null && nulls) {
           nulls.setNull(i);
           out[i] = 0;
-        }
-        else fail(what, i, 'a number', v);
+        } else fail(what, i, 'a number', v);
       }
       return out;
     }
@@ -153,7 +158,7 @@ function encodeFixed(name: ScalarName, values: Seq, count: number, what: string,
           v = Math.round(ms * 1000);
         }
         if (typeof v === 'number' && Number.isInteger(v)) {
-          out[2 * i] = v % TWO32 | 0; // low word (ToInt32 keeps the low 32 bits, sign-correct)
+          out[2 * i] = (v % TWO32) | 0; // low word (ToInt32 keeps the low 32 bits, sign-correct)
           out[2 * i + 1] = Math.floor(v / TWO32) | 0;
         } else if (typeof v === 'bigint' && BigInt.asIntN(64, v) === v) {
           out[2 * i] = Number(BigInt.asIntN(32, v));
@@ -170,8 +175,7 @@ function encodeFixed(name: ScalarName, values: Seq, count: number, what: string,
         else if (v == null && nulls) {
           nulls.setNull(i);
           out[i] = 0;
-        }
-        else fail(what, i, 'a boolean', v);
+        } else fail(what, i, 'a boolean', v);
       }
       return out;
     }
@@ -252,7 +256,11 @@ function writeChildren(child: duckdb.Vector, type: SqlType, rows: Seq, count: nu
       }
       const base = off;
       if (v.constructor === Ctor) out.set(v as ArrayLike<number>, off);
-      else out.set(encodeFixed(type.name, v, v.length, inner, { setNull: (j) => childNulls.setNull(base + j) }) as unknown as ArrayLike<number>, off);
+      else
+        out.set(
+          encodeFixed(type.name, v, v.length, inner, { setNull: (j) => childNulls.setNull(base + j) }) as unknown as ArrayLike<number>,
+          off,
+        );
       off += v.length;
     }
     copyInto(child, out);
@@ -282,7 +290,7 @@ function writeChildren(child: duckdb.Vector, type: SqlType, rows: Seq, count: nu
         for (let j = 0; j < v.length; j++) {
           const x = v[j];
           if (!Number.isInteger(x)) fail(inner, j, 'an integer', x);
-          out[2 * (off + j)] = x % TWO32 | 0;
+          out[2 * (off + j)] = (x % TWO32) | 0;
           out[2 * (off + j) + 1] = Math.floor(x / TWO32) | 0;
         }
       } else {

@@ -39,7 +39,8 @@ export interface VerifyReport {
 const TOLERANCE = 1e-9;
 
 function close(a: number | null, b: number | null): boolean {
-  if (a === null || b === null || Number.isNaN(a) || Number.isNaN(b)) return (a === null || Number.isNaN(a)) === (b === null || Number.isNaN(b));
+  if (a === null || b === null || Number.isNaN(a) || Number.isNaN(b))
+    return (a === null || Number.isNaN(a)) === (b === null || Number.isNaN(b));
   return Math.abs(a - b) <= TOLERANCE * Math.max(1, Math.abs(a), Math.abs(b));
 }
 
@@ -59,10 +60,16 @@ export async function verifyCorpus(dir: string): Promise<VerifyReport> {
       throw new InputError(manifestPath(dir), '', `unreadable manifest (${(e as Error).message})`, 'restore it, or re-run the sweep');
     }
   })();
-  if (!manifest) return { ok: false, problems: [`${manifestPath(dir)} is missing: this is not a Panta corpus, or its sweep never started`], checked: '' };
+  if (!manifest)
+    return {
+      ok: false,
+      problems: [`${manifestPath(dir)} is missing: this is not a Panta corpus, or its sweep never started`],
+      checked: '',
+    };
   const problems: string[] = [];
   if (manifest.format !== CORPUS_FORMAT) problems.push(`manifest format ${manifest.format} is not ${CORPUS_FORMAT}`);
-  if (manifest.status !== 'complete') problems.push(`manifest status is ${manifest.status}, not complete (run the sweep again to resume it)`);
+  if (manifest.status !== 'complete')
+    problems.push(`manifest status is ${manifest.status}, not complete (run the sweep again to resume it)`);
   const spec = sweepSpecSchema.parse(manifest.spec);
   const prompts = manifest.prompts.map((p) => promptSchema.parse(p));
   const edgeLists = new Map<string, [number, number][]>();
@@ -82,7 +89,9 @@ export async function verifyCorpus(dir: string): Promise<VerifyReport> {
   const good: RunPlan[] = [];
   for (const run of runs) {
     const problem =
-      (await checkShard(out, run, edgeLists)) ?? (await checkCalls(out, run)) ?? (await checkStop(out, run, run.controls.encoder ?? manifest.encoders[0].name));
+      (await checkShard(out, run, edgeLists)) ??
+      (await checkCalls(out, run)) ??
+      (await checkStop(out, run, run.controls.encoder ?? manifest.encoders[0].name));
     if (problem) problems.push(problem);
     else good.push(run);
   }
@@ -92,8 +101,10 @@ export async function verifyCorpus(dir: string): Promise<VerifyReport> {
     else if ((await sha256File(path)) !== expected.sha256) problems.push(`${file} does not match its checksum in the manifest`);
   }
   const checked = `${runs.length} runs, ${manifest.events.written} events, ${Object.keys(manifest.files).length} files`;
-  if (shard) return { ok: problems.length === 0, problems, checked: `${shardLabel(shard)}: ${checked}; no order parameters until panta merge` };
-  if (good.length === runs.length) problems.push(...(await checkMeasurement(out, runs, manifest.encoders, spec.whitening, spec.drift?.tolerance ?? 'auto')));
+  if (shard)
+    return { ok: problems.length === 0, problems, checked: `${shardLabel(shard)}: ${checked}; no order parameters until panta merge` };
+  if (good.length === runs.length)
+    problems.push(...(await checkMeasurement(out, runs, manifest.encoders, spec.whitening, spec.drift?.tolerance ?? 'auto')));
   return { ok: problems.length === 0, problems, checked };
 }
 
@@ -102,14 +113,17 @@ async function checkShard(out: string, run: RunPlan, edgeLists: Map<string, [num
   if (!existsSync(file)) return `missing run ${run.runId} (no ${shardName(run.runId)})`;
   let stats: Record<string, unknown>;
   try {
-    [stats] = (await queryRows(`SELECT count(*) AS rows, count(DISTINCT event) AS distinct_events, min(event) AS lo, max(event) AS hi FROM ${readParquetSql([file])} WHERE role = 'agent'`)) as [Record<string, unknown>];
+    [stats] = (await queryRows(
+      `SELECT count(*) AS rows, count(DISTINCT event) AS distinct_events, min(event) AS lo, max(event) AS hi FROM ${readParquetSql([file])} WHERE role = 'agent'`,
+    )) as [Record<string, unknown>];
   } catch (e) {
     return `truncated or corrupt shard ${run.runId}: ${(e as Error).message.split('\n')[0]}`;
   }
   const rows = Number(stats.rows);
   // A run that stopped early (early stopping) holds whole sweeps, at least as many as the rule needs.
   const rule = run.controls.earlyStopping;
-  const stoppedEarly = rule !== undefined && rows % run.n === 0 && rows / run.n - 1 >= Math.max(rule.min_sweeps, rule.window) && rows < runEvents(run);
+  const stoppedEarly =
+    rule !== undefined && rows % run.n === 0 && rows / run.n - 1 >= Math.max(rule.min_sweeps, rule.window) && rows < runEvents(run);
   const total = stoppedEarly ? rows : runEvents(run);
   if (rows !== total || Number(stats.distinct_events) !== total || Number(stats.lo) !== 0 || Number(stats.hi) !== total - 1) {
     return `event gaps in ${run.runId}: expected events 0..${total - 1} once each, found ${rows} rows, ${Number(stats.distinct_events)} distinct, range ${String(stats.lo)}..${String(stats.hi)}`;
@@ -152,7 +166,8 @@ async function checkCalls(out: string, run: RunPlan): Promise<string | null> {
   }
   if (run.protocol !== 'ssvp' && merges > 0) return `${run.runId}: ${merges} merge calls in a ${run.protocol} run`;
   if (run.protocol !== 'drift-policy' && boundary > 0) return `${run.runId}: ${boundary} judge or moderator calls in a ${run.protocol} run`;
-  if (unjudged > 0 || moderators > boundary - moderators) return `${run.runId}: ${unjudged} moderator calls without a judge call before them`;
+  if (unjudged > 0 || moderators > boundary - moderators)
+    return `${run.runId}: ${unjudged} moderator calls without a judge call before them`;
   return null;
 }
 
@@ -182,16 +197,30 @@ async function checkStop(out: string, run: RunPlan, encoder: string): Promise<st
       if (stop === undefined && state.stop) stop = last;
     }
   }
-  if (stop !== undefined && stop !== last) return `${run.runId}: early stopping should have stopped it after sweep ${stop}, its events go on to sweep ${last}`;
-  if (stop === undefined && last !== run.sweeps) return `${run.runId}: it stopped after sweep ${last}, where the early-stopping rule does not hold`;
+  if (stop !== undefined && stop !== last)
+    return `${run.runId}: early stopping should have stopped it after sweep ${stop}, its events go on to sweep ${last}`;
+  if (stop === undefined && last !== run.sweeps)
+    return `${run.runId}: it stopped after sweep ${last}, where the early-stopping rule does not hold`;
   return null;
 }
 
-async function checkMeasurement(out: string, runs: RunPlan[], encoders: { name: string; dim: number }[], mode: 'zca' | 'raw', tolerance: number | 'auto'): Promise<string[]> {
+async function checkMeasurement(
+  out: string,
+  runs: RunPlan[],
+  encoders: { name: string; dim: number }[],
+  mode: 'zca' | 'raw',
+  tolerance: number | 'auto',
+): Promise<string[]> {
   const problems: string[] = [];
   const file = orderParamsPath(out);
   if (!existsSync(file)) return [`${CORPUS_FILES.orderParams} is missing`];
-  const recomputed = await measureSweep(out, runs.map((r) => ({ runId: r.runId, configId: r.configId, n: r.n, promptId: r.prompt.id })), encoders, mode, false);
+  const recomputed = await measureSweep(
+    out,
+    runs.map((r) => ({ runId: r.runId, configId: r.configId, n: r.n, promptId: r.prompt.id })),
+    encoders,
+    mode,
+    false,
+  );
   for (const [promptId, perEncoder] of recomputed.whitenings) {
     for (const [encoder, w] of perEncoder) {
       let stored;
@@ -202,23 +231,40 @@ async function checkMeasurement(out: string, runs: RunPlan[], encoders: { name: 
         continue;
       }
       if (stored.mode !== w.mode || stored.fallback !== w.fallback) {
-        problems.push(`whitening of ${promptId}/${encoder} is stored as ${stored.mode} (fallback ${stored.fallback ?? 'none'}), the t = 0 answers give ${w.mode} (fallback ${w.fallback ?? 'none'})`);
+        problems.push(
+          `whitening of ${promptId}/${encoder} is stored as ${stored.mode} (fallback ${stored.fallback ?? 'none'}), the t = 0 answers give ${w.mode} (fallback ${w.fallback ?? 'none'})`,
+        );
         continue;
       }
-      const bad = stored.dim !== w.dim || w.mean.some((m, i) => !close(m, stored.mean[i])) || w.matrix.some((m, i) => !close(m, stored.matrix[i]));
+      const bad =
+        stored.dim !== w.dim || w.mean.some((m, i) => !close(m, stored.mean[i])) || w.matrix.some((m, i) => !close(m, stored.matrix[i]));
       if (bad) problems.push(`whitening of ${promptId}/${encoder} does not match the t = 0 answers`);
     }
   }
   const stored = (await queryRows(`SELECT * FROM ${readParquetSql([file])}`)) as unknown as OrderParamRow[];
   const key = (r: OrderParamRow) => `${r.run_id}|${Number(r.sweep)}|${r.encoder}`;
   const byKey = new Map(stored.map((r) => [key(r), r]));
-  if (stored.length !== recomputed.orderParams.length) problems.push(`${CORPUS_FILES.orderParams} has ${stored.length} rows, the events give ${recomputed.orderParams.length}`);
-  const fields = ['magnetisation', 'cohesion', 'rho', 'delta_rho', 'n_correct', 'n_hallucinated', 'n_not_known', 'n_judge_failure', 'cds_sys'] as const;
+  if (stored.length !== recomputed.orderParams.length)
+    problems.push(`${CORPUS_FILES.orderParams} has ${stored.length} rows, the events give ${recomputed.orderParams.length}`);
+  const fields = [
+    'magnetisation',
+    'cohesion',
+    'rho',
+    'delta_rho',
+    'n_correct',
+    'n_hallucinated',
+    'n_not_known',
+    'n_judge_failure',
+    'cds_sys',
+  ] as const;
   let mismatches = 0;
   for (const r of recomputed.orderParams) {
     const s = byKey.get(key(r));
     const field = s ? fields.find((f) => !close(r[f] === null ? null : Number(r[f]), s[f] === null ? null : Number(s[f]))) : 'row';
-    if (field && mismatches++ < 5) problems.push(`order parameters of ${r.run_id} sweep ${r.sweep} (${r.encoder}) do not match the events: ${field} ${s ? `${String(s[field as keyof OrderParamRow])} stored, ${String(r[field as keyof OrderParamRow])} recomputed` : 'missing'}`);
+    if (field && mismatches++ < 5)
+      problems.push(
+        `order parameters of ${r.run_id} sweep ${r.sweep} (${r.encoder}) do not match the events: ${field} ${s ? `${String(s[field as keyof OrderParamRow])} stored, ${String(r[field as keyof OrderParamRow])} recomputed` : 'missing'}`,
+      );
   }
   if (mismatches > 5) problems.push(`... and ${mismatches - 5} more order-parameter mismatches`);
   problems.push(...(await checkDrift(out, runs, recomputed.orderParams, encoders[0].name, tolerance)));
@@ -230,7 +276,13 @@ async function checkMeasurement(out: string, runs: RunPlan[], encoders: { name: 
  * the first encoder's rows, the spec's tolerance). A corpus written before runs.parquet recorded
  * drift_tolerance measured drift another way and is not checked.
  */
-async function checkDrift(out: string, runs: RunPlan[], params: readonly OrderParamRow[], encoder: string, setting: number | 'auto'): Promise<string[]> {
+async function checkDrift(
+  out: string,
+  runs: RunPlan[],
+  params: readonly OrderParamRow[],
+  encoder: string,
+  setting: number | 'auto',
+): Promise<string[]> {
   const file = runsTablePath(out);
   if (!existsSync(file)) return [`${CORPUS_FILES.runs} is missing`];
   const stored = await queryRows(`SELECT * FROM ${readParquetSql([file])}`);
@@ -254,7 +306,10 @@ async function checkDrift(out: string, runs: RunPlan[], params: readonly OrderPa
       (['focus_total', 'drift_tolerance', 'drift_onset'] as const).find((f) => !close(expected[f], num(s[f]))) ??
       (expected.recovered !== (s.recovered ?? null) ? 'recovered' : undefined) ??
       (focus.length !== storedFocus.length || focus.some((f, i) => !close(f, num(storedFocus[i]))) ? 'focus' : undefined);
-    if (bad && problems.length < 5) problems.push(`${CORPUS_FILES.runs}: ${run.runId}: ${bad} does not match the order parameters (${String(s[bad] ?? null)} stored, ${String(bad === 'focus' ? focus : expected[bad])} recomputed)`);
+    if (bad && problems.length < 5)
+      problems.push(
+        `${CORPUS_FILES.runs}: ${run.runId}: ${bad} does not match the order parameters (${String(s[bad] ?? null)} stored, ${String(bad === 'focus' ? focus : expected[bad])} recomputed)`,
+      );
   }
   return problems;
 }

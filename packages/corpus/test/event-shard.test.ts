@@ -31,7 +31,11 @@ afterAll(async () => {
   await closeDuckDB();
 });
 
-async function writeRun(runId: string, n: number, opts: { partRows?: number; big?: Set<number>; finalize?: boolean } = {}): Promise<EventShardWriter> {
+async function writeRun(
+  runId: string,
+  n: number,
+  opts: { partRows?: number; big?: Set<number>; finalize?: boolean } = {},
+): Promise<EventShardWriter> {
   const w = await EventShardWriter.open({ dir, runId, encoders: ENCODERS, partRows: opts.partRows ?? 100 });
   for (let e = 0; e < n; e++) await w.append(makeRow(runId, e, ENCODERS, opts.big));
   if (opts.finalize ?? true) await w.finalize();
@@ -108,7 +112,15 @@ describe('EventShardWriter round trip', () => {
       const described = (await con.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${q(shard)})`)).getRows();
       expect(described.map((r) => r[0])).toEqual(eventColumns(ENCODERS).map((c) => c.name));
       const types = Object.fromEntries(described.map((r) => [r[0], r[1]]));
-      expect(types).toMatchObject({ trial: 'INTEGER', seed: 'BIGINT', event: 'BIGINT', neighbours: 'INTEGER[]', read_versions: 'BIGINT[]', temperature: 'DOUBLE', created_at: 'TIMESTAMP' });
+      expect(types).toMatchObject({
+        trial: 'INTEGER',
+        seed: 'BIGINT',
+        event: 'BIGINT',
+        neighbours: 'INTEGER[]',
+        read_versions: 'BIGINT[]',
+        temperature: 'DOUBLE',
+        created_at: 'TIMESTAMP',
+      });
       // Parquet has no fixed-size list: the FLOAT[d] column comes back as FLOAT[] with every row of length d,
       // and casts back to FLOAT[384] losslessly.
       expect(types.emb_minilm).toBe('FLOAT[]');
@@ -139,10 +151,19 @@ describe('EventShardWriter round trip', () => {
         want.response,
         want.tag,
       ]);
-      const small = (await con.runAndReadAll(`SELECT neighbours, read_versions FROM read_parquet(${q(shard)}) WHERE event = 1`)).getRowsJS()[0];
-      expect(small).toEqual([[1, 4, -2], [0n, BigInt(2 ** 33 + 1), 0n]]);
+      const small = (
+        await con.runAndReadAll(`SELECT neighbours, read_versions FROM read_parquet(${q(shard)}) WHERE event = 1`)
+      ).getRowsJS()[0];
+      expect(small).toEqual([
+        [1, 4, -2],
+        [0n, BigInt(2 ** 33 + 1), 0n],
+      ]);
       // Rows in event order in the file itself.
-      const ordered = (await con.runAndReadAll(`SELECT bool_and(event = rn - 1) FROM (SELECT event, row_number() OVER () AS rn FROM read_parquet(${q(shard)}))`)).getRows()[0][0];
+      const ordered = (
+        await con.runAndReadAll(
+          `SELECT bool_and(event = rn - 1) FROM (SELECT event, row_number() OVER () AS rn FROM read_parquet(${q(shard)}))`,
+        )
+      ).getRows()[0][0];
       expect(ordered).toBe(true);
       const codecs = (await con.runAndReadAll(`SELECT DISTINCT compression FROM parquet_metadata(${q(shard)})`)).getRows().map((r) => r[0]);
       expect(codecs).toEqual(['ZSTD']);
@@ -158,7 +179,9 @@ describe('EventShardWriter round trip', () => {
     const shard = await w.finalize();
     const { con, close } = await independentDuckDB();
     try {
-      const groups = (await con.runAndReadAll(`SELECT DISTINCT row_group_id, row_group_num_rows FROM parquet_metadata(${q(shard)}) ORDER BY 1`)).getRows();
+      const groups = (
+        await con.runAndReadAll(`SELECT DISTINCT row_group_id, row_group_num_rows FROM parquet_metadata(${q(shard)}) ORDER BY 1`)
+      ).getRows();
       expect(groups.map((g) => Number(g[1]))).toEqual([16384, 616]);
     } finally {
       close();
@@ -176,8 +199,12 @@ describe('EventShardWriter round trip', () => {
       const shard = await w.finalize();
       const { con, close } = await independentDuckDB();
       try {
-        const groups = (await con.runAndReadAll(`SELECT DISTINCT row_group_id, row_group_num_rows FROM parquet_metadata(${q(shard)}) ORDER BY 1`)).getRows();
-        const reads = (await con.runAndReadAll(`SELECT sum(len(read_versions))::DOUBLE, sum(len(neighbours))::DOUBLE FROM read_parquet(${q(shard)})`)).getRows()[0];
+        const groups = (
+          await con.runAndReadAll(`SELECT DISTINCT row_group_id, row_group_num_rows FROM parquet_metadata(${q(shard)}) ORDER BY 1`)
+        ).getRows();
+        const reads = (
+          await con.runAndReadAll(`SELECT sum(len(read_versions))::DOUBLE, sum(len(neighbours))::DOUBLE FROM read_parquet(${q(shard)})`)
+        ).getRows()[0];
         expect(reads).toEqual([3000 * 4097, 3000 * 4096]);
         return groups.map((g) => Number(g[1]));
       } finally {
@@ -201,7 +228,9 @@ describe('EventShardWriter round trip', () => {
     const { con, close } = await independentDuckDB();
     try {
       const described = (await con.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${q(shard)})`)).getRows();
-      expect(described.map((r) => `${r[0]} ${r[1]}`)).toEqual(eventColumns(ENCODERS).map((c) => `${c.name} ${c.type.replace(/\[\d+\]$/, '[]')}`));
+      expect(described.map((r) => `${r[0]} ${r[1]}`)).toEqual(
+        eventColumns(ENCODERS).map((c) => `${c.name} ${c.type.replace(/\[\d+\]$/, '[]')}`),
+      );
       expect((await con.runAndReadAll(`SELECT count(*) FROM read_parquet(${q(shard)})`)).getRows()[0][0]).toBe(0n);
     } finally {
       close();
@@ -295,7 +324,12 @@ describe('shardProgress', () => {
     const parts = await listParts(dir, RUN);
     const { rm } = await import('node:fs/promises');
     await rm(parts[2]);
-    expect(await shardProgress(dir, RUN)).toEqual({ finalized: false, parts: parts.slice(0, 2), nextEvent: 200, discarded: parts.slice(3) });
+    expect(await shardProgress(dir, RUN)).toEqual({
+      finalized: false,
+      parts: parts.slice(0, 2),
+      nextEvent: 200,
+      discarded: parts.slice(3),
+    });
 
     const other = 'done-run';
     await writeRun(other, 300);
@@ -312,7 +346,15 @@ describe('events with extra calls (protocol roles)', () => {
   /** Event e's rows: a judge call before it every 5th event, a merge call before its answer every 3rd. */
   function eventRows(e: number): EventRow[] {
     const agent = makeRow(RUN, e);
-    const call = (role: EventRow['role']): EventRow => ({ ...agent, role, tag: null, embeddings: null, persona: null, response: `${role} ${e}`, seed: e * 7 + role.length });
+    const call = (role: EventRow['role']): EventRow => ({
+      ...agent,
+      role,
+      tag: null,
+      embeddings: null,
+      persona: null,
+      response: `${role} ${e}`,
+      seed: e * 7 + role.length,
+    });
     return [...(e % 5 === 0 ? [call('judge')] : []), ...(e % 3 === 0 ? [call('merge')] : []), agent];
   }
 

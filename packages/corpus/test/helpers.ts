@@ -24,7 +24,12 @@ function rng(seed: number): () => number {
 const TAG_CYCLE: Tag[] = ['correct', 'hallucinated', 'not_known', 'judge_failure'];
 
 /** The event with index `e` of a synthetic run; `big` events carry 4096-neighbour (mean-field) lists. */
-export function makeRow(runId: string, e: number, encoders: EncoderColumn[] = ENCODERS, bigEvents: ReadonlySet<number> = new Set()): EventRow {
+export function makeRow(
+  runId: string,
+  e: number,
+  encoders: EncoderColumn[] = ENCODERS,
+  bigEvents: ReadonlySet<number> = new Set(),
+): EventRow {
   const r = rng(e + 1);
   const embeddings: Record<string, Float32Array> = {};
   for (const enc of encoders) embeddings[enc.name] = Float32Array.from({ length: enc.dim }, () => r() * 2 - 1);

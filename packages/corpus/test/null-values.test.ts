@@ -38,14 +38,20 @@ describe('undefined numbers in small tables', () => {
     const { con, close } = await independentDuckDB();
     try {
       const read = async (sql: string) => (await con.runAndReadAll(sql)).getRowsJS();
-      expect(await read(`SELECT run_id, focus::VARCHAR, ids::VARCHAR, big::VARCHAR, flags::VARCHAR FROM read_parquet(${q(path)}) ORDER BY run_id`)).toEqual([
+      expect(
+        await read(
+          `SELECT run_id, focus::VARCHAR, ids::VARCHAR, big::VARCHAR, flags::VARCHAR FROM read_parquet(${q(path)}) ORDER BY run_id`,
+        ),
+      ).toEqual([
         ['a', '[NULL, 0.25, NULL]', '[1, NULL]', '[1099511627776, NULL]', '[true, NULL]'],
         ['b', '[0.5]', '[]', null, '[]'],
         ['c', null, '[NULL]', '[NULL]', null],
         ['d', '[0.125, -1.0]', '[7]', '[3]', '[false]'],
       ]);
       // The elements are SQL NULLs, not zeros: aggregates skip them.
-      expect(await read(`SELECT count(f), sum(f) FROM (SELECT unnest(focus) AS f FROM read_parquet(${q(path)}))`)).toEqual([[4n, 0.25 + 0.5 + 0.125 - 1]]);
+      expect(await read(`SELECT count(f), sum(f) FROM (SELECT unnest(focus) AS f FROM read_parquet(${q(path)}))`)).toEqual([
+        [4n, 0.25 + 0.5 + 0.125 - 1],
+      ]);
     } finally {
       close();
     }
@@ -58,7 +64,11 @@ describe('undefined numbers in small tables', () => {
     await writeParquetTable(path, [{ name: 'focus', type: 'DOUBLE[]' }], { focus });
     const { con, close } = await independentDuckDB();
     try {
-      const [[nulls, values]] = (await con.runAndReadAll(`SELECT count(*) FILTER (WHERE f IS NULL), count(f) FROM (SELECT unnest(focus) AS f FROM read_parquet(${q(path)}))`)).getRowsJS();
+      const [[nulls, values]] = (
+        await con.runAndReadAll(
+          `SELECT count(*) FILTER (WHERE f IS NULL), count(f) FROM (SELECT unnest(focus) AS f FROM read_parquet(${q(path)}))`,
+        )
+      ).getRowsJS();
       expect([nulls, values]).toEqual([2n * 2048n, 2n * BigInt(n - 2048)]);
     } finally {
       close();

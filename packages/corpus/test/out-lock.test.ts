@@ -24,7 +24,12 @@ describe('acquireOutLock', () => {
   it('records who holds the folder, refuses a second taker in the same process, and release removes only its own lock', () => {
     const out = join(tempDir('panta-outlock-'), 'corpus');
     const lock = acquireOutLock(out, 'panta run a.yaml');
-    expect(JSON.parse(readFileSync(lock.file, 'utf8'))).toEqual({ ...lock.holder, command: 'panta run a.yaml', pid: process.pid, host: hostname() });
+    expect(JSON.parse(readFileSync(lock.file, 'utf8'))).toEqual({
+      ...lock.holder,
+      command: 'panta run a.yaml',
+      pid: process.pid,
+      host: hostname(),
+    });
     expect(lock.tookOver).toBeUndefined();
     expect(() => acquireOutLock(out)).toThrow(new RegExp(`another panta process is writing this corpus folder: pid ${process.pid} on `));
     lock.release();
@@ -71,7 +76,9 @@ describe('acquireOutLock', () => {
         else process.exit(0);
       });
     `;
-    const children = Array.from({ length: 6 }, () => spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] }));
+    const children = Array.from({ length: 6 }, () =>
+      spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] }),
+    );
     const lineAfter = (c: (typeof children)[number], skip: number) =>
       new Promise<string>((done) => {
         let text = '';
@@ -87,7 +94,8 @@ describe('acquireOutLock', () => {
       for (const c of children) c.stdin.write('go\n');
       const lines = await Promise.all(answers);
       expect(lines.filter((l) => l === 'got')).toHaveLength(1);
-      for (const l of lines.filter((l) => l !== 'got')) expect(l).toMatch(/^refused .*another panta process is writing this corpus folder: pid \d+/);
+      for (const l of lines.filter((l) => l !== 'got'))
+        expect(l).toMatch(/^refused .*another panta process is writing this corpus folder: pid \d+/);
     } finally {
       for (const c of children) c.kill('SIGKILL');
     }

@@ -32,9 +32,39 @@ describe('writeParquetTable / queryRows', () => {
   it('round-trips row objects with NULLs, lists and fixed-size arrays', async () => {
     const path = join(dir, 'whitening', "q'1__minilm.parquet");
     const rows = [
-      { run_id: 'a', sweep: 0, events: 2 ** 40, rho: 0.25, stopped_early: false, started: new Date(1_700_000_000_123), mean: [1, 2.5, -3], history: [0.5], labels: ['x', 'y'] },
-      { run_id: "o'brien ✓", sweep: 7, events: 0, rho: null, stopped_early: true, started: 1_700_000_000_000, mean: null, history: [], labels: [] },
-      { run_id: null, sweep: null, events: null, rho: Number.NaN, stopped_early: null, started: null, mean: Float64Array.from([0, 0, 1]), history: null, labels: null },
+      {
+        run_id: 'a',
+        sweep: 0,
+        events: 2 ** 40,
+        rho: 0.25,
+        stopped_early: false,
+        started: new Date(1_700_000_000_123),
+        mean: [1, 2.5, -3],
+        history: [0.5],
+        labels: ['x', 'y'],
+      },
+      {
+        run_id: "o'brien ✓",
+        sweep: 7,
+        events: 0,
+        rho: null,
+        stopped_early: true,
+        started: 1_700_000_000_000,
+        mean: null,
+        history: [],
+        labels: [],
+      },
+      {
+        run_id: null,
+        sweep: null,
+        events: null,
+        rho: Number.NaN,
+        stopped_early: null,
+        started: null,
+        mean: Float64Array.from([0, 0, 1]),
+        history: null,
+        labels: null,
+      },
     ];
     await writeParquetTable(path, COLUMNS, rows);
     expect(await readdir(join(dir, 'whitening'))).toEqual(["q'1__minilm.parquet"]);
@@ -42,14 +72,33 @@ describe('writeParquetTable / queryRows', () => {
     const back = await queryRows(`SELECT * FROM read_parquet(${sqlString(path)})`);
     expect(back[0]).toEqual({ ...rows[0], started: new Date(1_700_000_000_123) });
     expect(back[1]).toEqual({ ...rows[1], started: new Date(1_700_000_000_000) });
-    expect(back[2]).toMatchObject({ run_id: null, sweep: null, events: null, stopped_early: null, started: null, mean: [0, 0, 1], history: null, labels: null });
+    expect(back[2]).toMatchObject({
+      run_id: null,
+      sweep: null,
+      events: null,
+      stopped_early: null,
+      started: null,
+      mean: [0, 0, 1],
+      history: null,
+      labels: null,
+    });
     expect(back[2].rho).toBeNaN();
     expect(typeof back[0].events).toBe('number');
 
     const { con, close } = await independentDuckDB();
     try {
       const types = (await con.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${q(path)})`)).getRows().map((r) => `${r[0]} ${r[1]}`);
-      expect(types).toEqual(['run_id VARCHAR', 'sweep INTEGER', 'events BIGINT', 'rho DOUBLE', 'stopped_early BOOLEAN', 'started TIMESTAMP', 'mean DOUBLE[]', 'history DOUBLE[]', 'labels VARCHAR[]']);
+      expect(types).toEqual([
+        'run_id VARCHAR',
+        'sweep INTEGER',
+        'events BIGINT',
+        'rho DOUBLE',
+        'stopped_early BOOLEAN',
+        'started TIMESTAMP',
+        'mean DOUBLE[]',
+        'history DOUBLE[]',
+        'labels VARCHAR[]',
+      ]);
       const codecs = (await con.runAndReadAll(`SELECT DISTINCT compression FROM parquet_metadata(${q(path)})`)).getRows().map((r) => r[0]);
       expect(codecs).toEqual(['ZSTD']);
     } finally {
@@ -73,7 +122,9 @@ describe('writeParquetTable / queryRows', () => {
         encoder: Array.from({ length: n }, (_, i) => (i % 2 ? 'minilm' : 'hashing')),
       },
     );
-    const [agg] = await queryRows(`SELECT count(*) AS c, sum(sweep) AS s, max(m) AS m, count(DISTINCT encoder) AS e FROM read_parquet(${sqlString(path)})`);
+    const [agg] = await queryRows(
+      `SELECT count(*) AS c, sum(sweep) AS s, max(m) AS m, count(DISTINCT encoder) AS e FROM read_parquet(${sqlString(path)})`,
+    );
     expect(agg).toEqual({ c: n, s: (n * (n - 1)) / 2, m: (n - 1) / 3, e: 2 });
     // The generic reader handles any Parquet file, not only event shards.
     let rows = 0;
@@ -86,10 +137,14 @@ describe('writeParquetTable / queryRows', () => {
 
   it('refuses bad input before writing anything', async () => {
     const path = join(dir, 'bad.parquet');
-    await expect(writeParquetTable(path, [{ name: 'x', type: 'INTEGER' }], [{ x: 1.5 }])).rejects.toThrow(/column x, row 0: expected a 32-bit integer/);
+    await expect(writeParquetTable(path, [{ name: 'x', type: 'INTEGER' }], [{ x: 1.5 }])).rejects.toThrow(
+      /column x, row 0: expected a 32-bit integer/,
+    );
     await expect(writeParquetTable(path, [{ name: 'x', type: 'INTEGER' }], [{ y: 1 }])).rejects.toThrow(/row 0 has no column x/);
     await expect(writeParquetTable(path, [{ name: 'x', type: 'MAP(INT, INT)' }], [])).rejects.toThrow(/unsupported column type/);
-    await expect(writeParquetTable(path, [{ name: 'v', type: 'DOUBLE[2]' }], [{ v: [1, 2, 3] }])).rejects.toThrow(/expected 2 values, got 3/);
+    await expect(writeParquetTable(path, [{ name: 'v', type: 'DOUBLE[2]' }], [{ v: [1, 2, 3] }])).rejects.toThrow(
+      /expected 2 values, got 3/,
+    );
     expect(await readdir(dir)).toEqual([]);
   });
 });

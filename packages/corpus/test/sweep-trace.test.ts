@@ -24,11 +24,18 @@ function lcg(seed: number): (k: number) => number {
 /** A pool of answers per prompt: equal answers embed equally, so vectors repeat across events and runs. */
 function pool(prompt: string): Record<string, Float32Array>[] {
   const r = lcg(prompt.length * 977 + prompt.charCodeAt(1));
-  return Array.from({ length: 9 }, () => Object.fromEntries(ENCODERS.map((e) => [e.name, Float32Array.from({ length: e.dim }, () => r(2001) / 1000 - 1)])));
+  return Array.from({ length: 9 }, () =>
+    Object.fromEntries(ENCODERS.map((e) => [e.name, Float32Array.from({ length: e.dim }, () => r(2001) / 1000 - 1)])),
+  );
 }
 
 const RUNS: MeasuredRun[] = ['q1', 'q2'].flatMap((promptId) =>
-  [0, 1, 2].map((t) => ({ runId: `${promptId}-ring-n${N}-T0.5-glauber-t${t}`, configId: `${promptId}-ring-n${N}-T0.5-glauber`, n: N, promptId })),
+  [0, 1, 2].map((t) => ({
+    runId: `${promptId}-ring-n${N}-T0.5-glauber-t${t}`,
+    configId: `${promptId}-ring-n${N}-T0.5-glauber`,
+    n: N,
+    promptId,
+  })),
 );
 
 /** One run's answer rows: every agent once in sweep 0, then random agents (with replacement, as Glauber picks). */
@@ -37,7 +44,14 @@ function runRows(run: MeasuredRun): EventRow[] {
   const r = lcg(run.runId.length * 31 + Number(run.runId.at(-1)));
   return Array.from({ length: N * (SWEEPS + 1) }, (_, e) => {
     const pick = r(answers.length);
-    return { ...makeRow(run.runId, e, ENCODERS), prompt_id: run.promptId, sweep: Math.floor(e / N), agent: e < N ? e : r(N), tag: TAGS[(pick + r(2)) % 4], embeddings: answers[pick] };
+    return {
+      ...makeRow(run.runId, e, ENCODERS),
+      prompt_id: run.promptId,
+      sweep: Math.floor(e / N),
+      agent: e < N ? e : r(N),
+      tag: TAGS[(pick + r(2)) % 4],
+      embeddings: answers[pick],
+    };
   });
 }
 
@@ -71,7 +85,9 @@ function traced(runs: readonly MeasuredRun[], budget = 1 << 20, onDropped?: (byt
 }
 
 function plain(m: SweepMeasurement) {
-  const whitenings = [...m.whitenings].flatMap(([p, per]) => [...per].map(([e, w]) => [p, e, w.samples, w.lambda, Array.from(w.mean), Array.from(w.matrix)]));
+  const whitenings = [...m.whitenings].flatMap(([p, per]) =>
+    [...per].map(([e, w]) => [p, e, w.samples, w.lambda, Array.from(w.mean), Array.from(w.matrix)]),
+  );
   return { whitenings, orderParams: m.orderParams };
 }
 
@@ -119,6 +135,8 @@ describe('SweepTrace', () => {
     expect(dropped[0]).toBeGreaterThan(4096);
     for (const run of RUNS) expect(trace.sealed(run.runId)).toBeUndefined();
     expect(trace.start('later', 'q1')).toBeUndefined();
-    expect(plain(await measureSweep(dir, RUNS, ENCODERS, 'zca', false, trace))).toEqual(plain(await measureSweep(dir, RUNS, ENCODERS, 'zca', false)));
+    expect(plain(await measureSweep(dir, RUNS, ENCODERS, 'zca', false, trace))).toEqual(
+      plain(await measureSweep(dir, RUNS, ENCODERS, 'zca', false)),
+    );
   });
 });

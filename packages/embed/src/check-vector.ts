@@ -9,10 +9,16 @@ export function checkEmbedding(encoder: string, text: string, v: ArrayLike<numbe
   let zero = true;
   for (let i = 0; i < v.length; i++) {
     const x = v[i];
-    if (!Number.isFinite(x)) throw new Error(`encoder ${encoder}: ${problem(x)} at dimension ${i} of the embedding of ${describe(text)}; fix: check the encoder's model files (a re-export usually cures it), or use another encoder`);
+    if (!Number.isFinite(x))
+      throw new Error(
+        `encoder ${encoder}: ${problem(x)} at dimension ${i} of the embedding of ${describe(text)}; fix: check the encoder's model files (a re-export usually cures it), or use another encoder`,
+      );
     if (x !== 0) zero = false;
   }
-  if (zero) throw new Error(`encoder ${encoder}: an all-zero embedding of ${describe(text)}; fix: check the encoder's model files (a re-export usually cures it), or use another encoder`);
+  if (zero)
+    throw new Error(
+      `encoder ${encoder}: an all-zero embedding of ${describe(text)}; fix: check the encoder's model files (a re-export usually cures it), or use another encoder`,
+    );
 }
 
 function problem(x: number): string {

@@ -21,8 +21,15 @@ export function createEncoder(spec: EncoderSpec, file: string, index: number): E
     case 'hashing':
       return new HashingEncoder(spec.name, spec.dim);
     case 'onnx':
-      throw new Error(`encoders[${index}] (${spec.name}) is an onnx encoder: it loads asynchronously, open it with await openEncoder(spec, file, index)`);
+      throw new Error(
+        `encoders[${index}] (${spec.name}) is an onnx encoder: it loads asynchronously, open it with await openEncoder(spec, file, index)`,
+      );
     default:
-      throw new InputError(file, `encoders[${index}].kind`, `the ${(spec as { kind: string }).kind} encoder is not available in this version of Panta`, 'use kind: hashing or onnx');
+      throw new InputError(
+        file,
+        `encoders[${index}].kind`,
+        `the ${(spec as { kind: string }).kind} encoder is not available in this version of Panta`,
+        'use kind: hashing or onnx',
+      );
   }
 }

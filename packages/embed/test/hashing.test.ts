@@ -6,7 +6,18 @@ const norm = (v: Float32Array) => Math.sqrt(v.reduce((s, x) => s + x * x, 0));
 describe('hashing encoder on any model output', () => {
   const encoder = new HashingEncoder('h', 384);
   const huge = 'The answer is 96. '.repeat(5556).slice(0, 100_000);
-  const texts = ['', ' ', '\n\t  \r\n', '\u0000\u0001', '\u0007\u001b[31m\u007f', '?!', '...', huge, `${'x'.repeat(100_000)}`, 'The answer is 96.'];
+  const texts = [
+    '',
+    ' ',
+    '\n\t  \r\n',
+    '\u0000\u0001',
+    '\u0007\u001b[31m\u007f',
+    '?!',
+    '...',
+    huge,
+    `${'x'.repeat(100_000)}`,
+    'The answer is 96.',
+  ];
 
   it('embeds empty, whitespace, control-character and 100,000-character answers to finite unit vectors', async () => {
     const vectors = await encoder.encode(texts);
@@ -37,7 +48,7 @@ describe('hashing encoder on any model output', () => {
 
   it('memoises within a bound in bytes: many distinct answers never hold more, and equal vectors still come back', () => {
     const small = new HashingEncoder('h', 384, 64 * 1024);
-    const held = () => (small as unknown as { memoBytes: number; memo: Map<string, Float32Array> });
+    const held = () => small as unknown as { memoBytes: number; memo: Map<string, Float32Array> };
     let most = 0;
     for (let i = 0; i < 2000; i++) {
       const text = `distinct answer number ${i} `.repeat(1 + (i % 7));
@@ -56,8 +67,12 @@ describe('encoder output check', () => {
     expect(() => checkEmbedding('minilm', 'The answer is 96.', [0.5, Number.NaN, 0.1])).toThrow(
       /^encoder minilm: NaN at dimension 1 of the embedding of the 17-character text "The answer is 96\."; fix: /,
     );
-    expect(() => checkEmbedding('minilm', '', [Number.NEGATIVE_INFINITY, 0])).toThrow(/^encoder minilm: an infinite value \(-Infinity\) at dimension 0 of the embedding of the 0-character text ""/);
-    expect(() => checkEmbeddings('e5', ['a', 'b'], [Float32Array.of(1, 0), new Float32Array(2)])).toThrow(/^encoder e5: an all-zero embedding of the 1-character text "b"/);
+    expect(() => checkEmbedding('minilm', '', [Number.NEGATIVE_INFINITY, 0])).toThrow(
+      /^encoder minilm: an infinite value \(-Infinity\) at dimension 0 of the embedding of the 0-character text ""/,
+    );
+    expect(() => checkEmbeddings('e5', ['a', 'b'], [Float32Array.of(1, 0), new Float32Array(2)])).toThrow(
+      /^encoder e5: an all-zero embedding of the 1-character text "b"/,
+    );
     expect(() => checkEmbedding('e5', 'x'.repeat(1000), new Float32Array(3))).toThrow(/the 1000-character text "x{60}\.\.\."/);
     expect(() => checkEmbeddings('e5', ['a', 'b'], [Float32Array.of(1, 0), Float32Array.of(0, -1e-30)])).not.toThrow();
   });

@@ -98,7 +98,14 @@ describe('onnx encoder on the tiny fixture', () => {
 
   it('a sentence embeds the same alone and in batches of 1, 8, 32 with other lengths (1e-6)', async () => {
     const [alone] = await enc.encode([TARGET]);
-    const others = Array.from({ length: 40 }, (_, i) => SENTENCES[i % SENTENCES.length].split(' ').slice(0, 1 + (i % 9)).join(' ') + (i % 5 === 0 ? ` ${LONG}` : ''));
+    const others = Array.from(
+      { length: 40 },
+      (_, i) =>
+        SENTENCES[i % SENTENCES.length]
+          .split(' ')
+          .slice(0, 1 + (i % 9))
+          .join(' ') + (i % 5 === 0 ? ` ${LONG}` : ''),
+    );
     for (const size of [1, 8, 32]) {
       for (const pos of [0, size - 1, Math.floor(size / 2)]) {
         const batch = others.slice(0, size - 1);
@@ -226,34 +233,51 @@ describe('broken model folders', () => {
     const mask = { name: 'attention_mask', isTensor: true, type: 'int64', shape: ['b', 's'] };
     const out = { name: 'last_hidden_state', isTensor: true, type: 'float32', shape: ['b', 's', 384] };
     expect(checkSignature('m.onnx', [ids, mask], [out])).toEqual({ dim: 384, inputs: ['input_ids', 'attention_mask'] });
-    expect(() => checkSignature('m.onnx', [ids, mask], [{ ...out, name: 'sentence_embedding' }])).toThrow(/m\.onnx has no output last_hidden_state \(outputs: sentence_embedding\)/);
-    expect(() => checkSignature('m.onnx', [{ ...ids, type: 'int32' }, mask], [out])).toThrow(/input input_ids has dtype int32, expected int64/);
+    expect(() => checkSignature('m.onnx', [ids, mask], [{ ...out, name: 'sentence_embedding' }])).toThrow(
+      /m\.onnx has no output last_hidden_state \(outputs: sentence_embedding\)/,
+    );
+    expect(() => checkSignature('m.onnx', [{ ...ids, type: 'int32' }, mask], [out])).toThrow(
+      /input input_ids has dtype int32, expected int64/,
+    );
     expect(() => checkSignature('m.onnx', [ids, mask], [{ ...out, type: 'float16' }])).toThrow(/dtype float16, expected float32/);
     expect(() => checkSignature('m.onnx', [ids, mask], [{ ...out, shape: ['b', 384] }])).toThrow(/rank 2, expected 3/);
     expect(() => checkSignature('m.onnx', [ids], [out])).toThrow(/no input attention_mask/);
     expect(() => checkSignature('m.onnx', [ids, mask], [out], { file: 's.yaml', field: 'encoders[0].path' })).not.toThrow();
-    expect(() => checkSignature('m.onnx', [ids], [out], { file: 's.yaml', field: 'encoders[0].path' })).toThrow(/^s\.yaml: encoders\[0\]\.path: m\.onnx has no input/);
+    expect(() => checkSignature('m.onnx', [ids], [out], { file: 's.yaml', field: 'encoders[0].path' })).toThrow(
+      /^s\.yaml: encoders\[0\]\.path: m\.onnx has no input/,
+    );
   });
 });
 
 describe('MicroBatcher', () => {
   it('flushes at maxBatch and after maxWaitMs, preserving order per caller', async () => {
     const seen: number[][] = [];
-    const b = new MicroBatcher<number, number>(async (xs) => {
-      seen.push(xs);
-      return xs.map((x) => x * 10);
-    }, 4, 5);
+    const b = new MicroBatcher<number, number>(
+      async (xs) => {
+        seen.push(xs);
+        return xs.map((x) => x * 10);
+      },
+      4,
+      5,
+    );
     const [r1, r2, r3] = await Promise.all([b.submit([1, 2]), b.submit([3, 4, 5]), b.submit([6])]);
     expect(r1).toEqual([10, 20]);
     expect(r2).toEqual([30, 40, 50]);
     expect(r3).toEqual([60]);
-    expect(seen).toEqual([[1, 2, 3, 4], [5, 6]]);
+    expect(seen).toEqual([
+      [1, 2, 3, 4],
+      [5, 6],
+    ]);
   });
 
   it('rejects every caller of a failed batch', async () => {
-    const b = new MicroBatcher<number, number>(async () => {
-      throw new Error('boom');
-    }, 8, 1);
+    const b = new MicroBatcher<number, number>(
+      async () => {
+        throw new Error('boom');
+      },
+      8,
+      1,
+    );
     await expect(Promise.all([b.submit([1]), b.submit([2])])).rejects.toThrow('boom');
   });
 });

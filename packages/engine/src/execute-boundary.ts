@@ -27,7 +27,15 @@ export async function executeBoundary(task: BoundaryTask, values: readonly strin
     const majority = medoid(answers, embeddings);
     state.majority = majority;
     if (sweep >= 1 && previous?.majority !== undefined) {
-      const base = { question: run.prompt.question, sweep, temperature: run.temperature, neighbourAgents: [], neighbourAnswers: [], before: previous.majority, after: majority };
+      const base = {
+        question: run.prompt.question,
+        sweep,
+        temperature: run.temperature,
+        neighbourAgents: [],
+        neighbourAnswers: [],
+        before: previous.majority,
+        after: majority,
+      };
       // A boundary call's seed: the run's, mixed with the sweep and the role (the same on every execution).
       const eventSeed = callSeed(run.seed, `boundary-${sweep}`);
       const judgeSeed = callSeed(eventSeed, 'judge');

@@ -84,12 +84,23 @@ class AgentRequest implements ChatRequest {
 }
 
 /** One LLM call with its context, timed. */
-export function callModel(services: WorkerServices, context: PromptContext, seed: number, temperature: number): Promise<{ result: ChatResult; latencyMs: number }> {
+export function callModel(
+  services: WorkerServices,
+  context: PromptContext,
+  seed: number,
+  temperature: number,
+): Promise<{ result: ChatResult; latencyMs: number }> {
   return timedCall(services, context, seed, temperature, (result, latencyMs) => ({ result, latencyMs }));
 }
 
 /** The call, and `then` on its result and latency in the same reaction (the agent's call: one promise fewer). */
-function timedCall<T>(services: WorkerServices, context: PromptContext, seed: number, temperature: number, then: (result: ChatResult, latencyMs: number) => T | Promise<T>): Promise<T> {
+function timedCall<T>(
+  services: WorkerServices,
+  context: PromptContext,
+  seed: number,
+  temperature: number,
+  then: (result: ChatResult, latencyMs: number) => T | Promise<T>,
+): Promise<T> {
   const started = performance.now();
   return services.backend
     .complete(new AgentRequest(services.template, context, seed, temperature, services.maxTokens, services.fixedLength))
@@ -137,17 +148,27 @@ export function executeEvent(task: EventTask, reads: readonly string[], services
   const neighbourAnswers = boardRun ? reads.slice(1).map((v) => renderEntries(decodeBoardVersion(v).entries)) : reads.slice(1);
   const persona = agentPersona(run, plan.agent);
   // Optional fields are set one by one: spreads of conditional objects cost an allocation each, per event.
-  const context: PromptContext = { question: run.prompt.question, sweep: plan.sweep, temperature, previous, neighbourAgents: plan.neighbours, neighbourAnswers };
+  const context: PromptContext = {
+    question: run.prompt.question,
+    sweep: plan.sweep,
+    temperature,
+    previous,
+    neighbourAgents: plan.neighbours,
+    neighbourAnswers,
+  };
   if (persona) {
     context.persona = persona.text;
     if (persona.belief) context.belief = persona.belief;
   }
   if (boardRun) context.board = true;
   if (task.moderator) context.moderator = task.moderator;
-  if (run.protocol === 'ssvp' && previous !== undefined && neighbourAnswers.length > 0) return executeGated(task, context, services, previous);
+  if (run.protocol === 'ssvp' && previous !== undefined && neighbourAnswers.length > 0)
+    return executeGated(task, context, services, previous);
   // The common path chains promises instead of awaiting: an async function per event keeps its whole frame
   // on the heap across the call, which was the largest allocation per event.
-  return timedCall(services, context, plan.seed, temperature, (result, latencyMs) => answer(task, services, result, latencyMs, own?.entries));
+  return timedCall(services, context, plan.seed, temperature, (result, latencyMs) =>
+    answer(task, services, result, latencyMs, own?.entries),
+  );
 }
 
 /** ssvp: the divergence gate, the merge call above tau, then the agent's call. */
@@ -159,7 +180,20 @@ async function executeGated(task: EventTask, context: PromptContext, services: W
   const gate = divergence(mine!, theirs);
   if (gate > run.controls.tau) {
     const seed = callSeed(plan.seed, 'merge');
-    const merge = await callModel(services, { question: run.prompt.question, sweep: plan.sweep, temperature, previous, neighbourAgents: plan.neighbours, neighbourAnswers, kind: 'merge' }, seed, temperature);
+    const merge = await callModel(
+      services,
+      {
+        question: run.prompt.question,
+        sweep: plan.sweep,
+        temperature,
+        previous,
+        neighbourAgents: plan.neighbours,
+        neighbourAnswers,
+        kind: 'merge',
+      },
+      seed,
+      temperature,
+    );
     before.push(callOutcome('merge', seed, merge));
     context.merge = merge.result.text;
   }
@@ -173,7 +207,13 @@ async function executeGated(task: EventTask, context: PromptContext, services: W
 }
 
 /** The event's outcome from the agent's call: its answer (a board reply parsed), embedded by every encoder. */
-function answer(task: EventTask, services: WorkerServices, result: ChatResult, latencyMs: number, ownEntries: ReturnType<typeof decodeBoardVersion>['entries'] | undefined): EventOutcome | Promise<EventOutcome> {
+function answer(
+  task: EventTask,
+  services: WorkerServices,
+  result: ChatResult,
+  latencyMs: number,
+  ownEntries: ReturnType<typeof decodeBoardVersion>['entries'] | undefined,
+): EventOutcome | Promise<EventOutcome> {
   const { run, plan } = task;
   let response = result.text;
   let board: string | undefined;

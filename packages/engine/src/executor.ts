@@ -282,7 +282,8 @@ export class Executor<S extends RunSink = RunSink> {
   /** Adds a run the caller opened: its boundaries (if any) pick up where its sink's journal ends. */
   private admit(active: ActiveRun<S>): void {
     if (hasBoundaries(active.run.protocol, active.run.controls)) {
-      if (!active.sink.acceptBoundary) throw new Error(`${active.run.runId}: its protocol needs sweep boundaries, which this sink does not record`);
+      if (!active.sink.acceptBoundary)
+        throw new Error(`${active.run.runId}: its protocol needs sweep boundaries, which this sink does not record`);
       const control = active.sink.control ?? { sweep: -1 };
       active.boundary = { sweep: control.sweep, ...(control.state ? { state: control.state } : {}), running: false };
       this.moveGate(active);
@@ -350,7 +351,13 @@ export class Executor<S extends RunSink = RunSink> {
         this.inflight++;
         a.inflight++;
         const sweep = a.boundary.sweep + 1;
-        const task: BoundaryTask = { kind: 'boundary', run: a.run, sweep, versions: a.planner.snapshotVersions(), ...(a.boundary.state ? { state: a.boundary.state } : {}) };
+        const task: BoundaryTask = {
+          kind: 'boundary',
+          run: a.run,
+          sweep,
+          versions: a.planner.snapshotVersions(),
+          ...(a.boundary.state ? { state: a.boundary.state } : {}),
+        };
         try {
           transport.dispatch(task);
         } catch (e) {

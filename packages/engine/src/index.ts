@@ -1,4 +1,14 @@
-export type { BoundaryOutcome, BoundaryTask, CallOutcome, CallResult, EventOutcome, EventTask, Task, Transport, TransportMessage } from './task.js';
+export type {
+  BoundaryOutcome,
+  BoundaryTask,
+  CallOutcome,
+  CallResult,
+  EventOutcome,
+  EventTask,
+  Task,
+  Transport,
+  TransportMessage,
+} from './task.js';
 export { agentPersona, callModel, callOutcome, callSeed, controlEncoder, executeEvent } from './execute-event.js';
 export type { WorkerServices } from './execute-event.js';
 export { InProcessTransport } from './in-process-transport.js';

@@ -89,7 +89,12 @@ function readInput(file: string, what: string, fromFile: string, field: string):
     return readFileSync(file, 'utf8');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
-    throw new InputError(fromFile, field, `${what} ${file} cannot be read (${code})`, 'correct the path (relative to the spec file), or make the file readable');
+    throw new InputError(
+      fromFile,
+      field,
+      `${what} ${file} cannot be read (${code})`,
+      'correct the path (relative to the spec file), or make the file readable',
+    );
   }
 }
 
@@ -145,7 +150,9 @@ function checkEdgeSizes(spec: SweepSpec, file: string, edgeFiles: ReadonlyMap<st
     const own = edgeListSize(list.edges);
     sizes.forEach((n, i) => {
       if (n === own) return;
-      const mapHint = Array.isArray(spec.sizes) ? ` (give sizes as a map, e.g. {${label}: [${own}], ...}, when other geometries need other sizes)` : '';
+      const mapHint = Array.isArray(spec.sizes)
+        ? ` (give sizes as a map, e.g. {${label}: [${own}], ...}, when other geometries need other sizes)`
+        : '';
       if (n < own) {
         const e = list.edges.findIndex(([u, v]) => u >= n || v >= n);
         const [u, v] = list.edges[e];
@@ -170,7 +177,17 @@ function checkEdgeSizes(spec: SweepSpec, file: string, edgeFiles: ReadonlyMap<st
  * Where a backend is and how it is called: settings that do not change what it answers. batch_invariant
  * says what the server guarantees, not what it computes (a resume that adds it goes on with the same corpus).
  */
-const OPERATIONAL_BACKEND_KEYS = ['base_url', 'api_key_env', 'max_in_flight', 'timeout_ms', 'max_retries', 'max_context_tokens', 'price', 'latency_ms', 'batch_invariant'];
+const OPERATIONAL_BACKEND_KEYS = [
+  'base_url',
+  'api_key_env',
+  'max_in_flight',
+  'timeout_ms',
+  'max_retries',
+  'max_context_tokens',
+  'price',
+  'latency_ms',
+  'batch_invariant',
+];
 
 function operationalFree(backend: object): object {
   return Object.fromEntries(Object.entries(backend).filter(([k]) => !OPERATIONAL_BACKEND_KEYS.includes(k)));
@@ -183,7 +200,11 @@ function operationalFree(backend: object): object {
  */
 export function corpusIdentity(spec: SweepSpec): object {
   const { concurrency: _c, out: _o, lookahead: _l, memory_budget: _m, backend, judge, ...rest } = spec;
-  return { ...rest, backend: operationalFree(backend), judge: judge.kind === 'llm' ? { ...judge, backend: operationalFree(judge.backend) } : judge };
+  return {
+    ...rest,
+    backend: operationalFree(backend),
+    judge: judge.kind === 'llm' ? { ...judge, backend: operationalFree(judge.backend) } : judge,
+  };
 }
 
 /** A cgroup's memory limit (v2, then v1), or undefined when there is none or it cannot be read. */
@@ -209,7 +230,13 @@ export function memoryAvailable(spec: SweepSpec, file: string): MemoryAvailable 
   const heapBytes = getHeapStatistics().heap_size_limit;
   if (spec.memory_budget !== undefined) {
     const bytes = parseMemoryBudget(spec.memory_budget);
-    if (bytes === undefined) throw new InputError(file, 'memory_budget', `${JSON.stringify(spec.memory_budget)} is not a size above 0`, 'use bytes, or a size such as "16 GiB" or "512 MB"');
+    if (bytes === undefined)
+      throw new InputError(
+        file,
+        'memory_budget',
+        `${JSON.stringify(spec.memory_budget)} is not a size above 0`,
+        'use bytes, or a size such as "16 GiB" or "512 MB"',
+      );
     return { bytes, source: `memory_budget ${formatBytes(bytes)}`, heapBytes };
   }
   const machine = totalmem();
@@ -219,39 +246,73 @@ export function memoryAvailable(spec: SweepSpec, file: string): MemoryAvailable 
 }
 
 /** A run's dataflow planner, starting at `startEvent` (where its durable rows end). */
-export function plannerFor(sweep: LoadedSweep, run: RunPlan, startEvent: number, control?: { sweep: number; state?: { stop: boolean } }): DataflowPlanner {
+export function plannerFor(
+  sweep: LoadedSweep,
+  run: RunPlan,
+  startEvent: number,
+  control?: { sweep: number; state?: { stop: boolean } },
+): DataflowPlanner {
   // A run with sweep boundaries starts held at its next one, before the planner plans past it.
-  const gate = hasBoundaries(run.protocol, run.controls) ? boundaryGate(run, control?.sweep ?? -1, control?.state?.stop ?? false) : Number.POSITIVE_INFINITY;
-  return new DataflowPlanner(new Schedule(run, graphFor(run.geometry, run.n, run.seed, sweep.edgeLists)), sweep.spec.lookahead, startEvent, gate);
+  const gate = hasBoundaries(run.protocol, run.controls)
+    ? boundaryGate(run, control?.sweep ?? -1, control?.state?.stop ?? false)
+    : Number.POSITIVE_INFINITY;
+  return new DataflowPlanner(
+    new Schedule(run, graphFor(run.geometry, run.n, run.seed, sweep.edgeLists)),
+    sweep.spec.lookahead,
+    startEvent,
+    gate,
+  );
 }
 
 /** Settings that only make sense together with others. */
 function checkControls(spec: SweepSpec, file: string): void {
   const encoder = spec.ssvp.encoder;
   if (encoder && !spec.encoders.some((e) => e.name === encoder)) {
-    throw new InputError(file, 'ssvp.encoder', `"${encoder}" is not one of the sweep's encoders`, `use one of ${spec.encoders.map((e) => e.name).join(', ')}`);
+    throw new InputError(
+      file,
+      'ssvp.encoder',
+      `"${encoder}" is not one of the sweep's encoders`,
+      `use one of ${spec.encoders.map((e) => e.name).join(', ')}`,
+    );
   }
   if (spec.annealing?.shape === 'geometric' && (spec.annealing.to <= 0 || spec.temperatures.some((t) => t <= 0))) {
-    throw new InputError(file, 'annealing.to', 'a geometric schedule needs positive temperatures at both ends', 'use shape: linear, or temperatures above 0');
+    throw new InputError(
+      file,
+      'annealing.to',
+      'a geometric schedule needs positive temperatures at both ends',
+      'use shape: linear, or temperatures above 0',
+    );
   }
   const stop = spec.early_stopping;
   if (stop && Math.max(stop.window, stop.min_sweeps) >= spec.sweeps) {
-    throw new InputError(file, 'early_stopping.window', `a run of ${spec.sweeps} sweeps can never settle over ${Math.max(stop.window, stop.min_sweeps)} sweeps`, 'use a smaller window and min_sweeps, or more sweeps');
+    throw new InputError(
+      file,
+      'early_stopping.window',
+      `a run of ${spec.sweeps} sweeps can never settle over ${Math.max(stop.window, stop.min_sweeps)} sweeps`,
+      'use a smaller window and min_sweeps, or more sweeps',
+    );
   }
 }
 
 export function loadSweep(specPath: string, overrides: SweepOverrides = {}): LoadedSweep {
   const specFile = resolve(specPath);
   const unusable = unreadable(specFile);
-  if (unusable) throw new InputError(specPath, '', `the sweep spec ${unusable}`, 'give the path of a YAML sweep spec, e.g. examples/quickstart.yaml');
+  if (unusable)
+    throw new InputError(specPath, '', `the sweep spec ${unusable}`, 'give the path of a YAML sweep spec, e.g. examples/quickstart.yaml');
   let specText: string;
   try {
     specText = readFileSync(specFile, 'utf8');
   } catch (e) {
-    throw new InputError(specPath, '', `the sweep spec cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, 'make it readable, or give another spec');
+    throw new InputError(
+      specPath,
+      '',
+      `the sweep spec cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+      'make it readable, or give another spec',
+    );
   }
   const spec = parseSweepSpec(specText, specPath);
-  if (overrides.out !== undefined && overrides.out.trim() === '') throw new InputError('--out', '', 'an empty path', 'give the output folder, e.g. --out runs/mine');
+  if (overrides.out !== undefined && overrides.out.trim() === '')
+    throw new InputError('--out', '', 'an empty path', 'give the output folder, e.g. --out runs/mine');
   if (overrides.concurrency !== undefined) spec.concurrency = overrides.concurrency;
   if (overrides.seed !== undefined) spec.seed = overrides.seed;
   const base = dirname(specFile);
@@ -312,5 +373,16 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
     .digest('hex');
   // Every part plans (and checks) the whole grid, so each computes the same partition.
   const mine = shard ? shardRuns(runs, shard) : runs;
-  return { specFile, spec, prompts, template, edgeLists, ...(population ? { population } : {}), runs: mine, ...(shard ? { shard } : {}), out, fingerprint };
+  return {
+    specFile,
+    spec,
+    prompts,
+    template,
+    edgeLists,
+    ...(population ? { population } : {}),
+    runs: mine,
+    ...(shard ? { shard } : {}),
+    out,
+    fingerprint,
+  };
 }

@@ -17,7 +17,10 @@ const redacting: LoggerOptions['hooks'] = { streamWrite: redact };
  * writes: a few lines per run, and a line must not be lost when the process is killed right after it.
  */
 export function sweepLogger(out: string, level: string): Logger {
-  return pino({ level, base: { pid: process.pid }, hooks: redacting }, pino.destination({ dest: logPath(out), append: true, mkdir: true, sync: true }));
+  return pino(
+    { level, base: { pid: process.pid }, hooks: redacting },
+    pino.destination({ dest: logPath(out), append: true, mkdir: true, sync: true }),
+  );
 }
 
 /** A distributed role's log: JSON lines on stderr (collected by docker, Kubernetes or Slurm), synchronous, redacted. */

@@ -35,24 +35,45 @@ function readPartManifest(given: string): { dir: string; manifest: Manifest; sha
   if (!existsSync(dir)) throw new InputError(given, '', 'no such folder', PART_FIX);
   if (!statSync(dir).isDirectory()) throw new InputError(given, '', 'is a file, not a folder', PART_FIX);
   const file = manifestPath(dir);
-  if (!existsSync(file)) throw new InputError(given, '', `holds no ${CORPUS_FILES.manifest}: not a part of a job array, or its run never started`, PART_FIX);
+  if (!existsSync(file))
+    throw new InputError(given, '', `holds no ${CORPUS_FILES.manifest}: not a part of a job array, or its run never started`, PART_FIX);
   let manifest: Manifest;
   try {
     manifest = JSON.parse(readFileSync(file, 'utf8')) as Manifest;
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new InputError(file, '', `unreadable manifest: ${code ? `cannot be read (${code})` : `not valid JSON (${(e as Error).message})`}`, 'run that part again with the same panta run --shard command');
+    throw new InputError(
+      file,
+      '',
+      `unreadable manifest: ${code ? `cannot be read (${code})` : `not valid JSON (${(e as Error).message})`}`,
+      'run that part again with the same panta run --shard command',
+    );
   }
-  if (manifest === null || typeof manifest !== 'object' || typeof manifest.fingerprint !== 'string' || typeof manifest.code?.panta !== 'string') {
+  if (
+    manifest === null ||
+    typeof manifest !== 'object' ||
+    typeof manifest.fingerprint !== 'string' ||
+    typeof manifest.code?.panta !== 'string'
+  ) {
     throw new InputError(file, '', 'not a Panta manifest (no fingerprint or code version)', PART_FIX);
   }
   if (manifest.format !== CORPUS_FORMAT) {
-    throw new InputError(file, 'format', `the part was written in format ${JSON.stringify(manifest.format)}, and this Panta merges ${CORPUS_FORMAT}`, 'merge with the Panta version that wrote the parts');
+    throw new InputError(
+      file,
+      'format',
+      `the part was written in format ${JSON.stringify(manifest.format)}, and this Panta merges ${CORPUS_FORMAT}`,
+      'merge with the Panta version that wrote the parts',
+    );
   }
   const shard = manifest.shard;
   if (!shard) throw new InputError(file, 'shard', `${given} is a whole corpus, not a part of a job array`, PART_FIX);
   if (!Number.isInteger(shard.count) || !Number.isInteger(shard.index) || shard.index < 1 || shard.index > shard.count) {
-    throw new InputError(file, 'shard', `${JSON.stringify(shard)} is not part I of N`, 'run that part again with the same panta run --shard command');
+    throw new InputError(
+      file,
+      'shard',
+      `${JSON.stringify(shard)} is not part I of N`,
+      'run that part again with the same panta run --shard command',
+    );
   }
   return { dir, manifest, shard };
 }
@@ -94,19 +115,40 @@ export function readParts(given: readonly string[]): { parts: PartFolder[]; swee
       );
     }
     if (p.manifest.code.panta !== first.manifest.code.panta) {
-      throw new InputError(file, 'code.panta', `${p.given} was written by Panta ${p.manifest.code.panta}, ${first.given} by Panta ${first.manifest.code.panta}`, 'run every part with one Panta version');
+      throw new InputError(
+        file,
+        'code.panta',
+        `${p.given} was written by Panta ${p.manifest.code.panta}, ${first.given} by Panta ${first.manifest.code.panta}`,
+        'run every part with one Panta version',
+      );
     }
     if (p.manifest.code.panta !== mine) {
-      throw new InputError(file, 'code.panta', `${p.given} was written by Panta ${p.manifest.code.panta}, and this is Panta ${mine}`, `merge with Panta ${p.manifest.code.panta}, the version that wrote the parts`);
+      throw new InputError(
+        file,
+        'code.panta',
+        `${p.given} was written by Panta ${p.manifest.code.panta}, and this is Panta ${mine}`,
+        `merge with Panta ${p.manifest.code.panta}, the version that wrote the parts`,
+      );
     }
     if (p.shard.count !== first.shard.count) {
-      throw new InputError(file, 'shard.count', `${p.given} is ${shardLabel(p.shard)}, ${first.given} ${shardLabel(first.shard)}`, 'merge the parts of one array size (one --shard I/N with the same N)');
+      throw new InputError(
+        file,
+        'shard.count',
+        `${p.given} is ${shardLabel(p.shard)}, ${first.given} ${shardLabel(first.shard)}`,
+        'merge the parts of one array size (one --shard I/N with the same N)',
+      );
     }
   }
   const byIndex = new Map<number, (typeof read)[number]>();
   for (const p of read) {
     const other = byIndex.get(p.shard.index);
-    if (other) throw new InputError(p.given, 'shard.index', `${p.given} and ${other.given} are both ${shardLabel(p.shard)}`, 'give each part once, one folder per I');
+    if (other)
+      throw new InputError(
+        p.given,
+        'shard.index',
+        `${p.given} and ${other.given} are both ${shardLabel(p.shard)}`,
+        'give each part once, one folder per I',
+      );
     byIndex.set(p.shard.index, p);
   }
   const count = first.shard.count;
@@ -139,7 +181,12 @@ export function readParts(given: readonly string[]): { parts: PartFolder[]; swee
       const runs = shardRuns(sweep.runs, p.shard);
       const absent = runs.find((r) => !existsSync(shardPath(p.dir, r.runId)));
       if (absent) {
-        throw new InputError(p.given, 'events', `${shardLabel(p.shard)} has no shard of its run ${absent.runId}`, `resume it: panta run ${specFile} --shard ${i}/${count} --out ${p.given}`);
+        throw new InputError(
+          p.given,
+          'events',
+          `${shardLabel(p.shard)} has no shard of its run ${absent.runId}`,
+          `resume it: panta run ${specFile} --shard ${i}/${count} --out ${p.given}`,
+        );
       }
       return { ...p, runs };
     });
@@ -152,7 +199,8 @@ export function readParts(given: readonly string[]): { parts: PartFolder[]; swee
  */
 function sweepOfManifest(manifest: Manifest, file: string): Omit<LoadedSweep, 'out'> {
   const parsed = sweepSpecSchema.safeParse(manifest.spec);
-  if (!parsed.success) throw new InputError(file, 'spec', 'the spec it records is not a valid sweep spec', 'run the parts again with this Panta version');
+  if (!parsed.success)
+    throw new InputError(file, 'spec', 'the spec it records is not a valid sweep spec', 'run the parts again with this Panta version');
   const spec = parsed.data;
   const prompts: Prompt[] = manifest.prompts.map((p) => promptSchema.parse(p));
   const edgeLists = new Map<string, Edge[]>();
@@ -160,7 +208,12 @@ function sweepOfManifest(manifest: Manifest, file: string): Omit<LoadedSweep, 'o
     if (g.kind !== 'edges' || edgeLists.has(g.path)) return;
     const edges = resolve(dirname(manifest.spec_file), g.path);
     if (!existsSync(edges)) {
-      throw new InputError(manifest.spec_file, `geometries[${i}].path`, `edge list ${edges} is missing: the grid cannot be planned`, 'restore the edge list the parts were run with, at that path');
+      throw new InputError(
+        manifest.spec_file,
+        `geometries[${i}].path`,
+        `edge list ${edges} is missing: the grid cannot be planned`,
+        'restore the edge list the parts were run with, at that path',
+      );
     }
     edgeLists.set(g.path, parseEdgeList(readFileSync(edges, 'utf8'), edges));
   });

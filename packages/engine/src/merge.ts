@@ -1,7 +1,30 @@
-import { copyFileSync, existsSync, linkSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  rmdirSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { InputError, sweepEvents } from '@panta/core';
-import { controlDir, controlJournalPath, eventsDir, judgeCachePath, logPath, manifestPath, runJournalPath, shardPath, stateDir, type Manifest } from '@panta/corpus';
+import {
+  controlDir,
+  controlJournalPath,
+  eventsDir,
+  judgeCachePath,
+  logPath,
+  manifestPath,
+  runJournalPath,
+  shardPath,
+  stateDir,
+  type Manifest,
+} from '@panta/corpus';
 import { finishSweep, type SweepSummary } from './finish.js';
 import { readParts, type PartFolder } from './merge-parts.js';
 import { checkOutFolder } from './out-folder.js';
@@ -26,7 +49,8 @@ function checkMergeOut(given: string, out: string, parts: readonly PartFolder[])
   }
   if (existsSync(out)) {
     if (!statSync(out).isDirectory()) throw new InputError(given, '', 'is a file, not a folder', OUT_FIX);
-    if (readdirSync(out).length > 0) throw new InputError(given, '', 'already exists and is not empty', `${OUT_FIX} (or delete it to merge again)`);
+    if (readdirSync(out).length > 0)
+      throw new InputError(given, '', 'already exists and is not empty', `${OUT_FIX} (or delete it to merge again)`);
   }
   checkOutFolder(out);
 }
@@ -112,7 +136,12 @@ export async function mergeParts(outPath: string, partPaths: readonly string[], 
   try {
     gather(tmp, parts);
     const judgeCalls = parts.reduce((s, p) => s + (p.manifest.usage?.judge_calls ?? 0), 0);
-    const summary = await finishSweep({ ...sweep, out: tmp }, startingManifest(parts, sweep.runs.length, events), encoderColumns(parts[0].manifest), { calls: judgeCalls });
+    const summary = await finishSweep(
+      { ...sweep, out: tmp },
+      startingManifest(parts, sweep.runs.length, events),
+      encoderColumns(parts[0].manifest),
+      { calls: judgeCalls },
+    );
     checkShardChecksums(tmp, parts);
     if (existsSync(out)) rmdirSync(out);
     renameSync(tmp, out);
@@ -139,7 +168,12 @@ function checkShardChecksums(tmp: string, parts: readonly PartFolder[]): void {
       const name = relative(tmp, shardPath(tmp, run.runId));
       const recorded = p.manifest.files[name];
       if (recorded && merged[name] && recorded.sha256 !== merged[name].sha256) {
-        throw new InputError(join(p.given, name), '', `does not match its checksum in ${manifestPath(p.given)}: damaged or changed since the part finished`, `run panta verify ${p.given}, then rerun that part into a new folder`);
+        throw new InputError(
+          join(p.given, name),
+          '',
+          `does not match its checksum in ${manifestPath(p.given)}: damaged or changed since the part finished`,
+          `run panta verify ${p.given}, then rerun that part into a new folder`,
+        );
       }
     }
   }

@@ -77,9 +77,23 @@ export class RunRecorder {
       partRows: options.partRows,
       startEvent: options.startEvent,
     });
-    const collector = new RunRecorder(options.run, writer, options.judge, options.meta, options.startEvent, options.onWritten, options.out, options.trace);
+    const collector = new RunRecorder(
+      options.run,
+      writer,
+      options.judge,
+      options.meta,
+      options.startEvent,
+      options.onWritten,
+      options.out,
+      options.trace,
+    );
     if (hasBoundaries(options.run.protocol, options.run.controls)) {
-      for (const record of await readBoundaries<ControlState, CallOutcome>(options.out, options.run.runId, options.startEvent, options.run.n)) {
+      for (const record of await readBoundaries<ControlState, CallOutcome>(
+        options.out,
+        options.run.runId,
+        options.startEvent,
+        options.run.n,
+      )) {
         collector.noteBoundary(record.sweep, record.state, record.calls);
       }
     }
@@ -199,7 +213,20 @@ export class RunRecorder {
     const temperature = temperatureAt(run.temperature, plan.sweep, run.sweeps, run.controls.annealing);
     this.count(o);
     const reads = plan.readVersions;
-    const answer = this.row(plan.seed, plan.event, 'agent', plan.sweep, plan.agent, agentPersona(run, plan.agent)?.id ?? null, plan.neighbours, reads, o, temperature, tag, o.embeddings);
+    const answer = this.row(
+      plan.seed,
+      plan.event,
+      'agent',
+      plan.sweep,
+      plan.agent,
+      agentPersona(run, plan.agent)?.id ?? null,
+      plan.neighbours,
+      reads,
+      o,
+      temperature,
+      tag,
+      o.embeddings,
+    );
     const boundary = this.boundaryCalls.get(plan.event);
     // Most events are one row: no array for them.
     if (!boundary && !o.before) return answer;
@@ -276,7 +303,15 @@ export class RunRecorder {
   }
 
   /** A protocol call's row: no answer, so no tag and no embedding. */
-  private callRow(c: CallOutcome, event: number, sweep: number, agent: number, neighbours: Int32Array, reads: Int32Array, temperature: number): EventRow {
+  private callRow(
+    c: CallOutcome,
+    event: number,
+    sweep: number,
+    agent: number,
+    neighbours: Int32Array,
+    reads: Int32Array,
+    temperature: number,
+  ): EventRow {
     this.count(c);
     return this.row(c.seed, event, c.role, sweep, agent, null, neighbours, reads, c, c.role === 'judge' ? 0 : temperature, null, null);
   }

@@ -13,7 +13,11 @@ export interface RunEnd {
 
 /** How an executor's run ended, as the corpus side records it. */
 export function runEnd(active: ActiveRun): RunEnd {
-  return { status: active.stopped ? 'stopped' : active.error ? 'failed' : 'complete', error: active.error?.message, wallMs: performance.now() - active.startedAt };
+  return {
+    status: active.stopped ? 'stopped' : active.error ? 'failed' : 'complete',
+    error: active.error?.message,
+    wallMs: performance.now() - active.startedAt,
+  };
 }
 
 /**
@@ -68,19 +72,41 @@ export class SweepCorpus {
     if (end.status === 'stopped') {
       await collector.flush();
       // Its calls and time count toward the run's totals when it resumes, as a failed session's do.
-      await appendRunRecord(out, { run_id: run.runId, status: 'stopped', wall_ms: end.wallMs, calls, retries, at: new Date().toISOString() });
+      await appendRunRecord(out, {
+        run_id: run.runId,
+        status: 'stopped',
+        wall_ms: end.wallMs,
+        calls,
+        retries,
+        at: new Date().toISOString(),
+      });
       log?.info({ run: run.runId, written: collector.written }, 'run stopped');
       return;
     }
     if (end.status === 'failed') {
       await collector.flush();
-      await appendRunRecord(out, { run_id: run.runId, status: 'failed', wall_ms: end.wallMs, calls, retries, error: end.error, at: new Date().toISOString() });
+      await appendRunRecord(out, {
+        run_id: run.runId,
+        status: 'failed',
+        wall_ms: end.wallMs,
+        calls,
+        retries,
+        error: end.error,
+        at: new Date().toISOString(),
+      });
       log?.error({ run: run.runId, err: end.error, written: collector.written }, 'run failed');
       return;
     }
     await collector.finalize();
     this.trace.seal(run.runId, collector.written);
-    await appendRunRecord(out, { run_id: run.runId, status: 'complete', wall_ms: end.wallMs, calls, retries, at: new Date().toISOString() });
+    await appendRunRecord(out, {
+      run_id: run.runId,
+      status: 'complete',
+      wall_ms: end.wallMs,
+      calls,
+      retries,
+      at: new Date().toISOString(),
+    });
     log?.info({ run: run.runId, events: runEvents(run), wall_ms: Math.round(end.wallMs), calls, retries }, 'run finished');
   }
 }
@@ -109,7 +135,10 @@ export async function readVersionTexts(parts: readonly string[], live: Float64Ar
     }
     return texts;
   }
-  for await (const batch of readEvents(parts, { columns: ['event', 'response'], where: `role = 'agent' AND event IN (${wanted.join(',')})` })) {
+  for await (const batch of readEvents(parts, {
+    columns: ['event', 'response'],
+    where: `role = 'agent' AND event IN (${wanted.join(',')})`,
+  })) {
     const events = batch.columns.event as number[];
     const responses = batch.columns.response as string[];
     for (let r = 0; r < batch.rows; r++) texts.set(events[r], responses[r]);

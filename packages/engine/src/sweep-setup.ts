@@ -12,6 +12,7 @@ import { checkOutFolder } from './out-folder.js';
 export function corpusToResume(sweep: LoadedSweep, refusal: { file: string; fix: string }): Manifest | null {
   checkOutFolder(sweep.out);
   const previous = readManifestToResume(sweep.out);
-  if (previous && previous.fingerprint !== sweep.fingerprint) throw new InputError(refusal.file, 'out', `${sweep.out} holds a corpus of a different sweep`, refusal.fix);
+  if (previous && previous.fingerprint !== sweep.fingerprint)
+    throw new InputError(refusal.file, 'out', `${sweep.out} holds a corpus of a different sweep`, refusal.fix);
   return previous;
 }

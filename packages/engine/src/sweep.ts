@@ -1,4 +1,14 @@
-import { InputError, ownNeighbourBytes, runEvents, shardLabel, sweepEvents, type EncoderColumn, type RunPlan, type Shard, type SweepSpec } from '@panta/core';
+import {
+  InputError,
+  ownNeighbourBytes,
+  runEvents,
+  shardLabel,
+  sweepEvents,
+  type EncoderColumn,
+  type RunPlan,
+  type Shard,
+  type SweepSpec,
+} from '@panta/core';
 import { acquireOutLock, runsOnDisk, shardProgress, type OutLock, type OutLockHolder } from '@panta/corpus';
 import { openEncoder, type Encoder } from '@panta/embed';
 import { createJudge } from '@panta/judge';
@@ -97,7 +107,18 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
     options.onNotice?.({ kind: 'stale-lock', holder: stale });
   }
   const onDisk = previous ? runsOnDisk(out) : undefined;
-  log.info({ sweep: spec.name, runs: runs.length, fingerprint: sweep.fingerprint, ...(sweep.shard ? { shard: sweep.shard } : {}), resumed: previous !== null, ...onDisk, concurrency: spec.concurrency }, 'sweep started');
+  log.info(
+    {
+      sweep: spec.name,
+      runs: runs.length,
+      fingerprint: sweep.fingerprint,
+      ...(sweep.shard ? { shard: sweep.shard } : {}),
+      resumed: previous !== null,
+      ...onDisk,
+      concurrency: spec.concurrency,
+    },
+    'sweep started',
+  );
   if (onDisk) options.onNotice?.({ kind: 'resume', ...onDisk, runsTotal: runs.length });
   const started = startManifest(sweep, previous, sweepMeta(spec, encoders));
   const columns: EncoderColumn[] = encoders.map((e) => ({ name: e.name, dim: e.dim }));
@@ -127,7 +148,10 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
     open: async (run: RunPlan): Promise<ActiveRun<RunRecorder> | null> => {
       const progress = await shardProgress(out, run.runId);
       if (progress.discarded.length > 0) {
-        log.warn({ run: run.runId, discarded: progress.discarded }, 'discarded damaged files of a run: it resumes after its last good part');
+        log.warn(
+          { run: run.runId, discarded: progress.discarded },
+          'discarded damaged files of a run: it resumes after its last good part',
+        );
         options.onNotice?.({ kind: 'repaired', run: run.runId, discarded: progress.discarded });
       }
       eventsOnDisk += progress.nextEvent;
@@ -141,7 +165,8 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
         log.info({ run: run.runId, nextEvent: progress.nextEvent, parts: progress.parts.length }, 'run resumed');
         executor.written(progress.nextEvent);
         // A resumed run needs each agent's latest answer back in the version store.
-        for (const [version, text] of await readVersionTexts(progress.parts, planner.liveVersions(), run.protocol)) transport.publish(run.runId, version, text);
+        for (const [version, text] of await readVersionTexts(progress.parts, planner.liveVersions(), run.protocol))
+          transport.publish(run.runId, version, text);
       }
       return { run, planner, sink: collector, inflight: 0, startedAt: performance.now() };
     },
@@ -174,7 +199,10 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
     return { out, status: 'stopped', runsComplete: 0, runsPlanned: runs.length, failed: [], eventsWritten: 0, final: [] };
   }
   const summary = await finishSweep(sweep, started, columns, judge, corpus.trace);
-  log.info({ status: summary.status, runsComplete: summary.runsComplete, events: summary.eventsWritten, failed: summary.failed }, 'sweep finished');
+  log.info(
+    { status: summary.status, runsComplete: summary.runsComplete, events: summary.eventsWritten, failed: summary.failed },
+    'sweep finished',
+  );
   return summary;
 }
 
@@ -182,8 +210,15 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
 function checkSameShard(specPath: string, out: string, held: Shard | undefined, given: Shard | undefined): void {
   if (held?.index === given?.index && held?.count === given?.count) return;
   const what = (s: Shard | undefined) => (s ? shardLabel(s) : 'the whole sweep');
-  const fix = held ? `resume it with --shard ${held.index}/${held.count}, or choose another --out` : 'resume it without --shard, or choose another --out';
-  throw new InputError(given ? '--shard' : specPath, given ? '' : 'out', `${out} holds ${what(held)} of this sweep, not ${what(given)}`, fix);
+  const fix = held
+    ? `resume it with --shard ${held.index}/${held.count}, or choose another --out`
+    : 'resume it without --shard, or choose another --out';
+  throw new InputError(
+    given ? '--shard' : specPath,
+    given ? '' : 'out',
+    `${out} holds ${what(held)} of this sweep, not ${what(given)}`,
+    fix,
+  );
 }
 
 /**
@@ -205,7 +240,12 @@ export function sweepSizing(
   const rowBytes = (run: RunPlan) => base + 4 * (run.k + 1) + ownNeighbourBytes(run.geometry, run.n, run.k);
   const rowsFor = (bytes: number) => Math.min(8192, Math.max(256, Math.floor(PART_BYTES / bytes)));
   const partRowsFor = (_run: RunPlan) => rowsFor(base);
-  return { maxActiveRuns, partRows: rowsFor(base), partRowsFor, runBytes: (run) => Math.min(runEvents(run), 3 * partRowsFor(run)) * rowBytes(run) };
+  return {
+    maxActiveRuns,
+    partRows: rowsFor(base),
+    partRowsFor,
+    runBytes: (run) => Math.min(runEvents(run), 3 * partRowsFor(run)) * rowBytes(run),
+  };
 }
 
 /** Opens every encoder of the spec; if one fails, the ones already open are closed. */

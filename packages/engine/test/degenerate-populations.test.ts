@@ -34,10 +34,18 @@ async function sweepAnswering(answer: (request: ChatRequest) => string) {
   const dir = tempDir();
   const out = join(dir, 'out');
   const backend = new ScriptedBackend(answer);
-  const summary = await runSweep(writeSpec(dir, SPEC), { out, logLevel: 'silent', transport: (services) => new InProcessTransport({ ...services, backend }) });
+  const summary = await runSweep(writeSpec(dir, SPEC), {
+    out,
+    logLevel: 'silent',
+    transport: (services) => new InProcessTransport({ ...services, backend }),
+  });
   const params = await queryRows(`SELECT * FROM read_parquet('${out}/order_params.parquet') ORDER BY run_id, sweep`);
-  const runs = await queryRows(`SELECT run_id, prompt_id, focus, focus_total, drift_onset, recovered, drift_tolerance FROM read_parquet('${out}/runs.parquet') ORDER BY run_id`);
-  const whitening = await queryRows(`SELECT DISTINCT prompt_id, mode, fallback FROM read_parquet('${out}/whitening/*.parquet') ORDER BY prompt_id`);
+  const runs = await queryRows(
+    `SELECT run_id, prompt_id, focus, focus_total, drift_onset, recovered, drift_tolerance FROM read_parquet('${out}/runs.parquet') ORDER BY run_id`,
+  );
+  const whitening = await queryRows(
+    `SELECT DISTINCT prompt_id, mode, fallback FROM read_parquet('${out}/whitening/*.parquet') ORDER BY prompt_id`,
+  );
   return { out, summary, params, runs, whitening };
 }
 
@@ -49,19 +57,26 @@ async function rewrite(file: string, select: string): Promise<void> {
 describe('populations a model can produce and the surrogate cannot', () => {
   it('every answer unjudgeable: rho and delta_rho are NULL, accuracy 0 keeps FOCUS and drift defined, and verify passes', async () => {
     // Off-topic answers that differ between agents (seeds differ): the reference judge tags all not_known.
-    const { out, summary, params, runs, whitening } = await sweepAnswering((r) => `Bananas grow in bunches of ${r.seed % 7 === 0 ? 'many' : 'some'} kinds.`);
+    const { out, summary, params, runs, whitening } = await sweepAnswering(
+      (r) => `Bananas grow in bunches of ${r.seed % 7 === 0 ? 'many' : 'some'} kinds.`,
+    );
     expect(summary.status).toBe('complete');
     expect(params).toHaveLength(4 * 4);
     for (const p of params) {
       expect([p.rho, p.delta_rho, p.n_not_known, p.n_correct, p.n_hallucinated]).toEqual([null, null, 16, 0, 0]);
       expect(Number.isFinite(p.magnetisation) && Number.isFinite(p.cohesion)).toBe(true);
     }
-    expect(whitening.map((w) => [w.mode, w.fallback])).toEqual([['zca', null], ['zca', null]]);
+    expect(whitening.map((w) => [w.mode, w.fallback])).toEqual([
+      ['zca', null],
+      ['zca', null],
+    ]);
     for (const r of runs) {
       expect(r.focus).toEqual([0, 0, 0]);
       expect([r.focus_total, r.drift_onset, r.recovered, r.drift_tolerance]).toEqual([0, null, null, 0.5]);
     }
-    const [nulls] = await queryRows(`SELECT count(*) FILTER (WHERE rho IS NULL) AS rho, count(*) FILTER (WHERE delta_rho IS NULL) AS delta FROM read_parquet('${out}/order_params.parquet')`);
+    const [nulls] = await queryRows(
+      `SELECT count(*) FILTER (WHERE rho IS NULL) AS rho, count(*) FILTER (WHERE delta_rho IS NULL) AS delta FROM read_parquet('${out}/order_params.parquet')`,
+    );
     expect(nulls).toEqual({ rho: 16, delta: 16 });
     expect(await verifyCorpus(out)).toMatchObject({ ok: true, problems: [] });
   });
@@ -71,12 +86,17 @@ describe('populations a model can produce and the surrogate cannot', () => {
     const odd = ['', '   \n\t', '\u0000\u0001', '\u0007\u001b[31m96\u007f', huge, 'I do not know.'];
     const { out, summary, params, whitening } = await sweepAnswering((r) => odd[r.seed % odd.length]);
     expect(summary.status).toBe('complete');
-    expect(whitening.map((w) => [w.mode, w.fallback])).toEqual([['zca', null], ['zca', null]]);
+    expect(whitening.map((w) => [w.mode, w.fallback])).toEqual([
+      ['zca', null],
+      ['zca', null],
+    ]);
     for (const p of params) {
       for (const f of ['magnetisation', 'cohesion', 'cds_sys'] as const) expect([f, Number.isFinite(p[f])]).toEqual([f, true]);
       expect((p.magnetisation as number) > 0).toBe(true);
     }
-    const [stored] = await queryRows(`SELECT max(length(response)) AS longest, count(*) FILTER (WHERE response = '') AS empty FROM read_parquet('${out}/events/*.parquet')`);
+    const [stored] = await queryRows(
+      `SELECT max(length(response)) AS longest, count(*) FILTER (WHERE response = '') AS empty FROM read_parquet('${out}/events/*.parquet')`,
+    );
     expect(stored!.longest).toBe(100_000);
     expect(stored!.empty as number).toBeGreaterThan(0);
     expect(await verifyCorpus(out)).toMatchObject({ ok: true, problems: [] });
@@ -86,7 +106,13 @@ describe('populations a model can produce and the surrogate cannot', () => {
     const { out, summary, params, whitening } = await sweepAnswering(() => '');
     expect(summary.status).toBe('complete');
     expect(whitening.map((w) => w.fallback)).toEqual(['degenerate_pool', 'degenerate_pool']);
-    for (const p of params) expect([p.magnetisation, p.cohesion, p.rho, p.n_not_known].map((x) => (typeof x === 'number' ? Number(x.toFixed(9)) : x))).toEqual([1, 1, null, 16]);
+    for (const p of params)
+      expect([p.magnetisation, p.cohesion, p.rho, p.n_not_known].map((x) => (typeof x === 'number' ? Number(x.toFixed(9)) : x))).toEqual([
+        1,
+        1,
+        null,
+        16,
+      ]);
     expect(await verifyCorpus(out)).toMatchObject({ ok: true, problems: [] });
   });
 
@@ -115,7 +141,11 @@ describe('populations a model can produce and the surrogate cannot', () => {
     await rewrite(join(out, 'runs.parquet'), `SELECT * REPLACE (CASE WHEN run_id LIKE 'fq117-ring%' THEN 1 END AS drift_onset)`);
     const report = await verifyCorpus(out);
     expect(report.ok).toBe(false);
-    expect(report.problems).toContain('whitening of fq367/hashing is stored as zca (fallback none), the t = 0 answers give raw (fallback degenerate_pool)');
-    expect(report.problems).toContain('runs.parquet: fq117-ring-n16-T0-glauber-t0: drift_onset does not match the order parameters (1 stored, null recomputed)');
+    expect(report.problems).toContain(
+      'whitening of fq367/hashing is stored as zca (fallback none), the t = 0 answers give raw (fallback degenerate_pool)',
+    );
+    expect(report.problems).toContain(
+      'runs.parquet: fq117-ring-n16-T0-glauber-t0: drift_onset does not match the order parameters (1 stored, null recomputed)',
+    );
   });
 });

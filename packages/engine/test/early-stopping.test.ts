@@ -52,7 +52,9 @@ describe('early stopping', () => {
     // Progress counts to the events the runs will make: a stopped run's remaining sweeps leave the total.
     expect(last!.eventsWritten).toBe(summary.eventsWritten);
     expect(last!.eventsTotal).toBe(summary.eventsWritten);
-    const runs = await queryRows(`SELECT run_id, n, stopped_early, sweeps_run, calls_saved, events, calls, extra_calls FROM read_parquet('${out}/runs.parquet')`);
+    const runs = await queryRows(
+      `SELECT run_id, n, stopped_early, sweeps_run, calls_saved, events, calls, extra_calls FROM read_parquet('${out}/runs.parquet')`,
+    );
     const rule = { window: 2, tolerance: 0.04, rho_tolerance: 0.03, min_sweeps: 2 };
     let stopped = 0;
     for (const r of runs) {
@@ -103,10 +105,16 @@ describe('early stopping', () => {
     const dir = tempDir();
     const spec = writeSpec(dir, SPEC);
     const killed = join(dir, 'killed');
-    const child = spawn(process.execPath, [join(ROOT, 'test', 'fixtures', 'run-sweep.mjs'), spec, killed, '61'], { cwd: ROOT, stdio: 'ignore' });
+    const child = spawn(process.execPath, [join(ROOT, 'test', 'fixtures', 'run-sweep.mjs'), spec, killed, '61'], {
+      cwd: ROOT,
+      stdio: 'ignore',
+    });
     const journals = join(killed, '.state', 'control');
     const deadline = Date.now() + 60_000;
-    while (Date.now() < deadline && !(existsSync(journals) && readdirSync(journals).length >= 4 && existsSync(join(killed, 'events', '.parts')))) {
+    while (
+      Date.now() < deadline &&
+      !(existsSync(journals) && readdirSync(journals).length >= 4 && existsSync(join(killed, 'events', '.parts')))
+    ) {
       await new Promise((r) => setTimeout(r, 10));
     }
     child.kill('SIGKILL');
@@ -119,9 +127,12 @@ describe('early stopping', () => {
     const straight = join(dir, 'straight');
     expect(panta(['run', spec, '--out', straight]).code).toBe(0);
     expect(await corpusDiff(killed, straight)).toEqual({ extra: 0, missing: 0 });
-    const [moderators] = await queryRows(`SELECT count(*)::INTEGER AS n FROM read_parquet('${killed}/events/*.parquet') WHERE role = 'moderator'`);
+    const [moderators] = await queryRows(
+      `SELECT count(*)::INTEGER AS n FROM read_parquet('${killed}/events/*.parquet') WHERE role = 'moderator'`,
+    );
     expect(moderators!.n).toBeGreaterThan(0);
-    const runs = (out: string) => queryRows(`SELECT run_id, sweeps_run, calls_saved, extra_calls FROM read_parquet('${out}/runs.parquet') ORDER BY run_id`);
+    const runs = (out: string) =>
+      queryRows(`SELECT run_id, sweeps_run, calls_saved, extra_calls FROM read_parquet('${out}/runs.parquet') ORDER BY run_id`);
     expect(await runs(killed)).toEqual(await runs(straight));
   });
 });

@@ -30,14 +30,22 @@ describe('several encoders per sweep', () => {
     const out = join(dir, 'out');
     const summary = await runSweep(writeSpec(dir, spec(TINY)), { out, concurrency: 32 });
     expect(summary.status).toBe('complete');
-    const [types] = await queryRows(`SELECT any_value(typeof(emb_hashing)) AS h, any_value(typeof(emb_tiny)) AS t, min(len(emb_tiny)) AS lo, max(len(emb_tiny)) AS hi FROM read_parquet('${out}/events/*.parquet')`);
+    const [types] = await queryRows(
+      `SELECT any_value(typeof(emb_hashing)) AS h, any_value(typeof(emb_tiny)) AS t, min(len(emb_tiny)) AS lo, max(len(emb_tiny)) AS hi FROM read_parquet('${out}/events/*.parquet')`,
+    );
     expect(types).toEqual({ h: 'FLOAT[]', t: 'FLOAT[]', lo: 32, hi: 32 });
     const params = await queryRows(`SELECT encoder, count(*) AS n FROM '${out}/order_params.parquet' GROUP BY encoder ORDER BY encoder`);
-    expect(params).toEqual([{ encoder: 'hashing', n: 8 * 4 }, { encoder: 'tiny', n: 8 * 4 }]);
+    expect(params).toEqual([
+      { encoder: 'hashing', n: 8 * 4 },
+      { encoder: 'tiny', n: 8 * 4 },
+    ]);
     expect(existsSync(join(out, 'whitening', 'fq117__tiny.parquet'))).toBe(true);
     expect((await panta(['verify', out])).code).toBe(0);
 
-    const tokenizer = new Tokenizer(JSON.parse(readFileSync(join(TINY, 'tokenizer.json'), 'utf8')), JSON.parse(readFileSync(join(TINY, 'tokenizer_config.json'), 'utf8')));
+    const tokenizer = new Tokenizer(
+      JSON.parse(readFileSync(join(TINY, 'tokenizer.json'), 'utf8')),
+      JSON.parse(readFileSync(join(TINY, 'tokenizer_config.json'), 'utf8')),
+    );
     const rows = await queryRows(`SELECT DISTINCT response, emb_tiny FROM read_parquet('${out}/events/*.parquet') LIMIT 12`);
     for (const row of rows) {
       const ids: number[] = tokenizer.encode(String(row.response)).ids;
@@ -66,7 +74,10 @@ describe('several encoders per sweep', () => {
     // Same-length renames keep the protobuf valid: the output is no longer last_hidden_state.
     const renamed = join(dir, 'renamed');
     cpSync(TINY, renamed, { recursive: true });
-    writeFileSync(join(renamed, 'model.onnx'), Buffer.from(bytes.toString('latin1').replaceAll('last_hidden_state', 'last_hidden_stat3'), 'latin1'));
+    writeFileSync(
+      join(renamed, 'model.onnx'),
+      Buffer.from(bytes.toString('latin1').replaceAll('last_hidden_state', 'last_hidden_stat3'), 'latin1'),
+    );
     // input_ids declared int32 (TensorProto elem_type 6) instead of int64 (7): still a loadable model.
     const int32 = join(dir, 'int32');
     cpSync(TINY, int32, { recursive: true });

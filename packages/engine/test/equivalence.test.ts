@@ -60,7 +60,14 @@ describe('exact asynchronous semantics', () => {
           expect((row.read_versions as number[]).map(Number), `${runId} event ${j}`).toEqual([writer[a], ...nbs.map((b) => writer[b])]);
         }
         const previous = j < n ? undefined : text[a];
-        expect(row.response).toBe(agent.reply(Number(row.seed), Number(row.temperature), previous, nbs.map((b) => text[b])).text);
+        expect(row.response).toBe(
+          agent.reply(
+            Number(row.seed),
+            Number(row.temperature),
+            previous,
+            nbs.map((b) => text[b]),
+          ).text,
+        );
         writer[a] = j;
         text[a] = String(row.response);
       }
@@ -71,8 +78,11 @@ describe('exact asynchronous semantics', () => {
     const dir = tempDir();
     const spec = writeSpec(dir, SPEC);
     await runSweep(spec, { out: join(dir, 'o'), concurrency: 8 });
-    const rows = await queryRows(`SELECT agent, neighbours FROM read_parquet('${dir}/o/events/fq117-ring-n16-T0.3-glauber-t0.parquet') WHERE sweep > 0`);
+    const rows = await queryRows(
+      `SELECT agent, neighbours FROM read_parquet('${dir}/o/events/fq117-ring-n16-T0.3-glauber-t0.parquet') WHERE sweep > 0`,
+    );
     const ring = buildGraph({ kind: 'ring' }, 16, 0);
-    for (const r of rows) expect((r.neighbours as number[]).map(Number)).toEqual(Array.from(ring.neighbours(Number(r.agent), null as never)));
+    for (const r of rows)
+      expect((r.neighbours as number[]).map(Number)).toEqual(Array.from(ring.neighbours(Number(r.agent), null as never)));
   });
 });

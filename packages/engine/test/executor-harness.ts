@@ -1,6 +1,14 @@
 import { runEvents, type ControlState, type RunPlan } from '@panta/core';
 import { RHEON6, tempDir, writeSpec } from '../../../test/helpers.js';
-import { Executor, loadSweep, plannerFor, type ActiveRun, type ExecutorOptions, type ExecutorProgress, type LoadedSweep } from '../src/index.js';
+import {
+  Executor,
+  loadSweep,
+  plannerFor,
+  type ActiveRun,
+  type ExecutorOptions,
+  type ExecutorProgress,
+  type LoadedSweep,
+} from '../src/index.js';
 import { FakeSink, FakeTransport } from './fake-transport.js';
 
 /** Rings of 8 agents, 2 sweeps after t = 0: 24 events a run, 8 of them ready at the start. */

@@ -203,14 +203,23 @@ describe('the executor over a fake transport', () => {
     it('open() fails for a run', async () => {
       const sweep = smallSweep({ trials: 2 });
       const unreadable = new Error('shard unreadable');
-      const h = harness(sweep, { concurrency: 64, open: async (run) => { if (run.runId === sweep.runs[1].runId) throw unreadable; } });
+      const h = harness(sweep, {
+        concurrency: 64,
+        open: async (run) => {
+          if (run.runId === sweep.runs[1].runId) throw unreadable;
+        },
+      });
       h.transport.auto = {};
       await expect(h.executor.run()).rejects.toBe(unreadable);
     });
 
     it('close() fails for a run', async () => {
       const full = new Error('disk full');
-      const h = harness(smallSweep(), { close: async () => { throw full; } });
+      const h = harness(smallSweep(), {
+        close: async () => {
+          throw full;
+        },
+      });
       h.transport.auto = {};
       await expect(h.executor.run()).rejects.toBe(full);
       expect(h.closed.length).toBe(1);
@@ -267,7 +276,12 @@ describe('the executor over a fake transport', () => {
       const sweep1 = h.transport.events().filter((t) => t.plan.sweep === 1);
       expect(sweep1.length).toBe(N);
       expect(sweep1.every((t) => t.moderator === moderated.moderator)).toBe(true);
-      expect(h.transport.events().filter((t) => t.plan.sweep === 0).every((t) => t.moderator === undefined)).toBe(true);
+      expect(
+        h.transport
+          .events()
+          .filter((t) => t.plan.sweep === 0)
+          .every((t) => t.moderator === undefined),
+      ).toBe(true);
       const b1 = h.transport.boundaries()[1];
       expect(b1.sweep).toBe(1);
       expect(b1.state).toEqual(moderated);
@@ -278,7 +292,12 @@ describe('the executor over a fake transport', () => {
       expect(done.error).toBeUndefined();
       // The last sweep has no boundary after it.
       expect(h.transport.boundaries().length).toBe(2);
-      expect(h.transport.events().filter((t) => t.plan.sweep === 2).every((t) => t.moderator === undefined)).toBe(true);
+      expect(
+        h.transport
+          .events()
+          .filter((t) => t.plan.sweep === 2)
+          .every((t) => t.moderator === undefined),
+      ).toBe(true);
       expect(sink().rows).toEqual(range(EVENTS));
       expect(sink().journal.map((j) => j.sweep)).toEqual([0, 1]);
       expect(h.closed[0].error).toBeUndefined();
@@ -296,7 +315,13 @@ describe('the executor over a fake transport', () => {
       expect(closed!.stopped).toBeUndefined();
       expect(closed!.planner.total).toBe(N);
       expect(closed!.planner.done).toBe(true);
-      expect(h.reports.at(-1)).toMatchObject({ eventsWritten: N, eventsExecuted: N, eventsSkipped: EVENTS - N, runsFinished: 1, runsFailed: 0 });
+      expect(h.reports.at(-1)).toMatchObject({
+        eventsWritten: N,
+        eventsExecuted: N,
+        eventsSkipped: EVENTS - N,
+        runsFinished: 1,
+        runsFailed: 0,
+      });
     });
 
     it('a resumed run starts after the last boundary its sink journalled, with that state', async () => {
@@ -307,7 +332,12 @@ describe('the executor over a fake transport', () => {
       await h.executor.run();
       expect(h.transport.unpublishedReads).toEqual([]);
       expect(sorted(h.transport.events().map((t) => t.plan.event))).toEqual(range(2 * N, N));
-      expect(h.transport.events().filter((t) => t.plan.sweep === 1).every((t) => t.moderator === state.moderator)).toBe(true);
+      expect(
+        h.transport
+          .events()
+          .filter((t) => t.plan.sweep === 1)
+          .every((t) => t.moderator === state.moderator),
+      ).toBe(true);
       expect(h.transport.boundaries().map((b) => [b.sweep, b.state])).toEqual([[1, state]]);
       expect(h.reports.at(-1)).toMatchObject({ eventsWritten: EVENTS, eventsExecuted: EVENTS, calls: 2 * N, runsFinished: 1 });
     });
@@ -407,12 +437,23 @@ describe('the executor over a fake transport', () => {
     it('a run found complete on disk is counted executed, written and finished, and one that stopped early counts its skipped events', async () => {
       const sweep = smallSweep({ trials: 3 });
       const [done, early, fresh] = sweep.runs as [RunPlan, RunPlan, RunPlan];
-      const h = harness(sweep, { onDisk: new Map([[done.runId, EVENTS], [early.runId, 2 * N]]) });
+      const h = harness(sweep, {
+        onDisk: new Map([
+          [done.runId, EVENTS],
+          [early.runId, 2 * N],
+        ]),
+      });
       h.transport.auto = {};
       await h.executor.run();
       expect(new Set(h.transport.dispatched.map((t) => t.run.runId))).toEqual(new Set([fresh.runId]));
       expect(h.closed.map((a) => a.run.runId)).toEqual([fresh.runId]);
-      expect(h.reports.at(-1)).toMatchObject({ eventsExecuted: 3 * EVENTS - N, eventsWritten: 3 * EVENTS - N, eventsSkipped: N, runsFinished: 3, calls: EVENTS });
+      expect(h.reports.at(-1)).toMatchObject({
+        eventsExecuted: 3 * EVENTS - N,
+        eventsWritten: 3 * EVENTS - N,
+        eventsSkipped: N,
+        runsFinished: 3,
+        calls: EVENTS,
+      });
     });
   });
 

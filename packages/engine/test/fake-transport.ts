@@ -76,7 +76,8 @@ export class FakeTransport implements Transport {
       return;
     }
     const held = this.published.get(task.run.runId);
-    for (const v of task.plan.readVersions) if (!held?.has(v)) this.unpublishedReads.push(`${task.run.runId}: event ${task.plan.event} reads ${v}`);
+    for (const v of task.plan.readVersions)
+      if (!held?.has(v)) this.unpublishedReads.push(`${task.run.runId}: event ${task.plan.event} reads ${v}`);
     const auto = this.auto;
     if (auto) {
       setImmediate(() => {
@@ -147,7 +148,10 @@ export class FakeTransport implements Transport {
   }
 
   private settle(task: Task): void {
-    if (!this.open.delete(task)) throw new Error(`the test answered a task that is not pending: ${task.run.runId} ${task.kind === 'boundary' ? `boundary ${task.sweep}` : task.plan.event}`);
+    if (!this.open.delete(task))
+      throw new Error(
+        `the test answered a task that is not pending: ${task.run.runId} ${task.kind === 'boundary' ? `boundary ${task.sweep}` : task.plan.event}`,
+      );
   }
 }
 
@@ -171,7 +175,12 @@ export class FakeSink implements RunSink {
   constructor(
     startEvent: number,
     private readonly onWritten: (count: number) => void,
-    private readonly options: { batch?: number; boundaries?: boolean; holdBoundaries?: boolean; control?: { sweep: number; state?: ControlState } } = {},
+    private readonly options: {
+      batch?: number;
+      boundaries?: boolean;
+      holdBoundaries?: boolean;
+      control?: { sweep: number; state?: ControlState };
+    } = {},
   ) {
     this.next = startEvent;
     if (options.boundaries || options.control) {

@@ -60,7 +60,9 @@ describe.each(['openai', 'anthropic'])('%s backend against serve-surrogate with 
     expect(Number(runs!.retries)).toBeGreaterThan(40);
     expect(Number(runs!.calls)).toBe(Number(runs!.events) + Number(runs!.retries));
     expect(Number(runs!.cost)).toBeCloseTo((Number(runs!.p) * 0.5 + Number(runs!.c) * 2) / 1e6, 12);
-    const manifest = JSON.parse(readFileSync(join(dir, 'faulty', 'manifest.json'), 'utf8')) as { usage: { calls: number; retries: number; cost: number } };
+    const manifest = JSON.parse(readFileSync(join(dir, 'faulty', 'manifest.json'), 'utf8')) as {
+      usage: { calls: number; retries: number; cost: number };
+    };
     expect(manifest.usage.calls).toBe(Number(runs!.calls));
     expect(manifest.usage.cost).toBeCloseTo(Number(runs!.cost), 12);
   });
@@ -72,7 +74,8 @@ describe('an event that exhausts its retries', () => {
     try {
       const dir = tempDir();
       const out = join(dir, 'out');
-      const backend = (url: string) => `{kind: openai, base_url: "${url}/v1", model: surrogate-potts-v1, max_in_flight: 4, timeout_ms: 2000, max_retries: 1}`;
+      const backend = (url: string) =>
+        `{kind: openai, base_url: "${url}/v1", model: surrogate-potts-v1, max_in_flight: 4, timeout_ms: 2000, max_retries: 1}`;
       const failed = await runSweep(writeSpec(dir, spec(backend(dead.url)), 'dead.yaml'), { out });
       expect(failed.status).toBe('failed');
       expect(failed.failed).toHaveLength(8);

@@ -30,7 +30,10 @@ describe('LLM judge in a sweep', () => {
       const a = await runSweep(writeSpec(dir, spec(llmJudge), 'llm.yaml'), { out: judged });
       const b = await runSweep(writeSpec(dir, spec('{kind: reference}'), 'ref.yaml'), { out: join(dir, 'reference') });
       expect(a.status).toBe('complete');
-      const rows = (out: string) => queryRows(`SELECT run_id, event, prompt_id, response, tag, judge_model FROM read_parquet('${out}/events/*.parquet') ORDER BY run_id, event`);
+      const rows = (out: string) =>
+        queryRows(
+          `SELECT run_id, event, prompt_id, response, tag, judge_model FROM read_parquet('${out}/events/*.parquet') ORDER BY run_id, event`,
+        );
       const [ra, rb] = [await rows(judged), await rows(join(dir, 'reference'))];
       // The surrogate judge grades as the reference judge does: the model's verdicts must match tag for tag.
       expect(ra.map((r) => r.tag)).toEqual(rb.map((r) => r.tag));

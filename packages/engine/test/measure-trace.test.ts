@@ -28,7 +28,17 @@ async function storedAndReadBack(spec: string, out: string) {
   const byKey = new Map(stored.map((r) => [key(r), r]));
   for (const r of readBack.orderParams) {
     const s = byKey.get(key(r))!;
-    for (const f of ['magnetisation', 'cohesion', 'rho', 'delta_rho', 'cds_sys', 'n_correct', 'n_hallucinated', 'n_not_known', 'n_judge_failure'] as const) {
+    for (const f of [
+      'magnetisation',
+      'cohesion',
+      'rho',
+      'delta_rho',
+      'cds_sys',
+      'n_correct',
+      'n_hallucinated',
+      'n_not_known',
+      'n_judge_failure',
+    ] as const) {
       expect([key(r), f, s[f] === null ? null : Number(s[f])]).toEqual([key(r), f, r[f]]);
     }
   }
@@ -56,7 +66,9 @@ describe('final measurement from the sweep trace', () => {
     const spec = writeSpec(dir, SPEC);
     const out = join(dir, 'out');
     await runSweep(spec, { out, concurrency: 16, traceBudgetBytes: 64 * 1024 });
-    expect(readFileSync(join(out, 'log.jsonl'), 'utf8')).toMatch(/sweep trace over its budget: the order parameters will be measured from the shards/);
+    expect(readFileSync(join(out, 'log.jsonl'), 'utf8')).toMatch(
+      /sweep trace over its budget: the order parameters will be measured from the shards/,
+    );
     expect(await storedAndReadBack(spec, out)).toBe(2 * 2 * 2 * 2 * 2 * 4);
   });
 });

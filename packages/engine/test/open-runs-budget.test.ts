@@ -34,7 +34,11 @@ describe('runs open at once', () => {
     expect(most).toBeGreaterThanOrEqual(1);
     expect(most).toBeLessThan(sweep.runs.length);
     let widest = 0;
-    const summary = await runSweep(spec, { out: `${dir}/out`, logLevel: 'silent', onProgress: (p) => (widest = Math.max(widest, p.runsActive)) });
+    const summary = await runSweep(spec, {
+      out: `${dir}/out`,
+      logLevel: 'silent',
+      onProgress: (p) => (widest = Math.max(widest, p.runsActive)),
+    });
     expect(summary.status).toBe('complete');
     expect(widest).toBeGreaterThan(0);
     expect(widest).toBeLessThanOrEqual(most);

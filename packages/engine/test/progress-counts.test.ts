@@ -18,7 +18,11 @@ describe('progress of a real run', () => {
   it('counts events executed ahead of events written, and both reach the total', async () => {
     const dir = tempDir();
     const reports: SweepProgress[] = [];
-    const summary = await runSweep(writeSpec(dir, SPEC), { out: `${dir}/out`, logLevel: 'silent', onProgress: (p) => reports.push({ ...p }) });
+    const summary = await runSweep(writeSpec(dir, SPEC), {
+      out: `${dir}/out`,
+      logLevel: 'silent',
+      onProgress: (p) => reports.push({ ...p }),
+    });
     expect(summary.status).toBe('complete');
     const total = 6 * 5_000;
     expect(reports.length).toBeGreaterThan(1);

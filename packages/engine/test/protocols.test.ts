@@ -38,7 +38,10 @@ ${extra}`;
 type Row = Record<string, unknown> & { run_id: string; event: number; role: string; agent: number; sweep: number; response: string };
 
 /** A backend that remembers every request it answers, keyed by the seed it was sent (unique per call). */
-function recording(inner: LlmBackend, seen: Map<number, { messages: ChatMessages; context: PromptContext; temperature: number }>): LlmBackend {
+function recording(
+  inner: LlmBackend,
+  seen: Map<number, { messages: ChatMessages; context: PromptContext; temperature: number }>,
+): LlmBackend {
   return {
     kind: inner.kind,
     model: inner.model,
@@ -51,7 +54,9 @@ function recording(inner: LlmBackend, seen: Map<number, { messages: ChatMessages
 }
 
 async function rows(out: string): Promise<Row[]> {
-  const all = await queryRows(`SELECT * EXCLUDE (latency_ms, created_at, emb_hashing) FROM read_parquet('${out}/events/*.parquet') ORDER BY run_id, event, role <> 'judge', role <> 'moderator', role <> 'merge'`);
+  const all = await queryRows(
+    `SELECT * EXCLUDE (latency_ms, created_at, emb_hashing) FROM read_parquet('${out}/events/*.parquet') ORDER BY run_id, event, role <> 'judge', role <> 'moderator', role <> 'merge'`,
+  );
   return all.map((r) => ({ ...r, event: Number(r.event), agent: Number(r.agent), sweep: Number(r.sweep) }) as Row);
 }
 
@@ -73,8 +78,12 @@ describe('coordination protocols', () => {
     renameSync(`${ssvp}.tmp`, ssvp);
     const stripped = panta(['verify', join(dir, 'c1')]);
     expect(stripped.code).toBe(1);
-    expect(stripped.stdout + stripped.stderr).toMatch(/fq367-ring-n16-T0\.4-ssvp-t0: ssvp merges 0 times, but \d+ answers diverge beyond tau 0\.2/);
-    const roles = await queryRows(`SELECT protocol, role, count(*)::INTEGER AS n FROM read_parquet('${dir}/c1/events/*.parquet') GROUP BY ALL ORDER BY ALL`);
+    expect(stripped.stdout + stripped.stderr).toMatch(
+      /fq367-ring-n16-T0\.4-ssvp-t0: ssvp merges 0 times, but \d+ answers diverge beyond tau 0\.2/,
+    );
+    const roles = await queryRows(
+      `SELECT protocol, role, count(*)::INTEGER AS n FROM read_parquet('${dir}/c1/events/*.parquet') GROUP BY ALL ORDER BY ALL`,
+    );
     const count = (protocol: string, role: string) => Number(roles.find((r) => r.protocol === protocol && r.role === role)?.n ?? 0);
     for (const p of ['isolated', 'glauber', 'ssvp', 'belief-board', 'drift-policy']) expect(count(p, 'agent')).toBe(8 * 16 * 5);
     expect(count('ssvp', 'merge')).toBeGreaterThan(0);
@@ -82,9 +91,13 @@ describe('coordination protocols', () => {
     expect(count('drift-policy', 'judge')).toBe(8 * 3);
     expect(count('glauber', 'merge') + count('glauber', 'judge') + count('isolated', 'merge')).toBe(0);
     // Extra calls are counted with the run's calls, and agent rows alone carry tags and embeddings.
-    const [nulls] = await queryRows(`SELECT count(*) FILTER (WHERE role <> 'agent' AND (tag IS NOT NULL OR emb_hashing IS NOT NULL))::INTEGER AS bad FROM read_parquet('${dir}/c1/events/*.parquet')`);
+    const [nulls] = await queryRows(
+      `SELECT count(*) FILTER (WHERE role <> 'agent' AND (tag IS NOT NULL OR emb_hashing IS NOT NULL))::INTEGER AS bad FROM read_parquet('${dir}/c1/events/*.parquet')`,
+    );
     expect(nulls!.bad).toBe(0);
-    const [runs] = await queryRows(`SELECT sum(calls)::INTEGER AS calls, sum(extra_calls)::INTEGER AS extra FROM read_parquet('${dir}/c1/runs.parquet')`);
+    const [runs] = await queryRows(
+      `SELECT sum(calls)::INTEGER AS calls, sum(extra_calls)::INTEGER AS extra FROM read_parquet('${dir}/c1/runs.parquet')`,
+    );
     expect(runs!.calls).toBe(5 * 8 * 16 * 5 + runs!.extra);
   });
 
@@ -94,7 +107,12 @@ describe('coordination protocols', () => {
     const spec = writeSpec(dir, SPEC());
     const seen = new Map<number, { messages: ChatMessages; context: PromptContext; temperature: number }>();
     const out = join(dir, 'o');
-    await runSweep(spec, { out, concurrency: 16, logLevel: 'silent', transport: (services) => new InProcessTransport({ ...services, backend: recording(services.backend, seen) }) });
+    await runSweep(spec, {
+      out,
+      concurrency: 16,
+      logLevel: 'silent',
+      transport: (services) => new InProcessTransport({ ...services, backend: recording(services.backend, seen) }),
+    });
     const all = await rows(out);
     const encoder = new HashingEncoder('hashing', 384);
     const byRun = new Map<string, Row[]>();
@@ -104,7 +122,18 @@ describe('coordination protocols', () => {
       const answer = new Map<number, Row>();
       for (const r of runRows) if (r.role === 'agent') answer.set(r.event, r);
       const protocol = String(runRows[0].protocol);
-      const assigned = assignPopulation({ entries: [{ id: 'wrong-97', belief: '97' }, { id: 'wrong-95', belief: '95' }], assign: 'fraction', fraction: 0.25 }, 16, Number((await queryRows(`SELECT seed FROM read_parquet('${out}/runs.parquet') WHERE run_id = '${runId}'`))[0].seed));
+      const assigned = assignPopulation(
+        {
+          entries: [
+            { id: 'wrong-97', belief: '97' },
+            { id: 'wrong-95', belief: '95' },
+          ],
+          assign: 'fraction',
+          fraction: 0.25,
+        },
+        16,
+        Number((await queryRows(`SELECT seed FROM read_parquet('${out}/runs.parquet') WHERE run_id = '${runId}'`))[0].seed),
+      );
       // Live board entries of each agent after each of its events (belief-board).
       const live = new Map<number, BoardEntry[]>();
       const boardAt = new Map<number, BoardEntry[]>();
@@ -181,11 +210,16 @@ describe('coordination protocols', () => {
     const prompts = parseDataset(readFileSync(RHEON6, 'utf8'), RHEON6);
     const server = await startSurrogateServer({ prompts });
     try {
-      const served = writeSpec(dir, SPEC(`backend: {kind: openai, base_url: "${server.url}/v1", model: surrogate-potts-v1, max_in_flight: 32}\n`), 'served.yaml');
+      const served = writeSpec(
+        dir,
+        SPEC(`backend: {kind: openai, base_url: "${server.url}/v1", model: surrogate-potts-v1, max_in_flight: 32}\n`),
+        'served.yaml',
+      );
       const local = writeSpec(dir, SPEC(), 'local.yaml');
       expect((await runSweep(served, { out: join(dir, 'served'), logLevel: 'silent' })).status).toBe('complete');
       expect((await runSweep(local, { out: join(dir, 'local'), logLevel: 'silent' })).status).toBe('complete');
-      const cols = 'run_id, event, role, seed, response, board, divergence, persona, prompt_tokens, completion_tokens, sampling_temperature, tag';
+      const cols =
+        'run_id, event, role, seed, response, board, divergence, persona, prompt_tokens, completion_tokens, sampling_temperature, tag';
       const read = (out: string) => queryRows(`SELECT ${cols} FROM read_parquet('${out}/events/*.parquet') ORDER BY run_id, event, role`);
       const [a, b] = [await read(join(dir, 'served')), await read(join(dir, 'local'))];
       expect(a.filter((r) => r.role !== 'agent').length).toBeGreaterThan(0);
@@ -197,7 +231,9 @@ describe('coordination protocols', () => {
 
   it('annealing: every event of sweep t samples at the schedule temperature of t, which the model is sent', async () => {
     const dir = tempDir();
-    const spec = writeSpec(dir, `name: annealing
+    const spec = writeSpec(
+      dir,
+      `name: annealing
 dataset: ${RHEON6}
 prompts: [fq117]
 geometries: [ring]
@@ -206,10 +242,15 @@ temperatures: [1.3]
 sweeps: 4
 seed: 8
 annealing: {to: 0.1}
-`);
+`,
+    );
     const seen = new Map<number, { messages: ChatMessages; context: PromptContext; temperature: number }>();
     const out = join(dir, 'o');
-    await runSweep(spec, { out, logLevel: 'silent', transport: (services) => new InProcessTransport({ ...services, backend: recording(services.backend, seen) }) });
+    await runSweep(spec, {
+      out,
+      logLevel: 'silent',
+      transport: (services) => new InProcessTransport({ ...services, backend: recording(services.backend, seen) }),
+    });
     const rows = await queryRows(`SELECT sweep, seed, temperature, sampling_temperature FROM read_parquet('${out}/events/*.parquet')`);
     const schedule = [1.3, 1.3, 0.9, 0.5, 0.1];
     for (const r of rows) {
@@ -244,7 +285,8 @@ population: {file: beliefs.jsonl, assign: fraction, fraction: 0.15}
     const shares = await queryRows(`WITH last AS (
         SELECT *, row_number() OVER (PARTITION BY run_id, agent ORDER BY event DESC) AS rk FROM read_parquet('${out}/events/*.parquet') WHERE role = 'agent')
       SELECT protocol, temperature, avg(CASE WHEN response LIKE '%97%' THEN 1 ELSE 0 END) AS share FROM last WHERE rk = 1 AND persona IS NULL GROUP BY ALL`);
-    const share = (protocol: string, t: number) => Number(shares.find((s) => s.protocol === protocol && Number(s.temperature) === t)!.share);
+    const share = (protocol: string, t: number) =>
+      Number(shares.find((s) => s.protocol === protocol && Number(s.temperature) === t)!.share);
     for (const t of [0.3, 0.6]) expect(share('glauber', t), `T = ${t}`).toBeGreaterThan(share('ssvp', t) + 0.2);
     expect(share('glauber', 0.6)).toBeGreaterThan(0.5);
   });

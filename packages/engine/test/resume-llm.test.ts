@@ -30,7 +30,10 @@ backend: {kind: openai, base_url: "${server.url}/v1", model: surrogate-potts-v1,
 `,
       );
       const out = join(dir, 'out');
-      const child = spawn(process.execPath, [join(ROOT, 'test', 'fixtures', 'run-sweep.mjs'), spec, out, '50'], { cwd: ROOT, stdio: 'ignore' });
+      const child = spawn(process.execPath, [join(ROOT, 'test', 'fixtures', 'run-sweep.mjs'), spec, out, '50'], {
+        cwd: ROOT,
+        stdio: 'ignore',
+      });
       const sweep = loadSweep(spec, { out });
       const written = async () => {
         let n = 0;
@@ -58,7 +61,8 @@ backend: {kind: openai, base_url: "${server.url}/v1", model: surrogate-potts-v1,
 
       const straight = join(dir, 'straight');
       expect((await panta(['run', spec, '--out', straight])).code).toBe(0);
-      const rows = (o: string) => queryRows(`SELECT * EXCLUDE (latency_ms, created_at) FROM read_parquet('${o}/events/*.parquet') ORDER BY run_id, event`);
+      const rows = (o: string) =>
+        queryRows(`SELECT * EXCLUDE (latency_ms, created_at) FROM read_parquet('${o}/events/*.parquet') ORDER BY run_id, event`);
       expect(await rows(out)).toEqual(await rows(straight));
     } finally {
       await server.close();

@@ -25,7 +25,9 @@ function onDisk(out: string): { parts: number; shards: number } {
   if (!existsSync(events)) return { parts: 0, shards: 0 };
   const shards = readdirSync(events).filter((f) => f.endsWith('.parquet')).length;
   const partsRoot = join(events, '.parts');
-  const parts = existsSync(partsRoot) ? readdirSync(partsRoot).reduce((s, d) => s + readdirSync(join(partsRoot, d)).filter((f) => f.endsWith('.parquet')).length, 0) : 0;
+  const parts = existsSync(partsRoot)
+    ? readdirSync(partsRoot).reduce((s, d) => s + readdirSync(join(partsRoot, d)).filter((f) => f.endsWith('.parquet')).length, 0)
+    : 0;
   return { parts, shards };
 }
 
@@ -34,7 +36,10 @@ describe('resume', () => {
     const dir = tempDir();
     const spec = writeSpec(dir, SPEC);
     const killed = join(dir, 'killed');
-    const child = spawn(process.execPath, [join(ROOT, 'test', 'fixtures', 'run-sweep.mjs'), spec, killed, '97'], { cwd: ROOT, stdio: 'ignore' });
+    const child = spawn(process.execPath, [join(ROOT, 'test', 'fixtures', 'run-sweep.mjs'), spec, killed, '97'], {
+      cwd: ROOT,
+      stdio: 'ignore',
+    });
     // Kill once some runs are finalized and some are part-way (durable parts on disk).
     const deadline = Date.now() + 60_000;
     let seen = { parts: 0, shards: 0 };
@@ -56,7 +61,8 @@ describe('resume', () => {
 
     const straight = join(dir, 'straight');
     expect(panta(['run', spec, '--out', straight]).code).toBe(0);
-    const rows = (out: string) => queryRows(`SELECT ${ALL_BUT_TIMINGS} FROM read_parquet('${out}/events/*.parquet') ORDER BY run_id, event`);
+    const rows = (out: string) =>
+      queryRows(`SELECT ${ALL_BUT_TIMINGS} FROM read_parquet('${out}/events/*.parquet') ORDER BY run_id, event`);
     const [a, b] = [await rows(killed), await rows(straight)];
     expect(a.length).toBe(2 * 3 * 2 * 256 * 5);
     expect(a).toEqual(b);
@@ -94,7 +100,8 @@ describe('resume', () => {
     expect(second.status).toBe('complete');
     const straight = join(dir, 'straight');
     await runSweep(spec, { out: straight });
-    const rows = (out: string) => queryRows(`SELECT ${ALL_BUT_TIMINGS} FROM read_parquet('${out}/events/*.parquet') ORDER BY run_id, event`);
+    const rows = (out: string) =>
+      queryRows(`SELECT ${ALL_BUT_TIMINGS} FROM read_parquet('${out}/events/*.parquet') ORDER BY run_id, event`);
     expect(await rows(stopped)).toEqual(await rows(straight));
   });
 });

@@ -24,6 +24,10 @@ sweeps: 2
     // A ring's chains are short (a third of its agents update at once), a torus's a little longer.
     expect(order.slice(4, 6)).toEqual(['torus2d-64-t0', 'torus2d-64-t1']);
     expect(new Set(order).size).toBe(runs.length);
-    expect(chainsFirst(runs).map((r) => r.runId).sort()).toEqual(runs.map((r) => r.runId).sort());
+    expect(
+      chainsFirst(runs)
+        .map((r) => r.runId)
+        .sort(),
+    ).toEqual(runs.map((r) => r.runId).sort());
   });
 });

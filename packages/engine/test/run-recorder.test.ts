@@ -33,7 +33,17 @@ async function collector(judge: Judge, trace: SweepTrace) {
   const sweep = loadSweep(writeSpec(dir, SPEC), { out });
   const run = sweep.runs[0];
   const schedule = new Schedule(run, graphFor(run.geometry, run.n, run.seed, new Map()));
-  const c = await RunRecorder.open({ out, run, encoders: [{ name: 'hashing', dim: 4 }], judge, meta: { backend: 'surrogate', model: 'm' }, startEvent: 0, partRows: 1000, onWritten: () => undefined, trace: trace.start(run.runId, run.prompt.id) });
+  const c = await RunRecorder.open({
+    out,
+    run,
+    encoders: [{ name: 'hashing', dim: 4 }],
+    judge,
+    meta: { backend: 'surrogate', model: 'm' },
+    startEvent: 0,
+    partRows: 1000,
+    onWritten: () => undefined,
+    trace: trace.start(run.runId, run.prompt.id),
+  });
   const outcome = (event: number, response: string): EventOutcome => ({
     runId: run.runId,
     event,
@@ -53,7 +63,10 @@ async function collector(judge: Judge, trace: SweepTrace) {
 describe('RunRecorder', () => {
   it('appends in-order events at once when its judge answers at once, and holds later ones until their turn', async () => {
     const trace = new SweepTrace([{ name: 'hashing', dim: 4 }], 1 << 20);
-    const { c, run, plans, outcome } = await collector(judgeNow(() => 'correct'), trace);
+    const { c, run, plans, outcome } = await collector(
+      judgeNow(() => 'correct'),
+      trace,
+    );
     expect(c.accept({ run, plan: plans[1] }, outcome(1, 'b'))).toBeUndefined();
     expect(c.written).toBe(0); // event 0 has not arrived
     expect(c.accept({ run, plan: plans[0] }, outcome(0, 'a'))).toBeUndefined();
@@ -65,7 +78,10 @@ describe('RunRecorder', () => {
 
   it('a row the writer refuses fails the run as a rejection and is neither counted written nor traced', async () => {
     const trace = new SweepTrace([{ name: 'hashing', dim: 4 }], 1 << 20);
-    const { c, run, plans, outcome } = await collector(judgeNow((r) => (r === 'bad' ? 'maybe' : 'correct')), trace);
+    const { c, run, plans, outcome } = await collector(
+      judgeNow((r) => (r === 'bad' ? 'maybe' : 'correct')),
+      trace,
+    );
     expect(c.accept({ run, plan: plans[0] }, outcome(0, 'a'))).toBeUndefined();
     await expect(c.accept({ run, plan: plans[1] }, outcome(1, 'bad'))).rejects.toThrow(/tag "maybe" is not one of/);
     expect(c.written).toBe(1);

@@ -21,8 +21,14 @@ ssvp: {tau: 0.2}
 `;
 
 /** Rows of `file` in corpus a and not in b, and the reverse, on every column but `exclude` (DuckDB, EXCEPT ALL). */
-async function tableDiff(a: string, b: string, file: string, exclude: string[] = []): Promise<{ extra: number; missing: number; rows: number }> {
-  const rows = (out: string) => `SELECT * ${exclude.length ? `EXCLUDE (${exclude.join(', ')})` : ''} FROM read_parquet('${join(out, file)}')`;
+async function tableDiff(
+  a: string,
+  b: string,
+  file: string,
+  exclude: string[] = [],
+): Promise<{ extra: number; missing: number; rows: number }> {
+  const rows = (out: string) =>
+    `SELECT * ${exclude.length ? `EXCLUDE (${exclude.join(', ')})` : ''} FROM read_parquet('${join(out, file)}')`;
   const [d] = await queryRows(
     `SELECT (SELECT count(*) FROM (${rows(a)} EXCEPT ALL ${rows(b)}))::INTEGER AS extra, (SELECT count(*) FROM (${rows(b)} EXCEPT ALL ${rows(a)}))::INTEGER AS missing, (SELECT count(*) FROM ${rows(a).replace(/^SELECT .* FROM /, '')})::INTEGER AS rows`,
   );
@@ -68,7 +74,11 @@ describe('job arrays: panta run --shard I/N and panta merge', () => {
     // Every run in exactly one part.
     const held = parts.flatMap((p) => readdirSync(join(p, 'events')).filter((f) => f.endsWith('.parquet')));
     expect(new Set(held).size).toBe(held.length);
-    expect(held.sort()).toEqual(readdirSync(join(whole, 'events')).filter((f) => f.endsWith('.parquet')).sort());
+    expect(held.sort()).toEqual(
+      readdirSync(join(whole, 'events'))
+        .filter((f) => f.endsWith('.parquet'))
+        .sort(),
+    );
 
     const merged = join(dir, 'merged');
     // In any order.
@@ -90,13 +100,17 @@ describe('job arrays: panta run --shard I/N and panta merge', () => {
     const a = manifestOf(whole);
     const b = manifestOf(merged);
     // Parts ran at other concurrencies: an execution setting, which the spec copy records.
-    const timeless = ({ started_at: _s, updated_at: _u, files: _f, spec, ...rest }: Manifest) => ({ ...rest, spec: { ...(spec as object), concurrency: 0 } });
+    const timeless = ({ started_at: _s, updated_at: _u, files: _f, spec, ...rest }: Manifest) => ({
+      ...rest,
+      spec: { ...(spec as object), concurrency: 0 },
+    });
     expect(timeless(b)).toEqual(timeless(a));
     expect(b.shard).toBeUndefined();
     expect(b.backend.batch_invariant).toBe(true);
     expect(Object.keys(b.files).sort()).toEqual(Object.keys(a.files).sort());
     // The measurement is byte for byte the single run's.
-    for (const f of Object.keys(a.files).filter((f) => f.startsWith('whitening/') || f === 'order_params.parquet')) expect(b.files[f], f).toEqual(a.files[f]);
+    for (const f of Object.keys(a.files).filter((f) => f.startsWith('whitening/') || f === 'order_params.parquet'))
+      expect(b.files[f], f).toEqual(a.files[f]);
 
     const verified = await verifyCorpus(merged);
     expect(verified.problems).toEqual([]);
@@ -106,7 +120,13 @@ describe('job arrays: panta run --shard I/N and panta merge', () => {
   it('parts are dealt by events, a pure function of the plan: balanced whatever the grid order, each run once', () => {
     const dir = tempDir();
     // Sizes alternate 16 and 1024 in grid order: a round robin over two parts would give one part every large run.
-    const sweep = loadSweep(writeSpec(dir, `name: balance\ndataset: ${RHEON6}\ngeometries: [ring]\nsizes: [16, 1024]\ntemperatures: [0.1, 0.5, 0.9, 1.3]\ntrials: 3\nseed: 1\n`), { out: join(dir, 'o') });
+    const sweep = loadSweep(
+      writeSpec(
+        dir,
+        `name: balance\ndataset: ${RHEON6}\ngeometries: [ring]\nsizes: [16, 1024]\ntemperatures: [0.1, 0.5, 0.9, 1.3]\ntrials: 3\nseed: 1\n`,
+      ),
+      { out: join(dir, 'o') },
+    );
     const all = sweep.runs;
     for (const count of [1, 2, 3, 7, all.length, all.length + 5]) {
       const slices = Array.from({ length: count }, (_, i) => shardRuns(all, { index: i + 1, count }));
@@ -118,18 +138,27 @@ describe('job arrays: panta run --shard I/N and panta merge', () => {
       expect(Math.max(...loads) - Math.min(...loads)).toBeLessThanOrEqual(heaviest);
       // Grid order is kept within a part.
       for (const s of slices) expect(s.map((r) => all.indexOf(r))).toEqual(s.map((r) => all.indexOf(r)).sort((x, y) => x - y));
-      expect(slices.map((s) => s.map((r) => r.runId))).toEqual(Array.from({ length: count }, (_, i) => shardRuns(all, { index: i + 1, count }).map((r) => r.runId)));
+      expect(slices.map((s) => s.map((r) => r.runId))).toEqual(
+        Array.from({ length: count }, (_, i) => shardRuns(all, { index: i + 1, count }).map((r) => r.runId)),
+      );
     }
   });
 
-  it('the default --out of a part is the spec\'s out with .part-I-of-N; the fingerprint is the whole sweep\'s, batch_invariant outside it', () => {
+  it("the default --out of a part is the spec's out with .part-I-of-N; the fingerprint is the whole sweep's, batch_invariant outside it", () => {
     const dir = tempDir();
-    const spec = writeSpec(dir, `name: suffix\ndataset: ${RHEON6}\ngeometries: [ring]\nsizes: [16]\ntemperatures: [0.5]\nseed: 1\nout: ${join(dir, 'runs', 'suffix')}\n`);
+    const spec = writeSpec(
+      dir,
+      `name: suffix\ndataset: ${RHEON6}\ngeometries: [ring]\nsizes: [16]\ntemperatures: [0.5]\nseed: 1\nout: ${join(dir, 'runs', 'suffix')}\n`,
+    );
     const part = loadSweep(spec, { shard: { index: 2, count: 4 } });
     expect(part.out).toBe(join(dir, 'runs', 'suffix.part-2-of-4'));
     expect(part.fingerprint).toBe(loadSweep(spec).fingerprint);
     const served = (flag: string) =>
-      writeSpec(dir, `name: served\ndataset: ${RHEON6}\ngeometries: [ring]\nsizes: [16]\ntemperatures: [0.5]\nseed: 1\nbackend: {kind: openai, base_url: "http://127.0.0.1:9/v1", model: m${flag}}\n`, `served${flag.length}.yaml`);
+      writeSpec(
+        dir,
+        `name: served\ndataset: ${RHEON6}\ngeometries: [ring]\nsizes: [16]\ntemperatures: [0.5]\nseed: 1\nbackend: {kind: openai, base_url: "http://127.0.0.1:9/v1", model: m${flag}}\n`,
+        `served${flag.length}.yaml`,
+      );
     expect(loadSweep(served(', batch_invariant: true')).fingerprint).toBe(loadSweep(served('')).fingerprint);
     // The manifest's word: the spec's, true for the surrogate (a function of each event's seed), else unknown.
     const openai = { kind: 'openai', base_url: 'http://127.0.0.1:9/v1', model: 'm' };

@@ -140,7 +140,10 @@ async function runThrough(transport: Recording, sweep: LoadedSweep): Promise<Map
  * The answers a transport must give: each event run in event order on the texts of the events before it, each
  * boundary on the snapshot it names (the sweep's model is deterministic given the seed and the prompt).
  */
-async function reference(sweep: LoadedSweep, tasks: readonly Task[]): Promise<{ events: Map<string, EventOutcome>; boundaries: Map<string, BoundaryOutcome> }> {
+async function reference(
+  sweep: LoadedSweep,
+  tasks: readonly Task[],
+): Promise<{ events: Map<string, EventOutcome>; boundaries: Map<string, BoundaryOutcome> }> {
   const services = await servicesFor(sweep);
   try {
     const texts = new Map<string, string>();
@@ -200,12 +203,18 @@ export function describeTransportConformance(name: string, subject: () => Transp
       const want = await reference(sweep, transport.dispatched);
       for (const m of transport.messages) {
         if (m.type !== 'outcome') continue;
-        expect(usage(m.outcome), `${m.task.run.runId} event ${m.task.plan.event}`).toEqual(usage(want.events.get(`${m.task.run.runId}|${m.task.plan.event}`)!));
+        expect(usage(m.outcome), `${m.task.run.runId} event ${m.task.plan.event}`).toEqual(
+          usage(want.events.get(`${m.task.run.runId}|${m.task.plan.event}`)!),
+        );
       }
       // The reads matter: the same events on other texts ask for other prompts (else this proves nothing).
       const reader = transport.dispatched.find((t): t is EventTask => t.kind !== 'boundary' && t.plan.readVersions.length > 0)!;
       const services = await servicesFor(sweep);
-      const elsewhere = await executeEvent(reader, Array.from(reader.plan.readVersions, () => 'Nobody knows.'), services);
+      const elsewhere = await executeEvent(
+        reader,
+        Array.from(reader.plan.readVersions, () => 'Nobody knows.'),
+        services,
+      );
       await services.close();
       expect(usage(elsewhere)).not.toEqual(usage(want.events.get(`${reader.run.runId}|${reader.plan.event}`)!));
     });
@@ -226,12 +235,18 @@ export function describeTransportConformance(name: string, subject: () => Transp
         expect(got.sweep).toBe(task.sweep);
         expect(got.state).toEqual(want.boundaries.get(`${task.run.runId}|${task.sweep}`)!.state);
       }
-      for (const run of sweep.runs) expect(sinks.get(run.runId)!.journal.map((j) => j.sweep)).toEqual(boundaries.filter((b) => b.run.runId === run.runId).map((b) => b.sweep));
+      for (const run of sweep.runs)
+        expect(sinks.get(run.runId)!.journal.map((j) => j.sweep)).toEqual(
+          boundaries.filter((b) => b.run.runId === run.runId).map((b) => b.sweep),
+        );
     });
 
     it('reports each call that failed as a failed message for its task, once', async () => {
       // A model nobody serves, tried once: every call fails at once (connection refused).
-      const sweep = conformanceSweep(`conformance-failed-${name}`, 'backend: {kind: openai, base_url: "http://127.0.0.1:9/v1", model: none, max_retries: 0, timeout_ms: 2000}\n');
+      const sweep = conformanceSweep(
+        `conformance-failed-${name}`,
+        'backend: {kind: openai, base_url: "http://127.0.0.1:9/v1", model: none, max_retries: 0, timeout_ms: 2000}\n',
+      );
       const transport = await open(sweep);
       const messages: TransportMessage[] = [];
       let arrived = () => {};
@@ -276,7 +291,10 @@ export function describeTransportConformance(name: string, subject: () => Transp
       const forgotten = transport.forgotten.get(run.runId) ?? new Set<number>();
       const held = () => subject().heldVersions(transport.inner, sweep, run.runId);
       expect(await eventually(held, runEvents(run) - forgotten.size)).toBe(runEvents(run) - forgotten.size);
-      transport.forget(run.runId, Array.from({ length: runEvents(run) }, (_, v) => v).filter((v) => !forgotten.has(v)));
+      transport.forget(
+        run.runId,
+        Array.from({ length: runEvents(run) }, (_, v) => v).filter((v) => !forgotten.has(v)),
+      );
       await transport.close();
       expect(await held()).toBe(0);
     });

@@ -8,7 +8,12 @@ import { SurrogateBackend } from './surrogate/backend.js';
  * Builds the backend a spec names. `options` reach the real backends only (retry hook for logs and metrics,
  * back-off constants); `file` names the spec in input errors (an API key variable that is not set).
  */
-export function createBackend(spec: BackendSpec, prompts: readonly Prompt[], file: string, options: Omit<RealBackendOptions, 'file'> = {}): LlmBackend {
+export function createBackend(
+  spec: BackendSpec,
+  prompts: readonly Prompt[],
+  file: string,
+  options: Omit<RealBackendOptions, 'file'> = {},
+): LlmBackend {
   switch (spec.kind) {
     case 'surrogate':
       return new SurrogateBackend(spec, prompts);
@@ -17,6 +22,11 @@ export function createBackend(spec: BackendSpec, prompts: readonly Prompt[], fil
     case 'anthropic':
       return new AnthropicBackend(spec, { ...options, file });
     default:
-      throw new InputError(file, 'backend.kind', `the ${(spec as { kind: string }).kind} backend is not available in this version of Panta`, 'use backend: {kind: surrogate}, openai or anthropic');
+      throw new InputError(
+        file,
+        'backend.kind',
+        `the ${(spec as { kind: string }).kind} backend is not available in this version of Panta`,
+        'use backend: {kind: surrogate}, openai or anthropic',
+      );
   }
 }

@@ -59,7 +59,10 @@ async function probe(root: string, apiKey: string, signal: AbortSignal): Promise
  * every `pollMs` and saying which it waits for every `logEveryMs`; rejects with EndpointUnavailableError past
  * `timeoutMs`. Resolves at once when `signal` aborts (the caller is stopping anyway).
  */
-export async function waitForEndpoints(endpoints: readonly { root: string; apiKey: string }[], options: WaitForEndpointsOptions): Promise<void> {
+export async function waitForEndpoints(
+  endpoints: readonly { root: string; apiKey: string }[],
+  options: WaitForEndpointsOptions,
+): Promise<void> {
   const started = Date.now();
   const logEvery = options.logEveryMs ?? 10_000;
   const poll = options.pollMs ?? 1000;
@@ -78,7 +81,12 @@ export async function waitForEndpoints(endpoints: readonly { root: string; apiKe
       }
       if (waited - loggedAt >= logEvery) {
         loggedAt = waited;
-        options.onWait?.({ endpoint: redact(root), waitedS: Math.round(waited / 1000), limitS: Math.round(options.timeoutMs / 1000), last: redact(last) });
+        options.onWait?.({
+          endpoint: redact(root),
+          waitedS: Math.round(waited / 1000),
+          limitS: Math.round(options.timeoutMs / 1000),
+          last: redact(last),
+        });
       }
       await new Promise<void>((resolve) => {
         const done = () => {

@@ -18,20 +18,31 @@ export function nodeFetch(maxSockets: number): typeof fetch {
     new Headers(init.headers).forEach((value, key) => (headers[key] = value));
     const client = url.protocol === 'https:' ? https : http;
     return new Promise<Response>((resolve, reject) => {
-      const req = client.request(url, { method: init.method ?? 'GET', headers, agent: agents[url.protocol as 'http:' | 'https:'], signal: init.signal ?? undefined }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', reject);
-        res.on('close', () => {
-          if (!res.complete) reject(Object.assign(new Error('the connection closed before the response ended'), { code: 'ECONNRESET' }));
-        });
-        res.on('end', () => {
-          const out = new Headers();
-          for (const [key, value] of Object.entries(res.headers)) if (value !== undefined) out.set(key, Array.isArray(value) ? value.join(', ') : value);
-          const status = res.statusCode ?? 500;
-          resolve(new Response(status === 204 || status === 304 ? null : Buffer.concat(chunks), { status, statusText: res.statusMessage ?? '', headers: out }));
-        });
-      });
+      const req = client.request(
+        url,
+        { method: init.method ?? 'GET', headers, agent: agents[url.protocol as 'http:' | 'https:'], signal: init.signal ?? undefined },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('error', reject);
+          res.on('close', () => {
+            if (!res.complete) reject(Object.assign(new Error('the connection closed before the response ended'), { code: 'ECONNRESET' }));
+          });
+          res.on('end', () => {
+            const out = new Headers();
+            for (const [key, value] of Object.entries(res.headers))
+              if (value !== undefined) out.set(key, Array.isArray(value) ? value.join(', ') : value);
+            const status = res.statusCode ?? 500;
+            resolve(
+              new Response(status === 204 || status === 304 ? null : Buffer.concat(chunks), {
+                status,
+                statusText: res.statusMessage ?? '',
+                headers: out,
+              }),
+            );
+          });
+        },
+      );
       req.on('error', reject);
       const body = init.body;
       if (body === undefined || body === null) req.end();

@@ -39,7 +39,12 @@ export function recordedReply(cause: unknown): { reply: ProviderReply; status: E
  * surrogates (a reply's JSON may escape them) become U+FFFD here, once, so that the corpus, the prompts that
  * quote the answer and the cluster's transport (UTF-8 everywhere) all hold the same text.
  */
-export function chatResult(reply: ProviderReply, messages: ChatMessages, outcome: { attempts: number; latencyMs: number }, status?: Exclude<ReplyStatus, 'ok'>): ChatResult {
+export function chatResult(
+  reply: ProviderReply,
+  messages: ChatMessages,
+  outcome: { attempts: number; latencyMs: number },
+  status?: Exclude<ReplyStatus, 'ok'>,
+): ChatResult {
   const text = wellFormed(reply.text);
   const result: ChatResult = {
     text,

@@ -1,6 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendSchema, DEFAULT_TEMPLATE, parseDataset, promptLength, renderPrompt, rngFrom, surrogateBackendSchema, type PromptContext } from '@panta/core';
+import {
+  backendSchema,
+  DEFAULT_TEMPLATE,
+  parseDataset,
+  promptLength,
+  renderPrompt,
+  rngFrom,
+  surrogateBackendSchema,
+  type PromptContext,
+} from '@panta/core';
 import type { ChatRequest, ChatResult, LlmBackend } from '../src/backend.js';
 import { createBackend } from '../src/create.js';
 import { OpenAICompatibleBackend } from '../src/openai/backend.js';
@@ -31,7 +40,14 @@ function cases(n: number, label: string, maxTemperature: number): Case[] {
     const ctx: PromptContext =
       i % 5 === 0
         ? { question: prompt.question, sweep: 0, temperature, neighbourAgents: [], neighbourAnswers: [] }
-        : { question: prompt.question, sweep: 1, temperature, previous: say(), neighbourAgents: Array.from({ length: k }, (_, j) => j), neighbourAnswers: Array.from({ length: k }, say) };
+        : {
+            question: prompt.question,
+            sweep: 1,
+            temperature,
+            previous: say(),
+            neighbourAgents: Array.from({ length: k }, (_, j) => j),
+            neighbourAnswers: Array.from({ length: k }, say),
+          };
     const fixedLength = label === 'openai' && i % 3 === 0;
     return {
       request: {
@@ -48,7 +64,12 @@ function cases(n: number, label: string, maxTemperature: number): Case[] {
 }
 
 function same(got: ChatResult, want: ChatResult): void {
-  expect({ text: got.text, finishReason: got.finishReason, promptTokens: got.promptTokens, completionTokens: got.completionTokens }).toEqual({
+  expect({
+    text: got.text,
+    finishReason: got.finishReason,
+    promptTokens: got.promptTokens,
+    completionTokens: got.completionTokens,
+  }).toEqual({
     text: want.text,
     finishReason: want.finishReason,
     promptTokens: want.promptTokens,
@@ -74,8 +95,17 @@ describe('real backends against serve-surrogate with 20% faults', () => {
   });
 
   it('openai over two endpoints (server probed): every reply equals the in-process one, max_in_flight held', async () => {
-    const spec = backendSchema.parse({ kind: 'openai', base_url: [a.url, b.url], model: a.model, max_in_flight: 6, timeout_ms: 400, max_retries: 12 });
-    const backend = new OpenAICompatibleBackend(spec as Extract<typeof spec, { kind: 'openai' }>, { retry: { baseDelayMs: 2, maxDelayMs: 20, maxRetryAfterMs: 50 } });
+    const spec = backendSchema.parse({
+      kind: 'openai',
+      base_url: [a.url, b.url],
+      model: a.model,
+      max_in_flight: 6,
+      timeout_ms: 400,
+      max_retries: 12,
+    });
+    const backend = new OpenAICompatibleBackend(spec as Extract<typeof spec, { kind: 'openai' }>, {
+      retry: { baseDelayMs: 2, maxDelayMs: 20, maxRetryAfterMs: 50 },
+    });
     opened.push(backend);
     const all = cases(300, 'openai', 1.3);
     const results = await Promise.all(all.map((c) => backend.complete(c.request)));
@@ -91,9 +121,14 @@ describe('real backends against serve-surrogate with 20% faults', () => {
   });
 
   it('anthropic: every reply equals the in-process one, max_in_flight held', async () => {
-    const backend = createBackend(backendSchema.parse({ kind: 'anthropic', base_url: c.url, model: c.model, max_in_flight: 5, timeout_ms: 400, max_retries: 12 }), prompts, 'spec.yaml', {
-      retry: { baseDelayMs: 2, maxDelayMs: 20, maxRetryAfterMs: 50 },
-    });
+    const backend = createBackend(
+      backendSchema.parse({ kind: 'anthropic', base_url: c.url, model: c.model, max_in_flight: 5, timeout_ms: 400, max_retries: 12 }),
+      prompts,
+      'spec.yaml',
+      {
+        retry: { baseDelayMs: 2, maxDelayMs: 20, maxRetryAfterMs: 50 },
+      },
+    );
     opened.push(backend);
     // Temperatures within 0..1: the Anthropic API (and the surrogate server, like it) refuses more.
     const all = cases(150, 'anthropic', 1);

@@ -100,7 +100,14 @@ class Stub {
       res.on('close', done);
       res.on('finish', done);
     }
-    const rec: Recorded = { method: req.method ?? '', path, headers: req.headers, body: raw ? JSON.parse(raw) : undefined, openAtArrival: this.open, at: performance.now() };
+    const rec: Recorded = {
+      method: req.method ?? '',
+      path,
+      headers: req.headers,
+      body: raw ? JSON.parse(raw) : undefined,
+      openAtArrival: this.open,
+      at: performance.now(),
+    };
     this.requests.push(rec);
     if (!post) {
       if (this.models === 'hang') return;
@@ -260,7 +267,9 @@ describe('openai backend: request bodies', () => {
     expect(b.stats().fixedLengthMismatches).toBe(0);
 
     await b.complete(request(7));
-    expect(Object.keys(s.calls()[1].body).sort()).toEqual([...STANDARD, 'chat_template_kwargs', 'min_p', 'repetition_penalty', 'top_k'].sort());
+    expect(Object.keys(s.calls()[1].body).sort()).toEqual(
+      [...STANDARD, 'chat_template_kwargs', 'min_p', 'repetition_penalty', 'top_k'].sort(),
+    );
   });
 
   it('thinking: true is passed to the chat template', async () => {
@@ -288,7 +297,9 @@ describe('openai backend: request bodies', () => {
 
   it('sends the key from api_key_env, else EMPTY; a named but unset variable is an input error', async () => {
     const s = await stub();
-    await track(openai(s.url, { server: 'openai', api_key_env: 'PANTA_TEST_KEY' }, { ...FAST, env: { PANTA_TEST_KEY: 'sk-test-123' } })).complete(request(1));
+    await track(
+      openai(s.url, { server: 'openai', api_key_env: 'PANTA_TEST_KEY' }, { ...FAST, env: { PANTA_TEST_KEY: 'sk-test-123' } }),
+    ).complete(request(1));
     await track(openai(s.url, { server: 'openai' })).complete(request(1));
     expect(s.calls().map((c) => c.headers.authorization)).toEqual(['Bearer sk-test-123', 'Bearer EMPTY']);
     expect(() => openai(s.url, { api_key_env: 'PANTA_TEST_UNSET' }, { ...FAST, env: {} })).toThrow(InputError);
@@ -314,9 +325,18 @@ describe('openai backend: server probing', () => {
   });
 
   it('recognises llama.cpp and Ollama lists; anything else is openai', () => {
-    expect(serverFromModels({ object: 'list', data: [{ id: 'x.gguf', object: 'model', owned_by: 'llamacpp', meta: { n_ctx_train: 4096, n_vocab: 10 } }] })).toEqual({ server: 'llamacpp', contextTokens: 4096 });
-    expect(serverFromModels({ object: 'list', data: [{ id: 'llama3.2:latest', object: 'model', owned_by: 'library' }] }).server).toBe('ollama');
-    expect(serverFromModels({ object: 'list', data: [{ id: 'bartowski/qwen:Q4_K_M', object: 'model', owned_by: 'bartowski' }] }).server).toBe('ollama');
+    expect(
+      serverFromModels({
+        object: 'list',
+        data: [{ id: 'x.gguf', object: 'model', owned_by: 'llamacpp', meta: { n_ctx_train: 4096, n_vocab: 10 } }],
+      }),
+    ).toEqual({ server: 'llamacpp', contextTokens: 4096 });
+    expect(serverFromModels({ object: 'list', data: [{ id: 'llama3.2:latest', object: 'model', owned_by: 'library' }] }).server).toBe(
+      'ollama',
+    );
+    expect(
+      serverFromModels({ object: 'list', data: [{ id: 'bartowski/qwen:Q4_K_M', object: 'model', owned_by: 'bartowski' }] }).server,
+    ).toBe('ollama');
     expect(serverFromModels({ object: 'list', data: [{ id: 'gpt-4o-mini', object: 'model', owned_by: 'system' }] }).server).toBe('openai');
     expect(serverFromModels({ object: 'list', data: [{ id: 'm', object: 'model', owned_by: 'sglang' }] }).server).toBe('vllm');
     expect(serverFromModels('garbage').server).toBe('openai');
@@ -343,7 +363,21 @@ describe('openai backend: server probing', () => {
 });
 
 describe('openai backend: faults', () => {
-  const faults: Fault[] = ['status-429', 'status-500', 'status-503', 'hang', 'stall-body', 'reset', 'reset-mid-body', 'malformed-json', 'not-json', 'empty-body', 'empty-choices', 'empty-content', 'missing-content'];
+  const faults: Fault[] = [
+    'status-429',
+    'status-500',
+    'status-503',
+    'hang',
+    'stall-body',
+    'reset',
+    'reset-mid-body',
+    'malformed-json',
+    'not-json',
+    'empty-body',
+    'empty-choices',
+    'empty-content',
+    'missing-content',
+  ];
 
   it.each(faults)('retries after %s with the same body and seed', { timeout: 5000 }, async (fault) => {
     const s = await stub((_req, n) => (n === 1 ? { fault } : {}));
@@ -357,7 +391,13 @@ describe('openai backend: faults', () => {
   });
 
   it('honours Retry-After on a 429 (seconds) and retry-after-ms on a 503', async () => {
-    const s = await stub((_req, n) => (n === 1 ? { fault: 'status-429', headers: { 'retry-after': '1' } } : n === 2 ? { fault: 'status-503', headers: { 'retry-after-ms': '300' } } : {}));
+    const s = await stub((_req, n) =>
+      n === 1
+        ? { fault: 'status-429', headers: { 'retry-after': '1' } }
+        : n === 2
+          ? { fault: 'status-503', headers: { 'retry-after-ms': '300' } }
+          : {},
+    );
     const b = track(openai(s.url, { server: 'openai' }));
     const r = await b.complete(request(1));
     expect(r.calls).toBe(3);
@@ -453,7 +493,14 @@ describe('openai backend: load', () => {
 
 describe('anthropic backend', () => {
   function anthropic(base: string, over: Record<string, unknown> = {}, options: RealBackendOptions = FAST): AnthropicBackend {
-    const spec = backendSchema.parse({ kind: 'anthropic', base_url: base, model: 'claude-haiku-4-5', timeout_ms: 2000, max_retries: 3, ...over });
+    const spec = backendSchema.parse({
+      kind: 'anthropic',
+      base_url: base,
+      model: 'claude-haiku-4-5',
+      timeout_ms: 2000,
+      max_retries: 3,
+      ...over,
+    });
     if (spec.kind !== 'anthropic') throw new Error('unreachable');
     return track(new AnthropicBackend(spec, options));
   }
@@ -476,7 +523,14 @@ describe('anthropic backend', () => {
     expect(call.headers['x-api-key']).toBe('sk-ant-test');
     expect(call.headers.authorization).toBe('Bearer sk-ant-test');
     // Two text blocks joined; stop_reason max_tokens is `length`; prompt tokens count cache reads and writes.
-    expect(r).toEqual({ text: 'reply to seed seed:31337', finishReason: 'length', promptTokens: 16, completionTokens: 50, calls: 1, latencyMs: expect.any(Number) });
+    expect(r).toEqual({
+      text: 'reply to seed seed:31337',
+      finishReason: 'length',
+      promptTokens: 16,
+      completionTokens: 50,
+      calls: 1,
+      latencyMs: expect.any(Number),
+    });
   });
 
   it('sends no temperature from API version 2026-10-21 on', async () => {
@@ -493,17 +547,23 @@ describe('anthropic backend', () => {
     expect(s.calls()[0].path).toBe('/v1/messages');
   });
 
-  it.each(['status-429', 'status-503', 'hang', 'stall-body', 'reset', 'malformed-json', 'empty-content'] as const)('retries after %s with the same seed', { timeout: 5000 }, async (fault) => {
-    const s = await stub((_req, n) => (n === 1 ? { fault } : {}));
-    const r = await anthropic(s.url, { timeout_ms: 300 }).complete(request(555));
-    expect(r.calls).toBe(2);
-    expect(s.calls()[1].body).toEqual(s.calls()[0].body);
-    expect(s.calls()[1].body.metadata.user_id).toBe('seed:555');
-  });
+  it.each(['status-429', 'status-503', 'hang', 'stall-body', 'reset', 'malformed-json', 'empty-content'] as const)(
+    'retries after %s with the same seed',
+    { timeout: 5000 },
+    async (fault) => {
+      const s = await stub((_req, n) => (n === 1 ? { fault } : {}));
+      const r = await anthropic(s.url, { timeout_ms: 300 }).complete(request(555));
+      expect(r.calls).toBe(2);
+      expect(s.calls()[1].body).toEqual(s.calls()[0].body);
+      expect(s.calls()[1].body.metadata.user_id).toBe('seed:555');
+    },
+  );
 
   it('fails a 400 at once', async () => {
     const s = await stub(() => ({ fault: 'status-400' }));
-    const err = await anthropic(s.url).complete(request(1)).catch((e: unknown) => e);
+    const err = await anthropic(s.url)
+      .complete(request(1))
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ name: 'LlmCallError', attempts: 1, status: 400 });
     expect((err as Error).message).toContain(`anthropic ${s.url}: HTTP 400`);
   });
@@ -518,6 +578,12 @@ describe('createBackend', () => {
     expect(a).toBeInstanceOf(AnthropicBackend);
     expect([o.kind, o.model, a.kind, a.model]).toEqual(['openai', 'm', 'anthropic', 'c']);
     expect((await o.complete(request(4))).text).toBe('reply to seed 4');
-    expect(() => createBackend(backendSchema.parse({ kind: 'openai', base_url: s.url, model: 'm', api_key_env: 'PANTA_NOPE_' + Date.now() }), [], 'spec.yaml')).toThrow(/spec\.yaml/);
+    expect(() =>
+      createBackend(
+        backendSchema.parse({ kind: 'openai', base_url: s.url, model: 'm', api_key_env: 'PANTA_NOPE_' + Date.now() }),
+        [],
+        'spec.yaml',
+      ),
+    ).toThrow(/spec\.yaml/);
   });
 });

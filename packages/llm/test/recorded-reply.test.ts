@@ -40,14 +40,33 @@ async function scripted(kinds: Kind[], format: 'openai' | 'anthropic' = 'openai'
         res.writeHead(status, { 'content-type': type });
         res.end(body);
       };
-      const text = kind === 'empty' ? '' : kind === 'whitespace' ? ' \n\t' : kind === 'null-content' ? null : kind === 'number-content' ? 42 : 'a real answer';
+      const text =
+        kind === 'empty'
+          ? ''
+          : kind === 'whitespace'
+            ? ' \n\t'
+            : kind === 'null-content'
+              ? null
+              : kind === 'number-content'
+                ? 42
+                : 'a real answer';
       if (kind === '503') return send(503, '{"error":{"message":"overloaded"}}');
       if (kind === '400') return send(400, '{"error":{"message":"bad request"}}');
       if (kind === 'not-json') return send(200, '<html>hello</html>', 'text/html');
       if (kind === 'broken-json') return send(200, '{"choices": [{"message": {"content": "trunc');
       if (format === 'anthropic') {
         const content = kind === 'no-choices' ? null : typeof text === 'string' ? [{ type: 'text', text }] : [];
-        return send(200, JSON.stringify({ id: 'm', type: 'message', role: 'assistant', content, stop_reason: 'end_turn', usage: { input_tokens: 7, output_tokens: 3 } }));
+        return send(
+          200,
+          JSON.stringify({
+            id: 'm',
+            type: 'message',
+            role: 'assistant',
+            content,
+            stop_reason: 'end_turn',
+            usage: { input_tokens: 7, output_tokens: 3 },
+          }),
+        );
       }
       const choices = kind === 'no-choices' ? [] : [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }];
       send(200, JSON.stringify({ id: 'c', object: 'chat.completion', choices, usage: { prompt_tokens: 7, completion_tokens: 3 } }));
@@ -59,7 +78,14 @@ async function scripted(kinds: Kind[], format: 'openai' | 'anthropic' = 'openai'
 }
 
 function openai(url: string, maxRetries = 2): OpenAICompatibleBackend {
-  const spec = backendSchema.parse({ kind: 'openai', base_url: url, model: 'm', server: 'vllm', timeout_ms: 2000, max_retries: maxRetries });
+  const spec = backendSchema.parse({
+    kind: 'openai',
+    base_url: url,
+    model: 'm',
+    server: 'vllm',
+    timeout_ms: 2000,
+    max_retries: maxRetries,
+  });
   if (spec.kind !== 'openai') throw new Error('unreachable');
   const b = new OpenAICompatibleBackend(spec, FAST);
   closers.push(() => b.close());
@@ -97,10 +123,14 @@ describe('a reply that is empty or unparsable on every attempt is recorded', () 
   });
 
   it('failures without a usable reply still fail: 503 on every attempt, a 400 after an empty reply', async () => {
-    const all503 = await openai((await scripted(['503'])).url).complete(request).catch((e: unknown) => e);
+    const all503 = await openai((await scripted(['503'])).url)
+      .complete(request)
+      .catch((e: unknown) => e);
     expect(all503).toBeInstanceOf(LlmCallError);
     expect(all503).toMatchObject({ attempts: 3, exhausted: true, status: 503 });
-    const then400 = await openai((await scripted(['empty', '400'])).url).complete(request).catch((e: unknown) => e);
+    const then400 = await openai((await scripted(['empty', '400'])).url)
+      .complete(request)
+      .catch((e: unknown) => e);
     expect(then400).toMatchObject({ attempts: 2, exhausted: false, status: 400 });
   });
 
@@ -116,7 +146,14 @@ describe('a reply that is empty or unparsable on every attempt is recorded', () 
     ['broken-json', 'unparsable'],
   ] as const)('anthropic: %s after max_retries is "" with replyStatus %s', async (kind, status) => {
     const s = await scripted([kind], 'anthropic');
-    const spec = backendSchema.parse({ kind: 'anthropic', base_url: s.url, model: 'claude-x', api_key_env: 'AK', timeout_ms: 2000, max_retries: 1 });
+    const spec = backendSchema.parse({
+      kind: 'anthropic',
+      base_url: s.url,
+      model: 'claude-x',
+      api_key_env: 'AK',
+      timeout_ms: 2000,
+      max_retries: 1,
+    });
     if (spec.kind !== 'anthropic') throw new Error('unreachable');
     const b = new AnthropicBackend(spec, { ...FAST, env: { AK: 'sk-ant-test' } });
     closers.push(() => b.close());

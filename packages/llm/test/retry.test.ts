@@ -26,7 +26,12 @@ describe('classifyFailure', () => {
     for (const s of [400, 401, 403, 404, 413, 422]) expect(isRetryableStatus(s), String(s)).toBe(false);
     expect(classifyFailure(statusError(503), false, 1000)).toMatchObject({ retry: true, status: 503 });
     expect(classifyFailure(statusError(422), false, 1000)).toMatchObject({ retry: false, status: 422 });
-    const anthropic = Anthropic.APIError.generate(529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, undefined, new Headers());
+    const anthropic = Anthropic.APIError.generate(
+      529,
+      { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } },
+      undefined,
+      new Headers(),
+    );
     expect(classifyFailure(anthropic, false, 1000)).toMatchObject({ retry: true, status: 529 });
   });
 
@@ -36,7 +41,9 @@ describe('classifyFailure', () => {
     expect(classifyFailure(new APIUserAbortError(), true, 750)).toEqual({ retry: true, reason: 'timeout after 750 ms' });
     expect(classifyFailure(new APIUserAbortError(), false, 750).retry).toBe(false);
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
-    expect(classifyFailure(new APIConnectionError({ cause: new TypeError('fetch failed', { cause: refused }) }), false, 1).reason).toContain('ECONNREFUSED');
+    expect(
+      classifyFailure(new APIConnectionError({ cause: new TypeError('fetch failed', { cause: refused }) }), false, 1).reason,
+    ).toContain('ECONNREFUSED');
     // A body read cut by a reset: undici's TypeError('terminated') reaches us unwrapped by the SDK.
     const reset = new TypeError('terminated', { cause: Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }) });
     expect(classifyFailure(reset, false, 1)).toMatchObject({ retry: true });
@@ -152,7 +159,9 @@ describe('RetryingCaller', () => {
     expect(err).toBeInstanceOf(LlmCallError);
     expect(err).toMatchObject({ name: 'LlmCallError', attempts: 4, exhausted: true, reason: 'malformed reply: no choices' });
     expect((err as LlmCallError).cause).toBeInstanceOf(MalformedReplyError);
-    expect((err as Error).message).toMatch(/^openai http:\/\/[ab]\/v1: gave up after 4 attempts; last failure: malformed reply: no choices$/);
+    expect((err as Error).message).toMatch(
+      /^openai http:\/\/[ab]\/v1: gave up after 4 attempts; last failure: malformed reply: no choices$/,
+    );
     expect(n).toBe(4);
     expect(caller.stats()).toMatchObject({ failures: 1, inFlight: [0, 0] });
   });
@@ -179,9 +188,17 @@ describe('RetryingCaller', () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(95);
   });
 
-  it('keeps a timed-out attempt\'s slot for abortGraceMs, so the server never sees more than the cap', async () => {
-    const caller = new RetryingCaller({ ...options, endpoints: ['http://a/v1'], maxInFlight: 1, timeoutMs: 20, maxRetries: 0, tuning: { ...tuning, abortGraceMs: 80 } });
-    const hang = (_e: number, signal: AbortSignal) => new Promise<string>((_r, reject) => signal.addEventListener('abort', () => reject(new APIUserAbortError())));
+  it("keeps a timed-out attempt's slot for abortGraceMs, so the server never sees more than the cap", async () => {
+    const caller = new RetryingCaller({
+      ...options,
+      endpoints: ['http://a/v1'],
+      maxInFlight: 1,
+      timeoutMs: 20,
+      maxRetries: 0,
+      tuning: { ...tuning, abortGraceMs: 80 },
+    });
+    const hang = (_e: number, signal: AbortSignal) =>
+      new Promise<string>((_r, reject) => signal.addEventListener('abort', () => reject(new APIUserAbortError())));
     const failed = await caller.call(hang).catch((e: unknown) => e);
     expect(failed).toMatchObject({ reason: 'timeout after 20 ms' });
     expect(caller.stats().inFlight).toEqual([1]);
@@ -192,8 +209,16 @@ describe('RetryingCaller', () => {
   });
 
   it('close() fails open, sleeping and queued calls without retrying them', async () => {
-    const caller = new RetryingCaller({ ...options, endpoints: ['http://a/v1'], maxInFlight: 1, maxRetries: 8, tuning: { ...tuning, baseDelayMs: 60_000, maxDelayMs: 60_000, random: () => 1 } });
-    const open = caller.call((_e, signal) => new Promise((_r, reject) => signal.addEventListener('abort', () => reject(new APIUserAbortError())))).catch((e: unknown) => e);
+    const caller = new RetryingCaller({
+      ...options,
+      endpoints: ['http://a/v1'],
+      maxInFlight: 1,
+      maxRetries: 8,
+      tuning: { ...tuning, baseDelayMs: 60_000, maxDelayMs: 60_000, random: () => 1 },
+    });
+    const open = caller
+      .call((_e, signal) => new Promise((_r, reject) => signal.addEventListener('abort', () => reject(new APIUserAbortError()))))
+      .catch((e: unknown) => e);
     const queued = caller.call(async () => 'never').catch((e: unknown) => e);
     await new Promise((r) => setTimeout(r, 10));
     const started = performance.now();

@@ -8,9 +8,16 @@ const root = resolve(import.meta.dirname, '../../..');
 function packagesLoaded(code: string): string[] {
   const hook = `export async function resolve(specifier, context, next) { if (/^[@a-z]/.test(specifier) && !specifier.startsWith('node:')) process.stderr.write('LOAD ' + specifier + '\\n'); return next(specifier, context); }`;
   const register = `import { register } from 'node:module'; register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(hook)}));`;
-  const r = spawnSync(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(register)}`, '--input-type=module', '-e', code], { cwd: root, encoding: 'utf8' });
+  const r = spawnSync(
+    process.execPath,
+    ['--import', `data:text/javascript,${encodeURIComponent(register)}`, '--input-type=module', '-e', code],
+    { cwd: root, encoding: 'utf8' },
+  );
   expect(r.status, r.stderr).toBe(0);
-  return r.stderr.split('\n').filter((l) => l.startsWith('LOAD ')).map((l) => l.slice(5));
+  return r.stderr
+    .split('\n')
+    .filter((l) => l.startsWith('LOAD '))
+    .map((l) => l.slice(5));
 }
 
 describe('vendor SDKs', () => {

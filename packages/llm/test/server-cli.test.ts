@@ -9,7 +9,10 @@ const BIN = join(ROOT, 'packages', 'cli', 'bin', 'panta.js');
 
 describe('panta serve-surrogate (the built binary)', () => {
   it('prints where it listens, serves the OpenAI API, and exits 0 on SIGTERM after closing', async () => {
-    const child = spawn(process.execPath, [BIN, 'serve-surrogate', '--port', '0', '--slots', '8', '--token-ms', '1'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'serve-surrogate', '--port', '0', '--slots', '8', '--token-ms', '1'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -26,8 +29,22 @@ describe('panta serve-surrogate (the built binary)', () => {
       const baseURL = /(http:\S+)/.exec(line)![1];
       const client = new OpenAI({ baseURL, apiKey: 'unused', maxRetries: 0 });
       expect((await client.models.list()).data[0].id).toBe('surrogate-potts-v1');
-      const m = renderPrompt(DEFAULT_TEMPLATE, { question: 'How old was Queen Elizabeth II when she died?', sweep: 0, temperature: 0.7, neighbourAgents: [], neighbourAnswers: [] });
-      const r = await client.chat.completions.create({ model: 'surrogate-potts-v1', messages: [{ role: 'system', content: m.system }, { role: 'user', content: m.user }], seed: 1, max_tokens: 100 });
+      const m = renderPrompt(DEFAULT_TEMPLATE, {
+        question: 'How old was Queen Elizabeth II when she died?',
+        sweep: 0,
+        temperature: 0.7,
+        neighbourAgents: [],
+        neighbourAnswers: [],
+      });
+      const r = await client.chat.completions.create({
+        model: 'surrogate-potts-v1',
+        messages: [
+          { role: 'system', content: m.system },
+          { role: 'user', content: m.user },
+        ],
+        seed: 1,
+        max_tokens: 100,
+      });
       expect(r.choices[0].message.content!.length).toBeGreaterThan(0);
     } finally {
       child.kill('SIGTERM');

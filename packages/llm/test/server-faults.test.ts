@@ -11,7 +11,13 @@ import { pool } from './fixtures.js';
 
 const prompts = parseDataset(readFileSync(RHEON6, 'utf8'), RHEON6);
 const agent = new SurrogateAgent(prompts[3], surrogateBackendSchema.parse({ kind: 'surrogate' }));
-const messages = renderPrompt(DEFAULT_TEMPLATE, { question: prompts[3].question, sweep: 0, temperature: 0.7, neighbourAgents: [], neighbourAnswers: [] });
+const messages = renderPrompt(DEFAULT_TEMPLATE, {
+  question: prompts[3].question,
+  sweep: 0,
+  temperature: 0.7,
+  neighbourAgents: [],
+  neighbourAnswers: [],
+});
 /** The client gives up on a hung request after this long; generous, so that a slow test host is not read as a timeout fault. */
 const TIMEOUT_MS = 2000;
 
@@ -23,7 +29,16 @@ let retryAfterMs = 0;
 /** What a client sees, mapped back to the fault that caused it. A healthy reply must be the agent's. */
 function classifyOpenAI(client: OpenAI, seed: number): Promise<Outcome> {
   return client.chat.completions
-    .create({ model: 'surrogate-potts-v1', messages: [{ role: 'system', content: messages.system }, { role: 'user', content: messages.user }], seed, temperature: 0.7, max_tokens: 100 })
+    .create({
+      model: 'surrogate-potts-v1',
+      messages: [
+        { role: 'system', content: messages.system },
+        { role: 'user', content: messages.user },
+      ],
+      seed,
+      temperature: 0.7,
+      max_tokens: 100,
+    })
     .then(
       (r): Outcome => {
         if (r === undefined || r === null || r.choices.length === 0) return 'empty';
@@ -48,7 +63,14 @@ function classifyOpenAI(client: OpenAI, seed: number): Promise<Outcome> {
 
 function classifyAnthropic(client: Anthropic, seed: number): Promise<Outcome> {
   return client.messages
-    .create({ model: 'surrogate-potts-v1', system: messages.system, messages: [{ role: 'user', content: messages.user }], max_tokens: 100, temperature: 0.7, metadata: { user_id: anthropicSeedUserId(seed) } })
+    .create({
+      model: 'surrogate-potts-v1',
+      system: messages.system,
+      messages: [{ role: 'user', content: messages.user }],
+      max_tokens: 100,
+      temperature: 0.7,
+      metadata: { user_id: anthropicSeedUserId(seed) },
+    })
     .then(
       (r): Outcome => {
         if (r === undefined || r === null || r.content.length === 0) return 'empty';
@@ -88,8 +110,14 @@ describe('serve-surrogate: seeded fault injection', () => {
       try {
         const classify =
           sdk === 'openai'
-            ? ((c) => (seed: number) => classifyOpenAI(c, seed))(new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0, timeout: TIMEOUT_MS }))
-            : ((c) => (seed: number) => classifyAnthropic(c, seed))(new Anthropic({ baseURL: server.url, apiKey: 'unused', maxRetries: 0, timeout: TIMEOUT_MS }));
+            ? (
+                (c) => (seed: number) =>
+                  classifyOpenAI(c, seed)
+              )(new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0, timeout: TIMEOUT_MS }))
+            : (
+                (c) => (seed: number) =>
+                  classifyAnthropic(c, seed)
+              )(new Anthropic({ baseURL: server.url, apiKey: 'unused', maxRetries: 0, timeout: TIMEOUT_MS }));
         const counts = tally(await pool(n, 32, (i) => classify(1000 + i)));
         const stats = server.stats();
         // What clients saw is exactly what the server injected, kind by kind.
@@ -132,7 +160,12 @@ describe('serve-surrogate: seeded fault injection', () => {
   });
 
   it('faults do not hold batch slots: once the clients give up on hung requests, the batch and the open requests are empty', async () => {
-    const server = await startSurrogateServer({ prompts, slots: 2, tokenMs: 1, faults: { rate: 0.5, kinds: ['timeout', 'reset', 'malformed'], seed: 3 } });
+    const server = await startSurrogateServer({
+      prompts,
+      slots: 2,
+      tokenMs: 1,
+      faults: { rate: 0.5, kinds: ['timeout', 'reset', 'malformed'], seed: 3 },
+    });
     try {
       const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0, timeout: 300 });
       const counts = tally(await pool(60, 8, (i) => classifyOpenAI(client, i)));

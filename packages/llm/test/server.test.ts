@@ -32,11 +32,26 @@ function context(rng: Rng): PromptContext {
   const say = () => agent.reply(rng.u32(), 1.3, undefined, []).text;
   const k = [0, 1, 2, 4, 6, 30][rng.int(6)];
   const neighbourAnswers = Array.from({ length: k }, say);
-  return { question: prompt.question, sweep: 1 + rng.int(10), temperature, previous: say(), neighbourAgents: neighbourAnswers.map(() => rng.int(1000)), neighbourAnswers };
+  return {
+    question: prompt.question,
+    sweep: 1 + rng.int(10),
+    temperature,
+    previous: say(),
+    neighbourAgents: neighbourAnswers.map(() => rng.int(1000)),
+    neighbourAnswers,
+  };
 }
 
 function chatRequest(template: PromptTemplate, ctx: PromptContext, seed: number, maxTokens: number, fixedLength: boolean): ChatRequest {
-  return { messages: () => renderPrompt(template, ctx), promptLength: () => promptLength(template, ctx), seed, temperature: ctx.temperature, maxTokens, fixedLength, context: ctx };
+  return {
+    messages: () => renderPrompt(template, ctx),
+    promptLength: () => promptLength(template, ctx),
+    seed,
+    temperature: ctx.temperature,
+    maxTokens,
+    fixedLength,
+    context: ctx,
+  };
 }
 
 function openai(server: SurrogateServer, timeout = 10_000): OpenAI {
@@ -61,7 +76,13 @@ describe('serve-surrogate: answers exactly as the in-process surrogate', () => {
 
   it('OpenAI SDK: same text, finish reason and usage as SurrogateBackend, for 400 events (free and fixed length, both templates)', async () => {
     const rng = rngFrom(1, 'openai-events');
-    const cases = Array.from({ length: 400 }, (_, i) => ({ ctx: context(rng), seed: rng.u32(), fixed: i % 3 === 0, custom: i % 4 === 1, maxTokens: [100, 6, 3][rng.int(3)] }));
+    const cases = Array.from({ length: 400 }, (_, i) => ({
+      ctx: context(rng),
+      seed: rng.u32(),
+      fixed: i % 3 === 0,
+      custom: i % 4 === 1,
+      maxTokens: [100, 6, 3][rng.int(3)],
+    }));
     const clients = { default: openai(server), custom: openai(custom) };
     let cut = 0;
     await pool(cases.length, 16, async (i) => {
@@ -79,14 +100,22 @@ describe('serve-surrogate: answers exactly as the in-process surrogate', () => {
         max_tokens: maxTokens,
         seed,
         // vLLM extras, as the openai backend sends them.
-        ...({ top_k: -1, chat_template_kwargs: { enable_thinking: false }, ...(fixed ? { min_tokens: maxTokens, ignore_eos: true } : {}) } as object),
+        ...({
+          top_k: -1,
+          chat_template_kwargs: { enable_thinking: false },
+          ...(fixed ? { min_tokens: maxTokens, ignore_eos: true } : {}),
+        } as object),
       });
       const want = await inProcess.complete(chatRequest(template, ctx, seed, maxTokens, fixed));
       const agent = new SurrogateAgent(prompts.find((p) => p.question === ctx.question)!, spec);
       expect(reply.choices[0].message.content).toBe(agent.reply(seed, ctx.temperature, ctx.previous, ctx.neighbourAnswers).text);
       expect(reply.choices[0].message.content).toBe(want.text);
       expect(reply.choices[0].finish_reason).toBe(want.finishReason);
-      expect(reply.usage).toEqual({ prompt_tokens: want.promptTokens, completion_tokens: want.completionTokens, total_tokens: want.promptTokens + want.completionTokens });
+      expect(reply.usage).toEqual({
+        prompt_tokens: want.promptTokens,
+        completion_tokens: want.completionTokens,
+        total_tokens: want.promptTokens + want.completionTokens,
+      });
       expect(reply.object).toBe('chat.completion');
       if (want.finishReason === 'length') cut++;
     });
@@ -126,9 +155,15 @@ describe('serve-surrogate: answers exactly as the in-process surrogate', () => {
     expect(server.stats().byEndpoint['GET /v1/models']).toBe(1);
   });
 
-  it('bad requests get a 400 in the provider\'s error shape, naming the problem', async () => {
+  it("bad requests get a 400 in the provider's error shape, naming the problem", async () => {
     const client = openai(server);
-    const m = renderPrompt(DEFAULT_TEMPLATE, { question: prompts[0].question, sweep: 0, temperature: 1, neighbourAgents: [], neighbourAnswers: [] });
+    const m = renderPrompt(DEFAULT_TEMPLATE, {
+      question: prompts[0].question,
+      sweep: 0,
+      temperature: 1,
+      neighbourAgents: [],
+      neighbourAnswers: [],
+    });
     const messages = [
       { role: 'system' as const, content: m.system },
       { role: 'user' as const, content: m.user },
@@ -141,22 +176,41 @@ describe('serve-surrogate: answers exactly as the in-process surrogate', () => {
       );
       expect(e, JSON.stringify(body)).toBeInstanceOf(OpenAI.APIError);
       expect((e as InstanceType<typeof OpenAI.APIError>).status).toBe(status);
-      expect((e as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({ type: status === 404 ? 'not_found_error' : 'invalid_request_error' });
+      expect((e as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({
+        type: status === 404 ? 'not_found_error' : 'invalid_request_error',
+      });
       expect((e as Error).message).toMatch(text);
     };
     await fail({ seed: undefined }, 400, /seed: required/);
     await fail({ stream: true }, 400, /stream/);
     await fail({ n: 2 }, 400, /n = 1/);
     await fail({ temperature: 3 }, 400, /temperature/);
-    await fail({ messages: [messages[0], { role: 'user', content: m.user.replace(prompts[0].question, 'Who is the king of Atlantis?') }] }, 400, /unknown question "Who is the king of Atlantis\?"/);
+    await fail(
+      { messages: [messages[0], { role: 'user', content: m.user.replace(prompts[0].question, 'Who is the king of Atlantis?') }] },
+      400,
+      /unknown question "Who is the king of Atlantis\?"/,
+    );
     await fail({ messages: [{ role: 'system', content: 'Be brief.' }, messages[1]] }, 400, /system message/);
     await fail({ messages: [...messages, { role: 'assistant', content: 'x' }] }, 400, /\[system, user\]/);
-    const newline = renderPrompt(DEFAULT_TEMPLATE, { question: prompts[0].question, sweep: 1, temperature: 1, previous: 'a', neighbourAgents: [1], neighbourAnswers: ['two\nlines'] });
+    const newline = renderPrompt(DEFAULT_TEMPLATE, {
+      question: prompts[0].question,
+      sweep: 1,
+      temperature: 1,
+      previous: 'a',
+      neighbourAgents: [1],
+      neighbourAnswers: ['two\nlines'],
+    });
     await fail({ messages: [messages[0], { role: 'user', content: newline.user }] }, 400, /newlines/);
     await fail({ model: 'gpt-4o' }, 404, /gpt-4o/);
 
     const a = anthropic(server);
-    const body = { model: server.model, system: m.system, messages: [{ role: 'user' as const, content: m.user }], max_tokens: 50, metadata: { user_id: 'seed:3' } };
+    const body = {
+      model: server.model,
+      system: m.system,
+      messages: [{ role: 'user' as const, content: m.user }],
+      max_tokens: 50,
+      metadata: { user_id: 'seed:3' },
+    };
     for (const [bad, text] of [
       [{ metadata: undefined }, /metadata\.user_id.*seed:<n>/],
       [{ metadata: { user_id: 'alice' } }, /seed:<n>/],
@@ -168,10 +222,17 @@ describe('serve-surrogate: answers exactly as the in-process surrogate', () => {
         (err: unknown) => err,
       );
       expect(e).toBeInstanceOf(Anthropic.BadRequestError);
-      expect((e as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+      expect((e as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({
+        type: 'error',
+        error: { type: 'invalid_request_error' },
+      });
       expect((e as Error).message).toMatch(text);
     }
-    const raw = await fetch(`${server.url}/v1/chat/completions`, { method: 'POST', body: '{"model": ', headers: { 'content-type': 'application/json' } });
+    const raw = await fetch(`${server.url}/v1/chat/completions`, {
+      method: 'POST',
+      body: '{"model": ',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(raw.status).toBe(400);
     expect(((await raw.json()) as { error: { message: string } }).error.message).toMatch(/not valid JSON/);
     const lost = await fetch(`${server.url}/chat/completions`, { method: 'POST', body: '{}' });
@@ -186,7 +247,9 @@ describe('serve-surrogate: options', () => {
     await expect(startSurrogateServer({ prompts, faults: { rate: 0.1, kinds: ['teapot' as never] } })).rejects.toThrow(/teapot/);
     await expect(startSurrogateServer({ prompts, tokenMs: 2 })).rejects.toThrow(/slots/);
     await expect(startSurrogateServer({ prompts, slots: 1.5 })).rejects.toThrow(/slots/);
-    await expect(startSurrogateServer({ prompts, template: { ...DEFAULT_TEMPLATE, neighbour: 'Agent {{index}}' }, templateFile: 'my.yaml' })).rejects.toThrow(/my\.yaml: neighbour/);
+    await expect(
+      startSurrogateServer({ prompts, template: { ...DEFAULT_TEMPLATE, neighbour: 'Agent {{index}}' }, templateFile: 'my.yaml' }),
+    ).rejects.toThrow(/my\.yaml: neighbour/);
   });
 });
 
@@ -195,10 +258,24 @@ describe('serve-surrogate: latency models', () => {
     const server = await startSurrogateServer({ prompts, latencyMs: 80 });
     try {
       const client = openai(server);
-      const m = renderPrompt(DEFAULT_TEMPLATE, { question: prompts[1].question, sweep: 0, temperature: 0.7, neighbourAgents: [], neighbourAnswers: [] });
+      const m = renderPrompt(DEFAULT_TEMPLATE, {
+        question: prompts[1].question,
+        sweep: 0,
+        temperature: 0.7,
+        neighbourAgents: [],
+        neighbourAnswers: [],
+      });
       const started = performance.now();
       await pool(24, 12, (i) =>
-        client.chat.completions.create({ model: server.model, messages: [{ role: 'system', content: m.system }, { role: 'user', content: m.user }], seed: i, max_tokens: 100 }),
+        client.chat.completions.create({
+          model: server.model,
+          messages: [
+            { role: 'system', content: m.system },
+            { role: 'user', content: m.user },
+          ],
+          seed: i,
+          max_tokens: 100,
+        }),
       );
       const elapsed = performance.now() - started;
       expect(server.stats().maxConcurrent).toBe(12);
@@ -215,11 +292,20 @@ describe('serve-surrogate: latency models', () => {
     const server = await startSurrogateServer({ prompts, slots, tokenMs: 3, batchSlowdown: 0.1 });
     try {
       const client = openai(server);
-      const m = renderPrompt(DEFAULT_TEMPLATE, { question: prompts[2].question, sweep: 0, temperature: 0.7, neighbourAgents: [], neighbourAnswers: [] });
+      const m = renderPrompt(DEFAULT_TEMPLATE, {
+        question: prompts[2].question,
+        sweep: 0,
+        temperature: 0.7,
+        neighbourAgents: [],
+        neighbourAnswers: [],
+      });
       const call = (seed: number) =>
         client.chat.completions.create({
           model: server.model,
-          messages: [{ role: 'system', content: m.system }, { role: 'user', content: m.user }],
+          messages: [
+            { role: 'system', content: m.system },
+            { role: 'user', content: m.user },
+          ],
           seed,
           max_tokens: tokens,
           ...({ min_tokens: tokens } as object),
@@ -262,8 +348,23 @@ describe('serve-surrogate: latency models', () => {
   it('a client that gives up frees its slot (queued or running)', async () => {
     const server = await startSurrogateServer({ prompts, slots: 1, tokenMs: 40 });
     try {
-      const m = renderPrompt(DEFAULT_TEMPLATE, { question: prompts[0].question, sweep: 0, temperature: 0.7, neighbourAgents: [], neighbourAnswers: [] });
-      const body = (seed: number) => ({ model: server.model, messages: [{ role: 'system' as const, content: m.system }, { role: 'user' as const, content: m.user }], seed, max_tokens: 20, ...({ min_tokens: 20 } as object) });
+      const m = renderPrompt(DEFAULT_TEMPLATE, {
+        question: prompts[0].question,
+        sweep: 0,
+        temperature: 0.7,
+        neighbourAgents: [],
+        neighbourAnswers: [],
+      });
+      const body = (seed: number) => ({
+        model: server.model,
+        messages: [
+          { role: 'system' as const, content: m.system },
+          { role: 'user' as const, content: m.user },
+        ],
+        seed,
+        max_tokens: 20,
+        ...({ min_tokens: 20 } as object),
+      });
       // Each would need 20 x 40 ms = 800 ms; the client gives up after 150 ms.
       const impatient = openai(server, 150);
       const outcomes = await Promise.allSettled(Array.from({ length: 5 }, (_, i) => impatient.chat.completions.create(body(i))));

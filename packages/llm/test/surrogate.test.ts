@@ -14,7 +14,9 @@ describe('surrogate agent', () => {
     const a = new SurrogateAgent(prompts[0], spec);
     const b = new SurrogateAgent(prompts[0], spec);
     for (let seed = 0; seed < 50; seed++) {
-      expect(a.reply(seed, 0.7, 'The answer is 1729.', ['I am not sure.']).text).toBe(b.reply(seed, 0.7, 'The answer is 1729.', ['I am not sure.']).text);
+      expect(a.reply(seed, 0.7, 'The answer is 1729.', ['I am not sure.']).text).toBe(
+        b.reply(seed, 0.7, 'The answer is 1729.', ['I am not sure.']).text,
+      );
     }
   });
 

@@ -49,7 +49,9 @@ export function layout(data: CorpusData): Layout {
   const panelOf = new Map<string, string>();
   const runOf = new Map<string, RunInfo>();
   const protocols = protocolOrder(data);
-  const sorted = [...data.runs].sort((a, b) => a.prompt_id.localeCompare(b.prompt_id) || a.n - b.n || protocols.indexOf(a.protocol) - protocols.indexOf(b.protocol));
+  const sorted = [...data.runs].sort(
+    (a, b) => a.prompt_id.localeCompare(b.prompt_id) || a.n - b.n || protocols.indexOf(a.protocol) - protocols.indexOf(b.protocol),
+  );
   const panels: string[] = [];
   for (const r of sorted) {
     const p = panelLabel(r, varies);

@@ -97,13 +97,18 @@ export async function loadCorpus(dirArg: string, options: LoadOptions = {}): Pro
     for (const r of runs) if (r.status !== 'complete' && shards.has(r.run_id)) r.status = 'complete';
   } else {
     runs = await runsFromShards(dir, [...shards], specSweeps(manifest));
-    if (!complete) notes.push('runs.parquet is not written yet (no session of this sweep has finished): runs are read from the complete event shards, calls and retries from the run journal.');
+    if (!complete)
+      notes.push(
+        'runs.parquet is not written yet (no session of this sweep has finished): runs are read from the complete event shards, calls and retries from the run journal.',
+      );
   }
 
   let orderParams: OrderParamRow[] = [];
   let provisional = false;
   if (complete && existsSync(paramsFile)) {
-    orderParams = (await readTable(paramsFile, `SELECT * FROM read_parquet(${sqlString(paramsFile)}) ORDER BY run_id, encoder, sweep`)).map(toOrderParam);
+    orderParams = (await readTable(paramsFile, `SELECT * FROM read_parquet(${sqlString(paramsFile)}) ORDER BY run_id, encoder, sweep`)).map(
+      toOrderParam,
+    );
   } else {
     const done = runs.filter((r) => shards.has(r.run_id));
     if (done.length > 0) {
@@ -117,7 +122,10 @@ export async function loadCorpus(dirArg: string, options: LoadOptions = {}): Pro
       );
       orderParams = measured.orderParams;
       provisional = true;
-      if (complete) notes.push(`order_params.parquet is missing although the manifest says complete: order parameters were recomputed here from the events; run \`panta verify ${dirArg}\`.`);
+      if (complete)
+        notes.push(
+          `order_params.parquet is missing although the manifest says complete: order parameters were recomputed here from the events; run \`panta verify ${dirArg}\`.`,
+        );
     }
   }
   if (!complete) {
@@ -132,10 +140,18 @@ export async function loadCorpus(dirArg: string, options: LoadOptions = {}): Pro
   const data: CorpusData = { dir, manifest, runs, orderParams, encoders, provisional, notes, events: null };
   if (options.events) {
     try {
-      data.events = await loadEventStats(data, runs.filter((r) => shards.has(r.run_id)).map((r) => r.run_id));
+      data.events = await loadEventStats(
+        data,
+        runs.filter((r) => shards.has(r.run_id)).map((r) => r.run_id),
+      );
     } catch (e) {
       const first = (e as Error).message.split('\n')[0];
-      throw new InputError(eventsDir(dir), '', `unreadable event shards (${first})`, 'run `panta verify` on the corpus, then run the sweep again to rewrite it');
+      throw new InputError(
+        eventsDir(dir),
+        '',
+        `unreadable event shards (${first})`,
+        'run `panta verify` on the corpus, then run the sweep again to rewrite it',
+      );
     }
   }
   return data;
@@ -155,9 +171,15 @@ export function readCorpusManifest(dir: string): Manifest {
   }
   if (!manifest) throw new InputError(file, '', 'missing: this folder is not a Panta corpus', fix);
   if (typeof manifest !== 'object' || manifest.format !== CORPUS_FORMAT) {
-    throw new InputError(file, 'format', `${JSON.stringify((manifest as { format?: unknown } | null)?.format)} is not ${CORPUS_FORMAT}`, fix);
+    throw new InputError(
+      file,
+      'format',
+      `${JSON.stringify((manifest as { format?: unknown } | null)?.format)} is not ${CORPUS_FORMAT}`,
+      fix,
+    );
   }
-  if (!Array.isArray(manifest.encoders) || manifest.encoders.length === 0) throw new InputError(file, 'encoders', 'no encoders listed', 'restore the manifest the sweep wrote');
+  if (!Array.isArray(manifest.encoders) || manifest.encoders.length === 0)
+    throw new InputError(file, 'encoders', 'no encoders listed', 'restore the manifest the sweep wrote');
   return manifest;
 }
 
@@ -166,7 +188,12 @@ async function readTable(file: string, sql: string): Promise<Record<string, unkn
     return await queryRows(sql);
   } catch (e) {
     const first = (e as Error).message.split('\n')[0];
-    throw new InputError(file, '', `unreadable Parquet (${first})`, 'run `panta verify` on the corpus, then run the sweep again to rewrite it');
+    throw new InputError(
+      file,
+      '',
+      `unreadable Parquet (${first})`,
+      'run `panta verify` on the corpus, then run the sweep again to rewrite it',
+    );
   }
 }
 

@@ -57,16 +57,40 @@ export function corpusSignature(dir: string): string {
 }
 
 async function draw(dir: string, signature: string): Promise<CurvesView> {
-  const empty: CurvesView = { dir, name: dir, signature, drawnAt: Date.now(), encoder: null, runsMeasured: 0, runsTotal: 0, provisional: false, notes: [], figures: [], error: null };
+  const empty: CurvesView = {
+    dir,
+    name: dir,
+    signature,
+    drawnAt: Date.now(),
+    encoder: null,
+    runsMeasured: 0,
+    runsTotal: 0,
+    provisional: false,
+    notes: [],
+    figures: [],
+    error: null,
+  };
   if (signature === 'absent') return { ...empty, error: `${dir} holds no corpus (yet): no manifest.json` };
   try {
     const data = await loadCorpus(dir);
     const encoder = data.encoders[0];
     const measured = new Set(data.orderParams.map((p) => p.run_id)).size;
-    const view = { ...empty, name: data.manifest.name, encoder, runsMeasured: measured, runsTotal: data.manifest.runs.planned, provisional: data.provisional, notes: data.notes };
+    const view = {
+      ...empty,
+      name: data.manifest.name,
+      encoder,
+      runsMeasured: measured,
+      runsTotal: data.manifest.runs.planned,
+      provisional: data.provisional,
+      notes: data.notes,
+    };
     if (data.orderParams.length === 0) return view;
     const lay = layout(data);
-    const figures = [orderingFigure(data, 'magnetisation', encoder, lay), orderingFigure(data, 'cohesion', encoder, lay), rhoFigure(data, lay)];
+    const figures = [
+      orderingFigure(data, 'magnetisation', encoder, lay),
+      orderingFigure(data, 'cohesion', encoder, lay),
+      rhoFigure(data, lay),
+    ];
     const rendered = [];
     for (const f of figures) rendered.push({ id: f.id, title: f.title, svg: await renderSvg(f.spec) });
     return { ...view, figures: rendered };

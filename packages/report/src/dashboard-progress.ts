@@ -1,7 +1,17 @@
 import { existsSync, openSync, readSync, closeSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { redact } from '@panta/core';
-import { eventsDir, logPath, partsDir, partsRoot, queryRows, readLiveStatus, readRunRecords, sqlString, type LiveStatus } from '@panta/corpus';
+import {
+  eventsDir,
+  logPath,
+  partsDir,
+  partsRoot,
+  queryRows,
+  readLiveStatus,
+  readRunRecords,
+  sqlString,
+  type LiveStatus,
+} from '@panta/corpus';
 import { readCorpusManifest } from './corpus-data.js';
 
 /** One open run on the dashboard. */
@@ -122,11 +132,23 @@ export class CorpusProgress {
     const finalized = readdirSync(events).filter((f) => f.endsWith('.parquet') && !f.startsWith('.'));
     const parts = partsRoot(this.dir);
     const openRuns = existsSync(parts) ? readdirSync(parts).filter((r) => !finalized.includes(`${r}.parquet`)) : [];
-    const partFiles = new Map(openRuns.map((r) => [r, safeList(partsDir(this.dir, r)).filter((f) => /^part-\d+\.parquet$/.test(f)).map((f) => join(partsDir(this.dir, r), f))]));
+    const partFiles = new Map(
+      openRuns.map((r) => [
+        r,
+        safeList(partsDir(this.dir, r))
+          .filter((f) => /^part-\d+\.parquet$/.test(f))
+          .map((f) => join(partsDir(this.dir, r), f)),
+      ]),
+    );
     const files = [...finalized.map((f) => join(events, f)), ...[...partFiles.values()].flat()];
     await this.countRows(files);
     const rowsOf = (f: string) => this.rows.get(f) ?? 0;
-    const open = openRuns.map((run) => ({ run, written: (partFiles.get(run) ?? []).reduce((s, f) => s + rowsOf(f), 0), total: runTotal(run, spec.sweeps ?? 10), inflight: 0 }));
+    const open = openRuns.map((run) => ({
+      run,
+      written: (partFiles.get(run) ?? []).reduce((s, f) => s + rowsOf(f), 0),
+      total: runTotal(run, spec.sweeps ?? 10),
+      inflight: 0,
+    }));
     return { written: files.reduce((s, f) => s + rowsOf(f), 0), finalized: finalized.map((f) => f.slice(0, -'.parquet'.length)), open };
   }
 
@@ -134,7 +156,9 @@ export class CorpusProgress {
     const missing = files.filter((f) => !this.rows.has(f));
     if (missing.length === 0) return;
     try {
-      const rows = await queryRows(`SELECT file_name, num_rows::DOUBLE AS n FROM parquet_file_metadata([${missing.map(sqlString).join(', ')}])`);
+      const rows = await queryRows(
+        `SELECT file_name, num_rows::DOUBLE AS n FROM parquet_file_metadata([${missing.map(sqlString).join(', ')}])`,
+      );
       for (const r of rows) this.rows.set(String(r.file_name), Number(r.n));
     } catch {
       // a part renamed or deleted between the listing and the read: counted on the next read
@@ -190,7 +214,10 @@ export function tailLog(file: string, count: number): string[] {
   } finally {
     closeSync(fd);
   }
-  const lines = buffer.toString('utf8').split('\n').filter((l) => l.startsWith('{') && l.endsWith('}'));
+  const lines = buffer
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('{') && l.endsWith('}'));
   const levels: Record<number, string> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
   return lines.slice(-count).map((line) => {
     try {

@@ -73,7 +73,14 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
       const r = await options.read();
       corpora = r.corpora;
       state = { watching: options.watching, at: Date.now(), error: null, notes: r.notes, queue: r.queue, sweeps: r.sweeps };
-      for (const s of r.sweeps) metrics.observe(s.id, { ...s, calls: s.calls ?? undefined, tokens: s.tokens ?? undefined, retries: s.retries ?? undefined, requeued: s.requeued ?? undefined });
+      for (const s of r.sweeps)
+        metrics.observe(s.id, {
+          ...s,
+          calls: s.calls ?? undefined,
+          tokens: s.tokens ?? undefined,
+          retries: s.retries ?? undefined,
+          requeued: s.requeued ?? undefined,
+        });
     } catch (e) {
       const error = toError(e);
       options.onError?.(error);
@@ -107,7 +114,12 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
         if (path === '/' || path === '/index.html') {
           res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(page);
         } else if (path === '/events') {
-          res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+          res.writeHead(200, {
+            'content-type': 'text/event-stream',
+            'cache-control': 'no-store',
+            connection: 'keep-alive',
+            'x-accel-buffering': 'no',
+          });
           res.write('retry: 2000\n\n');
           clients.add(res);
           req.once('close', () => clients.delete(res));
@@ -131,7 +143,10 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   // The first reading before anyone is told the address: a page opened at once has progress to show.
   await tick();
   void draw();
-  const timers = [setInterval(() => void tick(), options.intervalMs ?? 1000), setInterval(() => void draw(), options.curvesIntervalMs ?? 3000)];
+  const timers = [
+    setInterval(() => void tick(), options.intervalMs ?? 1000),
+    setInterval(() => void draw(), options.curvesIntervalMs ?? 3000),
+  ];
 
   return {
     ...served,

@@ -5,7 +5,9 @@ import type { Cell, Table } from './tables.js';
 
 /** Early stopping was asked for (or, in a corpus whose spec does not say, some run did stop early). */
 export function earlyStoppingOn(data: CorpusData): boolean {
-  return (data.manifest.spec as { early_stopping?: unknown }).early_stopping !== undefined || data.runs.some((r) => r.stopped_early === true);
+  return (
+    (data.manifest.spec as { early_stopping?: unknown }).early_stopping !== undefined || data.runs.some((r) => r.stopped_early === true)
+  );
 }
 
 /** What early stopping saved over some runs: counts over the complete runs (the others have no last sweep yet). */
@@ -35,7 +37,8 @@ export function savings(runs: readonly RunInfo[]): Savings {
 
 /** The sentence of the cost table's caption about early stopping. */
 export function savingsNote(data: CorpusData): string {
-  if (!earlyStoppingOn(data)) return `Early stopping was off (no early_stopping in the spec): every run made all ${specSweeps(data.manifest)} sweeps.`;
+  if (!earlyStoppingOn(data))
+    return `Early stopping was off (no early_stopping in the spec): every run made all ${specSweeps(data.manifest)} sweeps.`;
   const s = savings(data.runs);
   const last = s.meanLastSweep === null ? 'n/a' : s.meanLastSweep.toFixed(1);
   const pct = s.percent === null ? 'n/a' : `${s.percent.toFixed(1)}%`;
@@ -66,7 +69,17 @@ export function earlyStoppingTable(data: CorpusData, lay: Layout = layout(data))
         .map((runs): Cell[] => {
           const r = runs[0];
           const s = savings(runs);
-          return [r.prompt_id, r.geometry, r.n, String(r.temperature), ...(varies ? [r.protocol] : []), s.runs, s.stopped, s.meanLastSweep, s.percent];
+          return [
+            r.prompt_id,
+            r.geometry,
+            r.n,
+            String(r.temperature),
+            ...(varies ? [r.protocol] : []),
+            s.runs,
+            s.stopped,
+            s.meanLastSweep,
+            s.percent,
+          ];
         });
   return {
     id: 'early-stopping',
@@ -75,7 +88,17 @@ export function earlyStoppingTable(data: CorpusData, lay: Layout = layout(data))
       `per configuration: the complete runs, how many stopped early (magnetisation and ρ settled over the last sweeps, the spec's early_stopping), ` +
       `their mean last sweep (of ${specSweeps(data.manifest)}) and the calls saved as a share of the calls the full runs would have made: ` +
       '100 × saved / (calls + saved), saved = (sweeps − last sweep) × N agent calls per run.',
-    columns: ['prompt', 'geometry', 'N', 'T', ...(varies ? ['protocol'] : []), 'runs', 'stopped early', 'mean last sweep', 'calls saved (%)'],
+    columns: [
+      'prompt',
+      'geometry',
+      'N',
+      'T',
+      ...(varies ? ['protocol'] : []),
+      'runs',
+      'stopped early',
+      'mean last sweep',
+      'calls saved (%)',
+    ],
     rows,
     empty: 'No run stopped early.',
   };

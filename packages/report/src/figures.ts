@@ -9,7 +9,13 @@ export type { Figure } from './figure-style.js';
 
 function facetGrid(lay: Layout) {
   return {
-    row: { field: 'panel', type: 'nominal' as const, sort: lay.panels, title: null, header: { labelAngle: 0, labelAlign: 'left' as const } },
+    row: {
+      field: 'panel',
+      type: 'nominal' as const,
+      sort: lay.panels,
+      title: null,
+      header: { labelAngle: 0, labelAlign: 'left' as const },
+    },
     column: { field: 'geometry', type: 'nominal' as const, sort: lay.geometries, title: null },
   };
 }
@@ -33,7 +39,12 @@ function curveLayers(field: 'm' | 'q' | 'rho', yTitle: string, lay: Layout, doma
   return [
     {
       mark: { type: 'area', opacity: 0.15 },
-      encoding: { x, y: { field: `${field}_lo`, type: 'quantitative', scale }, y2: { field: `${field}_hi` }, color: { ...temperatureColor(lay), legend: LINE_LEGEND } },
+      encoding: {
+        x,
+        y: { field: `${field}_lo`, type: 'quantitative', scale },
+        y2: { field: `${field}_hi` },
+        color: { ...temperatureColor(lay), legend: LINE_LEGEND },
+      },
     },
     {
       mark: { type: 'line', strokeWidth: 1.8 },
@@ -41,7 +52,13 @@ function curveLayers(field: 'm' | 'q' | 'rho', yTitle: string, lay: Layout, doma
         x,
         y: { field, type: 'quantitative', title: yTitle, scale },
         color: { ...temperatureColor(lay), legend: LINE_LEGEND },
-        tooltip: [{ field: 'config_id' }, { field: 'sweep' }, { field, format: '.3f' }, { field: 'trials' }, { field: 'held', title: 'held (stopped early)' }],
+        tooltip: [
+          { field: 'config_id' },
+          { field: 'sweep' },
+          { field, format: '.3f' },
+          { field: 'trials' },
+          { field: 'held', title: 'held (stopped early)' },
+        ],
       },
     },
   ];
@@ -58,12 +75,17 @@ function heldNote(data: CorpusData): string {
   if (stopped === 0) return '';
   return (
     ` Early stopping: ${stopped} run${stopped === 1 ? '' : 's'} stopped before the last sweep; such a run counts in the mean and band with its last value ` +
-    '(carried forward, as the stopping rule judged it settled) at every later sweep its configuration\'s longest run reached, so every point averages all trials.'
+    "(carried forward, as the stopping rule judged it settled) at every later sweep its configuration's longest run reached, so every point averages all trials."
   );
 }
 
 /** Ordering curves: magnetisation or cohesion against sweep t, one column per geometry, one line per temperature. */
-export function orderingFigure(data: CorpusData, measure: 'magnetisation' | 'cohesion', encoder: string, lay: Layout = layout(data)): Figure {
+export function orderingFigure(
+  data: CorpusData,
+  measure: 'magnetisation' | 'cohesion',
+  encoder: string,
+  lay: Layout = layout(data),
+): Figure {
   const m = MEASURES[measure];
   const trials = Math.max(0, ...data.runs.map((r) => r.trial + 1));
   return {
@@ -74,7 +96,12 @@ export function orderingFigure(data: CorpusData, measure: 'magnetisation' | 'coh
       `one column per geometry, one row per prompt and size, one line per temperature T, the mean over ${trials} trial${trials === 1 ? '' : 's'}, ` +
       'the band spanning their minimum and maximum.' +
       heldNote(data),
-    spec: grid(`${m.name} ${m.symbol}(t) · encoder ${encoder}`, stripCurves(curves(data, lay, encoder), m.field), lay, curveLayers(m.field, m.symbol, lay, m.domain)),
+    spec: grid(
+      `${m.name} ${m.symbol}(t) · encoder ${encoder}`,
+      stripCurves(curves(data, lay, encoder), m.field),
+      lay,
+      curveLayers(m.field, m.symbol, lay, m.domain),
+    ),
   };
 }
 
@@ -87,7 +114,12 @@ export function rhoFigure(data: CorpusData, lay: Layout = layout(data)): Figure 
       'hallucination density ρ = #hallucinated / (#correct + #hallucinated) of snapshot(t) against sweep t, from the judge tags ' +
       '(the same for every encoder); layout as above: mean over trials, band from minimum to maximum. A gap means no answer was judged correct or hallucinated.' +
       heldNote(data),
-    spec: grid('hallucination density ρ(t)', stripCurves(curves(data, lay, data.encoders[0]), 'rho'), lay, curveLayers('rho', 'ρ', lay, [0, 1])),
+    spec: grid(
+      'hallucination density ρ(t)',
+      stripCurves(curves(data, lay, data.encoders[0]), 'rho'),
+      lay,
+      curveLayers('rho', 'ρ', lay, [0, 1]),
+    ),
   };
 }
 
@@ -95,12 +127,24 @@ export function rhoFigure(data: CorpusData, lay: Layout = layout(data)): Figure 
 export function deltaRhoFigure(data: CorpusData, lay: Layout = layout(data)): Figure {
   const values = finalDeltaRho(data, lay);
   // Ticks at the sweep's temperatures, as written (one temperature would otherwise be labelled 0.700000).
-  const x = { field: 'temperature', type: 'quantitative', title: 'temperature T', scale: { zero: false, nice: false, padding: 8 }, axis: { values: lay.temperatures, format: '.4~g' } };
+  const x = {
+    field: 'temperature',
+    type: 'quantitative',
+    title: 'temperature T',
+    scale: { zero: false, nice: false, padding: 8 },
+    axis: { values: lay.temperatures, format: '.4~g' },
+  };
   const y = { field: 'delta_rho', type: 'quantitative', title: 'Δρ (final)' };
   const layer = [
     { mark: { type: 'rule', color: '#999', strokeDash: [3, 3] }, encoding: { y: { datum: 0, type: 'quantitative' } } },
-    { mark: { type: 'rule', color: '#4c78a8', opacity: 0.5 }, encoding: { x, y: { field: 'lo', type: 'quantitative' }, y2: { field: 'hi' } } },
-    { mark: { type: 'line', color: '#4c78a8', point: { filled: true, size: 30 } }, encoding: { x, y, tooltip: [{ field: 'config_id' }, { field: 'delta_rho', format: '.3f' }, { field: 'trials' }] } },
+    {
+      mark: { type: 'rule', color: '#4c78a8', opacity: 0.5 },
+      encoding: { x, y: { field: 'lo', type: 'quantitative' }, y2: { field: 'hi' } },
+    },
+    {
+      mark: { type: 'line', color: '#4c78a8', point: { filled: true, size: 30 } },
+      encoding: { x, y, tooltip: [{ field: 'config_id' }, { field: 'delta_rho', format: '.3f' }, { field: 'trials' }] },
+    },
     {
       transform: [{ filter: 'datum.best' }],
       mark: { type: 'point', shape: 'diamond', size: 160, filled: true, color: '#d62728', stroke: 'black', strokeWidth: 0.5 },
@@ -127,14 +171,25 @@ export function deltaRhoFigure(data: CorpusData, lay: Layout = layout(data)): Fi
 export function phaseSpaceFigure(data: CorpusData, encoder: string, lay: Layout = layout(data)): Figure {
   const values = curves(data, lay, encoder)
     .filter((p) => p.rho !== null && p.q !== null)
-    .map((p) => ({ config_id: p.config_id, panel: p.panel, geometry: p.geometry, temperature: p.temperature, sweep: p.sweep, rho: p.rho, q: p.q }));
+    .map((p) => ({
+      config_id: p.config_id,
+      panel: p.panel,
+      geometry: p.geometry,
+      temperature: p.temperature,
+      sweep: p.sweep,
+      rho: p.rho,
+      q: p.q,
+    }));
   const last = new Map<string, number>();
   for (const v of values) last.set(v.config_id, Math.max(last.get(v.config_id) ?? 0, v.sweep));
   const points = values.map((v) => ({ ...v, final: v.sweep === last.get(v.config_id) }));
   const x = { field: 'rho', type: 'quantitative', title: 'ρ', scale: { zero: false, padding: 6 } };
   const y = { field: 'q', type: 'quantitative', title: 'q', scale: { zero: false, padding: 6 } };
   const layer = [
-    { mark: { type: 'line', strokeWidth: 1.4, opacity: 0.9 }, encoding: { x, y, order: { field: 'sweep' }, color: temperatureColor(lay), detail: { field: 'config_id' } } },
+    {
+      mark: { type: 'line', strokeWidth: 1.4, opacity: 0.9 },
+      encoding: { x, y, order: { field: 'sweep' }, color: temperatureColor(lay), detail: { field: 'config_id' } },
+    },
     {
       transform: [{ filter: 'datum.sweep === 0' }],
       mark: { type: 'point', filled: false, size: 30, strokeWidth: 1.2 },
@@ -143,7 +198,12 @@ export function phaseSpaceFigure(data: CorpusData, encoder: string, lay: Layout 
     {
       transform: [{ filter: 'datum.final' }],
       mark: { type: 'point', filled: true, size: 36 },
-      encoding: { x, y, color: temperatureColor(lay), tooltip: [{ field: 'config_id' }, { field: 'rho', format: '.3f' }, { field: 'q', format: '.3f' }] },
+      encoding: {
+        x,
+        y,
+        color: temperatureColor(lay),
+        tooltip: [{ field: 'config_id' }, { field: 'rho', format: '.3f' }, { field: 'q', format: '.3f' }],
+      },
     },
   ];
   return {

@@ -55,10 +55,14 @@ nav ul { columns: 2; font-size: .92rem; }
 
 function tableHtml(t: Table): string {
   const caption = `<p class="caption">${escapeHtml(t.caption)} <span class="files">(<a href="tables/${escapeHtml(t.id)}.csv">CSV</a>)</span></p>`;
-  if (t.rows.length === 0) return `<section id="${escapeHtml(t.id)}"><h3>${escapeHtml(t.title)}</h3><p class="note">${escapeHtml(t.empty ?? 'No rows.')}</p>${caption}</section>`;
+  if (t.rows.length === 0)
+    return `<section id="${escapeHtml(t.id)}"><h3>${escapeHtml(t.title)}</h3><p class="note">${escapeHtml(t.empty ?? 'No rows.')}</p>${caption}</section>`;
   const head = `<tr>${t.columns.map((c) => `<th>${escapeHtml(c)}</th>`).join('')}</tr>`;
   const body = t.rows
-    .map((r) => `<tr>${r.map((c) => `<td${typeof c === 'number' || c === null ? ' class="num"' : ''}>${escapeHtml(formatCell(c))}</td>`).join('')}</tr>`)
+    .map(
+      (r) =>
+        `<tr>${r.map((c) => `<td${typeof c === 'number' || c === null ? ' class="num"' : ''}>${escapeHtml(formatCell(c))}</td>`).join('')}</tr>`,
+    )
     .join('\n');
   return `<section id="${escapeHtml(t.id)}"><h3>${escapeHtml(t.title)}</h3>\n<table>\n<thead>${head}</thead>\n<tbody>\n${body}\n</tbody>\n</table>\n${caption}</section>`;
 }
@@ -77,7 +81,10 @@ export function reportHtml(data: CorpusData, figures: readonly RenderedFigure[],
     ['status', m.status],
     ['runs', `${done} of ${m.runs.planned} complete${m.runs.failed.length > 0 ? `, ${m.runs.failed.length} failed` : ''}`],
     // A sweep still running counts written events only when it finishes: count the complete runs' rows then.
-    ['events', `${(m.status === 'running' ? data.runs.reduce((s, r) => s + (r.status === 'complete' ? r.events : 0), 0) : m.events.written).toLocaleString('en-US')} of ${m.events.planned.toLocaleString('en-US')}${m.status === 'running' ? ' (in complete runs)' : ''}`],
+    [
+      'events',
+      `${(m.status === 'running' ? data.runs.reduce((s, r) => s + (r.status === 'complete' ? r.events : 0), 0) : m.events.written).toLocaleString('en-US')} of ${m.events.planned.toLocaleString('en-US')}${m.status === 'running' ? ' (in complete runs)' : ''}`,
+    ],
     ['prompts', [...new Set(data.runs.map((r) => r.prompt_id))].join(', ')],
     ['temperatures', [...new Set(data.runs.map((r) => r.temperature))].sort((a, b) => a - b).join(', ')],
     ['backend', `${m.backend.kind} (${m.backend.model})`],

@@ -76,7 +76,9 @@ export function listen(handlers: Handler[], port: number, host: string, flag: st
       if (allowed && !hostAllowed(req.headers.host, allowed)) {
         const name = hostOfHeader(req.headers.host!).slice(0, 100);
         res.writeHead(403, { 'content-type': 'text/plain; charset=utf-8' });
-        res.end(`host "${name}" is not one this server answers to (DNS rebinding protection); fix: open it as localhost or by its IP address, or start it with --allowed-hosts ${name}\n`);
+        res.end(
+          `host "${name}" is not one this server answers to (DNS rebinding protection); fix: open it as localhost or by its IP address, or start it with --allowed-hosts ${name}\n`,
+        );
         return;
       }
       if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -92,7 +94,14 @@ export function listen(handlers: Handler[], port: number, host: string, flag: st
   });
   return new Promise((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) =>
-      reject(new InputError(flag, '', `cannot listen on ${host}:${port} (${e.code ?? e.message})`, `give ${flag} a free port (0: any), or stop what holds it`)),
+      reject(
+        new InputError(
+          flag,
+          '',
+          `cannot listen on ${host}:${port} (${e.code ?? e.message})`,
+          `give ${flag} a free port (0: any), or stop what holds it`,
+        ),
+      ),
     );
     server.listen(port, host, () => {
       const address = server.address() as { port: number };

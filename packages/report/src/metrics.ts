@@ -28,12 +28,24 @@ export interface MetricsSnapshot {
   eventsPerSecond?: number;
 }
 
-type GaugeField = 'eventsWritten' | 'eventsExecuted' | 'eventsTotal' | 'inflight' | 'runsTotal' | 'runsActive' | 'runsFinished' | 'runsFailed' | 'eventsPerSecond';
+type GaugeField =
+  | 'eventsWritten'
+  | 'eventsExecuted'
+  | 'eventsTotal'
+  | 'inflight'
+  | 'runsTotal'
+  | 'runsActive'
+  | 'runsFinished'
+  | 'runsFailed'
+  | 'eventsPerSecond';
 type CounterField = 'calls' | 'tokens' | 'retries' | 'requeued';
 
 const GAUGES: Record<GaugeField, [string, string]> = {
   eventsWritten: ['panta_events_written', 'Events written to the corpus (role worker: events this worker committed).'],
-  eventsExecuted: ['panta_events_executed', 'Events whose calls were answered (or found on disk by a resume); ahead of panta_events_written while rows wait to be appended.'],
+  eventsExecuted: [
+    'panta_events_executed',
+    'Events whose calls were answered (or found on disk by a resume); ahead of panta_events_written while rows wait to be appended.',
+  ],
   eventsTotal: ['panta_events_planned', 'Events of the whole sweep: (sweeps + 1) N summed over runs.'],
   inflight: ['panta_calls_in_flight', 'LLM calls in flight.'],
   runsTotal: ['panta_runs_planned', 'Runs of the sweep.'],
@@ -79,7 +91,8 @@ export class PantaMetrics {
   /** Records what is known now of one sweep. Cumulative counts that go down (the source restarted) count again from zero. */
   observe(sweep: string, s: MetricsSnapshot, now = Date.now()): void {
     const snapshot = { ...s };
-    if (snapshot.eventsPerSecond === undefined && snapshot.eventsWritten !== undefined) snapshot.eventsPerSecond = this.rate(sweep, snapshot.eventsWritten, now);
+    if (snapshot.eventsPerSecond === undefined && snapshot.eventsWritten !== undefined)
+      snapshot.eventsPerSecond = this.rate(sweep, snapshot.eventsWritten, now);
     for (const [field, gauge] of this.gauges) {
       const v = snapshot[field];
       if (v !== undefined && Number.isFinite(v)) gauge.set({ sweep }, v);

@@ -40,7 +40,8 @@ export function protocolsTable(data: CorpusData, lay: Layout = layout(data)): Ta
     for (const p of protocolOrder(data)) {
       const runs = data.runs.filter((r) => r.geometry === g && r.protocol === p && finals.has(r.run_id));
       if (runs.length === 0) continue;
-      const roleSum = (role: string, what: 'calls' | 'tokens') => runs.reduce((s, r) => s + (usage.get(r.run_id)?.get(role)?.[what] ?? 0), 0);
+      const roleSum = (role: string, what: 'calls' | 'tokens') =>
+        runs.reduce((s, r) => s + (usage.get(r.run_id)?.get(role)?.[what] ?? 0), 0);
       const agentCalls = roleSum('agent', 'calls');
       const allTokens = runs.reduce((s, r) => s + [...(usage.get(r.run_id)?.values() ?? [])].reduce((t, u) => t + u.tokens, 0), 0);
       rows.push([
@@ -64,8 +65,8 @@ export function protocolsTable(data: CorpusData, lay: Layout = layout(data)): Ta
     caption:
       `per geometry and protocol, over every run (prompts, sizes, temperatures, trials): magnetisation m (encoder ${encoder}) and hallucination density ρ at each run's last sweep, ` +
       'the mean over runs and the trial spread (the maximum minus the minimum over the trials of a configuration, averaged over its configurations); ' +
-      'LLM calls counted from the event rows by role: agent answers, and the extra calls of the protocols (ssvp merges, drift-policy\'s judge and moderator); ' +
-      'tokens (prompt + completion) per agent call, of the answers alone and of every role (what an answer costs with its protocol\'s overhead).',
+      "LLM calls counted from the event rows by role: agent answers, and the extra calls of the protocols (ssvp merges, drift-policy's judge and moderator); " +
+      "tokens (prompt + completion) per agent call, of the answers alone and of every role (what an answer costs with its protocol's overhead).",
     columns: [
       'geometry',
       'protocol',
@@ -113,7 +114,8 @@ export function protocolsFigure(data: CorpusData, lay: Layout = layout(data)): F
     c.rhos.push(finals.get(r.run_id)!.rho!);
     cells.set(key, c);
   }
-  for (const c of cells.values()) values.push({ kind: 'mean', row: c.row, geometry: c.geometry, protocol: c.protocol, rho: mean(c.rhos), runs: c.rhos.length });
+  for (const c of cells.values())
+    values.push({ kind: 'mean', row: c.row, geometry: c.geometry, protocol: c.protocol, rho: mean(c.rhos), runs: c.rhos.length });
   const x = { field: 'protocol', type: 'nominal', sort: order, title: null, axis: { labelAngle: -35, labelAlign: 'right' } };
   const y = { field: 'rho', type: 'quantitative', title: 'ρ (final)', scale: { domain: [0, 1] } };
   const spec = {
@@ -153,7 +155,7 @@ export function protocolsFigure(data: CorpusData, lay: Layout = layout(data)): F
     id: 'protocols-rho',
     title: 'Final ρ by coordination protocol',
     caption:
-      'hallucination density ρ at each run\'s last sweep against the coordination protocol: one point per run (colour: temperature T; side by side by temperature, then trial), ' +
+      "hallucination density ρ at each run's last sweep against the coordination protocol: one point per run (colour: temperature T; side by side by temperature, then trial), " +
       'the black tick at the mean over the runs of the panel (temperatures and trials); one column per geometry, one row per prompt and size. ' +
       'Extra calls each protocol made are in the table coordination protocols.',
     spec,

@@ -139,13 +139,16 @@ export function relayPoints(data: CorpusData): RelayPoint[] {
     })
     .sort(
       (a, b) =>
-        a.prompt_id.localeCompare(b.prompt_id) || order.indexOf(a.protocol) - order.indexOf(b.protocol) || a.temperature - b.temperature || a.n - b.n,
+        a.prompt_id.localeCompare(b.prompt_id) ||
+        order.indexOf(a.protocol) - order.indexOf(b.protocol) ||
+        a.temperature - b.temperature ||
+        a.n - b.n,
     );
 }
 
 const DEFINITION =
-  'The budget B is the smallest total token count (prompt + completion, every role: answers and the protocols\' extra calls) of any chain run of the same prompt (prompts differ in length). ' +
-  'Each chain run is cut at the last event whose cumulative tokens, in event order, are ≤ B; the snapshot there holds each agent\'s latest answer ' +
+  "The budget B is the smallest total token count (prompt + completion, every role: answers and the protocols' extra calls) of any chain run of the same prompt (prompts differ in length). " +
+  "Each chain run is cut at the last event whose cumulative tokens, in event order, are ≤ B; the snapshot there holds each agent's latest answer " +
   '(carried forward from earlier sweeps; agents that have not answered yet are left out), and accuracy = #correct / (#correct + #hallucinated) over it ' +
   '(n/a when it has neither).';
 
@@ -160,8 +163,34 @@ export function relayTable(data: CorpusData): Table | null {
     caption:
       `${DEFINITION} Per prompt, protocol, temperature and chain length N over trials: the budget, the mean tokens spent up to the cut, ` +
       'the mean sweep and number of agents of the snapshot, and the mean, minimum and maximum accuracy.',
-    columns: ['prompt', 'protocol', 'T', 'N', 'runs', 'budget B (tokens)', 'tokens used (mean)', 'sweep reached (mean)', 'agents answered (mean)', 'accuracy (mean)', 'accuracy (min)', 'accuracy (max)'],
-    rows: points.map((p): Cell[] => [p.prompt_id, p.protocol, String(p.temperature), p.n, p.runs, p.budget, p.tokens_used, p.sweep, p.agents, p.accuracy, p.lo, p.hi]),
+    columns: [
+      'prompt',
+      'protocol',
+      'T',
+      'N',
+      'runs',
+      'budget B (tokens)',
+      'tokens used (mean)',
+      'sweep reached (mean)',
+      'agents answered (mean)',
+      'accuracy (mean)',
+      'accuracy (min)',
+      'accuracy (max)',
+    ],
+    rows: points.map((p): Cell[] => [
+      p.prompt_id,
+      p.protocol,
+      String(p.temperature),
+      p.n,
+      p.runs,
+      p.budget,
+      p.tokens_used,
+      p.sweep,
+      p.agents,
+      p.accuracy,
+      p.lo,
+      p.hi,
+    ]),
     empty: 'No chain run is complete yet.',
   };
 }
@@ -203,7 +232,10 @@ export function relayFigure(data: CorpusData): Figure | null {
       width: Math.max(PANEL.width, 220),
       height: 160,
       layer: [
-        { mark: { type: 'area', opacity: 0.15 }, encoding: { x, y: { field: 'lo', type: 'quantitative', scale: { domain: [0, 1] } }, y2: { field: 'hi' }, color } },
+        {
+          mark: { type: 'area', opacity: 0.15 },
+          encoding: { x, y: { field: 'lo', type: 'quantitative', scale: { domain: [0, 1] } }, y2: { field: 'hi' }, color },
+        },
         {
           mark: { type: 'line', strokeWidth: 1.8, point: { filled: true, size: 28 } },
           encoding: {

@@ -106,14 +106,22 @@ function runDrift(data: CorpusData): Map<string, { focus_total: number | null; d
   const out = new Map<string, { focus_total: number | null; drift_onset: number | null; recovered: boolean | null }>();
   const series = new Map<string, { sweep: number; accuracy: number | null }[]>();
   for (const p of data.orderParams) {
-    if (p.encoder === data.encoders[0]) series.set(p.run_id, [...(series.get(p.run_id) ?? []), { sweep: p.sweep, accuracy: snapshotAccuracy(p) }]);
+    if (p.encoder === data.encoders[0])
+      series.set(p.run_id, [...(series.get(p.run_id) ?? []), { sweep: p.sweep, accuracy: snapshotAccuracy(p) }]);
   }
   const setting = toleranceSetting(data);
   for (const r of data.runs) {
     const s = series.get(r.run_id);
     if (!s) continue;
     if (!data.provisional) out.set(r.run_id, { focus_total: r.focus_total, drift_onset: r.drift_onset, recovered: r.recovered });
-    else out.set(r.run_id, driftStats(s.sort((a, b) => a.sweep - b.sweep).map((x) => x.accuracy), driftTolerance(setting, r.n)));
+    else
+      out.set(
+        r.run_id,
+        driftStats(
+          s.sort((a, b) => a.sweep - b.sweep).map((x) => x.accuracy),
+          driftTolerance(setting, r.n),
+        ),
+      );
   }
   return out;
 }
@@ -171,7 +179,9 @@ export function driftTable(data: CorpusData, lay: Layout = layout(data)): Table 
       'FOCUS = Σ_t (accuracy(t) − accuracy(t−1)) (the net accuracy gained over the sweeps, mean over runs); ' +
       `drifted = runs whose accuracy stays more than the tolerance (${setting === 'auto' ? '2/√N, four binomial standard errors of an accuracy over N agents' : setting}) below an earlier sweep's best for 2 or more consecutive sweeps; onset = the mean first sweep of that drift; ` +
       'recovery share = the share of drifted runs that later return to the pre-drift level (n/a when none drifted).' +
-      (data.provisional ? ' Computed here from the provisional order parameters (runs.parquet has them once the sweep completes).' : ' From runs.parquet.'),
+      (data.provisional
+        ? ' Computed here from the provisional order parameters (runs.parquet has them once the sweep completes).'
+        : ' From runs.parquet.'),
     columns: [
       'prompt',
       'geometry',
@@ -216,7 +226,12 @@ export function costTable(data: CorpusData, lay: Layout = layout(data)): Table {
       ...(early ? [s.stopped, s.saved, s.percent] : []),
     ];
   };
-  const rows = lay.geometries.map((g) => row(g, data.runs.filter((r) => r.geometry === g)));
+  const rows = lay.geometries.map((g) =>
+    row(
+      g,
+      data.runs.filter((r) => r.geometry === g),
+    ),
+  );
   rows.push(row('total', data.runs, Math.max(data.runs.length, data.manifest.runs.planned)));
   const backend = data.manifest.backend;
   const hasPrice = data.runs.some((r) => r.cost !== null);
@@ -227,9 +242,13 @@ export function costTable(data: CorpusData, lay: Layout = layout(data)): Table {
       `LLM calls of every role (the agents' answers and the coordination protocols' merge, judge and moderator calls; retries included), ` +
       `the extra calls among them, retries, tokens (every role) and wall time per geometry (backend ${backend.kind}, model ${backend.model}); ` +
       `events counts answers only. The LLM judge made ${data.manifest.usage?.judge_calls ?? 0} calls in the last session. ` +
-      (hasPrice ? 'Cost is in the currency of the backend\'s price table. ' : 'Cost: n/a, the backend has no price table (`price` in the spec). ') +
+      (hasPrice
+        ? "Cost is in the currency of the backend's price table. "
+        : 'Cost: n/a, the backend has no price table (`price` in the spec). ') +
       savingsNote(data) +
-      (data.manifest.status === 'complete' ? '' : ' The corpus is incomplete: runs.parquet counts what was written when a session last ended.'),
+      (data.manifest.status === 'complete'
+        ? ''
+        : ' The corpus is incomplete: runs.parquet counts what was written when a session last ended.'),
     columns: [
       'geometry',
       'runs complete',

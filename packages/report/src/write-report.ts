@@ -35,13 +35,19 @@ export interface ReportResult {
  */
 export async function writeReport(dir: string, options: ReportOptions = {}): Promise<ReportResult> {
   const out = resolve(options.out ?? defaultReportDir(dir));
-  if (existsSync(out) && !statSync(out).isDirectory()) throw new InputError(out, '--out', 'exists and is not a folder', 'give a folder for the report, or remove the file');
+  if (existsSync(out) && !statSync(out).isDirectory())
+    throw new InputError(out, '--out', 'exists and is not a folder', 'give a folder for the report, or remove the file');
   const data = await loadCorpus(dir, { events: true });
   const part = data.manifest.shard;
   if (part) {
     // A part's runs were whitened and measured by nothing yet: a report of it alone would fit the whitening
     // on its own runs' t = 0 answers, not the sweep's.
-    throw new InputError(manifestPath(dir), 'shard', `${dir} is part ${part.index} of ${part.count} of a job array, measured only once merged`, 'run panta merge OUT with every part, then panta report OUT');
+    throw new InputError(
+      manifestPath(dir),
+      'shard',
+      `${dir} is part ${part.index} of ${part.count} of a job array, measured only once merged`,
+      'run panta merge OUT with every part, then panta report OUT',
+    );
   }
   const rendered: (RenderedFigure & { png: Buffer })[] = [];
   for (const figure of reportFigures(data)) {
@@ -78,7 +84,12 @@ export async function writeReport(dir: string, options: ReportOptions = {}): Pro
     out,
     index,
     status: data.manifest.status,
-    figures: rendered.map((r) => ({ id: r.figure.id, svg: join(out, r.files.svg), png: join(out, r.files.png), spec: join(out, r.files.spec) })),
+    figures: rendered.map((r) => ({
+      id: r.figure.id,
+      svg: join(out, r.files.svg),
+      png: join(out, r.files.png),
+      spec: join(out, r.files.spec),
+    })),
     tables: tables.map((t) => ({ id: t.id, csv: join(out, 'tables', `${t.id}.csv`) })),
     notes: data.notes,
     data,

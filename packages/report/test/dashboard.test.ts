@@ -64,8 +64,17 @@ async function scrape(url: string) {
   expect(type).toMatch(/^text\/plain; version=0\.0\.4/);
   expect(expositionProblems(text)).toEqual([]);
   const families = parseExposition(text);
-  for (const name of ['panta_events_written', 'panta_calls_in_flight', 'panta_llm_calls_total', 'panta_llm_tokens_total', 'panta_llm_retries_total']) {
-    expect(families.map((f) => f.name), name).toContain(name);
+  for (const name of [
+    'panta_events_written',
+    'panta_calls_in_flight',
+    'panta_llm_calls_total',
+    'panta_llm_tokens_total',
+    'panta_llm_retries_total',
+  ]) {
+    expect(
+      families.map((f) => f.name),
+      name,
+    ).toContain(name);
   }
   expect(families.find((f) => f.name === 'panta_llm_calls_total')!.type).toBe('COUNTER');
   expect(families.find((f) => f.name === 'panta_events_written')!.type).toBe('GAUGE');
@@ -142,49 +151,54 @@ describe('panta dashboard --corpus on a sweep `panta run` is writing', () => {
     }
   });
 
-  it.skipIf(!HAVE_CHROMIUM)('the page in headless Chromium: progress advances without reload, curves appear; nothing fetched elsewhere', async () => {
-    const { chromium } = await import('playwright-core');
-    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
-    try {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
-      const requests: string[] = [];
-      page.on('request', (r) => requests.push(r.url()));
-      await page.goto(base);
-      const written = async () => Number(await page.locator('.sweep .events-written').first().getAttribute('data-value'));
-      await page.locator('.sweep .events-written').first().waitFor();
-      const before = await written();
-      await page.screenshot({ path: join(dir, 'dashboard-1.png'), fullPage: true });
-      await waitFor('the page to show more events', async () => (await written()) > before, 30_000);
-      expect(await page.locator('#connection').textContent()).toBe('live');
-      expect(await page.locator('.sweep .events-total').first().textContent()).toBe('960');
-      await page.locator('[data-figure^="magnetisation-"] svg').waitFor({ timeout: 45_000 });
-      expect(await page.locator('[data-figure]').count()).toBe(3);
-      expect(await page.locator('[data-figure="rho"] svg').count()).toBe(1);
-      await page.screenshot({ path: join(dir, 'dashboard-2.png'), fullPage: true });
-      expect(existsSync(join(dir, 'dashboard-2.png'))).toBe(true);
-      expect(requests.filter((u) => !u.startsWith(base))).toEqual([]);
+  it.skipIf(!HAVE_CHROMIUM)(
+    'the page in headless Chromium: progress advances without reload, curves appear; nothing fetched elsewhere',
+    async () => {
+      const { chromium } = await import('playwright-core');
+      const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+      try {
+        const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+        const requests: string[] = [];
+        page.on('request', (r) => requests.push(r.url()));
+        await page.goto(base);
+        const written = async () => Number(await page.locator('.sweep .events-written').first().getAttribute('data-value'));
+        await page.locator('.sweep .events-written').first().waitFor();
+        const before = await written();
+        await page.screenshot({ path: join(dir, 'dashboard-1.png'), fullPage: true });
+        await waitFor('the page to show more events', async () => (await written()) > before, 30_000);
+        expect(await page.locator('#connection').textContent()).toBe('live');
+        expect(await page.locator('.sweep .events-total').first().textContent()).toBe('960');
+        await page.locator('[data-figure^="magnetisation-"] svg').waitFor({ timeout: 45_000 });
+        expect(await page.locator('[data-figure]').count()).toBe(3);
+        expect(await page.locator('[data-figure="rho"] svg').count()).toBe(1);
+        await page.screenshot({ path: join(dir, 'dashboard-2.png'), fullPage: true });
+        expect(existsSync(join(dir, 'dashboard-2.png'))).toBe(true);
+        expect(requests.filter((u) => !u.startsWith(base))).toEqual([]);
 
-      // The report of the same corpus, still being written: what is complete, with a note saying so.
-      const report = join(dir, 'report');
-      const made = await pantaAsync(['report', out, '--out', report]);
-      expect(made.code, made.stderr).toBe(0);
-      const reportPage = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
-      const fetched: string[] = [];
-      reportPage.on('request', (r) => fetched.push(r.url()));
-      await reportPage.goto(pathToFileURL(join(report, 'index.html')).href);
-      const status = (JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')) as { status: string }).status;
-      if (status !== 'complete') expect((await reportPage.locator('.note').allTextContents()).join(' ')).toMatch(/of 12 runs are complete/);
-      const figures = reportPage.locator('figure svg');
-      expect(await figures.count()).toBeGreaterThanOrEqual(5);
-      const box = await figures.first().boundingBox();
-      expect(box!.width).toBeGreaterThan(200);
-      await reportPage.screenshot({ path: join(dir, 'report.png'), fullPage: true });
-      expect(existsSync(join(dir, 'report.png'))).toBe(true);
-      expect(fetched.filter((u) => !u.startsWith('file:'))).toEqual([]);
-    } finally {
-      await browser.close();
-    }
-  }, 120_000);
+        // The report of the same corpus, still being written: what is complete, with a note saying so.
+        const report = join(dir, 'report');
+        const made = await pantaAsync(['report', out, '--out', report]);
+        expect(made.code, made.stderr).toBe(0);
+        const reportPage = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+        const fetched: string[] = [];
+        reportPage.on('request', (r) => fetched.push(r.url()));
+        await reportPage.goto(pathToFileURL(join(report, 'index.html')).href);
+        const status = (JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')) as { status: string }).status;
+        if (status !== 'complete')
+          expect((await reportPage.locator('.note').allTextContents()).join(' ')).toMatch(/of 12 runs are complete/);
+        const figures = reportPage.locator('figure svg');
+        expect(await figures.count()).toBeGreaterThanOrEqual(5);
+        const box = await figures.first().boundingBox();
+        expect(box!.width).toBeGreaterThan(200);
+        await reportPage.screenshot({ path: join(dir, 'report.png'), fullPage: true });
+        expect(existsSync(join(dir, 'report.png'))).toBe(true);
+        expect(fetched.filter((u) => !u.startsWith('file:'))).toEqual([]);
+      } finally {
+        await browser.close();
+      }
+    },
+    120_000,
+  );
 
   it('shows the finished sweep: every event, complete, final curves', async () => {
     const done = await run.exited;
@@ -296,7 +310,9 @@ describe('panta dashboard: bad input', () => {
     const dir = tempDir('panta-dashboard-bad-');
     const notCorpus = panta(['dashboard', '--corpus', dir]);
     expect(notCorpus.code).toBe(2);
-    expect(notCorpus.stderr.trim().split('\n')).toEqual([expect.stringMatching(/manifest\.json: missing: this folder is not a Panta corpus; fix: /)]);
+    expect(notCorpus.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/manifest\.json: missing: this folder is not a Panta corpus; fix: /),
+    ]);
     const port = panta(['dashboard', '--port', 'x']);
     expect(port.code).toBe(2);
     expect(port.stderr).toMatch(/--port/);
@@ -318,16 +334,37 @@ function getWithHost(url: string, host: string): Promise<{ status: number; body:
 
 describe('panta dashboard: DNS rebinding and exposure', () => {
   it('hostAllowed: loopback names, IP addresses, this machine, the names given; nothing else', () => {
-    for (const h of ['localhost:8080', 'LOCALHOST.', 'app.localhost', '127.0.0.1:80', '[::1]:8080', '10.1.2.3', `${hostname()}:8080`, 'dash.example:443']) {
+    for (const h of [
+      'localhost:8080',
+      'LOCALHOST.',
+      'app.localhost',
+      '127.0.0.1:80',
+      '[::1]:8080',
+      '10.1.2.3',
+      `${hostname()}:8080`,
+      'dash.example:443',
+    ]) {
       expect(hostAllowed(h, ['dash.example']), h).toBe(true);
     }
-    for (const h of ['evil.example', 'evil.example:8080', 'localhost.evil.example', '127.0.0.1.nip.io', 'dash.example.evil.example', 'xn--dash']) {
+    for (const h of [
+      'evil.example',
+      'evil.example:8080',
+      'localhost.evil.example',
+      '127.0.0.1.nip.io',
+      'dash.example.evil.example',
+      'xn--dash',
+    ]) {
       expect(hostAllowed(h, ['dash.example']), h).toBe(false);
     }
   });
 
   it('a running dashboard answers its own names and 403 with one line to a forged Host, on every path', async () => {
-    const dashboard = await startDashboard({ port: 0, watching: 'nothing', read: async () => ({ sweeps: [], corpora: [], notes: [] }), allowedHosts: ['proxy.example'] });
+    const dashboard = await startDashboard({
+      port: 0,
+      watching: 'nothing',
+      read: async () => ({ sweeps: [], corpora: [], notes: [] }),
+      allowedHosts: ['proxy.example'],
+    });
     try {
       const port = dashboard.port;
       for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `proxy.example:${port}`]) {
@@ -338,7 +375,9 @@ describe('panta dashboard: DNS rebinding and exposure', () => {
       for (const path of ['', 'api/state', 'events', 'metrics', 'healthz']) {
         const r = await getWithHost(`${dashboard.url}${path}`, `rebind.evil.example:${port}`);
         expect(r.status, path).toBe(403);
-        expect(r.body).toBe('host "rebind.evil.example" is not one this server answers to (DNS rebinding protection); fix: open it as localhost or by its IP address, or start it with --allowed-hosts rebind.evil.example\n');
+        expect(r.body).toBe(
+          'host "rebind.evil.example" is not one this server answers to (DNS rebinding protection); fix: open it as localhost or by its IP address, or start it with --allowed-hosts rebind.evil.example\n',
+        );
       }
     } finally {
       await dashboard.close();
@@ -348,10 +387,25 @@ describe('panta dashboard: DNS rebinding and exposure', () => {
   it('`--host 0.0.0.0` warns that the dashboard is exposed; `--allowed-hosts` names are answered, others refused', async () => {
     const dir = tempDir('panta-dashboard-exposed-');
     const out = join(dir, 'corpus');
-    const made = await pantaAsync(['run', writeSpec(dir, spec('exposed', 0, 2).replace('trials: 3', 'trials: 1').replace('sweeps: 4', 'sweeps: 1')), '--out', out]);
+    const made = await pantaAsync([
+      'run',
+      writeSpec(dir, spec('exposed', 0, 2).replace('trials: 3', 'trials: 1').replace('sweeps: 4', 'sweeps: 1')),
+      '--out',
+      out,
+    ]);
     expect(made.code, made.stderr).toBe(0);
     const port = await freePort();
-    const d = start(['dashboard', '--corpus', out, '--port', String(port), '--host', '0.0.0.0', '--allowed-hosts', 'dash.example, other.example']);
+    const d = start([
+      'dashboard',
+      '--corpus',
+      out,
+      '--port',
+      String(port),
+      '--host',
+      '0.0.0.0',
+      '--allowed-hosts',
+      'dash.example, other.example',
+    ]);
     await waitFor('the dashboard and its warning', async () => d.stderr().includes('unless that is intended\n'));
     expect(d.stderr()).toContain(
       `panta dashboard: warning: the dashboard is exposed on every network interface: whoever reaches this machine on port ${port} sees the sweeps it watches (no login); bind --host 127.0.0.1 unless that is intended`,
@@ -370,6 +424,8 @@ describe('panta dashboard: DNS rebinding and exposure', () => {
 
     const bad = panta(['dashboard', '--corpus', out, '--allowed-hosts', 'http://x/']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toBe('panta: --allowed-hosts: "http://x/" is not a host name; fix: give host names separated by commas, without scheme, port or path, e.g. --allowed-hosts panta.example.org,dash.lan\n');
+    expect(bad.stderr).toBe(
+      'panta: --allowed-hosts: "http://x/" is not a host name; fix: give host names separated by commas, without scheme, port or path, e.g. --allowed-hosts panta.example.org,dash.lan\n',
+    );
   }, 120_000);
 });

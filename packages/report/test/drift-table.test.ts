@@ -7,7 +7,19 @@ const N = 16;
 
 /** A run of one arm whose snapshots have `correct[t]` correct answers and the rest not known. */
 function run(id: string, protocol: string, dynamics: string, correct: number[]) {
-  const info = { run_id: id, config_id: id.replace(/-t\d$/, ''), trial: 0, prompt_id: 'p', geometry: 'ring', n: N, k: 2, temperature: 0.5, protocol, dynamics, status: 'complete' } as unknown as RunInfo;
+  const info = {
+    run_id: id,
+    config_id: id.replace(/-t\d$/, ''),
+    trial: 0,
+    prompt_id: 'p',
+    geometry: 'ring',
+    n: N,
+    k: 2,
+    temperature: 0.5,
+    protocol,
+    dynamics,
+    status: 'complete',
+  } as unknown as RunInfo;
   const rows = correct.map(
     (c, sweep): OrderParamRow => ({
       run_id: id,
@@ -54,7 +66,18 @@ describe('drift table', () => {
 
   it('has a row per arm (protocol and dynamics), never pooling them, and counts a slide into "not known" as drift', () => {
     const table = driftTable(corpus(runs, { protocol: ['glauber', 'isolated'] }));
-    expect(table.columns).toEqual(['prompt', 'geometry', 'T', 'protocol', 'dynamics', 'runs', 'FOCUS (mean)', 'drifted runs', 'drift onset (mean sweep)', 'recovery share']);
+    expect(table.columns).toEqual([
+      'prompt',
+      'geometry',
+      'T',
+      'protocol',
+      'dynamics',
+      'runs',
+      'FOCUS (mean)',
+      'drifted runs',
+      'drift onset (mean sweep)',
+      'recovery share',
+    ]);
     expect(table.rows).toEqual([
       ['p', 'ring', '0.5', 'glauber', 'asynchronous', 2, -0.6875, 2, 2, 0],
       ['p', 'ring', '0.5', 'isolated', 'asynchronous', 1, 0, 0, null, null],
@@ -65,7 +88,16 @@ describe('drift table', () => {
 
   it("uses the spec's tolerance: 0 makes a one-agent wobble drift", () => {
     const table = driftTable(corpus(runs.slice(2, 3), { drift: { tolerance: 0 } }));
-    expect(table.columns).toEqual(['prompt', 'geometry', 'T', 'runs', 'FOCUS (mean)', 'drifted runs', 'drift onset (mean sweep)', 'recovery share']);
+    expect(table.columns).toEqual([
+      'prompt',
+      'geometry',
+      'T',
+      'runs',
+      'FOCUS (mean)',
+      'drifted runs',
+      'drift onset (mean sweep)',
+      'recovery share',
+    ]);
     // best 13/16 at t = 1; 12/16 and 11/16 below it at t = 2 and 3; 12/16 at t = 4 does not get back to 13/16.
     expect(table.rows).toEqual([['p', 'ring', '0.5', 1, 0, 1, 2, 0]]);
     expect(table.caption).toMatch(/tolerance \(0\)/);

@@ -45,7 +45,9 @@ beforeAll(() => {
 });
 
 const svgOf = (id: string) => readFileSync(join(report, 'figures', `${id}.svg`), 'utf8');
-const specData = (id: string) => (JSON.parse(readFileSync(join(report, 'figures', `${id}.vl.json`), 'utf8')) as { data: { values: Record<string, unknown>[] } }).data.values;
+const specData = (id: string) =>
+  (JSON.parse(readFileSync(join(report, 'figures', `${id}.vl.json`), 'utf8')) as { data: { values: Record<string, unknown>[] } }).data
+    .values;
 
 /** The rows of one HTML table of index.html, cells as text. */
 function htmlTable(id: string): string[][] {
@@ -60,8 +62,17 @@ const FINAL = () => `SELECT * FROM ${op()} QUALIFY sweep = max(sweep) OVER (PART
 
 describe('panta report', () => {
   it('writes every figure as SVG that parses and PNG that is a real picture', () => {
-    const ids = [...ENCODERS.flatMap((e) => [`magnetisation-${e}`, `cohesion-${e}`]), 'rho', 'delta-rho', ...ENCODERS.map((e) => `phase-space-${e}`)];
-    expect(readdirSync(join(report, 'figures')).filter((f) => f.endsWith('.png')).sort()).toEqual(ids.map((i) => `${i}.png`).sort());
+    const ids = [
+      ...ENCODERS.flatMap((e) => [`magnetisation-${e}`, `cohesion-${e}`]),
+      'rho',
+      'delta-rho',
+      ...ENCODERS.map((e) => `phase-space-${e}`),
+    ];
+    expect(
+      readdirSync(join(report, 'figures'))
+        .filter((f) => f.endsWith('.png'))
+        .sort(),
+    ).toEqual(ids.map((i) => `${i}.png`).sort());
     for (const id of ids) {
       const svg = svgOf(id);
       expect(svg).toMatch(/^<svg [^>]*width="\d+" height="\d+"/);
@@ -103,8 +114,13 @@ describe('panta report', () => {
       }
     }
     const q = specData('cohesion-h16');
-    const [qExpected] = await queryRows(`SELECT avg(cohesion) AS q FROM ${op()} WHERE encoder = 'h16' AND config_id = 'fq117-torus2d-n16-T0.8-glauber' AND sweep = 2`);
-    expect(q.find((d) => d.config_id === 'fq117-torus2d-n16-T0.8-glauber' && d.sweep === 2)!.q as number).toBeCloseTo(qExpected!.q as number, 12);
+    const [qExpected] = await queryRows(
+      `SELECT avg(cohesion) AS q FROM ${op()} WHERE encoder = 'h16' AND config_id = 'fq117-torus2d-n16-T0.8-glauber' AND sweep = 2`,
+    );
+    expect(q.find((d) => d.config_id === 'fq117-torus2d-n16-T0.8-glauber' && d.sweep === 2)!.q as number).toBeCloseTo(
+      qExpected!.q as number,
+      12,
+    );
   });
 
   it('rho and delta_rho: the best temperature of each geometry is the one with the lowest final delta_rho', async () => {
@@ -141,7 +157,9 @@ describe('panta report', () => {
     const expected = await queryRows(
       `SELECT r.geometry, f.encoder, avg(f.cohesion) AS q FROM (${FINAL()}) f JOIN read_parquet('${corpus}/runs.parquet') r USING (run_id) GROUP BY ALL`,
     );
-    const csv = readFileSync(join(report, 'tables', 'geometry-ladder.csv'), 'utf8').trim().split('\n');
+    const csv = readFileSync(join(report, 'tables', 'geometry-ladder.csv'), 'utf8')
+      .trim()
+      .split('\n');
     expect(csv[0]).toBe('geometry,k,runs,q final (h384),q final (h16),ρ final');
     for (const [i, g] of GEOMETRIES.entries()) {
       const cells = csv[i + 1].split(',');
@@ -159,7 +177,12 @@ describe('panta report', () => {
     const rows = htmlTable('encoder-robustness');
     expect(rows).toHaveLength(1);
     expect(rows[0].slice(0, 3)).toEqual(['h384', 'h16', String(GEOMETRIES.length * TEMPERATURES.length)]);
-    const shown = Number(readFileSync(join(report, 'tables', 'encoder-robustness.csv'), 'utf8').trim().split('\n')[1].split(',')[3]);
+    const shown = Number(
+      readFileSync(join(report, 'tables', 'encoder-robustness.csv'), 'utf8')
+        .trim()
+        .split('\n')[1]
+        .split(',')[3],
+    );
     expect(shown).toBeGreaterThanOrEqual(-1);
     expect(shown).toBeLessThanOrEqual(1);
     // Spearman = Pearson of average ranks: rank() plus half the ties beyond the first
@@ -175,7 +198,9 @@ describe('panta report', () => {
   it('drift and cost tables carry runs.parquet, and early stopping is said to be off', async () => {
     const drift = htmlTable('drift');
     expect(drift).toHaveLength(GEOMETRIES.length * TEMPERATURES.length);
-    const [focus] = await queryRows(`SELECT avg(focus_total) AS f, count(drift_onset) AS drifted FROM read_parquet('${corpus}/runs.parquet') WHERE geometry = 'ring' AND temperature = 0.8`);
+    const [focus] = await queryRows(
+      `SELECT avg(focus_total) AS f, count(drift_onset) AS drifted FROM read_parquet('${corpus}/runs.parquet') WHERE geometry = 'ring' AND temperature = 0.8`,
+    );
     const ring = drift.find((r) => r[1] === 'ring' && r[2] === '0.8')!;
     // The HTML shows an integer (a mean FOCUS of exactly 0 is common: accuracy moves in steps of 1/N) without decimals.
     const f = focus!.f as number;
@@ -183,7 +208,9 @@ describe('panta report', () => {
     expect(ring[5]).toBe(String(focus!.drifted));
     const cost = htmlTable('cost');
     expect(cost.map((r) => r[0])).toEqual([...GEOMETRIES, 'total']);
-    const [sums] = await queryRows(`SELECT sum(calls) AS calls, sum(prompt_tokens) AS pt, count(*) AS runs FROM read_parquet('${corpus}/runs.parquet')`);
+    const [sums] = await queryRows(
+      `SELECT sum(calls) AS calls, sum(prompt_tokens) AS pt, count(*) AS runs FROM read_parquet('${corpus}/runs.parquet')`,
+    );
     const total = cost.at(-1)!;
     expect(total[1]).toBe(`${sums!.runs}/${sums!.runs}`);
     expect(total[3]).toBe((sums!.calls as number).toLocaleString('en-US'));
@@ -219,7 +246,8 @@ describe('panta report', () => {
   it('an incomplete corpus (status running, a run missing) still reports the complete runs, with a visible note', () => {
     const partial = join(dir, 'partial');
     cpSync(corpus, partial, { recursive: true });
-    for (const f of ['report', 'order_params.parquet', 'runs.parquet', 'whitening', 'events/fq117-ring-n16-T0.2-glauber-t0.parquet']) rmSync(join(partial, f), { recursive: true });
+    for (const f of ['report', 'order_params.parquet', 'runs.parquet', 'whitening', 'events/fq117-ring-n16-T0.2-glauber-t0.parquet'])
+      rmSync(join(partial, f), { recursive: true });
     const manifest = JSON.parse(readFileSync(join(partial, 'manifest.json'), 'utf8')) as { status: string };
     writeFileSync(join(partial, 'manifest.json'), JSON.stringify({ ...manifest, status: 'running' }));
     const r = panta(['report', partial]);
@@ -227,7 +255,9 @@ describe('panta report', () => {
     expect(r.stderr).toMatch(/note: This corpus is incomplete \(status running\): 17 of 18 runs are complete/);
     const page = readFileSync(join(partial, 'report', 'index.html'), 'utf8');
     expect(page).toMatch(/<p class="note">This corpus is incomplete \(status running\): 17 of 18 runs are complete/);
-    const drawn = JSON.parse(readFileSync(join(partial, 'report', 'figures', 'magnetisation-h384.vl.json'), 'utf8')) as { data: { values: { config_id: string; trials: number }[] } };
+    const drawn = JSON.parse(readFileSync(join(partial, 'report', 'figures', 'magnetisation-h384.vl.json'), 'utf8')) as {
+      data: { values: { config_id: string; trials: number }[] };
+    };
     expect(drawn.data.values.filter((v) => v.config_id === 'fq117-ring-n16-T0.2-glauber').every((v) => v.trials === 1)).toBe(true);
     expect(existsSync(join(partial, 'order_params.parquet'))).toBe(false); // reading never writes the corpus
   });
@@ -238,7 +268,9 @@ describe('panta report', () => {
     expect(r.code).toBe(2);
     const lines = r.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toBe(`panta: ${join(empty, 'manifest.json')}: missing: this folder is not a Panta corpus; fix: give the folder a sweep wrote (the --out of \`panta run\`)`);
+    expect(lines[0]).toBe(
+      `panta: ${join(empty, 'manifest.json')}: missing: this folder is not a Panta corpus; fix: give the folder a sweep wrote (the --out of \`panta run\`)`,
+    );
     expect(readdirSync(empty)).toEqual([]);
     expect(r.stdout).toBe('');
 
@@ -271,7 +303,12 @@ function pageTable(page: string, id: string): string[][] {
 /** A CSV the report wrote, as header and rows keyed by column (RFC 4180 quotes: headers hold commas). */
 function readCsv(result: ReportResult, id: string): { header: string[]; rows: Record<string, string>[] } {
   const text = readFileSync(join(result.out, 'tables', `${id}.csv`), 'utf8');
-  const lines = text.trim().split('\n').map((line) => [...line.matchAll(/("(?:[^"]|"")*"|[^,]*)(?:,|$)/g)].map((m) => m[1].replace(/^"(.*)"$/, '$1').replaceAll('""', '"')).slice(0, -1));
+  const lines = text
+    .trim()
+    .split('\n')
+    .map((line) =>
+      [...line.matchAll(/("(?:[^"]|"")*"|[^,]*)(?:,|$)/g)].map((m) => m[1].replace(/^"(.*)"$/, '$1').replaceAll('""', '"')).slice(0, -1),
+    );
   const header = lines[0];
   return { header, rows: lines.slice(1).map((cells) => Object.fromEntries(header.map((h, i) => [h, cells[i]]))) };
 }
@@ -365,7 +402,11 @@ early_stopping: {}
        FROM grid g JOIN op ON op.run_id = g.run_id AND op.sweep = least(g.t, g.last) GROUP BY ALL`,
     );
     expect(expected.some((x) => (x.held as number) > 0)).toBe(true);
-    const drawn = (JSON.parse(readFileSync(join(es.result.out, 'figures', 'rho.vl.json'), 'utf8')) as { data: { values: Record<string, number | string>[] } }).data.values;
+    const drawn = (
+      JSON.parse(readFileSync(join(es.result.out, 'figures', 'rho.vl.json'), 'utf8')) as {
+        data: { values: Record<string, number | string>[] };
+      }
+    ).data.values;
     expect(drawn).toHaveLength(expected.length);
     for (const x of expected) {
       const d = drawn.find((v) => v.config_id === x.config_id && v.sweep === x.sweep)!;
@@ -417,22 +458,36 @@ judge: {kind: reference}
          spread AS (SELECT geometry, protocol, config_id, max(rho) - min(rho) AS s FROM f GROUP BY ALL)
        SELECT geometry, protocol, (SELECT avg(rho) FROM f WHERE f.geometry = a.geometry AND f.protocol = a.protocol) AS rho, avg(s) AS spread FROM spread a GROUP BY ALL`,
     );
-    const extras = await queryRows(`SELECT protocol, sum(extra_calls) AS extra FROM read_parquet('${pr.corpus}/runs.parquet') GROUP BY ALL`);
+    const extras = await queryRows(
+      `SELECT protocol, sum(extra_calls) AS extra FROM read_parquet('${pr.corpus}/runs.parquet') GROUP BY ALL`,
+    );
     // the protocols must have made extra calls of two roles, or the comparison below could not fail
     expect(counts.reduce((s, c) => s + (c.merge as number), 0)).toBeGreaterThan(0);
     expect(counts.reduce((s, c) => s + (c.judge as number), 0)).toBeGreaterThan(0);
 
     const { header, rows } = readCsv(pr.result, 'protocols');
     expect(header).toEqual([
-      'geometry', 'protocol', 'runs', 'm final (hashing)', 'm trial spread', 'ρ final', 'ρ trial spread',
-      'agent calls', 'merge calls', 'judge calls', 'moderator calls', 'tokens / agent call', 'tokens / agent call, all roles',
+      'geometry',
+      'protocol',
+      'runs',
+      'm final (hashing)',
+      'm trial spread',
+      'ρ final',
+      'ρ trial spread',
+      'agent calls',
+      'merge calls',
+      'judge calls',
+      'moderator calls',
+      'tokens / agent call',
+      'tokens / agent call, all roles',
     ]);
     expect(rows.map((r) => `${r.geometry}/${r.protocol}`)).toEqual(['ring', 'meanfield'].flatMap((g) => PROTOCOLS.map((p) => `${g}/${p}`)));
     for (const row of rows) {
       const c = counts.find((x) => x.geometry === row.geometry && x.protocol === row.protocol)!;
       const r = rho.find((x) => x.geometry === row.geometry && x.protocol === row.protocol)!;
       expect(Number(row.runs)).toBe(4);
-      for (const role of ['agent', 'merge', 'judge', 'moderator']) expect(Number(row[`${role} calls`]), `${row.geometry} ${row.protocol} ${role}`).toBe(c[role]);
+      for (const role of ['agent', 'merge', 'judge', 'moderator'])
+        expect(Number(row[`${role} calls`]), `${row.geometry} ${row.protocol} ${role}`).toBe(c[role]);
       expect(Number(row['tokens / agent call'])).toBeCloseTo((c.agent_tokens as number) / (c.agent as number), 10);
       expect(Number(row['tokens / agent call, all roles'])).toBeCloseTo((c.tokens as number) / (c.agent as number), 10);
       expect(Number(row['ρ final'])).toBeCloseTo(r.rho as number, 12);
@@ -440,7 +495,9 @@ judge: {kind: reference}
     }
     // the table's extra calls add up to runs.parquet's extra_calls per protocol
     for (const p of PROTOCOLS) {
-      const shown = rows.filter((r) => r.protocol === p).reduce((s, r) => s + Number(r['merge calls']) + Number(r['judge calls']) + Number(r['moderator calls']), 0);
+      const shown = rows
+        .filter((r) => r.protocol === p)
+        .reduce((s, r) => s + Number(r['merge calls']) + Number(r['judge calls']) + Number(r['moderator calls']), 0);
       expect(shown).toBe(extras.find((x) => x.protocol === p)!.extra);
     }
     expect(pageTable(pr.page, 'protocols')).toHaveLength(10);
@@ -448,7 +505,11 @@ judge: {kind: reference}
 
   it('final rho figure: a point per run at its final rho, a tick per panel at their mean; panels in spec order', async () => {
     const finals = new Map((await queryRows(FINAL_RHO())).map((r) => [r.run_id as string, r.rho as number]));
-    const drawn = (JSON.parse(readFileSync(join(pr.result.out, 'figures', 'protocols-rho.vl.json'), 'utf8')) as { data: { values: Record<string, unknown>[] } }).data.values;
+    const drawn = (
+      JSON.parse(readFileSync(join(pr.result.out, 'figures', 'protocols-rho.vl.json'), 'utf8')) as {
+        data: { values: Record<string, unknown>[] };
+      }
+    ).data.values;
     const points = drawn.filter((d) => d.kind === 'run');
     expect(points).toHaveLength(40);
     for (const p of points) expect(p.rho as number).toBeCloseTo(finals.get(p.run_id as string)!, 12);
@@ -465,7 +526,9 @@ judge: {kind: reference}
     expect((svg.match(/<g class="mark-symbol role-mark child_layer_1_marks/g) ?? []).length).toBe(2);
     expectFiguresRender(pr.result);
     // the ordering figures' panels follow the spec's protocol order, not the alphabet
-    const panels = (JSON.parse(readFileSync(join(pr.result.out, 'figures', 'rho.vl.json'), 'utf8')) as { facet: { row: { sort: string[] } } }).facet.row.sort;
+    const panels = (
+      JSON.parse(readFileSync(join(pr.result.out, 'figures', 'rho.vl.json'), 'utf8')) as { facet: { row: { sort: string[] } } }
+    ).facet.row.sort;
     expect(panels).toEqual(PROTOCOLS.map((p) => `fq117 · N=16 · ${p}`));
   });
 });
@@ -504,7 +567,9 @@ judge: {kind: reference}
       const prompt = rs[0].prompt_id as string;
       budgets.set(prompt, Math.min(budgets.get(prompt) ?? Infinity, total));
     }
-    const fromRuns = await queryRows(`SELECT prompt_id, min(prompt_tokens + completion_tokens) AS b FROM read_parquet('${rl.corpus}/runs.parquet') GROUP BY prompt_id`);
+    const fromRuns = await queryRows(
+      `SELECT prompt_id, min(prompt_tokens + completion_tokens) AS b FROM read_parquet('${rl.corpus}/runs.parquet') GROUP BY prompt_id`,
+    );
     for (const r of fromRuns) expect(budgets.get(r.prompt_id as string)).toBe(r.b);
     expect(new Set(budgets.values()).size).toBe(2);
 
@@ -518,7 +583,8 @@ judge: {kind: reference}
         spent += byEvent.get(e)!.reduce((s, r) => s + (r.tokens as number), 0);
         if (spent > limit) break;
         used = spent;
-        for (const r of byEvent.get(e)!) if (r.role === 'agent') snapshot.set(r.agent as number, { tag: r.tag as string, sweep: r.sweep as number });
+        for (const r of byEvent.get(e)!)
+          if (r.role === 'agent') snapshot.set(r.agent as number, { tag: r.tag as string, sweep: r.sweep as number });
       }
       const tags = [...snapshot.values()].map((x) => x.tag);
       const c = tags.filter((t) => t === 'correct').length;
@@ -547,13 +613,18 @@ judge: {kind: reference}
       const g = groups.get(`${row.prompt}/${row.protocol}/${row.N}`)!;
       const defined = g.at.filter((a): a is number => a !== null);
       expect(Number(row.runs)).toBe(2);
-      expect(Number(row['accuracy (mean)']), `${row.prompt} ${row.protocol} N=${row.N}`).toBeCloseTo(defined.reduce((a, b) => a + b, 0) / defined.length, 12);
+      expect(Number(row['accuracy (mean)']), `${row.prompt} ${row.protocol} N=${row.N}`).toBeCloseTo(
+        defined.reduce((a, b) => a + b, 0) / defined.length,
+        12,
+      );
       expect(Number(row['accuracy (min)'])).toBeCloseTo(Math.min(...defined), 12);
       expect(Number(row['accuracy (max)'])).toBeCloseTo(Math.max(...defined), 12);
       expect(Number(row['tokens used (mean)'])).toBeCloseTo((g.used[0] + g.used[1]) / 2, 9);
       expect(Number(row['sweep reached (mean)'])).toBeCloseTo((g.sweep[0] + g.sweep[1]) / 2, 12);
     }
-    expect(rl.page).toContain(`Here B = ${budgets.get('fq117')!.toLocaleString('en-US')} tokens for fq117, ${budgets.get('fq367')!.toLocaleString('en-US')} tokens for fq367.`);
+    expect(rl.page).toContain(
+      `Here B = ${budgets.get('fq117')!.toLocaleString('en-US')} tokens for fq117, ${budgets.get('fq367')!.toLocaleString('en-US')} tokens for fq367.`,
+    );
     expect(pageTable(rl.page, 'lost-in-propagation-accuracy')).toHaveLength(12);
     // figure and table are both sections of the page: their anchors must not collide
     const ids = [...rl.page.matchAll(/<section id="([^"]+)"/g)].map((m) => m[1]);
@@ -561,7 +632,9 @@ judge: {kind: reference}
   });
 
   it('the figure: accuracy against chain length, a line per protocol in each prompt column, rendered', () => {
-    const spec = JSON.parse(readFileSync(join(rl.result.out, 'figures', 'lost-in-propagation.vl.json'), 'utf8')) as { data: { values: Record<string, unknown>[] } };
+    const spec = JSON.parse(readFileSync(join(rl.result.out, 'figures', 'lost-in-propagation.vl.json'), 'utf8')) as {
+      data: { values: Record<string, unknown>[] };
+    };
     expect(spec.data.values).toHaveLength(12);
     const svg = readFileSync(join(rl.result.out, 'figures', 'lost-in-propagation.svg'), 'utf8');
     expect((svg.match(/<g class="mark-line role-mark/g) ?? []).length).toBe(2 * 2);

@@ -27,7 +27,10 @@ function stopSignal(role: string): { signal: AbortSignal; dispose(): void } {
   };
 }
 
-export async function schedulerCommand(spec: string, opts: RoleOptions & { out?: string; concurrency?: number; seed?: number; watchMs?: number }): Promise<number> {
+export async function schedulerCommand(
+  spec: string,
+  opts: RoleOptions & { out?: string; concurrency?: number; seed?: number; watchMs?: number },
+): Promise<number> {
   const stop = stopSignal('scheduler');
   let metrics;
   try {
@@ -44,7 +47,9 @@ export async function schedulerCommand(spec: string, opts: RoleOptions & { out?:
       signal: stop.signal,
     });
     if (summary.status === 'stopped') return EXIT.interrupted;
-    process.stdout.write(`${summary.status}: sweep ${summary.sweepId}, ${summary.eventsTotal.toLocaleString('en-US')} events scheduled and written\n`);
+    process.stdout.write(
+      `${summary.status}: sweep ${summary.sweepId}, ${summary.eventsTotal.toLocaleString('en-US')} events scheduled and written\n`,
+    );
     return summary.status === 'failed' || summary.failedRuns.length > 0 ? EXIT.failed : EXIT.ok;
   } catch (error) {
     return reportError(error);
@@ -54,14 +59,17 @@ export async function schedulerCommand(spec: string, opts: RoleOptions & { out?:
   }
 }
 
-export async function workerCommand(opts: RoleOptions & { concurrency?: number; baseUrl?: string; lockMs?: number; waitEndpoint?: number }): Promise<number> {
+export async function workerCommand(
+  opts: RoleOptions & { concurrency?: number; baseUrl?: string; lockMs?: number; waitEndpoint?: number },
+): Promise<number> {
   const stop = stopSignal('worker');
   let metrics;
   try {
     metrics = await startRoleMetrics('worker', opts);
     const observe = metrics.observe;
     const summary = await runWorker({
-      onProgress: (sweepId, p) => observe(sweepId, { eventsWritten: p.events, inflight: p.inflight, calls: p.calls, tokens: p.tokens, retries: p.retries }),
+      onProgress: (sweepId, p) =>
+        observe(sweepId, { eventsWritten: p.events, inflight: p.inflight, calls: p.calls, tokens: p.tokens, retries: p.retries }),
       redis: redisUrl(opts.redis),
       concurrency: opts.concurrency ?? 16,
       baseUrl: opts.baseUrl ?? process.env.PANTA_BASE_URL,
@@ -70,7 +78,9 @@ export async function workerCommand(opts: RoleOptions & { concurrency?: number; 
       log: roleLogger('worker', opts.logLevel ?? 'info'),
       signal: stop.signal,
     });
-    process.stderr.write(`panta worker: ${summary.events} events committed, ${summary.duplicates} duplicates skipped, ${summary.failures} failed\n`);
+    process.stderr.write(
+      `panta worker: ${summary.events} events committed, ${summary.duplicates} duplicates skipped, ${summary.failures} failed\n`,
+    );
     return EXIT.ok;
   } catch (error) {
     return reportError(error);
@@ -80,7 +90,9 @@ export async function workerCommand(opts: RoleOptions & { concurrency?: number; 
   }
 }
 
-export async function collectorCommand(opts: RoleOptions & { out?: string; sweep?: string; durableMs?: number; baseUrl?: string; waitEndpoint?: number }): Promise<number> {
+export async function collectorCommand(
+  opts: RoleOptions & { out?: string; sweep?: string; durableMs?: number; baseUrl?: string; waitEndpoint?: number },
+): Promise<number> {
   const stop = stopSignal('collector');
   try {
     const summary = await runCollector({
@@ -95,7 +107,9 @@ export async function collectorCommand(opts: RoleOptions & { out?: string; sweep
       onSweep: (sweep) => process.stderr.write(`panta collector: sweep ${sweep.spec.name} -> ${sweep.out}\n`),
     });
     if (!summary) return EXIT.interrupted;
-    process.stdout.write(`${summary.status}: ${summary.runsComplete}/${summary.runsPlanned} runs, ${summary.eventsWritten.toLocaleString('en-US')} events; corpus: ${summary.out}\n`);
+    process.stdout.write(
+      `${summary.status}: ${summary.runsComplete}/${summary.runsPlanned} runs, ${summary.eventsWritten.toLocaleString('en-US')} events; corpus: ${summary.out}\n`,
+    );
     return summary.status === 'complete' ? EXIT.ok : EXIT.failed;
   } catch (error) {
     return reportError(error);

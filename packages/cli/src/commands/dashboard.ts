@@ -23,7 +23,8 @@ export interface DashboardFlags {
 export async function dashboardCommand(opts: DashboardFlags): Promise<number> {
   const closers: (() => Promise<unknown>)[] = [];
   try {
-    if (!Number.isInteger(opts.port) || opts.port < 0 || opts.port > 65535) throw new InputError('--port', '', `${opts.port} is not a port`, 'give a port from 0 (any free one) to 65535');
+    if (!Number.isInteger(opts.port) || opts.port < 0 || opts.port > 65535)
+      throw new InputError('--port', '', `${opts.port} is not a port`, 'give a port from 0 (any free one) to 65535');
     const allowedHosts = parseHosts(opts.allowedHosts);
     const corpus = opts.corpus === undefined ? undefined : new CorpusProgress(opts.corpus);
     const useRedis = opts.redis !== undefined || corpus === undefined;
@@ -45,7 +46,10 @@ export async function dashboardCommand(opts: DashboardFlags): Promise<number> {
             if (!s.out) continue;
             const dir = resolve(s.out);
             if (existsSync(dir)) corpora.push(dir);
-            else notes.push(`sweep ${s.id} writes ${s.out}, which this process does not see (${dir}): mount the corpus here or pass --corpus DIR for its curves`);
+            else
+              notes.push(
+                `sweep ${s.id} writes ${s.out}, which this process does not see (${dir}): mount the corpus here or pass --corpus DIR for its curves`,
+              );
           }
         }
         return { sweeps: status.sweeps.map(sweepView), queue: status.queue, corpora: [...new Set(corpora)], notes };
@@ -90,9 +94,18 @@ export async function dashboardCommand(opts: DashboardFlags): Promise<number> {
 /** `--allowed-hosts a,b`: host names (no scheme, port or path). */
 function parseHosts(list: string | undefined): string[] {
   if (list === undefined) return [];
-  const names = list.split(',').map((n) => n.trim()).filter((n) => n !== '');
+  const names = list
+    .split(',')
+    .map((n) => n.trim())
+    .filter((n) => n !== '');
   for (const n of names) {
-    if (!/^(\[[0-9a-f:.]+\]|[a-z0-9_.-]+)$/i.test(n)) throw new InputError('--allowed-hosts', '', `"${n}" is not a host name`, 'give host names separated by commas, without scheme, port or path, e.g. --allowed-hosts panta.example.org,dash.lan');
+    if (!/^(\[[0-9a-f:.]+\]|[a-z0-9_.-]+)$/i.test(n))
+      throw new InputError(
+        '--allowed-hosts',
+        '',
+        `"${n}" is not a host name`,
+        'give host names separated by commas, without scheme, port or path, e.g. --allowed-hosts panta.example.org,dash.lan',
+      );
   }
   return names;
 }
@@ -105,7 +118,14 @@ function sweepView(s: SweepStatus): SweepView {
     name: s.name,
     phase: s.phase,
     live,
-    liveNote: s.phase === 'done' ? 'sweep complete' : age === null ? 'no scheduler report yet' : live ? 'scheduler reporting' : `scheduler silent for ${age.toFixed(0)} s`,
+    liveNote:
+      s.phase === 'done'
+        ? 'sweep complete'
+        : age === null
+          ? 'no scheduler report yet'
+          : live
+            ? 'scheduler reporting'
+            : `scheduler silent for ${age.toFixed(0)} s`,
     eventsWritten: s.eventsWritten,
     eventsTotal: s.eventsTotal,
     eventsPerSecond: live ? s.eventsPerSecond : 0,

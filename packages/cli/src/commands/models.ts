@@ -4,7 +4,7 @@ import { EXIT, reportError } from '../errors.js';
 
 /** The four encoders of the Rheon paper: each Hugging Face repo ships onnx/model.onnx. */
 export const PAPER_ENCODERS = [
-  { repo: 'sentence-transformers/all-MiniLM-L6-v2', dim: 384, note: 'the paper\'s main encoder' },
+  { repo: 'sentence-transformers/all-MiniLM-L6-v2', dim: 384, note: "the paper's main encoder" },
   { repo: 'sentence-transformers/all-MiniLM-L12-v2', dim: 384, note: 'robustness check' },
   { repo: 'sentence-transformers/all-mpnet-base-v2', dim: 768, note: 'robustness check' },
   { repo: 'sentence-transformers/paraphrase-mpnet-base-v2', dim: 768, note: 'robustness check' },
@@ -19,7 +19,9 @@ export function modelsCommand(): number {
   for (const m of PAPER_ENCODERS) out.push(`  ${m.repo.padEnd(48)} dim ${m.dim}  ${m.note}`);
   out.push('');
   out.push('Download one (pip install -U huggingface_hub):');
-  out.push("  huggingface-cli download sentence-transformers/all-MiniLM-L6-v2 --include 'onnx/model.onnx' tokenizer.json tokenizer_config.json config.json --local-dir models/all-MiniLM-L6-v2");
+  out.push(
+    "  huggingface-cli download sentence-transformers/all-MiniLM-L6-v2 --include 'onnx/model.onnx' tokenizer.json tokenizer_config.json config.json --local-dir models/all-MiniLM-L6-v2",
+  );
   out.push('Export any other sentence-transformers model (pip install optimum[exporters]):');
   out.push('  optimum-cli export onnx --model REPO models/NAME');
   out.push('A folder holds model.onnx or onnx/model.onnx, tokenizer.json, tokenizer_config.json and optionally config.json;');
@@ -66,7 +68,9 @@ export async function modelsCheckCommand(dir: string, options: ModelsCheckOption
     const ms = performance.now() - start;
     const norm = Math.sqrt(row!.reduce((s, x) => s + x * x, 0));
     if (row!.length !== enc.dim || !Number.isFinite(norm) || Math.abs(norm - 1) > 1e-3) {
-      process.stderr.write(`panta: ${dir}: embedding a sentence gave a vector of length ${row!.length} and norm ${norm}, expected ${enc.dim} and 1; fix: re-export the model\n`);
+      process.stderr.write(
+        `panta: ${dir}: embedding a sentence gave a vector of length ${row!.length} and norm ${norm}, expected ${enc.dim} and 1; fix: re-export the model\n`,
+      );
       return EXIT.badInput;
     }
     const fmt = (m: (typeof info.inputs)[number]): string => `${m.name} ${m.type ?? '?'} [${(m.shape ?? []).join(', ')}]`;

@@ -7,7 +7,9 @@ export async function reportCommand(dir: string, opts: { out?: string }): Promis
     const r = await writeReport(dir, { out: opts.out });
     const where = (p: string) => relative(process.cwd(), p) || '.';
     for (const note of r.notes) process.stderr.write(`panta: note: ${note}\n`);
-    process.stdout.write(`report: ${where(r.index)} (${r.figures.length} figures as SVG and PNG in ${where(`${r.out}/figures`)}, ${r.tables.length} tables)\n`);
+    process.stdout.write(
+      `report: ${where(r.index)} (${r.figures.length} figures as SVG and PNG in ${where(`${r.out}/figures`)}, ${r.tables.length} tables)\n`,
+    );
     return EXIT.ok;
   } catch (error) {
     return reportError(error);

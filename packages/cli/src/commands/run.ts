@@ -5,7 +5,10 @@ import { ProgressView } from '../progress.js';
 import { startRoleMetrics, type MetricsFlags, type RoleMetrics } from '../metrics.js';
 import { summaryTable } from '../table.js';
 
-export async function runCommand(spec: string, opts: { out?: string; concurrency?: number; seed?: number; shard?: Shard; logLevel?: string } & MetricsFlags): Promise<number> {
+export async function runCommand(
+  spec: string,
+  opts: { out?: string; concurrency?: number; seed?: number; shard?: Shard; logLevel?: string } & MetricsFlags,
+): Promise<number> {
   const levels = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
   if (opts.logLevel !== undefined && !levels.includes(opts.logLevel)) {
     process.stderr.write(`panta: run: --log-level: unknown level "${opts.logLevel}"; fix: use one of ${levels.join(', ')}\n`);
@@ -23,7 +26,9 @@ export async function runCommand(spec: string, opts: { out?: string; concurrency
     stopCode = signal === 'SIGTERM' ? 143 : EXIT.interrupted;
     view.stop();
     const again = signal === 'SIGTERM' ? 'SIGTERM' : 'Ctrl-C';
-    process.stderr.write(`\npanta: ${signal === 'SIGTERM' ? 'terminated' : 'interrupted'}: finishing the calls in flight and saving what is written (${again} again to quit at once)\n`);
+    process.stderr.write(
+      `\npanta: ${signal === 'SIGTERM' ? 'terminated' : 'interrupted'}: finishing the calls in flight and saving what is written (${again} again to quit at once)\n`,
+    );
     interrupt.abort();
   };
   process.on('SIGINT', onSignal);
@@ -48,7 +53,8 @@ export async function runCommand(spec: string, opts: { out?: string; concurrency
         const part = sweep.shard ? `${shardLabel(sweep.shard)}: ` : '';
         process.stderr.write(`panta: ${part}${sweep.runs.length} runs, ${events.toLocaleString('en-US')} events -> ${sweep.out}\n`);
         // More parts than runs: this part writes an empty partial corpus, which panta merge still expects.
-        if (sweep.shard && sweep.runs.length === 0) process.stderr.write(`panta: note: ${shardLabel(sweep.shard)} has no runs (the array has more parts than the grid has runs)\n`);
+        if (sweep.shard && sweep.runs.length === 0)
+          process.stderr.write(`panta: note: ${shardLabel(sweep.shard)} has no runs (the array has more parts than the grid has runs)\n`);
       },
       onNotice: (notice) => view.note(`panta: ${noticeText(notice)}`),
       onProgress: (p) => {
@@ -62,16 +68,21 @@ export async function runCommand(spec: string, opts: { out?: string; concurrency
       return stopCode;
     }
     const seconds = (Date.now() - started) / 1000;
-    if (summary.final.length > 0) process.stdout.write(`\nfinal sweep, mean over trials (encoder: ${encoderName}):\n${summaryTable(summary.final)}\n\n`);
+    if (summary.final.length > 0)
+      process.stdout.write(`\nfinal sweep, mean over trials (encoder: ${encoderName}):\n${summaryTable(summary.final)}\n\n`);
     const where = summary.out;
     process.stdout.write(
       `${summary.status}: ${summary.runsComplete}/${summary.runsPlanned} runs, ${summary.eventsWritten.toLocaleString('en-US')} events in ${seconds.toFixed(1)} s; corpus: ${where}\n`,
     );
     if (opts.shard && summary.status === 'complete') {
-      process.stdout.write(`${shardLabel(opts.shard)} done: no order parameters yet; once every part is done, run: panta merge OUT PART... (all ${opts.shard.count} part folders)\n`);
+      process.stdout.write(
+        `${shardLabel(opts.shard)} done: no order parameters yet; once every part is done, run: panta merge OUT PART... (all ${opts.shard.count} part folders)\n`,
+      );
     }
     if (summary.failed.length > 0) {
-      process.stderr.write(`panta: ${summary.failed.length} runs failed (${summary.failed.slice(0, 3).join(', ')}${summary.failed.length > 3 ? ', ...' : ''}); run the same command again to resume them\n`);
+      process.stderr.write(
+        `panta: ${summary.failed.length} runs failed (${summary.failed.slice(0, 3).join(', ')}${summary.failed.length > 3 ? ', ...' : ''}); run the same command again to resume them\n`,
+      );
       return EXIT.failed;
     }
     return summary.status === 'complete' ? EXIT.ok : EXIT.failed;

@@ -15,10 +15,18 @@ class OptionError extends Error {
   }
 }
 
-function number(opts: Record<string, unknown>, key: string, flag: string, check: (n: number) => boolean, expected: string, fix: string): number {
+function number(
+  opts: Record<string, unknown>,
+  key: string,
+  flag: string,
+  check: (n: number) => boolean,
+  expected: string,
+  fix: string,
+): number {
   const v = opts[key];
   const n = typeof v === 'number' ? v : Number(v);
-  if (!Number.isFinite(n) || !check(n)) throw new OptionError(flag, `expected ${expected}, got ${JSON.stringify(v === undefined ? null : String(v))}`, fix);
+  if (!Number.isFinite(n) || !check(n))
+    throw new OptionError(flag, `expected ${expected}, got ${JSON.stringify(v === undefined ? null : String(v))}`, fix);
   return n;
 }
 
@@ -26,8 +34,17 @@ const nonNegative = (n: number) => n >= 0;
 const nonNegativeInt = (n: number) => Number.isSafeInteger(n) && n >= 0;
 
 /** Checks the options and turns them into server options (prompts and template still to load). */
-export function parseServeOptions(opts: Record<string, unknown>): Omit<SurrogateServerOptions, 'prompts' | 'template'> & { dataset: string; templateFile?: string } {
-  const port = number(opts, 'port', '--port', (n) => Number.isInteger(n) && n >= 0 && n <= 65535, 'an integer port in 0..65535', 'pass --port 8000, or --port 0 for any free port');
+export function parseServeOptions(
+  opts: Record<string, unknown>,
+): Omit<SurrogateServerOptions, 'prompts' | 'template'> & { dataset: string; templateFile?: string } {
+  const port = number(
+    opts,
+    'port',
+    '--port',
+    (n) => Number.isInteger(n) && n >= 0 && n <= 65535,
+    'an integer port in 0..65535',
+    'pass --port 8000, or --port 0 for any free port',
+  );
   const host = typeof opts.host === 'string' && opts.host ? opts.host : '127.0.0.1';
   const dataset = typeof opts.dataset === 'string' && opts.dataset ? opts.dataset : 'datasets/rheon6.jsonl';
   const templateFile = typeof opts.template === 'string' && opts.template ? opts.template : undefined;
@@ -37,9 +54,26 @@ export function parseServeOptions(opts: Record<string, unknown>): Omit<Surrogate
   const slots = number(opts, 'slots', '--slots', nonNegativeInt, 'an integer >= 0', 'pass e.g. --slots 64 (0: no batching model)');
   const tokenMs = number(opts, 'tokenMs', '--token-ms', nonNegative, 'a number of milliseconds >= 0', 'pass e.g. --token-ms 2');
   const batchSlowdown = number(opts, 'batchSlowdown', '--batch-slowdown', nonNegative, 'a number >= 0', 'pass e.g. --batch-slowdown 0.02');
-  if (slots === 0 && tokenMs > 0) throw new OptionError('--token-ms', 'only applies to continuous batching, and --slots is 0', 'add --slots C (e.g. --slots 64), or use --latency-ms for a fixed latency');
-  if (slots === 0 && batchSlowdown > 0) throw new OptionError('--batch-slowdown', 'only applies to continuous batching, and --slots is 0', 'add --slots C (e.g. --slots 64) and --token-ms');
-  const rate = number(opts, 'faultRate', '--fault-rate', (n) => n >= 0 && n <= 1, 'a share in 0..1', 'pass e.g. --fault-rate 0.2 for 20% of requests');
+  if (slots === 0 && tokenMs > 0)
+    throw new OptionError(
+      '--token-ms',
+      'only applies to continuous batching, and --slots is 0',
+      'add --slots C (e.g. --slots 64), or use --latency-ms for a fixed latency',
+    );
+  if (slots === 0 && batchSlowdown > 0)
+    throw new OptionError(
+      '--batch-slowdown',
+      'only applies to continuous batching, and --slots is 0',
+      'add --slots C (e.g. --slots 64) and --token-ms',
+    );
+  const rate = number(
+    opts,
+    'faultRate',
+    '--fault-rate',
+    (n) => n >= 0 && n <= 1,
+    'a share in 0..1',
+    'pass e.g. --fault-rate 0.2 for 20% of requests',
+  );
   const faultSeed = number(opts, 'faultSeed', '--fault-seed', nonNegativeInt, 'an integer >= 0', 'pass e.g. --fault-seed 7');
   const kindsText = typeof opts.faults === 'string' ? opts.faults : FAULT_KINDS.join(',');
   const kinds = kindsText
@@ -48,7 +82,11 @@ export function parseServeOptions(opts: Record<string, unknown>): Omit<Surrogate
     .filter((k) => k);
   const unknown = kinds.find((k) => !(FAULT_KINDS as readonly string[]).includes(k));
   if (unknown !== undefined || kinds.length === 0) {
-    throw new OptionError('--faults', unknown !== undefined ? `unknown fault kind "${unknown}"` : 'no fault kind given', `use a comma-separated subset of ${FAULT_KINDS.join(',')}`);
+    throw new OptionError(
+      '--faults',
+      unknown !== undefined ? `unknown fault kind "${unknown}"` : 'no fault kind given',
+      `use a comma-separated subset of ${FAULT_KINDS.join(',')}`,
+    );
   }
   return {
     port,
@@ -68,14 +106,20 @@ function readInput(file: string, flag: string, what: string): string {
   try {
     return readFileSync(resolve(process.cwd(), file), 'utf8');
   } catch (e) {
-    throw new OptionError(flag, `cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, `pass the path of ${what}, relative to the current folder`);
+    throw new OptionError(
+      flag,
+      `cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+      `pass the path of ${what}, relative to the current folder`,
+    );
   }
 }
 
 function describe(o: ReturnType<typeof parseServeOptions>): string | undefined {
   const parts: string[] = [];
   if (o.slots) {
-    parts.push(`continuous batching: ${o.slots} slots, ${o.tokenMs} ms/token, slowdown ${o.batchSlowdown}${o.latencyMs ? `, +${o.latencyMs} ms per call` : ''}`);
+    parts.push(
+      `continuous batching: ${o.slots} slots, ${o.tokenMs} ms/token, slowdown ${o.batchSlowdown}${o.latencyMs ? `, +${o.latencyMs} ms per call` : ''}`,
+    );
   } else if (o.latencyMs) parts.push(`latency ${o.latencyMs} ms per call`);
   if (o.faults && o.faults.rate > 0) parts.push(`faults: ${o.faults.rate * 100}% of ${o.faults.kinds!.join(',')} (seed ${o.faults.seed})`);
   return parts.length > 0 ? parts.join('; ') : undefined;
@@ -92,14 +136,26 @@ export async function serveSurrogateCommand(opts: Record<string, unknown>): Prom
     config = parseServeOptions(opts);
     const prompts = parseDataset(readInput(config.dataset, '--dataset', 'a JSON-lines prompt set'), config.dataset);
     let template: PromptTemplate = DEFAULT_TEMPLATE;
-    if (config.templateFile) template = parseTemplate(readInput(config.templateFile, '--template', 'a prompt template (YAML)'), config.templateFile);
+    if (config.templateFile)
+      template = parseTemplate(readInput(config.templateFile, '--template', 'a prompt template (YAML)'), config.templateFile);
     try {
       server = await startSurrogateServer({ ...config, prompts, template });
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'EADDRINUSE') throw new OptionError('--port', `${config.port} is already in use on ${config.host}`, 'choose another port, or --port 0 for any free port');
-      if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new OptionError('--host', `cannot bind ${config.host} (${code})`, 'pass an address of this machine, e.g. --host 127.0.0.1 or --host 0.0.0.0');
-      if (code === 'EACCES') throw new OptionError('--port', `not allowed to bind port ${config.port} (EACCES)`, 'choose a port above 1023');
+      if (code === 'EADDRINUSE')
+        throw new OptionError(
+          '--port',
+          `${config.port} is already in use on ${config.host}`,
+          'choose another port, or --port 0 for any free port',
+        );
+      if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND')
+        throw new OptionError(
+          '--host',
+          `cannot bind ${config.host} (${code})`,
+          'pass an address of this machine, e.g. --host 127.0.0.1 or --host 0.0.0.0',
+        );
+      if (code === 'EACCES')
+        throw new OptionError('--port', `not allowed to bind port ${config.port} (EACCES)`, 'choose a port above 1023');
       throw e;
     }
   } catch (error) {
@@ -124,6 +180,8 @@ export async function serveSurrogateCommand(opts: Record<string, unknown>): Prom
   await server.close();
   const s = server.stats();
   const faults = Object.values(s.faults).reduce((a, b) => a + b, 0);
-  process.stderr.write(`serve-surrogate: ${signal}: stopped after ${s.requests} requests (${s.completed} answered, ${faults} faults injected, ${s.badRequests} bad, at most ${s.maxConcurrent} at once)\n`);
+  process.stderr.write(
+    `serve-surrogate: ${signal}: stopped after ${s.requests} requests (${s.completed} answered, ${faults} faults injected, ${s.badRequests} bad, at most ${s.maxConcurrent} at once)\n`,
+  );
   return EXIT.ok;
 }

@@ -32,7 +32,10 @@ export async function statusCommand(opts: { redis?: string; json?: boolean }): P
       if (s.runs.length > 0) {
         const width = Math.max(...s.runs.map((r) => r.run.length));
         lines.push(`  ${'run'.padEnd(width)}  written  in flight  failed`);
-        for (const r of s.runs) lines.push(`  ${r.run.padEnd(width)}  ${String(r.written).padStart(7)}  ${String(r.inflight).padStart(9)}  ${r.failed ?? ''}`.trimEnd());
+        for (const r of s.runs)
+          lines.push(
+            `  ${r.run.padEnd(width)}  ${String(r.written).padStart(7)}  ${String(r.inflight).padStart(9)}  ${r.failed ?? ''}`.trimEnd(),
+          );
       }
     }
     process.stdout.write(`${lines.join('\n')}\n`);

@@ -41,7 +41,9 @@ export class InboxReader<M> {
   private async run(): Promise<void> {
     let trimmed = Date.now();
     while (!this.closed) {
-      const reply = (await this.blocking.xread('COUNT', 2000, 'BLOCK', 1000, 'STREAMS', this.key, this.lastId)) as [string, [string, string[]][]][] | null;
+      const reply = (await this.blocking.xread('COUNT', 2000, 'BLOCK', 1000, 'STREAMS', this.key, this.lastId)) as
+        | [string, [string, string[]][]][]
+        | null;
       if (this.closed) return;
       const raw = reply?.[0]?.[1] ?? [];
       if (raw.length === 0) continue;

@@ -222,12 +222,20 @@ export function decodeSchedulerMessage(stream: string, id: string, flat: readonl
     case 'done':
       return { op, run: f.text('run'), event: f.int('event'), calls: f.int('calls'), tokens: f.int('tokens') };
     case 'failed':
-      return f.has('sweep') ? { op: 'boundaryFailed', run: f.text('run'), sweep: f.int('sweep'), error: f.text('error') } : { op, run: f.text('run'), event: f.int('event'), error: f.text('error') };
+      return f.has('sweep')
+        ? { op: 'boundaryFailed', run: f.text('run'), sweep: f.int('sweep'), error: f.text('error') }
+        : { op, run: f.text('run'), event: f.int('event'), error: f.text('error') };
     case 'boundary':
       return { op, run: f.text('run'), sweep: f.int('sweep'), outcome: f.text('outcome') };
     case 'opened': {
       const finalized = f.oneOf('finalized', ['0', '1'] as const) === '1';
-      return { op, run: f.text('run'), next: f.int('next'), finalized, ...(f.has('control') ? { control: f.json<Control>('control') } : {}) };
+      return {
+        op,
+        run: f.text('run'),
+        next: f.int('next'),
+        finalized,
+        ...(f.has('control') ? { control: f.json<Control>('control') } : {}),
+      };
     }
     case 'closed':
       return { op, run: f.text('run') };

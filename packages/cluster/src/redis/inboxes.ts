@@ -1,6 +1,13 @@
 import type { Redis } from 'ioredis';
 import { INBOX_MAXLEN, type SweepKeys } from '../keys.js';
-import { decodeCollectorMessage, encodeCollectorMessage, encodeSchedulerMessage, type CollectorMessage, type Delivered, type SchedulerMessage } from './inbox.js';
+import {
+  decodeCollectorMessage,
+  encodeCollectorMessage,
+  encodeSchedulerMessage,
+  type CollectorMessage,
+  type Delivered,
+  type SchedulerMessage,
+} from './inbox.js';
 
 /** The consumer group through which the collector reads its inbox: a request it had not finished is delivered again. */
 const GROUP = 'collector';
@@ -27,15 +34,32 @@ export async function ensureCollectorGroup(redis: Redis, keys: SweepKeys): Promi
  * Reads the collector's inbox: `pending` re-reads the entries delivered to it and never acknowledged,
  * otherwise new ones, waiting up to blockMs. Each entry is decoded (a malformed one is an InboxEntryError).
  */
-export async function readCollectorInbox(blocking: Redis, keys: SweepKeys, options: { pending: boolean; count: number; blockMs: number }): Promise<Delivered<CollectorMessage>[]> {
-  const reply = (await blocking.xreadgroup('GROUP', GROUP, CONSUMER, 'COUNT', options.count, 'BLOCK', options.blockMs, 'STREAMS', keys.collectorInbox, options.pending ? '0' : '>')) as
-    | [string, [string, string[]][]][]
-    | null;
+export async function readCollectorInbox(
+  blocking: Redis,
+  keys: SweepKeys,
+  options: { pending: boolean; count: number; blockMs: number },
+): Promise<Delivered<CollectorMessage>[]> {
+  const reply = (await blocking.xreadgroup(
+    'GROUP',
+    GROUP,
+    CONSUMER,
+    'COUNT',
+    options.count,
+    'BLOCK',
+    options.blockMs,
+    'STREAMS',
+    keys.collectorInbox,
+    options.pending ? '0' : '>',
+  )) as [string, [string, string[]][]][] | null;
   return (reply?.[0]?.[1] ?? []).map(([id, flat]) => ({ id, message: decodeCollectorMessage(keys.collectorInbox, id, flat) }));
 }
 
 /** Acknowledges handled requests and deletes them (the stream holds only what is still to do). */
 export async function ackCollectorInbox(redis: Redis, keys: SweepKeys, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
-  await redis.multi().xack(keys.collectorInbox, GROUP, ...ids).xdel(keys.collectorInbox, ...ids).exec();
+  await redis
+    .multi()
+    .xack(keys.collectorInbox, GROUP, ...ids)
+    .xdel(keys.collectorInbox, ...ids)
+    .exec();
 }

@@ -103,7 +103,10 @@ export interface FailEventArgs {
 /** Reports an event failed, unless it was committed meanwhile (fail-event-3). */
 export async function failEvent(redis: PantaRedis, a: FailEventArgs): Promise<Once> {
   const k = a.keys;
-  return once('failEvent-3', await lua(redis).failEvent3(k.committed(a.runId), k.closed, k.schedulerInbox, a.runId, a.event, a.error, INBOX_MAXLEN));
+  return once(
+    'failEvent-3',
+    await lua(redis).failEvent3(k.committed(a.runId), k.closed, k.schedulerInbox, a.runId, a.event, a.error, INBOX_MAXLEN),
+  );
 }
 
 export interface CommitBoundaryArgs {
@@ -117,7 +120,10 @@ export interface CommitBoundaryArgs {
 /** Commits a boundary's outcome at most once and asks the collector to journal it (commit-boundary-3). */
 export async function commitBoundary(redis: PantaRedis, a: CommitBoundaryArgs): Promise<Once> {
   const k = a.keys;
-  return once('commitBoundary-3', await lua(redis).commitBoundary3(k.boundaries(a.runId), k.closed, k.collectorInbox, a.runId, a.sweep, a.outcome));
+  return once(
+    'commitBoundary-3',
+    await lua(redis).commitBoundary3(k.boundaries(a.runId), k.closed, k.collectorInbox, a.runId, a.sweep, a.outcome),
+  );
 }
 
 export interface FailBoundaryArgs {
@@ -130,7 +136,10 @@ export interface FailBoundaryArgs {
 /** Reports a boundary failed, unless it was committed meanwhile (fail-boundary-3). */
 export async function failBoundary(redis: PantaRedis, a: FailBoundaryArgs): Promise<Once> {
   const k = a.keys;
-  return once('failBoundary-3', await lua(redis).failBoundary3(k.boundaries(a.runId), k.closed, k.schedulerInbox, a.runId, a.sweep, a.error, INBOX_MAXLEN));
+  return once(
+    'failBoundary-3',
+    await lua(redis).failBoundary3(k.boundaries(a.runId), k.closed, k.schedulerInbox, a.runId, a.sweep, a.error, INBOX_MAXLEN),
+  );
 }
 
 export interface ReadVersionsArgs {
@@ -148,7 +157,8 @@ export async function readVersions(redis: PantaRedis, a: ReadVersionsArgs): Prom
   const k = a.keys;
   const reply = await lua(redis).readVersions3(k.committed(a.runId), k.versions(a.runId), k.closed, a.runId, a.event, ...a.versions);
   const [code, ...texts] = reply;
-  if (code === 1 && texts.length === a.versions.length && texts.every((t) => t === null || typeof t === 'string')) return { kind: 'run', texts: texts as (string | null)[] };
+  if (code === 1 && texts.length === a.versions.length && texts.every((t) => t === null || typeof t === 'string'))
+    return { kind: 'run', texts: texts as (string | null)[] };
   if (code === 0 && texts.length === 0) return { kind: 'before' };
   if (code === -1 && texts.length === 0) return { kind: 'closed' };
   throw new ScriptReplyError('readVersions-3', reply);

@@ -72,7 +72,13 @@ export class SweepStore {
 
   async readStatus(): Promise<StoredStatus> {
     const { keys, redis } = this;
-    const [phase, status, written, inflight, failed] = await Promise.all([redis.hget(keys.state, 'phase'), redis.hgetall(keys.status), redis.hgetall(keys.written), redis.hgetall(keys.inflight), redis.hgetall(keys.failed)]);
+    const [phase, status, written, inflight, failed] = await Promise.all([
+      redis.hget(keys.state, 'phase'),
+      redis.hgetall(keys.status),
+      redis.hgetall(keys.written),
+      redis.hgetall(keys.inflight),
+      redis.hgetall(keys.failed),
+    ]);
     return { phase, status, written, inflight, failed };
   }
 
@@ -119,7 +125,13 @@ export class SweepStore {
   /** Whether Redis recorded a run as further than `next`: closed, or event `next` committed with its result gone. */
   async aheadOf(runId: string, next: number): Promise<boolean> {
     const { keys } = this;
-    const replies = (await this.redis.multi().sismember(keys.closed, runId).getbit(keys.committed(runId), next).hexists(keys.results(runId), String(next)).exec()) ?? [];
+    const replies =
+      (await this.redis
+        .multi()
+        .sismember(keys.closed, runId)
+        .getbit(keys.committed(runId), next)
+        .hexists(keys.results(runId), String(next))
+        .exec()) ?? [];
     const [closed, committed, held] = replies.map(([err, value]) => {
       if (err) throw err;
       return Number(value);
@@ -130,7 +142,11 @@ export class SweepStore {
   /** Forgets everything Redis holds of a run (it continues from the corpus). */
   async forgetRun(runId: string): Promise<void> {
     const { keys } = this;
-    await this.redis.multi().srem(keys.closed, runId).del(keys.committed(runId), keys.versions(runId), keys.results(runId), keys.boundaries(runId)).exec();
+    await this.redis
+      .multi()
+      .srem(keys.closed, runId)
+      .del(keys.committed(runId), keys.versions(runId), keys.results(runId), keys.boundaries(runId))
+      .exec();
   }
 
   /** Whether each event is committed, in order. */

@@ -24,10 +24,13 @@ export function parseEdgeFile(text: string, file = 'edges file'): { edges: Edge[
     const cols = line.split(/[\s,]+/);
     const where = `${file}:${ln + 1}`;
     if (cols.length !== 2) {
-      throw new GeometryError(`${where}: expected two 0-based agent indices "i j", got "${line.length > 60 ? `${line.slice(0, 57)}...` : line}"`);
+      throw new GeometryError(
+        `${where}: expected two 0-based agent indices "i j", got "${line.length > 60 ? `${line.slice(0, 57)}...` : line}"`,
+      );
     }
     const pair = cols.map((c) => {
-      if (!/^\d+$/.test(c)) throw new GeometryError(`${where}: "${c.length > 30 ? `${c.slice(0, 27)}...` : c}" is not a non-negative integer agent index`);
+      if (!/^\d+$/.test(c))
+        throw new GeometryError(`${where}: "${c.length > 30 ? `${c.slice(0, 27)}...` : c}" is not a non-negative integer agent index`);
       return Number(c);
     });
     edges.push([pair[0], pair[1]]);
@@ -80,7 +83,7 @@ export function validateEdges(edges: readonly Edge[], n?: number): string | null
  */
 export function edgesGraph(
   edges: readonly Edge[],
-  opts: { n?: number; label?: string; /** file named in errors */ source?: string } = {},
+  opts: { n?: number; label?: string /** file named in errors */; source?: string } = {},
 ): CsrGraph {
   const problem = validateEdges(edges, opts.n);
   const label = opts.label ?? 'edges';

@@ -90,13 +90,7 @@ export function regularCsr(label: string, n: number, k: number, row: (i: number,
  * Builds an undirected graph from edge endpoints (u[e], v[e]); each edge appears in both rows and every row
  * is sorted ascending. The caller guarantees a simple graph. `k` defaults to the maximum degree.
  */
-export function undirectedCsr(
-  label: string,
-  n: number,
-  us: ArrayLike<number>,
-  vs: ArrayLike<number>,
-  k?: number,
-): CsrGraph {
+export function undirectedCsr(label: string, n: number, us: ArrayLike<number>, vs: ArrayLike<number>, k?: number): CsrGraph {
   const m = us.length;
   const offsets = new Int32Array(n + 1);
   for (let e = 0; e < m; e++) {

@@ -108,13 +108,7 @@ export function randomRegularGraph(n: number, k: number, rng: Rng, label = `rand
  * i = 0..N-1; an agent already joined to everyone keeps its edge). Simple graph; neighbours ascending.
  * Needs k even and N > k + 1.
  */
-export function smallWorldGraph(
-  n: number,
-  k: number,
-  beta: number,
-  rng: Rng,
-  label = `small-world-k${k}-b${beta}`,
-): CsrGraph {
+export function smallWorldGraph(n: number, k: number, beta: number, rng: Rng, label = `small-world-k${k}-b${beta}`): CsrGraph {
   if (!(Number.isInteger(k) && k >= 2 && k % 2 === 0 && n > k + 1)) {
     throw new GeometryError(`small-world: k = ${k} on N = ${n} needs k even, k >= 2 and N > k + 1`);
   }

@@ -47,9 +47,7 @@ export function checkSize(spec: GeometrySpec, n: number): string | null {
       return latticeCheck(n, label, 3);
     case 'meanfield':
       if (spec.sample === undefined) return n >= 2 ? null : tooSmall(n, label, 'N >= 2', 2);
-      return n >= spec.sample + 1
-        ? null
-        : tooSmall(n, label, `sample k = ${spec.sample} needs N >= k + 1`, spec.sample + 1);
+      return n >= spec.sample + 1 ? null : tooSmall(n, label, `sample k = ${spec.sample} needs N >= k + 1`, spec.sample + 1);
     case 'chain':
       return n >= 2 ? null : tooSmall(n, label, 'N >= 2', 2);
     case 'star':

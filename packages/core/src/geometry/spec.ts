@@ -29,11 +29,7 @@ const objectSchema = z.discriminatedUnion('kind', [
   z.strictObject({
     kind: z.literal('small-world'),
     /** Even degree of the starting ring lattice (k / 2 neighbours on each side). */
-    k: z
-      .int()
-      .min(2)
-      .max(1_000_000)
-      .multipleOf(2, { message: 'small-world k must be even (k / 2 neighbours on each side)' }),
+    k: z.int().min(2).max(1_000_000).multipleOf(2, { message: 'small-world k must be even (k / 2 neighbours on each side)' }),
     /** Probability of rewiring each lattice edge, in [0, 1]. */
     beta: z.number().min(0).max(1),
   }),
@@ -94,7 +90,11 @@ function num(x: number): string {
 
 /** The file name without folders and without its last extension, made safe for a run id. */
 export function fileStem(path: string): string {
-  const base = path.replace(/[\\/]+$/, '').split(/[\\/]/).pop() ?? '';
+  const base =
+    path
+      .replace(/[\\/]+$/, '')
+      .split(/[\\/]/)
+      .pop() ?? '';
   const dot = base.lastIndexOf('.');
   const stem = dot > 0 ? base.slice(0, dot) : base;
   const safe = stem

@@ -56,7 +56,12 @@ const asFloat64 = (vectors: readonly ArrayLike<number>[]): Float64Array[] =>
  * CDS_sys = mean pairwise cosine distance of the raw embeddings (given as unitVector of each), and the tag
  * counts.
  */
-export function measureSnapshot(spins: readonly ArrayLike<number>[], units: readonly ArrayLike<number>[], tags: readonly Tag[], dim: number): SnapshotMeasure {
+export function measureSnapshot(
+  spins: readonly ArrayLike<number>[],
+  units: readonly ArrayLike<number>[],
+  tags: readonly Tag[],
+  dim: number,
+): SnapshotMeasure {
   const s = meanPairwiseDot(asFloat64(spins), dim);
   const r = meanPairwiseDot(asFloat64(units), dim);
   const counts = { correct: 0, hallucinated: 0, not_known: 0, judge_failure: 0 };
@@ -80,7 +85,9 @@ export function measureSnapshot(spins: readonly ArrayLike<number>[], units: read
  * know" loses accuracy). Null only for a snapshot without tags. Unlike rho it is defined on every population
  * a model can produce, so FOCUS and drift are too.
  */
-export function snapshotAccuracy(m: Pick<SnapshotMeasure, 'n_correct' | 'n_hallucinated' | 'n_not_known' | 'n_judge_failure'>): number | null {
+export function snapshotAccuracy(
+  m: Pick<SnapshotMeasure, 'n_correct' | 'n_hallucinated' | 'n_not_known' | 'n_judge_failure'>,
+): number | null {
   const tagged = m.n_correct + m.n_hallucinated + m.n_not_known + m.n_judge_failure;
   return tagged > 0 ? m.n_correct / tagged : null;
 }

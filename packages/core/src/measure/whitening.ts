@@ -114,7 +114,15 @@ export function fitWhitening(acc: CovarianceAccumulator, mode: 'zca' | 'raw'): W
   const n = acc.count;
   const identity = new Float64Array(d * d);
   for (let i = 0; i < d; i++) identity[i * d + i] = 1;
-  const raw = (fallback: Whitening['fallback']): Whitening => ({ mode: 'raw', fallback, dim: d, samples: n, lambda: 0, mean: new Float64Array(d), matrix: identity });
+  const raw = (fallback: Whitening['fallback']): Whitening => ({
+    mode: 'raw',
+    fallback,
+    dim: d,
+    samples: n,
+    lambda: 0,
+    mean: new Float64Array(d),
+    matrix: identity,
+  });
   if (mode === 'raw') return raw(null);
   // Rounding makes the centred copies of one vector tiny but not zero: whitening would blow that noise up.
   if (!acc.varied) return raw('degenerate_pool');
@@ -144,7 +152,8 @@ function covarianceSpectrum(acc: CovarianceAccumulator): Spectrum {
       const { values, vectors } = symmetricEigen(cov, d);
       const matrix = new Float64Array(d * d);
       // Rank-one updates along rows of `vectors`.
-      for (let e = 0; e < d; e++) addRankOne(matrix, vectors.subarray(e * d, (e + 1) * d), 1 / Math.sqrt(Math.max(values[e], 0) + lambda), d);
+      for (let e = 0; e < d; e++)
+        addRankOne(matrix, vectors.subarray(e * d, (e + 1) * d), 1 / Math.sqrt(Math.max(values[e], 0) + lambda), d);
       mirrorUpper(matrix, d);
       return matrix;
     },

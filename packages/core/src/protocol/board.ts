@@ -36,7 +36,11 @@ export function parseBoardReply(text: string): { answer: string; entries: { obje
         const entries = (Array.isArray(v.entries) ? v.entries : [])
           .filter((e): e is { object: unknown; claim: unknown; confidence?: unknown } => typeof e === 'object' && e !== null)
           .filter((e) => typeof e.object === 'string' && typeof e.claim === 'string')
-          .map((e) => ({ object: (e.object as string).trim(), claim: (e.claim as string).replace(/\s+/g, ' ').trim(), confidence: clamp01(Number(e.confidence ?? 0.5)) }))
+          .map((e) => ({
+            object: (e.object as string).trim(),
+            claim: (e.claim as string).replace(/\s+/g, ' ').trim(),
+            confidence: clamp01(Number(e.confidence ?? 0.5)),
+          }))
           .slice(0, MAX_LIVE_ENTRIES);
         return { answer: v.answer.replace(/\s+/g, ' ').trim(), entries };
       }
@@ -62,7 +66,13 @@ export function applyEntries(
   entries.forEach((e, i) => {
     const key = e.object.toLowerCase();
     const at = next.findIndex((x) => x.object.toLowerCase() === key);
-    const entry: BoardEntry = { id: `e${event}.${i}`, object: e.object, claim: e.claim, confidence: e.confidence, revises: at >= 0 ? next[at].id : null };
+    const entry: BoardEntry = {
+      id: `e${event}.${i}`,
+      object: e.object,
+      claim: e.claim,
+      confidence: e.confidence,
+      revises: at >= 0 ? next[at].id : null,
+    };
     if (at >= 0) next.splice(at, 1);
     next.push(entry);
     written.push(entry);
@@ -83,7 +93,9 @@ export function foldLive(live: readonly BoardEntry[], written: readonly BoardEnt
 /** One neighbour's live entries as a single line (answers hold no newline). */
 export function renderEntries(entries: readonly BoardEntry[]): string {
   if (entries.length === 0) return '(no board entries)';
-  return entries.map((e) => `[${e.id}${e.revises ? ` revises ${e.revises}` : ''}] ${e.object}: ${e.claim} (confidence ${e.confidence})`).join('; ');
+  return entries
+    .map((e) => `[${e.id}${e.revises ? ` revises ${e.revises}` : ''}] ${e.object}: ${e.claim} (confidence ${e.confidence})`)
+    .join('; ');
 }
 
 export function encodeBoardVersion(v: BoardVersion): string {

@@ -4,8 +4,7 @@ import type { ChatMessages } from '../prompt.js';
  * The protocols' own prompts (DESIGN.md 4). Like the agent template, shared text comes first. They are fixed
  * text for now: a sweep names its agent template, not these.
  */
-export const PROTOCOL_SYSTEM =
-  'You review the answers of a group of agents to one question. Be brief and factual.';
+export const PROTOCOL_SYSTEM = 'You review the answers of a group of agents to one question. Be brief and factual.';
 
 /** ssvp: a divergent neighbourhood is read through this call, never as raw text. */
 export function renderMerge(question: string, own: string, neighbours: readonly string[]): ChatMessages {
@@ -77,18 +76,27 @@ export type ParsedProtocolCall =
   | { kind: 'merge'; question: string; own: string; neighbours: string[] }
   | { kind: 'drift-judge' | 'moderator'; question: string; sweep: number; before: string; after: string };
 
-const MERGE = /^Question: ([^\n]*)\nAnswer under review: ([^\n]*)\nAnswers of its neighbours, which diverge from it:\n((?:- Source \d+: [^\n]*\n)*)Name the contradictions/;
-const DRIFT_JUDGE = /^Question: ([^\n]*)\nMajority answer after round \d+: ([^\n]*)\nMajority answer after round (\d+): ([^\n]*)\nHas the group drifted/;
-const MODERATOR = /^Question: ([^\n]*)\nThe group drifted: after round \d+ its majority answer was: ([^\n]*)\nAfter round (\d+) it is: ([^\n]*)\nWrite one short message/;
+const MERGE =
+  /^Question: ([^\n]*)\nAnswer under review: ([^\n]*)\nAnswers of its neighbours, which diverge from it:\n((?:- Source \d+: [^\n]*\n)*)Name the contradictions/;
+const DRIFT_JUDGE =
+  /^Question: ([^\n]*)\nMajority answer after round \d+: ([^\n]*)\nMajority answer after round (\d+): ([^\n]*)\nHas the group drifted/;
+const MODERATOR =
+  /^Question: ([^\n]*)\nThe group drifted: after round \d+ its majority answer was: ([^\n]*)\nAfter round (\d+) it is: ([^\n]*)\nWrite one short message/;
 
 export function parseProtocolCall(messages: ChatMessages): ParsedProtocolCall | null {
   if (messages.system !== PROTOCOL_SYSTEM) return null;
   const merge = MERGE.exec(messages.user);
   if (merge) {
-    const neighbours = merge[3].split('\n').filter((l) => l !== '').map((l) => l.replace(/^- Source \d+: /, ''));
+    const neighbours = merge[3]
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => l.replace(/^- Source \d+: /, ''));
     return { kind: 'merge', question: merge[1], own: merge[2], neighbours };
   }
-  for (const [kind, re] of [['drift-judge', DRIFT_JUDGE], ['moderator', MODERATOR]] as const) {
+  for (const [kind, re] of [
+    ['drift-judge', DRIFT_JUDGE],
+    ['moderator', MODERATOR],
+  ] as const) {
     const m = re.exec(messages.user);
     if (m) return { kind, question: m[1], sweep: Number(m[3]), before: m[2], after: m[4] };
   }
@@ -109,7 +117,10 @@ export function splitAgentPrompt(
   if (board) rest = rest.slice(BOARD_INSTRUCTION.length + 1);
   if (rest !== '' && !rest.startsWith('\n')) return null;
   const persona = rest.slice(1);
-  const belief = persona.split('\n').find((l) => l.startsWith(BELIEF_LINE))?.slice(BELIEF_LINE.length);
+  const belief = persona
+    .split('\n')
+    .find((l) => l.startsWith(BELIEF_LINE))
+    ?.slice(BELIEF_LINE.length);
   let user = messages.user;
   let moderator: string | undefined;
   if (user.startsWith('Moderator: ')) {

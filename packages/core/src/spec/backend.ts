@@ -82,14 +82,13 @@ export const anthropicBackendSchema = z.strictObject({
    * Versions from 2026-10-21 (the SDK 1.x default) refuse temperature, top_p and top_k with a 400, so with
    * them no temperature is sent: the model samples at its own setting and T is only a label.
    */
-  api_version: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date, YYYY-MM-DD').default('2023-06-01'),
+  api_version: z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}$/, 'a date, YYYY-MM-DD')
+    .default('2023-06-01'),
 });
 
-export const backendSchema = z.discriminatedUnion('kind', [
-  surrogateBackendSchema,
-  openaiBackendSchema,
-  anthropicBackendSchema,
-]);
+export const backendSchema = z.discriminatedUnion('kind', [surrogateBackendSchema, openaiBackendSchema, anthropicBackendSchema]);
 
 export type BackendSpec = z.infer<typeof backendSchema>;
 export type SurrogateBackendSpec = z.infer<typeof surrogateBackendSchema>;

@@ -53,13 +53,28 @@ export function checkSweepBounds(spec: SweepSpec, prompts: number, file: string,
       if (events > MAX_RUN_EVENTS) {
         const most = Math.floor(MAX_RUN_EVENTS / n) - 1;
         throw most >= 1
-          ? new InputError(file, 'sweeps', `${fmt(spec.sweeps)} sweeps of N = ${fmt(n)} (${label}) make ${fmt(events)} events per run, more than a run can hold (${fmt(MAX_RUN_EVENTS)})`, `use at most ${fmt(most)} sweeps at this size, or a smaller size`)
-          : new InputError(file, `${field}[${i}]`, `N = ${fmt(n)} makes more than ${fmt(MAX_RUN_EVENTS)} events per run, more than a run can hold`, `use a size of at most ${fmt(MAX_RUN_EVENTS / 2)}`);
+          ? new InputError(
+              file,
+              'sweeps',
+              `${fmt(spec.sweeps)} sweeps of N = ${fmt(n)} (${label}) make ${fmt(events)} events per run, more than a run can hold (${fmt(MAX_RUN_EVENTS)})`,
+              `use at most ${fmt(most)} sweeps at this size, or a smaller size`,
+            )
+          : new InputError(
+              file,
+              `${field}[${i}]`,
+              `N = ${fmt(n)} makes more than ${fmt(MAX_RUN_EVENTS)} events per run, more than a run can hold`,
+              `use a size of at most ${fmt(MAX_RUN_EVENTS / 2)}`,
+            );
       }
       if (geometry.kind === 'edges' || (geometry.kind === 'meanfield' && geometry.sample !== undefined)) return;
       const entries = n * nominalDegree(geometry, n);
       if (entries > MAX_GRAPH_ENTRIES) {
-        throw new InputError(file, `${field}[${i}]`, `N = ${fmt(n)} on ${label} makes ${fmt(entries)} neighbour entries (N x k), more than a graph can hold (${fmt(MAX_GRAPH_ENTRIES)})`, 'use a smaller size or degree');
+        throw new InputError(
+          file,
+          `${field}[${i}]`,
+          `N = ${fmt(n)} on ${label} makes ${fmt(entries)} neighbour entries (N x k), more than a graph can hold (${fmt(MAX_GRAPH_ENTRIES)})`,
+          'use a smaller size or degree',
+        );
       }
     });
   }

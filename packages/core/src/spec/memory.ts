@@ -77,7 +77,9 @@ export function parseMemoryBudget(value: number | string): number | undefined {
 /** Bytes one open run of N agents with k neighbours each holds. */
 function runBytes(spec: SweepSpec, n: number, k: number, staticGraph: boolean): number {
   const events = (spec.sweeps + 1) * n;
-  return n * MEMORY.agentBytes + (staticGraph ? n * k * MEMORY.graphEntryBytes : 0) + Math.min(spec.lookahead, events) * MEMORY.lookaheadBytes;
+  return (
+    n * MEMORY.agentBytes + (staticGraph ? n * k * MEMORY.graphEntryBytes : 0) + Math.min(spec.lookahead, events) * MEMORY.lookaheadBytes
+  );
 }
 
 /** Runs open at once: runs whose events fill the concurrency one and the next; smaller runs up to the engine's 64. */
@@ -94,7 +96,13 @@ function inflightBytes(spec: SweepSpec, k: number): number {
  * The memory a sweep is estimated to need at one size, `runs` runs of N agents with k neighbours: the
  * process, the runs open at once, and the calls in flight. `heap`: the part of it on V8's heap.
  */
-export function sweepMemoryBytes(spec: SweepSpec, n: number, k: number, staticGraph: boolean, runs: number): { total: number; heap: number } {
+export function sweepMemoryBytes(
+  spec: SweepSpec,
+  n: number,
+  k: number,
+  staticGraph: boolean,
+  runs: number,
+): { total: number; heap: number } {
   const open = openRuns(spec, n, runs);
   const inflight = inflightBytes(spec, k);
   const lookahead = Math.min(spec.lookahead, (spec.sweeps + 1) * n);
@@ -112,7 +120,13 @@ const fmt = (x: number) => x.toLocaleString('en-US');
  * the largest size of that geometry that fits. `runsPerSize` is the number of runs at one size of one
  * geometry (prompts x temperatures x protocols x trials).
  */
-export function checkMemoryBudget(spec: SweepSpec, runsPerSize: number, file: string, fileSize: (path: string) => number, available: MemoryAvailable): void {
+export function checkMemoryBudget(
+  spec: SweepSpec,
+  runsPerSize: number,
+  file: string,
+  fileSize: (path: string) => number,
+  available: MemoryAvailable,
+): void {
   const usable = available.bytes * MEMORY.usableShare;
   const heapUsable = available.heapBytes * MEMORY.usableShare;
   const pct = `${Math.round(MEMORY.usableShare * 100)}%`;
@@ -121,7 +135,8 @@ export function checkMemoryBudget(spec: SweepSpec, runsPerSize: number, file: st
     const label = geometryLabel(geometry);
     const staticGraph = geometry.kind !== 'meanfield' || geometry.sample === undefined;
     // An edge list's degree is its own: counted as 8 (its entries are parsed and held by then anyway).
-    const at = (m: number) => sweepMemoryBytes(spec, m, geometry.kind === 'edges' ? 8 : nominalDegree(geometry, m), staticGraph, runsPerSize);
+    const at = (m: number) =>
+      sweepMemoryBytes(spec, m, geometry.kind === 'edges' ? 8 : nominalDegree(geometry, m), staticGraph, runsPerSize);
     sizes.forEach((n, i) => {
       const need = at(n);
       const memory = need.total > usable;
@@ -138,11 +153,16 @@ export function checkMemoryBudget(spec: SweepSpec, runsPerSize: number, file: st
         else hi = mid;
       }
       const other = staticGraph && geometry.kind === 'meanfield' ? ' (or {kind: meanfield, sample: k})' : '';
-      const smaller = lo >= 2 ? `use a size of at most ${fmt(lo)} on ${label}${other}, or less concurrency` : 'use less concurrency or a smaller lookahead';
+      const smaller =
+        lo >= 2
+          ? `use a size of at most ${fmt(lo)} on ${label}${other}, or less concurrency`
+          : 'use less concurrency or a smaller lookahead';
       const problem = memory
         ? `N = ${fmt(n)} on ${label} needs about ${formatBytes(need.total)} of memory (${fmt(MEMORY.agentBytes)} bytes per agent of each open run, ${formatBytes(MEMORY.processBytes)} for the process), more than ${pct} of ${available.source}`
         : `N = ${fmt(n)} on ${label} needs about ${formatBytes(need.heap)} of Node's heap (${MEMORY.heapAgentBytes} bytes per agent of each open run), more than ${pct} of its limit of ${formatBytes(available.heapBytes)}`;
-      const raise = memory ? 'set memory_budget if this process may use more' : `raise the limit (NODE_OPTIONS=--max-old-space-size=${Math.ceil((need.heap / MEMORY.usableShare) / 2 ** 20)})`;
+      const raise = memory
+        ? 'set memory_budget if this process may use more'
+        : `raise the limit (NODE_OPTIONS=--max-old-space-size=${Math.ceil(need.heap / MEMORY.usableShare / 2 ** 20)})`;
       throw new InputError(file, `${field}[${i}]`, problem, `${smaller}; or ${raise}`);
     });
   }

@@ -81,9 +81,17 @@ export function issueToInputError(file: string, issue: z.core.$ZodIssue, input: 
     }
     case 'invalid_type': {
       const wanted = issue.expected === 'int' ? 'an integer' : issue.expected === 'number' ? 'a finite number' : typeName(issue.expected);
-      if (got === undefined) return new InputError(file, path, 'required key is missing', `add ${path}: <${issue.expected === 'int' ? 'integer' : issue.expected}>`);
-      if (typeof got === 'number' && !Number.isFinite(got)) return new InputError(file, path, `${shown} is not a finite number`, `write ${wanted}`);
-      if (typeof got === 'number' && issue.expected === 'int') return new InputError(file, path, `${shown} is not an integer`, 'write an integer');
+      if (got === undefined)
+        return new InputError(
+          file,
+          path,
+          'required key is missing',
+          `add ${path}: <${issue.expected === 'int' ? 'integer' : issue.expected}>`,
+        );
+      if (typeof got === 'number' && !Number.isFinite(got))
+        return new InputError(file, path, `${shown} is not a finite number`, `write ${wanted}`);
+      if (typeof got === 'number' && issue.expected === 'int')
+        return new InputError(file, path, `${shown} is not an integer`, 'write an integer');
       return new InputError(file, path, `expected ${typeName(issue.expected)}, got ${shown}`, `write ${wanted}`);
     }
     case 'invalid_value':
@@ -102,16 +110,20 @@ export function issueToInputError(file: string, issue: z.core.$ZodIssue, input: 
       return unionError(file, issue, input, got, path);
     case 'too_small': {
       const min = String(issue.minimum);
-      if (issue.origin === 'array') return new InputError(file, path, `needs at least ${min} ${min === '1' ? 'entry' : 'entries'}`, `list at least ${min}`);
-      if (issue.origin === 'string') return new InputError(file, path, min === '1' ? 'must not be empty' : `is shorter than ${min} characters`, 'write a longer value');
-      if (issue.inclusive === false) return new InputError(file, path, `${shown} is too small (it must be above ${min})`, `use a value above ${min}`);
+      if (issue.origin === 'array')
+        return new InputError(file, path, `needs at least ${min} ${min === '1' ? 'entry' : 'entries'}`, `list at least ${min}`);
+      if (issue.origin === 'string')
+        return new InputError(file, path, min === '1' ? 'must not be empty' : `is shorter than ${min} characters`, 'write a longer value');
+      if (issue.inclusive === false)
+        return new InputError(file, path, `${shown} is too small (it must be above ${min})`, `use a value above ${min}`);
       return new InputError(file, path, `${shown} is too small (minimum ${min})`, `use a value of at least ${min}`);
     }
     case 'too_big': {
       const max = String(issue.maximum);
       if (issue.origin === 'array') return new InputError(file, path, `has more than ${max} entries`, `list at most ${max}`);
       if (issue.origin === 'string') return new InputError(file, path, `is longer than ${max} characters`, 'write a shorter value');
-      if (issue.inclusive === false) return new InputError(file, path, `${shown} is too big (it must be below ${max})`, `use a value below ${max}`);
+      if (issue.inclusive === false)
+        return new InputError(file, path, `${shown} is too big (it must be below ${max})`, `use a value below ${max}`);
       return new InputError(file, path, `${shown} is too big (maximum ${max})`, `use a value of at most ${max}`);
     }
     default:
@@ -153,9 +165,16 @@ function duplicateKey(text: string, file: string, line: number, col: number): In
   const key = /^["']?([^"':]+?)["']?\s*:/.exec(lines[line - 1]?.slice(col - 1) ?? '')?.[1];
   if (!key) return new InputError(file, `line ${line}, column ${col}`, 'a key is given twice in one mapping', 'keep one of them');
   const indent = ' '.repeat(col - 1);
-  const first = lines.slice(0, line - 1).findIndex((l) => l.startsWith(`${indent}${key}`) && /^\s*:/.test(l.slice(indent.length + key.length)));
+  const first = lines
+    .slice(0, line - 1)
+    .findIndex((l) => l.startsWith(`${indent}${key}`) && /^\s*:/.test(l.slice(indent.length + key.length)));
   const also = first >= 0 ? ` (first on line ${first + 1})` : '';
-  return new InputError(file, `line ${line}, column ${col}: ${key}`, `the key is given twice${also}`, 'keep one of them (a list holds several values: [a, b])');
+  return new InputError(
+    file,
+    `line ${line}, column ${col}: ${key}`,
+    `the key is given twice${also}`,
+    'keep one of them (a list holds several values: [a, b])',
+  );
 }
 
 /** Parses and validates a sweep spec's YAML text. Throws InputError on the first problem found. */
@@ -166,7 +185,12 @@ export function parseSweepSpec(text: string, file: string): SweepSpec {
     const pos = err.linePos?.[0];
     const where = pos ? `line ${pos.line}, column ${pos.col}` : '';
     if (err.code === 'DUPLICATE_KEY' && pos) throw duplicateKey(text, file, pos.line, pos.col);
-    throw new InputError(file, where, `malformed YAML (${err.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '')})`, 'fix the YAML syntax at that position');
+    throw new InputError(
+      file,
+      where,
+      `malformed YAML (${err.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '')})`,
+      'fix the YAML syntax at that position',
+    );
   }
   let input: unknown;
   try {
@@ -174,7 +198,8 @@ export function parseSweepSpec(text: string, file: string): SweepSpec {
   } catch (e) {
     // The yaml package refuses aliases that expand past 100 copies (a "billion laughs" bomb).
     const message = (e as Error).message;
-    if (/alias/i.test(message)) throw new InputError(file, '', `its aliases (*name) expand too far (${message})`, 'write the values out, or use fewer aliases');
+    if (/alias/i.test(message))
+      throw new InputError(file, '', `its aliases (*name) expand too far (${message})`, 'write the values out, or use fewer aliases');
     throw new InputError(file, '', `cannot be read as YAML (${message})`, 'fix the YAML');
   }
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {

@@ -14,7 +14,14 @@ function noRepeats<T>(key: (entry: T) => unknown = (entry) => entry, show: (entr
     list.forEach((entry, i) => {
       const first = seen.get(key(entry));
       if (first === undefined) seen.set(key(entry), i);
-      else ctx.addIssue({ code: 'custom', path: [i], input: entry, message: `${show(entry)} is listed twice (first at index ${first})`, params: { fix: 'remove the repeated entry' } });
+      else
+        ctx.addIssue({
+          code: 'custom',
+          path: [i],
+          input: entry,
+          message: `${show(entry)} is listed twice (first at index ${first})`,
+          params: { fix: 'remove the repeated entry' },
+        });
     });
   };
 }
@@ -78,7 +85,12 @@ export const sweepSpecSchema = z.strictObject({
   encoders: z
     .array(encoderSchema)
     .min(1)
-    .superRefine(noRepeats((e: { name: string }) => e.name, (e) => `encoder name "${e.name}"`))
+    .superRefine(
+      noRepeats(
+        (e: { name: string }) => e.name,
+        (e) => `encoder name "${e.name}"`,
+      ),
+    )
     .prefault([{ name: 'hashing', kind: 'hashing' }]),
   judge: judgeSchema.prefault({ kind: 'reference' }),
   /** Prompt template file, relative to the spec file; default the shipped template. */
@@ -106,7 +118,12 @@ export const sweepSpecSchema = z.strictObject({
     .union([z.number(), z.string()])
     .superRefine((v, ctx) => {
       if (parseMemoryBudget(v) === undefined) {
-        ctx.addIssue({ code: 'custom', input: v, message: `${JSON.stringify(v)} is not a memory size above 0`, params: { fix: 'use bytes (an integer), or a size such as "16 GiB" or "512 MB"' } });
+        ctx.addIssue({
+          code: 'custom',
+          input: v,
+          message: `${JSON.stringify(v)} is not a memory size above 0`,
+          params: { fix: 'use bytes (an integer), or a size such as "16 GiB" or "512 MB"' },
+        });
       }
     })
     .optional(),

@@ -32,7 +32,10 @@ export async function measureSweep(
   trace?: SweepTrace,
 ): Promise<SweepMeasurement> {
   // A trace of other encoders (or another order) cannot stand in for these columns.
-  const usable = trace && trace.encoders.map((e) => `${e.name}:${e.dim}`).join() === encoders.map((e) => `${e.name}:${e.dim}`).join() ? trace : undefined;
+  const usable =
+    trace && trace.encoders.map((e) => `${e.name}:${e.dim}`).join() === encoders.map((e) => `${e.name}:${e.dim}`).join()
+      ? trace
+      : undefined;
   const byPrompt = new Map<string, MeasuredRun[]>();
   for (const r of runs) byPrompt.set(r.promptId, [...(byPrompt.get(r.promptId) ?? []), r]);
   const whitenings = new Map<string, Map<string, Whitening>>();

@@ -40,19 +40,21 @@ export class MicroBatcher<T, R> {
     const batch = this.queue.splice(0, this.maxBatch);
     if (batch.length === 0) return;
     this.batches++;
-    this.run(batch.map((b) => b.item)).then(
-      (results) => {
-        if (results.length !== batch.length) throw new Error(`batch of ${batch.length} gave ${results.length} results`);
-        batch.forEach((b, i) => b.resolve(results[i]));
-      },
-      (error: unknown) => {
+    this.run(batch.map((b) => b.item))
+      .then(
+        (results) => {
+          if (results.length !== batch.length) throw new Error(`batch of ${batch.length} gave ${results.length} results`);
+          batch.forEach((b, i) => b.resolve(results[i]));
+        },
+        (error: unknown) => {
+          const e = toError(error);
+          for (const b of batch) b.reject(e);
+        },
+      )
+      .catch((error: unknown) => {
         const e = toError(error);
         for (const b of batch) b.reject(e);
-      },
-    ).catch((error: unknown) => {
-      const e = toError(error);
-      for (const b of batch) b.reject(e);
-    });
+      });
   }
 
   /** Rejects everything still queued. */

@@ -50,14 +50,29 @@ export function inspectModelFolder(dir: string, place?: ErrorPlace): ModelFolder
   const fail = (file: string, problem: string, fix: string): never => {
     throw new InputError(place?.file ?? file, place?.field ?? '', problem, fix);
   };
-  if (!existsSync(abs) || !statSync(abs).isDirectory()) fail(abs, `model folder ${abs} does not exist or is not a folder`, 'point path at a folder holding model.onnx (or onnx/model.onnx), tokenizer.json and tokenizer_config.json');
+  if (!existsSync(abs) || !statSync(abs).isDirectory())
+    fail(
+      abs,
+      `model folder ${abs} does not exist or is not a folder`,
+      'point path at a folder holding model.onnx (or onnx/model.onnx), tokenizer.json and tokenizer_config.json',
+    );
   const candidates = [join(abs, 'model.onnx'), join(abs, 'onnx', 'model.onnx')];
   const model = candidates.find((p) => existsSync(p) && statSync(p).isFile());
   if (!model) fail(candidates[0], `no model file: neither ${candidates[0]} nor ${candidates[1]} exists`, EXPORT_FIX);
   const tokenizer = join(abs, 'tokenizer.json');
-  if (!existsSync(tokenizer)) fail(tokenizer, `${tokenizer} is missing (the model folder needs its tokenizer)`, `copy tokenizer.json from the model's Hugging Face repository into ${abs}`);
+  if (!existsSync(tokenizer))
+    fail(
+      tokenizer,
+      `${tokenizer} is missing (the model folder needs its tokenizer)`,
+      `copy tokenizer.json from the model's Hugging Face repository into ${abs}`,
+    );
   const tokenizerConfig = join(abs, 'tokenizer_config.json');
-  if (!existsSync(tokenizerConfig)) fail(tokenizerConfig, `${tokenizerConfig} is missing (it names the special tokens and model_max_length)`, `copy tokenizer_config.json from the model's Hugging Face repository into ${abs}`);
+  if (!existsSync(tokenizerConfig))
+    fail(
+      tokenizerConfig,
+      `${tokenizerConfig} is missing (it names the special tokens and model_max_length)`,
+      `copy tokenizer_config.json from the model's Hugging Face repository into ${abs}`,
+    );
   const folder: ModelFolder = { dir: abs, model: model!, tokenizer, tokenizerConfig };
   const config = join(abs, 'config.json');
   if (existsSync(config)) folder.config = config;
@@ -71,7 +86,12 @@ export function inspectModelFolder(dir: string, place?: ErrorPlace): ModelFolder
  * `input_ids` and `attention_mask` (and `token_type_ids` when taken), a float32 rank-3 `last_hidden_state`.
  * Returns the embedding dimension when the last axis is fixed (0 when symbolic: probe it).
  */
-export function checkSignature(modelPath: string, inputs: readonly TensorInfo[], outputs: readonly TensorInfo[], place?: ErrorPlace): ModelSignature {
+export function checkSignature(
+  modelPath: string,
+  inputs: readonly TensorInfo[],
+  outputs: readonly TensorInfo[],
+  place?: ErrorPlace,
+): ModelSignature {
   const fail = (problem: string, fix = EXPORT_FIX): never => {
     throw new InputError(place?.file ?? modelPath, place?.field ?? '', problem, fix);
   };
@@ -81,15 +101,20 @@ export function checkSignature(modelPath: string, inputs: readonly TensorInfo[],
   }
   const known = new Set<string>([...REQUIRED_INPUTS, ...OPTIONAL_INPUTS]);
   for (const input of inputs) {
-    if (!known.has(input.name)) fail(`${modelPath} takes an unexpected input ${input.name} (expected input_ids, attention_mask, token_type_ids)`);
-    if (input.isTensor && input.type !== undefined && input.type !== 'int64') fail(`${modelPath} input ${input.name} has dtype ${input.type}, expected int64`);
-    if (input.shape && input.shape.length > 0 && input.shape.length !== 2) fail(`${modelPath} input ${input.name} has rank ${input.shape.length}, expected 2 ([batch, sequence])`);
+    if (!known.has(input.name))
+      fail(`${modelPath} takes an unexpected input ${input.name} (expected input_ids, attention_mask, token_type_ids)`);
+    if (input.isTensor && input.type !== undefined && input.type !== 'int64')
+      fail(`${modelPath} input ${input.name} has dtype ${input.type}, expected int64`);
+    if (input.shape && input.shape.length > 0 && input.shape.length !== 2)
+      fail(`${modelPath} input ${input.name} has rank ${input.shape.length}, expected 2 ([batch, sequence])`);
   }
   const out = outputs.find((o) => o.name === OUTPUT_NAME);
   if (!out) fail(`${modelPath} has no output ${OUTPUT_NAME} (outputs: ${outputs.map((o) => o.name).join(', ') || 'none'})`);
-  if (out!.isTensor && out!.type !== undefined && out!.type !== 'float32') fail(`${modelPath} output ${OUTPUT_NAME} has dtype ${out!.type}, expected float32`);
+  if (out!.isTensor && out!.type !== undefined && out!.type !== 'float32')
+    fail(`${modelPath} output ${OUTPUT_NAME} has dtype ${out!.type}, expected float32`);
   const shape = out!.shape ?? [];
-  if (shape.length > 0 && shape.length !== 3) fail(`${modelPath} output ${OUTPUT_NAME} has rank ${shape.length}, expected 3 ([batch, sequence, dim])`);
+  if (shape.length > 0 && shape.length !== 3)
+    fail(`${modelPath} output ${OUTPUT_NAME} has rank ${shape.length}, expected 3 ([batch, sequence, dim])`);
   const last = shape[2];
   return { dim: typeof last === 'number' && last > 0 ? last : 0, inputs: names };
 }

@@ -11,7 +11,8 @@ export function workerUrl(from: string = import.meta.url): URL {
 }
 
 function revive(e: SerializedError): Error {
-  if (e.name === 'InputError' && e.file !== undefined && e.problem !== undefined && e.fix !== undefined) return new InputError(e.file, e.field ?? '', e.problem, e.fix);
+  if (e.name === 'InputError' && e.file !== undefined && e.problem !== undefined && e.fix !== undefined)
+    return new InputError(e.file, e.field ?? '', e.problem, e.fix);
   const error = new Error(e.message);
   error.name = e.name;
   return error;

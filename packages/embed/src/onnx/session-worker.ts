@@ -21,7 +21,8 @@ let state: State | undefined;
 let chain: Promise<void> = Promise.resolve();
 
 function serialize(error: unknown): SerializedError {
-  if (error instanceof InputError) return { name: error.name, message: error.message, file: error.file, field: error.field, problem: error.problem, fix: error.fix };
+  if (error instanceof InputError)
+    return { name: error.name, message: error.message, file: error.file, field: error.field, problem: error.problem, fix: error.fix };
   const e = toError(error);
   return { name: e.name, message: e.message };
 }
@@ -31,7 +32,9 @@ function post(reply: Reply, transfer: ArrayBuffer[] = []): void {
 }
 
 function meta(list: readonly ort.InferenceSession.ValueMetadata[]): TensorInfo[] {
-  return list.map((m) => (m.isTensor ? { name: m.name, isTensor: true, type: m.type, shape: [...m.shape] } : { name: m.name, isTensor: false }));
+  return list.map((m) =>
+    m.isTensor ? { name: m.name, isTensor: true, type: m.type, shape: [...m.shape] } : { name: m.name, isTensor: false },
+  );
 }
 
 /** Mean over the attention mask, then L2 normalisation; hidden is [batch, seqLen, dim]. */
@@ -68,7 +71,8 @@ async function run(s: Omit<State, 'dim'>, batch: TokenBatch): Promise<{ data: Fl
   const out = await s.session.run(feeds, ['last_hidden_state']);
   const hidden = out.last_hidden_state!;
   const dims = hidden.dims;
-  if (dims.length !== 3 || hidden.type !== 'float32') throw new Error(`last_hidden_state came back as ${hidden.type} [${dims.join(', ')}], expected float32 [batch, sequence, dim]`);
+  if (dims.length !== 3 || hidden.type !== 'float32')
+    throw new Error(`last_hidden_state came back as ${hidden.type} [${dims.join(', ')}], expected float32 [batch, sequence, dim]`);
   const dim = dims[2];
   const data = meanPoolNormalize(hidden.data as Float32Array, batch.attentionMask, batch.batch, batch.seqLen, dim);
   for (const t of Object.values(out)) t.dispose?.();
@@ -87,9 +91,19 @@ async function load(req: LoadRequest): Promise<void> {
   } catch (error) {
     const msg = (error as Error).message.split('\n')[0];
     if (req.device === 'cuda' && /cuda|provider|shared library/i.test(msg)) {
-      throw new InputError(place?.file ?? folder.model, place ? place.field.replace(/\.path$/, '.device') : 'device', `cuda was asked for but onnxruntime-node has no CUDA provider here (${msg})`, 'install the GPU build of onnxruntime-node (its install script downloads the CUDA provider; CUDA 12 and cuDNN 9 must be present) or use device: cpu');
+      throw new InputError(
+        place?.file ?? folder.model,
+        place ? place.field.replace(/\.path$/, '.device') : 'device',
+        `cuda was asked for but onnxruntime-node has no CUDA provider here (${msg})`,
+        'install the GPU build of onnxruntime-node (its install script downloads the CUDA provider; CUDA 12 and cuDNN 9 must be present) or use device: cpu',
+      );
     }
-    throw new InputError(place?.file ?? folder.model, place?.field ?? '', `${folder.model} is not a loadable ONNX model (${msg})`, 're-export the model: optimum-cli export onnx --model sentence-transformers/all-MiniLM-L6-v2 DIR');
+    throw new InputError(
+      place?.file ?? folder.model,
+      place?.field ?? '',
+      `${folder.model} is not a loadable ONNX model (${msg})`,
+      're-export the model: optimum-cli export onnx --model sentence-transformers/all-MiniLM-L6-v2 DIR',
+    );
   }
   const inputs = meta(session.inputMetadata);
   const outputs = meta(session.outputMetadata);

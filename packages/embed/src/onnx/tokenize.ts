@@ -20,14 +20,24 @@ function readJson(path: string, place: ErrorPlace | undefined, what: string): Re
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new InputError(place?.file ?? path, place?.field ?? '', `cannot read ${path} (${(error as Error).message})`, `restore ${what} in the model folder`);
+    throw new InputError(
+      place?.file ?? path,
+      place?.field ?? '',
+      `cannot read ${path} (${(error as Error).message})`,
+      `restore ${what} in the model folder`,
+    );
   }
   try {
     const value: unknown = JSON.parse(text);
     if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('not a JSON object');
     return value as Record<string, unknown>;
   } catch (error) {
-    throw new InputError(place?.file ?? path, place?.field ?? '', `${path} is not valid JSON (${(error as Error).message})`, `restore ${what} from the model's Hugging Face repository`);
+    throw new InputError(
+      place?.file ?? path,
+      place?.field ?? '',
+      `${path} is not valid JSON (${(error as Error).message})`,
+      `restore ${what} from the model's Hugging Face repository`,
+    );
   }
 }
 
@@ -37,7 +47,8 @@ function positive(v: unknown): number | undefined {
 
 function tokenString(v: unknown): string | undefined {
   if (typeof v === 'string') return v;
-  if (typeof v === 'object' && v !== null && typeof (v as { content?: unknown }).content === 'string') return (v as { content: string }).content;
+  if (typeof v === 'object' && v !== null && typeof (v as { content?: unknown }).content === 'string')
+    return (v as { content: string }).content;
   return undefined;
 }
 
@@ -65,7 +76,12 @@ export class OnnxTokenizer {
       tokenizer = new Tokenizer(json, config);
       tokenizer.encode('probe');
     } catch (error) {
-      throw new InputError(place?.file ?? folder.tokenizer, place?.field ?? '', `${folder.tokenizer} does not load as a tokenizer (${(error as Error).message})`, "restore tokenizer.json from the model's Hugging Face repository");
+      throw new InputError(
+        place?.file ?? folder.tokenizer,
+        place?.field ?? '',
+        `${folder.tokenizer} does not load as a tokenizer (${(error as Error).message})`,
+        "restore tokenizer.json from the model's Hugging Face repository",
+      );
     }
     const limits: number[] = [];
     const mml = positive(config.model_max_length);
@@ -99,7 +115,10 @@ export class OnnxTokenizer {
   }
 
   encodeBatch(texts: readonly string[]): TokenBatch {
-    return padBatch(texts.map((t) => this.ids(t)), this.padId);
+    return padBatch(
+      texts.map((t) => this.ids(t)),
+      this.padId,
+    );
   }
 }
 

@@ -82,7 +82,11 @@ export class AnthropicBackend implements LlmBackend {
     const outcome = await this.caller.call<{ reply: ProviderReply; status?: Exclude<ReplyStatus, 'ok'> }>(async (_endpoint, signal) => {
       let reply: unknown;
       try {
-        reply = await client.messages.create(body as unknown as Anthropic.MessageCreateParamsNonStreaming, { signal, timeout: this.spec.timeout_ms, maxRetries: 0 });
+        reply = await client.messages.create(body as unknown as Anthropic.MessageCreateParamsNonStreaming, {
+          signal,
+          timeout: this.spec.timeout_ms,
+          maxRetries: 0,
+        });
       } catch (err) {
         // A 2xx whose body is not JSON: a reply that arrived, recorded like one once the retries are spent.
         if (err instanceof SyntaxError) throw new UnusableReplyError('unparsable', `not JSON (${err.message})`);
@@ -118,20 +122,33 @@ const FINISH: Record<string, string> = { end_turn: 'stop', stop_sequence: 'stop'
  */
 export function readMessage(reply: unknown): MessageReply {
   if (typeof reply !== 'object' || reply === null) {
-    throw new UnusableReplyError('unparsable', typeof reply === 'string' ? `not JSON: ${JSON.stringify(reply.slice(0, 80))}` : `no body (${String(reply)})`);
+    throw new UnusableReplyError(
+      'unparsable',
+      typeof reply === 'string' ? `not JSON: ${JSON.stringify(reply.slice(0, 80))}` : `no body (${String(reply)})`,
+    );
   }
   const { content, stop_reason, usage } = reply as {
     content?: unknown;
     stop_reason?: unknown;
-    usage?: { input_tokens?: unknown; output_tokens?: unknown; cache_creation_input_tokens?: unknown; cache_read_input_tokens?: unknown } | null;
+    usage?: {
+      input_tokens?: unknown;
+      output_tokens?: unknown;
+      cache_creation_input_tokens?: unknown;
+      cache_read_input_tokens?: unknown;
+    } | null;
   };
   if (!Array.isArray(content)) throw new UnusableReplyError('unparsable', 'no content');
   const text = content
-    .filter((b): b is { type: 'text'; text: string } => typeof b === 'object' && b !== null && b.type === 'text' && typeof b.text === 'string')
+    .filter(
+      (b): b is { type: 'text'; text: string } => typeof b === 'object' && b !== null && b.type === 'text' && typeof b.text === 'string',
+    )
     .map((b) => b.text)
     .join('');
   const input = count(usage?.input_tokens);
-  const prompt = input === undefined ? undefined : input + (count(usage?.cache_creation_input_tokens) ?? 0) + (count(usage?.cache_read_input_tokens) ?? 0);
+  const prompt =
+    input === undefined
+      ? undefined
+      : input + (count(usage?.cache_creation_input_tokens) ?? 0) + (count(usage?.cache_read_input_tokens) ?? 0);
   const reason = typeof stop_reason === 'string' && stop_reason !== '' ? stop_reason : 'unknown';
   const said = { finishReason: FINISH[reason] ?? reason, promptTokens: prompt, completionTokens: count(usage?.output_tokens) };
   if (text.trim() === '') throw new UnusableReplyError('empty', 'no text in content', said);

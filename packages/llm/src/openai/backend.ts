@@ -76,7 +76,11 @@ export class OpenAICompatibleBackend implements LlmBackend {
     this.endpoints = endpointList(spec.base_url).map(openaiApiRoot);
     const apiKey = resolveApiKey(spec.api_key_env, options.file ?? 'sweep spec', options.env);
     this.apiKey = apiKey;
-    this.clients = loadOpenAI().then(({ default: OpenAI }) => this.endpoints.map((baseURL) => new OpenAI({ apiKey, baseURL, maxRetries: 0, timeout: spec.timeout_ms, fetch: nodeFetch(spec.max_in_flight) })));
+    this.clients = loadOpenAI().then(({ default: OpenAI }) =>
+      this.endpoints.map(
+        (baseURL) => new OpenAI({ apiKey, baseURL, maxRetries: 0, timeout: spec.timeout_ms, fetch: nodeFetch(spec.max_in_flight) }),
+      ),
+    );
     this.clients.catch(() => undefined); // a failed load fails every call, not the process
     this.caller = new RetryingCaller({
       backend: 'openai',
@@ -94,7 +98,12 @@ export class OpenAICompatibleBackend implements LlmBackend {
       ? Promise.resolve()
       : Promise.all(
           this.endpoints.map(async (root, i) => {
-            this.known[i] = await probeServer(root, apiKey, spec.model, AbortSignal.any([this.probes.signal, AbortSignal.timeout(this.probeTimeoutMs)]));
+            this.known[i] = await probeServer(
+              root,
+              apiKey,
+              spec.model,
+              AbortSignal.any([this.probes.signal, AbortSignal.timeout(this.probeTimeoutMs)]),
+            );
           }),
         ).then(() => undefined);
   }
@@ -112,7 +121,12 @@ export class OpenAICompatibleBackend implements LlmBackend {
   private async serverOf(endpoint: number, signal: AbortSignal): Promise<ServerKind> {
     const known = this.known[endpoint];
     if (known) return known.server;
-    const info = await probeServer(this.endpoints[endpoint], this.apiKey, this.model, AbortSignal.any([signal, AbortSignal.timeout(this.probeTimeoutMs)]));
+    const info = await probeServer(
+      this.endpoints[endpoint],
+      this.apiKey,
+      this.model,
+      AbortSignal.any([signal, AbortSignal.timeout(this.probeTimeoutMs)]),
+    );
     if (!info) throw new EndpointUnreachableError(`${this.endpoints[endpoint]}/models did not answer`);
     this.known[endpoint] = info;
     return info.server;
@@ -129,18 +143,24 @@ export class OpenAICompatibleBackend implements LlmBackend {
       if (!body) bodies.set(server, (body = buildChatBody(this.model, messages, request, server, this.spec.thinking)));
       return body;
     };
-    const outcome = await this.caller.call<{ reply: ProviderReply; server?: ServerKind; status?: Exclude<ReplyStatus, 'ok'> }>(async (endpoint, signal) => {
-      const server = await this.serverOf(endpoint, signal);
-      let reply: unknown;
-      try {
-        reply = await clients[endpoint].chat.completions.create(bodyFor(server) as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming, { signal, timeout: this.spec.timeout_ms, maxRetries: 0 });
-      } catch (err) {
-        // A 2xx whose body is not JSON: a reply that arrived, recorded like one once the retries are spent.
-        if (err instanceof SyntaxError) throw new UnusableReplyError('unparsable', `not JSON (${err.message})`);
-        throw err;
-      }
-      return { reply: readCompletion(reply), server };
-    }, recordedReply);
+    const outcome = await this.caller.call<{ reply: ProviderReply; server?: ServerKind; status?: Exclude<ReplyStatus, 'ok'> }>(
+      async (endpoint, signal) => {
+        const server = await this.serverOf(endpoint, signal);
+        let reply: unknown;
+        try {
+          reply = await clients[endpoint].chat.completions.create(
+            bodyFor(server) as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming,
+            { signal, timeout: this.spec.timeout_ms, maxRetries: 0 },
+          );
+        } catch (err) {
+          // A 2xx whose body is not JSON: a reply that arrived, recorded like one once the retries are spent.
+          if (err instanceof SyntaxError) throw new UnusableReplyError('unparsable', `not JSON (${err.message})`);
+          throw err;
+        }
+        return { reply: readCompletion(reply), server };
+      },
+      recordedReply,
+    );
     const { reply, server, status } = outcome.value;
     if (server === 'vllm' && request.fixedLength && reply.completionTokens !== request.maxTokens) this.fixedLengthMismatches++;
     return chatResult(reply, messages, outcome, status);
@@ -170,7 +190,10 @@ interface Completion {
  */
 export function readCompletion(reply: unknown): Completion {
   if (typeof reply !== 'object' || reply === null) {
-    throw new UnusableReplyError('unparsable', typeof reply === 'string' ? `not JSON: ${JSON.stringify(reply.slice(0, 80))}` : `no body (${String(reply)})`);
+    throw new UnusableReplyError(
+      'unparsable',
+      typeof reply === 'string' ? `not JSON: ${JSON.stringify(reply.slice(0, 80))}` : `no body (${String(reply)})`,
+    );
   }
   const { choices, usage } = reply as { choices?: unknown; usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null };
   if (!Array.isArray(choices) || choices.length === 0) throw new UnusableReplyError('unparsable', 'no choices');

@@ -21,7 +21,13 @@ export interface SamplingRequest {
  *
  * The body depends only on the request and the server kind, so every retry sends the same bytes.
  */
-export function buildChatBody(model: string, messages: ChatMessages, req: SamplingRequest, server: ServerKind, thinking: boolean): Record<string, unknown> {
+export function buildChatBody(
+  model: string,
+  messages: ChatMessages,
+  req: SamplingRequest,
+  server: ServerKind,
+  thinking: boolean,
+): Record<string, unknown> {
   const body: Record<string, unknown> = {
     model,
     messages: [

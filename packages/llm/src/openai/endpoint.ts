@@ -13,7 +13,12 @@ export function resolveApiKey(apiKeyEnv: string | undefined, file: string, env: 
   if (apiKeyEnv === undefined) return DUMMY_API_KEY;
   const key = env[apiKeyEnv];
   if (key === undefined || key.trim() === '') {
-    throw new InputError(file, 'backend.api_key_env', `the environment variable ${apiKeyEnv} is not set`, `export ${apiKeyEnv}=<your key>, or remove api_key_env for a local server`);
+    throw new InputError(
+      file,
+      'backend.api_key_env',
+      `the environment variable ${apiKeyEnv} is not set`,
+      `export ${apiKeyEnv}=<your key>, or remove api_key_env for a local server`,
+    );
   }
   registerSecret(key);
   return key.trim();

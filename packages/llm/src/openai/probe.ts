@@ -31,7 +31,8 @@ export function serverFromModels(body: unknown, model?: string): Omit<ServerInfo
   const owners = new Set(entries.map((e) => (typeof e.owned_by === 'string' ? e.owned_by.toLowerCase() : '')));
   let server: ServerKind = 'openai';
   if (owners.has('vllm') || owners.has('sglang') || owners.has('panta')) server = 'vllm';
-  else if (owners.has('llamacpp') || entries.some((e) => e.meta && typeof e.meta === 'object' && 'n_ctx_train' in e.meta)) server = 'llamacpp';
+  else if (owners.has('llamacpp') || entries.some((e) => e.meta && typeof e.meta === 'object' && 'n_ctx_train' in e.meta))
+    server = 'llamacpp';
   else if (entries.some(isOllamaEntry)) server = 'ollama';
   const info: Omit<ServerInfo, 'fromSpec'> = { server };
   const ctx = entry ? firstPositiveInt(entry.max_model_len, entry.meta?.n_ctx, entry.context_length, entry.meta?.n_ctx_train) : undefined;

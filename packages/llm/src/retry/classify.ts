@@ -77,7 +77,11 @@ export function classifyFailure(err: unknown, timedOut: boolean, timeoutMs: numb
   if (isSdkError(err, 'APIError')) {
     const status = err.status as number | undefined;
     if (status === undefined) return { retry: true, reason: `no HTTP status: ${short(err.message)}` };
-    const failure: Failure = { retry: isRetryableStatus(status), reason: `HTTP ${status}: ${short(err.message.replace(/^\d{3}\s+/, ''))}`, status };
+    const failure: Failure = {
+      retry: isRetryableStatus(status),
+      reason: `HTTP ${status}: ${short(err.message.replace(/^\d{3}\s+/, ''))}`,
+      status,
+    };
     const after = retryAfterMs(err.headers as Headers | undefined);
     if (after !== undefined) failure.retryAfterMs = after;
     return failure;

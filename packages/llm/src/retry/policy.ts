@@ -160,11 +160,26 @@ export class RetryingCaller {
       }
       if (!failure.retry || attempts > maxRetries) {
         this.failuresMade++;
-        throw new LlmCallError({ backend, endpoint: label, attempts, exhausted: failure.retry, reason: failure.reason, status: failure.status, cause });
+        throw new LlmCallError({
+          backend,
+          endpoint: label,
+          attempts,
+          exhausted: failure.retry,
+          reason: failure.reason,
+          status: failure.status,
+          cause,
+        });
       }
       const delayMs = retryDelayMs(attempts, failure, this.tuning);
       this.retriesMade++;
-      this.options.onRetry?.({ backend, endpoint: label, attempt: attempts, reason: failure.reason, ...(failure.status !== undefined ? { status: failure.status } : {}), delayMs });
+      this.options.onRetry?.({
+        backend,
+        endpoint: label,
+        attempt: attempts,
+        reason: failure.reason,
+        ...(failure.status !== undefined ? { status: failure.status } : {}),
+        delayMs,
+      });
       await this.sleep(delayMs);
       avoid = endpoint;
     }
@@ -174,7 +189,15 @@ export class RetryingCaller {
    * Counters since start: attempts, retries, calls that failed for good, calls that kept a recovered failure
    * (an unusable reply); open requests per endpoint.
    */
-  stats(): { attempts: number; retries: number; failures: number; recovered: number; inFlight: number[]; peakInFlight: number[]; queued: number } {
+  stats(): {
+    attempts: number;
+    retries: number;
+    failures: number;
+    recovered: number;
+    inFlight: number[];
+    peakInFlight: number[];
+    queued: number;
+  } {
     return {
       attempts: this.attemptsMade,
       retries: this.retriesMade,

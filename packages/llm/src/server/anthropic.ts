@@ -22,7 +22,11 @@ export function parseMessages(value: unknown, served: string): GenerationRequest
   const metadata = body.metadata === undefined || body.metadata === null ? {} : object(body.metadata, 'metadata');
   const match = typeof metadata.user_id === 'string' ? ANTHROPIC_SEED_USER_ID.exec(metadata.user_id) : null;
   if (!match || !Number.isSafeInteger(Number(match[1]))) {
-    throw new RequestError(400, 'metadata.user_id: required as "seed:<n>" (the Anthropic API has no seed parameter; the surrogate reads it there)', 'metadata.user_id');
+    throw new RequestError(
+      400,
+      'metadata.user_id: required as "seed:<n>" (the Anthropic API has no seed parameter; the surrogate reads it there)',
+      'metadata.user_id',
+    );
   }
   checkModel(model, served);
   return { model, messages: messages(body), seed: Number(match[1]), temperature, maxTokens, minTokens: 0, fixedLength: false };

@@ -5,7 +5,15 @@ import { FaultInjector, type FaultDraw } from './faults.js';
 import { ContinuousBatching, delay, FixedLatency, type LatencyModel } from './latency.js';
 import { chatCompletionBody, openaiError, parseChatCompletion } from './openai.js';
 import { SurrogateResponder } from './responder.js';
-import { FAULT_KINDS, RequestError, type FaultKind, type GenerationRequest, type GenerationResult, type ServerStats, type SurrogateServerOptions } from './types.js';
+import {
+  FAULT_KINDS,
+  RequestError,
+  type FaultKind,
+  type GenerationRequest,
+  type GenerationResult,
+  type ServerStats,
+  type SurrogateServerOptions,
+} from './types.js';
 
 export interface SurrogateServer {
   /** Origin, e.g. http://127.0.0.1:8000: OpenAI clients use `${url}/v1` as base URL, Anthropic clients `url`. */
@@ -53,7 +61,8 @@ function checkOptions(o: SurrogateServerOptions): void {
     if (v !== undefined && !(Number.isFinite(v) && v >= 0)) bad(`${key} must be a number >= 0, got ${v}`);
   }
   if (o.slots !== undefined && !(Number.isSafeInteger(o.slots) && o.slots >= 0)) bad(`slots must be an integer >= 0, got ${o.slots}`);
-  if (!o.slots && ((o.tokenMs ?? 0) > 0 || (o.batchSlowdown ?? 0) > 0)) bad('tokenMs and batchSlowdown need slots > 0 (continuous batching)');
+  if (!o.slots && ((o.tokenMs ?? 0) > 0 || (o.batchSlowdown ?? 0) > 0))
+    bad('tokenMs and batchSlowdown need slots > 0 (continuous batching)');
   if (o.faults) {
     if (!(o.faults.rate >= 0 && o.faults.rate <= 1)) bad(`faults.rate must be in 0..1, got ${o.faults.rate}`);
     const unknown = (o.faults.kinds ?? []).find((k) => !(FAULT_KINDS as readonly string[]).includes(k));
@@ -94,9 +103,16 @@ export async function startSurrogateServer(options: SurrogateServerOptions): Pro
   const latencyMs = options.latencyMs ?? 0;
   const slots = options.slots ?? 0;
   const latency: LatencyModel | undefined =
-    slots > 0 ? new ContinuousBatching(slots, options.tokenMs ?? 0, options.batchSlowdown ?? 0) : latencyMs > 0 ? new FixedLatency(latencyMs) : undefined;
+    slots > 0
+      ? new ContinuousBatching(slots, options.tokenMs ?? 0, options.batchSlowdown ?? 0)
+      : latencyMs > 0
+        ? new FixedLatency(latencyMs)
+        : undefined;
   const extraMs = slots > 0 ? latencyMs : 0;
-  const faults = options.faults && options.faults.rate > 0 ? new FaultInjector(options.faults.rate, options.faults.kinds, options.faults.seed ?? 0) : undefined;
+  const faults =
+    options.faults && options.faults.rate > 0
+      ? new FaultInjector(options.faults.rate, options.faults.kinds, options.faults.seed ?? 0)
+      : undefined;
   const maxBody = options.maxBodyBytes ?? 64 * 1024 * 1024;
 
   const stats: ServerStats = {
@@ -117,7 +133,18 @@ export async function startSurrogateServer(options: SurrogateServerOptions): Pro
     // One body both SDKs read: OpenAI's list (object, owned_by) and Anthropic's page (type, has_more, ...).
     sendJson(res, 200, {
       object: 'list',
-      data: [{ id: model, object: 'model', type: 'model', created, created_at: new Date(created * 1000).toISOString(), owned_by: 'panta', display_name: model, root: model }],
+      data: [
+        {
+          id: model,
+          object: 'model',
+          type: 'model',
+          created,
+          created_at: new Date(created * 1000).toISOString(),
+          owned_by: 'panta',
+          display_name: model,
+          root: model,
+        },
+      ],
       has_more: false,
       first_id: model,
       last_id: model,

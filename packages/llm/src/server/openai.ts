@@ -23,12 +23,22 @@ export function parseChatCompletion(value: unknown, served: string): GenerationR
   const maxTokens = optionalInt(body, 'max_completion_tokens', 1) ?? optionalInt(body, 'max_tokens', 1);
   const minTokens = optionalInt(body, 'min_tokens', 0) ?? 0;
   const ignoreEos = optionalBoolean(body, 'ignore_eos') ?? false;
-  if (body.chat_template_kwargs !== undefined && body.chat_template_kwargs !== null) object(body.chat_template_kwargs, 'chat_template_kwargs');
+  if (body.chat_template_kwargs !== undefined && body.chat_template_kwargs !== null)
+    object(body.chat_template_kwargs, 'chat_template_kwargs');
   const seed = optionalInt(body, 'seed', Number.MIN_SAFE_INTEGER);
-  if (seed === undefined) throw new RequestError(400, 'seed: required (the surrogate\'s reply is a pure function of the seed)', 'seed');
-  if (maxTokens !== undefined && minTokens > maxTokens) throw new RequestError(400, `min_tokens: ${minTokens} exceeds max_tokens ${maxTokens}`, 'min_tokens');
+  if (seed === undefined) throw new RequestError(400, "seed: required (the surrogate's reply is a pure function of the seed)", 'seed');
+  if (maxTokens !== undefined && minTokens > maxTokens)
+    throw new RequestError(400, `min_tokens: ${minTokens} exceeds max_tokens ${maxTokens}`, 'min_tokens');
   checkModel(model, served);
-  return { model, messages: chatMessages(body.messages), seed, temperature, maxTokens, minTokens, fixedLength: ignoreEos || (maxTokens !== undefined && minTokens >= maxTokens) };
+  return {
+    model,
+    messages: chatMessages(body.messages),
+    seed,
+    temperature,
+    maxTokens,
+    minTokens,
+    fixedLength: ignoreEos || (maxTokens !== undefined && minTokens >= maxTokens),
+  };
 }
 
 function chatMessages(value: unknown): ChatMessages {
@@ -43,7 +53,11 @@ function chatMessages(value: unknown): ChatMessages {
     } else if (role === 'user' && user === undefined) {
       user = textContent(m.content, `messages[${i}].content`);
     } else {
-      throw new RequestError(400, `messages[${i}]: the surrogate answers [system, user] conversations, got role ${JSON.stringify(role)} here`, 'messages');
+      throw new RequestError(
+        400,
+        `messages[${i}]: the surrogate answers [system, user] conversations, got role ${JSON.stringify(role)} here`,
+        'messages',
+      );
     }
   }
   if (user === undefined) throw new RequestError(400, 'messages: no user message', 'messages');
@@ -61,7 +75,11 @@ export function chatCompletionBody(result: GenerationResult, model: string, empt
     choices: empty
       ? []
       : [{ index: 0, message: { role: 'assistant', content: result.text }, logprobs: null, finish_reason: result.finishReason }],
-    usage: { prompt_tokens: result.promptTokens, completion_tokens: result.completionTokens, total_tokens: result.promptTokens + result.completionTokens },
+    usage: {
+      prompt_tokens: result.promptTokens,
+      completion_tokens: result.completionTokens,
+      total_tokens: result.promptTokens + result.completionTokens,
+    },
   };
 }
 

@@ -28,10 +28,16 @@ export class SurrogateResponder {
   private readonly prompts = new Map<string, Prompt>();
 
   constructor(options: SurrogateServerOptions) {
-    const spec = surrogateBackendSchema.parse({ kind: 'surrogate', ...options.surrogate, ...(options.model ? { model: options.model } : {}) });
+    const spec = surrogateBackendSchema.parse({
+      kind: 'surrogate',
+      ...options.surrogate,
+      ...(options.model ? { model: options.model } : {}),
+    });
     this.model = spec.model;
     this.template = options.template ?? DEFAULT_TEMPLATE;
-    this.parser = compilePromptParser(this.template, options.templateFile, { multilineQuestions: options.prompts.some((p) => p.question.includes('\n')) });
+    this.parser = compilePromptParser(this.template, options.templateFile, {
+      multilineQuestions: options.prompts.some((p) => p.question.includes('\n')),
+    });
     for (const p of options.prompts) {
       this.agents.set(p.question, new SurrogateAgent(p, spec));
       this.prompts.set(p.question, p);
@@ -69,14 +75,33 @@ export class SurrogateResponder {
     const call = parseProtocolCall(messages);
     if (call) {
       return call.kind === 'merge'
-        ? { kind: 'merge', question: call.question, sweep: -1, temperature, previous: call.own, neighbourAgents: [], neighbourAnswers: call.neighbours }
-        : { kind: call.kind, question: call.question, sweep: call.sweep, temperature, neighbourAgents: [], neighbourAnswers: [], before: call.before, after: call.after };
+        ? {
+            kind: 'merge',
+            question: call.question,
+            sweep: -1,
+            temperature,
+            previous: call.own,
+            neighbourAgents: [],
+            neighbourAnswers: call.neighbours,
+          }
+        : {
+            kind: call.kind,
+            question: call.question,
+            sweep: call.sweep,
+            temperature,
+            neighbourAgents: [],
+            neighbourAnswers: [],
+            before: call.before,
+            after: call.after,
+          };
     }
     const split = splitAgentPrompt(this.template.system, messages);
     const parsed = split && this.parser.parse(split.messages);
     if (!split || !parsed) {
       const { system } = messages;
-      const why = !system.startsWith(this.template.system) ? 'the system message is not the template\'s' : 'the user message is not a rendering of the template';
+      const why = !system.startsWith(this.template.system)
+        ? "the system message is not the template's"
+        : 'the user message is not a rendering of the template';
       throw new RequestError(
         400,
         `messages: ${why} (the surrogate reads the prompt back with the template it was started with; answers must not contain newlines)`,
@@ -100,7 +125,12 @@ export class SurrogateResponder {
 
   private agentFor(question: string): SurrogateAgent {
     const agent = this.agents.get(question);
-    if (!agent) throw new RequestError(400, `messages: unknown question ${JSON.stringify(question)}: not in the server's prompt set (${this.agents.size} prompts)`, 'messages');
+    if (!agent)
+      throw new RequestError(
+        400,
+        `messages: unknown question ${JSON.stringify(question)}: not in the server's prompt set (${this.agents.size} prompts)`,
+        'messages',
+      );
     return agent;
   }
 
@@ -113,9 +143,15 @@ export class SurrogateResponder {
     const { system, user } = request.messages;
     const parsed = parseRubric(user);
     const prompt = parsed && this.prompts.get(parsed.question);
-    if (!parsed || !prompt) throw new RequestError(400, 'messages: a rubric the surrogate judge cannot read, or about an unknown question', 'messages');
+    if (!parsed || !prompt)
+      throw new RequestError(400, 'messages: a rubric the surrogate judge cannot read, or about an unknown question', 'messages');
     const c = classifyAnswer(prompt, parsed.response);
     const text = JSON.stringify({ tag: c.kind === 'correct' ? 'correct' : c.kind === 'false' ? 'hallucinated' : 'not_known' });
-    return { text, finishReason: 'stop', promptTokens: Math.ceil(system.length / 4) + Math.ceil(user.length / 4), completionTokens: estimateTokens(text) };
+    return {
+      text,
+      finishReason: 'stop',
+      promptTokens: Math.ceil(system.length / 4) + Math.ceil(user.length / 4),
+      completionTokens: estimateTokens(text),
+    };
   }
 }

@@ -3,7 +3,8 @@ import { RequestError } from './types.js';
 /** Small checks for request bodies; each failure is a 400 naming the field. */
 
 export function object(value: unknown, what: string): Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new RequestError(400, `${what}: expected a JSON object`, what);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new RequestError(400, `${what}: expected a JSON object`, what);
   return value as Record<string, unknown>;
 }
 
@@ -45,7 +46,8 @@ export function textContent(content: unknown, where: string): string {
     let text = '';
     for (const block of content) {
       const b = object(block, `${where}[]`);
-      if (b.type !== 'text' || typeof b.text !== 'string') throw new RequestError(400, `${where}: only text blocks ({type: "text", text}) are supported`, where);
+      if (b.type !== 'text' || typeof b.text !== 'string')
+        throw new RequestError(400, `${where}: only text blocks ({type: "text", text}) are supported`, where);
       text += b.text;
     }
     return text;

@@ -56,19 +56,39 @@ export class SurrogateAgent {
    * `previous` is undefined at t = 0, where the agent answers alone. A hidden `belief` adds the spec's
    * belief field to the option it names; `coupling` scales J (a merge reads with half of it).
    */
-  reply(seed: number, temperature: number, previous: string | undefined, neighbours: readonly string[], belief?: string, coupling = 1): SurrogateReply {
+  reply(
+    seed: number,
+    temperature: number,
+    previous: string | undefined,
+    neighbours: readonly string[],
+    belief?: string,
+    coupling = 1,
+  ): SurrogateReply {
     const option = this.sample(seed, temperature, previous, neighbours, belief, coupling);
     return { text: this.word(option, temperature, this.u, this.v), option };
   }
 
   /** The reply's text alone (an agent's call): no reply object per call. */
-  private replyText(seed: number, temperature: number, previous: string | undefined, neighbours: readonly string[], belief?: string): string {
+  private replyText(
+    seed: number,
+    temperature: number,
+    previous: string | undefined,
+    neighbours: readonly string[],
+    belief?: string,
+  ): string {
     const option = this.sample(seed, temperature, previous, neighbours, belief, 1);
     return this.word(option, temperature, this.u, this.v);
   }
 
   /** Samples the option (see the class comment); the logits stay in this.logits until the next sample. */
-  private sample(seed: number, temperature: number, previous: string | undefined, neighbours: readonly string[], belief: string | undefined, coupling: number): number {
+  private sample(
+    seed: number,
+    temperature: number,
+    previous: string | undefined,
+    neighbours: readonly string[],
+    belief: string | undefined,
+    coupling: number,
+  ): number {
     const q = this.optionCount;
     // Scratch (replies are computed synchronously, one at a time): no arrays allocated per reply.
     const counts = this.counts.fill(0);
@@ -119,7 +139,9 @@ export class SurrogateAgent {
 
   /** drift-policy's judge: the majority answer changed option, or not. */
   judgeDrift(before: string, after: string): string {
-    return this.optionOf(before) === this.optionOf(after) ? 'STABLE: the majority answer did not change.' : 'DRIFT: the majority answer changed.';
+    return this.optionOf(before) === this.optionOf(after)
+      ? 'STABLE: the majority answer did not change.'
+      : 'DRIFT: the majority answer changed.';
   }
 
   /** drift-policy's moderator: restates the earlier majority answer. */
@@ -160,7 +182,12 @@ function softmaxAt(logits: Float64Array, temperature: number, a: number): number
 }
 
 /** Samples argmax-free from softmax(logits / T); T = 0 takes the first maximum. */
-export function sampleSoftmax(logits: Float64Array, temperature: number, u: number, weights: Float64Array = new Float64Array(logits.length)): number {
+export function sampleSoftmax(
+  logits: Float64Array,
+  temperature: number,
+  u: number,
+  weights: Float64Array = new Float64Array(logits.length),
+): number {
   let max = -Infinity;
   let arg = 0;
   for (let a = 0; a < logits.length; a++) {
@@ -182,4 +209,3 @@ export function sampleSoftmax(logits: Float64Array, temperature: number, u: numb
   }
   return logits.length - 1;
 }
-

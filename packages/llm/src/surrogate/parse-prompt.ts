@@ -89,16 +89,35 @@ export interface PromptParser {
  * Compiles the inverse of renderPrompt for `template`. Throws an InputError (naming `file`) for a template
  * whose rendered prompts do not carry what the agent reads.
  */
-export function compilePromptParser(template: PromptTemplate, file = 'template', options: { multilineQuestions?: boolean } = {}): PromptParser {
+export function compilePromptParser(
+  template: PromptTemplate,
+  file = 'template',
+  options: { multilineQuestions?: boolean } = {},
+): PromptParser {
   const has = (text: string, slot: string) => text.includes(`{{${slot}}}`);
   if (!has(template.update, 'previous')) {
-    throw new InputError(file, 'update', 'has no {{previous}} slot, so a served surrogate cannot read the previous answer back', 'add {{previous}} to the update template');
+    throw new InputError(
+      file,
+      'update',
+      'has no {{previous}} slot, so a served surrogate cannot read the previous answer back',
+      'add {{previous}} to the update template',
+    );
   }
   if (!has(template.update, 'neighbours')) {
-    throw new InputError(file, 'update', 'has no {{neighbours}} slot, so a served surrogate cannot read the neighbours back', 'add {{neighbours}} to the update template');
+    throw new InputError(
+      file,
+      'update',
+      'has no {{neighbours}} slot, so a served surrogate cannot read the neighbours back',
+      'add {{neighbours}} to the update template',
+    );
   }
   if (!has(template.neighbour, 'answer')) {
-    throw new InputError(file, 'neighbour', 'has no {{answer}} slot, so a served surrogate cannot read the neighbours back', 'add {{answer}} to the neighbour line');
+    throw new InputError(
+      file,
+      'neighbour',
+      'has no {{answer}} slot, so a served surrogate cannot read the neighbours back',
+      'add {{answer}} to the neighbour line',
+    );
   }
   const lineParts = split(template.neighbour);
   const lineAny = source(lineParts, { index: '\\d+', answer: ANSWER }, false);
@@ -141,7 +160,14 @@ export function compilePromptParser(template: PromptTemplate, file = 'template',
         let agents: number[] = [];
         let answers: string[] = [];
         if (block.startsWith(MERGE_NOTE)) {
-          return { question: g.q ?? '', sweep: showsT ? Number(g.t) : -1, previous: g.p!, neighbourAgents: [], neighbourAnswers: [], merge: block.slice(MERGE_NOTE.length) };
+          return {
+            question: g.q ?? '',
+            sweep: showsT ? Number(g.t) : -1,
+            previous: g.p!,
+            neighbourAgents: [],
+            neighbourAnswers: [],
+            merge: block.slice(MERGE_NOTE.length),
+          };
         }
         const none = block === template.no_neighbours && (k === undefined || k === 0);
         if (!none) {
@@ -150,7 +176,13 @@ export function compilePromptParser(template: PromptTemplate, file = 'template',
           ({ agents, answers } = read);
         }
         if (k !== undefined && k !== answers.length) return null;
-        return { question: g.q ?? '', sweep: showsT ? Number(g.t) : -1, previous: g.p!, neighbourAgents: agents, neighbourAnswers: answers };
+        return {
+          question: g.q ?? '',
+          sweep: showsT ? Number(g.t) : -1,
+          previous: g.p!,
+          neighbourAgents: agents,
+          neighbourAnswers: answers,
+        };
       }
       const i = initial.exec(messages.user);
       if (!i) return null;
