@@ -13,7 +13,7 @@ const texts = Array.from({ length: 2048 }, (_, i) =>
   Array.from({ length: 6 + (i % 20) }, (_, j) => words[(i * 7 + j * 3) % words.length]).join(' '),
 );
 
-async function rate(encoder, run, count) {
+async function rate(_encoder, run, count) {
   const stall = monitorEventLoopDelay({ resolution: 1 });
   stall.enable();
   const t0 = performance.now();

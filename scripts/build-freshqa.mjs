@@ -117,7 +117,7 @@ function main() {
 
   mkdirSync(dirname(outPath), { recursive: true });
   const tmp = `${outPath}.tmp-${process.pid}`;
-  writeFileSync(tmp, lines.join('\n') + '\n');
+  writeFileSync(tmp, `${lines.join('\n')}\n`);
   renameSync(tmp, outPath);
   console.log(`wrote ${lines.length} prompts to ${outPath}`);
 }

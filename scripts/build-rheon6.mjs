@@ -95,6 +95,6 @@ if (premises !== 3) fail(`expected three false-premise prompts, got ${premises}`
 
 mkdirSync(dirname(outPath), { recursive: true });
 const tmp = `${outPath}.tmp-${process.pid}`;
-writeFileSync(tmp, records.map((r) => JSON.stringify(r)).join('\n') + '\n');
+writeFileSync(tmp, `${records.map((r) => JSON.stringify(r)).join('\n')}\n`);
 renameSync(tmp, outPath);
 console.log(`wrote ${records.length} prompts to ${outPath}`);

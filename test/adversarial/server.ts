@@ -280,7 +280,7 @@ function hugeText(rand: () => number): string {
   const parts: string[] = [];
   let length = 0;
   while (length < HUGE_LENGTH) {
-    const s = offTopic(rand) + ' ';
+    const s = `${offTopic(rand)} `;
     parts.push(s);
     length += s.length;
   }

@@ -154,7 +154,10 @@ describe('panta merge', () => {
     },
     {
       name: 'a folder that is no corpus',
-      parts: () => [part(1), (mkdirSync(join(dir, 'empty'), { recursive: true }), join(dir, 'empty'))],
+      parts: () => {
+        mkdirSync(join(dir, 'empty'), { recursive: true });
+        return [part(1), join(dir, 'empty')];
+      },
       message: /empty: holds no manifest\.json/,
     },
     {

@@ -107,14 +107,12 @@ export class StatusReader {
         requeued: num('requeued'),
         schedulerAge: s.updatedAt ? (Date.now() - Number(s.updatedAt)) / 1000 : null,
         schedulerExited: exited,
-        runs: [...runIds]
-          .sort()
-          .map((run) => ({
-            run,
-            written: Number(written[run] ?? 0),
-            inflight: idle ? 0 : Number(inflight[run] ?? 0),
-            ...(failed[run] ? { failed: failed[run] } : {}),
-          })),
+        runs: [...runIds].sort().map((run) => ({
+          run,
+          written: Number(written[run] ?? 0),
+          inflight: idle ? 0 : Number(inflight[run] ?? 0),
+          ...(failed[run] ? { failed: failed[run] } : {}),
+        })),
       });
     }
     return {

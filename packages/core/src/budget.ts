@@ -74,7 +74,7 @@ export function checkContextBudget(spec: SweepSpec, runs: readonly RunPlan[], te
   for (const run of runs) {
     const need = worstPromptTokens(run, template, spec.max_tokens);
     if (need <= room) continue;
-    const gi = spec.geometries.findIndex((g) => g === run.geometry);
+    const gi = spec.geometries.indexOf(run.geometry);
     let k = run.k;
     while (k > 1 && worstPromptTokens({ ...run, k }, template, spec.max_tokens) > room) k--;
     // A smaller full mean field also has fewer digits in its agents' ids: its largest N is searched for itself.

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_TEMPLATE,
-  MEMORY,
   checkContextBudget,
   checkMemoryBudget,
   formatBytes,

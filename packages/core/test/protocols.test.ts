@@ -28,7 +28,7 @@ describe('annealing', () => {
       [1.1, 1.1, 0.85, 0.6, 0.35, 0.1].map((x) => expect.closeTo(x, 12)),
     );
     const geometric = { to: 0.1, shape: 'geometric' as const };
-    expect(temperatureAt(1.6, 3, 5, geometric)).toBeCloseTo(1.6 * Math.pow(0.1 / 1.6, 0.5), 12);
+    expect(temperatureAt(1.6, 3, 5, geometric)).toBeCloseTo(1.6 * (0.1 / 1.6) ** 0.5, 12);
     expect(temperatureAt(0.7, 4, 10, undefined)).toBe(0.7);
   });
 });
@@ -178,7 +178,10 @@ describe('sweep boundaries in the planner', () => {
     const done: number[] = [];
     const drain = () => {
       for (let plans = planner.take(100); plans.length > 0; plans = planner.take(100))
-        for (const p of plans) planner.complete(p.event), done.push(p.event);
+        for (const p of plans) {
+          planner.complete(p.event);
+          done.push(p.event);
+        }
     };
     drain();
     expect(done).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);

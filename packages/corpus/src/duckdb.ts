@@ -1,6 +1,6 @@
 import './allocator.js';
 import { availableParallelism } from 'node:os';
-import { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { registerChunkSource } from './chunk-source.js';
 
 /**

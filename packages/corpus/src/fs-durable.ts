@@ -18,7 +18,7 @@ export async function fsyncFile(path: string): Promise<void> {
 
 /** Flushes a directory entry change (rename, unlink). Best effort where directories cannot be opened. */
 export async function fsyncDir(dir: string): Promise<void> {
-  let fh;
+  let fh: Awaited<ReturnType<typeof open>>;
   try {
     fh = await open(dir, 'r');
   } catch {

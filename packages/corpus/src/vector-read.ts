@@ -24,6 +24,7 @@ import type { SqlType } from './sql-type.js';
 const TWO32 = 4294967296;
 
 /** Per-column values of a batch. `any[]` on purpose: the form depends on the column (see above). */
+// biome-ignore lint/suspicious/noExplicitAny: a column of any SQL type; callers know the type of the column they asked for
 export type ColumnValues = any[] | Float32Array | Float64Array | Int32Array;
 
 /** A decoded column: `dim` is set for flat fixed-size columns (values hold rows x dim numbers). */

@@ -223,7 +223,7 @@ async function checkMeasurement(
   );
   for (const [promptId, perEncoder] of recomputed.whitenings) {
     for (const [encoder, w] of perEncoder) {
-      let stored;
+      let stored: Awaited<ReturnType<typeof readWhitening>>;
       try {
         stored = await readWhitening(out, promptId, encoder);
       } catch (e) {

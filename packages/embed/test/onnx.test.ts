@@ -120,9 +120,9 @@ describe('onnx encoder on the tiny fixture', () => {
     const [truncAlone] = await enc.encode([LONG]);
     expect(maxDiff(truncated!, truncAlone!)).toBeLessThan(1e-6);
     // a text truncated by the tokenizer equals the same first 63 tokens + [SEP] given explicitly
-    const longIds = tok.ids(LONG + ' and then some more words at the end');
+    const longIds = tok.ids(`${LONG} and then some more words at the end`);
     const [explicit] = await enc.encodeTokens([longIds]);
-    const [viaText] = await enc.encode([LONG + ' and then some more words at the end']);
+    const [viaText] = await enc.encode([`${LONG} and then some more words at the end`]);
     expect(maxDiff(explicit!, viaText!)).toBeLessThan(1e-6);
   });
 

@@ -49,7 +49,7 @@ function existingAncestor(path: string): string {
  */
 export function checkOutFolder(out: string): void {
   const at = existingAncestor(out);
-  let stat;
+  let stat: ReturnType<typeof statSync>;
   try {
     stat = statSync(at);
   } catch (e) {

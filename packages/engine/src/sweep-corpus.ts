@@ -59,7 +59,7 @@ export class SweepCorpus {
     const { out, columns, judge, meta, onWritten } = this.options;
     const partRows = typeof this.options.partRows === 'function' ? this.options.partRows(run) : this.options.partRows;
     // Only a run written from its first event here has every answer in the trace.
-    let trace;
+    let trace: ReturnType<SweepTrace['start']> | undefined;
     if (startEvent === 0) trace = this.trace.start(run.runId, run.prompt.id);
     else this.trace.forget(run.runId);
     return RunRecorder.open({ out, run, encoders: columns, judge, meta, startEvent, partRows, onWritten, trace });

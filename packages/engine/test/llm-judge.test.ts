@@ -28,7 +28,7 @@ describe('LLM judge in a sweep', () => {
       const llmJudge = `{kind: llm, backend: {kind: openai, base_url: "${server.url}/v1", model: surrogate-potts-v1, max_retries: 10}}`;
       const judged = join(dir, 'judged');
       const a = await runSweep(writeSpec(dir, spec(llmJudge), 'llm.yaml'), { out: judged });
-      const b = await runSweep(writeSpec(dir, spec('{kind: reference}'), 'ref.yaml'), { out: join(dir, 'reference') });
+      await runSweep(writeSpec(dir, spec('{kind: reference}'), 'ref.yaml'), { out: join(dir, 'reference') });
       expect(a.status).toBe('complete');
       const rows = (out: string) =>
         queryRows(

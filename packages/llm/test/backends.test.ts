@@ -580,7 +580,7 @@ describe('createBackend', () => {
     expect((await o.complete(request(4))).text).toBe('reply to seed 4');
     expect(() =>
       createBackend(
-        backendSchema.parse({ kind: 'openai', base_url: s.url, model: 'm', api_key_env: 'PANTA_NOPE_' + Date.now() }),
+        backendSchema.parse({ kind: 'openai', base_url: s.url, model: 'm', api_key_env: `PANTA_NOPE_${Date.now()}` }),
         [],
         'spec.yaml',
       ),

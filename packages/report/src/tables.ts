@@ -284,5 +284,5 @@ export function tableCsv(table: Table): string {
     const s = c === null ? '' : String(c);
     return /[",\n\r]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
   };
-  return [table.columns, ...table.rows].map((r) => r.map(field).join(',')).join('\n') + '\n';
+  return `${[table.columns, ...table.rows].map((r) => r.map(field).join(',')).join('\n')}\n`;
 }

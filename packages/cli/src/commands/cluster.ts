@@ -32,7 +32,7 @@ export async function schedulerCommand(
   opts: RoleOptions & { out?: string; concurrency?: number; seed?: number; watchMs?: number },
 ): Promise<number> {
   const stop = stopSignal('scheduler');
-  let metrics;
+  let metrics: Awaited<ReturnType<typeof startRoleMetrics>> | undefined;
   try {
     metrics = await startRoleMetrics('scheduler', opts);
     const observe = metrics.observe;
@@ -63,7 +63,7 @@ export async function workerCommand(
   opts: RoleOptions & { concurrency?: number; baseUrl?: string; lockMs?: number; waitEndpoint?: number },
 ): Promise<number> {
   const stop = stopSignal('worker');
-  let metrics;
+  let metrics: Awaited<ReturnType<typeof startRoleMetrics>> | undefined;
   try {
     metrics = await startRoleMetrics('worker', opts);
     const observe = metrics.observe;

@@ -75,7 +75,7 @@ export async function modelsCheckCommand(dir: string, options: ModelsCheckOption
     }
     const fmt = (m: (typeof info.inputs)[number]): string => `${m.name} ${m.type ?? '?'} [${(m.shape ?? []).join(', ')}]`;
     process.stdout.write(
-      [
+      `${[
         `ok: ${dir}`,
         `  model:      ${enc.model}`,
         `  inputs:     ${info.inputs.map(fmt).join('; ')}`,
@@ -83,7 +83,7 @@ export async function modelsCheckCommand(dir: string, options: ModelsCheckOption
         `  dim:        ${enc.dim}`,
         `  max length: ${info.maxLength} tokens (pad id ${info.padId})`,
         `  embedded one sentence in ${ms.toFixed(1)} ms, norm ${norm.toFixed(6)}`,
-      ].join('\n') + '\n',
+      ].join('\n')}\n`,
     );
     return EXIT.ok;
   } catch (error) {

@@ -56,7 +56,7 @@ export function boundaryGate(run: { n: number; sweeps: number }, decided: number
 export function temperatureAt(temperature: number, sweep: number, sweeps: number, annealing: AnnealingSpec | undefined): number {
   if (!annealing || sweep <= 1 || sweeps <= 1) return temperature;
   const x = (sweep - 1) / (sweeps - 1);
-  if (annealing.shape === 'geometric' && temperature > 0 && annealing.to > 0) return temperature * Math.pow(annealing.to / temperature, x);
+  if (annealing.shape === 'geometric' && temperature > 0 && annealing.to > 0) return temperature * (annealing.to / temperature) ** x;
   return temperature + (annealing.to - temperature) * x;
 }
 

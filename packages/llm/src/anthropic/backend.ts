@@ -42,7 +42,7 @@ export class AnthropicBackend implements LlmBackend {
     this.model = spec.model;
     const apiKey = resolveApiKey(spec.api_key_env, options.file ?? 'sweep spec', options.env);
     const baseURL = spec.base_url === undefined ? undefined : anthropicBase(spec.base_url);
-    this.endpoint = baseURL ?? process.env['ANTHROPIC_BASE_URL'] ?? DEFAULT_BASE;
+    this.endpoint = baseURL ?? process.env.ANTHROPIC_BASE_URL ?? DEFAULT_BASE;
     this.sendsTemperature = spec.api_version < NO_SAMPLING_API_VERSION;
     this.client = loadAnthropic().then(
       ({ default: Anthropic }) =>

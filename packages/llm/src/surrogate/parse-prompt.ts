@@ -43,7 +43,7 @@ function split(template: string): Part[] {
   return parts.filter((p) => p !== '');
 }
 
-function escape(text: string): string {
+function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 }
 
@@ -63,7 +63,7 @@ function source(parts: Part[], slots: Record<string, string>, named: boolean, ne
   let out = '';
   for (const part of parts) {
     if (typeof part === 'string') {
-      out += escape(part);
+      out += escapeRegExp(part);
       continue;
     }
     if (part.slot === 'neighbours') {
@@ -122,7 +122,7 @@ export function compilePromptParser(
   const lineParts = split(template.neighbour);
   const lineAny = source(lineParts, { index: '\\d+', answer: ANSWER }, false);
   // ssvp shows a merge's review (one line) where the neighbour lines would be.
-  const block = `${escape(template.no_neighbours)}|${escape(MERGE_NOTE)}${ANSWER}|${lineAny}(?:\\n${lineAny})*`;
+  const block = `${escapeRegExp(template.no_neighbours)}|${escapeRegExp(MERGE_NOTE)}${ANSWER}|${lineAny}(?:\\n${lineAny})*`;
   const question = options.multilineQuestions ? '[\\s\\S]*?' : '[^\\n]*?';
   const main = { question, previous: ANSWER, t: '\\d+', T: NUMBER, k: '\\d+' };
   const update = new RegExp(`^${source(split(template.update), main, true, block)}$`);
