@@ -19,7 +19,12 @@ interface Inflight {
 
 /** Most events per job. */
 const MAX_BATCH = 8;
-/** Jobs a flush makes at least, when it can, while the live workers are not known yet. */
+/**
+ * Jobs a flush makes at least, when it can. A worker's BullMQ concurrency counts jobs, not events, so fewer,
+ * fuller jobs let one worker take more events than it has slots while another idles (one job per live worker
+ * did: a sweep's first flush went whole to one worker). Fuller jobs need workers that take a job only while
+ * they have free slots for its events.
+ */
 const MIN_JOBS = 8;
 
 /**
@@ -46,11 +51,6 @@ export class BullTransport implements Transport {
   readonly sent = { jobs: 0, events: 0 };
   private readonly incarnation = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
   private jobs = 0;
-  /**
-   * Live workers: a flush makes at least one job per worker so that each can take a share, and no more, so
-   * that a job carries as many events as that allows (BullMQ's steps cost per job, not per event).
-   */
-  workers = 0;
 
   constructor(
     private readonly redis: Redis,
@@ -222,7 +222,7 @@ export class BullTransport implements Transport {
 
   /** Groups events into jobs; a job's id names its first event (ids must be unique while jobs exist). */
   private batches(tasks: readonly EventTask[]): { name: string; data: BatchJob; opts: { jobId: string } }[] {
-    const size = Math.min(MAX_BATCH, Math.max(1, Math.ceil(tasks.length / (this.workers > 0 ? this.workers : MIN_JOBS))));
+    const size = Math.min(MAX_BATCH, Math.max(1, Math.ceil(tasks.length / MIN_JOBS)));
     const jobs = [];
     for (let start = 0; start < tasks.length; start += size) {
       const group = tasks.slice(start, start + size);

@@ -173,13 +173,11 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
     const rate = { at: Date.now(), written: 0, perSecond: 0 };
     // Events in flight follow the live workers' slots (never fewer than the spec's concurrency), so that more
     // workers mean more throughput; --concurrency on the command line fixes the cap instead. The executor
-    // reads its options at every dispatch, so a new cap takes effect with the next event. The transport cuts
-    // its jobs to spread over the live workers, whatever fixes the cap.
+    // reads its options at every dispatch, so a new cap takes effect with the next event.
     let ticks = 0;
     const followSlots = async () => {
-      const { workers, slots } = await liveSlots(redis);
-      transport.workers = workers;
       if (options.concurrency !== undefined) return;
+      const { workers, slots } = await liveSlots(redis);
       const cap = Math.max(spec.concurrency, slots);
       if (cap === executorOptions.concurrency) return;
       executorOptions.concurrency = cap;

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
 import { EndpointUnavailableError, waitForEndpoints, type EndpointWait } from '@panta/llm';
 import { RHEON6, panta, tempDir, writeSpec } from '../../../test/helpers.js';
 import { RedisServer, freePort } from '../../../test/redis-server.js';
@@ -13,7 +14,13 @@ const roles = new Roles(() => ({ PANTA_REDIS_URL: server.url }));
 beforeAll(async () => {
   server = await RedisServer.start(dir);
 });
-afterEach(() => roles.killAll());
+afterEach(async () => {
+  roles.killAll();
+  // A sweep a failed test left in Redis would be served to the next test's workers.
+  const redis = new Redis(server.url, { maxRetriesPerRequest: null });
+  await redis.flushall();
+  redis.disconnect();
+});
 afterAll(async () => {
   roles.killAll();
   await server.stop();
