@@ -10,6 +10,7 @@ import {
   plannerFor,
   readVersionTexts,
   startManifest,
+  sweepMeta,
   sweepSizing,
   type LoadedSweep,
   type Logger,
@@ -18,7 +19,7 @@ import {
   type SweepSummary,
 } from '@panta/engine';
 import { createJudge } from '@panta/judge';
-import { createBackend, endpointsOf, waitForEndpoints } from '@panta/llm';
+import { endpointsOf, waitForEndpoints } from '@panta/llm';
 import type { Redis } from 'ioredis';
 import { sweepKeys } from './keys.js';
 import { fromPayload } from './payload.js';
@@ -181,7 +182,6 @@ class CollectorProcess {
     const { sweep, options, store, redis } = this;
     const { keys } = store;
     const log = options.log.child({ sweep: keys.spec.split(':')[1] });
-    const backend = createBackend(sweep.spec.backend, sweep.prompts, sweep.specFile);
     const encoders = await openEncoders(sweep.spec.encoders, sweep.specFile);
     const columns: EncoderColumn[] = encoders.map((e) => ({ name: e.name, dim: e.dim }));
     const judgeSpec =
@@ -193,18 +193,19 @@ class CollectorProcess {
     this.outLock = acquireOutLock(sweep.out);
     await clearRefusal(store);
     if (this.outLock.tookOver) log.warn({ holder: this.outLock.tookOver }, 'took over the corpus folder lock of a process that is gone');
-    const manifest = startManifest(sweep, previous, backend, judge, encoders);
+    // The backend is named from the spec: the collector makes no agent call, so it opens no backend.
+    const meta = sweepMeta(sweep.spec, encoders);
+    const manifest = startManifest(sweep, previous, meta);
     for (const e of encoders) await e.close(); // only their names, dims and models are needed here
     this.corpus = new SweepCorpus({
       out: sweep.out,
       columns,
       judge,
-      meta: { backend: backend.kind, model: backend.model },
+      meta: { backend: meta.backend.kind, model: meta.backend.model },
       partRows: sweepSizing(sweep.spec.concurrency, columns, sweep.runs.length).partRows,
       log,
       onWritten: () => undefined,
     });
-    await backend.close();
     // An LLM judge still loading would fail the judging of every row appended: wait for it first.
     const waitMs = options.waitEndpointMs ?? DEFAULT_WAIT_ENDPOINT_MS;
     if (judgeSpec.kind === 'llm' && waitMs > 0) {

@@ -42,24 +42,7 @@ export function batchInvariant(backend: SweepSpec['backend']): boolean | null {
 }
 
 /** The manifest as the sweep starts (or resumes): status running, nothing counted yet. */
-export function startManifest(sweep: LoadedSweep, previous: Manifest | null, meta: SweepMeta): Manifest;
-/** The earlier form, kept for callers that hold the live objects: the same manifest as `sweepMeta` gives. */
-export function startManifest(
-  sweep: LoadedSweep,
-  previous: Manifest | null,
-  backend: SweepMeta['backend'],
-  judge: SweepMeta['judge'],
-  encoders: SweepMeta['encoders'],
-): Manifest;
-export function startManifest(
-  sweep: LoadedSweep,
-  previous: Manifest | null,
-  metaOrBackend: SweepMeta | SweepMeta['backend'],
-  judge?: SweepMeta['judge'],
-  encoders?: SweepMeta['encoders'],
-): Manifest {
-  const meta: SweepMeta =
-    judge && encoders ? { backend: metaOrBackend as SweepMeta['backend'], judge, encoders } : (metaOrBackend as SweepMeta);
+export function startManifest(sweep: LoadedSweep, previous: Manifest | null, meta: SweepMeta): Manifest {
   const now = new Date().toISOString();
   const manifest: Manifest = {
     format: CORPUS_FORMAT,

@@ -56,7 +56,8 @@ describe('the start manifest from plain metadata', () => {
     const judge = createJudge(sweep.spec.judge, file, sweep.prompts);
     const encoders = await openEncoders(sweep.spec.encoders, file);
     try {
-      const live = startManifest(sweep, null, backend, judge, encoders);
+      // The live objects satisfy SweepMeta as they are: what they report equals what the spec names.
+      const live = startManifest(sweep, null, { backend, judge, encoders });
       const plain = startManifest(
         sweep,
         null,
