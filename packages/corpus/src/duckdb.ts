@@ -16,7 +16,7 @@ let shared: Promise<DuckDBConnection> | undefined;
  * own, and parallelism does not need DuckDB's pool: every COPY of a part runs on a libuv thread of its
  * own, several at once. Worse, while a query's pipeline runs on a pool thread, the thread that issued it
  * (a libuv thread) polls for completion: with single-threaded pipelines (a part pulled from JS) that
- * burned most of a core on a 2-core box (measured: 15% more CPU per event with 2 threads than with 1).
+ * burns CPU the engine needs on a small machine (bench/NOTES.md: DuckDB's threads).
  * PANTA_DUCKDB_THREADS overrides.
  */
 export function duckdbThreads(): number {
@@ -33,8 +33,7 @@ export function getDuckDB(): Promise<DuckDBInstance> {
     // explicit because correctness (event order) depends on it.
     preserve_insertion_order: 'true',
     // Every Parquet file is read about once (a merge, the final measurement, verify): caching the bytes read
-    // only grew memory, by the shard's size on a merge (measured: peak RSS 1.24 GB -> 0.61 GB copying a
-    // shard of 11 M events).
+    // only grows memory, by the shard's size on a merge (bench/NOTES.md: DuckDB's file cache).
     enable_external_file_cache: 'false',
   })
     .then(async (db) => {

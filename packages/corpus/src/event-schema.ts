@@ -72,7 +72,7 @@ export function validateEncoders(encoders: readonly EncoderColumn[]): void {
 /**
  * All event columns, in file order, for these encoders (in the order given). Embeddings are staged as
  * FLOAT[] lists: Parquet has no fixed-size list, so a FLOAT[d] column is written as a list anyway, and
- * DuckDB's appender takes a list about three times faster than an ARRAY. The writer checks every
+ * DuckDB takes a list faster than an ARRAY (bench/NOTES.md: FLOAT[] lists). The writer checks every
  * embedding's length, so each row holds exactly d values (read back as FLOAT[], castable to FLOAT[d]).
  */
 export function eventColumns(encoders: readonly EncoderColumn[]): ColumnDef[] {

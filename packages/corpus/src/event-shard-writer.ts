@@ -269,8 +269,8 @@ export class EventShardWriter {
 
   /**
    * The merged file must hold events 0..nextEvent-1, one agent row each. Cheap in time and memory: count,
-   * min and max stream, and distinctness is a bitmap of n bits (count(DISTINCT) held a hash table of every
-   * event: ~400 MB on a run of 11 M events).
+   * min and max stream, and distinctness is a bitmap of n bits (count(DISTINCT) would hold a hash table of
+   * every event: hundreds of MB on a run of millions).
    */
   private async checkShard(connection: DuckDBConnection, path: string): Promise<void> {
     const source = `FROM read_parquet(${sqlString(path)}) WHERE role = 'agent'`;
@@ -387,7 +387,7 @@ function constantText(values: readonly unknown[]): string | undefined {
  * A part's columns are extracted in one compiled pass over its rows: each row object is visited once (30
  * passes, one per column, each missed the cache on every row), and each property read names its property
  * (one closure shared by the columns read a different key at the same site, which V8 serves from its slow
- * megamorphic cache). Together that was most of the time spent filling a part. `accesses` are property
+ * megamorphic cache). Filling a part is then mostly the copies into DuckDB's vectors. `accesses` are property
  * paths built from schema names (identifiers) and encoder names spliced in as JSON string literals.
  */
 function compileExtract(accesses: readonly string[]): Extract {

@@ -5,9 +5,8 @@ import { VectorCache } from './keyed.js';
  * What the order parameters need of a sweep's answers, kept while its runs are written, so that measuring
  * the sweep need not read every embedding back from the shards.
  *
- * Why: the final pass read every answer's embedding back out of Parquet (about 8 µs per row, decoding a
- * FLOAT[d] list value by value), which was a quarter of a surrogate sweep's wall time. The collector
- * already holds each answer as it writes it. Per answer the trace keeps its agent, sweep and tag and, per
+ * Why: reading every answer's embedding back out of Parquet decodes a FLOAT[d] list value by value, a
+ * large share of a fast sweep's time (bench/NOTES.md: the sweep trace). The collector already holds each answer as it writes it. Per answer the trace keeps its agent, sweep and tag and, per
  * encoder, the id of its vector in a store of the prompt's distinct vectors (equal answers embed equally,
  * so a population holds few distinct vectors): about 10 bytes per event plus the distinct vectors.
  *
@@ -167,7 +166,7 @@ class VectorStore {
   /**
    * Encoders hand out one array per distinct text (the hashing encoder memoises), and an answer's array is
    * never written to after it is returned (its row holds it until written): most answers are found by
-   * identity, without hashing and comparing their floats, which cost about 1.5 µs per answer.
+   * identity, without hashing and comparing their floats.
    */
   private readonly seen = new WeakMap<Float32Array, number>();
 
