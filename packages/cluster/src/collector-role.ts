@@ -329,9 +329,9 @@ class CollectorProcess {
           const planner = plannerFor(sweep, run, progress.nextEvent);
           await store.restoreVersions(runId, await readVersionTexts(progress.parts, planner.liveVersions(), run.protocol));
         }
-        const collector = await this.corpus.openRecorder(run, progress.nextEvent);
-        await this.restoreBoundaries(run, collector);
-        this.runs.set(runId, { run, recorder: collector, durable: progress.nextEvent, reported: -1, closing: false });
+        const recorder = await this.corpus.openRecorder(run, progress.nextEvent);
+        await this.restoreBoundaries(run, recorder);
+        this.runs.set(runId, { run, recorder, durable: progress.nextEvent, reported: -1, closing: false });
         await store.markOpen(runId);
         await this.loadResults(runId);
         reply = { next: progress.nextEvent, finalized: false };
@@ -368,16 +368,16 @@ class CollectorProcess {
    * A sweep boundary a worker committed: journalled (once; a repeated request finds it there) before the
    * scheduler hears of it, so the next sweep never starts on a decision that could be lost.
    */
-  private async boundary(runId: string, sweep: number): Promise<void> {
+  private async boundary(runId: string, t: number): Promise<void> {
     const open = this.runs.get(runId);
     if (!open) return; // closed meanwhile: the scheduler no longer waits for it
-    const text = await this.store.boundaryOutcome(runId, sweep);
+    const text = await this.store.boundaryOutcome(runId, t);
     if (text === null) return;
     const outcome = JSON.parse(text) as BoundaryOutcome;
-    const { recorder: collector } = open;
-    if (collector.control.sweep < sweep)
-      await collector.acceptBoundary({ kind: 'boundary', run: open.run, sweep, versions: new Float64Array(0) }, outcome);
-    await sendToScheduler(this.redis, this.store.keys, { op: 'boundary', run: runId, sweep, outcome: text });
+    const { recorder } = open;
+    if (recorder.control.sweep < t)
+      await recorder.acceptBoundary({ kind: 'boundary', run: open.run, sweep: t, versions: new Float64Array(0) }, outcome);
+    await sendToScheduler(this.redis, this.store.keys, { op: 'boundary', run: runId, sweep: t, outcome: text });
   }
 
   /**
@@ -385,13 +385,13 @@ class CollectorProcess {
    * sweep is durable (events not yet durable are redone on an embedded resume); here events are never redone,
    * their committed results wait in Redis, and so do these boundaries, which the scheduler has acted on.
    */
-  private async restoreBoundaries(run: RunPlan, collector: RunRecorder): Promise<void> {
+  private async restoreBoundaries(run: RunPlan, recorder: RunRecorder): Promise<void> {
     const stored = await this.store.boundaryOutcomes(run.runId);
-    for (const sweep of [...stored.keys()].sort((a, b) => a - b)) {
-      if (sweep <= collector.control.sweep) continue;
-      await collector.acceptBoundary(
-        { kind: 'boundary', run, sweep, versions: new Float64Array(0) },
-        JSON.parse(stored.get(sweep)!) as BoundaryOutcome,
+    for (const t of [...stored.keys()].sort((a, b) => a - b)) {
+      if (t <= recorder.control.sweep) continue;
+      await recorder.acceptBoundary(
+        { kind: 'boundary', run, sweep: t, versions: new Float64Array(0) },
+        JSON.parse(stored.get(t)!) as BoundaryOutcome,
       );
     }
   }
