@@ -170,22 +170,24 @@ describe('the collector takes the same lock', () => {
     const dir = tempDir('panta-lock-collector-out-');
     const own = await RedisServer.start(dir);
     const env = { PANTA_REDIS_URL: own.url };
-    const scheduler = pantaProcess(['scheduler', writeSpec(dir, QUICK), '--out', join(dir, 'out')], env);
-    started.push(scheduler);
     const file = join(dir, 'a-file');
     writeFileSync(file, 'x');
     for (const [out, why] of [
       [join(file, 'out'), `cannot be made: ${file} is a file, not a folder`],
       ['/proc/panta-out', 'cannot be made \\(the file system at /proc does not allow new folders\\)'],
     ] as const) {
+      // A scheduler per case: one stops with its collector's refusal, and a collector waits for a sweep a
+      // scheduler serves.
+      const scheduler = pantaProcess(['scheduler', writeSpec(dir, QUICK), '--out', join(dir, 'out')], env);
+      started.push(scheduler);
       const collector = pantaProcess(['collector', '--out', out], env);
       started.push(collector);
       const r = await collector.exited;
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr.trim().split('\n').at(-1)).toMatch(new RegExp(`^panta: ${out}: ${why}; fix: `));
+      const refused = await scheduler.exited;
+      expect(refused.code, refused.stderr).toBe(2);
     }
-    scheduler.kill('SIGKILL');
-    await scheduler.exited;
     await own.stop();
   }, 120_000);
 });
