@@ -1,5 +1,5 @@
 import type { RunPlan } from '@panta/core';
-import { openEncoders, type WorkerServices } from '@panta/engine';
+import { openEncoders, workerServices, type WorkerServices } from '@panta/engine';
 import { createJudge } from '@panta/judge';
 import { createBackend, endpointsOf, waitForEndpoints } from '@panta/llm';
 import type { Logger } from '@panta/engine';
@@ -64,14 +64,7 @@ export async function loadContext(redis: Redis, sweepId: string, options: Contex
     sweepId,
     keys,
     runs: new Map(sweep.runs.map((r) => [r.runId, r])),
-    services: {
-      backend,
-      encoders,
-      template: sweep.template,
-      maxTokens: sweep.spec.max_tokens,
-      fixedLength: sweep.spec.fixed_length,
-      judge,
-    },
+    services: workerServices(sweep, { backend, encoders, judge }),
     close: async () => {
       await backend.close();
       await judge.close();

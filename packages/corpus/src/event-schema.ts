@@ -7,10 +7,10 @@ export interface ColumnDef {
 }
 
 /**
- * The event columns before the embeddings, in file order (DESIGN.md section 5). The order is part of the
- * corpus format: readers that go by position (pandas, polars) see exactly this.
+ * The columns that say which run a row belongs to (core's RunColumns), first in the event shards and in
+ * runs.parquet alike.
  */
-export const EVENT_BASE_COLUMNS: readonly ColumnDef[] = [
+export const RUN_ID_COLUMNS: readonly ColumnDef[] = [
   { name: 'run_id', type: 'VARCHAR' },
   { name: 'config_id', type: 'VARCHAR' },
   { name: 'trial', type: 'INTEGER' },
@@ -20,6 +20,14 @@ export const EVENT_BASE_COLUMNS: readonly ColumnDef[] = [
   { name: 'k', type: 'INTEGER' },
   { name: 'temperature', type: 'DOUBLE' },
   { name: 'protocol', type: 'VARCHAR' },
+];
+
+/**
+ * The event columns before the embeddings, in file order (DESIGN.md section 5). The order is part of the
+ * corpus format: readers that go by position (pandas, polars) see exactly this.
+ */
+export const EVENT_BASE_COLUMNS: readonly ColumnDef[] = [
+  ...RUN_ID_COLUMNS,
   { name: 'seed', type: 'BIGINT' },
   { name: 'event', type: 'BIGINT' },
   { name: 'role', type: 'VARCHAR' },

@@ -1,18 +1,13 @@
+import type { RunColumns } from '@panta/core';
+import { RUN_ID_COLUMNS, type ColumnDef } from './event-schema.js';
+
 /**
  * The columns of runs.parquet (DESIGN.md 5), in file order: one row per planned run, written by `finishSweep`
  * at the end of every session and read by `panta verify` and the report. The identifying columns come first,
  * as in the event shards; totals, early stopping and drift follow.
  */
-export const RUN_COLUMNS = [
-  { name: 'run_id', type: 'VARCHAR' },
-  { name: 'config_id', type: 'VARCHAR' },
-  { name: 'trial', type: 'INTEGER' },
-  { name: 'prompt_id', type: 'VARCHAR' },
-  { name: 'geometry', type: 'VARCHAR' },
-  { name: 'n', type: 'INTEGER' },
-  { name: 'k', type: 'INTEGER' },
-  { name: 'temperature', type: 'DOUBLE' },
-  { name: 'protocol', type: 'VARCHAR' },
+export const RUN_COLUMNS: readonly ColumnDef[] = [
+  ...RUN_ID_COLUMNS,
   { name: 'dynamics', type: 'VARCHAR' },
   { name: 'seed', type: 'BIGINT' },
   { name: 'status', type: 'VARCHAR' },
@@ -32,19 +27,10 @@ export const RUN_COLUMNS = [
   { name: 'drift_onset', type: 'INTEGER' },
   { name: 'recovered', type: 'BOOLEAN' },
   { name: 'wall_ms', type: 'DOUBLE' },
-] as const;
+];
 
 /** One row of runs.parquet as written: null where unknown (a run not complete, a backend without prices). */
-export interface RunTableRow {
-  run_id: string;
-  config_id: string;
-  trial: number;
-  prompt_id: string;
-  geometry: string;
-  n: number;
-  k: number;
-  temperature: number;
-  protocol: string;
+export interface RunTableRow extends RunColumns {
   dynamics: string;
   seed: number;
   status: 'complete' | 'failed' | 'pending';

@@ -29,7 +29,7 @@ export type { Logger } from './log.js';
 export { LiveStatusWriter } from './live-status.js';
 export { executeBoundary } from './execute-boundary.js';
 export { checkOutFolder, makeOutFolder } from './out-folder.js';
-export { corpusToResume } from './sweep-setup.js';
+export { corpusToResume, workerServices } from './sweep-setup.js';
 export { mergeParts } from './merge.js';
 export type { MergeOptions } from './merge.js';
 export { readParts, type PartFolder } from './merge-parts.js';

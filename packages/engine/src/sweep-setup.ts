@@ -1,5 +1,6 @@
 import { InputError } from '@panta/core';
 import { readManifestToResume, type Manifest } from '@panta/corpus';
+import type { WorkerServices } from './execute-event.js';
 import type { LoadedSweep } from './load.js';
 import { checkOutFolder } from './out-folder.js';
 
@@ -15,4 +16,9 @@ export function corpusToResume(sweep: LoadedSweep, refusal: { file: string; fix:
   if (previous && previous.fingerprint !== sweep.fingerprint)
     throw new InputError(refusal.file, 'out', `${sweep.out} holds a corpus of a different sweep`, refusal.fix);
   return previous;
+}
+
+/** What a worker needs of a sweep besides the opened backend, encoders and judge: the same in every process. */
+export function workerServices(sweep: LoadedSweep, opened: Pick<WorkerServices, 'backend' | 'encoders' | 'judge'>): WorkerServices {
+  return { ...opened, template: sweep.template, maxTokens: sweep.spec.max_tokens, fixedLength: sweep.spec.fixed_length };
 }

@@ -20,7 +20,7 @@ import { startManifest, sweepMeta } from './manifest-start.js';
 import { InProcessTransport } from './in-process-transport.js';
 import { LiveStatusWriter } from './live-status.js';
 import { makeOutFolder } from './out-folder.js';
-import { corpusToResume } from './sweep-setup.js';
+import { corpusToResume, workerServices } from './sweep-setup.js';
 import { chainsFirst } from './run-order.js';
 import { loadSweep, plannerFor, type LoadedSweep, type SweepOverrides } from './load.js';
 import { sweepLogger, type Logger } from './log.js';
@@ -122,7 +122,7 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
   if (onDisk) options.onNotice?.({ kind: 'resume', ...onDisk, runsTotal: runs.length });
   const started = startManifest(sweep, previous, sweepMeta(spec, encoders));
   const columns: EncoderColumn[] = encoders.map((e) => ({ name: e.name, dim: e.dim }));
-  const services = { backend, encoders, template: sweep.template, maxTokens: spec.max_tokens, fixedLength: spec.fixed_length, judge };
+  const services = workerServices(sweep, { backend, encoders, judge });
   const transport = options.transport ? options.transport(services) : new InProcessTransport(services);
   const eventsTotal = sweepEvents(runs);
   let eventsOnDisk = 0;

@@ -19,6 +19,7 @@ import {
   type Transport,
   type TransportMessage,
   type WorkerServices,
+  workerServices,
 } from '../src/index.js';
 import { FakeSink } from './fake-transport.js';
 
@@ -60,12 +61,7 @@ export async function servicesFor(sweep: LoadedSweep): Promise<WorkerServices & 
   const encoders = await openEncoders(sweep.spec.encoders, sweep.specFile);
   const judge = createJudge(sweep.spec.judge, sweep.specFile, sweep.prompts);
   return {
-    backend,
-    encoders,
-    template: sweep.template,
-    maxTokens: sweep.spec.max_tokens,
-    fixedLength: sweep.spec.fixed_length,
-    judge,
+    ...workerServices(sweep, { backend, encoders, judge }),
     close: async () => {
       await backend.close();
       await judge.close();
