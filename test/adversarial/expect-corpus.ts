@@ -45,7 +45,8 @@ export interface AgentRow {
  * answer row is there (48 = 2 runs x 8 agents x 3 snapshots), and order_params.parquet exists, read back by
  * DuckDB. Returns its rows (with the run's prompt) and the answers, for the caller's own checks.
  */
-export async function expectSoundCorpus(out: string): Promise<{ order: OrderRow[]; answers: AgentRow[] }> {
+/** The corpus of adversarialSpec's two runs of n agents (8 unless its sizes were changed) over 2 sweeps. */
+export async function expectSoundCorpus(out: string, n = 8): Promise<{ order: OrderRow[]; answers: AgentRow[] }> {
   const report = await verifyCorpus(out);
   expect(report.problems).toEqual([]);
   expect(report.ok).toBe(true);
@@ -53,13 +54,13 @@ export async function expectSoundCorpus(out: string): Promise<{ order: OrderRow[
   const answers = (await queryRows(
     `SELECT prompt_id, response, reply_status, tag FROM read_parquet('${out}/events/*.parquet') WHERE role = 'agent' ORDER BY run_id, event`,
   )) as unknown as AgentRow[];
-  expect(answers).toHaveLength(48);
+  expect(answers).toHaveLength(2 * 3 * n);
   const order = (await queryRows(
     `SELECT o.*, r.prompt_id FROM read_parquet('${out}/order_params.parquet') o JOIN read_parquet('${out}/runs.parquet') r USING (run_id) ORDER BY o.run_id, o.sweep, o.encoder`,
   )) as unknown as OrderRow[];
   // Snapshots t = 0, 1, 2 of both runs, one encoder.
   expect(order).toHaveLength(6);
-  for (const o of order) expect(o.n_correct + o.n_hallucinated + o.n_not_known + o.n_judge_failure).toBe(8);
+  for (const o of order) expect(o.n_correct + o.n_hallucinated + o.n_not_known + o.n_judge_failure).toBe(n);
   return { order, answers };
 }
 

@@ -54,6 +54,22 @@ describe('sweeps against an adversarial OpenAI-compatible server', () => {
     expectUnanimous(order);
   });
 
+  it('wide rows (a mean field of 140: every row reads all agents, parts in row groups under 2,048 rows) hold up against identical and empty replies', async () => {
+    for (const mode of ['identical', 'empty'] as const) {
+      const name = `meanfield-${mode}`;
+      const out = join(dir, name);
+      const text = adversarialSpec(name, RHEON6, servers.get(mode)!.url).replace(
+        'geometries: [ring]\nsizes: [8]',
+        'geometries: [meanfield]\nsizes: [140]',
+      );
+      expect(text).toContain('sizes: [140]');
+      expect((await runSweep(writeSpec(dir, text, `${name}.yaml`), { out, logLevel: 'silent' })).status).toBe('complete');
+      expectUnanimous((await expectSoundCorpus(out, 140)).order);
+      const groups = await queryRows(`SELECT max(row_group_num_rows) AS most FROM parquet_metadata('${out}/events/*.parquet')`);
+      expect(Number(groups[0]!.most)).toBeLessThan(2048);
+    }
+  }, 120_000);
+
   it('huge: answers of 100,000 characters are stored whole', async () => {
     const { order, answers } = await expectSoundCorpus(await sweep('huge'));
     for (const a of answers) expect(a.response.length).toBe(HUGE_LENGTH);
