@@ -1,8 +1,15 @@
 import { boundaryGate, hasBoundaries, runEvents, toError, type ControlState, type DataflowPlanner, type RunPlan } from '@panta/core';
+import { parallelism } from './run-order.js';
 import type { BoundaryOutcome, BoundaryTask, EventOutcome, EventTask, Transport, TransportMessage } from './task.js';
 
 /** Events a run's planner plans per idle turn: short enough that a reply waiting behind it is not delayed. */
 const IDLE_PLAN_STEP = 512;
+/**
+ * Runs being opened at once. Opening reads the run's progress on disk and opens its shard writer: a few
+ * milliseconds, a hundred on a loaded machine, so one at a time 256 chains (a run per slot) took longer to
+ * open than a chain of 64 events at 250 ms a call took to run (bench/chains.mjs: at most 101 open).
+ */
+const OPENING_AT_ONCE = 16;
 
 /**
  * Where a run's outcomes go: the run's collector in this process (embedded), or a handle on the collector
@@ -111,6 +118,8 @@ export class Executor<S extends RunSink = RunSink> {
   private opening = 0;
   /** What the runs open or being opened hold (see runBytes). */
   private openBytes = 0;
+  /** Events the runs open or being opened can have in flight at once (see parallelism). */
+  private openWidth = 0;
   /**
    * openBytes when the last look found no queued run that fits: until it changes none can (the queue only
    * shrinks), so pump, which runs per event, does not look again.
@@ -376,10 +385,22 @@ export class Executor<S extends RunSink = RunSink> {
       }
     }
     this.schedulePlanning();
-    const starving = this.inflight + this.readyTotal() < concurrency;
-    if (!this.stopping && starving && this.queue.length > 0 && this.opening === 0 && this.active.length < this.options.maxActiveRuns) {
-      const next = this.nextFitting();
-      if (next >= 0) this.openNext(next);
+    if (!this.stopping && this.queue.length > 0) {
+      // Runs open while the slots lack ready events (a run being opened counts as the one it will have at
+      // least), or while the open runs could not fill the slots once their ready events are gone: a chain's
+      // first sweep answers at once, and opened only then, the chains started one after another and the
+      // last of them ran on with the slots idle (bench/chains.mjs).
+      const ready = this.inflight + this.readyTotal();
+      while (
+        this.queue.length > 0 &&
+        this.opening < OPENING_AT_ONCE &&
+        (ready + this.opening < concurrency || this.openWidth < concurrency) &&
+        this.active.length + this.opening < this.options.maxActiveRuns
+      ) {
+        const next = this.nextFitting();
+        if (next < 0) break;
+        this.openNext(next);
+      }
     }
     const finished = (this.queue.length === 0 || this.stopping) && this.active.length === 0 && this.opening === 0 && this.closing === 0;
     // pump() runs once per event or more: report progress a few times a second, reading the clock only
@@ -435,6 +456,7 @@ export class Executor<S extends RunSink = RunSink> {
     const bytes = this.options.runBytes?.(run) ?? 0;
     this.opening++;
     this.openBytes += bytes;
+    this.openWidth += parallelism(run);
     this.options.open(run).then(
       (active) => {
         this.opening--;
@@ -442,6 +464,7 @@ export class Executor<S extends RunSink = RunSink> {
           if (active) this.admit(active);
           else {
             this.openBytes -= bytes;
+            this.openWidth -= parallelism(run);
             this.runsFinished++;
           }
         } catch (e) {
@@ -461,6 +484,7 @@ export class Executor<S extends RunSink = RunSink> {
         this.byId.delete(a.run.runId);
         this.closing--;
         this.openBytes -= this.options.runBytes?.(a.run) ?? 0;
+        this.openWidth -= parallelism(a.run);
         if (!a.stopped) this.runsFinished++;
         if (a.error && !a.stopped) this.runsFailed++;
         this.pump();

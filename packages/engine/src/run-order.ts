@@ -9,12 +9,14 @@ import { runEvents, type RunPlan } from '@panta/core';
  * else. Results never depend on this order: each run is a function of its own seed.
  */
 export function chainsFirst(runs: readonly RunPlan[]): RunPlan[] {
-  const depth = (run: RunPlan) => {
-    const parallel = run.dynamics === 'synchronous' ? run.n : Math.max(1, Math.floor(run.n / (run.k + 1)));
-    return runEvents(run) / parallel;
-  };
+  const depth = (run: RunPlan) => runEvents(run) / parallelism(run);
   return runs
     .map((run, i) => ({ run, i, d: depth(run) }))
     .sort((a, b) => b.d - a.d || a.i - b.i)
     .map((x) => x.run);
+}
+
+/** Events of a run that can be in flight at once, about: 1 for a full mean field under asynchronous updates (a chain). */
+export function parallelism(run: RunPlan): number {
+  return run.dynamics === 'synchronous' ? run.n : Math.max(1, Math.floor(run.n / (run.k + 1)));
 }

@@ -21,21 +21,29 @@ import { InProcessTransport } from './in-process-transport.js';
 import { LiveStatusWriter } from './live-status.js';
 import { makeOutFolder } from './out-folder.js';
 import { corpusToResume, workerServices } from './sweep-setup.js';
-import { chainsFirst } from './run-order.js';
+import { chainsFirst, parallelism } from './run-order.js';
 import { loadSweep, plannerFor, type LoadedSweep, type SweepOverrides } from './load.js';
 import { sweepLogger, type Logger } from './log.js';
 import { SweepCorpus, readVersionTexts, runEnd } from './sweep-corpus.js';
 import type { Transport } from './task.js';
 
 /**
- * Memory for rows waiting to become durable parts, over all open runs: runs are opened while their rows fit
- * (see sweepSizing). A trade of memory for overlap between runs: small runs keep few calls busy, so several
- * must be open, and a mean field is one chain of events, so its run alone keeps one call busy. Runs open
- * longest chain first (run-order.ts), so the chains run beside the rest instead of alone at the end.
+ * Memory for rows waiting to become durable parts, over all open runs, at the least: runs are opened while
+ * their rows fit (see sweepSizing). A trade of memory for overlap between runs: small runs keep few calls
+ * busy, so several must be open, and a mean field is one chain of events, so its run alone keeps one call
+ * busy. Runs open longest chain first (run-order.ts), so the chains run beside the rest instead of alone at
+ * the end.
  */
 export const BUFFER_BUDGET_BYTES = 64 * 1024 * 1024;
+/**
+ * And per slot of concurrency: chains keep the slots busy only with one open run per slot, so the budget
+ * grows with the concurrency, and a chain's parts are sized so that its rows fit one slot's share.
+ */
+export const SLOT_BUFFER_BYTES = 1024 * 1024;
 /** Bytes of one part's rows: at 384 floats per row, 8,192 rows (a run of 729 agents is one part). */
 const PART_BYTES = 16 * 1024 * 1024;
+/** Fewest rows in a chain's part: fewer would mean a file per few events and long merges. */
+const CHAIN_PART_ROWS = 64;
 
 export interface SweepProgress extends ExecutorProgress {
   eventsTotal: number;
@@ -127,7 +135,7 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
   const eventsTotal = sweepEvents(runs);
   let eventsOnDisk = 0;
   const sizing = sweepSizing(spec.concurrency, columns, runs.length);
-  const { maxActiveRuns, runBytes } = sizing;
+  const { maxActiveRuns, runBytes, openBytesBudget } = sizing;
   const partRows = options.partRows ?? sizing.partRowsFor;
   const corpus = new SweepCorpus({
     out,
@@ -144,7 +152,7 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
     concurrency: spec.concurrency,
     maxActiveRuns,
     runBytes,
-    openBytesBudget: BUFFER_BUDGET_BYTES,
+    openBytesBudget,
     open: async (run: RunPlan): Promise<ActiveRun<RunRecorder> | null> => {
       const progress = await shardProgress(out, run.runId);
       if (progress.discarded.length > 0) {
@@ -227,24 +235,37 @@ function checkSameShard(specPath: string, out: string, held: Shard | undefined, 
  * share them, its neighbours (ownNeighbourBytes); a mean field of 729 weighs 4.7 KB a row. A run that fits
  * one part is encoded once (its part becomes its shard).
  * A run holds at most three parts of rows (one filling, two being written), fewer when it is shorter; runs
- * are opened while the open runs' rows fit BUFFER_BUDGET_BYTES, so memory does not grow with the runs open.
+ * are opened while the open runs' rows fit openBytesBudget, so memory does not grow with the runs open.
+ * Up to `concurrency` runs may open (the executor opens one only while the slots lack ready events): a
+ * chain (a full mean field, one event in flight) fills one slot, so a sweep of chains needs a run per slot.
+ * A chain's parts hold a third of SLOT_BUFFER_BYTES (it writes one row per call: at 1 s a call a part of
+ * 8,192 rows would hold over two hours of rows), so that `concurrency` chains fit the budget.
+ * `runs`: runs in the sweep (no more are open than it has).
  */
 export function sweepSizing(
   concurrency: number,
   columns: readonly EncoderColumn[],
   runs = Number.POSITIVE_INFINITY,
-): { maxActiveRuns: number; partRows: number; partRowsFor(run: RunPlan): number; runBytes(run: RunPlan): number } {
-  // No more runs are open than the sweep has.
-  const maxActiveRuns = Math.max(1, Math.min(64, Math.max(2, Math.ceil(concurrency / 2)), runs));
+): {
+  maxActiveRuns: number;
+  partRows: number;
+  partRowsFor(run: RunPlan): number;
+  runBytes(run: RunPlan): number;
+  openBytesBudget: number;
+} {
+  const maxActiveRuns = Math.max(1, Math.min(Math.max(2, concurrency), runs));
   const base = 256 + 4 * columns.reduce((s, c) => s + c.dim, 0);
   const rowBytes = (run: RunPlan) => base + 4 * (run.k + 1) + ownNeighbourBytes(run.geometry, run.n, run.k);
   const rowsFor = (bytes: number) => Math.min(8192, Math.max(256, Math.floor(PART_BYTES / bytes)));
-  const partRowsFor = (_run: RunPlan) => rowsFor(base);
+  const partRows = rowsFor(base);
+  const partRowsFor = (run: RunPlan) =>
+    parallelism(run) > 1 ? partRows : Math.min(partRows, Math.max(CHAIN_PART_ROWS, Math.floor(SLOT_BUFFER_BYTES / (3 * rowBytes(run)))));
   return {
     maxActiveRuns,
-    partRows: rowsFor(base),
+    partRows,
     partRowsFor,
     runBytes: (run) => Math.min(runEvents(run), 3 * partRowsFor(run)) * rowBytes(run),
+    openBytesBudget: Math.max(BUFFER_BUDGET_BYTES, concurrency * SLOT_BUFFER_BYTES),
   };
 }
 

@@ -1,0 +1,234 @@
+// bench/chains: do chain-bound runs keep the slots busy? A full mean field is one chain of events (every
+// event reads every agent), so a run keeps exactly one call in flight, and only as many runs open at once as
+// there are slots keep them all busy. Runs 256 full mean fields of N = 64 against `panta serve-surrogate`
+// (continuous batching, as many slots as the sweep's concurrency, a fixed 1 s per reply) and prints, embedded
+// and distributed: the slot-time kept busy (sequences running integrated over time / (slots x time the server
+// had work)), events/s, runs open at peak, peak RSS, and the median time from a reply to the dispatch of the
+// event that waited for it (embedded; the distributed mode's is in its log as-is).
+// Run after a build: node bench/chains.mjs [--quick] [--only-embedded | --only-distributed] [--runs R] [--slots S]
+//   --quick: 250 ms per reply instead of 1 s (about half a minute a sweep instead of two);
+//   --runs 512 --slots 512: the memory of 512 open chains.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { InProcessTransport, runSweep } from '@panta/engine';
+
+process.env.DUCKDB_JE_MALLOC_CONF ??= 'dirty_decay_ms:-1,muzzy_decay_ms:-1';
+const root = resolve(import.meta.dirname, '..');
+const cli = join(root, 'packages/cli/bin/panta.js');
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+};
+const quick = process.argv.includes('--quick');
+const runs = arg('--runs', 256);
+const slots = arg('--slots', 256);
+const sweeps = arg('--sweeps', 1);
+const n = 64;
+const tokens = 64;
+const replyMs = quick ? 250 : 1000;
+const modes = process.argv.includes('--only-embedded')
+  ? ['embedded']
+  : process.argv.includes('--only-distributed')
+    ? ['distributed']
+    : ['embedded', 'distributed'];
+const dir = mkdtempSync(join(tmpdir(), 'panta-bench-chains-'));
+
+function proc(args, env = {}) {
+  const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
+  const exited = new Promise((ok) => child.once('close', (code) => ok({ code, out })));
+  return { child, exited };
+}
+
+// Fixed latency per reply: continuous batching with no slowdown, tokens x token-ms = replyMs, and as many
+// slots as the sweep may keep in flight (its stats integrate the sequences running).
+const server = proc([
+  'serve-surrogate',
+  '--port',
+  '0',
+  '--dataset',
+  join(root, 'datasets/rheon6.jsonl'),
+  '--slots',
+  String(slots),
+  '--token-ms',
+  String(replyMs / tokens),
+]);
+const url = await new Promise((ok, fail) => {
+  server.child.stdout.on('data', (d) => {
+    const m = /listening on (http:\/\/\S+?)\/v1/.exec(String(d));
+    if (m) ok(m[1]);
+  });
+  server.exited.then(({ out }) => fail(new Error(`serve-surrogate exited:\n${out}`)));
+});
+const stats = async () => (await (await fetch(`${url}/panta/stats`)).json()).batch;
+
+// runs = temperatures x trials; every run a full mean field (every event reads all N agents).
+const temperatures = [0.4, 0.7, 1.0, 1.3];
+const trials = Math.ceil(runs / temperatures.length);
+const spec = join(dir, 'chains.yaml');
+writeFileSync(
+  spec,
+  `name: chains
+dataset: ${join(root, 'datasets/rheon6.jsonl')}
+prompts: [fq117]
+geometries: [meanfield]
+sizes: [${n}]
+temperatures: [${temperatures.join(', ')}]
+trials: ${trials}
+sweeps: ${sweeps}
+seed: 5
+max_tokens: ${tokens}
+fixed_length: true
+concurrency: ${slots}
+backend: {kind: openai, base_url: "${url}/v1", model: surrogate-potts-v1, max_in_flight: ${slots}}
+`,
+);
+const runsTotal = temperatures.length * trials;
+const events = runsTotal * (sweeps + 1) * n;
+console.log(
+  `${runsTotal} full mean fields of N = ${n}, ${sweeps} sweep${sweeps > 1 ? 's' : ''} (${events.toLocaleString('en-US')} events; sweep 0 answers at once, then each run is a chain of ${sweeps * n}), ${slots} slots x ${replyMs} ms per reply: at best ${((Math.max(Math.ceil(events / slots), sweeps * n + 1) * replyMs) / 1000).toFixed(0)} s (every slot always busy)`,
+);
+
+const median = (xs) => {
+  if (xs.length === 0) return Number.NaN;
+  const s = Float64Array.from(xs).sort();
+  return s[s.length >> 1];
+};
+
+/** The server's busy share of slot-time while it had work, and over the whole sweep's wall time. */
+async function measured(run) {
+  const a = await stats();
+  const t0 = performance.now();
+  const extra = await run();
+  const wall = (performance.now() - t0) / 1000;
+  const b = await stats();
+  const busy = b.busySlotMs - a.busySlotMs;
+  return { wall, active: b.activeMs - a.activeMs, busy, ...extra };
+}
+
+const line = (name, r) =>
+  `  ${name.padEnd(12)} ${r.wall.toFixed(1).padStart(6)} s  ${Math.round(events / r.wall).toLocaleString('en-US')} events/s  slots busy ${((100 * r.busy) / (r.active * slots)).toFixed(1)}% while the server had work, ${((100 * r.busy) / (slots * r.wall * 1000)).toFixed(1)}% of the wall (goal: at least 90%)\n               runs open at peak ${r.peakOpen ?? '?'}, peak RSS ${r.rss}${r.gap !== undefined ? `, median reply -> dependent dispatch ${r.gap.toFixed(2)} ms` : ''}`;
+
+if (modes.includes('embedded')) {
+  // In this process, so that its peak RSS is the sweep's (the server is another process) and a transport
+  // wrapper sees each reply and the dispatch that follows it: in a chain a run's next event waits for the
+  // run's last reply, so the gap from a run's reply to its next dispatch is the executor's own delay.
+  const lastReply = new Map();
+  const gaps = [];
+  let peakOpen = 0;
+  const transport = (services) => {
+    const inner = new InProcessTransport(services);
+    return new Proxy(inner, {
+      get(target, key) {
+        if (key === 'start')
+          return (onMessage) =>
+            target.start((m) => {
+              if (m.type === 'outcome') lastReply.set(m.task.run.runId, performance.now());
+              onMessage(m);
+            });
+        if (key === 'dispatch')
+          return (task) => {
+            const at = lastReply.get(task.run.runId);
+            if (at !== undefined && task.kind !== 'boundary') {
+              gaps.push(performance.now() - at);
+              lastReply.delete(task.run.runId);
+            }
+            target.dispatch(task);
+          };
+        const v = Reflect.get(target, key);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+  };
+  const r = await measured(async () => {
+    const summary = await runSweep(spec, {
+      out: join(dir, 'embedded'),
+      logLevel: 'silent',
+      transport,
+      onProgress: (p) => (peakOpen = Math.max(peakOpen, p.runsActive)),
+    });
+    if (summary.status !== 'complete') throw new Error(`embedded sweep ${summary.status}`);
+    return {};
+  });
+  r.peakOpen = peakOpen;
+  r.rss = `${Math.round(process.resourceUsage().maxRSS / 1024)} MiB (this process)`;
+  r.gap = median(gaps);
+  console.log(line('embedded', r));
+}
+
+if (modes.includes('distributed')) {
+  const freePort = () =>
+    new Promise((ok) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = s.address();
+        s.close(() => ok(port));
+      });
+    });
+  const redisPort = await freePort();
+  const redisServer = spawn(
+    'redis-server',
+    [
+      '--port',
+      String(redisPort),
+      '--dir',
+      dir,
+      '--appendonly',
+      'yes',
+      '--appendfsync',
+      'always',
+      '--save',
+      '',
+      '--maxmemory-policy',
+      'noeviction',
+    ],
+    { stdio: 'ignore' },
+  );
+  const env = { PANTA_REDIS_URL: `redis://127.0.0.1:${redisPort}` };
+  await sleep(300);
+  const workers = 2;
+  // Peak RSS of each role from the kernel (VmHWM), read while it runs.
+  const hwm = new Map();
+  const watch = (name, p) => {
+    const t = setInterval(async () => {
+      try {
+        const { readFile } = await import('node:fs/promises');
+        const s = await readFile(`/proc/${p.child.pid}/status`, 'utf8');
+        const kb = Number(/VmHWM:\s+(\d+)/.exec(s)?.[1] ?? 0);
+        hwm.set(name, Math.max(hwm.get(name) ?? 0, kb));
+      } catch {}
+    }, 500);
+    p.exited.then(() => clearInterval(t));
+  };
+  const r = await measured(async () => {
+    const collector = proc(['collector', '--out', join(dir, 'distributed')], env);
+    const ws = Array.from({ length: workers }, () => proc(['worker', '--concurrency', String(Math.ceil(slots / workers))], env));
+    const scheduler = proc(['scheduler', spec], env);
+    watch('scheduler', scheduler);
+    watch('collector', collector);
+    ws.forEach((w, i) => watch(`worker ${i + 1}`, w));
+    const s = await scheduler.exited;
+    const c = await collector.exited;
+    for (const w of ws) w.child.kill('SIGTERM');
+    await Promise.all(ws.map((w) => w.exited));
+    if (s.code !== 0 || c.code !== 0) throw new Error(`distributed sweep failed:\n${s.out}\n${c.out}`);
+    // The scheduler's progress lines carry the runs open (runs_active) where it logs them.
+    let peakOpen;
+    for (const l of s.out.split('\n')) {
+      const m = /"runs_?[aA]ctive":(\d+)/.exec(l);
+      if (m) peakOpen = Math.max(peakOpen ?? 0, Number(m[1]));
+    }
+    return { peakOpen };
+  });
+  redisServer.kill('SIGTERM');
+  r.rss = [...hwm].map(([k, kb]) => `${k} ${Math.round(kb / 1024)} MiB`).join(', ');
+  console.log(line(`distributed, ${workers} workers`, r));
+}
+
+server.child.kill('SIGTERM');
+rmSync(dir, { recursive: true, force: true });
