@@ -30,6 +30,7 @@ export function sweepKeys(sweepId: string) {
     collectorInbox: `${p}:inbox:collector`,
     schedulerLease: `${p}:lease:scheduler`,
     collectorLease: `${p}:lease:collector`,
+    verdicts: `${p}:verdicts`, // hash: the LLM judge's verdicts, shared by every process of the sweep (redis/verdicts.ts)
     committed: (runId: string) => `${p}:run:${runId}:committed`,
     versions: (runId: string) => `${p}:run:${runId}:versions`,
     results: (runId: string) => `${p}:run:${runId}:results`,

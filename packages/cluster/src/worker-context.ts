@@ -7,6 +7,7 @@ import { fromPayload } from './payload.js';
 import type { Redis } from 'ioredis';
 import { sweepKeys, type SweepKeys } from './keys.js';
 import { SweepStore } from './redis/sweep-store.js';
+import { RedisVerdicts } from './redis/verdicts.js';
 
 /** What a worker holds for one sweep: its runs, backend and encoders, built once from the published sweep. */
 export interface WorkerContext {
@@ -59,7 +60,9 @@ export async function loadContext(redis: Redis, sweepId: string, options: Contex
   const encoders = await openEncoders(sweep.spec.encoders, sweep.specFile);
   // Sweep boundaries with early stopping judge the snapshot here (the collector judges the rows it writes).
   // The judge keeps the spec's endpoint: --base-url names the agents' model, which may not be the judge's.
-  const judge = createJudge(sweep.spec.judge, sweep.specFile, sweep.prompts);
+  const judge = createJudge(sweep.spec.judge, sweep.specFile, sweep.prompts, undefined, {
+    shared: new RedisVerdicts(redis, keys.verdicts),
+  });
   return {
     sweepId,
     keys,

@@ -5,7 +5,7 @@ export type { EncoderColumn, EventRow, ReplyStatus, Role, RunColumns, Tag } from
 export { InputError, toError } from './errors.js';
 export { PROTOCOLS, sweepSpecJsonSchema, sweepSpecSchema } from './spec/schema.js';
 export type { EncoderSpec, JudgeSpec, SweepSpec } from './spec/schema.js';
-export { backendSchema, surrogateBackendSchema } from './spec/backend.js';
+export { backendSchema, JUDGE_IN_FLIGHT_FLOOR, judgeInFlight, surrogateBackendSchema } from './spec/backend.js';
 export type { AnthropicBackendSpec, BackendSpec, OpenAIBackendSpec, SurrogateBackendSpec } from './spec/backend.js';
 export { firstIssue, issueToInputError, parseSweepSpec } from './spec/parse.js';
 export { checkSweepBounds } from './spec/bounds.js';

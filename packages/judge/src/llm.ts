@@ -2,18 +2,22 @@ import { mixSeed, parseVerdict, rubric, type Prompt, type Tag } from '@panta/cor
 import type { LlmBackend } from '@panta/llm';
 import type { Judge } from './judge.js';
 import { VerdictCache } from './verdict-cache.js';
+import type { VerdictStore } from './verdict-store.js';
 
 /** Counts of what the judge did, for runs.parquet and the manifest. */
 export interface JudgeStats {
+  /** Calls to the judge's model. */
   calls: number;
+  /** Verdicts given without a call of their own: from the store (this process's or the shared one) or a call already open. */
   cached: number;
   failures: number;
 }
 
 /**
  * The LLM judge: the fixed rubric sent to an OpenAI-compatible or Anthropic model at temperature 0, the
- * verdict parsed robustly; a failed call or an unparsable verdict is tagged judge_failure, never dropped.
- * Concurrent requests for the same pair share one call.
+ * verdict parsed robustly; a failed call or an unparsable verdict is tagged judge_failure, never dropped
+ * and never stored. Concurrent requests for the same pair in one process share one call; pairs judged by
+ * other processes of the sweep come from a shared store when there is one.
  */
 export class LlmJudge implements Judge {
   readonly model: string;
@@ -22,30 +26,51 @@ export class LlmJudge implements Judge {
 
   constructor(
     private readonly backend: LlmBackend,
-    private readonly cache: VerdictCache = new VerdictCache(),
+    private readonly store: VerdictStore = new VerdictCache(),
   ) {
     this.model = `${backend.kind}:${backend.model}`;
   }
 
-  async judge(prompt: Prompt, response: string): Promise<Tag> {
+  judge(prompt: Prompt, response: string): Promise<Tag> {
     const key = VerdictCache.key(prompt.id, response);
-    const known = this.cache.get(key);
-    if (known) {
-      this.stats.cached++;
-      return known;
-    }
     let pending = this.inflight.get(key);
-    if (!pending) {
-      pending = this.ask(prompt, response, key).finally(() => this.inflight.delete(key));
-      this.inflight.set(key, pending);
-    } else this.stats.cached++;
+    if (pending) {
+      this.stats.cached++;
+      return pending;
+    }
+    const known = this.store.get(key);
+    if (typeof known === 'string') {
+      this.stats.cached++;
+      return Promise.resolve(known);
+    }
+    pending = this.lookUp(prompt, response, key, known).finally(() => this.inflight.delete(key));
+    this.inflight.set(key, pending);
     return pending;
+  }
+
+  /** A verdict the store must fetch (another process may have given it), else the model's. */
+  private async lookUp(prompt: Prompt, response: string, key: string, known: Promise<Tag | undefined> | undefined): Promise<Tag> {
+    // A shared store that cannot answer costs a call, never a verdict.
+    const stored = known && (await known.catch(() => undefined));
+    if (stored) {
+      this.stats.cached++;
+      return stored;
+    }
+    const tag = await this.ask(prompt, response, key);
+    if (tag === 'judge_failure') this.stats.failures++;
+    else {
+      try {
+        await this.store.set(key, tag);
+      } catch {
+        // not stored: a later encounter elsewhere asks again, and this verdict stands
+      }
+    }
+    return tag;
   }
 
   private async ask(prompt: Prompt, response: string, key: string): Promise<Tag> {
     const messages = rubric(prompt, response);
     this.stats.calls++;
-    let tag: Tag;
     try {
       const result = await this.backend.complete({
         messages: () => messages,
@@ -55,13 +80,10 @@ export class LlmJudge implements Judge {
         maxTokens: 32,
         fixedLength: false,
       });
-      tag = parseVerdict(result.text) ?? 'judge_failure';
+      return parseVerdict(result.text) ?? 'judge_failure';
     } catch {
-      tag = 'judge_failure';
+      return 'judge_failure';
     }
-    if (tag === 'judge_failure') this.stats.failures++;
-    this.cache.set(key, tag);
-    return tag;
   }
 
   async close(): Promise<void> {

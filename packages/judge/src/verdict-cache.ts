@@ -1,13 +1,15 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { normaliseText, type Tag } from '@panta/core';
+import type { VerdictStore } from './verdict-store.js';
 
 /**
  * Verdicts by (prompt, normalised response): identical pairs are judged once per sweep, and the cache lives
  * in the corpus (`.state/judge-cache.jsonl`), so a resumed sweep does not pay for them again. Judge
- * failures are not cached: a later encounter asks again.
+ * failures are not cached: a later encounter asks again. The embedded store; a distributed sweep puts a
+ * shared one behind it (TieredVerdicts).
  */
-export class VerdictCache {
+export class VerdictCache implements VerdictStore {
   private readonly verdicts = new Map<string, Tag>();
 
   constructor(private readonly file?: string) {

@@ -90,6 +90,36 @@ export const anthropicBackendSchema = z.strictObject({
 
 export const backendSchema = z.discriminatedUnion('kind', [surrogateBackendSchema, openaiBackendSchema, anthropicBackendSchema]);
 
+/** The judge's `max_in_flight` when the spec sets none and no sweep resolves it (a judge spec parsed alone). */
+export const JUDGE_IN_FLIGHT_FLOOR = 64;
+
+/**
+ * The judge's requests open at once per endpoint when its spec sets none: the sweep's concurrency, at least
+ * 64. Every event written asks for a verdict (unless cached), so a judge as fast as the agents has about as
+ * many calls open as the sweep has events in flight: a fixed 64 held a 256-slot sweep at 64 verdicts a
+ * second against a 1 s judge. A judge slower than the agents needs more: several endpoints, or its own value.
+ */
+export function judgeInFlight(concurrency: number): number {
+  return Math.max(JUDGE_IN_FLIGHT_FLOOR, concurrency);
+}
+
+/** Unset (0 after parsing) until the sweep fills it in with judgeInFlight(concurrency). */
+const judgeMaxInFlight = z
+  .int()
+  .min(1)
+  .optional()
+  .transform((v) => v ?? 0);
+
+/**
+ * A judge's backend: an agent backend whose `max_in_flight` follows the sweep unless set (sweepSpecSchema
+ * resolves it; 0 stands for unset until then).
+ */
+export const judgeBackendSchema = z.discriminatedUnion('kind', [
+  surrogateBackendSchema,
+  openaiBackendSchema.extend({ max_in_flight: judgeMaxInFlight }),
+  anthropicBackendSchema.extend({ max_in_flight: judgeMaxInFlight }),
+]);
+
 export type BackendSpec = z.infer<typeof backendSchema>;
 export type SurrogateBackendSpec = z.infer<typeof surrogateBackendSchema>;
 export type OpenAIBackendSpec = z.infer<typeof openaiBackendSchema>;
