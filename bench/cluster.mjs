@@ -5,83 +5,18 @@
 //   B. `panta serve-surrogate` with 64 slots and 20 ms per reply (20 tokens at 1 ms, fixed length), where the
 //      goal is the server's saturation throughput (64 / 20 ms = 3,200 calls/s) within 10%.
 // Run after a build: node bench/cluster.mjs [--quick] [--only-a | --only-b]
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
+import { join } from 'node:path';
+import { busyMs, proc, root } from './lib/panta.mjs';
+import { startRedis } from './lib/redis.mjs';
+import { startSurrogate } from './lib/surrogate.mjs';
 
-const root = resolve(import.meta.dirname, '..');
-const cli = join(root, 'packages/cli/bin/panta.js');
 const quick = process.argv.includes('--quick');
 const parts = process.argv.includes('--only-b') ? ['B'] : process.argv.includes('--only-a') ? ['A'] : ['A', 'B'];
 const dir = mkdtempSync(join(tmpdir(), 'panta-bench-cluster-'));
 
-const freePort = () =>
-  new Promise((ok) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => ok(port));
-    });
-  });
-
-function proc(args, env = {}) {
-  const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (out += d));
-  const exited = new Promise((ok) => child.once('close', (code) => ok({ code, out })));
-  return { child, exited };
-}
-
-const redisPort = await freePort();
-const redisServer = spawn(
-  'redis-server',
-  [
-    '--port',
-    String(redisPort),
-    '--dir',
-    dir,
-    '--appendonly',
-    'yes',
-    '--appendfsync',
-    'always',
-    '--auto-aof-rewrite-percentage',
-    '100',
-    '--auto-aof-rewrite-min-size',
-    '4gb',
-    '--save',
-    '',
-    '--maxmemory-policy',
-    'noeviction',
-  ],
-  { stdio: 'ignore' },
-);
-const redisUrl = `redis://127.0.0.1:${redisPort}`;
-const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
-redis.on('error', () => undefined); // until redis-server listens
-for (let i = 0; i < 100 && (await redis.ping().catch(() => '')) !== 'PONG'; i++) await sleep(50);
-const redisCpuNow = async () => {
-  const i = await redis.info('cpu');
-  return Number(i.match(/used_cpu_user:([\d.]+)/)[1]) + Number(i.match(/used_cpu_sys:([\d.]+)/)[1]);
-};
-/** Redis's own counters: commands run (those inside Lua scripts counted too), EVALSHAs, bytes received. */
-const redisCounts = async () => {
-  const stats = await redis.info('commandstats');
-  const calls = (name) => Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
-  const commands = [...stats.matchAll(/:calls=(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
-  const input = Number(/total_net_input_bytes:(\d+)/.exec(await redis.info('stats'))[1]);
-  // AOF rewrites run in forked children, whose CPU INFO counts apart from the server's own.
-  const cpuInfo = await redis.info('cpu');
-  const children = Number(/used_cpu_user_children:([\d.]+)/.exec(cpuInfo)[1]) + Number(/used_cpu_sys_children:([\d.]+)/.exec(cpuInfo)[1]);
-  const persistence = await redis.info('persistence');
-  const rewrites = Number(/aof_rewrites:(\d+)/.exec(persistence)[1]);
-  // What the AOF grew by (a rewrite shrinks it: then this undercounts, and the rewrites say so).
-  const aof = Number(/aof_current_size:(\d+)/.exec(persistence)[1]);
-  return { commands, evals: calls('evalsha') + calls('eval'), input, rewrites, childrenMs: children * 1000, aof };
-};
+const { url: redisUrl, redis, cpuNow: redisCpuNow, counts: redisCounts, stop: stopRedis } = await startRedis(dir);
 
 async function embedded(spec, name) {
   const t0 = performance.now();
@@ -119,11 +54,6 @@ async function distributed(spec, name, workers, workerConcurrency) {
   return wall;
 }
 
-/** CPU a role spent between two of its log lines (its start-up, module loading included, left out). */
-function busyMs(out, from, to) {
-  const at = (msg) => JSON.parse(out.split('\n').find((l) => l.includes(`"msg":"${msg}`)) ?? '{"cpu_ms":0}').cpu_ms ?? 0;
-  return at(to) - at(from);
-}
 const zero = {
   scheduler: 0,
   collector: 0,
@@ -185,24 +115,8 @@ if (parts.includes('A')) {
 
 // B: a continuously batching server with 64 slots and 20 ms per reply.
 if (parts.includes('B')) {
-  const server = proc([
-    'serve-surrogate',
-    '--port',
-    '0',
-    '--dataset',
-    join(root, 'datasets/rheon6.jsonl'),
-    '--slots',
-    '64',
-    '--token-ms',
-    '1',
-  ]);
-  const url = await new Promise((ok, fail) => {
-    server.child.stdout.on('data', (d) => {
-      const m = /listening on (http:\/\/\S+?)\/v1/.exec(String(d));
-      if (m) ok(m[1]);
-    });
-    server.exited.then(() => fail(new Error('serve-surrogate exited')));
-  });
+  const server = await startSurrogate(['--slots', '64', '--token-ms', '1']);
+  const url = server.url;
   const sweepsB = quick ? 4 : 8;
   const specB = specFile(
     'served',
@@ -214,7 +128,7 @@ if (parts.includes('B')) {
     `\nB. ${eventsB.toLocaleString('en-US')} events against serve-surrogate, 64 slots x 20 ms (${saturation.toLocaleString('en-US')} calls/s if every slot is always busy):`,
   );
   // Busy share of the server's slot-time while it had work: 100% is saturation, however long a reply takes.
-  const stats = async () => (await (await fetch(`${url}/panta/stats`)).json()).batch;
+  const stats = async () => (await server.stats()).batch;
   const busy = async (run) => {
     const a = await stats();
     const wall = await run();
@@ -233,8 +147,7 @@ if (parts.includes('B')) {
     );
   }
   console.log(cpuLine(3 * eventsB));
-  server.child.kill('SIGTERM');
+  server.stop();
 }
-redis.disconnect();
-redisServer.kill('SIGTERM');
+stopRedis();
 rmSync(dir, { recursive: true, force: true });
