@@ -7,7 +7,7 @@
 // event that waited for it (embedded; the distributed mode's is in its log as-is).
 // Run after a build: node bench/chains.mjs [--quick] [--only-embedded | --only-distributed] [--runs R] [--slots S]
 //   --quick: 250 ms per reply instead of 1 s (about half a minute a sweep instead of two);
-//   --runs 512 --slots 512: the memory of 512 open chains.
+//   --runs 512 --slots 512: the memory of 512 open chains; --timeline: calls in flight every 5 s (embedded).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -24,6 +24,7 @@ const arg = (name, fallback) => {
   return i >= 0 ? Number(process.argv[i + 1]) : fallback;
 };
 const quick = process.argv.includes('--quick');
+const timeline = process.argv.includes('--timeline');
 const runs = arg('--runs', 256);
 const slots = arg('--slots', 256);
 const sweeps = arg('--sweeps', 1);
@@ -122,6 +123,8 @@ if (modes.includes('embedded')) {
   const lastReply = new Map();
   const gaps = [];
   let peakOpen = 0;
+  let shown = -1;
+  const t0 = performance.now();
   const transport = (services) => {
     const inner = new InProcessTransport(services);
     return new Proxy(inner, {
@@ -151,7 +154,14 @@ if (modes.includes('embedded')) {
       out: join(dir, 'embedded'),
       logLevel: 'silent',
       transport,
-      onProgress: (p) => (peakOpen = Math.max(peakOpen, p.runsActive)),
+      onProgress: (p) => {
+        peakOpen = Math.max(peakOpen, p.runsActive);
+        const t = Math.floor((performance.now() - t0) / 5000);
+        if (timeline && t > shown) {
+          shown = t;
+          console.log(`    ${5 * t} s: ${p.inflight} in flight, ${p.runsActive} runs open, ${p.runsFinished} finished`);
+        }
+      },
     });
     if (summary.status !== 'complete') throw new Error(`embedded sweep ${summary.status}`);
     return {};
