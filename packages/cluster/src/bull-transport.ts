@@ -4,12 +4,12 @@ import type { Redis } from 'ioredis';
 import type { BoundaryTask, EventOutcome, EventTask, Task, Transport, TransportMessage } from '@panta/engine';
 import { jobIdOf } from './keys.js';
 import { jobOf, type BatchJob } from './result-codec.js';
-import { boundaryOutcomeOf, type BoundaryFailed, type BoundaryJournalled, type EventDone, type EventFailed } from './redis/inbox.js';
+import { boundaryOutcomeOf, type BoundaryFailed, type BoundaryJournalled, type EventFailed, type EventsDone } from './redis/inbox.js';
 import { sendToCollector } from './redis/inboxes.js';
 import type { SweepStore } from './redis/sweep-store.js';
 
 /** The scheduler-inbox messages that answer a dispatched task. */
-export type TaskAnswer = EventDone | EventFailed | BoundaryFailed | BoundaryJournalled;
+export type TaskAnswer = EventsDone | EventFailed | BoundaryFailed | BoundaryJournalled;
 
 interface Inflight {
   task: Task;
@@ -17,15 +17,19 @@ interface Inflight {
   jobId?: string;
 }
 
-/** Most events per job. */
-const MAX_BATCH = 8;
+/** Most events per job: a job's fixed costs in Redis (add, take, finish: about 30 commands) shared by 32. */
+const MAX_BATCH = 32;
 /**
- * Jobs a flush makes at least, when it can. A worker's BullMQ concurrency counts jobs, not events, so fewer,
- * fuller jobs let one worker take more events than it has slots while another idles (one job per live worker
- * did: a sweep's first flush went whole to one worker). Fuller jobs need workers that take a job only while
- * they have free slots for its events.
+ * Fewest events per job when a flush has more: a flush of a few events goes to one worker rather than one
+ * job of one or two events to each (a worker runs a job's events at once, so this delays none of them).
  */
-const MIN_JOBS = 8;
+const MIN_BATCH = 16;
+/**
+ * How long dispatched events wait to be sent, unless a full job's worth is waiting: replies come back one
+ * commit step at a time, each unblocking a few events, and sending each few as a job paid BullMQ's steps
+ * for about two events. A dependent event leaves at most this much later than the reply it waited for.
+ */
+const FLUSH_MS = 2;
 
 /**
  * The executor's second transport: events become BullMQ jobs (batches added in bulk once per tick), workers commit
@@ -40,8 +44,8 @@ export class BullTransport implements Transport {
   private pending: EventTask[] = [];
   private pendingBoundaries: BoundaryTask[] = [];
   private forgetting = new Map<string, number[]>();
-  /** The flush queued for the end of this turn (close() runs it at once instead). */
-  private scheduled?: NodeJS.Immediate;
+  /** The flush queued (close() runs it at once instead). */
+  private scheduled?: { now: boolean; cancel(): void };
   private chain: Promise<void> = Promise.resolve();
   private watchdog?: NodeJS.Timeout;
   private closed = false;
@@ -51,6 +55,8 @@ export class BullTransport implements Transport {
   readonly sent = { jobs: 0, events: 0 };
   private readonly incarnation = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
   private jobs = 0;
+  /** The live workers and their slots (the scheduler follows them): jobs are sized so that all get work. */
+  private workers = { count: 1, slots: 64 };
 
   constructor(
     private readonly redis: Redis,
@@ -84,6 +90,11 @@ export class BullTransport implements Transport {
     this.schedule();
   }
 
+  /** The live workers: a flush is cut into jobs so that each can take some (see batches). */
+  setWorkers(count: number, slots: number): void {
+    if (count > 0 && slots > 0) this.workers = { count, slots };
+  }
+
   /** Events in flight per run (for `panta status`). */
   inflightByRun(): Map<string, number> {
     const counts = new Map<string, number>();
@@ -96,20 +107,30 @@ export class BullTransport implements Transport {
    * scheduler's inbox).
    */
   deliver(m: TaskAnswer): void {
-    const key = m.op === 'boundary' || m.op === 'boundaryFailed' ? this.boundaryKey(m.run, m.sweep) : this.key(m.run, m.event);
-    const item = this.inflight.get(key);
-    if (!item) return; // a duplicate, or a task this scheduler has not dispatched yet (checked on dispatch)
-    this.inflight.delete(key);
-    const { task } = item;
+    if (m.op === 'done') {
+      for (const { run, event, calls, tokens } of m.items) {
+        const task = this.take(this.key(run, event));
+        if (task && task.kind !== 'boundary') this.onMessage({ type: 'outcome', task, outcome: this.outcome(task, calls, tokens) });
+      }
+      return;
+    }
+    const task = this.take(m.op === 'failed' ? this.key(m.run, m.event) : this.boundaryKey(m.run, m.sweep));
+    if (!task) return;
     if (m.op === 'failed' || m.op === 'boundaryFailed') this.onMessage({ type: 'failed', task, error: new Error(m.error) });
-    else if (m.op === 'boundary') {
-      if (task.kind === 'boundary') this.onMessage({ type: 'boundary', task, outcome: boundaryOutcomeOf(m) });
-    } else if (task.kind !== 'boundary') this.onMessage({ type: 'outcome', task, outcome: this.outcome(task, m.calls, m.tokens) });
+    else if (task.kind === 'boundary') this.onMessage({ type: 'boundary', task, outcome: boundaryOutcomeOf(m) });
+  }
+
+  /** The task in flight under `key`, no longer in flight; nothing for a duplicate answer. */
+  private take(key: string): Task | undefined {
+    const item = this.inflight.get(key);
+    if (!item) return undefined;
+    this.inflight.delete(key);
+    return item.task;
   }
 
   /** An event found committed (by a job of an earlier scheduler, or whose message was trimmed): its usage was counted then. */
   private deliverCommitted(task: EventTask): void {
-    this.deliver({ op: 'done', run: task.run.runId, event: task.plan.event, calls: 0, tokens: 0 });
+    this.deliver({ op: 'done', items: [{ run: task.run.runId, event: task.plan.event, calls: 0, tokens: 0 }] });
   }
 
   /**
@@ -121,7 +142,7 @@ export class BullTransport implements Transport {
     this.closed = true;
     if (this.watchdog) clearInterval(this.watchdog);
     if (this.scheduled) {
-      clearImmediate(this.scheduled);
+      this.scheduled.cancel();
       this.scheduled = undefined;
       this.chain = this.chain.then(() => this.flush());
     }
@@ -188,11 +209,23 @@ export class BullTransport implements Transport {
   }
 
   private schedule(): void {
-    if (this.scheduled) return;
-    this.scheduled = setImmediate(() => {
+    const { count, slots } = this.workers;
+    // Two full jobs per live worker are waiting: nothing is gained by waiting longer.
+    const full = this.pending.length >= 2 * count * Math.min(MAX_BATCH, Math.max(1, Math.floor(slots / count / 4)));
+    const now = full || this.pendingBoundaries.length > 0;
+    if (this.scheduled && !(now && !this.scheduled.now)) return;
+    this.scheduled?.cancel();
+    const run = () => {
       this.scheduled = undefined;
       this.chain = this.chain.then(() => this.flush()).catch((e) => this.fail(e));
-    });
+    };
+    if (now) {
+      const t = setImmediate(run);
+      this.scheduled = { now, cancel: () => clearImmediate(t) };
+    } else {
+      const t = setTimeout(run, FLUSH_MS);
+      this.scheduled = { now, cancel: () => clearTimeout(t) };
+    }
   }
 
   fail(e: unknown): void {
@@ -208,21 +241,28 @@ export class BullTransport implements Transport {
     if (boundaries.length > 0) await this.sendBoundaries(boundaries);
     const forgetting = this.forgetting;
     this.forgetting = new Map();
-    if (tasks.length > 0) {
-      const committed = await this.store.committed(tasks.map((t) => ({ runId: t.run.runId, event: t.plan.event })));
-      const fresh: EventTask[] = [];
-      tasks.forEach((t, i) => {
-        if (committed[i]) this.deliverCommitted(t);
-        else fresh.push(t);
-      });
-      if (fresh.length > 0) await this.queue.addBulk(this.batches(fresh));
-    }
+    // An event committed already (by a job of an earlier scheduler) goes out too: the worker finds it
+    // committed and says so, which costs a restart a job instead of every dispatch a look.
+    if (tasks.length > 0) await this.queue.addBulk(this.batches(tasks));
     await this.store.forgetVersions(forgetting);
   }
 
-  /** Groups events into jobs; a job's id names its first event (ids must be unique while jobs exist). */
-  private batches(tasks: readonly EventTask[]): { name: string; data: BatchJob; opts: { jobId: string } }[] {
-    const size = Math.min(MAX_BATCH, Math.max(1, Math.ceil(tasks.length / MIN_JOBS)));
+  /** Events per job for a flush of `events`: about two jobs per live worker, within the bounds of batches(). */
+  private jobSize(events: number): number {
+    const { count, slots } = this.workers;
+    const perWorker = Math.max(1, Math.floor(slots / count / 4));
+    return Math.min(MAX_BATCH, perWorker, Math.max(MIN_BATCH, Math.ceil(events / (2 * count))));
+  }
+
+  /**
+   * Groups events into jobs; a job's id names its first event (ids must be unique while jobs exist). A flush
+   * makes about two jobs per live worker, of at most MAX_BATCH events and a quarter of a worker's slots: a
+   * worker takes a job whenever it has a free slot, so a job may wait behind up to that many of its events.
+   * Events of one run go together (a job reads each of its runs' versions once).
+   */
+  private batches(unsorted: readonly EventTask[]): { name: string; data: BatchJob; opts: { jobId: string } }[] {
+    const size = this.jobSize(unsorted.length);
+    const tasks = [...unsorted].sort((a, b) => (a.run.runId < b.run.runId ? -1 : a.run.runId > b.run.runId ? 1 : 0));
     const jobs = [];
     for (let start = 0; start < tasks.length; start += size) {
       const group = tasks.slice(start, start + size);

@@ -25,11 +25,12 @@ import { sweepKeys } from './keys.js';
 import { fromPayload } from './payload.js';
 import { cpuMs } from './cpu.js';
 import { connect, ready, type PantaRedis } from './redis.js';
-import type { CloseRun, CollectorMessage, Delivered, ResultCommitted } from './redis/inbox.js';
+import type { CloseRun, CollectorMessage, Delivered, ResultsCommitted } from './redis/inbox.js';
 import { ackCollectorInbox, ensureCollectorGroup, readCollectorInbox, sendToScheduler } from './redis/inboxes.js';
 import { leaseHeld } from './redis/leases.js';
 import { listSweeps } from './redis/registry.js';
 import { SweepStore } from './redis/sweep-store.js';
+import { RedisVerdicts } from './redis/verdicts.js';
 import { clearRefusal, recordRefusal } from './refusal.js';
 import { decodeResult } from './result-codec.js';
 import { RoleLease } from './role-lease.js';
@@ -73,7 +74,8 @@ interface OpenRun {
  * finished when killed is delivered again on restart, and every request is idempotent.
  */
 export async function runCollector(options: CollectorOptions): Promise<SweepSummary | null> {
-  const redis = connect(options.redis, 'panta-collector');
+  // Commands of one turn go out in one write (see the scheduler's connection).
+  const redis = connect(options.redis, 'panta-collector', { autoPipelining: true });
   const blocking = redis.duplicate();
   blocking.on('error', () => undefined);
   try {
@@ -188,7 +190,7 @@ class CollectorProcess {
       options.baseUrl && sweep.spec.judge.kind === 'llm'
         ? { ...sweep.spec.judge, backend: { ...sweep.spec.judge.backend, base_url: options.baseUrl } }
         : sweep.spec.judge;
-    const judge = createJudge(judgeSpec, sweep.specFile, sweep.prompts, sweep.out);
+    const judge = createJudge(judgeSpec, sweep.specFile, sweep.prompts, sweep.out, { shared: new RedisVerdicts(redis, keys.verdicts) });
     makeOutFolder(sweep.out);
     this.outLock = acquireOutLock(sweep.out);
     await clearRefusal(store);
@@ -401,11 +403,13 @@ class CollectorProcess {
     await this.store.eachResult(runId, (stored) => this.take(runId, stored));
   }
 
-  private async accept(messages: ResultCommitted[]): Promise<void> {
-    const wanted = messages.filter((m) => {
-      const r = this.runs.get(m.run);
-      return r && !r.recorder.holds(m.event);
-    });
+  private async accept(messages: ResultsCommitted[]): Promise<void> {
+    const wanted = messages
+      .flatMap((m) => m.items)
+      .filter((m) => {
+        const r = this.runs.get(m.run);
+        return r && !r.recorder.holds(m.event);
+      });
     if (wanted.length === 0) return;
     const stored = await this.store.results(wanted.map((m) => ({ runId: m.run, event: m.event })));
     stored.forEach((result, i) => {
@@ -478,8 +482,8 @@ class CollectorProcess {
 }
 
 type Batch =
-  | { kind: 'done'; entries: Delivered<ResultCommitted>[] }
-  | { kind: 'control'; entry: Delivered<Exclude<CollectorMessage, ResultCommitted>> };
+  | { kind: 'done'; entries: Delivered<ResultsCommitted>[] }
+  | { kind: 'control'; entry: Delivered<Exclude<CollectorMessage, ResultsCommitted>> };
 
 /** Consecutive commit notifications go together (their results are fetched in one round trip); requests one by one, in order. */
 function batches(entries: Delivered<CollectorMessage>[]): Batch[] {

@@ -1,14 +1,15 @@
-import { Worker, type Job } from 'bullmq';
+import type { Job } from 'bullmq';
 import { redact, toError } from '@panta/core';
 import { executeBoundary, executeEvent, type BoundaryOutcome, type EventOutcome, type Logger } from '@panta/engine';
 import { EndpointUnavailableError } from '@panta/llm';
-import { EVENT_QUEUE } from './keys.js';
+import { Committer } from './committer.js';
 import { cpuMs } from './cpu.js';
+import { JobTaker } from './job-taker.js';
 import { connect, ready } from './redis.js';
-import { commitBoundary, commitEvent, failBoundary, failEvent, readVersions } from './redis/scripts.js';
+import { sendToScheduler } from './redis/inboxes.js';
+import { commitBoundary, failBoundary, failEvent, readEvents, type VersionsRead } from './redis/scripts.js';
 import { SweepStore } from './redis/sweep-store.js';
 import { encodeResult, planOfJob, type BatchJob, type BoundaryJob, type EventJob } from './result-codec.js';
-import { Slots } from './slots.js';
 import { WorkerRegistration } from './worker-registry.js';
 import { loadContext, type ContextOptions, type WorkerContext } from './worker-context.js';
 
@@ -40,9 +41,9 @@ export interface WorkerProgress extends WorkerSummary {
 }
 
 /**
- * A worker: takes event jobs, reads the versions the event reads from Redis, calls the model, embeds, and
- * commits with one Lua step that writes an event at most once. Serves until the signal aborts, then
- * finishes the jobs it holds and resolves.
+ * A worker: takes event jobs while it has free slots, reads what a job's events read from Redis in one step,
+ * calls the model and embeds each event, and commits the events that finish together in one Lua step that
+ * writes each event at most once. Serves until the signal aborts, then finishes the jobs it holds and resolves.
  */
 export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> {
   const { log } = options;
@@ -86,12 +87,19 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     return p;
   };
 
-  const processEvent = async (ctx: WorkerContext, data: EventJob): Promise<void> => {
+  const committers = new Map<string, Committer>();
+  const committerOf = (ctx: WorkerContext): Committer => {
+    let c = committers.get(ctx.sweepId);
+    if (!c) committers.set(ctx.sweepId, (c = new Committer(redis, ctx.keys)));
+    return c;
+  };
+
+  const processEvent = async (ctx: WorkerContext, data: EventJob, read: VersionsRead): Promise<void> => {
     const progress = progressOf(ctx.sweepId);
     progress.inflight++;
     options.onProgress?.(ctx.sweepId, progress);
     try {
-      const result = await runEvent(ctx, data);
+      const result = await runEvent(ctx, data, read);
       if (result.kind === 'committed') {
         progress.events++;
         progress.calls += result.calls;
@@ -112,12 +120,12 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
   const runEvent = async (
     ctx: WorkerContext,
     data: EventJob,
+    read: VersionsRead,
   ): Promise<{ kind: 'committed'; calls: number; tokens: number } | { kind: 'duplicate' | 'failed' }> => {
     const { keys } = ctx;
     const run = ctx.runs.get(data.run);
     if (!run) throw new Error(`sweep ${ctx.sweepId} has no run ${data.run}`);
     const plan = planOfJob(data);
-    const read = await readVersions(redis, { keys, runId: run.runId, event: plan.event, versions: data.readVersions });
     if (read.kind !== 'run') return { kind: 'duplicate' };
     const { texts } = read;
     const missing = texts.findIndex((t) => typeof t !== 'string');
@@ -138,8 +146,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       return { kind: 'failed' };
     }
     const tokens = outcome.promptTokens + outcome.completionTokens;
-    const committed = await commitEvent(redis, {
-      keys,
+    const committed = await committerOf(ctx).commit({
       runId: run.runId,
       event: plan.event,
       version: outcome.version ?? outcome.response,
@@ -152,8 +159,6 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
   };
 
   const workerConnection = connect(options.redis, 'panta-worker-queue');
-  // A job is a batch of events; `concurrency` bounds events in flight, whatever the batches.
-  const slots = new Slots(options.concurrency);
   /**
    * A sweep boundary: reads the snapshot's versions, measures it (and for drift-policy calls the judge and
    * moderator), and commits the outcome once; the collector journals it and tells the scheduler.
@@ -189,26 +194,37 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     await commitBoundary(redis, { keys, runId: run.runId, sweep: data.sweepIndex, outcome: JSON.stringify(outcome) });
   };
 
-  const processJob = async (job: Job<BatchJob>): Promise<void> => {
+  /**
+   * A job's events: what they read comes in one step; events found committed before (a job of an earlier
+   * scheduler, sent again by a restarted one) are told to the scheduler at once, which may be waiting for them.
+   */
+  const processJob = async (job: Job<BatchJob>, finished: () => void): Promise<void> => {
     const ctx = await context(job.data.sweep);
-    const { boundary } = job.data;
-    if (boundary) return slots.run(() => runBoundary(ctx, boundary));
+    const { boundary, events } = job.data;
+    if (boundary) return runBoundary(ctx, boundary).finally(finished);
+    const reads = await readEvents(
+      redis,
+      ctx.keys,
+      events.map((e) => ({ runId: e.run, event: e.event, versions: e.readVersions })),
+    );
+    const before = events.filter((_, i) => reads[i]!.kind === 'before');
+    if (before.length > 0)
+      await sendToScheduler(redis, ctx.keys, {
+        op: 'done',
+        items: before.map((e) => ({ run: e.run, event: e.event, calls: 0, tokens: 0 })),
+      });
     // An infrastructure error fails the job and BullMQ retries it; events already committed are skipped then.
-    await Promise.all(job.data.events.map((e) => slots.run(() => processEvent(ctx, e))));
+    await Promise.all(events.map((e, i) => processEvent(ctx, e, reads[i]!).finally(finished)));
   };
 
-  const worker = new Worker<BatchJob>(EVENT_QUEUE, processJob, {
+  const taker = new JobTaker({
     connection: workerConnection,
-    concurrency: options.concurrency,
-    lockDuration: options.lockMs ?? 30_000,
-    stalledInterval: options.lockMs ?? 30_000,
-    // A killed worker stalls its jobs; they must come back however often that happens (the commit is idempotent).
-    maxStalledCount: 1_000_000,
-    removeOnComplete: { count: 0 },
-    removeOnFail: { count: 1000 },
+    capacity: options.concurrency,
+    lockMs: options.lockMs ?? 30_000,
+    log,
+    process: processJob,
   });
-  worker.on('error', (err) => log.warn({ err: err.message }, 'queue error'));
-  worker.on('failed', (job, err) => log.warn({ job: job?.id, err: err.message }, 'job failed (BullMQ retries it)'));
+  await taker.start();
   const registration = new WorkerRegistration(redis, options.concurrency);
   await registration.start();
   log.info({ concurrency: options.concurrency, cpu_ms: cpuMs() }, 'worker started');
@@ -220,7 +236,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
   if (fatal) log.error({ err: fatal.message }, 'worker stopping: its model endpoint never answered');
   else log.info({}, 'worker stopping: finishing the events it holds');
   await registration.stop();
-  await worker.close();
+  await taker.close();
   for (const c of contexts.values()) await (await c.catch(() => undefined))?.close();
   await workerConnection.quit().catch(() => undefined);
   await redis.quit().catch(() => undefined);

@@ -130,7 +130,7 @@ describe('BullTransport on its own', () => {
       .take(count)
       .map((plan) => ({ run: sweep.runs[0]!, plan }));
 
-  it('answers an event committed already (by an earlier scheduler) without running it again, its usage counted then', async () => {
+  it('answers an event committed already (by an earlier scheduler) without running it again, its usage counted then (the worker finds it committed and says so)', async () => {
     const sweep = conformanceSweep('bull-committed', '', 1);
     // A watchdog that never looks: the answer must come from the dispatch itself.
     const transport = await transportFor(sweep, 600_000);
@@ -153,7 +153,7 @@ describe('BullTransport on its own', () => {
     // No worker ran it: it wrote no version.
     expect(await redis.hexists(keys.versions(done.run.runId), String(done.plan.event))).toBe(0);
     expect(await redis.hexists(keys.versions(fresh.run.runId), String(fresh.plan.event))).toBe(1);
-    expect(workerProgress.get(sweepIdOf(sweep.spec.name, sweep.fingerprint))).toMatchObject({ events: 1, duplicates: 0 });
+    expect(workerProgress.get(sweepIdOf(sweep.spec.name, sweep.fingerprint))).toMatchObject({ events: 1, duplicates: 1 });
   });
 
   it('hands a commit message that comes twice to the executor once', async () => {
@@ -165,35 +165,26 @@ describe('BullTransport on its own', () => {
     transport.dispatch(first);
     await got.count(1);
     // The inbox is read in order: the repeat is handled before the second event's commit arrives.
-    await redis.xadd(
-      keys.schedulerInbox,
-      '*',
-      'op',
-      'done',
-      'run',
-      first.run.runId,
-      'event',
-      String(first.plan.event),
-      'calls',
-      '1',
-      'tokens',
-      '9',
-    );
+    await redis.xadd(keys.schedulerInbox, '*', 'op', 'done', 'items', JSON.stringify([[first.run.runId, first.plan.event, 1, 9]]));
     transport.dispatch(second);
     await got.count(2);
     await transport.close();
     expect(got.messages.map((m) => (m as { task: EventTask }).task)).toEqual([first, second]);
   });
 
-  it('cuts a flush into at least 8 jobs when it can, at most 8 events each (a worker takes jobs, not events: fewer jobs would leave workers idle)', async () => {
-    for (const [perRun, sizes] of [
-      [3, [2, 2, 2, 2, 2, 2]],
-      [1, [1, 1, 1, 1]],
-      [6, [3, 3, 3, 3, 3, 3, 3, 3]],
+  it("cuts a flush into jobs of at most a quarter of a worker's slots, at least 16 events when it has them, a run's events together", async () => {
+    // Workers take a job whenever they have a free slot: a job waits behind at most its own events.
+    for (const [perRun, workers, sizes] of [
+      [3, undefined, [12]],
+      [6, undefined, [8, 16]],
+      [1, [4, 256], [4]],
+      [6, [4, 256], [8, 16]],
+      [6, [1, 32], [8, 8, 8]],
     ] as const) {
       const count = 4 * perRun;
-      const sweep = conformanceSweep(`bull-batches-${count}`, '', 4);
+      const sweep = conformanceSweep(`bull-batches-${count}-${workers?.join('x') ?? 'default'}`, '', 4);
       const transport = (await transportFor(sweep, 600_000)) as BullTransport;
+      if (workers) transport.setWorkers(workers[0], workers[1]);
       await started(transport);
       const tasks = sweep.runs.flatMap((run) =>
         plannerFor(sweep, run, 0)
@@ -203,11 +194,17 @@ describe('BullTransport on its own', () => {
       expect(tasks.length).toBe(count);
       await queue.pause();
       try {
-        // One turn: one flush.
-        for (const t of tasks) transport.dispatch(t);
+        // Round-robin over runs, as the executor dispatches, in one turn: one flush.
+        const order = Array.from({ length: perRun }, (_, i) => tasks.filter((_, k) => k % perRun === i)).flat();
+        for (const t of order) transport.dispatch(t);
         await until('the jobs are queued', async () => (await queue.getWaitingCount()) === sizes.length);
         const jobs = await queue.getWaiting();
         expect(jobs.map((j) => j.data.events.length).sort((a, b) => a - b)).toEqual(sizes);
+        for (const job of jobs) {
+          const runs = job.data.events.map((e) => e.run);
+          // A run's events are contiguous within a job.
+          expect(runs.filter((r, i) => i > 0 && r !== runs[i - 1]).length).toBe(new Set(runs).size - 1);
+        }
         expect(transport.sent).toEqual({ jobs: sizes.length, events: count });
         await queue.drain();
       } finally {

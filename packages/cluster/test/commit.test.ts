@@ -3,10 +3,10 @@ import { connect, sweepKeys, type PantaRedis } from '../src/index.js';
 import { decodeCollectorMessage, decodeSchedulerMessage } from '../src/redis/inbox.js';
 import {
   commitBoundary,
-  commitEvent,
+  commitEvents,
   failBoundary,
   failEvent,
-  readVersions,
+  readEvents,
   releaseLease,
   renewLease,
   ScriptReplyError,
@@ -27,8 +27,9 @@ afterAll(async () => {
 
 const keys = sweepKeys('lua-0123456789ab');
 const run = 'fq117-ring-n8-T0.7-glauber-t0';
-const commit = (event: number, version: string) =>
-  commitEvent(redis, { keys, runId: run, event, version, result: `{"e":${event}}`, calls: 1, tokens: 42 });
+const item = (runId: string, event: number, version: string) => ({ runId, event, version, result: `{"e":${event}}`, calls: 1, tokens: 42 });
+const commit = async (event: number, version: string) => (await commitEvents(redis, keys, [item(run, event, version)]))[0];
+const read = async (event: number, versions: number[]) => (await readEvents(redis, keys, [{ runId: run, event, versions }]))[0];
 
 describe('the Lua steps of a worker', () => {
   it('commit writes an event at most once: a retried or duplicated job changes nothing', async () => {
@@ -37,30 +38,65 @@ describe('the Lua steps of a worker', () => {
     expect(await redis.hget(keys.versions(run), '5')).toBe('first');
     expect(await redis.hget(keys.results(run), '5')).toBe('{"e":5}');
     const told = await redis.xrange(keys.schedulerInbox, '-', '+');
-    expect(told.map(([, f]) => f)).toEqual([['op', 'done', 'run', run, 'event', '5', 'calls', '1', 'tokens', '42']]);
-    // What the step writes is what the roles' decoders read.
+    expect(told.map(([, f]) => f)[0]).toEqual(['op', 'done', 'items', JSON.stringify([[run, 5, 1, 42]])]);
+    // What the step writes is what the roles' decoders read; the duplicate is told with no usage (a restarted
+    // scheduler may be waiting for it), and the collector hears of the result once.
     expect(told.map(([id, f]) => decodeSchedulerMessage(keys.schedulerInbox, id, f))).toEqual([
-      { op: 'done', run, event: 5, calls: 1, tokens: 42 },
+      { op: 'done', items: [{ run, event: 5, calls: 1, tokens: 42 }] },
+      { op: 'done', items: [{ run, event: 5, calls: 0, tokens: 0 }] },
     ]);
     const collector = await redis.xrange(keys.collectorInbox, '-', '+');
-    expect(collector.map(([id, f]) => decodeCollectorMessage(keys.collectorInbox, id, f))).toEqual([{ op: 'done', run, event: 5 }]);
+    expect(collector.map(([id, f]) => decodeCollectorMessage(keys.collectorInbox, id, f))).toEqual([
+      { op: 'done', items: [{ run, event: 5 }] },
+    ]);
     // A failure reported after the commit (a late duplicate whose call failed) is dropped too.
     expect(await failEvent(redis, { keys, runId: run, event: 5, error: 'boom' })).toBe('before');
     expect(await failEvent(redis, { keys, runId: run, event: 6, error: 'boom' })).toBe('done');
-    const [, failed] = (await redis.xrange(keys.schedulerInbox, '-', '+'))[1]!;
+    const [, failed] = (await redis.xrange(keys.schedulerInbox, '-', '+'))[2]!;
     expect(decodeSchedulerMessage(keys.schedulerInbox, '1-0', failed)).toEqual({ op: 'failed', run, event: 6, error: 'boom' });
+  });
+
+  it('commits events of several runs in one step, each at most once, with one message to each role', async () => {
+    const a = 'fq117-ring-n8-T0.7-glauber-t2';
+    const b = 'fq117-ring-n8-T0.7-glauber-t3';
+    const before = (await redis.xlen(keys.schedulerInbox)) + (await redis.xlen(keys.collectorInbox));
+    expect(await commitEvents(redis, keys, [item(a, 0, 'a0'), item(b, 0, 'b0'), item(a, 1, 'a1'), item(a, 0, 'again')])).toEqual([
+      'done',
+      'done',
+      'done',
+      'before',
+    ]);
+    expect(await redis.hmget(keys.versions(a), '0', '1')).toEqual(['a0', 'a1']);
+    expect((await redis.xlen(keys.schedulerInbox)) + (await redis.xlen(keys.collectorInbox))).toBe(before + 2);
+    const [id, fields] = (await redis.xrevrange(keys.collectorInbox, '+', '-', 'COUNT', 1))[0]!;
+    expect(decodeCollectorMessage(keys.collectorInbox, id, fields)).toEqual({
+      op: 'done',
+      items: [
+        { run: a, event: 0 },
+        { run: a, event: 1 },
+        { run: b, event: 0 },
+      ],
+    });
+    // Reading a job of both runs: each run's versions once, per event whether it runs.
+    const reads = await readEvents(redis, keys, [
+      { runId: a, event: 2, versions: [1, 0] },
+      { runId: b, event: 0, versions: [] },
+      { runId: a, event: 3, versions: [0, 9] },
+    ]);
+    expect(reads).toEqual([{ kind: 'run', texts: ['a1', 'a0'] }, { kind: 'before' }, { kind: 'run', texts: ['a0', null] }]);
   });
 
   it('reads versions in order, and nothing for an event already committed or a closed run', async () => {
     await redis.hset(keys.versions(run), { '1': 'one', '3': 'three' });
-    expect(await readVersions(redis, { keys, runId: run, event: 7, versions: [3, 1, 2] })).toEqual({
-      kind: 'run',
-      texts: ['three', 'one', null],
-    });
-    expect(await readVersions(redis, { keys, runId: run, event: 5, versions: [3] })).toEqual({ kind: 'before' });
-    expect(await readVersions(redis, { keys, runId: run, event: 0, versions: [] })).toEqual({ kind: 'run', texts: [] });
+    expect(await read(7, [3, 1, 2])).toEqual({ kind: 'run', texts: ['three', 'one', null] });
+    expect(await read(5, [3])).toEqual({ kind: 'before' });
+    expect(await read(0, [])).toEqual({ kind: 'run', texts: [] });
+    // A mean field of thousands reads more versions than Lua's unpack() takes at once.
+    const many = Array.from({ length: 9000 }, (_, i) => i + 100);
+    const wide = await read(8, many);
+    expect(wide.kind === 'run' && wide.texts.length).toBe(9000);
     await redis.sadd(keys.closed, run);
-    expect(await readVersions(redis, { keys, runId: run, event: 7, versions: [3] })).toEqual({ kind: 'closed' });
+    expect(await read(7, [3])).toEqual({ kind: 'closed' });
     expect(await commit(7, 'late')).toBe('closed');
     expect(await failEvent(redis, { keys, runId: run, event: 7, error: 'boom' })).toBe('closed');
     expect(await redis.hexists(keys.results(run), '7')).toBe(0);
@@ -102,12 +138,10 @@ describe('the Lua steps of a worker', () => {
     // A stand-in for a script edited out of step with its caller: the same command name, another reply.
     const drifted = connect(server.url, 'test-drifted');
     try {
-      drifted.defineCommand('commitEvent6', { numberOfKeys: 6, lua: 'return 7' });
-      const error = await commitEvent(drifted, { keys, runId: 'x', event: 0, version: '', result: '', calls: 0, tokens: 0 }).catch(
-        (e: unknown) => e,
-      );
+      drifted.defineCommand('commitEventsN', { lua: 'return {7}' });
+      const error = await commitEvents(drifted, keys, [item('x', 0, '')]).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ScriptReplyError);
-      expect((error as Error).message).toMatch(/^Lua step commitEvent-6 answered 7/);
+      expect((error as Error).message).toMatch(/^Lua step commitEvents-n answered 7/);
     } finally {
       await drifted.quit();
     }

@@ -10,7 +10,13 @@ import {
 } from '../src/redis/inbox.js';
 
 const scheduler: SchedulerMessage[] = [
-  { op: 'done', run: 'r0', event: 12, calls: 2, tokens: 340 },
+  {
+    op: 'done',
+    items: [
+      { run: 'r0', event: 12, calls: 2, tokens: 340 },
+      { run: 'r1', event: 0, calls: 0, tokens: 0 },
+    ],
+  },
   { op: 'failed', run: 'r0', event: 3, error: 'HTTP 500 after 5 tries' },
   { op: 'boundaryFailed', run: 'r1', sweep: 2, error: 'judge timed out' },
   { op: 'boundary', run: 'r1', sweep: 2, outcome: '{"stop":true,"measure":0.4}' },
@@ -21,7 +27,7 @@ const scheduler: SchedulerMessage[] = [
 ];
 
 const collector: CollectorMessage[] = [
-  { op: 'done', run: 'r0', event: 12 },
+  { op: 'done', items: [{ run: 'r0', event: 12 }] },
   { op: 'boundary', run: 'r1', sweep: 2 },
   { op: 'open', run: 'r2' },
   { op: 'close', run: 'r2', status: 'complete', wallMs: 1234.5 },
@@ -53,12 +59,14 @@ describe('inbox messages', () => {
 
   it('a malformed entry is an InboxEntryError naming the stream, the entry and the field', () => {
     const cases: [string[], string, RegExp][] = [
-      [['op', 'done', 'run', 'r0', 'calls', '1', 'tokens', '2'], 'event', /field 'event' is missing/],
+      [['op', 'done', 'run', 'r0'], 'items', /field 'items' is missing/],
       [
-        ['op', 'done', 'run', 'r0', 'event', 'x7', 'calls', '1', 'tokens', '2'],
-        'event',
-        /field 'event' is 'x7', not a non-negative integer/,
+        ['op', 'done', 'items', '[["r0","x7",1,2]]'],
+        'items',
+        /field 'items' holds \["r0","x7",1,2\], not \[run, 3 non-negative integers\]/,
       ],
+      [['op', 'done', 'items', '{"r0":1}'], 'items', /field 'items' is not a JSON list/],
+      [['op', 'failed', 'run', 'r0', 'event', 'x7', 'error', 'e'], 'event', /field 'event' is 'x7', not a non-negative integer/],
       [['op', 'opened', 'run', 'r0', 'next', '3', 'finalized', 'yes'], 'finalized', /field 'finalized' is 'yes', not one of 0, 1/],
       [['op', 'written', 'counts', '{r0:'], 'counts', /field 'counts' is not JSON/],
       [['op', 'hello'], 'op', /field 'op' is 'hello', not one of done, failed/],

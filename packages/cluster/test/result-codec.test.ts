@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventPlan } from '@panta/core';
 import type { EventOutcome } from '@panta/engine';
 import { connect, sweepKeys, type PantaRedis } from '../src/index.js';
-import { commitEvent } from '../src/redis/scripts.js';
+import { commitEvents } from '../src/redis/scripts.js';
 import { SweepStore } from '../src/redis/sweep-store.js';
 import { decodeResult, encodeResult, ResultFormatError } from '../src/result-codec.js';
 import { tempDir } from '../../../test/helpers.js';
@@ -120,9 +120,9 @@ describe('a result through Redis', () => {
   it('passes through the commit script and back to the collector byte for byte', async () => {
     const keys = sweepKeys('codec-0123456789ab');
     const stored = encodeResult(plan, outcome);
-    expect(await commitEvent(redis, { keys, runId: outcome.runId, event: 7, version: 'v', result: stored, calls: 2, tokens: 40 })).toBe(
-      'done',
-    );
+    expect(
+      await commitEvents(redis, keys, [{ runId: outcome.runId, event: 7, version: 'v', result: stored, calls: 2, tokens: 40 }]),
+    ).toEqual(['done']);
     const store = new SweepStore(redis, keys);
     const [got] = await store.results([{ runId: outcome.runId, event: 7 }]);
     expect(got?.equals(stored)).toBe(true);

@@ -7,13 +7,18 @@ import type { BoundaryOutcome } from '@panta/engine';
  * them directly, so the field names here are theirs too.
  */
 
-/** A worker committed an event (commit-event-6): its LLM usage, for the scheduler's progress. */
-export interface EventDone {
-  op: 'done';
+/** One event a worker committed, or found committed before (then with no usage): its LLM usage, for progress. */
+export interface DoneItem {
   run: string;
   event: number;
   calls: number;
   tokens: number;
+}
+
+/** Events a worker committed in one step (commit-events-n), or found committed before a job ran them. */
+export interface EventsDone {
+  op: 'done';
+  items: DoneItem[];
 }
 
 /** A worker could not complete an event after the backend's retries (fail-event-3). */
@@ -68,13 +73,12 @@ export interface RowsWritten {
 }
 
 /** What the scheduler reads: worker commits and failures, and the collector's replies. */
-export type SchedulerMessage = EventDone | EventFailed | BoundaryFailed | BoundaryJournalled | RunOpened | RunClosed | RowsWritten;
+export type SchedulerMessage = EventsDone | EventFailed | BoundaryFailed | BoundaryJournalled | RunOpened | RunClosed | RowsWritten;
 
-/** A committed event's result waits in Redis for the collector (commit-event-6). */
-export interface ResultCommitted {
+/** Committed events whose results wait in Redis for the collector (commit-events-n). */
+export interface ResultsCommitted {
   op: 'done';
-  run: string;
-  event: number;
+  items: { run: string; event: number }[];
 }
 
 /** A worker committed a boundary (commit-boundary-3), or the scheduler asks again about one: journal it and answer. */
@@ -102,7 +106,7 @@ export interface FinishSweep {
 }
 
 /** What the collector reads (through its consumer group). */
-export type CollectorMessage = ResultCommitted | BoundaryCommitted | OpenRun | CloseRun | FinishSweep;
+export type CollectorMessage = ResultsCommitted | BoundaryCommitted | OpenRun | CloseRun | FinishSweep;
 
 /** A stream entry with its id (acknowledged by id) and its decoded message. */
 export interface Delivered<M> {
@@ -127,7 +131,7 @@ export class InboxEntryError extends Error {
 export function encodeSchedulerMessage(m: SchedulerMessage): string[] {
   switch (m.op) {
     case 'done':
-      return ['op', 'done', 'run', m.run, 'event', String(m.event), 'calls', String(m.calls), 'tokens', String(m.tokens)];
+      return ['op', 'done', 'items', JSON.stringify(m.items.map((i) => [i.run, i.event, i.calls, i.tokens]))];
     case 'failed':
       return ['op', 'failed', 'run', m.run, 'event', String(m.event), 'error', m.error];
     case 'boundaryFailed':
@@ -150,7 +154,7 @@ export function encodeSchedulerMessage(m: SchedulerMessage): string[] {
 export function encodeCollectorMessage(m: CollectorMessage): string[] {
   switch (m.op) {
     case 'done':
-      return ['op', 'done', 'run', m.run, 'event', String(m.event)];
+      return ['op', 'done', 'items', JSON.stringify(m.items.map((i) => [i.run, i.event]))];
     case 'boundary':
       return ['op', 'boundary', 'run', m.run, 'sweep', String(m.sweep)];
     case 'open':
@@ -208,6 +212,24 @@ class Fields {
     }
   }
 
+  /**
+   * A JSON list of [run, count...] tuples of `width` (what commit-events-n writes): a run id, then
+   * non-negative integers.
+   */
+  tuples(name: string, width: number): [string, ...number[]][] {
+    const list = this.json<unknown>(name);
+    if (!Array.isArray(list)) this.fail(name, 'is not a JSON list');
+    for (const t of list) {
+      const ok =
+        Array.isArray(t) &&
+        t.length === width &&
+        typeof t[0] === 'string' &&
+        t.slice(1).every((n: unknown) => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0);
+      if (!ok) this.fail(name, `holds ${JSON.stringify(t)}, not [run, ${width - 1} non-negative integers]`);
+    }
+    return list as [string, ...number[]][];
+  }
+
   oneOf<T extends string>(name: string, allowed: readonly T[]): T {
     const v = this.text(name);
     if (!(allowed as readonly string[]).includes(v)) this.fail(name, `is '${v}', not one of ${allowed.join(', ')}`);
@@ -220,7 +242,7 @@ export function decodeSchedulerMessage(stream: string, id: string, flat: readonl
   const op = f.oneOf('op', ['done', 'failed', 'boundary', 'opened', 'closed', 'written'] as const);
   switch (op) {
     case 'done':
-      return { op, run: f.text('run'), event: f.int('event'), calls: f.int('calls'), tokens: f.int('tokens') };
+      return { op, items: f.tuples('items', 4).map(([run, event, calls, tokens]) => ({ run, event, calls, tokens }) as DoneItem) };
     case 'failed':
       return f.has('sweep')
         ? { op: 'boundaryFailed', run: f.text('run'), sweep: f.int('sweep'), error: f.text('error') }
@@ -249,7 +271,7 @@ export function decodeCollectorMessage(stream: string, id: string, flat: readonl
   const op = f.oneOf('op', ['done', 'boundary', 'open', 'close', 'finish'] as const);
   switch (op) {
     case 'done':
-      return { op, run: f.text('run'), event: f.int('event') };
+      return { op, items: f.tuples('items', 2).map(([run, event]) => ({ run, event }) as { run: string; event: number }) };
     case 'boundary':
       return { op, run: f.text('run'), sweep: f.int('sweep') };
     case 'open':

@@ -1,10 +1,10 @@
 import type { Redis } from 'ioredis';
 import { COMMIT_BOUNDARY } from '../scripts/commit-boundary-3.js';
-import { COMMIT_EVENT } from '../scripts/commit-event-6.js';
+import { COMMIT_EVENTS } from '../scripts/commit-events-n.js';
 import { FAIL_BOUNDARY } from '../scripts/fail-boundary-3.js';
 import { FAIL_EVENT } from '../scripts/fail-event-3.js';
 import { LEASE } from '../scripts/lease-1.js';
-import { READ_VERSIONS } from '../scripts/read-versions-3.js';
+import { READ_EVENTS } from '../scripts/read-events-n.js';
 import { INBOX_MAXLEN, type SweepKeys } from '../keys.js';
 
 /**
@@ -15,11 +15,11 @@ import { INBOX_MAXLEN, type SweepKeys } from '../keys.js';
  * Redis restart.
  */
 interface LuaCommands {
-  commitEvent6(...args: (string | number | Buffer)[]): Promise<number>;
+  commitEventsN(...args: (string | number | Buffer)[]): Promise<number[]>;
   failEvent3(...args: (string | number)[]): Promise<number>;
   commitBoundary3(...args: (string | number)[]): Promise<number>;
   failBoundary3(...args: (string | number)[]): Promise<number>;
-  readVersions3(...args: (string | number)[]): Promise<(number | string | null)[]>;
+  readEventsN(...args: (string | number)[]): Promise<(number | string | null)[]>;
   lease1(...args: (string | number)[]): Promise<number>;
 }
 
@@ -28,11 +28,12 @@ export type PantaRedis = Redis & { readonly [SCRIPTS]: true };
 declare const SCRIPTS: unique symbol;
 
 export function withScripts(redis: Redis): PantaRedis {
-  redis.defineCommand('commitEvent6', { numberOfKeys: 6, lua: COMMIT_EVENT });
+  // The -n steps take a key count first: their keys are a few per run of the batch.
+  redis.defineCommand('commitEventsN', { lua: COMMIT_EVENTS });
   redis.defineCommand('failEvent3', { numberOfKeys: 3, lua: FAIL_EVENT });
   redis.defineCommand('commitBoundary3', { numberOfKeys: 3, lua: COMMIT_BOUNDARY });
   redis.defineCommand('failBoundary3', { numberOfKeys: 3, lua: FAIL_BOUNDARY });
-  redis.defineCommand('readVersions3', { numberOfKeys: 3, lua: READ_VERSIONS });
+  redis.defineCommand('readEventsN', { lua: READ_EVENTS });
   redis.defineCommand('lease1', { numberOfKeys: 1, lua: LEASE });
   return redis as PantaRedis;
 }
@@ -60,8 +61,8 @@ function once(script: string, code: unknown): Once {
   throw new ScriptReplyError(script, code);
 }
 
-export interface CommitEventArgs {
-  keys: SweepKeys;
+/** One finished event for commit-events-n. */
+export interface EventCommit {
   runId: string;
   event: number;
   /** The text later events read as this agent's version. */
@@ -72,25 +73,41 @@ export interface CommitEventArgs {
   tokens: number;
 }
 
-/** Commits an event's result at most once and tells the scheduler and the collector (commit-event-6). */
-export async function commitEvent(redis: PantaRedis, a: CommitEventArgs): Promise<Once> {
-  const k = a.keys;
-  const code = await lua(redis).commitEvent6(
-    k.committed(a.runId),
-    k.versions(a.runId),
-    k.results(a.runId),
-    k.closed,
-    k.schedulerInbox,
-    k.collectorInbox,
-    a.runId,
-    a.event,
-    a.version,
-    a.result,
-    a.calls,
-    a.tokens,
-    INBOX_MAXLEN,
-  );
-  return once('commitEvent-6', code);
+/** Groups items by run, keeping each run's items in order (a step's keys and arguments go run by run). */
+function byRun<T extends { runId: string }>(items: readonly T[]): [string, T[]][] {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const group = groups.get(item.runId);
+    if (group) group.push(item);
+    else groups.set(item.runId, [item]);
+  }
+  return [...groups];
+}
+
+/**
+ * Commits events at most once each and tells the scheduler and the collector, in one step
+ * (commit-events-n). The codes come back in the order of `events`.
+ */
+export async function commitEvents(redis: PantaRedis, keys: SweepKeys, events: readonly EventCommit[]): Promise<Once[]> {
+  if (events.length === 0) return [];
+  const groups = byRun(events);
+  const runKeys: string[] = [];
+  const args: (string | number | Buffer)[] = [INBOX_MAXLEN, groups.length];
+  const order: EventCommit[] = [];
+  for (const [runId, items] of groups) {
+    runKeys.push(keys.committed(runId), keys.versions(runId), keys.results(runId));
+    args.push(runId, items.length);
+    for (const e of items) {
+      args.push(e.event, e.version, e.result, e.calls, e.tokens);
+      order.push(e);
+    }
+  }
+  const allKeys = [keys.closed, keys.schedulerInbox, keys.collectorInbox, ...runKeys];
+  const codes = await lua(redis).commitEventsN(allKeys.length, ...allKeys, ...args);
+  if (!Array.isArray(codes) || codes.length !== events.length) throw new ScriptReplyError('commitEvents-n', codes);
+  const byEvent = new Map<EventCommit, Once>();
+  order.forEach((e, i) => byEvent.set(e, once('commitEvents-n', codes[i])));
+  return events.map((e) => byEvent.get(e)!);
 }
 
 export interface FailEventArgs {
@@ -142,26 +159,59 @@ export async function failBoundary(redis: PantaRedis, a: FailBoundaryArgs): Prom
   );
 }
 
-export interface ReadVersionsArgs {
-  keys: SweepKeys;
+/** One event a job asks to run, with the versions it reads. */
+export interface EventRead {
   runId: string;
   event: number;
   versions: readonly number[];
 }
 
-/** The texts an event reads, in order (null where missing), or why it must not run: committed before, run closed. */
+/** Whether an event runs (with the texts it reads, in order; null where missing), or why not. */
 export type VersionsRead = { kind: 'run'; texts: (string | null)[] } | { kind: 'before' } | { kind: 'closed' };
 
-/** What a worker reads for an event (read-versions-3). */
-export async function readVersions(redis: PantaRedis, a: ReadVersionsArgs): Promise<VersionsRead> {
-  const k = a.keys;
-  const reply = await lua(redis).readVersions3(k.committed(a.runId), k.versions(a.runId), k.closed, a.runId, a.event, ...a.versions);
-  const [code, ...texts] = reply;
-  if (code === 1 && texts.length === a.versions.length && texts.every((t) => t === null || typeof t === 'string'))
-    return { kind: 'run', texts: texts as (string | null)[] };
-  if (code === 0 && texts.length === 0) return { kind: 'before' };
-  if (code === -1 && texts.length === 0) return { kind: 'closed' };
-  throw new ScriptReplyError('readVersions-3', reply);
+/**
+ * What a worker reads for a job's events, in one step (read-events-n): per event whether it must run, and
+ * the texts it reads. A version several events of a run read is read once.
+ */
+export async function readEvents(redis: PantaRedis, keys: SweepKeys, events: readonly EventRead[]): Promise<VersionsRead[]> {
+  if (events.length === 0) return [];
+  const groups = byRun(events);
+  const runKeys: string[] = [];
+  const args: (string | number)[] = [groups.length];
+  const unions: number[][] = [];
+  for (const [runId, items] of groups) {
+    runKeys.push(keys.committed(runId), keys.versions(runId));
+    args.push(runId, items.length);
+    for (const e of items) args.push(e.event);
+    const union = [...new Set(items.flatMap((e) => e.versions))];
+    unions.push(union);
+    args.push(union.length, ...union);
+  }
+  const allKeys = [keys.closed, ...runKeys];
+  const reply = await lua(redis).readEventsN(allKeys.length, ...allKeys, ...args);
+  const expected = events.length + unions.reduce((n, u) => n + u.length, 0);
+  if (!Array.isArray(reply) || reply.length !== expected) throw new ScriptReplyError('readEvents-n', reply);
+  const out = new Map<EventRead, VersionsRead>();
+  let at = 0;
+  groups.forEach(([, items], g) => {
+    const codes = reply.slice(at, at + items.length);
+    at += items.length;
+    const union = unions[g]!;
+    const texts = new Map<number, string | null>();
+    for (const v of union) {
+      const t = reply[at++];
+      if (t !== null && typeof t !== 'string') throw new ScriptReplyError('readEvents-n', reply);
+      texts.set(v, t);
+    }
+    items.forEach((e, i) => {
+      const code = codes[i];
+      if (code === 1) out.set(e, { kind: 'run', texts: e.versions.map((v) => texts.get(v) ?? null) });
+      else if (code === 0) out.set(e, { kind: 'before' });
+      else if (code === -1) out.set(e, { kind: 'closed' });
+      else throw new ScriptReplyError('readEvents-n', reply);
+    });
+  });
+  return events.map((e) => out.get(e)!);
 }
 
 export interface LeaseArgs {

@@ -184,16 +184,29 @@ export class SweepStore {
     await del.exec();
   }
 
-  /** Committed results (binary, result-codec.ts), in order (null: already durable and deleted). */
+  /** Committed results (binary, result-codec.ts), in order (null: already durable and deleted); one HMGET per run. */
   async results(events: readonly { runId: string; event: number }[]): Promise<(Buffer | null)[]> {
     if (events.length === 0) return [];
-    const get = this.redis.pipeline();
-    for (const e of events) get.hgetBuffer(this.keys.results(e.runId), String(e.event));
-    const replies = (await get.exec()) ?? [];
-    return replies.map(([err, stored]) => {
-      if (err) throw err;
-      return Buffer.isBuffer(stored) ? stored : null;
+    const byRun = new Map<string, number[]>();
+    events.forEach((e, i) => {
+      const list = byRun.get(e.runId);
+      if (list) list.push(i);
+      else byRun.set(e.runId, [i]);
     });
+    const get = this.redis.pipeline();
+    for (const [runId, at] of byRun) get.hmgetBuffer(this.keys.results(runId), ...at.map((i) => String(events[i]!.event)));
+    const replies = (await get.exec()) ?? [];
+    const out: (Buffer | null)[] = new Array(events.length).fill(null);
+    [...byRun.values()].forEach((at, r) => {
+      const [err, stored] = replies[r] ?? [new Error('no reply'), null];
+      if (err) throw err;
+      const values = stored as (Buffer | null)[];
+      at.forEach((i, k) => {
+        const v = values[k];
+        out[i] = Buffer.isBuffer(v) ? v : null;
+      });
+    });
+    return out;
   }
 
   /** Every result a run has waiting, a page at a time. */

@@ -1,0 +1,49 @@
+/**
+ * Commits the events a worker finished in one turn, each at most once: a retried, stalled or duplicated job
+ * finds the committed bit (or the run closed) and changes nothing for that event. For each event committed it
+ * stores the version text later events read and the result the collector writes; then one message tells the
+ * scheduler what was committed (and what was found committed before, which a restarted scheduler may still
+ * wait for), and one tells the collector which results to write.
+ * KEYS: closed set, scheduler inbox, collector inbox, then per run: committed bitmap, versions hash, results hash
+ * ARGV: inbox max length, run count, then per run: run id, event count, then per event: event, version text,
+ *       result payload, calls, tokens
+ * Returns a code per event, in order: 1 committed, 0 committed before, -1 run closed.
+ */
+export const COMMIT_EVENTS = `
+local runs = tonumber(ARGV[2])
+local a = 3
+local codes = {}
+local told = {}
+local results = {}
+for r = 0, runs - 1 do
+  local committed, versions, stored = KEYS[4 + 3 * r], KEYS[5 + 3 * r], KEYS[6 + 3 * r]
+  local run = ARGV[a]
+  local closed = redis.call('SISMEMBER', KEYS[1], run) == 1
+  local n = tonumber(ARGV[a + 1])
+  a = a + 2
+  for i = 1, n do
+    local event = ARGV[a]
+    if closed then
+      codes[#codes + 1] = -1
+    elseif redis.call('GETBIT', committed, event) == 1 then
+      codes[#codes + 1] = 0
+      told[#told + 1] = {run, tonumber(event), 0, 0}
+    else
+      redis.call('SETBIT', committed, event, 1)
+      redis.call('HSET', versions, event, ARGV[a + 1])
+      redis.call('HSET', stored, event, ARGV[a + 2])
+      codes[#codes + 1] = 1
+      told[#told + 1] = {run, tonumber(event), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])}
+      results[#results + 1] = {run, tonumber(event)}
+    end
+    a = a + 5
+  end
+end
+if #told > 0 then
+  redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[1], '*', 'op', 'done', 'items', cjson.encode(told))
+end
+if #results > 0 then
+  redis.call('XADD', KEYS[3], '*', 'op', 'done', 'items', cjson.encode(results))
+end
+return codes
+`;
