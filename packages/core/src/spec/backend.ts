@@ -107,6 +107,7 @@ export function judgeInFlight(concurrency: number): number {
 const judgeMaxInFlight = z
   .int()
   .min(1)
+  .describe("Requests open at once per endpoint; default: the sweep's concurrency, at least 64")
   .optional()
   .transform((v) => v ?? 0);
 
