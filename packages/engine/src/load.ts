@@ -39,6 +39,7 @@ import {
   type RunPlan,
   type SweepSpec,
 } from '@panta/core';
+import { plannerWindow } from './run-order.js';
 
 /** Everything a sweep needs, read and validated before anything is written. */
 export interface LoadedSweep {
@@ -258,7 +259,7 @@ export function plannerFor(
     : Number.POSITIVE_INFINITY;
   return new DataflowPlanner(
     new Schedule(run, graphFor(run.geometry, run.n, run.seed, sweep.edgeLists)),
-    sweep.spec.lookahead,
+    plannerWindow(run, sweep.spec.lookahead),
     startEvent,
     gate,
   );

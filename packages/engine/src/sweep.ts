@@ -21,15 +21,15 @@ import { InProcessTransport } from './in-process-transport.js';
 import { LiveStatusWriter } from './live-status.js';
 import { makeOutFolder } from './out-folder.js';
 import { corpusToResume, workerServices } from './sweep-setup.js';
-import { chainsFirst, parallelism } from './run-order.js';
+import { chainsFirst, parallelism, plannerWindow } from './run-order.js';
 import { loadSweep, plannerFor, type LoadedSweep, type SweepOverrides } from './load.js';
 import { sweepLogger, type Logger } from './log.js';
 import { SweepCorpus, readVersionTexts, runEnd } from './sweep-corpus.js';
 import type { Transport } from './task.js';
 
 /**
- * Memory for rows waiting to become durable parts, over all open runs, at the least: runs are opened while
- * their rows fit (see sweepSizing). A trade of memory for overlap between runs: small runs keep few calls
+ * Memory for rows waiting to become durable parts and for planned events, over all open runs, at the least:
+ * runs are opened while they fit (see sweepSizing). A trade of memory for overlap between runs: small runs keep few calls
  * busy, so several must be open, and a mean field is one chain of events, so its run alone keeps one call
  * busy. Runs open longest chain first (run-order.ts), so the chains run beside the rest instead of alone at
  * the end.
@@ -37,13 +37,16 @@ import type { Transport } from './task.js';
 export const BUFFER_BUDGET_BYTES = 64 * 1024 * 1024;
 /**
  * And per slot of concurrency: chains keep the slots busy only with one open run per slot, so the budget
- * grows with the concurrency, and a chain's parts are sized so that its rows fit one slot's share.
+ * grows with the concurrency, and a chain's parts are sized so that its rows and window fit one slot's share.
  */
-export const SLOT_BUFFER_BYTES = 1024 * 1024;
+export const SLOT_BUFFER_BYTES = 2 * 1024 * 1024;
 /** Bytes of one part's rows: at 384 floats per row, 8,192 rows (a run of 729 agents is one part). */
 const PART_BYTES = 16 * 1024 * 1024;
 /** Fewest rows in a chain's part: fewer would mean a file per few events and long merges. */
 const CHAIN_PART_ROWS = 64;
+/** A planned event: its plan (~100 B) and 8 B per read; at most 2^20 reads planned (core's dataflow.ts). */
+const PLAN_BYTES = 100;
+const PLANNED_READS = 1 << 20;
 
 export interface SweepProgress extends ExecutorProgress {
   eventsTotal: number;
@@ -134,7 +137,7 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
   const transport = options.transport ? options.transport(services) : new InProcessTransport(services);
   const eventsTotal = sweepEvents(runs);
   let eventsOnDisk = 0;
-  const sizing = sweepSizing(spec.concurrency, columns, runs.length);
+  const sizing = sweepSizing(spec.concurrency, columns, runs.length, spec.lookahead);
   const { maxActiveRuns, runBytes, openBytesBudget } = sizing;
   const partRows = options.partRows ?? sizing.partRowsFor;
   const corpus = new SweepCorpus({
@@ -230,7 +233,7 @@ function checkSameShard(specPath: string, out: string, held: Shard | undefined, 
 }
 
 /**
- * Runs open at once, rows per durable part, and what an open run's rows weigh. Parts are sized in bytes
+ * Runs open at once, rows per durable part, and what an open run weighs: its rows and its planner's window. Parts are sized in bytes
  * (PART_BYTES): a row holds its embeddings, its read versions (4 bytes each) and, where the graph does not
  * share them, its neighbours (ownNeighbourBytes); a mean field of 729 weighs 4.7 KB a row. A run that fits
  * one part is encoded once (its part becomes its shard).
@@ -238,14 +241,15 @@ function checkSameShard(specPath: string, out: string, held: Shard | undefined, 
  * are opened while the open runs' rows fit openBytesBudget, so memory does not grow with the runs open.
  * Up to `concurrency` runs may open (the executor opens one only while the slots lack ready events): a
  * chain (a full mean field, one event in flight) fills one slot, so a sweep of chains needs a run per slot.
- * A chain's parts hold a third of SLOT_BUFFER_BYTES (it writes one row per call: at 1 s a call a part of
- * 8,192 rows would hold over two hours of rows), so that `concurrency` chains fit the budget.
- * `runs`: runs in the sweep (no more are open than it has).
+ * A chain's window is short (plannerWindow) and its parts hold a third of what its window leaves of
+ * SLOT_BUFFER_BYTES (it writes one row per call: at 1 s a call a part of 8,192 rows would hold over two hours
+ * of rows), so that `concurrency` chains fit the budget (mean fields up to N = 729 or so). `runs`: runs in the sweep (no more are open than it has).
  */
 export function sweepSizing(
   concurrency: number,
   columns: readonly EncoderColumn[],
   runs = Number.POSITIVE_INFINITY,
+  lookahead = 16_384,
 ): {
   maxActiveRuns: number;
   partRows: number;
@@ -258,13 +262,19 @@ export function sweepSizing(
   const rowBytes = (run: RunPlan) => base + 4 * (run.k + 1) + ownNeighbourBytes(run.geometry, run.n, run.k);
   const rowsFor = (bytes: number) => Math.min(8192, Math.max(256, Math.floor(PART_BYTES / bytes)));
   const partRows = rowsFor(base);
+  const windowBytes = (run: RunPlan) => {
+    const planned = Math.min(plannerWindow(run, lookahead), runEvents(run));
+    return planned * PLAN_BYTES + 8 * Math.min(planned * (run.k + 1), PLANNED_READS);
+  };
   const partRowsFor = (run: RunPlan) =>
-    parallelism(run) > 1 ? partRows : Math.min(partRows, Math.max(CHAIN_PART_ROWS, Math.floor(SLOT_BUFFER_BYTES / (3 * rowBytes(run)))));
+    parallelism(run) > 1
+      ? partRows
+      : Math.min(partRows, Math.max(CHAIN_PART_ROWS, Math.floor((SLOT_BUFFER_BYTES - windowBytes(run)) / (3 * rowBytes(run)))));
   return {
     maxActiveRuns,
     partRows,
     partRowsFor,
-    runBytes: (run) => Math.min(runEvents(run), 3 * partRowsFor(run)) * rowBytes(run),
+    runBytes: (run) => Math.min(runEvents(run), 3 * partRowsFor(run)) * rowBytes(run) + windowBytes(run),
     openBytesBudget: Math.max(BUFFER_BUDGET_BYTES, concurrency * SLOT_BUFFER_BYTES),
   };
 }

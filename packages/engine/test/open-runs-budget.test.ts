@@ -27,14 +27,14 @@ describe('runs open at once', () => {
     const dir = tempDir();
     const spec = writeSpec(dir, SPEC);
     const sweep = loadSweep(spec, { out: `${dir}/out` });
-    const sizing = sweepSizing(64, [{ name: 'hashing', dim: 384 }], sweep.runs.length);
+    const sizing = sweepSizing(64, [{ name: 'hashing', dim: 384 }], sweep.runs.length, sweep.spec.lookahead);
     const meanfield = sweep.runs[0];
     const ring = { ...meanfield, k: 2 };
     expect(sizing.runBytes(meanfield)).toBeGreaterThan(2.5 * sizing.runBytes(ring));
     // A sampled mean field's rows hold their own neighbour lists too (4 more bytes per neighbour).
     const sampled = { ...meanfield, geometry: { kind: 'meanfield' as const, sample: 728 } };
     expect(sizing.runBytes(sampled) - sizing.runBytes(meanfield)).toBe(Math.min(8019, 3 * sizing.partRows) * 4 * 728);
-    expect(sizing.openBytesBudget).toBe(BUFFER_BUDGET_BYTES);
+    expect(sizing.openBytesBudget).toBe(Math.max(BUFFER_BUDGET_BYTES, 64 * SLOT_BUFFER_BYTES));
     const most = Math.floor(sizing.openBytesBudget / sizing.runBytes(meanfield));
     expect(most).toBeGreaterThanOrEqual(1);
     expect(most).toBeLessThan(sweep.runs.length);
@@ -50,7 +50,7 @@ describe('runs open at once', () => {
   }, 120_000);
 
   // A full mean field under asynchronous updates is one chain of events (each reads every agent): one call
-  // in flight per run, so only a run per slot keeps the slots busy. Sweep 0 answers at once, then 3 x 64
+  // in flight per run, so only a run per slot keeps the slots busy. Sweep 0 answers at once, then 5 x 64
   // chained events with 2 ms per call.
   const CHAINS = `name: chains
 dataset: ${RHEON6}
@@ -59,7 +59,7 @@ geometries: [meanfield]
 sizes: [64]
 temperatures: [0.4, 1.0]
 trials: 6
-sweeps: 3
+sweeps: 5
 seed: 11
 backend: {kind: surrogate, latency_ms: 2}
 `;
