@@ -93,6 +93,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
     )
     .option('--seed <s>', 'sweep seed (overrides the spec)', specValue('seed'))
     .option('--watch-ms <ms>', "after this long in flight, check that an event's job still exists", timerMs)
+    .option(
+      '--collectors <k>',
+      'split the runs over K collector processes, started with --shard 1/K to --shard K/K (1 to 64; default 1)',
+      intIn(1, 64),
+    )
     .addOption(logOption())
     .option(...metricsPortOption)
     .option(...metricsHostOption)
@@ -132,6 +137,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option(...redisOption)
     .option('--out <dir>', 'output folder (default: the one the scheduler was given)', path)
     .option('--sweep <id>', 'which sweep, when Redis holds more than one unfinished')
+    .option('--shard <i/k>', 'write the runs of shard I of K, I from 1 (the scheduler was started with --collectors K)', shardValue)
     .option('--base-url <url>', "the LLM judge's endpoint instead of the spec's (e.g. the head node's vLLM)", httpUrl)
     .option(
       '--durable-ms <ms>',

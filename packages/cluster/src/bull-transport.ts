@@ -2,7 +2,7 @@ import type { Queue } from 'bullmq';
 import { toError } from '@panta/core';
 import type { Redis } from 'ioredis';
 import type { BoundaryTask, EventOutcome, EventTask, Task, Transport, TransportMessage } from '@panta/engine';
-import { jobIdOf } from './keys.js';
+import { collectorKeys, jobIdOf } from './keys.js';
 import { jobOf, type BatchJob } from './result-codec.js';
 import { boundaryOutcomeOf, type BoundaryFailed, type BoundaryJournalled, type EventFailed, type EventsDone } from './redis/inbox.js';
 import { sendToCollector } from './redis/inboxes.js';
@@ -64,6 +64,8 @@ export class BullTransport implements Transport {
     private readonly sweepId: string,
     private readonly store: SweepStore,
     private readonly watchMs: number,
+    /** The collector shard of each run (collectorShards; empty: one collector). */
+    private readonly shardOf: ReadonlyMap<string, number> = new Map(),
   ) {}
 
   async start(onMessage: (message: TransportMessage) => void): Promise<void> {
@@ -166,7 +168,8 @@ export class BullTransport implements Transport {
    * journals it if it has not yet, and answers with it either way.
    */
   private confirmBoundary(task: BoundaryTask): Promise<void> {
-    return sendToCollector(this.redis, this.store.keys, { op: 'boundary', run: task.run.runId, sweep: task.sweep });
+    const keys = collectorKeys(this.store.keys, this.shardOf.get(task.run.runId) ?? 0);
+    return sendToCollector(this.redis, keys, { op: 'boundary', run: task.run.runId, sweep: task.sweep });
   }
 
   private boundaryJob(task: BoundaryTask): { name: string; data: BatchJob; opts: { jobId: string } } {

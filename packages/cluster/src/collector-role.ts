@@ -18,10 +18,11 @@ import {
   type RunRecorder,
   type SweepSummary,
 } from '@panta/engine';
-import { createJudge } from '@panta/judge';
+import { LlmJudge, createJudge } from '@panta/judge';
 import { endpointsOf, waitForEndpoints } from '@panta/llm';
 import type { Redis } from 'ioredis';
-import { sweepKeys } from './keys.js';
+import { collectorShards } from './collector-shards.js';
+import { collectorKeys, sweepKeys } from './keys.js';
 import { fromPayload } from './payload.js';
 import { cpuMs } from './cpu.js';
 import { connect, ready, type PantaRedis } from './redis.js';
@@ -55,6 +56,11 @@ export interface CollectorOptions {
   waitEndpointMs?: number;
   /** Called once the sweep is known and validated (the CLI says where the corpus goes). */
   onSweep?(sweep: LoadedSweep): void;
+  /**
+   * This collector's part of the runs when the scheduler splits them over K collectors
+   * (`panta scheduler --collectors K`, `panta collector --shard I/K`, I from 1 as for job arrays); absent: all.
+   */
+  shard?: { index: number; count: number };
 }
 
 interface OpenRun {
@@ -82,11 +88,14 @@ export async function runCollector(options: CollectorOptions): Promise<SweepSumm
     await ready(redis, options.redis);
     const sweepId = await pickSweep(redis, options);
     if (!sweepId) return null;
-    const keys = sweepKeys(sweepId);
+    // --shard I/K counts from 1, as job arrays do; keys and the split count from 0.
+    const shard = options.shard ? { index: options.shard.index - 1, count: options.shard.count } : { index: 0, count: 1 };
+    const keys = collectorKeys(sweepKeys(sweepId), shard.index);
     const store = new SweepStore(redis, keys);
     try {
       const payload = await store.payload();
       if (!payload) throw new Error(`sweep ${sweepId} is not published in Redis (${keys.spec} is missing)`);
+      checkShard(payload.collectors ?? 1, shard);
       const sweep = fromPayload(payload, options.out);
       const previous = corpusToResume(sweep, {
         file: sweep.out,
@@ -101,20 +110,41 @@ export async function runCollector(options: CollectorOptions): Promise<SweepSumm
       if (!lease) return null;
       try {
         options.onSweep?.(sweep);
-        const collector = new CollectorProcess(redis, blocking, store, sweep, options, lease);
+        const collector = new CollectorProcess(redis, blocking, store, sweep, options, lease, shard);
         return await collector.serve(previous).finally(() => collector.outLock?.release());
       } finally {
         await lease.release();
       }
     } catch (error) {
       // The scheduler stops with the same line instead of waiting for this collector.
-      if (error instanceof InputError) await recordRefusal(redis, store, error).catch(() => undefined);
+      if (error instanceof InputError && !(error instanceof ShardMismatchError))
+        await recordRefusal(redis, store, error).catch(() => undefined);
       throw error;
     }
   } finally {
     blocking.disconnect();
     await redis.quit().catch(() => undefined);
   }
+}
+
+/**
+ * A collector started as a shard of a split the scheduler did not make: one line, exit 2. Unlike other bad
+ * input at the collector's end it does not stop the scheduler: the right collectors may be running.
+ */
+class ShardMismatchError extends InputError {}
+
+function checkShard(collectors: number, shard: { index: number; count: number }): void {
+  if (shard.count === collectors) return;
+  const fix =
+    collectors === 1
+      ? 'start one collector without --shard, or the scheduler with --collectors N and N collectors'
+      : `start ${collectors} collectors, --shard 1/${collectors} to --shard ${collectors}/${collectors}`;
+  throw new ShardMismatchError(
+    '--shard',
+    '',
+    `the scheduler splits this sweep's runs over ${collectors} collector${collectors === 1 ? '' : 's'}, not ${shard.count}`,
+    fix,
+  );
 }
 
 /**
@@ -163,6 +193,7 @@ async function pickSweep(redis: Redis, options: CollectorOptions): Promise<strin
 class CollectorProcess {
   private readonly runs = new Map<string, OpenRun>();
   private readonly byId: Map<string, RunPlan>;
+  private readonly shardOf: Map<string, number>;
   private corpus!: SweepCorpus;
   private readonly closes = new Set<Promise<void>>();
   private readonly closingRuns = new Set<string>();
@@ -176,8 +207,15 @@ class CollectorProcess {
     private readonly sweep: LoadedSweep,
     private readonly options: CollectorOptions,
     private readonly lease: RoleLease,
+    private readonly shard: { index: number; count: number },
   ) {
     this.byId = new Map(sweep.runs.map((r) => [r.runId, r]));
+    this.shardOf = collectorShards(sweep.runs, shard.count);
+  }
+
+  /** Runs this collector writes (all of them, unless the runs are split over shards). */
+  private owns(runId: string): boolean {
+    return (this.shardOf.get(runId) ?? 0) === this.shard.index;
   }
 
   async serve(previous: Manifest | null): Promise<SweepSummary | null> {
@@ -192,12 +230,15 @@ class CollectorProcess {
         : sweep.spec.judge;
     const judge = createJudge(judgeSpec, sweep.specFile, sweep.prompts, sweep.out, { shared: new RedisVerdicts(redis, keys.verdicts) });
     makeOutFolder(sweep.out);
-    this.outLock = acquireOutLock(sweep.out);
+    // Shard 0 holds the folder's lock and writes the manifest; other shards write only their runs' files, and
+    // their Redis leases keep two of the same shard apart.
+    const primary = this.shard.index === 0;
+    if (primary) this.outLock = acquireOutLock(sweep.out);
     await clearRefusal(store);
-    if (this.outLock.tookOver) log.warn({ holder: this.outLock.tookOver }, 'took over the corpus folder lock of a process that is gone');
+    if (this.outLock?.tookOver) log.warn({ holder: this.outLock.tookOver }, 'took over the corpus folder lock of a process that is gone');
     // The backend is named from the spec: the collector makes no agent call, so it opens no backend.
     const meta = sweepMeta(sweep.spec, encoders);
-    const manifest = startManifest(sweep, previous, meta);
+    const manifest = primary ? startManifest(sweep, previous, meta) : null;
     for (const e of encoders) await e.close(); // only their names, dims and models are needed here
     this.corpus = new SweepCorpus({
       out: sweep.out,
@@ -222,7 +263,7 @@ class CollectorProcess {
       });
     }
     await ensureCollectorGroup(redis, keys);
-    for (const runId of await store.openRuns()) await this.open(runId);
+    for (const runId of await store.openRuns()) if (this.owns(runId)) await this.open(runId);
     const timers = [
       setInterval(
         this.once(() => this.report()),
@@ -267,7 +308,21 @@ class CollectorProcess {
           } else if (m.op === 'finish') {
             await Promise.all(this.closes);
             if (this.fatal) throw this.fatal;
-            const summary = await finishSweep(sweep, manifest, columns, judge, this.corpus.trace);
+            const judgeCalls = judge instanceof LlmJudge ? judge.stats.calls : 0;
+            if (!manifest) {
+              // A shard other than 0: its runs are closed and durable; shard 0 finishes the corpus.
+              await this.makeDurable();
+              await store.markCollectorDone(this.shard.index, judgeCalls);
+              await this.ack([...acks, id]);
+              log.info(
+                { shard: `${this.shard.index + 1}/${this.shard.count}`, cpu_ms: cpuMs() },
+                'shard done: collector 1 finishes the corpus',
+              );
+              return null;
+            }
+            const calls = await this.othersDone(judgeCalls);
+            if (calls === undefined) break;
+            const summary = await finishSweep(sweep, manifest, columns, this.shard.count > 1 ? { calls } : judge, this.corpus.trace);
             await store.setPhase(summary.status === 'complete' ? 'done' : 'failed');
             await this.ack([...acks, id]);
             log.info({ status: summary.status, events: summary.eventsWritten, cpu_ms: cpuMs() }, 'corpus finished');
@@ -286,6 +341,26 @@ class CollectorProcess {
       for (const r of this.runs.values()) await r.recorder.flush().catch(() => undefined);
       await judge.close();
     }
+  }
+
+  /**
+   * Shard 0 waits for the other shards to have made their runs durable before it finishes the corpus, and
+   * adds up every shard's judge calls; undefined if it was stopped meanwhile.
+   */
+  private async othersDone(ownCalls: number): Promise<number | undefined> {
+    for (let waited = 0; !this.options.signal?.aborted; waited++) {
+      const done = await this.store.collectorsDone();
+      let calls = ownCalls;
+      let missing = 0;
+      for (let shard = 1; shard < this.shard.count; shard++) {
+        if (done.has(shard)) calls += done.get(shard)!;
+        else missing++;
+      }
+      if (missing === 0) return calls;
+      if (waited % 20 === 0) this.options.log.info({ waiting_for: missing }, 'waiting for the other collector shards to finish their runs');
+      await sleep(250);
+    }
+    return undefined;
   }
 
   /** A periodic task that skips its turn while the previous one still runs (a slow disk, Redis restarting). */

@@ -4,6 +4,7 @@ import type { EventTask, RunEnd, RunSink } from '@panta/engine';
 import type { Control, RunClosed, RunOpened, RowsWritten } from './redis/inbox.js';
 import { sendToCollector } from './redis/inboxes.js';
 import type { SweepStore } from './redis/sweep-store.js';
+import { collectorKeys, type SweepKeys } from './keys.js';
 
 export type { Control } from './redis/inbox.js';
 
@@ -66,11 +67,18 @@ export class CollectorSink {
   constructor(
     private readonly redis: Redis,
     private readonly store: SweepStore,
+    /** The collector shard that writes each run (collectorShards), and how many there are. */
+    private readonly shards: { of: ReadonlyMap<string, number>; count: number } = { of: new Map(), count: 1 },
   ) {}
+
+  /** The keys of the collector shard that writes `runId`. */
+  private keysOf(runId: string): SweepKeys {
+    return collectorKeys(this.store.keys, this.shards.of.get(runId) ?? 0);
+  }
 
   open(runId: string): Promise<Opened> {
     const reply = new Promise<Opened>((resolve) => this.opening.set(runId, resolve));
-    return sendToCollector(this.redis, this.store.keys, { op: 'open', run: runId }).then(() => reply);
+    return sendToCollector(this.redis, this.keysOf(runId), { op: 'open', run: runId }).then(() => reply);
   }
 
   sink(runId: string, next: number, onWritten: (count: number) => void, control?: Control): RemoteSink {
@@ -81,7 +89,7 @@ export class CollectorSink {
 
   close(runId: string, end: RunEnd): Promise<void> {
     const reply = new Promise<void>((resolve) => this.closing.set(runId, resolve));
-    return sendToCollector(this.redis, this.store.keys, {
+    return sendToCollector(this.redis, this.keysOf(runId), {
       op: 'close',
       run: runId,
       status: end.status,
@@ -94,10 +102,14 @@ export class CollectorSink {
       });
   }
 
-  /** Asks the collector to write runs.parquet, whitening, order parameters and the manifest, then exit. */
+  /**
+   * Asks the collector to write runs.parquet, whitening, order parameters and the manifest, then exit; with
+   * shards, every shard makes its rows durable and exits, and shard 0 finishes the corpus once all have.
+   */
   async finish(): Promise<void> {
     await this.store.setPhase('finishing');
-    await sendToCollector(this.redis, this.store.keys, { op: 'finish' });
+    for (let shard = 0; shard < this.shards.count; shard++)
+      await sendToCollector(this.redis, collectorKeys(this.store.keys, shard), { op: 'finish' });
   }
 
   /** Whether a request is waiting for the collector (the scheduler says so while it waits). */

@@ -30,6 +30,8 @@ export function sweepKeys(sweepId: string) {
     collectorInbox: `${p}:inbox:collector`,
     schedulerLease: `${p}:lease:scheduler`,
     collectorLease: `${p}:lease:collector`,
+    /** Hash: collector shard -> its LLM judge calls, once that shard has made its runs durable (sharded collectors). */
+    collectorsDone: `${p}:collectors:done`,
     verdicts: `${p}:verdicts`, // hash: the LLM judge's verdicts, shared by every process of the sweep (redis/verdicts.ts)
     committed: (runId: string) => `${p}:run:${runId}:committed`,
     versions: (runId: string) => `${p}:run:${runId}:versions`,
@@ -40,6 +42,15 @@ export function sweepKeys(sweepId: string) {
 }
 
 export type SweepKeys = ReturnType<typeof sweepKeys>;
+
+/**
+ * The keys as collector shard `shard` sees them: its own inbox and lease (shard 0 keeps the unsharded names,
+ * so one collector is shard 0 of 1). Everything else is shared by the shards.
+ */
+export function collectorKeys(keys: SweepKeys, shard: number): SweepKeys {
+  if (shard === 0) return keys;
+  return { ...keys, collectorInbox: `${keys.collectorInbox}:${shard}`, collectorLease: `${keys.collectorLease}:${shard}` };
+}
 
 /**
  * A job's id names the scheduler incarnation, the job's number and its first event (BullMQ ids must not

@@ -18,10 +18,13 @@ export interface SweepPayload {
   /** The output folder as the scheduler was told (relative paths resolve in the collector's folder). */
   out: string;
   fingerprint: string;
+  /** Collector processes the runs are split over (`panta scheduler --collectors K`); absent: one. */
+  collectors?: number;
 }
 
-export function toPayload(sweepId: string, sweep: LoadedSweep, outArg: string | undefined): SweepPayload {
+export function toPayload(sweepId: string, sweep: LoadedSweep, outArg: string | undefined, collectors = 1): SweepPayload {
   return {
+    ...(collectors > 1 ? { collectors } : {}),
     sweepId,
     specFile: sweep.specFile,
     spec: sweep.spec,

@@ -18,6 +18,7 @@ import {
   type SweepOverrides,
 } from '@panta/engine';
 import { BullTransport } from './bull-transport.js';
+import { collectorShards } from './collector-shards.js';
 import { EVENT_QUEUE, sweepIdOf, sweepKeys } from './keys.js';
 import { toPayload } from './payload.js';
 import { cpuMs } from './cpu.js';
@@ -37,6 +38,8 @@ export interface SchedulerOptions extends SweepOverrides {
   signal?: AbortSignal;
   /** How long an event may be in flight before the watchdog checks that its job still exists. */
   watchMs?: number;
+  /** Collector processes the runs are split over (each started with --shard i/K); default 1. */
+  collectors?: number;
   onProgress?(
     p: ExecutorProgress & { sweepId: string; eventsTotal: number; runsTotal: number; requeued: number; waitingForCollector: boolean },
   ): void;
@@ -96,7 +99,8 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
     // with failed runs ('failed') is scheduled again the same way: those runs resume.
     if (phase === 'done')
       log.info({ out: sweep.out }, 'this sweep finished before: the collector checks its corpus, runs what it lacks and finishes it again');
-    const payload = toPayload(sweepId, sweep, options.out);
+    const collectors = options.collectors ?? 1;
+    const payload = toPayload(sweepId, sweep, options.out, collectors);
     await store.writePayload(payload);
     await recordSweep(redis, sweepId, {
       name: spec.name,
@@ -108,8 +112,9 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
     // The last session's report (its totals, its end) goes: `panta status` shows this session's.
     await store.beginSession();
 
-    const transport = new BullTransport(redis, queue, sweepId, store, options.watchMs ?? 15_000);
-    const remote = new CollectorSink(redis, store);
+    const shards = collectorShards(runs, collectors);
+    const transport = new BullTransport(redis, queue, sweepId, store, options.watchMs ?? 15_000, shards);
+    const remote = new CollectorSink(redis, store, { of: shards, count: collectors });
     const inbox = new InboxReader(redis, keys.schedulerInbox, decodeSchedulerMessage, (entries) => {
       for (const { message: m } of entries) {
         if (m.op === 'opened' || m.op === 'closed' || m.op === 'written') remote.deliver(m);

@@ -5,6 +5,7 @@ import { createBackend, endpointsOf, waitForEndpoints } from '@panta/llm';
 import type { Logger } from '@panta/engine';
 import { fromPayload } from './payload.js';
 import type { Redis } from 'ioredis';
+import { collectorShards } from './collector-shards.js';
 import { sweepKeys, type SweepKeys } from './keys.js';
 import { SweepStore } from './redis/sweep-store.js';
 import { RedisVerdicts } from './redis/verdicts.js';
@@ -14,6 +15,8 @@ export interface WorkerContext {
   sweepId: string;
   keys: SweepKeys;
   runs: Map<string, RunPlan>;
+  /** The collector shard that writes each run (its commits go to that shard's inbox). */
+  shardOf: Map<string, number>;
   services: WorkerServices;
   close(): Promise<void>;
 }
@@ -67,6 +70,7 @@ export async function loadContext(redis: Redis, sweepId: string, options: Contex
     sweepId,
     keys,
     runs: new Map(sweep.runs.map((r) => [r.runId, r])),
+    shardOf: collectorShards(sweep.runs, payload.collectors ?? 1),
     services: workerServices(sweep, { backend, encoders, judge }),
     close: async () => {
       await backend.close();

@@ -3,6 +3,7 @@ import { redact, toError } from '@panta/core';
 import { executeBoundary, executeEvent, type BoundaryOutcome, type EventOutcome, type Logger } from '@panta/engine';
 import { EndpointUnavailableError } from '@panta/llm';
 import { Committer } from './committer.js';
+import { collectorKeys } from './keys.js';
 import { cpuMs } from './cpu.js';
 import { JobTaker } from './job-taker.js';
 import { connect, ready } from './redis.js';
@@ -87,10 +88,13 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     return p;
   };
 
+  // One committer per sweep and collector shard: a commit step tells one collector inbox.
   const committers = new Map<string, Committer>();
-  const committerOf = (ctx: WorkerContext): Committer => {
-    let c = committers.get(ctx.sweepId);
-    if (!c) committers.set(ctx.sweepId, (c = new Committer(redis, ctx.keys)));
+  const committerOf = (ctx: WorkerContext, runId: string): Committer => {
+    const shard = ctx.shardOf.get(runId) ?? 0;
+    const key = `${ctx.sweepId}|${shard}`;
+    let c = committers.get(key);
+    if (!c) committers.set(key, (c = new Committer(redis, collectorKeys(ctx.keys, shard))));
     return c;
   };
 
@@ -146,7 +150,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       return { kind: 'failed' };
     }
     const tokens = outcome.promptTokens + outcome.completionTokens;
-    const committed = await committerOf(ctx).commit({
+    const committed = await committerOf(ctx, run.runId).commit({
       runId: run.runId,
       event: plan.event,
       version: outcome.version ?? outcome.response,
@@ -191,7 +195,12 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       await failBoundary(redis, { keys, runId: run.runId, sweep: data.sweepIndex, error: message });
       return;
     }
-    await commitBoundary(redis, { keys, runId: run.runId, sweep: data.sweepIndex, outcome: JSON.stringify(outcome) });
+    await commitBoundary(redis, {
+      keys: collectorKeys(keys, ctx.shardOf.get(run.runId) ?? 0),
+      runId: run.runId,
+      sweep: data.sweepIndex,
+      outcome: JSON.stringify(outcome),
+    });
   };
 
   /**

@@ -322,4 +322,42 @@ describe('distributed mode when the model fails', () => {
     await expectSameRows(out, embedded, 2 * 16 * 4);
     expect(panta(['verify', out]).code).toBe(0);
   });
+
+  it('splits the runs over two collectors (--collectors 2, --shard I/2): SIGKILL of the second mid-run, and the embedded corpus', async () => {
+    const specFile = writeSpec(dir, spec('sharded'), 'sharded.yaml');
+    const out = join(dir, 'sharded');
+    const spawn = (args: string[]) => {
+      const p = pantaProcess(args, { PANTA_REDIS_URL: server.url });
+      started.push(p);
+      return p;
+    };
+    const collector = (i: number) => spawn(['collector', '--out', out, '--durable-ms', '300', '--shard', `${i}/2`]);
+    const shards = [collector(1), collector(2)];
+    const workers = [0, 1, 2].map(() => spawn(['worker', '--concurrency', '4', '--lock-ms', '1500']));
+    const scheduler = spawn(['scheduler', specFile, '--watch-ms', '3000', '--collectors', '2']);
+    await progressed('sharded', 0.2);
+    // A collector that does not know the runs are split is refused in one line, before it writes anything.
+    const unsharded = spawn(['collector', '--out', join(dir, 'unsharded')]);
+    const refused = await unsharded.exited;
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(
+      /--shard: .*splits this sweep's runs over 2 collectors, not 1.*fix: start 2 collectors, --shard 1\/2 to --shard 2\/2/,
+    );
+    expect(existsSync(join(dir, 'unsharded'))).toBe(false);
+    shards[1]!.kill('SIGKILL');
+    expect((await shards[1]!.exited).signal).toBe('SIGKILL');
+    await sleep(500);
+    shards[1] = collector(2);
+    expect((await scheduler.exited).code).toBe(0);
+    const [zero, one] = await Promise.all(shards.map((c) => c.exited));
+    expect([zero!.code, one!.code]).toEqual([0, 0]);
+    expect(one!.stderr).toContain('shard done: collector 1 finishes the corpus');
+    for (const w of workers) w.kill('SIGTERM');
+    expect(await Promise.all(workers.map(async (w) => (await w.exited).code))).toEqual([0, 0, 0]);
+    await expectEmbeddedEqual(specFile, out);
+    // Each shard's inbox is drained, and the runs were written by both.
+    const id = Object.keys(await redis.hgetall(SWEEPS_KEY)).find((k) => k.startsWith('sharded-'))!;
+    expect(await redis.xlen(sweepKeys(id).collectorInbox)).toBe(0);
+    expect(await redis.xlen(`${sweepKeys(id).collectorInbox}:1`)).toBe(0);
+  });
 });

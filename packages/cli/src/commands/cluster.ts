@@ -29,7 +29,7 @@ function stopSignal(role: string): { signal: AbortSignal; dispose(): void } {
 
 export async function schedulerCommand(
   spec: string,
-  opts: RoleOptions & { out?: string; concurrency?: number; seed?: number; watchMs?: number },
+  opts: RoleOptions & { out?: string; concurrency?: number; seed?: number; watchMs?: number; collectors?: number },
 ): Promise<number> {
   const stop = stopSignal('scheduler');
   let metrics: Awaited<ReturnType<typeof startRoleMetrics>> | undefined;
@@ -43,6 +43,7 @@ export async function schedulerCommand(
       concurrency: opts.concurrency,
       seed: opts.seed,
       watchMs: opts.watchMs,
+      collectors: opts.collectors,
       log: roleLogger('scheduler', opts.logLevel ?? 'info'),
       signal: stop.signal,
     });
@@ -91,7 +92,14 @@ export async function workerCommand(
 }
 
 export async function collectorCommand(
-  opts: RoleOptions & { out?: string; sweep?: string; durableMs?: number; baseUrl?: string; waitEndpoint?: number },
+  opts: RoleOptions & {
+    out?: string;
+    sweep?: string;
+    durableMs?: number;
+    baseUrl?: string;
+    waitEndpoint?: number;
+    shard?: { index: number; count: number };
+  },
 ): Promise<number> {
   const stop = stopSignal('collector');
   try {
@@ -99,6 +107,7 @@ export async function collectorCommand(
       redis: redisUrl(opts.redis),
       out: opts.out,
       sweep: opts.sweep,
+      ...(opts.shard ? { shard: opts.shard } : {}),
       baseUrl: opts.baseUrl,
       durableMs: opts.durableMs,
       waitEndpointMs: (opts.waitEndpoint ?? 600) * 1000,
@@ -106,7 +115,8 @@ export async function collectorCommand(
       signal: stop.signal,
       onSweep: (sweep) => process.stderr.write(`panta collector: sweep ${sweep.spec.name} -> ${sweep.out}\n`),
     });
-    if (!summary) return EXIT.interrupted;
+    // A shard other than 0 ends once its runs are durable (shard 0 finishes the corpus): null, exit 0.
+    if (!summary) return opts.shard && opts.shard.index > 0 && !stop.signal.aborted ? EXIT.ok : EXIT.interrupted;
     process.stdout.write(
       `${summary.status}: ${summary.runsComplete}/${summary.runsPlanned} runs, ${summary.eventsWritten.toLocaleString('en-US')} events; corpus: ${summary.out}\n`,
     );

@@ -44,7 +44,11 @@ export class SweepStore {
 
   /** A new scheduler session: the last session's report (totals, end) goes, and the sweep runs. */
   async beginSession(): Promise<void> {
-    await this.redis.multi().del(this.keys.status, this.keys.inflight).hset(this.keys.state, 'phase', 'running').exec();
+    await this.redis
+      .multi()
+      .del(this.keys.status, this.keys.inflight, this.keys.collectorsDone)
+      .hset(this.keys.state, 'phase', 'running')
+      .exec();
   }
 
   async phase(): Promise<string | null> {
@@ -101,6 +105,17 @@ export class SweepStore {
 
   async clearRefusal(): Promise<void> {
     await this.redis.hdel(this.keys.state, 'refused');
+  }
+
+  /** A collector shard has made its runs durable: its LLM judge calls, for the finish step's totals. */
+  async markCollectorDone(shard: number, judgeCalls: number): Promise<void> {
+    await this.redis.hset(this.keys.collectorsDone, String(shard), String(judgeCalls));
+  }
+
+  /** The collector shards done so far, with their judge calls. */
+  async collectorsDone(): Promise<Map<number, number>> {
+    const done = await this.redis.hgetall(this.keys.collectorsDone);
+    return new Map(Object.entries(done).map(([shard, calls]) => [Number(shard), Number(calls)]));
   }
 
   async openRuns(): Promise<string[]> {
