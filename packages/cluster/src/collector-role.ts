@@ -322,6 +322,8 @@ class CollectorProcess {
             }
             const calls = await this.othersDone(judgeCalls);
             if (calls === undefined) break;
+            // The CPU up to here is the rows' (bench/collectors reads it), what follows the sweep's once.
+            log.info({ cpu_ms: cpuMs() }, 'every run written: finishing the corpus');
             const summary = await finishSweep(sweep, manifest, columns, this.shard.count > 1 ? { calls } : judge, this.corpus.trace);
             await store.setPhase(summary.status === 'complete' ? 'done' : 'failed');
             await this.ack([...acks, id]);
