@@ -4,7 +4,7 @@
 // and judged (the LLM judge, `max_in_flight` left to its default), embedded and, with --distributed, with a
 // scheduler, a collector and two workers against a scratch redis-server. Prints events/s of each, the ratio
 // (goal: judged within ~10% of unjudged), and what the judge server saw: calls and most open at once.
-// Run after a build: node bench/judge.mjs [--agent-ms 1000] [--judge-ms 1000] [--runs 48] [--sweeps 1] [--distributed] [--repeated] [--with-64]
+// Run after a build: node bench/judge.mjs [--agent-ms 1000] [--judge-ms 1000] [--runs 48] [--sweeps 1] [--distributed | --distributed-only] [--repeated] [--with-64] [--repeat N]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
@@ -24,9 +24,11 @@ const judgeMs = arg('judge-ms', 1000);
 const sweeps = arg('sweeps', 1);
 const slots = arg('concurrency', 256);
 const distributedToo = process.argv.includes('--distributed');
+const distributedOnly = process.argv.includes('--distributed-only');
 const distinct = !process.argv.includes('--repeated');
 // also a judged run at max_in_flight 64, the fixed default before the judge followed the sweep
 const with64 = process.argv.includes('--with-64');
+const repeat = arg('repeat', 1);
 const runs = arg('runs', 48);
 const dataset = join(root, 'datasets/freshqa.jsonl');
 const prompts = readFileSync(dataset, 'utf8')
@@ -204,29 +206,38 @@ const cpuNote = (r, serversCpu) =>
   `CPU per event: Panta ${Math.round((1e6 * r.cpu) / events)} us, servers and proxy ${Math.round((1e6 * serversCpu) / events)} us`;
 async function pair(mode, run) {
   const cases = [['unjudged', false], ...(with64 ? [['judged, 64', 64]] : []), ['judged', true]];
-  let plain;
+  // On a machine shared with others the load drifts: the cases alternate, and each keeps its fastest round.
+  const best = new Map();
+  for (let round = 0; round < repeat; round++) {
+    for (const [label, judged] of cases) {
+      const s0 = servers();
+      const before = await judge.stats();
+      const name = `${mode}-${label.replace(/\W+/g, '-')}-${round}`;
+      const out = join(dir, name);
+      // the server's high-water mark spans every case: sample what is open during this one (less the sampling request)
+      let open = 0;
+      const sampler = setInterval(async () => (open = Math.max(open, (await judge.stats()).open - 1)), 100);
+      const r = await run(spec(name, judged), out);
+      clearInterval(sampler);
+      const after = await judge.stats();
+      const result = { ...r, servers: servers() - s0, calls: after.completed - before.completed, recorded: judgeCalls(out), open };
+      if (!best.has(label) || result.wall < best.get(label).wall) best.set(label, result);
+    }
+  }
+  const plain = best.get('unjudged');
   for (const [label, judged] of cases) {
-    const s0 = servers();
-    const before = await judge.stats();
-    const name = `${mode}-${label.replace(/\W+/g, '-')}`;
-    const out = join(dir, name);
-    // the server's own high-water mark spans every case: sample what is open during this one
-    let open = 0;
-    const sampler = setInterval(async () => (open = Math.max(open, (await judge.stats()).open)), 100);
-    const r = await run(spec(name, judged), out);
-    clearInterval(sampler);
-    const after = await judge.stats();
-    plain ??= r;
-    const calls = after.completed - before.completed;
-    console.log(
-      `  ${mode.padEnd(11)} ${label.padEnd(10)} ${r.wall.toFixed(1).padStart(5)} s  ${rate(r.wall)}  ${cpuNote(r, servers() - s0)}${judged === false ? '' : `\n${' '.repeat(14)}${(plain.wall / r.wall).toFixed(2)} of the unjudged speed (goal: at least 0.9); judge: ${calls.toLocaleString('en-US')} verdicts (manifest judge_calls ${judgeCalls(out)}), most open at once ${open}`}`,
-    );
+    const r = best.get(label);
+    console.log(`  ${mode.padEnd(11)} ${label.padEnd(10)} ${r.wall.toFixed(1).padStart(5)} s  ${rate(r.wall)}  ${cpuNote(r, r.servers)}`);
+    if (judged !== false)
+      console.log(
+        `${' '.repeat(14)}${(plain.wall / r.wall).toFixed(2)} of the unjudged speed (goal: at least 0.9); judge: ${r.calls.toLocaleString('en-US')} verdicts (manifest judge_calls ${r.recorded}), most open at once ${r.open}`,
+      );
   }
 }
 
 try {
-  await pair('embedded', embedded);
-  if (distributedToo) {
+  if (!distributedOnly) await pair('embedded', embedded);
+  if (distributedToo || distributedOnly) {
     const redis = await startRedis();
     await pair('distributed', (file, out) => distributed(file, out, redis));
     redis.disconnect();
