@@ -3,7 +3,7 @@ export type { Rng } from './rng.js';
 export { TAGS } from './event.js';
 export type { EncoderColumn, EventRow, ReplyStatus, Role, RunColumns, Tag } from './event.js';
 export { InputError, toError } from './errors.js';
-export { PROTOCOLS, sweepSpecJsonSchema, sweepSpecSchema } from './spec/schema.js';
+export { PROTOCOLS, resolveJudgeInFlight, sweepSpecJsonSchema, sweepSpecSchema } from './spec/schema.js';
 export type { EncoderSpec, JudgeSpec, SweepSpec } from './spec/schema.js';
 export { backendSchema, JUDGE_IN_FLIGHT_FLOOR, judgeInFlight, surrogateBackendSchema } from './spec/backend.js';
 export type { AnthropicBackendSpec, BackendSpec, OpenAIBackendSpec, SurrogateBackendSpec } from './spec/backend.js';

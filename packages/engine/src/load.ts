@@ -27,6 +27,7 @@ import {
   InputError,
   parseDataset,
   parseSweepSpec,
+  resolveJudgeInFlight,
   parseTemplate,
   planSweep,
   selectPrompts,
@@ -316,6 +317,7 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
     throw new InputError('--out', '', 'an empty path', 'give the output folder, e.g. --out runs/mine');
   if (overrides.concurrency !== undefined) spec.concurrency = overrides.concurrency;
   if (overrides.seed !== undefined) spec.seed = overrides.seed;
+  resolveJudgeInFlight(spec); // at the concurrency the sweep runs at, --concurrency included
   const base = dirname(specFile);
   const datasetFile = resolve(base, spec.dataset);
   const datasetText = readInput(datasetFile, 'dataset', specPath, 'dataset');

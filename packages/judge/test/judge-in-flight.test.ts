@@ -1,15 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseDataset, sweepSpecSchema, type JudgeSpec } from '@panta/core';
+import { parseDataset, resolveJudgeInFlight, sweepSpecSchema, type JudgeSpec } from '@panta/core';
+import { loadSweep } from '@panta/engine';
 import { startSurrogateServer } from '@panta/llm';
 import { createJudge } from '../src/index.js';
-import { RHEON6 } from '../../../test/helpers.js';
+import { RHEON6, tempDir, writeSpec } from '../../../test/helpers.js';
 
 const prompts = parseDataset(readFileSync(RHEON6, 'utf8'), RHEON6);
 const fq367 = prompts.find((p) => p.id === 'fq367')!;
 
-const sweep = (concurrency: number | undefined, judgeBackend: object) =>
-  sweepSpecSchema.parse({
+const sweep = (concurrency: number | undefined, judgeBackend: object) => {
+  const spec = sweepSpecSchema.parse({
     name: 'judged',
     dataset: RHEON6,
     geometries: ['ring'],
@@ -18,6 +19,9 @@ const sweep = (concurrency: number | undefined, judgeBackend: object) =>
     ...(concurrency === undefined ? {} : { concurrency }),
     judge: { kind: 'llm', backend: { kind: 'openai', model: 'grader', ...judgeBackend } },
   });
+  resolveJudgeInFlight(spec);
+  return spec;
+};
 const inFlight = (judge: JudgeSpec) => (judge.kind === 'llm' && judge.backend.kind === 'openai' ? judge.backend.max_in_flight : undefined);
 
 describe("the judge's concurrency", () => {
@@ -35,6 +39,18 @@ describe("the judge's concurrency", () => {
     const resolved = sweep(256, { base_url: url });
     expect(sweepSpecSchema.parse(resolved)).toEqual(resolved);
     expect(() => sweep(256, { base_url: url, max_in_flight: 0 })).toThrow();
+  });
+
+  it('follows the concurrency the sweep runs at: a --concurrency override included', () => {
+    const judge = (max = '') => `{kind: llm, backend: {kind: openai, base_url: "http://127.0.0.1:9/v1", model: grader${max}}}`;
+    const file = (max?: string) =>
+      writeSpec(
+        tempDir(),
+        `name: j\ndataset: ${RHEON6}\ngeometries: [ring]\nsizes: [8]\ntemperatures: [1]\nconcurrency: 32\njudge: ${judge(max)}\n`,
+      );
+    expect(inFlight(loadSweep(file()).spec.judge)).toBe(64);
+    expect(inFlight(loadSweep(file(), { concurrency: 512 }).spec.judge)).toBe(512);
+    expect(inFlight(loadSweep(file(', max_in_flight: 16'), { concurrency: 512 }).spec.judge)).toBe(16);
   });
 
   it('keeps that many verdicts in flight against a slow judge, not 64', async () => {

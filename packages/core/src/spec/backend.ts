@@ -103,7 +103,7 @@ export function judgeInFlight(concurrency: number): number {
   return Math.max(JUDGE_IN_FLIGHT_FLOOR, concurrency);
 }
 
-/** Unset (0 after parsing) until the sweep fills it in with judgeInFlight(concurrency). */
+/** Unset (0 after parsing) until resolveJudgeInFlight fills it in with judgeInFlight(concurrency). */
 const judgeMaxInFlight = z
   .int()
   .min(1)
@@ -112,8 +112,8 @@ const judgeMaxInFlight = z
   .transform((v) => v ?? 0);
 
 /**
- * A judge's backend: an agent backend whose `max_in_flight` follows the sweep unless set (sweepSpecSchema
- * resolves it; 0 stands for unset until then).
+ * A judge's backend: an agent backend whose `max_in_flight` follows the sweep unless set (0 stands for unset
+ * until resolveJudgeInFlight, in schema.ts, resolves it).
  */
 export const judgeBackendSchema = z.discriminatedUnion('kind', [
   surrogateBackendSchema,

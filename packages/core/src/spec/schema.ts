@@ -49,7 +49,7 @@ export const encoderSchema = z.discriminatedUnion('kind', [
 
 export const judgeSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('reference') }),
-  /** backend.max_in_flight: default the sweep's concurrency, at least 64, per endpoint (see judgeInFlight). */
+  /** backend.max_in_flight: default the sweep's concurrency, at least 64, per endpoint (resolveJudgeInFlight). */
   z.strictObject({ kind: z.literal('llm'), backend: judgeBackendSchema }),
 ]);
 
@@ -60,127 +60,131 @@ const protocolSchema = z.enum(PROTOCOLS);
 const sizeList = z.array(z.int().min(1)).min(1).superRefine(noRepeats<number>());
 
 /** The sweep spec of DESIGN.md section 3. Every key is documented with its default. */
-export const sweepSpecSchema = z
-  .strictObject({
-    /** Names the sweep; default output folder is runs/<name>. */
-    name: z.string().regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-" only'),
-    /** JSON-lines prompt set, relative to the spec file. */
-    dataset: z.string().min(1),
-    /** Prompt ids to run; default every prompt of the dataset. */
-    prompts: z.array(z.string().min(1)).min(1).superRefine(noRepeats<string>()).optional(),
-    geometries: z
-      .array(geometrySchema)
-      .min(1)
-      .superRefine(noRepeats(geometryLabel, (g) => `geometry ${geometryLabel(g)}`)),
-    /** A list that fits every geometry, or a map from geometry label (or kind) to its own list. */
-    sizes: z.union([sizeList, z.record(z.string(), sizeList)]),
-    temperatures: z.array(z.number().nonnegative()).min(1).superRefine(noRepeats<number>()),
-    trials: z.int().min(1).max(MAX_RUNS).default(1),
-    /** Sweeps after the initial answers: each run has (sweeps + 1) * N events. */
-    sweeps: z.int().min(1).max(MAX_SWEEPS).default(10),
-    /** Seed of the whole sweep; each run's seed is derived from it and the run id. */
-    seed: z.int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
-    dynamics: z.enum(['asynchronous', 'synchronous']).default('asynchronous'),
-    /** A coordination protocol, or a list of them (a gridded axis). */
-    protocol: z.union([protocolSchema, z.array(protocolSchema).min(1).superRefine(noRepeats<string>())]).default('glauber'),
-    backend: backendSchema.prefault({ kind: 'surrogate' }),
-    encoders: z
-      .array(encoderSchema)
-      .min(1)
-      .superRefine(
-        noRepeats(
-          (e: { name: string }) => e.name,
-          (e) => `encoder name "${e.name}"`,
-        ),
-      )
-      .prefault([{ name: 'hashing', kind: 'hashing' }]),
-    judge: judgeSchema.prefault({ kind: 'reference' }),
-    /** Prompt template file, relative to the spec file; default the shipped template. */
-    template: z.string().min(1).optional(),
-    /** At most 2^31 - 1: the corpus's completion_tokens column is a 32-bit integer. */
-    max_tokens: z.int().min(1).max(2_147_483_647).default(100),
-    /** Ask for exactly max_tokens tokens (vLLM: min_tokens = max_tokens). */
-    fixed_length: z.boolean().default(false),
-    /** zca: regularised ZCA whitening per (prompt, encoder); raw: spins are the raw embeddings. */
-    whitening: z.enum(['zca', 'raw']).default('zca'),
-    /** Events in flight at once. */
-    concurrency: z.int().min(1).max(65_536).default(64),
-    /**
-     * Planner look-ahead: how many events past the oldest unwritten one may be planned. It bounds the
-     * parallelism the planner can find and the results held before they are written (about 2 KB each). The
-     * planner keeps about 44 bytes per event of look-ahead per open run, so it is capped at 2^22 (~185 MB).
-     */
-    lookahead: z.int().min(16).max(4_194_304).default(16_384),
-    /**
-     * Memory the sweep's process may use: bytes, or a size such as "16 GiB" or "512 MB". Default the
-     * machine's (or its cgroup's limit). A size whose estimated memory exceeds 90% of it is refused before
-     * anything runs (see README "## Scale").
-     */
-    memory_budget: z
-      .union([z.number(), z.string()])
-      .superRefine((v, ctx) => {
-        if (parseMemoryBudget(v) === undefined) {
-          ctx.addIssue({
-            code: 'custom',
-            input: v,
-            message: `${JSON.stringify(v)} is not a memory size above 0`,
-            params: { fix: 'use bytes (an integer), or a size such as "16 GiB" or "512 MB"' },
-          });
-        }
-      })
-      .optional(),
-    /** Shared State Verification Protocol: above divergence tau the agent reads its neighbours through a merge call. */
-    ssvp: z
-      .strictObject({
-        /** Cosine distance between the agent's answer and its neighbourhood mean (raw embeddings) that gates sync. */
-        tau: z.number().min(0).max(2).default(0.25),
-        /** Encoder whose embeddings measure divergence; default the first encoder. */
-        encoder: encoderName.optional(),
-      })
-      .prefault({}),
-    /** Heterogeneous populations: personas or hidden beliefs from a JSON-lines file, assigned by a seeded rule. */
-    population: z
-      .strictObject({
-        /** JSON lines {id, persona?, belief?}, relative to the spec file. */
-        file: z.string().min(1),
-        /** same: every agent gets the first entry; distinct: entries dealt out to all agents; fraction: to a share of them. */
-        assign: z.enum(['same', 'distinct', 'fraction']).default('distinct'),
-        /** Share of agents that get an entry when assign is fraction. */
-        fraction: z.number().min(0).max(1).default(0.1),
-      })
-      .optional(),
-    /** Temperature per sweep: from the configuration's T at sweep 1 to `to` at the last sweep. */
-    annealing: z.strictObject({ to: z.number().nonnegative(), shape: z.enum(['linear', 'geometric']).default('linear') }).optional(),
-    /**
-     * Stop a run once magnetisation and rho have both settled: over the last `window` sweeps neither moved
-     * more than its tolerance. bench/early-stopping.mjs measures the calls the defaults save on the quickstart.
-     */
-    early_stopping: z
-      .strictObject({
-        window: z.int().min(1).default(2),
-        /** Largest change of magnetisation over the window. */
-        tolerance: z.number().positive().default(0.04),
-        /** Largest change of rho over the window (rho moves in steps of 1/N: finer than magnetisation). */
-        rho_tolerance: z.number().positive().default(0.03),
-        /** Never stop before this sweep. */
-        min_sweeps: z.int().min(1).default(2),
-      })
-      .optional(),
-    /**
-     * Drift (DESIGN.md 4): accuracy more than `tolerance` below an earlier sweep's best for 2+ consecutive
-     * sweeps. auto: 2/sqrt(N), four binomial standard errors of an accuracy over the run's N agents at p = 1/2.
-     * Absent means auto (optional rather than defaulted, so that earlier corpora keep their fingerprint).
-     */
-    drift: z.strictObject({ tolerance: z.union([z.literal('auto'), z.number().min(0).max(1)]).default('auto') }).optional(),
-    /** Output folder, relative to the working directory; default runs/<name>. */
-    out: z.string().min(1).optional(),
-  })
-  // An overwrite keeps the object schema (and its .shape): the judge's unset max_in_flight follows the sweep.
-  .overwrite((spec) => {
-    const { judge } = spec;
-    if (judge.kind !== 'llm' || judge.backend.kind === 'surrogate' || judge.backend.max_in_flight > 0) return spec;
-    return { ...spec, judge: { ...judge, backend: { ...judge.backend, max_in_flight: judgeInFlight(spec.concurrency) } } };
-  });
+export const sweepSpecSchema = z.strictObject({
+  /** Names the sweep; default output folder is runs/<name>. */
+  name: z.string().regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-" only'),
+  /** JSON-lines prompt set, relative to the spec file. */
+  dataset: z.string().min(1),
+  /** Prompt ids to run; default every prompt of the dataset. */
+  prompts: z.array(z.string().min(1)).min(1).superRefine(noRepeats<string>()).optional(),
+  geometries: z
+    .array(geometrySchema)
+    .min(1)
+    .superRefine(noRepeats(geometryLabel, (g) => `geometry ${geometryLabel(g)}`)),
+  /** A list that fits every geometry, or a map from geometry label (or kind) to its own list. */
+  sizes: z.union([sizeList, z.record(z.string(), sizeList)]),
+  temperatures: z.array(z.number().nonnegative()).min(1).superRefine(noRepeats<number>()),
+  trials: z.int().min(1).max(MAX_RUNS).default(1),
+  /** Sweeps after the initial answers: each run has (sweeps + 1) * N events. */
+  sweeps: z.int().min(1).max(MAX_SWEEPS).default(10),
+  /** Seed of the whole sweep; each run's seed is derived from it and the run id. */
+  seed: z.int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
+  dynamics: z.enum(['asynchronous', 'synchronous']).default('asynchronous'),
+  /** A coordination protocol, or a list of them (a gridded axis). */
+  protocol: z.union([protocolSchema, z.array(protocolSchema).min(1).superRefine(noRepeats<string>())]).default('glauber'),
+  backend: backendSchema.prefault({ kind: 'surrogate' }),
+  encoders: z
+    .array(encoderSchema)
+    .min(1)
+    .superRefine(
+      noRepeats(
+        (e: { name: string }) => e.name,
+        (e) => `encoder name "${e.name}"`,
+      ),
+    )
+    .prefault([{ name: 'hashing', kind: 'hashing' }]),
+  judge: judgeSchema.prefault({ kind: 'reference' }),
+  /** Prompt template file, relative to the spec file; default the shipped template. */
+  template: z.string().min(1).optional(),
+  /** At most 2^31 - 1: the corpus's completion_tokens column is a 32-bit integer. */
+  max_tokens: z.int().min(1).max(2_147_483_647).default(100),
+  /** Ask for exactly max_tokens tokens (vLLM: min_tokens = max_tokens). */
+  fixed_length: z.boolean().default(false),
+  /** zca: regularised ZCA whitening per (prompt, encoder); raw: spins are the raw embeddings. */
+  whitening: z.enum(['zca', 'raw']).default('zca'),
+  /** Events in flight at once. */
+  concurrency: z.int().min(1).max(65_536).default(64),
+  /**
+   * Planner look-ahead: how many events past the oldest unwritten one may be planned. It bounds the
+   * parallelism the planner can find and the results held before they are written (about 2 KB each). The
+   * planner keeps about 44 bytes per event of look-ahead per open run, so it is capped at 2^22 (~185 MB).
+   */
+  lookahead: z.int().min(16).max(4_194_304).default(16_384),
+  /**
+   * Memory the sweep's process may use: bytes, or a size such as "16 GiB" or "512 MB". Default the
+   * machine's (or its cgroup's limit). A size whose estimated memory exceeds 90% of it is refused before
+   * anything runs (see README "## Scale").
+   */
+  memory_budget: z
+    .union([z.number(), z.string()])
+    .superRefine((v, ctx) => {
+      if (parseMemoryBudget(v) === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          input: v,
+          message: `${JSON.stringify(v)} is not a memory size above 0`,
+          params: { fix: 'use bytes (an integer), or a size such as "16 GiB" or "512 MB"' },
+        });
+      }
+    })
+    .optional(),
+  /** Shared State Verification Protocol: above divergence tau the agent reads its neighbours through a merge call. */
+  ssvp: z
+    .strictObject({
+      /** Cosine distance between the agent's answer and its neighbourhood mean (raw embeddings) that gates sync. */
+      tau: z.number().min(0).max(2).default(0.25),
+      /** Encoder whose embeddings measure divergence; default the first encoder. */
+      encoder: encoderName.optional(),
+    })
+    .prefault({}),
+  /** Heterogeneous populations: personas or hidden beliefs from a JSON-lines file, assigned by a seeded rule. */
+  population: z
+    .strictObject({
+      /** JSON lines {id, persona?, belief?}, relative to the spec file. */
+      file: z.string().min(1),
+      /** same: every agent gets the first entry; distinct: entries dealt out to all agents; fraction: to a share of them. */
+      assign: z.enum(['same', 'distinct', 'fraction']).default('distinct'),
+      /** Share of agents that get an entry when assign is fraction. */
+      fraction: z.number().min(0).max(1).default(0.1),
+    })
+    .optional(),
+  /** Temperature per sweep: from the configuration's T at sweep 1 to `to` at the last sweep. */
+  annealing: z.strictObject({ to: z.number().nonnegative(), shape: z.enum(['linear', 'geometric']).default('linear') }).optional(),
+  /**
+   * Stop a run once magnetisation and rho have both settled: over the last `window` sweeps neither moved
+   * more than its tolerance. bench/early-stopping.mjs measures the calls the defaults save on the quickstart.
+   */
+  early_stopping: z
+    .strictObject({
+      window: z.int().min(1).default(2),
+      /** Largest change of magnetisation over the window. */
+      tolerance: z.number().positive().default(0.04),
+      /** Largest change of rho over the window (rho moves in steps of 1/N: finer than magnetisation). */
+      rho_tolerance: z.number().positive().default(0.03),
+      /** Never stop before this sweep. */
+      min_sweeps: z.int().min(1).default(2),
+    })
+    .optional(),
+  /**
+   * Drift (DESIGN.md 4): accuracy more than `tolerance` below an earlier sweep's best for 2+ consecutive
+   * sweeps. auto: 2/sqrt(N), four binomial standard errors of an accuracy over the run's N agents at p = 1/2.
+   * Absent means auto (optional rather than defaulted, so that earlier corpora keep their fingerprint).
+   */
+  drift: z.strictObject({ tolerance: z.union([z.literal('auto'), z.number().min(0).max(1)]).default('auto') }).optional(),
+  /** Output folder, relative to the working directory; default runs/<name>. */
+  out: z.string().min(1).optional(),
+});
+
+/**
+ * Gives an LLM judge whose spec sets no max_in_flight (0 after parsing) the one that follows the sweep's
+ * concurrency (judgeInFlight). Called once the concurrency the sweep runs at is known (after a
+ * `--concurrency` override), not while parsing: a resolved value could no longer be told from a set one.
+ */
+export function resolveJudgeInFlight(spec: SweepSpec): void {
+  const { judge } = spec;
+  if (judge.kind === 'llm' && judge.backend.kind !== 'surrogate' && judge.backend.max_in_flight === 0)
+    judge.backend.max_in_flight = judgeInFlight(spec.concurrency);
+}
 
 export type SweepSpecInput = z.input<typeof sweepSpecSchema>;
 export type SweepSpec = z.output<typeof sweepSpecSchema>;
