@@ -43,7 +43,12 @@ async function distributed(spec, name, workers, workerConcurrency) {
   const redisCpu = await redisCpuNow();
   cpu.scheduler += busyMs(s.out, 'scheduler started', 'every run closed');
   cpu.collector += busyMs(c.out, 'collector started', 'corpus finished');
-  for (const w of done) cpu.workers += busyMs(w.out, 'worker started', 'worker stopped');
+  // A worker's events: from its sweep loaded (its first job imports the backend's and encoders' modules, once
+  // per process) to its stop; the loading apart, in cpu.loading.
+  for (const w of done) {
+    cpu.workers += busyMs(w.out, 'sweep loaded', 'worker stopped');
+    cpu.loading += busyMs(w.out, 'worker started', 'sweep loaded');
+  }
   cpu.redis += (redisCpu - cpu.redisMark) * 1000;
   cpu.redisMark = redisCpu;
   const counts = await redisCounts();
@@ -67,6 +72,7 @@ const zero = {
   aof: 0,
   jobs: 0,
   jobEvents: 0,
+  loading: 0,
 };
 const cpu = { ...zero, redisMark: 0 };
 const cpuLine = (events) => {
@@ -78,7 +84,8 @@ const cpuLine = (events) => {
   const line = `  CPU per event, over those runs: scheduler ${us(cpu.scheduler)} us, collector ${us(cpu.collector)} us, workers ${us(cpu.workers)} us, Redis ${us(cpu.redis)} us
   = ${Math.round(1000 * total)} us per event: ${cores} cores can pay for at most ${Math.round((cores * 1000) / total).toLocaleString('en-US')} events/s of distributed mode here, server aside
   Redis per event: ${(cpu.commands / events).toFixed(1)} commands (Lua's included), ${(cpu.evals / events).toFixed(2)} EVALSHA, ${Math.round(cpu.input / events).toLocaleString('en-US')} bytes received; ${(cpu.jobEvents / Math.max(1, cpu.jobs)).toFixed(1)} events per job
-  AOF: ${Math.round(cpu.aof / events).toLocaleString('en-US')} bytes appended per event, ${cpu.rewrites} rewrites, their forked children ${us(cpu.childrenMs)} us per event (not in Redis's figure above)`;
+  AOF: ${Math.round(cpu.aof / events).toLocaleString('en-US')} bytes appended per event, ${cpu.rewrites} rewrites, their forked children ${us(cpu.childrenMs)} us per event (not in Redis's figure above)
+  Workers loading the sweep (once per process: plan, backend, encoders and their modules), not counted above: ${Math.round(cpu.loading)} ms in all`;
   Object.assign(cpu, zero);
   return line;
 };

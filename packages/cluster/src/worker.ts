@@ -69,6 +69,9 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
         log,
         signal: stop.signal,
       });
+      // Loading a sweep (its plan, backend, encoders, and the modules they import) is paid once per worker and
+      // sweep; the CPU from here on is the events' (bench/cluster reads it).
+      c.then(() => log.info({ sweep: sweepId, cpu_ms: cpuMs() }, 'sweep loaded')).catch(() => undefined);
       c.catch((e: unknown) => {
         contexts.delete(sweepId);
         if (e instanceof EndpointUnavailableError) {
