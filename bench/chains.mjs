@@ -14,6 +14,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { readStatus } from '@panta/cluster';
 import { InProcessTransport, runSweep } from '@panta/engine';
 
 process.env.DUCKDB_JE_MALLOC_CONF ??= 'dirty_decay_ms:-1,muzzy_decay_ms:-1';
@@ -222,17 +223,21 @@ if (modes.includes('distributed')) {
     watch('scheduler', scheduler);
     watch('collector', collector);
     ws.forEach((w, i) => watch(`worker ${i + 1}`, w));
+    // Runs open at peak, from the scheduler's status reports in Redis (what `panta status` shows).
+    let peakOpen = 0;
+    const polling = setInterval(() => {
+      readStatus(env.PANTA_REDIS_URL)
+        .then((st) => {
+          for (const sw of st.sweeps) peakOpen = Math.max(peakOpen, sw.runsActive);
+        })
+        .catch(() => undefined);
+    }, 1000);
     const s = await scheduler.exited;
+    clearInterval(polling);
     const c = await collector.exited;
     for (const w of ws) w.child.kill('SIGTERM');
     await Promise.all(ws.map((w) => w.exited));
     if (s.code !== 0 || c.code !== 0) throw new Error(`distributed sweep failed:\n${s.out}\n${c.out}`);
-    // The scheduler's progress lines carry the runs open (runs_active) where it logs them.
-    let peakOpen;
-    for (const l of s.out.split('\n')) {
-      const m = /"runs_?[aA]ctive":(\d+)/.exec(l);
-      if (m) peakOpen = Math.max(peakOpen ?? 0, Number(m[1]));
-    }
     return { peakOpen };
   });
   redisServer.kill('SIGTERM');

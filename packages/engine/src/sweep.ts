@@ -143,7 +143,9 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
   const transport = options.transport ? options.transport(services) : new InProcessTransport(services);
   const eventsTotal = sweepEvents(runs);
   let eventsOnDisk = 0;
-  const sizing = sweepSizing(spec.concurrency, columns, runs.length, spec.lookahead);
+  // Chains hold slots only where a call takes time: a served model, or the surrogate with a latency.
+  const slowCalls = spec.backend.kind !== 'surrogate' || spec.backend.latency_ms > 0;
+  const sizing = sweepSizing(spec.concurrency, columns, runs.length, spec.lookahead, slowCalls);
   const { maxActiveRuns, runBytes, openBytesBudget } = sizing;
   const partRows = options.partRows ?? sizing.partRowsFor;
   const corpus = new SweepCorpus({
@@ -250,6 +252,9 @@ function checkSameShard(specPath: string, out: string, held: Shard | undefined, 
  * A chain's window is short (plannerWindow) and its parts hold a third of what the rest leaves of
  * SLOT_BUFFER_BYTES (it writes one row per call: at 1 s a call a part of 8,192 rows would hold over two hours
  * of rows), so that `concurrency` chains fit the budget (mean fields up to N = 729 or so).
+ * All this where calls are slow (`slowCalls`: a served model, seconds a call). Against the in-process
+ * surrogate a chain runs as fast as the CPU writes it: small parts only cost encodings and a merge (the
+ * quickstart's CPU 1.5x), so its chains write full parts within the 64 MiB of BUFFER_BUDGET_BYTES.
  * `runs`: runs in the sweep (no more are open than it has); `lookahead`: the spec's.
  */
 export function sweepSizing(
@@ -257,6 +262,7 @@ export function sweepSizing(
   columns: readonly EncoderColumn[],
   runs = Number.POSITIVE_INFINITY,
   lookahead = 16_384,
+  slowCalls = true,
 ): {
   maxActiveRuns: number;
   partRows: number;
@@ -274,7 +280,7 @@ export function sweepSizing(
     return planned * PLAN_BYTES + 8 * Math.min(planned * (run.k + 1), PLANNED_READS);
   };
   const partRowsFor = (run: RunPlan) =>
-    parallelism(run) > 1
+    parallelism(run) > 1 || !slowCalls
       ? partRows
       : Math.min(
           partRows,
@@ -285,7 +291,7 @@ export function sweepSizing(
     partRows,
     partRowsFor,
     runBytes: (run) => Math.min(runEvents(run), 3 * partRowsFor(run)) * rowBytes(run) + windowBytes(run) + OPEN_RUN_BYTES,
-    openBytesBudget: Math.max(BUFFER_BUDGET_BYTES, concurrency * SLOT_BUFFER_BYTES),
+    openBytesBudget: slowCalls ? Math.max(BUFFER_BUDGET_BYTES, concurrency * SLOT_BUFFER_BYTES) : BUFFER_BUDGET_BYTES,
   };
 }
 

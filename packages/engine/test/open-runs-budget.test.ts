@@ -27,14 +27,15 @@ describe('runs open at once', () => {
     const dir = tempDir();
     const spec = writeSpec(dir, SPEC);
     const sweep = loadSweep(spec, { out: `${dir}/out` });
-    const sizing = sweepSizing(64, [{ name: 'hashing', dim: 384 }], sweep.runs.length, sweep.spec.lookahead);
+    // The in-process surrogate answers at once: no slow calls, the budget is the fixed one.
+    const sizing = sweepSizing(64, [{ name: 'hashing', dim: 384 }], sweep.runs.length, sweep.spec.lookahead, false);
     const meanfield = sweep.runs[0];
     const ring = { ...meanfield, k: 2 };
     expect(sizing.runBytes(meanfield)).toBeGreaterThan(2.5 * sizing.runBytes(ring));
     // A sampled mean field's rows hold their own neighbour lists too (4 more bytes per neighbour).
     const sampled = { ...meanfield, geometry: { kind: 'meanfield' as const, sample: 728 } };
     expect(sizing.runBytes(sampled) - sizing.runBytes(meanfield)).toBe(Math.min(8019, 3 * sizing.partRows) * 4 * 728);
-    expect(sizing.openBytesBudget).toBe(Math.max(BUFFER_BUDGET_BYTES, 64 * SLOT_BUFFER_BYTES));
+    expect(sizing.openBytesBudget).toBe(BUFFER_BUDGET_BYTES);
     const most = Math.floor(sizing.openBytesBudget / sizing.runBytes(meanfield));
     expect(most).toBeGreaterThanOrEqual(1);
     expect(most).toBeLessThan(sweep.runs.length);
@@ -75,6 +76,10 @@ backend: {kind: surrogate, latency_ms: 2}
     // Its parts are smaller than the run (it writes a row per call), and a slot's share holds its rows.
     expect(sizing.partRowsFor(chain)).toBeLessThan(runEvents(chain));
     expect(sizing.partRowsFor(chain)).toBeLessThan(sizing.partRows);
+    // Against a surrogate that answers at once a chain writes full parts within the fixed budget.
+    const fast = sweepSizing(slots, [{ name: 'hashing', dim: 384 }], sweep.runs.length, sweep.spec.lookahead, false);
+    expect(fast.partRowsFor(chain)).toBe(fast.partRows);
+    expect(fast.openBytesBudget).toBe(BUFFER_BUDGET_BYTES);
     expect(sizing.runBytes(chain)).toBeLessThanOrEqual(SLOT_BUFFER_BYTES);
     expect(slots * sizing.runBytes(chain)).toBeLessThanOrEqual(sizing.openBytesBudget);
     // The budget grows with the slots: 512 slots hold 512 chains of a mean field of 729 over 10 sweeps.
