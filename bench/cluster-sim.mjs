@@ -13,7 +13,7 @@ import { readFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { busyMs, logLine, proc, root } from './lib/panta.mjs';
+import { busyMs, logLine, proc, root, started } from './lib/panta.mjs';
 import { startRedis } from './lib/redis.mjs';
 import { startSurrogate } from './lib/surrogate.mjs';
 
@@ -52,10 +52,11 @@ const meanfieldEvents = eventsOf(sizes.meanfield);
 const runs = units * Object.values(sizes).flat().length;
 
 const dir = mkdtempSync(join(tmpdir(), 'panta-bench-cluster-sim-'));
-const children = [];
 // Interrupted or failed, the bench leaves no process behind (a collector would wait for its sweep forever).
+let redisServer;
 process.on('exit', () => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  for (const c of started) c.kill('SIGKILL');
+  redisServer?.kill('SIGKILL');
 });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(130));
 
@@ -78,13 +79,12 @@ function machineCpu() {
 }
 
 const redis = await startRedis(dir);
-children.push(redis.server);
+redisServer = redis.server;
 const env = { PANTA_REDIS_URL: redis.url };
 
 const servers = await Promise.all(
   Array.from({ length: endpoints }, () => startSurrogate(['--slots', String(slots), '--token-ms', String(callMs / TOKENS)])),
 );
-for (const s of servers) children.push(s.child);
 
 const spec = join(dir, 'sim.yaml');
 writeFileSync(
@@ -140,7 +140,6 @@ const workers = Array.from({ length: workerCount }, (_, i) =>
   ),
 );
 const scheduler = proc(['scheduler', spec], env);
-for (const p of [collector, scheduler, ...workers]) children.push(p.child);
 
 const capacity = endpoints * slots;
 const share = (a, b) => (b.busy - a.busy) / (capacity * (b.t - a.t));
@@ -163,6 +162,15 @@ const sampling = (async () => {
     }
   }
 })();
+// A collector or worker that exits before the sweep is done would leave the scheduler waiting: stop there.
+const early = [['collector', collector], ...workers.map((w, i) => [`worker ${i}`, w])].map(([name, p]) =>
+  p.exited.then((r) => ({ name, ...r })),
+);
+const first = await Promise.race([scheduler.exited.then(() => undefined), Promise.race(early)]);
+if (first && (first.name !== 'collector' || first.code !== 0)) {
+  console.error(`cluster-sim: ${first.name} exited (code ${first.code}) before the sweep was done:\n${first.out.slice(-3000)}`);
+  process.exit(1);
+}
 const s = await scheduler.exited;
 const c = await collector.exited;
 const wallMs = performance.now() - t0;

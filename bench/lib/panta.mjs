@@ -15,9 +15,14 @@ export const freePort = () =>
     });
   });
 
+/** Every process started here, for a bench to end those still running when it is interrupted. */
+export const started = new Set();
+
 /** A `panta` process; `exited` resolves with its exit code and everything it printed (stdout and stderr). */
 export function proc(args, env = {}) {
   const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  started.add(child);
+  child.once('exit', () => started.delete(child));
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));
