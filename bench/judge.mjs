@@ -185,14 +185,21 @@ async function distributed(file, out, redis) {
   const t0 = performance.now();
   const collecting = timedProc(['collector', '--out', out], env);
   const workers = [0, 1].map(() => proc(['worker', '--concurrency', String(slots / 2)], env));
-  const s = await timedProc(['scheduler', file], env);
+  const scheduling = timedProc(['scheduler', file], env);
+  // A collector that fails leaves the scheduler waiting for it: stop the sweep and say why.
+  const early = await Promise.race([scheduling.then(() => null), collecting.then((c) => (c.code === 0 ? null : c))]);
+  if (early) {
+    for (const c of children) if (c.spawnargs.includes('scheduler') || c.spawnargs.includes('worker')) c.kill('SIGTERM');
+    throw new Error(`the collector exited with ${early.code}:\n${early.out.slice(-4000)}`);
+  }
+  const s = await scheduling;
   const c = await collecting;
   const wall = (performance.now() - t0) / 1000;
   const workersCpu = workers.reduce((sum, w) => sum + cpuOf(w.child.pid), 0);
   for (const w of workers) w.child.kill('SIGTERM');
   await Promise.all(workers.map((w) => w.exited));
   if (s.code !== 0 || c.code !== 0) throw new Error(`distributed run failed:\n${s.out}\n${c.out}`);
-  return { wall, cpu: s.cpu + c.cpu + workersCpu };
+  return { wall, cpu: s.cpu + c.cpu + workersCpu, collector: c.cpu };
 }
 
 const judgeCalls = (out) => JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')).usage.judge_calls;
@@ -202,8 +209,9 @@ console.log(
   `${events.toLocaleString('en-US')} events (${runs} rings of 64, ${sweeps} sweeps), ${slots} slots; agents ${agentMs} ms a call${distinct ? ', every reply distinct' : ''}, judge ${judgeMs} ms a verdict:`,
 );
 const servers = () => cpuOf(agentServer.pid) + cpuOf(judge.pid) + process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6;
+const us = (seconds) => Math.round((1e6 * seconds) / events);
 const cpuNote = (r, serversCpu) =>
-  `CPU per event: Panta ${Math.round((1e6 * r.cpu) / events)} us, servers and proxy ${Math.round((1e6 * serversCpu) / events)} us`;
+  `CPU per event: Panta ${us(r.cpu)} us${r.collector === undefined ? '' : ` (the collector ${us(r.collector)} us)`}, servers and proxy ${us(serversCpu)} us`;
 async function pair(mode, run) {
   const cases = [['unjudged', false], ...(with64 ? [['judged, 64', 64]] : []), ['judged', true]];
   // On a machine shared with others the load drifts: the cases alternate, and each keeps its fastest round.
