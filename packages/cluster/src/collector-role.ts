@@ -12,6 +12,7 @@ import {
   startManifest,
   sweepMeta,
   sweepSizing,
+  callsAreSlow,
   type LoadedSweep,
   type Logger,
   type BoundaryOutcome,
@@ -245,7 +246,8 @@ class CollectorProcess {
       columns,
       judge,
       meta: { backend: meta.backend.kind, model: meta.backend.model },
-      partRows: sweepSizing(sweep.spec.concurrency, columns, sweep.runs.length).partRows,
+      // Parts as embedded mode sizes them: a chain's are small where calls are slow (see sweepSizing).
+      partRows: sweepSizing(sweep.spec.concurrency, columns, sweep.runs.length, sweep.spec.lookahead, callsAreSlow(sweep.spec)).partRowsFor,
       log,
       onWritten: () => undefined,
     });

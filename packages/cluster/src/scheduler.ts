@@ -8,6 +8,7 @@ import {
   Executor,
   loadSweep,
   plannerFor,
+  callsAreSlow,
   runEnd,
   sweepSizing,
   type ActiveRun,
@@ -126,10 +127,16 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
 
     const failedRuns: string[] = [];
     let progress: ExecutorProgress | undefined;
+    // The collector holds an open run's rows, the scheduler decides which runs are open: it weighs them as the
+    // collector will (sweepSizing), ONNX encoders at 1,024 floats (they are not opened here).
+    const columns = spec.encoders.map((e) => ({ name: e.name, dim: e.kind === 'hashing' ? e.dim : 1024 }));
+    const sizing = (slots: number) => sweepSizing(slots, columns, runs.length, spec.lookahead, callsAreSlow(spec));
     const executorOptions: ExecutorOptions<RemoteSink> = {
       transport,
       concurrency: spec.concurrency,
-      maxActiveRuns: sweepSizing(spec.concurrency, [], runs.length).maxActiveRuns,
+      maxActiveRuns: sizing(spec.concurrency).maxActiveRuns,
+      runBytes: sizing(spec.concurrency).runBytes,
+      openBytesBudget: sizing(spec.concurrency).openBytesBudget,
       open: async (run: RunPlan): Promise<ActiveRun<RemoteSink> | null> => {
         const opened = await remote.open(run.runId);
         if (opened.finalized) {
@@ -188,7 +195,8 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
       const cap = Math.max(spec.concurrency, slots);
       if (cap === executorOptions.concurrency) return;
       executorOptions.concurrency = cap;
-      executorOptions.maxActiveRuns = sweepSizing(cap, [], runs.length).maxActiveRuns;
+      executorOptions.maxActiveRuns = sizing(cap).maxActiveRuns;
+      executorOptions.openBytesBudget = sizing(cap).openBytesBudget;
       log.info({ concurrency: cap, workers, slots }, "events in flight follow the workers' slots");
     };
     await followSlots().catch(() => undefined);

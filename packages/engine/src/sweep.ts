@@ -144,7 +144,7 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
   const eventsTotal = sweepEvents(runs);
   let eventsOnDisk = 0;
   // Chains hold slots only where a call takes time: a served model, or the surrogate with a latency.
-  const slowCalls = spec.backend.kind !== 'surrogate' || spec.backend.latency_ms > 0;
+  const slowCalls = callsAreSlow(spec);
   const sizing = sweepSizing(spec.concurrency, columns, runs.length, spec.lookahead, slowCalls);
   const { maxActiveRuns, runBytes, openBytesBudget } = sizing;
   const partRows = options.partRows ?? sizing.partRowsFor;
@@ -293,6 +293,11 @@ export function sweepSizing(
     runBytes: (run) => Math.min(runEvents(run), 3 * partRowsFor(run)) * rowBytes(run) + windowBytes(run) + OPEN_RUN_BYTES,
     openBytesBudget: slowCalls ? Math.max(BUFFER_BUDGET_BYTES, concurrency * SLOT_BUFFER_BYTES) : BUFFER_BUDGET_BYTES,
   };
+}
+
+/** Whether an agent's call takes time (a served model, or the surrogate with a latency): see sweepSizing. */
+export function callsAreSlow(spec: SweepSpec): boolean {
+  return spec.backend.kind !== 'surrogate' || spec.backend.latency_ms > 0;
 }
 
 /** Opens every encoder of the spec; if one fails, the ones already open are closed. */
