@@ -81,7 +81,13 @@ export function makeOutFolder(out: string): void {
   const made: string[] = [];
   try {
     for (const dir of missing) {
-      mkdirSync(dir);
+      try {
+        mkdirSync(dir);
+      } catch (e) {
+        // Made meanwhile by another process starting on the same folder (collector shards start together).
+        if ((e as NodeJS.ErrnoException).code === 'EEXIST' && statSync(dir).isDirectory()) continue;
+        throw e;
+      }
       made.push(dir);
     }
   } catch (e) {
