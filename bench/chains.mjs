@@ -8,18 +8,16 @@
 // Run after a build: node bench/chains.mjs [--quick] [--only-embedded | --only-distributed] [--runs R] [--slots S]
 //   --quick: 250 ms per reply instead of 1 s (about half a minute a sweep instead of two);
 //   --runs 512 --slots 512: the memory of 512 open chains; --timeline: calls in flight every 5 s (embedded).
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { readStatus } from '@panta/cluster';
 import { InProcessTransport, runSweep } from '@panta/engine';
+import { proc } from './lib/panta.mjs';
+import { startRedis } from './lib/redis.mjs';
 
 process.env.DUCKDB_JE_MALLOC_CONF ??= 'dirty_decay_ms:-1,muzzy_decay_ms:-1';
 const root = resolve(import.meta.dirname, '..');
-const cli = join(root, 'packages/cli/bin/panta.js');
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(name);
   return i >= 0 ? Number(process.argv[i + 1]) : fallback;
@@ -38,15 +36,6 @@ const modes = process.argv.includes('--only-embedded')
     ? ['distributed']
     : ['embedded', 'distributed'];
 const dir = mkdtempSync(join(tmpdir(), 'panta-bench-chains-'));
-
-function proc(args, env = {}) {
-  const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (out += d));
-  const exited = new Promise((ok) => child.once('close', (code) => ok({ code, out })));
-  return { child, exited };
-}
 
 // Fixed latency per reply: continuous batching with no slowdown, tokens x token-ms = replyMs, and as many
 // slots as the sweep may keep in flight (its stats integrate the sequences running).
@@ -174,34 +163,9 @@ if (modes.includes('embedded')) {
 }
 
 if (modes.includes('distributed')) {
-  const freePort = () =>
-    new Promise((ok) => {
-      const s = createServer().listen(0, '127.0.0.1', () => {
-        const { port } = s.address();
-        s.close(() => ok(port));
-      });
-    });
-  const redisPort = await freePort();
-  const redisServer = spawn(
-    'redis-server',
-    [
-      '--port',
-      String(redisPort),
-      '--dir',
-      dir,
-      '--appendonly',
-      'yes',
-      '--appendfsync',
-      'always',
-      '--save',
-      '',
-      '--maxmemory-policy',
-      'noeviction',
-    ],
-    { stdio: 'ignore' },
-  );
-  const env = { PANTA_REDIS_URL: `redis://127.0.0.1:${redisPort}` };
-  await sleep(300);
+  // The deploy files' Redis settings (bench/lib/redis.mjs).
+  const redisServer = await startRedis(dir);
+  const env = { PANTA_REDIS_URL: redisServer.url };
   const workers = 2;
   // Peak RSS of each role from the kernel (VmHWM), read while it runs.
   const hwm = new Map();
@@ -240,7 +204,7 @@ if (modes.includes('distributed')) {
     if (s.code !== 0 || c.code !== 0) throw new Error(`distributed sweep failed:\n${s.out}\n${c.out}`);
     return { peakOpen };
   });
-  redisServer.kill('SIGTERM');
+  redisServer.stop();
   r.rss = [...hwm].map(([k, kb]) => `${k} ${Math.round(kb / 1024)} MiB`).join(', ');
   console.log(line(`distributed, ${workers} workers`, r));
 }
