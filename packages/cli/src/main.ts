@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { InputError, parseShard, type Shard } from '@panta/core';
 import { EXIT, reportError } from './errors.js';
-import { httpUrl, intIn, numberIn, path, port, specValue, timerMs } from './option-values.js';
+import { httpUrl, httpUrls, intIn, numberIn, path, port, specValue, timerMs } from './option-values.js';
 
 /** The package's version (`panta --version`). */
 function version(): string {
@@ -112,9 +112,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option(...redisOption)
     .option('--concurrency <n>', 'events at once in this worker (1 to 65536, as in the spec)', specValue('concurrency'), 16)
     .option(
-      '--base-url <url>',
-      "the model endpoint to call instead of the spec's (e.g. the node-local vLLM; default: $PANTA_BASE_URL)",
-      httpUrl,
+      '--base-url <urls>',
+      "the model endpoint(s) to call instead of the spec's, comma-separated to balance over several (e.g. a node's vLLM engines; default: $PANTA_BASE_URL)",
+      httpUrls,
     )
     .option('--lock-ms <ms>', "a killed worker's events go back to the queue after about this long", timerMs)
     .option(

@@ -81,6 +81,13 @@ export function httpUrl(value: string): string {
   return value;
 }
 
+/** One http(s) URL or several, comma-separated (a worker balancing over a node's endpoints). */
+export function httpUrls(value: string): string[] {
+  const urls = value.split(',').map((u) => u.trim());
+  if (urls.some((u) => u === '')) throw new InvalidArgumentError(`"${value}" has an empty URL; fix: separate URLs with single commas`);
+  return urls.map(httpUrl);
+}
+
 /** A comma-separated list of names, each one of `allowed`. */
 export function listOf(allowed: readonly string[]): (value: string) => string {
   return (value) => {

@@ -390,6 +390,12 @@ describe('the gate: every check runs before the first byte is written (issue 15)
     expect(refused(await cli(['worker', '--concurrency', '0']))).toBe(
       'panta: worker: --concurrency: 0 is too small (minimum 1); fix: use a value of at least 1',
     );
+    expect(refused(await cli(['worker', '--base-url', 'http://a:8000/v1,,http://b:8000/v1']))).toBe(
+      'panta: worker: --base-url: "http://a:8000/v1,,http://b:8000/v1" has an empty URL; fix: separate URLs with single commas',
+    );
+    expect(refused(await cli(['worker', '--base-url', 'http://a:8000/v1,ftp://b']))).toMatch(
+      /^panta: worker: --base-url: "ftp:\/\/b" is not an http:\/\/ or https:\/\/ URL; fix: /,
+    );
     expect(refused(await cli(['worker', '--lock-ms', '1e12']))).toMatch(
       /^panta: worker: --lock-ms: 1e12 is too big \(maximum 2147483647\)/,
     );

@@ -1,4 +1,4 @@
-import type { RunPlan } from '@panta/core';
+import { InputError, type BackendSpec, type RunPlan } from '@panta/core';
 import { openEncoders, workerServices, type WorkerServices } from '@panta/engine';
 import { createJudge } from '@panta/judge';
 import { createBackend, endpointsOf, waitForEndpoints } from '@panta/llm';
@@ -23,7 +23,8 @@ export interface WorkerContext {
 
 export interface ContextOptions {
   /** Replaces the spec backend's endpoint (a node-local vLLM, a compose service name). */
-  baseUrl?: string;
+  /** Several: the worker balances over them (least in flight), as over a spec's list. */
+  baseUrl?: string | readonly string[];
   onRetry?(event: object): void;
   /** How long to wait for the model's endpoints to answer before taking a sweep's events (0: not at all). */
   waitEndpointMs?: number;
@@ -34,13 +35,28 @@ export interface ContextOptions {
 /** Long enough for vLLM to load a large model from a cold cache (minutes), short enough to report a dead one. */
 export const DEFAULT_WAIT_ENDPOINT_MS = 600_000;
 
+/**
+ * The spec's backend with the worker's endpoints instead of its own (the surrogate in process has none). An
+ * Anthropic backend takes one endpoint: a list for it is refused in one line.
+ */
+export function withBaseUrl(backend: BackendSpec, baseUrl: string | readonly string[] | undefined): BackendSpec {
+  if (baseUrl === undefined || backend.kind === 'surrogate') return backend;
+  const urls = typeof baseUrl === 'string' ? [baseUrl] : [...baseUrl];
+  if (urls.length === 0) return backend;
+  if (backend.kind === 'anthropic') {
+    if (urls.length > 1)
+      throw new InputError('--base-url', '', `${urls.length} endpoints for an Anthropic backend, which takes one`, 'give one URL');
+    return { ...backend, base_url: urls[0] };
+  }
+  return { ...backend, base_url: urls.length === 1 ? urls[0]! : urls };
+}
+
 export async function loadContext(redis: Redis, sweepId: string, options: ContextOptions): Promise<WorkerContext> {
   const keys = sweepKeys(sweepId);
   const payload = await new SweepStore(redis, keys).payload();
   if (!payload) throw new Error(`sweep ${sweepId} is not published in Redis (${keys.spec} is missing)`);
   const sweep = fromPayload(payload);
-  const backendSpec =
-    options.baseUrl && sweep.spec.backend.kind !== 'surrogate' ? { ...sweep.spec.backend, base_url: options.baseUrl } : sweep.spec.backend;
+  const backendSpec = withBaseUrl(sweep.spec.backend, options.baseUrl);
   // A model still loading (vLLM takes minutes) would fail every event after its retries, and its run with it.
   const endpoints = endpointsOf(backendSpec, sweep.specFile);
   if (sweep.spec.early_stopping && sweep.spec.judge.kind === 'llm')

@@ -61,7 +61,7 @@ export async function schedulerCommand(
 }
 
 export async function workerCommand(
-  opts: RoleOptions & { concurrency?: number; baseUrl?: string; lockMs?: number; waitEndpoint?: number },
+  opts: RoleOptions & { concurrency?: number; baseUrl?: string[]; lockMs?: number; waitEndpoint?: number },
 ): Promise<number> {
   const stop = stopSignal('worker');
   let metrics: Awaited<ReturnType<typeof startRoleMetrics>> | undefined;
@@ -73,7 +73,7 @@ export async function workerCommand(
         observe(sweepId, { eventsWritten: p.events, inflight: p.inflight, calls: p.calls, tokens: p.tokens, retries: p.retries }),
       redis: redisUrl(opts.redis),
       concurrency: opts.concurrency ?? 16,
-      baseUrl: opts.baseUrl ?? process.env.PANTA_BASE_URL,
+      baseUrl: opts.baseUrl ?? envUrls(process.env.PANTA_BASE_URL),
       lockMs: opts.lockMs,
       waitEndpointMs: (opts.waitEndpoint ?? 600) * 1000,
       log: roleLogger('worker', opts.logLevel ?? 'info'),
@@ -126,4 +126,13 @@ export async function collectorCommand(
   } finally {
     stop.dispose();
   }
+}
+
+/** $PANTA_BASE_URL: one URL or several, comma-separated; unset or empty: the spec's. */
+function envUrls(value: string | undefined): string[] | undefined {
+  const urls = (value ?? '')
+    .split(',')
+    .map((u) => u.trim())
+    .filter((u) => u !== '');
+  return urls.length > 0 ? urls : undefined;
 }
