@@ -15,6 +15,7 @@ import { readStatus } from '@panta/cluster';
 import { InProcessTransport, runSweep } from '@panta/engine';
 import { proc } from './lib/panta.mjs';
 import { startRedis } from './lib/redis.mjs';
+import { startSurrogate } from './lib/surrogate.mjs';
 
 process.env.DUCKDB_JE_MALLOC_CONF ??= 'dirty_decay_ms:-1,muzzy_decay_ms:-1';
 const root = resolve(import.meta.dirname, '..');
@@ -39,25 +40,9 @@ const dir = mkdtempSync(join(tmpdir(), 'panta-bench-chains-'));
 
 // Fixed latency per reply: continuous batching with no slowdown, tokens x token-ms = replyMs, and as many
 // slots as the sweep may keep in flight (its stats integrate the sequences running).
-const server = proc([
-  'serve-surrogate',
-  '--port',
-  '0',
-  '--dataset',
-  join(root, 'datasets/rheon6.jsonl'),
-  '--slots',
-  String(slots),
-  '--token-ms',
-  String(replyMs / tokens),
-]);
-const url = await new Promise((ok, fail) => {
-  server.child.stdout.on('data', (d) => {
-    const m = /listening on (http:\/\/\S+?)\/v1/.exec(String(d));
-    if (m) ok(m[1]);
-  });
-  server.exited.then(({ out }) => fail(new Error(`serve-surrogate exited:\n${out}`)));
-});
-const stats = async () => (await (await fetch(`${url}/panta/stats`)).json()).batch;
+const server = await startSurrogate(['--slots', String(slots), '--token-ms', String(replyMs / tokens)]);
+const { url } = server;
+const stats = async () => (await server.stats()).batch;
 
 // runs = temperatures x trials; every run a full mean field (every event reads all N agents).
 const temperatures = [0.4, 0.7, 1.0, 1.3];
@@ -209,5 +194,5 @@ if (modes.includes('distributed')) {
   console.log(line(`distributed, ${workers} workers`, r));
 }
 
-server.child.kill('SIGTERM');
+server.stop();
 rmSync(dir, { recursive: true, force: true });

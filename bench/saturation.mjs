@@ -2,40 +2,17 @@
 // as its own process with 64 slots and a vLLM-like latency model, runs a sweep of many runs against it
 // through the real OpenAI client, and prints the share of slot-time kept busy while work was available
 // (goal: at least 95%). Run after a build: node bench/saturation.mjs
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { runSweep } from '@panta/engine';
+import { startSurrogate } from './lib/surrogate.mjs';
 
 process.env.DUCKDB_JE_MALLOC_CONF ??= 'dirty_decay_ms:-1,muzzy_decay_ms:-1';
 const root = resolve(import.meta.dirname, '..');
 const slots = 64;
-const server = spawn(
-  process.execPath,
-  [
-    join(root, 'packages/cli/bin/panta.js'),
-    'serve-surrogate',
-    '--port',
-    '0',
-    '--dataset',
-    join(root, 'datasets/rheon6.jsonl'),
-    '--slots',
-    String(slots),
-    '--token-ms',
-    '3',
-    '--batch-slowdown',
-    '0.005',
-  ],
-  { stdio: ['ignore', 'pipe', 'inherit'] },
-);
-const url = await new Promise((ok, fail) => {
-  server.stdout.on('data', (d) => {
-    const m = /listening on (http:\/\/\S+?)\/v1/.exec(String(d));
-    if (m) ok(m[1]);
-  });
-  server.once('exit', (code) => fail(new Error(`serve-surrogate exited with ${code}`)));
-});
+const server = await startSurrogate(['--slots', String(slots), '--token-ms', '3', '--batch-slowdown', '0.005']);
+const { url } = server;
 
 const dir = mkdtempSync(join(tmpdir(), 'panta-saturation-'));
 const spec = join(dir, 'spec.yaml');
@@ -59,8 +36,8 @@ backend: {kind: openai, base_url: "${url}/v1", model: surrogate-potts-v1, max_in
 const t0 = performance.now();
 const summary = await runSweep(spec, { out: join(dir, 'out') });
 const wall = (performance.now() - t0) / 1000;
-const stats = await (await fetch(`${url}/panta/stats`)).json();
-server.kill('SIGTERM');
+const stats = await server.stats();
+server.stop();
 const b = stats.batch;
 const busy = b.busySlotMs / (b.slots * b.activeMs);
 console.log(
