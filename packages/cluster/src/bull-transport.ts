@@ -212,9 +212,8 @@ export class BullTransport implements Transport {
   }
 
   private schedule(): void {
-    const { count, slots } = this.workers;
     // Two full jobs per live worker are waiting: nothing is gained by waiting longer.
-    const full = this.pending.length >= 2 * count * Math.min(MAX_BATCH, Math.max(1, Math.floor(slots / count / 4)));
+    const full = this.pending.length >= 2 * this.workers.count * this.fullJob();
     const now = full || this.pendingBoundaries.length > 0;
     if (this.scheduled && !(now && !this.scheduled.now)) return;
     this.scheduled?.cancel();
@@ -250,11 +249,15 @@ export class BullTransport implements Transport {
     await this.store.forgetVersions(forgetting);
   }
 
+  /** The most events a job holds: MAX_BATCH, and a quarter of a live worker's slots (see batches). */
+  private fullJob(): number {
+    const { count, slots } = this.workers;
+    return Math.min(MAX_BATCH, Math.max(1, Math.floor(slots / count / 4)));
+  }
+
   /** Events per job for a flush of `events`: about two jobs per live worker, within the bounds of batches(). */
   private jobSize(events: number): number {
-    const { count, slots } = this.workers;
-    const perWorker = Math.max(1, Math.floor(slots / count / 4));
-    return Math.min(MAX_BATCH, perWorker, Math.max(MIN_BATCH, Math.ceil(events / (2 * count))));
+    return Math.min(this.fullJob(), Math.max(MIN_BATCH, Math.ceil(events / (2 * this.workers.count))));
   }
 
   /**
@@ -269,7 +272,7 @@ export class BullTransport implements Transport {
     const jobs = [];
     for (let start = 0; start < tasks.length; start += size) {
       const group = tasks.slice(start, start + size);
-      const jobId = jobIdOf(this.incarnation, this.jobs++, group[0]!.run.runId, group[0]!.plan.event);
+      const jobId = jobIdOf(this.incarnation, this.jobs++, group[0].run.runId, group[0].plan.event);
       for (const t of group) {
         const item = this.inflight.get(this.key(t.run.runId, t.plan.event));
         if (item) item.jobId = jobId;

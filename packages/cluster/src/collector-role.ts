@@ -171,7 +171,7 @@ async function pickSweep(redis: Redis, options: CollectorOptions): Promise<strin
         if (phase === 'finishing' || (await leaseHeld(redis, k.schedulerLease))) open.push(id);
         else abandoned.push(id);
       }
-      if (open.length === 1) return open[0]!;
+      if (open.length === 1) return open[0];
       if (open.length > 1)
         throw new InputError(
           '--sweep',
@@ -493,7 +493,7 @@ class CollectorProcess {
     const stored = await this.store.results(wanted.map((m) => ({ runId: m.run, event: m.event })));
     stored.forEach((result, i) => {
       // Gone only if already durable and deleted (a duplicate notification).
-      if (result !== null) this.take(wanted[i]!.run, result);
+      if (result !== null) this.take(wanted[i].run, result);
     });
   }
 

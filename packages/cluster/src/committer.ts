@@ -45,7 +45,7 @@ export class Committer {
         this.keys,
         batch.map((w) => w.commit),
       ).then(
-        (codes) => batch.forEach((w, i) => w.resolve(codes[i]!)),
+        (codes) => batch.forEach((w, i) => w.resolve(codes[i])),
         (error: unknown) => {
           for (const w of batch) w.reject(error);
         },

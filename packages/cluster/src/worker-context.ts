@@ -48,7 +48,7 @@ export function withBaseUrl(backend: BackendSpec, baseUrl: string | readonly str
       throw new InputError('--base-url', '', `${urls.length} endpoints for an Anthropic backend, which takes one`, 'give one URL');
     return { ...backend, base_url: urls[0] };
   }
-  return { ...backend, base_url: urls.length === 1 ? urls[0]! : urls };
+  return { ...backend, base_url: urls.length === 1 ? urls[0] : urls };
 }
 
 export async function loadContext(redis: Redis, sweepId: string, options: ContextOptions): Promise<WorkerContext> {

@@ -219,14 +219,14 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       ctx.keys,
       events.map((e) => ({ runId: e.run, event: e.event, versions: e.readVersions })),
     );
-    const before = events.filter((_, i) => reads[i]!.kind === 'before');
+    const before = events.filter((_, i) => reads[i].kind === 'before');
     if (before.length > 0)
       await sendToScheduler(redis, ctx.keys, {
         op: 'done',
         items: before.map((e) => ({ run: e.run, event: e.event, calls: 0, tokens: 0 })),
       });
     // An infrastructure error fails the job and BullMQ retries it; events already committed are skipped then.
-    await Promise.all(events.map((e, i) => processEvent(ctx, e, reads[i]!).finally(finished)));
+    await Promise.all(events.map((e, i) => processEvent(ctx, e, reads[i]).finally(finished)));
   };
 
   const taker = new JobTaker({

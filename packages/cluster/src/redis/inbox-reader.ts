@@ -47,7 +47,7 @@ export class InboxReader<M> {
       if (this.closed) return;
       const raw = reply?.[0]?.[1] ?? [];
       if (raw.length === 0) continue;
-      this.lastId = raw[raw.length - 1]![0];
+      this.lastId = raw[raw.length - 1][0];
       this.handle(raw.map(([id, flat]) => ({ id, message: this.decode(this.key, id, flat) })));
       if (Date.now() - trimmed > 1000) {
         trimmed = Date.now();

@@ -178,7 +178,7 @@ class Fields {
     private readonly id: string,
     flat: readonly string[],
   ) {
-    for (let i = 0; i + 1 < flat.length; i += 2) this.values.set(flat[i]!, flat[i + 1]!);
+    for (let i = 0; i + 1 < flat.length; i += 2) this.values.set(flat[i], flat[i + 1]);
   }
 
   has(name: string): boolean {

@@ -6,6 +6,7 @@ import { FAIL_EVENT } from '../scripts/fail-event-3.js';
 import { LEASE } from '../scripts/lease-1.js';
 import { READ_EVENTS } from '../scripts/read-events-n.js';
 import { INBOX_MAXLEN, type SweepKeys } from '../keys.js';
+import { byRun } from './by-run.js';
 
 /**
  * One typed function per Lua step: each builds its script's KEYS from the sweep's keys and its ARGV from
@@ -73,17 +74,6 @@ export interface EventCommit {
   tokens: number;
 }
 
-/** Groups items by run, keeping each run's items in order (a step's keys and arguments go run by run). */
-function byRun<T extends { runId: string }>(items: readonly T[]): [string, T[]][] {
-  const groups = new Map<string, T[]>();
-  for (const item of items) {
-    const group = groups.get(item.runId);
-    if (group) group.push(item);
-    else groups.set(item.runId, [item]);
-  }
-  return [...groups];
-}
-
 /**
  * Commits events at most once each and tells the scheduler and the collector, in one step
  * (commit-events-n). The codes come back in the order of `events`.
@@ -93,21 +83,21 @@ export async function commitEvents(redis: PantaRedis, keys: SweepKeys, events: r
   const groups = byRun(events);
   const runKeys: string[] = [];
   const args: (string | number | Buffer)[] = [INBOX_MAXLEN, groups.length];
-  const order: EventCommit[] = [];
-  for (const [runId, items] of groups) {
+  for (const [runId, at] of groups) {
     runKeys.push(keys.committed(runId), keys.versions(runId), keys.results(runId));
-    args.push(runId, items.length);
-    for (const e of items) {
+    args.push(runId, at.length);
+    for (const i of at) {
+      const e = events[i];
       args.push(e.event, e.version, e.result, e.calls, e.tokens);
-      order.push(e);
     }
   }
   const allKeys = [keys.closed, keys.schedulerInbox, keys.collectorInbox, ...runKeys];
   const codes = await lua(redis).commitEventsN(allKeys.length, ...allKeys, ...args);
   if (!Array.isArray(codes) || codes.length !== events.length) throw new ScriptReplyError('commitEvents-n', codes);
-  const byEvent = new Map<EventCommit, Once>();
-  order.forEach((e, i) => byEvent.set(e, once('commitEvents-n', codes[i])));
-  return events.map((e) => byEvent.get(e)!);
+  // The codes come run by run: back to the order of `events`.
+  const out = new Array<Once>(events.length);
+  groups.flatMap(([, at]) => at).forEach((i, k) => (out[i] = once('commitEvents-n', codes[k])));
+  return out;
 }
 
 export interface FailEventArgs {
@@ -179,11 +169,11 @@ export async function readEvents(redis: PantaRedis, keys: SweepKeys, events: rea
   const runKeys: string[] = [];
   const args: (string | number)[] = [groups.length];
   const unions: number[][] = [];
-  for (const [runId, items] of groups) {
+  for (const [runId, at] of groups) {
     runKeys.push(keys.committed(runId), keys.versions(runId));
-    args.push(runId, items.length);
-    for (const e of items) args.push(e.event);
-    const union = [...new Set(items.flatMap((e) => e.versions))];
+    args.push(runId, at.length);
+    for (const i of at) args.push(events[i].event);
+    const union = [...new Set(at.flatMap((i) => events[i].versions))];
     unions.push(union);
     args.push(union.length, ...union);
   }
@@ -191,27 +181,26 @@ export async function readEvents(redis: PantaRedis, keys: SweepKeys, events: rea
   const reply = await lua(redis).readEventsN(allKeys.length, ...allKeys, ...args);
   const expected = events.length + unions.reduce((n, u) => n + u.length, 0);
   if (!Array.isArray(reply) || reply.length !== expected) throw new ScriptReplyError('readEvents-n', reply);
-  const out = new Map<EventRead, VersionsRead>();
-  let at = 0;
-  groups.forEach(([, items], g) => {
-    const codes = reply.slice(at, at + items.length);
-    at += items.length;
-    const union = unions[g]!;
+  const out = new Array<VersionsRead>(events.length);
+  let next = 0;
+  groups.forEach(([, at], g) => {
+    const codes = reply.slice(next, next + at.length);
+    next += at.length;
     const texts = new Map<number, string | null>();
-    for (const v of union) {
-      const t = reply[at++];
+    for (const v of unions[g]) {
+      const t = reply[next++];
       if (t !== null && typeof t !== 'string') throw new ScriptReplyError('readEvents-n', reply);
       texts.set(v, t);
     }
-    items.forEach((e, i) => {
-      const code = codes[i];
-      if (code === 1) out.set(e, { kind: 'run', texts: e.versions.map((v) => texts.get(v) ?? null) });
-      else if (code === 0) out.set(e, { kind: 'before' });
-      else if (code === -1) out.set(e, { kind: 'closed' });
+    at.forEach((i, k) => {
+      const code = codes[k];
+      if (code === 1) out[i] = { kind: 'run', texts: events[i].versions.map((v) => texts.get(v) ?? null) };
+      else if (code === 0) out[i] = { kind: 'before' };
+      else if (code === -1) out[i] = { kind: 'closed' };
       else throw new ScriptReplyError('readEvents-n', reply);
     });
   });
-  return events.map((e) => out.get(e)!);
+  return out;
 }
 
 export interface LeaseArgs {

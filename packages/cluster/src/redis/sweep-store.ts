@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { INBOX_MAXLEN, type SweepKeys } from '../keys.js';
 import type { SweepPayload } from '../payload.js';
+import { byRun } from './by-run.js';
 import { encodeSchedulerMessage } from './inbox.js';
 
 /** A sweep's phase in Redis: published and running, every run closed and the corpus being finished, finished. */
@@ -202,17 +203,12 @@ export class SweepStore {
   /** Committed results (binary, result-codec.ts), in order (null: already durable and deleted); one HMGET per run. */
   async results(events: readonly { runId: string; event: number }[]): Promise<(Buffer | null)[]> {
     if (events.length === 0) return [];
-    const byRun = new Map<string, number[]>();
-    events.forEach((e, i) => {
-      const list = byRun.get(e.runId);
-      if (list) list.push(i);
-      else byRun.set(e.runId, [i]);
-    });
+    const groups = byRun(events);
     const get = this.redis.pipeline();
-    for (const [runId, at] of byRun) get.hmgetBuffer(this.keys.results(runId), ...at.map((i) => String(events[i]!.event)));
+    for (const [runId, at] of groups) get.hmgetBuffer(this.keys.results(runId), ...at.map((i) => String(events[i].event)));
     const replies = (await get.exec()) ?? [];
     const out: (Buffer | null)[] = new Array(events.length).fill(null);
-    [...byRun.values()].forEach((at, r) => {
+    groups.forEach(([, at], r) => {
       const [err, stored] = replies[r] ?? [new Error('no reply'), null];
       if (err) throw err;
       const values = stored as (Buffer | null)[];
@@ -230,7 +226,7 @@ export class SweepStore {
     do {
       const [next, flat] = await this.redis.hscanBuffer(this.keys.results(runId), cursor, 'COUNT', 1000);
       cursor = next.toString();
-      for (let i = 0; i + 1 < flat.length; i += 2) take(flat[i + 1]!);
+      for (let i = 0; i + 1 < flat.length; i += 2) take(flat[i + 1]);
     } while (cursor !== '0');
   }
 
