@@ -75,3 +75,6 @@ export {
 } from './protocol/control.js';
 export type { ControlState, SweepControl } from './protocol/control.js';
 export { boundedText, redact, REDACTED, Redactor, redactValue, registerSecret, secretsInEnv } from './redact.js';
+export { cohenKappa, stratifiedSample } from './stats/index.js';
+export type { Agreement, SampleItem, StratifiedSample } from './stats/index.js';
+export { CsvSyntaxError, csvField, csvLine, parseCsv } from './csv.js';
