@@ -17,6 +17,7 @@ import { join } from 'node:path';
  *   <out>/.state/control/<run_id>.jsonl                     sweep-boundary journal of a run
  *   <out>/.state/judge-cache.jsonl                          the LLM judge's verdicts
  *   <out>/report/                                           `panta report`'s default folder
+ *   <out>/annotation.json                                   `panta annotate score`'s agreement (Table 8)
  * The parts folder starts with a dot so `events/*.parquet` globs see finalized shards only; `.state` holds
  * what a resume or a watcher reads, never data a reader of the corpus needs.
  */
@@ -35,6 +36,7 @@ export const CORPUS_FILES = {
   control: 'control',
   judgeCache: 'judge-cache.jsonl',
   report: 'report',
+  annotation: 'annotation.json',
 } as const;
 
 const F = CORPUS_FILES;
@@ -147,4 +149,9 @@ export function judgeCachePath(out: string): string {
 /** Where `panta report DIR` writes unless --out says otherwise. */
 export function defaultReportDir(out: string): string {
   return join(out, F.report);
+}
+
+/** Human validation's agreement and kappas, written by `panta annotate score`, read by `panta report`. */
+export function annotationPath(out: string): string {
+  return join(out, F.annotation);
 }

@@ -24,6 +24,7 @@ export { runsOnDisk, shardProgress, type ShardProgress } from './shard-progress.
 export { readEvents, type ColumnBatch, type ColumnValues, type ReadEventsOptions } from './event-reader.js';
 export { queryRows, writeParquetTable, type TableData } from './parquet-table.js';
 export {
+  annotationPath,
   CORPUS_FILES,
   controlDir,
   controlJournalPath,
