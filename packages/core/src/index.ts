@@ -18,6 +18,7 @@ export type { Prompt } from './dataset.js';
 export { classifyAnswer, normaliseText } from './answers.js';
 export { DEFAULT_TEMPLATE, estimateTokens, parseTemplate, promptLength, renderPrompt } from './prompt.js';
 export type { ChatMessages, PromptContext, PromptTemplate } from './prompt.js';
+export { BUILTIN_TEMPLATES, builtinTemplate, DEFAULT_TEMPLATE_NAME, PANTA_V1_TEMPLATE, RHEON_TEMPLATE } from './templates.js';
 export { graphFor, planSweep, runEvents, selectPrompts, sweepEvents } from './plan.js';
 export type { RunPlan } from './plan.js';
 export { criticalPath, Schedule } from './schedule.js';

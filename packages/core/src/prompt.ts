@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { InputError } from './errors.js';
 import { BOARD_INSTRUCTION, mergeNote, renderDriftJudge, renderMerge, renderModerator } from './protocol/prompts.js';
 import { issueToInputError } from './spec/parse.js';
+import { RHEON_TEMPLATE } from './templates.js';
 
 /**
  * A prompt template: shared text first (system, then the question), so that a server's prefix cache serves
@@ -23,19 +24,8 @@ export const templateSchema = z.strictObject({
 
 export type PromptTemplate = z.infer<typeof templateSchema>;
 
-export const DEFAULT_TEMPLATE: PromptTemplate = {
-  system:
-    'You are one member of a group of agents answering the same question. Answer in one short sentence. ' +
-    'If the question rests on a false premise, say so. If you do not know, say that you do not know.',
-  initial: 'Question: {{question}}\nYour answer:',
-  update:
-    'Question: {{question}}\n' +
-    'Round {{t}}. Your previous answer: {{previous}}\n' +
-    'Answers of your {{k}} neighbours:\n{{neighbours}}\n' +
-    'Considering them, give your answer again in one short sentence.\nYour answer:',
-  neighbour: '- Agent {{index}}: {{answer}}',
-  no_neighbours: '(none)',
-};
+/** The template of a spec that names none: Rheon's (A.2); see templates.ts for the built-in ones. */
+export const DEFAULT_TEMPLATE: PromptTemplate = RHEON_TEMPLATE;
 
 const SLOTS = /\{\{(question|previous|neighbours|t|T|k|index|answer)\}\}/g;
 

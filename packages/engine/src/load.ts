@@ -4,6 +4,8 @@ import { totalmem } from 'node:os';
 import { getHeapStatistics } from 'node:v8';
 import { dirname, resolve } from 'node:path';
 import {
+  BUILTIN_TEMPLATES,
+  builtinTemplate,
   DEFAULT_TEMPLATE,
   boundaryGate,
   hasBoundaries,
@@ -98,6 +100,27 @@ function readInput(file: string, what: string, fromFile: string, field: string):
       'correct the path (relative to the spec file), or make the file readable',
     );
   }
+}
+
+/**
+ * The template a spec's `template` value names: a built-in name (templates.ts: rheon-a2, the default, or
+ * panta-v1), else a YAML file's path relative to the spec file.
+ */
+export function loadTemplate(ref: string | undefined, base: string, specPath: string, field: string): PromptTemplate {
+  if (ref === undefined) return DEFAULT_TEMPLATE;
+  const builtin = builtinTemplate(ref);
+  if (builtin) return builtin;
+  const file = resolve(base, ref);
+  if (unreadable(file) && !/[./\\]/.test(ref)) {
+    const names = Object.keys(BUILTIN_TEMPLATES).join(', ');
+    throw new InputError(
+      specPath,
+      field,
+      `"${ref}" is neither a built-in template nor a file`,
+      `use one of ${names}, or the path of a template file`,
+    );
+  }
+  return parseTemplate(readInput(file, 'template', specPath, field), file);
 }
 
 /** An edge list file, parsed and checked by core's parser; its problems become one-line input errors naming the line. */
@@ -202,6 +225,9 @@ function operationalFree(backend: object): object {
  */
 export function corpusIdentity(spec: SweepSpec): object {
   const { concurrency: _c, out: _o, lookahead: _l, memory_budget: _m, backend, judge, ...rest } = spec;
+  // A built-in template's text is in the fingerprint already; its name is not, so that `template: panta-v1`
+  // resumes a corpus made when that template was the default.
+  if (typeof rest.template === 'string' && builtinTemplate(rest.template)) delete rest.template;
   return {
     ...rest,
     backend: operationalFree(backend),
@@ -322,13 +348,7 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
   const datasetFile = resolve(base, spec.dataset);
   const datasetText = readInput(datasetFile, 'dataset', specPath, 'dataset');
   const prompts = selectPrompts(spec, parseDataset(datasetText, datasetFile), specPath);
-  let template = DEFAULT_TEMPLATE;
-  let templateText = '';
-  if (spec.template) {
-    const file = resolve(base, spec.template);
-    templateText = readInput(file, 'template', specPath, 'template');
-    template = parseTemplate(templateText, file);
-  }
+  const template = loadTemplate(spec.template, base, specPath, 'template');
   const edgeLists = new Map<string, Edge[]>();
   const edgeFiles = new Map<string, EdgeFile>();
   const edgeTexts: string[] = [];

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { DEFAULT_TEMPLATE, parseDataset, parseTemplate, type PromptTemplate } from '@panta/core';
+import { builtinTemplate, DEFAULT_TEMPLATE, parseDataset, parseTemplate, type PromptTemplate } from '@panta/core';
 import { FAULT_KINDS, startSurrogateServer, type FaultKind, type SurrogateServerOptions } from '@panta/llm';
 import { EXIT, reportError } from '../errors.js';
 
@@ -135,9 +135,12 @@ export async function serveSurrogateCommand(opts: Record<string, unknown>): Prom
   try {
     config = parseServeOptions(opts);
     const prompts = parseDataset(readInput(config.dataset, '--dataset', 'a JSON-lines prompt set'), config.dataset);
+    // A built-in name (rheon-a2, panta-v1), as a spec's `template` takes, or a template file.
     let template: PromptTemplate = DEFAULT_TEMPLATE;
     if (config.templateFile)
-      template = parseTemplate(readInput(config.templateFile, '--template', 'a prompt template (YAML)'), config.templateFile);
+      template =
+        builtinTemplate(config.templateFile) ??
+        parseTemplate(readInput(config.templateFile, '--template', 'a prompt template (YAML)'), config.templateFile);
     try {
       server = await startSurrogateServer({ ...config, prompts, template });
     } catch (e) {

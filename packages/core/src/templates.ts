@@ -1,0 +1,57 @@
+import type { PromptTemplate } from './prompt.js';
+
+/**
+ * The built-in agent templates, selectable by name from a spec (`template: panta-v1`); any other value is
+ * a template file's path.
+ */
+
+/**
+ * Rheon's agent template (paper, A.2): its axes are the time step t, the temperature T and the neighbour
+ * count k; the initial answer has no peer context (k = 0), an update shows the agent's own previous answer
+ * and its k neighbours' answers. Nothing else is asked of the agent: no length (answers are fixed at
+ * max_tokens by the sampler, A.3), no hint about false premises or admitting ignorance, which would prime
+ * the factual outcome the sweep measures. Shared text first (system, question) for the prefix cache.
+ */
+export const RHEON_TEMPLATE: PromptTemplate = {
+  system: 'You are one of a population of agents answering the same question.',
+  initial: 'Question: {{question}}\nt = {{t}}, T = {{T}}, k = {{k}}\nYour answer:',
+  update:
+    'Question: {{question}}\n' +
+    't = {{t}}, T = {{T}}, k = {{k}}\n' +
+    'Your previous answer: {{previous}}\n' +
+    "Your {{k}} neighbours' answers:\n{{neighbours}}\n" +
+    'Your answer:',
+  neighbour: '- Agent {{index}}: {{answer}}',
+  no_neighbours: '(none)',
+};
+
+/**
+ * Panta's first default (until issue 19): one short sentence, a false-premise hint and a way out ("say that
+ * you do not know"). Kept by name so that corpora made with it resume and compare.
+ */
+export const PANTA_V1_TEMPLATE: PromptTemplate = {
+  system:
+    'You are one member of a group of agents answering the same question. Answer in one short sentence. ' +
+    'If the question rests on a false premise, say so. If you do not know, say that you do not know.',
+  initial: 'Question: {{question}}\nYour answer:',
+  update:
+    'Question: {{question}}\n' +
+    'Round {{t}}. Your previous answer: {{previous}}\n' +
+    'Answers of your {{k}} neighbours:\n{{neighbours}}\n' +
+    'Considering them, give your answer again in one short sentence.\nYour answer:',
+  neighbour: '- Agent {{index}}: {{answer}}',
+  no_neighbours: '(none)',
+};
+
+export const BUILTIN_TEMPLATES: Readonly<Record<string, PromptTemplate>> = {
+  'rheon-a2': RHEON_TEMPLATE,
+  'panta-v1': PANTA_V1_TEMPLATE,
+};
+
+/** The template a spec without `template` gets. */
+export const DEFAULT_TEMPLATE_NAME = 'rheon-a2';
+
+/** The built-in template of that name, or undefined when the value is not a built-in name (a file path). */
+export function builtinTemplate(ref: string): PromptTemplate | undefined {
+  return Object.hasOwn(BUILTIN_TEMPLATES, ref) ? BUILTIN_TEMPLATES[ref] : undefined;
+}
