@@ -221,6 +221,30 @@ export function buildProgram(setExit: (code: number) => void): Command {
       setExit(await reportCommand(dir, opts));
     });
 
+  const annotate = program
+    .command('annotate')
+    .description("human validation of the judge (the paper's Appendix C): export a blind sample, score annotators' labels");
+  annotate
+    .command('export')
+    .description('write a stratified, seeded, blind sample of answers as CSV for annotators (every configuration, rare tags oversampled)')
+    .argument('<dir>', 'corpus folder')
+    .requiredOption('--n <count>', 'answers in the sample (the paper: 1063)', intIn(1, 10_000_000))
+    .option('--seed <s>', "sampling seed (default: the corpus's seed)", intIn(0, Number.MAX_SAFE_INTEGER))
+    .option('--out <file>', 'CSV to write, never overwritten (default: annotation-sample.csv)', path)
+    .action(async (dir: string, opts: { n: number; seed?: number; out?: string }) => {
+      const { annotateExportCommand } = await import('./commands/annotate.js');
+      setExit(await annotateExportCommand(dir, opts));
+    });
+  annotate
+    .command('score')
+    .description("agreement and Cohen's kappa: the judge vs each annotator and annotators pairwise, pooled and per prompt; written to the corpus for panta report")
+    .argument('<dir>', 'corpus folder')
+    .argument('<files...>', "annotators' CSVs (the exported sample, label column filled)")
+    .action(async (dir: string, files: string[]) => {
+      const { annotateScoreCommand } = await import('./commands/annotate.js');
+      setExit(await annotateScoreCommand(dir, files));
+    });
+
   program
     .command('serve-surrogate')
     .description(

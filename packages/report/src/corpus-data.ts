@@ -198,7 +198,7 @@ async function readTable(file: string, sql: string): Promise<Record<string, unkn
 }
 
 /** Run ids whose finalized shard exists (events/<run_id>.parquet; parts of unfinished runs are elsewhere). */
-function completeShards(dir: string): Set<string> {
+export function completeShards(dir: string): Set<string> {
   const events = eventsDir(dir);
   if (!existsSync(events)) return new Set();
   return new Set(

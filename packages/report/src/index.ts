@@ -16,3 +16,5 @@ export type { ProgressReading, SweepView } from './dashboard-progress.js';
 export type { CurvesView } from './dashboard-curves.js';
 export { startDashboard } from './dashboard.js';
 export type { DashboardState } from './dashboard.js';
+export { exportAnnotationSample, readAnnotation, scoreAnnotations, SAMPLING_METHOD } from './annotation.js';
+export type { AnnotationRecord, ExportOptions, ExportResult, ScoreResult } from './annotation.js';
