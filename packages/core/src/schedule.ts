@@ -7,7 +7,7 @@ export interface EventPlan {
   event: number;
   sweep: number;
   agent: number;
-  /** Neighbours in prompt order; empty at t = 0. */
+  /** Neighbours in prompt order (shuffled per event where the graph's order is agent order); empty at t = 0. */
   neighbours: Int32Array;
   /**
    * The event that wrote the agent's own previous answer, then one per neighbour; empty at t = 0. Int32: a
@@ -72,10 +72,11 @@ export class Schedule {
     const sweep = Math.floor(j / n);
     const synchronous = this.run.dynamics === 'synchronous';
     const agent = synchronous ? j % n : this.picks.int(n);
-    const neighbours =
+    let neighbours =
       this.run.protocol === 'isolated'
         ? EMPTY_I32
         : this.graph.neighbours(agent, this.graph.annealed ? rngFrom(seed, 'neighbours', j) : this.picks);
+    if (this.graph.shuffled && neighbours.length > 1) neighbours = shuffledOrder(neighbours, rngFrom(seed, 'order', j));
     const reads = new Int32Array(neighbours.length + 1);
     if (synchronous) {
       // Everyone reads the previous sweep's snapshot, in which agent b was written by event (t-1)N + b.
@@ -94,6 +95,22 @@ export class Schedule {
   skip(count: number): void {
     for (let i = 0; i < count && this.next(); i++);
   }
+}
+
+/**
+ * The neighbours in a uniformly random order (Fisher-Yates on a copy: the graph's row is shared). The stream
+ * is the event's own, a pure function of (run seed, event index), so the order, like the picks, is the same
+ * at any concurrency, embedded or distributed, before or after a crash.
+ */
+export function shuffledOrder(row: Int32Array, rng: Rng): Int32Array {
+  const out = row.slice();
+  for (let i = out.length - 1; i > 0; i--) {
+    const r = rng.int(i + 1);
+    const x = out[i];
+    out[i] = out[r];
+    out[r] = x;
+  }
+  return out;
 }
 
 /** Events, and the longest chain of reads-after-writes: their ratio is the parallelism a schedule offers. */

@@ -42,8 +42,11 @@ export const BUFFER_BUDGET_BYTES = 64 * 1024 * 1024;
 export const SLOT_BUFFER_BYTES = 2 * 1024 * 1024;
 /** Bytes of one part's rows: at 384 floats per row, 8,192 rows (a run of 729 agents is one part). */
 const PART_BYTES = 16 * 1024 * 1024;
-/** Fewest rows in a chain's part: fewer would mean a file per few events and long merges. */
-const CHAIN_PART_ROWS = 64;
+/**
+ * Fewest rows in a chain's part: fewer would mean a file per few events and long merges. 48 lets a slot's
+ * share hold a mean field of 729, whose rows carry their own shuffled neighbour lists (7.6 KB a row).
+ */
+const CHAIN_PART_ROWS = 48;
 /** A planned event: its plan (~100 B) and 8 B per read; at most 2^20 reads planned (core's dataflow.ts). */
 const PLAN_BYTES = 100;
 const PLANNED_READS = 1 << 20;
@@ -244,7 +247,7 @@ function checkSameShard(specPath: string, out: string, held: Shard | undefined, 
  * Runs open at once, rows per durable part, and what an open run weighs: its rows, its planner's window and
  * OPEN_RUN_BYTES. Parts are sized in bytes (PART_BYTES): a row holds its embeddings, its read versions (4
  * bytes each) and, where the graph does not share them, its neighbours (ownNeighbourBytes); a mean field of
- * 729 weighs 4.7 KB a row. A run that fits one part is encoded once (its part becomes its shard).
+ * 729 weighs 7.6 KB a row. A run that fits one part is encoded once (its part becomes its shard).
  * A run holds at most three parts of rows (one filling, two being written), fewer when it is shorter; runs
  * are opened while the open runs fit openBytesBudget, so memory does not grow with the runs open.
  * Up to `concurrency` runs may open (the executor opens one only while the open runs cannot fill the slots):

@@ -4,8 +4,8 @@ import { runEvents } from '@panta/core';
 import { BUFFER_BUDGET_BYTES, loadSweep, runSweep, sweepSizing } from '../src/index.js';
 import { SLOT_BUFFER_BYTES } from '../src/sweep.js';
 
-// Rows of a mean field of 729 hold 729 read versions each (4 bytes apiece; the neighbours are the graph's
-// cached rows, shared): such runs weigh ~2.6 times a ring's of the same length. With a window of 16 events
+// Rows of a mean field of 729 hold 729 read versions and 728 neighbours each (4 bytes apiece; the neighbours
+// in the event's own shuffled order): such runs weigh ~4 times a ring's of the same length. With a window of 16 events
 // each run keeps few calls busy, and the executor would open all four at once if runs were only counted.
 // Synchronous updates: every agent of a sweep updates at once, so the run is no chain and keeps full parts.
 const SPEC = `name: open-runs-budget
@@ -32,9 +32,12 @@ describe('runs open at once', () => {
     const meanfield = sweep.runs[0];
     const ring = { ...meanfield, k: 2 };
     expect(sizing.runBytes(meanfield)).toBeGreaterThan(2.5 * sizing.runBytes(ring));
-    // A sampled mean field's rows hold their own neighbour lists too (4 more bytes per neighbour).
+    // A full mean field's rows hold their own (shuffled) neighbour lists, as a sampled one's hold their draws:
+    // 4 bytes per neighbour that a ring's rows, views of the graph, do not hold.
     const sampled = { ...meanfield, geometry: { kind: 'meanfield' as const, sample: 728 } };
-    expect(sizing.runBytes(sampled) - sizing.runBytes(meanfield)).toBe(Math.min(8019, 3 * sizing.partRows) * 4 * 728);
+    expect(sizing.runBytes(sampled)).toBe(sizing.runBytes(meanfield));
+    const rows = Math.min(8019, 3 * sizing.partRows);
+    expect(sizing.runBytes(meanfield) - sizing.runBytes({ ...meanfield, geometry: { kind: 'ring' as const } })).toBe(rows * 4 * 728);
     expect(sizing.openBytesBudget).toBe(BUFFER_BUDGET_BYTES);
     const most = Math.floor(sizing.openBytesBudget / sizing.runBytes(meanfield));
     expect(most).toBeGreaterThanOrEqual(1);

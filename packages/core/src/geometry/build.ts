@@ -3,7 +3,7 @@ import { chainGraph, starGraph } from './directed.js';
 import { edgeListSize, edgesGraph, type Edge } from './edges.js';
 import { GeometryError, type Graph } from './graph.js';
 import { ringGraph, torus2dGraph, torus3dGraph } from './lattice.js';
-import { MeanFieldGraph, SampledMeanFieldGraph, meanFieldRowsCached } from './meanfield.js';
+import { MeanFieldGraph, SampledMeanFieldGraph } from './meanfield.js';
 import { randomRegularGraph, smallWorldGraph } from './random.js';
 import { checkSize } from './size.js';
 import { geometryLabel, type GeometrySpec } from './spec.js';
@@ -47,13 +47,15 @@ export function buildGraph(spec: GeometrySpec, n: number, seed: number, edges?: 
 
 /**
  * Bytes of neighbour list an event's row holds of its own: none where rows are views of the graph's
- * adjacency (every static graph, and a full mean field whose rows are cached), 4 per neighbour where each
- * event gets a fresh list (a sampled mean field, a full mean field too large to cache).
+ * adjacency (lattices and chains), 4 per neighbour where each event gets a fresh list (a sampled mean
+ * field's draw; the shuffled order of a full mean field, a star or a random or given graph).
  */
-export function ownNeighbourBytes(spec: GeometrySpec, n: number, k: number): number {
-  if (spec.kind !== 'meanfield') return 0;
-  return spec.sample === undefined && meanFieldRowsCached(n) ? 0 : 4 * k;
+export function ownNeighbourBytes(spec: GeometrySpec, _n: number, k: number): number {
+  return LATTICE_ORDER.has(spec.kind) ? 0 : 4 * k;
 }
+
+/** Geometries whose neighbours keep the graph's order in prompts (see Graph.shuffled). */
+const LATTICE_ORDER = new Set<GeometrySpec['kind']>(['ring', 'torus2d', 'torus3d', 'chain']);
 
 /** The stream a seeded geometry draws from: independent across labels, sizes and seeds. */
 function graphRng(label: string, n: number, seed: number) {

@@ -8,7 +8,7 @@ export function chainGraph(n: number, label = 'chain'): CsrGraph {
     targets[i - 1] = i - 1;
     offsets[i + 1] = i;
   }
-  return new CsrGraph(label, n, 1, offsets, targets);
+  return new CsrGraph(label, n, 1, offsets, targets, false);
 }
 
 /** Hub and spokes: hub 0 reads every leaf ascending, each leaf reads [0] (k = N - 1). */

@@ -1,9 +1,9 @@
 import type { Rng } from '../rng.js';
 
 /**
- * An interaction graph over agents 0..n-1. `neighbours` returns an array in the stable order in which the
- * neighbours' answers appear in the prompt. Callers must not modify it: static graphs hand out one shared
- * array per agent, since every event's plan (and row) holds its neighbours until the row is written.
+ * An interaction graph over agents 0..n-1. `neighbours` returns an array in the graph's order. Callers must
+ * not modify it: static graphs hand out one shared array per agent, since every event's plan (and row) holds
+ * its neighbours until the row is written.
  */
 export interface Graph {
   readonly label: string;
@@ -12,6 +12,13 @@ export interface Graph {
   readonly k: number;
   /** True when each update draws its neighbours anew (meanfield with `sample`). */
   readonly annealed: boolean;
+  /**
+   * True when the graph's order is agent order, which means nothing and would put the same agents first in
+   * every prompt (a position bias): the schedule then lists them in a fresh seeded order per event. False
+   * for lattices, whose order is one direction for every agent (translation-invariant, no agent favoured),
+   * for a chain's single predecessor, and for a sampled mean field, already in random draw order.
+   */
+  readonly shuffled: boolean;
   /**
    * The agents `agent` reads, in prompt order. `rng` is the event's own stream: only annealed graphs draw
    * from it (exactly `k` calls to `rng.int`); static graphs ignore it.
@@ -46,6 +53,7 @@ export class CsrGraph implements Graph {
     readonly k: number,
     private readonly offsets: Int32Array,
     private readonly targets: Int32Array,
+    readonly shuffled = true,
   ) {
     if (offsets.length !== n + 1) throw new Error(`CsrGraph: offsets must have n + 1 = ${n + 1} entries`);
     if (offsets[n] !== targets.length) throw new Error('CsrGraph: offsets[n] must equal targets.length');
@@ -73,7 +81,7 @@ export class CsrGraph implements Graph {
   }
 }
 
-/** Builds a graph with exactly `k` neighbours per agent, computed by `row(i, out)` in prompt order. */
+/** Builds a lattice: exactly `k` neighbours per agent, computed by `row(i, out)` in prompt order (not shuffled). */
 export function regularCsr(label: string, n: number, k: number, row: (i: number, out: Int32Array) => void): CsrGraph {
   const offsets = new Int32Array(n + 1);
   const targets = new Int32Array(n * k);
@@ -83,7 +91,7 @@ export function regularCsr(label: string, n: number, k: number, row: (i: number,
     targets.set(out, i * k);
     offsets[i + 1] = (i + 1) * k;
   }
-  return new CsrGraph(label, n, k, offsets, targets);
+  return new CsrGraph(label, n, k, offsets, targets, false);
 }
 
 /**

@@ -2,11 +2,12 @@ import type { Rng } from '../rng.js';
 import { checkAgent, type Graph } from './graph.js';
 
 /**
- * All-to-all: agent i reads every other agent, ascending (k = N - 1). Rows are computed on demand, so a
- * large population costs O(N) per call and nothing up front (never N^2).
+ * All-to-all: agent i reads every other agent, ascending (k = N - 1; the schedule shuffles them per event).
+ * Rows are computed on demand, so a large population costs O(N) per call and nothing up front (never N^2).
  */
 export class MeanFieldGraph implements Graph {
   readonly annealed = false;
+  readonly shuffled = true;
   readonly k: number;
 
   constructor(
@@ -47,6 +48,7 @@ export function meanFieldRowsCached(n: number): boolean {
  */
 export class SampledMeanFieldGraph implements Graph {
   readonly annealed = true;
+  readonly shuffled = false;
 
   constructor(
     readonly n: number,

@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { buildGraph, rngFrom, Schedule, type EventPlan, type GeometrySpec } from '../src/index.js';
+import { samplePeers } from '../src/geometry/meanfield.js';
+
+const RUN = { n: 12, sweeps: 6, seed: 4242, dynamics: 'asynchronous' as const, protocol: 'glauber' as const };
+
+function events(geometry: GeometrySpec, run = RUN): EventPlan[] {
+  const schedule = new Schedule(run, buildGraph(geometry, run.n, 7));
+  const out: EventPlan[] = [];
+  for (let e = schedule.next(); e; e = schedule.next()) out.push(e);
+  return out;
+}
+
+const ascending = (xs: Int32Array) => xs.every((x, i) => i === 0 || xs[i - 1] < x);
+
+describe('neighbour order in prompts', () => {
+  it('a full mean field lists each event its N - 1 peers in its own seeded order, not agent order', () => {
+    const updates = events({ kind: 'meanfield' }).filter((e) => e.sweep > 0);
+    for (const e of updates) {
+      // Every other agent exactly once, and the read versions follow the same order.
+      expect([...e.neighbours].sort((a, b) => a - b)).toEqual([...Array(12).keys()].filter((b) => b !== e.agent));
+      expect(e.readVersions.length).toBe(12);
+    }
+    expect(updates.filter((e) => ascending(e.neighbours)).length).toBeLessThan(2);
+    // Two updates of the same agent see their peers in different orders.
+    const byAgent = new Map<number, EventPlan[]>();
+    for (const e of updates) byAgent.set(e.agent, [...(byAgent.get(e.agent) ?? []), e]);
+    const twice = [...byAgent.values()].find((list) => list.length >= 2)!;
+    expect(Array.from(twice[0].neighbours)).not.toEqual(Array.from(twice[1].neighbours));
+    // No agent heads every prompt: the first place goes round.
+    expect(new Set(updates.map((e) => e.neighbours[0])).size).toBeGreaterThan(6);
+  });
+
+  it('the order is a pure function of the run seed and the event: two schedules agree, another seed does not', () => {
+    const a = events({ kind: 'meanfield' });
+    const b = events({ kind: 'meanfield' });
+    expect(b.map((e) => Array.from(e.neighbours))).toEqual(a.map((e) => Array.from(e.neighbours)));
+    expect(b.map((e) => Array.from(e.readVersions))).toEqual(a.map((e) => Array.from(e.readVersions)));
+    const other = events({ kind: 'meanfield' }, { ...RUN, seed: 4243 });
+    expect(other.map((e) => Array.from(e.neighbours))).not.toEqual(a.map((e) => Array.from(e.neighbours)));
+  });
+
+  it('the shuffle does not move the picks: the same agents update, in the same sequence, as on a ring', () => {
+    // The order draws from its own stream, so whether a graph shuffles never changes who updates when.
+    expect(events({ kind: 'meanfield' }).map((e) => e.agent)).toEqual(events({ kind: 'ring' }).map((e) => e.agent));
+  });
+
+  it('synchronous updates read the previous sweep in the shuffled order too', () => {
+    for (const e of events({ kind: 'meanfield' }, { ...RUN, dynamics: 'synchronous' }).filter((x) => x.sweep > 0)) {
+      const base = (e.sweep - 1) * 12;
+      expect(Array.from(e.readVersions)).toEqual([base + e.agent, ...Array.from(e.neighbours, (b) => base + b)]);
+    }
+  });
+
+  it('lattices and chains keep their direction; star, random-regular, small-world and edges graphs are shuffled', () => {
+    for (const geometry of [{ kind: 'ring' }, { kind: 'torus2d' }, { kind: 'chain' }] as GeometrySpec[]) {
+      const n = geometry.kind === 'torus2d' ? 16 : 12;
+      const graph = buildGraph(geometry, n, 7);
+      expect(graph.shuffled).toBe(false);
+      for (const e of events(geometry, { ...RUN, n }).filter((x) => x.sweep > 0))
+        expect(Array.from(e.neighbours)).toEqual(Array.from(graph.neighbours(e.agent, rngFrom(0))));
+    }
+    for (const geometry of [
+      { kind: 'star' },
+      { kind: 'random-regular', k: 4 },
+      { kind: 'small-world', k: 4, beta: 0.2 },
+    ] as GeometrySpec[]) {
+      expect(buildGraph(geometry, 12, 7).shuffled).toBe(true);
+      const updates = events(geometry).filter((x) => x.sweep > 0 && x.neighbours.length > 1);
+      expect(updates.some((e) => !ascending(e.neighbours))).toBe(true);
+    }
+  });
+
+  it('a sampled mean field keeps its draw order (already uniform over orders): no second shuffle', () => {
+    const graph = buildGraph({ kind: 'meanfield', sample: 4 }, 12, 7);
+    expect(graph.shuffled).toBe(false);
+    for (const e of events({ kind: 'meanfield', sample: 4 }).filter((x) => x.sweep > 0))
+      expect(Array.from(e.neighbours)).toEqual(Array.from(samplePeers(12, 4, e.agent, rngFrom(RUN.seed, 'neighbours', e.event))));
+  });
+});
