@@ -66,8 +66,15 @@ export async function exportAnnotationSample(dir: string, options: ExportOptions
   const out = resolve(options.out ?? 'annotation-sample.csv');
   const sidecar = samplingSidecar(out);
   for (const f of [out, sidecar])
-    if (existsSync(f)) throw new InputError(f, '--out', 'exists (a sample is never overwritten: it may hold labels)', 'give another --out, or remove the file');
-  if (!Number.isInteger(options.n) || options.n < 1) throw new InputError(dir, '--n', `${options.n} is not a positive whole number`, 'give --n 1063, say');
+    if (existsSync(f))
+      throw new InputError(
+        f,
+        '--out',
+        'exists (a sample is never overwritten: it may hold labels)',
+        'give another --out, or remove the file',
+      );
+  if (!Number.isInteger(options.n) || options.n < 1)
+    throw new InputError(dir, '--n', `${options.n} is not a positive whole number`, 'give --n 1063, say');
   const seed = options.seed ?? manifest.seed;
   const runs = [...completeShards(dir)].sort();
   if (runs.length === 0) throw new InputError(dir, 'events', 'no complete run to sample from', 'run the sweep to completion first');
@@ -168,7 +175,8 @@ interface Labelled {
 
 /** One annotator's file, checked row by row: one-line InputError naming file, row, field and fix. */
 export function readAnnotatorFile(file: string): Labelled[] {
-  if (!existsSync(file)) throw new InputError(file, '', 'no such file', 'give the CSV an annotator filled in (panta annotate export writes it)');
+  if (!existsSync(file))
+    throw new InputError(file, '', 'no such file', 'give the CSV an annotator filled in (panta annotate export writes it)');
   let records: string[][];
   try {
     records = parseCsv(readFileSync(file, 'utf8'));
@@ -198,7 +206,13 @@ export function readAnnotatorFile(file: string): Labelled[] {
         `write ${HUMAN_LABELS.join(', ')}`,
       );
     const event = Number((rec[at('event')] ?? '').trim());
-    if (!Number.isInteger(event) || event < 0) throw new InputError(file, `${where}: event`, `${JSON.stringify(rec[at('event')])} is not an event number`, 'keep the event panta annotate export wrote');
+    if (!Number.isInteger(event) || event < 0)
+      throw new InputError(
+        file,
+        `${where}: event`,
+        `${JSON.stringify(rec[at('event')])} is not an event number`,
+        'keep the event panta annotate export wrote',
+      );
     out.push({ id, run_id: (rec[at('run_id')] ?? '').trim(), event, label });
   });
   if (out.length === 0) throw new InputError(file, '', 'no labelled row', 'label the rows of the sample');
@@ -231,7 +245,12 @@ export async function scoreAnnotations(dir: string, files: readonly string[]): P
     for (const r of rows) {
       const where = `${fileOf[name]}`;
       if (!shards.has(r.run_id))
-        throw new InputError(where, `id ${r.id}: run_id`, `${JSON.stringify(r.run_id)} is no complete run of ${dir}`, 'score against the corpus the sample was exported from');
+        throw new InputError(
+          where,
+          `id ${r.id}: run_id`,
+          `${JSON.stringify(r.run_id)} is no complete run of ${dir}`,
+          'score against the corpus the sample was exported from',
+        );
       const before = keyOfId.get(r.id);
       if (before && (before.run_id !== r.run_id || before.event !== r.event))
         throw new InputError(where, `id ${r.id}`, `names another answer than in ${before.file}`, 'score files exported as one sample');
@@ -248,7 +267,13 @@ export async function scoreAnnotations(dir: string, files: readonly string[]): P
   const items: AnnotationRecord['items'] = [];
   for (const [id, k] of [...keyOfId].sort((a, b) => a[0].localeCompare(b[0]))) {
     const t = tagOf.get(`${k.run_id}\u0000${k.event}`);
-    if (!t) throw new InputError(k.file, `id ${id}: event`, `run ${k.run_id} has no event ${k.event}`, 'keep the event panta annotate export wrote');
+    if (!t)
+      throw new InputError(
+        k.file,
+        `id ${id}: event`,
+        `run ${k.run_id} has no event ${k.event}`,
+        'keep the event panta annotate export wrote',
+      );
     const labels: Record<string, string> = { judge: t.tag === null ? 'untagged' : String(t.tag) };
     for (const [name, rows] of byId) {
       const r = rows.get(id);

@@ -37,7 +37,6 @@ export function cohenKappa(a: readonly string[], b: readonly string[]): Agreemen
   let pe = 0;
   for (const [label, ca] of countA) pe += (ca / n) * ((countB.get(label) ?? 0) / n);
   // p_e is a sum of products of shares: exactly 1 only when both raters used one single label, the same one.
-  if (pe >= 1)
-    return { n, agreement: po, chance: 1, kappa: null, undefinedBecause: 'both raters gave every item the same single label' };
+  if (pe >= 1) return { n, agreement: po, chance: 1, kappa: null, undefinedBecause: 'both raters gave every item the same single label' };
   return { n, agreement: po, chance: pe, kappa: (po - pe) / (1 - pe), undefinedBecause: null };
 }
