@@ -16,6 +16,10 @@ import { join } from 'node:path';
  *   <out>/.state/runs.jsonl                                 run journal (time and calls per session)
  *   <out>/.state/control/<run_id>.jsonl                     sweep-boundary journal of a run
  *   <out>/.state/judge-cache.jsonl                          the LLM judge's verdicts
+ *   <out>/judges/<judge>/order_params.parquet               a post-hoc judge's order parameters (panta judge)
+ *   <out>/judges/<judge>/runs.parquet                       runs.parquet with that judge's drift numbers
+ *   <out>/.state/posthoc/<pass>-<name>.jsonl                journal of an unfinished panta embed / judge
+ *   <out>/.state/posthoc/judge-cache-<judge>.jsonl          a post-hoc judge's verdicts
  *   <out>/report/                                           `panta report`'s default folder
  *   <out>/annotation.json                                   `panta annotate score`'s agreement (Table 8)
  * The parts folder starts with a dot so `events/*.parquet` globs see finalized shards only; `.state` holds
@@ -37,6 +41,8 @@ export const CORPUS_FILES = {
   judgeCache: 'judge-cache.jsonl',
   report: 'report',
   annotation: 'annotation.json',
+  judges: 'judges',
+  posthoc: 'posthoc',
 } as const;
 
 const F = CORPUS_FILES;
@@ -154,4 +160,41 @@ export function defaultReportDir(out: string): string {
 /** Human validation's agreement and kappas, written by `panta annotate score`, read by `panta report`. */
 export function annotationPath(out: string): string {
   return join(out, F.annotation);
+}
+
+/** The folder of a post-hoc judge's tables (`panta judge --name <judge>`). */
+export function judgeDir(out: string, judge: string): string {
+  return join(out, F.judges, judge);
+}
+
+/** A post-hoc judge's order_params.parquet: the same columns, its tags' counts, rho and delta rho. */
+export function judgeOrderParamsPath(out: string, judge: string): string {
+  return join(judgeDir(out, judge), F.orderParams);
+}
+
+/** A post-hoc judge's runs.parquet: the same columns, its tags' FOCUS and drift. */
+export function judgeRunsTablePath(out: string, judge: string): string {
+  return join(judgeDir(out, judge), F.runs);
+}
+
+/** The journal of an unfinished post-hoc pass (`embed` or `judge`) named `name`: what a rerun resumes from. */
+export function posthocJournalPath(out: string, pass: 'embed' | 'judge', name: string): string {
+  return join(out, F.state, F.posthoc, `${pass}-${name}.jsonl`);
+}
+
+/** A post-hoc judge's verdict cache: its own, since the sweep's holds another judge's verdicts. */
+export function posthocJudgeCachePath(out: string, judge: string): string {
+  return join(out, F.state, F.posthoc, `judge-cache-${judge}.jsonl`);
+}
+
+/** The folder of post-hoc journals and verdict caches. */
+export function posthocDir(out: string): string {
+  return join(out, F.state, F.posthoc);
+}
+
+/** The pass and name of a post-hoc journal's file name, or undefined for any other file. */
+export function parsePosthocJournalName(file: string): { pass: 'embed' | 'judge'; name: string } | undefined {
+  const m = /^(embed|judge)-([a-z][a-z0-9_]*)\.jsonl$/.exec(file);
+  if (!m || file.startsWith('judge-cache-')) return undefined;
+  return { pass: m[1] as 'embed' | 'judge', name: m[2] };
 }

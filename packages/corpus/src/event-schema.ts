@@ -61,6 +61,14 @@ export function embColumnName(encoder: string): string {
   return `emb_${encoder}`;
 }
 
+/**
+ * The column holding a post-hoc judge's tags (`panta judge`), after the embeddings: the sweep's own judge
+ * fills `tag`, which the dynamics saw (early stopping, drift policy) and which stays as it was.
+ */
+export function tagColumnName(judge: string): string {
+  return `tag_${judge}`;
+}
+
 /** Throws unless every encoder has a valid, unique name and a positive integer dimension. */
 export function validateEncoders(encoders: readonly EncoderColumn[]): void {
   const seen = new Set<string>();

@@ -43,6 +43,17 @@ const PART_COPY_OPTIONS = 'FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1
 /** List entries (reads and neighbours) per chunk, and so per row group, when rows are wide (see chunkRowsFor). */
 const LIST_ENTRIES_PER_CHUNK = 1 << 18;
 
+/**
+ * A finalized shard's row group for rows whose widest list pair (reads and neighbours) holds `widest` entries;
+ * a shard rewritten in place (shard-columns.ts) uses the same, and its COPY options.
+ */
+export function shardRowGroupRows(widest: number): number {
+  if (widest === 0) return SHARD_ROW_GROUP;
+  return Math.max(CHUNK_ROWS, Math.min(SHARD_ROW_GROUP, Math.floor((4 * LIST_ENTRIES_PER_CHUNK) / widest)));
+}
+
+export { SHARD_COPY_OPTIONS };
+
 const TAG_SET: ReadonlySet<string> = new Set(TAGS);
 
 /** Every column of a part's rows, in column order. */
@@ -193,8 +204,7 @@ export class EventShardWriter {
    * (at 1,000 agents, 33 M list entries) while a row group is encoded.
    */
   private shardRowGroup(): number {
-    if (this.widest === 0) return SHARD_ROW_GROUP;
-    return Math.max(CHUNK_ROWS, Math.min(SHARD_ROW_GROUP, Math.floor((4 * LIST_ENTRIES_PER_CHUNK) / this.widest)));
+    return shardRowGroupRows(this.widest);
   }
 
   /** Writes every buffered row as a part and waits until all parts are durable. */

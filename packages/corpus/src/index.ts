@@ -47,16 +47,16 @@ export {
 export { RUN_COLUMNS, type RunTableRow } from './run-table-schema.js';
 export { parseSqlType, sqlTypeText, type SqlType } from './sql-type.js';
 export { CORPUS_FORMAT, manifestPath, readManifest, readManifestToResume, sha256File, writeManifest } from './manifest.js';
-export type { Manifest, ShardInfo } from './manifest.js';
+export type { Manifest, ShardInfo, WhiteningOrigin } from './manifest.js';
 export { appendRunRecord, readRunRecords } from './run-journal.js';
 export type { RunRecord } from './run-journal.js';
 export { verifyCorpus } from './verify.js';
 export type { VerifyReport } from './verify.js';
-export { fitShardWhitening, readWhitening, whiteningPath, writeWhitening } from './measure/whitening-io.js';
+export { copyWhitening, fitShardWhitening, readWhitening, whiteningPath, writeWhitening } from './measure/whitening-io.js';
 export { ORDER_PARAM_COLUMNS, RunMeasurer, measureRunShard, measureRunTrace, measuredCache } from './measure/order-params-io.js';
 export type { Measured, OrderParamRow } from './measure/order-params-io.js';
 export { measureSweep } from './measure/sweep-measure.js';
-export type { MeasuredRun, SweepMeasurement } from './measure/sweep-measure.js';
+export type { MeasuredRun, SweepMeasurement, WhiteningMode } from './measure/sweep-measure.js';
 export { liveStatusPath, readLiveStatus, writeLiveStatus } from './live-status.js';
 export type { LiveStatus } from './live-status.js';
 export { appendBoundary, readBoundaries } from './control-journal.js';
@@ -64,3 +64,24 @@ export type { BoundaryRecord } from './control-journal.js';
 export { RunTrace, SweepTrace } from './measure/sweep-trace.js';
 export type { SealedRun } from './measure/sweep-trace.js';
 export { acquireOutLock, outLockPath, type OutLock, type OutLockHolder } from './out-lock.js';
+export {
+  judgeDir,
+  judgeOrderParamsPath,
+  judgeRunsTablePath,
+  parsePosthocJournalName,
+  posthocDir,
+  posthocJournalPath,
+  posthocJudgeCachePath,
+} from './corpus-paths.js';
+export { tagColumnName } from './event-schema.js';
+export type { PosthocJudge } from './manifest.js';
+export { parquetColumnNames, shardColumnOrder, writeShardColumn } from './shard-columns.js';
+export { readPosthocJournal, recordPosthocDone, removePosthocJournal, startPosthocJournal, type PosthocJournal } from './posthoc-journal.js';
+export {
+  judgeOrderParams,
+  judgeRunDrift,
+  readOrderParams,
+  runTagSnapshots,
+  writeJudgeTables,
+  type RunDrift,
+} from './measure/judge-measure.js';

@@ -44,8 +44,26 @@ export interface Manifest {
    * and no order parameters, which need every part's t = 0 answers; `panta merge` writes those.
    */
   shard?: ShardInfo;
+  /**
+   * Judges that re-tagged the corpus after the sweep (`panta judge`): each fills a `tag_<name>` column of the
+   * event shards and has its own order parameters and runs.parquet under judges/<name>/. `judge` above stays
+   * the sweep's own, whose `tag` the dynamics saw.
+   */
+  judges?: PosthocJudge[];
+  /** Post-hoc passes in the order they finished (`panta embed`, `panta judge`). */
+  posthoc?: { pass: 'embed' | 'judge'; name: string; replaced: boolean; finished_at: string }[];
   started_at: string;
   updated_at: string;
+}
+
+export interface PosthocJudge {
+  name: string;
+  kind: string;
+  model: string;
+  /** The judge's calls to its model (its verdict cache spares repeated answers, and a resumed pass's). */
+  calls: number;
+  /** Answers per tag, as `tags` above counts the sweep's own. */
+  tags: Record<string, number>;
 }
 
 export interface ShardInfo {

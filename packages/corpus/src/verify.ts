@@ -27,6 +27,7 @@ import { readEvents } from './event-reader.js';
 import { CORPUS_FORMAT, readManifest, sha256File } from './manifest.js';
 import { measureSweep } from './measure/sweep-measure.js';
 import { readWhitening } from './measure/whitening-io.js';
+import { checkPosthoc } from './verify-posthoc.js';
 import type { OrderParamRow } from './measure/order-params-io.js';
 
 export interface VerifyReport {
@@ -105,6 +106,7 @@ export async function verifyCorpus(dir: string): Promise<VerifyReport> {
     return { ok: problems.length === 0, problems, checked: `${shardLabel(shard)}: ${checked}; no order parameters until panta merge` };
   if (good.length === runs.length)
     problems.push(...(await checkMeasurement(out, runs, manifest.encoders, spec.whitening, spec.drift?.tolerance ?? 'auto')));
+  problems.push(...(await checkPosthoc(out, manifest, good.length === runs.length ? runs : null, spec.drift?.tolerance ?? 'auto')));
   return { ok: problems.length === 0, problems, checked };
 }
 

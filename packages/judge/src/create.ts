@@ -10,6 +10,8 @@ import { TieredVerdicts, type VerdictStore } from './verdict-store.js';
 export interface CreateJudgeOptions {
   /** Verdicts shared by every process of a sweep (Redis in the distributed mode), behind the process's own. */
   shared?: VerdictStore;
+  /** The LLM judge's own verdict file, instead of the sweep's in `out` (a post-hoc judge keeps its own). */
+  cacheFile?: string;
 }
 
 /**
@@ -32,7 +34,7 @@ export function createJudge(
         spec.backend.kind !== 'surrogate' && spec.backend.max_in_flight === 0
           ? { ...spec.backend, max_in_flight: JUDGE_IN_FLIGHT_FLOOR }
           : spec.backend;
-      const own = new VerdictCache(out ? judgeCachePath(out) : undefined);
+      const own = new VerdictCache(options.cacheFile ?? (out ? judgeCachePath(out) : undefined));
       return new LlmJudge(createBackend(backend, prompts, file), options.shared ? new TieredVerdicts(own, options.shared) : own);
     }
   }
