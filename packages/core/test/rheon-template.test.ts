@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_TEMPLATE, PANTA_V1_TEMPLATE, RHEON_TEMPLATE, builtinTemplate, renderPrompt } from '../src/index.js';
+
+const QUESTION = 'What is the sum of the cubes of the first three primes?';
+
+describe("the default agent template follows Rheon's A.2", () => {
+  it('is the A.2 template; panta-v1 is the former default, both by name', () => {
+    expect(DEFAULT_TEMPLATE).toBe(RHEON_TEMPLATE);
+    expect(builtinTemplate('rheon-a2')).toBe(RHEON_TEMPLATE);
+    expect(builtinTemplate('panta-v1')).toBe(PANTA_V1_TEMPLATE);
+    expect(builtinTemplate('templates/mine.yaml')).toBeUndefined();
+    expect(builtinTemplate('constructor')).toBeUndefined();
+  });
+
+  it('an initial answer shows t = 0, T and k = 0 and no peer context', () => {
+    const m = renderPrompt(DEFAULT_TEMPLATE, { question: QUESTION, sweep: 0, temperature: 1.3, neighbourAgents: [], neighbourAnswers: [] });
+    expect(m.user).toBe(`Question: ${QUESTION}\nt = 0, T = 1.3, k = 0\nYour answer:`);
+    expect(m.system).toBe('You are one of a population of agents answering the same question.');
+  });
+
+  it("an update shows t, T and k, the agent's previous answer and its k neighbours' answers in the order given", () => {
+    const m = renderPrompt(DEFAULT_TEMPLATE, {
+      question: QUESTION,
+      sweep: 4,
+      temperature: 0.7,
+      previous: 'It is 160.',
+      neighbourAgents: [7, 2, 5],
+      neighbourAnswers: ['160', 'The premise is false.', 'I do not know.'],
+    });
+    expect(m.user).toBe(
+      `Question: ${QUESTION}\nt = 4, T = 0.7, k = 3\nYour previous answer: It is 160.\nYour 3 neighbours' answers:\n` +
+        '- Agent 7: 160\n- Agent 2: The premise is false.\n- Agent 5: I do not know.\nYour answer:',
+    );
+  });
+
+  it('asks nothing A.2 does not: no length, no hint about false premises or admitting ignorance', () => {
+    const text = Object.values(RHEON_TEMPLATE).join('\n').toLowerCase();
+    for (const primer of ['sentence', 'short', 'premise', 'know', 'brief', 'correct', 'true']) expect(text).not.toContain(primer);
+    // The former default had all of them.
+    const old = Object.values(PANTA_V1_TEMPLATE).join('\n').toLowerCase();
+    for (const primer of ['short sentence', 'false premise', 'do not know']) expect(old).toContain(primer);
+  });
+});

@@ -1,0 +1,52 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { describe, expect, it } from 'vitest';
+import { PANTA_V1_TEMPLATE, RHEON_TEMPLATE } from '@panta/core';
+import { RHEON6, panta, tempDir, writeSpec } from '../../../test/helpers.js';
+import { corpusIdentity, loadSweep } from '../src/index.js';
+
+const SPEC = (template?: string) => `name: template-ref
+dataset: ${RHEON6}
+prompts: [fq117]
+geometries: [ring]
+sizes: [8]
+temperatures: [0.7]
+trials: 1
+sweeps: 2
+seed: 3
+${template === undefined ? '' : `template: ${template}\n`}`;
+
+describe("a spec's template: a built-in name or a file", () => {
+  it('no template is rheon-a2 (the same sweep); panta-v1 is the former default, another sweep', () => {
+    const dir = tempDir();
+    const none = loadSweep(writeSpec(dir, SPEC(), 'none.yaml'));
+    const a2 = loadSweep(writeSpec(dir, SPEC('rheon-a2'), 'a2.yaml'));
+    const v1 = loadSweep(writeSpec(dir, SPEC('panta-v1'), 'v1.yaml'));
+    expect(none.template).toBe(RHEON_TEMPLATE);
+    expect(a2.template).toBe(RHEON_TEMPLATE);
+    expect(v1.template).toBe(PANTA_V1_TEMPLATE);
+    expect(a2.fingerprint).toBe(none.fingerprint);
+    expect(v1.fingerprint).not.toBe(none.fingerprint);
+    // A built-in's name is not part of what determines the corpus (its text is): panta-v1 resumes a corpus
+    // made when it was the default, whose spec named no template.
+    expect(corpusIdentity(v1.spec)).toEqual(corpusIdentity(none.spec));
+  });
+
+  it('a file is read relative to the spec, as before', () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'mine.yaml'), stringify({ ...RHEON_TEMPLATE, system: 'You answer questions.' }));
+    const sweep = loadSweep(writeSpec(dir, SPEC('mine.yaml')));
+    expect(sweep.template.system).toBe('You answer questions.');
+    expect(sweep.template.update).toBe(RHEON_TEMPLATE.update);
+  });
+
+  it('a name that is neither built in nor a file fails in one line naming the field and the names (exit 2)', () => {
+    const dir = tempDir();
+    const r = panta(['run', writeSpec(dir, SPEC('rheon')), '--out', join(dir, 'out')]);
+    expect(r.code).toBe(2);
+    const lines = r.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/spec\.yaml: template: "rheon" is neither a built-in template nor a file; fix: use one of rheon-a2, panta-v1/);
+  });
+});
