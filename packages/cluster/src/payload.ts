@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
-import { planSweep, type Edge, type PopulationEntry, type Prompt, type PromptTemplate, type SweepSpec } from '@panta/core';
+import { planSweep, type ArmFiles, type Edge, type Prompt, type PromptTemplate, type SweepSpec } from '@panta/core';
 import type { LoadedSweep } from '@panta/engine';
 
 /**
@@ -14,7 +14,8 @@ export interface SweepPayload {
   prompts: Prompt[];
   template: PromptTemplate;
   edgeLists: [string, Edge[]][];
-  population?: PopulationEntry[];
+  /** What the template and population arms' files hold. */
+  armFiles: ArmFiles;
   /** The output folder as the scheduler was told (relative paths resolve in the collector's folder). */
   out: string;
   fingerprint: string;
@@ -31,7 +32,7 @@ export function toPayload(sweepId: string, sweep: LoadedSweep, outArg: string | 
     prompts: sweep.prompts,
     template: sweep.template,
     edgeLists: [...sweep.edgeLists],
-    ...(sweep.population ? { population: sweep.population } : {}),
+    armFiles: sweep.armFiles,
     out: outArg ?? sweep.spec.out ?? `runs/${sweep.spec.name}`,
     fingerprint: sweep.fingerprint,
   };
@@ -46,8 +47,8 @@ export function fromPayload(payload: SweepPayload, outOverride?: string): Loaded
     prompts: payload.prompts,
     template: payload.template,
     edgeLists,
-    ...(payload.population ? { population: payload.population } : {}),
-    runs: planSweep(payload.spec, payload.prompts, payload.specFile, edgeLists, payload.population),
+    armFiles: payload.armFiles,
+    runs: planSweep(payload.spec, payload.prompts, payload.specFile, edgeLists, payload.armFiles),
     out: isAbsolute(out) ? out : resolve(out),
     fingerprint: payload.fingerprint,
   };

@@ -1,12 +1,30 @@
 import type { Prompt } from './dataset.js';
 import { InputError } from './errors.js';
 import { buildGraph, checkSize, edgeListSize, geometryLabel, type GeometrySpec, type Graph } from './geometry/index.js';
-import type { Population } from './population.js';
+import type { Population, PopulationEntry } from './population.js';
+import type { PromptTemplate } from './prompt.js';
 import type { RunControls } from './protocol/control.js';
 import { mixSeed } from './rng.js';
-import type { Protocol, SweepSpec } from './spec/schema.js';
+import { dynamicsArms, populationArms, templateArms } from './spec/arms.js';
+import type { Dynamics, Protocol, SweepSpec } from './spec/schema.js';
 
-/** One run: a configuration (prompt x geometry x N x T x protocol) and one trial. */
+/** Names of a run's template and population arms, where the sweep grids them. */
+export interface RunArms {
+  template?: string;
+  population?: string;
+}
+
+/**
+ * What the spec's template and population files hold, one entry per arm in the spec's order (see
+ * templateArms, populationArms): undefined for the default template or a homogeneous arm. Planning
+ * without them (verify, merge) gives the same runs, ids and seeds, without their contents.
+ */
+export interface ArmFiles {
+  templates?: readonly (PromptTemplate | undefined)[];
+  populations?: readonly (PopulationEntry[] | undefined)[];
+}
+
+/** One run: a configuration (prompt x geometry x N x T x protocol x dynamics x template x population) and one trial. */
 export interface RunPlan {
   runId: string;
   configId: string;
@@ -19,7 +37,11 @@ export interface RunPlan {
   k: number;
   temperature: number;
   protocol: Protocol;
-  dynamics: SweepSpec['dynamics'];
+  dynamics: Dynamics;
+  /** Its template arm's template when the spec names one (absent: the sweep's default). */
+  template?: PromptTemplate;
+  /** Arm names, present only for the axes the sweep grids. */
+  arms?: RunArms;
   sweeps: number;
   /** Derived from the sweep seed and the run id only, so adding runs to a grid never changes others. */
   seed: number;
@@ -42,8 +64,22 @@ export function runControls(spec: SweepSpec): RunControls {
 /** Edge lists of `edges` geometries, keyed by the path written in the spec. */
 export type EdgeLists = ReadonlyMap<string, [number, number][]>;
 
-export function configId(promptId: string, label: string, n: number, temperature: number, protocol: string, dynamics: string): string {
-  return `${promptId}-${label}-n${n}-T${temperature}-${protocol}${dynamics === 'synchronous' ? '-sync' : ''}`;
+/**
+ * A configuration's id. Synchronous runs carry `-sync` whether or not dynamics is gridded (it always was);
+ * template and population arms appear only when gridded, so a sweep without those axes keeps its ids.
+ */
+export function configId(
+  promptId: string,
+  label: string,
+  n: number,
+  temperature: number,
+  protocol: string,
+  dynamics: string,
+  arms: RunArms = {},
+): string {
+  const tpl = arms.template !== undefined ? `-tpl-${arms.template}` : '';
+  const pop = arms.population !== undefined ? `-pop-${arms.population}` : '';
+  return `${promptId}-${label}-n${n}-T${temperature}-${protocol}${dynamics === 'synchronous' ? '-sync' : ''}${tpl}${pop}`;
 }
 
 export function runId(config: string, trial: number): string {
@@ -128,21 +164,53 @@ export function sweepEvents(runs: readonly Pick<RunPlan, 'sweeps' | 'n'>[]): num
   return runs.reduce((s, r) => s + runEvents(r), 0);
 }
 
+/** A configuration's arms of the dynamics, template and population axes, in grid order. */
+interface Arm {
+  dynamics: Dynamics;
+  template?: PromptTemplate;
+  population?: Population;
+  names: RunArms;
+}
+
+function armsOf(spec: SweepSpec, files: ArmFiles): Arm[] {
+  const arms: Arm[] = [];
+  const templates = templateArms(spec);
+  const populations = populationArms(spec);
+  for (const dynamics of dynamicsArms(spec)) {
+    templates.forEach((t, ti) => {
+      populations.forEach((p, pi) => {
+        const template = files.templates?.[ti];
+        const entries = files.populations?.[pi];
+        const names: RunArms = {};
+        if (t.label !== undefined) names.template = t.label;
+        if (p.label !== undefined) names.population = p.label;
+        arms.push({
+          dynamics,
+          ...(template ? { template } : {}),
+          ...(entries ? { population: { entries, assign: p.assign, fraction: p.fraction } } : {}),
+          names,
+        });
+      });
+    });
+  }
+  return arms;
+}
+
 /**
- * Expands the grid into runs: a pure function of the spec, the prompts and any edge lists. Order:
- * prompt, geometry, size, temperature, protocol, trial.
+ * Expands the grid into runs: a pure function of the spec, the prompts and any edge lists (and the arms'
+ * files, which set what runs carry, never their ids). Order: prompt, geometry, size, temperature,
+ * protocol, dynamics, template, population, trial.
  */
 export function planSweep(
   spec: SweepSpec,
   prompts: Prompt[],
   file: string,
   edgeLists: EdgeLists = new Map(),
-  population?: Population['entries'],
+  files: ArmFiles = {},
 ): RunPlan[] {
   checkSizeMapKeys(spec, file);
   const controls = runControls(spec);
-  const people: Population | undefined =
-    spec.population && population ? { entries: population, assign: spec.population.assign, fraction: spec.population.fraction } : undefined;
+  const arms = armsOf(spec, files);
   const protocols = Array.isArray(spec.protocol) ? spec.protocol : [spec.protocol];
   const sweepSeed = spec.seed ?? 0;
   const runs: RunPlan[] = [];
@@ -157,30 +225,34 @@ export function planSweep(
         if (!degrees.has(key)) degrees.set(key, graphFor(geometry, n, 0, edgeLists).k);
         for (const temperature of spec.temperatures) {
           for (const protocol of protocols) {
-            const config = configId(prompt.id, label, n, temperature, protocol, spec.dynamics);
-            for (let trial = 0; trial < spec.trials; trial++) {
-              const id = runId(config, trial);
-              if (seen.has(id)) {
-                throw new InputError(file, 'geometries', `two configurations share the run id ${id}`, 'remove the repeated grid value');
+            for (const arm of arms) {
+              const config = configId(prompt.id, label, n, temperature, protocol, arm.dynamics, arm.names);
+              for (let trial = 0; trial < spec.trials; trial++) {
+                const id = runId(config, trial);
+                if (seen.has(id)) {
+                  throw new InputError(file, 'geometries', `two configurations share the run id ${id}`, 'remove the repeated grid value');
+                }
+                seen.add(id);
+                runs.push({
+                  runId: id,
+                  configId: config,
+                  trial,
+                  prompt,
+                  geometry,
+                  geometryLabel: label,
+                  n,
+                  k: degrees.get(key)!,
+                  temperature,
+                  protocol,
+                  dynamics: arm.dynamics,
+                  ...(arm.template ? { template: arm.template } : {}),
+                  ...(arm.names.template !== undefined || arm.names.population !== undefined ? { arms: arm.names } : {}),
+                  sweeps: spec.sweeps,
+                  seed: mixSeed(sweepSeed, id),
+                  controls,
+                  ...(arm.population ? { population: arm.population } : {}),
+                });
               }
-              seen.add(id);
-              runs.push({
-                runId: id,
-                configId: config,
-                trial,
-                prompt,
-                geometry,
-                geometryLabel: label,
-                n,
-                k: degrees.get(key)!,
-                temperature,
-                protocol,
-                dynamics: spec.dynamics,
-                sweeps: spec.sweeps,
-                seed: mixSeed(sweepSeed, id),
-                controls,
-                ...(people ? { population: people } : {}),
-              });
             }
           }
         }

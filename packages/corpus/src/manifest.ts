@@ -39,6 +39,8 @@ export interface Manifest {
    */
   usage: { calls: number; retries: number; prompt_tokens: number; completion_tokens: number; cost: number | null; judge_calls: number };
   files: Record<string, { bytes: number; sha256: string }>;
+  /** Where the whitening files came from; absent in corpora made before `whitening: {from}` (fitted). */
+  whitening?: WhiteningOrigin;
   /**
    * Only in a part of a job array (`panta run --shard I/N`): its runs' events and journals, no whitening
    * and no order parameters, which need every part's t = 0 answers; `panta merge` writes those.
@@ -55,6 +57,14 @@ export interface Manifest {
   started_at: string;
   updated_at: string;
 }
+
+/**
+ * Where a corpus's whitening came from: fitted on its own t = 0 answers (zca, or raw), or copied from
+ * another corpus (its folder, name and fingerprint, and each copied file's sha256 by `<prompt>__<encoder>`).
+ */
+export type WhiteningOrigin =
+  | { source: 'fitted'; mode: 'zca' | 'raw' }
+  | { source: 'corpus'; corpus: string; name: string; fingerprint: string; files: Record<string, string> };
 
 export interface PosthocJudge {
   name: string;

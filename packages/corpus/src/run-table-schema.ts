@@ -9,6 +9,9 @@ import { RUN_ID_COLUMNS, type ColumnDef } from './event-schema.js';
 export const RUN_COLUMNS: readonly ColumnDef[] = [
   ...RUN_ID_COLUMNS,
   { name: 'dynamics', type: 'VARCHAR' },
+  /** The run's template and population arm names; null where the sweep does not grid that axis. */
+  { name: 'template_arm', type: 'VARCHAR' },
+  { name: 'population_arm', type: 'VARCHAR' },
   { name: 'seed', type: 'BIGINT' },
   { name: 'status', type: 'VARCHAR' },
   { name: 'events', type: 'BIGINT' },
@@ -32,6 +35,8 @@ export const RUN_COLUMNS: readonly ColumnDef[] = [
 /** One row of runs.parquet as written: null where unknown (a run not complete, a backend without prices). */
 export interface RunTableRow extends RunColumns {
   dynamics: string;
+  template_arm: string | null;
+  population_arm: string | null;
   seed: number;
   status: 'complete' | 'failed' | 'pending';
   events: number;

@@ -25,7 +25,7 @@ import { readParquetSql } from './duckdb.js';
 import { queryRows } from './parquet-table.js';
 import { readEvents } from './event-reader.js';
 import { CORPUS_FORMAT, readManifest, sha256File } from './manifest.js';
-import { measureSweep } from './measure/sweep-measure.js';
+import { measureSweep, type WhiteningMode } from './measure/sweep-measure.js';
 import { readWhitening } from './measure/whitening-io.js';
 import { checkPosthoc } from './verify-posthoc.js';
 import type { OrderParamRow } from './measure/order-params-io.js';
@@ -105,7 +105,16 @@ export async function verifyCorpus(dir: string): Promise<VerifyReport> {
   if (shard)
     return { ok: problems.length === 0, problems, checked: `${shardLabel(shard)}: ${checked}; no order parameters until panta merge` };
   if (good.length === runs.length)
-    problems.push(...(await checkMeasurement(out, runs, manifest.encoders, spec.whitening, spec.drift?.tolerance ?? 'auto')));
+    // A whitening taken from another corpus is checked as this corpus holds it (a copy, checksummed above).
+    problems.push(
+      ...(await checkMeasurement(
+        out,
+        runs,
+        manifest.encoders,
+        typeof spec.whitening === 'object' ? { from: out } : spec.whitening,
+        spec.drift?.tolerance ?? 'auto',
+      )),
+    );
   problems.push(...(await checkPosthoc(out, manifest, good.length === runs.length ? runs : null, spec.drift?.tolerance ?? 'auto')));
   return { ok: problems.length === 0, problems, checked };
 }
@@ -210,7 +219,7 @@ async function checkMeasurement(
   out: string,
   runs: RunPlan[],
   encoders: { name: string; dim: number }[],
-  mode: 'zca' | 'raw',
+  mode: WhiteningMode,
   tolerance: number | 'auto',
 ): Promise<string[]> {
   const problems: string[] = [];

@@ -1,5 +1,5 @@
 import { decodeBoardVersion, hasBoundaries, isDrift, medoid, nextControl, type ControlState, type Tag } from '@panta/core';
-import { callModel, callOutcome, callSeed, controlEncoder, type WorkerServices } from './execute-event.js';
+import { callModel, callOutcome, callSeed, controlEncoder, runServices, type WorkerServices } from './execute-event.js';
 import type { BoundaryOutcome, BoundaryTask, CallOutcome } from './task.js';
 
 /**
@@ -8,8 +8,13 @@ import type { BoundaryOutcome, BoundaryTask, CallOutcome } from './task.js';
  * the previous sweep's and, on drift, a moderator write the next sweep's message. Pure in the snapshot and
  * the seeds, so it decides the same on every execution.
  */
-export async function executeBoundary(task: BoundaryTask, values: readonly string[], services: WorkerServices): Promise<BoundaryOutcome> {
+export async function executeBoundary(
+  task: BoundaryTask,
+  values: readonly string[],
+  sweepServices: WorkerServices,
+): Promise<BoundaryOutcome> {
   const { run, sweep } = task;
+  const services = runServices(run, sweepServices);
   if (!hasBoundaries(run.protocol, run.controls)) throw new Error(`${run.runId}: boundary task for a run without boundaries`);
   const answers = run.protocol === 'belief-board' ? values.map((v) => decodeBoardVersion(v).answer) : [...values];
   const embeddings = await controlEncoder(run, services).encode(answers);

@@ -33,6 +33,11 @@ export interface WorkerServices {
   judge?: Judge;
 }
 
+/** The services as a run sees them: with its own template when the sweep grids templates. */
+export function runServices(run: RunPlan, services: WorkerServices): WorkerServices {
+  return run.template && run.template !== services.template ? { ...services, template: run.template } : services;
+}
+
 /** The encoder whose raw embeddings measure divergence and control magnetisation. */
 export function controlEncoder(run: RunPlan, services: WorkerServices): Encoder {
   const name = run.controls.encoder;
@@ -139,8 +144,9 @@ export function callOutcome(role: CallOutcome['role'], seed: number, call: { res
  *   (JSON) gives its answer and new entries;
  * - drift-policy: the template, plus the sweep's moderator message when there is one.
  */
-export function executeEvent(task: EventTask, reads: readonly string[], services: WorkerServices): Promise<EventOutcome> {
+export function executeEvent(task: EventTask, reads: readonly string[], sweepServices: WorkerServices): Promise<EventOutcome> {
   const { run, plan } = task;
+  const services = runServices(run, sweepServices);
   const temperature = temperatureAt(run.temperature, plan.sweep, run.sweeps, run.controls.annealing);
   const boardRun = run.protocol === 'belief-board';
   const own = boardRun && plan.readVersions.length > 0 ? decodeBoardVersion(reads[0]) : undefined;

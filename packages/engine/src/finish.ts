@@ -17,6 +17,7 @@ import { writeFinalManifest } from './manifest-final.js';
 import { runTableRows, writeRunTable } from './run-table.js';
 import { summariseFinal, type SweepSummary } from './sweep-summary.js';
 import { costOf, shardTotals, usageTotals } from './totals.js';
+import { whiteningMode } from './whitening-source.js';
 
 export { batchInvariant, backendMeta, codeVersion, judgeMeta, startManifest, sweepMeta, type SweepMeta } from './manifest-start.js';
 export type { SummaryRow, SweepSummary } from './sweep-summary.js';
@@ -48,7 +49,7 @@ export async function finishSweep(
         out,
         runs.map((r) => ({ runId: r.runId, configId: r.configId, n: r.n, promptId: r.prompt.id })),
         encoders,
-        sweep.spec.whitening,
+        whiteningMode(sweep.spec, sweep.specFile),
         true,
         trace,
       )

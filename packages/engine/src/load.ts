@@ -36,6 +36,10 @@ import {
   parsePopulation,
   shardRuns,
   type PopulationEntry,
+  type ArmFiles,
+  armCount,
+  populationArms,
+  templateArms,
   type Shard,
   type Prompt,
   type PromptTemplate,
@@ -43,16 +47,18 @@ import {
   type SweepSpec,
 } from '@panta/core';
 import { plannerWindow } from './run-order.js';
+import { checkWhiteningSource } from './whitening-source.js';
 
 /** Everything a sweep needs, read and validated before anything is written. */
 export interface LoadedSweep {
   specFile: string;
   spec: SweepSpec;
   prompts: Prompt[];
+  /** The template of runs that carry none of their own (the spec's single template, or its first arm's). */
   template: PromptTemplate;
   edgeLists: Map<string, Edge[]>;
-  /** Personas or hidden beliefs of the spec's population file. */
-  population?: PopulationEntry[];
+  /** What each template and population arm's file holds (planSweep's ArmFiles): what runs carry. */
+  armFiles: ArmFiles;
   /** The runs this process writes: the grid's, or with a shard, its part of them. */
   runs: RunPlan[];
   /** A part of a job array (`panta run --shard I/N`): `runs` is its slice, and `panta merge` measures. */
@@ -348,7 +354,8 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
   const datasetFile = resolve(base, spec.dataset);
   const datasetText = readInput(datasetFile, 'dataset', specPath, 'dataset');
   const prompts = selectPrompts(spec, parseDataset(datasetText, datasetFile), specPath);
-  const template = loadTemplate(spec.template, base, specPath, 'template');
+  const templates = templateArms(spec).map((arm) => loadTemplate(arm.ref, base, specPath, arm.field));
+  const template = templates[0];
   const edgeLists = new Map<string, Edge[]>();
   const edgeFiles = new Map<string, EdgeFile>();
   const edgeTexts: string[] = [];
@@ -362,22 +369,33 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
     edgeTexts.push(text);
   });
   checkEdgeSizes(spec, specPath, edgeFiles);
-  let population: PopulationEntry[] | undefined;
-  let populationText = '';
-  if (spec.population) {
-    const file = resolve(base, spec.population.file);
-    populationText = readInput(file, 'population file', specPath, 'population.file');
-    population = parsePopulation(populationText, file);
-  }
+  const populationTexts: string[] = [];
+  const populations = populationArms(spec).map((arm): PopulationEntry[] | undefined => {
+    if (arm.file === undefined) return undefined;
+    const file = resolve(base, arm.file);
+    const text = readInput(file, 'population file', specPath, arm.field);
+    populationTexts.push(text);
+    return parsePopulation(text, file);
+  });
+  const armFiles: ArmFiles = { templates, populations };
   checkControls(spec, specPath);
   // Before planning, which builds every graph: a grid too large to hold is refused, not allocated.
   checkSweepBounds(spec, prompts.length, specPath, (path) => edgeListSize(edgeLists.get(path)!));
-  const protocols = Array.isArray(spec.protocol) ? spec.protocol.length : 1;
+  const protocols = (Array.isArray(spec.protocol) ? spec.protocol.length : 1) * armCount(spec);
   const runsPerSize = prompts.length * spec.temperatures.length * protocols * spec.trials;
   checkMemoryBudget(spec, runsPerSize, specPath, (path) => edgeListSize(edgeLists.get(path)!), memoryAvailable(spec, specPath));
-  const runs = planSweep(spec, prompts, specPath, edgeLists, population);
+  const runs = planSweep(spec, prompts, specPath, edgeLists, armFiles);
   checkBackendLimits(spec, specPath);
-  checkContextBudget(spec, runs, template, specPath);
+  for (const t of new Set(templates))
+    checkContextBudget(
+      spec,
+      runs.filter((r) => (r.template ?? template) === t),
+      t,
+      specPath,
+    );
+  // Another corpus's whitening: its prompts and encoders (and hashing dims) now; onnx dims once opened.
+  const known = spec.encoders.map((e) => (e.kind === 'hashing' ? { name: e.name, dim: e.dim } : { name: e.name }));
+  checkWhiteningSource(spec, specFile, specPath, prompts, known);
   // 1/1 is a part too: an array script of any size ends with the same `panta merge`.
   const shard = overrides.shard;
   const defaultOut = spec.out ?? `runs/${spec.name}`;
@@ -388,11 +406,12 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
     .update('\0')
     .update(JSON.stringify(prompts))
     .update('\0')
-    .update(JSON.stringify(template))
+    // One template as ever; arms by their list (a list is a new spec anyway).
+    .update(JSON.stringify(templates.length === 1 && !Array.isArray(spec.template) ? template : templates))
     .update('\0')
     .update(edgeTexts.join('\0'))
     .update('\0')
-    .update(populationText)
+    .update(populationTexts.join('\0'))
     .digest('hex');
   // Every part plans (and checks) the whole grid, so each computes the same partition.
   const mine = shard ? shardRuns(runs, shard) : runs;
@@ -402,7 +421,7 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
     prompts,
     template,
     edgeLists,
-    ...(population ? { population } : {}),
+    armFiles,
     runs: mine,
     ...(shard ? { shard } : {}),
     out,

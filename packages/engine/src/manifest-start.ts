@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { sweepEvents, type BackendSpec, type JudgeSpec, type SweepSpec } from '@panta/core';
 import { CORPUS_FORMAT, writeManifest, type Manifest } from '@panta/corpus';
 import type { LoadedSweep } from './load.js';
+import { whiteningOrigin } from './whitening-source.js';
 
 /**
  * What the manifest says of the backend, judge and encoders: plain values, not the live objects, so a process
@@ -41,8 +42,12 @@ export function batchInvariant(backend: SweepSpec['backend']): boolean | null {
   return backend.kind === 'surrogate' ? true : (backend.batch_invariant ?? null);
 }
 
-/** The manifest as the sweep starts (or resumes): status running, nothing counted yet. */
+/**
+ * The manifest as the sweep starts (or resumes): status running, nothing counted yet. A whitening taken
+ * from another corpus is checked here against the encoders as opened (their dims), before it is written.
+ */
 export function startManifest(sweep: LoadedSweep, previous: Manifest | null, meta: SweepMeta): Manifest {
+  const whitening = whiteningOrigin(sweep.spec, sweep.specFile, sweep.prompts, meta.encoders);
   const now = new Date().toISOString();
   const manifest: Manifest = {
     format: CORPUS_FORMAT,
@@ -62,6 +67,7 @@ export function startManifest(sweep: LoadedSweep, previous: Manifest | null, met
     tags: {},
     usage: { calls: 0, retries: 0, prompt_tokens: 0, completion_tokens: 0, cost: null, judge_calls: 0 },
     files: {},
+    whitening,
     ...(sweep.shard ? { shard: { index: sweep.shard.index, count: sweep.shard.count, measured_by: 'panta merge' as const } } : {}),
     started_at: previous?.started_at ?? now,
     updated_at: now,

@@ -218,5 +218,14 @@ function sweepOfManifest(manifest: Manifest, file: string): Omit<LoadedSweep, 'o
     edgeLists.set(g.path, parseEdgeList(readFileSync(edges, 'utf8'), edges));
   });
   const runs = planSweep(spec, prompts, manifest.spec_file, edgeLists);
-  return { specFile: manifest.spec_file, spec, prompts, template: DEFAULT_TEMPLATE, edgeLists, runs, fingerprint: manifest.fingerprint };
+  return {
+    specFile: manifest.spec_file,
+    spec,
+    prompts,
+    template: DEFAULT_TEMPLATE,
+    armFiles: {},
+    edgeLists,
+    runs,
+    fingerprint: manifest.fingerprint,
+  };
 }

@@ -43,6 +43,8 @@ export function runTableRows(input: RunTableInput): RunTableRow[] {
       temperature: r.temperature,
       protocol: r.protocol,
       dynamics: r.dynamics,
+      template_arm: r.arms?.template ?? null,
+      population_arm: r.arms?.population ?? null,
       seed: r.seed,
       status: t ? 'complete' : failed.includes(r.runId) ? 'failed' : 'pending',
       events: t?.events ?? 0,

@@ -1,17 +1,17 @@
 import { PROTOCOLS, geometryLabel, type GeometrySpec } from '@panta/core';
 import type { OrderParamRow } from '@panta/corpus';
 import type { CorpusData, RunInfo } from './corpus-data.js';
-import { extent, mean } from './stats.js';
+import { armColumns, armOf, type ArmColumn } from './arms.js';
+import { seBand } from './stats.js';
 
 /**
  * Figures put one geometry per column and one "panel" per row: a panel is everything else of a
- * configuration except temperature (prompt and N, plus protocol and dynamics when the sweep grids them).
+ * configuration except temperature (prompt and N, plus each arm the sweep grids: protocol, dynamics,
+ * template, population).
  */
-export function panelLabel(run: RunInfo, varies: { protocol: boolean; dynamics: boolean }): string {
-  const parts = [run.prompt_id, `N=${run.n}`];
-  if (varies.protocol) parts.push(run.protocol);
-  if (varies.dynamics) parts.push(run.dynamics ?? 'asynchronous');
-  return parts.join(' · ');
+export function panelLabel(run: RunInfo, arms: readonly ArmColumn[]): string {
+  const arm = armOf(run, arms);
+  return [run.prompt_id, `N=${run.n}`, ...(arm ? [arm] : [])].join(' · ');
 }
 
 /** Protocols in the spec's order, then any other present (a corpus from another version), then the known rest. */
@@ -35,6 +35,7 @@ export function layout(data: CorpusData): Layout {
   const varies = {
     protocol: new Set(data.runs.map((r) => r.protocol)).size > 1,
     dynamics: new Set(data.runs.map((r) => r.dynamics)).size > 1,
+    arm: new Set(data.runs.map((r) => r.arm)).size > 1,
   };
   const specOrder: string[] = [];
   for (const g of ((data.manifest.spec as { geometries?: unknown[] }).geometries ?? []) as GeometrySpec[]) {
@@ -54,7 +55,7 @@ export function layout(data: CorpusData): Layout {
   );
   const panels: string[] = [];
   for (const r of sorted) {
-    const p = panelLabel(r, varies);
+    const p = panelLabel(r, arms);
     panelOf.set(r.run_id, p);
     runOf.set(r.run_id, r);
     if (!panels.includes(p)) panels.push(p);
@@ -63,7 +64,7 @@ export function layout(data: CorpusData): Layout {
   return { geometries, panels, temperatures, panelOf, runOf };
 }
 
-/** One point of an ordering curve: a configuration at sweep t, over its trials (mean and spread). */
+/** One point of an ordering curve: a configuration at sweep t, over its trials: the mean and the band mean ± one standard error (null with one trial). */
 export interface CurvePoint {
   config_id: string;
   panel: string;
@@ -82,6 +83,10 @@ export interface CurvePoint {
   rho: number | null;
   rho_lo: number | null;
   rho_hi: number | null;
+  /** CDS_sys: mean pairwise cosine distance of the raw embeddings. */
+  cds: number | null;
+  cds_lo: number | null;
+  cds_hi: number | null;
 }
 
 /**
@@ -121,12 +126,10 @@ export function curves(data: CorpusData, lay: Layout, encoder: string): CurvePoi
   }
   const out: CurvePoint[] = [];
   for (const { run, sweep, rows, held } of groups.values()) {
-    const m = rows.map((r) => r.magnetisation);
-    const q = rows.map((r) => r.cohesion);
-    const rho = rows.map((r) => r.rho);
-    const [mLo, mHi] = extent(m);
-    const [qLo, qHi] = extent(q);
-    const [rLo, rHi] = extent(rho);
+    const m = seBand(rows.map((r) => r.magnetisation));
+    const q = seBand(rows.map((r) => r.cohesion));
+    const rho = seBand(rows.map((r) => r.rho));
+    const cds = seBand(rows.map((r) => r.cds_sys));
     out.push({
       config_id: run.config_id,
       panel: lay.panelOf.get(run.run_id)!,
@@ -135,15 +138,18 @@ export function curves(data: CorpusData, lay: Layout, encoder: string): CurvePoi
       sweep,
       trials: rows.length,
       held,
-      m: mean(m),
-      m_lo: mLo,
-      m_hi: mHi,
-      q: mean(q),
-      q_lo: qLo,
-      q_hi: qHi,
-      rho: mean(rho),
-      rho_lo: rLo,
-      rho_hi: rHi,
+      m: m.mean,
+      m_lo: m.lo,
+      m_hi: m.hi,
+      q: q.mean,
+      q_lo: q.lo,
+      q_hi: q.hi,
+      rho: rho.mean,
+      rho_lo: rho.lo,
+      rho_hi: rho.hi,
+      cds: cds.mean,
+      cds_lo: cds.lo,
+      cds_hi: cds.hi,
     });
   }
   return out.sort((a, b) => a.config_id.localeCompare(b.config_id) || a.sweep - b.sweep);
@@ -160,7 +166,7 @@ export function finalRows(data: CorpusData, encoder: string): Map<string, OrderP
   return last;
 }
 
-/** Final delta_rho = rho(final sweep) - rho(0) of one configuration, over its trials; `best` marks each cell's lowest. */
+/** Final delta_rho = rho(final sweep) - rho(0) of one configuration: mean over its trials, lo..hi = mean ± one standard error; `best` marks each cell's lowest. */
 export interface DeltaRhoPoint {
   config_id: string;
   panel: string;
@@ -185,16 +191,16 @@ export function finalDeltaRho(data: CorpusData, lay: Layout): DeltaRhoPoint[] {
     groups.set(run.config_id, g);
   }
   const points: DeltaRhoPoint[] = [...groups.values()].map(({ run, values }) => {
-    const [lo, hi] = extent(values);
+    const band = seBand(values);
     return {
       config_id: run.config_id,
       panel: lay.panelOf.get(run.run_id)!,
       geometry: run.geometry,
       temperature: run.temperature,
       trials: values.length,
-      delta_rho: mean(values),
-      lo,
-      hi,
+      delta_rho: band.mean,
+      lo: band.lo,
+      hi: band.hi,
       best: false,
     };
   });

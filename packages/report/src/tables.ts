@@ -136,11 +136,12 @@ export function driftTable(data: CorpusData, lay: Layout = layout(data)): Table 
   const varies = {
     protocol: new Set(data.runs.map((r) => r.protocol)).size > 1,
     dynamics: new Set(data.runs.map((r) => r.dynamics)).size > 1,
+    arm: new Set(data.runs.map((r) => r.arm)).size > 1,
   };
   const groups = new Map<string, { run: RunInfo; ids: string[] }>();
   for (const r of data.runs) {
     if (!drift.has(r.run_id)) continue;
-    const key = [r.prompt_id, lay.geometries.indexOf(r.geometry), r.temperature, r.protocol, r.dynamics ?? ''].join('\u0000');
+    const key = [r.prompt_id, lay.geometries.indexOf(r.geometry), r.temperature, r.protocol, r.dynamics ?? '', r.arm ?? ''].join('\u0000');
     const g = groups.get(key) ?? { run: r, ids: [] };
     g.ids.push(r.run_id);
     groups.set(key, g);
@@ -152,7 +153,8 @@ export function driftTable(data: CorpusData, lay: Layout = layout(data)): Table 
         lay.geometries.indexOf(a.run.geometry) - lay.geometries.indexOf(b.run.geometry) ||
         a.run.temperature - b.run.temperature ||
         protocols.indexOf(a.run.protocol) - protocols.indexOf(b.run.protocol) ||
-        (a.run.dynamics ?? '').localeCompare(b.run.dynamics ?? ''),
+        (a.run.dynamics ?? '').localeCompare(b.run.dynamics ?? '') ||
+        (a.run.arm ?? '').localeCompare(b.run.arm ?? ''),
     )
     .map(({ run, ids }): Cell[] => {
       const ds = ids.map((id) => drift.get(id)!);
@@ -163,6 +165,7 @@ export function driftTable(data: CorpusData, lay: Layout = layout(data)): Table 
         String(run.temperature), // as written in the spec, not to 3 decimals
         ...(varies.protocol ? [run.protocol] : []),
         ...(varies.dynamics ? [run.dynamics ?? 'asynchronous'] : []),
+        ...(varies.arm ? [run.arm ?? ''] : []),
         ids.length,
         mean(ds.map((d) => d.focus_total)),
         drifted.length,
@@ -188,6 +191,7 @@ export function driftTable(data: CorpusData, lay: Layout = layout(data)): Table 
       'T',
       ...(varies.protocol ? ['protocol'] : []),
       ...(varies.dynamics ? ['dynamics'] : []),
+      ...(varies.arm ? ['arm'] : []),
       'runs',
       'FOCUS (mean)',
       'drifted runs',

@@ -1,3 +1,4 @@
+import { armCount } from './arms.js';
 import { InputError } from '../errors.js';
 import { geometryLabel, nominalDegree, type GeometrySpec } from '../geometry/index.js';
 import type { SweepSpec } from './schema.js';
@@ -42,7 +43,7 @@ export function sizesOf(spec: SweepSpec, geometry: GeometrySpec, fileSize: (path
  * neighbour entries. `prompts` is the number of prompts selected; `fileSize` an edge list's node count.
  */
 export function checkSweepBounds(spec: SweepSpec, prompts: number, file: string, fileSize: (path: string) => number): void {
-  const protocols = Array.isArray(spec.protocol) ? spec.protocol.length : 1;
+  const protocols = (Array.isArray(spec.protocol) ? spec.protocol.length : 1) * armCount(spec);
   let configs = 0;
   for (const geometry of spec.geometries) {
     const { sizes, field } = sizesOf(spec, geometry, fileSize);

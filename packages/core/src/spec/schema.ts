@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { geometryLabel, geometrySchema } from '../geometry/index.js';
 import { backendSchema, judgeBackendSchema, judgeInFlight } from './backend.js';
 import { MAX_RUNS, MAX_SWEEPS } from './bounds.js';
+import { armLabel, populationArmLabel, type PopulationArmInput } from './arms.js';
 import { parseMemoryBudget } from './memory.js';
 
 /**
@@ -25,6 +26,9 @@ function noRepeats<T>(key: (entry: T) => unknown = (entry) => entry, show: (entr
     });
   };
 }
+
+/** A name that goes into run ids (and so file names and queue job ids). */
+const armName = z.string().regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-" only');
 
 const encoderName = z.string().regex(/^[a-z][a-z0-9_]*$/, 'lowercase letters, digits and _ only, starting with a letter');
 
@@ -59,6 +63,31 @@ const protocolSchema = z.enum(PROTOCOLS);
 
 const sizeList = z.array(z.int().min(1)).min(1).superRefine(noRepeats<number>());
 
+/** Update rules (DESIGN.md 2): a gridded axis. */
+export const DYNAMICS = ['asynchronous', 'synchronous'] as const;
+const dynamicsSchema = z.enum(DYNAMICS);
+
+const templateRef = z.string().min(1);
+
+/** How agents get personas or beliefs from a population file (one arm of the population axis). */
+const populationAssign = {
+  /** same: every agent gets the first entry; distinct: entries dealt out to all agents; fraction: to a share of them. */
+  assign: z.enum(['same', 'distinct', 'fraction']).default('distinct'),
+  /** Share of agents that get an entry when assign is fraction. */
+  fraction: z.number().min(0).max(1).default(0.1),
+};
+
+/**
+ * An arm of a gridded population: a file dealt out as `assign` says, or none (a homogeneous arm). Its name
+ * goes into the config id; default the file's name without its extension, or `none` without a file.
+ */
+const populationArmSchema = z.strictObject({
+  name: armName.optional(),
+  /** JSON lines {id, persona?, belief?}, relative to the spec file; absent: no personas or beliefs. */
+  file: z.string().min(1).optional(),
+  ...populationAssign,
+});
+
 /** The sweep spec of DESIGN.md section 3. Every key is documented with its default. */
 export const sweepSpecSchema = z.strictObject({
   /** Names the sweep; default output folder is runs/<name>. */
@@ -79,7 +108,8 @@ export const sweepSpecSchema = z.strictObject({
   sweeps: z.int().min(1).max(MAX_SWEEPS).default(10),
   /** Seed of the whole sweep; each run's seed is derived from it and the run id. */
   seed: z.int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
-  dynamics: z.enum(['asynchronous', 'synchronous']).default('asynchronous'),
+  /** asynchronous (Glauber-like) or synchronous updates, or a list of both (a gridded axis). */
+  dynamics: z.union([dynamicsSchema, z.array(dynamicsSchema).min(1).superRefine(noRepeats<string>())]).default('asynchronous'),
   /** A coordination protocol, or a list of them (a gridded axis). */
   protocol: z.union([protocolSchema, z.array(protocolSchema).min(1).superRefine(noRepeats<string>())]).default('glauber'),
   backend: backendSchema.prefault({ kind: 'surrogate' }),
@@ -94,14 +124,34 @@ export const sweepSpecSchema = z.strictObject({
     )
     .prefault([{ name: 'hashing', kind: 'hashing' }]),
   judge: judgeSchema.prefault({ kind: 'reference' }),
-  /** Prompt template file, relative to the spec file; default the shipped template. */
-  template: z.string().min(1).optional(),
+  /**
+   * Prompt template file, relative to the spec file; default the shipped template. A list is a gridded
+   * axis: each arm is named in the config id by its file's name without the extension.
+   */
+  template: z
+    .union([
+      templateRef,
+      z
+        .array(templateRef)
+        .min(1)
+        .superRefine(
+          noRepeats(
+            (ref: string) => armLabel(ref),
+            (ref) => `template ${JSON.stringify(ref)} (arm name "${armLabel(ref)}")`,
+          ),
+        ),
+    ])
+    .optional(),
   /** At most 2^31 - 1: the corpus's completion_tokens column is a 32-bit integer. */
   max_tokens: z.int().min(1).max(2_147_483_647).default(100),
   /** Ask for exactly max_tokens tokens (vLLM: min_tokens = max_tokens). */
   fixed_length: z.boolean().default(false),
-  /** zca: regularised ZCA whitening per (prompt, encoder); raw: spins are the raw embeddings. */
-  whitening: z.enum(['zca', 'raw']).default('zca'),
+  /**
+   * zca: regularised ZCA whitening per (prompt, encoder); raw: spins are the raw embeddings; {from: CORPUS}:
+   * the whitening another corpus fitted (its folder, relative to the spec file), so that both measure m and
+   * q in one basis.
+   */
+  whitening: z.union([z.enum(['zca', 'raw']), z.strictObject({ from: z.string().min(1) })]).default('zca'),
   /** Events in flight at once. */
   concurrency: z.int().min(1).max(65_536).default(64),
   /**
@@ -138,15 +188,24 @@ export const sweepSpecSchema = z.strictObject({
     })
     .prefault({}),
   /** Heterogeneous populations: personas or hidden beliefs from a JSON-lines file, assigned by a seeded rule. */
+  /** A list of arms ({name?, file?, assign, fraction}; no file: no personas) is a gridded axis. */
   population: z
-    .strictObject({
-      /** JSON lines {id, persona?, belief?}, relative to the spec file. */
-      file: z.string().min(1),
-      /** same: every agent gets the first entry; distinct: entries dealt out to all agents; fraction: to a share of them. */
-      assign: z.enum(['same', 'distinct', 'fraction']).default('distinct'),
-      /** Share of agents that get an entry when assign is fraction. */
-      fraction: z.number().min(0).max(1).default(0.1),
-    })
+    .union([
+      z.strictObject({
+        /** JSON lines {id, persona?, belief?}, relative to the spec file. */
+        file: z.string().min(1),
+        ...populationAssign,
+      }),
+      z
+        .array(populationArmSchema)
+        .min(1)
+        .superRefine(
+          noRepeats(
+            (arm: PopulationArmInput) => populationArmLabel(arm),
+            (arm) => `population arm "${populationArmLabel(arm)}"`,
+          ),
+        ),
+    ])
     .optional(),
   /** Temperature per sweep: from the configuration's T at sweep 1 to `to` at the last sweep. */
   annealing: z.strictObject({ to: z.number().nonnegative(), shape: z.enum(['linear', 'geometric']).default('linear') }).optional(),
@@ -193,7 +252,10 @@ export type JudgeSpec = z.infer<typeof judgeSchema>;
 export type Protocol = (typeof PROTOCOLS)[number];
 export type EarlyStoppingSpec = NonNullable<SweepSpec['early_stopping']>;
 export type AnnealingSpec = NonNullable<SweepSpec['annealing']>;
-export type PopulationSpec = NonNullable<SweepSpec['population']>;
+/** How a population is dealt out to agents (one arm of the population axis). */
+export type PopulationSpec = { assign: 'same' | 'distinct' | 'fraction'; fraction: number };
+export type Dynamics = (typeof DYNAMICS)[number];
+export type WhiteningSpec = SweepSpec['whitening'];
 
 /** The JSON Schema of sweep specs (input form: defaults make keys optional), for editor completion. */
 export function sweepSpecJsonSchema(): unknown {

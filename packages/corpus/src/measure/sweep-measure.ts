@@ -2,7 +2,13 @@ import type { EncoderColumn, Whitening } from '@panta/core';
 import { shardPath } from '../corpus-paths.js';
 import { measureRunShard, measureRunTrace, measuredCache, type Measured, type OrderParamRow } from './order-params-io.js';
 import type { SealedRun, SweepTrace } from './sweep-trace.js';
-import { fitShardWhitening, writeWhitening } from './whitening-io.js';
+import { copyWhitening, fitShardWhitening, readWhitening, writeWhitening } from './whitening-io.js';
+
+/**
+ * How a sweep's whitening is had: fitted here (zca, or raw), or read from the whitening files of another
+ * corpus folder (`from`, absolute), so that corpora measured with one whitening compare.
+ */
+export type WhiteningMode = 'zca' | 'raw' | { from: string };
 
 /** What the measurement needs of a run. */
 export interface MeasuredRun {
@@ -19,15 +25,16 @@ export interface SweepMeasurement {
 
 /**
  * The order-parameter service's final pass: per prompt, a whitening per encoder fitted on every t = 0 answer
- * of that prompt across the sweep, then each run's order parameters. With `write`, whitening files are
- * written; verify calls it without, to recompute and compare. With `trace`, runs it holds sealed are measured
+ * of that prompt across the sweep (every arm alike: one basis per prompt and encoder), or read from another
+ * corpus (`{from}`), then each run's order parameters. With `write`, whitening files are written (copied,
+ * with `from`); verify calls it without, to recompute and compare. With `trace`, runs it holds sealed are measured
  * from memory instead of their shards (see SweepTrace); the numbers are the same either way.
  */
 export async function measureSweep(
   out: string,
   runs: readonly MeasuredRun[],
   encoders: readonly EncoderColumn[],
-  mode: 'zca' | 'raw',
+  mode: WhiteningMode,
   write: boolean,
   trace?: SweepTrace,
 ): Promise<SweepMeasurement> {
@@ -54,8 +61,12 @@ export async function measureSweep(
         const s = sealed.get(file);
         return s && sweepZero(s, usable!.vectors(promptId, e), e);
       };
-      const w = await fitShardWhitening(files, encoder, mode, traced);
-      if (write) await writeWhitening(out, promptId, encoder.name, w);
+      const w =
+        typeof mode === 'object'
+          ? await givenWhitening(mode.from, promptId, encoder)
+          : await fitShardWhitening(files, encoder, mode, traced);
+      if (write && typeof mode === 'object') await copyWhitening(mode.from, out, promptId, encoder.name);
+      else if (write) await writeWhitening(out, promptId, encoder.name, w);
       perEncoder.set(encoder.name, w);
     }
     whitenings.set(promptId, perEncoder);
@@ -79,6 +90,14 @@ export async function measureSweep(
     for (const r of results) for (const row of r) orderParams.push(row);
   }
   return { whitenings, orderParams };
+}
+
+/** Another corpus's whitening of (prompt, encoder); its dimension is checked before a sweep starts, and again here. */
+async function givenWhitening(from: string, promptId: string, encoder: EncoderColumn): Promise<Whitening> {
+  const w = await readWhitening(from, promptId, encoder.name);
+  if (w.dim !== encoder.dim)
+    throw new Error(`the whitening of ${promptId}/${encoder.name} in ${from} has dimension ${w.dim}, the encoder ${encoder.dim}`);
+  return w;
 }
 
 /** A sealed run's t = 0 answers' vectors of encoder e, in event order (as `WHERE sweep = 0` reads them). */

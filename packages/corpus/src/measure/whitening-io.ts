@@ -1,7 +1,10 @@
+import { copyFile, mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { CovarianceAccumulator, fitWhitening, type EncoderColumn, type Whitening } from '@panta/core';
 import { readEvents } from '../event-reader.js';
 import { queryRows, writeParquetTable } from '../parquet-table.js';
 import { sqlString } from '../duckdb.js';
+import { commitFile } from '../fs-durable.js';
 import { VectorCache } from './keyed.js';
 
 import { whiteningPath } from '../corpus-paths.js';
@@ -81,6 +84,18 @@ export async function writeWhitening(out: string, promptId: string, encoder: str
     ],
     rows,
   );
+}
+
+/**
+ * Copies another corpus's whitening file of one (prompt, encoder) into `out`, byte for byte, so that the
+ * two corpora hold the same file (same checksum) and `out` stays readable without the other.
+ */
+export async function copyWhitening(from: string, out: string, promptId: string, encoder: string): Promise<void> {
+  const final = whiteningPath(out, promptId, encoder);
+  await mkdir(dirname(final), { recursive: true });
+  const tmp = `${final}.tmp`;
+  await copyFile(whiteningPath(from, promptId, encoder), tmp);
+  await commitFile(tmp, final);
 }
 
 export async function readWhitening(out: string, promptId: string, encoder: string): Promise<Whitening> {
