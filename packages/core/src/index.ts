@@ -21,7 +21,7 @@ export { classifyAnswer, normaliseText } from './answers.js';
 export { DEFAULT_TEMPLATE, estimateTokens, parseTemplate, promptLength, renderPrompt } from './prompt.js';
 export type { ChatMessages, PromptContext, PromptTemplate } from './prompt.js';
 export { BUILTIN_TEMPLATES, builtinTemplate, DEFAULT_TEMPLATE_NAME, PANTA_V1_TEMPLATE, RHEON_TEMPLATE } from './templates.js';
-export { configId, graphFor, planSweep, runEvents, selectPrompts, sweepEvents } from './plan.js';
+export { configArms, configId, graphFor, planSweep, runEvents, selectPrompts, sweepEvents } from './plan.js';
 export type { ArmFiles, RunArms, RunPlan } from './plan.js';
 export { criticalPath, Schedule } from './schedule.js';
 export type { EventPlan } from './schedule.js';

@@ -82,6 +82,16 @@ export function configId(
   return `${promptId}-${label}-n${n}-T${temperature}-${protocol}${dynamics === 'synchronous' ? '-sync' : ''}${tpl}${pop}`;
 }
 
+/** The template and population arm names a config id carries (configId's `-tpl-` and `-pop-` suffixes). */
+export function configArms(config: string): RunArms {
+  const arms: RunArms = {};
+  const template = /-tpl-(.+?)(?:-pop-|$)/.exec(config)?.[1];
+  const population = /-pop-(.+)$/.exec(config)?.[1];
+  if (template !== undefined) arms.template = template;
+  if (population !== undefined) arms.population = population;
+  return arms;
+}
+
 export function runId(config: string, trial: number): string {
   return `${config}-t${trial}`;
 }

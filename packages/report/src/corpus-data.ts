@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { InputError, type RunColumns } from '@panta/core';
+import { dirname, resolve } from 'node:path';
+import { configArms, InputError, type RunColumns } from '@panta/core';
 import {
   CORPUS_FORMAT,
   eventsDir,
@@ -112,7 +112,8 @@ export async function loadCorpus(dirArg: string, options: LoadOptions = {}): Pro
   } else {
     const done = runs.filter((r) => shards.has(r.run_id));
     if (done.length > 0) {
-      const mode = (manifest.spec as { whitening?: 'zca' | 'raw' }).whitening ?? 'zca';
+      const w = (manifest.spec as { whitening?: 'zca' | 'raw' | { from: string } }).whitening ?? 'zca';
+      const mode = typeof w === 'object' ? { from: resolve(dirname(manifest.spec_file), w.from) } : w;
       const measured = await measureSweep(
         dir,
         done.map((r) => ({ runId: r.run_id, configId: r.config_id, n: r.n, promptId: r.prompt_id })),
@@ -223,7 +224,9 @@ async function runsFromShards(dir: string, runIds: string[], sweeps: number): Pr
     const rec = journal.get(String(row.run_id));
     return toRunInfo({
       ...row,
-      dynamics: String(row.config_id).endsWith('-sync') ? 'synchronous' : 'asynchronous',
+      dynamics: /-sync(?:-tpl-|-pop-|$)/.test(String(row.config_id)) ? 'synchronous' : 'asynchronous',
+      template_arm: configArms(String(row.config_id)).template ?? null,
+      population_arm: configArms(String(row.config_id)).population ?? null,
       status: 'complete',
       calls: rec?.calls ?? null,
       retries: rec?.retries ?? null,
