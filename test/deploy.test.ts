@@ -35,9 +35,9 @@ const has = (cmd: string, args: string[]) => {
 
 // ---- the command lines of panta the deployment files use (README: Run on a cluster; DESIGN.md section 3) -------
 const CONTRACT: Record<string, { positionals: [number, number]; flags: string[] }> = {
-  scheduler: { positionals: [1, 1], flags: ['--redis', '--out', '--concurrency', '--seed'] },
+  scheduler: { positionals: [1, 1], flags: ['--redis', '--out', '--concurrency', '--seed', '--collectors'] },
   worker: { positionals: [0, 0], flags: ['--redis', '--concurrency', '--base-url'] },
-  collector: { positionals: [0, 0], flags: ['--redis', '--out', '--base-url'] },
+  collector: { positionals: [0, 0], flags: ['--redis', '--out', '--base-url', '--shard'] },
   status: { positionals: [0, 0], flags: ['--redis'] },
   dashboard: { positionals: [0, 0], flags: ['--redis', '--port', '--host', '--allowed-hosts'] },
   run: { positionals: [1, 1], flags: ['--shard', '--out', '--concurrency'] },
@@ -1085,6 +1085,7 @@ describe.skipIf(!has('redis-server', ['--version']))('deploy/slurm run on this m
       CUDA_VISIBLE_DEVICES: '0,1',
       JUDGE_GPUS: '1',
       LLM_MAX_NUM_SEQS: '8',
+      COLLECTORS: '2',
       SPEC: spec,
       LOG_DIR: join(dir, `logs-${id}`),
       TMPDIR: join(dir, 'node-local'),
@@ -1110,6 +1111,9 @@ describe.skipIf(!has('redis-server', ['--version']))('deploy/slurm run on this m
     // one worker per agents' server holding the server's batch, and the scheduler follows its slots
     const logs = join(dir, `logs-${jobId}`);
     expect(readFileSync(join(logs, 'scheduler.log'), 'utf8')).toMatch(/"concurrency":8,"workers":1,"slots":8/);
+    // two collectors, a run each: the second wrote its run and ended, the first finished the corpus
+    expect(readFileSync(join(logs, 'collector-2.log'), 'utf8')).toContain('"msg":"run finished"');
+    expect(readFileSync(join(logs, 'collector.log'), 'utf8')).toContain('"msg":"corpus finished"');
     expect(
       readFileSync(join(logs, `worker-${spawnSync('hostname', ['-s'], { encoding: 'utf8' }).stdout.trim()}-${base + 2}.log`), 'utf8')
         .length,

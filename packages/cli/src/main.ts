@@ -137,7 +137,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option(...redisOption)
     .option('--out <dir>', 'output folder (default: the one the scheduler was given)', path)
     .option('--sweep <id>', 'which sweep, when Redis holds more than one unfinished')
-    .option('--shard <i/k>', 'write the runs of shard I of K, I from 1 (the scheduler was started with --collectors K)', shardValue)
+    .option(
+      '--shard <i/k|auto>',
+      'write the runs of shard I of K, I from 1 (the scheduler was started with --collectors K); auto: the first shard no other collector holds (K replicas of one service)',
+      (v: string) => (v === 'auto' ? ('auto' as const) : shardValue(v)),
+    )
     .option('--base-url <url>', "the LLM judge's endpoint instead of the spec's (e.g. the head node's vLLM)", httpUrl)
     .option(
       '--durable-ms <ms>',

@@ -23,7 +23,7 @@ import { LlmJudge, createJudge } from '@panta/judge';
 import { endpointsOf, waitForEndpoints } from '@panta/llm';
 import type { Redis } from 'ioredis';
 import { collectorShards } from './collector-shards.js';
-import { collectorKeys, sweepKeys } from './keys.js';
+import { collectorKeys, sweepKeys, type SweepKeys } from './keys.js';
 import { fromPayload } from './payload.js';
 import { cpuMs } from './cpu.js';
 import { connect, ready, type PantaRedis } from './redis.js';
@@ -61,7 +61,7 @@ export interface CollectorOptions {
    * This collector's part of the runs when the scheduler splits them over K collectors
    * (`panta scheduler --collectors K`, `panta collector --shard I/K`, I from 1 as for job arrays); absent: all.
    */
-  shard?: { index: number; count: number };
+  shard?: { index: number; count: number } | 'auto';
 }
 
 interface OpenRun {
@@ -89,26 +89,37 @@ export async function runCollector(options: CollectorOptions): Promise<SweepSumm
     await ready(redis, options.redis);
     const sweepId = await pickSweep(redis, options);
     if (!sweepId) return null;
-    // --shard I/K counts from 1, as job arrays do; keys and the split count from 0.
-    const shard = options.shard ? { index: options.shard.index - 1, count: options.shard.count } : { index: 0, count: 1 };
-    const keys = collectorKeys(sweepKeys(sweepId), shard.index);
-    const store = new SweepStore(redis, keys);
+    const base = sweepKeys(sweepId);
+    let store = new SweepStore(redis, base);
     try {
       const payload = await store.payload();
-      if (!payload) throw new Error(`sweep ${sweepId} is not published in Redis (${keys.spec} is missing)`);
-      checkShard(payload.collectors ?? 1, shard);
+      if (!payload) throw new Error(`sweep ${sweepId} is not published in Redis (${base.spec} is missing)`);
+      const collectors = payload.collectors ?? 1;
+      // --shard I/K counts from 1, as job arrays do; keys and the split count from 0.
+      const wanted = options.shard;
+      const shard =
+        wanted === 'auto'
+          ? { index: -1, count: collectors }
+          : wanted
+            ? { index: wanted.index - 1, count: wanted.count }
+            : { index: 0, count: 1 };
+      if (wanted !== 'auto') checkShard(collectors, shard);
       const sweep = fromPayload(payload, options.out);
       const previous = corpusToResume(sweep, {
         file: sweep.out,
         fix: 'give the collector another --out, or delete that folder to start over',
       });
-      const lease = await RoleLease.acquire(
-        redis,
-        keys.collectorLease,
-        (holder) => options.log.warn({ holder }, 'another collector holds this sweep: waiting for its lease'),
-        options.signal,
-      );
+      const lease =
+        wanted === 'auto'
+          ? await freeShard(redis, store, base, shard, options)
+          : await RoleLease.acquire(
+              redis,
+              collectorKeys(base, shard.index).collectorLease,
+              (holder) => options.log.warn({ holder }, 'another collector holds this sweep: waiting for its lease'),
+              options.signal,
+            );
       if (!lease) return null;
+      store = new SweepStore(redis, collectorKeys(base, shard.index));
       try {
         options.onSweep?.(sweep);
         const collector = new CollectorProcess(redis, blocking, store, sweep, options, lease, shard);
@@ -146,6 +157,36 @@ function checkShard(collectors: number, shard: { index: number; count: number })
     `the scheduler splits this sweep's runs over ${collectors} collector${collectors === 1 ? '' : 's'}, not ${shard.count}`,
     fix,
   );
+}
+
+/**
+ * `--shard auto`: the first shard of the scheduler's split that no collector holds and that has not finished
+ * (its lease taken at once, so that K collectors started alike, as replicas of one service, share the K
+ * shards), waiting while every unfinished shard has a live collector. Sets shard.index; null once stopped.
+ */
+async function freeShard(
+  redis: PantaRedis,
+  store: SweepStore,
+  base: SweepKeys,
+  shard: { index: number; count: number },
+  options: CollectorOptions,
+): Promise<RoleLease | null> {
+  for (let waited = 0; !options.signal?.aborted; waited++) {
+    const done = await store.collectorsDone();
+    for (let i = 0; i < shard.count; i++) {
+      if (done.has(i)) continue;
+      const lease = await RoleLease.tryAcquire(redis, collectorKeys(base, i).collectorLease);
+      if (lease) {
+        shard.index = i;
+        options.log.info({ shard: `${i + 1}/${shard.count}` }, 'collector took a shard');
+        return lease;
+      }
+    }
+    if (waited % 20 === 0)
+      options.log.warn({ shards: shard.count }, 'every unfinished shard of this sweep has a collector: waiting for a free one');
+    await sleep(500);
+  }
+  return null;
 }
 
 /**

@@ -22,19 +22,24 @@ export class RoleLease {
   ) {}
 
   static async acquire(redis: PantaRedis, key: string, onWait: (holder: string) => void, signal?: AbortSignal): Promise<RoleLease | null> {
-    const lease = new RoleLease(redis, key);
     for (let waited = 0; !signal?.aborted; waited++) {
-      if (await tryTakeLease(redis, { key, token: lease.token, ttlMs: TTL_MS })) {
-        lease.timer = setInterval(() => {
-          void lease.renew().catch(() => undefined);
-        }, TTL_MS / 4);
-        lease.timer.unref();
-        return lease;
-      }
+      const lease = await RoleLease.tryAcquire(redis, key);
+      if (lease) return lease;
       if (waited % 10 === 0) onWait((await leaseHolder(redis, key)) ?? 'unknown');
       await sleep(500);
     }
     return null;
+  }
+
+  /** The lease if nobody holds it now, without waiting (a collector with `--shard auto` tries each shard's). */
+  static async tryAcquire(redis: PantaRedis, key: string): Promise<RoleLease | null> {
+    const lease = new RoleLease(redis, key);
+    if (!(await tryTakeLease(redis, { key, token: lease.token, ttlMs: TTL_MS }))) return null;
+    lease.timer = setInterval(() => {
+      void lease.renew().catch(() => undefined);
+    }, TTL_MS / 4);
+    lease.timer.unref();
+    return lease;
   }
 
   /** Renews; a lease that expired while Redis was down is taken again unless another process holds it now. */

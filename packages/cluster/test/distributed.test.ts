@@ -323,7 +323,7 @@ describe('distributed mode when the model fails', () => {
     expect(panta(['verify', out]).code).toBe(0);
   });
 
-  it('splits the runs over two collectors (--collectors 2, --shard I/2): SIGKILL of the second mid-run, and the embedded corpus', async () => {
+  it('splits the runs over two collectors (--collectors 2, --shard auto): SIGKILL of one mid-run, a new one takes its shard, and the embedded corpus', async () => {
     const specFile = writeSpec(dir, spec('sharded'), 'sharded.yaml');
     const out = join(dir, 'sharded');
     const spawn = (args: string[]) => {
@@ -331,8 +331,9 @@ describe('distributed mode when the model fails', () => {
       started.push(p);
       return p;
     };
-    const collector = (i: number) => spawn(['collector', '--out', out, '--durable-ms', '300', '--shard', `${i}/2`]);
-    const shards = [collector(1), collector(2)];
+    // Replicas of one service: each takes the shard no other holds.
+    const collector = () => spawn(['collector', '--out', out, '--durable-ms', '300', '--shard', 'auto']);
+    const shards = [collector(), collector()];
     const workers = [0, 1, 2].map(() => spawn(['worker', '--concurrency', '4', '--lock-ms', '1500']));
     const scheduler = spawn(['scheduler', specFile, '--watch-ms', '3000', '--collectors', '2']);
     await progressed('sharded', 0.2);
@@ -347,11 +348,15 @@ describe('distributed mode when the model fails', () => {
     shards[1]!.kill('SIGKILL');
     expect((await shards[1]!.exited).signal).toBe('SIGKILL');
     await sleep(500);
-    shards[1] = collector(2);
+    shards[1] = collector();
     expect((await scheduler.exited).code).toBe(0);
-    const [zero, one] = await Promise.all(shards.map((c) => c.exited));
-    expect([zero!.code, one!.code]).toEqual([0, 0]);
-    expect(one!.stderr).toContain('shard done: collector 1 finishes the corpus');
+    const ended = await Promise.all(shards.map((c) => c.exited));
+    expect(ended.map((e) => e.code)).toEqual([0, 0]);
+    // Between them the two took both shards: one finished the corpus, the other its own runs.
+    const took = ended.map((e) => /"shard":"(\d)\/2","msg":"collector took a shard"/.exec(e.stderr)?.[1]);
+    expect([...took].sort()).toEqual(['1', '2']);
+    const second = ended[took.indexOf('2')]!;
+    expect(second.stderr).toContain('shard done: collector 1 finishes the corpus');
     for (const w of workers) w.kill('SIGTERM');
     expect(await Promise.all(workers.map(async (w) => (await w.exited).code))).toEqual([0, 0, 0]);
     await expectEmbeddedEqual(specFile, out);

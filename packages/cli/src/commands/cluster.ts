@@ -98,7 +98,7 @@ export async function collectorCommand(
     durableMs?: number;
     baseUrl?: string;
     waitEndpoint?: number;
-    shard?: { index: number; count: number };
+    shard?: { index: number; count: number } | 'auto';
   },
 ): Promise<number> {
   const stop = stopSignal('collector');
@@ -115,8 +115,8 @@ export async function collectorCommand(
       signal: stop.signal,
       onSweep: (sweep) => process.stderr.write(`panta collector: sweep ${sweep.spec.name} -> ${sweep.out}\n`),
     });
-    // A shard other than 0 ends once its runs are durable (shard 0 finishes the corpus): null, exit 0.
-    if (!summary) return opts.shard && opts.shard.index > 0 && !stop.signal.aborted ? EXIT.ok : EXIT.interrupted;
+    // A shard other than the first ends once its runs are durable (the first finishes the corpus): null, exit 0.
+    if (!summary) return opts.shard && !stop.signal.aborted ? EXIT.ok : EXIT.interrupted;
     process.stdout.write(
       `${summary.status}: ${summary.runsComplete}/${summary.runsPlanned} runs, ${summary.eventsWritten.toLocaleString('en-US')} events; corpus: ${summary.out}\n`,
     );
