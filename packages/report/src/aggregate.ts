@@ -32,11 +32,7 @@ export interface Layout {
 }
 
 export function layout(data: CorpusData): Layout {
-  const varies = {
-    protocol: new Set(data.runs.map((r) => r.protocol)).size > 1,
-    dynamics: new Set(data.runs.map((r) => r.dynamics)).size > 1,
-    arm: new Set(data.runs.map((r) => r.arm)).size > 1,
-  };
+  const arms = armColumns(data);
   const specOrder: string[] = [];
   for (const g of ((data.manifest.spec as { geometries?: unknown[] }).geometries ?? []) as GeometrySpec[]) {
     try {

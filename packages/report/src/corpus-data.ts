@@ -22,6 +22,9 @@ import { loadEventStats, type EventStats } from './event-stats.js';
 /** One run as the report sees it: the columns of runs.parquet (DESIGN.md 5); null where unknown. */
 export interface RunInfo extends RunColumns {
   dynamics: string | null;
+  /** Template and population arm names where the sweep grids them; null otherwise (or an older corpus). */
+  template_arm: string | null;
+  population_arm: string | null;
   status: string;
   events: number;
   calls: number | null;
@@ -59,6 +62,8 @@ export interface CorpusData {
   notes: string[];
   /** What only the event rows tell (calls per role, the relay budget); null unless loaded with `events: true`. */
   events: EventStats | null;
+  /** Prompts left out of pooled analyses (the report's --exclude-prompts); per-prompt rows keep them. */
+  excludePrompts?: string[];
 }
 
 export interface LoadOptions {
@@ -255,6 +260,8 @@ function toRunInfo(r: Record<string, unknown>): RunInfo {
     temperature: Number(r.temperature),
     protocol: String(r.protocol),
     dynamics: r.dynamics === null || r.dynamics === undefined ? null : String(r.dynamics),
+    template_arm: r.template_arm === null || r.template_arm === undefined ? null : String(r.template_arm),
+    population_arm: r.population_arm === null || r.population_arm === undefined ? null : String(r.population_arm),
     status: String(r.status),
     events: Number(r.events ?? 0),
     calls: num(r.calls),

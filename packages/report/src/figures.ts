@@ -2,6 +2,8 @@ import type { TopLevelSpec } from 'vega-lite';
 import { curves, finalDeltaRho, layout, type CurvePoint, type Layout } from './aggregate.js';
 import type { CorpusData } from './corpus-data.js';
 import { CONFIG, LINE_LEGEND, PANEL, SCHEMA, temperatureColor, type Figure } from './figure-style.js';
+import { fateFigure } from './fate.js';
+import { amplificationFigure, sweepHallucinationFigure } from './hallucination.js';
 import { protocolsFigure } from './protocols.js';
 import { relayFigure } from './relay.js';
 
@@ -32,8 +34,8 @@ function grid(title: string, values: object[], lay: Layout, layer: unknown[]): T
   } as unknown as TopLevelSpec;
 }
 
-/** Mean line and min..max band over trials of one field of the curve points, against sweep t. */
-function curveLayers(field: 'm' | 'q' | 'rho', yTitle: string, lay: Layout, domain?: [number, number]): unknown[] {
+/** Mean line and a band of ± one standard error over trials of one field of the curve points, against sweep t. */
+function curveLayers(field: 'm' | 'q' | 'rho' | 'cds', yTitle: string, lay: Layout, domain?: [number, number]): unknown[] {
   const x = { field: 'sweep', type: 'quantitative', title: 'sweep t', axis: { tickMinStep: 1, format: 'd' } };
   const scale = domain ? { domain } : { zero: false };
   return [
@@ -69,6 +71,17 @@ const MEASURES = {
   cohesion: { field: 'q' as const, symbol: 'q', name: 'cohesion', domain: undefined },
 };
 
+/** What the band is: ± one standard error over trials, none where a configuration has a single trial. */
+export function bandNote(data: CorpusData): string {
+  const trials = new Map<string, number>();
+  for (const r of data.runs) trials.set(r.config_id, (trials.get(r.config_id) ?? 0) + 1);
+  const single = [...trials.values()].filter((t) => t < 2).length;
+  const base = 'the band spans the mean ± one standard error over trials (SE = sd/√n, sample sd, n trials)';
+  if (single === 0) return `${base}.`;
+  if (single === trials.size) return `${base}; every configuration has a single trial, so there is no standard error and no band is drawn.`;
+  return `${base}; ${single} configuration${single === 1 ? ' has' : 's have'} a single trial and no band.`;
+}
+
 /** How curves treat runs that stopped early (aggregate.ts `curves`), said only when some did. */
 function heldNote(data: CorpusData): string {
   const stopped = data.runs.filter((r) => r.stopped_early === true).length;
@@ -93,8 +106,8 @@ export function orderingFigure(
     title: `${m.name[0].toUpperCase()}${m.name.slice(1)} ${m.symbol}(t), encoder ${encoder}`,
     caption:
       `${m.name} ${m.symbol} of snapshot(t) against sweep t (t = 0: the initial answers), encoder ${encoder}; ` +
-      `one column per geometry, one row per prompt and size, one line per temperature T, the mean over ${trials} trial${trials === 1 ? '' : 's'}, ` +
-      'the band spanning their minimum and maximum.' +
+      `one column per geometry, one row per prompt and size (and arm), one line per temperature T, the mean over ${trials} trial${trials === 1 ? '' : 's'}; ` +
+      bandNote(data) +
       heldNote(data),
     spec: grid(
       `${m.name} ${m.symbol}(t) · encoder ${encoder}`,
@@ -112,7 +125,7 @@ export function rhoFigure(data: CorpusData, lay: Layout = layout(data)): Figure 
     title: 'Hallucination density ρ(t)',
     caption:
       'hallucination density ρ = #hallucinated / (#correct + #hallucinated) of snapshot(t) against sweep t, from the judge tags ' +
-      '(the same for every encoder); layout as above: mean over trials, band from minimum to maximum. A gap means no answer was judged correct or hallucinated.' +
+      `(the same for every encoder); layout as above: mean over trials; ${bandNote(data)} A gap means no answer was judged correct or hallucinated.` +
       heldNote(data),
     spec: grid(
       'hallucination density ρ(t)',
@@ -160,7 +173,8 @@ export function deltaRhoFigure(data: CorpusData, lay: Layout = layout(data)): Fi
     id: 'delta-rho',
     title: 'Δρ against temperature, best temperature marked',
     caption:
-      'Δρ = ρ(final sweep) − ρ(0) (DESIGN.md section 4: delta_rho(t) = rho(t) − rho(0), taken at the last sweep), the mean over trials with a bar from their minimum to maximum, ' +
+      'Δρ = ρ(final sweep) − ρ(0) (DESIGN.md section 4: delta_rho(t) = rho(t) − rho(0), taken at the last sweep), the mean over trials with a bar of ± one standard error ' +
+      `(SE = sd/√n over trials; no bar with a single trial), ` +
       'against temperature T; one column per geometry, one row per prompt and size. The red diamond (labelled with its T) marks the best temperature of each panel: ' +
       'the lowest Δρ, i.e. the most hallucinations removed (or the fewest added) by the interaction.',
     spec: grid('final Δρ against temperature', values, lay, layer),
@@ -217,8 +231,27 @@ export function phaseSpaceFigure(data: CorpusData, encoder: string, lay: Layout 
   };
 }
 
+/** CDS_sys(t): the mean pairwise cosine distance of the raw embeddings (stored per snapshot, encoder by encoder). */
+export function cdsFigure(data: CorpusData, encoder: string, lay: Layout = layout(data)): Figure {
+  return {
+    id: `cds-${encoder}`,
+    title: `Context divergence CDS(t), encoder ${encoder}`,
+    caption:
+      `CDS_sys = the mean over pairs of agents of the cosine distance 1 − cos(x_i, x_j) between their raw (unwhitened) embeddings, encoder ${encoder}, ` +
+      'of snapshot(t) against sweep t (the Context Divergence Score of the synchronisation literature; it falls as answers converge). ' +
+      `Layout as the ordering curves: mean over trials; ${bandNote(data)}` +
+      heldNote(data),
+    spec: grid(
+      `context divergence CDS(t) · encoder ${encoder}`,
+      stripCurves(curves(data, lay, encoder), 'cds'),
+      lay,
+      curveLayers('cds', 'CDS', lay),
+    ),
+  };
+}
+
 /** Only the columns one curve figure draws, so the inlined data stays small. */
-function stripCurves(points: CurvePoint[], field: 'm' | 'q' | 'rho'): object[] {
+function stripCurves(points: CurvePoint[], field: 'm' | 'q' | 'rho' | 'cds'): object[] {
   return points.map((p) => ({
     config_id: p.config_id,
     panel: p.panel,
@@ -241,6 +274,8 @@ export function reportFigures(data: CorpusData): Figure[] {
   for (const e of data.encoders) figures.push(orderingFigure(data, 'magnetisation', e, lay), orderingFigure(data, 'cohesion', e, lay));
   figures.push(rhoFigure(data, lay), deltaRhoFigure(data, lay));
   for (const e of data.encoders) figures.push(phaseSpaceFigure(data, e, lay));
+  for (const e of data.encoders) figures.push(cdsFigure(data, e, lay));
+  for (const f of [amplificationFigure(data), sweepHallucinationFigure(data), fateFigure(data)]) if (f) figures.push(f);
   const protocols = protocolsFigure(data, lay);
   if (protocols) figures.push(protocols);
   const relay = relayFigure(data);

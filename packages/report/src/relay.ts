@@ -3,7 +3,7 @@ import { queryRows, readParquetSql, shardPath } from '@panta/corpus';
 import { protocolOrder } from './aggregate.js';
 import type { CorpusData, RunInfo } from './corpus-data.js';
 import { CONFIG, LINE_LEGEND, PANEL, SCHEMA, type Figure } from './figure-style.js';
-import { extent, mean } from './stats.js';
+import { extent, mean, seBand } from './stats.js';
 import type { Cell, Table } from './tables.js';
 
 /**
@@ -105,6 +105,9 @@ export interface RelayPoint {
   accuracy: number | null;
   lo: number | null;
   hi: number | null;
+  /** mean ± one standard error over trials (the figure's band); null with one trial. */
+  se_lo: number | null;
+  se_hi: number | null;
 }
 
 export function relayPoints(data: CorpusData): RelayPoint[] {
@@ -122,6 +125,7 @@ export function relayPoints(data: CorpusData): RelayPoint[] {
     .map(({ run, rows }) => {
       const acc = rows.map((r) => r.accuracy);
       const [lo, hi] = extent(acc);
+      const band = seBand(acc);
       return {
         prompt_id: run.prompt_id,
         protocol: run.protocol,
@@ -135,6 +139,8 @@ export function relayPoints(data: CorpusData): RelayPoint[] {
         accuracy: mean(acc),
         lo,
         hi,
+        se_lo: band.lo,
+        se_hi: band.hi,
       };
     })
     .sort(
@@ -234,7 +240,7 @@ export function relayFigure(data: CorpusData): Figure | null {
       layer: [
         {
           mark: { type: 'area', opacity: 0.15 },
-          encoding: { x, y: { field: 'lo', type: 'quantitative', scale: { domain: [0, 1] } }, y2: { field: 'hi' }, color },
+          encoding: { x, y: { field: 'se_lo', type: 'quantitative', scale: { domain: [0, 1] } }, y2: { field: 'se_hi' }, color },
         },
         {
           mark: { type: 'line', strokeWidth: 1.8, point: { filled: true, size: 28 } },
@@ -248,6 +254,8 @@ export function relayFigure(data: CorpusData): Figure | null {
               { field: 'accuracy', format: '.3f' },
               { field: 'lo', format: '.3f', title: 'min' },
               { field: 'hi', format: '.3f', title: 'max' },
+              { field: 'se_lo', format: '.3f', title: 'mean − SE' },
+              { field: 'se_hi', format: '.3f', title: 'mean + SE' },
               { field: 'sweep', format: '.1f', title: 'sweep reached' },
               { field: 'runs' },
             ],
@@ -262,7 +270,7 @@ export function relayFigure(data: CorpusData): Figure | null {
     title: 'Lost in propagation: accuracy against chain length at a fixed token budget',
     caption:
       `${DEFINITION} Here B = ${budgets}. Accuracy against chain length N (log scale; on a chain agent i reads agent i − 1), ` +
-      `one line per protocol, one column per prompt${temperatures.length > 1 ? ', one row per temperature' : ''}: the mean over trials, the band spanning their minimum and maximum. ` +
+      `one line per protocol, one column per prompt${temperatures.length > 1 ? ', one row per temperature' : ''}: the mean over trials, the band ± one standard error over trials (sd/√n; none with a single trial). ` +
       'A longer chain spends B on more agents and so reaches fewer sweeps (the table "Lost in propagation: accuracy at a fixed token budget" gives the sweep reached).',
     spec,
   };

@@ -63,3 +63,25 @@ export function pearson(xs: readonly number[], ys: readonly number[]): number | 
 export function spearman(xs: readonly number[], ys: readonly number[]): number | null {
   return pearson(averageRanks(xs), averageRanks(ys));
 }
+
+/** Mean and standard error of the defined values: se = sd / sqrt(n) with the sample sd (n - 1); null below two values. */
+export function meanSe(xs: readonly (number | null | undefined)[]): { mean: number | null; se: number | null; n: number } {
+  const v = xs.filter((x): x is number => x !== null && x !== undefined && !Number.isNaN(x));
+  const n = v.length;
+  if (n === 0) return { mean: null, se: null, n };
+  const m = v.reduce((a, b) => a + b, 0) / n;
+  if (n < 2) return { mean: m, se: null, n };
+  const ss = v.reduce((a, b) => a + (b - m) * (b - m), 0);
+  return { mean: m, se: Math.sqrt(ss / (n - 1)) / Math.sqrt(n), n };
+}
+
+/** The band mean ± se; nulls when either is undefined (one trial: no band). */
+export function seBand(xs: readonly (number | null | undefined)[]): {
+  mean: number | null;
+  lo: number | null;
+  hi: number | null;
+  n: number;
+} {
+  const { mean: m, se, n } = meanSe(xs);
+  return { mean: m, lo: m === null || se === null ? null : m - se, hi: m === null || se === null ? null : m + se, n };
+}

@@ -4,6 +4,10 @@ import type { CorpusData, RunInfo } from './corpus-data.js';
 import { earlyStoppingOn, earlyStoppingTable, savings, savingsNote } from './early-stopping.js';
 import { protocolsTable } from './protocols.js';
 import { relayTable } from './relay.js';
+import { annotationTable } from './annotation-table.js';
+import { armColumns, armNote, armOf, armsPresent, exclusionNote, pooledRuns } from './arms.js';
+import { fateTable } from './fate.js';
+import { hallucinationShareTable } from './hallucination.js';
 import { mean, spearman } from './stats.js';
 
 export type Cell = string | number | boolean | null;
@@ -20,34 +24,47 @@ export interface Table {
   empty?: string;
 }
 
-/** Final cohesion per geometry and encoder (mean over every run of the geometry), geometries by rising degree k. */
+/**
+ * Table 9 of the paper: final cohesion per geometry and encoder (mean over the runs of the geometry: every
+ * pooled prompt, size, temperature and trial), geometries by rising degree k, one block per arm.
+ */
 export function ladderTable(data: CorpusData, lay: Layout = layout(data)): Table {
   const finals = data.encoders.map((e) => finalRows(data, e));
-  const rows: { k: number; index: number; cells: Cell[] }[] = lay.geometries.map((g, index) => {
-    const runs = data.runs.filter((r) => r.geometry === g && finals[0].has(r.run_id));
-    const ks = [...new Set(runs.map((r) => r.k))].sort((a, b) => a - b);
-    const kText = ks.length === 0 ? null : ks.length === 1 ? ks[0] : `${ks[0]}–${ks.at(-1)}`;
-    return {
-      k: mean(runs.map((r) => r.k)) ?? Infinity,
-      index,
-      cells: [
-        g,
-        kText,
-        runs.length,
-        ...finals.map((f) => mean(runs.map((r) => f.get(r.run_id)?.cohesion))),
-        mean(runs.map((r) => finals[0].get(r.run_id)?.rho)),
-      ],
-    };
-  });
-  rows.sort((a, b) => a.k - b.k || a.index - b.index);
+  const arms = armColumns(data);
+  const pooled = pooledRuns(data).filter((r) => finals[0].has(r.run_id));
+  const rows: Cell[][] = [];
+  for (const arm of armsPresent(pooled, arms)) {
+    const block = lay.geometries.map((g, index) => {
+      const runs = pooled.filter((r) => r.geometry === g && armOf(r, arms) === arm);
+      const ks = [...new Set(runs.map((r) => r.k))].sort((a, b) => a - b);
+      const kText = ks.length === 0 ? null : ks.length === 1 ? ks[0] : `${ks[0]}–${ks.at(-1)}`;
+      return {
+        k: mean(runs.map((r) => r.k)) ?? Infinity,
+        index,
+        runs: runs.length,
+        cells: [
+          ...(arms.length > 0 ? [arm] : []),
+          g,
+          kText,
+          runs.length,
+          ...finals.map((f) => mean(runs.map((r) => f.get(r.run_id)?.cohesion))),
+          mean(runs.map((r) => finals[0].get(r.run_id)?.rho)),
+        ] as Cell[],
+      };
+    });
+    block.sort((a, b) => a.k - b.k || a.index - b.index);
+    rows.push(...block.filter((r) => r.runs > 0).map((r) => r.cells));
+  }
   return {
     id: 'geometry-ladder',
-    title: 'Geometry ladder: final cohesion per geometry and encoder',
+    title: 'Table 9: geometry ladder, final cohesion per geometry and encoder',
     caption:
-      'cohesion q at the final sweep, the mean over every run of the geometry (all prompts, sizes, temperatures and trials), one column per encoder; ' +
-      'geometries by rising degree k (its range over sizes); the last column is the final hallucination density ρ, which does not depend on the encoder.',
-    columns: ['geometry', 'k', 'runs', ...data.encoders.map((e) => `q final (${e})`), 'ρ final'],
-    rows: rows.map((r) => r.cells),
+      'cohesion q at the final sweep, the mean over every run of the geometry (sizes, temperatures and trials of the pooled prompts), one column per encoder; ' +
+      'geometries by rising degree k (its range over sizes); the last column is the final hallucination density ρ, which does not depend on the encoder.' +
+      exclusionNote(data) +
+      armNote(data),
+    columns: [...(arms.length > 0 ? ['arm'] : []), 'geometry', 'k', 'runs', ...data.encoders.map((e) => `q final (${e})`), 'ρ final'],
+    rows,
     empty: 'No run is complete yet.',
   };
 }
@@ -63,32 +80,43 @@ export function configCohesion(data: CorpusData, encoder: string, lay: Layout = 
   return new Map([...byConfig].map(([c, qs]) => [c, mean(qs)!]));
 }
 
-/** Spearman rank correlation of final cohesion between every pair of encoders, over configurations. */
-export function robustnessTable(data: CorpusData, lay: Layout = layout(data)): Table {
-  const per = data.encoders.map((e) => configCohesion(data, e, lay));
+/**
+ * Table 10 of the paper: Spearman rank correlation of final cohesion between every pair of encoders, over
+ * configuration-trial pairs (each run's own final cohesion, as the paper correlates them), one block per arm.
+ */
+export function robustnessTable(data: CorpusData): Table {
+  const finals = data.encoders.map((e) => finalRows(data, e));
+  const arms = armColumns(data);
+  const pooled = pooledRuns(data);
   const rows: Cell[][] = [];
-  for (let i = 0; i < data.encoders.length; i++) {
-    for (let j = i + 1; j < data.encoders.length; j++) {
-      const configs = [...per[i].keys()].filter((c) => per[j].has(c)).sort();
-      const rs = spearman(
-        configs.map((c) => per[i].get(c)!),
-        configs.map((c) => per[j].get(c)!),
-      );
-      rows.push([data.encoders[i], data.encoders[j], configs.length, rs]);
+  for (const arm of armsPresent(pooled, arms)) {
+    const runs = pooled.filter((r) => armOf(r, arms) === arm);
+    for (let i = 0; i < data.encoders.length; i++) {
+      for (let j = i + 1; j < data.encoders.length; j++) {
+        const both = runs.filter((r) => finals[i].has(r.run_id) && finals[j].has(r.run_id));
+        if (both.length === 0) continue;
+        const rs = spearman(
+          both.map((r) => finals[i].get(r.run_id)!.cohesion),
+          both.map((r) => finals[j].get(r.run_id)!.cohesion),
+        );
+        rows.push([...(arms.length > 0 ? [arm] : []), data.encoders[i], data.encoders[j], both.length, rs]);
+      }
     }
   }
   return {
     id: 'encoder-robustness',
-    title: 'Encoder robustness: Spearman rank correlation of final cohesion',
+    title: 'Table 10: encoder robustness, Spearman rank correlation of final cohesion',
     caption:
-      'Spearman rank correlation ρ_s between two encoders of the final cohesion q of each configuration (mean over trials; ties get average ranks): ' +
-      '1 means both encoders order the configurations the same way. n/a: fewer than two configurations, or one encoder gives them all the same value.',
-    columns: ['encoder A', 'encoder B', 'configurations', 'Spearman ρ_s'],
+      "Spearman rank correlation ρ_s between two encoders of the final cohesion q over configuration-trial pairs (each run's q at its last sweep; ties get average ranks): " +
+      '1 means both encoders order the runs the same way. n/a: fewer than two runs, or one encoder gives them all the same value.' +
+      exclusionNote(data) +
+      armNote(data),
+    columns: [...(arms.length > 0 ? ['arm'] : []), 'encoder A', 'encoder B', 'configuration-trial pairs', 'Spearman ρ_s'],
     rows,
     empty:
       data.encoders.length === 1
-        ? `The sweep has one encoder (${data.encoders[0]}): there is no pair to correlate. List a second encoder under the spec's encoders to measure robustness.`
-        : 'No configuration has order parameters yet.',
+        ? `The sweep has one encoder (${data.encoders[0]}): there is no pair to correlate. List a second encoder under the spec's encoders (or add one with panta embed) to measure robustness.`
+        : 'No run has order parameters yet.',
   };
 }
 
@@ -133,15 +161,12 @@ function runDrift(data: CorpusData): Map<string, { focus_total: number | null; d
 export function driftTable(data: CorpusData, lay: Layout = layout(data)): Table {
   const drift = runDrift(data);
   const protocols = protocolOrder(data);
-  const varies = {
-    protocol: new Set(data.runs.map((r) => r.protocol)).size > 1,
-    dynamics: new Set(data.runs.map((r) => r.dynamics)).size > 1,
-    arm: new Set(data.runs.map((r) => r.arm)).size > 1,
-  };
+  // Every arm the sweep grids (protocol, dynamics, template, population): never pooled.
+  const arms = armColumns(data);
   const groups = new Map<string, { run: RunInfo; ids: string[] }>();
   for (const r of data.runs) {
     if (!drift.has(r.run_id)) continue;
-    const key = [r.prompt_id, lay.geometries.indexOf(r.geometry), r.temperature, r.protocol, r.dynamics ?? '', r.arm ?? ''].join('\u0000');
+    const key = [r.prompt_id, lay.geometries.indexOf(r.geometry), r.temperature, armOf(r, arms)].join('\u0000');
     const g = groups.get(key) ?? { run: r, ids: [] };
     g.ids.push(r.run_id);
     groups.set(key, g);
@@ -153,8 +178,7 @@ export function driftTable(data: CorpusData, lay: Layout = layout(data)): Table 
         lay.geometries.indexOf(a.run.geometry) - lay.geometries.indexOf(b.run.geometry) ||
         a.run.temperature - b.run.temperature ||
         protocols.indexOf(a.run.protocol) - protocols.indexOf(b.run.protocol) ||
-        (a.run.dynamics ?? '').localeCompare(b.run.dynamics ?? '') ||
-        (a.run.arm ?? '').localeCompare(b.run.arm ?? ''),
+        armOf(a.run, arms).localeCompare(armOf(b.run, arms)),
     )
     .map(({ run, ids }): Cell[] => {
       const ds = ids.map((id) => drift.get(id)!);
@@ -163,9 +187,7 @@ export function driftTable(data: CorpusData, lay: Layout = layout(data)): Table 
         run.prompt_id,
         run.geometry,
         String(run.temperature), // as written in the spec, not to 3 decimals
-        ...(varies.protocol ? [run.protocol] : []),
-        ...(varies.dynamics ? [run.dynamics ?? 'asynchronous'] : []),
-        ...(varies.arm ? [run.arm ?? ''] : []),
+        ...arms.map((c) => c.value(run)),
         ids.length,
         mean(ds.map((d) => d.focus_total)),
         drifted.length,
@@ -178,7 +200,7 @@ export function driftTable(data: CorpusData, lay: Layout = layout(data)): Table 
     id: 'drift',
     title: 'Drift statistics',
     caption:
-      'per prompt, geometry, temperature and arm (protocol, dynamics), over sizes and trials: accuracy(t) = #correct / #agents (not known and judge failures count as wrong); ' +
+      'per prompt, geometry, temperature and arm (protocol, dynamics, template, population, where gridded), over sizes and trials: accuracy(t) = #correct / #agents (not known and judge failures count as wrong); ' +
       'FOCUS = Σ_t (accuracy(t) − accuracy(t−1)) (the net accuracy gained over the sweeps, mean over runs); ' +
       `drifted = runs whose accuracy stays more than the tolerance (${setting === 'auto' ? '2/√N, four binomial standard errors of an accuracy over N agents' : setting}) below an earlier sweep's best for 2 or more consecutive sweeps; onset = the mean first sweep of that drift; ` +
       'recovery share = the share of drifted runs that later return to the pre-drift level (n/a when none drifted).' +
@@ -189,9 +211,7 @@ export function driftTable(data: CorpusData, lay: Layout = layout(data)): Table 
       'prompt',
       'geometry',
       'T',
-      ...(varies.protocol ? ['protocol'] : []),
-      ...(varies.dynamics ? ['dynamics'] : []),
-      ...(varies.arm ? ['arm'] : []),
+      ...arms.map((c) => c.title),
       'runs',
       'FOCUS (mean)',
       'drifted runs',
@@ -273,7 +293,16 @@ export function costTable(data: CorpusData, lay: Layout = layout(data)): Table {
 /** Every table of the report, in reading order; the protocol, early-stopping and relay tables only when the sweep has them. */
 export function reportTables(data: CorpusData): Table[] {
   const lay = layout(data);
-  const tables = [ladderTable(data, lay), robustnessTable(data, lay), driftTable(data, lay), costTable(data, lay)];
+  const tables = [
+    hallucinationShareTable(data),
+    fateTable(data),
+    ladderTable(data, lay),
+    robustnessTable(data),
+    driftTable(data, lay),
+    costTable(data, lay),
+  ];
+  const annotation = annotationTable(data);
+  if (annotation) tables.splice(2, 0, annotation);
   if (data.runs.some((r) => r.stopped_early === true)) tables.push(earlyStoppingTable(data, lay));
   const protocols = protocolsTable(data, lay);
   if (protocols) tables.push(protocols);
