@@ -220,7 +220,12 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('write an HTML report of a corpus: figures (SVG and PNG) and tables in <dir>/report/index.html, one self-contained file')
     .argument('<dir>', 'corpus folder')
     .option('--out <dir>', 'report folder (default: <dir>/report)', path)
-    .action(async (dir: string, opts: { out?: string }) => {
+    .option(
+      '--exclude-prompts <ids>',
+      'prompts left out of pooled tables and figures, comma-separated (the paper leaves out its Prompt 1); per-prompt rows keep them',
+      (v: string) => v.split(',').map((x) => x.trim()).filter((x) => x !== ''),
+    )
+    .action(async (dir: string, opts: { out?: string; excludePrompts?: string[] }) => {
       const { reportCommand } = await import('./commands/report.js');
       setExit(await reportCommand(dir, opts));
     });

@@ -13,6 +13,11 @@ export interface ReportOptions {
   out?: string;
   /** PNG pixels per SVG unit (default 2). */
   pngScale?: number;
+  /**
+   * Prompts left out of every pooled analysis (Tables 7 to 10, Figure 5, the majority grid): the paper
+   * leaves out its Prompt 1, whose judge labels were inverted. Per-prompt rows and curves keep them.
+   */
+  excludePrompts?: string[];
 }
 
 export interface ReportResult {
@@ -38,6 +43,14 @@ export async function writeReport(dir: string, options: ReportOptions = {}): Pro
   if (existsSync(out) && !statSync(out).isDirectory())
     throw new InputError(out, '--out', 'exists and is not a folder', 'give a folder for the report, or remove the file');
   const data = await loadCorpus(dir, { events: true });
+  const exclude = [...new Set(options.excludePrompts ?? [])];
+  const prompts = [...new Set(data.runs.map((r) => r.prompt_id))].sort();
+  for (const p of exclude)
+    if (!prompts.includes(p))
+      throw new InputError(dir, '--exclude-prompts', `${JSON.stringify(p)} is no prompt of this corpus`, `use ids among ${prompts.join(', ')}`);
+  if (exclude.length > 0 && exclude.length >= prompts.length)
+    throw new InputError(dir, '--exclude-prompts', 'excludes every prompt, leaving nothing to pool', 'keep at least one prompt');
+  data.excludePrompts = exclude;
   const part = data.manifest.shard;
   if (part) {
     // A part's runs were whitened and measured by nothing yet: a report of it alone would fit the whitening

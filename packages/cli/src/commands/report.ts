@@ -2,9 +2,9 @@ import { relative } from 'node:path';
 import { writeReport } from '@panta/report';
 import { EXIT, reportError } from '../errors.js';
 
-export async function reportCommand(dir: string, opts: { out?: string }): Promise<number> {
+export async function reportCommand(dir: string, opts: { out?: string; excludePrompts?: string[] }): Promise<number> {
   try {
-    const r = await writeReport(dir, { out: opts.out });
+    const r = await writeReport(dir, { out: opts.out, excludePrompts: opts.excludePrompts });
     const where = (p: string) => relative(process.cwd(), p) || '.';
     for (const note of r.notes) process.stderr.write(`panta: note: ${note}\n`);
     process.stdout.write(
