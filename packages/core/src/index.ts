@@ -81,3 +81,4 @@ export { boundedText, redact, REDACTED, Redactor, redactValue, registerSecret, s
 export { cohenKappa, raterPairs, stratifiedSample } from './stats/index.js';
 export type { Agreement, PairAgreement, RatedItem, SampleItem, StratifiedSample } from './stats/index.js';
 export { CsvSyntaxError, csvField, csvLine, parseCsv } from './csv.js';
+export { parseEncoderArg, parseJudgeBlock } from './spec/posthoc-args.js';

@@ -33,3 +33,6 @@ export { corpusToResume, workerServices } from './sweep-setup.js';
 export { mergeParts } from './merge.js';
 export type { MergeOptions } from './merge.js';
 export { readParts, type PartFolder } from './merge-parts.js';
+export { embedCorpus, type EmbedCorpusOptions, type PosthocSummary } from './posthoc-embed.js';
+export { defaultJudgeName, judgeCorpus, type JudgeCorpusOptions } from './posthoc-judge.js';
+export type { PosthocProgress } from './posthoc-corpus.js';

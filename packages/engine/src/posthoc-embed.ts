@@ -1,0 +1,254 @@
+import { InputError, type EncoderColumn, type EncoderSpec } from '@panta/core';
+import {
+  ORDER_PARAM_COLUMNS,
+  embColumnName,
+  judgeOrderParamsPath,
+  judgeRunsTablePath,
+  manifestPath,
+  measureSweep,
+  orderParamsPath,
+  parquetColumnNames,
+  posthocJournalPath,
+  readEvents,
+  readOrderParams,
+  readPosthocJournal,
+  recordPosthocDone,
+  removePosthocJournal,
+  shardPath,
+  startPosthocJournal,
+  whiteningPath,
+  writeManifest,
+  writeParquetTable,
+  writeShardColumn,
+  type Manifest,
+  type OrderParamRow,
+} from '@panta/corpus';
+import { openEncoder, type Encoder } from '@panta/embed';
+import { rejudgeTables } from './posthoc-judge-tables.js';
+import { openPosthocCorpus, refreshChecksums, type PosthocCorpus, type PosthocProgress } from './posthoc-corpus.js';
+
+export interface EmbedCorpusOptions {
+  /** Recompute the column of an encoder a previous `panta embed` added (the sweep's own are never replaced). */
+  replace?: boolean;
+  /** Where `encoder`'s relative paths are read from (the CLI: the working folder) and errors name. */
+  source?: string;
+  onProgress?(progress: PosthocProgress): void;
+  /** Aborting stops after the shard being rewritten; a rerun resumes at the next. */
+  signal?: AbortSignal;
+}
+
+export interface PosthocSummary {
+  out: string;
+  name: string;
+  /** Shards rewritten in this session, and all shards. */
+  shardsRewritten: number;
+  shardsTotal: number;
+  answers: number;
+  status: 'complete' | 'stopped';
+  /** Judge calls made in this session (0 for an encoder). */
+  calls: number;
+}
+
+interface EmbedHeader {
+  encoder: EncoderSpec;
+  replace: boolean;
+}
+
+/**
+ * `panta embed`: adds (or, with `replace`, recomputes) the `emb_<name>` column of every event shard of a
+ * finished corpus, no agent call made again: each shard is rewritten beside itself and renamed into place,
+ * one at a time, recorded in a journal, so a rerun after a crash picks up at the first shard not done. Then
+ * the encoder's whitening is fitted by the sweep's own code (measureSweep: every t = 0 answer of a prompt),
+ * its order-parameter rows join order_params.parquet in the order a sweep with it from the start writes
+ * them, and the manifest lists it (so verify and report see it). The result equals a sweep that had the
+ * encoder from the start, in every column but timings.
+ */
+export async function embedCorpus(dir: string, encoder: EncoderSpec, options: EmbedCorpusOptions = {}): Promise<PosthocSummary> {
+  const corpus = await openPosthocCorpus(dir);
+  try {
+    return await embedLocked(corpus, encoder, options);
+  } finally {
+    corpus.lock.release();
+  }
+}
+
+async function embedLocked(corpus: PosthocCorpus, encoder: EncoderSpec, options: EmbedCorpusOptions): Promise<PosthocSummary> {
+  const { out, manifest, runs } = corpus;
+  const journalFile = posthocJournalPath(out, 'embed', encoder.name);
+  const journal = readPosthocJournal<EmbedHeader>(journalFile);
+  const replace = options.replace ?? false;
+  const source = options.source ?? '--encoder';
+  checkEmbedAllowed(corpus, encoder, replace, journal?.header);
+  const whitening = manifest.spec && (manifest.spec as { whitening?: unknown }).whitening;
+  const mode = whitening === undefined ? 'zca' : whitening;
+  if (mode !== 'zca' && mode !== 'raw')
+    throw new InputError(
+      manifestPath(out),
+      'spec.whitening',
+      "this corpus reuses another corpus's whitening, which holds no whitening of a new encoder",
+      'run panta embed on the corpus the whitening comes from, then on this one with the same encoder name',
+    );
+  const opened: Encoder = await openEncoder(encoder, source, 0);
+  const column: EncoderColumn = { name: encoder.name, dim: opened.dim };
+  const header: EmbedHeader = { encoder, replace: replace || (journal?.header.replace ?? false) };
+  if (!journal) await startPosthocJournal(journalFile, header);
+  const done = journal?.done ?? new Set<string>();
+  const progress: PosthocProgress = {
+    eventsExecuted: 0,
+    eventsWritten: 0,
+    eventsTotal: runs.reduce((s, r) => s + r.events, 0),
+    eventsOnDisk: 0,
+    inflight: 0,
+    calls: 0,
+    runsFinished: 0,
+    runsTotal: runs.length,
+  };
+  let rewritten = 0;
+  let stopped = false;
+  try {
+    for (const run of runs) {
+      const file = shardPath(out, run.runId);
+      // Done before: journaled, or (adding a new column) renamed into place just before a crash.
+      if (done.has(run.runId) || (!header.replace && (await parquetColumnNames(file)).includes(embColumnName(encoder.name)))) {
+        progress.eventsExecuted += run.events;
+        progress.eventsWritten += run.events;
+        progress.eventsOnDisk += run.events;
+        progress.runsFinished++;
+        options.onProgress?.({ ...progress });
+        continue;
+      }
+      if (options.signal?.aborted) {
+        stopped = true;
+        break;
+      }
+      const values = await embedShard(file, opened, progress, options);
+      await writeShardColumn(file, { name: embColumnName(encoder.name), type: 'FLOAT[]' }, values);
+      recordPosthocDone(journalFile, run.runId);
+      rewritten++;
+      progress.eventsWritten += run.events;
+      progress.runsFinished++;
+      options.onProgress?.({ ...progress });
+    }
+  } finally {
+    await opened.close();
+  }
+  const summary = { out, name: encoder.name, shardsRewritten: rewritten, shardsTotal: runs.length, answers: progress.eventsTotal, calls: 0 };
+  if (stopped) return { ...summary, status: 'stopped' };
+  await measureEncoder(corpus, column, mode, {
+    kind: encoder.kind,
+    model: opened.model,
+    replaced: header.replace,
+  });
+  await removePosthocJournal(journalFile);
+  return { ...summary, status: 'complete' };
+}
+
+/**
+ * A name the corpus has is refused unless replaced (exit 2); the sweep's own encoders never are: the
+ * dynamics may have read them (ssvp's divergence, early stopping), and verify checks those against them. A
+ * journal left by a crash resumes only the same pass.
+ */
+function checkEmbedAllowed(corpus: PosthocCorpus, encoder: EncoderSpec, replace: boolean, pending: EmbedHeader | undefined): void {
+  const file = manifestPath(corpus.out);
+  const own = ((corpus.manifest.spec as { encoders?: { name: string }[] }).encoders ?? []).some((e) => e.name === encoder.name);
+  if (pending) {
+    if (JSON.stringify(pending.encoder) !== JSON.stringify(encoder))
+      throw new InputError(
+        posthocJournalPath(corpus.out, 'embed', encoder.name),
+        'encoder',
+        `an unfinished panta embed of ${encoder.name} used ${describe(pending.encoder)}, not ${describe(encoder)}`,
+        `finish it with --encoder ${describe(pending.encoder)}${pending.replace ? ' --replace' : ''}, or delete the journal to start over`,
+      );
+    return;
+  }
+  if (own)
+    throw new InputError(
+      file,
+      'encoders',
+      `encoder ${encoder.name} is one of the sweep's own encoders, which the dynamics may have read`,
+      'give the new encoder another name',
+    );
+  if (corpus.manifest.encoders.some((e) => e.name === encoder.name) && !replace)
+    throw new InputError(file, 'encoders', `the corpus has an encoder named ${encoder.name} already`, 'give another name, or pass --replace to recompute its column');
+}
+
+function describe(e: EncoderSpec): string {
+  return `${e.name}:${e.kind}:${e.kind === 'hashing' ? e.dim : e.path}`;
+}
+
+/** Every agent answer of a shard embedded (null for protocol calls, which carry none), in file order. */
+async function embedShard(file: string, encoder: Encoder, progress: PosthocProgress, options: EmbedCorpusOptions): Promise<(Float32Array | null)[]> {
+  const roles: string[] = [];
+  const texts: string[] = [];
+  for await (const batch of readEvents([file], { columns: ['role', 'response'] })) {
+    const role = batch.columns.role as string[];
+    const response = batch.columns.response as (string | null)[];
+    for (let r = 0; r < batch.rows; r++) {
+      roles.push(role[r]);
+      if (role[r] === 'agent') texts.push(response[r] ?? '');
+    }
+  }
+  progress.inflight = texts.length;
+  options.onProgress?.({ ...progress });
+  const vectors = await encoder.encode(texts);
+  progress.inflight = 0;
+  progress.eventsExecuted += texts.length;
+  let next = 0;
+  return roles.map((role) => (role === 'agent' ? vectors[next++] : null));
+}
+
+/**
+ * The encoder's whitening (fitted by measureSweep, written for every prompt), its order-parameter rows merged
+ * into order_params.parquet in a sweep's order (prompt by first run, run, sweep, encoder in manifest order),
+ * the post-hoc judges' tables again (they copy the embedding fields of every encoder), then the manifest.
+ */
+async function measureEncoder(
+  corpus: PosthocCorpus,
+  column: EncoderColumn,
+  mode: 'zca' | 'raw',
+  meta: { kind: string; model: string; replaced: boolean },
+): Promise<void> {
+  const { out, manifest, runs } = corpus;
+  const measured = await measureSweep(
+    out,
+    runs.map((r) => ({ runId: r.runId, configId: r.configId, n: r.n, promptId: r.promptId })),
+    [column],
+    mode,
+    true,
+  );
+  const entry = { name: column.name, kind: meta.kind, dim: column.dim, model: meta.model };
+  const at = manifest.encoders.findIndex((e) => e.name === column.name);
+  const encoders = at >= 0 ? manifest.encoders.map((e, i) => (i === at ? entry : e)) : [...manifest.encoders, entry];
+  const stored = (await readOrderParams(orderParamsPath(out))).filter((r) => r.encoder !== column.name);
+  const params = sweepOrder([...stored, ...measured.orderParams], runs, encoders);
+  await writeParquetTable(orderParamsPath(out), [...ORDER_PARAM_COLUMNS], params as unknown as Record<string, unknown>[]);
+  const added: string[] = [orderParamsPath(out)];
+  for (const promptId of new Set(runs.map((r) => r.promptId))) added.push(whiteningPath(out, promptId, column.name));
+  for (const judge of manifest.judges ?? []) {
+    await rejudgeTables(out, runs, judge.name, params, encoders[0].name, manifest);
+    added.push(judgeOrderParamsPath(out, judge.name), judgeRunsTablePath(out, judge.name));
+  }
+  const next: Manifest = {
+    ...manifest,
+    encoders,
+    posthoc: [...(manifest.posthoc ?? []), { pass: 'embed', name: column.name, replaced: meta.replaced, finished_at: new Date().toISOString() }],
+    updated_at: new Date().toISOString(),
+  };
+  next.files = await refreshChecksums(out, manifest, added);
+  writeManifest(out, next);
+}
+
+/** Rows in the order finishSweep writes them: prompts by their first run, runs in plan order, sweep, encoder. */
+function sweepOrder(rows: OrderParamRow[], runs: readonly { runId: string; promptId: string }[], encoders: readonly { name: string }[]): OrderParamRow[] {
+  const promptRank = new Map<string, number>();
+  for (const r of runs) if (!promptRank.has(r.promptId)) promptRank.set(r.promptId, promptRank.size);
+  const runRank = new Map(runs.map((r, i) => [r.runId, [promptRank.get(r.promptId)!, i] as const]));
+  const encoderRank = new Map(encoders.map((e, i) => [e.name, i]));
+  const key = (r: OrderParamRow) => [...runRank.get(r.run_id)!, r.sweep, encoderRank.get(r.encoder)!];
+  return rows.sort((a, b) => {
+    const ka = key(a);
+    const kb = key(b);
+    for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i]) return ka[i] - kb[i];
+    return 0;
+  });
+}
