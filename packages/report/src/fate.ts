@@ -106,7 +106,7 @@ export function fateFigure(data: CorpusData): Figure | null {
     {
       mark: { type: 'rect', stroke: 'white' },
       encoding: {
-        x: { field: 'final', type: 'nominal', sort: MAJORITIES, title: 'final majority' },
+        x: { field: 'final', type: 'nominal', sort: MAJORITIES, title: 'final majority', axis: { labelAngle: 0 } },
         y: { field: 'initial', type: 'nominal', sort: MAJORITIES, title: 'initial majority (t = 0)' },
         color: { field: 'runs', type: 'quantitative', title: 'runs', scale: { scheme: 'blues' } },
       },
@@ -118,6 +118,11 @@ export function fateFigure(data: CorpusData): Figure | null {
         y: { field: 'initial', type: 'nominal', sort: MAJORITIES },
         text: { field: 'runs', type: 'quantitative' },
         fontWeight: { condition: { test: 'datum.changed', value: 'bold' }, value: 'normal' },
+        // white on the darker half of the colour scale, so the count stays readable
+        color: {
+          condition: { test: `datum.runs > ${Math.max(...values.map((v) => (v as { runs: number }).runs)) / 2}`, value: 'white' },
+          value: 'black',
+        },
       },
     },
   ];
