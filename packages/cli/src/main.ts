@@ -253,7 +253,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
       'prompts left out of pooled tables and figures, comma-separated (the paper leaves out its Prompt 1); per-prompt rows keep them',
       (v: string) => v.split(',').map((x) => x.trim()).filter((x) => x !== ''),
     )
-    .action(async (dir: string, opts: { out?: string; excludePrompts?: string[] }) => {
+    .option('--compare <dirs...>', 'corpora compared with this one: warns when their whitenings differ (m and q not comparable)')
+    .action(async (dir: string, opts: { out?: string; excludePrompts?: string[]; compare?: string[] }) => {
       const { reportCommand } = await import('./commands/report.js');
       setExit(await reportCommand(dir, opts));
     });

@@ -6,6 +6,8 @@ export { driftTable } from './tables.js';
 export { renderPng, renderSvg } from './render.js';
 export type { PngOptions } from './render.js';
 export { writeReport } from './write-report.js';
+export { whiteningDifferences, whiteningWarning } from './whitening-check.js';
+export type { WhiteningDifference } from './whitening-check.js';
 export type { ReportOptions, ReportResult } from './write-report.js';
 export { averageRanks, spearman } from './stats.js';
 export { PantaMetrics } from './metrics.js';

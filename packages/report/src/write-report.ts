@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { InputError } from '@panta/core';
 import { defaultReportDir, manifestPath } from '@panta/corpus';
 import { loadCorpus, type CorpusData } from './corpus-data.js';
+import { whiteningWarning } from './whitening-check.js';
 import { reportFigures } from './figures.js';
 import { reportHtml, type RenderedFigure } from './html.js';
 import { renderPng, renderSvg } from './render.js';
@@ -18,6 +19,11 @@ export interface ReportOptions {
    * leaves out its Prompt 1, whose judge labels were inverted. Per-prompt rows and curves keep them.
    */
   excludePrompts?: string[];
+  /**
+   * Corpora this one is compared with: when a (prompt, encoder) they share was whitened differently, their
+   * m and q are not comparable, and the report says so in one line (a note starting `Warning:`).
+   */
+  compare?: string[];
 }
 
 export interface ReportResult {
@@ -42,12 +48,19 @@ export async function writeReport(dir: string, options: ReportOptions = {}): Pro
   const out = resolve(options.out ?? defaultReportDir(dir));
   if (existsSync(out) && !statSync(out).isDirectory())
     throw new InputError(out, '--out', 'exists and is not a folder', 'give a folder for the report, or remove the file');
+  const warning = options.compare?.length ? whiteningWarning([dir, ...options.compare]) : null;
   const data = await loadCorpus(dir, { events: true });
+  if (warning) data.notes.unshift(`Warning: ${warning}`);
   const exclude = [...new Set(options.excludePrompts ?? [])];
   const prompts = [...new Set(data.runs.map((r) => r.prompt_id))].sort();
   for (const p of exclude)
     if (!prompts.includes(p))
-      throw new InputError(dir, '--exclude-prompts', `${JSON.stringify(p)} is no prompt of this corpus`, `use ids among ${prompts.join(', ')}`);
+      throw new InputError(
+        dir,
+        '--exclude-prompts',
+        `${JSON.stringify(p)} is no prompt of this corpus`,
+        `use ids among ${prompts.join(', ')}`,
+      );
   if (exclude.length > 0 && exclude.length >= prompts.length)
     throw new InputError(dir, '--exclude-prompts', 'excludes every prompt, leaving nothing to pool', 'keep at least one prompt');
   data.excludePrompts = exclude;

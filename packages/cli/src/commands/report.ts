@@ -2,11 +2,12 @@ import { relative } from 'node:path';
 import { writeReport } from '@panta/report';
 import { EXIT, reportError } from '../errors.js';
 
-export async function reportCommand(dir: string, opts: { out?: string; excludePrompts?: string[] }): Promise<number> {
+export async function reportCommand(dir: string, opts: { out?: string; excludePrompts?: string[]; compare?: string[] }): Promise<number> {
   try {
-    const r = await writeReport(dir, { out: opts.out, excludePrompts: opts.excludePrompts });
+    const r = await writeReport(dir, { out: opts.out, excludePrompts: opts.excludePrompts, compare: opts.compare });
     const where = (p: string) => relative(process.cwd(), p) || '.';
-    for (const note of r.notes) process.stderr.write(`panta: note: ${note}\n`);
+    for (const note of r.notes)
+      process.stderr.write(note.startsWith('Warning: ') ? `panta: warning: ${note.slice(9)}\n` : `panta: note: ${note}\n`);
     process.stdout.write(
       `report: ${where(r.index)} (${r.figures.length} figures as SVG and PNG in ${where(`${r.out}/figures`)}, ${r.tables.length} tables)\n`,
     );
