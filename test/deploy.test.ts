@@ -971,7 +971,7 @@ describe('deploy/slurm', () => {
       }
       if (roles.length) expect(text, s).toContain('/packages/cli/bin/panta.js"');
     }
-    expect(roles.sort()).toEqual(['collector', 'merge', 'run', 'scheduler', 'verify', 'worker']);
+    expect(roles.sort()).toEqual(['collector', 'collector', 'merge', 'run', 'scheduler', 'verify', 'worker']);
     expect(read(`${SLURM}/node.sh`)).toMatch(/worker --concurrency "\$WORKER_CONCURRENCY" --base-url "http:\/\/127\.0\.0\.1:\$2\/v1"/);
   });
 
