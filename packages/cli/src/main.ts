@@ -76,6 +76,19 @@ export function buildProgram(setExit: (code: number) => void): Command {
       },
     );
 
+  program
+    .command('plan')
+    .description(
+      'print what a sweep will cost before anything runs: configurations, runs, events, LLM calls by kind, estimated tokens, time at a call rate',
+    )
+    .argument('<spec>', 'sweep spec (YAML)')
+    .option('--calls-per-s <r>', 'calls per second the servers sustain, for the time (default 10)', numberIn(0.001, 1e9))
+    .option('--json', 'print the plan as JSON, for scripts')
+    .action(async (spec: string, opts: { callsPerS?: number; json?: boolean }) => {
+      const { planCommand } = await import('./commands/plan.js');
+      setExit(planCommand(spec, opts));
+    });
+
   const redisOption = ['--redis <url>', 'Redis URL (default: $PANTA_REDIS_URL, else redis://127.0.0.1:6379)'] as const;
   const logOption = () =>
     new Option('--log-level <level>', 'JSON log on stderr: debug, info, warn, error, silent').choices(LOG_LEVELS).default('info');

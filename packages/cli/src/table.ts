@@ -1,14 +1,13 @@
 import type { SummaryRow } from '@panta/engine';
 
-/** A plain aligned table; numbers right-aligned. */
-export function formatTable(header: string[], rows: (string | number)[][]): string {
+/** A plain aligned table; numbers right-aligned, and the columns in `right` (numbers already formatted). */
+export function formatTable(header: string[], rows: (string | number)[][], right: readonly number[] = []): string {
   const cells = [header, ...rows.map((r) => r.map(String))];
   const widths = header.map((_, c) => Math.max(...cells.map((r) => r[c].length)));
+  const toRight = (c: number) => typeof rows[0]?.[c] === 'number' || right.includes(c);
   return cells
     .map((r, i) => {
-      const line = r
-        .map((cell, c) => (typeof rows[0]?.[c] === 'number' && i > 0 ? cell.padStart(widths[c]) : cell.padEnd(widths[c])))
-        .join('  ');
+      const line = r.map((cell, c) => (toRight(c) && i > 0 ? cell.padStart(widths[c]) : cell.padEnd(widths[c]))).join('  ');
       return i === 0 ? `${line}\n${widths.map((w) => '-'.repeat(w)).join('  ')}` : line;
     })
     .join('\n');

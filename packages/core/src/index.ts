@@ -51,7 +51,9 @@ export {
 } from './geometry/index.js';
 export type { Edge, GeometrySpec } from './geometry/index.js';
 export { checkBackendLimits, checkContextBudget } from './budget.js';
-export { parseRubric, parseVerdict, rubric, RUBRIC_SYSTEM } from './rubric.js';
+export { parseRubric, parseVerdict, rubric, RUBRIC_SYSTEM, VERDICT_MAX_TOKENS } from './rubric.js';
+export { CHARS_PER_TOKEN, campaignCost, DEFAULT_CALLS_PER_SECOND } from './campaign-cost.js';
+export type { CallCost, CallKind, CampaignCost, CampaignInput, ContextCost } from './campaign-cost.js';
 export { assignPopulation, parsePopulation } from './population.js';
 export type { PopulationEntry } from './population.js';
 export {

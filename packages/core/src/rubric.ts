@@ -2,6 +2,9 @@ import type { Prompt } from './dataset.js';
 import type { Tag } from './event.js';
 import type { ChatMessages } from './prompt.js';
 
+/** Tokens a verdict may take: a one-line JSON object (a cap, so a rambling judge cannot run long). */
+export const VERDICT_MAX_TOKENS = 32;
+
 /** The verdicts the rubric asks for; anything else is a judge failure. */
 export const VERDICTS = ['correct', 'hallucinated', 'not_known'] as const;
 

@@ -1,4 +1,4 @@
-import { mixSeed, parseVerdict, rubric, type Prompt, type Tag } from '@panta/core';
+import { mixSeed, parseVerdict, rubric, VERDICT_MAX_TOKENS, type Prompt, type Tag } from '@panta/core';
 import type { LlmBackend } from '@panta/llm';
 import type { Judge } from './judge.js';
 import { VerdictCache } from './verdict-cache.js';
@@ -77,7 +77,7 @@ export class LlmJudge implements Judge {
         promptLength: () => ({ system: messages.system.length, user: messages.user.length }),
         seed: mixSeed('judge', key) >>> 1,
         temperature: 0,
-        maxTokens: 32,
+        maxTokens: VERDICT_MAX_TOKENS,
         fixedLength: false,
       });
       return parseVerdict(result.text) ?? 'judge_failure';

@@ -1,0 +1,135 @@
+import { describe, expect, it } from 'vitest';
+import { PROTOCOL_SYSTEM, RUBRIC_SYSTEM } from '@panta/core';
+import { panta, tempDir, writeSpec, RHEON6 } from '../../../test/helpers.js';
+
+const plan = (args: string[]) => {
+  const r = panta(['plan', ...args]);
+  return { ...r, json: r.code === 0 && args.includes('--json') ? JSON.parse(r.stdout) : undefined };
+};
+
+describe('panta plan', () => {
+  it("eraclitus: the paper's 432 configurations and 2,160 runs, every event and call counted before anything runs", () => {
+    const r = plan(['examples/eraclitus.yaml']);
+    expect(r.code).toBe(0);
+    // 6 prompts x 6 temperatures x 5 trials, 11 events per agent (t = 0 and 10 sweeps), over the twelve
+    // (geometry, N) pairs: ring, torus2d and meanfield 16 + 64 + 256 = 336 each, torus3d 27 + 64 + 216 = 307.
+    const events = 6 * 6 * 5 * 11 * (3 * 336 + 307);
+    expect(events).toBe(2_603_700);
+    expect(r.stdout).toContain('eraclitus: 432 configurations, 2,160 runs, 2,603,700 events');
+    expect(r.stdout).toMatch(/^agent +2,603,700 /m);
+    expect(r.stdout).toMatch(/^judge \(at most\) +2,603,700 /m);
+    expect(r.stdout).toContain('Time at 10 calls/s (assumed; give yours with --calls-per-s R)');
+    const j = plan(['examples/eraclitus.yaml', '--json', '--calls-per-s', '40']).json;
+    expect(j).toMatchObject({ configurations: 432, runs: 2160, events, answerTokens: 100, fixedLength: true, callsPerSecond: 40 });
+    expect(j.assumedRate).toBe(false);
+    expect(j.calls.map((c: { kind: string; calls: number }) => [c.kind, c.calls])).toEqual([
+      ['agent', events],
+      ['judge', events],
+    ]);
+    expect(j.seconds).toEqual({ agents: events / 40, all: (2 * events) / 40 });
+    // The largest prompt, a mean field of 256 quoting 255 answers of 100 tokens and the agent's own, fits 32k.
+    const largest = j.contexts.find((c: { geometry: string; n: number }) => c.geometry === 'meanfield' && c.n === 256);
+    expect(largest.k).toBe(255);
+    expect(largest.updatePromptTokens).toBeGreaterThan(256 * 100);
+    expect(largest.updatePromptTokens).toBeLessThan(32_768 - 100);
+  });
+
+  it('a small sweep: calls and tokens as computed by hand from the template, the rubric and the protocol prompts', () => {
+    const dir = tempDir();
+    const spec = writeSpec(
+      dir,
+      `name: tiny
+dataset: ${RHEON6}
+prompts: [fq367]
+geometries: [ring, star]
+sizes: [5]
+temperatures: [0.5]
+trials: 2
+sweeps: 3
+seed: 1
+protocol: [glauber, drift-policy]
+max_tokens: 10
+fixed_length: true
+judge: {kind: llm, backend: {kind: surrogate}}
+`,
+    );
+    const j = plan([spec, '--json', '--calls-per-s', '4']).json;
+    // 2 geometries x 2 protocols; 2 trials; (3 + 1) x 5 events a run.
+    expect(j).toMatchObject({ configurations: 4, runs: 8, events: 8 * 20 });
+    const Q = 'How old was Queen Elizabeth II when she died?';
+    const S = 'You are one of a population of agents answering the same question.';
+    const tok = (chars: number) => Math.ceil(chars / 4);
+    // t = 0: the question alone, k = 0.
+    const initial = tok(S.length + `Question: ${Q}\nt = 0, T = 0.5, k = 0\nYour answer:`.length);
+    // An update quotes its previous answer and its neighbours' (10 tokens each); indices counted as N - 1 = 4.
+    const frame = (k: number) =>
+      S.length +
+      `Question: ${Q}\nt = 3, T = 0.5, k = ${k}\nYour previous answer: \nYour ${k} neighbours' answers:\n${Array(k).fill('- Agent 4: ').join('\n')}\nYour answer:`
+        .length;
+    const ring = tok(frame(2)) + 3 * 10;
+    // A star of 5: the hub reads 4, each leaf 1: 8 / 5 = 1.6 answers on average (one more line, 12 characters, per answer).
+    const star = tok(frame(1) + 0.6 * '\n- Agent 4: '.length) + 2.6 * 10;
+    const perRun = (update: number) => 5 * initial + 15 * update;
+    const agent = j.calls.find((c: { kind: string }) => c.kind === 'agent');
+    expect(agent).toEqual({
+      kind: 'agent',
+      calls: 160,
+      atMost: false,
+      promptTokens: 4 * perRun(ring) + 4 * perRun(star),
+      completionTokens: 1600,
+    });
+    // The LLM judge: one rubric per answer at most (its cache judges an identical answer once), 32-token verdicts.
+    const rubric =
+      RUBRIC_SYSTEM.length +
+      `Question: ${Q}\nAccepted answers: 96 | 96 years old\nKnown false answers: 95 | 97\nThe question rests on a false premise: no\nAnswer to grade: \nVerdict (JSON):`
+        .length;
+    const judge = j.calls.find((c: { kind: string }) => c.kind === 'judge');
+    expect(judge).toEqual({ kind: 'judge', calls: 160, atMost: true, promptTokens: 160 * (tok(rubric) + 10), completionTokens: 160 * 32 });
+    // drift-policy: a drift judge at the boundaries after sweeps 1 and 2 of each of its 4 runs, a moderator after a drift.
+    const drift =
+      PROTOCOL_SYSTEM.length +
+      `Question: ${Q}\nMajority answer after round 2: \nMajority answer after round 3: \nHas the group drifted away from the question or from its earlier answer? Reply DRIFT or STABLE, then give one short reason.`
+        .length;
+    expect(j.calls.find((c: { kind: string }) => c.kind === 'drift-judge')).toEqual({
+      kind: 'drift-judge',
+      calls: 8,
+      atMost: false,
+      promptTokens: 8 * (tok(drift) + 20),
+      completionTokens: 80,
+    });
+    expect(j.calls.find((c: { kind: string }) => c.kind === 'moderator')).toMatchObject({ calls: 8, atMost: true, completionTokens: 80 });
+    expect(j.total.calls).toBe(160 + 160 + 8 + 8);
+    expect(j.seconds).toEqual({ agents: 160 / 4, all: 336 / 4 });
+    const text = plan([spec, '--calls-per-s', '4']);
+    expect(text.stdout).toContain("Time at 4 calls/s: the agents' calls 40 s; every call through the same rate: 1 min 24 s.");
+    expect(text.stdout).toMatch(/^star +5 +4 +4 +80 +\d+$/m);
+  });
+
+  it('fails as panta run does on a bad spec: one line naming the file and field, exit 2', () => {
+    const dir = tempDir();
+    const tooWide = writeSpec(
+      dir,
+      `name: wide
+dataset: ${RHEON6}
+prompts: [fq117]
+geometries: [meanfield]
+sizes: [512]
+temperatures: [0.7]
+backend: {kind: openai, base_url: http://127.0.0.1:9/v1, model: m, max_context_tokens: 32768}
+`,
+    );
+    const r = plan([tooWide]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/spec\.yaml: geometries\[0\]: .*max_context_tokens 32,768.*fix: use \{kind: meanfield, sample: \d+\}/);
+    const badSize = plan([
+      writeSpec(dir, `name: t\ndataset: ${RHEON6}\ngeometries: [torus2d]\nsizes: [10]\ntemperatures: [0.7]\n`, 'torus.yaml'),
+    ]);
+    expect(badSize.code).toBe(2);
+    expect(badSize.stderr).toMatch(/torus\.yaml: sizes\[0\]: /);
+    const rate = panta(['plan', 'examples/eraclitus.yaml', '--calls-per-s', '0']);
+    expect(rate.code).toBe(2);
+    expect(rate.stderr).toMatch(/--calls-per-s/);
+  });
+});

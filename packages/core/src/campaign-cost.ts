@@ -1,0 +1,237 @@
+import { CsrGraph } from './geometry/graph.js';
+import { type EdgeLists, graphFor, type RunPlan, runEvents } from './plan.js';
+import { type PromptContext, type PromptTemplate, promptLength } from './prompt.js';
+import { renderDriftJudge, renderMerge, renderModerator } from './protocol/prompts.js';
+import { rubric, VERDICT_MAX_TOKENS } from './rubric.js';
+import type { PriceTable } from './spec/backend.js';
+import type { SweepSpec } from './spec/schema.js';
+
+/**
+ * What a sweep will cost before anything runs (`panta plan`): a pure function of the planned runs, so every
+ * gridded axis counts as planSweep expands it. Calls are counted from the schedule (N initial answers and
+ * N updates per sweep per run; protocol calls per update or per sweep boundary); tokens are estimated from
+ * the prompt text at CHARS_PER_TOKEN characters a token, with every answer max_tokens long (exact with
+ * fixed_length, an upper bound without) and each update quoting its own previous answer and the answers of
+ * the graph's mean degree of neighbours.
+ */
+
+/** Characters per token of the estimate: about four for English text. */
+export const CHARS_PER_TOKEN = 4;
+
+/** The rate `panta plan` assumes without --calls-per-s: a modest single-GPU vLLM server on 100-token answers. */
+export const DEFAULT_CALLS_PER_SECOND = 10;
+
+export type CallKind = 'agent' | 'judge' | 'merge' | 'drift-judge' | 'moderator';
+
+export interface CallCost {
+  kind: CallKind;
+  calls: number;
+  /**
+   * True when `calls` is a ceiling: the LLM judge's cache judges an identical answer once, ssvp merges only
+   * above tau, a moderator speaks only after a drift, early stopping ends runs sooner.
+   */
+  atMost: boolean;
+  promptTokens: number;
+  completionTokens: number;
+  /** In the backend's price table's currency, when the spec gives one for this call's backend. */
+  cost?: number;
+}
+
+/** Agent prompts per (geometry, N): what the context must hold. */
+export interface ContextCost {
+  geometry: string;
+  n: number;
+  /** Nominal degree (as the event rows' k). */
+  k: number;
+  /** Mean neighbours an update quotes (a star's hub quotes N - 1, its leaves one). */
+  meanNeighbours: number;
+  runs: number;
+  events: number;
+  /** Estimated prompt tokens of an update that quotes the nominal k answers. */
+  updatePromptTokens: number;
+}
+
+export interface CampaignCost {
+  configurations: number;
+  runs: number;
+  /** Agent events: (sweeps + 1) N per run. */
+  events: number;
+  calls: CallCost[];
+  total: { calls: number; promptTokens: number; completionTokens: number; cost?: number };
+  /** Tokens of every answer: max_tokens; exact when fixedLength, a ceiling otherwise. */
+  answerTokens: number;
+  fixedLength: boolean;
+  contexts: ContextCost[];
+  callsPerSecond: number;
+  /** True when callsPerSecond is DEFAULT_CALLS_PER_SECOND, not given. */
+  assumedRate: boolean;
+  /** Seconds at callsPerSecond: the agents' calls alone, and every call through the one rate. */
+  seconds: { agents: number; all: number };
+}
+
+export interface CampaignInput {
+  spec: SweepSpec;
+  /** planSweep's runs (every gridded axis expanded). */
+  runs: readonly RunPlan[];
+  /** The template of runs that carry none of their own. */
+  template: PromptTemplate;
+  edgeLists?: EdgeLists;
+  callsPerSecond?: number;
+}
+
+const tokens = (chars: number) => Math.ceil(chars / CHARS_PER_TOKEN);
+
+/** Characters of a rendering, system and user together. */
+function chars(m: { system: string | number; user: string | number }): number {
+  const len = (x: string | number) => (typeof x === 'number' ? x : x.length);
+  return len(m.system) + len(m.user);
+}
+
+/**
+ * The neighbours an update quotes on average: every agent is picked alike (asynchronous, with replacement;
+ * synchronous, once per sweep), so it is the graph's mean degree.
+ */
+function meanDegree(run: RunPlan, edgeLists: EdgeLists): number {
+  if (run.protocol === 'isolated') return 0;
+  if (run.geometry.kind === 'meanfield') return run.k;
+  const graph = graphFor(run.geometry, run.n, run.seed, edgeLists);
+  return graph instanceof CsrGraph ? graph.entries / run.n : graph.k;
+}
+
+/** Characters of an agent's update prompt without the answers it quotes: fixed text plus `k` neighbour lines. */
+function updateFrameChars(template: PromptTemplate, run: RunPlan, k: number): number {
+  const frame = (count: number) =>
+    chars(
+      promptLength(template, {
+        question: run.prompt.question,
+        sweep: run.sweeps,
+        temperature: run.temperature,
+        previous: '',
+        neighbourAgents: new Array<number>(count).fill(run.n - 1),
+        neighbourAnswers: new Array<string>(count).fill(''),
+      } satisfies PromptContext),
+    );
+  if (k === 0) return frame(0);
+  const one = frame(1);
+  const line = frame(2) - one;
+  return one + (k - 1) * line;
+}
+
+export function campaignCost(input: CampaignInput): CampaignCost {
+  const { spec, runs, template } = input;
+  const edgeLists = input.edgeLists ?? new Map();
+  const answer = spec.max_tokens;
+  const stopsEarly = spec.early_stopping !== undefined;
+  const kinds = new Map<CallKind, CallCost>();
+  const add = (kind: CallKind, calls: number, promptTokens: number, completionTokens: number, atMost: boolean) => {
+    const c = kinds.get(kind) ?? { kind, calls: 0, atMost: false, promptTokens: 0, completionTokens: 0 };
+    c.calls += calls;
+    c.promptTokens += promptTokens;
+    c.completionTokens += completionTokens;
+    c.atMost ||= atMost || stopsEarly;
+    kinds.set(kind, c);
+  };
+  const contexts = new Map<string, ContextCost>();
+  const degrees = new Map<string, number>();
+  let events = 0;
+  for (const run of runs) {
+    const tpl = run.template ?? template;
+    const n = run.n;
+    const updates = n * run.sweeps;
+    const key = `${run.geometryLabel}/${n}/${run.protocol}`;
+    let k = degrees.get(key);
+    if (k === undefined) degrees.set(key, (k = meanDegree(run, edgeLists)));
+    const initial = tokens(
+      chars(
+        promptLength(tpl, {
+          question: run.prompt.question,
+          sweep: 0,
+          temperature: run.temperature,
+          neighbourAgents: [],
+          neighbourAnswers: [],
+        }),
+      ),
+    );
+    const update = tokens(updateFrameChars(tpl, run, k)) + (1 + k) * answer;
+    events += runEvents(run);
+    add('agent', n + updates, n * initial + updates * update, (n + updates) * answer, false);
+
+    const context = contexts.get(`${run.geometryLabel}/${n}`) ?? {
+      geometry: run.geometryLabel,
+      n,
+      k: run.k,
+      meanNeighbours: k,
+      runs: 0,
+      events: 0,
+      updatePromptTokens: tokens(updateFrameChars(tpl, run, run.k)) + (1 + run.k) * answer,
+    };
+    context.runs++;
+    context.events += runEvents(run);
+    contexts.set(`${run.geometryLabel}/${n}`, context);
+
+    if (run.protocol === 'ssvp' && k > 0) {
+      const merge = tokens(chars(renderMerge(run.prompt.question, '', new Array<string>(Math.round(k)).fill('')))) + (1 + k) * answer;
+      add('merge', updates, updates * merge, updates * answer, true);
+    }
+    if (run.protocol === 'drift-policy' && run.sweeps >= 2) {
+      const boundaries = run.sweeps - 1;
+      const q = run.prompt.question;
+      add(
+        'drift-judge',
+        boundaries,
+        boundaries * (tokens(chars(renderDriftJudge(q, run.sweeps, '', ''))) + 2 * answer),
+        boundaries * answer,
+        false,
+      );
+      add(
+        'moderator',
+        boundaries,
+        boundaries * (tokens(chars(renderModerator(q, run.sweeps, '', ''))) + 2 * answer),
+        boundaries * answer,
+        true,
+      );
+    }
+    if (spec.judge.kind === 'llm') {
+      const calls = n + updates;
+      add('judge', calls, calls * (tokens(chars(rubric(run.prompt, ''))) + answer), calls * VERDICT_MAX_TOKENS, true);
+    }
+  }
+  const order: CallKind[] = ['agent', 'judge', 'merge', 'drift-judge', 'moderator'];
+  const calls = order.flatMap((kind) => (kinds.has(kind) ? [kinds.get(kind)!] : []));
+  for (const c of calls) {
+    // A graph of uneven degree (a star, a chain) quotes a fractional mean of answers per update.
+    c.promptTokens = Math.round(c.promptTokens);
+    const price = c.kind === 'judge' ? judgePrice(spec) : agentPrice(spec);
+    if (price) c.cost = (c.promptTokens * price.prompt_per_mtok + c.completionTokens * price.completion_per_mtok) / 1e6;
+  }
+  const sum = (f: (c: CallCost) => number) => calls.reduce((s, c) => s + f(c), 0);
+  const priced = calls.every((c) => c.cost !== undefined);
+  const rate = input.callsPerSecond ?? DEFAULT_CALLS_PER_SECOND;
+  const agentCalls = kinds.get('agent')?.calls ?? 0;
+  return {
+    configurations: new Set(runs.map((r) => r.configId)).size,
+    runs: runs.length,
+    events,
+    calls,
+    total: {
+      calls: sum((c) => c.calls),
+      promptTokens: sum((c) => c.promptTokens),
+      completionTokens: sum((c) => c.completionTokens),
+      ...(priced && calls.length > 0 ? { cost: sum((c) => c.cost!) } : {}),
+    },
+    answerTokens: answer,
+    fixedLength: spec.fixed_length,
+    contexts: [...contexts.values()],
+    callsPerSecond: rate,
+    assumedRate: input.callsPerSecond === undefined,
+    seconds: { agents: agentCalls / rate, all: sum((c) => c.calls) / rate },
+  };
+}
+
+function agentPrice(spec: SweepSpec): PriceTable | undefined {
+  return spec.backend.kind === 'surrogate' ? undefined : spec.backend.price;
+}
+
+function judgePrice(spec: SweepSpec): PriceTable | undefined {
+  return spec.judge.kind === 'llm' && spec.judge.backend.kind !== 'surrogate' ? spec.judge.backend.price : undefined;
+}
