@@ -108,7 +108,8 @@ export function fateFigure(data: CorpusData): Figure | null {
       encoding: {
         x: { field: 'final', type: 'nominal', sort: MAJORITIES, title: 'final majority', axis: { labelAngle: 0 } },
         y: { field: 'initial', type: 'nominal', sort: MAJORITIES, title: 'initial majority (t = 0)' },
-        color: { field: 'runs', type: 'quantitative', title: 'runs', scale: { scheme: 'blues' } },
+        // no legend: the counts are written in the cells, and a gradient legend would need url(#...) in the inline SVG
+        color: { field: 'runs', type: 'quantitative', title: 'runs', scale: { scheme: 'blues' }, legend: null },
       },
     },
     {

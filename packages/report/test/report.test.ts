@@ -39,7 +39,7 @@ beforeAll(() => {
   const r = panta(['report', corpus]);
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);
-  expect(r.stdout).toMatch(/^report: .*report\/index\.html \(8 figures as SVG and PNG in .*, 4 tables\)$/m);
+  expect(r.stdout).toMatch(/^report: .*report\/index\.html \(13 figures as SVG and PNG in .*, 6 tables\)$/m);
   report = join(corpus, 'report');
   html = readFileSync(join(report, 'index.html'), 'utf8');
 });
@@ -67,6 +67,10 @@ describe('panta report', () => {
       'rho',
       'delta-rho',
       ...ENCODERS.map((e) => `phase-space-${e}`),
+      ...ENCODERS.map((e) => `cds-${e}`),
+      'amplification',
+      'hallucination-by-sweep',
+      'majority-fate-grid',
     ];
     expect(
       readdirSync(join(report, 'figures'))
@@ -99,8 +103,10 @@ describe('panta report', () => {
       expect(strokes.size).toBe(TEMPERATURES.length);
       for (const g of GEOMETRIES) expect(svg).toContain(`>${g}</text>`);
 
+      // the band: mean ± one standard error over trials (sample sd / √n)
       const expected = await queryRows(
-        `SELECT config_id, sweep, avg(magnetisation) AS m, min(magnetisation) AS lo, max(magnetisation) AS hi, count(*) AS trials FROM ${op()} WHERE encoder = '${e}' GROUP BY ALL ORDER BY ALL`,
+        `SELECT config_id, sweep, avg(magnetisation) AS m, avg(magnetisation) - stddev_samp(magnetisation) / sqrt(count(*)) AS lo,
+           avg(magnetisation) + stddev_samp(magnetisation) / sqrt(count(*)) AS hi, count(*) AS trials FROM ${op()} WHERE encoder = '${e}' GROUP BY ALL ORDER BY ALL`,
       );
       const drawn = specData(`magnetisation-${e}`);
       expect(drawn).toHaveLength(GEOMETRIES.length * TEMPERATURES.length * 4);
@@ -108,8 +114,8 @@ describe('panta report', () => {
       for (const x of expected) {
         const d = drawn.find((v) => v.config_id === x.config_id && v.sweep === x.sweep)!;
         expect(d.m as number).toBeCloseTo(x.m as number, 12);
-        expect(d.m_lo).toBe(x.lo);
-        expect(d.m_hi).toBe(x.hi);
+        expect(d.m_lo as number).toBeCloseTo(x.lo as number, 12);
+        expect(d.m_hi as number).toBeCloseTo(x.hi as number, 12);
         expect(d.trials).toBe(2);
       }
     }
@@ -173,10 +179,10 @@ describe('panta report', () => {
     }
   });
 
-  it('encoder robustness: Spearman of final cohesion between the two encoders, recomputed in DuckDB', async () => {
+  it('encoder robustness: Spearman of final cohesion between the two encoders over configuration-trial pairs, recomputed in DuckDB', async () => {
     const rows = htmlTable('encoder-robustness');
     expect(rows).toHaveLength(1);
-    expect(rows[0].slice(0, 3)).toEqual(['h384', 'h16', String(GEOMETRIES.length * TEMPERATURES.length)]);
+    expect(rows[0].slice(0, 3)).toEqual(['h384', 'h16', String(GEOMETRIES.length * TEMPERATURES.length * 2)]);
     const shown = Number(
       readFileSync(join(report, 'tables', 'encoder-robustness.csv'), 'utf8')
         .trim()
@@ -187,9 +193,9 @@ describe('panta report', () => {
     expect(shown).toBeLessThanOrEqual(1);
     // Spearman = Pearson of average ranks: rank() plus half the ties beyond the first
     const [{ rs }] = (await queryRows(
-      `WITH f AS (SELECT config_id, encoder, avg(cohesion) AS q FROM (${FINAL()}) GROUP BY ALL),
-       r AS (SELECT config_id, encoder, rank() OVER (PARTITION BY encoder ORDER BY q) + (count(*) OVER (PARTITION BY encoder, q) - 1) / 2.0 AS rk FROM f)
-       SELECT corr(a.rk, b.rk) AS rs FROM r a JOIN r b USING (config_id) WHERE a.encoder = 'h384' AND b.encoder = 'h16'`,
+      `WITH f AS (SELECT run_id, encoder, cohesion AS q FROM (${FINAL()})),
+       r AS (SELECT run_id, encoder, rank() OVER (PARTITION BY encoder ORDER BY q) + (count(*) OVER (PARTITION BY encoder, q) - 1) / 2.0 AS rk FROM f)
+       SELECT corr(a.rk, b.rk) AS rs FROM r a JOIN r b USING (run_id) WHERE a.encoder = 'h384' AND b.encoder = 'h16'`,
     )) as [{ rs: number }];
     expect(shown).toBeCloseTo(rs, 12);
     expect(rows[0][3]).toBe(rs.toFixed(3));
@@ -223,7 +229,7 @@ describe('panta report', () => {
   });
 
   it('index.html is self-contained: inline SVG and CSS, no script, no stylesheet link, no URL', () => {
-    expect((html.match(/<svg\b/g) ?? []).length).toBe(8);
+    expect((html.match(/<svg\b/g) ?? []).length).toBe(13);
     expect(html).toMatch(/<style>[\s\S]+<\/style>/);
     expect(html).not.toMatch(/<script\b/i);
     expect(html).not.toMatch(/<link\b/i);
@@ -240,7 +246,7 @@ describe('panta report', () => {
     const r = panta(['report', corpus, '--out', out]);
     expect(r.code).toBe(0);
     expect(existsSync(join(out, 'index.html'))).toBe(true);
-    expect(readdirSync(join(out, 'figures'))).toHaveLength(24);
+    expect(readdirSync(join(out, 'figures'))).toHaveLength(39);
   });
 
   it('an incomplete corpus (status running, a run missing) still reports the complete runs, with a visible note', () => {
@@ -398,7 +404,8 @@ early_stopping: {}
       `WITH op AS (SELECT * FROM read_parquet('${es.corpus}/order_params.parquet')),
          last AS (SELECT run_id, config_id, max(sweep) AS last FROM op GROUP BY ALL),
          grid AS (SELECT run_id, config_id, last, unnest(generate_series(0, max(last) OVER (PARTITION BY config_id))) AS t FROM last)
-       SELECT g.config_id, g.t AS sweep, avg(op.rho) AS rho, min(op.rho) AS lo, max(op.rho) AS hi, count(*) AS trials, count(*) FILTER (WHERE g.t > g.last) AS held
+       SELECT g.config_id, g.t AS sweep, avg(op.rho) AS rho, avg(op.rho) - stddev_samp(op.rho) / sqrt(count(op.rho)) AS lo,
+         avg(op.rho) + stddev_samp(op.rho) / sqrt(count(op.rho)) AS hi, count(*) AS trials, count(*) FILTER (WHERE g.t > g.last) AS held
        FROM grid g JOIN op ON op.run_id = g.run_id AND op.sweep = least(g.t, g.last) GROUP BY ALL`,
     );
     expect(expected.some((x) => (x.held as number) > 0)).toBe(true);
@@ -413,8 +420,10 @@ early_stopping: {}
       expect(d.trials).toBe(2);
       expect(d.held).toBe(x.held);
       expect(d.rho as number).toBeCloseTo(x.rho as number, 12);
-      expect(d.rho_lo).toBe(x.lo);
-      expect(d.rho_hi).toBe(x.hi);
+      if (x.lo === null) expect(d.rho_lo).toBeNull();
+      else expect(d.rho_lo as number).toBeCloseTo(x.lo as number, 12);
+      if (x.hi === null) expect(d.rho_hi).toBeNull();
+      else expect(d.rho_hi as number).toBeCloseTo(x.hi as number, 12);
     }
     expect(es.page).toContain('such a run counts in the mean and band with its last value (carried forward');
     expectFiguresRender(es.result);
