@@ -1,4 +1,4 @@
-import { InputError, TAGS, judgeInFlight, type JudgeSpec, type Tag } from '@panta/core';
+import { InputError, judgeInFlight, type JudgeSpec, type Tag } from '@panta/core';
 import {
   judgeOrderParamsPath,
   judgeRunsTablePath,
@@ -141,10 +141,11 @@ async function judgeLocked(corpus: PosthocCorpus, spec: JudgeSpec, name: string,
   if (stopped) return { ...summary, status: 'stopped' };
   const params = await readOrderParams(orderParamsPath(out));
   await rejudgeTables(out, runs, name, params, manifest.encoders[0].name, manifest);
-  const counts = Object.fromEntries(TAGS.map((t) => [t, 0])) as Record<Tag, number>;
+  // As the manifest's `tags` counts the sweep's: the tags that occur.
+  const counts: Record<string, number> = {};
   for (const run of runs) {
     for await (const b of readEvents([shardPath(out, run.runId)], { columns: [column], where: "role = 'agent'" }))
-      for (const t of b.columns[column] as Tag[]) counts[t]++;
+      for (const t of b.columns[column] as Tag[]) counts[t] = (counts[t] ?? 0) + 1;
   }
   const previous = (manifest.judges ?? []).find((j) => j.name === name);
   const entry = { name, kind: spec.kind, model: judge.model, calls: (previous && journal ? previous.calls : 0) + calls(), tags: counts };

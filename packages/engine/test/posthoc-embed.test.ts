@@ -108,10 +108,13 @@ describe('panta embed: a new encoder over a finished corpus', () => {
       stdio: 'ignore',
     });
     const journal = posthocJournalPath(out, 'embed', 'mini');
-    const deadline = Date.now() + 60_000;
-    while (Date.now() < deadline && (readPosthocJournal(journal)?.done.size ?? 0) < 3) await new Promise((r) => setTimeout(r, 5));
+    let exited = false;
+    child.once('exit', () => (exited = true));
+    while (!exited && (readPosthocJournal(journal)?.done.size ?? 0) < 3) await new Promise((r) => setTimeout(r, 5));
+    expect(exited).toBe(false);
+    const gone = new Promise((r) => child.once('exit', r));
     child.kill('SIGKILL');
-    await new Promise((r) => child.once('exit', r));
+    await gone;
     const done = readPosthocJournal(journal)?.done.size ?? 0;
     expect(done).toBeGreaterThanOrEqual(3);
     expect(done).toBeLessThan(16);
