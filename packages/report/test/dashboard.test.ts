@@ -188,6 +188,12 @@ describe('panta dashboard --corpus on a sweep `panta run` is writing', () => {
           expect((await reportPage.locator('.note').allTextContents()).join(' ')).toMatch(/of 12 runs are complete/);
         const figures = reportPage.locator('figure svg');
         expect(await figures.count()).toBeGreaterThanOrEqual(5);
+        // the paper's tables and figures (Table 7, majority vs fate, Tables 9 and 10, Figures 5 and 6, CDS(t))
+        for (const id of ['hallucination-share', 'majority-fate', 'geometry-ladder', 'encoder-robustness'])
+          expect(await reportPage.locator(`section#${id} h3`).count(), id).toBe(1);
+        for (const id of ['amplification', 'hallucination-by-sweep', 'majority-fate-grid', 'cds-hashing'])
+          expect((await reportPage.locator(`section#${id} figure svg`).boundingBox())?.width, id).toBeGreaterThan(200);
+        expect(await reportPage.locator('section#hallucination-share tbody tr').count()).toBeGreaterThan(0);
         const box = await figures.first().boundingBox();
         expect(box!.width).toBeGreaterThan(200);
         await reportPage.screenshot({ path: join(dir, 'report.png'), fullPage: true });
