@@ -914,11 +914,12 @@ describe(KUBECTL ? 'deploy/k8s' : 'deploy/k8s (skipped: kubectl is not installed
     }
     expect(parts[0]).not.toBe(parts[1]);
     expect(shard.volumeMounts.find((m: Obj) => parts[0].startsWith(`${m.mountPath}/`)).name).toBe('parts');
-    // the shards' spec: the example's corpus, with both endpoints at the sidecar
+    // the shards' spec: the example's corpus, the agents at the sidecar, the independent judge at its own server
     const spec = byKind(array, 'ConfigMap', 'panta-spec-local').data['sweep.yaml'];
     expect(identity(spec, 'sweep.yaml')).toEqual(identity(read('examples/eraclitus.yaml'), 'eraclitus.yaml'));
     const parsed = parse(spec);
-    expect([parsed.backend.base_url, parsed.judge.backend.base_url]).toEqual(['http://127.0.0.1:8000/v1', 'http://127.0.0.1:8000/v1']);
+    expect(parsed.backend.base_url).toBe('http://127.0.0.1:8000/v1');
+    expect(parsed.judge.backend.base_url).not.toMatch(/127\.0\.0\.1|localhost/);
     expect(argAfter(sidecar.args, '--port')).toBe('8000');
     // the merge joins the parts where the shards wrote them, then verifies
     const m = podSpec(byKind(merge, 'Job', 'panta-merge')).containers[0];
@@ -975,11 +976,12 @@ describe('deploy/slurm', () => {
     expect(read(`${SLURM}/node.sh`)).toMatch(/worker --concurrency "\$WORKER_CONCURRENCY" --base-url "http:\/\/127\.0\.0\.1:\$2\/v1"/);
   });
 
-  it('eraclitus-local.yaml is the example sweep (the same corpus) with both endpoints at the placeholder the array script rewrites', () => {
+  it("eraclitus-local.yaml is the example sweep (the same corpus) with the agents' endpoint at the placeholder the array script rewrites, the judge at its own server", () => {
     const text = read(`${SLURM}/eraclitus-local.yaml`);
     expect(identity(text, 'eraclitus-local.yaml')).toEqual(identity(read('examples/eraclitus.yaml'), 'eraclitus.yaml'));
     const spec = parse(text);
-    expect([spec.backend.base_url, spec.judge.backend.base_url]).toEqual(['http://127.0.0.1:8000/v1', 'http://127.0.0.1:8000/v1']);
+    expect(spec.backend.base_url).toBe('http://127.0.0.1:8000/v1');
+    expect(spec.judge.backend.base_url).not.toMatch(/127\.0\.0\.1|localhost/);
     expect(read(`${SLURM}/panta-array.sbatch`)).toContain('s#http://127.0.0.1:8000/v1#http://127.0.0.1:$port/v1#g');
     expect(existsSync(join(ROOT, SLURM, spec.dataset))).toBe(true);
   });

@@ -34,11 +34,22 @@ describe('examples double as smoke tests', () => {
     expect(params).toEqual({ n: 48 * 3, e: 1 });
   });
 
-  it('eraclitus: the paper-scale grid plans 8,640 runs against an OpenAI-compatible endpoint', () => {
+  it("eraclitus: the paper's campaign, 432 configurations (three sizes per geometry) and 2,160 runs against an OpenAI-compatible endpoint", () => {
     const spec = parseSweepSpec(read('examples/eraclitus.yaml'), 'eraclitus.yaml');
     const prompts = parseDataset(read('datasets/rheon6.jsonl'), 'rheon6.jsonl');
     const runs = planSweep(spec, prompts, 'eraclitus.yaml');
-    expect(runs).toHaveLength(6 * 4 * 12 * 6 * 5);
+    // 6 prompts x 6 temperatures x 12 (geometry, N) pairs, 5 trials
+    expect(new Set(runs.map((r) => r.configId)).size).toBe(6 * 6 * 12);
+    expect(runs).toHaveLength(6 * 6 * 12 * 5);
+    expect(new Set(runs.map((r) => `${r.geometryLabel}/${r.n}`)).size).toBe(12);
+    // A.3: fixed 100-token answers, thinking off; A.4: an independent judge; Appendix E: four encoders
+    expect([spec.max_tokens, spec.fixed_length]).toEqual([100, true]);
+    if (spec.backend.kind !== 'openai' || spec.judge.kind !== 'llm' || spec.judge.backend.kind !== 'openai')
+      throw new Error('served models');
+    expect(spec.backend.thinking).toBe(false);
+    expect(spec.judge.backend.model).toBe('Qwen/Qwen2.5-72B-Instruct');
+    expect(spec.judge.backend.base_url).not.toEqual(spec.backend.base_url);
+    expect(spec.encoders).toHaveLength(4);
     // every prompt, quoted answers at full length, fits Qwen3's 32k context
     expect(() => checkContextBudget(spec, runs, DEFAULT_TEMPLATE, 'eraclitus.yaml')).not.toThrow();
     expect(spec.temperatures[0]).toBe(0.1);
