@@ -76,7 +76,13 @@ export {
 export { tagColumnName } from './event-schema.js';
 export type { PosthocJudge } from './manifest.js';
 export { parquetColumnNames, shardColumnOrder, writeShardColumn } from './shard-columns.js';
-export { readPosthocJournal, recordPosthocDone, removePosthocJournal, startPosthocJournal, type PosthocJournal } from './posthoc-journal.js';
+export {
+  readPosthocJournal,
+  recordPosthocDone,
+  removePosthocJournal,
+  startPosthocJournal,
+  type PosthocJournal,
+} from './posthoc-journal.js';
 export {
   judgeOrderParams,
   judgeRunDrift,

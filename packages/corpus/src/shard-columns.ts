@@ -59,7 +59,9 @@ export async function writeShardColumn(file: string, column: ColumnDef, values: 
       try {
         staged.appendColumns([index, values], rows);
         staged.flush();
-        const select = order.map((name) => (name === column.name ? `v.panta_value AS ${sqlIdent(name)}` : `s.${sqlIdent(name)}`)).join(', ');
+        const select = order
+          .map((name) => (name === column.name ? `v.panta_value AS ${sqlIdent(name)}` : `s.${sqlIdent(name)}`))
+          .join(', ');
         // file_row_number ties each value to its row whatever order the scan and the join produce.
         await con.run(
           `COPY (SELECT ${select} FROM read_parquet(${sqlString(file)}, file_row_number = true) s JOIN ${sqlIdent(staged.table)} v ON s.file_row_number = v.panta_row ORDER BY s.file_row_number) TO ${sqlString(tmp)} (${SHARD_COPY_OPTIONS}, ROW_GROUP_SIZE ${shardRowGroupRows(Number(stats?.widest))})`,

@@ -40,7 +40,8 @@ export async function checkPosthoc(
   const dir = posthocDir(out);
   for (const file of existsSync(dir) ? readdirSync(dir).sort() : []) {
     const pending = parsePosthocJournalName(file);
-    if (pending) problems.push(`panta ${pending.pass} of ${pending.name} did not finish (${join(dir, file)} remains): run it again to complete it`);
+    if (pending)
+      problems.push(`panta ${pending.pass} of ${pending.name} did not finish (${join(dir, file)} remains): run it again to complete it`);
   }
   const judges = manifest.judges ?? [];
   if (judges.length === 0 || !runs) return problems;
@@ -62,13 +63,16 @@ export async function checkPosthoc(
     const onDisk = await readOrderParams(file);
     const key = (r: OrderParamRow) => `${r.run_id}|${r.sweep}|${r.encoder}`;
     const byKey = new Map(onDisk.map((r) => [key(r), r]));
-    if (onDisk.length !== params.length) problems.push(`judge ${judge.name}: ${onDisk.length} order-parameter rows, the tags give ${params.length}`);
+    if (onDisk.length !== params.length)
+      problems.push(`judge ${judge.name}: ${onDisk.length} order-parameter rows, the tags give ${params.length}`);
     const bad = params.filter((r) => {
       const s = byKey.get(key(r));
       return !s || TAG_FIELDS.some((f) => !same(r[f], s[f]));
     });
     if (bad.length > 0)
-      problems.push(`judge ${judge.name}: order parameters of ${bad.length} snapshots do not match its tags (first: ${bad[0].run_id} sweep ${bad[0].sweep})`);
+      problems.push(
+        `judge ${judge.name}: order parameters of ${bad.length} snapshots do not match its tags (first: ${bad[0].run_id} sweep ${bad[0].sweep})`,
+      );
     const drift = judgeRunDrift(params, runs, first, tolerance);
     const runsFile = judgeRunsTablePath(out, judge.name);
     if (!existsSync(runsFile)) {
@@ -80,7 +84,8 @@ export async function checkPosthoc(
       const r = rows.get(d.run_id);
       return !r || DRIFT_FIELDS.some((f) => !same(d[f], r[f]));
     });
-    if (off.length > 0) problems.push(`judge ${judge.name}: runs.parquet drift of ${off.length} runs does not match its tags (first: ${off[0].run_id})`);
+    if (off.length > 0)
+      problems.push(`judge ${judge.name}: runs.parquet drift of ${off.length} runs does not match its tags (first: ${off[0].run_id})`);
   }
   return problems;
 }

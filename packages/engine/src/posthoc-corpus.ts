@@ -66,7 +66,12 @@ export async function openPosthocCorpus(dir: string): Promise<PosthocCorpus> {
   }
   if (!manifest) throw new InputError(manifestPath(dir), '', 'missing: this is not a Panta corpus', 'give the folder a sweep wrote');
   if (manifest.shard)
-    throw new InputError(manifestPath(dir), 'shard', 'this is one part of a job array', 'run panta merge first, then the pass on the merged corpus');
+    throw new InputError(
+      manifestPath(dir),
+      'shard',
+      'this is one part of a job array',
+      'run panta merge first, then the pass on the merged corpus',
+    );
   if (manifest.status !== 'complete')
     throw new InputError(
       manifestPath(dir),

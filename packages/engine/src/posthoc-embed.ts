@@ -132,7 +132,14 @@ async function embedLocked(corpus: PosthocCorpus, encoder: EncoderSpec, options:
   } finally {
     await opened.close();
   }
-  const summary = { out, name: encoder.name, shardsRewritten: rewritten, shardsTotal: runs.length, answers: progress.eventsTotal, calls: 0 };
+  const summary = {
+    out,
+    name: encoder.name,
+    shardsRewritten: rewritten,
+    shardsTotal: runs.length,
+    answers: progress.eventsTotal,
+    calls: 0,
+  };
   if (stopped) return { ...summary, status: 'stopped' };
   await measureEncoder(corpus, column, mode, {
     kind: encoder.kind,
@@ -169,7 +176,12 @@ function checkEmbedAllowed(corpus: PosthocCorpus, encoder: EncoderSpec, replace:
       'give the new encoder another name',
     );
   if (corpus.manifest.encoders.some((e) => e.name === encoder.name) && !replace)
-    throw new InputError(file, 'encoders', `the corpus has an encoder named ${encoder.name} already`, 'give another name, or pass --replace to recompute its column');
+    throw new InputError(
+      file,
+      'encoders',
+      `the corpus has an encoder named ${encoder.name} already`,
+      'give another name, or pass --replace to recompute its column',
+    );
 }
 
 function describe(e: EncoderSpec): string {
@@ -177,7 +189,12 @@ function describe(e: EncoderSpec): string {
 }
 
 /** Every agent answer of a shard embedded (null for protocol calls, which carry none), in file order. */
-async function embedShard(file: string, encoder: Encoder, progress: PosthocProgress, options: EmbedCorpusOptions): Promise<(Float32Array | null)[]> {
+async function embedShard(
+  file: string,
+  encoder: Encoder,
+  progress: PosthocProgress,
+  options: EmbedCorpusOptions,
+): Promise<(Float32Array | null)[]> {
   const roles: string[] = [];
   const texts: string[] = [];
   for await (const batch of readEvents([file], { columns: ['role', 'response'] })) {
@@ -231,7 +248,10 @@ async function measureEncoder(
   const next: Manifest = {
     ...manifest,
     encoders,
-    posthoc: [...(manifest.posthoc ?? []), { pass: 'embed', name: column.name, replaced: meta.replaced, finished_at: new Date().toISOString() }],
+    posthoc: [
+      ...(manifest.posthoc ?? []),
+      { pass: 'embed', name: column.name, replaced: meta.replaced, finished_at: new Date().toISOString() },
+    ],
     updated_at: new Date().toISOString(),
   };
   next.files = await refreshChecksums(out, manifest, added);
@@ -239,7 +259,11 @@ async function measureEncoder(
 }
 
 /** Rows in the order finishSweep writes them: prompts by their first run, runs in plan order, sweep, encoder. */
-function sweepOrder(rows: OrderParamRow[], runs: readonly { runId: string; promptId: string }[], encoders: readonly { name: string }[]): OrderParamRow[] {
+function sweepOrder(
+  rows: OrderParamRow[],
+  runs: readonly { runId: string; promptId: string }[],
+  encoders: readonly { name: string }[],
+): OrderParamRow[] {
   const promptRank = new Map<string, number>();
   for (const r of runs) if (!promptRank.has(r.promptId)) promptRank.set(r.promptId, promptRank.size);
   const runRank = new Map(runs.map((r, i) => [r.runId, [promptRank.get(r.promptId)!, i] as const]));

@@ -66,7 +66,12 @@ export function defaultJudgeName(spec: JudgeSpec): string {
 export async function judgeCorpus(dir: string, spec: JudgeSpec, options: JudgeCorpusOptions = {}): Promise<PosthocSummary> {
   const name = options.name ?? defaultJudgeName(spec);
   if (!NAME.test(name))
-    throw new InputError('--name', '', `${JSON.stringify(name)} cannot name a column`, 'use lower-case letters, digits and _, starting with a letter');
+    throw new InputError(
+      '--name',
+      '',
+      `${JSON.stringify(name)} cannot name a column`,
+      'use lower-case letters, digits and _, starting with a letter',
+    );
   const corpus = await openPosthocCorpus(dir);
   try {
     return await judgeLocked(corpus, spec, name, options);

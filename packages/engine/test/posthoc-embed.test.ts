@@ -9,7 +9,8 @@ import { RHEON6, ROOT, pantaAsync as panta, tempDir, writeSpec } from '../../../
 
 const TINY = join(ROOT, 'packages', 'embed', 'test', 'fixtures', 'tiny-encoder');
 
-const spec = (encoders: string) => `name: posthoc-embed
+const spec = (encoders: string, protocol = 'glauber') => `name: posthoc-embed
+protocol: ${protocol}
 dataset: ${RHEON6}
 prompts: [fq117, fq367]
 geometries: [ring, torus2d]
@@ -48,21 +49,33 @@ describe('panta embed: a new encoder over a finished corpus', () => {
     const dir = tempDir();
     const out = join(dir, 'posthoc');
     const straight = join(dir, 'straight');
-    expect((await runSweep(writeSpec(dir, spec(HASHING), 'one.yaml'), { out })).status).toBe('complete');
-    expect((await runSweep(writeSpec(dir, spec(HASHING + MINI + TINY_ENC), 'three.yaml'), { out: straight })).status).toBe('complete');
+    // ssvp's merge calls are rows without an embedding: NULL in a new column as in a sweep's.
+    expect((await runSweep(writeSpec(dir, spec(HASHING, '[glauber, ssvp]'), 'one.yaml'), { out })).status).toBe('complete');
+    expect(
+      (await runSweep(writeSpec(dir, spec(HASHING + MINI + TINY_ENC, '[glauber, ssvp]'), 'three.yaml'), { out: straight })).status,
+    ).toBe('complete');
+    const [merges] = await queryRows(
+      `SELECT count(*)::INTEGER AS n FROM read_parquet('${straight}/events/*.parquet') WHERE role = 'merge' AND emb_mini IS NULL`,
+    );
+    expect(merges.n).toBeGreaterThan(0);
 
     const mini = await embedCorpus(out, { name: 'mini', kind: 'hashing', dim: 128 });
-    expect(mini).toMatchObject({ status: 'complete', shardsRewritten: 16, shardsTotal: 16, answers: 16 * 16 * 4 });
+    expect(mini).toMatchObject({ status: 'complete', shardsRewritten: 32, shardsTotal: 32, answers: 32 * 16 * 4 });
     expect((await panta(['verify', out])).code).toBe(0);
     const tiny = await embedCorpus(out, { name: 'tiny', kind: 'onnx', path: TINY, max_batch: 16, max_wait_ms: 2, device: 'cpu' });
     expect(tiny.status).toBe('complete');
 
     const [a, b] = [await tables(out), await tables(straight)];
     expect(a.columns).toEqual(b.columns);
-    expect((a.columns as string[]).slice(-4)).toEqual(['emb_hashing FLOAT[]', 'emb_mini FLOAT[]', 'emb_tiny FLOAT[]', 'created_at TIMESTAMP']);
+    expect((a.columns as string[]).slice(-4)).toEqual([
+      'emb_hashing FLOAT[]',
+      'emb_mini FLOAT[]',
+      'emb_tiny FLOAT[]',
+      'created_at TIMESTAMP',
+    ]);
     expect(a.events).toEqual(b.events);
     expect(a.orderParams).toEqual(b.orderParams);
-    expect((a.orderParams as { encoder: string }[]).filter((r) => r.encoder === 'tiny')).toHaveLength(16 * 4);
+    expect((a.orderParams as { encoder: string }[]).filter((r) => r.encoder === 'tiny')).toHaveLength(32 * 4);
     expect(a.whitening).toEqual(b.whitening);
     expect(Object.keys(a.whitening as object)).toContain('fq367__mini.parquet');
     expect(a.runs).toEqual(b.runs);
@@ -73,7 +86,7 @@ describe('panta embed: a new encoder over a finished corpus', () => {
     expect(existsSync(posthocJournalPath(out, 'embed', 'tiny'))).toBe(false);
   });
 
-  it('a name the corpus has is refused (InputError, nothing rewritten) unless --replace, and never one of the sweep\'s own encoders', async () => {
+  it("a name the corpus has is refused (InputError, nothing rewritten) unless --replace, and never one of the sweep's own encoders", async () => {
     const dir = tempDir();
     const out = join(dir, 'out');
     expect((await runSweep(writeSpec(dir, spec(HASHING)), { out })).status).toBe('complete');
@@ -84,15 +97,22 @@ describe('panta embed: a new encoder over a finished corpus', () => {
     await embedCorpus(out, { name: 'mini', kind: 'hashing', dim: 64 });
     const second = manifest();
     const before = await queryRows(`SELECT emb_mini FROM read_parquet('${out}/events/*.parquet') ORDER BY run_id, event`);
-    await expect(embedCorpus(out, { name: 'mini', kind: 'hashing', dim: 32 })).rejects.toThrow(/has an encoder named mini already.*--replace/);
+    await expect(embedCorpus(out, { name: 'mini', kind: 'hashing', dim: 32 })).rejects.toThrow(
+      /has an encoder named mini already.*--replace/,
+    );
     expect(await queryRows(`SELECT emb_mini FROM read_parquet('${out}/events/*.parquet') ORDER BY run_id, event`)).toEqual(before);
     expect(manifest()).toBe(second);
     // --replace recomputes the column at the new dimension, and the corpus verifies.
     await embedCorpus(out, { name: 'mini', kind: 'hashing', dim: 32 }, { replace: true });
-    const [row] = await queryRows(`SELECT min(len(emb_mini)) AS lo, max(len(emb_mini)) AS hi FROM read_parquet('${out}/events/*.parquet') WHERE role = 'agent'`);
+    const [row] = await queryRows(
+      `SELECT min(len(emb_mini)) AS lo, max(len(emb_mini)) AS hi FROM read_parquet('${out}/events/*.parquet') WHERE role = 'agent'`,
+    );
     expect(row).toEqual({ lo: 32, hi: 32 });
     expect((await panta(['verify', out])).code).toBe(0);
-    expect(JSON.parse(manifest()).encoders.map((e: { name: string; dim: number }) => `${e.name}:${e.dim}`)).toEqual(['hashing:384', 'mini:32']);
+    expect(JSON.parse(manifest()).encoders.map((e: { name: string; dim: number }) => `${e.name}:${e.dim}`)).toEqual([
+      'hashing:384',
+      'mini:32',
+    ]);
   });
 
   it('killed (SIGKILL) mid-way, a rerun picks up at the first shard not done and gives the same corpus', async () => {
@@ -103,10 +123,14 @@ describe('panta embed: a new encoder over a finished corpus', () => {
     expect((await runSweep(file, { out })).status).toBe('complete');
     expect((await runSweep(file, { out: straight })).status).toBe('complete');
     const encoder = { name: 'mini', kind: 'hashing', dim: 128 };
-    const child = spawn(process.execPath, [join(ROOT, 'test', 'fixtures', 'posthoc-pass.mjs'), 'embed', out, JSON.stringify(encoder), '150'], {
-      cwd: ROOT,
-      stdio: 'ignore',
-    });
+    const child = spawn(
+      process.execPath,
+      [join(ROOT, 'test', 'fixtures', 'posthoc-pass.mjs'), 'embed', out, JSON.stringify(encoder), '150'],
+      {
+        cwd: ROOT,
+        stdio: 'ignore',
+      },
+    );
     const journal = posthocJournalPath(out, 'embed', 'mini');
     let exited = false;
     child.once('exit', () => (exited = true));

@@ -61,7 +61,9 @@ describe('panta judge: another judge over a finished corpus', () => {
       expect(await table(join(out, 'judges', 'qwen', 'runs.parquet'))).toEqual(await table(join(out, 'runs.parquet')));
       const manifest = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8'));
       expect(manifest.judge).toEqual({ kind: 'reference', model: 'reference' });
-      expect(manifest.judges).toEqual([{ name: 'qwen', kind: 'llm', model: 'openai:surrogate-potts-v1', calls: distinct, tags: manifest.tags }]);
+      expect(manifest.judges).toEqual([
+        { name: 'qwen', kind: 'llm', model: 'openai:surrogate-potts-v1', calls: distinct, tags: manifest.tags },
+      ]);
       expect(Object.keys(manifest.files)).toContain(join('judges', 'qwen', 'order_params.parquet'));
       expect((await panta(['verify', out])).code).toBe(0);
 
@@ -86,7 +88,12 @@ describe('panta judge: another judge over a finished corpus', () => {
     // sweep 0: agents 0-3 hallucinated, the rest correct; sweep 1: all hallucinated; sweep 2: agents 0-7
     // not_known, the rest hallucinated; sweep 3: agents 0-7 correct, the rest not_known.
     const tagOf = (sweep: number, agent: number) =>
-      [agent < 4 ? 'hallucinated' : 'correct', 'hallucinated', agent < 8 ? 'not_known' : 'hallucinated', agent < 8 ? 'correct' : 'not_known'][sweep];
+      [
+        agent < 4 ? 'hallucinated' : 'correct',
+        'hallucinated',
+        agent < 8 ? 'not_known' : 'hallucinated',
+        agent < 8 ? 'correct' : 'not_known',
+      ][sweep];
     const tags: string[] = [];
     for await (const b of readEvents([file], { columns: ['sweep', 'agent'] }))
       for (let r = 0; r < b.rows; r++) tags.push(tagOf((b.columns.sweep as number[])[r], (b.columns.agent as number[])[r]));
@@ -115,10 +122,14 @@ describe('panta judge: another judge over a finished corpus', () => {
       const out = join(dir, 'out');
       expect((await runSweep(writeSpec(dir, spec()), { out })).status).toBe('complete');
       const judge = llmJudge(server.url);
-      const child = spawn(process.execPath, [join(ROOT, 'test', 'fixtures', 'posthoc-pass.mjs'), 'judge', out, llmBlock(server.url), '150', 'qwen'], {
-        cwd: ROOT,
-        stdio: 'ignore',
-      });
+      const child = spawn(
+        process.execPath,
+        [join(ROOT, 'test', 'fixtures', 'posthoc-pass.mjs'), 'judge', out, llmBlock(server.url), '150', 'qwen'],
+        {
+          cwd: ROOT,
+          stdio: 'ignore',
+        },
+      );
       const journal = posthocJournalPath(out, 'judge', 'qwen');
       let exited = false;
       child.once('exit', () => (exited = true));
@@ -131,12 +142,16 @@ describe('panta judge: another judge over a finished corpus', () => {
       const done = readPosthocJournal(journal)?.done.size ?? 0;
       expect(done).toBeGreaterThanOrEqual(3);
       expect(done).toBeLessThan(16);
-      const cached = readFileSync(posthocJudgeCachePath(out, 'qwen'), 'utf8').split('\n').filter((l) => l.trim()).length;
+      const cached = readFileSync(posthocJudgeCachePath(out, 'qwen'), 'utf8')
+        .split('\n')
+        .filter((l) => l.trim()).length;
       const calledBefore = server.stats().completed;
 
       const resumed = await judgeCorpus(out, judge, { name: 'qwen' });
       expect(resumed).toMatchObject({ status: 'complete', shardsRewritten: 16 - done });
-      const rows = await queryRows(`SELECT prompt_id, response, tag, tag_qwen FROM read_parquet('${out}/events/*.parquet') ORDER BY run_id, event`);
+      const rows = await queryRows(
+        `SELECT prompt_id, response, tag, tag_qwen FROM read_parquet('${out}/events/*.parquet') ORDER BY run_id, event`,
+      );
       expect(rows.map((r) => r.tag_qwen)).toEqual(rows.map((r) => r.tag));
       const distinct = new Set(rows.map((r) => `${String(r.prompt_id)}\u0000${normaliseText(String(r.response))}`)).size;
       // Every verdict the killed pass had cached is not asked again.

@@ -41,10 +41,11 @@ export function parseJudgeBlock(text: string, source: string): JudgeSpec {
   } catch (e) {
     throw new InputError(source, '', `not YAML or JSON (${(e as Error).message.split('\n')[0]})`, fix);
   }
-  if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) throw new InputError(source, '', 'not a judge block nor a file holding one', fix);
-  // A sweep spec: its judge block.
-  const fromSpec = 'judge' in doc && !('kind' in doc);
-  const block = fromSpec ? (doc as { judge: unknown }).judge : doc;
+  if (doc === null || typeof doc !== 'object' || Array.isArray(doc))
+    throw new InputError(source, '', 'not a judge block nor a file holding one', fix);
+  // A sweep spec: its judge block, or the spec's default (the reference judge) when it names none.
+  const fromSpec = !('kind' in doc) && ('judge' in doc || 'dataset' in doc);
+  const block = fromSpec ? ((doc as { judge?: unknown }).judge ?? { kind: 'reference' }) : doc;
   const parsed = judgeSchema.safeParse(block);
   if (parsed.success) return parsed.data;
   const e = issueToInputError(source, parsed.error.issues[0], block);

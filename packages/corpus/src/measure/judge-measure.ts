@@ -112,7 +112,12 @@ export async function readOrderParams(file: string): Promise<OrderParamRow[]> {
 }
 
 /** Writes the judge's order_params.parquet and runs.parquet (the corpus's, its drift columns replaced). */
-export async function writeJudgeTables(out: string, judge: string, params: readonly OrderParamRow[], drift: readonly RunDrift[]): Promise<void> {
+export async function writeJudgeTables(
+  out: string,
+  judge: string,
+  params: readonly OrderParamRow[],
+  drift: readonly RunDrift[],
+): Promise<void> {
   await writeParquetTable(judgeOrderParamsPath(out, judge), [...ORDER_PARAM_COLUMNS], params as unknown as Record<string, unknown>[]);
   const file = judgeRunsTablePath(out, judge);
   const tmp = tmpName(file);

@@ -1,0 +1,67 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { queryRows } from '@panta/corpus';
+import { RHEON6, pantaAsync as panta, tempDir, writeSpec } from '../../../test/helpers.js';
+
+const SPEC = `name: posthoc-cli
+dataset: ${RHEON6}
+prompts: [fq117]
+geometries: [ring]
+sizes: [16]
+temperatures: [0.5, 1.2]
+sweeps: 2
+seed: 3
+`;
+
+const oneLine = (r: { stderr: string }) => r.stderr.trim().split('\n');
+
+describe('panta embed and panta judge on the command line', () => {
+  it('embed and judge a corpus, refuse a name it has (exit 2, one line, nothing changed) and bad option values, and verify after each', async () => {
+    const dir = tempDir();
+    const spec = writeSpec(dir, SPEC);
+    const out = join(dir, 'out');
+    expect((await panta(['run', spec, '--out', out])).code).toBe(0);
+    const manifest = () => readFileSync(join(out, 'manifest.json'), 'utf8');
+
+    const embedded = await panta(['embed', out, '--encoder', 'mini:hashing:64']);
+    expect(embedded.code).toBe(0);
+    expect(embedded.stdout).toMatch(/^complete: emb_mini \(hashing\) over 96 answers, 2 of 2 shards rewritten/m);
+    expect((await panta(['verify', out])).code).toBe(0);
+    const after = manifest();
+
+    const again = await panta(['embed', out, '--encoder', 'mini:hashing:32']);
+    expect(again.code).toBe(2);
+    expect(oneLine(again)).toHaveLength(1);
+    expect(again.stderr).toMatch(/encoders: the corpus has an encoder named mini already; fix: .*--replace/);
+    expect(manifest()).toBe(after);
+
+    for (const bad of ['mini', 'mini:word2vec:x', 'Mini:hashing:64', 'mini:hashing:four']) {
+      const r = await panta(['embed', out, '--encoder', bad]);
+      expect(r.code, bad).toBe(2);
+      expect(oneLine(r), bad).toHaveLength(1);
+      expect(r.stderr, bad).toMatch(/^panta: --encoder: .*fix: /);
+    }
+    const missing = await panta(['embed', join(dir, 'nowhere'), '--encoder', 'mini:hashing:64']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/nowhere: no such folder/);
+
+    const noBackend = await panta(['judge', out, '--judge', '{kind: llm}']);
+    expect(noBackend.code).toBe(2);
+    expect(oneLine(noBackend)).toHaveLength(1);
+    expect(noBackend.stderr).toMatch(/^panta: --judge: backend/);
+
+    // A spec file's judge (the reference judge, the spec's default) under a name of its own.
+    const judged = await panta(['judge', out, '--judge', spec, '--name', 'second']);
+    expect(judged.code).toBe(0);
+    expect(judged.stdout).toMatch(/complete: tag_second \(reference judge\)/);
+    const [row] = await queryRows(
+      `SELECT count(*) FILTER (WHERE tag_second IS DISTINCT FROM tag)::INTEGER AS differ FROM read_parquet('${out}/events/*.parquet')`,
+    );
+    expect(row).toEqual({ differ: 0 });
+    expect((await panta(['verify', out])).code).toBe(0);
+    const taken = await panta(['judge', out, '--judge', '{kind: reference}', '--name', 'second']);
+    expect(taken.code).toBe(2);
+    expect(taken.stderr).toMatch(/judge named second already/);
+  });
+});
