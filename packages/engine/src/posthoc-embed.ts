@@ -1,4 +1,4 @@
-import { InputError, type EncoderColumn, type EncoderSpec } from '@panta/core';
+import { InputError, sweepSpecSchema, type EncoderColumn, type EncoderSpec } from '@panta/core';
 import {
   ORDER_PARAM_COLUMNS,
   embColumnName,
@@ -13,6 +13,7 @@ import {
   readOrderParams,
   readPosthocJournal,
   recordPosthocDone,
+  sha256File,
   removePosthocJournal,
   shardPath,
   startPosthocJournal,
@@ -22,9 +23,11 @@ import {
   writeShardColumn,
   type Manifest,
   type OrderParamRow,
+  type WhiteningMode,
 } from '@panta/corpus';
 import { openEncoder, type Encoder } from '@panta/embed';
 import { rejudgeTables } from './posthoc-judge-tables.js';
+import { checkWhiteningSource, whiteningMode } from './whitening-source.js';
 import { openPosthocCorpus, refreshChecksums, type PosthocCorpus, type PosthocProgress } from './posthoc-corpus.js';
 
 export interface EmbedCorpusOptions {
@@ -79,17 +82,28 @@ async function embedLocked(corpus: PosthocCorpus, encoder: EncoderSpec, options:
   const replace = options.replace ?? false;
   const source = options.source ?? '--encoder';
   checkEmbedAllowed(corpus, encoder, replace, journal?.header);
-  const whitening = manifest.spec && (manifest.spec as { whitening?: unknown }).whitening;
-  const mode = whitening === undefined ? 'zca' : whitening;
-  if (mode !== 'zca' && mode !== 'raw')
-    throw new InputError(
+  // The sweep's whitening: fitted here, or (whitening: {from}) the other corpus's, which must hold this encoder.
+  const spec = sweepSpecSchema.parse(manifest.spec);
+  const mode = whiteningMode(spec, manifest.spec_file);
+  const promptIds = [...new Set(runs.map((r) => r.promptId))];
+  const fromSource = (dim?: number) =>
+    checkWhiteningSource(
+      spec,
+      manifest.spec_file,
       manifestPath(out),
-      'spec.whitening',
-      "this corpus reuses another corpus's whitening, which holds no whitening of a new encoder",
-      'run panta embed on the corpus the whitening comes from, then on this one with the same encoder name',
+      promptIds.map((id) => ({ id })),
+      [{ name: encoder.name, dim }],
     );
+  if (encoder.kind === 'hashing') fromSource(encoder.dim);
+  else fromSource();
   const opened: Encoder = await openEncoder(encoder, source, 0);
   const column: EncoderColumn = { name: encoder.name, dim: opened.dim };
+  try {
+    fromSource(opened.dim);
+  } catch (e) {
+    await opened.close();
+    throw e;
+  }
   const header: EmbedHeader = { encoder, replace: replace || (journal?.header.replace ?? false) };
   if (!journal) await startPosthocJournal(journalFile, header);
   const done = journal?.done ?? new Set<string>();
@@ -222,7 +236,7 @@ async function embedShard(
 async function measureEncoder(
   corpus: PosthocCorpus,
   column: EncoderColumn,
-  mode: 'zca' | 'raw',
+  mode: WhiteningMode,
   meta: { kind: string; model: string; replaced: boolean },
 ): Promise<void> {
   const { out, manifest, runs } = corpus;
@@ -245,8 +259,20 @@ async function measureEncoder(
     await rejudgeTables(out, runs, judge.name, params, encoders[0].name, manifest);
     added.push(judgeOrderParamsPath(out, judge.name), judgeRunsTablePath(out, judge.name));
   }
+  // A whitening taken from another corpus: its files' checksums, as a sweep records them, this encoder's too.
+  const origin = manifest.whitening;
+  const whitening =
+    origin?.source === 'corpus'
+      ? {
+          whitening: {
+            ...origin,
+            files: { ...origin.files, ...(await sourceSums(origin.corpus, [...new Set(runs.map((r) => r.promptId))], column.name)) },
+          },
+        }
+      : {};
   const next: Manifest = {
     ...manifest,
+    ...whitening,
     encoders,
     posthoc: [
       ...(manifest.posthoc ?? []),
@@ -256,6 +282,12 @@ async function measureEncoder(
   };
   next.files = await refreshChecksums(out, manifest, added);
   writeManifest(out, next);
+}
+
+async function sourceSums(from: string, promptIds: readonly string[], encoder: string): Promise<Record<string, string>> {
+  const sums: Record<string, string> = {};
+  for (const p of promptIds) sums[`${p}__${encoder}`] = await sha256File(whiteningPath(from, p, encoder));
+  return sums;
 }
 
 /** Rows in the order finishSweep writes them: prompts by their first run, runs in plan order, sweep, encoder. */

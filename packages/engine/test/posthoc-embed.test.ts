@@ -155,4 +155,25 @@ describe('panta embed: a new encoder over a finished corpus', () => {
     const [a, b] = [await tables(out), await tables(straight)];
     expect(a).toEqual(b);
   });
+
+  it("a corpus whitened from another corpus (whitening: {from}) takes a new encoder once the source has it, in the source's whitening", async () => {
+    const dir = tempDir();
+    const source = join(dir, 'source');
+    const out = join(dir, 'out');
+    expect((await runSweep(writeSpec(dir, spec(HASHING), 'source.yaml'), { out: source })).status).toBe('complete');
+    const other = spec(HASHING).replace('seed: 4', 'seed: 5\nwhitening: {from: source}');
+    expect((await runSweep(writeSpec(dir, other, 'other.yaml'), { out })).status).toBe('complete');
+    const mini = { name: 'mini', kind: 'hashing', dim: 128 } as const;
+    await expect(embedCorpus(out, mini)).rejects.toThrow(/whitening\.from: .*has no encoder "mini"/);
+    expect(readPosthocJournal(posthocJournalPath(out, 'embed', 'mini'))).toBeNull();
+    await embedCorpus(source, mini);
+    await embedCorpus(out, mini);
+    for (const p of ['fq117', 'fq367'])
+      expect(readFileSync(join(out, 'whitening', `${p}__mini.parquet`))).toEqual(
+        readFileSync(join(source, 'whitening', `${p}__mini.parquet`)),
+      );
+    const manifest = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8'));
+    expect(Object.keys(manifest.whitening.files).sort()).toEqual(['fq117__hashing', 'fq117__mini', 'fq367__hashing', 'fq367__mini']);
+    expect((await panta(['verify', out])).code).toBe(0);
+  });
 });
