@@ -225,7 +225,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
       'add an encoder to a finished corpus, no agent call made again: an emb_<name> column in every shard (atomic, resumable), its whitening and order-parameter rows, the manifest',
     )
     .argument('<corpus>', 'corpus folder')
-    .requiredOption('--encoder <name:kind:path>', 'NAME:hashing:DIM or NAME:onnx:MODEL_FOLDER, as a spec\'s encoder')
+    .requiredOption('--encoder <name:kind:path>', "NAME:hashing:DIM or NAME:onnx:MODEL_FOLDER, as a spec's encoder")
     .option('--replace', 'recompute the column of an encoder a previous panta embed added')
     .action(async (dir: string, opts: { encoder: string; replace?: boolean }) => {
       const { embedCommand } = await import('./commands/embed.js');
@@ -238,7 +238,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
       "re-tag every answer of a finished corpus with another judge, keeping the sweep's tags: a tag_<name> column in every shard (atomic, resumable, verdicts cached), the judge's order parameters and runs.parquet under judges/<name>/",
     )
     .argument('<corpus>', 'corpus folder')
-    .requiredOption('--judge <spec-or-file>', 'a judge block ({kind: llm, backend: {...}}), a file holding one, or a sweep spec whose judge is used')
+    .requiredOption(
+      '--judge <spec-or-file>',
+      'a judge block ({kind: llm, backend: {...}}), a file holding one, or a sweep spec whose judge is used',
+    )
     .option('--name <name>', "the judge's name in the corpus (default: its model's)")
     .option('--replace', 'redo a judge a previous panta judge added under this name')
     .option('--concurrency <n>', 'verdicts asked at once (default 64)', intIn(1, 100_000))
