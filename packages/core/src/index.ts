@@ -81,6 +81,6 @@ export {
 export type { ControlState, SweepControl } from './protocol/control.js';
 export { boundedText, redact, REDACTED, Redactor, redactValue, registerSecret, secretsInEnv } from './redact.js';
 export { cohenKappa, raterPairs, stratifiedSample } from './stats/index.js';
-export type { Agreement, PairAgreement, RatedItem, SampleItem, StratifiedSample } from './stats/index.js';
+export type { Agreement, PairAgreement, RatedItem, SamplePick, StratifiedSample, Stratum } from './stats/index.js';
 export { CsvSyntaxError, csvField, csvLine, parseCsv } from './csv.js';
 export { parseEncoderArg, parseJudgeBlock } from './spec/posthoc-args.js';

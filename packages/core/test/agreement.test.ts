@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cohenKappa, csvLine, parseCsv, stratifiedSample, type SampleItem } from '../src/index.js';
+import { cohenKappa, csvLine, parseCsv, stratifiedSample, type Stratum } from '../src/index.js';
 
 describe("Cohen's kappa", () => {
   it('matches a hand computation: p_o = 7/10, p_e = .5·.5 + .3·.3 + .2·.2 = .38, kappa = .32/.62', () => {
@@ -34,42 +34,55 @@ describe("Cohen's kappa", () => {
 
 describe('stratified sample', () => {
   // g1: 10 correct + 5 hallucinated; g2: 6 correct; g3: 4 correct + 2 not_known
-  const items: SampleItem[] = [
-    ...Array.from({ length: 10 }, () => ({ group: 'g1', cls: 'correct' })),
-    ...Array.from({ length: 5 }, () => ({ group: 'g1', cls: 'hallucinated' })),
-    ...Array.from({ length: 6 }, () => ({ group: 'g2', cls: 'correct' })),
-    ...Array.from({ length: 4 }, () => ({ group: 'g3', cls: 'correct' })),
-    ...Array.from({ length: 2 }, () => ({ group: 'g3', cls: 'not_known' })),
+  const strata: Stratum[] = [
+    { group: 'g1', cls: 'correct', size: 10 },
+    { group: 'g1', cls: 'hallucinated', size: 5 },
+    { group: 'g2', cls: 'correct', size: 6 },
+    { group: 'g3', cls: 'correct', size: 4 },
+    { group: 'g3', cls: 'not_known', size: 2 },
   ];
+  const key = (p: { stratum: number; index: number }) => `${p.stratum}/${p.index}`;
 
   it('covers every group, then grows classes together until the rare ones run out (hand count: 2 not known, 5 and 5)', () => {
     // coverage: g1 -> hallucinated (rarer than correct), g2 -> correct, g3 -> not_known (none drawn yet);
     // fill 9: not_known to 2 (exhausted), then hallucinated and correct alternately up to 5 each
     for (const seed of [1, 2, 3]) {
-      const s = stratifiedSample(items, 12, seed);
+      const s = stratifiedSample(strata, 12, seed);
       expect(s.picked).toHaveLength(12);
-      expect(new Set(s.picked).size).toBe(12);
+      expect(new Set(s.picked.map(key)).size).toBe(12);
+      expect(s.picked.every((p) => p.index >= 0 && p.index < strata[p.stratum].size)).toBe(true);
       expect(s.perClass).toEqual({
         correct: { drawn: 5, available: 20 },
         hallucinated: { drawn: 5, available: 5 },
         not_known: { drawn: 2, available: 2 },
       });
-      expect(new Set(s.picked.map((i) => items[i].group))).toEqual(new Set(['g1', 'g2', 'g3']));
-      expect(items[s.picked[1]]).toEqual({ group: 'g2', cls: 'correct' });
+      expect(new Set(s.picked.map((p) => strata[p.stratum].group))).toEqual(new Set(['g1', 'g2', 'g3']));
+      expect(s.picked.slice(0, 3).map((p) => strata[p.stratum].cls)).toEqual(['hallucinated', 'correct', 'not_known']);
+      // every item of the two exhausted classes, once
+      expect(s.picked.filter((p) => p.stratum === 1).length).toBe(5);
+      expect(s.picked.filter((p) => p.stratum === 4).length).toBe(2);
     }
   });
 
   it('is a function of the seed: the same seed draws the same items, another seed others', () => {
-    const big: SampleItem[] = Array.from({ length: 400 }, (_, i) => ({ group: `g${i % 7}`, cls: i % 10 === 0 ? 'h' : 'c' }));
+    const big: Stratum[] = Array.from({ length: 7 }, (_, g) => [
+      { group: `g${g}`, cls: 'c', size: 50 },
+      { group: `g${g}`, cls: 'h', size: g < 5 ? 8 : 0 },
+    ]).flat();
     expect(stratifiedSample(big, 50, 9).picked).toEqual(stratifiedSample(big, 50, 9).picked);
     expect(stratifiedSample(big, 50, 9).picked).not.toEqual(stratifiedSample(big, 50, 10).picked);
-    // 40 h in the pool, 50 to draw: h and c grow together, 25 each
-    expect(stratifiedSample(big, 50, 9).perClass.h.drawn).toBe(25);
+    // 40 h in the pool, 50 to draw: h and c grow together, 25 each; empty strata are never drawn from
+    const s = stratifiedSample(big, 50, 9);
+    expect(s.perClass.h.drawn).toBe(25);
+    expect(s.picked.every((p) => big[p.stratum].size > 0)).toBe(true);
+    // a sample of everything takes every item once
+    const all = stratifiedSample(big, 390, 4);
+    expect(new Set(all.picked.map(key)).size).toBe(390);
   });
 
   it('refuses a sample smaller than the number of groups or larger than the pool', () => {
-    expect(() => stratifiedSample(items, 2, 1)).toThrow(/3 groups/);
-    expect(() => stratifiedSample(items, 28, 1)).toThrow(/from 27 items/);
+    expect(() => stratifiedSample(strata, 2, 1)).toThrow(/3 groups/);
+    expect(() => stratifiedSample(strata, 28, 1)).toThrow(/from 27 items/);
   });
 });
 

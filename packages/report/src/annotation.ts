@@ -78,43 +78,50 @@ export async function exportAnnotationSample(dir: string, options: ExportOptions
   const seed = options.seed ?? manifest.seed;
   const runs = [...completeShards(dir)].sort();
   if (runs.length === 0) throw new InputError(dir, 'events', 'no complete run to sample from', 'run the sweep to completion first');
-  const files = runs.map((r) => shardPath(dir, r));
-  const pool = await queryRows(
-    `SELECT run_id, config_id, event, tag FROM ${readParquetSql(files)}
-     WHERE role = 'agent' AND tag IN ('correct', 'hallucinated', 'not_known') ORDER BY run_id, event`,
-  );
-  const configurations = new Set(pool.map((r) => String(r.config_id))).size;
-  if (options.n < configurations || options.n > pool.length)
+  const files = readParquetSql(runs.map((r) => shardPath(dir, r)));
+  const judged = `role = 'agent' AND tag IN ('correct', 'hallucinated', 'not_known')`;
+  // Counted per (configuration, tag), sampled on the counts, then mapped back by a stable order within each
+  // stratum (run_id, event): nothing per answer is held in this process.
+  const strata = (
+    await queryRows(`SELECT config_id, tag, count(*)::BIGINT AS n FROM ${files} WHERE ${judged} GROUP BY ALL ORDER BY config_id, tag`)
+  ).map((r) => ({ group: String(r.config_id), cls: String(r.tag), size: Number(r.n) }));
+  const pool = strata.reduce((s, x) => s + x.size, 0);
+  const configurations = strata.length === 0 ? 0 : new Set(strata.map((s) => s.group)).size;
+  if (options.n < configurations || options.n > pool)
     throw new InputError(
       dir,
       '--n',
-      `${options.n} cannot cover ${configurations} configurations from ${pool.length} judged answers`,
-      `give --n between ${configurations} and ${pool.length}`,
+      `${options.n} cannot cover ${configurations} configurations from ${pool} judged answers`,
+      `give --n between ${configurations} and ${pool}`,
     );
-  const sample = stratifiedSample(
-    pool.map((r) => ({ group: String(r.config_id), cls: String(r.tag) })),
-    options.n,
-    seed,
-  );
+  const sample = stratifiedSample(strata, options.n, seed);
   // Shown in a random order, so a row's position says nothing of its configuration or how it was drawn.
-  const order = [...sample.picked];
+  const order = sample.picked.map((_, i) => i);
   const rng = rngFrom(seed, 'annotation-order');
   for (let i = order.length - 1; i > 0; i--) {
     const j = rng.int(i + 1);
     [order[i], order[j]] = [order[j], order[i]];
   }
-  const picked = order.map((i) => pool[i]);
-  const keys = picked.map((r) => `(${sqlString(String(r.run_id))}, ${Number(r.event)})`).join(', ');
+  const wanted = sample.picked
+    .map((p, i) => `(${sqlString(strata[p.stratum].group)}, ${sqlString(strata[p.stratum].cls)}, ${p.index}, ${i})`)
+    .join(', ');
+  const keys = await queryRows(
+    `SELECT w.draw, s.run_id, s.event FROM (
+       SELECT run_id, event, config_id, tag, row_number() OVER (PARTITION BY config_id, tag ORDER BY run_id, event) - 1 AS pos FROM ${files} WHERE ${judged}
+     ) s JOIN (VALUES ${wanted}) w(config_id, tag, pos, draw) USING (config_id, tag, pos)`,
+  );
+  const keyOfDraw = new Map(keys.map((k) => [Number(k.draw), { run_id: String(k.run_id), event: Number(k.event) }]));
+  const picked = order.map((i) => keyOfDraw.get(i)!);
   const rows = await queryRows(
-    `SELECT run_id, event, sweep, agent, prompt_id, response FROM ${readParquetSql([...new Set(picked.map((r) => shardPath(dir, String(r.run_id))))])}
-     WHERE (run_id, event) IN (${keys})`,
+    `SELECT run_id, event, sweep, agent, prompt_id, response FROM ${readParquetSql([...new Set(picked.map((r) => shardPath(dir, r.run_id)))])}
+     WHERE (run_id, event) IN (${picked.map((r) => `(${sqlString(r.run_id)}, ${r.event})`).join(', ')})`,
   );
   const byKey = new Map(rows.map((r) => [`${r.run_id}\u0000${Number(r.event)}`, r]));
   const q = questions(manifest);
   const width = String(picked.length).length;
   const lines = [csvLine(SAMPLE_COLUMNS)];
   picked.forEach((p, i) => {
-    const r = byKey.get(`${p.run_id}\u0000${Number(p.event)}`)!;
+    const r = byKey.get(`${p.run_id}\u0000${p.event}`)!;
     lines.push(
       csvLine([
         `a${String(i + 1).padStart(width, '0')}`,
