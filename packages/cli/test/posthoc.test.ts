@@ -63,5 +63,13 @@ describe('panta embed and panta judge on the command line', () => {
     const taken = await panta(['judge', out, '--judge', '{kind: reference}', '--name', 'second']);
     expect(taken.code).toBe(2);
     expect(taken.stderr).toMatch(/judge named second already/);
+
+    // Running the sweep again would measure it without what the passes added: refused, nothing changed.
+    const passed = manifest();
+    const rerun = await panta(['run', spec, '--out', out]);
+    expect(rerun.code).toBe(2);
+    expect(oneLine(rerun)).toHaveLength(1);
+    expect(rerun.stderr).toMatch(/holds what panta embed mini, panta judge second added; fix: nothing is left to run/);
+    expect(manifest()).toBe(passed);
   });
 });

@@ -15,6 +15,15 @@ export function corpusToResume(sweep: LoadedSweep, refusal: { file: string; fix:
   const previous = readManifestToResume(sweep.out);
   if (previous && previous.fingerprint !== sweep.fingerprint)
     throw new InputError(refusal.file, 'out', `${sweep.out} holds a corpus of a different sweep`, refusal.fix);
+  // A post-hoc pass (panta embed, panta judge) ran on a complete corpus: measuring it again from the spec
+  // would drop what the pass added from the manifest and order parameters, and there is nothing left to run.
+  if (previous?.posthoc?.length)
+    throw new InputError(
+      refusal.file,
+      'out',
+      `${sweep.out} is complete and holds what panta ${previous.posthoc.map((p) => `${p.pass} ${p.name}`).join(', panta ')} added`,
+      'nothing is left to run: read it (panta verify, panta report), or choose another --out',
+    );
   return previous;
 }
 
