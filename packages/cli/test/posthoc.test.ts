@@ -64,6 +64,16 @@ describe('panta embed and panta judge on the command line', () => {
     expect(taken.code).toBe(2);
     expect(taken.stderr).toMatch(/judge named second already/);
 
+    const logged = readFileSync(join(out, 'log.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('post-hoc pass'))
+      .map((l) => JSON.parse(l) as { msg: string; pass: string; name: string });
+    expect(logged.filter((l) => l.msg === 'post-hoc pass finished')).toHaveLength(2);
+    expect(logged.filter((l) => l.msg === 'post-hoc pass started').map((l) => `${l.pass} ${l.name}`)).toEqual([
+      'embed mini',
+      'judge second',
+    ]);
+
     // Running the sweep again would measure it without what the passes added: refused, nothing changed.
     const passed = manifest();
     const rerun = await panta(['run', spec, '--out', out]);

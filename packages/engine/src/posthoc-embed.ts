@@ -28,6 +28,7 @@ import {
 import { openEncoder, type Encoder } from '@panta/embed';
 import { rejudgeTables } from './posthoc-judge-tables.js';
 import { checkWhiteningSource, whiteningMode } from './whitening-source.js';
+import { sweepLogger } from './log.js';
 import { openPosthocCorpus, refreshChecksums, type PosthocCorpus, type PosthocProgress } from './posthoc-corpus.js';
 
 export interface EmbedCorpusOptions {
@@ -36,6 +37,8 @@ export interface EmbedCorpusOptions {
   /** Where `encoder`'s relative paths are read from (the CLI: the working folder) and errors name. */
   source?: string;
   onProgress?(progress: PosthocProgress): void;
+  /** Level of the lines added to <out>/log.jsonl (default info; 'silent' for none). */
+  logLevel?: string;
   /** Aborting stops after the shard being rewritten; a rerun resumes at the next. */
   signal?: AbortSignal;
 }
@@ -107,6 +110,11 @@ async function embedLocked(corpus: PosthocCorpus, encoder: EncoderSpec, options:
   const header: EmbedHeader = { encoder, replace: replace || (journal?.header.replace ?? false) };
   if (!journal) await startPosthocJournal(journalFile, header);
   const done = journal?.done ?? new Set<string>();
+  const log = sweepLogger(out, options.logLevel ?? 'info');
+  log.info(
+    { pass: 'embed', name: encoder.name, shards: runs.length, done: done.size, replace: header.replace },
+    done.size > 0 ? 'post-hoc pass resumed' : 'post-hoc pass started',
+  );
   const progress: PosthocProgress = {
     eventsExecuted: 0,
     eventsWritten: 0,
@@ -138,6 +146,7 @@ async function embedLocked(corpus: PosthocCorpus, encoder: EncoderSpec, options:
       const values = await embedShard(file, opened, progress, options);
       await writeShardColumn(file, { name: embColumnName(encoder.name), type: 'FLOAT[]' }, values);
       recordPosthocDone(journalFile, run.runId);
+      log.debug({ run: run.runId }, 'shard rewritten');
       rewritten++;
       progress.eventsWritten += run.events;
       progress.runsFinished++;
@@ -154,13 +163,17 @@ async function embedLocked(corpus: PosthocCorpus, encoder: EncoderSpec, options:
     answers: progress.eventsTotal,
     calls: 0,
   };
-  if (stopped) return { ...summary, status: 'stopped' };
+  if (stopped) {
+    log.info({ rewritten }, 'post-hoc pass stopped');
+    return { ...summary, status: 'stopped' };
+  }
   await measureEncoder(corpus, column, mode, {
     kind: encoder.kind,
     model: opened.model,
     replaced: header.replace,
   });
   await removePosthocJournal(journalFile);
+  log.info({ rewritten, calls: summary.calls }, 'post-hoc pass finished');
   return { ...summary, status: 'complete' };
 }
 

@@ -20,6 +20,7 @@ import {
   type Manifest,
 } from '@panta/corpus';
 import { LlmJudge, createJudge, type Judge } from '@panta/judge';
+import { sweepLogger } from './log.js';
 import { openPosthocCorpus, pool, refreshChecksums, type PosthocCorpus, type PosthocProgress } from './posthoc-corpus.js';
 import type { PosthocSummary } from './posthoc-embed.js';
 import { rejudgeTables } from './posthoc-judge-tables.js';
@@ -34,6 +35,8 @@ export interface JudgeCorpusOptions {
   /** The file the judge block came from, for errors naming it. */
   source?: string;
   onProgress?(progress: PosthocProgress): void;
+  /** Level of the lines added to <out>/log.jsonl (default info; 'silent' for none). */
+  logLevel?: string;
   /** Aborting stops after the shard being re-tagged; a rerun resumes at the next. */
   signal?: AbortSignal;
 }
@@ -98,6 +101,11 @@ async function judgeLocked(corpus: PosthocCorpus, spec: JudgeSpec, name: string,
   const header: JudgeHeader = { judge: spec, replace: replace || (journal?.header.replace ?? false) };
   if (!journal) await startPosthocJournal(journalFile, header);
   const done = journal?.done ?? new Set<string>();
+  const log = sweepLogger(out, options.logLevel ?? 'info');
+  log.info(
+    { pass: 'judge', name: name, shards: runs.length, done: done.size, replace: header.replace },
+    done.size > 0 ? 'post-hoc pass resumed' : 'post-hoc pass started',
+  );
   const column = tagColumnName(name);
   const progress: PosthocProgress = {
     eventsExecuted: 0,
@@ -133,6 +141,7 @@ async function judgeLocked(corpus: PosthocCorpus, spec: JudgeSpec, name: string,
       });
       await writeShardColumn(file, { name: column, type: 'VARCHAR' }, tags);
       recordPosthocDone(journalFile, run.runId);
+      log.debug({ run: run.runId }, 'shard rewritten');
       rewritten++;
       progress.eventsWritten += run.events;
       progress.runsFinished++;
@@ -143,7 +152,10 @@ async function judgeLocked(corpus: PosthocCorpus, spec: JudgeSpec, name: string,
     await judge.close();
   }
   const summary = { out, name, shardsRewritten: rewritten, shardsTotal: runs.length, answers: progress.eventsTotal, calls: calls() };
-  if (stopped) return { ...summary, status: 'stopped' };
+  if (stopped) {
+    log.info({ rewritten }, 'post-hoc pass stopped');
+    return { ...summary, status: 'stopped' };
+  }
   const params = await readOrderParams(orderParamsPath(out));
   await rejudgeTables(out, runs, name, params, manifest.encoders[0].name, manifest);
   // As the manifest's `tags` counts the sweep's: the tags that occur.
@@ -164,6 +176,7 @@ async function judgeLocked(corpus: PosthocCorpus, spec: JudgeSpec, name: string,
   next.files = await refreshChecksums(out, manifest, [judgeOrderParamsPath(out, name), judgeRunsTablePath(out, name)]);
   writeManifest(out, next);
   await removePosthocJournal(journalFile);
+  log.info({ rewritten, calls: summary.calls }, 'post-hoc pass finished');
   return { ...summary, status: 'complete' };
 }
 
