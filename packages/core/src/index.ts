@@ -45,6 +45,7 @@ export {
   GeometryError,
   geometryLabel,
   ownNeighbourBytes,
+  shufflesNeighbours,
   parseEdgeFile,
   parseEdgeList,
   validateEdges,

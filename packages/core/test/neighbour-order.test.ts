@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildGraph, rngFrom, Schedule, type EventPlan, type GeometrySpec } from '../src/index.js';
+import { buildGraph, rngFrom, Schedule, shufflesNeighbours, type EventPlan, type GeometrySpec } from '../src/index.js';
 import { samplePeers } from '../src/geometry/meanfield.js';
 
 const RUN = { n: 12, sweeps: 6, seed: 4242, dynamics: 'asynchronous' as const, protocol: 'glauber' as const };
@@ -69,6 +69,20 @@ describe('neighbour order in prompts', () => {
       const updates = events(geometry).filter((x) => x.sweep > 0 && x.neighbours.length > 1);
       expect(updates.some((e) => !ascending(e.neighbours))).toBe(true);
     }
+  });
+
+  it('the spec-level rule (fingerprints, memory) says what the graphs do', () => {
+    const specs: GeometrySpec[] = [
+      { kind: 'ring' },
+      { kind: 'torus2d' },
+      { kind: 'chain' },
+      { kind: 'meanfield' },
+      { kind: 'meanfield', sample: 3 },
+      { kind: 'star' },
+      { kind: 'random-regular', k: 4 },
+      { kind: 'small-world', k: 4, beta: 0.2 },
+    ];
+    for (const spec of specs) expect(shufflesNeighbours(spec), spec.kind).toBe(buildGraph(spec, 16, 7).shuffled);
   });
 
   it('a sampled mean field keeps its draw order (already uniform over orders): no second shuffle', () => {

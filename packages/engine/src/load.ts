@@ -6,6 +6,7 @@ import { dirname, resolve } from 'node:path';
 import {
   BUILTIN_TEMPLATES,
   builtinTemplate,
+  shufflesNeighbours,
   DEFAULT_TEMPLATE,
   boundaryGate,
   hasBoundaries,
@@ -232,7 +233,7 @@ function operationalFree(backend: object): object {
 export function corpusIdentity(spec: SweepSpec): object {
   const { concurrency: _c, out: _o, lookahead: _l, memory_budget: _m, backend, judge, ...rest } = spec;
   // A built-in template's text is in the fingerprint already; its name is not, so that `template: panta-v1`
-  // resumes a corpus made when that template was the default.
+  // resumes a corpus made when that template was the default (on lattices: see the shuffle in loadSweep).
   if (typeof rest.template === 'string' && builtinTemplate(rest.template)) delete rest.template;
   return {
     ...rest,
@@ -412,6 +413,9 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
     .update(edgeTexts.join('\0'))
     .update('\0')
     .update(populationTexts.join('\0'))
+    // Neighbours in a seeded order per event (a mean field, a star, random graphs) replaced agent order: such
+    // a sweep is another corpus than one written before, and must not resume it. Lattice-only sweeps keep theirs.
+    .update(spec.geometries.some(shufflesNeighbours) ? '\0neighbours shuffled per event' : '')
     .digest('hex');
   // Every part plans (and checks) the whole grid, so each computes the same partition.
   const mine = shard ? shardRuns(runs, shard) : runs;

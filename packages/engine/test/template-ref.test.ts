@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { copyFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { describe, expect, it } from 'vitest';
@@ -31,6 +31,24 @@ describe("a spec's template: a built-in name or a file", () => {
     // A built-in's name is not part of what determines the corpus (its text is): panta-v1 resumes a corpus
     // made when it was the default, whose spec named no template.
     expect(corpusIdentity(v1.spec)).toEqual(corpusIdentity(none.spec));
+  });
+
+  it('regression: panta-v1 on lattices keeps the fingerprint Panta gave before the A.2 default; a mean field, now shuffled, does not', () => {
+    // The dataset beside the spec (a relative path, so the fingerprint does not depend on where the test runs).
+    const dir = tempDir();
+    copyFileSync(RHEON6, join(dir, 'rheon6.jsonl'));
+    const fingerprint = (geometries: string, file: string) =>
+      loadSweep(
+        writeSpec(
+          dir,
+          `name: fp\ndataset: rheon6.jsonl\nprompts: [fq117]\ngeometries: [${geometries}]\nsizes: [16]\ntemperatures: [0.7]\ntrials: 1\nsweeps: 2\nseed: 3\ntemplate: panta-v1\n`,
+          file,
+        ),
+      ).fingerprint;
+    // These specs' fingerprints without `template`, computed by Panta at d59dd08 (before issue 19).
+    expect(fingerprint('ring, torus2d', 'ring.yaml')).toBe('516b660e952bfe6b5c2a77bf25eb5b5de3833317fc0b4ad78962a6a787509c56');
+    // A mean field written in agent order must not be resumed in shuffled order.
+    expect(fingerprint('meanfield', 'mf.yaml')).not.toBe('e3c50e1f8056477c7b12d9e120f95f336851b4136a79bb1b3c2776f9ffa37e4b');
   });
 
   it('a file is read relative to the spec, as before', () => {

@@ -57,6 +57,11 @@ export function ownNeighbourBytes(spec: GeometrySpec, _n: number, k: number): nu
 /** Geometries whose neighbours keep the graph's order in prompts (see Graph.shuffled). */
 const LATTICE_ORDER = new Set<GeometrySpec['kind']>(['ring', 'torus2d', 'torus3d', 'chain']);
 
+/** Whether the schedule shuffles this geometry's neighbours per event (buildGraph(...).shuffled, without a graph). */
+export function shufflesNeighbours(spec: GeometrySpec): boolean {
+  return !LATTICE_ORDER.has(spec.kind) && !(spec.kind === 'meanfield' && spec.sample !== undefined);
+}
+
 /** The stream a seeded geometry draws from: independent across labels, sizes and seeds. */
 function graphRng(label: string, n: number, seed: number) {
   return rngFrom(mixSeed('panta/geometry', label, n), seed);

@@ -6,4 +6,4 @@ export { checkSize, nominalDegree } from './size.js';
 export { samplePeers } from './meanfield.js';
 export { edgeListSize, edgesGraph, parseEdgeFile, parseEdgeList, validateEdges } from './edges.js';
 export type { Edge } from './edges.js';
-export { buildGraph, ownNeighbourBytes } from './build.js';
+export { buildGraph, ownNeighbourBytes, shufflesNeighbours } from './build.js';
