@@ -101,7 +101,10 @@ export function amplificationFigure(data: CorpusData): Figure | null {
     });
   }
   const order = armsPresent(runs, arms).filter((a) => counts.has(a));
-  const countText = order.map((a) => `${a ? `${a}: ` : ''}${counts.get(a)!.k} of ${counts.get(a)!.n} runs amplify`).join('; ');
+  const countText =
+    order.length === 0
+      ? 'no run has ρ defined at both ends'
+      : order.map((a) => `${a ? `${a}: ` : ''}${counts.get(a)!.k} of ${counts.get(a)!.n} runs amplify`).join('; ');
   const x = { field: 'rho0', type: 'quantitative', title: 'ρ(0)', scale: { domain: [0, 1] } };
   const y = { field: 'rho_final', type: 'quantitative', title: 'ρ (final)', scale: { domain: [0, 1] } };
   const layer = [

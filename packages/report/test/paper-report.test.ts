@@ -297,3 +297,42 @@ describe.skipIf(!existsSync(CHROMIUM))('the report in headless Chromium', () => 
     }
   });
 });
+
+describe('degenerate populations: one trial, every answer not known', () => {
+  let one: string;
+  beforeAll(async () => {
+    one = join(dir, 'one');
+    const spec = SPEC.replace('trials: 2', 'trials: 1').replace(/encoders: .*/, 'encoders: [{name: e1, kind: hashing, dim: 16}]');
+    expect(panta(['run', writeSpec(dir, spec, 'one.yaml'), '--out', one]).code).toBe(0);
+    const runs = await queryRows(`SELECT run_id, config_id FROM read_parquet('${one}/runs.parquet')`);
+    const values = runs.flatMap((r) =>
+      [0, 1].map((t) => `('${r.run_id}', '${r.config_id}', ${t}, 'e1', 0.5, 0.2, NULL, NULL, 0, 0, 4, 0, 0.5)`),
+    );
+    await queryRows(
+      `COPY (SELECT run_id, config_id, sweep::INTEGER AS sweep, encoder, magnetisation::DOUBLE AS magnetisation, cohesion::DOUBLE AS cohesion, rho::DOUBLE AS rho,
+         delta_rho::DOUBLE AS delta_rho, n_correct::INTEGER AS n_correct, n_hallucinated::INTEGER AS n_hallucinated, n_not_known::INTEGER AS n_not_known,
+         n_judge_failure::INTEGER AS n_judge_failure, cds_sys::DOUBLE AS cds_sys
+       FROM (VALUES ${values.join(', ')}) t(run_id, config_id, sweep, encoder, magnetisation, cohesion, rho, delta_rho, n_correct, n_hallucinated, n_not_known, n_judge_failure, cds_sys))
+       TO '${one}/order_params.parquet' (FORMAT parquet)`,
+    );
+  });
+
+  it('every number is defined or said to be undefined: no NaN, no band, no amplification count, no pair to correlate', () => {
+    const r = panta(['report', one]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const html = readFileSync(join(one, 'report', 'index.html'), 'utf8');
+    expect(html).not.toMatch(/NaN|Infinity|>undefined</);
+    expect(sectionRows(html, 'hallucination-share')[0]).toEqual(['0.5', '0', '0', '0']);
+    expect(sectionRows(html, 'majority-fate').at(-1)).toEqual(['pooled', '2', '0', '0', '0', '0', '2']);
+    expect(figCaption(html, 'amplification')).toMatch(/no run has ρ defined at both ends\. 2 runs are left out/);
+    expect(figCaption(html, 'magnetisation-e1')).toMatch(
+      /every configuration has a single trial, so there is no standard error and no band is drawn/,
+    );
+    expect(html).toMatch(/The sweep has one encoder \(e1\): there is no pair to correlate/);
+    const m = specValues(join(one, 'report'), 'magnetisation-e1');
+    expect(m.every((v) => v.m_lo === null && v.m_hi === null)).toBe(true);
+    const f6 = specValues(join(one, 'report'), 'hallucination-by-sweep');
+    expect(f6.every((v) => v.share === 0 && v.lo === null)).toBe(true);
+  });
+});
