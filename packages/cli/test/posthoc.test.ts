@@ -64,14 +64,23 @@ describe('panta embed and panta judge on the command line', () => {
     expect(taken.code).toBe(2);
     expect(taken.stderr).toMatch(/judge named second already/);
 
+    // An encoder added after a judge: the judge's tables get its rows too (verify recounts them).
+    expect((await panta(['embed', out, '--encoder', 'late:hashing:16'])).code).toBe(0);
+    const [late] = await queryRows(
+      `SELECT count(*)::INTEGER AS n FROM read_parquet('${join(out, 'judges', 'second', 'order_params.parquet')}') WHERE encoder = 'late'`,
+    );
+    expect(late).toEqual({ n: 2 * 3 });
+    expect((await panta(['verify', out])).code).toBe(0);
+
     const logged = readFileSync(join(out, 'log.jsonl'), 'utf8')
       .split('\n')
       .filter((l) => l.includes('post-hoc pass'))
       .map((l) => JSON.parse(l) as { msg: string; pass: string; name: string });
-    expect(logged.filter((l) => l.msg === 'post-hoc pass finished')).toHaveLength(2);
+    expect(logged.filter((l) => l.msg === 'post-hoc pass finished')).toHaveLength(3);
     expect(logged.filter((l) => l.msg === 'post-hoc pass started').map((l) => `${l.pass} ${l.name}`)).toEqual([
       'embed mini',
       'judge second',
+      'embed late',
     ]);
 
     // Running the sweep again would measure it without what the passes added: refused, nothing changed.
@@ -79,7 +88,7 @@ describe('panta embed and panta judge on the command line', () => {
     const rerun = await panta(['run', spec, '--out', out]);
     expect(rerun.code).toBe(2);
     expect(oneLine(rerun)).toHaveLength(1);
-    expect(rerun.stderr).toMatch(/holds what panta embed mini, panta judge second added; fix: nothing is left to run/);
+    expect(rerun.stderr).toMatch(/holds what panta embed mini, panta judge second, panta embed late added; fix: nothing is left to run/);
     expect(manifest()).toBe(passed);
   });
 });
