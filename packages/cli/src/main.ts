@@ -267,7 +267,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option(
       '--exclude-prompts <ids>',
       'prompts left out of pooled tables and figures, comma-separated (the paper leaves out its Prompt 1); per-prompt rows keep them',
-      (v: string) => v.split(',').map((x) => x.trim()).filter((x) => x !== ''),
+      (v: string) =>
+        v
+          .split(',')
+          .map((x) => x.trim())
+          .filter((x) => x !== ''),
     )
     .option('--compare <dirs...>', 'corpora compared with this one: warns when their whitenings differ (m and q not comparable)')
     .action(async (dir: string, opts: { out?: string; excludePrompts?: string[]; compare?: string[] }) => {
@@ -285,13 +289,16 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .requiredOption('--n <count>', 'answers in the sample (the paper: 1063)', intIn(1, 10_000_000))
     .option('--seed <s>', "sampling seed (default: the corpus's seed)", intIn(0, Number.MAX_SAFE_INTEGER))
     .option('--out <file>', 'CSV to write, never overwritten (default: annotation-sample.csv)', path)
-    .action(async (dir: string, opts: { n: number; seed?: number; out?: string }) => {
+    .option('--judge <name>', "stratify on a post-hoc judge's tags (panta judge --name) rather than the sweep's judge")
+    .action(async (dir: string, opts: { n: number; seed?: number; out?: string; judge?: string }) => {
       const { annotateExportCommand } = await import('./commands/annotate.js');
       setExit(await annotateExportCommand(dir, opts));
     });
   annotate
     .command('score')
-    .description("agreement and Cohen's kappa: the judge vs each annotator and annotators pairwise, pooled and per prompt; written to the corpus for panta report")
+    .description(
+      "agreement and Cohen's kappa: the judge vs each annotator and annotators pairwise, pooled and per prompt; written to the corpus for panta report",
+    )
     .argument('<dir>', 'corpus folder')
     .argument('<files...>', "annotators' CSVs (the exported sample, label column filled)")
     .action(async (dir: string, files: string[]) => {

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { csvLine, parseCsv } from '@panta/core';
@@ -202,5 +202,67 @@ describe('panta annotate score', () => {
     expect(r2.code).toBe(2);
     expect(r2.stderr).toMatch(/empty\.csv: row 2 \(id a01\): label: empty; fix: write correct, hallucinated, not_known\n$/);
     expect(readFileSync(join(corpus, 'annotation.json'), 'utf8')).toBe(before);
+  });
+});
+
+describe('a post-hoc judge (panta judge) is a rater too', () => {
+  let alt: string;
+  beforeAll(async () => {
+    // The corpus as panta judge --name alt leaves it: a tag_alt column in every shard (here the sweep's tags
+    // with correct and hallucinated swapped) and the judge listed in the manifest.
+    alt = join(dir, 'alt');
+    cpSync(corpus, alt, { recursive: true });
+    rmSync(join(alt, 'annotation.json'), { force: true });
+    for (const f of readdirSync(join(alt, 'events')).filter((x) => x.endsWith('.parquet'))) {
+      const shard = join(alt, 'events', f);
+      await queryRows(
+        `COPY (SELECT *, CASE tag WHEN 'correct' THEN 'hallucinated' WHEN 'hallucinated' THEN 'correct' ELSE tag END AS tag_alt FROM read_parquet('${shard}'))
+         TO '${shard}.tmp' (FORMAT parquet)`,
+      );
+      renameSync(`${shard}.tmp`, shard);
+    }
+    const manifest = JSON.parse(readFileSync(join(alt, 'manifest.json'), 'utf8'));
+    manifest.judges = [{ name: 'alt', kind: 'llm', model: 'swap', calls: 0, tags: {} }];
+    writeFileSync(join(alt, 'manifest.json'), JSON.stringify(manifest));
+  });
+
+  it("export --judge alt stratifies on tag_alt; score puts judge:alt beside the sweep's judge", async () => {
+    const out = join(dir, 'alt-sample.csv');
+    const r = panta(['annotate', 'export', alt, '--n', '12', '--seed', '3', '--judge', 'alt', '--out', out]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const side = JSON.parse(readFileSync(join(dir, 'alt-sample.sampling.json'), 'utf8'));
+    expect(side.stratified_on).toMatch(/tag_alt/);
+    const counts = await queryRows(
+      `SELECT tag_alt AS t, count(*)::INT AS n FROM read_parquet('${alt}/events/*.parquet') WHERE role = 'agent' AND tag_alt IN ('correct', 'hallucinated', 'not_known') GROUP BY ALL`,
+    );
+    for (const c of counts) expect(side.per_tag[String(c.t)].available).toBe(Number(c.n));
+
+    const [h, ...rs] = parseCsv(readFileSync(out, 'utf8'));
+    const at = (name: string) => h.indexOf(name);
+    const shown = await queryRows(`SELECT run_id, event, tag, tag_alt FROM read_parquet('${alt}/events/*.parquet') WHERE role = 'agent'`);
+    const of = new Map(shown.map((x) => [`${x.run_id}/${x.event}`, x]));
+    const altTags = rs.map((row) => String(of.get(`${row[at('run_id')]}/${row[at('event')]}`)!.tag_alt));
+    const own = rs.map((row) => String(of.get(`${row[at('run_id')]}/${row[at('event')]}`)!.tag));
+    const file = join(dir, 'carol.csv');
+    writeFileSync(file, `${[h, ...rs.map((row, i) => row.map((v, j) => (j === at('label') ? altTags[i] : v)))].map(csvLine).join('\n')}\n`);
+    const s = panta(['annotate', 'score', alt, file]);
+    expect(s.stderr).toBe('');
+    expect(s.code).toBe(0);
+    expect(s.stdout).toMatch(/^judge:alt vs carol\tpooled\tn 12\tagreement 100\.0%\tkappa 1\.000$/m);
+    const rec = JSON.parse(readFileSync(join(alt, 'annotation.json'), 'utf8'));
+    expect(rec.raters).toEqual(['judge', 'judge:alt', 'carol']);
+    const pair = rec.pairs.find(
+      (p: { a: string; b: string; scope: string }) => p.a === 'judge' && p.b === 'judge:alt' && p.scope === 'pooled',
+    );
+    expect(pair.kappa).toBeCloseTo(handKappa(own, altTags)!, 12);
+  });
+
+  it('an unknown --judge is one line naming it and the judges there are (exit 2), nothing written', () => {
+    const out = join(dir, 'none.csv');
+    const r = panta(['annotate', 'export', alt, '--n', '12', '--judge', 'nope', '--out', out]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--judge: "nope" is no post-hoc judge of this corpus; fix: use one of alt/);
+    expect(existsSync(out)).toBe(false);
   });
 });

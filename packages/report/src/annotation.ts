@@ -11,7 +11,7 @@ import {
   type PairAgreement,
   type RatedItem,
 } from '@panta/core';
-import { annotationPath, queryRows, readParquetSql, shardPath, sqlString } from '@panta/corpus';
+import { annotationPath, queryRows, readParquetSql, shardPath, sqlIdent, sqlString, tagColumnName, type Manifest } from '@panta/corpus';
 import { completeShards, readCorpusManifest } from './corpus-data.js';
 
 /** The labels a human gives (the judge's fourth tag, judge_failure, is no verdict to validate). */
@@ -29,6 +29,8 @@ export const SAMPLING_METHOD =
 
 export interface ExportOptions {
   n: number;
+  /** Stratify on this post-hoc judge's tags (`panta judge --name`) instead of the sweep's judge. */
+  judge?: string;
   /** Default: the corpus's seed. */
   seed?: number;
   /** CSV to write (default `annotation-sample.csv` in the working folder); never overwritten. */
@@ -79,11 +81,14 @@ export async function exportAnnotationSample(dir: string, options: ExportOptions
   const runs = [...completeShards(dir)].sort();
   if (runs.length === 0) throw new InputError(dir, 'events', 'no complete run to sample from', 'run the sweep to completion first');
   const files = readParquetSql(runs.map((r) => shardPath(dir, r)));
-  const judged = `role = 'agent' AND tag IN ('correct', 'hallucinated', 'not_known')`;
+  const tag = tagColumn(dir, manifest, options.judge);
+  const judged = `role = 'agent' AND ${tag} IN ('correct', 'hallucinated', 'not_known')`;
   // Counted per (configuration, tag), sampled on the counts, then mapped back by a stable order within each
   // stratum (run_id, event): nothing per answer is held in this process.
   const strata = (
-    await queryRows(`SELECT config_id, tag, count(*)::BIGINT AS n FROM ${files} WHERE ${judged} GROUP BY ALL ORDER BY config_id, tag`)
+    await queryRows(
+      `SELECT config_id, ${tag} AS tag, count(*)::BIGINT AS n FROM ${files} WHERE ${judged} GROUP BY ALL ORDER BY config_id, tag`,
+    )
   ).map((r) => ({ group: String(r.config_id), cls: String(r.tag), size: Number(r.n) }));
   const pool = strata.reduce((s, x) => s + x.size, 0);
   const configurations = strata.length === 0 ? 0 : new Set(strata.map((s) => s.group)).size;
@@ -107,7 +112,7 @@ export async function exportAnnotationSample(dir: string, options: ExportOptions
     .join(', ');
   const keys = await queryRows(
     `SELECT w.draw, s.run_id, s.event FROM (
-       SELECT run_id, event, config_id, tag, row_number() OVER (PARTITION BY config_id, tag ORDER BY run_id, event) - 1 AS pos FROM ${files} WHERE ${judged}
+       SELECT run_id, event, config_id, ${tag} AS tag, row_number() OVER (PARTITION BY config_id, ${tag} ORDER BY run_id, event) - 1 AS pos FROM ${files} WHERE ${judged}
      ) s JOIN (VALUES ${wanted}) w(config_id, tag, pos, draw) USING (config_id, tag, pos)`,
   );
   const keyOfDraw = new Map(keys.map((k) => [Number(k.draw), { run_id: String(k.run_id), event: Number(k.event) }]));
@@ -143,6 +148,8 @@ export async function exportAnnotationSample(dir: string, options: ExportOptions
     n: options.n,
     seed,
     configurations,
+    stratified_on:
+      options.judge === undefined ? 'tag (the sweep judge)' : `${tagColumnName(options.judge)} (post-hoc judge ${options.judge})`,
     per_tag: sample.perClass,
     method: SAMPLING_METHOD,
     labels: HUMAN_LABELS,
@@ -153,6 +160,27 @@ export async function exportAnnotationSample(dir: string, options: ExportOptions
   writeAtomic(sidecar, `${JSON.stringify(doc, null, 1)}\n`);
   writeAtomic(out, `${lines.join('\r\n')}\r\n`);
   return { out, sidecar, n: options.n, seed, configurations, perTag: sample.perClass };
+}
+
+/** Post-hoc judges of the corpus (`panta judge`), whose tags are in a column of their own. */
+function posthocJudges(manifest: Manifest): string[] {
+  return (manifest.judges ?? []).map((j) => j.name);
+}
+
+/** The SQL column of a judge's tags: `tag` for the sweep's judge, `tag_<name>` for a post-hoc one (checked). */
+function tagColumn(dir: string, manifest: Manifest, judge: string | undefined): string {
+  if (judge === undefined) return 'tag';
+  const known = posthocJudges(manifest);
+  if (!known.includes(judge))
+    throw new InputError(
+      dir,
+      '--judge',
+      `${JSON.stringify(judge)} is no post-hoc judge of this corpus`,
+      known.length > 0
+        ? `use one of ${known.join(', ')}, or leave --judge out for the sweep's judge`
+        : "leave --judge out: the corpus has only the sweep's judge",
+    );
+  return sqlIdent(tagColumnName(judge));
 }
 
 function writeAtomic(file: string, text: string): void {
@@ -240,7 +268,8 @@ export async function scoreAnnotations(dir: string, files: readonly string[]): P
   const fileOf: Record<string, string> = {};
   for (const f of files) {
     let name = basename(f).replace(/\.csv$/i, '');
-    for (let k = 2; name === 'judge' || names.includes(name); k++) name = `${basename(f).replace(/\.csv$/i, '')}-${k}`;
+    for (let k = 2; name === 'judge' || name.startsWith('judge:') || names.includes(name); k++)
+      name = `${basename(f).replace(/\.csv$/i, '')}-${k}`;
     names.push(name);
     byRater.set(name, readAnnotatorFile(f));
     fileOf[name] = resolve(f);
@@ -265,8 +294,10 @@ export async function scoreAnnotations(dir: string, files: readonly string[]): P
     }
   }
   const keys = [...keyOfId.values()];
+  // Every judge is a rater: the sweep's (`judge`) and each post-hoc one (`judge:<name>`, its tag_<name> column).
+  const posthoc = posthocJudges(manifest);
   const tags = await queryRows(
-    `SELECT run_id, event, prompt_id, tag FROM ${readParquetSql([...new Set(keys.map((k) => shardPath(dir, k.run_id)))])}
+    `SELECT run_id, event, prompt_id, tag${posthoc.length > 0 ? `, ${posthoc.map((j, i) => `${sqlIdent(tagColumnName(j))} AS j${i}`).join(', ')}` : ''} FROM ${readParquetSql([...new Set(keys.map((k) => shardPath(dir, k.run_id)))])}
      WHERE (run_id, event) IN (${keys.map((k) => `(${sqlString(k.run_id)}, ${k.event})`).join(', ')})`,
   );
   const tagOf = new Map(tags.map((t) => [`${t.run_id}\u0000${Number(t.event)}`, t]));
@@ -282,13 +313,17 @@ export async function scoreAnnotations(dir: string, files: readonly string[]): P
         'keep the event panta annotate export wrote',
       );
     const labels: Record<string, string> = { judge: t.tag === null ? 'untagged' : String(t.tag) };
+    posthoc.forEach((j, i) => {
+      const v = t[`j${i}`];
+      labels[`judge:${j}`] = v === null || v === undefined ? 'untagged' : String(v);
+    });
     for (const [name, rows] of byId) {
       const r = rows.get(id);
       if (r) labels[name] = r.label;
     }
     items.push({ id, run_id: k.run_id, event: k.event, prompt_id: String(t.prompt_id), labels });
   }
-  const raters = ['judge', ...names];
+  const raters = ['judge', ...posthoc.map((j) => `judge:${j}`), ...names];
   const rated: RatedItem[] = items.map((it) => ({ prompt: it.prompt_id, labels: it.labels }));
   const record: AnnotationRecord = {
     format: 'panta-annotation/1',

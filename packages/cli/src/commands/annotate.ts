@@ -4,7 +4,10 @@ import { EXIT, reportError } from '../errors.js';
 
 const where = (p: string) => relative(process.cwd(), p) || '.';
 
-export async function annotateExportCommand(dir: string, opts: { n: number; seed?: number; out?: string }): Promise<number> {
+export async function annotateExportCommand(
+  dir: string,
+  opts: { n: number; seed?: number; out?: string; judge?: string },
+): Promise<number> {
   try {
     const r = await exportAnnotationSample(dir, opts);
     const tags = Object.entries(r.perTag)
