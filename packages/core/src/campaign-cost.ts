@@ -12,7 +12,8 @@ import type { SweepSpec } from './spec/schema.js';
  * N updates per sweep per run; protocol calls per update or per sweep boundary); tokens are estimated from
  * the prompt text at CHARS_PER_TOKEN characters a token, with every answer max_tokens long (exact with
  * fixed_length, an upper bound without) and each update quoting its own previous answer and the answers of
- * the graph's mean degree of neighbours.
+ * the graph's mean degree of neighbours. Not counted in agents' prompts: a population's hidden texts, board
+ * entries beyond an answer's length, a moderator's message (a few hundred characters where they occur).
  */
 
 /** Characters per token of the estimate: about four for English text. */
