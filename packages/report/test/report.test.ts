@@ -455,6 +455,32 @@ judge: {kind: reference}
     pr = await sweepAndReport(SPEC_PROTOCOLS);
   });
 
+  it("protocol arms are never pooled: Table 7, Tables 9 and 10, the fate table and Figure 5 have a block or panel per protocol, each arm's share as DuckDB counts it", async () => {
+    const share = pageTable(pr.page, 'hallucination-share');
+    // per arm: one row per temperature and an 'all' row
+    expect(share).toHaveLength(PROTOCOLS.length * 3);
+    expect(share.map((r) => r[0])).toEqual(PROTOCOLS.flatMap((p) => [p, p, p]));
+    const expected = await queryRows(
+      `SELECT r.protocol, sum(o.n_hallucinated) / sum(o.n_correct + o.n_hallucinated + o.n_not_known + o.n_judge_failure) AS s
+       FROM read_parquet('${pr.corpus}/order_params.parquet') o JOIN read_parquet('${pr.corpus}/runs.parquet') r USING (run_id)
+       WHERE o.encoder = 'hashing' GROUP BY ALL`,
+    );
+    for (const p of PROTOCOLS) {
+      const all = share.find((r) => r[0] === p && r[1] === 'all')!;
+      expect(all[3]).toBe((expected.find((e) => e.protocol === p)!.s as number).toFixed(3));
+    }
+    expect(pageTable(pr.page, 'geometry-ladder').map((r) => r[0])).toEqual(PROTOCOLS.flatMap((p) => [p, p]));
+    expect(pageTable(pr.page, 'encoder-robustness')).toHaveLength(0); // one encoder
+    expect(
+      pageTable(pr.page, 'majority-fate')
+        .filter((r) => r[1] === 'pooled')
+        .map((r) => r[0]),
+    ).toEqual(PROTOCOLS);
+    const amp = JSON.parse(readFileSync(join(pr.result.out, 'figures', 'amplification.vl.json'), 'utf8'));
+    expect(amp.facet.column.sort).toEqual(PROTOCOLS);
+    expect(pr.page).toMatch(/Arms \(protocol\) are never pooled/);
+  });
+
   it('coordination protocols table: calls by role and tokens as the event rows count them, final rho as order_params gives it', async () => {
     const counts = await queryRows(
       `SELECT geometry, protocol, count(*) FILTER (WHERE role = 'agent') AS agent, count(*) FILTER (WHERE role = 'merge') AS merge,
