@@ -17,6 +17,7 @@ import type { RunRecorder } from './run-recorder.js';
 import { Executor, type ActiveRun, type ExecutorProgress } from './executor.js';
 import { finishSweep, type SweepSummary } from './finish.js';
 import { startManifest, sweepMeta } from './manifest-start.js';
+import { checkWhiteningSource } from './whitening-source.js';
 import { InProcessTransport } from './in-process-transport.js';
 import { LiveStatusWriter } from './live-status.js';
 import { makeOutFolder } from './out-folder.js';
@@ -113,6 +114,8 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
   const encoders = await openEncoders(spec.encoders, specPath);
   const judge = createJudge(spec.judge, specPath, sweep.prompts, out);
   try {
+    // A whitening from another corpus must match the encoders as opened (an onnx encoder's dim) before anything is written.
+    checkWhiteningSource(spec, sweep.specFile, specPath, sweep.prompts, encoders);
     makeOutFolder(out);
     held.lock = acquireOutLock(out);
   } catch (error) {

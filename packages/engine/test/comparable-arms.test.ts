@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { InputError } from '@panta/core';
@@ -124,6 +124,28 @@ describe('comparable arms: one whitening per prompt and encoder across the arms 
       new RegExp(`missing\\.yaml: whitening\\.from: .*has no whitening for prompt ${other} and encoder hashing; fix: `),
     );
     expect(() => readdirSync(join(dir, 'missing-out'))).toThrow();
+  });
+});
+
+describe('whitening: {from} and an onnx encoder', () => {
+  it('its dimension, known once the model is opened, is checked before anything is written (one line, exit 2)', async () => {
+    const dir = tempDir('panta-arms-');
+    const source = join(dir, 'source');
+    await runSweep(writeSpec(dir, `name: source\n${BASE}encoders: [{name: tiny, kind: hashing, dim: 384}]\n`, 'source.yaml'), {
+      out: source,
+    });
+    const tiny = join(ROOT, 'packages', 'embed', 'test', 'fixtures', 'tiny-encoder');
+    const spec = writeSpec(
+      dir,
+      `name: onnx\n${BASE}encoders: [{name: tiny, kind: onnx, path: ${tiny}}]\nwhitening: {from: source}\n`,
+      'onnx.yaml',
+    );
+    const out = join(dir, 'onnx-out');
+    const r = panta(['run', spec, '--out', out], ROOT);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/onnx\.yaml: whitening\.from: encoder "tiny" has dimension \d+ here and 384 in .*; fix: /);
+    expect(existsSync(out)).toBe(false);
   });
 });
 
