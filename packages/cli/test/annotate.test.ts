@@ -188,6 +188,13 @@ describe('panta annotate score', () => {
     expect(r.stdout).not.toMatch(/NaN/);
   });
 
+  it('labels are read as people type them: any case, "not known" and "not-known" for not_known', () => {
+    const typed = A.map((l, i) => (l === 'not_known' ? (i % 2 === 0 ? 'Not known' : 'NOT-KNOWN') : l.toUpperCase()));
+    const r = panta(['annotate', 'score', corpus, fileWith('typed', typed), fileWith('bob', B)]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^typed vs bob\tpooled\tn 12\tagreement 75\.0%\tkappa 0\.591$/m);
+  });
+
   it('a bad label is one line naming the file, the row, the field and the fix (exit 2), and nothing is written', () => {
     const before = readFileSync(join(corpus, 'annotation.json'), 'utf8');
     const bad = [...A];

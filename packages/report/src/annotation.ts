@@ -232,7 +232,11 @@ export function readAnnotatorFile(file: string): Labelled[] {
     if (!id) throw new InputError(file, `${where}: id`, 'empty', 'keep the id panta annotate export wrote');
     if (seen.has(id)) throw new InputError(file, `${where}: id`, 'appears twice', 'keep one row per id');
     seen.add(id);
-    const label = (rec[at('label')] ?? '').trim().toLowerCase();
+    // "Not known" and "not-known" are what people type for not_known.
+    const label = (rec[at('label')] ?? '')
+      .trim()
+      .toLowerCase()
+      .replace(/[\s-]+/g, '_');
     if (!(HUMAN_LABELS as readonly string[]).includes(label))
       throw new InputError(
         file,
