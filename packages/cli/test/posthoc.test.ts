@@ -90,5 +90,5 @@ describe('panta embed and panta judge on the command line', () => {
     expect(oneLine(rerun)).toHaveLength(1);
     expect(rerun.stderr).toMatch(/holds what panta embed mini, panta judge second, panta embed late added; fix: nothing is left to run/);
     expect(manifest()).toBe(passed);
-  });
+  }, 180_000);
 });

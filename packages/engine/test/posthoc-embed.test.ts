@@ -84,7 +84,7 @@ describe('panta embed: a new encoder over a finished corpus', () => {
     expect(verified.stdout).toMatch(/^ok:/m);
     expect(verified.code).toBe(0);
     expect(existsSync(posthocJournalPath(out, 'embed', 'tiny'))).toBe(false);
-  });
+  }, 180_000);
 
   it("a name the corpus has is refused (InputError, nothing rewritten) unless --replace, and never one of the sweep's own encoders", async () => {
     const dir = tempDir();
@@ -113,7 +113,7 @@ describe('panta embed: a new encoder over a finished corpus', () => {
       'hashing:384',
       'mini:32',
     ]);
-  });
+  }, 180_000);
 
   it('killed (SIGKILL) mid-way, a rerun picks up at the first shard not done and gives the same corpus', async () => {
     const dir = tempDir();
@@ -154,7 +154,7 @@ describe('panta embed: a new encoder over a finished corpus', () => {
     await embedCorpus(straight, { name: 'mini', kind: 'hashing', dim: 128 });
     const [a, b] = [await tables(out), await tables(straight)];
     expect(a).toEqual(b);
-  });
+  }, 180_000);
 
   it("a corpus whitened from another corpus (whitening: {from}) takes a new encoder once the source has it, in the source's whitening", async () => {
     const dir = tempDir();
@@ -175,5 +175,5 @@ describe('panta embed: a new encoder over a finished corpus', () => {
     const manifest = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8'));
     expect(Object.keys(manifest.whitening.files).sort()).toEqual(['fq117__hashing', 'fq117__mini', 'fq367__hashing', 'fq367__mini']);
     expect((await panta(['verify', out])).code).toBe(0);
-  });
+  }, 180_000);
 });

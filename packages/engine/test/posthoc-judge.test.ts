@@ -76,7 +76,7 @@ describe('panta judge: another judge over a finished corpus', () => {
     } finally {
       await server.close();
     }
-  });
+  }, 180_000);
 
   it('order parameters and drift of a judge come from its own tags (hand-computed on a synchronous run of 16 agents)', async () => {
     const dir = tempDir();
@@ -113,7 +113,7 @@ describe('panta judge: another judge over a finished corpus', () => {
     expect(judgeRunDrift(params, [{ runId, n: 16 }], 'hashing', 'auto')).toEqual([
       { run_id: runId, focus: [-0.75, 0, 0.5], focus_total: -0.25, drift_tolerance: 0.5, drift_onset: 1, recovered: false },
     ]);
-  });
+  }, 180_000);
 
   it('killed (SIGKILL) mid-way, a rerun resumes at the first shard not done, asks only for verdicts not cached, and gives the same tags', async () => {
     const server = await startSurrogateServer({ prompts, latencyMs: 2 });
@@ -162,5 +162,5 @@ describe('panta judge: another judge over a finished corpus', () => {
     } finally {
       await server.close();
     }
-  });
+  }, 180_000);
 });
