@@ -11,6 +11,9 @@ const IDLE_PLAN_STEP = 512;
  */
 const OPENING_AT_ONCE = 16;
 
+/** Dispatches between two orderings of the open runs by depth left: a sort per event would cost more than it orders. */
+const SORT_EVERY = 64;
+
 /**
  * Where a run's outcomes go: the run's collector in this process (embedded), or a handle on the collector
  * process (distributed). `accept` resolves once the row is appended, or returns nothing when every row it
@@ -99,7 +102,7 @@ export interface ExecutorOptions<S extends RunSink = RunSink> {
 
 /**
  * The one executor (DESIGN.md 2.4, 6): it keeps up to `concurrency` events in flight over many runs,
- * dispatching only events whose read versions exist, round-robin over runs so that every run advances.
+ * dispatching only events whose read versions exist, the deepest runs' first (see nextReady).
  * Dynamics live in the planner, transport details in the transport: embedded and distributed mode differ
  * only in the Transport they pass.
  */
@@ -107,7 +110,10 @@ export class Executor<S extends RunSink = RunSink> {
   private readonly queue: RunPlan[];
   private readonly active: ActiveRun<S>[] = [];
   private readonly byId = new Map<string, ActiveRun<S>>();
-  private cursor = 0;
+  /** Events each open run has yet to dispatch, over its parallelism: its depth left (see nextReady). */
+  private readonly depthLeft = new Map<ActiveRun<S>, { events: number; width: number }>();
+  /** Dispatches since the open runs were last put in order of depth left. */
+  private sinceSort = 0;
   /** Answers whose rows are written after the current turn (see onMessage). */
   private accepting: { active: ActiveRun<S>; task: EventTask; outcome: EventOutcome }[] = [];
   /** pump() calls, for reading the clock now and then. */
@@ -118,8 +124,6 @@ export class Executor<S extends RunSink = RunSink> {
   private opening = 0;
   /** What the runs open or being opened hold (see runBytes). */
   private openBytes = 0;
-  /** Events the runs open or being opened can have in flight at once (see parallelism). */
-  private openWidth = 0;
   /**
    * openBytes when the last look found no queued run that fits: until it changes none can (the queue only
    * shrinks), so pump, which runs per event, does not look again.
@@ -305,6 +309,8 @@ export class Executor<S extends RunSink = RunSink> {
     // unbounded window let a ring of 10^6 hold millions of answers in memory.
     active.planner.consumed(active.sink.written);
     this.active.push(active);
+    this.depthLeft.set(active, { events: active.planner.total - active.sink.written, width: parallelism(active.run) });
+    this.sinceSort = SORT_EVERY;
     this.byId.set(active.run.runId, active);
   }
 
@@ -326,13 +332,25 @@ export class Executor<S extends RunSink = RunSink> {
     });
   }
 
+  /**
+   * The open run whose ready event goes next: the one with the most depth left (events yet to dispatch over
+   * the events it can have in flight), as list scheduling by longest remaining path does. Shared round-robin,
+   * a run of 500 events that could run 17 at once got one slot in 600 while slots were short, and such runs
+   * were what was left at the end, running alone with most slots idle (bench/cluster-sim.mjs). The order
+   * only decides which ready event runs first, never what an event reads, so results do not depend on it.
+   */
   private nextReady(): ActiveRun<S> | undefined {
-    for (let i = 0; i < this.active.length; i++) {
-      const a = this.active[(this.cursor + i) % this.active.length];
-      if (a.error || a.planner.readyCount === 0) continue;
-      this.cursor = (this.cursor + i + 1) % this.active.length;
-      return a;
+    if (++this.sinceSort >= SORT_EVERY) {
+      this.sinceSort = 0;
+      const keyed = this.active.map((a, i) => {
+        const d = this.depthLeft.get(a)!;
+        return { a, i, depth: d.events / d.width };
+      });
+      // Runs of equal depth keep their order (the order they opened in).
+      keyed.sort((x, y) => y.depth - x.depth || x.i - y.i);
+      keyed.forEach((k, i) => (this.active[i] = k.a));
     }
+    for (const a of this.active) if (!a.error && a.planner.readyCount > 0) return a;
     return undefined;
   }
 
@@ -343,6 +361,7 @@ export class Executor<S extends RunSink = RunSink> {
       const a = this.nextReady();
       if (!a) break;
       const plan = a.planner.takeOne()!;
+      this.depthLeft.get(a)!.events--;
       this.inflight++;
       a.inflight++;
       const moderator = a.boundary?.state?.moderator;
@@ -386,17 +405,12 @@ export class Executor<S extends RunSink = RunSink> {
     }
     this.schedulePlanning();
     if (!this.stopping && this.queue.length > 0) {
-      // Runs open while the slots lack ready events (a run being opened counts as the one it will have at
-      // least), or while the open runs could not fill the slots once their ready events are gone: a chain's
-      // first sweep answers at once, and opened only then, the chains started one after another and the
-      // last of them ran on with the slots idle (bench/chains.mjs).
-      const ready = this.inflight + this.readyTotal();
-      while (
-        this.queue.length > 0 &&
-        this.opening < OPENING_AT_ONCE &&
-        (ready + this.opening < concurrency || this.openWidth < concurrency) &&
-        this.active.length + this.opening < this.options.maxActiveRuns
-      ) {
+      // Runs open as long as they fit (maxActiveRuns, the byte budget), not only while the slots lack ready
+      // events: a run opened once the slots ran short started its whole depth then, and the last runs opened
+      // so ran on alone at the end with most slots idle (bench/cluster-sim.mjs; 112 rounds of calls where
+      // 86 would do, against 91 now: packages/engine/test/chain-rounds.test.ts). With nextReady's depth
+      // order, deep runs go first and shallow ones fill the slots they leave.
+      while (this.queue.length > 0 && this.opening < OPENING_AT_ONCE && this.active.length + this.opening < this.options.maxActiveRuns) {
         const next = this.nextFitting();
         if (next < 0) break;
         this.openNext(next);
@@ -425,12 +439,6 @@ export class Executor<S extends RunSink = RunSink> {
     if (finished) this.settle.resolve();
   }
 
-  private readyTotal(): number {
-    let n = 0;
-    for (const a of this.active) if (!a.error) n += a.planner.readyCount;
-    return n;
-  }
-
   /** Whether `run` may open now: the open runs' memory leaves room for it, or none is open. */
   private fits(run: RunPlan): boolean {
     const { runBytes, openBytesBudget } = this.options;
@@ -456,7 +464,6 @@ export class Executor<S extends RunSink = RunSink> {
     const bytes = this.options.runBytes?.(run) ?? 0;
     this.opening++;
     this.openBytes += bytes;
-    this.openWidth += parallelism(run);
     this.options.open(run).then(
       (active) => {
         this.opening--;
@@ -464,7 +471,6 @@ export class Executor<S extends RunSink = RunSink> {
           if (active) this.admit(active);
           else {
             this.openBytes -= bytes;
-            this.openWidth -= parallelism(run);
             this.runsFinished++;
           }
         } catch (e) {
@@ -478,13 +484,13 @@ export class Executor<S extends RunSink = RunSink> {
 
   private retire(a: ActiveRun<S>): void {
     this.active.splice(this.active.indexOf(a), 1);
+    this.depthLeft.delete(a);
     this.closing++;
     this.options.close(a).then(
       () => {
         this.byId.delete(a.run.runId);
         this.closing--;
         this.openBytes -= this.options.runBytes?.(a.run) ?? 0;
-        this.openWidth -= parallelism(a.run);
         if (!a.stopped) this.runsFinished++;
         if (a.error && !a.stopped) this.runsFailed++;
         this.pump();
