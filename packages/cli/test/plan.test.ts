@@ -19,9 +19,11 @@ describe('panta plan', () => {
     expect(r.stdout).toMatch(/^agent +2,603,700 /m);
     expect(r.stdout).toMatch(/^judge \(at most\) +2,603,700 /m);
     expect(r.stdout).toContain('Time at 10 calls/s (assumed; give yours with --calls-per-s R)');
+    expect(r.stdout).toMatch(/Largest update prompt: about 2\d,\d{3} tokens, within max_context_tokens 32,768 less the reply/);
     const j = plan(['examples/eraclitus.yaml', '--json', '--calls-per-s', '40']).json;
     expect(j).toMatchObject({ configurations: 432, runs: 2160, events, answerTokens: 100, fixedLength: true, callsPerSecond: 40 });
     expect(j.assumedRate).toBe(false);
+    expect(j.contextLimit).toBe(32_768);
     expect(j.calls.map((c: { kind: string; calls: number }) => [c.kind, c.calls])).toEqual([
       ['agent', events],
       ['judge', events],

@@ -63,6 +63,8 @@ export interface CampaignCost {
   answerTokens: number;
   fixedLength: boolean;
   contexts: ContextCost[];
+  /** The agents' backend's max_context_tokens, when it has one (the plan has checked every prompt against it). */
+  contextLimit?: number;
   callsPerSecond: number;
   /** True when callsPerSecond is DEFAULT_CALLS_PER_SECOND, not given. */
   assumedRate: boolean;
@@ -223,6 +225,9 @@ export function campaignCost(input: CampaignInput): CampaignCost {
     answerTokens: answer,
     fixedLength: spec.fixed_length,
     contexts: [...contexts.values()],
+    ...(spec.backend.kind !== 'surrogate' && spec.backend.max_context_tokens !== undefined
+      ? { contextLimit: spec.backend.max_context_tokens }
+      : {}),
     callsPerSecond: rate,
     assumedRate: input.callsPerSecond === undefined,
     seconds: { agents: agentCalls / rate, all: sum((c) => c.calls) / rate },

@@ -76,6 +76,12 @@ function planText(name: string, sweeps: number, c: CampaignCost): string {
       [1, 2, 3, 4, 5],
     ),
   );
+  if (c.contextLimit !== undefined) {
+    const largest = Math.max(...c.contexts.map((x) => x.updatePromptTokens));
+    out.push(
+      `Largest update prompt: about ${int(largest)} tokens, within max_context_tokens ${int(c.contextLimit)} less the reply (checked with every quoted answer at max_tokens).`,
+    );
+  }
   out.push('');
   const rate = `${c.callsPerSecond.toLocaleString('en-US')} calls/s${c.assumedRate ? ' (assumed; give yours with --calls-per-s R)' : ''}`;
   const all = c.calls.length > 1 ? `; every call through the same rate: ${formatDuration(c.seconds.all)}` : '';
