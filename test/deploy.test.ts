@@ -1086,6 +1086,7 @@ describe.skipIf(!has('redis-server', ['--version']))('deploy/slurm run on this m
       SLURM_CPUS_PER_TASK: '2',
       CUDA_VISIBLE_DEVICES: '0,1',
       JUDGE_GPUS: '1',
+      JUDGE_MODEL: 'the-judge-model',
       LLM_MAX_NUM_SEQS: '8',
       COLLECTORS: '2',
       SPEC: spec,
@@ -1110,6 +1111,9 @@ describe.skipIf(!has('redis-server', ['--version']))('deploy/slurm run on this m
       ].sort(),
     );
     for (const l of servers) expect(l).toMatch(/batch_invariant=1 vllm_port=unset /);
+    // the judge's server serves the judge's own model (JUDGE_MODEL), the agents' server the agents'
+    expect(servers.find((l) => l.includes(`--port ${base + 1} `))).toContain('args=serve the-judge-model ');
+    expect(servers.find((l) => l.includes(`--port ${base + 2} `))).toContain('args=serve Qwen/Qwen3-14B ');
     // one worker per agents' server holding the server's batch, and the scheduler follows its slots
     const logs = join(dir, `logs-${jobId}`);
     expect(readFileSync(join(logs, 'scheduler.log'), 'utf8')).toMatch(/"concurrency":8,"workers":1,"slots":8/);

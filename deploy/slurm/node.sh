@@ -61,7 +61,9 @@ trap 'stop; exit 0' TERM INT
 # because vLLM reads VLLM_PORT as the base of its internal ports.
 for server in "${servers[@]}"; do
   read -r devices port tp role <<< "$server"
-  CUDA_VISIBLE_DEVICES="$devices" setsid "${VLLM_CMD[@]}" serve "$LLM_MODEL" \
+  model=$LLM_MODEL
+  [[ $role == judge ]] && model=${JUDGE_MODEL:-$LLM_MODEL}
+  CUDA_VISIBLE_DEVICES="$devices" setsid "${VLLM_CMD[@]}" serve "$model" \
     --host 0.0.0.0 --port "$port" --tensor-parallel-size "$tp" \
     --max-num-seqs "$LLM_MAX_NUM_SEQS" --max-model-len "$LLM_MAX_MODEL_LEN" "${EXTRA[@]}" \
     > "$LOG_DIR/vllm-$host-$port.log" 2>&1 &
