@@ -81,7 +81,31 @@ export {
 } from './protocol/control.js';
 export type { ControlState, SweepControl } from './protocol/control.js';
 export { boundedText, redact, REDACTED, Redactor, redactValue, registerSecret, secretsInEnv } from './redact.js';
-export { cohenKappa, raterPairs, stratifiedSample } from './stats/index.js';
-export type { Agreement, PairAgreement, RatedItem, SamplePick, StratifiedSample, Stratum } from './stats/index.js';
+export {
+  armPairs,
+  armSummaries,
+  cohenKappa,
+  compareArms,
+  incompleteBeta,
+  meanCi,
+  raterPairs,
+  stratifiedSample,
+  studentTCdf,
+  studentTQuantile,
+  twoTailedP,
+} from './stats/index.js';
+export type {
+  Agreement,
+  ArmComparison,
+  ArmObservation,
+  ArmPairRow,
+  ArmSummary,
+  MeanCi,
+  PairAgreement,
+  RatedItem,
+  SamplePick,
+  StratifiedSample,
+  Stratum,
+} from './stats/index.js';
 export { CsvSyntaxError, csvField, csvLine, parseCsv } from './csv.js';
 export { parseEncoderArg, parseJudgeBlock } from './spec/posthoc-args.js';

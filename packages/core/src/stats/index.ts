@@ -4,3 +4,8 @@ export { raterPairs } from './rater-pairs.js';
 export type { PairAgreement, RatedItem } from './rater-pairs.js';
 export { stratifiedSample } from './stratified-sample.js';
 export type { SamplePick, StratifiedSample, Stratum } from './stratified-sample.js';
+export { armPairs, armSummaries } from './arm-stats.js';
+export type { ArmObservation, ArmPairRow, ArmSummary } from './arm-stats.js';
+export { incompleteBeta, logGamma, studentTCdf, studentTQuantile, twoTailedP } from './student-t.js';
+export { compareArms, meanCi } from './welch.js';
+export type { ArmComparison, MeanCi } from './welch.js';
