@@ -314,7 +314,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--port <p>', 'port (0: any free port, printed on start)', port, 8000)
     .option('--host <h>', 'interface to bind', '127.0.0.1')
     .option('--dataset <file>', 'prompt set the agent knows (JSON lines)', 'datasets/rheon6.jsonl')
-    .option('--template <name|file>', 'prompt template the clients render: rheon-a2 (default), panta-v1, or a template file')
+    .option(
+      '--template <name|file,...>',
+      'prompt templates the clients render, comma-separated (a sweep\'s template arms): built-in names (rheon-a2, panta-v1) or template files (default: every built-in)',
+    )
     .option('--model <name>', 'model name served', 'surrogate-potts-v1')
     .option('--latency-ms <ms>', 'fixed latency per call', numberIn(0, MAX_TIMER_MS), 0)
     .option('--slots <c>', 'continuous batching: concurrent sequences (0: unlimited, fixed latency only)', intIn(0, 1_048_576), 0)

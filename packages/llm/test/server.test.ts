@@ -4,6 +4,7 @@ import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import {
   DEFAULT_TEMPLATE,
+  PANTA_V1_TEMPLATE,
   parseDataset,
   promptLength,
   renderPrompt,
@@ -238,6 +239,47 @@ describe('serve-surrogate: answers exactly as the in-process surrogate', () => {
     const lost = await fetch(`${server.url}/chat/completions`, { method: 'POST', body: '{}' });
     expect(lost.status).toBe(404);
     expect(server.stats().badRequests).toBe(15);
+  });
+});
+
+describe("serve-surrogate: several templates (a sweep's template arms)", () => {
+  it('reads each prompt back with whichever of its templates rendered it and answers as the in-process surrogate; a rendering of none is a 400', async () => {
+    const multi = await startSurrogateServer({
+      prompts,
+      moreTemplates: [{ template: PANTA_V1_TEMPLATE }, { template: CUSTOM_TEMPLATE, file: 'custom.yaml' }],
+    });
+    const single = await startSurrogateServer({ prompts });
+    try {
+      const rng = rngFrom(2, 'template-arms');
+      const ask = (server: SurrogateServer, template: PromptTemplate, ctx: PromptContext, seed: number) => {
+        const m = renderPrompt(template, ctx);
+        return openai(server).chat.completions.create({
+          model: server.model,
+          messages: [
+            { role: 'system', content: m.system },
+            { role: 'user', content: m.user },
+          ],
+          temperature: ctx.temperature,
+          max_tokens: 100,
+          seed,
+        });
+      };
+      for (const template of [DEFAULT_TEMPLATE, PANTA_V1_TEMPLATE, CUSTOM_TEMPLATE]) {
+        for (let i = 0; i < 20; i++) {
+          const ctx = context(rng);
+          const seed = rng.u32();
+          const reply = await ask(multi, template, ctx, seed);
+          const want = await inProcess.complete(chatRequest(template, ctx, seed, 100, false));
+          expect(reply.choices[0].message.content).toBe(want.text);
+          expect(reply.usage?.prompt_tokens).toBe(want.promptTokens);
+        }
+      }
+      // A server started with one template refuses another's rendering, naming what it reads back with.
+      await expect(ask(single, CUSTOM_TEMPLATE, context(rng), 1)).rejects.toThrow(/messages: .*template/);
+    } finally {
+      await multi.close();
+      await single.close();
+    }
   });
 });
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { builtinTemplate, DEFAULT_TEMPLATE, parseDataset, parseTemplate, type PromptTemplate } from '@panta/core';
+import { BUILTIN_TEMPLATES, builtinTemplate, DEFAULT_TEMPLATE_NAME, parseDataset, parseTemplate } from '@panta/core';
 import { FAULT_KINDS, startSurrogateServer, type FaultKind, type SurrogateServerOptions } from '@panta/llm';
 import { EXIT, reportError } from '../errors.js';
 
@@ -135,14 +135,27 @@ export async function serveSurrogateCommand(opts: Record<string, unknown>): Prom
   try {
     config = parseServeOptions(opts);
     const prompts = parseDataset(readInput(config.dataset, '--dataset', 'a JSON-lines prompt set'), config.dataset);
-    // A built-in name (rheon-a2, panta-v1), as a spec's `template` takes, or a template file.
-    let template: PromptTemplate = DEFAULT_TEMPLATE;
-    if (config.templateFile)
-      template =
-        builtinTemplate(config.templateFile) ??
-        parseTemplate(readInput(config.templateFile, '--template', 'a prompt template (YAML)'), config.templateFile);
+    // Built-in names (rheon-a2, panta-v1), as a spec's `template` takes, or template files, comma-separated
+    // (a sweep's template arms); none given: every built-in, so a spec on any of them needs no option.
+    const refs = config.templateFile
+      ? config.templateFile
+          .split(',')
+          .map((r) => r.trim())
+          .filter((r) => r)
+      : [DEFAULT_TEMPLATE_NAME, ...Object.keys(BUILTIN_TEMPLATES).filter((n) => n !== DEFAULT_TEMPLATE_NAME)];
+    const templates = refs.map((ref) => ({
+      template: builtinTemplate(ref) ?? parseTemplate(readInput(ref, '--template', 'a prompt template (YAML)'), ref),
+      file: ref,
+    }));
+    const [first, ...more] = templates;
     try {
-      server = await startSurrogateServer({ ...config, prompts, template });
+      server = await startSurrogateServer({
+        ...config,
+        prompts,
+        template: first!.template,
+        templateFile: first!.file,
+        moreTemplates: more,
+      });
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'EADDRINUSE')

@@ -23,7 +23,8 @@ import { RequestError, type GenerationRequest, type GenerationResult, type Surro
 export class SurrogateResponder {
   readonly model: string;
   readonly template: PromptTemplate;
-  private readonly parser: PromptParser;
+  /** Each template the prompts may be renderings of, with its parser: `template` first. */
+  private readonly readers: { template: PromptTemplate; parser: PromptParser }[];
   private readonly agents = new Map<string, SurrogateAgent>();
   private readonly prompts = new Map<string, Prompt>();
 
@@ -35,9 +36,11 @@ export class SurrogateResponder {
     });
     this.model = spec.model;
     this.template = options.template ?? DEFAULT_TEMPLATE;
-    this.parser = compilePromptParser(this.template, options.templateFile, {
-      multilineQuestions: options.prompts.some((p) => p.question.includes('\n')),
-    });
+    const multilineQuestions = options.prompts.some((p) => p.question.includes('\n'));
+    this.readers = [{ template: this.template, file: options.templateFile }, ...(options.moreTemplates ?? [])].map((t) => ({
+      template: t.template,
+      parser: compilePromptParser(t.template, t.file, { multilineQuestions }),
+    }));
     for (const p of options.prompts) {
       this.agents.set(p.question, new SurrogateAgent(p, spec));
       this.prompts.set(p.question, p);
@@ -95,11 +98,16 @@ export class SurrogateResponder {
             after: call.after,
           };
     }
-    const split = splitAgentPrompt(this.template.system, messages);
-    const parsed = split && this.parser.parse(split.messages);
+    let split: ReturnType<typeof splitAgentPrompt> = null;
+    let parsed: ReturnType<PromptParser['parse']> = null;
+    for (const r of this.readers) {
+      split = splitAgentPrompt(r.template.system, messages);
+      parsed = split && r.parser.parse(split.messages);
+      if (split && parsed) break;
+    }
     if (!split || !parsed) {
       const { system } = messages;
-      const why = !system.startsWith(this.template.system)
+      const why = !this.readers.some((r) => system.startsWith(r.template.system))
         ? "the system message is not the template's"
         : 'the user message is not a rendering of the template';
       throw new RequestError(

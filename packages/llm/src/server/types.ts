@@ -22,6 +22,11 @@ export interface SurrogateServerOptions {
   template?: PromptTemplate;
   /** File named in errors about the template. */
   templateFile?: string;
+  /**
+   * Further templates clients may render with (a sweep's template arms): a prompt is read back with the
+   * first whose rendering it is, `template` first.
+   */
+  moreTemplates?: readonly { template: PromptTemplate; file?: string }[];
   /** Model id served (default: the surrogate spec's model, `surrogate-potts-v1`). */
   model?: string;
   /** The surrogate's parameters (coupling, field, premise_bias): the same as the in-process backend's. */
