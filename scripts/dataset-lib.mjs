@@ -1,4 +1,6 @@
 // Shared helpers for the dataset scripts: the reference judge's normalisation and the JSONL record checks.
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 
 /** Lowercase, punctuation to spaces, whitespace collapsed: the reference judge's normal form. */
 export function normalise(text) {
@@ -27,7 +29,7 @@ export function recordProblems(rec) {
   const problems = [];
   const isStrings = (v) => Array.isArray(v) && v.every((s) => typeof s === 'string' && s.trim() !== '');
   if (typeof rec !== 'object' || rec === null || Array.isArray(rec)) return ['not a JSON object'];
-  const keys = ['id', 'question', 'accepted', 'false_answers', 'false_premise', 'source'];
+  const keys = ['id', 'question', 'accepted', 'false_answers', 'false_premise', 'source', 'facts', 'choices'];
   for (const k of Object.keys(rec)) if (!keys.includes(k)) problems.push(`unknown field "${k}"`);
   if (typeof rec.id !== 'string' || !/^[A-Za-z0-9_-]+$/.test(rec.id)) problems.push('id must be letters, digits, _ or -');
   if (typeof rec.question !== 'string' || rec.question.trim() === '') problems.push('question must be a non-empty string');
@@ -35,6 +37,13 @@ export function recordProblems(rec) {
   if (!isStrings(rec.false_answers)) problems.push('false_answers must be an array of strings');
   if (typeof rec.false_premise !== 'boolean') problems.push('false_premise must be true or false');
   if (typeof rec.source !== 'string' || rec.source.trim() === '') problems.push('source must be a non-empty string');
+  if ('facts' in rec && (!isStrings(rec.facts) || rec.facts.length === 0)) problems.push('facts must be a non-empty array of strings');
+  if ('choices' in rec) {
+    if (!isStrings(rec.choices) || rec.choices.length < 2) problems.push('choices must be an array of at least two strings');
+    else if (isStrings(rec.accepted) && !rec.accepted.every((a) => rec.choices.includes(a))) {
+      problems.push('every accepted answer must be one of the choices');
+    }
+  }
   if (isStrings(rec.accepted) && isStrings(rec.false_answers)) {
     for (const a of rec.accepted) {
       for (const f of rec.false_answers) {
@@ -43,4 +52,19 @@ export function recordProblems(rec) {
     }
   }
   return problems;
+}
+
+/** Writes JSONL records atomically (a temporary file renamed over the target), checking each record first. */
+export function writeRecords(outPath, records) {
+  const seen = new Set();
+  for (const rec of records) {
+    const problems = recordProblems(rec);
+    if (seen.has(rec.id)) problems.push('duplicate id');
+    seen.add(rec.id);
+    if (problems.length > 0) throw new Error(`${rec.id}: ${problems.join('; ')}`);
+  }
+  mkdirSync(dirname(outPath), { recursive: true });
+  const tmp = `${outPath}.tmp-${process.pid}`;
+  writeFileSync(tmp, `${records.map((r) => JSON.stringify(r)).join('\n')}\n`);
+  renameSync(tmp, outPath);
 }

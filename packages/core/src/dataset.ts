@@ -3,16 +3,35 @@ import { InputError } from './errors.js';
 import { firstIssue, issueToInputError } from './spec/parse.js';
 
 /** One prompt of a prompt set (a line of datasets/*.jsonl). */
-export const promptSchema = z.strictObject({
-  id: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, ".", "_" and "-" only'),
-  question: z.string().min(1),
-  /** Short phrases any of which makes an answer correct. */
-  accepted: z.array(z.string().min(1)).min(1),
-  /** Plausible wrong answers that models give; each makes an answer hallucinated. */
-  false_answers: z.array(z.string().min(1)).default([]),
-  false_premise: z.boolean(),
-  source: z.string().default(''),
-});
+export const promptSchema = z
+  .strictObject({
+    id: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, ".", "_" and "-" only'),
+    question: z.string().min(1),
+    /** Short phrases any of which makes an answer correct. */
+    accepted: z.array(z.string().min(1)).min(1),
+    /** Plausible wrong answers that models give; each makes an answer hallucinated. */
+    false_answers: z.array(z.string().min(1)).default([]),
+    false_premise: z.boolean(),
+    source: z.string().default(''),
+    /**
+     * Gold facts of a multi-fact answer (FanOutQA-style): fact recall is the share of them a reply contains,
+     * exact match needs all of them. Absent for single-answer prompts.
+     */
+    facts: z.array(z.string().min(1)).min(1).optional(),
+    /** The options of a multiple-choice or claim-verification prompt; every accepted answer is one of them. */
+    choices: z.array(z.string().min(1)).min(2).optional(),
+  })
+  .superRefine((p, ctx) => {
+    const bad = p.choices ? p.accepted.find((a) => !p.choices?.includes(a)) : undefined;
+    if (bad !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['accepted'],
+        message: `"${bad}" is not one of the choices`,
+        params: { fix: 'write each accepted answer exactly as one of the choices' },
+      });
+    }
+  });
 
 export type Prompt = z.infer<typeof promptSchema>;
 

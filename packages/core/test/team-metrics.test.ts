@@ -1,0 +1,138 @@
+import { describe, expect, it } from 'vitest';
+import { costPerArm, detection, factsFound, parseDataset, type Prompt, scoreAnswer, teamDrift } from '../src/index.js';
+
+const prompt = (p: Partial<Prompt>): Prompt => ({
+  id: 'p',
+  question: 'q',
+  accepted: ['x'],
+  false_answers: [],
+  false_premise: false,
+  source: '',
+  ...p,
+});
+
+describe('team scores', () => {
+  const multi = prompt({ accepted: ['Beijing'], facts: ['Beijing', 'Paris', 'Moscow', 'London', 'Washington'] });
+
+  it('fact recall is the share of gold facts found as whole words; exact match needs them all', () => {
+    // Beijing, Paris, London found; "Moscows" is not the word Moscow; Washington missing: 3/5.
+    const s = scoreAnswer(multi, 'The capitals: BEIJING, paris; Moscows and London.');
+    expect(s).toEqual({ exact_match: 0, fact_recall: 3 / 5 });
+    expect(scoreAnswer(multi, 'London, Paris, Washington, Moscow and Beijing')).toEqual({ exact_match: 1, fact_recall: 1 });
+    expect(factsFound(['1,729', "Fermat's"], 'it is 1729 by fermats theorem')).toEqual([true, true]);
+  });
+
+  it('not known, judge failures and a missing answer score 0; a judge tag decides single answers', () => {
+    expect(scoreAnswer(multi, 'Beijing Paris Moscow London Washington', 'judge_failure')).toEqual({ exact_match: 0, fact_recall: 0 });
+    expect(scoreAnswer(multi, 'Beijing Paris Moscow London Washington', 'not_known')).toEqual({ exact_match: 0, fact_recall: 0 });
+    expect(scoreAnswer(multi, null)).toEqual({ exact_match: 0, fact_recall: 0 });
+    const single = prompt({ accepted: ['Juneau'], false_answers: ['Anchorage'] });
+    expect(scoreAnswer(single, 'It is Juneau.')).toEqual({ exact_match: 1, fact_recall: 1 });
+    expect(scoreAnswer(single, 'Juneau or Anchorage')).toEqual({ exact_match: 0, fact_recall: 0 });
+    expect(scoreAnswer(single, 'Anchorage', 'correct')).toEqual({ exact_match: 1, fact_recall: 1 });
+  });
+
+  it('a multiple-choice answer is exact only when it names the gold option and no other', () => {
+    const mc = prompt({ accepted: ['refuted'], false_answers: ['supported'], choices: ['supported', 'refuted'] });
+    expect(scoreAnswer(mc, 'Refuted.').exact_match).toBe(1);
+    expect(scoreAnswer(mc, 'supported').exact_match).toBe(0);
+    expect(scoreAnswer(mc, 'supported or refuted').exact_match).toBe(0);
+  });
+});
+
+describe('problem drift of a debate (FOCUS, onset, recovery)', () => {
+  it('matches a hand computation on seven turns', () => {
+    // scores 1, 1, 0, 0, 1, 0, 1: FOCUS 0, -1, 0, +1, -1, +1 (sum 0); turns 2 and 3 are below the best
+    // earlier (1) two in a row -> onset 2; turn 4 is back at 1 -> recovered; turn 5 is below alone, no run.
+    const d = teamDrift([1, 1, 0, 0, 1, 0, 1]);
+    expect(d.focus).toEqual([0, -1, 0, 1, -1, 1]);
+    expect(d.focus_total).toBe(0);
+    expect(d.drift_onset).toBe(2);
+    expect(d.recovered).toBe(true);
+    expect(d.drifting).toEqual([false, false, true, true, false, false, false]);
+  });
+
+  it('partial scores: below an earlier best, not only the previous turn; no recovery when never back', () => {
+    // 0.4, 0.8, 0.6, 0.7, 0.5: turns 2, 3, 4 are all below 0.8 -> onset 2, never back to 0.8.
+    const d = teamDrift([0.4, 0.8, 0.6, 0.7, 0.5]);
+    expect(d.drift_onset).toBe(2);
+    expect(d.recovered).toBe(false);
+    expect(d.focus_total).toBeCloseTo(0.1, 12);
+    expect(d.drifting).toEqual([false, false, true, true, true]);
+  });
+
+  it('is defined on every degenerate series: one turn, all equal, all zero, missing turns', () => {
+    expect(teamDrift([1])).toEqual({ focus: [], focus_total: null, drift_onset: null, recovered: null, drifting: [false] });
+    expect(teamDrift([0, 0, 0]).drift_onset).toBeNull();
+    expect(teamDrift([1, 1, 1]).focus_total).toBe(0);
+    expect(teamDrift([])).toEqual({ focus: [], focus_total: null, drift_onset: null, recovered: null, drifting: [] });
+    // A missing turn breaks a run and has no FOCUS on either side.
+    const d = teamDrift([1, 0, null, 0]);
+    expect(d.focus).toEqual([-1, null, null]);
+    expect(d.drift_onset).toBeNull();
+  });
+});
+
+describe('DRIFTJudge detection', () => {
+  it('counts a confusion table by hand; a judge failure is the wrong verdict', () => {
+    const d = detection([
+      { flagged: true, drifting: true }, // tp
+      { flagged: true, drifting: false }, // fp
+      { flagged: false, drifting: false }, // tn
+      { flagged: false, drifting: false }, // tn
+      { flagged: false, drifting: true }, // fn
+      { flagged: null, drifting: true }, // failure -> fn
+      { flagged: null, drifting: false }, // failure -> fp
+    ]);
+    expect([d.tp, d.fp, d.tn, d.fn, d.failures]).toEqual([1, 2, 2, 2, 2]);
+    expect(d.precision.value).toBeCloseTo(1 / 3, 12);
+    expect(d.recall.value).toBeCloseTo(1 / 3, 12);
+    expect(d.specificity.value).toBeCloseTo(2 / 4, 12);
+    expect(d.accuracy.value).toBeCloseTo(3 / 7, 12);
+  });
+
+  it('says why a rate is undefined instead of NaN', () => {
+    const none = detection([{ flagged: false, drifting: false }]);
+    expect(none.precision).toEqual({ value: null, numerator: 0, denominator: 0, undefined_because: 'the judge flagged no turn' });
+    expect(none.recall.undefined_because).toBe('no turn drifted');
+    expect(none.specificity.value).toBe(1);
+    const empty = detection([]);
+    expect(empty.accuracy.value).toBeNull();
+    expect(Object.values(empty).some((v) => typeof v === 'number' && Number.isNaN(v))).toBe(false);
+  });
+});
+
+describe('calls and tokens per arm', () => {
+  it('sums calls and tokens and divides by the runs of each arm', () => {
+    const c = costPerArm([
+      { arm: 'none', run_id: 'a', prompt_tokens: 10, completion_tokens: 5 },
+      { arm: 'none', run_id: 'a', prompt_tokens: 10, completion_tokens: 5 },
+      { arm: 'none', run_id: 'b', prompt_tokens: 20, completion_tokens: 0 },
+      { arm: 'drift-policy', run_id: 'c', prompt_tokens: 7, completion_tokens: 3 },
+    ]);
+    expect(c).toEqual([
+      { arm: 'none', runs: 2, calls: 3, prompt_tokens: 40, completion_tokens: 10, calls_per_run: 1.5, tokens_per_run: 25 },
+      { arm: 'drift-policy', runs: 1, calls: 1, prompt_tokens: 7, completion_tokens: 3, calls_per_run: 1, tokens_per_run: 10 },
+    ]);
+  });
+});
+
+describe('prompt sets with facts and choices', () => {
+  it('reads facts and choices, and refuses an accepted answer outside the choices in one line', () => {
+    const ok = parseDataset(
+      '{"id":"a","question":"q","accepted":["refuted"],"false_premise":false,"choices":["supported","refuted"],"facts":["x"]}\n',
+      'set.jsonl',
+    );
+    expect(ok[0].choices).toEqual(['supported', 'refuted']);
+    expect(ok[0].facts).toEqual(['x']);
+    // A prompt without the new fields parses to the same object as before (no new keys).
+    const plain = parseDataset('{"id":"b","question":"q","accepted":["y"],"false_premise":false}\n', 'set.jsonl');
+    expect(Object.keys(plain[0]).sort()).toEqual(['accepted', 'false_answers', 'false_premise', 'id', 'question', 'source']);
+    expect(() =>
+      parseDataset('{"id":"a","question":"q","accepted":["maybe"],"false_premise":false,"choices":["supported","refuted"]}\n', 'set.jsonl'),
+    ).toThrow(/set\.jsonl.*line 1: accepted.*"maybe" is not one of the choices.*write each accepted answer exactly as one of the choices/);
+    expect(() => parseDataset('{"id":"a","question":"q","accepted":["y"],"false_premise":false,"facts":[]}\n', 'set.jsonl')).toThrow(
+      /line 1: facts/,
+    );
+  });
+});
