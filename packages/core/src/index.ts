@@ -84,6 +84,9 @@ export {
 export type { ControlState, SweepControl } from './protocol/control.js';
 export { boundedText, redact, REDACTED, Redactor, redactValue, registerSecret, secretsInEnv } from './redact.js';
 export {
+  ARM_METRIC_TITLES,
+  ARM_METRICS,
+  armObservations,
   armPairs,
   armSummaries,
   cohenKappa,
@@ -105,7 +108,9 @@ export type {
   MeanCi,
   PairAgreement,
   RatedItem,
+  RunForStats,
   SamplePick,
+  SnapshotForStats,
   StratifiedSample,
   Stratum,
 } from './stats/index.js';

@@ -7,6 +7,7 @@ import { join } from 'node:path';
  *   <out>/manifest.json                                     what the corpus is, counts, checksums
  *   <out>/runs.parquet                                      one row per planned run (RUN_COLUMNS)
  *   <out>/order_params.parquet                              order parameters per snapshot, once complete
+ *   <out>/stats.parquet                                     arm statistics (mean, 95% CI, Welch t, Cohen's d), once complete
  *   <out>/whitening/<prompt>__<encoder>.parquet             each (prompt, encoder)'s whitening, once complete
  *   <out>/events/<run_id>.parquet                           finalized shard
  *   <out>/events/.parts/<run_id>/part-<first event>.parquet durable parts of an unfinished run
@@ -29,6 +30,7 @@ export const CORPUS_FILES = {
   manifest: 'manifest.json',
   runs: 'runs.parquet',
   orderParams: 'order_params.parquet',
+  stats: 'stats.parquet',
   whitening: 'whitening',
   events: 'events',
   parts: '.parts',
@@ -67,6 +69,10 @@ export function runsTablePath(out: string): string {
 
 export function orderParamsPath(out: string): string {
   return join(out, F.orderParams);
+}
+
+export function statsTablePath(out: string): string {
+  return join(out, F.stats);
 }
 
 export function whiteningDir(out: string): string {

@@ -15,6 +15,7 @@ import { fileChecksums, listedFiles } from './checksums.js';
 import type { LoadedSweep } from './load.js';
 import { writeFinalManifest } from './manifest-final.js';
 import { runTableRows, writeRunTable } from './run-table.js';
+import { statsTableRows, writeStatsTable } from './stats-table.js';
 import { summariseFinal, type SweepSummary } from './sweep-summary.js';
 import { costOf, shardTotals, usageTotals } from './totals.js';
 import { whiteningMode } from './whitening-source.js';
@@ -69,10 +70,11 @@ export async function finishSweep(
   });
   await writeRunTable(out, runRows);
   if (measure) await writeParquetTable(orderParamsPath(out), [...ORDER_PARAM_COLUMNS], orderParams as unknown as Record<string, unknown>[]);
-  const files = await fileChecksums(
-    out,
-    listedFiles(out, shards, measure ? { promptIds: new Set(runs.map((r) => r.prompt.id)), encoders } : null),
-  );
+  const statsFile = measure ? await writeStatsTable(out, statsTableRows(runRows, orderParams, controlEncoderName(sweep, first))) : null;
+  const files = await fileChecksums(out, [
+    ...listedFiles(out, shards, measure ? { promptIds: new Set(runs.map((r) => r.prompt.id)), encoders } : null),
+    ...(statsFile ? [statsFile] : []),
+  ]);
   const eventsWritten = [...totals.values()].reduce((s, t) => s + t.events, 0);
   const status: Manifest['status'] = allDone ? 'complete' : failed.length > 0 ? 'failed' : 'running';
   const judgeCalls = judge instanceof LlmJudge ? judge.stats.calls : 'calls' in judge ? judge.calls : 0;
@@ -93,4 +95,9 @@ export async function finishSweep(
     eventsWritten,
     final: summariseFinal(runs, orderParams, first),
   };
+}
+
+/** The encoder CDS is compared on: the one ssvp's gate reads (ssvp.encoder), else the first. */
+function controlEncoderName(sweep: LoadedSweep, first: string): string {
+  return (sweep.spec as { ssvp?: { encoder?: string } }).ssvp?.encoder ?? first;
 }

@@ -4,6 +4,7 @@ import type { CorpusData, RunInfo } from './corpus-data.js';
 import { earlyStoppingOn, earlyStoppingTable, savings, savingsNote } from './early-stopping.js';
 import { protocolsTable } from './protocols.js';
 import { relayTable } from './relay.js';
+import { armMeansTable, armTestsTable } from './stats-table.js';
 import { annotationTable } from './annotation-table.js';
 import { armColumns, armNote, armOf, armsPresent, exclusionNote, pooledRuns } from './arms.js';
 import { fateTable } from './fate.js';
@@ -308,6 +309,7 @@ export function reportTables(data: CorpusData): Table[] {
   if (protocols) tables.push(protocols);
   const relay = relayTable(data);
   if (relay) tables.push(relay);
+  for (const t of [armMeansTable(data), armTestsTable(data)]) if (t) tables.push(t);
   return tables;
 }
 

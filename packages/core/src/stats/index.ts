@@ -9,3 +9,5 @@ export type { ArmObservation, ArmPairRow, ArmSummary } from './arm-stats.js';
 export { incompleteBeta, logGamma, studentTCdf, studentTQuantile, twoTailedP } from './student-t.js';
 export { compareArms, meanCi } from './welch.js';
 export type { ArmComparison, MeanCi } from './welch.js';
+export { ARM_METRIC_TITLES, ARM_METRICS, armObservations } from './run-metrics.js';
+export type { RunForStats, SnapshotForStats } from './run-metrics.js';

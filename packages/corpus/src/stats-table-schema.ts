@@ -1,0 +1,26 @@
+import type { ColumnDef } from './event-schema.js';
+
+/**
+ * The columns of stats.parquet (DESIGN.md 5, the synchronisation paper's Table 1 and 3): one row per
+ * (metric, cell, pair of arms), where a cell is a configuration without its arm and each trial is one
+ * observation. Written at finish with the order parameters; null where a number is undefined (`note` says why).
+ */
+export const STATS_COLUMNS: readonly ColumnDef[] = [
+  { name: 'metric', type: 'VARCHAR' },
+  { name: 'cell', type: 'VARCHAR' },
+  { name: 'arm_a', type: 'VARCHAR' },
+  { name: 'arm_b', type: 'VARCHAR' },
+  { name: 'n_a', type: 'INTEGER' },
+  { name: 'mean_a', type: 'DOUBLE' },
+  { name: 'ci_lo_a', type: 'DOUBLE' },
+  { name: 'ci_hi_a', type: 'DOUBLE' },
+  { name: 'n_b', type: 'INTEGER' },
+  { name: 'mean_b', type: 'DOUBLE' },
+  { name: 'ci_lo_b', type: 'DOUBLE' },
+  { name: 'ci_hi_b', type: 'DOUBLE' },
+  { name: 'welch_t', type: 'DOUBLE' },
+  { name: 'welch_df', type: 'DOUBLE' },
+  { name: 'p_two_tailed', type: 'DOUBLE' },
+  { name: 'cohen_d', type: 'DOUBLE' },
+  { name: 'note', type: 'VARCHAR' },
+];
