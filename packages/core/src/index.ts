@@ -18,8 +18,26 @@ export type { Shard } from './spec/shard.js';
 export { parseDataset, promptSchema } from './dataset.js';
 export type { Prompt } from './dataset.js';
 export { classifyAnswer, normaliseText } from './answers.js';
-export { costPerArm, detection, factsFound, scoreAnswer, teamDrift } from './team-metrics/index.js';
-export type { ArmCost, TeamCall, Detection, JudgedTurn, Rate, TeamDrift, TeamScore } from './team-metrics/index.js';
+export {
+  costPerArm,
+  detection,
+  factsFound,
+  readDriftVerdict,
+  scoreAnswer,
+  teamDrift,
+  teamTurns,
+} from './team-metrics/index.js';
+export type {
+  ArmCost,
+  Detection,
+  JudgedTurn,
+  Rate,
+  TeamCall,
+  TeamDrift,
+  TeamEventRow,
+  TeamScore,
+  TeamTurn,
+} from './team-metrics/index.js';
 export { DEFAULT_TEMPLATE, estimateTokens, parseTemplate, promptLength, renderPrompt } from './prompt.js';
 export type { ChatMessages, PromptContext, PromptTemplate } from './prompt.js';
 export { BUILTIN_TEMPLATES, builtinTemplate, DEFAULT_TEMPLATE_NAME, PANTA_V1_TEMPLATE, RHEON_TEMPLATE } from './templates.js';

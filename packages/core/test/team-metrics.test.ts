@@ -1,5 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { costPerArm, detection, factsFound, parseDataset, type Prompt, scoreAnswer, teamDrift } from '../src/index.js';
+import {
+  costPerArm,
+  detection,
+  factsFound,
+  parseDataset,
+  type Prompt,
+  readDriftVerdict,
+  scoreAnswer,
+  type TeamEventRow,
+  teamDrift,
+  teamTurns,
+} from '../src/index.js';
 
 const prompt = (p: Partial<Prompt>): Prompt => ({
   id: 'p',
@@ -134,5 +145,104 @@ describe('prompt sets with facts and choices', () => {
     expect(() => parseDataset('{"id":"a","question":"q","accepted":["y"],"false_premise":false,"facts":[]}\n', 'set.jsonl')).toThrow(
       /line 1: facts/,
     );
+  });
+});
+
+describe('team turns from event rows (docs/teams.md)', () => {
+  const mc = prompt({ accepted: ['refuted'], false_answers: ['supported'], choices: ['supported', 'refuted'] });
+  let ev = 0;
+  const row = (role: string, sweep: number, response: string, extra: Partial<TeamEventRow> = {}): TeamEventRow => ({
+    event: ev++,
+    role,
+    sweep,
+    agent: 0,
+    response,
+    reply_status: 'ok',
+    tag: null,
+    prompt_tokens: 10,
+    completion_tokens: 2,
+    ...extra,
+  });
+
+  it('a debate of 2 personas and 4 turns: the last unskipped solution of each turn, FOCUS, drift, verdicts, costs', () => {
+    ev = 0;
+    const free = { prompt_tokens: 0, completion_tokens: 0 };
+    const rows: TeamEventRow[] = [
+      row('persona-gen', 0, 'p1\np2'),
+      // turn 1: solution refuted (1)
+      row('persona', 1, 'refuted'),
+      row('persona', 1, 'supported'),
+      row('vote', 1, '1'),
+      row('vote', 1, '1'),
+      row('solution', 1, 'refuted', free),
+      // turn 2: solution supported (0); the judge says drift; regenerated, still supported
+      row('persona', 2, 'supported'),
+      row('persona', 2, 'supported'),
+      row('vote', 2, '1'),
+      row('vote', 2, '2'),
+      row('solution', 2, 'supported', free),
+      row('drift-judge', 2, 'DRIFT: lack of progress'),
+      row('persona', 2, 'supported'),
+      row('persona', 2, 'supported'),
+      row('vote', 2, '1'),
+      row('vote', 2, '1'),
+      row('solution', 2, 'Supported.', free),
+      // turn 3: supported (0); the judge's reply is empty (failure)
+      row('persona', 3, 'x'),
+      row('persona', 3, 'x'),
+      row('vote', 3, '1'),
+      row('vote', 3, '1'),
+      row('solution', 3, 'supported', free),
+      row('drift-judge', 3, '', { reply_status: 'empty', completion_tokens: 0 }),
+      // turn 4: refuted again (1); judge says no drift; the regeneration planned was skipped
+      row('persona', 4, 'refuted'),
+      row('persona', 4, 'refuted'),
+      row('vote', 4, '1'),
+      row('vote', 4, '1'),
+      row('solution', 4, 'refuted', free),
+      row('drift-judge', 4, 'NO DRIFT'),
+      row('persona', 4, '', { reply_status: 'skipped', ...free }),
+      row('solution', 4, '', { reply_status: 'skipped', ...free }),
+    ];
+    const t = teamTurns('debate', mc, rows.reverse());
+    expect(t.map((x) => x.turn)).toEqual([1, 2, 3, 4]);
+    expect(t.map((x) => x.exact_match)).toEqual([1, 0, 0, 1]);
+    expect(t[1].answer).toBe('Supported.');
+    expect(t[1].answer_event).toBe(16);
+    expect(t.map((x) => x.focus)).toEqual([null, -1, 0, 1]);
+    expect(t.map((x) => x.drifting)).toEqual([false, true, true, false]);
+    expect(t.every((x) => x.drift_onset === 2 && x.recovered === true)).toBe(true);
+    expect(t.map((x) => x.judge_verdict)).toEqual([null, 'drift', 'failure', 'no_drift']);
+    expect(t.map((x) => x.regenerated)).toEqual([false, true, false, false]);
+    // Calls: turn 1 = persona-gen + 2 personas + 2 votes = 5; turn 2 = 4 + judge + 4 = 9; turn 3 = 4 + judge = 5;
+    // turn 4 = 4 + judge = 5 (skipped rows and solutions count nothing).
+    expect(t.map((x) => x.calls)).toEqual([5, 9, 5, 5]);
+    expect(t.map((x) => x.prompt_tokens)).toEqual([50, 90, 50, 50]);
+    expect(t.map((x) => x.completion_tokens)).toEqual([10, 18, 8, 10]);
+  });
+
+  it('relay and hub: one turn, the last hop or the aggregation, every call counted', () => {
+    ev = 0;
+    const multi = prompt({ accepted: ['a'], facts: ['Paris', 'Rome', 'Oslo'] });
+    const relay = teamTurns('relay', multi, [row('relay', 0, 'Paris Rome Oslo'), row('relay', 1, 'Paris and Oslo')]);
+    expect(relay).toHaveLength(1);
+    expect(relay[0]).toMatchObject({ turn: 1, answer_event: 1, exact_match: 0, calls: 2, prompt_tokens: 20, judge_verdict: null });
+    expect(relay[0].fact_recall).toBeCloseTo(2 / 3, 12);
+    const hub = teamTurns('hub', multi, [
+      row('orchestrator', 0, 'a\nb'),
+      row('worker', 1, 'Paris'),
+      row('worker', 1, 'Rome'),
+      row('aggregator', 2, 'Oslo, Rome and Paris'),
+    ]);
+    expect(hub[0]).toMatchObject({ exact_match: 1, fact_recall: 1, calls: 4 });
+    // No answer row at all: defined, scored 0.
+    expect(teamTurns('hub', multi, [row('orchestrator', 0, 'a')])[0]).toMatchObject({ answer: null, exact_match: 0, fact_recall: 0 });
+  });
+
+  it('reads DRIFTJudge replies: drift, no drift, anything else a failure', () => {
+    expect(readDriftVerdict('DRIFT: task non-compliance', 'ok')).toBe('drift');
+    expect(readDriftVerdict('  no drift.', 'ok')).toBe('no_drift');
+    expect(readDriftVerdict('maybe', 'ok')).toBe('failure');
+    expect(readDriftVerdict('DRIFT', 'unparsable')).toBe('failure');
   });
 });

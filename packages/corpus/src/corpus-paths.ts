@@ -8,6 +8,7 @@ import { join } from 'node:path';
  *   <out>/runs.parquet                                      one row per planned run (RUN_COLUMNS)
  *   <out>/order_params.parquet                              order parameters per snapshot, once complete
  *   <out>/stats.parquet                                     arm statistics (mean, 95% CI, Welch t, Cohen's d), once complete
+ *   <out>/teams.parquet                                     team metrics per (team run, turn) (TEAM_COLUMNS), when the sweep has team runs
  *   <out>/whitening/<prompt>__<encoder>.parquet             each (prompt, encoder)'s whitening, once complete
  *   <out>/events/<run_id>.parquet                           finalized shard
  *   <out>/events/.parts/<run_id>/part-<first event>.parquet durable parts of an unfinished run
@@ -31,6 +32,7 @@ export const CORPUS_FILES = {
   runs: 'runs.parquet',
   orderParams: 'order_params.parquet',
   stats: 'stats.parquet',
+  teams: 'teams.parquet',
   whitening: 'whitening',
   events: 'events',
   parts: '.parts',
@@ -73,6 +75,10 @@ export function orderParamsPath(out: string): string {
 
 export function statsTablePath(out: string): string {
   return join(out, F.stats);
+}
+
+export function teamsTablePath(out: string): string {
+  return join(out, F.teams);
 }
 
 export function whiteningDir(out: string): string {

@@ -42,11 +42,13 @@ export {
   shardPath,
   stateDir,
   statsTablePath,
+  teamsTablePath,
   validateRunId,
   whiteningDir,
 } from './corpus-paths.js';
 export { RUN_COLUMNS, type RunTableRow } from './run-table-schema.js';
 export { STATS_COLUMNS } from './stats-table-schema.js';
+export { TEAM_COLUMNS, type TeamTableRow } from './team-table-schema.js';
 export { parseSqlType, sqlTypeText, type SqlType } from './sql-type.js';
 export { CORPUS_FORMAT, manifestPath, readManifest, readManifestToResume, sha256File, writeManifest } from './manifest.js';
 export type { Manifest, ShardInfo, WhiteningOrigin } from './manifest.js';

@@ -17,6 +17,7 @@ import { writeFinalManifest } from './manifest-final.js';
 import { runTableRows, writeRunTable } from './run-table.js';
 import { statsTableRows, writeStatsTable } from './stats-table.js';
 import { summariseFinal, type SweepSummary } from './sweep-summary.js';
+import { writeTeamTable } from './team-table.js';
 import { costOf, shardTotals, usageTotals } from './totals.js';
 import { whiteningMode } from './whitening-source.js';
 
@@ -71,9 +72,11 @@ export async function finishSweep(
   await writeRunTable(out, runRows);
   if (measure) await writeParquetTable(orderParamsPath(out), [...ORDER_PARAM_COLUMNS], orderParams as unknown as Record<string, unknown>[]);
   const statsFile = measure ? await writeStatsTable(out, statsTableRows(runRows, orderParams, controlEncoderName(sweep, first))) : null;
+  const teamsFile = await writeTeamTable(out, runs, complete);
   const files = await fileChecksums(out, [
     ...listedFiles(out, shards, measure ? { promptIds: new Set(runs.map((r) => r.prompt.id)), encoders } : null),
     ...(statsFile ? [statsFile] : []),
+    ...(teamsFile ? [teamsFile] : []),
   ]);
   const eventsWritten = [...totals.values()].reduce((s, t) => s + t.events, 0);
   const status: Manifest['status'] = allDone ? 'complete' : failed.length > 0 ? 'failed' : 'running';

@@ -1,0 +1,64 @@
+import { type RunPlan, type TeamEventRow, type Tag, teamTurns } from '@panta/core';
+import { queryRows, readParquetSql, shardPath, TEAM_COLUMNS, teamsTablePath, type TeamTableRow, writeParquetTable } from '@panta/corpus';
+
+const TEAM_DYNAMICS: ReadonlySet<string> = new Set(['relay', 'hub', 'debate']);
+
+/** Whether a run follows a team schedule (docs/teams.md) rather than population dynamics. */
+export function isTeamRun(run: RunPlan): boolean {
+  return TEAM_DYNAMICS.has(run.dynamics);
+}
+
+/**
+ * teams.parquet's rows: the per-turn team metrics (core's teamTurns) of every complete team run, runs in plan
+ * order, read back from their finalized shards. Protocol `glauber` is the plain team, arm `none`.
+ */
+export async function teamTableRows(out: string, complete: readonly RunPlan[]): Promise<TeamTableRow[]> {
+  const teams = complete.filter(isTeamRun);
+  if (teams.length === 0) return [];
+  const byRun = new Map<string, TeamEventRow[]>();
+  for (const r of await queryRows(
+    'SELECT run_id, event, role, sweep, agent, response, reply_status, tag, prompt_tokens, completion_tokens ' +
+      `FROM ${readParquetSql(teams.map((t) => shardPath(out, t.runId)))}`,
+  )) {
+    const row: TeamEventRow = {
+      event: Number(r.event),
+      role: String(r.role),
+      sweep: Number(r.sweep),
+      agent: Number(r.agent),
+      response: String(r.response ?? ''),
+      reply_status: String(r.reply_status ?? 'ok'),
+      tag: (r.tag ?? null) as Tag | null,
+      prompt_tokens: Number(r.prompt_tokens ?? 0),
+      completion_tokens: Number(r.completion_tokens ?? 0),
+    };
+    const id = String(r.run_id);
+    const list = byRun.get(id);
+    if (list) list.push(row);
+    else byRun.set(id, [row]);
+  }
+  return teams.flatMap((run) =>
+    teamTurns(run.dynamics, run.prompt, byRun.get(run.runId) ?? []).map((t) => ({
+      run_id: run.runId,
+      config_id: run.configId,
+      trial: run.trial,
+      prompt_id: run.prompt.id,
+      geometry: run.geometryLabel,
+      n: run.n,
+      k: run.k,
+      temperature: run.temperature,
+      protocol: run.protocol,
+      dynamics: run.dynamics,
+      arm: run.protocol === 'glauber' ? 'none' : run.protocol,
+      population_arm: run.arms?.population ?? null,
+      ...t,
+    })),
+  );
+}
+
+/** Writes `<out>/teams.parquet` whole when the sweep has team runs; returns its path, or null when it has none. */
+export async function writeTeamTable(out: string, runs: readonly RunPlan[], complete: readonly RunPlan[]): Promise<string | null> {
+  if (!runs.some(isTeamRun)) return null;
+  const file = teamsTablePath(out);
+  await writeParquetTable(file, TEAM_COLUMNS, (await teamTableRows(out, complete)) as unknown as Record<string, unknown>[]);
+  return file;
+}
