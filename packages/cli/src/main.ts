@@ -24,6 +24,13 @@ function shardValue(value: string): Shard {
   }
 }
 
+/** `--fp`: a share in (0, 1]. */
+function shareAbove0(value: string): number {
+  const n = numberIn(0, 1)(value);
+  if (n === 0) throw new InvalidArgumentError(`${value} is not above 0; fix: use a share such as 0.02`);
+  return n;
+}
+
 /** The `panta` command: a thin layer over the programmatic API, heavy modules imported lazily. */
 export function buildProgram(setExit: (code: number) => void): Command {
   const program = new Command('panta')
@@ -277,6 +284,19 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .action(async (dir: string, opts: { out?: string; excludePrompts?: string[]; compare?: string[] }) => {
       const { reportCommand } = await import('./commands/report.js');
       setExit(await reportCommand(dir, opts));
+    });
+
+  program
+    .command('calibrate-tau')
+    .description(
+      "ssvp's tau from a corpus's no-sync arm: the lowest tau whose false-positive share (updates whose CDS exceeds it) is below --fp, with the shares around it; kept in <dir>/tau-calibration.json for ssvp: {tau: {calibrate: FP, from: DIR}}",
+    )
+    .argument('<dir>', 'corpus folder with a no-sync arm')
+    .option('--fp <share>', 'the false-positive bound, above 0 and at most 1 (the paper: 0.02)', shareAbove0, 0.02)
+    .option('--arm <protocol>', 'the arm whose updates are the observations', 'no-sync')
+    .action(async (dir: string, opts: { fp: number; arm: string }) => {
+      const { calibrateTauCommand } = await import('./commands/calibrate-tau.js');
+      setExit(await calibrateTauCommand(dir, opts));
     });
 
   const annotate = program

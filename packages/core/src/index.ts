@@ -100,6 +100,8 @@ export {
   temperatureAt,
 } from './protocol/control.js';
 export type { ControlState, SweepControl } from './protocol/control.js';
+export { calibrateTau, cdsExceedance, TAU_GRID, tauAt } from './protocol/tau-calibration.js';
+export type { CdsExceedance, TauCalibration, TauShare } from './protocol/tau-calibration.js';
 export { boundedText, redact, REDACTED, Redactor, redactValue, registerSecret, secretsInEnv } from './redact.js';
 export {
   ARM_METRIC_TITLES,

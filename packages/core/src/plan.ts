@@ -51,10 +51,16 @@ export interface RunPlan {
   population?: Population;
 }
 
+/** ssvp.tau once the loader has turned {calibrate, from} into the calibrated number (engine's resolveTau). */
+function resolvedTau(tau: SweepSpec['ssvp']['tau']): number {
+  if (typeof tau === 'number') return tau;
+  throw new Error(`ssvp.tau {calibrate: ${tau.calibrate}, from: ${tau.from}} is planned before it was resolved to a number`);
+}
+
 /** What the spec's controls say, as a run carries them. */
 export function runControls(spec: SweepSpec): RunControls {
   return {
-    tau: spec.ssvp.tau,
+    tau: resolvedTau(spec.ssvp.tau),
     ...(spec.ssvp.encoder ? { encoder: spec.ssvp.encoder } : {}),
     ...(spec.annealing ? { annealing: spec.annealing } : {}),
     ...(spec.early_stopping ? { earlyStopping: spec.early_stopping } : {}),

@@ -24,6 +24,7 @@ import { join } from 'node:path';
  *   <out>/.state/posthoc/judge-cache-<judge>.jsonl          a post-hoc judge's verdicts
  *   <out>/report/                                           `panta report`'s default folder
  *   <out>/annotation.json                                   `panta annotate score`'s agreement (Table 8)
+ *   <out>/tau-calibration.json                              `panta calibrate-tau`'s CDS distribution of an arm
  * The parts folder starts with a dot so `events/*.parquet` globs see finalized shards only; `.state` holds
  * what a resume or a watcher reads, never data a reader of the corpus needs.
  */
@@ -45,6 +46,7 @@ export const CORPUS_FILES = {
   judgeCache: 'judge-cache.jsonl',
   report: 'report',
   annotation: 'annotation.json',
+  tauCalibration: 'tau-calibration.json',
   judges: 'judges',
   posthoc: 'posthoc',
 } as const;
@@ -170,6 +172,10 @@ export function defaultReportDir(out: string): string {
 }
 
 /** Human validation's agreement and kappas, written by `panta annotate score`, read by `panta report`. */
+export function tauCalibrationPath(out: string): string {
+  return join(out, F.tauCalibration);
+}
+
 export function annotationPath(out: string): string {
   return join(out, F.annotation);
 }

@@ -42,6 +42,8 @@ export {
   shardPath,
   stateDir,
   statsTablePath,
+  tauCalibrationPath,
+  tmpName,
   teamsTablePath,
   validateRunId,
   whiteningDir,

@@ -36,3 +36,4 @@ export { readParts, type PartFolder } from './merge-parts.js';
 export { embedCorpus, type EmbedCorpusOptions, type PosthocSummary } from './posthoc-embed.js';
 export { defaultJudgeName, judgeCorpus, type JudgeCorpusOptions } from './posthoc-judge.js';
 export type { PosthocProgress } from './posthoc-corpus.js';
+export { calibrateCorpus, readArmCds, resolveTau, type TauCalibrationRecord } from './tau-calibration.js';

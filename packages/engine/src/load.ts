@@ -48,6 +48,7 @@ import {
   type SweepSpec,
 } from '@panta/core';
 import { plannerWindow } from './run-order.js';
+import { resolveTau } from './tau-calibration.js';
 import { checkWhiteningSource } from './whitening-source.js';
 
 /** Everything a sweep needs, read and validated before anything is written. */
@@ -346,6 +347,8 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
     );
   }
   const spec = parseSweepSpec(specText, specPath);
+  // {calibrate, from}: the calibrated number, before anything (plan, fingerprint, manifest) reads it.
+  spec.ssvp.tau = resolveTau(spec, specFile, specPath);
   if (overrides.out !== undefined && overrides.out.trim() === '')
     throw new InputError('--out', '', 'an empty path', 'give the output folder, e.g. --out runs/mine');
   if (overrides.concurrency !== undefined) spec.concurrency = overrides.concurrency;

@@ -181,8 +181,20 @@ export const sweepSpecSchema = z.strictObject({
   /** Shared State Verification Protocol: above divergence tau the agent reads its neighbours through a merge call. */
   ssvp: z
     .strictObject({
-      /** Cosine distance between the agent's answer and its neighbourhood mean (raw embeddings) that gates sync. */
-      tau: z.number().min(0).max(2).default(0.25),
+      /**
+       * The CDS above which a pair is merged: a number, or {calibrate: FP, from: CORPUS}, the lowest tau whose
+       * false-positive share on CORPUS's no-sync arm is below FP (`panta calibrate-tau CORPUS` first).
+       */
+      tau: z
+        .union([
+          z.number().min(0).max(2),
+          z.strictObject({
+            calibrate: z.number().gt(0).max(1),
+            /** A corpus folder, relative to the spec file, where `panta calibrate-tau` has run. */
+            from: z.string().min(1),
+          }),
+        ])
+        .default(0.25),
       /** Encoder whose embeddings measure divergence; default the first encoder. */
       encoder: encoderName.optional(),
     })

@@ -1,0 +1,80 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { queryRows } from '@panta/corpus';
+import { RHEON6, panta, tempDir, writeSpec } from '../../../test/helpers.js';
+import { runSweep } from '../src/index.js';
+
+const SPEC = (name: string, protocol: string, tau: string) => `name: ${name}
+dataset: ${RHEON6}
+prompts: [fq367]
+geometries: [ring]
+sizes: [8]
+temperatures: [1.0]
+trials: 2
+sweeps: 3
+seed: 3
+protocol: ${protocol}
+ssvp: {tau: ${tau}}
+`;
+
+const ARM = process.env.PANTA_CALIBRATION_ARM ?? 'ssvp';
+
+describe('panta calibrate-tau', () => {
+  it('prints the lowest tau below the bound with the shares around it, keeps the distribution, and a spec using {calibrate, from} runs with that tau', async () => {
+    const dir = tempDir();
+    const source = join(dir, 'source');
+    await runSweep(writeSpec(dir, SPEC('source', `[glauber, ${ARM}]`, '0.25'), 'source.yaml'), { out: source, logLevel: 'silent' });
+    const r = panta(['calibrate-tau', source, '--fp', '0.2', '--arm', ARM]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const lines = r.stdout.split('\n');
+    expect(lines[0]).toMatch(new RegExp(`arm ${ARM}, 48 updates of 2 runs, gate CDS on encoder hashing$`));
+    expect(lines[1]).toBe('tau\tabove tau\tfalse-positive share');
+    const tau = Number(/^tau = (\d\.\d\d): /m.exec(r.stdout)![1]);
+    expect(lines.find((l) => l.includes(' *'))).toMatch(new RegExp(`^${tau.toFixed(2)} \\*\\t`));
+    // The printed choice, checked against the events by hand: the share above tau is below 20%, above tau - 0.01 not.
+    const cds = (
+      await queryRows(`SELECT divergence FROM read_parquet('${source}/events/*.parquet') WHERE protocol = '${ARM}' AND role = 'agent' AND sweep >= 1`)
+    ).map((x) => Number(x.divergence));
+    expect(cds).toHaveLength(48);
+    const share = (t: number) => cds.filter((v) => v > t).length / cds.length;
+    expect(share(tau)).toBeLessThan(0.2);
+    if (tau > 0) expect(share(Math.round(100 * tau - 1) / 100)).toBeGreaterThanOrEqual(0.2);
+    expect(existsSync(join(source, 'tau-calibration.json'))).toBe(true);
+    // The source still verifies: the calibration is beside the corpus, not in it.
+    expect(panta(['verify', source]).stdout).toMatch(/^ok: /);
+
+    // A spec that takes its tau from the calibration, at its own bound, gets the number the command printed.
+    const calibrated = join(dir, 'calibrated');
+    const spec = writeSpec(dir, SPEC('calibrated', 'ssvp', '{calibrate: 0.2, from: source}'), 'calibrated.yaml');
+    const run = await runSweep(spec, { out: calibrated, logLevel: 'silent' });
+    expect(run.status).toBe('complete');
+    const manifest = JSON.parse(readFileSync(join(calibrated, 'manifest.json'), 'utf8')) as { spec: { ssvp: { tau: unknown } } };
+    expect(manifest.spec.ssvp.tau).toBe(tau);
+    expect(panta(['verify', calibrated]).stdout).toMatch(/^ok: /);
+  }, 240_000);
+
+  it('says in one line, exit 2, what is wrong: no such arm, a folder that is not a corpus, a spec whose source was never calibrated', async () => {
+    const dir = tempDir();
+    const source = join(dir, 'source');
+    await runSweep(writeSpec(dir, SPEC('source', 'glauber', '0.25'), 'source.yaml'), { out: source, logLevel: 'silent' });
+    const noArm = panta(['calibrate-tau', source]);
+    expect(noArm.code).toBe(2);
+    expect(noArm.stderr.trim().split('\n')).toHaveLength(1);
+    expect(noArm.stderr).toMatch(/protocol: has no run of the arm no-sync \(arms: glauber\); fix: /);
+    const glauber = panta(['calibrate-tau', source, '--arm', 'glauber']);
+    expect(glauber.code).toBe(2);
+    expect(glauber.stderr).toMatch(/divergence: the glauber arm's updates carry no CDS/);
+    const notCorpus = panta(['calibrate-tau', dir]);
+    expect(notCorpus.code).toBe(2);
+    expect(notCorpus.stderr).toMatch(/not a Panta corpus/);
+    const badFp = panta(['calibrate-tau', source, '--fp', '0']);
+    expect(badFp.code).toBe(2);
+    const spec = writeSpec(dir, SPEC('calibrated', 'ssvp', '{calibrate: 0.02, from: source}'), 'calibrated.yaml');
+    const refused = panta(['run', spec, '--out', join(dir, 'calibrated')]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr.trim()).toMatch(/calibrated\.yaml: ssvp\.tau\.from: .*source has no tau-calibration\.json; fix: run panta calibrate-tau source first/);
+    expect(existsSync(join(dir, 'calibrated'))).toBe(false);
+  }, 240_000);
+});
