@@ -8,6 +8,9 @@ import { reportFigures } from './figures.js';
 import { reportHtml, type RenderedFigure } from './html.js';
 import { renderPng, renderSvg } from './render.js';
 import { reportTables, tableCsv, type Table } from './tables.js';
+import { loadTeams } from './team-data.js';
+import { teamFigures } from './team-figures.js';
+import { teamTables } from './team-tables.js';
 
 export interface ReportOptions {
   /** Report folder (default: `<corpus>/report`). */
@@ -76,7 +79,8 @@ export async function writeReport(dir: string, options: ReportOptions = {}): Pro
     );
   }
   const rendered: (RenderedFigure & { png: Buffer })[] = [];
-  for (const figure of reportFigures(data)) {
+  const teams = await loadTeams(dir);
+  for (const figure of [...reportFigures(data), ...(teams ? teamFigures(teams) : [])]) {
     const svg = await renderSvg(figure.spec);
     rendered.push({
       figure,
@@ -85,7 +89,7 @@ export async function writeReport(dir: string, options: ReportOptions = {}): Pro
       files: { svg: `figures/${figure.id}.svg`, png: `figures/${figure.id}.png`, spec: `figures/${figure.id}.vl.json` },
     });
   }
-  const tables: Table[] = reportTables(data);
+  const tables: Table[] = [...reportTables(data), ...(teams ? teamTables(teams) : [])];
   const html = reportHtml(data, rendered, tables, new Date());
 
   mkdirSync(join(out, 'figures'), { recursive: true });
