@@ -66,7 +66,8 @@ export function judgeTable(rows: readonly TeamRow[]): Table | null {
     caption:
       'Every debate turn the DRIFTJudge compared with the previous one (turns 2 and later), per arm: a turn is drifting (the truth) when its voted solution lies in a run of ' +
       "2+ consecutive turns below an earlier turn's best score. A verdict that says neither DRIFT nor NO DRIFT, or is empty, is a judge failure and counts as a wrong verdict " +
-      '(a miss on a drifting turn, a false alarm on a steady one). Precision = TP/(TP+FP), recall = TP/(TP+FN), specificity = TN/(TN+FP); each is undefined, in words, when its denominator is 0.',
+      '(a miss on a drifting turn, a false alarm on a steady one). Precision = TP/(TP+FP), recall = TP/(TP+FN), specificity = TN/(TN+FP); each is undefined, in words, when its denominator is 0. ' +
+      'In arm regenerate the verdict is on the turn as first generated, the truth on the turn kept (the regenerated one when the judge flagged it).',
     columns: ['arm', 'turns judged', 'TP', 'FP', 'TN', 'FN', 'judge failures', 'precision', 'recall', 'specificity', 'accuracy'],
     rows: per.map(({ arm, detection: d }): Cell[] => [
       arm,
