@@ -17,7 +17,7 @@ import { writeFinalManifest } from './manifest-final.js';
 import { runTableRows, writeRunTable } from './run-table.js';
 import { statsTableRows, writeStatsTable } from './stats-table.js';
 import { summariseFinal, type SweepSummary } from './sweep-summary.js';
-import { writeTeamTable } from './team-table.js';
+import { teamDriftByRun, teamTableRows, writeTeamTable } from './team-table.js';
 import { costOf, shardTotals, usageTotals } from './totals.js';
 import { whiteningMode } from './whitening-source.js';
 
@@ -59,6 +59,7 @@ export async function finishSweep(
   const orderParams = measured?.orderParams ?? [];
   const first = encoders[0].name;
   const { priced, cost } = costOf(sweep.spec.backend);
+  const teamRows = await teamTableRows(out, complete);
   const runRows = runTableRows({
     runs,
     totals,
@@ -68,11 +69,12 @@ export async function finishSweep(
     encoder: first,
     tolerance: sweep.spec.drift?.tolerance ?? 'auto',
     cost,
+    teamDrift: teamDriftByRun(teamRows),
   });
   await writeRunTable(out, runRows);
   if (measure) await writeParquetTable(orderParamsPath(out), [...ORDER_PARAM_COLUMNS], orderParams as unknown as Record<string, unknown>[]);
   const statsFile = measure ? await writeStatsTable(out, statsTableRows(runRows, orderParams, controlEncoderName(sweep, first))) : null;
-  const teamsFile = await writeTeamTable(out, runs, complete);
+  const teamsFile = await writeTeamTable(out, runs, teamRows);
   const files = await fileChecksums(out, [
     ...listedFiles(out, shards, measure ? { promptIds: new Set(runs.map((r) => r.prompt.id)), encoders } : null),
     ...(statsFile ? [statsFile] : []),

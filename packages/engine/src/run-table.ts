@@ -13,6 +13,16 @@ export interface RunTableInput {
   encoder: string;
   tolerance: number | 'auto';
   cost: CostOf;
+  /** Team runs' FOCUS and drift, from their turns' scores (teams.parquet); population runs take theirs from accuracy. */
+  teamDrift?: ReadonlyMap<string, TeamRunDrift>;
+}
+
+/** A debate's (or a relay's, hub's: one turn) FOCUS series and drift, as teamTurns scores them, with no tolerance. */
+export interface TeamRunDrift {
+  focus: (number | null)[];
+  focus_total: number | null;
+  drift_onset: number | null;
+  recovered: boolean | null;
 }
 
 /** One row per planned run, in plan order: complete, failed or pending, with what is known of it. */
@@ -31,7 +41,12 @@ export function runTableRows(input: RunTableInput): RunTableRow[] {
     const rec = records.get(r.runId);
     const accuracy = accuracySeries.get(r.runId);
     const tolerance = driftTolerance(input.tolerance, r.n);
-    const drift = accuracy ? driftStats(accuracy, tolerance) : { focus_total: null, drift_onset: null, recovered: null };
+    const team = input.teamDrift?.get(r.runId);
+    const drift = accuracy
+      ? driftStats(accuracy, tolerance)
+      : team
+        ? { focus_total: team.focus_total, drift_onset: team.drift_onset, recovered: team.recovered }
+        : { focus_total: null, drift_onset: null, recovered: null };
     return {
       run_id: r.runId,
       config_id: r.configId,
@@ -58,9 +73,9 @@ export function runTableRows(input: RunTableInput): RunTableRow[] {
       stopped_early: t ? t.events < runEvents(r) : null,
       sweeps_run: t ? t.events / r.n - 1 : null,
       calls_saved: t ? runEvents(r) - t.events : null,
-      focus: accuracy ? focusSeries(accuracy) : null,
+      focus: accuracy ? focusSeries(accuracy) : (team?.focus ?? null),
       ...drift,
-      drift_tolerance: accuracy ? tolerance : null,
+      drift_tolerance: accuracy ? tolerance : team ? 0 : null,
       wall_ms: rec?.wall_ms ?? null,
     };
   });

@@ -1,5 +1,6 @@
 import { type RunPlan, type TeamEventRow, type Tag, teamTurns } from '@panta/core';
 import { queryRows, readParquetSql, shardPath, TEAM_COLUMNS, teamsTablePath, type TeamTableRow, writeParquetTable } from '@panta/corpus';
+import type { TeamRunDrift } from './run-table.js';
 
 const TEAM_DYNAMICS: ReadonlySet<string> = new Set(['relay', 'hub', 'debate']);
 
@@ -55,10 +56,30 @@ export async function teamTableRows(out: string, complete: readonly RunPlan[]): 
   );
 }
 
+/**
+ * Each team run's FOCUS series (turns 2..R) and drift, for runs.parquet: the same numbers as its rows in
+ * teams.parquet (FOCUS over fact recall, drift with no tolerance). Relay and hub runs have one turn: no FOCUS.
+ */
+export function teamDriftByRun(rows: readonly TeamTableRow[]): Map<string, TeamRunDrift> {
+  const out = new Map<string, TeamRunDrift>();
+  for (const r of rows) {
+    let d = out.get(r.run_id);
+    if (!d) {
+      d = { focus: [], focus_total: null, drift_onset: r.drift_onset, recovered: r.recovered };
+      out.set(r.run_id, d);
+    }
+    if (r.turn > 1) {
+      d.focus.push(r.focus);
+      if (r.focus !== null) d.focus_total = (d.focus_total ?? 0) + r.focus;
+    }
+  }
+  return out;
+}
+
 /** Writes `<out>/teams.parquet` whole when the sweep has team runs; returns its path, or null when it has none. */
-export async function writeTeamTable(out: string, runs: readonly RunPlan[], complete: readonly RunPlan[]): Promise<string | null> {
+export async function writeTeamTable(out: string, runs: readonly RunPlan[], rows: readonly TeamTableRow[]): Promise<string | null> {
   if (!runs.some(isTeamRun)) return null;
   const file = teamsTablePath(out);
-  await writeParquetTable(file, TEAM_COLUMNS, (await teamTableRows(out, complete)) as unknown as Record<string, unknown>[]);
+  await writeParquetTable(file, TEAM_COLUMNS, rows as unknown as Record<string, unknown>[]);
   return file;
 }

@@ -4,7 +4,8 @@ import type { Prompt, RunPlan } from '@panta/core';
 import { queryRows, shardPath, teamsTablePath, writeParquetTable } from '@panta/corpus';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../../../test/helpers.js';
-import { writeTeamTable } from '../src/team-table.js';
+import { runTableRows } from '../src/run-table.js';
+import { teamDriftByRun, teamTableRows, writeTeamTable } from '../src/team-table.js';
 
 const COLUMNS = [
   { name: 'run_id', type: 'VARCHAR' },
@@ -99,7 +100,8 @@ describe('teams.parquet', () => {
       ['feedback', 3, '', 'skipped'],
     ]);
     const runs = [plan('r1', 'relay', facts), plan('d1', 'debate', claim, 'drift-policy'), plan('pending', 'relay', facts)];
-    const file = await writeTeamTable(out, runs, runs.slice(0, 2));
+    const teamRows = await teamTableRows(out, runs.slice(0, 2));
+    const file = await writeTeamTable(out, runs, teamRows);
     expect(file).toBe(teamsTablePath(out));
     const rows = await queryRows(`SELECT * FROM read_parquet('${file}') ORDER BY run_id DESC, turn`);
     expect(rows.map((r) => [r.run_id, r.turn, r.arm, r.population_arm])).toEqual([
@@ -130,9 +132,38 @@ describe('teams.parquet', () => {
     ]);
   });
 
+  it("gives runs.parquet a debate's FOCUS series and drift (no tolerance), and a relay's empty series", async () => {
+    const out = tempDir();
+    await shard(out, 'd', [
+      ['solution', 1, 'refuted'],
+      ['solution', 2, 'supported'],
+      ['solution', 3, 'supported'],
+      ['solution', 4, 'refuted'],
+    ]);
+    await shard(out, 'r', [['relay', 0, 'Paris']]);
+    const runs = [plan('d', 'debate', claim), plan('r', 'relay', facts, 'glauber', 1)];
+    const drift = teamDriftByRun(await teamTableRows(out, runs));
+    // Scores 1, 0, 0, 1: FOCUS -1, 0, +1 (total 0); turns 2-3 drift, turn 4 recovers.
+    expect(drift.get('d')).toEqual({ focus: [-1, 0, 1], focus_total: 0, drift_onset: 2, recovered: true });
+    expect(drift.get('r')).toEqual({ focus: [], focus_total: null, drift_onset: null, recovered: null });
+    const rows = runTableRows({
+      runs: runs.map((r) => ({ ...r, geometry: { kind: 'chain' }, sweeps: 1 })) as unknown as RunPlan[],
+      totals: new Map(),
+      records: new Map(),
+      failed: [],
+      orderParams: [],
+      encoder: 'e',
+      tolerance: 'auto',
+      cost: () => null,
+      teamDrift: drift,
+    });
+    expect(rows[0]).toMatchObject({ focus: [-1, 0, 1], focus_total: 0, drift_onset: 2, recovered: true, drift_tolerance: 0 });
+    expect(rows[1]).toMatchObject({ focus: [], focus_total: null, drift_onset: null, recovered: null, drift_tolerance: 0 });
+  });
+
   it('is not written for a sweep without team runs', async () => {
     const out = tempDir();
-    expect(await writeTeamTable(out, [plan('p', 'asynchronous', facts)], [])).toBeNull();
+    expect(await writeTeamTable(out, [plan('p', 'asynchronous', facts)], await teamTableRows(out, []))).toBeNull();
     expect(existsSync(teamsTablePath(out))).toBe(false);
   });
 });
