@@ -1,5 +1,5 @@
 import { ReadyQueue } from './ready-queue.js';
-import type { EventPlan, Schedule } from './schedule.js';
+import type { EventPlan, EventStream } from './schedule.js';
 
 /**
  * The versioned dataflow planner (DESIGN.md 2.4). It streams through a schedule with a bounded look-ahead
@@ -78,7 +78,7 @@ export class DataflowPlanner {
    * @param gate events from here on wait for setGate (a sweep boundary).
    */
   constructor(
-    private readonly schedule: Schedule,
+    private readonly schedule: EventStream,
     private readonly window: number,
     startEvent = 0,
     gate = Number.POSITIVE_INFINITY,
@@ -96,7 +96,7 @@ export class DataflowPlanner {
     this.finishedFlag = new Uint8Array(size);
     this.ready = new ReadyQueue(size);
     schedule.skip(startEvent);
-    this.latest = startEvent > 0 ? schedule.liveVersions() : new Float64Array(schedule.run.n).fill(-1);
+    this.latest = startEvent > 0 ? schedule.liveVersions() : new Float64Array(schedule.slots).fill(-1);
     this.syncN = schedule.run.dynamics === 'synchronous' ? schedule.run.n : 0;
     this.resumed = this.syncN > 0 ? this.synchronousLive(startEvent) : this.latest.slice();
     this.oldestUnfinished = startEvent;
@@ -286,8 +286,9 @@ export class DataflowPlanner {
       const plan = this.schedule.next();
       if (!plan) break;
       const slot = plan.event & this.mask;
-      const previous = this.latest[plan.agent];
-      this.latest[plan.agent] = plan.event;
+      const key = plan.slot ?? plan.agent;
+      const previous = this.latest[key];
+      this.latest[key] = plan.event;
       // A version read at resume (below startEvent) is released like any other once superseded.
       this.supersedes[slot] = this.syncN > 0 ? -1 : previous;
       this.finishedFlag[slot] = 0;

@@ -6,15 +6,46 @@ export type Tag = (typeof TAGS)[number];
  * Who made an LLM call (DESIGN.md 4): the agent answering (the only role that sets an answer), the ssvp merge
  * that reads a divergent neighbourhood for it, and drift-policy's judge and moderator between sweeps.
  */
-export const ROLES = ['agent', 'merge', 'judge', 'moderator'] as const;
+export const POPULATION_ROLES = ['agent', 'merge', 'judge', 'moderator'] as const;
+
+/**
+ * The calls of team schedules (docs/teams.md). In a team run every call is an event of its own: its row is
+ * the event's one row, as an `agent` row is a population event's (it carries a tag and embeddings).
+ */
+export const TEAM_ROLES = [
+  'relay',
+  'orchestrator',
+  'worker',
+  'aggregator',
+  'persona-gen',
+  'persona',
+  'vote',
+  'solution',
+  'drift-judge',
+  'feedback',
+] as const;
+export type TeamRole = (typeof TEAM_ROLES)[number];
+
+export const ROLES = [...POPULATION_ROLES, ...TEAM_ROLES] as const;
 export type Role = (typeof ROLES)[number];
+
+const EVENT_ROLES: ReadonlySet<string> = new Set(['agent', ...TEAM_ROLES]);
+
+/** SQL: the rows that are their event's own row (one per event), population or team. */
+export const EVENT_ROWS_SQL = `role IN (${['agent', ...TEAM_ROLES].map((r) => `'${r}'`).join(', ')})`;
+
+/** Whether a row with this role is its event's own row (an answer or a team call), not an extra call. */
+export function isEventRole(role: string): boolean {
+  return EVENT_ROLES.has(role);
+}
 
 /**
  * Why a row's response is what it is: `ok`, a reply with text; `empty`, the server's reply held nothing
  * but whitespace; `unparsable`, a 2xx reply that held no readable text. Both are recorded as "" after the
- * call's retries (a server answers the same to the same seed) instead of failing the run.
+ * call's retries (a server answers the same to the same seed) instead of failing the run. `skipped`: a team
+ * call planned in the DAG that its run's DRIFTJudge verdict made unnecessary (no call, response "").
  */
-export const REPLY_STATUSES = ['ok', 'empty', 'unparsable'] as const;
+export const REPLY_STATUSES = ['ok', 'empty', 'unparsable', 'skipped'] as const;
 export type ReplyStatus = (typeof REPLY_STATUSES)[number];
 
 /** An encoder's identity as the corpus sees it: the `emb_<name>` column and its fixed dimension. */

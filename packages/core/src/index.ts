@@ -1,7 +1,7 @@
 export { mixSeed, rngFrom } from './rng.js';
 export type { Rng } from './rng.js';
-export { TAGS } from './event.js';
-export type { EncoderColumn, EventRow, ReplyStatus, Role, RunColumns, Tag } from './event.js';
+export { EVENT_ROWS_SQL, isEventRole, TAGS, TEAM_ROLES } from './event.js';
+export type { EncoderColumn, EventRow, ReplyStatus, Role, RunColumns, Tag, TeamRole } from './event.js';
 export { InputError, toError } from './errors.js';
 export { PROTOCOLS, resolveJudgeInFlight, sweepSpecJsonSchema, sweepSpecSchema } from './spec/schema.js';
 export type { Dynamics, EncoderSpec, JudgeSpec, SweepSpec, WhiteningSpec } from './spec/schema.js';
@@ -43,8 +43,25 @@ export type { ChatMessages, PromptContext, PromptTemplate } from './prompt.js';
 export { BUILTIN_TEMPLATES, builtinTemplate, DEFAULT_TEMPLATE_NAME, PANTA_V1_TEMPLATE, RHEON_TEMPLATE } from './templates.js';
 export { configArms, configId, graphFor, planSweep, runEvents, selectPrompts, sweepEvents } from './plan.js';
 export type { ArmFiles, RunArms, RunPlan } from './plan.js';
-export { criticalPath, Schedule } from './schedule.js';
-export type { EventPlan } from './schedule.js';
+export { criticalPath, eventSeed, Schedule } from './schedule.js';
+export type { EventPlan, EventStream } from './schedule.js';
+export { isTeamDynamics, keptReads, TEAM_DYNAMICS, teamCalls, teamEventCount } from './team/calls.js';
+export type { TeamCallPlan, TeamDynamics, TeamRead, TeamReadKind, TeamRun } from './team/calls.js';
+export {
+  DRIFT_ERROR_TYPES,
+  generatedPersona,
+  oneLine,
+  parseVote,
+  PERSONA_LINE,
+  renderTeamCall,
+  subtaskOf,
+  TEAM_SYSTEM,
+  TEAM_TASK,
+} from './team/prompts.js';
+export type { TeamPromptInput } from './team/prompts.js';
+export { TeamSchedule } from './team/schedule.js';
+export { scheduleFor } from './team/stream.js';
+export { tallyVotes } from './team/vote.js';
 export { DataflowPlanner } from './dataflow.js';
 export {
   CovarianceAccumulator,
@@ -78,6 +95,7 @@ export type { CallCost, CallKind, CampaignCost, CampaignInput, ContextCost } fro
 export { assignPopulation, parsePopulation } from './population.js';
 export type { PopulationEntry } from './population.js';
 export {
+  BELIEF_LINE,
   BOARD_INSTRUCTION,
   isDrift,
   MERGE_NOTE,
@@ -99,7 +117,7 @@ export {
   shouldStop,
   temperatureAt,
 } from './protocol/control.js';
-export type { ControlState, SweepControl } from './protocol/control.js';
+export type { ControlState, RunControls, SweepControl, TeamControls } from './protocol/control.js';
 export { calibrateTau, cdsExceedance, TAU_GRID, tauAt } from './protocol/tau-calibration.js';
 export type { CdsExceedance, TauCalibration, TauShare } from './protocol/tau-calibration.js';
 export { boundedText, redact, REDACTED, Redactor, redactValue, registerSecret, secretsInEnv } from './redact.js';

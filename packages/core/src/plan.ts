@@ -6,6 +6,8 @@ import type { PromptTemplate } from './prompt.js';
 import type { RunControls } from './protocol/control.js';
 import { mixSeed } from './rng.js';
 import { dynamicsArms, populationArms, templateArms } from './spec/arms.js';
+import { isTeamDynamics, teamEventCount, type TeamRun } from './team/calls.js';
+import { checkTeamArm, teamControls } from './team/spec.js';
 import type { Dynamics, Protocol, SweepSpec } from './spec/schema.js';
 
 /** Names of a run's template and population arms, where the sweep grids them. */
@@ -85,7 +87,8 @@ export function configId(
 ): string {
   const tpl = arms.template !== undefined ? `-tpl-${arms.template}` : '';
   const pop = arms.population !== undefined ? `-pop-${arms.population}` : '';
-  return `${promptId}-${label}-n${n}-T${temperature}-${protocol}${dynamics === 'synchronous' ? '-sync' : ''}${tpl}${pop}`;
+  const kind = dynamics === 'synchronous' ? '-sync' : isTeamDynamics(dynamics) ? `-${dynamics}` : '';
+  return `${promptId}-${label}-n${n}-T${temperature}-${protocol}${kind}${tpl}${pop}`;
 }
 
 /** The template and population arm names a config id carries (configId's `-tpl-` and `-pop-` suffixes). */
@@ -124,8 +127,10 @@ function sizesFor(spec: SweepSpec, geometry: GeometrySpec, gi: number, file: str
     sizes = entry;
     field = `sizes.${key}`;
   }
+  // A team's reads come from its schedule, not from the graph: a spec of team schedules only takes any N.
+  const teamsOnly = dynamicsArms(spec).every(isTeamDynamics);
   sizes.forEach((n, i) => {
-    const problem = checkSize(geometry, n);
+    const problem = teamsOnly ? null : checkSize(geometry, n);
     if (problem) {
       throw new InputError(
         file,
@@ -170,13 +175,14 @@ export function selectPrompts(spec: SweepSpec, dataset: Prompt[], file: string):
   });
 }
 
-/** Events of a run: the N initial answers and N updates per sweep. */
-export function runEvents(run: Pick<RunPlan, 'sweeps' | 'n'>): number {
+/** Events of a run: the N initial answers and N updates per sweep; a team's calls (docs/teams.md). */
+export function runEvents(run: Pick<RunPlan, 'sweeps' | 'n'> & Partial<TeamRun>): number {
+  if (run.dynamics !== undefined && isTeamDynamics(run.dynamics)) return teamEventCount(run as TeamRun);
   return (run.sweeps + 1) * run.n;
 }
 
 /** Events of a sweep's runs. */
-export function sweepEvents(runs: readonly Pick<RunPlan, 'sweeps' | 'n'>[]): number {
+export function sweepEvents(runs: readonly (Pick<RunPlan, 'sweeps' | 'n'> & Partial<TeamRun>)[]): number {
   return runs.reduce((s, r) => s + runEvents(r), 0);
 }
 
@@ -185,6 +191,8 @@ interface Arm {
   dynamics: Dynamics;
   template?: PromptTemplate;
   population?: Population;
+  /** The arm deals a population file (known without reading it: verify and merge plan without the files). */
+  populated: boolean;
   names: RunArms;
 }
 
@@ -204,6 +212,7 @@ function armsOf(spec: SweepSpec, files: ArmFiles): Arm[] {
           dynamics,
           ...(template ? { template } : {}),
           ...(entries ? { population: { entries, assign: p.assign, fraction: p.fraction } } : {}),
+          populated: p.file !== undefined,
           names,
         });
       });
@@ -238,10 +247,14 @@ export function planSweep(
       const label = geometryLabel(geometry);
       for (const n of sizes[gi]) {
         const key = `${label}/${n}`;
-        if (!degrees.has(key)) degrees.set(key, graphFor(geometry, n, 0, edgeLists).k);
+        const degree = (): number => {
+          if (!degrees.has(key)) degrees.set(key, graphFor(geometry, n, 0, edgeLists).k);
+          return degrees.get(key)!;
+        };
         for (const temperature of spec.temperatures) {
           for (const protocol of protocols) {
             for (const arm of arms) {
+              checkTeamArm(spec, arm.dynamics, protocol, file);
               const config = configId(prompt.id, label, n, temperature, protocol, arm.dynamics, arm.names);
               for (let trial = 0; trial < spec.trials; trial++) {
                 const id = runId(config, trial);
@@ -257,7 +270,7 @@ export function planSweep(
                   geometry,
                   geometryLabel: label,
                   n,
-                  k: degrees.get(key)!,
+                  k: isTeamDynamics(arm.dynamics) ? 0 : degree(),
                   temperature,
                   protocol,
                   dynamics: arm.dynamics,
@@ -265,7 +278,7 @@ export function planSweep(
                   ...(arm.names.template !== undefined || arm.names.population !== undefined ? { arms: arm.names } : {}),
                   sweeps: spec.sweeps,
                   seed: mixSeed(sweepSeed, id),
-                  controls,
+                  controls: isTeamDynamics(arm.dynamics) ? { ...controls, team: teamControls(spec, arm.populated) } : controls,
                   ...(arm.population ? { population: arm.population } : {}),
                 });
               }

@@ -17,6 +17,23 @@ export interface EventPlan {
   readVersions: Int32Array;
   /** The event's own seed: a pure function of (run seed, event index), 31 bits so every API accepts it. */
   seed: number;
+  /** The version slot the event writes (team schedules: its own index); absent: its agent's. */
+  slot?: number;
+}
+
+/**
+ * What the dataflow planner streams through: a population's Schedule or a team's (core/src/team). Events
+ * come in index order; each writes one of `slots` version slots, superseding the slot's previous version.
+ */
+export interface EventStream {
+  readonly total: number;
+  readonly slots: number;
+  readonly position: number;
+  readonly run: Pick<RunPlan, 'n' | 'dynamics'>;
+  next(): EventPlan | null;
+  skip(count: number): void;
+  /** For each slot, the event that wrote its latest version before `position` (-1: none yet). */
+  liveVersions(): Float64Array;
 }
 
 const EMPTY_I32 = new Int32Array(0);
@@ -33,7 +50,7 @@ export function eventSeed(runSeed: number, event: number): number {
  * (asynchronous) or updates every agent in turn from the previous sweep's snapshot (synchronous).
  * It holds O(N) state, whatever the run's length.
  */
-export class Schedule {
+export class Schedule implements EventStream {
   readonly total: number;
   private readonly picks: Rng;
   /** Latest event that wrote each agent, as of the next event to be produced. */
@@ -48,6 +65,11 @@ export class Schedule {
     this.picks = rngFrom(run.seed, 'picks');
     // -1: not written yet (a run resumed inside its initial answers has agents with no version).
     this.lastWriter = new Float64Array(run.n).fill(-1);
+  }
+
+  /** One version slot per agent. */
+  get slots(): number {
+    return this.run.n;
   }
 
   /** Index of the next event `next()` returns. */
@@ -114,7 +136,7 @@ export function shuffledOrder(row: Int32Array, rng: Rng): Int32Array {
 }
 
 /** Events, and the longest chain of reads-after-writes: their ratio is the parallelism a schedule offers. */
-export function criticalPath(schedule: Schedule): { events: number; criticalPath: number } {
+export function criticalPath(schedule: EventStream): { events: number; criticalPath: number } {
   const depth = new Float64Array(schedule.total);
   let longest = 0;
   for (let e = schedule.next(); e; e = schedule.next()) {

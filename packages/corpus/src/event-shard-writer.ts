@@ -1,7 +1,7 @@
 import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { TAGS, type EncoderColumn, type EventRow } from '@panta/core';
+import { isEventRole, EVENT_ROWS_SQL, TAGS, type EncoderColumn, type EventRow } from '@panta/core';
 import duckdb from '@duckdb/node-bindings';
 import { CHUNK_ROWS, copySource, type ChunkSource } from './chunk-source.js';
 import { gatedWrite } from './copy-gate.js';
@@ -163,14 +163,14 @@ export class EventShardWriter {
       let answers = 0;
       for (const row of rows) {
         this.check(row);
-        if (row.role === 'agent') answers++;
+        if (isEventRole(row.role)) answers++;
       }
       if (answers !== 1) throw new Error(`run ${this.runId}: an event has exactly one agent row, got ${answers}`);
       for (const row of rows) this.buffer.push(row);
     } else {
       const row = event as EventRow;
       this.check(row);
-      if (row.role !== 'agent') throw new Error(`run ${this.runId}: an event has exactly one agent row, got 0`);
+      if (!isEventRole(row.role)) throw new Error(`run ${this.runId}: an event has exactly one agent row, got 0`);
       this.buffer.push(row);
     }
     this.nextEvent++;
@@ -186,7 +186,7 @@ export class EventShardWriter {
       );
     }
     if (row.run_id !== this.runId) throw new Error(`run ${this.runId}: row of run ${JSON.stringify(row.run_id)} appended`);
-    if (row.role !== 'agent') return;
+    if (!isEventRole(row.role)) return;
     this.widest = Math.max(this.widest, row.read_versions.length + row.neighbours.length);
     if (!TAG_SET.has(row.tag as string))
       throw new Error(`run ${this.runId}, event ${row.event}: tag ${JSON.stringify(row.tag)} is not one of ${TAGS.join(', ')}`);
@@ -283,7 +283,7 @@ export class EventShardWriter {
    * every event: hundreds of MB on a run of millions).
    */
   private async checkShard(connection: DuckDBConnection, path: string): Promise<void> {
-    const source = `FROM read_parquet(${sqlString(path)}) WHERE role = 'agent'`;
+    const source = `FROM read_parquet(${sqlString(path)}) WHERE ${EVENT_ROWS_SQL}`;
     const reader = await connection.runAndReadAll(
       `SELECT count(*)::DOUBLE, coalesce(min(event), 0)::DOUBLE, coalesce(max(event), -1)::DOUBLE ${source}`,
     );

@@ -1,6 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { EVENT_ROWS_SQL } from '@panta/core';
 import { eventsDir, parsePartName, partsDir, partsRoot, shardPath, tmpName, validateRunId } from './corpus-paths.js';
 import { sqlString, withConnection } from './duckdb.js';
 import { exists, fsyncDir, removeQuietly } from './fs-durable.js';
@@ -105,7 +106,7 @@ export function runsOnDisk(dir: string): { runsComplete: number; runsPartial: nu
 async function parquetRows(path: string): Promise<number | undefined> {
   try {
     return await withConnection(async (con) => {
-      const reader = await con.runAndReadAll(`SELECT count(*)::DOUBLE AS n FROM read_parquet(${sqlString(path)}) WHERE role = 'agent'`);
+      const reader = await con.runAndReadAll(`SELECT count(*)::DOUBLE AS n FROM read_parquet(${sqlString(path)}) WHERE ${EVENT_ROWS_SQL}`);
       const rows = reader.getRows();
       return rows.length === 1 ? Number(rows[0][0]) : undefined;
     });

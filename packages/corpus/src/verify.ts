@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import {
+  EVENT_ROWS_SQL,
   InputError,
   Schedule,
   graphFor,
@@ -28,6 +29,7 @@ import { CORPUS_FORMAT, readManifest, sha256File } from './manifest.js';
 import { measureSweep, type WhiteningMode } from './measure/sweep-measure.js';
 import { readWhitening } from './measure/whitening-io.js';
 import { checkPosthoc } from './verify-posthoc.js';
+import { checkTeamShard } from './verify-team.js';
 import type { OrderParamRow } from './measure/order-params-io.js';
 
 export interface VerifyReport {
@@ -125,12 +127,17 @@ async function checkShard(out: string, run: RunPlan, edgeLists: Map<string, [num
   let stats: Record<string, unknown>;
   try {
     [stats] = (await queryRows(
-      `SELECT count(*) AS rows, count(DISTINCT event) AS distinct_events, min(event) AS lo, max(event) AS hi FROM ${readParquetSql([file])} WHERE role = 'agent'`,
+      `SELECT count(*) AS rows, count(DISTINCT event) AS distinct_events, min(event) AS lo, max(event) AS hi FROM ${readParquetSql([file])} WHERE ${run.controls.team ? EVENT_ROWS_SQL : "role = 'agent'"}`,
     )) as [Record<string, unknown>];
   } catch (e) {
     return `truncated or corrupt shard ${run.runId}: ${(e as Error).message.split('\n')[0]}`;
   }
   const rows = Number(stats.rows);
+  if (run.controls.team) {
+    const total = runEvents(run);
+    if (rows !== total) return `event gaps in ${run.runId}: expected events 0..${total - 1} once each, found ${rows} rows`;
+    return checkTeamShard(file, run);
+  }
   // A run that stopped early (early stopping) holds whole sweeps, at least as many as the rule needs.
   const rule = run.controls.earlyStopping;
   const stoppedEarly =
@@ -160,6 +167,8 @@ async function checkShard(out: string, run: RunPlan, edgeLists: Map<string, [num
  * exceeds tau, judge and moderator calls only in drift-policy runs, a moderator only after a judge.
  */
 async function checkCalls(out: string, run: RunPlan): Promise<string | null> {
+  // A team run's calls are its events, checked against its schedule (checkTeamShard).
+  if (run.controls.team) return null;
   const file = readParquetSql([shardPath(out, run.runId)]);
   const [c] = (await queryRows(`SELECT
       count(*) FILTER (WHERE role = 'merge')::INTEGER AS merges,

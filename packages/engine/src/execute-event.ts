@@ -20,6 +20,7 @@ import {
 import type { Encoder } from '@panta/embed';
 import type { Judge } from '@panta/judge';
 import type { ChatRequest, ChatResult, LlmBackend } from '@panta/llm';
+import { executeTeamEvent } from './execute-team.js';
 import type { CallOutcome, EventOutcome, EventTask } from './task.js';
 
 /** What a worker needs besides the task: the same in embedded and distributed mode. */
@@ -58,7 +59,8 @@ export function agentPersona(run: RunPlan, agent: number): { id: string; text: s
     personas.set(run.runId, (assigned = assignPopulation(population, run.n, run.seed)));
   }
   const index = assigned[agent];
-  if (index < 0) return undefined;
+  // Team members past the population (a hub's orchestrator, a debate's judge) hold none.
+  if (index === undefined || index < 0) return undefined;
   const entry = population.entries[index];
   return { id: entry.id, text: personaText(entry), ...(entry.belief ? { belief: entry.belief } : {}) };
 }
@@ -147,6 +149,7 @@ export function callOutcome(role: CallOutcome['role'], seed: number, call: { res
 export function executeEvent(task: EventTask, reads: readonly string[], sweepServices: WorkerServices): Promise<EventOutcome> {
   const { run, plan } = task;
   const services = runServices(run, sweepServices);
+  if (run.controls.team) return executeTeamEvent(task, reads, services);
   const temperature = temperatureAt(run.temperature, plan.sweep, run.sweeps, run.controls.annealing);
   const boardRun = run.protocol === 'belief-board';
   const own = boardRun && plan.readVersions.length > 0 ? decodeBoardVersion(reads[0]) : undefined;

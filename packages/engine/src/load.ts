@@ -11,8 +11,7 @@ import {
   boundaryGate,
   hasBoundaries,
   DataflowPlanner,
-  Schedule,
-  graphFor,
+  scheduleFor,
   GeometryError,
   parseEdgeFile,
   validateEdges,
@@ -293,7 +292,7 @@ export function plannerFor(
     ? boundaryGate(run, control?.sweep ?? -1, control?.state?.stop ?? false)
     : Number.POSITIVE_INFINITY;
   return new DataflowPlanner(
-    new Schedule(run, graphFor(run.geometry, run.n, run.seed, sweep.edgeLists)),
+    scheduleFor(run, sweep.edgeLists),
     plannerWindow(run, sweep.spec.lookahead),
     startEvent,
     gate,

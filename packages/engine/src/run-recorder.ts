@@ -210,15 +210,15 @@ export class RunRecorder {
   private toRows(task: EventTask, o: EventOutcome, tag: Tag): EventRow | EventRow[] {
     const { run } = this;
     const { plan } = task;
-    const temperature = temperatureAt(run.temperature, plan.sweep, run.sweeps, run.controls.annealing);
+    const temperature = o.temperature ?? temperatureAt(run.temperature, plan.sweep, run.sweeps, run.controls.annealing);
     this.count(o);
     const reads = plan.readVersions;
     const answer = this.row(
       plan.seed,
       plan.event,
-      'agent',
+      o.role ?? 'agent',
       plan.sweep,
-      plan.agent,
+      o.agent ?? plan.agent,
       agentPersona(run, plan.agent)?.id ?? null,
       plan.neighbours,
       reads,

@@ -1,4 +1,4 @@
-import { encodeBoardVersion, foldLive, runEvents, type BoardEntry, type EncoderColumn, type RunPlan } from '@panta/core';
+import { EVENT_ROWS_SQL, encodeBoardVersion, foldLive, runEvents, type BoardEntry, type EncoderColumn, type RunPlan } from '@panta/core';
 import { SweepTrace, appendRunRecord, readEvents } from '@panta/corpus';
 import type { Judge } from '@panta/judge';
 import { RunRecorder, type RowMeta } from './run-recorder.js';
@@ -60,7 +60,8 @@ export class SweepCorpus {
     const partRows = typeof this.options.partRows === 'function' ? this.options.partRows(run) : this.options.partRows;
     // Only a run written from its first event here has every answer in the trace.
     let trace: ReturnType<SweepTrace['start']> | undefined;
-    if (startEvent === 0) trace = this.trace.start(run.runId, run.prompt.id);
+    // Team runs have no order parameters (docs/teams.md): nothing to trace.
+    if (startEvent === 0 && !run.controls.team) trace = this.trace.start(run.runId, run.prompt.id);
     else this.trace.forget(run.runId);
     return RunRecorder.open({ out, run, encoders: columns, judge, meta, startEvent, partRows, onWritten, trace });
   }
@@ -122,7 +123,7 @@ export async function readVersionTexts(parts: readonly string[], live: Float64Ar
   if (protocol === 'belief-board') {
     const keep = new Set(wanted);
     const boards = new Map<number, BoardEntry[]>();
-    for await (const batch of readEvents(parts, { columns: ['event', 'agent', 'response', 'board'], where: `role = 'agent'` })) {
+    for await (const batch of readEvents(parts, { columns: ['event', 'agent', 'response', 'board'], where: EVENT_ROWS_SQL })) {
       const events = batch.columns.event as number[];
       const agents = batch.columns.agent as number[];
       const responses = batch.columns.response as string[];
@@ -137,7 +138,7 @@ export async function readVersionTexts(parts: readonly string[], live: Float64Ar
   }
   for await (const batch of readEvents(parts, {
     columns: ['event', 'response'],
-    where: `role = 'agent' AND event IN (${wanted.join(',')})`,
+    where: `${EVENT_ROWS_SQL} AND event IN (${wanted.join(',')})`,
   })) {
     const events = batch.columns.event as number[];
     const responses = batch.columns.response as string[];

@@ -1,4 +1,4 @@
-import type { ControlState, EventPlan, ReplyStatus, Role, RunPlan } from '@panta/core';
+import type { ControlState, EventPlan, ReplyStatus, Role, RunPlan, TeamRole } from '@panta/core';
 
 /** What a transport carries to a worker: one event of one run. */
 export interface EventTask {
@@ -64,6 +64,10 @@ export interface EventOutcome extends CallResult {
   /** belief-board: the entries this event wrote (JSON array), and the version its readers see. */
   board?: string;
   version?: string;
+  /** Team runs (docs/teams.md): the call's role, and where the row says otherwise than the plan its agent (a solution's winner) and temperature. */
+  role?: TeamRole;
+  agent?: number;
+  temperature?: number;
 }
 
 /** Messages from a transport to the executor (a discriminated union, as transports grow). */

@@ -1,4 +1,4 @@
-import type { SweepSpec } from '@panta/core';
+import { EVENT_ROWS_SQL, type SweepSpec } from '@panta/core';
 import { queryRows, readParquetSql, type Manifest, type RunTableRow } from '@panta/corpus';
 
 /** What a run's shard holds, counted in SQL: agent events, protocol calls (extra) and tokens. */
@@ -15,7 +15,7 @@ export async function shardTotals(shards: readonly string[]): Promise<{ perRun: 
   const tags: Record<string, number> = {};
   if (shards.length === 0) return { perRun, tags };
   for (const row of await queryRows(
-    `SELECT run_id, count(*) FILTER (WHERE role = 'agent') AS events, count(*) FILTER (WHERE role <> 'agent') AS extra, sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens FROM ${readParquetSql(shards)} GROUP BY run_id`,
+    `SELECT run_id, count(*) FILTER (WHERE ${EVENT_ROWS_SQL}) AS events, count(*) FILTER (WHERE NOT ${EVENT_ROWS_SQL}) AS extra, sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens FROM ${readParquetSql(shards)} GROUP BY run_id`,
   )) {
     perRun.set(String(row.run_id), {
       events: Number(row.events),

@@ -58,13 +58,13 @@ export const judgeSchema = z.discriminatedUnion('kind', [
 ]);
 
 /** Coordination protocols (DESIGN.md 4): a gridded axis. */
-export const PROTOCOLS = ['glauber', 'isolated', 'ssvp', 'belief-board', 'drift-policy'] as const;
+export const PROTOCOLS = ['glauber', 'isolated', 'ssvp', 'belief-board', 'drift-policy', 'regenerate'] as const;
 const protocolSchema = z.enum(PROTOCOLS);
 
 const sizeList = z.array(z.int().min(1)).min(1).superRefine(noRepeats<number>());
 
-/** Update rules (DESIGN.md 2): a gridded axis. */
-export const DYNAMICS = ['asynchronous', 'synchronous'] as const;
+/** Update rules (DESIGN.md 2) and team schedules (docs/teams.md): a gridded axis. */
+export const DYNAMICS = ['asynchronous', 'synchronous', 'relay', 'hub', 'debate'] as const;
 const dynamicsSchema = z.enum(DYNAMICS);
 
 const templateRef = z.string().min(1);
@@ -242,6 +242,18 @@ export const sweepSpecSchema = z.strictObject({
    * Absent means auto (optional rather than defaulted, so that earlier corpora keep their fingerprint).
    */
   drift: z.strictObject({ tolerance: z.union([z.literal('auto'), z.number().min(0).max(1)]).default('auto') }).optional(),
+  /**
+   * Team schedules (dynamics relay, hub, debate; docs/teams.md). Optional rather than defaulted, so that
+   * earlier corpora keep their fingerprint.
+   */
+  team: z
+    .strictObject({
+      /** relay: total completion tokens of the chain, split evenly (max_tokens = floor(budget / N) per member). */
+      token_budget: z.int().min(1).max(2_147_483_647).optional(),
+      /** debate: every earlier turn (all) or only the previous one (recent) in each contribution's prompt. */
+      memory: z.enum(['all', 'recent']).default('all'),
+    })
+    .optional(),
   /** Output folder, relative to the working directory; default runs/<name>. */
   out: z.string().min(1).optional(),
 });
@@ -267,6 +279,7 @@ export type AnnealingSpec = NonNullable<SweepSpec['annealing']>;
 /** How a population is dealt out to agents (one arm of the population axis). */
 export type PopulationSpec = { assign: 'same' | 'distinct' | 'fraction'; fraction: number };
 export type Dynamics = (typeof DYNAMICS)[number];
+export type TeamSpec = NonNullable<SweepSpec['team']>;
 export type WhiteningSpec = SweepSpec['whitening'];
 
 /** The JSON Schema of sweep specs (input form: defaults make keys optional), for editor completion. */

@@ -13,6 +13,7 @@ import {
 } from '@panta/core';
 import { SurrogateAgent } from '../surrogate/agent.js';
 import { compilePromptParser, type PromptParser } from '../surrogate/parse-prompt.js';
+import { teamReply } from '../surrogate/team-reply.js';
 import { RequestError, type GenerationRequest, type GenerationResult, type SurrogateServerOptions } from './types.js';
 
 /**
@@ -54,8 +55,12 @@ export class SurrogateResponder {
   answer(request: GenerationRequest): GenerationResult {
     const { system, user } = request.messages;
     if (system === RUBRIC_SYSTEM) return this.grade(request);
-    const context = this.context(request.messages, request.temperature);
-    const text = this.agentFor(context.question).respond(request.seed, request.temperature, context);
+    const text =
+      this.teamReply(request) ??
+      (() => {
+        const context = this.context(request.messages, request.temperature);
+        return this.agentFor(context.question).respond(request.seed, request.temperature, context);
+      })();
     // The in-process backend's accounting (packages/llm/src/surrogate/backend.ts), term for term.
     const natural = estimateTokens(text);
     const max = request.maxTokens ?? Infinity;
@@ -67,6 +72,15 @@ export class SurrogateResponder {
       promptTokens: Math.ceil(system.length / 4) + Math.ceil(user.length / 4),
       completionTokens,
     };
+  }
+
+  /** A team call's reply (docs/teams.md), as the in-process surrogate gives it; null for other prompts. */
+  private teamReply(request: GenerationRequest): string | null {
+    try {
+      return teamReply(request.messages, request.seed, request.maxTokens ?? Number.POSITIVE_INFINITY, [...this.prompts.values()]);
+    } catch (e) {
+      throw new RequestError(400, `messages: ${(e as Error).message}`, 'messages');
+    }
   }
 
   /**

@@ -1,6 +1,7 @@
 import { estimateTokens, type Prompt, type SurrogateBackendSpec } from '@panta/core';
 import type { ChatRequest, ChatResult, LlmBackend } from '../backend.js';
 import { SurrogateAgent } from './agent.js';
+import { teamReply } from './team-reply.js';
 
 /** The surrogate as an LLM backend: one agent per prompt, keyed by question text as a model would see it. */
 export class SurrogateBackend implements LlmBackend {
@@ -10,7 +11,7 @@ export class SurrogateBackend implements LlmBackend {
 
   constructor(
     readonly spec: SurrogateBackendSpec,
-    prompts: readonly Prompt[],
+    private readonly prompts: readonly Prompt[],
   ) {
     this.model = spec.model;
     for (const p of prompts) this.agents.set(p.question, new SurrogateAgent(p, spec));
@@ -26,10 +27,17 @@ export class SurrogateBackend implements LlmBackend {
 
   private answer(request: ChatRequest): Promise<ChatResult> {
     const { context } = request;
-    if (!context) throw new Error('surrogate: it answers agent prompts only (no prompt context given)');
-    const agent = this.agents.get(context.question);
-    if (!agent) throw new Error(`surrogate: no prompt with question ${JSON.stringify(context.question.slice(0, 60))}`);
-    const text = agent.respond(request.seed, request.temperature, context);
+    let text: string;
+    if (!context) {
+      // Team calls (docs/teams.md) come as text only: read back as the server reads them.
+      const team = teamReply(request.messages(), request.seed, request.maxTokens, this.prompts);
+      if (team === null) throw new Error('surrogate: it answers agent prompts and team calls only (no prompt context given)');
+      text = team;
+    } else {
+      const agent = this.agents.get(context.question);
+      if (!agent) throw new Error(`surrogate: no prompt with question ${JSON.stringify(context.question.slice(0, 60))}`);
+      text = agent.respond(request.seed, request.temperature, context);
+    }
     const completion = estimateTokens(text);
     // The same count as estimateTokens on each rendered message, without rendering a mean-field prompt.
     const prompt = request.promptLength();

@@ -1,0 +1,198 @@
+import type { TeamRole } from '../event.js';
+import type { RunPlan } from '../plan.js';
+
+/**
+ * Team schedules (docs/teams.md): relay, hub and debate as DAGs of calls whose read sets are fixed before
+ * anything runs. A DRIFTJudge verdict never changes the DAG: the calls it may call for (DRIFTPolicy's
+ * feedback, a regenerated turn) are planned, read the verdict, and are skipped when it finds no drift; the
+ * calls after them read both versions of a turn and the verdict, and keep the version it chose. So every
+ * execution, at any concurrency, before or after a crash, reads the same versions.
+ */
+export const TEAM_DYNAMICS = ['relay', 'hub', 'debate'] as const;
+export type TeamDynamics = (typeof TEAM_DYNAMICS)[number];
+
+export function isTeamDynamics(dynamics: string): dynamics is TeamDynamics {
+  return (TEAM_DYNAMICS as readonly string[]).includes(dynamics);
+}
+
+/** What a read version is to the call reading it. */
+export type TeamReadKind =
+  | 'note'
+  | 'decomposition'
+  | 'report'
+  | 'personas'
+  | 'contribution'
+  | 'draft'
+  | 'feedback'
+  | 'vote'
+  | 'verdict'
+  | 'solution';
+
+export interface TeamRead {
+  event: number;
+  /** The member that wrote it (the row's `neighbours` entry). */
+  agent: number;
+  kind: TeamReadKind;
+  /** The turn (debate) or step it belongs to. */
+  turn: number;
+  /**
+   * regenerate: a turn t >= 2 exists in two versions; the reader keeps the regenerated one when the verdict
+   * of turn t (also read) says drift, else the original. Absent: the read is always kept.
+   */
+  variant?: 'original' | 'regenerated';
+}
+
+export interface TeamCallPlan {
+  event: number;
+  role: TeamRole;
+  sweep: number;
+  agent: number;
+  reads: TeamRead[];
+  /** The verdict event that decides whether this call is made (made on drift, else skipped). */
+  onDriftOf?: number;
+}
+
+/** What a team schedule depends on: the spec's settings as a run carries them. */
+export type TeamRun = Pick<RunPlan, 'n' | 'sweeps' | 'dynamics' | 'protocol' | 'population' | 'controls'>;
+
+function debateShape(run: TeamRun): { generated: boolean; policy: boolean; regenerate: boolean } {
+  return {
+    generated: run.controls.team?.personas !== 'population',
+    policy: run.protocol === 'drift-policy',
+    regenerate: run.protocol === 'regenerate',
+  };
+}
+
+/** Events of a team run (the length of teamCalls, without building them). */
+export function teamEventCount(run: TeamRun): number {
+  const n = run.n;
+  if (run.dynamics === 'relay') return n;
+  if (run.dynamics === 'hub') return n + 2;
+  const r = run.sweeps;
+  const { generated, policy, regenerate } = debateShape(run);
+  const turn = 2 * n + 1;
+  return (generated ? 1 : 0) + r * turn + (r - 1) + (policy ? Math.max(0, r - 2) : 0) + (regenerate ? (r - 1) * turn : 0);
+}
+
+/** The calls of a team run, in event order (a topological order of its DAG). */
+export function teamCalls(run: TeamRun): TeamCallPlan[] {
+  if (run.dynamics === 'relay') return relayCalls(run.n);
+  if (run.dynamics === 'hub') return hubCalls(run.n);
+  if (run.dynamics === 'debate') return debateCalls(run);
+  throw new Error(`dynamics ${run.dynamics} is not a team schedule`);
+}
+
+function relayCalls(n: number): TeamCallPlan[] {
+  const calls: TeamCallPlan[] = [];
+  for (let i = 0; i < n; i++) {
+    const reads: TeamRead[] = i === 0 ? [] : [{ event: i - 1, agent: i - 1, kind: 'note', turn: i - 1 }];
+    calls.push({ event: i, role: 'relay', sweep: i, agent: i, reads });
+  }
+  return calls;
+}
+
+function hubCalls(n: number): TeamCallPlan[] {
+  const plan: TeamRead = { event: 0, agent: n, kind: 'decomposition', turn: 0 };
+  const calls: TeamCallPlan[] = [{ event: 0, role: 'orchestrator', sweep: 0, agent: n, reads: [] }];
+  for (let i = 0; i < n; i++) calls.push({ event: 1 + i, role: 'worker', sweep: 1, agent: i, reads: [plan] });
+  const reports: TeamRead[] = [];
+  for (let i = 0; i < n; i++) reports.push({ event: 1 + i, agent: i, kind: 'report', turn: 1 });
+  calls.push({ event: n + 1, role: 'aggregator', sweep: 2, agent: n, reads: [plan, ...reports] });
+  return calls;
+}
+
+/** One version of a debate turn: its contributions, votes and solution (event indices). */
+interface TurnEvents {
+  contributions: number[];
+  votes: number[];
+  solution: number;
+}
+
+function debateCalls(run: TeamRun): TeamCallPlan[] {
+  const p = run.n;
+  const rounds = run.sweeps;
+  const memory = run.controls.team?.memory ?? 'all';
+  const { generated, policy, regenerate } = debateShape(run);
+  const calls: TeamCallPlan[] = [];
+  const add = (call: Omit<TeamCallPlan, 'event'>): number => {
+    calls.push({ event: calls.length, ...call });
+    return calls.length - 1;
+  };
+  const personas: TeamRead[] = generated
+    ? [{ event: add({ role: 'persona-gen', sweep: 0, agent: p, reads: [] }), agent: p, kind: 'personas', turn: 0 }]
+    : [];
+  const original: TurnEvents[] = [];
+  const regenerated: (TurnEvents | undefined)[] = [];
+  const verdicts: number[] = [];
+  const feedback: number[] = [];
+
+  /** A turn's contributions (or its solution) as a later call reads them: both versions and the verdict when regenerated. */
+  const turnReads = (t: number, kind: 'contribution' | 'draft'): TeamRead[] => {
+    const o = original[t];
+    const g = regenerated[t];
+    const pick = (v: TurnEvents): number[] => (kind === 'draft' ? [v.solution] : v.contributions);
+    const agents = (v: TurnEvents): number[] => pick(v).map((e, i) => (kind === 'draft' ? calls[e].agent : i));
+    const version = (v: TurnEvents, variant?: TeamRead['variant']): TeamRead[] =>
+      pick(v).map((event, i) => ({ event, agent: agents(v)[i], kind, turn: t, ...(variant ? { variant } : {}) }));
+    if (!g) return version(o);
+    return [{ event: verdicts[t], agent: p, kind: 'verdict', turn: t }, ...version(o, 'original'), ...version(g, 'regenerated')];
+  };
+
+  const turn = (t: number, onDriftOf?: number): TurnEvents => {
+    const cond: TeamRead[] = onDriftOf === undefined ? [] : [{ event: onDriftOf, agent: p, kind: 'verdict', turn: t }];
+    const when = onDriftOf === undefined ? {} : { onDriftOf };
+    const history: TeamRead[] = [];
+    for (let u = memory === 'all' ? 1 : Math.max(1, t - 1); u < t; u++) history.push(...turnReads(u, 'contribution'));
+    if (t >= 2) {
+      // The draft: the previous turn's solution (its verdict is read with the history already).
+      history.push(...turnReads(t - 1, 'draft').filter((r) => r.kind !== 'verdict'));
+      if (feedback[t - 1] !== undefined) history.push({ event: feedback[t - 1], agent: p + 1, kind: 'feedback', turn: t - 1 });
+    }
+    const contributions: number[] = [];
+    for (let a = 0; a < p; a++) {
+      const current = contributions.map((event, i): TeamRead => ({ event, agent: i, kind: 'contribution', turn: t }));
+      contributions.push(add({ role: 'persona', sweep: t, agent: a, reads: [...cond, ...personas, ...history, ...current], ...when }));
+    }
+    const proposals = contributions.map((event, i): TeamRead => ({ event, agent: i, kind: 'contribution', turn: t }));
+    const votes: number[] = [];
+    for (let a = 0; a < p; a++) votes.push(add({ role: 'vote', sweep: t, agent: a, reads: [...cond, ...personas, ...proposals], ...when }));
+    const ballots = votes.map((event, i): TeamRead => ({ event, agent: i, kind: 'vote', turn: t }));
+    const solution = add({ role: 'solution', sweep: t, agent: p, reads: [...cond, ...ballots, ...proposals], ...when });
+    return { contributions, votes, solution };
+  };
+
+  for (let t = 1; t <= rounds; t++) {
+    original[t] = turn(t);
+    if (t < 2) continue;
+    const previous = turnReads(t - 1, 'draft');
+    const after: TeamRead = { event: original[t].solution, agent: p, kind: 'solution', turn: t };
+    verdicts[t] = add({ role: 'drift-judge', sweep: t, agent: p, reads: [...previous, after] });
+    if (policy && t <= rounds - 1) {
+      const reads: TeamRead[] = [
+        { event: verdicts[t], agent: p, kind: 'verdict', turn: t },
+        ...original[t].contributions.map((event, i): TeamRead => ({ event, agent: i, kind: 'contribution', turn: t })),
+        after,
+      ];
+      feedback[t] = add({ role: 'feedback', sweep: t, agent: p + 1, reads, onDriftOf: verdicts[t] });
+    }
+    if (regenerate) regenerated[t] = turn(t, verdicts[t]);
+  }
+  return calls;
+}
+
+/**
+ * The reads a call keeps once the verdicts it read are known: of a regenerated turn, the regenerated
+ * version on drift, else the original; verdicts themselves are kept.
+ */
+export function keptReads<T>(
+  reads: readonly TeamRead[],
+  texts: readonly T[],
+  isDriftAt: (turn: number) => boolean,
+): { read: TeamRead; text: T }[] {
+  const out: { read: TeamRead; text: T }[] = [];
+  reads.forEach((read, i) => {
+    if (read.variant !== undefined && (read.variant === 'regenerated') !== isDriftAt(read.turn)) return;
+    out.push({ read, text: texts[i] });
+  });
+  return out;
+}

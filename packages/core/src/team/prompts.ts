@@ -1,0 +1,198 @@
+import type { ChatMessages } from '../prompt.js';
+import type { TeamCallPlan, TeamRead } from './calls.js';
+
+/**
+ * The prompts of team calls (papers 001 and 003; docs/teams.md). Shared text comes first: the system line
+ * says who speaks, the user message starts with the task. Texts read from other calls are shown on one line
+ * each (newlines become spaces), so that a reader of the prompt (the surrogate server) can take it apart.
+ */
+
+/** 003, RQ4 and appendix F: the eight error types human experts found in drifting debates. */
+export const DRIFT_ERROR_TYPES = [
+  'lack of progress',
+  'low-quality feedback',
+  'low-quality engagement',
+  'lack of clarity',
+  'task non-compliance',
+  'knowledge gap',
+  'logical error',
+  'linguistic error',
+] as const;
+
+export const TEAM_TASK = 'Task: ';
+
+/** First lines of the system messages: how a reader tells the calls apart. */
+export const TEAM_SYSTEM = {
+  relay: (i: number, n: number) =>
+    `You are agent ${i + 1} of a relay of ${n} agents working on one task in turn. Each agent sees the task and only the previous agent's hand-off note.`,
+  orchestrator: (n: number) => `You are the orchestrator of a hub of ${n} workers.`,
+  worker: (i: number, n: number) => `You are worker ${i + 1} of a hub of ${n} workers. You see the task and your own subtask only.`,
+  personaGen: () => 'You assign experts to a discussion.',
+  participant: (p: number, size: number, t: number, rounds: number) =>
+    `You are participant ${p + 1} of ${size} in a discussion of a task, turn ${t} of ${rounds}.`,
+  judge: () => 'You judge whether a discussion drifts away from its task.',
+  moderator: (size: number) => `You are the moderator of a discussion between ${size} experts.`,
+} as const;
+
+export const PERSONA_LINE = 'Your persona: ';
+
+/** A text as one prompt line. */
+export function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ').trim();
+}
+
+/** The numbered lines of a text (`1. x`, `2) y`), else its non-empty lines. */
+function items(text: string): string[] {
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
+  const numbered = lines.filter((l) => /^\d+[.)]\s*/.test(l));
+  return (numbered.length > 0 ? numbered : lines).map((l) => l.replace(/^\d+[.)]\s*/, '').trim());
+}
+
+/** Worker i's subtask in the orchestrator's decomposition: its numbered line, or a part of the task when there is none. */
+export function subtaskOf(decomposition: string, i: number, n: number): string {
+  return items(decomposition)[i] || `part ${i + 1} of ${n} of the task`;
+}
+
+/** Persona p among the generated ones (one per line), or a plain expert when the reply has too few. */
+export function generatedPersona(text: string, p: number): string {
+  return items(text)[p] || `expert ${p + 1}`;
+}
+
+/** A vote's choice: the first number 1..size in the reply, as a participant index (0-based), or null. */
+export function parseVote(text: string, size: number): number | null {
+  for (const m of text.matchAll(/\d+/g)) {
+    const v = Number(m[0]);
+    if (v >= 1 && v <= size) return v - 1;
+  }
+  return null;
+}
+
+/** What a team call's prompt is built from. */
+export interface TeamPromptInput {
+  call: TeamCallPlan;
+  /** Team size: relay length, hub workers, debate participants. */
+  size: number;
+  /** Debate turns. */
+  rounds: number;
+  question: string;
+  /** The reads the call keeps (keptReads), with their texts. */
+  reads: readonly { read: TeamRead; text: string }[];
+  /** A member's persona text and hidden belief from the population file (personaText), if any. */
+  hidden?: string;
+}
+
+function system(first: string, hidden: string | undefined, persona?: string): string {
+  let s = first;
+  if (persona !== undefined) s += `\n${PERSONA_LINE}${oneLine(persona)}`;
+  if (hidden) s += `\n${hidden}`;
+  return s;
+}
+
+/** The messages of a team call (not of `solution`, which is counted, not asked). */
+export function renderTeamCall(input: TeamPromptInput): ChatMessages {
+  const { call, size, rounds, question, reads, hidden } = input;
+  const task = `${TEAM_TASK}${question}\n`;
+  const of = (kind: TeamRead['kind']) => reads.filter((r) => r.read.kind === kind);
+  const personas = of('personas')[0]?.text;
+  const persona = personas !== undefined ? generatedPersona(personas, call.agent) : undefined;
+  switch (call.role) {
+    case 'relay': {
+      const note = of('note')[0];
+      const last = call.agent === size - 1;
+      return {
+        system: system(TEAM_SYSTEM.relay(call.agent, size), hidden),
+        user:
+          task +
+          (note ? `Hand-off note from agent ${call.agent}: ${oneLine(note.text)}\n` : 'You are the first agent.\n') +
+          (last
+            ? 'Give the final answer to the task in one line.'
+            : 'Work on the task, then write a short hand-off note for the next agent in one line: what you found, and what is left to do.'),
+      };
+    }
+    case 'orchestrator':
+      return {
+        system: system(TEAM_SYSTEM.orchestrator(size), hidden),
+        user: `${task}Split the task into exactly ${size} subtasks, one per line, numbered 1 to ${size}.`,
+      };
+    case 'worker': {
+      const plan = of('decomposition')[0]?.text ?? '';
+      return {
+        system: system(TEAM_SYSTEM.worker(call.agent, size), hidden),
+        user: `${task}Your subtask: ${oneLine(subtaskOf(plan, call.agent, size))}\nDo your subtask and report what you found in one line.`,
+      };
+    }
+    case 'aggregator': {
+      const plan = of('decomposition')[0]?.text ?? '';
+      const reports = of('report')
+        .map((r) => `Report of worker ${r.read.agent + 1}: ${oneLine(r.text)}\n`)
+        .join('');
+      return {
+        system: system(TEAM_SYSTEM.orchestrator(size), hidden),
+        user: `${task}Your plan: ${oneLine(plan)}\n${reports}Give the final answer to the task in one line.`,
+      };
+    }
+    case 'persona-gen':
+      return {
+        system: TEAM_SYSTEM.personaGen(),
+        user: `${task}Name ${size} different experts who would solve this task together, one per line, numbered 1 to ${size}.`,
+      };
+    case 'persona': {
+      const lines = of('contribution')
+        .map((r) => `Turn ${r.read.turn}, participant ${r.read.agent + 1}: ${oneLine(r.text)}\n`)
+        .join('');
+      const draft = of('draft')[0];
+      const feedback = of('feedback').filter((r) => r.text.trim() !== '')[0];
+      return {
+        system: system(TEAM_SYSTEM.participant(call.agent, size, call.sweep, rounds), hidden, persona),
+        user:
+          task +
+          lines +
+          (draft ? `Current draft (solution of turn ${draft.read.turn}): ${oneLine(draft.text)}\n` : '') +
+          (feedback ? `Moderator feedback: ${oneLine(feedback.text)}\n` : '') +
+          (draft ? 'Improve the current draft or propose a better solution, in one line.' : 'Propose a first solution, in one line.'),
+      };
+    }
+    case 'vote': {
+      const options = of('contribution')
+        .map((r) => `${r.read.agent + 1}. ${oneLine(r.text)}\n`)
+        .join('');
+      return {
+        system: system(TEAM_SYSTEM.participant(call.agent, size, call.sweep, rounds), hidden, persona),
+        user: `${task}Proposed solutions:\n${options}Vote for the best solution: reply with its number only.`,
+      };
+    }
+    case 'drift-judge': {
+      const before = of('draft')[0];
+      const after = of('solution')[0];
+      return {
+        system: TEAM_SYSTEM.judge(),
+        user:
+          task +
+          `Solution after turn ${call.sweep - 1}: ${oneLine(before?.text ?? '')}\n` +
+          `Solution after turn ${call.sweep}: ${oneLine(after?.text ?? '')}\n` +
+          `Did the discussion get worse or move away from the task? Reply "DRIFT: <error type>" with one of: ${DRIFT_ERROR_TYPES.join(', ')}; or "NO DRIFT".`,
+      };
+    }
+    case 'feedback': {
+      const verdict = of('verdict')[0]?.text ?? '';
+      const lines = of('contribution')
+        .map((r) => `Participant ${r.read.agent + 1}: ${oneLine(r.text)}\n`)
+        .join('');
+      const solution = of('solution')[0]?.text ?? '';
+      return {
+        system: TEAM_SYSTEM.moderator(size),
+        user:
+          task +
+          `A judge found that turn ${call.sweep} drifted: ${oneLine(verdict)}\n` +
+          lines +
+          `Solution of turn ${call.sweep}: ${oneLine(solution)}\n` +
+          'Write one short piece of feedback for the participants that names the error and how to fix it.',
+      };
+    }
+    default:
+      throw new Error(`a ${call.role} call has no prompt`);
+  }
+}

@@ -1,0 +1,59 @@
+import { InputError } from '../errors.js';
+import type { TeamControls } from '../protocol/control.js';
+import type { Dynamics, Protocol, SweepSpec } from '../spec/schema.js';
+import { isTeamDynamics } from './calls.js';
+
+/** The protocols (arms) each team schedule runs: `glauber` is the plain team; debate adds DRIFTJudge's mitigations. */
+const TEAM_ARMS: Record<string, readonly Protocol[]> = {
+  relay: ['glauber'],
+  hub: ['glauber'],
+  debate: ['glauber', 'drift-policy', 'regenerate'],
+};
+
+/** The spec's `team` settings as a team run carries them. */
+export function teamControls(spec: SweepSpec, populated: boolean): TeamControls {
+  return {
+    memory: spec.team?.memory ?? 'all',
+    personas: populated ? 'population' : 'generated',
+    ...(spec.team?.token_budget !== undefined ? { tokenBudget: spec.team.token_budget } : {}),
+  };
+}
+
+/**
+ * Refuses a grid point a team schedule cannot run: a protocol that is not one of its arms, early stopping
+ * (a team has no sweeps to settle), `regenerate` on a population. One line naming the field and the fix.
+ */
+export function checkTeamArm(spec: SweepSpec, dynamics: Dynamics, protocol: Protocol, file: string): void {
+  if (!isTeamDynamics(dynamics)) {
+    if (protocol === 'regenerate')
+      throw new InputError(
+        file,
+        'protocol',
+        `regenerate is a debate arm, not a protocol of ${dynamics} populations`,
+        'use it with dynamics: debate',
+      );
+    return;
+  }
+  const arms = TEAM_ARMS[dynamics];
+  if (!arms.includes(protocol)) {
+    throw new InputError(
+      file,
+      'protocol',
+      `${dynamics} runs take protocol ${arms.join(', ')}, not ${protocol} (glauber is the plain team)`,
+      `grid ${protocol} in a spec whose dynamics are ${dynamics === 'debate' ? 'asynchronous or synchronous' : 'debate or a population'}`,
+    );
+  }
+  if (spec.early_stopping)
+    throw new InputError(file, 'early_stopping', `${dynamics} runs have no sweeps to stop early`, 'remove early_stopping from a team spec');
+  if (spec.team?.token_budget !== undefined && dynamics === 'relay') {
+    for (const n of Array.isArray(spec.sizes) ? spec.sizes : Object.values(spec.sizes).flat()) {
+      if (Math.floor(spec.team.token_budget / n) < 1)
+        throw new InputError(
+          file,
+          'team.token_budget',
+          `a budget of ${spec.team.token_budget} tokens leaves nothing to each of ${n} members`,
+          `use a budget of at least ${n}`,
+        );
+    }
+  }
+}

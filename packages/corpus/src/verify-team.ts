@@ -1,0 +1,84 @@
+import { eventSeed, isDrift, keptReads, parseVote, tallyVotes, teamCalls, type RunPlan } from '@panta/core';
+import { readEvents } from './event-reader.js';
+
+function same(a: ArrayLike<number>, b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < b.length; i++) if (Number(a[i]) !== b[i]) return false;
+  return true;
+}
+
+/**
+ * A team run's shard against its schedule (docs/teams.md), recomputed from the spec and seeds: one row per
+ * call, in event order, with the call's role, step, member, seed, and exactly its read set (read_versions
+ * and neighbours); a call that waits on a verdict skipped exactly when that verdict (read from the shard)
+ * found no drift; each solution the plurality of its kept votes, ties broken by its seed, with the
+ * winner's contribution as its response.
+ */
+export async function checkTeamShard(file: string, run: RunPlan): Promise<string | null> {
+  const calls = teamCalls(run);
+  const rows: {
+    role: string;
+    sweep: number;
+    agent: number;
+    seed: number;
+    neighbours: number[];
+    reads: number[];
+    response: string;
+    status: string;
+  }[] = [];
+  for await (const b of readEvents([file], {
+    columns: ['event', 'role', 'sweep', 'agent', 'seed', 'neighbours', 'read_versions', 'response', 'reply_status'],
+  })) {
+    const c = b.columns;
+    for (let r = 0; r < b.rows; r++) {
+      const event = Number((c.event as number[])[r]);
+      if (event !== rows.length)
+        return `${run.runId}: row ${rows.length} holds event ${event} (a team run has one row per call, in event order)`;
+      rows.push({
+        role: (c.role as string[])[r],
+        sweep: (c.sweep as number[])[r],
+        agent: (c.agent as number[])[r],
+        seed: Number((c.seed as number[])[r]),
+        neighbours: Array.from((c.neighbours as ArrayLike<number>[])[r] ?? [], Number),
+        reads: Array.from((c.read_versions as ArrayLike<number>[])[r] ?? [], Number),
+        response: (c.response as string[])[r],
+        status: (c.reply_status as string[])[r],
+      });
+    }
+  }
+  if (rows.length !== calls.length) return `${run.runId}: ${rows.length} rows, but its ${run.dynamics} schedule has ${calls.length} calls`;
+  for (const call of calls) {
+    const row = rows[call.event];
+    const where = `${run.runId}: event ${call.event} (${call.role}, step ${call.sweep})`;
+    if (row.role !== call.role || row.sweep !== call.sweep || row.seed !== eventSeed(run.seed, call.event))
+      return `${where} is not the schedule's call (row: ${row.role}, step ${row.sweep}, seed ${row.seed})`;
+    if (call.role !== 'solution' && row.agent !== call.agent) return `${where}: agent ${row.agent}, the schedule says ${call.agent}`;
+    const reads = call.reads.map((r) => r.event);
+    if (
+      !same(row.reads, reads) ||
+      !same(
+        row.neighbours,
+        call.reads.map((r) => r.agent),
+      )
+    )
+      return `${where} read [${row.reads.join(', ')}], its read set is [${reads.join(', ')}]`;
+    const drift = new Map<number, boolean>();
+    for (const r of call.reads) if (r.kind === 'verdict') drift.set(r.turn, isDrift(rows[r.event].response));
+    const made = call.onDriftOf === undefined || drift.get(call.sweep) === true;
+    if (made === (row.status === 'skipped'))
+      return `${where} is ${row.status === 'skipped' ? 'skipped' : 'made'}, but the verdict of event ${call.onDriftOf} says ${made ? 'drift' : 'no drift'}`;
+    if (call.role === 'solution' && made) {
+      const kept = keptReads(
+        call.reads,
+        call.reads.map((r) => rows[r.event].response),
+        (t) => drift.get(t) ?? false,
+      );
+      const votes = kept.filter((k) => k.read.kind === 'vote').map((k) => parseVote(k.text, run.n));
+      const winner = tallyVotes(votes, run.n, row.seed);
+      const text = kept.find((k) => k.read.kind === 'contribution' && k.read.agent === winner)?.text ?? '';
+      if (row.agent !== winner || row.response !== text)
+        return `${where}: the votes elect participant ${winner}, the row says ${row.agent}`;
+    }
+  }
+  return null;
+}

@@ -1,0 +1,128 @@
+import { performance } from 'node:perf_hooks';
+import {
+  isDrift,
+  keptReads,
+  parseVote,
+  renderTeamCall,
+  tallyVotes,
+  teamCalls,
+  type ChatMessages,
+  type RunPlan,
+  type TeamCallPlan,
+} from '@panta/core';
+import type { Encoder } from '@panta/embed';
+import type { ChatRequest, ChatResult } from '@panta/llm';
+import { agentPersona, type WorkerServices } from './execute-event.js';
+import type { EventOutcome, EventTask } from './task.js';
+
+/** Each open team run's calls (a few dozen): built once per run, not per event. */
+const plans = new Map<string, TeamCallPlan[]>();
+
+function callsOf(run: RunPlan): TeamCallPlan[] {
+  let calls = plans.get(run.runId);
+  if (!calls) {
+    if (plans.size > 4096) plans.clear();
+    plans.set(run.runId, (calls = teamCalls(run)));
+  }
+  return calls;
+}
+
+/** A team call's request: fixed messages, no population context (the surrogate reads the text, as a server does). */
+class TeamRequest implements ChatRequest {
+  constructor(
+    private readonly rendered: ChatMessages,
+    readonly seed: number,
+    readonly temperature: number,
+    readonly maxTokens: number,
+    readonly fixedLength: boolean,
+  ) {}
+
+  messages(): ChatMessages {
+    return this.rendered;
+  }
+
+  promptLength(): { system: number; user: number } {
+    return { system: this.rendered.system.length, user: this.rendered.user.length };
+  }
+}
+
+/** Completion tokens a member may use: the relay's constant total split over the chain (001), else the sweep's. */
+export function teamMaxTokens(run: RunPlan, services: Pick<WorkerServices, 'maxTokens'>): number {
+  const budget = run.controls.team?.tokenBudget;
+  if (run.dynamics === 'relay' && budget !== undefined) return Math.max(1, Math.floor(budget / run.n));
+  return services.maxTokens;
+}
+
+/**
+ * The worker's half of a team event (docs/teams.md): the call's kept reads (a regenerated turn's version
+ * the verdict chose), its prompt, the model's reply, embedded like an answer. A call that waits on a
+ * verdict of no drift is skipped; a `solution` is the plurality of the turn's votes, with no call.
+ */
+export async function executeTeamEvent(task: EventTask, reads: readonly string[], services: WorkerServices): Promise<EventOutcome> {
+  const { run, plan } = task;
+  const call = callsOf(run)[plan.event];
+  if (!call || call.event !== plan.event) throw new Error(`${run.runId}: event ${plan.event} is not in its team schedule`);
+  const drift = new Map<number, boolean>();
+  call.reads.forEach((r, i) => {
+    if (r.kind === 'verdict') drift.set(r.turn, isDrift(reads[i]));
+  });
+  const base = { runId: run.runId, event: plan.event, role: call.role, embeddings: {}, createdAt: Date.now(), latencyMs: 0 };
+  if (call.onDriftOf !== undefined && !drift.get(call.sweep)) {
+    return embed(
+      { ...base, response: '', finishReason: 'skipped', replyStatus: 'skipped', promptTokens: 0, completionTokens: 0, calls: 0 },
+      services,
+    );
+  }
+  const kept = keptReads(call.reads, reads, (turn) => drift.get(turn) ?? false);
+  if (call.role === 'solution') {
+    const votes = kept.filter((k) => k.read.kind === 'vote').map((k) => parseVote(k.text, run.n));
+    const winner = tallyVotes(votes, run.n, plan.seed);
+    const proposal = kept.find((k) => k.read.kind === 'contribution' && k.read.agent === winner);
+    return embed(
+      {
+        ...base,
+        agent: winner,
+        temperature: 0,
+        response: proposal?.text ?? '',
+        finishReason: 'stop',
+        promptTokens: 0,
+        completionTokens: 0,
+        calls: 0,
+      },
+      services,
+    );
+  }
+  const member = call.agent < run.n ? agentPersona(run, call.agent) : undefined;
+  const messages = renderTeamCall({
+    call,
+    size: run.n,
+    rounds: run.sweeps,
+    question: run.prompt.question,
+    reads: kept,
+    ...(member?.text ? { hidden: member.text } : {}),
+  });
+  const temperature = call.role === 'drift-judge' ? 0 : run.temperature;
+  const started = performance.now();
+  const result: ChatResult = await services.backend.complete(
+    new TeamRequest(messages, plan.seed, temperature, teamMaxTokens(run, services), services.fixedLength),
+  );
+  const outcome: EventOutcome = {
+    ...base,
+    temperature,
+    response: result.text,
+    finishReason: result.finishReason,
+    promptTokens: result.promptTokens,
+    completionTokens: result.completionTokens,
+    latencyMs: result.latencyMs ?? performance.now() - started,
+    calls: result.calls,
+  };
+  if (result.replyStatus) outcome.replyStatus = result.replyStatus;
+  return embed(outcome, services);
+}
+
+async function embed(outcome: EventOutcome, services: WorkerServices): Promise<EventOutcome> {
+  const encoders: readonly Encoder[] = services.encoders;
+  for (const encoder of encoders)
+    outcome.embeddings[encoder.name] = encoder.embedNow?.(outcome.response) ?? (await encoder.encode([outcome.response]))[0];
+  return outcome;
+}

@@ -1,0 +1,140 @@
+import { rngFrom, type Prompt, type Rng } from '@panta/core';
+import { lineAfter, mentions, type TeamView } from './team-read.js';
+
+/**
+ * Relay and hub members of the surrogate (paper 001): a task is a list of facts (the prompt's `facts`, else
+ * its first accepted answer, with its known false answers as the wrong versions). A member finds at most
+ * CAP facts per call, and fewer when its token budget is short; a hand-off note keeps each fact it
+ * carries with a probability that falls once the budget is too short to write it down. So at a constant
+ * total budget two members beat one (each finds more), and long chains lose what short ones keep
+ * (smaller budgets, more lossy hops): accuracy rises, then falls. Hidden beliefs (`Leaning:` in notes, the
+ * lossy trace of a belief a message carries) set how far a member trusts a note: the same belief as its
+ * writer's fixes more and breaks less than none, a different one breaks more.
+ */
+const CAP = 2;
+const TOKENS_PER_FACT = 40;
+const P_FIND = 0.85;
+const P_RIGHT_ALONE = 0.75;
+/** Tokens a note needs to carry its facts without loss. */
+const NOTE_TOKENS = 120;
+const RETENTION = 0.92;
+const REVIEW = {
+  same: { fix: 0.35, flip: 0.02 },
+  none: { fix: 0.1, flip: 0.06 },
+  different: { fix: 0.05, flip: 0.25 },
+} as const;
+const AGGREGATE_KEEP = 0.95;
+
+/** Per fact: its text when found right, a false answer when found wrong, or null (not found). */
+type Known = (string | null)[];
+
+function factsOf(prompt: Prompt): string[] {
+  return prompt.facts && prompt.facts.length > 0 ? [...prompt.facts] : [prompt.accepted[0]];
+}
+
+/** Wrong versions of a fact exist only for one-fact tasks (the prompt's known false answers). */
+function wrongOf(prompt: Prompt): readonly string[] {
+  return factsOf(prompt).length === 1 ? prompt.false_answers : [];
+}
+
+function readKnown(prompt: Prompt, text: string): Known {
+  const facts = factsOf(prompt);
+  const wrong = wrongOf(prompt);
+  return facts.map((f) => {
+    const bad = wrong.find((w) => mentions(text, w));
+    if (bad !== undefined) return bad;
+    return mentions(text, f) ? f : null;
+  });
+}
+
+function list(known: Known): string {
+  const found = known.filter((k): k is string => k !== null);
+  return found.length > 0 ? found.join('; ') : 'nothing yet';
+}
+
+/** The first words of a belief: what of it shows through in a member's note. */
+function leaningOf(belief: string | undefined): string | undefined {
+  return belief === undefined ? undefined : belief.split(/\s+/).slice(0, 5).join(' ');
+}
+
+/** Looks for the facts still missing, at most `capacity` of them, in a seeded order. */
+function discover(prompt: Prompt, known: Known, capacity: number, rng: Rng, only?: ReadonlySet<number>): void {
+  const facts = factsOf(prompt);
+  const wrong = wrongOf(prompt);
+  const open = known.map((k, i) => (k === null && (!only || only.has(i)) ? i : -1)).filter((i) => i >= 0);
+  for (let i = open.length - 1; i > 0; i--) {
+    const j = rng.int(i + 1);
+    [open[i], open[j]] = [open[j], open[i]];
+  }
+  for (const i of open.slice(0, capacity)) {
+    const u = rng.next();
+    if (wrong.length > 0) known[i] = u < P_RIGHT_ALONE ? facts[i] : wrong[rng.int(wrong.length)];
+    else if (u < P_FIND) known[i] = facts[i];
+  }
+}
+
+export function relayReply(view: TeamView, seed: number, maxTokens: number): string {
+  const { prompt, lines, member, size } = view;
+  const rng = rngFrom(seed, 'surrogate-relay');
+  const note = lineAfter(lines, /^Hand-off note from agent \d+: /);
+  const known: Known = note === undefined ? factsOf(prompt).map(() => null) : readKnown(prompt, note);
+  if (note !== undefined) {
+    const keep = RETENTION * Math.min(1, maxTokens / NOTE_TOKENS);
+    for (let i = 0; i < known.length; i++) if (known[i] !== null && rng.next() >= keep) known[i] = null;
+    const theirs = /Leaning: ([^.]*)\./.exec(note)?.[1];
+    const mine = leaningOf(view.belief);
+    const review = REVIEW[theirs === undefined && mine === undefined ? 'none' : theirs === mine ? 'same' : 'different'];
+    const facts = factsOf(prompt);
+    const wrong = wrongOf(prompt);
+    for (let i = 0; i < known.length; i++) {
+      const u = rng.next();
+      if (known[i] === facts[i] && wrong.length > 0 && u < review.flip) known[i] = wrong[rng.int(wrong.length)];
+      else if (known[i] !== null && known[i] !== facts[i] && u < review.fix) known[i] = facts[i];
+    }
+  }
+  discover(prompt, known, Math.min(CAP, Math.floor(maxTokens / TOKENS_PER_FACT)), rng);
+  if (member === size - 1) return `Answer: ${known.some((k) => k !== null) ? list(known) : 'not found'}.`;
+  const open = known.filter((k) => k === null).length;
+  const lean = leaningOf(view.belief);
+  return `Found: ${list(known)}. Open: ${open} of ${known.length} parts.${lean !== undefined ? ` Leaning: ${lean}.` : ''}`;
+}
+
+/** The orchestrator's plan: the parts of the answer dealt out to the workers in turn. */
+export function decompose(view: TeamView): string {
+  const parts = factsOf(view.prompt).length;
+  const out: string[] = [];
+  for (let w = 0; w < view.size; w++) {
+    const mine: number[] = [];
+    for (let k = w; k < parts; k += view.size) mine.push(k + 1);
+    out.push(`${w + 1}. ${mine.length > 0 ? `Find part ${mine.join(', ')} of the answer.` : 'Check the answer for mistakes.'}`);
+  }
+  return out.join('\n');
+}
+
+export function workerReply(view: TeamView, seed: number, maxTokens: number): string {
+  const rng = rngFrom(seed, 'surrogate-worker');
+  const subtask = lineAfter(view.lines, 'Your subtask: ') ?? '';
+  const parts = new Set(
+    (/Find part ([\d, ]+) of the answer/.exec(subtask)?.[1] ?? '')
+      .split(',')
+      .map((s) => Number(s.trim()) - 1)
+      .filter((k) => k >= 0),
+  );
+  if (parts.size === 0) return 'Found: nothing to add.';
+  const known: Known = factsOf(view.prompt).map(() => null);
+  discover(view.prompt, known, Math.min(CAP, Math.floor(maxTokens / TOKENS_PER_FACT)), rng, parts);
+  return `Found: ${list(known)}.`;
+}
+
+export function aggregate(view: TeamView, seed: number): string {
+  const rng = rngFrom(seed, 'surrogate-aggregate');
+  const known: Known = factsOf(view.prompt).map(() => null);
+  for (const line of view.lines) {
+    const report = /^Report of worker \d+: (.*)$/.exec(line)?.[1];
+    if (report === undefined) continue;
+    readKnown(view.prompt, report).forEach((k, i) => {
+      if (k !== null && known[i] === null && rng.next() < AGGREGATE_KEEP) known[i] = k;
+    });
+  }
+  return `Answer: ${known.some((k) => k !== null) ? list(known) : 'not found'}.`;
+}
