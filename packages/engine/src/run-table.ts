@@ -1,5 +1,6 @@
 import { driftStats, driftTolerance, focusSeries, runEvents, snapshotAccuracy, type RunPlan } from '@panta/core';
 import { RUN_COLUMNS, runsTablePath, writeParquetTable, type OrderParamRow, type RunRecord, type RunTableRow } from '@panta/corpus';
+import { isTeamRun } from './team-table.js';
 import type { CostOf, RunTotals } from './totals.js';
 
 /** What runs.parquet's rows are built from, besides the plan: what the shards, journal and measurement say. */
@@ -71,7 +72,8 @@ export function runTableRows(input: RunTableInput): RunTableRow[] {
       extra_calls: t?.extra ?? null,
       // A run that stopped early has a whole number of sweeps; the agent calls it did not make are saved.
       stopped_early: t ? t.events < runEvents(r) : null,
-      sweeps_run: t ? t.events / r.n - 1 : null,
+      // A team's events are not N per sweep: a debate ran its R turns, a relay or hub has no sweeps.
+      sweeps_run: t ? (isTeamRun(r) ? (r.dynamics === 'debate' ? r.sweeps : null) : t.events / r.n - 1) : null,
       calls_saved: t ? runEvents(r) - t.events : null,
       focus: accuracy ? focusSeries(accuracy) : (team?.focus ?? null),
       ...drift,
