@@ -10,11 +10,11 @@ import { lineAfter, type TeamView } from './team-read.js';
  * error type and the earlier solution, which the next turn mostly returns to.
  */
 const FIRST_RIGHT = 0.6;
-const WANDER_BASE = 0.03;
-const WANDER_PER_TURN = 0.035;
-const FOLLOW = 0.45;
+const WANDER_BASE = 0.02;
+const WANDER_PER_TURN = 0.025;
+const FOLLOW = 0.4;
 const RECOVER = 0.4;
-const HEED = 0.75;
+const HEED = 0.5;
 const FLAG_CHANGE = 0.75;
 const FLAG_STABLE = 0.06;
 const LACK_OF_PROGRESS = 0.35;

@@ -16,7 +16,7 @@ const TOKENS_PER_FACT = 40;
 const P_FIND = 0.85;
 const P_RIGHT_ALONE = 0.75;
 /** Tokens a note needs to carry its facts without loss. */
-const NOTE_TOKENS = 120;
+const NOTE_TOKENS = 200;
 const RETENTION = 0.92;
 const REVIEW = {
   same: { fix: 0.35, flip: 0.02 },
@@ -52,9 +52,16 @@ function list(known: Known): string {
   return found.length > 0 ? found.join('; ') : 'nothing yet';
 }
 
-/** The first words of a belief: what of it shows through in a member's note. */
-function leaningOf(belief: string | undefined): string | undefined {
-  return belief === undefined ? undefined : belief.split(/\s+/).slice(0, 5).join(' ');
+/**
+ * What of a member's hidden text (persona, beliefs) shows through in its note: a mark of it, the same for
+ * the same text (not its words, which could read as an answer).
+ */
+function leaningOf(hidden: string | undefined): string | undefined {
+  return hidden === undefined
+    ? undefined
+    : `style-${rngFrom('leaning', hidden)
+        .int(1 << 30)
+        .toString(36)}`;
 }
 
 /** Looks for the facts still missing, at most `capacity` of them, in a seeded order. */
@@ -77,12 +84,12 @@ export function relayReply(view: TeamView, seed: number, maxTokens: number): str
   const { prompt, lines, member, size } = view;
   const rng = rngFrom(seed, 'surrogate-relay');
   const note = lineAfter(lines, /^Hand-off note from agent \d+: /);
-  const known: Known = note === undefined ? factsOf(prompt).map(() => null) : readKnown(prompt, note);
+  const known: Known = note === undefined ? factsOf(prompt).map(() => null) : readKnown(prompt, note.split('. Open: ')[0]);
   if (note !== undefined) {
     const keep = RETENTION * Math.min(1, maxTokens / NOTE_TOKENS);
     for (let i = 0; i < known.length; i++) if (known[i] !== null && rng.next() >= keep) known[i] = null;
     const theirs = /Leaning: ([^.]*)\./.exec(note)?.[1];
-    const mine = leaningOf(view.belief);
+    const mine = leaningOf(view.hidden);
     const review = REVIEW[theirs === undefined && mine === undefined ? 'none' : theirs === mine ? 'same' : 'different'];
     const facts = factsOf(prompt);
     const wrong = wrongOf(prompt);
@@ -95,7 +102,7 @@ export function relayReply(view: TeamView, seed: number, maxTokens: number): str
   discover(prompt, known, Math.min(CAP, Math.floor(maxTokens / TOKENS_PER_FACT)), rng);
   if (member === size - 1) return `Answer: ${known.some((k) => k !== null) ? list(known) : 'not found'}.`;
   const open = known.filter((k) => k === null).length;
-  const lean = leaningOf(view.belief);
+  const lean = leaningOf(view.hidden);
   return `Found: ${list(known)}. Open: ${open} of ${known.length} parts.${lean !== undefined ? ` Leaning: ${lean}.` : ''}`;
 }
 

@@ -18,6 +18,8 @@ export interface TeamView {
   lines: string[];
   belief?: string;
   persona?: string;
+  /** Every system line after the first: the member's persona and hidden beliefs as the population gave them. */
+  hidden?: string;
 }
 
 const RELAY = /^You are agent (\d+) of a relay of (\d+) agents/;
@@ -34,6 +36,7 @@ export function readTeamCall(messages: ChatMessages, prompts: readonly Prompt[])
   if (!prompt) throw new Error(`surrogate: a team call about a task it does not know (${JSON.stringify(messages.user.slice(0, 60))})`);
   const lines = messages.user.slice(TEAM_TASK.length + prompt.question.length + 1).split('\n');
   const view: TeamView = { ...found, prompt, lines };
+  if (hidden.length > 0) view.hidden = hidden.join(' ');
   for (const h of hidden) {
     if (h.startsWith(BELIEF_LINE)) view.belief = h.slice(BELIEF_LINE.length);
     else if (h.startsWith(PERSONA_LINE)) view.persona = h.slice(PERSONA_LINE.length);
