@@ -1,0 +1,268 @@
+import { describe, expect, it } from 'vitest';
+import {
+  DataflowPlanner,
+  InputError,
+  isDrift,
+  keptReads,
+  parseSweepSpec,
+  parseVote,
+  planSweep,
+  renderTeamCall,
+  runEvents,
+  subtaskOf,
+  tallyVotes,
+  teamCalls,
+  teamEventCount,
+  TeamSchedule,
+  type Prompt,
+  type TeamRun,
+} from '../src/index.js';
+
+const PROMPT: Prompt = { id: 'p1', question: 'Q?', accepted: ['a'], false_answers: ['b'], false_premise: false };
+
+function team(
+  dynamics: TeamRun['dynamics'],
+  n: number,
+  extra: Partial<TeamRun> & { memory?: 'all' | 'recent'; personas?: 'population' | 'generated' } = {},
+): TeamRun & { seed: number } {
+  const { memory = 'all', personas = 'generated', ...rest } = extra;
+  return { n, sweeps: 1, dynamics, protocol: 'glauber', controls: { tau: 0.25, team: { memory, personas } }, seed: 5, ...rest };
+}
+
+const readsOf = (run: TeamRun) => teamCalls(run).map((c) => c.reads.map((r) => r.event));
+
+describe('team schedules (docs/teams.md)', () => {
+  it('relay: agent i reads only agent i-1; the chain is N calls', () => {
+    const calls = teamCalls(team('relay', 4));
+    expect(calls.map((c) => [c.role, c.sweep, c.agent])).toEqual([
+      ['relay', 0, 0],
+      ['relay', 1, 1],
+      ['relay', 2, 2],
+      ['relay', 3, 3],
+    ]);
+    expect(readsOf(team('relay', 4))).toEqual([[], [0], [1], [2]]);
+  });
+
+  it('hub: one decomposition, N workers reading it only, one aggregation reading every report', () => {
+    const calls = teamCalls(team('hub', 3));
+    expect(calls.map((c) => [c.role, c.sweep, c.agent])).toEqual([
+      ['orchestrator', 0, 3],
+      ['worker', 1, 0],
+      ['worker', 1, 1],
+      ['worker', 1, 2],
+      ['aggregator', 2, 3],
+    ]);
+    expect(readsOf(team('hub', 3))).toEqual([[], [0], [0], [0], [0, 1, 2, 3]]);
+  });
+
+  it('debate (P = 2, R = 2, generated personas, memory all): contributions in turn, votes, a counted solution, a judge', () => {
+    const run = team('debate', 2, { sweeps: 2 });
+    const calls = teamCalls(run);
+    // 0 persona-gen | turn 1: 1, 2 contributions; 3, 4 votes; 5 solution | turn 2: 6, 7; 8, 9; 10 | 11 judge
+    expect(calls.map((c) => c.role)).toEqual([
+      'persona-gen',
+      'persona',
+      'persona',
+      'vote',
+      'vote',
+      'solution',
+      'persona',
+      'persona',
+      'vote',
+      'vote',
+      'solution',
+      'drift-judge',
+    ]);
+    expect(readsOf(run)).toEqual([
+      [],
+      [0],
+      [0, 1],
+      [0, 1, 2],
+      [0, 1, 2],
+      [3, 4, 1, 2],
+      // persona 0 of turn 2: personas, turn 1's contributions, the draft (turn 1's solution)
+      [0, 1, 2, 5],
+      [0, 1, 2, 5, 6],
+      [0, 6, 7],
+      [0, 6, 7],
+      [8, 9, 6, 7],
+      [5, 10],
+    ]);
+    expect(calls[5].agent).toBe(2);
+    expect(calls[11].agent).toBe(2);
+    expect(teamEventCount(run)).toBe(12);
+  });
+
+  it('memory recent: turn 3 reads turn 2 only, not turn 1', () => {
+    const all = teamCalls(team('debate', 2, { sweeps: 3, memory: 'all', personas: 'population' }));
+    const recent = teamCalls(team('debate', 2, { sweeps: 3, memory: 'recent', personas: 'population' }));
+    // Without persona generation: turn 1 is events 0..4, turn 2 5..9, judge 10, turn 3 from 11.
+    expect(all[11].reads.map((r) => r.event)).toEqual([0, 1, 5, 6, 9]);
+    expect(recent[11].reads.map((r) => r.event)).toEqual([5, 6, 9]);
+  });
+
+  it('drift-policy: a feedback call after turns 2..R-1, made on drift and read by the next turn', () => {
+    const run = team('debate', 2, { sweeps: 3, protocol: 'drift-policy', personas: 'population' });
+    const calls = teamCalls(run);
+    const feedback = calls.filter((c) => c.role === 'feedback');
+    expect(feedback.map((c) => [c.event, c.sweep, c.agent, c.onDriftOf])).toEqual([[11, 2, 3, 10]]);
+    expect(feedback[0].reads.map((r) => r.event)).toEqual([10, 5, 6, 9]);
+    // Turn 3's first contribution reads the feedback after the draft.
+    expect(calls[12].reads.map((r) => r.event)).toEqual([0, 1, 5, 6, 9, 11]);
+    expect(calls.length).toBe(teamEventCount(run));
+  });
+
+  it('regenerate: the flagged turn again with its own events, and later calls read both versions and the verdict', () => {
+    const run = team('debate', 2, { sweeps: 3, protocol: 'regenerate', personas: 'population' });
+    const calls = teamCalls(run);
+    // Turn 1: 0..4; turn 2: 5..9; judge 10; regenerated turn 2: 11..15; turn 3 from 16.
+    expect(calls.slice(11, 16).map((c) => [c.role, c.sweep, c.onDriftOf])).toEqual([
+      ['persona', 2, 10],
+      ['persona', 2, 10],
+      ['vote', 2, 10],
+      ['vote', 2, 10],
+      ['solution', 2, 10],
+    ]);
+    // The regenerated contribution reads the same history as the original one (not the discarded turn), and the verdict.
+    expect(calls[11].reads.map((r) => r.event)).toEqual([10, 0, 1, 4]);
+    expect(calls[5].reads.map((r) => r.event)).toEqual([0, 1, 4]);
+    const t3 = calls[16];
+    expect(t3.reads.map((r) => [r.event, r.kind, r.variant ?? '-'])).toEqual([
+      [0, 'contribution', '-'],
+      [1, 'contribution', '-'],
+      [10, 'verdict', '-'],
+      [5, 'contribution', 'original'],
+      [6, 'contribution', 'original'],
+      [11, 'contribution', 'regenerated'],
+      [12, 'contribution', 'regenerated'],
+      [9, 'draft', 'original'],
+      [15, 'draft', 'regenerated'],
+    ]);
+    const texts = t3.reads.map((r) => `e${r.event}`);
+    expect(keptReads(t3.reads, texts, () => true).map((k) => k.text)).toEqual(['e0', 'e1', 'e10', 'e11', 'e12', 'e15']);
+    expect(keptReads(t3.reads, texts, () => false).map((k) => k.text)).toEqual(['e0', 'e1', 'e10', 'e5', 'e6', 'e9']);
+    // The judge of turn 3 compares the kept solution of turn 2 with turn 3's.
+    const judge = calls.find((c) => c.role === 'drift-judge' && c.sweep === 3)!;
+    expect(judge.reads.map((r) => r.event)).toEqual([10, 9, 15, 20]);
+    expect(calls.length).toBe(teamEventCount(run));
+  });
+
+  it('event counts match the schedules for every arm, size and turn count', () => {
+    for (const protocol of ['glauber', 'drift-policy', 'regenerate'] as const)
+      for (const personas of ['population', 'generated'] as const)
+        for (const n of [1, 2, 3, 5])
+          for (const sweeps of [1, 2, 3, 7]) {
+            const run = team('debate', n, { sweeps, protocol, personas });
+            expect(teamCalls(run).length).toBe(teamEventCount(run));
+            expect(runEvents(run)).toBe(teamEventCount(run));
+          }
+    expect(runEvents(team('relay', 7))).toBe(7);
+    expect(runEvents(team('hub', 7))).toBe(9);
+  });
+
+  it('every read is of an earlier event, so the event order is a topological order', () => {
+    const run = team('debate', 3, { sweeps: 7, protocol: 'regenerate' });
+    for (const c of teamCalls(run)) for (const r of c.reads) expect(r.event).toBeLessThan(c.event);
+  });
+
+  it('the dataflow planner runs a team schedule in any completion order and resumes with every earlier version live', () => {
+    const run = team('debate', 3, { sweeps: 4, protocol: 'drift-policy' });
+    const planner = new DataflowPlanner(new TeamSchedule(run), 4096);
+    const done = new Set<number>();
+    const calls = teamCalls(run);
+    while (!planner.done) {
+      const ready = planner.take(64);
+      expect(ready.length).toBeGreaterThan(0);
+      for (const e of ready.reverse()) {
+        for (const v of e.readVersions) expect(done.has(v)).toBe(true);
+        expect(Array.from(e.neighbours)).toEqual(calls[e.event].reads.map((r) => r.agent));
+        expect(planner.complete(e.event)).toEqual([]);
+        done.add(e.event);
+      }
+    }
+    expect(done.size).toBe(teamEventCount(run));
+    const resumed = new DataflowPlanner(new TeamSchedule(run), 4096, 7);
+    expect(Array.from(resumed.liveVersions()).filter((v) => v >= 0)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    expect(resumed.take(1)[0]!.event).toBe(7);
+  });
+});
+
+describe('votes, verdicts and subtasks', () => {
+  it('parseVote takes the first number of 1..P, else null', () => {
+    expect(parseVote('2', 3)).toBe(1);
+    expect(parseVote('I vote for solution 3.', 3)).toBe(2);
+    expect(parseVote('0 or 7, then 1', 3)).toBe(0);
+    expect(parseVote('none', 3)).toBeNull();
+  });
+
+  it('tallyVotes: plurality; a null vote counts for nobody; ties broken by the seed among the tied only', () => {
+    expect(tallyVotes([1, 1, 0], 3, 9)).toBe(1);
+    expect(tallyVotes([2, null, null], 3, 9)).toBe(2);
+    const tied = new Set<number>();
+    for (let seed = 0; seed < 200; seed++) {
+      const w = tallyVotes([0, 2, null], 3, seed);
+      expect([0, 2]).toContain(w);
+      expect(tallyVotes([0, 2, null], 3, seed)).toBe(w);
+      tied.add(w);
+    }
+    expect([...tied].sort()).toEqual([0, 2]);
+    const none = new Set<number>();
+    for (let seed = 0; seed < 200; seed++) none.add(tallyVotes([null, null, null], 3, seed));
+    expect([...none].sort()).toEqual([0, 1, 2]);
+  });
+
+  it('isDrift reads DRIFT: as drift and NO DRIFT as none', () => {
+    expect(isDrift('DRIFT: lack of progress.')).toBe(true);
+    expect(isDrift('NO DRIFT: the solution kept to the task.')).toBe(false);
+  });
+
+  it('a worker sees its own numbered subtask only', () => {
+    const plan = '1. Find the capital.\n2) Find the river.\n';
+    expect(subtaskOf(plan, 1, 2)).toBe('Find the river.');
+    expect(subtaskOf(plan, 2, 3)).toBe('part 3 of 3 of the task');
+    const call = teamCalls(team('hub', 2))[2];
+    const m = renderTeamCall({ call, size: 2, rounds: 1, question: 'Q?', reads: [{ read: call.reads[0], text: plan }] });
+    expect(m.user).toContain('Your subtask: Find the river.');
+    expect(m.user).not.toContain('capital');
+  });
+});
+
+describe('team specs', () => {
+  const spec = (extra: string) =>
+    parseSweepSpec(`name: t\ndataset: d.jsonl\ngeometries: [chain]\nsizes: [1, 3]\ntemperatures: [0.7]\nseed: 1\n${extra}`, 'team.yaml');
+
+  it('config ids name the team schedule; any N is taken; k is 0; the team settings ride on the run', () => {
+    const runs = planSweep(spec('dynamics: relay\nteam: {token_budget: 300}'), [PROMPT], 'team.yaml');
+    expect(runs.map((r) => r.runId)).toEqual(['p1-chain-n1-T0.7-glauber-relay-t0', 'p1-chain-n3-T0.7-glauber-relay-t0']);
+    expect(runs.map((r) => r.k)).toEqual([0, 0]);
+    expect(runs[1].controls.team).toEqual({ memory: 'all', personas: 'generated', tokenBudget: 300 });
+  });
+
+  it('a population sweep keeps its ids and carries no team settings', () => {
+    const runs = planSweep(
+      parseSweepSpec('name: t\ndataset: d.jsonl\ngeometries: [ring]\nsizes: [4]\ntemperatures: [0.7]\nseed: 1\n', 'p.yaml'),
+      [PROMPT],
+      'p.yaml',
+    );
+    expect(runs[0].runId).toBe('p1-ring-n4-T0.7-glauber-t0');
+    expect(runs[0].controls.team).toBeUndefined();
+  });
+
+  it('refuses protocols a team schedule does not run, regenerate on populations, and early stopping, naming the field', () => {
+    const refuse = (text: string, field: string) => {
+      let error: unknown;
+      try {
+        planSweep(text.startsWith('name:') ? parseSweepSpec(text, 'team.yaml') : spec(text), [PROMPT], 'team.yaml');
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(InputError);
+      expect((error as Error).message).toContain(`team.yaml: ${field}:`);
+    };
+    refuse('dynamics: relay\nprotocol: drift-policy', 'protocol');
+    refuse('dynamics: hub\nprotocol: ssvp', 'protocol');
+    refuse('name: t\ndataset: d.jsonl\ngeometries: [ring]\nsizes: [4]\ntemperatures: [0.7]\nprotocol: regenerate\n', 'protocol');
+    refuse('dynamics: debate\nearly_stopping: {}', 'early_stopping');
+    refuse('dynamics: relay\nteam: {token_budget: 2}', 'team.token_budget');
+  });
+});
