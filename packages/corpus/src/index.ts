@@ -51,6 +51,7 @@ export {
 export { RUN_COLUMNS, type RunTableRow } from './run-table-schema.js';
 export { STATS_COLUMNS } from './stats-table-schema.js';
 export { TEAM_COLUMNS, type TeamTableRow } from './team-table-schema.js';
+export { teamDriftByRun, teamTableRows, type TeamRunDrift } from './team-table.js';
 export { parseSqlType, sqlTypeText, type SqlType } from './sql-type.js';
 export { CORPUS_FORMAT, manifestPath, readManifest, readManifestToResume, sha256File, writeManifest } from './manifest.js';
 export type { Manifest, ShardInfo, WhiteningOrigin } from './manifest.js';

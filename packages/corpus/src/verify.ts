@@ -30,6 +30,7 @@ import { measureSweep, type WhiteningMode } from './measure/sweep-measure.js';
 import { readWhitening } from './measure/whitening-io.js';
 import { checkPosthoc } from './verify-posthoc.js';
 import { checkTeamShard } from './verify-team.js';
+import { checkTeamTable } from './verify-team-table.js';
 import type { OrderParamRow } from './measure/order-params-io.js';
 
 export interface VerifyReport {
@@ -117,6 +118,7 @@ export async function verifyCorpus(dir: string): Promise<VerifyReport> {
         spec.drift?.tolerance ?? 'auto',
       )),
     );
+  if (good.length === runs.length) problems.push(...(await checkTeamTable(out, runs)));
   problems.push(...(await checkPosthoc(out, manifest, good.length === runs.length ? runs : null, spec.drift?.tolerance ?? 'auto')));
   return { ok: problems.length === 0, problems, checked };
 }

@@ -1,5 +1,13 @@
 import { driftStats, driftTolerance, focusSeries, runEvents, snapshotAccuracy, type RunPlan } from '@panta/core';
-import { RUN_COLUMNS, runsTablePath, writeParquetTable, type OrderParamRow, type RunRecord, type RunTableRow } from '@panta/corpus';
+import {
+  RUN_COLUMNS,
+  runsTablePath,
+  writeParquetTable,
+  type OrderParamRow,
+  type RunRecord,
+  type RunTableRow,
+  type TeamRunDrift,
+} from '@panta/corpus';
 import { isTeamRun } from './team-table.js';
 import type { CostOf, RunTotals } from './totals.js';
 
@@ -16,14 +24,6 @@ export interface RunTableInput {
   cost: CostOf;
   /** Team runs' FOCUS and drift, from their turns' scores (teams.parquet); population runs take theirs from accuracy. */
   teamDrift?: ReadonlyMap<string, TeamRunDrift>;
-}
-
-/** A debate's (or a relay's, hub's: one turn) FOCUS series and drift, as teamTurns scores them, with no tolerance. */
-export interface TeamRunDrift {
-  focus: (number | null)[];
-  focus_total: number | null;
-  drift_onset: number | null;
-  recovered: boolean | null;
 }
 
 /** One row per planned run, in plan order: complete, failed or pending, with what is known of it. */

@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDataset } from '@panta/core';
-import { eventsDir, queryRows, runsTablePath, teamsTablePath } from '@panta/corpus';
+import { eventsDir, queryRows, runsTablePath, teamsTablePath, verifyCorpus } from '@panta/corpus';
 import { writeReport } from '@panta/report';
 import { describe, expect, it } from 'vitest';
 import { ROOT, panta, tempDir, writeSpec } from '../../../test/helpers.js';
@@ -42,6 +42,17 @@ describe('teams.parquet on surrogate team sweeps', () => {
     expect(panta(['verify', out]).code).toBe(0);
     const report = await writeReport(out);
     expect(report.figures.map((f) => f.id)).toContain('team-lost-in-propagation');
+    // verify recomputes the table: one fact recall changed is named (beside the checksum the change breaks).
+    const first = String(team[0].run_id);
+    await queryRows(
+      `COPY (SELECT * REPLACE (CASE WHEN run_id = '${first}' THEN fact_recall + 0.25 ELSE fact_recall END AS fact_recall) FROM read_parquet('${teamsTablePath(out)}')) TO '${teamsTablePath(out)}.x' (FORMAT parquet)`,
+    );
+    renameSync(`${teamsTablePath(out)}.x`, teamsTablePath(out));
+    const v = await verifyCorpus(out);
+    expect(v.ok).toBe(false);
+    expect(v.problems).toContain(
+      `teams.parquet: ${first} turn 1: fact_recall ${Number(team[0].fact_recall) + 0.25} stored, ${Number(team[0].fact_recall)} recomputed`,
+    );
     expect(report.tables.map((t) => t.id)).toEqual(expect.arrayContaining(['team-answers', 'team-cost']));
   }, 180_000);
 
