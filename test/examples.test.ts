@@ -103,8 +103,11 @@ describe('examples double as smoke tests', () => {
       { protocol: 'glauber', role: 'agent', rows: agentRows, off_chain: 0 },
       { protocol: 'ssvp', role: 'agent', rows: agentRows, off_chain: 0 },
     ]);
-    // ssvp reads a diverging neighbour through a merge call; glauber makes none
-    expect(roles.filter((x) => x.role !== 'agent').map((x) => [x.protocol, x.role])).toEqual([['ssvp', 'merge']]);
+    // ssvp writes a summary per event and reads a diverging neighbour through a merge call; glauber makes none
+    expect(roles.filter((x) => x.role !== 'agent').map((x) => [x.protocol, x.role])).toEqual([
+      ['ssvp', 'merge'],
+      ['ssvp', 'summary'],
+    ]);
     const report = join(dir, 'report');
     expect(panta(['report', out, '--out', report]).code).toBe(0);
     const [header, ...lines] = readFileSync(join(report, 'tables', 'lost-in-propagation-accuracy.csv'), 'utf8')

@@ -4,6 +4,7 @@ import type { PopulationEntry } from './population.js';
 import type { PromptTemplate } from './prompt.js';
 import { MAX_LIVE_ENTRIES } from './protocol/board.js';
 import { BOARD_INSTRUCTION, personaText } from './protocol/prompts.js';
+import { CONTEXT_MERGE_INSTRUCTION, isSummaryProtocol } from './protocol/ssvp.js';
 import type { SweepSpec } from './spec/schema.js';
 
 /** Characters per token of the estimate: about four for English text (it is only used for bounds). */
@@ -31,7 +32,10 @@ export function worstPromptTokens(run: RunPlan, template: PromptTemplate, maxTok
   const perAnswer = board ? MAX_LIVE_ENTRIES : 1;
   const perLine = template.neighbour.length + String(run.n).length + (board ? MAX_LIVE_ENTRIES * ENTRY_FRAME : 0);
   const moderator = run.protocol === 'drift-policy' ? maxTokens + 4 : 0;
-  return Math.ceil((fixed + run.k * perLine) / CHARS_PER_TOKEN) + (1 + run.k * perAnswer) * maxTokens + moderator;
+  // full-broadcast reads every other agent; a ContextMerge quotes the context plus one incoming summary.
+  const k = run.protocol === 'full-broadcast' ? run.n - 1 : run.k;
+  const merge = isSummaryProtocol(run.protocol) ? maxTokens + Math.ceil(CONTEXT_MERGE_INSTRUCTION.length / CHARS_PER_TOKEN) + 16 : 0;
+  return Math.ceil((fixed + k * perLine) / CHARS_PER_TOKEN) + (1 + k * perAnswer) * maxTokens + moderator + merge;
 }
 
 /**

@@ -1,7 +1,8 @@
 import { CsrGraph } from './geometry/graph.js';
 import { type EdgeLists, graphFor, type RunPlan, runEvents } from './plan.js';
 import { type PromptContext, type PromptTemplate, promptLength } from './prompt.js';
-import { renderDriftJudge, renderMerge, renderModerator } from './protocol/prompts.js';
+import { renderDriftJudge, renderModerator } from './protocol/prompts.js';
+import { isSummaryProtocol, renderSummary } from './protocol/ssvp.js';
 import { rubric, VERDICT_MAX_TOKENS } from './rubric.js';
 import type { PriceTable } from './spec/backend.js';
 import type { SweepSpec } from './spec/schema.js';
@@ -22,7 +23,7 @@ export const CHARS_PER_TOKEN = 4;
 /** The rate `panta plan` assumes without --calls-per-s: a modest single-GPU vLLM server on 100-token answers. */
 export const DEFAULT_CALLS_PER_SECOND = 10;
 
-export type CallKind = 'agent' | 'judge' | 'merge' | 'drift-judge' | 'moderator';
+export type CallKind = 'agent' | 'judge' | 'summary' | 'merge' | 'drift-judge' | 'moderator';
 
 export interface CallCost {
   kind: CallKind;
@@ -96,6 +97,7 @@ function chars(m: { system: string | number; user: string | number }): number {
  */
 function meanDegree(run: RunPlan, edgeLists: EdgeLists): number {
   if (run.protocol === 'isolated') return 0;
+  if (run.protocol === 'full-broadcast') return run.n - 1;
   if (run.geometry.kind === 'meanfield') return run.k;
   const graph = graphFor(run.geometry, run.n, run.seed, edgeLists);
   return graph instanceof CsrGraph ? graph.entries / run.n : graph.k;
@@ -172,9 +174,12 @@ export function campaignCost(input: CampaignInput): CampaignCost {
     context.events += runEvents(run);
     contexts.set(`${run.geometryLabel}/${n}`, context);
 
-    if (run.protocol === 'ssvp' && k > 0) {
-      const merge = tokens(chars(renderMerge(run.prompt.question, '', new Array<string>(Math.round(k)).fill('')))) + (1 + k) * answer;
-      add('merge', updates, updates * merge, updates * answer, true);
+    if (isSummaryProtocol(run.protocol)) {
+      // A summary and a merge quote the agent's timestamped context (its answer and its neighbours'), as an update does.
+      const quoted = tokens(chars(renderSummary(tpl.system, run.prompt.question, []))) + (1 + k) * (answer + 4);
+      add('summary', n + updates, (n + updates) * quoted, (n + updates) * answer, false);
+      // ssvp: at most one merge per neighbour and update (pairs above tau only).
+      if (run.protocol === 'ssvp' && k > 0) add('merge', updates * k, updates * k * (quoted + answer), updates * k * answer, true);
     }
     if (run.protocol === 'drift-policy' && run.sweeps >= 2) {
       const boundaries = run.sweeps - 1;
@@ -199,7 +204,7 @@ export function campaignCost(input: CampaignInput): CampaignCost {
       add('judge', calls, calls * (tokens(chars(rubric(run.prompt, ''))) + answer), calls * VERDICT_MAX_TOKENS, true);
     }
   }
-  const order: CallKind[] = ['agent', 'judge', 'merge', 'drift-judge', 'moderator'];
+  const order: CallKind[] = ['agent', 'judge', 'summary', 'merge', 'drift-judge', 'moderator'];
   const calls = order.flatMap((kind) => (kinds.has(kind) ? [kinds.get(kind)!] : []));
   for (const c of calls) {
     // A graph of uneven degree (a star, a chain) quotes a fractional mean of answers per update.

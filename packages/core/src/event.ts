@@ -6,7 +6,7 @@ export type Tag = (typeof TAGS)[number];
  * Who made an LLM call (DESIGN.md 4): the agent answering (the only role that sets an answer), the ssvp merge
  * that reads a divergent neighbourhood for it, and drift-policy's judge and moderator between sweeps.
  */
-export const POPULATION_ROLES = ['agent', 'merge', 'judge', 'moderator'] as const;
+export const POPULATION_ROLES = ['agent', 'summary', 'merge', 'judge', 'moderator'] as const;
 
 /**
  * The calls of team schedules (docs/teams.md). In a team run every call is an event of its own: its row is

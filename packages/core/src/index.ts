@@ -99,6 +99,7 @@ export {
   BOARD_INSTRUCTION,
   isDrift,
   MERGE_NOTE,
+  mergeNote,
   parseProtocolCall,
   personaText,
   PROTOCOL_SYSTEM,
@@ -119,6 +120,18 @@ export {
 } from './protocol/control.js';
 export type { ControlState, RunControls, SweepControl, TeamControls } from './protocol/control.js';
 export { calibrateTau, cdsExceedance, TAU_GRID, tauAt } from './protocol/tau-calibration.js';
+export {
+  CONTEXT_MERGE_INSTRUCTION,
+  decodeSummaryVersion,
+  encodeSummaryVersion,
+  isSummaryProtocol,
+  parseSsvpCall,
+  renderContextMerge,
+  renderSummary,
+  SUMMARY_INSTRUCTION,
+  SUMMARY_PROTOCOLS,
+} from './protocol/ssvp.js';
+export type { ContextItem, ParsedSsvpCall, SummaryVersion } from './protocol/ssvp.js';
 export type { CdsExceedance, TauCalibration, TauShare } from './protocol/tau-calibration.js';
 export { boundedText, redact, REDACTED, Redactor, redactValue, registerSecret, secretsInEnv } from './redact.js';
 export {

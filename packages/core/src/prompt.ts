@@ -2,6 +2,7 @@ import { parse } from 'yaml';
 import { z } from 'zod';
 import { InputError } from './errors.js';
 import { BOARD_INSTRUCTION, mergeNote, renderDriftJudge, renderMerge, renderModerator } from './protocol/prompts.js';
+import { renderSsvpCall, type ContextItem } from './protocol/ssvp.js';
 import { issueToInputError } from './spec/parse.js';
 import { RHEON_TEMPLATE } from './templates.js';
 
@@ -53,7 +54,7 @@ export function parseTemplate(text: string, file: string): PromptTemplate {
 /** What one agent sees in one event (or, with `kind`, what a protocol call sees). */
 export interface PromptContext {
   /** Default agent. merge, drift-judge and moderator are protocol calls with their own fixed prompts. */
-  kind?: 'agent' | 'merge' | 'drift-judge' | 'moderator';
+  kind?: 'agent' | 'merge' | 'drift-judge' | 'moderator' | 'summary' | 'context-merge';
   question: string;
   sweep: number;
   temperature: number;
@@ -70,6 +71,9 @@ export interface PromptContext {
   board?: boolean;
   /** ssvp above tau: the merge call's review, shown in place of the neighbours' answers. */
   merge?: string;
+  /** summary and context-merge (SSVP as published): the agent's timestamped context, and the merge's incoming summary. */
+  context?: readonly ContextItem[];
+  incoming?: { agent: number; round: number; summary: string };
   /** drift-policy: the moderator's message for this sweep. */
   moderator?: string;
   /** drift-judge and moderator: the majority answer after the previous sweep and after this one. */
@@ -91,6 +95,9 @@ function renderExtended(template: PromptTemplate, ctx: PromptContext): ChatMessa
       return renderDriftJudge(ctx.question, ctx.sweep, ctx.before ?? '', ctx.after ?? '');
     case 'moderator':
       return renderModerator(ctx.question, ctx.sweep, ctx.before ?? '', ctx.after ?? '');
+    case 'summary':
+    case 'context-merge':
+      return renderSsvpCall(template, ctx);
     default: {
       const base = renderPlain(
         template,

@@ -97,7 +97,9 @@ export class Schedule implements EventStream {
     let neighbours =
       this.run.protocol === 'isolated'
         ? EMPTY_I32
-        : this.graph.neighbours(agent, this.graph.annealed ? rngFrom(seed, 'neighbours', j) : this.picks);
+        : this.run.protocol === 'full-broadcast'
+          ? everyoneBut(agent, n)
+          : this.graph.neighbours(agent, this.graph.annealed ? rngFrom(seed, 'neighbours', j) : this.picks);
     if (this.graph.shuffled && neighbours.length > 1) neighbours = shuffledOrder(neighbours, rngFrom(seed, 'order', j));
     const reads = new Int32Array(neighbours.length + 1);
     if (synchronous) {
@@ -132,6 +134,13 @@ export function shuffledOrder(row: Int32Array, rng: Rng): Int32Array {
     out[i] = out[r];
     out[r] = x;
   }
+  return out;
+}
+
+/** full-broadcast: every other agent, in agent order (the paper's broadcast reaches the whole system). */
+function everyoneBut(agent: number, n: number): Int32Array {
+  const out = new Int32Array(n - 1);
+  for (let b = 0, i = 0; b < n; b++) if (b !== agent) out[i++] = b;
   return out;
 }
 

@@ -34,18 +34,19 @@ describe('campaign cost', () => {
     expect(c.total).toEqual({ calls: 6, promptTokens: 3 * initial + 3 * update, completionTokens: 42 });
   });
 
-  it('ssvp merges at most once per update; a sampled mean field quotes k answers; early stopping makes every count a ceiling', () => {
+  it('ssvp writes a summary per event and merges at most once per neighbour and update; a sampled mean field quotes k answers; early stopping makes every count a ceiling', () => {
     const { spec, runs } = plan('geometries: [{kind: meanfield, sample: 3}]\nsizes: [10]\nsweeps: 4\nprotocol: ssvp\nmax_tokens: 5\n');
     const c = campaignCost({ spec, runs, template: DEFAULT_TEMPLATE, callsPerSecond: 2 });
     expect(c.events).toBe(50);
     expect(c.calls.map((x) => [x.kind, x.calls, x.atMost])).toEqual([
       ['agent', 50, false],
-      ['merge', 40, true],
+      ['summary', 50, false],
+      ['merge', 40 * 3, true],
     ]);
     expect(c.contexts).toEqual([
       expect.objectContaining({ geometry: 'meanfield-s3', n: 10, k: 3, meanNeighbours: 3, runs: 1, events: 50 }),
     ]);
-    expect(c.seconds).toEqual({ agents: 25, all: 45 });
+    expect(c.seconds).toEqual({ agents: 25, all: (50 + 50 + 120) / 2 });
     expect(c.assumedRate).toBe(false);
     const stopping = plan('geometries: [ring]\nsizes: [4]\nsweeps: 6\nearly_stopping: {window: 2, min_sweeps: 2}\n');
     expect(campaignCost({ ...stopping, template: DEFAULT_TEMPLATE }).calls[0]).toMatchObject({ kind: 'agent', calls: 28, atMost: true });

@@ -3,6 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import {
   EVENT_ROWS_SQL,
   InputError,
+  isSummaryProtocol,
   Schedule,
   graphFor,
   nextControl,
@@ -165,6 +166,38 @@ async function checkShard(out: string, run: RunPlan, edgeLists: Map<string, [num
 }
 
 /**
+ * SSVP as published (no-sync, ssvp, full-broadcast): one summary per event; merges only in ssvp, each for a
+ * pair above tau (its row's divergence) before an answer whose largest pair CDS is above tau, at most one per
+ * neighbour; an answer above tau with no merge is a merge missing.
+ */
+async function checkSummaryCalls(
+  file: string,
+  run: RunPlan,
+  c: { summaries: number; agents: number; merges: number },
+): Promise<string | null> {
+  if (c.summaries !== c.agents) return `${run.runId}: ${c.summaries} summary calls for ${c.agents} answers (one per event)`;
+  if (run.protocol !== 'ssvp') return c.merges > 0 ? `${run.runId}: ${c.merges} merge calls in a ${run.protocol} run` : null;
+  const tau = run.controls.tau;
+  const [bad] =
+    (await queryRows(`WITH m AS (SELECT event, count(*) AS merges, min(divergence) AS low FROM ${file} WHERE role = 'merge' GROUP BY event)
+    SELECT
+      count(*) FILTER (WHERE m.low IS NULL OR NOT (m.low > ${tau}))::INTEGER AS below,
+      count(*) FILTER (WHERE m.merges > len(a.neighbours))::INTEGER AS excess,
+      count(*) FILTER (WHERE NOT (a.divergence > ${tau}))::INTEGER AS ungated
+    FROM m JOIN ${file} a ON a.role = 'agent' AND a.event = m.event`)) as Record<string, number>[];
+  const [missing] = (await queryRows(`SELECT count(*)::INTEGER AS n FROM ${file} a
+    WHERE a.role = 'agent' AND a.divergence > ${tau} AND NOT EXISTS (SELECT 1 FROM ${file} m WHERE m.role = 'merge' AND m.event = a.event)`)) as Record<
+    string,
+    number
+  >[];
+  if (bad!.below > 0 || bad!.ungated > 0)
+    return `${run.runId}: ssvp merges at ${bad!.below + bad!.ungated} events for pairs whose CDS does not exceed tau ${tau}`;
+  if (bad!.excess > 0) return `${run.runId}: ${bad!.excess} events merge more often than they have neighbours`;
+  if (missing!.n > 0) return `${run.runId}: ${missing!.n} answers have a pair above tau ${tau} but no merge`;
+  return null;
+}
+
+/**
  * Protocol calls are where their protocol puts them: a merge before exactly the ssvp answers whose divergence
  * exceeds tau, judge and moderator calls only in drift-policy runs, a moderator only after a judge.
  */
@@ -176,13 +209,19 @@ async function checkCalls(out: string, run: RunPlan): Promise<string | null> {
       count(*) FILTER (WHERE role = 'merge')::INTEGER AS merges,
       count(*) FILTER (WHERE role IN ('judge', 'moderator'))::INTEGER AS boundary,
       count(*) FILTER (WHERE role = 'moderator')::INTEGER AS moderators,
-      count(*) FILTER (WHERE role NOT IN ('agent', 'merge', 'judge', 'moderator'))::INTEGER AS unknown,
+      count(*) FILTER (WHERE role NOT IN ('agent', 'summary', 'merge', 'judge', 'moderator'))::INTEGER AS unknown,
+      count(*) FILTER (WHERE role = 'summary')::INTEGER AS summaries,
+      count(*) FILTER (WHERE role = 'agent')::INTEGER AS agents,
       count(*) FILTER (WHERE role = 'agent' AND divergence > ${run.controls.tau})::INTEGER AS divergent,
       (SELECT count(*) FROM ${file} m WHERE m.role = 'merge' AND NOT EXISTS (SELECT 1 FROM ${file} a WHERE a.role = 'agent' AND a.event = m.event AND a.divergence > ${run.controls.tau}))::INTEGER AS misplaced,
       (SELECT count(*) FROM ${file} m WHERE m.role = 'moderator' AND NOT EXISTS (SELECT 1 FROM ${file} j WHERE j.role = 'judge' AND j.event = m.event))::INTEGER AS unjudged
     FROM ${file}`)) as Record<string, number>[];
-  const { merges, boundary, moderators, unknown, divergent, misplaced, unjudged } = c!;
-  if (unknown > 0) return `${run.runId}: ${unknown} rows have a role that is not agent, merge, judge or moderator`;
+  const { merges, boundary, moderators, unknown, divergent, misplaced, unjudged, summaries, agents } = c!;
+  if (unknown > 0) return `${run.runId}: ${unknown} rows have a role that is not agent, summary, merge, judge or moderator`;
+  // An ssvp run without summary rows is the answer-gated ssvp of corpora written before SSVP as published.
+  if (isSummaryProtocol(run.protocol) && (run.protocol !== 'ssvp' || summaries > 0))
+    return checkSummaryCalls(file, run, { summaries, agents, merges });
+  if (summaries > 0) return `${run.runId}: ${summaries} summary calls in a ${run.protocol} run`;
   if (run.protocol === 'ssvp' && (merges !== divergent || misplaced > 0)) {
     return `${run.runId}: ssvp merges ${merges} times, but ${divergent} answers diverge beyond tau ${run.controls.tau} (${misplaced} merges elsewhere)`;
   }

@@ -1,4 +1,14 @@
-import { decodeBoardVersion, hasBoundaries, isDrift, medoid, nextControl, type ControlState, type Tag } from '@panta/core';
+import {
+  decodeBoardVersion,
+  decodeSummaryVersion,
+  hasBoundaries,
+  isSummaryProtocol,
+  isDrift,
+  medoid,
+  nextControl,
+  type ControlState,
+  type Tag,
+} from '@panta/core';
 import { callModel, callOutcome, callSeed, controlEncoder, runServices, type WorkerServices } from './execute-event.js';
 import type { BoundaryOutcome, BoundaryTask, CallOutcome } from './task.js';
 
@@ -16,7 +26,12 @@ export async function executeBoundary(
   const { run, sweep } = task;
   const services = runServices(run, sweepServices);
   if (!hasBoundaries(run.protocol, run.controls)) throw new Error(`${run.runId}: boundary task for a run without boundaries`);
-  const answers = run.protocol === 'belief-board' ? values.map((v) => decodeBoardVersion(v).answer) : [...values];
+  const answers =
+    run.protocol === 'belief-board'
+      ? values.map((v) => decodeBoardVersion(v).answer)
+      : isSummaryProtocol(run.protocol)
+        ? values.map((v) => decodeSummaryVersion(v).answer)
+        : [...values];
   const embeddings = await controlEncoder(run, services).encode(answers);
   const rule = run.controls.earlyStopping;
   let tags: Tag[] = answers.map(() => 'not_known');

@@ -3,8 +3,8 @@ import {
   applyEntries,
   assignPopulation,
   decodeBoardVersion,
-  divergence,
   encodeBoardVersion,
+  isSummaryProtocol,
   mixSeed,
   parseBoardReply,
   personaText,
@@ -20,6 +20,7 @@ import {
 import type { Encoder } from '@panta/embed';
 import type { Judge } from '@panta/judge';
 import type { ChatRequest, ChatResult, LlmBackend } from '@panta/llm';
+import { executeSummaryEvent } from './execute-ssvp.js';
 import { executeTeamEvent } from './execute-team.js';
 import type { CallOutcome, EventOutcome, EventTask } from './task.js';
 
@@ -140,8 +141,7 @@ export function callOutcome(role: CallOutcome['role'], seed: number, call: { res
  * The worker's half of an event: build the prompt from the versions it reads (own previous answer first,
  * then neighbours in prompt order) as the run's protocol says, call the model, embed the answer.
  * - glauber, isolated: the template with the neighbours' answers (isolated reads none);
- * - ssvp: divergence between the agent's answer and its neighbourhood mean; above tau a merge call reads the
- *   neighbours and the agent sees only its review; otherwise the agent re-answers alone;
+ * - no-sync, ssvp, full-broadcast: summaries, CDS and ContextMerge calls (execute-ssvp.ts);
  * - belief-board: versions carry live board entries, which the agent reads instead of answers; its reply
  *   (JSON) gives its answer and new entries;
  * - drift-policy: the template, plus the sweep's moderator message when there is one.
@@ -150,6 +150,7 @@ export function executeEvent(task: EventTask, reads: readonly string[], sweepSer
   const { run, plan } = task;
   const services = runServices(run, sweepServices);
   if (run.controls.team) return executeTeamEvent(task, reads, services);
+  if (isSummaryProtocol(run.protocol)) return executeSummaryEvent(task, reads, services);
   const temperature = temperatureAt(run.temperature, plan.sweep, run.sweeps, run.controls.annealing);
   const boardRun = run.protocol === 'belief-board';
   const own = boardRun && plan.readVersions.length > 0 ? decodeBoardVersion(reads[0]) : undefined;
@@ -171,8 +172,6 @@ export function executeEvent(task: EventTask, reads: readonly string[], sweepSer
   }
   if (boardRun) context.board = true;
   if (task.moderator) context.moderator = task.moderator;
-  if (run.protocol === 'ssvp' && previous !== undefined && neighbourAnswers.length > 0)
-    return executeGated(task, context, services, previous);
   // The common path chains promises instead of awaiting: an async function per event keeps its whole frame
   // on the heap across the call, which was the largest allocation per event.
   return timedCall(services, context, plan.seed, temperature, (result, latencyMs) =>
@@ -180,43 +179,8 @@ export function executeEvent(task: EventTask, reads: readonly string[], sweepSer
   );
 }
 
-/** ssvp: the divergence gate, the merge call above tau, then the agent's call. */
-async function executeGated(task: EventTask, context: PromptContext, services: WorkerServices, previous: string): Promise<EventOutcome> {
-  const { run, plan } = task;
-  const { temperature, neighbourAnswers } = context;
-  const before: CallOutcome[] = [];
-  const [mine, ...theirs] = await controlEncoder(run, services).encode([previous, ...neighbourAnswers]);
-  const gate = divergence(mine!, theirs);
-  if (gate > run.controls.tau) {
-    const seed = callSeed(plan.seed, 'merge');
-    const merge = await callModel(
-      services,
-      {
-        question: run.prompt.question,
-        sweep: plan.sweep,
-        temperature,
-        previous,
-        neighbourAgents: plan.neighbours,
-        neighbourAnswers,
-        kind: 'merge',
-      },
-      seed,
-      temperature,
-    );
-    before.push(callOutcome('merge', seed, merge));
-    context.merge = merge.result.text;
-  }
-  context.neighbourAnswers = [];
-  if (context.merge === undefined) context.neighbourAgents = [];
-  const call = await callModel(services, context, plan.seed, temperature);
-  const outcome = await answer(task, services, call.result, call.latencyMs, undefined);
-  if (before.length > 0) outcome.before = before;
-  outcome.divergence = gate;
-  return outcome;
-}
-
 /** The event's outcome from the agent's call: its answer (a board reply parsed), embedded by every encoder. */
-function answer(
+export function answer(
   task: EventTask,
   services: WorkerServices,
   result: ChatResult,

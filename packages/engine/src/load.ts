@@ -291,12 +291,7 @@ export function plannerFor(
   const gate = hasBoundaries(run.protocol, run.controls)
     ? boundaryGate(run, control?.sweep ?? -1, control?.state?.stop ?? false)
     : Number.POSITIVE_INFINITY;
-  return new DataflowPlanner(
-    scheduleFor(run, sweep.edgeLists),
-    plannerWindow(run, sweep.spec.lookahead),
-    startEvent,
-    gate,
-  );
+  return new DataflowPlanner(scheduleFor(run, sweep.edgeLists), plannerWindow(run, sweep.spec.lookahead), startEvent, gate);
 }
 
 /** Settings that only make sense together with others. */
@@ -418,6 +413,9 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
     // Neighbours in a seeded order per event (a mean field, a star, random graphs) replaced agent order: such
     // a sweep is another corpus than one written before, and must not resume it. Lattice-only sweeps keep theirs.
     .update(spec.geometries.some(shufflesNeighbours) ? '\0neighbours shuffled per event' : '')
+    // ssvp became the published protocol (summaries, pairwise CDS, ContextMerge): a corpus of the answer-gated
+    // ssvp must not be resumed by it. Sweeps without ssvp keep their fingerprint.
+    .update([spec.protocol].flat().includes('ssvp') ? '\0ssvp as published' : '')
     .digest('hex');
   // Every part plans (and checks) the whole grid, so each computes the same partition.
   const mine = shard ? shardRuns(runs, shard) : runs;

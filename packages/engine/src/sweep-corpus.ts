@@ -1,7 +1,17 @@
-import { EVENT_ROWS_SQL, encodeBoardVersion, foldLive, runEvents, type BoardEntry, type EncoderColumn, type RunPlan } from '@panta/core';
+import {
+  EVENT_ROWS_SQL,
+  encodeBoardVersion,
+  foldLive,
+  isSummaryProtocol,
+  runEvents,
+  type BoardEntry,
+  type EncoderColumn,
+  type RunPlan,
+} from '@panta/core';
 import { SweepTrace, appendRunRecord, readEvents } from '@panta/corpus';
 import type { Judge } from '@panta/judge';
 import { RunRecorder, type RowMeta } from './run-recorder.js';
+import { readSummaryVersions } from './ssvp-versions.js';
 import type { ActiveRun } from './executor.js';
 import type { Logger } from './log.js';
 
@@ -120,6 +130,7 @@ export async function readVersionTexts(parts: readonly string[], live: Float64Ar
   const texts = new Map<number, string>();
   const wanted = [...new Set(Array.from(live))].filter((v) => v >= 0);
   if (wanted.length === 0) return texts;
+  if (protocol !== undefined && isSummaryProtocol(protocol)) return readSummaryVersions(parts, wanted);
   if (protocol === 'belief-board') {
     const keep = new Set(wanted);
     const boards = new Map<number, BoardEntry[]>();

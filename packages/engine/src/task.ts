@@ -42,6 +42,8 @@ export interface CallResult {
 export interface CallOutcome extends CallResult {
   role: Exclude<Role, 'agent'>;
   seed: number;
+  /** ssvp's merge: the CDS of the pair it adjudicates. */
+  divergence?: number;
 }
 
 export interface BoundaryOutcome {

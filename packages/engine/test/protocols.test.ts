@@ -3,7 +3,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   BOARD_INSTRUCTION,
+  CONTEXT_MERGE_INSTRUCTION,
+  MERGE_NOTE,
   PROTOCOL_SYSTEM,
+  SUMMARY_INSTRUCTION,
   assignPopulation,
   divergence,
   foldLive,
@@ -78,9 +81,7 @@ describe('coordination protocols', () => {
     renameSync(`${ssvp}.tmp`, ssvp);
     const stripped = panta(['verify', join(dir, 'c1')]);
     expect(stripped.code).toBe(1);
-    expect(stripped.stdout + stripped.stderr).toMatch(
-      /fq367-ring-n16-T0\.4-ssvp-t0: ssvp merges 0 times, but \d+ answers diverge beyond tau 0\.2/,
-    );
+    expect(stripped.stdout + stripped.stderr).toMatch(/fq367-ring-n16-T0\.4-ssvp-t0: \d+ answers have a pair above tau 0\.2 but no merge/);
     const roles = await queryRows(
       `SELECT protocol, role, count(*)::INTEGER AS n FROM read_parquet('${dir}/c1/events/*.parquet') GROUP BY ALL ORDER BY ALL`,
     );
@@ -178,25 +179,32 @@ describe('coordination protocols', () => {
           // Neighbours are read through their live board entries, never their raw answers.
           expect(lines).toEqual(neighbours.map((b, i) => `- Agent ${b}: ${renderEntries(boardAt.get(reads[i + 1])!)}`));
         } else if (protocol === 'ssvp') {
-          const texts = reads.slice(1).map((v) => answer.get(v)!.response);
-          const [mine, ...theirs] = await encoder.encode([previous, ...texts]);
+          // SSVP as published: a ContextSummary per event; the gate is the largest CDS between the agent's new
+          // summary and the summaries its neighbours' versions carry; a ContextMerge per pair above tau.
+          const summaryOf = (e: number) => runRows.find((m) => m.role === 'summary' && m.event === e)!;
+          expect(seen.get(Number(summaryOf(r.event).seed))!.messages.user.endsWith(`\n${SUMMARY_INSTRUCTION}`)).toBe(true);
+          const [mine, ...theirs] = await encoder.encode([
+            summaryOf(r.event).response,
+            ...reads.slice(1).map((v) => summaryOf(v).response),
+          ]);
           // A chain's head reads nobody: nothing to diverge from, no gate.
-          if (texts.length === 0) expect(r.divergence).toBeNull();
-          else expect(Number(r.divergence)).toBeCloseTo(divergence(mine!, theirs), 12);
-          const merge = runRows.find((m) => m.role === 'merge' && m.event === r.event);
-          // Below tau the agent re-answers alone; above, it sees only the merge's review of its neighbours.
-          expect(merge !== undefined).toBe(Number(r.divergence) > 0.2);
-          expect(lines).toEqual([]);
-          if (merge) {
-            const mergeCall = seen.get(Number(merge.seed))!.messages;
-            expect(mergeCall.system).toBe(PROTOCOL_SYSTEM);
-            expect(mergeCall.user).toContain(`Answer under review: ${previous}\n`);
-            for (const t of texts) expect(mergeCall.user).toContain(`: ${t}\n`);
-            expect(user).toContain(`Review of your neighbours' answers: ${merge.response}`);
-          } else {
-            expect(user).toContain('(none)');
-            for (const t of texts) if (t !== previous) expect(user).not.toContain(t);
+          if (theirs.length === 0) expect(r.divergence).toBeNull();
+          else expect(Number(r.divergence)).toBeCloseTo(Math.max(...theirs.map((t) => divergence(mine!, [t]))), 12);
+          const merges = runRows.filter((m) => m.role === 'merge' && m.event === r.event);
+          expect(merges.length > 0).toBe(Number(r.divergence) > 0.2);
+          for (const m of merges) {
+            expect(Number(m.divergence)).toBeGreaterThan(0.2);
+            const mergeCall = seen.get(Number(m.seed))!.messages;
+            expect(mergeCall.user.endsWith(`\n${CONTEXT_MERGE_INSTRUCTION}`)).toBe(true);
+            // The agent's full timestamped context is prepended: its own answer and each one it reads.
+            expect(mergeCall.user).toContain(`] you: ${previous}\n`);
           }
+          // Below tau a neighbour is read as under glauber; above, through the review of its merge.
+          expect(lines).toHaveLength(neighbours.length);
+          expect(lines.filter((l) => l.includes(MERGE_NOTE))).toHaveLength(merges.length);
+          neighbours.forEach((b, i) => {
+            if (!lines[i]!.includes(MERGE_NOTE)) expect(lines[i]).toBe(`- Agent ${b}: ${answer.get(reads[i + 1])!.response}`);
+          });
         }
         checked++;
       }
@@ -261,7 +269,7 @@ annealing: {to: 0.1}
     expect(rows.length).toBe(16 * 5);
   });
 
-  it('a seeded wrong belief spreads further under glauber on a mean field than under ssvp', async () => {
+  it("the synchronisation paper's shape: a seeded wrong belief spreads further under full-broadcast than under no-sync, and least under ssvp, whose merges surface it at the first exchange", async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'beliefs.jsonl'), '{"id": "wrong-97", "belief": "97"}\n');
     const spec = writeSpec(
@@ -269,13 +277,13 @@ annealing: {to: 0.1}
       `name: contamination
 dataset: ${RHEON6}
 prompts: [fq367]
-geometries: [meanfield]
-sizes: [64]
-temperatures: [0.3, 0.6]
+geometries: [ring]
+sizes: [32]
+temperatures: [0.3]
 trials: 4
-sweeps: 8
+sweeps: 6
 seed: 3
-protocol: [glauber, ssvp]
+protocol: [no-sync, ssvp, full-broadcast]
 population: {file: beliefs.jsonl, assign: fraction, fraction: 0.15}
 `,
     );
@@ -284,10 +292,13 @@ population: {file: beliefs.jsonl, assign: fraction, fraction: 0.15}
     // Share of the agents without the belief whose last answer is the believed wrong one (97).
     const shares = await queryRows(`WITH last AS (
         SELECT *, row_number() OVER (PARTITION BY run_id, agent ORDER BY event DESC) AS rk FROM read_parquet('${out}/events/*.parquet') WHERE role = 'agent')
-      SELECT protocol, temperature, avg(CASE WHEN response LIKE '%97%' THEN 1 ELSE 0 END) AS share FROM last WHERE rk = 1 AND persona IS NULL GROUP BY ALL`);
-    const share = (protocol: string, t: number) =>
-      Number(shares.find((s) => s.protocol === protocol && Number(s.temperature) === t)!.share);
-    for (const t of [0.3, 0.6]) expect(share('glauber', t), `T = ${t}`).toBeGreaterThan(share('ssvp', t) + 0.2);
-    expect(share('glauber', 0.6)).toBeGreaterThan(0.5);
+      SELECT protocol, avg(CASE WHEN response LIKE '%97%' THEN 1 ELSE 0 END) AS share FROM last WHERE rk = 1 AND persona IS NULL GROUP BY ALL`);
+    const share = (protocol: string) => Number(shares.find((s) => s.protocol === protocol)!.share);
+    expect(share('full-broadcast')).toBeGreaterThan(share('no-sync') + 0.2);
+    expect(share('ssvp')).toBeLessThan(share('full-broadcast') - 0.2);
+    const [first] = await queryRows(
+      `SELECT min(sweep)::INTEGER AS sweep FROM read_parquet('${out}/events/*.parquet') WHERE role = 'merge' AND response LIKE 'Contradiction%'`,
+    );
+    expect(first!.sweep).toBe(1);
   });
 });

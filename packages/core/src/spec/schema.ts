@@ -58,7 +58,16 @@ export const judgeSchema = z.discriminatedUnion('kind', [
 ]);
 
 /** Coordination protocols (DESIGN.md 4): a gridded axis. */
-export const PROTOCOLS = ['glauber', 'isolated', 'ssvp', 'belief-board', 'drift-policy', 'regenerate'] as const;
+export const PROTOCOLS = [
+  'glauber',
+  'isolated',
+  'ssvp',
+  'belief-board',
+  'drift-policy',
+  'regenerate',
+  'no-sync',
+  'full-broadcast',
+] as const;
 const protocolSchema = z.enum(PROTOCOLS);
 
 const sizeList = z.array(z.int().min(1)).min(1).superRefine(noRepeats<number>());

@@ -13,6 +13,7 @@ import {
 } from '@panta/core';
 import { SurrogateAgent } from '../surrogate/agent.js';
 import { compilePromptParser, type PromptParser } from '../surrogate/parse-prompt.js';
+import { ssvpContext } from '../surrogate/ssvp-context.js';
 import { teamReply } from '../surrogate/team-reply.js';
 import { RequestError, type GenerationRequest, type GenerationResult, type SurrogateServerOptions } from './types.js';
 
@@ -89,6 +90,12 @@ export class SurrogateResponder {
    * hidden belief, moderator message, merge review) around the template's rendering.
    */
   private context(messages: GenerationRequest['messages'], temperature: number): PromptContext {
+    const ssvp = ssvpContext(
+      messages,
+      temperature,
+      this.readers.map((r) => r.template.system),
+    );
+    if (ssvp) return ssvp;
     const call = parseProtocolCall(messages);
     if (call) {
       return call.kind === 'merge'

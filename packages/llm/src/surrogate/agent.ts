@@ -1,5 +1,6 @@
 import { classifyAnswer, rngFrom, type Prompt, type PromptContext, type SurrogateBackendSpec } from '@panta/core';
 import { ANSWER_FRAMES, NOT_KNOWN_FRAMES, pickVaried } from './phrasing.js';
+import { contextMergeReply, summaryReply } from './ssvp-reply.js';
 
 /**
  * A Potts-like agent (issue 2): its options are "correct", each known false answer, and "not known". It
@@ -39,6 +40,11 @@ export class SurrogateAgent {
     this.field[0] = spec.field.correct;
     for (let i = 0; i < f; i++) this.field[1 + i] = spec.field.false + (prompt.false_premise ? spec.premise_bias : 0);
     this.field[f + 1] = spec.field.not_known;
+  }
+
+  /** The prior field of an option (what a merge weighs sources by). */
+  prior(option: number): number {
+    return this.field[option];
   }
 
   optionOf(text: string): number {
@@ -116,6 +122,10 @@ export class SurrogateAgent {
         return this.judgeDrift(context.before ?? '', context.after ?? '');
       case 'moderator':
         return this.moderate(context.before ?? '');
+      case 'summary':
+        return summaryReply(this, context);
+      case 'context-merge':
+        return contextMergeReply(this, context);
       default: {
         // A merge's review and a moderator's message are read like one more answer.
         let reads = context.neighbourAnswers;
