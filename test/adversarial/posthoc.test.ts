@@ -95,4 +95,25 @@ describe('passes over a corpus of adversarial answers', () => {
     // Table 8 from the annotation above, the post-hoc judge among the raters
     expect(readFileSync(join(report, 'index.html'), 'utf8')).toMatch(/kappa/i);
   }, 120_000);
+
+  it("panta report --judge draws the post-hoc judge's tags (all judge_failure: no majority anywhere); an unknown name is one line, exit 2", async () => {
+    const at = join(dir, 'by-broken');
+    const r = await pantaAsync(['report', out, '--judge', 'broken', '--out', at]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain("post-hoc judge broken's");
+    // No snapshot has a majority of usable tags under the broken judge, whatever the sweep judge said.
+    const fate = (d: string) =>
+      readFileSync(join(d, 'tables', 'majority-fate.csv'), 'utf8')
+        .trim()
+        .split('\n')
+        .at(-1);
+    expect(fate(at)).toBe('pooled,2,0,0,0,0,2');
+    expect(fate(join(out, 'report'))).not.toBe('pooled,2,0,0,0,0,2');
+    for (const f of ['index.html', ...readdirSync(join(at, 'tables')).map((t) => join('tables', t))])
+      expect(readFileSync(join(at, f), 'utf8'), f).not.toMatch(/\bNaN\b/);
+    const bad = await pantaAsync(['report', out, '--judge', 'nope', '--out', join(dir, 'nope')]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.trim().split('\n')).toHaveLength(1);
+    expect(bad.stderr).toMatch(/--judge: .*no post-hoc judge named "nope".*fix: use one of broken/);
+  }, 120_000);
 });

@@ -281,7 +281,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
           .filter((x) => x !== ''),
     )
     .option('--compare <dirs...>', 'corpora compared with this one: warns when their whitenings differ (m and q not comparable)')
-    .action(async (dir: string, opts: { out?: string; excludePrompts?: string[]; compare?: string[] }) => {
+    .option(
+      '--judge <name>',
+      "draw tags, rho, FOCUS and drift from a post-hoc judge's tables (panta judge --name) instead of the sweep judge's",
+    )
+    .action(async (dir: string, opts: { out?: string; excludePrompts?: string[]; compare?: string[]; judge?: string }) => {
       const { reportCommand } = await import('./commands/report.js');
       setExit(await reportCommand(dir, opts));
     });

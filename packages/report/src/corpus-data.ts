@@ -4,6 +4,8 @@ import { configArms, InputError, type RunColumns } from '@panta/core';
 import {
   CORPUS_FORMAT,
   eventsDir,
+  judgeOrderParamsPath,
+  judgeRunsTablePath,
   manifestPath,
   measureSweep,
   orderParamsPath,
@@ -69,6 +71,11 @@ export interface CorpusData {
 export interface LoadOptions {
   /** Also query the event shards (writeReport does; the dashboard's live curves do not need it). */
   events?: boolean;
+  /**
+   * A post-hoc judge (`panta judge --name`): every tag-derived number (rho, delta rho, tag counts, FOCUS,
+   * drift) comes from its tables under judges/<name>/ instead of the sweep judge's.
+   */
+  judge?: string;
 }
 
 /** Sweeps per run as the spec planned them (each run has sweeps + 1 snapshots, t = 0 included). */
@@ -90,8 +97,22 @@ export async function loadCorpus(dirArg: string, options: LoadOptions = {}): Pro
   const dir = resolve(dirArg);
   const notes: string[] = [];
   const encoders = manifest.encoders.map((e) => e.name);
-  const runsFile = runsTablePath(dir);
-  const paramsFile = orderParamsPath(dir);
+  const judge = options.judge;
+  if (judge !== undefined) {
+    const known = (manifest.judges ?? []).map((j) => j.name);
+    if (!known.includes(judge))
+      throw new InputError(
+        manifestPath(dir),
+        '--judge',
+        `the corpus has no post-hoc judge named ${JSON.stringify(judge)}`,
+        known.length > 0 ? `use one of ${known.join(', ')}` : 'add one first with panta judge DIR --judge SPEC --name NAME',
+      );
+    notes.push(
+      `Tags, rho, delta rho, FOCUS and drift are post-hoc judge ${judge}'s (panta judge); without --judge the report shows the sweep judge's.`,
+    );
+  }
+  const runsFile = judge === undefined ? runsTablePath(dir) : judgeRunsTablePath(dir, judge);
+  const paramsFile = judge === undefined ? orderParamsPath(dir) : judgeOrderParamsPath(dir, judge);
   const complete = manifest.status === 'complete';
   const shards = completeShards(dir);
 

@@ -27,6 +27,8 @@ export interface ReportOptions {
    * m and q are not comparable, and the report says so in one line (a note starting `Warning:`).
    */
   compare?: string[];
+  /** A post-hoc judge whose tags the report draws (see LoadOptions.judge). */
+  judge?: string;
 }
 
 export interface ReportResult {
@@ -52,7 +54,7 @@ export async function writeReport(dir: string, options: ReportOptions = {}): Pro
   if (existsSync(out) && !statSync(out).isDirectory())
     throw new InputError(out, '--out', 'exists and is not a folder', 'give a folder for the report, or remove the file');
   const warning = options.compare?.length ? whiteningWarning([dir, ...options.compare]) : null;
-  const data = await loadCorpus(dir, { events: true });
+  const data = await loadCorpus(dir, { events: true, ...(options.judge !== undefined ? { judge: options.judge } : {}) });
   if (warning) data.notes.unshift(`Warning: ${warning}`);
   const exclude = [...new Set(options.excludePrompts ?? [])];
   const prompts = [...new Set(data.runs.map((r) => r.prompt_id))].sort();

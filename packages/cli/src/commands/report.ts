@@ -2,9 +2,12 @@ import { relative } from 'node:path';
 import { writeReport } from '@panta/report';
 import { EXIT, reportError } from '../errors.js';
 
-export async function reportCommand(dir: string, opts: { out?: string; excludePrompts?: string[]; compare?: string[] }): Promise<number> {
+export async function reportCommand(
+  dir: string,
+  opts: { out?: string; excludePrompts?: string[]; compare?: string[]; judge?: string },
+): Promise<number> {
   try {
-    const r = await writeReport(dir, { out: opts.out, excludePrompts: opts.excludePrompts, compare: opts.compare });
+    const r = await writeReport(dir, { out: opts.out, excludePrompts: opts.excludePrompts, compare: opts.compare, judge: opts.judge });
     const where = (p: string) => relative(process.cwd(), p) || '.';
     for (const note of r.notes)
       process.stderr.write(note.startsWith('Warning: ') ? `panta: warning: ${note.slice(9)}\n` : `panta: note: ${note}\n`);
