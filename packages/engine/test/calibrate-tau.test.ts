@@ -18,14 +18,15 @@ protocol: ${protocol}
 ssvp: {tau: ${tau}}
 `;
 
-const ARM = process.env.PANTA_CALIBRATION_ARM ?? 'ssvp';
+// The paper calibrates on the no-sync arm: summaries written and measured, never merged.
+const ARM = 'no-sync';
 
 describe('panta calibrate-tau', () => {
   it('prints the lowest tau below the bound with the shares around it, keeps the distribution, and a spec using {calibrate, from} runs with that tau', async () => {
     const dir = tempDir();
     const source = join(dir, 'source');
     await runSweep(writeSpec(dir, SPEC('source', `[glauber, ${ARM}]`, '0.25'), 'source.yaml'), { out: source, logLevel: 'silent' });
-    const r = panta(['calibrate-tau', source, '--fp', '0.2', '--arm', ARM]);
+    const r = panta(['calibrate-tau', source, '--fp', '0.2']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const lines = r.stdout.split('\n');
@@ -35,7 +36,9 @@ describe('panta calibrate-tau', () => {
     expect(lines.find((l) => l.includes(' *'))).toMatch(new RegExp(`^${tau.toFixed(2)} \\*\\t`));
     // The printed choice, checked against the events by hand: the share above tau is below 20%, above tau - 0.01 not.
     const cds = (
-      await queryRows(`SELECT divergence FROM read_parquet('${source}/events/*.parquet') WHERE protocol = '${ARM}' AND role = 'agent' AND sweep >= 1`)
+      await queryRows(
+        `SELECT divergence FROM read_parquet('${source}/events/*.parquet') WHERE protocol = '${ARM}' AND role = 'agent' AND sweep >= 1`,
+      )
     ).map((x) => Number(x.divergence));
     expect(cds).toHaveLength(48);
     const share = (t: number) => cds.filter((v) => v > t).length / cds.length;
@@ -74,7 +77,9 @@ describe('panta calibrate-tau', () => {
     const spec = writeSpec(dir, SPEC('calibrated', 'ssvp', '{calibrate: 0.02, from: source}'), 'calibrated.yaml');
     const refused = panta(['run', spec, '--out', join(dir, 'calibrated')]);
     expect(refused.code).toBe(2);
-    expect(refused.stderr.trim()).toMatch(/calibrated\.yaml: ssvp\.tau\.from: .*source has no tau-calibration\.json; fix: run panta calibrate-tau source first/);
+    expect(refused.stderr.trim()).toMatch(
+      /calibrated\.yaml: ssvp\.tau\.from: .*source has no tau-calibration\.json; fix: run panta calibrate-tau source first/,
+    );
     expect(existsSync(join(dir, 'calibrated'))).toBe(false);
   }, 240_000);
 });
