@@ -1,5 +1,6 @@
 import { eventSeed, isDrift, keptReads, parseVote, tallyVotes, teamCalls, type RunPlan } from '@panta/core';
-import { readEvents } from './event-reader.js';
+import { readParquetSql } from './duckdb.js';
+import { queryRows } from './parquet-table.js';
 
 function same(a: ArrayLike<number>, b: readonly number[]): boolean {
   if (a.length !== b.length) return false;
@@ -26,25 +27,24 @@ export async function checkTeamShard(file: string, run: RunPlan): Promise<string
     response: string;
     status: string;
   }[] = [];
-  for await (const b of readEvents([file], {
-    columns: ['event', 'role', 'sweep', 'agent', 'seed', 'neighbours', 'read_versions', 'response', 'reply_status'],
-  })) {
-    const c = b.columns;
-    for (let r = 0; r < b.rows; r++) {
-      const event = Number((c.event as number[])[r]);
-      if (event !== rows.length)
-        return `${run.runId}: row ${rows.length} holds event ${event} (a team run has one row per call, in event order)`;
-      rows.push({
-        role: (c.role as string[])[r],
-        sweep: (c.sweep as number[])[r],
-        agent: (c.agent as number[])[r],
-        seed: Number((c.seed as number[])[r]),
-        neighbours: Array.from((c.neighbours as ArrayLike<number>[])[r] ?? [], Number),
-        reads: Array.from((c.read_versions as ArrayLike<number>[])[r] ?? [], Number),
-        response: (c.response as string[])[r],
-        status: (c.reply_status as string[])[r],
-      });
-    }
+  // A team run is a few dozen rows: read whole, in file order.
+  const read = await queryRows(
+    `SELECT event::DOUBLE AS event, role, sweep, agent, seed::DOUBLE AS seed, neighbours::DOUBLE[] AS neighbours, read_versions::DOUBLE[] AS reads, response, reply_status FROM ${readParquetSql([file])}`,
+  );
+  for (const r of read) {
+    const event = Number(r.event);
+    if (event !== rows.length)
+      return `${run.runId}: row ${rows.length} holds event ${event} (a team run has one row per call, in event order)`;
+    rows.push({
+      role: String(r.role),
+      sweep: Number(r.sweep),
+      agent: Number(r.agent),
+      seed: Number(r.seed),
+      neighbours: ((r.neighbours as number[] | null) ?? []).map(Number),
+      reads: ((r.reads as number[] | null) ?? []).map(Number),
+      response: String(r.response ?? ''),
+      status: String(r.reply_status),
+    });
   }
   if (rows.length !== calls.length) return `${run.runId}: ${rows.length} rows, but its ${run.dynamics} schedule has ${calls.length} calls`;
   for (const call of calls) {

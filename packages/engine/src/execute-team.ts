@@ -15,15 +15,15 @@ import type { ChatRequest, ChatResult } from '@panta/llm';
 import { agentPersona, type WorkerServices } from './execute-event.js';
 import type { EventOutcome, EventTask } from './task.js';
 
-/** Each open team run's calls (a few dozen): built once per run, not per event. */
-const plans = new Map<string, TeamCallPlan[]>();
+/**
+ * Each open team run's calls (a few dozen), built once per run object rather than per event. Keyed by the
+ * plan itself, not its id: two sweeps in one process may share run ids with other turns or arms.
+ */
+const plans = new WeakMap<RunPlan, TeamCallPlan[]>();
 
 function callsOf(run: RunPlan): TeamCallPlan[] {
-  let calls = plans.get(run.runId);
-  if (!calls) {
-    if (plans.size > 4096) plans.clear();
-    plans.set(run.runId, (calls = teamCalls(run)));
-  }
+  let calls = plans.get(run);
+  if (!calls) plans.set(run, (calls = teamCalls(run)));
   return calls;
 }
 

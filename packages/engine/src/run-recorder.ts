@@ -242,7 +242,8 @@ export class RunRecorder {
 
   private count(o: CallResult): void {
     this.tally.calls += o.calls;
-    this.tally.retries += o.calls - 1;
+    // A team's solution is counted, not called: no call, and no retry either.
+    this.tally.retries += Math.max(0, o.calls - 1);
     this.tally.promptTokens += o.promptTokens;
     this.tally.completionTokens += o.completionTokens;
   }

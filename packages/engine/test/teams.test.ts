@@ -1,0 +1,194 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseDataset, parseSweepSpec, planSweep } from '@panta/core';
+import { checkTeamShard, queryRows, verifyCorpus } from '@panta/corpus';
+import { startSurrogateServer } from '@panta/llm';
+import { ROOT, corpusDiff, panta, tempDir, writeSpec } from '../../../test/helpers.js';
+import { runSweep } from '../src/index.js';
+
+/** An example spec made small for a test: absolute paths, and the lines given replaced. */
+function example(name: string, replace: Record<string, string>): string {
+  let text = readFileSync(join(ROOT, 'examples', `${name}.yaml`), 'utf8')
+    .replaceAll('../datasets/', `${ROOT}/datasets/`)
+    .replaceAll('file: team-beliefs.jsonl', `file: ${ROOT}/examples/team-beliefs.jsonl`)
+    .replace(/^out: .*$/m, '');
+  for (const [from, to] of Object.entries(replace)) {
+    expect(text).toContain(from);
+    text = text.replace(from, to);
+  }
+  return text;
+}
+
+const SMALL: Record<string, Record<string, string>> = {
+  'lost-in-propagation': { 'sizes: [1, 2, 3, 4, 5, 6, 7, 8]': 'sizes: [1, 2, 5]\nprompts: [mf01, mf02]', 'trials: 3': 'trials: 1' },
+  'drift-debate': { 'sweeps: 7': 'sweeps: 4\nprompts: [mp2804, mp2808]', 'trials: 2': 'trials: 1' },
+  'belief-injection': { 'trials: 4': 'trials: 1\nprompts: [cl01, cl02]' },
+};
+
+describe('team schedules end to end on the surrogate (docs/teams.md)', () => {
+  for (const name of Object.keys(SMALL)) {
+    it(`${name}: runs, verifies (every read set), and is the same corpus at concurrency 1 and 64`, async () => {
+      const dir = tempDir();
+      const spec = writeSpec(dir, example(name, SMALL[name]!), `${name}.yaml`);
+      const one = join(dir, 'one');
+      const many = join(dir, 'many');
+      expect((await runSweep(spec, { out: one, concurrency: 1, logLevel: 'silent' })).status).toBe('complete');
+      expect((await runSweep(spec, { out: many, concurrency: 64, logLevel: 'silent' })).status).toBe('complete');
+      for (const out of [one, many]) {
+        const report = await verifyCorpus(out);
+        expect(report.problems).toEqual([]);
+        expect(report.ok).toBe(true);
+      }
+      expect(await corpusDiff(one, many)).toEqual({ extra: 0, missing: 0 });
+      const [rows] = await queryRows(
+        `SELECT count(*)::INTEGER AS n, count(*) FILTER (WHERE role = 'agent')::INTEGER AS agents FROM read_parquet('${one}/events/*.parquet')`,
+      );
+      expect(rows!.n).toBeGreaterThan(0);
+      expect(rows!.agents).toBe(0);
+    });
+  }
+
+  it('the debate arms write what docs/teams.md says: judges from turn 2, feedback and regenerated turns only on drift, a solution per turn that its votes elect', async () => {
+    const dir = tempDir();
+    const spec = writeSpec(dir, example('drift-debate', { 'trials: 2': 'trials: 3' }), 'debate.yaml');
+    const out = join(dir, 'out');
+    expect((await runSweep(spec, { out, logLevel: 'silent' })).status).toBe('complete');
+    const file = `read_parquet('${out}/events/*.parquet')`;
+    const [c] = await queryRows(`SELECT
+        count(*) FILTER (WHERE role = 'drift-judge')::INTEGER AS judges,
+        count(DISTINCT run_id)::INTEGER AS runs,
+        count(*) FILTER (WHERE role = 'drift-judge' AND sweep < 2)::INTEGER AS early,
+        count(*) FILTER (WHERE role = 'feedback' AND protocol <> 'drift-policy')::INTEGER AS stray_feedback,
+        count(*) FILTER (WHERE role = 'feedback' AND reply_status <> 'skipped')::INTEGER AS feedback_made,
+        count(*) FILTER (WHERE role = 'solution' AND reply_status <> 'skipped' AND protocol = 'regenerate' AND event > 0)::INTEGER AS regen_solutions,
+        count(*) FILTER (WHERE reply_status = 'skipped' AND (response <> '' OR completion_tokens <> 0))::INTEGER AS bad_skips,
+        count(*) FILTER (WHERE role = 'solution' AND (prompt_tokens <> 0 OR completion_tokens <> 0))::INTEGER AS paid_solutions
+      FROM ${file}`);
+    expect(c!.runs).toBe(28 * 3 * 3);
+    expect(c!.judges).toBe(c!.runs * 6);
+    expect(c!.early).toBe(0);
+    expect(c!.stray_feedback).toBe(0);
+    expect(c!.feedback_made).toBeGreaterThan(0);
+    expect(c!.bad_skips).toBe(0);
+    expect(c!.paid_solutions).toBe(0);
+    // Regenerate: 7 kept solutions per run plus one per regenerated turn, and each regenerated turn follows a DRIFT verdict.
+    const [r] =
+      await queryRows(`WITH v AS (SELECT run_id, sweep, response FROM ${file} WHERE role = 'drift-judge' AND protocol = 'regenerate')
+      SELECT (SELECT count(*) FROM v WHERE response LIKE 'DRIFT%')::INTEGER AS flagged,
+             (SELECT count(*) FROM ${file} WHERE role = 'solution' AND protocol = 'regenerate' AND reply_status <> 'skipped')::INTEGER AS made`);
+    expect(r!.flagged).toBeGreaterThan(0);
+    expect(r!.made).toBe(28 * 3 * 7 + r!.flagged);
+    // The paper's shape on the surrogate: fewer drifting debates with drift-policy than without (gold-based drift).
+    const drift = await queryRows(`WITH sol AS (SELECT run_id, protocol, sweep, arg_max(tag, event) AS tag FROM ${file}
+        WHERE role = 'solution' AND reply_status <> 'skipped' GROUP BY ALL),
+      s AS (SELECT run_id, protocol, sweep, (tag = 'correct')::INTEGER < coalesce(max((tag = 'correct')::INTEGER) OVER (PARTITION BY run_id ORDER BY sweep ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS below FROM sol),
+      e AS (SELECT run_id, protocol, (below AND lead(below) OVER (PARTITION BY run_id ORDER BY sweep))::INTEGER AS two FROM s),
+      d AS (SELECT run_id, protocol, max(two) AS drift FROM e GROUP BY ALL)
+      SELECT protocol, avg(drift) AS share FROM d GROUP BY protocol ORDER BY protocol`);
+    const share = Object.fromEntries(drift.map((d) => [d.protocol, Number(d.share)]));
+    expect(share.glauber).toBeGreaterThan(0);
+    expect(share['drift-policy']).toBeLessThan(share.glauber!);
+  });
+
+  it('panta verify fails a team corpus whose read set, skip or tally is not the schedule', async () => {
+    const dir = tempDir();
+    const spec = writeSpec(dir, example('drift-debate', SMALL['drift-debate']!), 'debate.yaml');
+    const out = join(dir, 'out');
+    expect((await runSweep(spec, { out, logLevel: 'silent' })).status).toBe('complete');
+    const parsed = parseSweepSpec(readFileSync(spec, 'utf8'), spec);
+    const prompts = parseDataset(readFileSync(join(ROOT, 'datasets', 'mmlu-pro28.jsonl'), 'utf8'), 'mmlu-pro28.jsonl');
+    const run = planSweep(
+      parsed,
+      prompts.filter((p) => p.id === 'mp2804'),
+      spec,
+    ).find((r) => r.protocol === 'drift-policy')!;
+    const shard = join(out, 'events', `${run.runId}.parquet`);
+    expect(await checkTeamShard(shard, run)).toBeNull();
+    const tampered = async (replace: string): Promise<string | null> => {
+      const file = join(dir, `t${Math.random().toString(36).slice(2)}.parquet`);
+      await queryRows(`COPY (SELECT * REPLACE (${replace}) FROM read_parquet('${shard}') ORDER BY event) TO '${file}' (FORMAT parquet)`);
+      return checkTeamShard(file, run);
+    };
+    expect(await tampered(`CASE WHEN event = 3 THEN [0]::BIGINT[] ELSE read_versions END AS read_versions`)).toMatch(
+      /event 3 .* read \[0\], its read set is \[0, 1, 2\]/,
+    );
+    expect(await tampered(`CASE WHEN role = 'solution' AND sweep = 1 THEN (agent + 1) % 3 ELSE agent END AS agent`)).toMatch(
+      /the votes elect participant/,
+    );
+    // Every verdict flipped: each feedback call is made or skipped against its verdict.
+    expect(
+      await tampered(
+        `CASE WHEN role = 'drift-judge' THEN (CASE WHEN response LIKE 'DRIFT%' THEN 'NO DRIFT' ELSE 'DRIFT: lack of progress.' END) ELSE response END AS response`,
+      ),
+    ).toMatch(/\(feedback, step 2\) is (made|skipped), but the verdict of event \d+ says/);
+  });
+
+  it('the served surrogate, through the real openai client, answers every team call as the in-process one does', async () => {
+    const dir = tempDir();
+    const prompts = ['multifact26', 'mmlu-pro28', 'claims24'].flatMap((d) =>
+      parseDataset(readFileSync(join(ROOT, 'datasets', `${d}.jsonl`), 'utf8'), d),
+    );
+    const server = await startSurrogateServer({ prompts });
+    try {
+      for (const name of ['lost-in-propagation', 'drift-debate', 'belief-injection']) {
+        const text = example(name, SMALL[name]!);
+        const local = writeSpec(dir, text, `${name}-local.yaml`);
+        const served = writeSpec(
+          dir,
+          text.replace(
+            'backend: {kind: surrogate}',
+            `backend: {kind: openai, base_url: "${server.url}/v1", model: surrogate-potts-v1, max_in_flight: 16}`,
+          ),
+          `${name}-served.yaml`,
+        );
+        expect((await runSweep(local, { out: join(dir, `${name}-local`), logLevel: 'silent' })).status).toBe('complete');
+        expect((await runSweep(served, { out: join(dir, `${name}-served`), logLevel: 'silent' })).status).toBe('complete');
+        const cols = 'run_id, event, role, agent, seed, response, reply_status, prompt_tokens, completion_tokens, tag';
+        const read = (out: string) => queryRows(`SELECT ${cols} FROM read_parquet('${out}/events/*.parquet') ORDER BY run_id, event`);
+        const [a, b] = [await read(join(dir, `${name}-served`)), await read(join(dir, `${name}-local`))];
+        expect(a.length).toBeGreaterThan(0);
+        expect(a).toEqual(b);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a debate killed with SIGKILL mid-turn resumes to the corpus of an uninterrupted run', async () => {
+    const dir = tempDir();
+    const spec = writeSpec(
+      dir,
+      example('drift-debate', {
+        'trials: 2': 'trials: 2\nprompts: [mp2804, mp2808, mp70]\nconcurrency: 4',
+        'backend: {kind: surrogate}': 'backend: {kind: surrogate, latency_ms: 3}',
+      }),
+      'debate.yaml',
+    );
+    const killed = join(dir, 'killed');
+    const child = spawn(process.execPath, [join(ROOT, 'test', 'fixtures', 'run-sweep.mjs'), spec, killed, '7'], {
+      cwd: ROOT,
+      stdio: 'ignore',
+    });
+    const parts = () => {
+      const root = join(killed, 'events', '.parts');
+      return existsSync(root)
+        ? readdirSync(root).reduce((s, d) => s + readdirSync(join(root, d)).filter((f) => f.endsWith('.parquet')).length, 0)
+        : 0;
+    };
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline && parts() < 3) await new Promise((r) => setTimeout(r, 10));
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    expect(parts()).toBeGreaterThanOrEqual(3);
+    const resumed = panta(['run', spec, '--out', killed]);
+    expect(resumed.code).toBe(0);
+    expect(panta(['verify', killed]).code).toBe(0);
+    const straight = join(dir, 'straight');
+    expect((await runSweep(spec, { out: straight, logLevel: 'silent' })).status).toBe('complete');
+    expect(await corpusDiff(killed, straight)).toEqual({ extra: 0, missing: 0 });
+    const [n] = await queryRows(`SELECT count(*)::INTEGER AS n FROM read_parquet('${killed}/events/*.parquet')`);
+    expect(n!.n).toBeGreaterThan(0);
+  });
+});
