@@ -4,6 +4,8 @@ import { calibrateCorpus } from '@panta/engine';
 import { EXIT, reportError } from '../errors.js';
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+/** A path relative to the working directory when it lies below it, else absolute. */
+const shown = (p: string) => (relative(process.cwd(), p).startsWith('..') ? p : relative(process.cwd(), p));
 
 /** The calibration as text: the table (the chosen tau marked), then the choice in words. */
 export function calibrationText(c: TauCalibration, what: { dir: string; arm: string; encoder: string; runs: number }): string {
@@ -21,7 +23,7 @@ export async function calibrateTauCommand(dir: string, opts: { fp: number; arm: 
     const r = await calibrateCorpus(dir, opts);
     process.stdout.write(calibrationText(r.calibration, { dir, arm: opts.arm, encoder: r.record.encoder, runs: r.runs }));
     process.stdout.write(
-      `calibrate-tau: the distribution is kept in ${relative(process.cwd(), r.written) || r.written}; a spec uses it with ssvp: {tau: {calibrate: ${opts.fp}, from: ${dir}}}\n`,
+      `calibrate-tau: the distribution is kept in ${shown(r.written)}; a spec uses it with ssvp: {tau: {calibrate: ${opts.fp}, from: ${dir}}}\n`,
     );
     return EXIT.ok;
   } catch (error) {
