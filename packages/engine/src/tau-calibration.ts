@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, statSync, writeFileSync, renameSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { calibrateTau, cdsExceedance, InputError, TAU_GRID, type CdsExceedance, type SweepSpec, type TauCalibration } from '@panta/core';
-import { eventsDir, queryRows, readManifest, sqlString, tauCalibrationPath, tmpName } from '@panta/corpus';
+import { eventsDir, manifestPath, queryRows, readManifest, sqlString, tauCalibrationPath, tmpName } from '@panta/corpus';
 
 /**
  * `panta calibrate-tau CORPUS` and `ssvp: {tau: {calibrate: FP, from: CORPUS}}`. The command reads the gate
@@ -28,7 +28,7 @@ export async function readArmCds(dir: string, arm: string): Promise<{ values: nu
   try {
     manifest = readManifest(dir);
   } catch (e) {
-    throw new InputError(dir, 'manifest.json', `unreadable (${(e as Error).message})`, FIX_CORPUS);
+    throw new InputError(manifestPath(dir), '', `unreadable (${(e as Error).message})`, FIX_CORPUS);
   }
   if (!manifest) throw new InputError(dir, '', 'holds no manifest.json: not a Panta corpus', FIX_CORPUS);
   if (manifest.status !== 'complete')
@@ -87,7 +87,12 @@ export function resolveTau(spec: SweepSpec, specFile: string, specPath: string):
   const file = tauCalibrationPath(dir);
   const field = 'ssvp.tau.from';
   if (!existsSync(file))
-    throw new InputError(specPath, field, `${dir} has no tau-calibration.json`, `run panta calibrate-tau ${tau.from} first (on its no-sync arm)`);
+    throw new InputError(
+      specPath,
+      field,
+      `${dir} has no tau-calibration.json`,
+      `run panta calibrate-tau ${tau.from} first (on its no-sync arm)`,
+    );
   let record: TauCalibrationRecord;
   try {
     record = JSON.parse(readFileSync(file, 'utf8')) as TauCalibrationRecord;
