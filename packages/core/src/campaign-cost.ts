@@ -6,6 +6,7 @@ import { isSummaryProtocol, renderSummary } from './protocol/ssvp.js';
 import { rubric, VERDICT_MAX_TOKENS } from './rubric.js';
 import type { PriceTable } from './spec/backend.js';
 import type { SweepSpec } from './spec/schema.js';
+import { teamCallCosts, type TeamRoleCost } from './team/cost.js';
 
 /**
  * What a sweep will cost before anything runs (`panta plan`): a pure function of the planned runs, so every
@@ -23,7 +24,7 @@ export const CHARS_PER_TOKEN = 4;
 /** The rate `panta plan` assumes without --calls-per-s: a modest single-GPU vLLM server on 100-token answers. */
 export const DEFAULT_CALLS_PER_SECOND = 10;
 
-export type CallKind = 'agent' | 'judge' | 'summary' | 'merge' | 'drift-judge' | 'moderator';
+export type CallKind = 'agent' | 'judge' | 'summary' | 'merge' | 'drift-judge' | 'moderator' | TeamRoleCost['role'];
 
 export interface CallCost {
   kind: CallKind;
@@ -140,6 +141,16 @@ export function campaignCost(input: CampaignInput): CampaignCost {
   const degrees = new Map<string, number>();
   let events = 0;
   for (const run of runs) {
+    if (run.controls.team) {
+      // A team's calls by role (docs/teams.md); its rows are judged like answers.
+      for (const c of teamCallCosts(run, answer)) add(c.role, c.calls, c.promptTokens, c.completionTokens, c.atMost);
+      events += runEvents(run);
+      if (spec.judge.kind === 'llm') {
+        const calls = runEvents(run);
+        add('judge', calls, calls * (tokens(chars(rubric(run.prompt, ''))) + answer), calls * VERDICT_MAX_TOKENS, true);
+      }
+      continue;
+    }
     const tpl = run.template ?? template;
     const n = run.n;
     const updates = n * run.sweeps;
@@ -204,7 +215,22 @@ export function campaignCost(input: CampaignInput): CampaignCost {
       add('judge', calls, calls * (tokens(chars(rubric(run.prompt, ''))) + answer), calls * VERDICT_MAX_TOKENS, true);
     }
   }
-  const order: CallKind[] = ['agent', 'judge', 'summary', 'merge', 'drift-judge', 'moderator'];
+  const order: CallKind[] = [
+    'agent',
+    'judge',
+    'summary',
+    'merge',
+    'drift-judge',
+    'moderator',
+    'relay',
+    'orchestrator',
+    'worker',
+    'aggregator',
+    'persona-gen',
+    'persona',
+    'vote',
+    'feedback',
+  ];
   const calls = order.flatMap((kind) => (kinds.has(kind) ? [kinds.get(kind)!] : []));
   for (const c of calls) {
     // A graph of uneven degree (a star, a chain) quotes a fractional mean of answers per update.
@@ -215,7 +241,9 @@ export function campaignCost(input: CampaignInput): CampaignCost {
   const sum = (f: (c: CallCost) => number) => calls.reduce((s, c) => s + f(c), 0);
   const priced = calls.every((c) => c.cost !== undefined);
   const rate = input.callsPerSecond ?? DEFAULT_CALLS_PER_SECOND;
-  const agentCalls = kinds.get('agent')?.calls ?? 0;
+  // A team's members are its agents (every team call but the population protocols').
+  const teamKinds = new Set<CallKind>(order.slice(order.indexOf('relay')));
+  const agentCalls = calls.reduce((s, c) => s + (c.kind === 'agent' || teamKinds.has(c.kind) ? c.calls : 0), 0);
   return {
     configurations: new Set(runs.map((r) => r.configId)).size,
     runs: runs.length,

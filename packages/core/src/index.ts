@@ -59,6 +59,8 @@ export {
   TEAM_TASK,
 } from './team/prompts.js';
 export type { TeamPromptInput } from './team/prompts.js';
+export { teamAnswerTokens, teamCallCosts } from './team/cost.js';
+export type { TeamRoleCost } from './team/cost.js';
 export { TeamSchedule } from './team/schedule.js';
 export { scheduleFor } from './team/stream.js';
 export { tallyVotes } from './team/vote.js';

@@ -14,6 +14,8 @@ import {
   teamCalls,
   teamEventCount,
   TeamSchedule,
+  teamCallCosts,
+  type RunPlan,
   type Prompt,
   type TeamRun,
 } from '../src/index.js';
@@ -264,5 +266,31 @@ describe('team specs', () => {
     refuse('name: t\ndataset: d.jsonl\ngeometries: [ring]\nsizes: [4]\ntemperatures: [0.7]\nprotocol: regenerate\n', 'protocol');
     refuse('dynamics: debate\nearly_stopping: {}', 'early_stopping');
     refuse('dynamics: relay\nteam: {token_budget: 2}', 'team.token_budget');
+  });
+});
+
+describe('panta plan for teams', () => {
+  it('counts each role once per call, a relay spends its constant budget whatever N, and conditional calls are at most', () => {
+    for (const n of [1, 4, 8]) {
+      const [run] = planSweep(
+        parseSweepSpec(
+          `name: t\ndataset: d.jsonl\ngeometries: [chain]\nsizes: [${n}]\ntemperatures: [0.7]\ndynamics: relay\nteam: {token_budget: 400}\n`,
+          't.yaml',
+        ),
+        [PROMPT],
+        't.yaml',
+      );
+      const [relay] = teamCallCosts(run!, 100);
+      expect(relay).toMatchObject({ role: 'relay', calls: n, atMost: false, completionTokens: 400 });
+    }
+    const debate = { ...team('debate', 2, { sweeps: 3, protocol: 'drift-policy' }), prompt: PROMPT } as unknown as RunPlan;
+    const costs = Object.fromEntries(teamCallCosts(debate, 50).map((c) => [c.role, [c.calls, c.atMost, c.completionTokens]]));
+    expect(costs).toEqual({
+      'persona-gen': [1, false, 50],
+      persona: [6, false, 300],
+      vote: [6, false, 300],
+      'drift-judge': [2, false, 100],
+      feedback: [1, true, 50],
+    });
   });
 });

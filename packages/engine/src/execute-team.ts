@@ -5,6 +5,7 @@ import {
   parseVote,
   renderTeamCall,
   tallyVotes,
+  teamAnswerTokens,
   teamCalls,
   type ChatMessages,
   type RunPlan,
@@ -44,13 +45,6 @@ class TeamRequest implements ChatRequest {
   promptLength(): { system: number; user: number } {
     return { system: this.rendered.system.length, user: this.rendered.user.length };
   }
-}
-
-/** Completion tokens a member may use: the relay's constant total split over the chain (001), else the sweep's. */
-export function teamMaxTokens(run: RunPlan, services: Pick<WorkerServices, 'maxTokens'>): number {
-  const budget = run.controls.team?.tokenBudget;
-  if (run.dynamics === 'relay' && budget !== undefined) return Math.max(1, Math.floor(budget / run.n));
-  return services.maxTokens;
 }
 
 /**
@@ -104,7 +98,7 @@ export async function executeTeamEvent(task: EventTask, reads: readonly string[]
   const temperature = call.role === 'drift-judge' ? 0 : run.temperature;
   const started = performance.now();
   const result: ChatResult = await services.backend.complete(
-    new TeamRequest(messages, plan.seed, temperature, teamMaxTokens(run, services), services.fixedLength),
+    new TeamRequest(messages, plan.seed, temperature, teamAnswerTokens(run, services.maxTokens), services.fixedLength),
   );
   const outcome: EventOutcome = {
     ...base,

@@ -1,0 +1,48 @@
+import type { TeamRole } from '../event.js';
+import type { RunPlan } from '../plan.js';
+import { CHARS_PER_TOKEN } from '../campaign-cost.js';
+import { keptReads, teamCalls } from './calls.js';
+import { renderTeamCall } from './prompts.js';
+
+/** What one role's calls of a team run cost (`panta plan`): a solution is counted, not called, so it has none. */
+export interface TeamRoleCost {
+  role: Exclude<TeamRole, 'solution'>;
+  calls: number;
+  /** Some of the calls are made only on a DRIFT verdict (feedback, regenerated turns). */
+  atMost: boolean;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/** Completion tokens a team member may use: the relay's budget split over the chain, else the sweep's max_tokens. */
+export function teamAnswerTokens(run: Pick<RunPlan, 'dynamics' | 'n' | 'controls'>, maxTokens: number): number {
+  const budget = run.controls.team?.tokenBudget;
+  return run.dynamics === 'relay' && budget !== undefined ? Math.max(1, Math.floor(budget / run.n)) : maxTokens;
+}
+
+/**
+ * Each call's prompt rendered with every text it reads max_tokens long (the regenerated version of a turn
+ * kept, the longer case), at CHARS_PER_TOKEN characters a token; every reply max_tokens long (a ceiling,
+ * exact with fixed_length).
+ */
+export function teamCallCosts(run: RunPlan, maxTokens: number): TeamRoleCost[] {
+  const answer = teamAnswerTokens(run, maxTokens);
+  const filler = 'x'.repeat(answer * CHARS_PER_TOKEN);
+  const byRole = new Map<string, TeamRoleCost>();
+  for (const call of teamCalls(run)) {
+    if (call.role === 'solution') continue;
+    const reads = keptReads(
+      call.reads,
+      call.reads.map((r) => (r.kind === 'verdict' ? 'DRIFT: lack of progress.' : filler)),
+      () => true,
+    );
+    const m = renderTeamCall({ call, size: run.n, rounds: run.sweeps, question: run.prompt.question, reads });
+    const c = byRole.get(call.role) ?? { role: call.role, calls: 0, atMost: false, promptTokens: 0, completionTokens: 0 };
+    c.calls++;
+    c.atMost ||= call.onDriftOf !== undefined;
+    c.promptTokens += Math.ceil(m.system.length / CHARS_PER_TOKEN) + Math.ceil(m.user.length / CHARS_PER_TOKEN);
+    c.completionTokens += answer;
+    byRole.set(call.role, c);
+  }
+  return [...byRole.values()];
+}
