@@ -10,7 +10,7 @@ export function protocolsGridded(data: CorpusData): boolean {
   return new Set(data.runs.map((r) => r.protocol)).size > 1;
 }
 
-const EXTRA_ROLES = ['merge', 'judge', 'moderator'] as const;
+const EXTRA_ROLES = ['summary', 'merge', 'judge', 'moderator'] as const;
 
 /** Mean over the configurations of a group of each one's spread over trials (max − min); null when no configuration has two trials. */
 function trialSpread(runs: readonly RunInfo[], value: (r: RunInfo) => number | null | undefined): number | null {
@@ -65,7 +65,7 @@ export function protocolsTable(data: CorpusData, lay: Layout = layout(data)): Ta
     caption:
       `per geometry and protocol, over every run (prompts, sizes, temperatures, trials): magnetisation m (encoder ${encoder}) and hallucination density ρ at each run's last sweep, ` +
       'the mean over runs and the trial spread (the maximum minus the minimum over the trials of a configuration, averaged over its configurations); ' +
-      "LLM calls counted from the event rows by role: agent answers, and the extra calls of the protocols (ssvp merges, drift-policy's judge and moderator); " +
+      "LLM calls counted from the event rows by role: agent answers, and the extra calls of the protocols (the summaries of no-sync, ssvp and full-broadcast, ssvp's merges, drift-policy's judge and moderator); " +
       "tokens (prompt + completion) per agent call, of the answers alone and of every role (what an answer costs with its protocol's overhead).",
     columns: [
       'geometry',

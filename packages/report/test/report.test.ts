@@ -483,7 +483,7 @@ judge: {kind: reference}
 
   it('coordination protocols table: calls by role and tokens as the event rows count them, final rho as order_params gives it', async () => {
     const counts = await queryRows(
-      `SELECT geometry, protocol, count(*) FILTER (WHERE role = 'agent') AS agent, count(*) FILTER (WHERE role = 'merge') AS merge,
+      `SELECT geometry, protocol, count(*) FILTER (WHERE role = 'agent') AS agent, count(*) FILTER (WHERE role = 'summary') AS summary, count(*) FILTER (WHERE role = 'merge') AS merge,
          count(*) FILTER (WHERE role = 'judge') AS judge, count(*) FILTER (WHERE role = 'moderator') AS moderator,
          sum(prompt_tokens + completion_tokens) FILTER (WHERE role = 'agent') AS agent_tokens, sum(prompt_tokens + completion_tokens) AS tokens
        FROM read_parquet('${pr.corpus}/events/*.parquet') GROUP BY ALL`,
@@ -510,6 +510,7 @@ judge: {kind: reference}
       'ρ final',
       'ρ trial spread',
       'agent calls',
+      'summary calls',
       'merge calls',
       'judge calls',
       'moderator calls',
@@ -521,7 +522,7 @@ judge: {kind: reference}
       const c = counts.find((x) => x.geometry === row.geometry && x.protocol === row.protocol)!;
       const r = rho.find((x) => x.geometry === row.geometry && x.protocol === row.protocol)!;
       expect(Number(row.runs)).toBe(4);
-      for (const role of ['agent', 'merge', 'judge', 'moderator'])
+      for (const role of ['agent', 'summary', 'merge', 'judge', 'moderator'])
         expect(Number(row[`${role} calls`]), `${row.geometry} ${row.protocol} ${role}`).toBe(c[role]);
       expect(Number(row['tokens / agent call'])).toBeCloseTo((c.agent_tokens as number) / (c.agent as number), 10);
       expect(Number(row['tokens / agent call, all roles'])).toBeCloseTo((c.tokens as number) / (c.agent as number), 10);
@@ -532,7 +533,10 @@ judge: {kind: reference}
     for (const p of PROTOCOLS) {
       const shown = rows
         .filter((r) => r.protocol === p)
-        .reduce((s, r) => s + Number(r['merge calls']) + Number(r['judge calls']) + Number(r['moderator calls']), 0);
+        .reduce(
+          (s, r) => s + Number(r['summary calls']) + Number(r['merge calls']) + Number(r['judge calls']) + Number(r['moderator calls']),
+          0,
+        );
       expect(shown).toBe(extras.find((x) => x.protocol === p)!.extra);
     }
     expect(pageTable(pr.page, 'protocols')).toHaveLength(10);
