@@ -50,6 +50,39 @@ describe('team schedules end to end on the surrogate (docs/teams.md)', () => {
     });
   }
 
+  it('hub: an orchestrator, N workers each shown its own subtask only, an aggregation; verifies and is the same at concurrency 1 and 64', async () => {
+    const dir = tempDir();
+    const spec = writeSpec(
+      dir,
+      example('lost-in-propagation', {
+        'dynamics: relay': 'dynamics: hub',
+        'team: {token_budget: 480}\n': '',
+        'sizes: [1, 2, 3, 4, 5, 6, 7, 8]': 'sizes: [1, 2, 6]\nprompts: [mf01, mf02]',
+        'trials: 3': 'trials: 2',
+      }),
+      'hub.yaml',
+    );
+    const [one, many] = [join(dir, 'one'), join(dir, 'many')];
+    expect((await runSweep(spec, { out: one, concurrency: 1, logLevel: 'silent' })).status).toBe('complete');
+    expect((await runSweep(spec, { out: many, concurrency: 64, logLevel: 'silent' })).status).toBe('complete');
+    expect((await verifyCorpus(one)).problems).toEqual([]);
+    expect(await corpusDiff(one, many)).toEqual({ extra: 0, missing: 0 });
+    const file = `read_parquet('${one}/events/*.parquet')`;
+    const roles = await queryRows(`SELECT role, count(*)::INTEGER AS n FROM ${file} GROUP BY role ORDER BY role`);
+    // 2 prompts x 3 sizes x 2 trials: one orchestrator and one aggregator per run, N workers.
+    expect(roles).toEqual([
+      { role: 'aggregator', n: 12 },
+      { role: 'orchestrator', n: 12 },
+      { role: 'worker', n: 2 * 2 * (1 + 2 + 6) },
+    ]);
+    // Worker 1 of a hub of 6 on a five-fact question is given part 2 only, and reads the decomposition alone.
+    const [w] = await queryRows(
+      `SELECT read_versions::INTEGER[] AS reads, response FROM ${file} WHERE run_id = 'mf01-chain-n6-T0.7-glauber-hub-t0' AND role = 'worker' AND agent = 1`,
+    );
+    expect(w!.reads).toEqual([0]);
+    expect(String(w!.response)).not.toContain('Beijing');
+  });
+
   it('the debate arms write what docs/teams.md says: judges from turn 2, feedback and regenerated turns only on drift, a solution per turn that its votes elect', async () => {
     const dir = tempDir();
     const spec = writeSpec(dir, example('drift-debate', { 'trials: 2': 'trials: 3' }), 'debate.yaml');
@@ -132,8 +165,8 @@ describe('team schedules end to end on the surrogate (docs/teams.md)', () => {
     );
     const server = await startSurrogateServer({ prompts });
     try {
-      for (const name of ['lost-in-propagation', 'drift-debate', 'belief-injection']) {
-        const text = example(name, SMALL[name]!);
+      const hub = example('lost-in-propagation', { ...SMALL['lost-in-propagation'], 'dynamics: relay': 'dynamics: hub' });
+      for (const [name, text] of [...Object.keys(SMALL).map((n) => [n, example(n, SMALL[n]!)]), ['hub', hub]] as [string, string][]) {
         const local = writeSpec(dir, text, `${name}-local.yaml`);
         const served = writeSpec(
           dir,
