@@ -7,7 +7,7 @@ import type { RunControls } from './protocol/control.js';
 import { mixSeed } from './rng.js';
 import { dynamicsArms, populationArms, templateArms } from './spec/arms.js';
 import { isTeamDynamics, teamEventCount, type TeamRun } from './team/calls.js';
-import { checkTeamArm, teamControls } from './team/spec.js';
+import { checkTeamArm, checkTeamSpec, teamControls } from './team/spec.js';
 import type { Dynamics, Protocol, SweepSpec } from './spec/schema.js';
 
 /** Names of a run's template and population arms, where the sweep grids them. */
@@ -234,6 +234,7 @@ export function planSweep(
   files: ArmFiles = {},
 ): RunPlan[] {
   checkSizeMapKeys(spec, file);
+  checkTeamSpec(spec, dynamicsArms(spec), file);
   const controls = runControls(spec);
   const arms = armsOf(spec, files);
   const protocols = Array.isArray(spec.protocol) ? spec.protocol : [spec.protocol];

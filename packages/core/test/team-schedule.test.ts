@@ -266,6 +266,7 @@ describe('team specs', () => {
     refuse('name: t\ndataset: d.jsonl\ngeometries: [ring]\nsizes: [4]\ntemperatures: [0.7]\nprotocol: regenerate\n', 'protocol');
     refuse('dynamics: debate\nearly_stopping: {}', 'early_stopping');
     refuse('dynamics: relay\nteam: {token_budget: 2}', 'team.token_budget');
+    refuse('name: t\ndataset: d.jsonl\ngeometries: [ring]\nsizes: [4]\ntemperatures: [0.7]\nteam: {memory: recent}\n', 'team');
   });
 });
 

@@ -10,6 +10,17 @@ const TEAM_ARMS: Record<string, readonly Protocol[]> = {
   debate: ['glauber', 'drift-policy', 'regenerate'],
 };
 
+/** A `team` block in a spec without a team schedule would change nothing: say so instead of ignoring it. */
+export function checkTeamSpec(spec: SweepSpec, dynamics: readonly Dynamics[], file: string): void {
+  if (spec.team !== undefined && !dynamics.some(isTeamDynamics))
+    throw new InputError(
+      file,
+      'team',
+      'only team schedules read it, and this sweep has none',
+      'add dynamics: relay, hub or debate, or remove team',
+    );
+}
+
 /** The spec's `team` settings as a team run carries them. */
 export function teamControls(spec: SweepSpec, populated: boolean): TeamControls {
   return {
