@@ -83,6 +83,28 @@ describe('team schedules end to end on the surrogate (docs/teams.md)', () => {
     expect(String(w!.response)).not.toContain('Beijing');
   });
 
+  it("a debate whose personas come from a population file makes no persona-gen call, names each member's entry, and verifies", async () => {
+    const dir = tempDir();
+    const spec = writeSpec(
+      dir,
+      example('drift-debate', {
+        ...SMALL['drift-debate'],
+        'dynamics: debate': `dynamics: debate\npopulation: {file: ${ROOT}/examples/team-beliefs.jsonl, assign: distinct}`,
+      }),
+      'personas.yaml',
+    );
+    const out = join(dir, 'out');
+    expect((await runSweep(spec, { out, logLevel: 'silent' })).status).toBe('complete');
+    expect((await verifyCorpus(out)).problems).toEqual([]);
+    const file = `read_parquet('${out}/events/*.parquet')`;
+    const [c] = await queryRows(`SELECT count(*) FILTER (WHERE role = 'persona-gen')::INTEGER AS generated,
+        count(DISTINCT persona) FILTER (WHERE role IN ('persona', 'vote'))::INTEGER AS personas,
+        count(*) FILTER (WHERE role IN ('persona', 'vote') AND persona IS NULL)::INTEGER AS unnamed,
+        count(*) FILTER (WHERE role IN ('drift-judge', 'feedback') AND persona IS NOT NULL)::INTEGER AS judges_named
+      FROM ${file}`);
+    expect(c).toEqual({ generated: 0, personas: 3, unnamed: 0, judges_named: 0 });
+  });
+
   it('the debate arms write what docs/teams.md says: judges from turn 2, feedback and regenerated turns only on drift, a solution per turn that its votes elect', async () => {
     const dir = tempDir();
     const spec = writeSpec(dir, example('drift-debate', { 'trials: 2': 'trials: 3' }), 'debate.yaml');
