@@ -34,17 +34,20 @@ export async function executeSummaryEvent(task: EventTask, reads: readonly strin
   if (own) items.push({ round: roundOf(plan.readVersions[0]), agent: -1, text: own.answer });
   theirs.forEach((v, i) => items.push({ round: roundOf(plan.readVersions[i + 1]), agent: plan.neighbours[i], text: v.answer }));
 
-  const base = (kind: PromptContext['kind']): PromptContext => {
+  // The agent's update (no kind) or one of its protocol calls, which also see the timestamped context.
+  const base = (kind?: 'summary' | 'context-merge'): PromptContext => {
     const ctx: PromptContext = {
-      kind,
       question: run.prompt.question,
       sweep: plan.sweep,
       temperature,
       previous: own?.answer,
       neighbourAgents: plan.neighbours,
       neighbourAnswers: theirs.map((v) => v.answer),
-      context: items,
     };
+    if (kind) {
+      ctx.kind = kind;
+      ctx.context = items;
+    }
     if (persona) {
       ctx.persona = persona.text;
       if (persona.belief) ctx.belief = persona.belief;
@@ -58,9 +61,7 @@ export async function executeSummaryEvent(task: EventTask, reads: readonly strin
   before.push(callOutcome('summary', summarySeed, summaryCall));
   const summary = summaryCall.result.text;
 
-  const context = base('agent');
-  context.kind = undefined;
-  context.context = undefined;
+  const context = base();
   let gate: number | undefined;
   if (!initial && theirs.length > 0) {
     const [mine, ...others] = await controlEncoder(run, services).encode([summary, ...theirs.map((v) => v.summary)]);
