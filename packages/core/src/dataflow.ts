@@ -239,6 +239,10 @@ export class DataflowPlanner {
       }
     }
     this.refill(STEP);
+    if (this.finishedCount === this.end && this.schedule.slots === this.schedule.total && this.syncN === 0) {
+      // A slot per event (a team schedule) supersedes nothing: once the run has finished, every version is dead.
+      return Array.from({ length: this.end }, (_, v) => v);
+    }
     return released ?? NONE;
   }
 
