@@ -38,7 +38,10 @@ export function formatDuration(seconds: number): string {
 function planText(name: string, sweeps: number, c: CampaignCost): string {
   const out: string[] = [];
   out.push(
-    `${name}: ${int(c.configurations)} configurations, ${int(c.runs)} runs, ${int(c.events)} events (${sweeps} sweeps: N initial answers and N updates per sweep per run)`,
+    `${name}: ${int(c.configurations)} configurations, ${int(c.runs)} runs, ${int(c.events)} events (${
+      // Team runs (docs/teams.md) have no population context to list.
+      c.contexts.length === 0 ? 'team schedules: one event per call' : `${sweeps} sweeps: N initial answers and N updates per sweep per run`
+    })`,
   );
   out.push('');
   const priced = c.total.cost !== undefined;
@@ -68,15 +71,17 @@ function planText(name: string, sweeps: number, c: CampaignCost): string {
   out.push(
     `Answers: ${c.answerTokens} tokens each (max_tokens${c.fixedLength ? ', fixed_length: exact' : ', without fixed_length: a ceiling'}); prompt tokens estimated at ${CHARS_PER_TOKEN} characters a token from the template, the question and the answers each update quotes.`,
   );
-  out.push('');
-  out.push(
-    formatTable(
-      ['geometry', 'N', 'k', 'runs', 'events', 'update prompt tokens'],
-      c.contexts.map((x) => [x.geometry, int(x.n), int(x.k), int(x.runs), int(x.events), int(x.updatePromptTokens)]),
-      [1, 2, 3, 4, 5],
-    ),
-  );
-  if (c.contextLimit !== undefined) {
+  if (c.contexts.length > 0) {
+    out.push('');
+    out.push(
+      formatTable(
+        ['geometry', 'N', 'k', 'runs', 'events', 'update prompt tokens'],
+        c.contexts.map((x) => [x.geometry, int(x.n), int(x.k), int(x.runs), int(x.events), int(x.updatePromptTokens)]),
+        [1, 2, 3, 4, 5],
+      ),
+    );
+  }
+  if (c.contextLimit !== undefined && c.contexts.length > 0) {
     const largest = Math.max(...c.contexts.map((x) => x.updatePromptTokens));
     out.push(
       `Largest update prompt: about ${int(largest)} tokens, within max_context_tokens ${int(c.contextLimit)} less the reply (checked with every quoted answer at max_tokens).`,
