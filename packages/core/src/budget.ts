@@ -6,6 +6,7 @@ import { MAX_LIVE_ENTRIES } from './protocol/board.js';
 import { BOARD_INSTRUCTION, personaText } from './protocol/prompts.js';
 import { CONTEXT_MERGE_INSTRUCTION, isSummaryProtocol } from './protocol/ssvp.js';
 import type { SweepSpec } from './spec/schema.js';
+import { teamAnswerTokens, teamCallCosts } from './team/cost.js';
 
 /** Characters per token of the estimate: about four for English text (it is only used for bounds). */
 const CHARS_PER_TOKEN = 4;
@@ -76,6 +77,10 @@ export function checkContextBudget(spec: SweepSpec, runs: readonly RunPlan[], te
   if (!limit) return;
   const room = limit - spec.max_tokens;
   for (const run of runs) {
+    if (run.controls.team) {
+      checkTeamContext(run, spec.max_tokens, limit, file);
+      continue;
+    }
     const need = worstPromptTokens(run, template, spec.max_tokens);
     if (need <= room) continue;
     const gi = spec.geometries.indexOf(run.geometry);
@@ -99,4 +104,21 @@ export function checkContextBudget(spec: SweepSpec, runs: readonly RunPlan[], te
       fix,
     );
   }
+}
+
+/** A team call's largest prompt (every text it reads max_tokens long) and its reply must fit the model's context. */
+function checkTeamContext(run: RunPlan, maxTokens: number, limit: number, file: string): void {
+  const costs = teamCallCosts(run, maxTokens);
+  const worst = costs.reduce((w, c) => (c.largestPromptTokens > w.largestPromptTokens ? c : w), costs[0]);
+  if (!worst) return;
+  const reply = teamAnswerTokens(run, maxTokens);
+  if (worst.largestPromptTokens + reply <= limit) return;
+  throw new InputError(
+    file,
+    'sizes',
+    `a ${run.dynamics} ${worst.role} call of ${run.configId} may need ${worst.largestPromptTokens.toLocaleString('en-US')} prompt tokens (every text it reads max_tokens = ${reply} long), over max_context_tokens ${limit.toLocaleString('en-US')} less the reply`,
+    run.dynamics === 'debate'
+      ? 'use team: {memory: recent}, fewer turns or participants, a smaller max_tokens, or a model with a longer context'
+      : 'use a smaller team or max_tokens, or a model with a longer context',
+  );
 }

@@ -11,6 +11,8 @@ import {
   runEvents,
   subtaskOf,
   tallyVotes,
+  checkContextBudget,
+  DEFAULT_TEMPLATE,
   teamCalls,
   teamEventCount,
   TeamSchedule,
@@ -294,5 +296,20 @@ describe('panta plan for teams', () => {
       'drift-judge': [2, false, 100],
       feedback: [1, true, 50],
     });
+  });
+});
+
+describe('team prompts against the model context', () => {
+  it('a debate whose history cannot fit max_context_tokens is refused before it runs; memory recent fits', () => {
+    const text = (memory: string) =>
+      `name: t\ndataset: d.jsonl\ngeometries: [meanfield]\nsizes: [3]\ntemperatures: [1.0]\nsweeps: 7\nmax_tokens: 1024\ndynamics: debate\nteam: {memory: ${memory}}\nbackend: {kind: openai, base_url: "http://localhost:1/v1", model: m, max_context_tokens: 12000}\n`;
+    const plan = (memory: string) => {
+      const spec = parseSweepSpec(text(memory), 'd.yaml');
+      return () => checkContextBudget(spec, planSweep(spec, [PROMPT], 'd.yaml'), DEFAULT_TEMPLATE, 'd.yaml');
+    };
+    // Turn 7 with memory all quotes 6 turns x 3 contributions + 6 earlier ones + the draft: ~25 x 1,024 tokens.
+    expect(plan('all')).toThrow(/d\.yaml: sizes: a debate persona call of p1-meanfield-n3-T1-glauber-debate may need [\d,]+ prompt tokens/);
+    // With recent memory: the previous turn (3), the current one (up to 2) and the draft, about 6 x 1,024.
+    expect(plan('recent')).not.toThrow();
   });
 });

@@ -12,6 +12,8 @@ export interface TeamRoleCost {
   atMost: boolean;
   promptTokens: number;
   completionTokens: number;
+  /** The largest prompt of one of these calls (what the context must hold besides the reply). */
+  largestPromptTokens: number;
 }
 
 /** Completion tokens a team member may use: the relay's budget split over the chain, else the sweep's max_tokens. */
@@ -37,10 +39,19 @@ export function teamCallCosts(run: RunPlan, maxTokens: number): TeamRoleCost[] {
       () => true,
     );
     const m = renderTeamCall({ call, size: run.n, rounds: run.sweeps, question: run.prompt.question, reads });
-    const c = byRole.get(call.role) ?? { role: call.role, calls: 0, atMost: false, promptTokens: 0, completionTokens: 0 };
+    const c = byRole.get(call.role) ?? {
+      role: call.role,
+      calls: 0,
+      atMost: false,
+      promptTokens: 0,
+      completionTokens: 0,
+      largestPromptTokens: 0,
+    };
+    const prompt = Math.ceil(m.system.length / CHARS_PER_TOKEN) + Math.ceil(m.user.length / CHARS_PER_TOKEN);
     c.calls++;
     c.atMost ||= call.onDriftOf !== undefined;
-    c.promptTokens += Math.ceil(m.system.length / CHARS_PER_TOKEN) + Math.ceil(m.user.length / CHARS_PER_TOKEN);
+    c.promptTokens += prompt;
+    c.largestPromptTokens = Math.max(c.largestPromptTokens, prompt);
     c.completionTokens += answer;
     byRole.set(call.role, c);
   }
