@@ -1,4 +1,4 @@
-import { InputError, sweepSpecSchema, type EncoderColumn, type EncoderSpec } from '@panta/core';
+import { InputError, isEventRole, sweepSpecSchema, type EncoderColumn, type EncoderSpec } from '@panta/core';
 import {
   ORDER_PARAM_COLUMNS,
   embColumnName,
@@ -215,7 +215,7 @@ function describe(e: EncoderSpec): string {
   return `${e.name}:${e.kind}:${e.kind === 'hashing' ? e.dim : e.path}`;
 }
 
-/** Every agent answer of a shard embedded (null for protocol calls, which carry none), in file order. */
+/** Every answer (and team call) of a shard embedded (null for protocol calls, which carry none), in file order. */
 async function embedShard(
   file: string,
   encoder: Encoder,
@@ -229,7 +229,7 @@ async function embedShard(
     const response = batch.columns.response as (string | null)[];
     for (let r = 0; r < batch.rows; r++) {
       roles.push(role[r]);
-      if (role[r] === 'agent') texts.push(response[r] ?? '');
+      if (isEventRole(role[r])) texts.push(response[r] ?? '');
     }
   }
   progress.inflight = texts.length;
@@ -238,7 +238,7 @@ async function embedShard(
   progress.inflight = 0;
   progress.eventsExecuted += texts.length;
   let next = 0;
-  return roles.map((role) => (role === 'agent' ? vectors[next++] : null));
+  return roles.map((role) => (isEventRole(role) ? vectors[next++] : null));
 }
 
 /**

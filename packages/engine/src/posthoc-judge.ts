@@ -1,4 +1,4 @@
-import { InputError, judgeInFlight, type JudgeSpec, type Tag } from '@panta/core';
+import { EVENT_ROWS_SQL, InputError, isEventRole, judgeInFlight, type JudgeSpec, type Tag } from '@panta/core';
 import {
   judgeOrderParamsPath,
   judgeRunsTablePath,
@@ -161,7 +161,7 @@ async function judgeLocked(corpus: PosthocCorpus, spec: JudgeSpec, name: string,
   // As the manifest's `tags` counts the sweep's: the tags that occur.
   const counts: Record<string, number> = {};
   for (const run of runs) {
-    for await (const b of readEvents([shardPath(out, run.runId)], { columns: [column], where: "role = 'agent'" }))
+    for await (const b of readEvents([shardPath(out, run.runId)], { columns: [column], where: EVENT_ROWS_SQL }))
       for (const t of b.columns[column] as Tag[]) counts[t] = (counts[t] ?? 0) + 1;
   }
   const previous = (manifest.judges ?? []).find((j) => j.name === name);
@@ -218,7 +218,7 @@ async function judgeShard(
     const promptIds = batch.columns.prompt_id as string[];
     const response = batch.columns.response as (string | null)[];
     for (let r = 0; r < batch.rows; r++) {
-      if (role[r] === 'agent') asks.push({ row: roles.length, promptId: promptIds[r], response: response[r] ?? '' });
+      if (isEventRole(role[r])) asks.push({ row: roles.length, promptId: promptIds[r], response: response[r] ?? '' });
       roles.push(role[r]);
     }
   }

@@ -105,6 +105,21 @@ describe('team schedules end to end on the surrogate (docs/teams.md)', () => {
     expect(c).toEqual({ generated: 0, personas: 3, unnamed: 0, judges_named: 0 });
   });
 
+  it("panta embed and panta judge cover every team row (each call is its event's row), and the corpus still verifies", async () => {
+    const dir = tempDir();
+    const out = join(dir, 'out');
+    const spec = writeSpec(dir, example('lost-in-propagation', SMALL['lost-in-propagation']!), 'relay.yaml');
+    expect((await runSweep(spec, { out, logLevel: 'silent' })).status).toBe('complete');
+    expect(panta(['embed', out, '--encoder', 'lex32:hashing:32']).code).toBe(0);
+    expect(panta(['judge', out, '--judge', '{kind: reference}', '--name', 'ref2']).code).toBe(0);
+    expect(panta(['verify', out]).code).toBe(0);
+    const [c] =
+      await queryRows(`SELECT count(*)::INTEGER AS n, count(emb_lex32)::INTEGER AS embedded, count(*) FILTER (WHERE tag_ref2 = tag)::INTEGER AS same
+      FROM read_parquet('${out}/events/*.parquet')`);
+    expect(c!.n).toBe(2 * (1 + 2 + 5));
+    expect(c).toEqual({ n: c!.n, embedded: c!.n, same: c!.n });
+  });
+
   it('the debate arms write what docs/teams.md says: judges from turn 2, feedback and regenerated turns only on drift, a solution per turn that its votes elect', async () => {
     const dir = tempDir();
     const spec = writeSpec(dir, example('drift-debate', { 'trials: 2': 'trials: 3' }), 'debate.yaml');
