@@ -1,4 +1,4 @@
-import { runEvents, type RunPlan } from '@panta/core';
+import { criticalPath, runEvents, TeamSchedule, type RunPlan } from '@panta/core';
 
 /**
  * The order runs open in: longest chain of dependent events first (stable otherwise). A run's events can
@@ -18,6 +18,11 @@ export function chainsFirst(runs: readonly RunPlan[]): RunPlan[] {
 
 /** Events of a run that can be in flight at once, about: 1 for a full mean field under asynchronous updates (a chain). */
 export function parallelism(run: RunPlan): number {
+  // A team's DAG is a few dozen calls: its parallelism is exact (a relay is one chain).
+  if (run.controls.team) {
+    const { events, criticalPath: path } = criticalPath(new TeamSchedule(run));
+    return Math.max(1, Math.floor(events / path));
+  }
   return run.dynamics === 'synchronous' ? run.n : Math.max(1, Math.floor(run.n / (run.k + 1)));
 }
 

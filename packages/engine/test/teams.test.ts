@@ -7,6 +7,7 @@ import { checkTeamShard, queryRows, verifyCorpus } from '@panta/corpus';
 import { startSurrogateServer } from '@panta/llm';
 import { ROOT, corpusDiff, panta, tempDir, writeSpec } from '../../../test/helpers.js';
 import { runSweep } from '../src/index.js';
+import { parallelism } from '../src/run-order.js';
 
 /** An example spec made small for a test: absolute paths, and the lines given replaced. */
 function example(name: string, replace: Record<string, string>): string {
@@ -118,6 +119,18 @@ describe('team schedules end to end on the surrogate (docs/teams.md)', () => {
       FROM read_parquet('${out}/events/*.parquet')`);
     expect(c!.n).toBe(2 * (1 + 2 + 5));
     expect(c).toEqual({ n: c!.n, embedded: c!.n, same: c!.n });
+  });
+
+  it('a team run opens by its exact depth: a relay is one chain, a hub of 6 runs 8 calls in 3 steps', () => {
+    const plan = (text: string) =>
+      planSweep(
+        parseSweepSpec(text, 't.yaml'),
+        [{ id: 'p', question: 'Q?', accepted: ['a'], false_answers: [], false_premise: false }],
+        't.yaml',
+      );
+    const base = 'name: t\ndataset: d.jsonl\ngeometries: [chain]\nsizes: [6]\ntemperatures: [0.7]\n';
+    expect(parallelism(plan(`${base}dynamics: relay\n`)[0]!)).toBe(1);
+    expect(parallelism(plan(`${base}dynamics: hub\n`)[0]!)).toBe(2);
   });
 
   it('the debate arms write what docs/teams.md says: judges from turn 2, feedback and regenerated turns only on drift, a solution per turn that its votes elect', async () => {
