@@ -172,14 +172,17 @@ describe('BullTransport on its own', () => {
     expect(got.messages.map((m) => (m as { task: EventTask }).task)).toEqual([first, second]);
   });
 
-  it("cuts a flush into jobs of at most a quarter of a worker's slots, at least 16 events when it has them, a run's events together", async () => {
+  it("cuts a flush into jobs of at most half a worker's slots, at least 16 events when it has them, a run's events together", async () => {
     // Workers take a job whenever they have a free slot: a job waits behind at most its own events.
     for (const [perRun, workers, sizes] of [
+      // one worker of 64 slots (the default): jobs of up to 32, about one per worker
       [3, undefined, [12]],
-      [6, undefined, [8, 16]],
+      [6, undefined, [24]],
+      // four of 64: at least 16 a job when the flush has them
       [1, [4, 256], [4]],
       [6, [4, 256], [8, 16]],
-      [6, [1, 32], [8, 8, 8]],
+      // one of 32: half its slots
+      [6, [1, 32], [8, 16]],
     ] as const) {
       const count = 4 * perRun;
       const sweep = conformanceSweep(`bull-batches-${count}-${workers?.join('x') ?? 'default'}`, '', 4);
