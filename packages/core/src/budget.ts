@@ -6,6 +6,7 @@ import { MAX_LIVE_ENTRIES } from './protocol/board.js';
 import { BOARD_INSTRUCTION, personaText } from './protocol/prompts.js';
 import { CONTEXT_MERGE_INSTRUCTION, isSummaryProtocol } from './protocol/ssvp.js';
 import type { SweepSpec } from './spec/schema.js';
+import { BRIEFING_LINE } from './travel/briefing.js';
 import { teamAnswerTokens, teamCallCosts } from './team/cost.js';
 
 /** Characters per token of the estimate: about four for English text (it is only used for bounds). */
@@ -22,7 +23,7 @@ const ENTRY_FRAME = 48;
  */
 export function worstPromptTokens(run: RunPlan, template: PromptTemplate, maxTokens: number): number {
   const board = run.protocol === 'belief-board';
-  const persona = run.population ? longestPersona(run.population.entries) : 0;
+  const persona = run.population ? longestPersona(run.population.entries) + longestBriefing(run.prompt.briefings) : 0;
   const fixed =
     template.system.length +
     template.update.length +
@@ -51,6 +52,13 @@ function longestPersona(entries: readonly PopulationEntry[]): number {
     for (const e of entries) chars = Math.max(chars, personaText(e).length + 1);
     longest.set(entries, chars);
   }
+  return chars;
+}
+
+/** Characters the longest of a prompt's briefings adds after a persona (travel/briefing.ts). */
+function longestBriefing(briefings: Readonly<Record<string, string>> | undefined): number {
+  let chars = 0;
+  for (const b of Object.values(briefings ?? {})) chars = Math.max(chars, BRIEFING_LINE.length + b.length + 1);
   return chars;
 }
 

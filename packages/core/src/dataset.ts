@@ -20,6 +20,19 @@ export const promptSchema = z
     facts: z.array(z.string().min(1)).min(1).optional(),
     /** The options of a multiple-choice or claim-verification prompt; every accepted answer is one of them. */
     choices: z.array(z.string().min(1)).min(2).optional(),
+    /**
+     * Private context per population entry id (a role's injected briefing, e.g. the travel scenarios'
+     * mismatches): the agent holding that entry reads it in its system message, after its persona.
+     */
+    briefings: z.record(z.string().regex(/^[A-Za-z0-9._-]+$/), z.string().min(1)).optional(),
+    /**
+     * Checkable assertions of an answer (docs/travel.md): per named fact, the phrases that state it right and
+     * those that state it wrong (the injected values); hallucination rate per assertion reads them.
+     */
+    assertions: z
+      .array(z.strictObject({ name: z.string().min(1), gold: z.array(z.string().min(1)).min(1), wrong: z.array(z.string().min(1)).min(1) }))
+      .min(1)
+      .optional(),
   })
   .superRefine((p, ctx) => {
     const bad = p.choices ? p.accepted.find((a) => !p.choices?.includes(a)) : undefined;

@@ -169,3 +169,4 @@ export type {
 } from './stats/index.js';
 export { CsvSyntaxError, csvField, csvLine, parseCsv } from './csv.js';
 export { parseEncoderArg, parseJudgeBlock } from './spec/posthoc-args.js';
+export * from './travel/index.js';

@@ -1,6 +1,7 @@
 import { classifyAnswer, rngFrom, type Prompt, type PromptContext, type SurrogateBackendSpec } from '@panta/core';
 import { ANSWER_FRAMES, NOT_KNOWN_FRAMES, pickVaried } from './phrasing.js';
 import { contextMergeReply, summaryReply } from './ssvp-reply.js';
+import { briefedBelief } from './travel-belief.js';
 
 /**
  * A Potts-like agent (issue 2): its options are "correct", each known false answer, and "not known". It
@@ -40,6 +41,11 @@ export class SurrogateAgent {
     this.field[0] = spec.field.correct;
     for (let i = 0; i < f; i++) this.field[1 + i] = spec.field.false + (prompt.false_premise ? spec.premise_bias : 0);
     this.field[f + 1] = spec.field.not_known;
+  }
+
+  /** The option "not known" (no accepted and no known false answer, or both). */
+  get notKnownOption(): number {
+    return this.optionCount - 1;
   }
 
   /** The prior field of an option (what a merge weighs sources by). */
@@ -135,8 +141,9 @@ export class SurrogateAgent {
           if (context.moderator) extra.push(context.moderator);
           reads = extra;
         }
-        if (context.board) return this.boardReply(seed, temperature, context.previous, reads, context.belief);
-        return this.replyText(seed, temperature, context.previous, reads, context.belief);
+        const belief = context.persona === undefined ? context.belief : briefedBelief(this, context);
+        if (context.board) return this.boardReply(seed, temperature, context.previous, reads, belief);
+        return this.replyText(seed, temperature, context.previous, reads, belief);
       }
     }
   }
