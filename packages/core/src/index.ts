@@ -48,12 +48,16 @@ export type { EventPlan, EventStream } from './schedule.js';
 export { isTeamDynamics, keptReads, TEAM_DYNAMICS, teamCalls, teamEventCount } from './team/calls.js';
 export type { TeamCallPlan, TeamDynamics, TeamRead, TeamReadKind, TeamRun } from './team/calls.js';
 export {
+  BOARD_TOOL,
   DRIFT_ERROR_TYPES,
+  FULL_PLAN,
   generatedPersona,
   oneLine,
+  outputLine,
   parseVote,
   PERSONA_LINE,
   renderTeamCall,
+  SOP_FORM,
   subtaskOf,
   TEAM_SYSTEM,
   TEAM_TASK,
@@ -109,6 +113,20 @@ export {
 } from './protocol/prompts.js';
 export { applyEntries, decodeBoardVersion, encodeBoardVersion, foldLive, parseBoardReply, renderEntries } from './protocol/board.js';
 export type { BoardEntry } from './protocol/board.js';
+export { appendBoardLines, BOARD_LINE_PREFIX, objectKey, parseBoardLines } from './protocol/board-log.js';
+export type { BoardLine, BoardLogEntry } from './protocol/board-log.js';
+export { BOARD_EMPTY, BOARD_ENTRY, BOARD_HEADER, boardHeaderDropping, DEFAULT_BOARD_TOKENS, renderBoard } from './protocol/board-render.js';
+export type { RenderedBoard } from './protocol/board-render.js';
+export {
+  boardAuthorName,
+  boardReadBy,
+  boardShownTo,
+  isTeamPaperArm,
+  TEAM_PAPER_ARMS,
+  teamBoardEntries,
+  writesBoard,
+} from './protocol/board-team.js';
+export type { TeamBoardRow } from './protocol/board-team.js';
 export {
   boundaryGate,
   controlCentre,

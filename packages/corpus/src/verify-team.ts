@@ -1,6 +1,7 @@
 import { eventSeed, isDrift, keptReads, parseVote, tallyVotes, teamCalls, type RunPlan } from '@panta/core';
 import { readParquetSql } from './duckdb.js';
 import { queryRows } from './parquet-table.js';
+import { checkTeamBoard } from './verify-team-board.js';
 
 function same(a: ArrayLike<number>, b: readonly number[]): boolean {
   if (a.length !== b.length) return false;
@@ -26,10 +27,11 @@ export async function checkTeamShard(file: string, run: RunPlan): Promise<string
     reads: number[];
     response: string;
     status: string;
+    board: string | null;
   }[] = [];
   // A team run is a few dozen rows: read whole, in file order.
   const read = await queryRows(
-    `SELECT event::DOUBLE AS event, role, sweep, agent, seed::DOUBLE AS seed, neighbours::DOUBLE[] AS neighbours, read_versions::DOUBLE[] AS reads, response, reply_status FROM ${readParquetSql([file])}`,
+    `SELECT event::DOUBLE AS event, role, sweep, agent, seed::DOUBLE AS seed, neighbours::DOUBLE[] AS neighbours, read_versions::DOUBLE[] AS reads, response, reply_status, board FROM ${readParquetSql([file])}`,
   );
   for (const r of read) {
     const event = Number(r.event);
@@ -44,6 +46,7 @@ export async function checkTeamShard(file: string, run: RunPlan): Promise<string
       reads: ((r.reads as number[] | null) ?? []).map(Number),
       response: String(r.response ?? ''),
       status: String(r.reply_status),
+      board: r.board === null || r.board === undefined ? null : String(r.board),
     });
   }
   if (rows.length !== calls.length) return `${run.runId}: ${rows.length} rows, but its ${run.dynamics} schedule has ${calls.length} calls`;
@@ -80,5 +83,5 @@ export async function checkTeamShard(file: string, run: RunPlan): Promise<string
         return `${where}: the votes elect participant ${winner}, the row says ${row.agent}`;
     }
   }
-  return null;
+  return checkTeamBoard(run, calls, rows);
 }

@@ -7,12 +7,14 @@ import {
   tallyVotes,
   teamAnswerTokens,
   teamCalls,
+  writesBoard,
   type ChatMessages,
   type RunPlan,
   type TeamCallPlan,
 } from '@panta/core';
 import type { Encoder } from '@panta/embed';
 import type { ChatRequest, ChatResult } from '@panta/llm';
+import { boardOfCall } from './execute-team-board.js';
 import { agentPersona, type WorkerServices } from './execute-event.js';
 import type { EventOutcome, EventTask } from './task.js';
 
@@ -87,6 +89,7 @@ export async function executeTeamEvent(task: EventTask, reads: readonly string[]
     );
   }
   const member = call.agent < run.n ? agentPersona(run, call.agent) : undefined;
+  const board = writesBoard(run.protocol) ? boardOfCall(run, call, reads) : undefined;
   const messages = renderTeamCall({
     call,
     size: run.n,
@@ -94,6 +97,8 @@ export async function executeTeamEvent(task: EventTask, reads: readonly string[]
     question: run.prompt.question,
     reads: kept,
     ...(member?.text ? { hidden: member.text } : {}),
+    ...(run.protocol !== 'glauber' ? { arm: run.protocol } : {}),
+    ...(board ? { board: board.shown.lines } : {}),
   });
   const temperature = call.role === 'drift-judge' ? 0 : run.temperature;
   const started = performance.now();
@@ -111,6 +116,7 @@ export async function executeTeamEvent(task: EventTask, reads: readonly string[]
     calls: result.calls,
   };
   if (result.replyStatus) outcome.replyStatus = result.replyStatus;
+  if (board) outcome.board = JSON.stringify(board.row(result.text));
   return embed(outcome, services);
 }
 

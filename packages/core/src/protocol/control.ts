@@ -47,6 +47,8 @@ export interface TeamControls {
   personas: 'population' | 'generated';
   /** relay: total completion tokens of the chain (max_tokens = floor(budget / N) per member). */
   tokenBudget?: number;
+  /** relay and hub, arm board: the rendered board's token cap (absent: DEFAULT_BOARD_TOKENS). */
+  boardTokens?: number;
 }
 
 /**

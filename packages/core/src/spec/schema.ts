@@ -67,6 +67,11 @@ export const PROTOCOLS = [
   'regenerate',
   'no-sync',
   'full-broadcast',
+  // relay and hub arms of paper 001 (docs/teams.md, "Belief board")
+  'board',
+  'board_inert',
+  'full',
+  'sop',
 ] as const;
 const protocolSchema = z.enum(PROTOCOLS);
 
@@ -261,6 +266,8 @@ export const sweepSpecSchema = z.strictObject({
       token_budget: z.int().min(1).max(2_147_483_647).optional(),
       /** debate: every earlier turn (all) or only the previous one (recent) in each contribution's prompt. */
       memory: z.enum(['all', 'recent']).default('all'),
+      /** relay and hub, arm board: tokens the rendered belief board may take in a prompt; default 256. */
+      board_tokens: z.int().min(1).max(1_000_000).optional(),
     })
     .optional(),
   /** Output folder, relative to the working directory; default runs/<name>. */

@@ -1,5 +1,6 @@
 import type { TeamRole } from '../event.js';
 import type { RunPlan } from '../plan.js';
+import { writesBoard } from '../protocol/board-team.js';
 
 /**
  * Team schedules (docs/teams.md): relay, hub and debate as DAGs of calls whose read sets are fixed before
@@ -26,7 +27,10 @@ export type TeamReadKind =
   | 'feedback'
   | 'vote'
   | 'verdict'
-  | 'solution';
+  | 'solution'
+  /** board arms: an earlier relay call read for its board entries only; full: for its whole output. */
+  | 'board'
+  | 'output';
 
 export interface TeamRead {
   event: number;
@@ -76,16 +80,23 @@ export function teamEventCount(run: TeamRun): number {
 
 /** The calls of a team run, in event order (a topological order of its DAG). */
 export function teamCalls(run: TeamRun): TeamCallPlan[] {
-  if (run.dynamics === 'relay') return relayCalls(run.n);
+  if (run.dynamics === 'relay') return relayCalls(run.n, run.protocol);
   if (run.dynamics === 'hub') return hubCalls(run.n);
   if (run.dynamics === 'debate') return debateCalls(run);
   throw new Error(`dynamics ${run.dynamics} is not a team schedule`);
 }
 
-function relayCalls(n: number): TeamCallPlan[] {
+/**
+ * A relay member reads its predecessor's note; in the board arms also every earlier call (for the entries
+ * on the board), in `full` every earlier call's whole output.
+ */
+function relayCalls(n: number, protocol: string): TeamCallPlan[] {
   const calls: TeamCallPlan[] = [];
+  const earlier: TeamReadKind | undefined = writesBoard(protocol) ? 'board' : protocol === 'full' ? 'output' : undefined;
   for (let i = 0; i < n; i++) {
-    const reads: TeamRead[] = i === 0 ? [] : [{ event: i - 1, agent: i - 1, kind: 'note', turn: i - 1 }];
+    const reads: TeamRead[] = [];
+    if (earlier) for (let j = 0; j < i - 1; j++) reads.push({ event: j, agent: j, kind: earlier, turn: j });
+    if (i > 0) reads.push({ event: i - 1, agent: i - 1, kind: 'note', turn: i - 1 });
     calls.push({ event: i, role: 'relay', sweep: i, agent: i, reads });
   }
   return calls;

@@ -1,6 +1,7 @@
 import type { TeamRole } from '../event.js';
 import type { RunPlan } from '../plan.js';
 import { CHARS_PER_TOKEN } from '../campaign-cost.js';
+import { BOARD_HEADER, DEFAULT_BOARD_TOKENS } from '../protocol/board-render.js';
 import { keptReads, teamCalls } from './calls.js';
 import { renderTeamCall } from './prompts.js';
 
@@ -31,6 +32,11 @@ export function teamCallCosts(run: RunPlan, maxTokens: number): TeamRoleCost[] {
   const answer = teamAnswerTokens(run, maxTokens);
   const filler = 'x'.repeat(answer * CHARS_PER_TOKEN);
   const byRole = new Map<string, TeamRoleCost>();
+  // arm board: a board filled up to its cap (the cap bounds its lines, not its header).
+  const board =
+    run.protocol === 'board'
+      ? [BOARD_HEADER, 'x'.repeat((run.controls.team?.boardTokens ?? DEFAULT_BOARD_TOKENS) * CHARS_PER_TOKEN)]
+      : undefined;
   for (const call of teamCalls(run)) {
     if (call.role === 'solution') continue;
     const reads = keptReads(
@@ -38,7 +44,7 @@ export function teamCallCosts(run: RunPlan, maxTokens: number): TeamRoleCost[] {
       call.reads.map((r) => (r.kind === 'verdict' ? 'DRIFT: lack of progress.' : filler)),
       () => true,
     );
-    const m = renderTeamCall({ call, size: run.n, rounds: run.sweeps, question: run.prompt.question, reads });
+    const m = renderTeamCall({ call, size: run.n, rounds: run.sweeps, question: run.prompt.question, reads, arm: run.protocol, board });
     const c = byRole.get(call.role) ?? {
       role: call.role,
       calls: 0,

@@ -1,4 +1,6 @@
 import type { ChatMessages } from '../prompt.js';
+import { parseBoardLines } from '../protocol/board-log.js';
+import { writesBoard } from '../protocol/board-team.js';
 import type { TeamCallPlan, TeamRead } from './calls.js';
 
 /**
@@ -82,6 +84,24 @@ export interface TeamPromptInput {
   reads: readonly { read: TeamRead; text: string }[];
   /** A member's persona text and hidden belief from the population file (personaText), if any. */
   hidden?: string;
+  /** The run's protocol (relay and hub arms: board, board_inert, full, sop); absent or glauber: the plain team. */
+  arm?: string;
+  /** board: the rendered board the call reads at the start of its turn (renderBoard's lines). */
+  board?: readonly string[];
+}
+
+/** Board arms: the tool offered to every member whose reply someone reads (paper 001's add_belief / revise_belief). */
+export const BOARD_TOOL =
+  'Shared belief board: whenever you establish a fact, compute a value or rule out a hypothesis, add a line "BELIEF: <object> | <claim> | <confidence from 0 to 1>". A line about an object already on the board revises its latest entry; nothing is ever deleted.';
+
+/** sop: the structured hand-off's form. */
+export const SOP_FORM = 'as: Verdict: <what you concluded>; Evidence: <what it rests on>; Next steps: <what is left to do>.';
+
+export const FULL_PLAN = 'Full plan of the orchestrator: ';
+
+/** full: an earlier relay call's whole output, one line. */
+export function outputLine(agent: number, text: string): string {
+  return `Output of agent ${agent + 1}: ${oneLine(text)}`;
 }
 
 function system(first: string, hidden: string | undefined, persona?: string): string {
@@ -93,7 +113,13 @@ function system(first: string, hidden: string | undefined, persona?: string): st
 
 /** The messages of a team call (not of `solution`, which is counted, not asked). */
 export function renderTeamCall(input: TeamPromptInput): ChatMessages {
-  const { call, size, rounds, question, reads, hidden } = input;
+  const { call, size, rounds, question, hidden } = input;
+  const arm = input.arm ?? 'glauber';
+  const writes = writesBoard(arm);
+  // In the board arms the board lines of a reply travel on the board only, never in the text passed on.
+  const reads = writes ? input.reads.map((r) => ({ read: r.read, text: parseBoardLines(r.text).rest })) : input.reads;
+  const board = input.board && input.board.length > 0 ? `${input.board.join('\n')}\n` : '';
+  const tool = writes ? `\n${BOARD_TOOL}` : '';
   const task = `${TEAM_TASK}${question}\n`;
   const of = (kind: TeamRead['kind']) => reads.filter((r) => r.read.kind === kind);
   const personas = of('personas')[0]?.text;
@@ -102,26 +128,40 @@ export function renderTeamCall(input: TeamPromptInput): ChatMessages {
     case 'relay': {
       const note = of('note')[0];
       const last = call.agent === size - 1;
+      const outputs = of('output')
+        .map((r) => `${outputLine(r.read.agent, r.text)}\n`)
+        .join('');
       return {
         system: system(TEAM_SYSTEM.relay(call.agent, size), hidden),
         user:
           task +
+          board +
+          outputs +
           (note ? `Hand-off note from agent ${call.agent}: ${oneLine(note.text)}\n` : 'You are the first agent.\n') +
           (last
             ? 'Give the final answer to the task in one line.'
-            : 'Work on the task, then write a short hand-off note for the next agent in one line: what you found, and what is left to do.'),
+            : arm === 'sop'
+              ? `Work on the task, then write the hand-off note for the next agent in one line, ${SOP_FORM}`
+              : `Work on the task, then write a short hand-off note for the next agent in one line: what you found, and what is left to do.${tool}`),
       };
     }
     case 'orchestrator':
       return {
         system: system(TEAM_SYSTEM.orchestrator(size), hidden),
-        user: `${task}Split the task into exactly ${size} subtasks, one per line, numbered 1 to ${size}.`,
+        user: `${task}${board}Split the task into exactly ${size} subtasks, one per line, numbered 1 to ${size}.${tool}`,
       };
     case 'worker': {
       const plan = of('decomposition')[0]?.text ?? '';
       return {
         system: system(TEAM_SYSTEM.worker(call.agent, size), hidden),
-        user: `${task}Your subtask: ${oneLine(subtaskOf(plan, call.agent, size))}\nDo your subtask and report what you found in one line.`,
+        user:
+          task +
+          board +
+          (arm === 'full' ? `${FULL_PLAN}${oneLine(plan)}\n` : '') +
+          `Your subtask: ${oneLine(subtaskOf(plan, call.agent, size))}\n` +
+          (arm === 'sop'
+            ? `Do your subtask and report in one line, ${SOP_FORM}`
+            : `Do your subtask and report what you found in one line.${tool}`),
       };
     }
     case 'aggregator': {
@@ -131,7 +171,7 @@ export function renderTeamCall(input: TeamPromptInput): ChatMessages {
         .join('');
       return {
         system: system(TEAM_SYSTEM.orchestrator(size), hidden),
-        user: `${task}Your plan: ${oneLine(plan)}\n${reports}Give the final answer to the task in one line.`,
+        user: `${task}${board}Your plan: ${oneLine(plan)}\n${reports}Give the final answer to the task in one line.`,
       };
     }
     case 'persona-gen':

@@ -1,12 +1,13 @@
 import { InputError } from '../errors.js';
 import type { TeamControls } from '../protocol/control.js';
 import type { Dynamics, Protocol, SweepSpec } from '../spec/schema.js';
+import { isTeamPaperArm } from '../protocol/board-team.js';
 import { isTeamDynamics } from './calls.js';
 
 /** The protocols (arms) each team schedule runs: `glauber` is the plain team; debate adds DRIFTJudge's mitigations. */
 const TEAM_ARMS: Record<string, readonly Protocol[]> = {
-  relay: ['glauber'],
-  hub: ['glauber'],
+  relay: ['glauber', 'board', 'board_inert', 'full', 'sop'],
+  hub: ['glauber', 'board', 'board_inert', 'full', 'sop'],
   debate: ['glauber', 'drift-policy', 'regenerate'],
 };
 
@@ -27,6 +28,7 @@ export function teamControls(spec: SweepSpec, populated: boolean): TeamControls 
     memory: spec.team?.memory ?? 'all',
     personas: populated ? 'population' : 'generated',
     ...(spec.team?.token_budget !== undefined ? { tokenBudget: spec.team.token_budget } : {}),
+    ...(spec.team?.board_tokens !== undefined ? { boardTokens: spec.team.board_tokens } : {}),
   };
 }
 
@@ -42,6 +44,13 @@ export function checkTeamArm(spec: SweepSpec, dynamics: Dynamics, protocol: Prot
         'protocol',
         `regenerate is a debate arm, not a protocol of ${dynamics} populations`,
         'use it with dynamics: debate',
+      );
+    if (isTeamPaperArm(protocol))
+      throw new InputError(
+        file,
+        'protocol',
+        `${protocol} is a relay and hub arm, not a protocol of ${dynamics} populations (belief-board is the population board)`,
+        'use it with dynamics: relay or hub',
       );
     return;
   }

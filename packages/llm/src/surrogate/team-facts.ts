@@ -1,4 +1,5 @@
 import { rngFrom, type Prompt, type Rng } from '@panta/core';
+import { boardLines, boardView, claimValue, partObject, withBoardLines } from './board-facts.js';
 import { lineAfter, mentions, type TeamView } from './team-read.js';
 
 /**
@@ -24,6 +25,11 @@ const REVIEW = {
   different: { fix: 0.05, flip: 0.25 },
 } as const;
 const AGGREGATE_KEEP = 0.95;
+/** Chances that a member takes up a part it lacks from the board (arm board) or from an earlier output (full). */
+const P_BOARD = 0.4;
+const P_FULL = 0.3;
+/** What a note or report says before its counts (sop: its verdict). */
+const SAID = /\. (?:Open|Evidence): /;
 
 /** Per fact: its text when found right, a false answer when found wrong, or null (not found). */
 type Known = (string | null)[];
@@ -83,8 +89,10 @@ function discover(prompt: Prompt, known: Known, capacity: number, rng: Rng, only
 export function relayReply(view: TeamView, seed: number, maxTokens: number): string {
   const { prompt, lines, member, size } = view;
   const rng = rngFrom(seed, 'surrogate-relay');
+  const board = boardView(view);
   const note = lineAfter(lines, /^Hand-off note from agent \d+: /);
-  const known: Known = note === undefined ? factsOf(prompt).map(() => null) : readKnown(prompt, note.split('. Open: ')[0]);
+  const known: Known = note === undefined ? factsOf(prompt).map(() => null) : readKnown(prompt, note.split(SAID)[0]);
+  const handed = [...known];
   if (note !== undefined) {
     const keep = RETENTION * Math.min(1, maxTokens / NOTE_TOKENS);
     for (let i = 0; i < known.length; i++) if (known[i] !== null && rng.next() >= keep) known[i] = null;
@@ -99,11 +107,18 @@ export function relayReply(view: TeamView, seed: number, maxTokens: number): str
       else if (known[i] !== null && known[i] !== facts[i] && u < review.fix) known[i] = facts[i];
     }
   }
+  takeUp(view, known, board.shown.size > 0 ? [...board.shown.entries()] : [], board.outputs, seed);
+  const before = [...known];
   discover(prompt, known, Math.min(CAP, Math.floor(maxTokens / TOKENS_PER_FACT)), rng);
   if (member === size - 1) return `Answer: ${known.some((k) => k !== null) ? list(known) : 'not found'}.`;
   const open = known.filter((k) => k === null).length;
   const lean = leaningOf(view.hidden);
-  return `Found: ${list(known)}. Open: ${open} of ${known.length} parts.${lean !== undefined ? ` Leaning: ${lean}.` : ''}`;
+  const leaning = lean !== undefined ? ` Leaning: ${lean}.` : '';
+  if (board.sop)
+    return `Verdict: ${list(known)}. Evidence: what the relay found so far. Next steps: ${open > 0 ? 'find the open parts' : 'give the answer'}.${leaning}`;
+  // Parts it found itself or changed on review it states with more confidence than parts passed on to it.
+  const own = new Set(known.map((k, i) => (k !== null && (k !== before[i] || k !== handed[i]) ? i : -1)).filter((i) => i >= 0));
+  return withBoardLines(`Found: ${list(known)}. Open: ${open} of ${known.length} parts.${leaning}`, boardLines(known, board, own));
 }
 
 /** The orchestrator's plan: the parts of the answer dealt out to the workers in turn. */
@@ -127,10 +142,13 @@ export function workerReply(view: TeamView, seed: number, maxTokens: number): st
       .map((s) => Number(s.trim()) - 1)
       .filter((k) => k >= 0),
   );
-  if (parts.size === 0) return 'Found: nothing to add.';
+  const board = boardView(view);
+  if (parts.size === 0)
+    return board.sop ? 'Verdict: nothing to add. Evidence: the subtask asks for no part. Next steps: none.' : 'Found: nothing to add.';
   const known: Known = factsOf(view.prompt).map(() => null);
   discover(view.prompt, known, Math.min(CAP, Math.floor(maxTokens / TOKENS_PER_FACT)), rng, parts);
-  return `Found: ${list(known)}.`;
+  if (board.sop) return `Verdict: ${list(known)}. Evidence: what the subtask turned up. Next steps: none.`;
+  return withBoardLines(`Found: ${list(known)}.`, boardLines(known, board, parts));
 }
 
 export function aggregate(view: TeamView, seed: number): string {
@@ -139,9 +157,44 @@ export function aggregate(view: TeamView, seed: number): string {
   for (const line of view.lines) {
     const report = /^Report of worker \d+: (.*)$/.exec(line)?.[1];
     if (report === undefined) continue;
-    readKnown(view.prompt, report).forEach((k, i) => {
+    readKnown(view.prompt, report.split(SAID)[0]).forEach((k, i) => {
       if (k !== null && known[i] === null && rng.next() < AGGREGATE_KEEP) known[i] = k;
     });
   }
+  const board = boardView(view);
+  if (board.shown.size > 0) takeUp(view, known, [...board.shown.entries()], [], seed, AGGREGATE_KEEP);
   return `Answer: ${known.some((k) => k !== null) ? list(known) : 'not found'}.`;
+}
+
+/**
+ * Board and full arms: a part the member lacks taken up from the board's claim on it, or from an earlier
+ * call's output, each with its own seeded chance (separate streams: the plain team's draws are unchanged).
+ */
+function takeUp(
+  view: TeamView,
+  known: Known,
+  shown: readonly [string, string][],
+  outputs: readonly string[],
+  seed: number,
+  pBoard = P_BOARD,
+): void {
+  const facts = factsOf(view.prompt);
+  const wrong = wrongOf(view.prompt);
+  if (shown.length > 0) {
+    const rng = rngFrom(seed, 'surrogate-board');
+    const claims = new Map(shown);
+    for (let i = 0; i < known.length; i++) {
+      const claim = claims.get(partObject(i));
+      if (known[i] !== null || claim === undefined) continue;
+      if (rng.next() < pBoard) known[i] = claimValue(claim, facts[i], wrong);
+    }
+  }
+  if (outputs.length > 0) {
+    const rng = rngFrom(seed, 'surrogate-full');
+    for (const output of outputs) {
+      readKnown(view.prompt, output.split(SAID)[0]).forEach((k, i) => {
+        if (k !== null && known[i] === null && rng.next() < P_FULL) known[i] = k;
+      });
+    }
+  }
 }

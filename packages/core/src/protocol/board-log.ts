@@ -1,0 +1,90 @@
+/**
+ * The belief board as paper 001 publishes it, for relay and hub teams (docs/teams.md, "Belief board"): one
+ * shared, append-only board per run. A member writes entries by adding lines `BELIEF: object | claim |
+ * confidence` to its reply (the paper's add_belief / revise_belief tool calls as text); an entry about an
+ * object already on the board the member read revises that object's latest entry, and points back at it.
+ * Nothing is ever deleted: a revision is a new entry. Everything here is a pure function of the replies and
+ * the schedule's read sets, so `panta verify` recomputes the board from the responses alone.
+ */
+export interface BoardLogEntry {
+  /** `e<event>.<i>`: the i-th entry the call of that event wrote. */
+  id: string;
+  /** The step (the row's `sweep`) and the member (its `agent`) that wrote it. */
+  step: number;
+  author: number;
+  object: string;
+  claim: string;
+  confidence: number;
+  /** The id of the entry it revises (the object's latest entry on the board its author read), or null. */
+  revises: string | null;
+}
+
+/** An entry as a reply states it, before the board gives it an id. */
+export interface BoardLine {
+  object: string;
+  claim: string;
+  confidence: number;
+}
+
+export const BOARD_LINE_PREFIX = 'BELIEF:';
+
+/**
+ * A reply's board lines and the rest of its text. A line starting with `BELIEF:` (any case) is a board line;
+ * it must hold exactly object | claim | confidence, the first two non-empty, the confidence a number in
+ * [0, 1]; any other board line is malformed: ignored, and counted.
+ */
+export function parseBoardLines(reply: string): { lines: BoardLine[]; malformed: number; rest: string } {
+  const lines: BoardLine[] = [];
+  const rest: string[] = [];
+  let malformed = 0;
+  for (const raw of reply.split('\n')) {
+    const trimmed = raw.trim();
+    if (trimmed.slice(0, BOARD_LINE_PREFIX.length).toUpperCase() !== BOARD_LINE_PREFIX) {
+      rest.push(raw);
+      continue;
+    }
+    const fields = trimmed
+      .slice(BOARD_LINE_PREFIX.length)
+      .split('|')
+      .map((f) => f.replace(/\s+/g, ' ').trim());
+    const confidence = fields.length === 3 && /^(?:\d+(?:\.\d*)?|\.\d+)$/.test(fields[2]) ? Number(fields[2]) : Number.NaN;
+    if (fields.length !== 3 || fields[0] === '' || fields[1] === '' || !(confidence >= 0 && confidence <= 1)) {
+      malformed++;
+      continue;
+    }
+    lines.push({ object: fields[0], claim: fields[1], confidence });
+  }
+  return { lines, malformed, rest: rest.join('\n').trim() };
+}
+
+/** Objects are the same when they read the same ignoring case and spacing. */
+export function objectKey(object: string): string {
+  return object.toLowerCase().replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * The entries a call writes, given the board it read (entries in write order): each line gets the next id
+ * of the event and revises the latest entry on its object, counting the call's own earlier lines.
+ */
+export function appendBoardLines(
+  board: readonly BoardLogEntry[],
+  at: { event: number; step: number; author: number },
+  lines: readonly BoardLine[],
+): BoardLogEntry[] {
+  const latest = new Map<string, string>();
+  for (const e of board) latest.set(objectKey(e.object), e.id);
+  return lines.map((l, i) => {
+    const key = objectKey(l.object);
+    const entry: BoardLogEntry = {
+      id: `e${at.event}.${i}`,
+      step: at.step,
+      author: at.author,
+      object: l.object,
+      claim: l.claim,
+      confidence: l.confidence,
+      revises: latest.get(key) ?? null,
+    };
+    latest.set(key, entry.id);
+    return entry;
+  });
+}

@@ -1,0 +1,57 @@
+import { CHARS_PER_TOKEN } from '../campaign-cost.js';
+import { objectKey, type BoardLogEntry } from './board-log.js';
+
+/** Tokens the rendered board may take in a prompt when the spec says nothing (`team.board_tokens`). */
+export const DEFAULT_BOARD_TOKENS = 256;
+
+export const BOARD_HEADER = 'Belief board (shared, append-only; the latest entry per object):';
+/** The header when the cap dropped `dropped` older objects. */
+export function boardHeaderDropping(dropped: number): string {
+  return `Belief board (shared, append-only; the latest entry per object; ${dropped} older not shown):`;
+}
+export const BOARD_EMPTY = 'Belief board: (empty)';
+export const BOARD_ENTRY = '- [';
+
+export interface RenderedBoard {
+  /** The prompt lines: a header, then one line per object shown, oldest first. */
+  lines: string[];
+  /** Ids of the entries shown, in line order. */
+  shown: string[];
+  /** Objects whose latest entry did not fit the cap (the oldest ones). */
+  dropped: number;
+}
+
+/**
+ * The board as a member reads it at the start of its turn: per object its latest entry, marked
+ * `[revised ...]` with the claim it replaced when it revises one; objects in the order of their latest
+ * entry. Beyond the cap (entry lines at CHARS_PER_TOKEN characters a token) the oldest objects are dropped
+ * first and counted in the header. Superseded entries are not shown but stay on the board (and in the corpus).
+ */
+export function renderBoard(entries: readonly BoardLogEntry[], capTokens: number, authorName: (author: number) => string): RenderedBoard {
+  if (entries.length === 0) return { lines: [BOARD_EMPTY], shown: [], dropped: 0 };
+  const byId = new Map(entries.map((e) => [e.id, e]));
+  const latest = new Map<string, BoardLogEntry>();
+  for (const e of entries) {
+    const key = objectKey(e.object);
+    latest.delete(key);
+    latest.set(key, e);
+  }
+  const all = [...latest.values()].map((e) => {
+    const old = e.revises === null ? undefined : byId.get(e.revises);
+    const mark = old ? ` [revised; was "${old.claim}" by ${authorName(old.author)}]` : '';
+    return {
+      id: e.id,
+      line: `${BOARD_ENTRY}${e.id}] ${authorName(e.author)} on ${e.object}: ${e.claim} (confidence ${e.confidence})${mark}`,
+    };
+  });
+  const budget = capTokens * CHARS_PER_TOKEN;
+  let used = 0;
+  let first = all.length;
+  while (first > 0 && used + all[first - 1].line.length + 1 <= budget) {
+    used += all[first - 1].line.length + 1;
+    first--;
+  }
+  const kept = all.slice(first);
+  const header = first > 0 ? boardHeaderDropping(first) : BOARD_HEADER;
+  return { lines: [header, ...kept.map((k) => k.line)], shown: kept.map((k) => k.id), dropped: first };
+}
