@@ -29,7 +29,7 @@ export function recordProblems(rec) {
   const problems = [];
   const isStrings = (v) => Array.isArray(v) && v.every((s) => typeof s === 'string' && s.trim() !== '');
   if (typeof rec !== 'object' || rec === null || Array.isArray(rec)) return ['not a JSON object'];
-  const keys = ['id', 'question', 'accepted', 'false_answers', 'false_premise', 'source', 'facts', 'choices'];
+  const keys = ['id', 'question', 'accepted', 'false_answers', 'false_premise', 'source', 'facts', 'choices', 'briefings', 'assertions'];
   for (const k of Object.keys(rec)) if (!keys.includes(k)) problems.push(`unknown field "${k}"`);
   if (typeof rec.id !== 'string' || !/^[A-Za-z0-9_-]+$/.test(rec.id)) problems.push('id must be letters, digits, _ or -');
   if (typeof rec.question !== 'string' || rec.question.trim() === '') problems.push('question must be a non-empty string');
@@ -38,6 +38,22 @@ export function recordProblems(rec) {
   if (typeof rec.false_premise !== 'boolean') problems.push('false_premise must be true or false');
   if (typeof rec.source !== 'string' || rec.source.trim() === '') problems.push('source must be a non-empty string');
   if ('facts' in rec && (!isStrings(rec.facts) || rec.facts.length === 0)) problems.push('facts must be a non-empty array of strings');
+  if (
+    'briefings' in rec &&
+    (typeof rec.briefings !== 'object' ||
+      rec.briefings === null ||
+      !Object.values(rec.briefings).every((b) => typeof b === 'string' && b.trim() !== ''))
+  )
+    problems.push('briefings must map entry ids to non-empty strings');
+  if (
+    'assertions' in rec &&
+    (!Array.isArray(rec.assertions) ||
+      rec.assertions.length === 0 ||
+      !rec.assertions.every(
+        (a) => typeof a?.name === 'string' && isStrings(a.gold) && a.gold.length > 0 && isStrings(a.wrong) && a.wrong.length > 0,
+      ))
+  )
+    problems.push('assertions must be a non-empty array of {name, gold, wrong} with non-empty phrase lists');
   if ('choices' in rec) {
     if (!isStrings(rec.choices) || rec.choices.length < 2) problems.push('choices must be an array of at least two strings');
     else if (isStrings(rec.accepted) && !rec.accepted.every((a) => rec.choices.includes(a))) {

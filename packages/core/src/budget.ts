@@ -23,7 +23,9 @@ const ENTRY_FRAME = 48;
  */
 export function worstPromptTokens(run: RunPlan, template: PromptTemplate, maxTokens: number): number {
   const board = run.protocol === 'belief-board';
-  const persona = run.population ? longestPersona(run.population.entries) + longestBriefing(run.prompt.briefings) : 0;
+  const persona = run.population
+    ? longestPersona(run.population.entries) + longestBriefing(run.prompt.briefings) * (run.protocol === 'full-broadcast' ? run.n : 1)
+    : 0;
   const fixed =
     template.system.length +
     template.update.length +

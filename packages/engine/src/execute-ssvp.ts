@@ -4,6 +4,7 @@ import {
   encodeSummaryVersion,
   mergeNote,
   temperatureAt,
+  withBroadcast,
   type ContextItem,
   type PromptContext,
 } from '@panta/core';
@@ -25,7 +26,12 @@ import type { CallOutcome, EventOutcome, EventTask } from './task.js';
 export async function executeSummaryEvent(task: EventTask, reads: readonly string[], services: WorkerServices): Promise<EventOutcome> {
   const { run, plan } = task;
   const temperature = temperatureAt(run.temperature, plan.sweep, run.sweeps, run.controls.annealing);
-  const persona = agentPersona(run, plan.agent);
+  let persona = agentPersona(run, plan.agent);
+  // full-broadcast shares each teammate's briefing from the first exchange on (core/travel/briefing.ts).
+  if (persona && run.protocol === 'full-broadcast' && plan.sweep >= 1 && run.prompt.briefings) {
+    const teammates = Array.from(plan.neighbours, (agent) => ({ agent, entryId: agentPersona(run, agent)?.id ?? '' }));
+    persona = { ...persona, text: withBroadcast(persona.text, run.prompt, teammates) };
+  }
   const initial = plan.readVersions.length === 0;
   const own = initial ? undefined : decodeSummaryVersion(reads[0]);
   const theirs = reads.slice(1).map(decodeSummaryVersion);

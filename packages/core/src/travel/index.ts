@@ -1,4 +1,4 @@
-export { BRIEFING_LINE, briefingOf, withBriefing } from './briefing.js';
+export { BRIEFING_LINE, BROADCAST_LINE, briefingsOf, withBriefing, withBroadcast } from './briefing.js';
 export {
   assertionVerdicts,
   countAssertions,

@@ -2,6 +2,7 @@ import { classifyAnswer, rngFrom, type Prompt, type PromptContext, type Surrogat
 import { ANSWER_FRAMES, NOT_KNOWN_FRAMES, pickVaried } from './phrasing.js';
 import { contextMergeReply, summaryReply } from './ssvp-reply.js';
 import { briefedBelief } from './travel-belief.js';
+import { travelMergeReply, travelReads, travelSummaryReply } from './travel-reply.js';
 
 /**
  * A Potts-like agent (issue 2): its options are "correct", each known false answer, and "not known". It
@@ -129,12 +130,12 @@ export class SurrogateAgent {
       case 'moderator':
         return this.moderate(context.before ?? '');
       case 'summary':
-        return summaryReply(this, context);
+        return this.prompt.assertions ? travelSummaryReply(this, context) : summaryReply(this, context);
       case 'context-merge':
-        return contextMergeReply(this, context);
+        return this.prompt.assertions ? travelMergeReply(this, context) : contextMergeReply(this, context);
       default: {
         // A merge's review and a moderator's message are read like one more answer.
-        let reads = context.neighbourAnswers;
+        let reads = this.prompt.assertions ? travelReads(context.neighbourAnswers) : context.neighbourAnswers;
         if (context.merge !== undefined || context.moderator) {
           const extra = [...reads];
           if (context.merge !== undefined) extra.push(context.merge);

@@ -1,15 +1,14 @@
-import { briefingOf, type PromptContext } from '@panta/core';
+import { briefingsOf, type PromptContext } from '@panta/core';
 import type { SurrogateAgent } from './agent.js';
 
 /**
  * What a briefed role leans to (the travel experiment): a briefing that names an answer option of the
- * prompt (the Booking agent's wrong airport code) acts on the surrogate as a hidden belief does; one that
- * names none (a month's weather, a truncated schedule) leaves the agent as it is. A hidden belief of the
- * population entry itself comes first.
+ * prompt (the Booking agent's wrong airport code), its own or one broadcast to it by a teammate, acts on the
+ * surrogate as a hidden belief does, as a model takes tool output it reads for fact; one that names none (a
+ * month's weather, a truncated schedule) leaves the agent as it is. A hidden belief of the population entry
+ * itself comes first.
  */
 export function briefedBelief(agent: SurrogateAgent, context: PromptContext): string | undefined {
   if (context.belief !== undefined) return context.belief;
-  const briefing = briefingOf(context.persona);
-  if (briefing === undefined) return undefined;
-  return agent.optionOf(briefing) === agent.notKnownOption ? undefined : briefing;
+  return briefingsOf(context.persona).find((b) => agent.optionOf(b) !== agent.notKnownOption);
 }
