@@ -45,6 +45,7 @@ export {
   tauCalibrationPath,
   tmpName,
   teamsTablePath,
+  travelTablePath,
   validateRunId,
   whiteningDir,
 } from './corpus-paths.js';
@@ -52,6 +53,8 @@ export { RUN_COLUMNS, type RunTableRow } from './run-table-schema.js';
 export { STATS_COLUMNS } from './stats-table-schema.js';
 export { TEAM_COLUMNS, type TeamTableRow } from './team-table-schema.js';
 export { teamDriftByRun, teamTableRows, type TeamRunDrift } from './team-table.js';
+export { TRAVEL_COLUMNS, type TravelTableRow } from './travel-table-schema.js';
+export { isTravelRun, travelTableRows } from './travel-table.js';
 export { parseSqlType, sqlTypeText, type SqlType } from './sql-type.js';
 export { CORPUS_FORMAT, manifestPath, readManifest, readManifestToResume, sha256File, writeManifest } from './manifest.js';
 export type { Manifest, ShardInfo, WhiteningOrigin } from './manifest.js';

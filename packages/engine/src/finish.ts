@@ -18,6 +18,7 @@ import { runTableRows, writeRunTable } from './run-table.js';
 import { statsTableRows, writeStatsTable } from './stats-table.js';
 import { summariseFinal, type SweepSummary } from './sweep-summary.js';
 import { teamDriftByRun, teamTableRows, writeTeamTable } from './team-table.js';
+import { writeTravelTable } from './travel-table.js';
 import { costOf, shardTotals, usageTotals } from './totals.js';
 import { whiteningMode } from './whitening-source.js';
 
@@ -75,10 +76,12 @@ export async function finishSweep(
   if (measure) await writeParquetTable(orderParamsPath(out), [...ORDER_PARAM_COLUMNS], orderParams as unknown as Record<string, unknown>[]);
   const statsFile = measure ? await writeStatsTable(out, statsTableRows(runRows, orderParams, controlEncoderName(sweep, first))) : null;
   const teamsFile = await writeTeamTable(out, runs, teamRows);
+  const travelFile = measure ? await writeTravelTable(out, runs, complete) : null;
   const files = await fileChecksums(out, [
     ...listedFiles(out, shards, measure ? { promptIds: new Set(runs.map((r) => r.prompt.id)), encoders } : null),
     ...(statsFile ? [statsFile] : []),
     ...(teamsFile ? [teamsFile] : []),
+    ...(travelFile ? [travelFile] : []),
   ]);
   const eventsWritten = [...totals.values()].reduce((s, t) => s + t.events, 0);
   const status: Manifest['status'] = allDone ? 'complete' : failed.length > 0 ? 'failed' : 'running';

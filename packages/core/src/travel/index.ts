@@ -9,3 +9,4 @@ export {
   type AssertionVerdict,
   type Assertions,
 } from './measures.js';
+export { referenceTcs, TCS_DIMENSIONS, travelRunMeasures, type TravelEventRow, type TravelRunMeasures } from './run-measures.js';

@@ -1,0 +1,119 @@
+import type { Prompt } from '../dataset.js';
+import { assertionVerdicts, countAssertions, detectionStep, hallucinationRate, recoverySteps, type Assertions } from './measures.js';
+
+/**
+ * One travel run's row of travel.parquet (docs/travel.md), from its shard rows. A step is a sweep (0 is the
+ * roles' first answers, before any exchange).
+ */
+
+/** The shard columns the measures read. */
+export interface TravelEventRow {
+  role: string;
+  sweep: number;
+  response: string;
+  /** agent rows: the largest CDS between the agent's summary and a neighbour's (summary protocols, sweep >= 1). */
+  divergence: number | null;
+}
+
+/** TCS's five dimensions, as the paper names them, and the assertion each is checked on (null: none). */
+export const TCS_DIMENSIONS: readonly { name: string; assertion: string | null }[] = [
+  { name: 'date', assertion: null },
+  { name: 'location', assertion: 'airport' },
+  { name: 'budget', assertion: null },
+  { name: 'schedule', assertion: 'schedule' },
+  { name: 'recommendation', assertion: 'weather' },
+];
+
+export interface TravelRunMeasures {
+  assertions_made: number;
+  assertions_wrong: number;
+  /** HR per assertion over every answer of the run. */
+  hr: number | null;
+  hr_note: string | null;
+  /** Task coherence of the final step's answers, 0..1, mean over the dimensions they state. */
+  tcs: number | null;
+  tcs_note: string | null;
+  /** First step at which a merge names the contradiction. */
+  detection_step: number | null;
+  detection_note: string | null;
+  recovery_steps: number | null;
+  recovery_note: string | null;
+  /** Every call of the run (answers, summaries, merges). */
+  calls: number;
+  /** Per step 1..S: the mean over agents of their gate CDS (null where no agent has one). */
+  cds_sys: (number | null)[];
+}
+
+/**
+ * TCS by the reference judge: per dimension with an assertion, the share of the final answers stating it that
+ * state the gold value; dimensions no final answer states (and date and budget, which carry no checkable
+ * assertion here) are not scored; TCS is the mean of the scored ones.
+ */
+export function referenceTcs(finalAnswers: readonly string[], assertions: Assertions): { value: number | null; note: string | null } {
+  const scores: number[] = [];
+  for (const d of TCS_DIMENSIONS) {
+    const i = d.assertion === null ? -1 : assertions.findIndex((a) => a.name === d.assertion);
+    if (i < 0) continue;
+    let right = 0;
+    let stated = 0;
+    for (const text of finalAnswers) {
+      const v = assertionVerdicts(text, assertions)[i];
+      if (v === 'right' || v === 'wrong') stated++;
+      if (v === 'right') right++;
+    }
+    if (stated > 0) scores.push(right / stated);
+  }
+  if (scores.length === 0) return { value: null, note: 'no final answer states a checkable fact' };
+  return { value: scores.reduce((s, x) => s + x, 0) / scores.length, note: null };
+}
+
+export function travelRunMeasures(prompt: Pick<Prompt, 'assertions'>, rows: readonly TravelEventRow[], sweeps: number): TravelRunMeasures {
+  const assertions = prompt.assertions ?? [];
+  const answers = rows.filter((r) => r.role === 'agent');
+  const counts = countAssertions(
+    answers.map((r) => r.response),
+    assertions,
+  );
+  const hr = hallucinationRate(counts);
+  const last = Math.max(-1, ...answers.map((r) => r.sweep));
+  const tcs =
+    last < 0
+      ? { value: null, note: 'the run has no answer' }
+      : referenceTcs(
+          answers.filter((r) => r.sweep === last).map((r) => r.response),
+          assertions,
+        );
+  const merges = rows.filter((r) => r.role === 'merge');
+  const detected = detectionStep(
+    merges.map((m) => ({ step: m.sweep, text: m.response })),
+    assertions,
+  );
+  const wrongAt: boolean[] = [];
+  for (let s = 0; s <= sweeps; s++)
+    wrongAt.push(answers.some((r) => r.sweep === s && assertionVerdicts(r.response, assertions).includes('wrong')));
+  const recovery = recoverySteps(wrongAt, detected);
+  const cds: (number | null)[] = [];
+  for (let s = 1; s <= sweeps; s++) {
+    const gates = answers.filter((r) => r.sweep === s && r.divergence !== null).map((r) => r.divergence as number);
+    cds.push(gates.length === 0 ? null : gates.reduce((a, b) => a + b, 0) / gates.length);
+  }
+  return {
+    assertions_made: counts.made,
+    assertions_wrong: counts.wrong,
+    hr: hr.value,
+    hr_note: hr.note,
+    tcs: tcs.value,
+    tcs_note: tcs.note,
+    detection_step: detected,
+    detection_note:
+      detected !== null
+        ? null
+        : merges.length === 0
+          ? 'no merge (the arm makes none, or no pair passed tau)'
+          : 'no merge names the contradiction',
+    recovery_steps: recovery.value,
+    recovery_note: recovery.note,
+    calls: rows.length,
+    cds_sys: cds,
+  };
+}

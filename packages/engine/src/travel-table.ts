@@ -1,0 +1,14 @@
+import type { RunPlan } from '@panta/core';
+import { isTravelRun, TRAVEL_COLUMNS, type TravelTableRow, travelTablePath, travelTableRows, writeParquetTable } from '@panta/corpus';
+
+/**
+ * Writes `<out>/travel.parquet` whole when the sweep has travel runs (prompts with assertions; docs/travel.md)
+ * and every run is complete; returns its path, or null when it writes none.
+ */
+export async function writeTravelTable(out: string, runs: readonly RunPlan[], complete: readonly RunPlan[]): Promise<string | null> {
+  if (!runs.some(isTravelRun) || complete.length !== runs.length) return null;
+  const rows: TravelTableRow[] = await travelTableRows(out, complete);
+  const file = travelTablePath(out);
+  await writeParquetTable(file, TRAVEL_COLUMNS, rows as unknown as Record<string, unknown>[]);
+  return file;
+}
