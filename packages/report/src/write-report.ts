@@ -11,6 +11,7 @@ import { reportTables, tableCsv, type Table } from './tables.js';
 import { loadTeams } from './team-data.js';
 import { teamFigures } from './team-figures.js';
 import { teamTables } from './team-tables.js';
+import { loadTravel, travelTables } from './travel-tables.js';
 
 export interface ReportOptions {
   /** Report folder (default: `<corpus>/report`). */
@@ -91,7 +92,8 @@ export async function writeReport(dir: string, options: ReportOptions = {}): Pro
       files: { svg: `figures/${figure.id}.svg`, png: `figures/${figure.id}.png`, spec: `figures/${figure.id}.vl.json` },
     });
   }
-  const tables: Table[] = [...reportTables(data), ...(teams ? teamTables(teams) : [])];
+  const travel = await loadTravel(dir);
+  const tables: Table[] = [...reportTables(data), ...(teams ? teamTables(teams) : []), ...(travel ? travelTables(travel) : [])];
   const html = reportHtml(data, rendered, tables, new Date());
 
   mkdirSync(join(out, 'figures'), { recursive: true });

@@ -95,7 +95,8 @@ export function travelRunMeasures(prompt: Pick<Prompt, 'assertions'>, rows: read
   const cds: (number | null)[] = [];
   for (let s = 1; s <= sweeps; s++) {
     const gates = answers.filter((r) => r.sweep === s && r.divergence !== null).map((r) => r.divergence as number);
-    cds.push(gates.length === 0 ? null : gates.reduce((a, b) => a + b, 0) / gates.length);
+    // Clamped at 0: a cosine distance of identical summaries can come out a rounding error below it.
+    cds.push(gates.length === 0 ? null : Math.max(0, gates.reduce((a, b) => a + b, 0) / gates.length));
   }
   return {
     assertions_made: counts.made,

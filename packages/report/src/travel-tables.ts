@@ -1,0 +1,161 @@
+import { existsSync } from 'node:fs';
+import { type ArmObservation, armPairs, armSummaries, InputError, meanCi } from '@panta/core';
+import { queryRows, travelTablePath } from '@panta/corpus';
+import type { Cell, Table } from './tables.js';
+
+/**
+ * The travel experiment's tables (Hallucination as Context Drift, Tables 1, 2 and 3; docs/travel.md), from
+ * travel.parquet. Runs are pooled over the scenarios, as the paper pools its trials over its 8 destinations
+ * (every arm runs the same scenarios the same number of times); arms (protocols) are never pooled. The
+ * statistics are core's: armSummaries (mean, 95% CI) and armPairs (Welch's t, two-tailed p, Cohen's d).
+ */
+
+export interface TravelRow {
+  run_id: string;
+  prompt_id: string;
+  protocol: string;
+  hr: number | null;
+  tcs: number | null;
+  detection_step: number | null;
+  recovery_steps: number | null;
+  calls: number;
+  cds_sys: (number | null)[];
+}
+
+const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+
+/** The travel table of a corpus in file order; null when it has none. */
+export async function loadTravel(dir: string): Promise<TravelRow[] | null> {
+  const file = travelTablePath(dir);
+  if (!existsSync(file)) return null;
+  let rows: Record<string, unknown>[];
+  try {
+    rows = await queryRows(`SELECT * FROM read_parquet('${file.replaceAll("'", "''")}')`);
+  } catch (e) {
+    throw new InputError(file, '', `unreadable Parquet (${(e as Error).message.split('\n')[0]})`, 'run the sweep again to rewrite it');
+  }
+  return rows.map((r) => ({
+    run_id: String(r.run_id),
+    prompt_id: String(r.prompt_id),
+    protocol: String(r.protocol),
+    hr: num(r.hr),
+    tcs: num(r.tcs),
+    detection_step: num(r.detection_step),
+    recovery_steps: num(r.recovery_steps),
+    calls: Number(r.calls),
+    cds_sys: Array.isArray(r.cds_sys) ? (r.cds_sys as unknown[]).map(num) : [],
+  }));
+}
+
+const CELL = 'all scenarios';
+
+function observations(rows: readonly TravelRow[]): ArmObservation[] {
+  return rows.map((r) => ({
+    cell: CELL,
+    arm: r.protocol,
+    metrics: { hr: r.hr, tcs: r.tcs, calls: r.calls, detection_step: r.detection_step, recovery_steps: r.recovery_steps },
+  }));
+}
+
+const CI = 'mean ± t(0.975, n − 1) · sd / √n over trials, empty where undefined (the note says why)';
+
+/** Table 1 shape: HR per assertion and TCS per arm with 95% CI. */
+export function travelTable1(rows: readonly TravelRow[]): Table {
+  return {
+    id: 'travel-hr-tcs',
+    title: 'Travel: hallucination rate and task coherence by arm (95% CI)',
+    caption:
+      'HR: wrong over checkable assertions (airport, weather, schedule) of every answer of a trial; TCS: the final answers’ ' +
+      `coherence on date, location, budget, schedule and recommendation (reference judge: the dimensions with a checkable fact). ${CI}. ` +
+      'Pooled over the scenarios.',
+    columns: ['arm', 'metric', 'trials', 'mean', '95% CI low', '95% CI high', 'note'],
+    rows: armSummaries(observations(rows), ['hr', 'tcs']).map((s) => [s.arm, s.metric, s.n, s.mean, s.lo, s.hi, s.undefinedBecause]),
+    empty: 'No travel run is complete yet.',
+  };
+}
+
+/** Table 2 shape: calls per trial, with the detection step and recovery steps of the trials that have them. */
+export function travelTable2(rows: readonly TravelRow[]): Table {
+  const arms = [...new Set(rows.map((r) => r.protocol))];
+  const out: Cell[][] = arms.map((arm) => {
+    const own = rows.filter((r) => r.protocol === arm);
+    const calls = meanCi(own.map((r) => r.calls));
+    const detected = own.filter((r) => r.detection_step !== null);
+    const det = meanCi(detected.map((r) => r.detection_step));
+    const rec = meanCi(own.map((r) => r.recovery_steps));
+    return [
+      arm,
+      own.length,
+      calls.mean,
+      calls.lo,
+      calls.hi,
+      detected.length,
+      detected.length === 0 ? null : det.mean,
+      detected.length === 0 ? 'no merge names the contradiction' : null,
+      rec.n === 0 ? null : rec.mean,
+      rec.n === 0 ? 'no trial detected and recovered' : null,
+    ];
+  });
+  return {
+    id: 'travel-calls',
+    title: 'Travel: API calls per trial, conflict-detection step and recovery steps by arm',
+    caption:
+      'calls: every call of a trial (answers, summaries, merges), mean and 95% CI; detection step: the first step (sweep; 0 is the roles’ first ' +
+      'answers, 1 the first exchange) at which a merge names the contradiction, mean over the trials where one does; recovery steps: steps from ' +
+      'detection to the first step at which no answer states an injected value, mean over the trials that recover.',
+    columns: ['arm', 'trials', 'calls', '95% CI low', '95% CI high', 'trials detected', 'detection step', 'note', 'recovery steps', 'note'],
+    rows: out,
+    empty: 'No travel run is complete yet.',
+  };
+}
+
+/** Table 3 shape: Welch's t, two-tailed p and Cohen's d per pair of arms, on HR and TCS. */
+export function travelTable3(rows: readonly TravelRow[]): Table {
+  return {
+    id: 'travel-tests',
+    title: "Travel: Welch's t test and Cohen's d per pair of arms",
+    caption:
+      "Welch's t = (mean A − mean B) / √(sA²/nA + sB²/nB), Welch–Satterthwaite df, two-tailed p; Cohen's d = (mean A − mean B) / pooled SD. " +
+      'Empty where undefined (fewer than two trials, or no variance): the note says why.',
+    columns: ['metric', 'arm A', 'arm B', 'mean A', 'mean B', 'Welch t', 'df', 'p (two-tailed)', "Cohen's d", 'note'],
+    rows: armPairs(observations(rows), ['hr', 'tcs']).map((p) => [
+      p.metric,
+      p.arm_a,
+      p.arm_b,
+      p.mean_a,
+      p.mean_b,
+      p.welch_t,
+      p.welch_df,
+      p.p_two_tailed,
+      p.cohen_d,
+      p.note,
+    ]),
+    empty: 'No travel run is complete yet.',
+  };
+}
+
+/** CDS_sys(t) per arm and step: the mean over trials (trials without a value at a step left out). */
+export function travelCdsTable(rows: readonly TravelRow[]): Table {
+  const arms = [...new Set(rows.map((r) => r.protocol))];
+  const steps = Math.max(0, ...rows.map((r) => r.cds_sys.length));
+  const out: Cell[][] = [];
+  for (const arm of arms)
+    for (let s = 0; s < steps; s++) {
+      const v = meanCi(rows.filter((r) => r.protocol === arm).map((r) => r.cds_sys[s]));
+      out.push([arm, s + 1, v.n, v.mean, v.undefinedBecause]);
+    }
+  return {
+    id: 'travel-cds',
+    title: 'Travel: CDS_sys(t) by arm and step',
+    caption:
+      'per step from the first exchange: the mean over trials of the mean over agents of their gate CDS (the largest cosine distance between ' +
+      'the agent’s context summary and a teammate’s).',
+    columns: ['arm', 'step', 'trials', 'CDS_sys', 'note'],
+    rows: out,
+    empty: 'No travel run is complete yet.',
+  };
+}
+
+export function travelTables(rows: readonly TravelRow[]): Table[] {
+  return [travelTable1(rows), travelTable2(rows), travelTable3(rows), travelCdsTable(rows)];
+}
