@@ -15,7 +15,7 @@ import {
   teamBoardEntries,
   teamCalls,
 } from '../src/index.js';
-import { checkTeamArm } from '../src/team/spec.js';
+import { checkTeamArm, checkTeamSpec } from '../src/team/spec.js';
 
 const run = (dynamics: 'relay' | 'hub', n: number, protocol: string): TeamRun =>
   ({ n, sweeps: 1, dynamics, protocol, population: undefined, controls: {} }) as unknown as TeamRun;
@@ -177,5 +177,14 @@ describe('the belief board of paper 001 (append-only, shared, rendered under a c
       /debate runs take protocol glauber, drift-policy, regenerate, not sop/,
     );
     expect(() => checkTeamArm(spec, 'hub', 'board_inert', 's.yaml')).not.toThrow();
+    const capped = (protocol: string) =>
+      parseSweepSpec(
+        `name: x\ndataset: d.jsonl\ngeometries: [chain]\nsizes: [3]\ntemperatures: [0.7]\ndynamics: relay\nprotocol: ${protocol}\nteam: {board_tokens: 64}\nbackend: {kind: surrogate}\nencoders: [{name: h, kind: hashing, dim: 8}]\njudge: {kind: reference}\n`,
+        's.yaml',
+      );
+    expect(() => checkTeamSpec(capped('[glauber, board_inert]'), ['relay'], 's.yaml')).toThrow(
+      /s\.yaml.*team\.board_tokens.*add protocol: board, or remove team\.board_tokens/,
+    );
+    expect(() => checkTeamSpec(capped('[glauber, board]'), ['relay'], 's.yaml')).not.toThrow();
   });
 });

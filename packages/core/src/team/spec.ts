@@ -20,6 +20,14 @@ export function checkTeamSpec(spec: SweepSpec, dynamics: readonly Dynamics[], fi
       'only team schedules read it, and this sweep has none',
       'add dynamics: relay, hub or debate, or remove team',
     );
+  const protocols: readonly string[] = Array.isArray(spec.protocol) ? spec.protocol : [spec.protocol];
+  if (spec.team?.board_tokens !== undefined && !protocols.includes('board'))
+    throw new InputError(
+      file,
+      'team.board_tokens',
+      'only the board arm shows a board, and this sweep has none',
+      'add protocol: board, or remove team.board_tokens',
+    );
 }
 
 /** The spec's `team` settings as a team run carries them. */
