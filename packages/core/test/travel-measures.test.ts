@@ -1,0 +1,123 @@
+import { describe, expect, it } from 'vitest';
+import {
+  assertionVerdicts,
+  briefingsOf,
+  countAssertions,
+  detectionStep,
+  hallucinationRate,
+  recoverySteps,
+  referenceTcs,
+  travelRunMeasures,
+  withBriefing,
+  withBroadcast,
+  type Assertions,
+  type TravelEventRow,
+} from '../src/index.js';
+
+// Barcelona: gold BCN / 22 C / 5 days; injected LIS (Booking), 14 C (Advisor), 3 days (Planner).
+const A: Assertions = [
+  { name: 'airport', gold: ['BCN', 'El Prat'], wrong: ['LIS', 'Lisbon'] },
+  { name: 'weather', gold: ['22 C'], wrong: ['14 C'] },
+  { name: 'schedule', gold: ['5 days', 'day 5'], wrong: ['3 days'] },
+];
+
+describe('travel measures (Hallucination as Context Drift 4.4), by hand', () => {
+  it('reads each assertion of a text as right, wrong, both or absent (whole words, the reference judge normalisation)', () => {
+    expect(assertionVerdicts('Fly into BCN; expect highs of 14 C over the 5 days.', A)).toEqual(['right', 'wrong', 'right']);
+    expect(assertionVerdicts('Booking says LIS, the task says BCN.', A)).toEqual(['both', 'absent', 'absent']);
+    // "LISBON" is a word of its own, "BCNX" is not BCN.
+    expect(assertionVerdicts('lisbon! BCNX 3 DAYS', A)).toEqual(['wrong', 'absent', 'wrong']);
+    expect(assertionVerdicts('', A)).toEqual(['absent', 'absent', 'absent']);
+  });
+
+  it('HR per assertion is wrong over made; a population that states nothing has none', () => {
+    // right+wrong+right, wrong, both (not made), absent x3 -> made 4, wrong 2
+    const counts = countAssertions(['Fly into BCN; highs of 14 C over the 5 days.', 'Arrive LIS.', 'LIS or BCN?', 'no idea'], A);
+    expect(counts).toEqual({ made: 4, wrong: 2 });
+    expect(hallucinationRate(counts)).toEqual({ value: 0.5, note: null });
+    expect(hallucinationRate(countAssertions(['no idea', ''], A))).toEqual({ value: null, note: 'no answer states a checkable fact' });
+    expect(hallucinationRate(countAssertions([], A)).value).toBeNull();
+  });
+
+  it('detection is the first step at which a merge names both values; recovery counts steps from it', () => {
+    const merges = [
+      { step: 3, text: 'Contradiction: LIS against BCN.' },
+      { step: 1, text: 'No direct contradiction: we both hold BCN.' },
+      { step: 2, text: 'Contradiction with agent 1: it holds "LIS", I hold "El Prat". More likely authoritative: El Prat.' },
+    ];
+    expect(detectionStep(merges, A)).toBe(2);
+    expect(detectionStep([], A)).toBeNull();
+    expect(detectionStep([merges[1]], A)).toBeNull();
+    // wrong at steps 0..2, right from 3: detected at 2 -> 1 step; at 3 -> 0.
+    const wrongAt = [true, true, true, false, false];
+    expect(recoverySteps(wrongAt, 2)).toEqual({ value: 1, note: null });
+    expect(recoverySteps(wrongAt, 3)).toEqual({ value: 0, note: null });
+    expect(recoverySteps(wrongAt, null)).toEqual({ value: null, note: 'no contradiction detected' });
+    expect(recoverySteps([true, true, true], 1)).toEqual({ value: null, note: 'not recovered within the run' });
+  });
+
+  it('reference TCS: per dimension with a stated fact the share stated right, averaged over the scored dimensions', () => {
+    // location: BCN, BCN, LIS -> 2/3; recommendation (weather): 22 C once -> 1; schedule: 3 days once -> 0.
+    const finals = ['Fly into BCN; highs around 22 C.', 'BCN it is, a 3 days plan.', 'Arrive LIS.'];
+    expect(referenceTcs(finals, A).value).toBeCloseTo((2 / 3 + 0 + 1) / 3, 12);
+    expect(referenceTcs(['nothing checkable'], A)).toEqual({ value: null, note: 'no final answer states a checkable fact' });
+  });
+
+  it("one run's row: HR over every answer, TCS of the last step, detection, recovery, calls, CDS_sys per step", () => {
+    const rows: TravelEventRow[] = [
+      { role: 'summary', sweep: 0, response: 's', divergence: null },
+      { role: 'agent', sweep: 0, response: 'BCN', divergence: null },
+      { role: 'agent', sweep: 0, response: 'LIS', divergence: null },
+      { role: 'summary', sweep: 1, response: 's', divergence: null },
+      { role: 'merge', sweep: 1, response: 'Contradiction: it holds "LIS", I hold "BCN".', divergence: 0.4 },
+      { role: 'agent', sweep: 1, response: 'BCN', divergence: 0.4 },
+      { role: 'agent', sweep: 1, response: 'LIS', divergence: 0.2 },
+      { role: 'agent', sweep: 2, response: 'BCN', divergence: 0 },
+      { role: 'agent', sweep: 2, response: 'El Prat', divergence: 0 },
+    ];
+    const m = travelRunMeasures({ assertions: A }, rows, 2);
+    expect(m).toEqual({
+      assertions_made: 6,
+      assertions_wrong: 2,
+      hr: 2 / 6,
+      hr_note: null,
+      tcs: 1,
+      tcs_note: null,
+      detection_step: 1,
+      detection_note: null,
+      recovery_steps: 1,
+      recovery_note: null,
+      calls: 9,
+      cds_sys: [0.30000000000000004, 0],
+    });
+    const none = travelRunMeasures({ assertions: A }, [], 2);
+    expect(none).toMatchObject({
+      hr: null,
+      tcs: null,
+      tcs_note: 'the run has no answer',
+      detection_step: null,
+      calls: 0,
+      cds_sys: [null, null],
+    });
+    expect(none.detection_note).toBe('no merge (the arm makes none, or no pair passed tau)');
+  });
+
+  it('a briefing joins the persona of its entry only; full-broadcast adds the teammates’ and the surrogate reads them back', () => {
+    const prompt = { briefings: { booking: 'arrive LIS\n(Lisbon)', advisor: 'January: 14 C' } };
+    expect(withBriefing('You are Booking.', prompt, 'booking')).toBe('You are Booking.\nYour briefing for this task: arrive LIS (Lisbon)');
+    expect(withBriefing('You are the Planner.', prompt, 'planner')).toBe('You are the Planner.');
+    expect(withBriefing('P', {}, 'booking')).toBe('P');
+    const text = withBroadcast('You are the Planner.', prompt, [
+      { agent: 1, entryId: 'booking' },
+      { agent: 2, entryId: 'advisor' },
+    ]);
+    expect(text).toBe(
+      'You are the Planner.\nBroadcast context from agent 1: arrive LIS (Lisbon)\nBroadcast context from agent 2: January: 14 C',
+    );
+    expect(briefingsOf(`${withBriefing('B', prompt, 'booking')}\nBroadcast context from agent 2: January: 14 C`)).toEqual([
+      'arrive LIS (Lisbon)',
+      'January: 14 C',
+    ]);
+    expect(briefingsOf(undefined)).toEqual([]);
+  });
+});
