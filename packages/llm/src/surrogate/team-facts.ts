@@ -130,6 +130,10 @@ export function decompose(view: TeamView): string {
     for (let k = w; k < parts; k += view.size) mine.push(k + 1);
     out.push(`${w + 1}. ${mine.length > 0 ? `Find part ${mine.join(', ')} of the answer.` : 'Check the answer for mistakes.'}`);
   }
+  // With the board tool the plan's status goes on the board too: each part open, and whose; the worker that
+  // finds a part revises its entry.
+  if (boardView(view).tool)
+    for (let k = 0; k < parts; k++) out.push(`BELIEF: ${partObject(k)} | open, for worker ${(k % view.size) + 1} | 1`);
   return out.join('\n');
 }
 
