@@ -49,17 +49,19 @@ export function controlEncoder(run: RunPlan, services: WorkerServices): Encoder 
   return encoder;
 }
 
-const personas = new Map<string, Int32Array>();
+/**
+ * Each run's assignment of population entries to agents, computed once. Keyed by the run's plan object, not its
+ * id: a worker serving two sweeps whose runs share ids (the same grid under another seed or population file)
+ * must not deal the first sweep's assignment to the second; a plan no longer held is forgotten with it.
+ */
+const personas = new WeakMap<RunPlan, Int32Array>();
 
 /** The hidden text of an agent of a run (persona and/or belief), if the sweep has a population. */
 export function agentPersona(run: RunPlan, agent: number): { id: string; text: string; belief?: string } | undefined {
   const population = run.population;
   if (!population) return undefined;
-  let assigned = personas.get(run.runId);
-  if (!assigned) {
-    if (personas.size > 4096) personas.clear();
-    personas.set(run.runId, (assigned = assignPopulation(population, run.n, run.seed)));
-  }
+  let assigned = personas.get(run);
+  if (!assigned) personas.set(run, (assigned = assignPopulation(population, run.n, run.seed)));
   const index = assigned[agent];
   // Team members past the population (a hub's orchestrator, a debate's judge) hold none.
   if (index === undefined || index < 0) return undefined;
