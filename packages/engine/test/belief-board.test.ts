@@ -86,6 +86,11 @@ describe('the belief board as published, on relay and hub (paper 001; docs/teams
       `SELECT read_versions::INTEGER[] AS reads FROM read_parquet('${one}/events/*.parquet') WHERE run_id LIKE '%-full-relay-%' AND event = 2 LIMIT 1`,
     );
     expect(full!.reads).toEqual([0, 1]);
+    // The report's team tables compare the new arms beside the plain team, on both schedules.
+    expect(panta(['report', one]).code).toBe(0);
+    const answers = readFileSync(join(one, 'report', 'tables', 'team-answers.csv'), 'utf8');
+    for (const team of ['relay', 'hub'])
+      for (const arm of ['none', 'board', 'board_inert', 'full', 'sop']) expect(answers).toContain(`\n${team},${arm},`);
   });
 
   it("a board run's rows hold the whole board: every revision points back to an earlier entry on the same object, nothing is deleted, the cap drops the oldest", async () => {
