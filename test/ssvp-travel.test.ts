@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, renameSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseDataset } from '@panta/core';
@@ -48,6 +49,20 @@ describe('examples/ssvp-travel.yaml (Hallucination as Context Drift, section 4)'
           .map((p) => p.persona)
           .sort(),
       ).toEqual(['advisor', 'booking', 'planner']);
+
+    // panta verify recomputes travel.parquet: a changed HR is named.
+    const tampered = join(dir, 'tampered');
+    expect((await runSweep(spec, { out: tampered, logLevel: 'silent' })).status).toBe('complete');
+    const file = join(tampered, 'travel.parquet');
+    await queryRows(
+      `COPY (SELECT * REPLACE (CASE WHEN protocol = 'ssvp' AND prompt_id = 'travel-rome' THEN 0.999 ELSE hr END AS hr) FROM read_parquet('${file}')) TO '${file}.new' (FORMAT parquet)`,
+    );
+    renameSync(`${file}.new`, file);
+    const problems = (await verifyCorpus(tampered)).problems;
+    expect(
+      problems.some((p) => /^travel\.parquet: travel-rome-meanfield-n3-T0\.3-ssvp-sync-t0: hr 0\.999 stored, /.test(p)),
+      problems.join('\n'),
+    ).toBe(true);
 
     // HR of one run recomputed from its shard: the surrogate's answers state the airport only, so HR is the share of
     // answers naming Lisbon's (the injected) among those naming one of the two.
@@ -115,6 +130,28 @@ describe('examples/ssvp-travel.yaml (Hallucination as Context Drift, section 4)'
     expect(JSON.parse(readFileSync(join(calibrated, 'manifest.json'), 'utf8')).spec.ssvp.tau).toBe(Number(tau![1]));
     expect((await verifyCorpus(calibrated)).problems).toEqual([]);
   }, 300_000);
+
+  it('scripts/build-travel.mjs writes the committed datasets/travel8.jsonl, which check-datasets accepts', () => {
+    const out = join(tempDir(), 'travel8.jsonl');
+    const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build-travel.mjs'), out], { encoding: 'utf8' });
+    expect(build.status, build.stderr).toBe(0);
+    expect(readFileSync(out, 'utf8')).toBe(readFileSync(join(ROOT, 'datasets', 'travel8.jsonl'), 'utf8'));
+    const prompts = parseDataset(readFileSync(out, 'utf8'), out);
+    expect(prompts.map((p) => p.id)).toEqual([
+      'travel-barcelona',
+      'travel-tokyo',
+      'travel-paris',
+      'travel-new-york',
+      'travel-rome',
+      'travel-amsterdam',
+      'travel-prague',
+      'travel-sydney',
+    ]);
+    for (const p of prompts) {
+      expect(Object.keys(p.briefings ?? {}).sort()).toEqual(['advisor', 'booking', 'planner']);
+      expect(p.assertions?.map((a) => a.name)).toEqual(['airport', 'weather', 'schedule']);
+    }
+  });
 
   it('serve-surrogate answers the travel roles (summaries, merges, briefings, broadcasts) as the in-process surrogate does', async () => {
     const dir = tempDir();

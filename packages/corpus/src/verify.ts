@@ -32,6 +32,7 @@ import { readWhitening } from './measure/whitening-io.js';
 import { checkPosthoc } from './verify-posthoc.js';
 import { checkTeamShard } from './verify-team.js';
 import { checkTeamTable } from './verify-team-table.js';
+import { checkTravelTable } from './verify-travel-table.js';
 import type { OrderParamRow } from './measure/order-params-io.js';
 
 export interface VerifyReport {
@@ -120,6 +121,7 @@ export async function verifyCorpus(dir: string): Promise<VerifyReport> {
       )),
     );
   if (good.length === runs.length) problems.push(...(await checkTeamTable(out, runs)));
+  if (good.length === runs.length) problems.push(...(await checkTravelTable(out, runs)));
   problems.push(...(await checkPosthoc(out, manifest, good.length === runs.length ? runs : null, spec.drift?.tolerance ?? 'auto')));
   return { ok: problems.length === 0, problems, checked };
 }

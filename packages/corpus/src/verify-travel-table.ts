@@ -1,0 +1,60 @@
+import { existsSync } from 'node:fs';
+import type { RunPlan } from '@panta/core';
+import { CORPUS_FILES, travelTablePath } from './corpus-paths.js';
+import { readParquetSql } from './duckdb.js';
+import { queryRows } from './parquet-table.js';
+import { isTravelRun, travelTableRows } from './travel-table.js';
+import type { TravelTableRow } from './travel-table-schema.js';
+
+const FIELDS = [
+  'protocol',
+  'assertions_made',
+  'assertions_wrong',
+  'hr',
+  'hr_note',
+  'tcs',
+  'tcs_note',
+  'detection_step',
+  'detection_note',
+  'recovery_steps',
+  'recovery_note',
+  'calls',
+  'cds_sys',
+] as const satisfies readonly (keyof TravelTableRow)[];
+
+const plain = (v: unknown): unknown => {
+  if (typeof v === 'bigint') return Number(v);
+  if (Array.isArray(v)) return v.map(plain);
+  return v ?? null;
+};
+
+function same(a: unknown, b: unknown): boolean {
+  const x = plain(a);
+  const y = plain(b);
+  if (Array.isArray(x) && Array.isArray(y)) return x.length === y.length && x.every((v, i) => same(v, y[i]));
+  return typeof x === 'number' && typeof y === 'number' ? Math.abs(x - y) <= 1e-9 * Math.max(1, Math.abs(x)) : x === y;
+}
+
+/** travel.parquet against the measures recomputed from the shards (every run complete); nothing to check without travel runs. */
+export async function checkTravelTable(out: string, runs: readonly RunPlan[]): Promise<string[]> {
+  if (!runs.some(isTravelRun)) return [];
+  const file = travelTablePath(out);
+  if (!existsSync(file)) return [`${CORPUS_FILES.travel} is missing`];
+  const expected = await travelTableRows(out, runs);
+  const stored = await queryRows(`SELECT * FROM ${readParquetSql([file])}`);
+  const problems: string[] = [];
+  if (stored.length !== expected.length)
+    problems.push(`${CORPUS_FILES.travel} has ${stored.length} rows, the events give ${expected.length}`);
+  const byRun = new Map(stored.map((r) => [String(r.run_id), r]));
+  let mismatches = 0;
+  for (const e of expected) {
+    const s = byRun.get(e.run_id);
+    const field = s ? FIELDS.find((f) => !same(e[f], s[f])) : 'row';
+    if (field && mismatches++ < 5)
+      problems.push(
+        `${CORPUS_FILES.travel}: ${e.run_id}: ${field} ${s ? `${JSON.stringify(plain(s[field]))} stored, ${JSON.stringify(e[field as keyof TravelTableRow])} recomputed` : 'missing'}`,
+      );
+  }
+  if (mismatches > 5) problems.push(`... and ${mismatches - 5} more travel-measure mismatches`);
+  return problems;
+}
