@@ -156,12 +156,12 @@ describe('examples/ssvp-travel.yaml (Hallucination as Context Drift, section 4)'
   it('serve-surrogate answers the travel roles (summaries, merges, briefings, broadcasts) as the in-process surrogate does', async () => {
     const dir = tempDir();
     const prompts = parseDataset(readFileSync(join(ROOT, 'datasets', 'travel8.jsonl'), 'utf8'), 'travel8.jsonl').slice(0, 2);
-    const server = await startSurrogateServer({ prompts, surrogate: { field: { correct: 1.5, false: 0.25, not_known: -0.4 } } });
+    const server = await startSurrogateServer({ prompts });
     try {
       const small = { 'trials: 30': 'trials: 1\nprompts: [travel-barcelona, travel-tokyo]' };
       const served = example({
         ...small,
-        'backend: {kind: surrogate, field: {correct: 1.5}}': `backend: {kind: openai, base_url: "${server.url}/v1", model: surrogate-potts-v1, max_in_flight: 16}`,
+        'backend: {kind: surrogate}': `backend: {kind: openai, base_url: "${server.url}/v1", model: surrogate-potts-v1, max_in_flight: 16}`,
       });
       expect((await runSweep(writeSpec(dir, served, 'served.yaml'), { out: join(dir, 'served'), logLevel: 'silent' })).status).toBe(
         'complete',

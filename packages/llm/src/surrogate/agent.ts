@@ -1,7 +1,7 @@
 import { classifyAnswer, rngFrom, type Prompt, type PromptContext, type SurrogateBackendSpec } from '@panta/core';
 import { ANSWER_FRAMES, NOT_KNOWN_FRAMES, pickVaried } from './phrasing.js';
 import { contextMergeReply, summaryReply } from './ssvp-reply.js';
-import { briefedBelief } from './travel-belief.js';
+import { briefedBelief, TASK_NAMES_ANSWER } from './travel-belief.js';
 import { travelMergeReply, travelReads, travelSummaryReply } from './travel-reply.js';
 
 /**
@@ -39,7 +39,7 @@ export class SurrogateAgent {
     this.counts = new Float64Array(this.optionCount);
     this.logits = new Float64Array(this.optionCount);
     this.weights = new Float64Array(this.optionCount);
-    this.field[0] = spec.field.correct;
+    this.field[0] = spec.field.correct + (prompt.assertions ? TASK_NAMES_ANSWER : 0);
     for (let i = 0; i < f; i++) this.field[1 + i] = spec.field.false + (prompt.false_premise ? spec.premise_bias : 0);
     this.field[f + 1] = spec.field.not_known;
   }
