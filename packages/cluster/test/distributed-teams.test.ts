@@ -52,23 +52,29 @@ afterAll(async () => {
   await server.stop();
 });
 
+/** A scheduler, two workers and a collector run the spec to `out`: every role exits 0, none logged an error. */
+async function runDistributed(specFile: string, out: string): Promise<void> {
+  const spawn = (args: string[]) => {
+    const p = pantaProcess(args, { PANTA_REDIS_URL: server.url });
+    started.push(p);
+    return p;
+  };
+  const collector = spawn(['collector', '--out', out, '--durable-ms', '300']);
+  const workers = [0, 1].map(() => spawn(['worker', '--concurrency', '4', '--lock-ms', '1500']));
+  const scheduler = spawn(['scheduler', specFile, '--watch-ms', '3000']);
+  const scheduled = await scheduler.exited;
+  expect(scheduled.stderr.split('\n').filter((l) => l.includes('"level":50'))).toEqual([]);
+  expect(scheduled.code, scheduled.stderr).toBe(0);
+  expect((await collector.exited).code).toBe(0);
+  for (const w of workers) w.kill('SIGTERM');
+  expect(await Promise.all(workers.map(async (w) => (await w.exited).code))).toEqual([0, 0]);
+}
+
 describe('team schedules in distributed mode (BullMQ, a real redis-server)', () => {
   it('the belief board on relay and hub (every arm): the distributed corpus is the embedded one, boards included, and verifies', async () => {
     const specFile = writeSpec(dir, BOARD_SPEC, 'board.yaml');
     const out = join(dir, 'board-distributed');
-    const spawn = (args: string[]) => {
-      const p = pantaProcess(args, { PANTA_REDIS_URL: server.url });
-      started.push(p);
-      return p;
-    };
-    const collector = spawn(['collector', '--out', out, '--durable-ms', '300']);
-    const workers = [0, 1].map(() => spawn(['worker', '--concurrency', '4', '--lock-ms', '1500']));
-    const scheduler = spawn(['scheduler', specFile, '--watch-ms', '3000']);
-    const scheduled = await scheduler.exited;
-    expect(scheduled.code, scheduled.stderr).toBe(0);
-    expect((await collector.exited).code).toBe(0);
-    for (const w of workers) w.kill('SIGTERM');
-    expect(await Promise.all(workers.map(async (w) => (await w.exited).code))).toEqual([0, 0]);
+    await runDistributed(specFile, out);
     const embedded = join(dir, 'board-embedded');
     expect((await runSweep(specFile, { out: embedded, logLevel: 'silent' })).status).toBe('complete');
     const [boards] = await queryRows(`SELECT count(board)::INTEGER AS n FROM read_parquet('${out}/events/*.parquet')`);
@@ -82,20 +88,7 @@ describe('team schedules in distributed mode (BullMQ, a real redis-server)', () 
   it('a debate sweep run by a scheduler, two workers and a collector writes the embedded corpus, and verifies', async () => {
     const specFile = writeSpec(dir, SPEC, 'debate.yaml');
     const out = join(dir, 'distributed');
-    const spawn = (args: string[]) => {
-      const p = pantaProcess(args, { PANTA_REDIS_URL: server.url });
-      started.push(p);
-      return p;
-    };
-    const collector = spawn(['collector', '--out', out, '--durable-ms', '300']);
-    const workers = [0, 1].map(() => spawn(['worker', '--concurrency', '4', '--lock-ms', '1500']));
-    const scheduler = spawn(['scheduler', specFile, '--watch-ms', '3000']);
-    const scheduled = await scheduler.exited;
-    expect(scheduled.stderr.split('\n').filter((l) => l.includes('"level":50'))).toEqual([]);
-    expect(scheduled.code).toBe(0);
-    expect((await collector.exited).code).toBe(0);
-    for (const w of workers) w.kill('SIGTERM');
-    expect(await Promise.all(workers.map(async (w) => (await w.exited).code))).toEqual([0, 0]);
+    await runDistributed(specFile, out);
 
     const embedded = join(dir, 'embedded');
     expect((await runSweep(specFile, { out: embedded, logLevel: 'silent' })).status).toBe('complete');
