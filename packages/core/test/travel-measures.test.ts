@@ -60,7 +60,12 @@ describe('travel measures (Hallucination as Context Drift 4.4), by hand', () => 
     // location: BCN, BCN, LIS -> 2/3; recommendation (weather): 22 C once -> 1; schedule: 3 days once -> 0.
     const finals = ['Fly into BCN; highs around 22 C.', 'BCN it is, a 3 days plan.', 'Arrive LIS.'];
     expect(referenceTcs(finals, A).value).toBeCloseTo((2 / 3 + 0 + 1) / 3, 12);
-    expect(referenceTcs(['nothing checkable'], A)).toEqual({ value: null, note: 'no final answer states a checkable fact' });
+    expect(referenceTcs(finals, A).dims).toEqual([null, 2 / 3, null, 0, 1]);
+    expect(referenceTcs(['nothing checkable'], A)).toEqual({
+      value: null,
+      note: 'no final answer states a checkable fact',
+      dims: [null, null, null, null, null],
+    });
   });
 
   it("one run's row: HR over every answer, TCS of the last step, detection, recovery, calls, CDS_sys per step", () => {
@@ -83,6 +88,8 @@ describe('travel measures (Hallucination as Context Drift 4.4), by hand', () => 
       hr_note: null,
       tcs: 1,
       tcs_note: null,
+      tcs_dims: [null, 1, null, null, null],
+      judge_failures: 0,
       detection_step: 1,
       detection_note: null,
       recovery_steps: 1,

@@ -55,6 +55,7 @@ export { TEAM_COLUMNS, type TeamTableRow } from './team-table-schema.js';
 export { teamDriftByRun, teamTableRows, type TeamRunDrift } from './team-table.js';
 export { TRAVEL_COLUMNS, type TravelTableRow } from './travel-table-schema.js';
 export { isTravelRun, travelTableRows } from './travel-table.js';
+export { storedTravelJudge } from './travel-judge-store.js';
 export { parseSqlType, sqlTypeText, type SqlType } from './sql-type.js';
 export { CORPUS_FORMAT, manifestPath, readManifest, readManifestToResume, sha256File, writeManifest } from './manifest.js';
 export type { Manifest, ShardInfo, WhiteningOrigin } from './manifest.js';

@@ -23,6 +23,9 @@ export const TRAVEL_COLUMNS: readonly ColumnDef[] = [
   { name: 'recovery_note', type: 'VARCHAR' },
   { name: 'calls', type: 'INTEGER' },
   { name: 'cds_sys', type: 'DOUBLE[]' },
+  { name: 'tcs_dims', type: 'DOUBLE[]' },
+  { name: 'judge', type: 'VARCHAR' },
+  { name: 'judge_failures', type: 'INTEGER' },
 ];
 
 export interface TravelTableRow {
@@ -43,4 +46,10 @@ export interface TravelTableRow {
   recovery_note: string | null;
   calls: number;
   cds_sys: (number | null)[];
+  /** TCS per dimension (date, location, budget, schedule, recommendation), null where unscored. */
+  tcs_dims: (number | null)[];
+  /** Who scored HR and TCS: `reference` (the deterministic check) or the LLM judge's backend:model. */
+  judge: string;
+  /** LLM-judge rubric replies that failed (unparsable or a failed call), left out of HR and TCS. */
+  judge_failures: number;
 }

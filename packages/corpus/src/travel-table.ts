@@ -1,4 +1,4 @@
-import { type RunPlan, travelRunMeasures, type TravelEventRow } from '@panta/core';
+import { type RunPlan, type TravelJudge, travelRunMeasures, type TravelEventRow } from '@panta/core';
 import { shardPath } from './corpus-paths.js';
 import { readParquetSql } from './duckdb.js';
 import { queryRows } from './parquet-table.js';
@@ -9,8 +9,11 @@ export function isTravelRun(run: RunPlan): boolean {
   return run.prompt.assertions !== undefined;
 }
 
-/** travel.parquet's rows: the measures of the given complete travel runs, read back from their shards, in order. */
-export async function travelTableRows(out: string, complete: readonly RunPlan[]): Promise<TravelTableRow[]> {
+/**
+ * travel.parquet's rows: the measures of the given complete travel runs, read back from their shards, in
+ * order. With `judge` (the sweep's LLM judge) HR and TCS are its verdicts, asked for every answer first.
+ */
+export async function travelTableRows(out: string, complete: readonly RunPlan[], judge?: TravelJudge): Promise<TravelTableRow[]> {
   const travel = complete.filter(isTravelRun);
   if (travel.length === 0) return [];
   const byRun = new Map<string, TravelEventRow[]>();
@@ -28,12 +31,31 @@ export async function travelTableRows(out: string, complete: readonly RunPlan[])
     if (list) list.push(row);
     else byRun.set(id, [row]);
   }
+  const judgement = judge
+    ? await judge.judgeAll(
+        travel.map((run) => {
+          const answers = (byRun.get(run.runId) ?? []).filter((r) => r.role === 'agent');
+          const last = Math.max(-1, ...answers.map((r) => r.sweep));
+          return {
+            prompt: run.prompt,
+            answers: answers.map((r) => r.response),
+            finals: answers.filter((r) => r.sweep === last).map((r) => r.response),
+          };
+        }),
+      )
+    : null;
   return travel.map((run) => ({
     run_id: run.runId,
     config_id: run.configId,
     trial: run.trial,
     prompt_id: run.prompt.id,
     protocol: run.protocol,
-    ...travelRunMeasures(run.prompt, byRun.get(run.runId) ?? [], run.sweeps),
+    ...travelRunMeasures(
+      run.prompt,
+      byRun.get(run.runId) ?? [],
+      run.sweeps,
+      judgement ? { verdicts: (a) => judgement.verdicts(run.prompt, a), tcs: (a) => judgement.tcs(run.prompt, a) } : undefined,
+    ),
+    judge: judge?.model ?? 'reference',
   }));
 }

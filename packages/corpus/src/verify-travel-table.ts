@@ -3,6 +3,7 @@ import type { RunPlan } from '@panta/core';
 import { CORPUS_FILES, travelTablePath } from './corpus-paths.js';
 import { readParquetSql } from './duckdb.js';
 import { queryRows } from './parquet-table.js';
+import { storedTravelJudge } from './travel-judge-store.js';
 import { isTravelRun, travelTableRows } from './travel-table.js';
 import type { TravelTableRow } from './travel-table-schema.js';
 
@@ -20,7 +21,13 @@ const FIELDS = [
   'recovery_note',
   'calls',
   'cds_sys',
+  'tcs_dims',
+  'judge',
+  'judge_failures',
 ] as const satisfies readonly (keyof TravelTableRow)[];
+
+/** Columns added with the LLM travel judge: a table from before has none of them. */
+const LATER = new Set<string>(['tcs_dims', 'judge', 'judge_failures']);
 
 const plain = (v: unknown): unknown => {
   if (typeof v === 'bigint') return Number(v);
@@ -35,13 +42,18 @@ function same(a: unknown, b: unknown): boolean {
   return typeof x === 'number' && typeof y === 'number' ? Math.abs(x - y) <= 1e-9 * Math.max(1, Math.abs(x)) : x === y;
 }
 
-/** travel.parquet against the measures recomputed from the shards (every run complete); nothing to check without travel runs. */
+/**
+ * travel.parquet against the measures recomputed from the shards (every run complete); nothing to check
+ * without travel runs. A table scored by an LLM judge is recomputed from the judge's stored verdicts (no
+ * call); a table written before the judge columns existed is checked on the columns it has.
+ */
 export async function checkTravelTable(out: string, runs: readonly RunPlan[]): Promise<string[]> {
   if (!runs.some(isTravelRun)) return [];
   const file = travelTablePath(out);
   if (!existsSync(file)) return [`${CORPUS_FILES.travel} is missing`];
-  const expected = await travelTableRows(out, runs);
   const stored = await queryRows(`SELECT * FROM ${readParquetSql([file])}`);
+  const model = stored.map((r) => r.judge).find((j) => typeof j === 'string' && j !== 'reference') as string | undefined;
+  const expected = await travelTableRows(out, runs, model ? storedTravelJudge(out, model) : undefined);
   const problems: string[] = [];
   if (stored.length !== expected.length)
     problems.push(`${CORPUS_FILES.travel} has ${stored.length} rows, the events give ${expected.length}`);
@@ -49,7 +61,7 @@ export async function checkTravelTable(out: string, runs: readonly RunPlan[]): P
   let mismatches = 0;
   for (const e of expected) {
     const s = byRun.get(e.run_id);
-    const field = s ? FIELDS.find((f) => !same(e[f], s[f])) : 'row';
+    const field = s ? FIELDS.find((f) => !(LATER.has(f) && !(f in s)) && !same(e[f], s[f])) : 'row';
     if (field && mismatches++ < 5)
       problems.push(
         `${CORPUS_FILES.travel}: ${e.run_id}: ${field} ${s ? `${JSON.stringify(plain(s[field]))} stored, ${JSON.stringify(e[field as keyof TravelTableRow])} recomputed` : 'missing'}`,

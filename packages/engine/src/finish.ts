@@ -10,7 +10,7 @@ import {
   type Manifest,
   type SweepTrace,
 } from '@panta/corpus';
-import { LlmJudge, type Judge } from '@panta/judge';
+import { LlmJudge, llmTravelJudge, type Judge } from '@panta/judge';
 import { fileChecksums, listedFiles } from './checksums.js';
 import type { LoadedSweep } from './load.js';
 import { writeFinalManifest } from './manifest-final.js';
@@ -76,7 +76,11 @@ export async function finishSweep(
   if (measure) await writeParquetTable(orderParamsPath(out), [...ORDER_PARAM_COLUMNS], orderParams as unknown as Record<string, unknown>[]);
   const statsFile = measure ? await writeStatsTable(out, statsTableRows(runRows, orderParams, controlEncoderName(sweep, first))) : null;
   const teamsFile = await writeTeamTable(out, runs, teamRows);
-  const travelFile = measure ? await writeTravelTable(out, runs, complete) : null;
+  // The LLM judge scores the travel table's HR and TCS (its calls counted below); a merge of parts, which
+  // holds only the parts' call counts, leaves it to the reference check, and the table's judge column says so.
+  const travelFile = measure
+    ? await writeTravelTable(out, runs, complete, judge instanceof LlmJudge ? llmTravelJudge(judge) : undefined)
+    : null;
   const files = await fileChecksums(out, [
     ...listedFiles(out, shards, measure ? { promptIds: new Set(runs.map((r) => r.prompt.id)), encoders } : null),
     ...(statsFile ? [statsFile] : []),

@@ -210,20 +210,27 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
     await executor.run();
   } catch (error) {
     log.error({ err: error }, 'sweep failed');
+    await judge.close();
     throw error;
   } finally {
     live.stop(executor.stopped ? 'stopped' : 'finished');
     options.signal?.removeEventListener('abort', stop);
     await transport.close();
     await backend.close();
-    await judge.close();
     for (const e of encoders) await e.close();
   }
   if (executor.stopped) {
+    await judge.close();
     log.info({}, 'sweep stopped');
     return { out, status: 'stopped', runsComplete: 0, runsPlanned: runs.length, failed: [], eventsWritten: 0, final: [] };
   }
-  const summary = await finishSweep(sweep, started, columns, judge, corpus.trace);
+  // The judge stays open through finish: an LLM judge scores travel.parquet's HR and TCS there.
+  let summary: SweepSummary;
+  try {
+    summary = await finishSweep(sweep, started, columns, judge, corpus.trace);
+  } finally {
+    await judge.close();
+  }
   log.info(
     { status: summary.status, runsComplete: summary.runsComplete, events: summary.eventsWritten, failed: summary.failed },
     'sweep finished',

@@ -1,4 +1,4 @@
-import { mixSeed, parseVerdict, rubric, VERDICT_MAX_TOKENS, type Prompt, type Tag } from '@panta/core';
+import { type ChatMessages, mixSeed, parseVerdict, rubric, VERDICT_MAX_TOKENS, type Prompt, type Tag } from '@panta/core';
 import type { LlmBackend } from '@panta/llm';
 import type { Judge } from './judge.js';
 import { VerdictCache } from './verdict-cache.js';
@@ -84,6 +84,45 @@ export class LlmJudge implements Judge {
     } catch {
       return 'judge_failure';
     }
+  }
+
+  /**
+   * A reply to another rubric (the travel rubrics, judge/src/travel.ts): the verdict store's reply for `key`
+   * when it has one, else the model's at temperature 0. A reply `accept` refuses, or a failed call, is null
+   * (a judge failure, counted, never stored); an accepted one is stored as its text. The store types its
+   * values as tags: a stored reply is a JSON text that no factual lookup asks for (its key has another form).
+   */
+  async rubricReply(key: string, messages: ChatMessages, maxTokens: number, accept: (text: string) => boolean): Promise<string | null> {
+    const known = await Promise.resolve(this.store.get(key)).catch(() => undefined);
+    if (typeof known === 'string' && accept(known)) {
+      this.stats.cached++;
+      return known;
+    }
+    this.stats.calls++;
+    let text: string | null = null;
+    try {
+      const result = await this.backend.complete({
+        messages: () => messages,
+        promptLength: () => ({ system: messages.system.length, user: messages.user.length }),
+        seed: mixSeed('judge', key) >>> 1,
+        temperature: 0,
+        maxTokens,
+        fixedLength: false,
+      });
+      text = accept(result.text) ? result.text : null;
+    } catch {
+      text = null;
+    }
+    if (text === null) {
+      this.stats.failures++;
+      return null;
+    }
+    try {
+      await this.store.set(key, text as Tag);
+    } catch {
+      // not stored: verify then counts it a failure, and a resumed finish asks again
+    }
+    return text;
   }
 
   async close(): Promise<void> {

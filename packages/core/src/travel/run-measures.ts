@@ -1,5 +1,14 @@
 import type { Prompt } from '../dataset.js';
-import { assertionVerdicts, countAssertions, detectionStep, hallucinationRate, recoverySteps, type Assertions } from './measures.js';
+import { meanOf } from './judged.js';
+import {
+  type AssertionVerdict,
+  assertionVerdicts,
+  countAssertions,
+  detectionStep,
+  hallucinationRate,
+  recoverySteps,
+  type Assertions,
+} from './measures.js';
 
 /**
  * One travel run's row of travel.parquet (docs/travel.md), from its shard rows. A step is a sweep (0 is the
@@ -33,6 +42,10 @@ export interface TravelRunMeasures {
   /** Task coherence of the final step's answers, 0..1, mean over the dimensions they state. */
   tcs: number | null;
   tcs_note: string | null;
+  /** Per TCS dimension (TCS_DIMENSIONS' order): its score, null where unscored. */
+  tcs_dims: (number | null)[];
+  /** LLM-judge replies that failed: assertion rubrics (those answers left out of HR) plus TCS rubrics (left out of TCS); 0 for the reference check. */
+  judge_failures: number;
   /** First step at which a merge names the contradiction. */
   detection_step: number | null;
   detection_note: string | null;
@@ -49,11 +62,16 @@ export interface TravelRunMeasures {
  * state the gold value; dimensions no final answer states (and date and budget, which carry no checkable
  * assertion here) are not scored; TCS is the mean of the scored ones.
  */
-export function referenceTcs(finalAnswers: readonly string[], assertions: Assertions): { value: number | null; note: string | null } {
+export function referenceTcs(
+  finalAnswers: readonly string[],
+  assertions: Assertions,
+): { value: number | null; note: string | null; dims: (number | null)[] } {
   const scores: number[] = [];
+  const dims: (number | null)[] = TCS_DIMENSIONS.map(() => null);
   for (const d of TCS_DIMENSIONS) {
     const i = d.assertion === null ? -1 : assertions.findIndex((a) => a.name === d.assertion);
     if (i < 0) continue;
+    const at = TCS_DIMENSIONS.indexOf(d);
     let right = 0;
     let stated = 0;
     for (const text of finalAnswers) {
@@ -61,28 +79,92 @@ export function referenceTcs(finalAnswers: readonly string[], assertions: Assert
       if (v === 'right' || v === 'wrong') stated++;
       if (v === 'right') right++;
     }
-    if (stated > 0) scores.push(right / stated);
+    if (stated > 0) scores.push((dims[at] = right / stated));
   }
-  if (scores.length === 0) return { value: null, note: 'no final answer states a checkable fact' };
-  return { value: scores.reduce((s, x) => s + x, 0) / scores.length, note: null };
+  if (scores.length === 0) return { value: null, note: 'no final answer states a checkable fact', dims };
+  return { value: scores.reduce((s, x) => s + x, 0) / scores.length, note: null, dims };
 }
 
-export function travelRunMeasures(prompt: Pick<Prompt, 'assertions'>, rows: readonly TravelEventRow[], sweeps: number): TravelRunMeasures {
+/** One prompt's LLM-judge verdicts (TravelJudgement bound to the run's prompt); null: the judge failed on that text. */
+export interface RunJudgement {
+  verdicts(answer: string): AssertionVerdict[] | null;
+  tcs(answer: string): (number | null)[] | null;
+}
+
+const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+
+/** HR from the LLM judge's verdicts: answers it failed on are left out, and the note says how many. */
+function judgedHr(answers: readonly string[], judge: RunJudgement) {
+  let made = 0;
+  let wrong = 0;
+  let failed = 0;
+  for (const a of answers) {
+    const v = judge.verdicts(a);
+    if (v === null) failed++;
+    else
+      for (const x of v) {
+        if (x === 'right' || x === 'wrong') made++;
+        if (x === 'wrong') wrong++;
+      }
+  }
+  const excluded = failed > 0 ? `${plural(failed, 'answer')} of ${answers.length} excluded (judge failure)` : null;
+  const hr = hallucinationRate({ made, wrong });
+  const note =
+    hr.value !== null
+      ? excluded
+      : failed === answers.length && failed > 0
+        ? 'the judge failed on every answer'
+        : excluded
+          ? `${excluded}; the rest state no checkable fact`
+          : hr.note;
+  return { made, wrong, failed, value: hr.value, note };
+}
+
+/** TCS from the LLM judge's scores of the final answers: per dimension the mean over the answers scoring it, then the mean of the dimensions scored. */
+function judgedTcs(finals: readonly string[], judge: RunJudgement) {
+  const per: number[][] = TCS_DIMENSIONS.map(() => []);
+  let failed = 0;
+  for (const a of finals) {
+    const s = judge.tcs(a);
+    if (s === null) failed++;
+    else s.forEach((x, i) => x !== null && per[i].push(x));
+  }
+  const dims = per.map(meanOf);
+  const value = meanOf(dims.filter((x): x is number => x !== null));
+  const excluded = failed > 0 ? `${plural(failed, 'final answer')} of ${finals.length} excluded (judge failure)` : null;
+  const note =
+    value !== null
+      ? excluded
+      : failed === finals.length
+        ? 'the judge failed on every final answer'
+        : `${excluded ? `${excluded}; ` : ''}no final answer says anything on the five dimensions`;
+  return { value, note, dims, failed };
+}
+
+/**
+ * One run's measures. HR and TCS come from `judge` when given (the sweep's LLM judge), else from the
+ * reference check; detection and recovery are always the reference check's (a merge naming both values).
+ */
+export function travelRunMeasures(
+  prompt: Pick<Prompt, 'assertions'>,
+  rows: readonly TravelEventRow[],
+  sweeps: number,
+  judge?: RunJudgement,
+): TravelRunMeasures {
   const assertions = prompt.assertions ?? [];
   const answers = rows.filter((r) => r.role === 'agent');
-  const counts = countAssertions(
-    answers.map((r) => r.response),
-    assertions,
-  );
-  const hr = hallucinationRate(counts);
+  const texts = answers.map((r) => r.response);
+  const judged = judge ? judgedHr(texts, judge) : null;
+  const counts = judged ?? countAssertions(texts, assertions);
+  const hr = judged ?? hallucinationRate(counts);
   const last = Math.max(-1, ...answers.map((r) => r.sweep));
+  const finals = answers.filter((r) => r.sweep === last).map((r) => r.response);
   const tcs =
     last < 0
-      ? { value: null, note: 'the run has no answer' }
-      : referenceTcs(
-          answers.filter((r) => r.sweep === last).map((r) => r.response),
-          assertions,
-        );
+      ? { value: null, note: 'the run has no answer', dims: TCS_DIMENSIONS.map(() => null), failed: 0 }
+      : judge
+        ? judgedTcs(finals, judge)
+        : { ...referenceTcs(finals, assertions), failed: 0 };
   const merges = rows.filter((r) => r.role === 'merge');
   const detected = detectionStep(
     merges.map((m) => ({ step: m.sweep, text: m.response })),
@@ -105,6 +187,8 @@ export function travelRunMeasures(prompt: Pick<Prompt, 'assertions'>, rows: read
     hr_note: hr.note,
     tcs: tcs.value,
     tcs_note: tcs.note,
+    tcs_dims: tcs.dims,
+    judge_failures: (judged?.failed ?? 0) + tcs.failed,
     detection_step: detected,
     detection_note:
       detected !== null

@@ -15,6 +15,7 @@ import { SurrogateAgent } from '../surrogate/agent.js';
 import { compilePromptParser, type PromptParser } from '../surrogate/parse-prompt.js';
 import { ssvpContext } from '../surrogate/ssvp-context.js';
 import { teamReply } from '../surrogate/team-reply.js';
+import { isTravelRubric, travelJudgeReply } from '../surrogate/travel-judge.js';
 import { RequestError, type GenerationRequest, type GenerationResult, type SurrogateServerOptions } from './types.js';
 
 /**
@@ -56,6 +57,7 @@ export class SurrogateResponder {
   answer(request: GenerationRequest): GenerationResult {
     const { system, user } = request.messages;
     if (system === RUBRIC_SYSTEM) return this.grade(request);
+    if (isTravelRubric(request.messages)) return this.gradeTravel(request);
     const text =
       this.teamReply(request) ??
       (() => {
@@ -168,6 +170,23 @@ export class SurrogateResponder {
    * reference judge does) and answered as the rubric asks, `{"tag": ...}`, so the LLM judge can be run and
    * tested end to end without a model.
    */
+  /** The travel rubrics, answered as the in-process surrogate answers them (surrogate/travel-judge.ts). */
+  private gradeTravel(request: GenerationRequest): GenerationResult {
+    const { system, user } = request.messages;
+    let text: string;
+    try {
+      text = travelJudgeReply(request.messages, (q) => this.prompts.get(q));
+    } catch (error) {
+      throw new RequestError(400, `messages: ${(error as Error).message}`, 'messages');
+    }
+    return {
+      text,
+      finishReason: 'stop',
+      promptTokens: Math.ceil(system.length / 4) + Math.ceil(user.length / 4),
+      completionTokens: estimateTokens(text),
+    };
+  }
+
   private grade(request: GenerationRequest): GenerationResult {
     const { system, user } = request.messages;
     const parsed = parseRubric(user);

@@ -2,6 +2,7 @@ import { estimateTokens, type Prompt, type SurrogateBackendSpec } from '@panta/c
 import type { ChatRequest, ChatResult, LlmBackend } from '../backend.js';
 import { SurrogateAgent } from './agent.js';
 import { teamReply } from './team-reply.js';
+import { surrogateJudgeReply } from './judge-reply.js';
 
 /** The surrogate as an LLM backend: one agent per prompt, keyed by question text as a model would see it. */
 export class SurrogateBackend implements LlmBackend {
@@ -28,9 +29,14 @@ export class SurrogateBackend implements LlmBackend {
   private answer(request: ChatRequest): Promise<ChatResult> {
     const { context } = request;
     let text: string;
-    if (!context) {
+    // A judge's rubric (an LLM judge on the surrogate backend) is graded as serve-surrogate grades it.
+    const messages = context ? null : request.messages();
+    const graded = messages && surrogateJudgeReply(messages, (q) => this.prompts.find((p) => p.question === q));
+    if (graded !== null) {
+      text = graded;
+    } else if (!context) {
       // Team calls (docs/teams.md) come as text only: read back as the server reads them.
-      const team = teamReply(request.messages(), request.seed, request.maxTokens, this.prompts);
+      const team = teamReply(messages ?? request.messages(), request.seed, request.maxTokens, this.prompts);
       if (team === null) throw new Error('surrogate: it answers agent prompts and team calls only (no prompt context given)');
       text = team;
     } else {

@@ -1,0 +1,140 @@
+import { readFileSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseDataset } from '@panta/core';
+import { judgeCachePath, queryRows, verifyCorpus } from '@panta/corpus';
+import { runSweep } from '@panta/engine';
+import { startSurrogateServer } from '@panta/llm';
+import { startAdversarialServer } from './adversarial/server.js';
+import { ROOT, tempDir, writeSpec } from './helpers.js';
+
+/** examples/ssvp-travel.yaml on two scenarios, one trial each (6 runs), with absolute paths and the given judge. */
+function spec(judge: string): string {
+  let text = readFileSync(join(ROOT, 'examples', 'ssvp-travel.yaml'), 'utf8')
+    .replace('../datasets/', `${ROOT}/datasets/`)
+    .replace('file: travel-roles.jsonl', `file: ${ROOT}/examples/travel-roles.jsonl`)
+    .replace(/^out: .*$/m, '');
+  for (const [from, to] of [
+    ['trials: 30', 'trials: 1\nprompts: [travel-barcelona, travel-tokyo]'],
+    ['judge: {kind: reference}', `judge: ${judge}`],
+  ]) {
+    expect(text).toContain(from);
+    text = text.replace(from, to);
+  }
+  return text;
+}
+
+const table = (out: string) => queryRows(`SELECT * FROM read_parquet('${out}/travel.parquet') ORDER BY run_id`);
+const plain = (v: unknown): unknown => (typeof v === 'bigint' ? Number(v) : Array.isArray(v) ? v.map(plain) : v);
+const pick = (rows: Record<string, unknown>[], cols: string[]) => rows.map((r) => Object.fromEntries(cols.map((c) => [c, plain(r[c])])));
+const HR = ['run_id', 'assertions_made', 'assertions_wrong', 'hr', 'hr_note'];
+
+async function sweep(dir: string, name: string, judge: string): Promise<string> {
+  const out = join(dir, name);
+  expect((await runSweep(writeSpec(dir, spec(judge), `${name}.yaml`), { out, logLevel: 'silent' })).status).toBe('complete');
+  return out;
+}
+
+describe('the LLM judge on the travel table (HR per assertion and TCS, Hallucination as Context Drift 4.4)', () => {
+  it('the surrogate judge reproduces the reference HR exactly, scores TCS on all five dimensions, and verify recomputes it from the stored verdicts', async () => {
+    const dir = tempDir();
+    const ref = await table(await sweep(dir, 'ref', '{kind: reference}'));
+    const llmOut = await sweep(dir, 'llm', '{kind: llm, backend: {kind: surrogate}}');
+    const llm = await table(llmOut);
+    expect(ref.length).toBe(6);
+    expect(pick(llm, HR)).toEqual(pick(ref, HR));
+    expect(ref.some((r) => r.hr !== null && Number(r.hr) > 0)).toBe(true);
+    expect(ref.map((r) => r.judge)).toEqual(ref.map(() => 'reference'));
+    expect(new Set(llm.map((r) => r.judge))).toEqual(new Set(['surrogate:surrogate-potts-v1']));
+    expect(llm.map((r) => Number(r.judge_failures))).toEqual(llm.map(() => 0));
+    // The reference check scores location only on the surrogate (it states the airport alone); the surrogate judge
+    // scores every dimension, the four others on the airport (the paper's cascade), so each equals location here.
+    for (const r of ref) expect((plain(r.tcs_dims) as unknown[]).filter((_x, i) => i !== 1)).toEqual([null, null, null, null]);
+    for (const r of llm) {
+      const dims = plain(r.tcs_dims) as (number | null)[];
+      expect(dims.length).toBe(5);
+      expect(
+        dims.every((x) => x !== null && x === dims[1]),
+        JSON.stringify(dims),
+      ).toBe(true);
+      expect(Number(r.tcs)).toBeCloseTo(dims[1] as number, 12);
+    }
+    // Location is the reference TCS's one scored dimension, and the same share of final answers naming the gold airport.
+    expect(llm.map((r) => (plain(r.tcs_dims) as number[])[1])).toEqual(ref.map((r) => Number(r.tcs)));
+
+    expect((await verifyCorpus(llmOut)).problems).toEqual([]);
+    // verify recomputes from the stored verdicts: without them every verdict is a judge failure, and the table disagrees.
+    const cache = readFileSync(judgeCachePath(llmOut), 'utf8');
+    expect(cache).toContain('travel-assertions\\u0000travel-barcelona');
+    expect(cache).toContain('travel-tcs\\u0000travel-tokyo');
+    rmSync(judgeCachePath(llmOut));
+    const problems = (await verifyCorpus(llmOut)).problems;
+    expect(
+      problems.some((p) => /^travel\.parquet: travel-\S+: assertions_made \d+ stored, 0 recomputed/.test(p)),
+      problems.join('\n'),
+    ).toBe(true);
+  });
+
+  it('a changed TCS dimension in an LLM-judged table is named by verify', async () => {
+    const dir = tempDir();
+    const out = await sweep(dir, 'llm', '{kind: llm, backend: {kind: surrogate}}');
+    const file = join(out, 'travel.parquet');
+    await queryRows(
+      `COPY (SELECT * REPLACE (CASE WHEN prompt_id = 'travel-tokyo' AND protocol = 'ssvp' THEN [0.5, 0.5, 0.5, 0.5, 0.5] ELSE tcs_dims END AS tcs_dims) FROM read_parquet('${file}')) TO '${file}.new' (FORMAT parquet)`,
+    );
+    renameSync(`${file}.new`, file);
+    const problems = (await verifyCorpus(out)).problems;
+    expect(
+      problems.some((p) => /^travel\.parquet: travel-tokyo-\S+-ssvp-\S+: tcs_dims \[0\.5,/.test(p)),
+      problems.join('\n'),
+    ).toBe(true);
+  });
+
+  it('serve-surrogate, through the openai client, judges the travel table as the in-process surrogate does', async () => {
+    const dir = tempDir();
+    const prompts = parseDataset(readFileSync(join(ROOT, 'datasets', 'travel8.jsonl'), 'utf8'), 'travel8.jsonl').slice(0, 2);
+    const server = await startSurrogateServer({ prompts });
+    try {
+      const served = await sweep(
+        dir,
+        'served',
+        `{kind: llm, backend: {kind: openai, base_url: "${server.url}/v1", model: surrogate-potts-v1}}`,
+      );
+      const local = await sweep(dir, 'local', '{kind: llm, backend: {kind: surrogate}}');
+      const cols = [...HR, 'tcs', 'tcs_note', 'tcs_dims', 'judge_failures'];
+      expect(pick(await table(served), cols)).toEqual(pick(await table(local), cols));
+      expect((await table(served))[0]?.judge).toBe('openai:surrogate-potts-v1');
+      expect((await verifyCorpus(served)).problems).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a judge whose replies no parser accepts gives judge failures: HR and TCS null with a note, never NaN, and the corpus verifies', async () => {
+    const dir = tempDir();
+    const server = await startAdversarialServer({ mode: 'unparsable-verdict' });
+    try {
+      const out = await sweep(
+        dir,
+        'adv',
+        `{kind: llm, backend: {kind: openai, base_url: "${server.url}", model: adversarial-1, server: vllm, max_retries: 0}}`,
+      );
+      const rows = await table(out);
+      expect(rows.length).toBe(6);
+      for (const r of rows) {
+        expect(r.hr).toBeNull();
+        expect(r.hr_note).toBe('the judge failed on every answer');
+        expect(r.tcs).toBeNull();
+        expect(r.tcs_note).toBe('the judge failed on every final answer');
+        expect(plain(r.tcs_dims)).toEqual([null, null, null, null, null]);
+        // Every rubric failed: 3 roles x 7 sweeps (0..6) of answers, and the 3 final answers' TCS.
+        expect(Number(r.judge_failures)).toBe(3 * 7 + 3);
+        expect(Number(r.assertions_made)).toBe(0);
+      }
+      expect(JSON.stringify(rows.map((r) => plain(r)))).not.toMatch(/NaN/);
+      expect((await verifyCorpus(out)).problems).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+});
