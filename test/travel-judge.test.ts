@@ -6,7 +6,7 @@ import { judgeCachePath, queryRows, verifyCorpus } from '@panta/corpus';
 import { runSweep } from '@panta/engine';
 import { startSurrogateServer } from '@panta/llm';
 import { startAdversarialServer } from './adversarial/server.js';
-import { ROOT, tempDir, writeSpec } from './helpers.js';
+import { panta, ROOT, tempDir, writeSpec } from './helpers.js';
 
 /** examples/ssvp-travel.yaml on two scenarios, one trial each (6 runs), with absolute paths and the given judge. */
 function spec(judge: string): string {
@@ -73,6 +73,23 @@ describe('the LLM judge on the travel table (HR per assertion and TCS, Hallucina
       problems.some((p) => /^travel\.parquet: travel-\S+: assertions_made \d+ stored, 0 recomputed/.test(p)),
       problems.join('\n'),
     ).toBe(true);
+  });
+
+  it('panta plan counts the travel rubric calls: one per answer and one per final answer of every travel run', () => {
+    const dir = tempDir();
+    const llm = writeSpec(dir, spec('{kind: llm, backend: {kind: surrogate}}'), 'llm.yaml');
+    const r = panta(['plan', llm, '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const calls = JSON.parse(r.stdout).calls as { kind: string; calls: number; completionTokens: number; atMost: boolean }[];
+    // 6 runs; each: 3 roles x 7 sweeps (0..6) = 21 answers, and 3 final answers.
+    expect(calls.find((c) => c.kind === 'travel-judge')).toMatchObject({
+      calls: 6 * (21 + 3),
+      completionTokens: 6 * 24 * 96,
+      atMost: true,
+    });
+    expect(calls.find((c) => c.kind === 'judge')?.calls).toBe(6 * 21);
+    const ref = panta(['plan', writeSpec(dir, spec('{kind: reference}'), 'ref.yaml'), '--json']);
+    expect((JSON.parse(ref.stdout).calls as { kind: string }[]).map((c) => c.kind)).not.toContain('travel-judge');
   });
 
   it('a changed TCS dimension in an LLM-judged table is named by verify', async () => {

@@ -6,6 +6,7 @@ import { isSummaryProtocol, renderSummary } from './protocol/ssvp.js';
 import { rubric, VERDICT_MAX_TOKENS } from './rubric.js';
 import type { PriceTable } from './spec/backend.js';
 import type { SweepSpec } from './spec/schema.js';
+import { TRAVEL_VERDICT_MAX_TOKENS, travelRubric } from './travel/rubric.js';
 import { teamCallCosts, type TeamRoleCost } from './team/cost.js';
 
 /**
@@ -24,7 +25,7 @@ export const CHARS_PER_TOKEN = 4;
 /** The rate `panta plan` assumes without --calls-per-s: a modest single-GPU vLLM server on 100-token answers. */
 export const DEFAULT_CALLS_PER_SECOND = 10;
 
-export type CallKind = 'agent' | 'judge' | 'summary' | 'merge' | 'drift-judge' | 'moderator' | TeamRoleCost['role'];
+export type CallKind = 'agent' | 'judge' | 'travel-judge' | 'summary' | 'merge' | 'drift-judge' | 'moderator' | TeamRoleCost['role'];
 
 export interface CallCost {
   kind: CallKind;
@@ -213,11 +214,17 @@ export function campaignCost(input: CampaignInput): CampaignCost {
     if (spec.judge.kind === 'llm') {
       const calls = n + updates;
       add('judge', calls, calls * (tokens(chars(rubric(run.prompt, ''))) + answer), calls * VERDICT_MAX_TOKENS, true);
+      // A travel run's table (docs/travel.md): the assertions rubric per answer, the TCS rubric per final answer.
+      if (run.prompt.assertions) {
+        const per = (kind: 'assertions' | 'tcs') => tokens(chars(travelRubric(kind, run.prompt, ''))) + answer;
+        add('travel-judge', calls + n, calls * per('assertions') + n * per('tcs'), (calls + n) * TRAVEL_VERDICT_MAX_TOKENS, true);
+      }
     }
   }
   const order: CallKind[] = [
     'agent',
     'judge',
+    'travel-judge',
     'summary',
     'merge',
     'drift-judge',
@@ -235,7 +242,7 @@ export function campaignCost(input: CampaignInput): CampaignCost {
   for (const c of calls) {
     // A graph of uneven degree (a star, a chain) quotes a fractional mean of answers per update.
     c.promptTokens = Math.round(c.promptTokens);
-    const price = c.kind === 'judge' ? judgePrice(spec) : agentPrice(spec);
+    const price = c.kind === 'judge' || c.kind === 'travel-judge' ? judgePrice(spec) : agentPrice(spec);
     if (price) c.cost = (c.promptTokens * price.prompt_per_mtok + c.completionTokens * price.completion_per_mtok) / 1e6;
   }
   const sum = (f: (c: CallCost) => number) => calls.reduce((s, c) => s + f(c), 0);
