@@ -1,0 +1,60 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queryRows } from '@panta/corpus';
+import { runSweep } from '@panta/engine';
+import { ROOT, panta, pantaProcess, tempDir, writeSpec, type PantaProcess } from './helpers.js';
+import { RedisServer } from './redis-server.js';
+
+// examples/ssvp-travel.yaml on two scenarios, one trial, judged by the surrogate as an LLM judge.
+const SPEC = readFileSync(join(ROOT, 'examples', 'ssvp-travel.yaml'), 'utf8')
+  .replace('../datasets/', `${ROOT}/datasets/`)
+  .replace('file: travel-roles.jsonl', `file: ${ROOT}/examples/travel-roles.jsonl`)
+  .replace(/^out: .*$/m, '')
+  .replace('trials: 30', 'trials: 1\nprompts: [travel-barcelona, travel-tokyo]')
+  .replace('judge: {kind: reference}', 'judge: {kind: llm, backend: {kind: surrogate}}');
+
+let server: RedisServer;
+const dir = tempDir('panta-travel-judge-cluster-');
+const started: PantaProcess[] = [];
+
+beforeAll(async () => {
+  server = await RedisServer.start(dir);
+});
+afterAll(async () => {
+  for (const p of started) p.kill('SIGKILL');
+  await server.stop();
+});
+
+describe('the LLM judge on the travel table in distributed mode (a real redis-server)', () => {
+  it('the collector scores travel.parquet with the LLM judge at finish, as the embedded sweep does, and it verifies', async () => {
+    expect(SPEC).toContain('judge: {kind: llm');
+    const specFile = writeSpec(dir, SPEC, 'travel.yaml');
+    const out = join(dir, 'distributed');
+    const spawn = (args: string[]) => {
+      const p = pantaProcess(args, { PANTA_REDIS_URL: server.url });
+      started.push(p);
+      return p;
+    };
+    const collector = spawn(['collector', '--out', out, '--durable-ms', '300']);
+    const workers = [0, 1].map(() => spawn(['worker', '--concurrency', '4', '--lock-ms', '1500']));
+    const scheduler = spawn(['scheduler', specFile, '--watch-ms', '3000']);
+    const scheduled = await scheduler.exited;
+    expect(scheduled.code, scheduled.stderr).toBe(0);
+    expect((await collector.exited).code).toBe(0);
+    for (const w of workers) w.kill('SIGTERM');
+    await Promise.all(workers.map((w) => w.exited));
+
+    const embedded = join(dir, 'embedded');
+    expect((await runSweep(specFile, { out: embedded, logLevel: 'silent' })).status).toBe('complete');
+    const table = (o: string) => queryRows(`SELECT * FROM read_parquet('${o}/travel.parquet') ORDER BY run_id`);
+    const rows = await table(out);
+    expect(rows.length).toBe(6);
+    expect(new Set(rows.map((r) => r.judge))).toEqual(new Set(['surrogate:surrogate-potts-v1']));
+    expect(rows.some((r) => r.hr !== null)).toBe(true);
+    expect(rows).toEqual(await table(embedded));
+    const verified = panta(['verify', out]);
+    expect(verified.stdout + verified.stderr).toContain('complete and consistent');
+    expect(verified.code).toBe(0);
+  });
+});
