@@ -149,6 +149,10 @@ describe('the LLM judge on the travel table (HR per assertion and TCS, Hallucina
         expect(Number(r.assertions_made)).toBe(0);
       }
       expect(JSON.stringify(rows.map((r) => plain(r)))).not.toMatch(/NaN/);
+      // The rubrics reached the model: every judge call the manifest counts (travel ones included) is a request it got.
+      const judgeCalls = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')).usage.judge_calls as number;
+      expect(judgeCalls).toBeGreaterThan(0);
+      expect(server.requests).toBeGreaterThanOrEqual(judgeCalls);
       expect((await verifyCorpus(out)).problems).toEqual([]);
     } finally {
       await server.close();
