@@ -63,6 +63,15 @@ describe('the LLM judge on the travel table (HR per assertion and TCS, Hallucina
     expect(llm.map((r) => (plain(r.tcs_dims) as number[])[1])).toEqual(ref.map((r) => Number(r.tcs)));
 
     expect((await verifyCorpus(llmOut)).problems).toEqual([]);
+    // The report's Table 1 says who judged.
+    for (const [out, says] of [
+      [llmOut, 'LLM judge surrogate:surrogate-potts-v1: every assertion and all five dimensions; 0 rubric replies failed'],
+      [join(dir, 'ref'), 'reference judge: the dimensions with a checkable fact'],
+    ]) {
+      const r = panta(['report', out, '--out', join(out, 'report')]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(readFileSync(join(out, 'report', 'index.html'), 'utf8')).toContain(says);
+    }
     // verify recomputes from the stored verdicts: without them every verdict is a judge failure, and the table disagrees.
     const cache = readFileSync(judgeCachePath(llmOut), 'utf8');
     expect(cache).toContain('travel-assertions\\u0000travel-barcelona');

@@ -20,6 +20,10 @@ export interface TravelRow {
   recovery_steps: number | null;
   calls: number;
   cds_sys: (number | null)[];
+  /** Who scored HR and TCS (`reference`, or the LLM judge's backend:model); a table from before the column: reference. */
+  judge?: string;
+  /** LLM-judge rubric replies that failed and were left out. */
+  judge_failures?: number;
 }
 
 const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
@@ -44,6 +48,8 @@ export async function loadTravel(dir: string): Promise<TravelRow[] | null> {
     recovery_steps: num(r.recovery_steps),
     calls: Number(r.calls),
     cds_sys: Array.isArray(r.cds_sys) ? (r.cds_sys as unknown[]).map(num) : [],
+    judge: typeof r.judge === 'string' ? r.judge : 'reference',
+    judge_failures: num(r.judge_failures) ?? 0,
   }));
 }
 
@@ -59,6 +65,15 @@ function observations(rows: readonly TravelRow[]): ArmObservation[] {
 
 const CI = 'mean ± t(0.975, n − 1) · sd / √n over trials, empty where undefined (the note says why)';
 
+/** Who scored HR and TCS, in words, for Table 1's caption. */
+function judgedBy(rows: readonly TravelRow[]): string {
+  const judges = [...new Set(rows.map((r) => r.judge ?? 'reference'))];
+  const llm = judges.filter((j) => j !== 'reference');
+  if (llm.length === 0) return 'reference judge: the dimensions with a checkable fact';
+  const failures = rows.reduce((s, r) => s + (r.judge_failures ?? 0), 0);
+  return `LLM judge ${llm.join(', ')}: every assertion and all five dimensions; ${failures} rubric ${failures === 1 ? 'reply' : 'replies'} failed and left out`;
+}
+
 /** Table 1 shape: HR per assertion and TCS per arm with 95% CI. */
 export function travelTable1(rows: readonly TravelRow[]): Table {
   return {
@@ -66,7 +81,7 @@ export function travelTable1(rows: readonly TravelRow[]): Table {
     title: 'Travel: hallucination rate and task coherence by arm (95% CI)',
     caption:
       'HR: wrong over checkable assertions (airport, weather, schedule) of every answer of a trial; TCS: the final answers’ ' +
-      `coherence on date, location, budget, schedule and recommendation (reference judge: the dimensions with a checkable fact). ${CI}. ` +
+      `coherence on date, location, budget, schedule and recommendation (${judgedBy(rows)}). ${CI}. ` +
       'Pooled over the scenarios.',
     columns: ['arm', 'metric', 'trials', 'mean', '95% CI low', '95% CI high', 'note'],
     rows: armSummaries(observations(rows), ['hr', 'tcs']).map((s) => [s.arm, s.metric, s.n, s.mean, s.lo, s.hi, s.undefinedBecause]),
