@@ -114,6 +114,16 @@ describe('the LLM judge on the travel table (HR per assertion and TCS, Hallucina
       problems.some((p) => /^travel\.parquet: travel-tokyo-\S+-ssvp-\S+: tcs_dims \[0\.5,/.test(p)),
       problems.join('\n'),
     ).toBe(true);
+    // A reference-judged table written before the judge columns existed still verifies.
+    const old = await sweep(dir, 'old', '{kind: reference}');
+    const oldFile = join(old, 'travel.parquet');
+    await queryRows(
+      `COPY (SELECT * EXCLUDE (tcs_dims, judge, judge_failures) FROM read_parquet('${oldFile}')) TO '${oldFile}.new' (FORMAT parquet)`,
+    );
+    renameSync(`${oldFile}.new`, oldFile);
+    const oldProblems = (await verifyCorpus(old)).problems;
+    // (the rewritten file no longer matches the manifest's checksum; its values are not questioned).
+    expect(oldProblems).toEqual(['travel.parquet does not match its checksum in the manifest']);
   });
 
   it('serve-surrogate, through the openai client, judges the travel table as the in-process surrogate does', async () => {
