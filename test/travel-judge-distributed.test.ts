@@ -27,34 +27,40 @@ afterAll(async () => {
 });
 
 describe('the LLM judge on the travel table in distributed mode (a real redis-server)', () => {
-  it('the collector scores travel.parquet with the LLM judge at finish, as the embedded sweep does, and it verifies', async () => {
-    expect(SPEC).toContain('judge: {kind: llm');
-    const specFile = writeSpec(dir, SPEC, 'travel.yaml');
-    const out = join(dir, 'distributed');
-    const spawn = (args: string[]) => {
-      const p = pantaProcess(args, { PANTA_REDIS_URL: server.url });
-      started.push(p);
-      return p;
-    };
-    const collector = spawn(['collector', '--out', out, '--durable-ms', '300']);
-    const workers = [0, 1].map(() => spawn(['worker', '--concurrency', '4', '--lock-ms', '1500']));
-    const scheduler = spawn(['scheduler', specFile, '--watch-ms', '3000']);
-    const scheduled = await scheduler.exited;
-    expect(scheduled.code, scheduled.stderr).toBe(0);
-    expect((await collector.exited).code).toBe(0);
-    for (const w of workers) w.kill('SIGTERM');
-    await Promise.all(workers.map((w) => w.exited));
+  // One collector, and the runs split over two (the first finishes the corpus with its own judge).
+  it.each([1, 2])(
+    '%i collector(s) score travel.parquet with the LLM judge at finish, as the embedded sweep does, and it verifies',
+    async (k) => {
+      expect(SPEC).toContain('judge: {kind: llm');
+      const specFile = writeSpec(dir, SPEC.replace(/^name: .*$/m, `name: travel-k${k}`), `travel-k${k}.yaml`);
+      const out = join(dir, `distributed-k${k}`);
+      const spawn = (args: string[]) => {
+        const p = pantaProcess(args, { PANTA_REDIS_URL: server.url });
+        started.push(p);
+        return p;
+      };
+      const collectors = Array.from({ length: k }, () =>
+        spawn(['collector', '--out', out, '--durable-ms', '300', ...(k > 1 ? ['--shard', 'auto'] : [])]),
+      );
+      const workers = [0, 1].map(() => spawn(['worker', '--concurrency', '4', '--lock-ms', '1500']));
+      const scheduler = spawn(['scheduler', specFile, '--watch-ms', '3000', '--collectors', String(k)]);
+      const scheduled = await scheduler.exited;
+      expect(scheduled.code, scheduled.stderr).toBe(0);
+      expect(await Promise.all(collectors.map(async (c) => (await c.exited).code))).toEqual(collectors.map(() => 0));
+      for (const w of workers) w.kill('SIGTERM');
+      await Promise.all(workers.map((w) => w.exited));
 
-    const embedded = join(dir, 'embedded');
-    expect((await runSweep(specFile, { out: embedded, logLevel: 'silent' })).status).toBe('complete');
-    const table = (o: string) => queryRows(`SELECT * FROM read_parquet('${o}/travel.parquet') ORDER BY run_id`);
-    const rows = await table(out);
-    expect(rows.length).toBe(6);
-    expect(new Set(rows.map((r) => r.judge))).toEqual(new Set(['surrogate:surrogate-potts-v1']));
-    expect(rows.some((r) => r.hr !== null)).toBe(true);
-    expect(rows).toEqual(await table(embedded));
-    const verified = panta(['verify', out]);
-    expect(verified.stdout + verified.stderr).toContain('complete and consistent');
-    expect(verified.code).toBe(0);
-  });
+      const embedded = join(dir, `embedded-k${k}`);
+      expect((await runSweep(specFile, { out: embedded, logLevel: 'silent' })).status).toBe('complete');
+      const table = (o: string) => queryRows(`SELECT * FROM read_parquet('${o}/travel.parquet') ORDER BY run_id`);
+      const rows = await table(out);
+      expect(rows.length).toBe(6);
+      expect(new Set(rows.map((r) => r.judge))).toEqual(new Set(['surrogate:surrogate-potts-v1']));
+      expect(rows.some((r) => r.hr !== null)).toBe(true);
+      expect(rows).toEqual(await table(embedded));
+      const verified = panta(['verify', out]);
+      expect(verified.stdout + verified.stderr).toContain('complete and consistent');
+      expect(verified.code).toBe(0);
+    },
+  );
 });

@@ -367,7 +367,10 @@ class CollectorProcess {
             if (calls === undefined) break;
             // The CPU up to here is the rows' (bench/collectors reads it), what follows the sweep's once.
             log.info({ cpu_ms: cpuMs() }, 'every run written: finishing the corpus');
-            const summary = await finishSweep(sweep, manifest, columns, this.shard.count > 1 ? { calls } : judge, this.corpus.trace);
+            // Split over shards: this judge (its calls so far, and the travel table's it makes now) beside the
+            // other shards' calls.
+            const finishJudge = this.shard.count > 1 ? { calls: calls - judgeCalls, judge } : judge;
+            const summary = await finishSweep(sweep, manifest, columns, finishJudge, this.corpus.trace);
             await store.setPhase(summary.status === 'complete' ? 'done' : 'failed');
             await this.ack([...acks, id]);
             log.info({ status: summary.status, events: summary.eventsWritten, cpu_ms: cpuMs() }, 'corpus finished');

@@ -36,7 +36,7 @@ export async function finishSweep(
   sweep: LoadedSweep,
   manifest: Manifest,
   encoders: readonly EncoderColumn[],
-  judge: Judge | { calls: number },
+  judge: Judge | { calls: number; judge?: Judge },
   trace?: SweepTrace,
 ): Promise<SweepSummary> {
   const { out, runs } = sweep;
@@ -78,9 +78,9 @@ export async function finishSweep(
   const teamsFile = await writeTeamTable(out, runs, teamRows);
   // The LLM judge scores the travel table's HR and TCS (its calls counted below); a merge of parts, which
   // holds only the parts' call counts, leaves it to the reference check, and the table's judge column says so.
-  const travelFile = measure
-    ? await writeTravelTable(out, runs, complete, judge instanceof LlmJudge ? llmTravelJudge(judge) : undefined)
-    : null;
+  // The first of K collector shards passes its own judge beside the other shards' calls.
+  const own = judge instanceof LlmJudge ? judge : 'judge' in judge && judge.judge instanceof LlmJudge ? judge.judge : undefined;
+  const travelFile = measure ? await writeTravelTable(out, runs, complete, own ? llmTravelJudge(own) : undefined) : null;
   const files = await fileChecksums(out, [
     ...listedFiles(out, shards, measure ? { promptIds: new Set(runs.map((r) => r.prompt.id)), encoders } : null),
     ...(statsFile ? [statsFile] : []),
@@ -89,7 +89,8 @@ export async function finishSweep(
   ]);
   const eventsWritten = [...totals.values()].reduce((s, t) => s + t.events, 0);
   const status: Manifest['status'] = allDone ? 'complete' : failed.length > 0 ? 'failed' : 'running';
-  const judgeCalls = judge instanceof LlmJudge ? judge.stats.calls : 'calls' in judge ? judge.calls : 0;
+  // Calls of this process's judge (the travel rubrics included), and those other processes made.
+  const judgeCalls = (own?.stats.calls ?? 0) + (judge instanceof LlmJudge ? 0 : 'calls' in judge ? judge.calls : 0);
   writeFinalManifest(out, manifest, {
     status,
     runs: { planned: runs.length, complete: complete.length, failed },
