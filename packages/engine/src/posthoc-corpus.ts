@@ -4,15 +4,18 @@ import { InputError, promptSchema, type Prompt } from '@panta/core';
 import {
   acquireOutLock,
   manifestPath,
+  parquetColumnNames,
   queryRows,
   readManifest,
   readParquetSql,
+  recordPosthocDone,
   runsTablePath,
   shardPath,
   type Manifest,
   type OutLock,
 } from '@panta/corpus';
 import { fileChecksums } from './checksums.js';
+import type { Logger } from './log.js';
 
 /** A run of a finished corpus, as a post-hoc pass needs it (runs.parquet's row, in plan order). */
 export interface PosthocRun {
@@ -123,4 +126,54 @@ export async function pool(count: number, limit: number, work: (i: number) => Pr
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, count)) }, lane));
   if (failure) throw failure.error;
+}
+
+/** What the shard loop of a pass needs (see rewriteShards). */
+export interface ShardPass {
+  /** The column the pass writes to every shard. */
+  column: string;
+  /** Recompute a column a previous pass wrote (otherwise a shard holding it was done before a crash). */
+  replace: boolean;
+  /** Runs the pass's journal records as done. */
+  done: ReadonlySet<string>;
+  journalFile: string;
+  progress: PosthocProgress;
+  signal?: AbortSignal;
+  onProgress?(progress: PosthocProgress): void;
+  log: Logger;
+}
+
+/**
+ * The shard loop both passes run: each run's shard in turn is rewritten with its column by `rewrite` and
+ * journaled; a shard done before (journaled, or renamed into place with its column just before a crash) is only
+ * counted; an abort stops the loop before the next shard. Returns the shards rewritten and whether it stopped.
+ */
+export async function rewriteShards(
+  out: string,
+  runs: readonly PosthocRun[],
+  pass: ShardPass,
+  rewrite: (run: PosthocRun, file: string) => Promise<void>,
+): Promise<{ rewritten: number; stopped: boolean }> {
+  const { progress } = pass;
+  let rewritten = 0;
+  for (const run of runs) {
+    const file = shardPath(out, run.runId);
+    if (pass.done.has(run.runId) || (!pass.replace && (await parquetColumnNames(file)).includes(pass.column))) {
+      progress.eventsExecuted += run.events;
+      progress.eventsWritten += run.events;
+      progress.eventsOnDisk += run.events;
+      progress.runsFinished++;
+      pass.onProgress?.({ ...progress });
+      continue;
+    }
+    if (pass.signal?.aborted) return { rewritten, stopped: true };
+    await rewrite(run, file);
+    recordPosthocDone(pass.journalFile, run.runId);
+    pass.log.debug({ run: run.runId }, 'shard rewritten');
+    rewritten++;
+    progress.eventsWritten += run.events;
+    progress.runsFinished++;
+    pass.onProgress?.({ ...progress });
+  }
+  return { rewritten, stopped: false };
 }

@@ -7,15 +7,12 @@ import {
   manifestPath,
   measureSweep,
   orderParamsPath,
-  parquetColumnNames,
   posthocJournalPath,
   readEvents,
   readOrderParams,
   readPosthocJournal,
-  recordPosthocDone,
   sha256File,
   removePosthocJournal,
-  shardPath,
   startPosthocJournal,
   whiteningPath,
   writeManifest,
@@ -29,7 +26,7 @@ import { openEncoder, type Encoder } from '@panta/embed';
 import { rejudgeTables } from './posthoc-judge-tables.js';
 import { checkWhiteningSource, whiteningMode } from './whitening-source.js';
 import { sweepLogger } from './log.js';
-import { openPosthocCorpus, refreshChecksums, type PosthocCorpus, type PosthocProgress } from './posthoc-corpus.js';
+import { openPosthocCorpus, refreshChecksums, rewriteShards, type PosthocCorpus, type PosthocProgress } from './posthoc-corpus.js';
 
 export interface EmbedCorpusOptions {
   /** Recompute the column of an encoder a previous `panta embed` added (the sweep's own are never replaced). */
@@ -125,36 +122,27 @@ async function embedLocked(corpus: PosthocCorpus, encoder: EncoderSpec, options:
     runsFinished: 0,
     runsTotal: runs.length,
   };
-  let rewritten = 0;
-  let stopped = false;
+  const shardColumn = embColumnName(encoder.name);
+  const pass = {
+    column: shardColumn,
+    replace: header.replace,
+    done,
+    journalFile,
+    progress,
+    log,
+    signal: options.signal,
+    onProgress: options.onProgress,
+  };
+  let result: Awaited<ReturnType<typeof rewriteShards>>;
   try {
-    for (const run of runs) {
-      const file = shardPath(out, run.runId);
-      // Done before: journaled, or (adding a new column) renamed into place just before a crash.
-      if (done.has(run.runId) || (!header.replace && (await parquetColumnNames(file)).includes(embColumnName(encoder.name)))) {
-        progress.eventsExecuted += run.events;
-        progress.eventsWritten += run.events;
-        progress.eventsOnDisk += run.events;
-        progress.runsFinished++;
-        options.onProgress?.({ ...progress });
-        continue;
-      }
-      if (options.signal?.aborted) {
-        stopped = true;
-        break;
-      }
+    result = await rewriteShards(out, runs, pass, async (_run, file) => {
       const values = await embedShard(file, opened, progress, options);
-      await writeShardColumn(file, { name: embColumnName(encoder.name), type: 'FLOAT[]' }, values);
-      recordPosthocDone(journalFile, run.runId);
-      log.debug({ run: run.runId }, 'shard rewritten');
-      rewritten++;
-      progress.eventsWritten += run.events;
-      progress.runsFinished++;
-      options.onProgress?.({ ...progress });
-    }
+      await writeShardColumn(file, { name: shardColumn, type: 'FLOAT[]' }, values);
+    });
   } finally {
     await opened.close();
   }
+  const { rewritten, stopped } = result;
   const summary = {
     out,
     name: encoder.name,

@@ -4,13 +4,11 @@ import {
   judgeRunsTablePath,
   manifestPath,
   orderParamsPath,
-  parquetColumnNames,
   posthocJournalPath,
   posthocJudgeCachePath,
   readEvents,
   readOrderParams,
   readPosthocJournal,
-  recordPosthocDone,
   removePosthocJournal,
   shardPath,
   startPosthocJournal,
@@ -21,7 +19,7 @@ import {
 } from '@panta/corpus';
 import { LlmJudge, createJudge, type Judge } from '@panta/judge';
 import { sweepLogger } from './log.js';
-import { openPosthocCorpus, pool, refreshChecksums, type PosthocCorpus, type PosthocProgress } from './posthoc-corpus.js';
+import { openPosthocCorpus, pool, refreshChecksums, rewriteShards, type PosthocCorpus, type PosthocProgress } from './posthoc-corpus.js';
 import type { PosthocSummary } from './posthoc-embed.js';
 import { rejudgeTables } from './posthoc-judge-tables.js';
 
@@ -118,39 +116,30 @@ async function judgeLocked(corpus: PosthocCorpus, spec: JudgeSpec, name: string,
     runsTotal: runs.length,
   };
   const calls = () => (judge instanceof LlmJudge ? judge.stats.calls : 0);
-  let rewritten = 0;
-  let stopped = false;
+  const pass = {
+    column,
+    replace: header.replace,
+    done,
+    journalFile,
+    progress,
+    log,
+    signal: options.signal,
+    onProgress: options.onProgress,
+  };
+  let result: Awaited<ReturnType<typeof rewriteShards>>;
   try {
-    for (const run of runs) {
-      const file = shardPath(out, run.runId);
-      if (done.has(run.runId) || (!header.replace && (await parquetColumnNames(file)).includes(column))) {
-        progress.eventsExecuted += run.events;
-        progress.eventsWritten += run.events;
-        progress.eventsOnDisk += run.events;
-        progress.runsFinished++;
-        options.onProgress?.({ ...progress });
-        continue;
-      }
-      if (options.signal?.aborted) {
-        stopped = true;
-        break;
-      }
+    result = await rewriteShards(out, runs, pass, async (run, file) => {
       const tags = await judgeShard(file, run.runId, judge, corpus, concurrency, progress, () => {
         progress.calls = calls();
         options.onProgress?.({ ...progress });
       });
       await writeShardColumn(file, { name: column, type: 'VARCHAR' }, tags);
-      recordPosthocDone(journalFile, run.runId);
-      log.debug({ run: run.runId }, 'shard rewritten');
-      rewritten++;
-      progress.eventsWritten += run.events;
-      progress.runsFinished++;
       progress.calls = calls();
-      options.onProgress?.({ ...progress });
-    }
+    });
   } finally {
     await judge.close();
   }
+  const { rewritten, stopped } = result;
   const summary = { out, name, shardsRewritten: rewritten, shardsTotal: runs.length, answers: progress.eventsTotal, calls: calls() };
   if (stopped) {
     log.info({ rewritten }, 'post-hoc pass stopped');
