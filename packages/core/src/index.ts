@@ -187,12 +187,8 @@ export type {
 } from './stats/index.js';
 export { CsvSyntaxError, csvField, csvLine, parseCsv } from './csv.js';
 export { parseEncoderArg, parseJudgeBlock } from './spec/posthoc-args.js';
+export { BRIEFING_LINE, BROADCAST_LINE, briefingsOf, withBriefing, withBroadcast } from './travel/briefing.js';
 export {
-  BRIEFING_LINE,
-  BROADCAST_LINE,
-  briefingsOf,
-  withBriefing,
-  withBroadcast,
   assertionVerdicts,
   countAssertions,
   detectionStep,
@@ -201,10 +197,9 @@ export {
   type AssertionCounts,
   type AssertionVerdict,
   type Assertions,
-  meanOf,
-  type TravelJudge,
-  type TravelJudgement,
-  type TravelJudgeRequest,
+} from './travel/measures.js';
+export { meanOf, type TravelJudge, type TravelJudgement, type TravelJudgeRequest } from './travel/judged.js';
+export {
   ASSERTION_RUBRIC_VERDICTS,
   assertionReplyText,
   parseAssertionReply,
@@ -218,10 +213,12 @@ export {
   travelVerdictKey,
   type AssertionRubricVerdict,
   type TravelRubricKind,
+} from './travel/rubric.js';
+export {
   referenceTcs,
   type RunJudgement,
   TCS_DIMENSIONS,
   travelRunMeasures,
   type TravelEventRow,
   type TravelRunMeasures,
-} from './travel/index.js';
+} from './travel/run-measures.js';
