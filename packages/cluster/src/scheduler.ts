@@ -6,6 +6,7 @@ import { readManifestToResume } from '@panta/corpus';
 import { inspectModelFolder } from '@panta/embed';
 import {
   Executor,
+  chainsFirst,
   loadSweep,
   plannerFor,
   callsAreSlow,
@@ -181,7 +182,8 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
         });
       },
     };
-    const executor: Executor<RemoteSink> = new Executor<RemoteSink>(runs, executorOptions);
+    // Runs open in the embedded order (longest chain first: see chainsFirst), so both transports run a sweep alike.
+    const executor: Executor<RemoteSink> = new Executor<RemoteSink>(chainsFirst(runs), executorOptions);
     inbox.start((e) => transport.fail(e));
     const rate = { at: Date.now(), written: 0, perSecond: 0 };
     // Events in flight follow the live workers' slots (never fewer than the spec's concurrency), so that more

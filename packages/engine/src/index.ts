@@ -23,6 +23,7 @@ export type { LoadedSweep, SweepOverrides } from './load.js';
 export { backendMeta, batchInvariant, codeVersion, finishSweep, judgeMeta, startManifest, sweepMeta } from './finish.js';
 export type { SummaryRow, SweepMeta, SweepSummary } from './finish.js';
 export { BUFFER_BUDGET_BYTES, callsAreSlow, openEncoders, runSweep, sweepSizing } from './sweep.js';
+export { chainsFirst } from './run-order.js';
 export type { RunSweepOptions, SweepNotice, SweepProgress } from './sweep.js';
 export { roleLogger, sweepLogger } from './log.js';
 export type { Logger } from './log.js';
