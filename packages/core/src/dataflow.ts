@@ -146,6 +146,11 @@ export class DataflowPlanner {
     return this.resumed;
   }
 
+  /** The longest chain of planned events through the next ready event, up to HORIZON (0 when none is ready). */
+  get readyRank(): number {
+    return this.ready.topRank();
+  }
+
   /** Number of events ready to run now. */
   get readyCount(): number {
     return this.ready.size;

@@ -110,6 +110,28 @@ export class ReadyQueue {
     return undefined;
   }
 
+  /**
+   * The rank of the event takeOne would return (0 when none is ready): the longest chain of planned events
+   * still to run through the run's next event, up to HORIZON. Drops the stale entries it passes, as takeOne does.
+   */
+  topRank(): number {
+    for (let h = HORIZON; h >= 1 && this.count > 0; h--) {
+      const bucket = this.buckets[h];
+      let head = this.heads[h];
+      while (head < bucket.length) {
+        const plan = bucket[head];
+        const slot = plan.event & this.mask;
+        if (this.queued[slot] === plan && this.rank[slot] === h) {
+          this.compact(h, head);
+          return h;
+        }
+        head++;
+      }
+      this.compact(h, head);
+    }
+    return 0;
+  }
+
   /** Drops a bucket's taken prefix once it is long, or all of it once the bucket is used up. */
   private compact(h: number, head: number): void {
     const bucket = this.buckets[h];

@@ -342,9 +342,11 @@ export class Executor<S extends RunSink = RunSink> {
   private nextReady(): ActiveRun<S> | undefined {
     if (++this.sinceSort >= SORT_EVERY) {
       this.sinceSort = 0;
+      // Near its end a run's events left over its width understate what remains: its last events form
+      // chains (each reads the one before), which its next ready event's rank counts (up to HORIZON).
       const keyed = this.active.map((a, i) => {
         const d = this.depthLeft.get(a)!;
-        return { a, i, depth: d.events / d.width };
+        return { a, i, depth: Math.max(d.events / d.width, a.planner.readyRank) };
       });
       // Runs of equal depth keep their order (the order they opened in).
       keyed.sort((x, y) => y.depth - x.depth || x.i - y.i);

@@ -59,8 +59,9 @@ describe('chains and slots', () => {
   // bench/cluster-sim's eraclitus-shaped mixture: 648 runs (a quarter full mean fields, torus3d up to 125)
   // on 1,024 slots. Runs opened only once the slots ran short, and served round-robin, left the last and
   // deepest of them running alone at the end: 112 rounds where 86 would do (77%). Every run open that fits,
-  // and the deepest served first: 91.
-  it('an eraclitus-shaped mixture keeps 1,024 slots busy 90% of the rounds', async () => {
+  // and the deepest served first: 91. Depth counted as the larger of events left over width and the next
+  // ready event's rank (a run's last events are chains): 86, the least any order could take.
+  it('an eraclitus-shaped mixture keeps 1,024 slots busy in the least rounds any order could', async () => {
     const sweep = sweepOf(`prompts: [fq117, fq367, fq75, fq346, fq518, fq574]
 geometries: [ring, torus2d, torus3d, meanfield]
 sizes: {ring: [16, 32, 48], torus2d: [16, 25, 36], torus3d: [27, 64, 125], meanfield: [4, 6, 8]}
@@ -71,7 +72,7 @@ sweeps: 3
     expect(sweep.runs.length).toBe(648);
     const r = await roundsOf(sweep, 1024);
     expect(r.best).toBe(86);
-    expect(r.best / r.rounds).toBeGreaterThanOrEqual(0.9);
+    expect(r.rounds).toBe(r.best);
   }, 120_000);
 
   // More runs than slots: a run opens as one ends, so the last chains run on with fewer beside them (89
