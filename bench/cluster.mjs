@@ -101,10 +101,8 @@ const rate = (events, s) => `${Math.round(events / s).toLocaleString('en-US')} e
 // A: coordination cost, surrogate in process.
 if (parts.includes('A')) {
   const geometriesA = quick ? 2 : 3;
-  const specA = specFile(
-    'plain',
-    `geometries: [ring, torus2d${quick ? '' : ', {kind: meanfield, sample: 8}'}]\nsizes: [64]\ntemperatures: [0.4, 1.0, 1.6]\ntrials: 2\nsweeps: 10\nconcurrency: 256\nbackend: {kind: surrogate}\n`,
-  );
+  const bodyA = `geometries: [ring, torus2d${quick ? '' : ', {kind: meanfield, sample: 8}'}]\nsizes: [64]\ntemperatures: [0.4, 1.0, 1.6]\ntrials: 2\nsweeps: 10\nconcurrency: 256\nbackend: {kind: surrogate}\n`;
+  const specA = specFile('plain', bodyA);
   const eventsA = geometriesA * 3 * 2 * 11 * 64;
   console.log(
     `A. ${eventsA.toLocaleString('en-US')} events, surrogate in process, no latency (wall from process start to complete corpus):`,
@@ -118,6 +116,30 @@ if (parts.includes('A')) {
     );
   }
   console.log(cpuLine(3 * eventsA));
+  // Each process pays once for compiling its hot code and the collector once for the finish step, whatever
+  // the sweep's size: the same sweep four times larger (one worker both times) separates those from what
+  // each further event costs.
+  if (!quick) {
+    const roles = ['scheduler', 'collector', 'workers', 'redis'];
+    const measure = async (spec, name) => {
+      Object.assign(cpu, zero);
+      await distributed(spec, name, 1, 64);
+      const taken = Object.fromEntries(roles.map((r) => [r, cpu[r]]));
+      Object.assign(cpu, zero);
+      return taken;
+    };
+    const small = await measure(specA, 'plain-again');
+    const specA4 = specFile('plain4', bodyA.replace('trials: 2', 'trials: 8'));
+    const large = await measure(specA4, 'plain4');
+    const more = 3 * eventsA;
+    const marginal = Object.fromEntries(roles.map((r) => [r, (1000 * (large[r] - small[r])) / more]));
+    const fixed = Object.fromEntries(roles.map((r) => [r, small[r] - (marginal[r] * eventsA) / 1000]));
+    const total = roles.reduce((a, r) => a + marginal[r], 0);
+    console.log(
+      `  CPU per further event (1 worker, ${eventsA.toLocaleString('en-US')} against ${(4 * eventsA).toLocaleString('en-US')} events): ${roles.map((r) => `${r === 'redis' ? 'Redis' : r} ${Math.round(marginal[r])} us`).join(', ')} = ${Math.round(total)} us
+  paid once per sweep (compiling hot code, the collector's finish step): ${roles.map((r) => `${r === 'redis' ? 'Redis' : r} ${Math.round(fixed[r])} ms`).join(', ')}`,
+    );
+  }
 }
 
 // B: a continuously batching server with 64 slots and 20 ms per reply.
