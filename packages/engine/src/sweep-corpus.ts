@@ -78,10 +78,12 @@ export class SweepCorpus {
 
   async closeRun(run: RunPlan, collector: RunRecorder, end: RunEnd): Promise<void> {
     const { out, log } = this.options;
-    const { calls, retries } = collector.tally;
     if (end.status !== 'complete') this.trace.forget(run.runId);
     if (end.status === 'stopped') {
       await collector.flush();
+      // Counted after the flush: rows it appends (outcomes that waited for a part or a verdict) count their
+      // calls then, and the run resumes after them, so they would be counted in neither session.
+      const { calls, retries } = collector.tally;
       // Its calls and time count toward the run's totals when it resumes, as a failed session's do.
       await appendRunRecord(out, {
         run_id: run.runId,
@@ -96,6 +98,7 @@ export class SweepCorpus {
     }
     if (end.status === 'failed') {
       await collector.flush();
+      const { calls, retries } = collector.tally;
       await appendRunRecord(out, {
         run_id: run.runId,
         status: 'failed',
@@ -110,6 +113,7 @@ export class SweepCorpus {
     }
     await collector.finalize();
     this.trace.seal(run.runId, collector.written);
+    const { calls, retries } = collector.tally;
     await appendRunRecord(out, {
       run_id: run.runId,
       status: 'complete',
