@@ -91,43 +91,39 @@ export class ReadyQueue {
 
   /** The ready event of highest rank (within a rank, the first to become ready), or undefined. */
   takeOne(): EventPlan | undefined {
-    for (let h = HORIZON; h >= 1 && this.count > 0; h--) {
-      const bucket = this.buckets[h];
-      let head = this.heads[h];
-      let found: EventPlan | undefined;
-      while (head < bucket.length) {
-        const plan = bucket[head++];
-        const slot = plan.event & this.mask;
-        if (this.queued[slot] !== plan || this.rank[slot] !== h) continue;
-        this.queued[slot] = undefined;
-        this.count--;
-        found = plan;
-        break;
-      }
-      this.compact(h, head);
-      if (found) return found;
-    }
-    return undefined;
+    const h = this.top();
+    if (h === 0) return undefined;
+    const head = this.heads[h];
+    const plan = this.buckets[h][head];
+    this.queued[plan.event & this.mask] = undefined;
+    this.count--;
+    this.compact(h, head + 1);
+    return plan;
   }
 
   /**
    * The rank of the event takeOne would return (0 when none is ready): the longest chain of planned events
-   * still to run through the run's next event, up to HORIZON. Drops the stale entries it passes, as takeOne does.
+   * still to run through the run's next event, up to HORIZON.
    */
   topRank(): number {
+    return this.top();
+  }
+
+  /**
+   * The highest rank with a current entry, whose bucket's head is then that entry (0 when none is ready).
+   * Drops the stale entries it passes: an event taken, or one whose rank moved above the bucket's.
+   */
+  private top(): number {
     for (let h = HORIZON; h >= 1 && this.count > 0; h--) {
       const bucket = this.buckets[h];
       let head = this.heads[h];
       while (head < bucket.length) {
-        const plan = bucket[head];
-        const slot = plan.event & this.mask;
-        if (this.queued[slot] === plan && this.rank[slot] === h) {
-          this.compact(h, head);
-          return h;
-        }
+        const slot = bucket[head].event & this.mask;
+        if (this.queued[slot] === bucket[head] && this.rank[slot] === h) break;
         head++;
       }
       this.compact(h, head);
+      if (this.heads[h] < bucket.length) return h;
     }
     return 0;
   }

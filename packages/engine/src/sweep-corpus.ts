@@ -78,51 +78,30 @@ export class SweepCorpus {
 
   async closeRun(run: RunPlan, collector: RunRecorder, end: RunEnd): Promise<void> {
     const { out, log } = this.options;
-    if (end.status !== 'complete') this.trace.forget(run.runId);
-    if (end.status === 'stopped') {
+    const { status } = end;
+    if (status === 'complete') {
+      await collector.finalize();
+      this.trace.seal(run.runId, collector.written);
+    } else {
+      this.trace.forget(run.runId);
       await collector.flush();
-      // Counted after the flush: rows it appends (outcomes that waited for a part or a verdict) count their
-      // calls then, and the run resumes after them, so they would be counted in neither session.
-      const { calls, retries } = collector.tally;
-      // Its calls and time count toward the run's totals when it resumes, as a failed session's do.
-      await appendRunRecord(out, {
-        run_id: run.runId,
-        status: 'stopped',
-        wall_ms: end.wallMs,
-        calls,
-        retries,
-        at: new Date().toISOString(),
-      });
-      log?.info({ run: run.runId, written: collector.written }, 'run stopped');
-      return;
     }
-    if (end.status === 'failed') {
-      await collector.flush();
-      const { calls, retries } = collector.tally;
-      await appendRunRecord(out, {
-        run_id: run.runId,
-        status: 'failed',
-        wall_ms: end.wallMs,
-        calls,
-        retries,
-        error: end.error,
-        at: new Date().toISOString(),
-      });
-      log?.error({ run: run.runId, err: end.error, written: collector.written }, 'run failed');
-      return;
-    }
-    await collector.finalize();
-    this.trace.seal(run.runId, collector.written);
+    // Counted after the flush: rows it appends (outcomes that waited for a part or a verdict) count their calls
+    // then, and a stopped or failed run resumes after them, so they would be counted in neither session. Such a
+    // session's calls and time count toward the run's totals when it resumes.
     const { calls, retries } = collector.tally;
     await appendRunRecord(out, {
       run_id: run.runId,
-      status: 'complete',
+      status,
       wall_ms: end.wallMs,
       calls,
       retries,
+      ...(status === 'failed' ? { error: end.error } : {}),
       at: new Date().toISOString(),
     });
-    log?.info({ run: run.runId, events: runEvents(run), wall_ms: Math.round(end.wallMs), calls, retries }, 'run finished');
+    if (status === 'stopped') log?.info({ run: run.runId, written: collector.written }, 'run stopped');
+    else if (status === 'failed') log?.error({ run: run.runId, err: end.error, written: collector.written }, 'run failed');
+    else log?.info({ run: run.runId, events: runEvents(run), wall_ms: Math.round(end.wallMs), calls, retries }, 'run finished');
   }
 }
 
