@@ -34,7 +34,7 @@ import { listSweeps } from './redis/registry.js';
 import { SweepStore } from './redis/sweep-store.js';
 import { RedisVerdicts } from './redis/verdicts.js';
 import { clearRefusal, recordRefusal } from './refusal.js';
-import { decodeResult } from './result-codec.js';
+import { decodeResult, WordArena } from './result-codec.js';
 import { RoleLease } from './role-lease.js';
 import { DEFAULT_WAIT_ENDPOINT_MS } from './worker-context.js';
 
@@ -533,7 +533,8 @@ class CollectorProcess {
 
   /** Results committed before this collector opened the run (it was down, or restarted). */
   private async loadResults(runId: string): Promise<void> {
-    await this.store.eachResult(runId, (stored) => this.take(runId, stored));
+    const arena = new WordArena();
+    await this.store.eachResult(runId, (stored) => this.take(runId, stored, arena));
   }
 
   private async accept(messages: ResultsCommitted[]): Promise<void> {
@@ -545,16 +546,22 @@ class CollectorProcess {
       });
     if (wanted.length === 0) return;
     const stored = await this.store.results(wanted.map((m) => ({ runId: m.run, event: m.event })));
+    // One arena per run: its rows, and so the arrays decoded for them, are written together.
+    const arenas = new Map<string, WordArena>();
     stored.forEach((result, i) => {
       // Gone only if already durable and deleted (a duplicate notification).
-      if (result !== null) this.take(wanted[i].run, result);
+      if (result === null) return;
+      const runId = wanted[i].run;
+      let arena = arenas.get(runId);
+      if (!arena) arenas.set(runId, (arena = new WordArena()));
+      this.take(runId, result, arena);
     });
   }
 
-  private take(runId: string, stored: Buffer): void {
+  private take(runId: string, stored: Buffer, arena: WordArena): void {
     const open = this.runs.get(runId);
     if (!open) return;
-    const { plan, outcome } = decodeResult(stored);
+    const { plan, outcome } = decodeResult(stored, arena);
     if (open.recorder.holds(plan.event)) return;
     open.recorder.accept({ run: open.run, plan }, outcome)?.catch((e: unknown) => this.fail(e as Error));
   }

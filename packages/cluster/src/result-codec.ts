@@ -2,21 +2,14 @@ import { endianness } from 'node:os';
 import type { ControlState, EventPlan } from '@panta/core';
 import type { EventOutcome } from '@panta/engine';
 
-/** The plan and outcome of a committed event, as the header of its stored result (embeddings apart). */
-interface ResultHeader {
-  plan: { event: number; sweep: number; agent: number; seed: number; neighbours: number[]; readVersions: number[] };
-  outcome: Omit<EventOutcome, 'embeddings'>;
-  /** Each embedding's encoder and length, in the order their float32 bytes follow the header. */
-  embeddings: [string, number][];
-}
-
 /**
  * A stored result opens with a readable tag naming its format, so that a worker and a collector of
  * different formats fail on the first result in one line instead of misreading it (a collector from before
- * this format fails in JSON.parse, whose message quotes the tag). Format 1 was JSON with base64 embeddings.
+ * this format fails in JSON.parse, whose message quotes the tag). Format 1 was JSON with base64 embeddings,
+ * format 2 a JSON header with raw float32 embeddings.
  */
 const TAG = 'panta-result-';
-export const RESULT_FORMAT = 2;
+export const RESULT_FORMAT = 3;
 const MAGIC = Buffer.from(`${TAG}${RESULT_FORMAT}\n`, 'latin1');
 const littleEndian = endianness() === 'LE';
 
@@ -30,71 +23,207 @@ export class ResultFormatError extends Error {
   }
 }
 
+/** The outcome's fields every event has, stored in fixed places; the rest (ssvp, teams, boards) go as JSON. */
+type Fixed = 'runId' | 'event' | 'response' | 'finishReason' | 'promptTokens' | 'completionTokens' | 'latencyMs' | 'calls' | 'createdAt';
+type Extra = Omit<EventOutcome, Fixed | 'embeddings'>;
+
 /**
- * A result as stored in Redis for the collector: the tag, the header's JSON length (u32 LE), the header, then
- * each embedding's float32 bytes, little-endian. Raw bytes are a quarter smaller than base64 and decode with
- * a copy, no parsing (a 384-dimensional vector is 1,536 bytes).
+ * A result as stored in Redis for the collector, every number little-endian: the tag; the plan (event, sweep,
+ * agent, seed as float64, exact for every safe integer); the outcome's numbers (prompt and completion tokens,
+ * latency, calls, createdAt, event as float64); its strings (run id, response, finish reason: u32 byte length,
+ * UTF-8); the outcome's other fields as JSON (u32 length, 0 when there are none, as for most events); the
+ * plan's neighbours and read versions (u32 count, int32 each); the embeddings (u32 count, then per embedding
+ * its name (u16 length, UTF-8) and dimension (u32), then its float32 values). No field is parsed as text but
+ * the strings themselves: the JSON header of format 2 cost the collector more than any other step of an
+ * event (bench/NOTES.md: results without JSON).
  */
 export function encodeResult(plan: EventPlan, outcome: EventOutcome): Buffer {
-  const { embeddings, ...rest } = outcome;
-  const vectors = Object.entries(embeddings);
-  const header: ResultHeader = {
-    plan: {
-      event: plan.event,
-      sweep: plan.sweep,
-      agent: plan.agent,
-      seed: plan.seed,
-      neighbours: Array.from(plan.neighbours),
-      readVersions: Array.from(plan.readVersions),
-    },
-    outcome: rest,
-    embeddings: vectors.map(([name, v]) => [name, v.length]),
-  };
-  const json = Buffer.from(JSON.stringify(header), 'utf8');
-  const length = Buffer.alloc(4);
-  length.writeUInt32LE(json.length);
-  const parts: Buffer[] = [MAGIC, length, json];
-  for (const [, v] of vectors) {
-    const bytes = Buffer.from(v.buffer, v.byteOffset, v.byteLength);
-    parts.push(littleEndian ? bytes : Buffer.from(bytes).swap32());
+  const { runId, event, response, finishReason, promptTokens, completionTokens, latencyMs, calls, createdAt, embeddings, ...extra } =
+    outcome;
+  const extraJson = hasAny(extra) ? JSON.stringify(extra) : '';
+  const names = Object.keys(embeddings);
+  const strings = [runId, response, finishReason, extraJson];
+  let size = MAGIC.length + 8 * 10 + 4 * strings.length + 4 + 4 * plan.neighbours.length + 4 + 4 * plan.readVersions.length + 4;
+  for (const text of strings) size += Buffer.byteLength(text, 'utf8');
+  for (const name of names) size += 2 + Buffer.byteLength(name, 'utf8') + 4 + 4 * embeddings[name].length;
+  const out = Buffer.allocUnsafe(size);
+  let at = MAGIC.copy(out, 0);
+  for (const n of [plan.event, plan.sweep, plan.agent, plan.seed, event, promptTokens, completionTokens, latencyMs, calls, createdAt])
+    at = out.writeDoubleLE(n, at);
+  for (const text of strings) {
+    const length = out.write(text, at + 4, 'utf8');
+    out.writeUInt32LE(length, at);
+    at += 4 + length;
   }
-  return Buffer.concat(parts);
+  at = writeInts(out, at, plan.neighbours);
+  at = writeInts(out, at, plan.readVersions);
+  at = out.writeUInt32LE(names.length, at);
+  for (const name of names) {
+    const v = embeddings[name];
+    const length = out.write(name, at + 2, 'utf8');
+    out.writeUInt16LE(length, at);
+    at = out.writeUInt32LE(v.length, at + 2 + length);
+    at = copyWords(v, out, at);
+  }
+  if (at !== size) throw new Error(`encodeResult: wrote ${at} bytes of ${size}`);
+  return out;
 }
 
-export function decodeResult(stored: Buffer): { plan: EventPlan; outcome: EventOutcome } {
-  if (stored.length < MAGIC.length + 4 || !stored.subarray(0, MAGIC.length).equals(MAGIC)) throw new ResultFormatError(formatOf(stored));
-  const jsonEnd = MAGIC.length + 4 + stored.readUInt32LE(MAGIC.length);
-  const header = JSON.parse(stored.toString('utf8', MAGIC.length + 4, jsonEnd)) as ResultHeader;
-  const embeddings: Record<string, Float32Array> = {};
-  let at = jsonEnd;
-  for (const [name, dim] of header.embeddings) {
-    if (at + 4 * dim > stored.length) throw new ResultFormatError(`format ${RESULT_FORMAT} but cut short (embedding ${name})`);
-    // A copy into the vector's own buffer: the stored bytes need not be 4-byte aligned for a view, and a
-    // vector must not keep a whole reply alive.
-    const v = new Float32Array(dim);
-    const bytes = Buffer.from(v.buffer);
-    stored.copy(bytes, 0, at, at + 4 * dim);
-    if (!littleEndian) bytes.swap32();
-    embeddings[name] = v;
-    at += 4 * dim;
+/**
+ * Typed arrays of results decoded together (one read of one run's results), carved out of shared
+ * ArrayBuffers. A typed array of more than 64 bytes has a backing store of its own outside V8's heap, which
+ * costs more to allocate (about 2.5 us for 384 floats) than the rest of a result's decoding, and which V8
+ * tracks and frees one by one (bench/NOTES.md: results without JSON). Views of one arena keep its chunk
+ * alive until every one of them is gone: an arena serves one run's results, whose rows are written together.
+ */
+export class WordArena {
+  private chunk = new ArrayBuffer(0);
+  private used = 0;
+
+  constructor(private readonly chunkBytes = 1 << 16) {}
+
+  take<T extends Int32Array | Float32Array>(Ctor: { new (length: number): T; new (b: ArrayBuffer, at: number, length: number): T }, length: number): T {
+    const bytes = 4 * length;
+    // Small arrays live on V8's heap anyway; large ones get their own store rather than waste a chunk.
+    if (bytes <= 64 || bytes > this.chunkBytes / 4) return new Ctor(length);
+    if (this.used + bytes > this.chunk.byteLength) {
+      this.chunk = new ArrayBuffer(this.chunkBytes);
+      this.used = 0;
+    }
+    const v = new Ctor(this.chunk, this.used, length);
+    this.used += bytes;
+    return v;
   }
-  const p = header.plan;
+}
+
+/** Decodes a stored result; its typed arrays come from `arena` (by default, their own buffers). */
+export function decodeResult(stored: Buffer, arena?: WordArena): { plan: EventPlan; outcome: EventOutcome } {
+  if (stored.length < MAGIC.length || stored.compare(MAGIC, 0, MAGIC.length, 0, MAGIC.length) !== 0) throw new ResultFormatError(formatOf(stored));
+  const r = new Reader(stored, MAGIC.length, arena);
+  const planEvent = r.double('plan');
+  const sweep = r.double('plan');
+  const agent = r.double('plan');
+  const seed = r.double('plan');
+  const event = r.double('outcome');
+  const promptTokens = r.double('outcome');
+  const completionTokens = r.double('outcome');
+  const latencyMs = r.double('outcome');
+  const calls = r.double('outcome');
+  const createdAt = r.double('outcome');
+  const runId = r.text('run id');
+  const response = r.text('response');
+  const finishReason = r.text('finish reason');
+  const extraJson = r.text('outcome fields');
+  const neighbours = r.ints('neighbours');
+  const readVersions = r.ints('read versions');
+  const embeddings: Record<string, Float32Array> = {};
+  for (let count = r.u32('embeddings'); count > 0; count--) {
+    const name = r.name();
+    embeddings[name] = r.floats(name);
+  }
+  if (r.at !== stored.length) throw new ResultFormatError(`format ${RESULT_FORMAT} with ${stored.length - r.at} bytes past its end`);
+  const extra = extraJson === '' ? {} : (JSON.parse(extraJson) as Extra);
   return {
-    plan: {
-      event: p.event,
-      sweep: p.sweep,
-      agent: p.agent,
-      seed: p.seed,
-      neighbours: Int32Array.from(p.neighbours),
-      readVersions: Int32Array.from(p.readVersions),
-    },
-    outcome: { ...header.outcome, embeddings },
+    plan: { event: planEvent, sweep, agent, seed, neighbours, readVersions },
+    outcome: { ...extra, runId, event, response, finishReason, promptTokens, completionTokens, latencyMs, calls, createdAt, embeddings },
   };
+}
+
+function hasAny(o: object): boolean {
+  for (const key in o) if ((o as Record<string, unknown>)[key] !== undefined) return true;
+  return false;
+}
+
+function writeInts(out: Buffer, at: number, values: Int32Array): number {
+  at = out.writeUInt32LE(values.length, at);
+  return copyWords(values, out, at);
+}
+
+/** A typed array's 4-byte words into `out` at `at`, little-endian; returns the offset after them. */
+function copyWords(values: Int32Array | Float32Array, out: Buffer, at: number): number {
+  const bytes = new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
+  out.set(bytes, at);
+  if (!littleEndian) out.subarray(at, at + bytes.length).swap32();
+  return at + bytes.length;
+}
+
+/**
+ * Reads a stored result front to back through one DataView (little-endian whatever the host; no object per
+ * field); a read past its end is a ResultFormatError naming the field.
+ */
+class Reader {
+  private readonly view: DataView;
+
+  constructor(
+    private readonly b: Buffer,
+    public at: number,
+    private readonly arena: WordArena | undefined,
+  ) {
+    this.view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  }
+
+  private need(bytes: number, what: string): void {
+    if (this.at + bytes > this.b.length) throw new ResultFormatError(`format ${RESULT_FORMAT} but cut short (${what})`);
+  }
+
+  double(what: string): number {
+    this.need(8, what);
+    const v = this.view.getFloat64(this.at, true);
+    this.at += 8;
+    return v;
+  }
+
+  u32(what: string): number {
+    this.need(4, what);
+    const v = this.view.getUint32(this.at, true);
+    this.at += 4;
+    return v;
+  }
+
+  text(what: string): string {
+    const length = this.u32(what);
+    this.need(length, what);
+    const v = length === 0 ? '' : this.b.toString('utf8', this.at, this.at + length);
+    this.at += length;
+    return v;
+  }
+
+  name(): string {
+    this.need(2, 'embedding name');
+    const length = this.view.getUint16(this.at, true);
+    this.at += 2;
+    this.need(length, 'embedding name');
+    const v = this.b.toString('utf8', this.at, this.at + length);
+    this.at += length;
+    return v;
+  }
+
+  ints(what: string): Int32Array {
+    const length = this.u32(what);
+    this.need(4 * length, what);
+    const v = this.arena ? this.arena.take(Int32Array, length) : new Int32Array(length);
+    const { view } = this;
+    for (let i = 0, at = this.at; i < length; i++, at += 4) v[i] = view.getInt32(at, true);
+    this.at += 4 * length;
+    return v;
+  }
+
+  /**
+   * A copy, into its own buffer or the arena's: the stored bytes need not be 4-byte aligned for a view, and
+   * a vector must not keep a whole reply alive. Copied as 32-bit words, so that every float's bits pass
+   * unchanged (a NaN's payload too), with no view or Buffer made per vector.
+   */
+  floats(name: string): Float32Array {
+    const words = this.ints(`embedding ${name}`);
+    return new Float32Array(words.buffer, words.byteOffset, words.length);
+  }
 }
 
 /** Names the format of a stored result this process cannot read. */
 function formatOf(stored: Buffer): string {
   if (stored[0] === 0x7b) return 'format 1 (JSON with base64 embeddings, from a Panta before binary results)';
+  if (stored.subarray(0, TAG.length + 2).equals(Buffer.from(`${TAG}2\n`, 'latin1')))
+    return 'format 2 (a JSON header, from a Panta before binary headers)';
   const head = stored.toString('latin1', 0, Math.min(stored.length, 24));
   const m = new RegExp(`^${TAG}(\\d+)\n`).exec(head);
   return m ? `format ${m[1]}` : 'no format Panta knows';

@@ -4,7 +4,7 @@ import type { EventOutcome } from '@panta/engine';
 import { connect, sweepKeys, type PantaRedis } from '../src/index.js';
 import { commitEvents } from '../src/redis/scripts.js';
 import { SweepStore } from '../src/redis/sweep-store.js';
-import { decodeResult, encodeResult, ResultFormatError } from '../src/result-codec.js';
+import { decodeResult, encodeResult, ResultFormatError, WordArena } from '../src/result-codec.js';
 import { tempDir } from '../../../test/helpers.js';
 import { RedisServer } from '../../../test/redis-server.js';
 
@@ -78,6 +78,44 @@ describe('a committed result as stored in Redis', () => {
     expect(delta).toBeLessThan(1536 + 20);
   });
 
+  it("keeps fields it has no fixed place for (a team's role and agent, a board) and a plain event's none", () => {
+    const team: EventOutcome = { ...outcome, before: undefined, divergence: undefined, role: 'aggregator', agent: 2, temperature: 0.3, board: '[]', version: 'b' };
+    const back = decodeResult(encodeResult(plan, team)).outcome;
+    expect(back).toMatchObject({ role: 'aggregator', agent: 2, temperature: 0.3, board: '[]', version: 'b' });
+    expect('before' in back).toBe(false);
+    const { before: _b, divergence: _d, ...plain } = outcome;
+    expect(Object.keys(decodeResult(encodeResult(plan, plain)).outcome).sort()).toEqual(Object.keys(plain).sort());
+  });
+
+  it('decodes results read together into shared buffers, each array its own words', () => {
+    const arena = new WordArena(1 << 14);
+    const many = Array.from({ length: 12 }, (_, i) => {
+      const o = { ...outcome, event: i, embeddings: { hashing: vector(384, i), wide: vector(2304, i) } };
+      const p = { ...plan, event: i, neighbours: Int32Array.from({ length: 40 }, (_, k) => k + i) };
+      return { p, o, back: decodeResult(encodeResult(p, o), arena) };
+    });
+    // 384 floats share chunks; 2,304 floats (more than a quarter of a chunk) get their own buffer.
+    expect(many[0]!.back.outcome.embeddings.hashing!.buffer).toBe(many[1]!.back.outcome.embeddings.hashing!.buffer);
+    expect(many[0]!.back.outcome.embeddings.wide!.buffer.byteLength).toBe(4 * 2304);
+    for (const { p, o, back } of many) {
+      expect(bits(back.outcome.embeddings.hashing!)).toEqual(bits(o.embeddings.hashing));
+      expect(bits(back.outcome.embeddings.wide!)).toEqual(bits(o.embeddings.wide));
+      expect(back.plan.neighbours).toEqual(p.neighbours);
+      expect(back.plan.readVersions).toEqual(p.readVersions);
+    }
+    // Writing one array leaves its neighbours in the chunk untouched.
+    many[3]!.back.outcome.embeddings.hashing!.fill(7);
+    expect(bits(many[2]!.back.outcome.embeddings.hashing!)).toEqual(bits(many[2]!.o.embeddings.hashing));
+    expect(bits(many[4]!.back.outcome.embeddings.hashing!)).toEqual(bits(many[4]!.o.embeddings.hashing));
+  });
+
+  it('keeps a NaN payload and every other float bit pattern exactly', () => {
+    const words = Uint32Array.from([0x7fa00001, 0xffc12345, 0x00000001, 0x80000000, 0x7f7fffff, 0xdeadbeef]);
+    const odd = new Float32Array(words.buffer);
+    const back = decodeResult(encodeResult(plan, { ...outcome, embeddings: { odd } })).outcome.embeddings.odd!;
+    expect(Array.from(new Uint32Array(back.buffer, back.byteOffset, back.length))).toEqual(Array.from(words));
+  });
+
   it('decodes a vector that sits at an odd offset of a larger buffer (as Redis replies arrive)', () => {
     const stored = encodeResult(plan, outcome);
     const shifted = Buffer.alloc(stored.length + 1);
@@ -94,14 +132,24 @@ describe('a committed result as stored in Redis', () => {
     );
     expect(() => decodeResult(v1)).toThrow(ResultFormatError);
     expect(() => decodeResult(v1)).toThrow(
-      /format 1 .*this Panta reads format 2: run the workers and the collector from the same Panta version$/,
+      /format 1 .*this Panta reads format 3: run the workers and the collector from the same Panta version$/,
     );
-    const v3 = Buffer.concat([Buffer.from('panta-result-3\n'), encodeResult(plan, outcome).subarray(15)]);
-    expect(() => decodeResult(v3)).toThrow(/is in format 3, but this Panta reads format 2/);
+    // Format 2: the JSON header of the Panta before this one.
+    const header = Buffer.from(JSON.stringify({ plan: { event: 7 }, outcome: {}, embeddings: [] }));
+    const length = Buffer.alloc(4);
+    length.writeUInt32LE(header.length);
+    const v2 = Buffer.concat([Buffer.from('panta-result-2\n'), length, header]);
+    expect(() => decodeResult(v2)).toThrow(/is in format 2 \(a JSON header, from a Panta before binary headers\), but this Panta reads format 3/);
+    const v4 = Buffer.concat([Buffer.from('panta-result-4\n'), encodeResult(plan, outcome).subarray(15)]);
+    expect(() => decodeResult(v4)).toThrow(/is in format 4, but this Panta reads format 3/);
     expect(() => decodeResult(Buffer.from('garbage'))).toThrow(/no format Panta knows/);
     const cut = encodeResult(plan, outcome);
     expect(() => decodeResult(cut.subarray(0, cut.length - 4))).toThrow(/cut short \(embedding wide\)/);
-    for (const bad of [v1, v3, cut.subarray(0, cut.length - 4)]) expect(() => decodeResult(bad)).toThrow(/^[^\n]+$/);
+    expect(() => decodeResult(cut.subarray(0, 40))).toThrow(/cut short \(plan\)/);
+    expect(() => decodeResult(cut.subarray(0, 60))).toThrow(/cut short \(outcome\)/);
+    const long = Buffer.concat([cut, Buffer.from([0])]);
+    expect(() => decodeResult(long)).toThrow(/format 3 with 1 bytes past its end/);
+    for (const bad of [v1, v2, v4, cut.subarray(0, cut.length - 4), long]) expect(() => decodeResult(bad)).toThrow(/^[^\n]+$/);
   });
 });
 
