@@ -1,10 +1,13 @@
 // bench/collectors: the collector role split over K = 1, 2, 4 processes (`panta scheduler --collectors K`,
 // `panta collector --shard I/K`) on the same sweep (surrogate in process, 384-float hashing encoder, reference
-// judge, 2 workers), in one run. Prints, per K: wall, CPU per event of the collectors together and of the
-// busiest shard, and the ceiling the collectors can pay for (events/s if each shard had a core of its own:
-// events / the busiest shard's CPU seconds, up to the finish step, which shard 1 runs once at the end), with
-// the scheduler's and Redis's beside them. The goal: CPU per
-// event of the collectors together about unchanged, the ceiling growing about linearly with K.
+// judge, 2 workers), in one run. Each K runs the sweep twice, at two sizes (trials T and 3T), so that what
+// each further event costs stands apart from what each process pays once whatever the sweep's size
+// (compiling its hot code, warming its buffers and its DuckDB): K collectors pay that K times, a campaign of
+// millions of events pays it once per process. Prints, per K: wall, CPU per further event of the collectors
+// together and of the busiest shard, the ceiling the collectors can pay for (events/s if each shard had a
+// core of its own: 1 / the busiest shard's CPU per further event), the scheduler's and Redis's CPU per
+// further event beside them, and what each collector paid once. The goal: CPU per further event of the
+// collectors together about unchanged, the ceiling growing about linearly with K.
 // Run after a build: node bench/collectors.mjs [--quick]
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,20 +18,25 @@ import { startRedis } from './lib/redis.mjs';
 const quick = process.argv.includes('--quick');
 const dir = mkdtempSync(join(tmpdir(), 'panta-bench-collectors-'));
 const redis = await startRedis(dir);
-const spec = join(dir, 'spec.yaml');
 const geometries = quick ? '[ring, torus2d]' : '[ring, torus2d, {kind: meanfield, sample: 8}]';
-writeFileSync(
-  spec,
-  `name: collectors\ndataset: ${join(root, 'datasets/rheon6.jsonl')}\nprompts: [fq117]\nseed: 5\ngeometries: ${geometries}\nsizes: [64]\ntemperatures: [0.4, 1.0, 1.6]\ntrials: ${quick ? 2 : 4}\nsweeps: 10\nconcurrency: 256\nbackend: {kind: surrogate}\n`,
-);
-const events = (quick ? 2 : 3) * 3 * (quick ? 2 : 4) * 11 * 64;
+const trials = quick ? 2 : 4;
+const eventsOf = (t) => (quick ? 2 : 3) * 3 * t * 11 * 64;
+function specOf(t) {
+  const spec = join(dir, `spec-${t}.yaml`);
+  writeFileSync(
+    spec,
+    `name: collectors\ndataset: ${join(root, 'datasets/rheon6.jsonl')}\nprompts: [fq117]\nseed: 5\ngeometries: ${geometries}\nsizes: [64]\ntemperatures: [0.4, 1.0, 1.6]\ntrials: ${t}\nsweeps: 10\nconcurrency: 256\nbackend: {kind: surrogate}\n`,
+  );
+  return spec;
+}
 
-async function sweep(k) {
+async function sweep(k, t) {
+  const spec = specOf(t);
   await redis.redis.flushall();
   const redisCpu0 = await redis.cpuNow();
   const env = { PANTA_REDIS_URL: redis.url };
   const t0 = performance.now();
-  const out = join(dir, `k${k}`);
+  const out = join(dir, `k${k}-t${t}`);
   const collectors = Array.from({ length: k }, (_, i) =>
     proc(['collector', '--out', out, ...(k > 1 ? ['--shard', `${i + 1}/${k}`] : [])], env),
   );
@@ -49,18 +57,30 @@ async function sweep(k) {
   return { wall, shardMs, finishMs, schedulerMs, redisMs, perJob: (jobs.job_events ?? 0) / Math.max(1, jobs.jobs ?? 1) };
 }
 
-const us = (ms) => Math.round((1000 * ms) / events);
-console.log(`${events.toLocaleString('en-US')} events, surrogate in process, 2 workers x 64 slots; the collectors split K ways:`);
-console.log('   K   wall   collectors us/event (all, busiest)   ceiling events/s   scheduler us/event   Redis us/event   finish step');
+const small = eventsOf(trials);
+const large = eventsOf(3 * trials);
+const more = large - small;
+const perEvent = (a, b) => (1000 * (b - a)) / more;
+const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+console.log(
+  `${small.toLocaleString('en-US')} and ${large.toLocaleString('en-US')} events, surrogate in process, 2 workers x 64 slots; the collectors split K ways; CPU per further event:`,
+);
+console.log(
+  '   K   wall (small, large)   collectors us/event (all, busiest)   ceiling events/s   scheduler us/event   Redis us/event   once per collector   finish step',
+);
 let base;
 for (const k of [1, 2, 4]) {
-  const r = await sweep(k);
-  const all = r.shardMs.reduce((a, b) => a + b, 0);
-  const busiest = Math.max(...r.shardMs);
-  const ceiling = (events * 1000) / busiest;
+  const a = await sweep(k, trials);
+  const b = await sweep(k, 3 * trials);
+  const shards = a.shardMs.map((ms, i) => perEvent(ms, b.shardMs[i]));
+  const all = sum(shards);
+  const busiest = Math.max(...shards);
+  // What each collector paid whatever the sweep's size: its CPU on the small sweep less its events' share.
+  const once = a.shardMs.map((ms, i) => ms - (shards[i] * small) / 1000);
+  const ceiling = 1e6 / busiest;
   base ??= ceiling;
   console.log(
-    `${String(k).padStart(4)} ${r.wall.toFixed(1).padStart(6)} s ${String(us(all)).padStart(12)} ${String(us(busiest)).padStart(9)} ${Math.round(ceiling).toLocaleString('en-US').padStart(19)} (${(ceiling / base).toFixed(2)}x)${String(us(r.schedulerMs)).padStart(13)}${String(us(r.redisMs)).padStart(17)}${(r.finishMs / 1000).toFixed(1).padStart(13)} s`,
+    `${String(k).padStart(4)} ${a.wall.toFixed(1).padStart(6)} s ${b.wall.toFixed(1).padStart(6)} s ${String(Math.round(all)).padStart(13)} ${String(Math.round(busiest)).padStart(9)} ${Math.round(ceiling).toLocaleString('en-US').padStart(19)} (${(ceiling / base).toFixed(2)}x)${String(Math.round(perEvent(a.schedulerMs, b.schedulerMs))).padStart(13)}${String(Math.round(perEvent(a.redisMs, b.redisMs))).padStart(17)}${String(Math.round(sum(once) / k)).padStart(16)} ms${(b.finishMs / 1000).toFixed(1).padStart(12)} s`,
   );
 }
 redis.stop();
