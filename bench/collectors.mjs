@@ -34,6 +34,7 @@ async function sweep(k, t) {
   const spec = specOf(t);
   await redis.redis.flushall();
   const redisCpu0 = await redis.cpuNow();
+  await redis.redis.config('RESETSTAT');
   const env = { PANTA_REDIS_URL: redis.url };
   const t0 = performance.now();
   const out = join(dir, `k${k}-t${t}`);
@@ -54,7 +55,13 @@ async function sweep(k, t) {
   const schedulerMs = busyMs(s.out, 'scheduler started', 'every run closed');
   const redisMs = ((await redis.cpuNow()) - redisCpu0) * 1000;
   const jobs = logLine(s.out, 'every run closed');
-  return { wall, shardMs, finishMs, schedulerMs, redisMs, perJob: (jobs.job_events ?? 0) / Math.max(1, jobs.jobs ?? 1) };
+  // Redis's own counters (commands inside Lua included): how many steps and reads the split costs, which,
+  // unlike CPU on a shared 2-core machine, do not drift from one run to the next.
+  const stats = await redis.redis.info('commandstats');
+  const calls = (name) => Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+  const commands = [...stats.matchAll(/:calls=(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
+  const counts = { commands, evals: calls('evalsha') + calls('eval'), reads: calls('xreadgroup') };
+  return { wall, shardMs, finishMs, schedulerMs, redisMs, counts, perJob: (jobs.job_events ?? 0) / Math.max(1, jobs.jobs ?? 1) };
 }
 
 const small = eventsOf(trials);
@@ -68,6 +75,7 @@ console.log(
 console.log(
   '   K   wall (small, large)   collectors us/event (all, busiest)   ceiling events/s   scheduler us/event   Redis us/event   once per collector   finish step',
 );
+const countLines = [];
 let base;
 for (const k of [1, 2, 4]) {
   const a = await sweep(k, trials);
@@ -82,6 +90,16 @@ for (const k of [1, 2, 4]) {
   console.log(
     `${String(k).padStart(4)} ${a.wall.toFixed(1).padStart(6)} s ${b.wall.toFixed(1).padStart(6)} s ${String(Math.round(all)).padStart(13)} ${String(Math.round(busiest)).padStart(9)} ${Math.round(ceiling).toLocaleString('en-US').padStart(19)} (${(ceiling / base).toFixed(2)}x)${String(Math.round(perEvent(a.schedulerMs, b.schedulerMs))).padStart(13)}${String(Math.round(perEvent(a.redisMs, b.redisMs))).padStart(17)}${String(Math.round(sum(once) / k)).padStart(16)} ms${(b.finishMs / 1000).toFixed(1).padStart(12)} s`,
   );
+  const c = b.counts;
+  countLines.push(
+    `${String(k).padStart(4)} ${String(Math.round((1000 * sum(b.shardMs)) / large)).padStart(14)} ${(c.commands / large).toFixed(2).padStart(9)} ${(c.evals / large).toFixed(3).padStart(10)} ${((1000 * c.reads) / large).toFixed(1).padStart(16)}`,
+  );
 }
+// CPU differences between two sweeps drift with whatever else the machine runs; the whole large sweep's
+// collectors' CPU and Redis's counters are steadier.
+console.log(
+  `The ${large.toLocaleString('en-US')}-event sweeps whole: collectors' CPU per event (start-up and finish apart), Redis per event\n   K  collectors us  commands    EVALSHA   collector reads per 1,000 events`,
+);
+for (const line of countLines) console.log(line);
 redis.stop();
 rmSync(dir, { recursive: true, force: true });

@@ -42,9 +42,14 @@ import { DEFAULT_WAIT_ENDPOINT_MS } from './worker-context.js';
 const PENDING_READ_MS = 5000;
 /** How often the scheduler hears how far each run's rows are appended. */
 const REPORT_MS = 50;
-/** A read that brings fewer entries than GATHER_BELOW waits GATHER_MS before the next (see serve). */
+/**
+ * A read that brings fewer entries than GATHER_BELOW waits before the next (see serve): GATHER_MS for one
+ * collector, K times that for each of K shards (each receives about 1/K of the events, so its reads bring
+ * what one collector's would), at most GATHER_MAX_MS.
+ */
 const GATHER_BELOW = 200;
 const GATHER_MS = 25;
+const GATHER_MAX_MS = 100;
 
 export interface CollectorOptions {
   redis: string;
@@ -329,6 +334,7 @@ class CollectorProcess {
       // carried them was lost with the connection.
       let pending = true;
       let pendingReadAt = Date.now();
+      const gatherMs = Math.min(GATHER_MAX_MS, GATHER_MS * this.shard.count);
       while (!options.signal?.aborted) {
         if (this.fatal) throw this.fatal;
         if (this.lease.lost) throw new Error('lost the collector lease: another collector took over this sweep');
@@ -385,9 +391,9 @@ class CollectorProcess {
         await this.ack(acks);
         // A small batch: let the next one gather before reading it. Every read costs the same rounds (read,
         // results, ack) and their garbage however few events it brings, and with K collectors each shard's
-        // batches are K times smaller; nothing waits on these rows within milliseconds (the scheduler's
+        // batches would be K times smaller; nothing waits on these rows within milliseconds (the scheduler's
         // dispatch follows the workers' commits, and hears of written rows every REPORT_MS).
-        if (entries.length > 0 && entries.length < GATHER_BELOW) await sleep(GATHER_MS);
+        if (entries.length > 0 && entries.length < GATHER_BELOW) await sleep(gatherMs);
       }
       // Stopped: what was appended becomes durable, so a restart continues after it.
       await Promise.all(this.closes);

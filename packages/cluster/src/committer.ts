@@ -12,17 +12,20 @@ interface Waiting {
 
 /**
  * Commits a worker's finished events of one sweep together: the events that finish in one turn of the event
- * loop go in one commit step (commit-events-n), with one message to the scheduler and one to the collector,
- * instead of a step and two messages each. Nothing waits for a batch to fill: a lone event is committed at
+ * loop go in one commit step (commit-events-n), with one message to the scheduler and one to each collector
+ * shard concerned, instead of a step and two messages each (and a step per shard: K collectors cost Redis and
+ * the scheduler no more per event than one). Nothing waits for a batch to fill: a lone event is committed at
  * the end of the turn it finished in, so a dependent event is dispatched as soon as before.
  */
 export class Committer {
   private waiting: Waiting[] = [];
   private scheduled = false;
 
+  /** @param inboxOf the collector inbox of a run's shard */
   constructor(
     private readonly redis: PantaRedis,
     private readonly keys: SweepKeys,
+    private readonly inboxOf: (runId: string) => string,
   ) {}
 
   commit(commit: EventCommit): Promise<Once> {
@@ -44,6 +47,7 @@ export class Committer {
         this.redis,
         this.keys,
         batch.map((w) => w.commit),
+        this.inboxOf,
       ).then(
         (codes) => batch.forEach((w, i) => w.resolve(codes[i])),
         (error: unknown) => {

@@ -91,13 +91,20 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     return p;
   };
 
-  // One committer per sweep and collector shard: a commit step tells one collector inbox.
+  // One committer per sweep: a commit step tells each collector shard of its runs.
   const committers = new Map<string, Committer>();
-  const committerOf = (ctx: WorkerContext, runId: string): Committer => {
-    const shard = ctx.shardOf.get(runId) ?? 0;
-    const key = `${ctx.sweepId}|${shard}`;
-    let c = committers.get(key);
-    if (!c) committers.set(key, (c = new Committer(redis, collectorKeys(ctx.keys, shard))));
+  const committerOf = (ctx: WorkerContext): Committer => {
+    let c = committers.get(ctx.sweepId);
+    if (!c) {
+      const inboxes = new Map<number, string>();
+      const inboxOf = (runId: string): string => {
+        const shard = ctx.shardOf.get(runId) ?? 0;
+        let inbox = inboxes.get(shard);
+        if (inbox === undefined) inboxes.set(shard, (inbox = collectorKeys(ctx.keys, shard).collectorInbox));
+        return inbox;
+      };
+      committers.set(ctx.sweepId, (c = new Committer(redis, ctx.keys, inboxOf)));
+    }
     return c;
   };
 
@@ -153,7 +160,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       return { kind: 'failed' };
     }
     const tokens = outcome.promptTokens + outcome.completionTokens;
-    const committed = await committerOf(ctx, run.runId).commit({
+    const committed = await committerOf(ctx).commit({
       runId: run.runId,
       event: plan.event,
       version: outcome.version ?? outcome.response,

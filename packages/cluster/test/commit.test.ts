@@ -86,6 +86,28 @@ describe('the Lua steps of a worker', () => {
     expect(reads).toEqual([{ kind: 'run', texts: ['a1', 'a0'] }, { kind: 'before' }, { kind: 'run', texts: ['a0', null] }]);
   });
 
+  it('tells each collector shard of its own runs, in the one step of a worker turn', async () => {
+    const shards = [keys.collectorInbox, `${keys.collectorInbox}:1`, `${keys.collectorInbox}:2`];
+    const c = 'fq117-ring-n8-T0.7-glauber-t4';
+    const d = 'fq117-ring-n8-T0.7-glauber-t5';
+    const e = 'fq117-ring-n8-T0.7-glauber-t6';
+    const shardOf: Record<string, number> = { [c]: 1, [d]: 2, [e]: 1 };
+    const lengths = async () => Promise.all([keys.schedulerInbox, ...shards].map((k) => redis.xlen(k)));
+    const before = await lengths();
+    expect(
+      await commitEvents(redis, keys, [item(c, 0, 'c0'), item(d, 0, 'd0'), item(e, 0, 'e0'), item(c, 0, 'dup')], (r) => shards[shardOf[r]!]!),
+    ).toEqual(['done', 'done', 'done', 'before']);
+    // One message to the scheduler, one to each shard concerned, none to the shard with no run in the step.
+    expect((await lengths()).map((n, i) => n - before[i]!)).toEqual([1, 0, 1, 1]);
+    const last = async (k: string) => {
+      const [id, fields] = (await redis.xrevrange(k, '+', '-', 'COUNT', 1))[0]!;
+      return decodeCollectorMessage(k, id, fields);
+    };
+    expect(await last(shards[1]!)).toEqual({ op: 'done', items: [{ run: c, event: 0 }, { run: e, event: 0 }] });
+    expect(await last(shards[2]!)).toEqual({ op: 'done', items: [{ run: d, event: 0 }] });
+    expect(await redis.hget(keys.versions(c), '0')).toBe('c0');
+  });
+
   it('reads versions in order, and nothing for an event already committed or a closed run', async () => {
     await redis.hset(keys.versions(run), { '1': 'one', '3': 'three' });
     expect(await read(7, [3, 1, 2])).toEqual({ kind: 'run', texts: ['three', 'one', null] });

@@ -75,24 +75,34 @@ export interface EventCommit {
 }
 
 /**
- * Commits events at most once each and tells the scheduler and the collector, in one step
- * (commit-events-n). The codes come back in the order of `events`.
+ * Commits events at most once each and tells the scheduler and the collector shards concerned, in one step
+ * (commit-events-n): `inboxOf` names the collector inbox of each run's shard (by default the sweep's one).
+ * The codes come back in the order of `events`.
  */
-export async function commitEvents(redis: PantaRedis, keys: SweepKeys, events: readonly EventCommit[]): Promise<Once[]> {
+export async function commitEvents(
+  redis: PantaRedis,
+  keys: SweepKeys,
+  events: readonly EventCommit[],
+  inboxOf: (runId: string) => string = () => keys.collectorInbox,
+): Promise<Once[]> {
   if (events.length === 0) return [];
   const groups = byRun(events);
+  const inboxes = new Map<string, number>();
   const runKeys: string[] = [];
-  const args: (string | number | Buffer)[] = [INBOX_MAXLEN, groups.length];
+  const runArgs: (string | number | Buffer)[] = [];
   for (const [runId, at] of groups) {
+    const inbox = inboxOf(runId);
+    let n = inboxes.get(inbox);
+    if (n === undefined) inboxes.set(inbox, (n = inboxes.size + 1));
     runKeys.push(keys.committed(runId), keys.versions(runId), keys.results(runId));
-    args.push(runId, at.length);
+    runArgs.push(runId, n, at.length);
     for (const i of at) {
       const e = events[i];
-      args.push(e.event, e.version, e.result, e.calls, e.tokens);
+      runArgs.push(e.event, e.version, e.result, e.calls, e.tokens);
     }
   }
-  const allKeys = [keys.closed, keys.schedulerInbox, keys.collectorInbox, ...runKeys];
-  const codes = await lua(redis).commitEventsN(allKeys.length, ...allKeys, ...args);
+  const allKeys = [keys.closed, keys.schedulerInbox, ...inboxes.keys(), ...runKeys];
+  const codes = await lua(redis).commitEventsN(allKeys.length, ...allKeys, INBOX_MAXLEN, inboxes.size, groups.length, ...runArgs);
   if (!Array.isArray(codes) || codes.length !== events.length) throw new ScriptReplyError('commitEvents-n', codes);
   // The codes come run by run: back to the order of `events`.
   const out = new Array<Once>(events.length);

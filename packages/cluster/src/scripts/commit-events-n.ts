@@ -3,24 +3,30 @@
  * finds the committed bit (or the run closed) and changes nothing for that event. For each event committed it
  * stores the version text later events read and the result the collector writes; then one message tells the
  * scheduler what was committed (and what was found committed before, which a restarted scheduler may still
- * wait for), and one tells the collector which results to write.
- * KEYS: closed set, scheduler inbox, collector inbox, then per run: committed bitmap, versions hash, results hash
- * ARGV: inbox max length, run count, then per run: run id, event count, then per event: event, version text,
- *       result payload, calls, tokens
+ * wait for), and one tells each collector shard concerned which results to write: a worker's turn is one step
+ * whatever the number of shards.
+ * KEYS: closed set, scheduler inbox, then the collector inboxes named, then per run: committed bitmap,
+ *       versions hash, results hash
+ * ARGV: inbox max length, collector inbox count, run count, then per run: run id, its inbox's number (from 1),
+ *       event count, then per event: event, version text, result payload, calls, tokens
  * Returns a code per event, in order: 1 committed, 0 committed before, -1 run closed.
  */
 export const COMMIT_EVENTS = `
-local runs = tonumber(ARGV[2])
-local a = 3
+local inboxes = tonumber(ARGV[2])
+local runs = tonumber(ARGV[3])
+local a = 4
 local codes = {}
 local told = {}
 local results = {}
+for i = 1, inboxes do results[i] = {} end
 for r = 0, runs - 1 do
-  local committed, versions, stored = KEYS[4 + 3 * r], KEYS[5 + 3 * r], KEYS[6 + 3 * r]
+  local k = 2 + inboxes + 3 * r
+  local committed, versions, stored = KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]
   local run = ARGV[a]
+  local inbox = results[tonumber(ARGV[a + 1])]
   local closed = redis.call('SISMEMBER', KEYS[1], run) == 1
-  local n = tonumber(ARGV[a + 1])
-  a = a + 2
+  local n = tonumber(ARGV[a + 2])
+  a = a + 3
   for i = 1, n do
     local event = ARGV[a]
     if closed then
@@ -34,7 +40,7 @@ for r = 0, runs - 1 do
       redis.call('HSET', stored, event, ARGV[a + 2])
       codes[#codes + 1] = 1
       told[#told + 1] = {run, tonumber(event), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])}
-      results[#results + 1] = {run, tonumber(event)}
+      inbox[#inbox + 1] = {run, tonumber(event)}
     end
     a = a + 5
   end
@@ -42,8 +48,10 @@ end
 if #told > 0 then
   redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[1], '*', 'op', 'done', 'items', cjson.encode(told))
 end
-if #results > 0 then
-  redis.call('XADD', KEYS[3], '*', 'op', 'done', 'items', cjson.encode(results))
+for i = 1, inboxes do
+  if #results[i] > 0 then
+    redis.call('XADD', KEYS[2 + i], '*', 'op', 'done', 'items', cjson.encode(results[i]))
+  end
 end
 return codes
 `;
