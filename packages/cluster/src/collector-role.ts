@@ -34,7 +34,7 @@ import { listSweeps } from './redis/registry.js';
 import { SweepStore } from './redis/sweep-store.js';
 import { RedisVerdicts } from './redis/verdicts.js';
 import { clearRefusal, recordRefusal } from './refusal.js';
-import { decodeResult, WordArena } from './result-codec.js';
+import { decodeResults } from './result-codec.js';
 import { RoleLease } from './role-lease.js';
 import { DEFAULT_WAIT_ENDPOINT_MS } from './worker-context.js';
 
@@ -539,8 +539,12 @@ class CollectorProcess {
 
   /** Results committed before this collector opened the run (it was down, or restarted). */
   private async loadResults(runId: string): Promise<void> {
-    const arena = new WordArena();
-    await this.store.eachResult(runId, (stored) => this.take(runId, stored, arena));
+    const page: Buffer[] = [];
+    await this.store.eachResult(runId, (stored) => {
+      page.push(stored);
+      if (page.length >= 1000) this.take(runId, page.splice(0));
+    });
+    this.take(runId, page);
   }
 
   private async accept(messages: ResultsCommitted[]): Promise<void> {
@@ -552,24 +556,25 @@ class CollectorProcess {
       });
     if (wanted.length === 0) return;
     const stored = await this.store.results(wanted.map((m) => ({ runId: m.run, event: m.event })));
-    // One arena per run: its rows, and so the arrays decoded for them, are written together.
-    const arenas = new Map<string, WordArena>();
+    // Decoded run by run: a run's rows, and so the arrays decoded for them, are written together.
+    const byRun = new Map<string, Buffer[]>();
     stored.forEach((result, i) => {
       // Gone only if already durable and deleted (a duplicate notification).
       if (result === null) return;
-      const runId = wanted[i].run;
-      let arena = arenas.get(runId);
-      if (!arena) arenas.set(runId, (arena = new WordArena()));
-      this.take(runId, result, arena);
+      const list = byRun.get(wanted[i].run);
+      if (list) list.push(result);
+      else byRun.set(wanted[i].run, [result]);
     });
+    for (const [runId, results] of byRun) this.take(runId, results);
   }
 
-  private take(runId: string, stored: Buffer, arena: WordArena): void {
+  private take(runId: string, stored: readonly Buffer[]): void {
     const open = this.runs.get(runId);
-    if (!open) return;
-    const { plan, outcome } = decodeResult(stored, arena);
-    if (open.recorder.holds(plan.event)) return;
-    open.recorder.accept({ run: open.run, plan }, outcome)?.catch((e: unknown) => this.fail(e as Error));
+    if (!open || stored.length === 0) return;
+    for (const { plan, outcome } of decodeResults(stored)) {
+      if (open.recorder.holds(plan.event)) continue;
+      open.recorder.accept({ run: open.run, plan }, outcome)?.catch((e: unknown) => this.fail(e as Error));
+    }
   }
 
   /** Tells the scheduler how far each run's rows are appended (its window and run retirement follow). */

@@ -70,35 +70,80 @@ export function encodeResult(plan: EventPlan, outcome: EventOutcome): Buffer {
 }
 
 /**
- * Typed arrays of results decoded together (one read of one run's results), carved out of shared
- * ArrayBuffers. A typed array of more than 64 bytes has a backing store of its own outside V8's heap, which
- * costs more to allocate (about 2.5 us for 384 floats) than the rest of a result's decoding, and which V8
- * tracks and frees one by one (bench/NOTES.md: results without JSON). Views of one arena keep its chunk
- * alive until every one of them is gone: an arena serves one run's results, whose rows are written together.
+ * The words (4-byte values) of the typed arrays a decode allocates, carved out of one buffer sized exactly
+ * for the results decoded together (decodeResults). A typed array of more than 64 bytes otherwise has a
+ * backing store of its own outside V8's heap, which cost more to allocate (about 2.5 us for 384 floats)
+ * than the rest of a result's decoding, and which V8 tracks and frees one by one. Arrays of 16 words or
+ * fewer live on V8's heap anyway and are not carved.
  */
-export class WordArena {
-  private chunk = new ArrayBuffer(0);
+class WordArena {
   private used = 0;
 
-  constructor(private readonly chunkBytes = 1 << 16) {}
+  constructor(private readonly buffer: ArrayBuffer) {}
 
-  take<T extends Int32Array | Float32Array>(Ctor: { new (length: number): T; new (b: ArrayBuffer, at: number, length: number): T }, length: number): T {
-    const bytes = 4 * length;
-    // Small arrays live on V8's heap anyway; large ones get their own store rather than waste a chunk.
-    if (bytes <= 64 || bytes > this.chunkBytes / 4) return new Ctor(length);
-    if (this.used + bytes > this.chunk.byteLength) {
-      this.chunk = new ArrayBuffer(this.chunkBytes);
-      this.used = 0;
-    }
-    const v = new Ctor(this.chunk, this.used, length);
-    this.used += bytes;
+  take(length: number): Int32Array {
+    if (length <= SMALL_WORDS || this.used + 4 * length > this.buffer.byteLength) return new Int32Array(length);
+    const v = new Int32Array(this.buffer, this.used, length);
+    this.used += 4 * length;
     return v;
   }
 }
 
-/** Decodes a stored result; its typed arrays come from `arena` (by default, their own buffers). */
+const SMALL_WORDS = 16;
+
+/**
+ * Decodes results read together (one read of one run's results, whose rows are written together): their
+ * typed arrays share one buffer, which stays alive while any of them does. A result this process cannot
+ * read throws as decodeResult does.
+ */
+export function decodeResults(stored: readonly Buffer[]): { plan: EventPlan; outcome: EventOutcome }[] {
+  let words = 0;
+  for (const b of stored) words += carvedWords(b);
+  // Uninitialised memory: every word is written by the decode before anything reads it.
+  const arena = words > 0 ? new WordArena(Buffer.allocUnsafeSlow(4 * words).buffer) : undefined;
+  return stored.map((b) => decodeResult(b, arena));
+}
+
+/** The words a decode of `stored` carves from an arena (0 for a result it will refuse: the decode says why). */
+function carvedWords(b: Buffer): number {
+  if (b.length < MAGIC.length || b.compare(MAGIC, 0, MAGIC.length, 0, MAGIC.length) !== 0) return 0;
+  let at = MAGIC.length + 80;
+  let words = 0;
+  // Lengths as decodeResult reads them; any that runs past the end makes the result one it refuses.
+  const u32 = (): number => {
+    if (at + 4 > b.length) throw new RangeError();
+    const v = b.readUInt32LE(at);
+    at += 4;
+    return v;
+  };
+  const skip = (bytes: number): void => {
+    at += bytes;
+    if (at > b.length) throw new RangeError();
+  };
+  try {
+    for (let i = 0; i < 4; i++) skip(u32());
+    for (let i = 0; i < 2; i++) {
+      const n = u32();
+      if (n > SMALL_WORDS) words += n;
+      skip(4 * n);
+    }
+    for (let count = u32(); count > 0; count--) {
+      if (at + 2 > b.length) return 0;
+      skip(2 + b.readUInt16LE(at));
+      const dim = u32();
+      if (dim > SMALL_WORDS) words += dim;
+      skip(4 * dim);
+    }
+  } catch {
+    return 0;
+  }
+  return at === b.length ? words : 0;
+}
+
+/** Decodes a stored result; its typed arrays have buffers of their own, or come from `arena` (decodeResults). */
 export function decodeResult(stored: Buffer, arena?: WordArena): { plan: EventPlan; outcome: EventOutcome } {
-  if (stored.length < MAGIC.length || stored.compare(MAGIC, 0, MAGIC.length, 0, MAGIC.length) !== 0) throw new ResultFormatError(formatOf(stored));
+  if (stored.length < MAGIC.length || stored.compare(MAGIC, 0, MAGIC.length, 0, MAGIC.length) !== 0)
+    throw new ResultFormatError(formatOf(stored));
   const r = new Reader(stored, MAGIC.length, arena);
   const planEvent = r.double('plan');
   const sweep = r.double('plan');
@@ -201,7 +246,7 @@ class Reader {
   ints(what: string): Int32Array {
     const length = this.u32(what);
     this.need(4 * length, what);
-    const v = this.arena ? this.arena.take(Int32Array, length) : new Int32Array(length);
+    const v = this.arena ? this.arena.take(length) : new Int32Array(length);
     const { view } = this;
     for (let i = 0, at = this.at; i < length; i++, at += 4) v[i] = view.getInt32(at, true);
     this.at += 4 * length;

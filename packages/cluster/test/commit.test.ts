@@ -95,7 +95,12 @@ describe('the Lua steps of a worker', () => {
     const lengths = async () => Promise.all([keys.schedulerInbox, ...shards].map((k) => redis.xlen(k)));
     const before = await lengths();
     expect(
-      await commitEvents(redis, keys, [item(c, 0, 'c0'), item(d, 0, 'd0'), item(e, 0, 'e0'), item(c, 0, 'dup')], (r) => shards[shardOf[r]!]!),
+      await commitEvents(
+        redis,
+        keys,
+        [item(c, 0, 'c0'), item(d, 0, 'd0'), item(e, 0, 'e0'), item(c, 0, 'dup')],
+        (r) => shards[shardOf[r]!]!,
+      ),
     ).toEqual(['done', 'done', 'done', 'before']);
     // One message to the scheduler, one to each shard concerned, none to the shard with no run in the step.
     expect((await lengths()).map((n, i) => n - before[i]!)).toEqual([1, 0, 1, 1]);
@@ -103,7 +108,13 @@ describe('the Lua steps of a worker', () => {
       const [id, fields] = (await redis.xrevrange(k, '+', '-', 'COUNT', 1))[0]!;
       return decodeCollectorMessage(k, id, fields);
     };
-    expect(await last(shards[1]!)).toEqual({ op: 'done', items: [{ run: c, event: 0 }, { run: e, event: 0 }] });
+    expect(await last(shards[1]!)).toEqual({
+      op: 'done',
+      items: [
+        { run: c, event: 0 },
+        { run: e, event: 0 },
+      ],
+    });
     expect(await last(shards[2]!)).toEqual({ op: 'done', items: [{ run: d, event: 0 }] });
     expect(await redis.hget(keys.versions(c), '0')).toBe('c0');
   });

@@ -4,7 +4,7 @@ import type { EventOutcome } from '@panta/engine';
 import { connect, sweepKeys, type PantaRedis } from '../src/index.js';
 import { commitEvents } from '../src/redis/scripts.js';
 import { SweepStore } from '../src/redis/sweep-store.js';
-import { decodeResult, encodeResult, ResultFormatError, WordArena } from '../src/result-codec.js';
+import { decodeResult, decodeResults, encodeResult, ResultFormatError } from '../src/result-codec.js';
 import { tempDir } from '../../../test/helpers.js';
 import { RedisServer } from '../../../test/redis-server.js';
 
@@ -79,7 +79,16 @@ describe('a committed result as stored in Redis', () => {
   });
 
   it("keeps fields it has no fixed place for (a team's role and agent, a board) and a plain event's none", () => {
-    const team: EventOutcome = { ...outcome, before: undefined, divergence: undefined, role: 'aggregator', agent: 2, temperature: 0.3, board: '[]', version: 'b' };
+    const team: EventOutcome = {
+      ...outcome,
+      before: undefined,
+      divergence: undefined,
+      role: 'aggregator',
+      agent: 2,
+      temperature: 0.3,
+      board: '[]',
+      version: 'b',
+    };
     const back = decodeResult(encodeResult(plan, team)).outcome;
     expect(back).toMatchObject({ role: 'aggregator', agent: 2, temperature: 0.3, board: '[]', version: 'b' });
     expect('before' in back).toBe(false);
@@ -87,26 +96,36 @@ describe('a committed result as stored in Redis', () => {
     expect(Object.keys(decodeResult(encodeResult(plan, plain)).outcome).sort()).toEqual(Object.keys(plain).sort());
   });
 
-  it('decodes results read together into shared buffers, each array its own words', () => {
-    const arena = new WordArena(1 << 14);
-    const many = Array.from({ length: 12 }, (_, i) => {
+  it('decodes results read together into one shared buffer, each array its own words', () => {
+    const made = Array.from({ length: 12 }, (_, i) => {
       const o = { ...outcome, event: i, embeddings: { hashing: vector(384, i), wide: vector(2304, i) } };
       const p = { ...plan, event: i, neighbours: Int32Array.from({ length: 40 }, (_, k) => k + i) };
-      return { p, o, back: decodeResult(encodeResult(p, o), arena) };
+      return { p, o, stored: encodeResult(p, o) };
     });
-    // 384 floats share chunks; 2,304 floats (more than a quarter of a chunk) get their own buffer.
-    expect(many[0]!.back.outcome.embeddings.hashing!.buffer).toBe(many[1]!.back.outcome.embeddings.hashing!.buffer);
-    expect(many[0]!.back.outcome.embeddings.wide!.buffer.byteLength).toBe(4 * 2304);
-    for (const { p, o, back } of many) {
-      expect(bits(back.outcome.embeddings.hashing!)).toEqual(bits(o.embeddings.hashing));
-      expect(bits(back.outcome.embeddings.wide!)).toEqual(bits(o.embeddings.wide));
-      expect(back.plan.neighbours).toEqual(p.neighbours);
-      expect(back.plan.readVersions).toEqual(p.readVersions);
+    const back = decodeResults(made.map((m) => m.stored));
+    const buffer = back[0]!.outcome.embeddings.hashing!.buffer;
+    // Exactly the words of every array of more than 16 words: 12 x (40 neighbours + 384 + 2,304 floats).
+    expect(buffer.byteLength).toBe(4 * 12 * (40 + 384 + 2304));
+    for (const [i, { p, o }] of made.entries()) {
+      const b = back[i]!;
+      expect(b.outcome.embeddings.wide!.buffer).toBe(buffer);
+      expect(b.plan.neighbours.buffer).toBe(buffer);
+      expect(bits(b.outcome.embeddings.hashing!)).toEqual(bits(o.embeddings.hashing));
+      expect(bits(b.outcome.embeddings.wide!)).toEqual(bits(o.embeddings.wide));
+      expect(b.plan).toEqual(p);
     }
-    // Writing one array leaves its neighbours in the chunk untouched.
-    many[3]!.back.outcome.embeddings.hashing!.fill(7);
-    expect(bits(many[2]!.back.outcome.embeddings.hashing!)).toEqual(bits(many[2]!.o.embeddings.hashing));
-    expect(bits(many[4]!.back.outcome.embeddings.hashing!)).toEqual(bits(many[4]!.o.embeddings.hashing));
+    // Writing one array leaves its neighbours in the buffer untouched.
+    back[3]!.outcome.embeddings.hashing!.fill(7);
+    expect(bits(back[2]!.outcome.embeddings.wide!)).toEqual(bits(made[2]!.o.embeddings.wide));
+    expect(bits(back[3]!.outcome.embeddings.wide!)).toEqual(bits(made[3]!.o.embeddings.wide));
+    expect(bits(back[4]!.outcome.embeddings.hashing!)).toEqual(bits(made[4]!.o.embeddings.hashing));
+    // A damaged result among them is refused as alone, and claims no space of the others.
+    const cut = made[0]!.stored.subarray(0, 200);
+    expect(() => decodeResults([made[1]!.stored, cut])).toThrow(/cut short/);
+    // One whose lengths claim more than it holds is refused before anything is allocated for it.
+    const lying = Buffer.from(made[0]!.stored);
+    lying.writeUInt32LE(0xffffffff, lying.length - 4 * 2304 - 4);
+    expect(() => decodeResults([lying])).toThrow(/cut short \(embedding wide\)/);
   });
 
   it('keeps a NaN payload and every other float bit pattern exactly', () => {
@@ -139,7 +158,9 @@ describe('a committed result as stored in Redis', () => {
     const length = Buffer.alloc(4);
     length.writeUInt32LE(header.length);
     const v2 = Buffer.concat([Buffer.from('panta-result-2\n'), length, header]);
-    expect(() => decodeResult(v2)).toThrow(/is in format 2 \(a JSON header, from a Panta before binary headers\), but this Panta reads format 3/);
+    expect(() => decodeResult(v2)).toThrow(
+      /is in format 2 \(a JSON header, from a Panta before binary headers\), but this Panta reads format 3/,
+    );
     const v4 = Buffer.concat([Buffer.from('panta-result-4\n'), encodeResult(plan, outcome).subarray(15)]);
     expect(() => decodeResult(v4)).toThrow(/is in format 4, but this Panta reads format 3/);
     expect(() => decodeResult(Buffer.from('garbage'))).toThrow(/no format Panta knows/);
