@@ -8,7 +8,10 @@
 // core of its own: 1 / the busiest shard's CPU per further event), the scheduler's and Redis's CPU per
 // further event beside them, and what each collector paid once. The goal: CPU per further event of the
 // collectors together about unchanged, the ceiling growing about linearly with K.
-// Run after a build: node bench/collectors.mjs [--quick]
+// `--latency MS` gives the surrogate that latency per call, so that the event rate (at most 128 calls in
+// flight / MS) leaves the two cores room: at saturation K collectors contend with the workers, the scheduler
+// and Redis for them, and every process's CPU per event grows with the processes on the machine.
+// Run after a build: node bench/collectors.mjs [--quick] [--latency MS]
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +19,8 @@ import { busyMs, logLine, proc, root } from './lib/panta.mjs';
 import { startRedis } from './lib/redis.mjs';
 
 const quick = process.argv.includes('--quick');
+const latencyAt = process.argv.indexOf('--latency');
+const latency = latencyAt > 0 ? Number(process.argv[latencyAt + 1]) : 0;
 const dir = mkdtempSync(join(tmpdir(), 'panta-bench-collectors-'));
 const redis = await startRedis(dir);
 const geometries = quick ? '[ring, torus2d]' : '[ring, torus2d, {kind: meanfield, sample: 8}]';
@@ -25,7 +30,7 @@ function specOf(t) {
   const spec = join(dir, `spec-${t}.yaml`);
   writeFileSync(
     spec,
-    `name: collectors\ndataset: ${join(root, 'datasets/rheon6.jsonl')}\nprompts: [fq117]\nseed: 5\ngeometries: ${geometries}\nsizes: [64]\ntemperatures: [0.4, 1.0, 1.6]\ntrials: ${t}\nsweeps: 10\nconcurrency: 256\nbackend: {kind: surrogate}\n`,
+    `name: collectors\ndataset: ${join(root, 'datasets/rheon6.jsonl')}\nprompts: [fq117]\nseed: 5\ngeometries: ${geometries}\nsizes: [64]\ntemperatures: [0.4, 1.0, 1.6]\ntrials: ${t}\nsweeps: 10\nconcurrency: 256\nbackend: {kind: surrogate${latency > 0 ? `, latency_ms: ${latency}` : ''}}\n`,
   );
   return spec;
 }
@@ -70,7 +75,7 @@ const more = large - small;
 const perEvent = (a, b) => (1000 * (b - a)) / more;
 const sum = (xs) => xs.reduce((a, b) => a + b, 0);
 console.log(
-  `${small.toLocaleString('en-US')} and ${large.toLocaleString('en-US')} events, surrogate in process, 2 workers x 64 slots; the collectors split K ways; CPU per further event:`,
+  `${small.toLocaleString('en-US')} and ${large.toLocaleString('en-US')} events, surrogate in process${latency > 0 ? ` (${latency} ms a call)` : ''}, 2 workers x 64 slots; the collectors split K ways; CPU per further event:`,
 );
 console.log(
   '   K   wall (small, large)   collectors us/event (all, busiest)   ceiling events/s   scheduler us/event   Redis us/event   once per collector   finish step',
