@@ -25,7 +25,9 @@ export class ResultFormatError extends Error {
 
 /** The outcome's fields every event has, stored in fixed places; the rest (ssvp, teams, boards) go as JSON. */
 type Fixed = 'runId' | 'event' | 'response' | 'finishReason' | 'promptTokens' | 'completionTokens' | 'latencyMs' | 'calls' | 'createdAt';
-type Extra = Omit<EventOutcome, Fixed | 'embeddings'>;
+type Extra = Omit<EventOutcome, Exclude<Fixed, 'runId' | 'response' | 'finishReason'> | 'embeddings'>;
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
  * A result as stored in Redis for the collector, every number little-endian: the tag; the plan (event, sweep,
@@ -38,11 +40,20 @@ type Extra = Omit<EventOutcome, Fixed | 'embeddings'>;
  * event (bench/NOTES.md: results without JSON).
  */
 export function encodeResult(plan: EventPlan, outcome: EventOutcome): Buffer {
-  const { runId, event, response, finishReason, promptTokens, completionTokens, latencyMs, calls, createdAt, embeddings, ...extra } =
+  const { runId, event, response, finishReason, promptTokens, completionTokens, latencyMs, calls, createdAt, embeddings, ...rest } =
     outcome;
+  // A string with a lone surrogate (a server's JSON may escape one) has no UTF-8 form: it goes with the JSON
+  // fields, which escape it, so that the collector judges and writes exactly what the worker had.
+  const extra: Partial<EventOutcome> = rest;
+  const text = (key: 'runId' | 'response' | 'finishReason', value: string): string => {
+    if (!LONE_SURROGATE.test(value)) return value;
+    extra[key] = value;
+    return '';
+  };
+  const strings = [text('runId', runId), text('response', response), text('finishReason', finishReason)];
   const extraJson = hasAny(extra) ? JSON.stringify(extra) : '';
+  strings.push(extraJson);
   const names = Object.keys(embeddings);
-  const strings = [runId, response, finishReason, extraJson];
   let size = MAGIC.length + 8 * 10 + 4 * strings.length + 4 + 4 * plan.neighbours.length + 4 + 4 * plan.readVersions.length + 4;
   for (const text of strings) size += Buffer.byteLength(text, 'utf8');
   for (const name of names) size += 2 + Buffer.byteLength(name, 'utf8') + 4 + 4 * embeddings[name].length;
@@ -170,7 +181,8 @@ export function decodeResult(stored: Buffer, arena?: WordArena): { plan: EventPl
   const extra = extraJson === '' ? {} : (JSON.parse(extraJson) as Extra);
   return {
     plan: { event: planEvent, sweep, agent, seed, neighbours, readVersions },
-    outcome: { ...extra, runId, event, response, finishReason, promptTokens, completionTokens, latencyMs, calls, createdAt, embeddings },
+    // The JSON fields last: a string with a lone surrogate travels there, its fixed place left empty.
+    outcome: { runId, event, response, finishReason, promptTokens, completionTokens, latencyMs, calls, createdAt, ...extra, embeddings },
   };
 }
 

@@ -128,6 +128,19 @@ describe('a committed result as stored in Redis', () => {
     expect(() => decodeResults([lying])).toThrow(/cut short \(embedding wide\)/);
   });
 
+  it('keeps strings that have no UTF-8 form (a lone surrogate a server escaped) exactly', () => {
+    const odd = { ...outcome, response: 'a\ud800b \udfff', finishReason: '\udc00' };
+    const back = decodeResult(encodeResult(plan, odd)).outcome;
+    expect(back.response).toBe(odd.response);
+    expect(back.finishReason).toBe(odd.finishReason);
+    expect(back.runId).toBe(odd.runId);
+    // A surrogate pair is well-formed and takes the fixed place.
+    const pair = { ...outcome, before: undefined, divergence: undefined, response: 'emoji \ud83d\ude00' };
+    const stored = encodeResult(plan, pair);
+    expect(decodeResult(stored).outcome.response).toBe(pair.response);
+    expect(stored.includes(Buffer.from('emoji \u{1f600}', 'utf8'))).toBe(true);
+  });
+
   it('keeps a NaN payload and every other float bit pattern exactly', () => {
     const words = Uint32Array.from([0x7fa00001, 0xffc12345, 0x00000001, 0x80000000, 0x7f7fffff, 0xdeadbeef]);
     const odd = new Float32Array(words.buffer);
