@@ -39,7 +39,7 @@ async function sweep(k, t) {
   const spec = specOf(t);
   await redis.redis.flushall();
   const redisCpu0 = await redis.cpuNow();
-  await redis.redis.config('RESETSTAT');
+  const counted = await redis.counts();
   const env = { PANTA_REDIS_URL: redis.url };
   const t0 = performance.now();
   const out = join(dir, `k${k}-t${t}`);
@@ -62,10 +62,8 @@ async function sweep(k, t) {
   const jobs = logLine(s.out, 'every run closed');
   // Redis's own counters (commands inside Lua included): how many steps and reads the split costs, which,
   // unlike CPU on a shared 2-core machine, do not drift from one run to the next.
-  const stats = await redis.redis.info('commandstats');
-  const calls = (name) => Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
-  const commands = [...stats.matchAll(/:calls=(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
-  const counts = { commands, evals: calls('evalsha') + calls('eval'), reads: calls('xreadgroup') };
+  const now = await redis.counts();
+  const counts = Object.fromEntries(['commands', 'evals', 'reads'].map((k) => [k, now[k] - counted[k]]));
   return { wall, shardMs, finishMs, schedulerMs, redisMs, counts, perJob: (jobs.job_events ?? 0) / Math.max(1, jobs.jobs ?? 1) };
 }
 

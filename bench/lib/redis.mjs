@@ -39,7 +39,7 @@ export async function startRedis(dir) {
     const i = await redis.info('cpu');
     return Number(i.match(/used_cpu_user:([\d.]+)/)[1]) + Number(i.match(/used_cpu_sys:([\d.]+)/)[1]);
   };
-  /** Redis's own counters: commands run (those inside Lua scripts counted too), EVALSHAs, bytes received. */
+  /** Redis's own counters: commands run (those inside Lua scripts counted too), EVALSHAs, XREADGROUPs, bytes received. */
   const counts = async () => {
     const stats = await redis.info('commandstats');
     const calls = (name) => Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
@@ -52,7 +52,7 @@ export async function startRedis(dir) {
     const rewrites = Number(/aof_rewrites:(\d+)/.exec(persistence)[1]);
     // What the AOF grew by (a rewrite shrinks it: then this undercounts, and the rewrites say so).
     const aof = Number(/aof_current_size:(\d+)/.exec(persistence)[1]);
-    return { commands, evals: calls('evalsha') + calls('eval'), input, rewrites, childrenMs: children * 1000, aof };
+    return { commands, evals: calls('evalsha') + calls('eval'), reads: calls('xreadgroup'), input, rewrites, childrenMs: children * 1000, aof };
   };
   const stop = () => {
     redis.disconnect();
