@@ -52,7 +52,15 @@ export async function startRedis(dir) {
     const rewrites = Number(/aof_rewrites:(\d+)/.exec(persistence)[1]);
     // What the AOF grew by (a rewrite shrinks it: then this undercounts, and the rewrites say so).
     const aof = Number(/aof_current_size:(\d+)/.exec(persistence)[1]);
-    return { commands, evals: calls('evalsha') + calls('eval'), reads: calls('xreadgroup'), input, rewrites, childrenMs: children * 1000, aof };
+    return {
+      commands,
+      evals: calls('evalsha') + calls('eval'),
+      reads: calls('xreadgroup'),
+      input,
+      rewrites,
+      childrenMs: children * 1000,
+      aof,
+    };
   };
   const stop = () => {
     redis.disconnect();
