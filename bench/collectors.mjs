@@ -11,7 +11,8 @@
 // `--latency MS` gives the surrogate that latency per call, so that the event rate (at most 128 calls in
 // flight / MS) leaves the two cores room: at saturation K collectors contend with the workers, the scheduler
 // and Redis for them, and every process's CPU per event grows with the processes on the machine.
-// Run after a build: node bench/collectors.mjs [--quick] [--latency MS]
+// `--k 1,4` runs only those K (the ratios are then to the first).
+// Run after a build: node bench/collectors.mjs [--quick] [--latency MS] [--k LIST]
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +22,8 @@ import { startRedis } from './lib/redis.mjs';
 const quick = process.argv.includes('--quick');
 const latencyAt = process.argv.indexOf('--latency');
 const latency = latencyAt > 0 ? Number(process.argv[latencyAt + 1]) : 0;
+const kAt = process.argv.indexOf('--k');
+const ks = kAt > 0 ? process.argv[kAt + 1].split(',').map(Number) : [1, 2, 4];
 const dir = mkdtempSync(join(tmpdir(), 'panta-bench-collectors-'));
 const redis = await startRedis(dir);
 const geometries = quick ? '[ring, torus2d]' : '[ring, torus2d, {kind: meanfield, sample: 8}]';
@@ -80,7 +83,7 @@ console.log(
 );
 const countLines = [];
 let base;
-for (const k of [1, 2, 4]) {
+for (const k of ks) {
   const a = await sweep(k, trials);
   const b = await sweep(k, 3 * trials);
   const shards = a.shardMs.map((ms, i) => perEvent(ms, b.shardMs[i]));

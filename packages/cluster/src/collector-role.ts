@@ -22,13 +22,14 @@ import {
 import { LlmJudge, createJudge } from '@panta/judge';
 import { endpointsOf, waitForEndpoints } from '@panta/llm';
 import type { Redis } from 'ioredis';
+import { ReadPace } from './collector-pace.js';
 import { collectorShards } from './collector-shards.js';
 import { collectorKeys, sweepKeys, type SweepKeys } from './keys.js';
 import { fromPayload } from './payload.js';
 import { cpuMs } from './cpu.js';
 import { connect, ready, type PantaRedis } from './redis.js';
 import type { CloseRun, CollectorMessage, Delivered, ResultsCommitted } from './redis/inbox.js';
-import { ackCollectorInbox, ensureCollectorGroup, readCollectorInbox, sendToScheduler } from './redis/inboxes.js';
+import { ackCollectorInbox, ensureCollectorGroup, readCollectorInbox, sendToScheduler, type CollectorRead } from './redis/inboxes.js';
 import { leaseHeld } from './redis/leases.js';
 import { listSweeps } from './redis/registry.js';
 import { SweepStore } from './redis/sweep-store.js';
@@ -43,13 +44,14 @@ const PENDING_READ_MS = 5000;
 /** How often the scheduler hears how far each run's rows are appended. */
 const REPORT_MS = 50;
 /**
- * A read that brings fewer entries than GATHER_BELOW waits before the next (see serve): GATHER_MS for one
- * collector, K times that for each of K shards (each receives about 1/K of the events, so its reads bring
- * what one collector's would), at most GATHER_MAX_MS.
+ * Reads of the workers' commits are paced to bring about GATHER_EVENTS events each, waiting at most
+ * GATHER_MAX_MS between two (collector-pace.ts): the rows' latency this adds is what the scheduler's window
+ * of unwritten events absorbs, and no control request waits for it.
  */
-const GATHER_BELOW = 200;
-const GATHER_MS = 25;
-const GATHER_MAX_MS = 100;
+const GATHER_EVENTS = 500;
+/** Entries one read takes from each inbox at most. */
+const READ_COUNT = 1000;
+const GATHER_MAX_MS = 500;
 
 export interface CollectorOptions {
   redis: string;
@@ -334,16 +336,16 @@ class CollectorProcess {
       // carried them was lost with the connection.
       let pending = true;
       let pendingReadAt = Date.now();
-      const gatherMs = Math.min(GATHER_MAX_MS, GATHER_MS * this.shard.count);
-      while (!options.signal?.aborted) {
-        if (this.fatal) throw this.fatal;
-        if (this.lease.lost) throw new Error('lost the collector lease: another collector took over this sweep');
-        const entries = await readCollectorInbox(this.blocking, keys, { pending, count: 1000, blockMs: 500 });
-        if (pending) {
-          pending = false;
-          pendingReadAt = Date.now();
-        } else if (Date.now() - pendingReadAt > PENDING_READ_MS) pending = true;
-        const acks: string[] = [];
+      const pace = new ReadPace(GATHER_EVENTS, GATHER_MAX_MS);
+      let summary: SweepSummary | null = null;
+      // Handles one inbox's entries in order; 'finished' once the sweep is (or this shard's part is), 'stopped'
+      // when stopped while waiting for the other shards.
+      type Inbox = 'control' | 'commits';
+      const handle = async (
+        inbox: Inbox,
+        entries: Delivered<CollectorMessage>[],
+        acks: string[],
+      ): Promise<'finished' | 'stopped' | undefined> => {
         for (const group of batches(entries)) {
           if (group.kind === 'done') {
             await this.accept(group.entries.map((e) => e.message));
@@ -358,42 +360,68 @@ class CollectorProcess {
             await this.boundary(m.run, m.sweep);
             acks.push(id);
           } else if (m.op === 'close') {
-            this.close(id, m);
+            this.close(inbox, id, m);
           } else if (m.op === 'finish') {
             await Promise.all(this.closes);
             if (this.fatal) throw this.fatal;
             const judgeCalls = judge instanceof LlmJudge ? judge.stats.calls : 0;
+            acks.push(id);
             if (!manifest) {
               // A shard other than 0: its runs are closed and durable; shard 0 finishes the corpus.
               await this.makeDurable();
               await store.markCollectorDone(this.shard.index, judgeCalls);
-              await this.ack([...acks, id]);
               log.info(
                 { shard: `${this.shard.index + 1}/${this.shard.count}`, cpu_ms: cpuMs() },
                 'shard done: collector 1 finishes the corpus',
               );
-              return null;
+              return 'finished';
             }
             const calls = await this.othersDone(judgeCalls);
-            if (calls === undefined) break;
+            if (calls === undefined) return 'stopped';
             // The CPU up to here is the rows' (bench/collectors reads it), what follows the sweep's once.
             log.info({ cpu_ms: cpuMs() }, 'every run written: finishing the corpus');
             // Split over shards: this judge (its calls so far, and the travel table's it makes now) beside the
             // other shards' calls.
             const finishJudge = this.shard.count > 1 ? { calls: calls - judgeCalls, judge } : judge;
-            const summary = await finishSweep(sweep, manifest, columns, finishJudge, this.corpus.trace);
+            summary = await finishSweep(sweep, manifest, columns, finishJudge, this.corpus.trace);
             await store.setPhase(summary.status === 'complete' ? 'done' : 'failed');
-            await this.ack([...acks, id]);
             log.info({ status: summary.status, events: summary.eventsWritten, cpu_ms: cpuMs() }, 'corpus finished');
-            return summary;
+            return 'finished';
           }
         }
-        await this.ack(acks);
-        // A small batch: let the next one gather before reading it. Every read costs the same rounds (read,
-        // results, ack) and their garbage however few events it brings, and with K collectors each shard's
-        // batches would be K times smaller; nothing waits on these rows within milliseconds (the scheduler's
-        // dispatch follows the workers' commits, and hears of written rows every REPORT_MS).
-        if (entries.length > 0 && entries.length < GATHER_BELOW) await sleep(gatherMs);
+        return undefined;
+      };
+      // Commits first, then requests: a close or a boundary read with the commits before it finds them taken.
+      const handleRead = async (read: CollectorRead): Promise<'finished' | 'stopped' | undefined> => {
+        const acks = { control: [] as string[], commits: [] as string[] };
+        const end = (await handle('commits', read.commits, acks.commits)) ?? (await handle('control', read.control, acks.control));
+        if (end !== 'stopped') await this.ack(acks);
+        return end;
+      };
+      serving: while (!options.signal?.aborted) {
+        if (this.fatal) throw this.fatal;
+        if (this.lease.lost) throw new Error('lost the collector lease: another collector took over this sweep');
+        const read = await readCollectorInbox(this.blocking, keys, { pending, count: READ_COUNT, blockMs: 500 });
+        const readAt = Date.now();
+        if (pending) {
+          pending = false;
+          pendingReadAt = readAt;
+        } else if (readAt - pendingReadAt > PENDING_READ_MS) pending = true;
+        let end = await handleRead(read);
+        if (end === 'finished') return summary;
+        if (end === 'stopped') break;
+        // Paced: the next read of commits waits until about GATHER_EVENTS have gathered (see ReadPace), and
+        // only control requests are read meanwhile, at once; a read that left more behind reads on.
+        const events = read.commits.reduce((n, e) => n + (e.message.op === 'done' ? e.message.items.length : 0), 0);
+        const paced = events > 0 ? pace.waitAfter(events, readAt, Date.now()) : 0;
+        let wait = read.commits.length >= READ_COUNT ? 0 : paced;
+        for (let until = Date.now() + wait; wait >= 1 && !options.signal?.aborted; wait = until - Date.now()) {
+          end = await handleRead(
+            await readCollectorInbox(this.blocking, keys, { pending: false, count: READ_COUNT, blockMs: wait, controlOnly: true }),
+          );
+          if (end === 'finished') return summary;
+          if (end === 'stopped') break serving;
+        }
       }
       // Stopped: what was appended becomes durable, so a restart continues after it.
       await Promise.all(this.closes);
@@ -443,7 +471,7 @@ class CollectorProcess {
     this.fatal ??= toError(e);
   }
 
-  private async ack(ids: string[]): Promise<void> {
+  private async ack(ids: { control: readonly string[]; commits: readonly string[] }): Promise<void> {
     await ackCollectorInbox(this.redis, this.store.keys, ids);
   }
 
@@ -603,7 +631,7 @@ class CollectorProcess {
   }
 
   /** Closes a run in the background (finalizing merges its parts), acknowledging the request when done. */
-  private close(id: string, request: CloseRun): void {
+  private close(inbox: 'control' | 'commits', id: string, request: CloseRun): void {
     const runId = request.run;
     // Read again while its close runs (it stays pending until done): that close acknowledges it.
     if (this.closingRuns.has(runId)) return;
@@ -623,7 +651,7 @@ class CollectorProcess {
       // A complete run's state goes; a failed run's stays, so that a later scheduler resumes it.
       await this.store.closeRun(runId, status === 'complete');
       await sendToScheduler(this.redis, this.store.keys, { op: 'closed', run: runId });
-      await this.ack([id]);
+      await this.ack(inbox === 'control' ? { control: [id], commits: [] } : { control: [], commits: [id] });
     })()
       .catch((e) => this.fail(e))
       .finally(() => this.closingRuns.delete(runId));

@@ -13,7 +13,9 @@ export function sweepIdOf(name: string, fingerprint: string): string {
 /**
  * Every key of one sweep. Per-run state: a bitmap of committed events (the at-most-once guard), the
  * version texts workers read, the results waiting for the collector, and sweep boundaries' outcomes. Inboxes are streams: one the
- * scheduler reads (commits, failures, collector replies), one the collector reads with a consumer group.
+ * scheduler reads (commits, failures, collector replies), and two the collector reads with a consumer group:
+ * the workers' commits (read in paced batches) and its control requests (open, boundary, close, finish: read
+ * at once, so that pacing the commits never delays a boundary or a close).
  */
 export function sweepKeys(sweepId: string) {
   const p = `panta:${sweepId}`;
@@ -28,6 +30,7 @@ export function sweepKeys(sweepId: string) {
     inflight: `${p}:inflight`,
     schedulerInbox: `${p}:inbox:scheduler`,
     collectorInbox: `${p}:inbox:collector`,
+    collectorControl: `${p}:inbox:collector-control`,
     schedulerLease: `${p}:lease:scheduler`,
     collectorLease: `${p}:lease:collector`,
     /** Hash: collector shard -> its LLM judge calls, once that shard has made its runs durable (sharded collectors). */
@@ -44,12 +47,17 @@ export function sweepKeys(sweepId: string) {
 export type SweepKeys = ReturnType<typeof sweepKeys>;
 
 /**
- * The keys as collector shard `shard` sees them: its own inbox and lease (shard 0 keeps the unsharded names,
+ * The keys as collector shard `shard` sees them: its own inboxes and lease (shard 0 keeps the unsharded names,
  * so one collector is shard 0 of 1). Everything else is shared by the shards.
  */
 export function collectorKeys(keys: SweepKeys, shard: number): SweepKeys {
   if (shard === 0) return keys;
-  return { ...keys, collectorInbox: `${keys.collectorInbox}:${shard}`, collectorLease: `${keys.collectorLease}:${shard}` };
+  return {
+    ...keys,
+    collectorInbox: `${keys.collectorInbox}:${shard}`,
+    collectorControl: `${keys.collectorControl}:${shard}`,
+    collectorLease: `${keys.collectorLease}:${shard}`,
+  };
 }
 
 /**

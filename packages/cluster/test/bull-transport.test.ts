@@ -74,7 +74,7 @@ async function transportFor(sweep: LoadedSweep, watchMs = 5_000): Promise<Transp
     for (const { message: m } of entries) if (m.op !== 'opened' && m.op !== 'closed' && m.op !== 'written') transport.deliver(m);
   });
   let relaying: Promise<unknown> = Promise.resolve();
-  const relay = new InboxReader(redis, keys.collectorInbox, decodeCollectorMessage, (entries) => {
+  const relay = new InboxReader(redis, keys.collectorControl, decodeCollectorMessage, (entries) => {
     for (const { message: m } of entries) {
       if (m.op !== 'boundary') continue;
       relaying = relaying.then(async () => {

@@ -140,7 +140,9 @@ describe('the Lua steps of a worker', () => {
     expect(await commitBoundary(redis, { keys, runId: other, sweep: 2, outcome: '{"stop":false}' })).toBe('done');
     expect(await commitBoundary(redis, { keys, runId: other, sweep: 2, outcome: '{"stop":true}' })).toBe('before');
     expect(await redis.hget(keys.boundaries(other), '2')).toBe('{"stop":false}');
-    const asked = (await redis.xrange(keys.collectorInbox, '-', '+')).map(([id, f]) => decodeCollectorMessage(keys.collectorInbox, id, f));
+    const asked = (await redis.xrange(keys.collectorControl, '-', '+')).map(([id, f]) =>
+      decodeCollectorMessage(keys.collectorControl, id, f),
+    );
     expect(asked).toContainEqual({ op: 'boundary', run: other, sweep: 2 });
     expect(await failBoundary(redis, { keys, runId: other, sweep: 2, error: 'boom' })).toBe('before');
     expect(await failBoundary(redis, { keys, runId: other, sweep: 3, error: 'boom' })).toBe('done');

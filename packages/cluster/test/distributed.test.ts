@@ -161,6 +161,7 @@ describe('distributed mode on BullMQ and a real redis-server', () => {
     const id = Object.keys(await redis.hgetall(SWEEPS_KEY)).find((k) => k.startsWith('killed-'))!;
     expect(await redis.keys(`panta:${id}:run:*`)).toEqual([]);
     expect(await redis.xlen(sweepKeys(id).collectorInbox)).toBe(0);
+    expect(await redis.xlen(sweepKeys(id).collectorControl)).toBe(0);
     expect(await redis.hget(sweepKeys(id).state, 'phase')).toBe('done');
     expect(await redis.keys(`bull:${EVENT_QUEUE}:*|*`)).toEqual([]);
   });
@@ -364,5 +365,7 @@ describe('distributed mode when the model fails', () => {
     const id = Object.keys(await redis.hgetall(SWEEPS_KEY)).find((k) => k.startsWith('sharded-'))!;
     expect(await redis.xlen(sweepKeys(id).collectorInbox)).toBe(0);
     expect(await redis.xlen(`${sweepKeys(id).collectorInbox}:1`)).toBe(0);
+    expect(await redis.xlen(sweepKeys(id).collectorControl)).toBe(0);
+    expect(await redis.xlen(`${sweepKeys(id).collectorControl}:1`)).toBe(0);
   });
 });

@@ -139,7 +139,7 @@ export async function commitBoundary(redis: PantaRedis, a: CommitBoundaryArgs): 
   const k = a.keys;
   return once(
     'commitBoundary-3',
-    await lua(redis).commitBoundary3(k.boundaries(a.runId), k.closed, k.collectorInbox, a.runId, a.sweep, a.outcome),
+    await lua(redis).commitBoundary3(k.boundaries(a.runId), k.closed, k.collectorControl, a.runId, a.sweep, a.outcome),
   );
 }
 

@@ -1,7 +1,7 @@
 /**
  * Commits a sweep boundary's outcome at most once (a retried or duplicated job changes nothing) and asks the
  * collector to journal it; the collector then tells the scheduler. Refused for a closed run.
- * KEYS: boundaries hash, closed set, collector inbox
+ * KEYS: boundaries hash, closed set, collector control inbox
  * ARGV: run id, sweep, outcome JSON
  * Returns 1 committed, 0 committed before, -1 run closed.
  */
