@@ -38,14 +38,14 @@ function specOf(t) {
   return spec;
 }
 
-async function sweep(k, t) {
+async function sweep(k, t, rep) {
   const spec = specOf(t);
   await redis.redis.flushall();
   const redisCpu0 = await redis.cpuNow();
   const counted = await redis.counts();
   const env = { PANTA_REDIS_URL: redis.url };
   const t0 = performance.now();
-  const out = join(dir, `k${k}-t${t}`);
+  const out = join(dir, `k${k}-t${t}-${rep}`);
   const collectors = Array.from({ length: k }, (_, i) =>
     proc(['collector', '--out', out, ...(k > 1 ? ['--shard', `${i + 1}/${k}`] : [])], env),
   );
@@ -83,9 +83,9 @@ console.log(
 );
 const countLines = [];
 let base;
-for (const k of ks) {
-  const a = await sweep(k, trials);
-  const b = await sweep(k, 3 * trials);
+for (const [rep, k] of ks.entries()) {
+  const a = await sweep(k, trials, rep);
+  const b = await sweep(k, 3 * trials, rep);
   const shards = a.shardMs.map((ms, i) => perEvent(ms, b.shardMs[i]));
   const all = sum(shards);
   const busiest = Math.max(...shards);
