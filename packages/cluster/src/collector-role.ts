@@ -45,13 +45,17 @@ const PENDING_READ_MS = 5000;
 const REPORT_MS = 50;
 /**
  * Reads of the workers' commits are paced to bring about GATHER_EVENTS events each, waiting at most
- * GATHER_MAX_MS between two (collector-pace.ts): the rows' latency this adds is what the scheduler's window
- * of unwritten events absorbs, and no control request waits for it.
+ * GATHER_MAX_MS between two (collector-pace.ts). The rows' latency this adds is absorbed by the scheduler's
+ * window of unwritten events (the spec's lookahead, 16,384 by default); no control request waits for it, and
+ * a run whose end waits on its rows alone asks for them ('rows'), so runs retire as soon as before. A read
+ * of 256 events is about 40 ms of work here; reads of 500 may have cost chains some slot-time on a 2-core
+ * machine, where the collector's bursts take a core from the roles on the chain's path (bench/NOTES.md:
+ * paced reads).
  */
-const GATHER_EVENTS = 500;
+const GATHER_EVENTS = 256;
+const GATHER_MAX_MS = 1000;
 /** Entries one read takes from each inbox at most. */
 const READ_COUNT = 1000;
-const GATHER_MAX_MS = 500;
 
 export interface CollectorOptions {
   redis: string;
@@ -338,6 +342,8 @@ class CollectorProcess {
       let pendingReadAt = Date.now();
       const pace = new ReadPace(GATHER_EVENTS, GATHER_MAX_MS);
       let summary: SweepSummary | null = null;
+      // The scheduler waits on a run's rows alone (a 'rows' request): the commits are read at once.
+      let rowsWanted = false;
       // Handles one inbox's entries in order; 'finished' once the sweep is (or this shard's part is), 'stopped'
       // when stopped while waiting for the other shards.
       type Inbox = 'control' | 'commits';
@@ -358,6 +364,9 @@ class CollectorProcess {
             acks.push(id);
           } else if (m.op === 'boundary') {
             await this.boundary(m.run, m.sweep);
+            acks.push(id);
+          } else if (m.op === 'rows') {
+            rowsWanted = true;
             acks.push(id);
           } else if (m.op === 'close') {
             this.close(inbox, id, m);
@@ -411,11 +420,13 @@ class CollectorProcess {
         if (end === 'finished') return summary;
         if (end === 'stopped') break;
         // Paced: the next read of commits waits until about GATHER_EVENTS have gathered (see ReadPace), and
-        // only control requests are read meanwhile, at once; a read that left more behind reads on.
+        // only control requests are read meanwhile, at once; a read that left more behind, or a run whose
+        // end waits on its rows alone, reads on.
         const events = read.commits.reduce((n, e) => n + (e.message.op === 'done' ? e.message.items.length : 0), 0);
         const paced = events > 0 ? pace.waitAfter(events, readAt, Date.now()) : 0;
-        let wait = read.commits.length >= READ_COUNT ? 0 : paced;
-        for (let until = Date.now() + wait; wait >= 1 && !options.signal?.aborted; wait = until - Date.now()) {
+        let wait = read.commits.length >= READ_COUNT || rowsWanted ? 0 : paced;
+        rowsWanted = false;
+        for (let until = Date.now() + wait; wait >= 1 && !rowsWanted && !options.signal?.aborted; wait = until - Date.now()) {
           end = await handleRead(
             await readCollectorInbox(this.blocking, keys, { pending: false, count: READ_COUNT, blockMs: wait, controlOnly: true }),
           );

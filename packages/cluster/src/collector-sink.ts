@@ -19,6 +19,8 @@ export class RemoteSink implements RunSink {
     public written: number,
     private readonly onWritten: (count: number) => void,
     readonly control?: Control,
+    /** Asks the collector for this run's rows now (the executor waits on nothing else). */
+    readonly rowsWanted?: () => void,
   ) {}
 
   /** The collector journalled the boundary before the scheduler heard of it: nothing left to wait for. */
@@ -82,7 +84,10 @@ export class CollectorSink {
   }
 
   sink(runId: string, next: number, onWritten: (count: number) => void, control?: Control): RemoteSink {
-    const sink = new RemoteSink(next, onWritten, control);
+    // A failed request only costs the paced wait it was meant to cut (the rows come at the collector's pace).
+    const sink = new RemoteSink(next, onWritten, control, () => {
+      sendToCollector(this.redis, this.keysOf(runId), { op: 'rows', run: runId }).catch(() => undefined);
+    });
     this.sinks.set(runId, sink);
     return sink;
   }

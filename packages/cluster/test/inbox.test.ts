@@ -33,6 +33,7 @@ const collector: CollectorMessage[] = [
   { op: 'close', run: 'r2', status: 'complete', wallMs: 1234.5 },
   { op: 'close', run: 'r3', status: 'failed', wallMs: 20, error: 'event 4 failed' },
   { op: 'finish' },
+  { op: 'rows', run: 'r4' },
 ];
 
 describe('inbox messages', () => {

@@ -28,6 +28,11 @@ export interface RunSink {
   acceptBoundary?(task: BoundaryTask, outcome: BoundaryOutcome): Promise<void>;
   /** The last boundary already decided when the run was opened (a resume), and its state. */
   readonly control?: { sweep: number; state?: ControlState };
+  /**
+   * Called once when the run waits on nothing but its rows (every event answered, some rows not appended): a
+   * sink that appends in batches (the collector process paces its reads) appends what it holds now.
+   */
+  rowsWanted?(): void;
 }
 
 /** A run being executed: its planner, its sink, and what it has in flight. */
@@ -42,6 +47,8 @@ export interface ActiveRun<S extends RunSink = RunSink> {
   stopped?: boolean;
   /** Sweep boundaries (early stopping, drift-policy): the last decided and whether one is running. */
   boundary?: { sweep: number; state?: ControlState; running: boolean };
+  /** The sink was told the run waits only on its rows (RunSink.rowsWanted). */
+  rowsAsked?: boolean;
 }
 
 export interface ExecutorProgress {
@@ -400,7 +407,10 @@ export class Executor<S extends RunSink = RunSink> {
       const a = this.active[i];
       if (a.inflight > 0) continue;
       if (a.error || (a.planner.done && a.sink.backlog === 0)) this.retire(a);
-      else if (this.stopping) {
+      else if (a.planner.done && !this.stopping && !a.rowsAsked) {
+        a.rowsAsked = true;
+        a.sink.rowsWanted?.();
+      } else if (this.stopping) {
         a.stopped = true;
         this.retire(a);
       }

@@ -30,6 +30,8 @@ ${options.earlyStopping ? 'early_stopping: {window: 1, min_sweeps: 1}\n' : ''}${
 export interface SinkOptions {
   batch?: number;
   holdBoundaries?: boolean;
+  /** Writes no row until the executor calls rowsWanted (a collector whose reads are paced). */
+  holdRows?: boolean;
   /** Every write of the sink fails with this. */
   writeError?: Error;
   /** A sink that records no sweep boundaries. */
@@ -85,6 +87,7 @@ export function harness(
       const sink = new FakeSink(start, (count) => executor.written(count), {
         ...(so.batch ? { batch: so.batch } : {}),
         ...(so.holdBoundaries ? { holdBoundaries: true } : {}),
+        ...(so.holdRows ? { holdRows: true } : {}),
         ...(so.control ? { control: so.control } : {}),
         boundaries: !so.noBoundaries,
       });

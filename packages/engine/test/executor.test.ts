@@ -82,6 +82,21 @@ describe('the executor over a fake transport', () => {
     expect(done.error).toBeUndefined();
   });
 
+  it('tells a sink once when its run waits on nothing but its rows, and retires the run once they are written', async () => {
+    const sweep = smallSweep({ trials: 2 });
+    const h = harness(sweep, { concurrency: 4, sink: () => ({ holdRows: true }) });
+    h.transport.auto = {};
+    const running = h.executor.run();
+    await until(() => h.sinks.size === 2 && [...h.sinks.values()].every((s) => s.rowsAsked === 1), 'both runs asked for rows');
+    await running;
+    for (const run of sweep.runs) {
+      const sink = h.sinks.get(run.runId)!;
+      expect(sink.rowsAsked).toBe(1);
+      expect(sink.rows).toEqual(range(EVENTS));
+    }
+    expect(h.closed.map((a) => a.error)).toEqual([undefined, undefined]);
+  });
+
   it('with no runs, run() resolves at once with a final report', async () => {
     const h = harness(smallSweep(), { runs: [] });
     await h.executor.run();

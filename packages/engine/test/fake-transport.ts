@@ -171,6 +171,9 @@ export class FakeSink implements RunSink {
   /** Makes the next accept() reject (a write that failed). */
   writeError?: Error;
   acceptBoundary?: (task: BoundaryTask, outcome: BoundaryOutcome) => Promise<void>;
+  /** With holdRows: writes what it holds (a sink that appends in batches), and counts the calls. */
+  rowsWanted?: () => void;
+  rowsAsked = 0;
 
   constructor(
     startEvent: number,
@@ -179,10 +182,21 @@ export class FakeSink implements RunSink {
       batch?: number;
       boundaries?: boolean;
       holdBoundaries?: boolean;
+      /** Writes no row until rowsWanted() (a collector whose reads are paced). */
+      holdRows?: boolean;
       control?: { sweep: number; state?: ControlState };
     } = {},
   ) {
     this.next = startEvent;
+    if (options.holdRows) {
+      this.rowsWanted = () => {
+        this.rowsAsked++;
+        this.writeInOrder();
+        const held = this.held;
+        this.held = undefined;
+        held?.resolve();
+      };
+    }
     if (options.boundaries || options.control) {
       this.acceptBoundary = (task, outcome) => {
         const record = () => this.journal.push({ sweep: task.sweep, state: outcome.state });
@@ -225,6 +239,10 @@ export class FakeSink implements RunSink {
     if (this.writeError) return Promise.reject(this.writeError);
     this.waiting.set(task.plan.event, task);
     this.accepted++;
+    if (this.options.holdRows) {
+      this.held ??= withResolvers();
+      return this.held.promise;
+    }
     const batch = this.options.batch ?? 1;
     if (batch > 1 && this.waiting.size < batch && this.accepted < runEvents(task.run)) {
       this.held ??= withResolvers();

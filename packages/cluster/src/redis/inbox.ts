@@ -105,8 +105,17 @@ export interface FinishSweep {
   op: 'finish';
 }
 
+/**
+ * The scheduler waits on nothing but this run's rows (every event answered): read the commits now instead of
+ * at the paced time (collector-pace.ts), so a run's end costs no pause.
+ */
+export interface RowsWanted {
+  op: 'rows';
+  run: string;
+}
+
 /** What the collector reads (through its consumer group). */
-export type CollectorMessage = ResultsCommitted | BoundaryCommitted | OpenRun | CloseRun | FinishSweep;
+export type CollectorMessage = ResultsCommitted | BoundaryCommitted | OpenRun | CloseRun | FinishSweep | RowsWanted;
 
 /** A stream entry with its id (acknowledged by id) and its decoded message. */
 export interface Delivered<M> {
@@ -166,6 +175,8 @@ export function encodeCollectorMessage(m: CollectorMessage): string[] {
     }
     case 'finish':
       return ['op', 'finish'];
+    case 'rows':
+      return ['op', 'rows', 'run', m.run];
   }
 }
 
@@ -268,7 +279,7 @@ export function decodeSchedulerMessage(stream: string, id: string, flat: readonl
 
 export function decodeCollectorMessage(stream: string, id: string, flat: readonly string[]): CollectorMessage {
   const f = new Fields(stream, id, flat);
-  const op = f.oneOf('op', ['done', 'boundary', 'open', 'close', 'finish'] as const);
+  const op = f.oneOf('op', ['done', 'boundary', 'open', 'close', 'finish', 'rows'] as const);
   switch (op) {
     case 'done':
       return { op, items: f.tuples('items', 2).map(([run, event]) => ({ run, event }) as { run: string; event: number }) };
@@ -286,6 +297,8 @@ export function decodeCollectorMessage(stream: string, id: string, flat: readonl
       };
     case 'finish':
       return { op };
+    case 'rows':
+      return { op, run: f.text('run') };
   }
 }
 
