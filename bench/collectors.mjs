@@ -11,7 +11,8 @@
 // `--latency MS` gives the surrogate that latency per call, so that the event rate (at most 128 calls in
 // flight / MS) leaves the two cores room: at saturation K collectors contend with the workers, the scheduler
 // and Redis for them, and every process's CPU per event grows with the processes on the machine.
-// `--k 1,4` runs only those K (the ratios are then to the first).
+// `--k 1,4` runs only those K (the ratios are then to the first); a K given twice (`--k 1,4,1,4`) runs again
+// into a corpus of its own, to alternate K or builds in one run on a drifting machine.
 // Run after a build: node bench/collectors.mjs [--quick] [--latency MS] [--k LIST]
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

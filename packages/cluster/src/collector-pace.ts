@@ -1,10 +1,11 @@
 /**
  * Paces a collector's reads of the workers' commits so that each read brings about `target` events, waiting
- * at most `maxMs` between two (a read that finds a backlog is not paced: the caller reads on at once). Every read costs the same rounds (read, results, acknowledgement) and their
- * garbage however few events it brings: read as they come, K collector shards, each receiving 1/K of the
- * events, would pay K times the rounds of one collector. Paced by its own rate, each shard reads what one
- * collector would, whatever K. Nothing waits on these rows within milliseconds: the scheduler dispatches on
- * the workers' commits, and control requests (boundaries, closes) are read apart, at once.
+ * at most `maxMs` between two (a read that finds a backlog is not paced: the caller reads on at once). Every
+ * read costs the same rounds (read, results, acknowledgement) and their garbage however few events it brings:
+ * read as they come, K collector shards, each receiving 1/K of the events, would pay K times the rounds of
+ * one collector. Paced by its own rate, each shard reads what one collector would, whatever K. Nothing waits
+ * on these rows within milliseconds: the scheduler dispatches on the workers' commits, control requests
+ * (boundaries, closes) are read apart, at once, and a run's end asks for its rows ('rows').
  */
 export class ReadPace {
   /** Events per millisecond, smoothed over reads; undefined until two reads are known. */

@@ -14,8 +14,8 @@ export function sweepIdOf(name: string, fingerprint: string): string {
  * Every key of one sweep. Per-run state: a bitmap of committed events (the at-most-once guard), the
  * version texts workers read, the results waiting for the collector, and sweep boundaries' outcomes. Inboxes are streams: one the
  * scheduler reads (commits, failures, collector replies), and two the collector reads with a consumer group:
- * the workers' commits (read in paced batches) and its control requests (open, boundary, close, finish: read
- * at once, so that pacing the commits never delays a boundary or a close).
+ * the workers' commits (read in paced batches) and its control requests (open, boundary, close, finish, rows:
+ * read at once, so that pacing the commits never delays a boundary or a close).
  */
 export function sweepKeys(sweepId: string) {
   const p = `panta:${sweepId}`;
