@@ -7,6 +7,7 @@
 // It prints the slot-time the endpoints kept busy (their own counters, GET /panta/stats), events/s, and CPU
 // per event for every role (their log lines' cpu_ms) and for Redis (INFO cpu).
 // Run after a build: node bench/cluster-sim.mjs [--quick] [--endpoints N] [--slots S] [--call-ms MS] [--workers K]
+//   [--endpoint-processes]
 //   --workers K (K < N): K workers, each balancing over every endpoint (the spec's base_url list), since a
 //   worker's --base-url names one endpoint.
 import { readFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,7 +16,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { busyMs, logLine, proc, root, started } from './lib/panta.mjs';
 import { startRedis } from './lib/redis.mjs';
-import { startSurrogate } from './lib/surrogate.mjs';
+import { startSurrogate, startSurrogates } from './lib/surrogate.mjs';
 
 function flag(name, fallback, check = (n) => Number.isSafeInteger(n) && n >= 1) {
   const i = process.argv.indexOf(name);
@@ -82,9 +83,14 @@ const redis = await startRedis(dir);
 redisServer = redis.server;
 const env = { PANTA_REDIS_URL: redis.url };
 
-const servers = await Promise.all(
-  Array.from({ length: endpoints }, () => startSurrogate(['--slots', String(slots), '--token-ms', String(callMs / TOKENS)])),
-);
+// The simulated GPUs' servers cost this machine CPU a real cluster's would not: all in one process by default
+// (`serve-surrogate --endpoints N`), so that N Node runtimes' own costs do not starve the roles measured;
+// --endpoint-processes runs one process per endpoint, as before.
+const serverArgs = ['--slots', String(slots), '--token-ms', String(callMs / TOKENS)];
+const servers = process.argv.includes('--endpoint-processes')
+  ? await Promise.all(Array.from({ length: endpoints }, () => startSurrogate(serverArgs)))
+  : await startSurrogates(endpoints, serverArgs);
+const serverProcesses = [...new Map(servers.map((sv) => [sv.child.pid, sv])).values()];
 
 const spec = join(dir, 'sim.yaml');
 writeFileSync(
@@ -188,7 +194,7 @@ if (s.code !== 0 || c.code !== 0) {
 }
 const redisMs = ((await redis.cpuNow()) - redisCpu0) * 1000;
 const counts1 = await redis.counts();
-const serversMs = servers.reduce((a, sv) => a + procCpuMs(sv.child.pid), 0);
+const serversMs = serverProcesses.reduce((a, sv) => a + procCpuMs(sv.child.pid), 0);
 
 const written = logLine(c.out, 'corpus finished').events ?? Number.NaN;
 const roles = {
@@ -229,7 +235,7 @@ console.log(
   `  Redis per event: ${((counts1.commands - counts0.commands) / written).toFixed(1)} commands (Lua's included), ${((counts1.evals - counts0.evals) / written).toFixed(2)} EVALSHA, ${fmt((counts1.input - counts0.input) / written)} bytes received; ${((jobs.job_events ?? 0) / Math.max(1, jobs.jobs ?? 0)).toFixed(1)} events per job; ${counts1.rewrites - counts0.rewrites} AOF rewrites`,
 );
 
-for (const sv of servers) sv.stop();
-await Promise.all(servers.map((sv) => sv.exited));
+for (const sv of serverProcesses) sv.stop();
+await Promise.all(serverProcesses.map((sv) => sv.exited));
 redis.stop();
 rmSync(dir, { recursive: true, force: true });

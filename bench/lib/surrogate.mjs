@@ -5,16 +5,31 @@ import { proc, root } from './panta.mjs';
 
 /** Starts an endpoint on a free port with the given extra options; resolves once it listens. */
 export async function startSurrogate(args) {
-  const server = proc(['serve-surrogate', '--port', '0', '--dataset', join(root, 'datasets/rheon6.jsonl'), ...args]);
-  const url = await new Promise((ok, fail) => {
+  return (await startSurrogates(1, args))[0];
+}
+
+/**
+ * Starts `count` endpoints in one `serve-surrogate --endpoints count` process, each on a free port with its
+ * own batch and counters; resolves once all listen. They share the process: `child`, `exited` and `stop`
+ * are the process's.
+ */
+export async function startSurrogates(count, args) {
+  const server = proc(['serve-surrogate', '--port', '0', '--endpoints', String(count), '--dataset', join(root, 'datasets/rheon6.jsonl'), ...args]);
+  const urls = await new Promise((ok, fail) => {
     let seen = '';
     server.child.stdout.on('data', (d) => {
       seen += d;
-      const m = /listening on (http:\/\/\S+?)\/v1/.exec(seen);
-      if (m) ok(m[1]);
+      const found = [...seen.matchAll(/listening on (http:\/\/\S+?)\/v1/g)].map((m) => m[1]);
+      if (found.length === count) ok(found);
     });
     server.exited.then(({ out }) => fail(new Error(`serve-surrogate exited:\n${out}`)));
   });
-  const stats = async () => (await fetch(`${url}/panta/stats`)).json();
-  return { url, child: server.child, exited: server.exited, stats, stop: () => server.child.kill('SIGTERM') };
+  const stop = () => server.child.kill('SIGTERM');
+  return urls.map((url) => ({
+    url,
+    child: server.child,
+    exited: server.exited,
+    stats: async () => (await fetch(`${url}/panta/stats`)).json(),
+    stop,
+  }));
 }

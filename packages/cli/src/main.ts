@@ -337,6 +337,12 @@ export function buildProgram(setExit: (code: number) => void): Command {
     )
     .option('--port <p>', 'port (0: any free port, printed on start)', port, 8000)
     .option('--host <h>', 'interface to bind', '127.0.0.1')
+    .option(
+      '--endpoints <n>',
+      'endpoints served by this one process, each with its own port, slots and counters (ports --port, --port + 1, ...; any free ones with --port 0)',
+      intIn(1, 1024),
+      1,
+    )
     .option('--dataset <file>', 'prompt set the agent knows (JSON lines)', 'datasets/rheon6.jsonl')
     .option(
       '--template <name|file,...>',

@@ -259,8 +259,13 @@ class Reader {
     const length = this.u32(what);
     this.need(4 * length, what);
     const v = this.arena ? this.arena.take(length) : new Int32Array(length);
-    const { view } = this;
-    for (let i = 0, at = this.at; i < length; i++, at += 4) v[i] = view.getInt32(at, true);
+    // One memcpy of the bytes (little-endian as stored) where the host is little-endian too: a DataView read
+    // per word cost about 6 us per 384-float embedding, the largest step of a decode.
+    if (littleEndian) new Uint8Array(v.buffer, v.byteOffset, v.byteLength).set(this.b.subarray(this.at, this.at + v.byteLength));
+    else {
+      const { view } = this;
+      for (let i = 0, at = this.at; i < length; i++, at += 4) v[i] = view.getInt32(at, true);
+    }
     this.at += 4 * length;
     return v;
   }

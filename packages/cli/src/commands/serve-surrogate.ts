@@ -36,7 +36,7 @@ const nonNegativeInt = (n: number) => Number.isSafeInteger(n) && n >= 0;
 /** Checks the options and turns them into server options (prompts and template still to load). */
 export function parseServeOptions(
   opts: Record<string, unknown>,
-): Omit<SurrogateServerOptions, 'prompts' | 'template'> & { dataset: string; templateFile?: string } {
+): Omit<SurrogateServerOptions, 'prompts' | 'template'> & { endpoints: number; dataset: string; templateFile?: string } {
   const port = number(
     opts,
     'port',
@@ -46,6 +46,13 @@ export function parseServeOptions(
     'pass --port 8000, or --port 0 for any free port',
   );
   const host = typeof opts.host === 'string' && opts.host ? opts.host : '127.0.0.1';
+  const endpoints = number(opts, 'endpoints', '--endpoints', (n) => Number.isSafeInteger(n) && n >= 1, 'an integer >= 1', 'pass e.g. --endpoints 16');
+  if (port > 0 && port + endpoints - 1 > 65535)
+    throw new OptionError(
+      '--endpoints',
+      `${endpoints} endpoints from port ${port} go past port 65535`,
+      `pass a lower --port, or --port 0 for any free ports`,
+    );
   const dataset = typeof opts.dataset === 'string' && opts.dataset ? opts.dataset : 'datasets/rheon6.jsonl';
   const templateFile = typeof opts.template === 'string' && opts.template ? opts.template : undefined;
   const model = typeof opts.model === 'string' ? opts.model : 'surrogate-potts-v1';
@@ -91,6 +98,7 @@ export function parseServeOptions(
   return {
     port,
     host,
+    endpoints,
     dataset,
     templateFile,
     model,
@@ -130,7 +138,7 @@ function describe(o: ReturnType<typeof parseServeOptions>): string | undefined {
  * closed after a signal; 2 for bad options or input (nothing served).
  */
 export async function serveSurrogateCommand(opts: Record<string, unknown>): Promise<number> {
-  let server: Awaited<ReturnType<typeof startSurrogateServer>>;
+  const servers: Awaited<ReturnType<typeof startSurrogateServer>>[] = [];
   let config: ReturnType<typeof parseServeOptions>;
   try {
     config = parseServeOptions(opts);
@@ -148,33 +156,45 @@ export async function serveSurrogateCommand(opts: Record<string, unknown>): Prom
       file: ref,
     }));
     const [first, ...more] = templates;
-    try {
-      server = await startSurrogateServer({
-        ...config,
-        prompts,
-        template: first!.template,
-        templateFile: first!.file,
-        moreTemplates: more,
-      });
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'EADDRINUSE')
-        throw new OptionError(
-          '--port',
-          `${config.port} is already in use on ${config.host}`,
-          'choose another port, or --port 0 for any free port',
+    const { endpoints, ...shared } = config;
+    // Several endpoints in one process: a simulated cluster's servers on one machine without a Node process
+    // each (each process's own runtime, collector and cold code cost more CPU per call than the calls).
+    // Each has its own port, batch and counters, and its own fault seed, so their faults differ.
+    for (let i = 0; i < endpoints; i++) {
+      const port = shared.port ? shared.port + i : 0;
+      try {
+        servers.push(
+          await startSurrogateServer({
+            ...shared,
+            port,
+            ...(shared.faults ? { faults: { ...shared.faults, seed: (shared.faults.seed ?? 0) + i } } : {}),
+            prompts,
+            template: first!.template,
+            templateFile: first!.file,
+            moreTemplates: more,
+          }),
         );
-      if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND')
-        throw new OptionError(
-          '--host',
-          `cannot bind ${config.host} (${code})`,
-          'pass an address of this machine, e.g. --host 127.0.0.1 or --host 0.0.0.0',
-        );
-      if (code === 'EACCES')
-        throw new OptionError('--port', `not allowed to bind port ${config.port} (EACCES)`, 'choose a port above 1023');
-      throw e;
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === 'EADDRINUSE')
+          throw new OptionError(
+            endpoints > 1 ? '--port, --endpoints' : '--port',
+            `${port} is already in use on ${config.host}`,
+            endpoints > 1 ? 'choose another --port, or --port 0 for any free ports' : 'choose another port, or --port 0 for any free port',
+          );
+        if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND')
+          throw new OptionError(
+            '--host',
+            `cannot bind ${config.host} (${code})`,
+            'pass an address of this machine, e.g. --host 127.0.0.1 or --host 0.0.0.0',
+          );
+        if (code === 'EACCES') throw new OptionError('--port', `not allowed to bind port ${port} (EACCES)`, 'choose a port above 1023');
+        throw e;
+      }
     }
   } catch (error) {
+    // Nothing half-served: endpoints started before the one that failed close again.
+    await Promise.all(servers.map((s) => s.close()));
     if (error instanceof OptionError) {
       process.stderr.write(`panta: ${error.message}\n`);
       return EXIT.badInput;
@@ -182,8 +202,9 @@ export async function serveSurrogateCommand(opts: Record<string, unknown>): Prom
     return reportError(error);
   }
   const about = describe(config);
-  if (about) process.stderr.write(`serve-surrogate: ${about}\n`);
-  process.stdout.write(`serve-surrogate listening on ${server.url}/v1 (model ${server.model}, ${server.promptCount} prompts)\n`);
+  if (about) process.stderr.write(`serve-surrogate: ${about}${servers.length > 1 ? ` (each of ${servers.length} endpoints)` : ''}\n`);
+  for (const server of servers)
+    process.stdout.write(`serve-surrogate listening on ${server.url}/v1 (model ${server.model}, ${server.promptCount} prompts)\n`);
   const signal = await new Promise<NodeJS.Signals>((done) => {
     const stop = (s: NodeJS.Signals) => {
       process.off('SIGINT', stop);
@@ -193,11 +214,12 @@ export async function serveSurrogateCommand(opts: Record<string, unknown>): Prom
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
-  await server.close();
-  const s = server.stats();
-  const faults = Object.values(s.faults).reduce((a, b) => a + b, 0);
+  await Promise.all(servers.map((s) => s.close()));
+  const all = servers.map((s) => s.stats());
+  const sum = (f: (s: (typeof all)[number]) => number) => all.reduce((a, s) => a + f(s), 0);
+  const faults = sum((s) => Object.values(s.faults).reduce((a, b) => a + b, 0));
   process.stderr.write(
-    `serve-surrogate: ${signal}: stopped after ${s.requests} requests (${s.completed} answered, ${faults} faults injected, ${s.badRequests} bad, at most ${s.maxConcurrent} at once)\n`,
+    `serve-surrogate: ${signal}: stopped after ${sum((s) => s.requests)} requests (${sum((s) => s.completed)} answered, ${faults} faults injected, ${sum((s) => s.badRequests)} bad, at most ${Math.max(...all.map((s) => s.maxConcurrent))} at once${servers.length > 1 ? ` on one endpoint of ${servers.length}` : ''})\n`,
   );
   return EXIT.ok;
 }
