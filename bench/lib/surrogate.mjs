@@ -14,7 +14,16 @@ export async function startSurrogate(args) {
  * are the process's.
  */
 export async function startSurrogates(count, args) {
-  const server = proc(['serve-surrogate', '--port', '0', '--endpoints', String(count), '--dataset', join(root, 'datasets/rheon6.jsonl'), ...args]);
+  const server = proc([
+    'serve-surrogate',
+    '--port',
+    '0',
+    '--endpoints',
+    String(count),
+    '--dataset',
+    join(root, 'datasets/rheon6.jsonl'),
+    ...args,
+  ]);
   const urls = await new Promise((ok, fail) => {
     let seen = '';
     server.child.stdout.on('data', (d) => {

@@ -53,6 +53,60 @@ describe('panta serve-surrogate (the built binary)', () => {
     expect(stderr).toMatch(/SIGTERM: stopped after 2 requests/);
   });
 
+  it('--endpoints N: N endpoints in one process, each on its own port with its own counters', async () => {
+    const child = spawn(process.execPath, [BIN, 'serve-surrogate', '--port', '0', '--endpoints', '3', '--fault-rate', '0'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const lines = await new Promise<string[]>((resolve, reject) => {
+      child.stdout.on('data', (d: Buffer) => {
+        stdout += d.toString();
+        const done = stdout.split('\n').filter((l) => l);
+        if (done.length === 3) resolve(done);
+      });
+      child.on('exit', () => reject(new Error(`exited early: ${stderr}`)));
+    });
+    try {
+      const urls = lines.map((l) => /listening on (http:\S+)\/v1 /.exec(l)![1]);
+      expect(new Set(urls).size).toBe(3);
+      const prompt = renderPrompt(DEFAULT_TEMPLATE, {
+        question: 'How old was Queen Elizabeth II when she died?',
+        sweep: 0,
+        temperature: 0.7,
+        neighbourAgents: [],
+        neighbourAnswers: [],
+      });
+      // Two calls to the second endpoint, one to the third: each endpoint counts its own.
+      for (const i of [1, 1, 2]) {
+        const client = new OpenAI({ baseURL: `${urls[i]}/v1`, apiKey: 'unused', maxRetries: 0 });
+        const r = await client.chat.completions.create({
+          model: 'surrogate-potts-v1',
+          messages: [
+            { role: 'system', content: prompt.system },
+            { role: 'user', content: prompt.user },
+          ],
+          seed: i,
+          max_tokens: 20,
+        });
+        expect(r.choices[0].message.content!.length).toBeGreaterThan(0);
+      }
+      const completed = await Promise.all(
+        urls.map(async (u) => ((await (await fetch(`${u}/panta/stats`)).json()) as { completed: number }).completed),
+      );
+      expect(completed).toEqual([0, 2, 1]);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+    expect(stderr).toMatch(
+      /SIGTERM: stopped after 6 requests \(3 answered, 0 faults injected, 0 bad, at most 1 at once on one endpoint of 3\)/,
+    );
+  });
+
   it('bad options: one line naming the option and the fix, exit 2', () => {
     for (const [args, text] of [
       [['--fault-rate', '1.5'], /^panta: serve-surrogate: --fault-rate: 1\.5 is too big \(maximum 1\); fix: use a value of at most 1$/m],
@@ -60,6 +114,11 @@ describe('panta serve-surrogate (the built binary)', () => {
       [['--slots', '-1'], /^panta: serve-surrogate: --slots: /],
       [['--token-ms', '2'], /^panta: serve-surrogate: --token-ms: .*--slots/],
       [['--dataset', 'no/such.jsonl'], /^panta: serve-surrogate: --dataset: cannot read no\/such\.jsonl/],
+      [['--endpoints', '0'], /^panta: serve-surrogate: --endpoints: 0 is too small \(minimum 1\); fix: /],
+      [
+        ['--port', '65535', '--endpoints', '2'],
+        /^panta: serve-surrogate: --endpoints: 2 endpoints from port 65535 go past port 65535; fix: /,
+      ],
     ] as const) {
       const r = panta(['serve-surrogate', '--port', '0', ...args]);
       expect(r.code, r.stderr).toBe(2);

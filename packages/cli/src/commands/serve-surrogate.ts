@@ -46,7 +46,14 @@ export function parseServeOptions(
     'pass --port 8000, or --port 0 for any free port',
   );
   const host = typeof opts.host === 'string' && opts.host ? opts.host : '127.0.0.1';
-  const endpoints = number(opts, 'endpoints', '--endpoints', (n) => Number.isSafeInteger(n) && n >= 1, 'an integer >= 1', 'pass e.g. --endpoints 16');
+  const endpoints = number(
+    opts,
+    'endpoints',
+    '--endpoints',
+    (n) => Number.isSafeInteger(n) && n >= 1,
+    'an integer >= 1',
+    'pass e.g. --endpoints 16',
+  );
   if (port > 0 && port + endpoints - 1 > 65535)
     throw new OptionError(
       '--endpoints',
