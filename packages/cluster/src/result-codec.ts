@@ -259,9 +259,11 @@ class Reader {
     const length = this.u32(what);
     this.need(4 * length, what);
     const v = this.arena ? this.arena.take(length) : new Int32Array(length);
-    // One memcpy of the bytes (little-endian as stored) where the host is little-endian too: a DataView read
-    // per word cost about 6 us per 384-float embedding, the largest step of a decode.
-    if (littleEndian) new Uint8Array(v.buffer, v.byteOffset, v.byteLength).set(this.b.subarray(this.at, this.at + v.byteLength));
+    // A carved array's bytes in one copy (stored little-endian, as this host is): a DataView read per word is
+    // a loop of 384 for an embedding. Not for the small arrays V8 keeps on its heap (neighbours, versions):
+    // asking those for their .buffer would give each a backing store of its own, what the arena avoids.
+    if (littleEndian && length > SMALL_WORDS)
+      new Uint8Array(v.buffer, v.byteOffset, v.byteLength).set(this.b.subarray(this.at, this.at + v.byteLength));
     else {
       const { view } = this;
       for (let i = 0, at = this.at; i < length; i++, at += 4) v[i] = view.getInt32(at, true);
