@@ -165,7 +165,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--base-url <url>', "the LLM judge's endpoint instead of the spec's (e.g. the head node's vLLM)", httpUrl)
     .option(
       '--durable-ms <ms>',
-      'how often appended rows are made durable (default 10000: fewer, larger parts; results stay in Redis until then)',
+      'the longest appended rows wait to be made durable, their results in Redis until then (default 60000); a run whose waiting results fill a part (4 MiB) goes sooner, and the largest runs go first while all runs together hold more than 256 MiB',
       timerMs,
     )
     .option(

@@ -22,6 +22,7 @@ import {
 import { LlmJudge, createJudge } from '@panta/judge';
 import { endpointsOf, waitForEndpoints } from '@panta/llm';
 import type { Redis } from 'ioredis';
+import { durableDue } from './collector-durable.js';
 import { ReadPace } from './collector-pace.js';
 import { collectorShards } from './collector-shards.js';
 import { collectorKeys, sweepKeys, type SweepKeys } from './keys.js';
@@ -56,6 +57,20 @@ const GATHER_EVENTS = 256;
 const GATHER_MAX_MS = 1000;
 /** Entries one read takes from each inbox at most. */
 const READ_COUNT = 1000;
+/**
+ * Appended rows become durable (a Parquet part, after which their results leave Redis) once the oldest has
+ * waited `durableMs` (default DURABLE_MS), or once the run's waiting results fill a part worth its file
+ * (DURABLE_PART_BYTES), or, largest runs first, while all runs' waiting results exceed DURABLE_BUDGET_BYTES
+ * (Redis's memory, and what a restarted collector reads again). Every part costs a file, two fsyncs and a
+ * merge at the run's close: made durable every 10 s whatever their size, the small runs of an eraclitus-like
+ * sweep wrote six parts of about 20 rows each, most of the collector's CPU per event (bench/NOTES.md: parts
+ * worth their files).
+ */
+const DURABLE_MS = 60_000;
+const DURABLE_PART_BYTES = 4 << 20;
+const DURABLE_BUDGET_BYTES = 256 << 20;
+/** How often the runs' waiting rows are looked at, at most. */
+const DURABLE_TICK_MS = 5_000;
 
 export interface CollectorOptions {
   redis: string;
@@ -67,7 +82,10 @@ export interface CollectorOptions {
   baseUrl?: string;
   log: Logger;
   signal?: AbortSignal;
-  /** How often rows appended are made durable (and their results deleted from Redis). */
+  /**
+   * The longest appended rows wait to be made durable (and their results deleted from Redis), default 60 s;
+   * a run's rows go sooner once they fill a part, and the largest runs' while Redis holds too many results.
+   */
   durableMs?: number;
   /** How long to wait for an LLM judge's endpoint to answer before collecting (default 600 s; 0: not at all). */
   waitEndpointMs?: number;
@@ -85,6 +103,9 @@ interface OpenRun {
   recorder: RunRecorder;
   /** Rows durably written: their results are gone from Redis. */
   durable: number;
+  /** Bytes of the results taken since the rows were last made durable, and when the first of them came. */
+  waitingBytes: number;
+  waitingSince: number | undefined;
   reported: number;
   closing: boolean;
 }
@@ -330,7 +351,7 @@ class CollectorProcess {
       ),
       setInterval(
         this.once(() => this.makeDurable()),
-        options.durableMs ?? 10_000,
+        Math.min(this.durableMs, DURABLE_TICK_MS),
       ),
     ];
     log.info({ out: sweep.out, reopened: this.runs.size, cpu_ms: cpuMs() }, 'collector started');
@@ -377,7 +398,7 @@ class CollectorProcess {
             acks.push(id);
             if (!manifest) {
               // A shard other than 0: its runs are closed and durable; shard 0 finishes the corpus.
-              await this.makeDurable();
+              await this.makeDurable(true);
               await store.markCollectorDone(this.shard.index, judgeCalls);
               log.info(
                 { shard: `${this.shard.index + 1}/${this.shard.count}`, cpu_ms: cpuMs() },
@@ -436,7 +457,7 @@ class CollectorProcess {
       }
       // Stopped: what was appended becomes durable, so a restart continues after it.
       await Promise.all(this.closes);
-      await this.makeDurable();
+      await this.makeDurable(true);
       log.info({}, 'collector stopped');
       return null;
     } finally {
@@ -511,7 +532,15 @@ class CollectorProcess {
         }
         const recorder = await this.corpus.openRecorder(run, progress.nextEvent);
         await this.restoreBoundaries(run, recorder);
-        this.runs.set(runId, { run, recorder, durable: progress.nextEvent, reported: -1, closing: false });
+        this.runs.set(runId, {
+          run,
+          recorder,
+          durable: progress.nextEvent,
+          waitingBytes: 0,
+          waitingSince: undefined,
+          reported: -1,
+          closing: false,
+        });
         await store.markOpen(runId);
         await this.loadResults(runId);
         reply = { next: progress.nextEvent, finalized: false };
@@ -610,6 +639,8 @@ class CollectorProcess {
   private take(runId: string, stored: readonly Buffer[]): void {
     const open = this.runs.get(runId);
     if (!open || stored.length === 0) return;
+    for (const b of stored) open.waitingBytes += b.length;
+    open.waitingSince ??= Date.now();
     for (const { plan, outcome } of decodeResults(stored)) {
       if (open.recorder.holds(plan.event)) continue;
       open.recorder.accept({ run: open.run, plan }, outcome)?.catch((e: unknown) => this.fail(e as Error));
@@ -630,15 +661,31 @@ class CollectorProcess {
     await this.store.reportWritten(counts);
   }
 
-  /** Appended rows become a durable part; only then are their results deleted from Redis. */
-  private async makeDurable(): Promise<void> {
-    for (const [runId, r] of this.runs) {
-      if (r.closing || r.recorder.written === r.durable) continue;
+  /**
+   * Appended rows become a durable part, only then are their results deleted from Redis: every run's (`all`:
+   * stopping, a shard done), or those due (see DURABLE_MS).
+   */
+  private async makeDurable(all = false): Promise<void> {
+    const now = Date.now();
+    const candidates = [...this.runs].filter(([, r]) => !r.closing && r.recorder.written !== r.durable);
+    const due = all
+      ? candidates.map(([runId]) => runId)
+      : durableDue(candidates, now, { maxWaitMs: this.durableMs, partBytes: DURABLE_PART_BYTES, budgetBytes: DURABLE_BUDGET_BYTES });
+    for (const runId of due) {
+      const r = this.runs.get(runId);
+      if (!r || r.closing) continue;
       const upto = r.recorder.written;
       await r.recorder.flush();
       await this.store.dropResults(runId, r.durable, upto);
       r.durable = upto;
+      // Results taken but not yet appended (an earlier event's still missing) wait on, counted from now.
+      r.waitingBytes = 0;
+      r.waitingSince = r.recorder.backlog > 0 ? now : undefined;
     }
+  }
+
+  private get durableMs(): number {
+    return this.options.durableMs ?? DURABLE_MS;
   }
 
   /** Closes a run in the background (finalizing merges its parts), acknowledging the request when done. */
