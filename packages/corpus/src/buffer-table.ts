@@ -1,5 +1,6 @@
 import duckdb from '@duckdb/node-bindings';
-import { DuckDBDataChunk, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBAppender, DuckDBConnection, DuckDBDataChunk } from '@duckdb/node-api';
+import { duckdbApi } from './duckdb-api.js';
 import { sqlIdent, sqlString } from './duckdb.js';
 import { columnListSql, type ColumnDef } from './event-schema.js';
 import { parseSqlType, sqlTypeText, toLogicalType, type SqlType } from './sql-type.js';
@@ -29,7 +30,7 @@ export class BufferTable {
     private appender: DuckDBAppender,
   ) {
     this.chunk = duckdb.create_data_chunk(types.map(toLogicalType));
-    this.chunkWrapper = new DuckDBDataChunk(this.chunk);
+    this.chunkWrapper = new (duckdbApi().DuckDBDataChunk)(this.chunk);
   }
 
   /** Creates the staging table (a TEMP table: private to `connection`, gone when it closes). */

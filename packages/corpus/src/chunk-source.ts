@@ -1,5 +1,6 @@
 import duckdb from '@duckdb/node-bindings';
-import { DuckDBTableFunction, type DuckDBConnection, type DuckDBInstance } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { duckdbApi } from './duckdb-api.js';
 import { sqlString } from './duckdb.js';
 import type { ColumnDef } from './event-schema.js';
 import { parseSqlType, toLogicalType, type SqlType } from './sql-type.js';
@@ -62,7 +63,7 @@ export async function registerChunkSource(db: DuckDBInstance): Promise<void> {
   const connection = await db.connect();
   try {
     // node-api's wrapper owns the handle; the callbacks use the raw bindings (no wrapper objects per chunk).
-    const wrapper = new DuckDBTableFunction();
+    const wrapper = new (duckdbApi().DuckDBTableFunction)();
     const tf = wrapper.table_function;
     duckdb.table_function_set_name(tf, FUNCTION);
     duckdb.table_function_add_parameter(tf, duckdb.create_logical_type(duckdb.Type.BIGINT));

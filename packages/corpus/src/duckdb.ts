@@ -1,6 +1,7 @@
 import './allocator.js';
 import { availableParallelism } from 'node:os';
-import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { loadDuckDBApi } from './duckdb-api.js';
 import { registerChunkSource } from './chunk-source.js';
 
 /**
@@ -27,15 +28,18 @@ export function duckdbThreads(): number {
 
 /** The process-wide instance, created on first use. */
 export function getDuckDB(): Promise<DuckDBInstance> {
-  instance ??= DuckDBInstance.create(':memory:', {
-    threads: String(duckdbThreads()),
-    // Shard merging and reading rely on rows leaving a scan in file order; this is DuckDB's default, made
-    // explicit because correctness (event order) depends on it.
-    preserve_insertion_order: 'true',
-    // Every Parquet file is read about once (a merge, the final measurement, verify): caching the bytes read
-    // only grows memory, by the shard's size on a merge (bench/NOTES.md: DuckDB's file cache).
-    enable_external_file_cache: 'false',
-  })
+  instance ??= loadDuckDBApi()
+    .then(({ DuckDBInstance }) =>
+      DuckDBInstance.create(':memory:', {
+        threads: String(duckdbThreads()),
+        // Shard merging and reading rely on rows leaving a scan in file order; this is DuckDB's default, made
+        // explicit because correctness (event order) depends on it.
+        preserve_insertion_order: 'true',
+        // Every Parquet file is read about once (a merge, the final measurement, verify): caching the bytes read
+        // only grows memory, by the shard's size on a merge (bench/NOTES.md: DuckDB's file cache).
+        enable_external_file_cache: 'false',
+      }),
+    )
     .then(async (db) => {
       // Writers COPY rows to Parquet straight from JS (chunk-source.ts).
       await registerChunkSource(db);

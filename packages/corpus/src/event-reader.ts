@@ -1,5 +1,5 @@
 import duckdb from '@duckdb/node-bindings';
-import { JSDuckDBValueConverter } from '@duckdb/node-api';
+import { duckdbApi } from './duckdb-api.js';
 import { openConnection, readParquetSql, sqlIdent } from './duckdb.js';
 import { toPlain } from './plain-values.js';
 import { fromDuckDBType, type SqlType } from './sql-type.js';
@@ -66,7 +66,7 @@ export async function* readEvents(files: string | readonly string[], options: Re
         const t = types[j];
         if (t) return readVector(duckdb.data_chunk_get_vector(chunk.chunk, j), t, rows, flat[j]);
         // Types outside the fast codecs (structs, dates...): node-api's generic conversion.
-        return { values: chunk.convertColumnValues(j, JSDuckDBValueConverter).map(toPlain) };
+        return { values: chunk.convertColumnValues(j, duckdbApi().JSDuckDBValueConverter).map(toPlain) };
       });
       pending.push({ rows, columns });
       pendingRows += rows;

@@ -1,5 +1,6 @@
 import duckdb from '@duckdb/node-bindings';
-import { DuckDBTypeId, type DuckDBType } from '@duckdb/node-api';
+import type { DuckDBType, DuckDBTypeId } from '@duckdb/node-api';
+import { duckdbApi } from './duckdb-api.js';
 
 /** The scalar types the corpus writes. Everything else is refused up front rather than mis-encoded. */
 export const SCALAR_TYPES = ['BOOLEAN', 'INTEGER', 'BIGINT', 'FLOAT', 'DOUBLE', 'VARCHAR', 'TIMESTAMP'] as const;
@@ -79,18 +80,21 @@ export function toLogicalType(t: SqlType): duckdb.LogicalType {
   return duckdb.create_array_type(toLogicalType(t.child), t.size);
 }
 
-const FROM_TYPE_ID: Partial<Record<DuckDBTypeId, ScalarName>> = {
-  [DuckDBTypeId.BOOLEAN]: 'BOOLEAN',
-  [DuckDBTypeId.INTEGER]: 'INTEGER',
-  [DuckDBTypeId.BIGINT]: 'BIGINT',
-  [DuckDBTypeId.FLOAT]: 'FLOAT',
-  [DuckDBTypeId.DOUBLE]: 'DOUBLE',
-  [DuckDBTypeId.VARCHAR]: 'VARCHAR',
-  [DuckDBTypeId.TIMESTAMP]: 'TIMESTAMP',
-};
+/** Built on first use: the type ids are the API's, loaded with DuckDB (duckdb-api.ts). */
+let fromTypeId: Partial<Record<DuckDBTypeId, ScalarName>> | undefined;
 
 /** The SqlType of a result column, or undefined when the fast codecs do not cover it. */
 export function fromDuckDBType(t: DuckDBType): SqlType | undefined {
+  const { DuckDBTypeId } = duckdbApi();
+  fromTypeId ??= {
+    [DuckDBTypeId.BOOLEAN]: 'BOOLEAN',
+    [DuckDBTypeId.INTEGER]: 'INTEGER',
+    [DuckDBTypeId.BIGINT]: 'BIGINT',
+    [DuckDBTypeId.FLOAT]: 'FLOAT',
+    [DuckDBTypeId.DOUBLE]: 'DOUBLE',
+    [DuckDBTypeId.VARCHAR]: 'VARCHAR',
+    [DuckDBTypeId.TIMESTAMP]: 'TIMESTAMP',
+  };
   if (t.typeId === DuckDBTypeId.LIST) {
     const child = fromDuckDBType(t.valueType);
     return child && { kind: 'list', child };
@@ -99,6 +103,6 @@ export function fromDuckDBType(t: DuckDBType): SqlType | undefined {
     const child = fromDuckDBType(t.valueType);
     return child && { kind: 'array', child, size: t.length };
   }
-  const name = FROM_TYPE_ID[t.typeId];
+  const name = fromTypeId[t.typeId];
   return name && { kind: 'scalar', name };
 }
