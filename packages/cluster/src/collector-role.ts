@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { InputError, runEvents, toError, type EncoderColumn, type RunPlan } from '@panta/core';
-import { acquireOutLock, shardProgress, type Manifest, type OutLock } from '@panta/corpus';
+import { acquireOutLock, getDuckDB, shardProgress, type Manifest, type OutLock } from '@panta/corpus';
 import {
   SweepCorpus,
   corpusToResume,
@@ -354,6 +354,8 @@ class CollectorProcess {
         Math.min(this.durableMs, DURABLE_TICK_MS),
       ),
     ];
+    // DuckDB (loaded with its first instance: duckdb-api.ts) before the first rows, which would wait for it.
+    await getDuckDB();
     log.info({ out: sweep.out, reopened: this.runs.size, cpu_ms: cpuMs() }, 'collector started');
     try {
       // Pending entries (delivered, never acknowledged) are read first, and again every few seconds: an
