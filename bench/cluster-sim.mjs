@@ -7,7 +7,9 @@
 // It prints the slot-time the endpoints kept busy (their own counters, GET /panta/stats), events/s, and CPU
 // per event for every role (their log lines' cpu_ms) and for Redis (INFO cpu).
 // Run after a build: node bench/cluster-sim.mjs [--quick] [--endpoints N] [--slots S] [--call-ms MS] [--workers K]
-//   [--endpoint-processes]
+//   [--endpoint-processes] [--embedded]
+//   --embedded: the same sweep in one `panta run` process against the same endpoints (no Redis roles): the
+//   slot-time the executor itself keeps busy, which the distributed mode is read against.
 //   --workers K (K < N): K workers, each balancing over every endpoint (the spec's base_url list), since a
 //   worker's --base-url names one endpoint.
 import { readFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -138,6 +140,77 @@ const counts0 = await redis.counts();
 const machine0 = machineCpu();
 const busy0 = await busyNow();
 const t0 = performance.now();
+const capacity = endpoints * slots;
+const share = (a, b) => (b.busy - a.busy) / (capacity * (b.t - a.t));
+const pct = (x) => `${(100 * x).toFixed(0)}%`;
+
+/** Slot-time busy sampled once a second until `done()` says stop: the share per tenth of the wall shows a tail. */
+function sample(done) {
+  const samples = [{ t: 0, ...busy0 }];
+  const finished = (async () => {
+    while (!done()) {
+      await sleep(1000);
+      if (done()) break;
+      samples.push({ t: performance.now() - t0, ...(await busyNow()) });
+      // A line on stderr every 10 s, for a long sweep on a loaded machine: calls answered, recent busy share.
+      if (samples.length % 10 === 1) {
+        const [a, b] = [samples.at(-11), samples.at(-1)];
+        process.stderr.write(
+          `  ... ${(b.t / 1000).toFixed(0)} s: ${fmt(b.completed - busy0.completed)} calls answered, last 10 s ${pct(share(a, b))} busy\n`,
+        );
+      }
+    }
+  })();
+  return { samples, finished };
+}
+
+/** The wall, events/s, slot-time busy (whole wall, first call to last reply, per tenth). */
+function printBusy(samples, wallMs, written, completed) {
+  const firstCall = samples.find((x) => x.busy > busy0.busy) ?? samples[0];
+  const lastCall = samples.findLast((x, i) => i > 0 && x.busy > samples[i - 1].busy) ?? samples.at(-1);
+  console.log(
+    `  wall ${(wallMs / 1000).toFixed(1)} s (process start to complete corpus), ${fmt(written)} events written: ${fmt((1000 * written) / wallMs)} events/s of ${fmt(demanded)} demanded`,
+  );
+  console.log(
+    `  slot-time busy: ${pct(share(samples[0], samples.at(-1)))} of the wall, ${pct(share(firstCall, lastCall))} from the first call to the last reply (goal: at least 90%); ${fmt(completed)} calls answered`,
+  );
+  const tenths = [];
+  for (let k = 0; k < 10; k++) {
+    const from = (k * wallMs) / 10;
+    const to = ((k + 1) * wallMs) / 10;
+    // Samples are 1 s apart: each tenth takes the samples nearest its ends.
+    const a = samples.reduce((best, x) => (Math.abs(x.t - from) < Math.abs(best.t - from) ? x : best));
+    const b = samples.reduce((best, x) => (Math.abs(x.t - to) < Math.abs(best.t - to) ? x : best));
+    tenths.push(b.t > a.t ? pct(share(a, b)) : '-');
+  }
+  console.log(`  busy per tenth of the wall: ${tenths.join(' ')}`);
+}
+
+// --embedded: the same sweep in one `panta run` against the same endpoints, the executor's own ceiling for
+// the distributed mode's slot-time.
+if (process.argv.includes('--embedded')) {
+  const run = proc(['run', spec, '--out', join(dir, 'out')]);
+  let over = false;
+  const { samples, finished } = sample(() => over);
+  const r = await run.exited;
+  const wallMs = performance.now() - t0;
+  over = true;
+  await finished;
+  if (r.code !== 0) {
+    console.error(`cluster-sim: the embedded run failed (${r.code}):\n${r.out.slice(-3000)}`);
+    process.exit(1);
+  }
+  const busy1 = await busyNow();
+  samples.push({ t: wallMs, ...busy1 });
+  console.log('  embedded (one `panta run` process):');
+  printBusy(samples, wallMs, events, busy1.completed - busy0.completed);
+  for (const sv of serverProcesses) sv.stop();
+  await Promise.all(serverProcesses.map((sv) => sv.exited));
+  redis.stop();
+  rmSync(dir, { recursive: true, force: true });
+  process.exit(0);
+}
+
 const collector = proc(['collector', '--out', join(dir, 'out')], env);
 const workers = Array.from({ length: workerCount }, (_, i) =>
   proc(
@@ -147,27 +220,8 @@ const workers = Array.from({ length: workerCount }, (_, i) =>
 );
 const scheduler = proc(['scheduler', spec], env);
 
-const capacity = endpoints * slots;
-const share = (a, b) => (b.busy - a.busy) / (capacity * (b.t - a.t));
-const pct = (x) => `${(100 * x).toFixed(0)}%`;
-
-// Slot-time busy over the sweep, sampled once a second: the share per tenth of the wall shows a tail.
-const samples = [{ t: 0, ...busy0 }];
 let done = false;
-const sampling = (async () => {
-  while (!done) {
-    await sleep(1000);
-    if (done) break;
-    samples.push({ t: performance.now() - t0, ...(await busyNow()) });
-    // A line on stderr every 10 s, for a long sweep on a loaded machine: calls answered, recent busy share.
-    if (samples.length % 10 === 1) {
-      const [a, b] = [samples.at(-11), samples.at(-1)];
-      process.stderr.write(
-        `  ... ${(b.t / 1000).toFixed(0)} s: ${fmt(b.completed - busy0.completed)} calls answered, last 10 s ${pct(share(a, b))} busy\n`,
-      );
-    }
-  }
-})();
+const { samples, finished: sampling } = sample(() => done);
 // A collector or worker that exits before the sweep is done would leave the scheduler waiting: stop there.
 const early = [['collector', collector], ...workers.map((w, i) => [`worker ${i}`, w])].map(([name, p]) =>
   p.exited.then((r) => ({ name, ...r })),
@@ -203,25 +257,7 @@ const roles = {
   workers: ws.reduce((a, w) => a + busyMs(w.out, 'worker started', 'worker stopped'), 0),
   redis: redisMs,
 };
-const firstCall = samples.find((x) => x.busy > busy0.busy) ?? samples[0];
-const lastCall = samples.findLast((x, i) => i > 0 && x.busy > samples[i - 1].busy) ?? samples.at(-1);
-
-console.log(
-  `  wall ${(wallMs / 1000).toFixed(1)} s (process start to complete corpus), ${fmt(written)} events written: ${fmt((1000 * written) / wallMs)} events/s of ${fmt(demanded)} demanded`,
-);
-console.log(
-  `  slot-time busy: ${pct(share(samples[0], samples.at(-1)))} of the wall, ${pct(share(firstCall, lastCall))} from the first call to the last reply (goal: at least 90%); ${fmt(busy1.completed - busy0.completed)} calls answered`,
-);
-const tenths = [];
-for (let k = 0; k < 10; k++) {
-  const from = (k * wallMs) / 10;
-  const to = ((k + 1) * wallMs) / 10;
-  // Samples are 1 s apart: each tenth takes the samples nearest its ends.
-  const a = samples.reduce((best, x) => (Math.abs(x.t - from) < Math.abs(best.t - from) ? x : best));
-  const b = samples.reduce((best, x) => (Math.abs(x.t - to) < Math.abs(best.t - to) ? x : best));
-  tenths.push(b.t > a.t ? pct(share(a, b)) : '-');
-}
-console.log(`  busy per tenth of the wall: ${tenths.join(' ')}`);
+printBusy(samples, wallMs, written, busy1.completed - busy0.completed);
 const us = (ms) => `${fmt((1000 * ms) / written)} us`;
 const total = roles.scheduler + roles.collector + roles.workers + roles.redis;
 console.log(
