@@ -1116,7 +1116,7 @@ describe.skipIf(!has('redis-server', ['--version']))('deploy/slurm run on this m
     expect(servers.find((l) => l.includes(`--port ${base + 2} `))).toContain('args=serve Qwen/Qwen3-14B ');
     // one worker per agents' server holding the server's batch, and the scheduler follows its slots
     const logs = join(dir, `logs-${jobId}`);
-    expect(readFileSync(join(logs, 'scheduler.log'), 'utf8')).toMatch(/"concurrency":8,"workers":1,"slots":8/);
+    expect(readFileSync(join(logs, 'scheduler.log'), 'utf8')).toMatch(/"concurrency":9,"workers":1,"slots":8/);
     // two collectors, a run each: the second wrote its run and ended, the first finished the corpus
     expect(readFileSync(join(logs, 'collector-2.log'), 'utf8')).toContain('"msg":"run finished"');
     expect(readFileSync(join(logs, 'collector.log'), 'utf8')).toContain('"msg":"corpus finished"');
