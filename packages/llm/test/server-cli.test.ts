@@ -7,102 +7,79 @@ import { panta, ROOT } from '../../../test/helpers.js';
 
 const BIN = join(ROOT, 'packages', 'cli', 'bin', 'panta.js');
 
+/** `panta serve-surrogate ARGS` until it has printed `count` listening lines; stderr and the exit code as they come. */
+async function serve(args: string[], count: number) {
+  const child = spawn(process.execPath, [BIN, 'serve-surrogate', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const lines = await new Promise<string[]>((resolve, reject) => {
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      const done = stdout.split('\n').slice(0, -1);
+      if (done.length >= count) resolve(done.slice(0, count));
+    });
+    child.on('exit', () => reject(new Error(`exited early: ${stderr}`)));
+  });
+  return { lines, exited, stderr: () => stderr, stop: () => child.kill('SIGTERM') };
+}
+
+/** One agent call in the template the server reads prompts back with; the reply's text. */
+async function ask(baseURL: string, seed: number, maxTokens: number): Promise<string> {
+  const m = renderPrompt(DEFAULT_TEMPLATE, {
+    question: 'How old was Queen Elizabeth II when she died?',
+    sweep: 0,
+    temperature: 0.7,
+    neighbourAgents: [],
+    neighbourAnswers: [],
+  });
+  const client = new OpenAI({ baseURL, apiKey: 'unused', maxRetries: 0 });
+  const r = await client.chat.completions.create({
+    model: 'surrogate-potts-v1',
+    messages: [
+      { role: 'system', content: m.system },
+      { role: 'user', content: m.user },
+    ],
+    seed,
+    max_tokens: maxTokens,
+  });
+  return r.choices[0].message.content ?? '';
+}
+
 describe('panta serve-surrogate (the built binary)', () => {
   it('prints where it listens, serves the OpenAI API, and exits 0 on SIGTERM after closing', async () => {
-    const child = spawn(process.execPath, [BIN, 'serve-surrogate', '--port', '0', '--slots', '8', '--token-ms', '1'], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    const line = await new Promise<string>((resolve, reject) => {
-      child.stdout.on('data', (d: Buffer) => {
-        stdout += d.toString();
-        if (stdout.includes('\n')) resolve(stdout.split('\n')[0]);
-      });
-      child.on('exit', () => reject(new Error(`exited early: ${stderr}`)));
-    });
+    const server = await serve(['--port', '0', '--slots', '8', '--token-ms', '1'], 1);
+    const [line] = server.lines;
     try {
       expect(line).toMatch(/^serve-surrogate listening on http:\/\/127\.0\.0\.1:\d+\/v1 \(model surrogate-potts-v1, 6 prompts\)$/);
       const baseURL = /(http:\S+)/.exec(line)![1];
       const client = new OpenAI({ baseURL, apiKey: 'unused', maxRetries: 0 });
       expect((await client.models.list()).data[0].id).toBe('surrogate-potts-v1');
-      const m = renderPrompt(DEFAULT_TEMPLATE, {
-        question: 'How old was Queen Elizabeth II when she died?',
-        sweep: 0,
-        temperature: 0.7,
-        neighbourAgents: [],
-        neighbourAnswers: [],
-      });
-      const r = await client.chat.completions.create({
-        model: 'surrogate-potts-v1',
-        messages: [
-          { role: 'system', content: m.system },
-          { role: 'user', content: m.user },
-        ],
-        seed: 1,
-        max_tokens: 100,
-      });
-      expect(r.choices[0].message.content!.length).toBeGreaterThan(0);
+      expect((await ask(baseURL, 1, 100)).length).toBeGreaterThan(0);
     } finally {
-      child.kill('SIGTERM');
+      server.stop();
     }
-    expect(await exited).toBe(0);
-    expect(stderr).toMatch(/SIGTERM: stopped after 2 requests/);
+    expect(await server.exited).toBe(0);
+    expect(server.stderr()).toMatch(/SIGTERM: stopped after 2 requests/);
   });
 
   it('--endpoints N: N endpoints in one process, each on its own port with its own counters', async () => {
-    const child = spawn(process.execPath, [BIN, 'serve-surrogate', '--port', '0', '--endpoints', '3', '--fault-rate', '0'], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    const lines = await new Promise<string[]>((resolve, reject) => {
-      child.stdout.on('data', (d: Buffer) => {
-        stdout += d.toString();
-        const done = stdout.split('\n').filter((l) => l);
-        if (done.length === 3) resolve(done);
-      });
-      child.on('exit', () => reject(new Error(`exited early: ${stderr}`)));
-    });
+    const server = await serve(['--port', '0', '--endpoints', '3', '--fault-rate', '0'], 3);
     try {
-      const urls = lines.map((l) => /listening on (http:\S+)\/v1 /.exec(l)![1]);
+      const urls = server.lines.map((l) => /listening on (http:\S+)\/v1 /.exec(l)![1]);
       expect(new Set(urls).size).toBe(3);
-      const prompt = renderPrompt(DEFAULT_TEMPLATE, {
-        question: 'How old was Queen Elizabeth II when she died?',
-        sweep: 0,
-        temperature: 0.7,
-        neighbourAgents: [],
-        neighbourAnswers: [],
-      });
       // Two calls to the second endpoint, one to the third: each endpoint counts its own.
-      for (const i of [1, 1, 2]) {
-        const client = new OpenAI({ baseURL: `${urls[i]}/v1`, apiKey: 'unused', maxRetries: 0 });
-        const r = await client.chat.completions.create({
-          model: 'surrogate-potts-v1',
-          messages: [
-            { role: 'system', content: prompt.system },
-            { role: 'user', content: prompt.user },
-          ],
-          seed: i,
-          max_tokens: 20,
-        });
-        expect(r.choices[0].message.content!.length).toBeGreaterThan(0);
-      }
+      for (const i of [1, 1, 2]) expect((await ask(`${urls[i]}/v1`, i, 20)).length).toBeGreaterThan(0);
       const completed = await Promise.all(
         urls.map(async (u) => ((await (await fetch(`${u}/panta/stats`)).json()) as { completed: number }).completed),
       );
       expect(completed).toEqual([0, 2, 1]);
     } finally {
-      child.kill('SIGTERM');
+      server.stop();
     }
-    expect(await exited).toBe(0);
-    expect(stderr).toMatch(
+    expect(await server.exited).toBe(0);
+    expect(server.stderr()).toMatch(
       /SIGTERM: stopped after 6 requests \(3 answered, 0 faults injected, 0 bad, at most 1 at once on one endpoint of 3\)/,
     );
   });
