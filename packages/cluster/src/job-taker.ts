@@ -1,9 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Worker, type Job } from 'bullmq';
+import type { Job, Worker } from 'bullmq';
 import { toError } from '@panta/core';
 import type { Redis } from 'ioredis';
 import type { Logger } from '@panta/engine';
 import { EVENT_QUEUE } from './keys.js';
+import { bullmq } from './cjs-deps.js';
 import type { BatchJob } from './result-codec.js';
 
 export interface JobTakerOptions {
@@ -42,7 +43,7 @@ export class JobTaker {
   private renewal?: NodeJS.Timeout;
 
   constructor(private readonly options: JobTakerOptions) {
-    this.worker = new Worker<BatchJob>(EVENT_QUEUE, null, {
+    this.worker = new (bullmq().Worker)<BatchJob>(EVENT_QUEUE, null, {
       connection: options.connection,
       lockDuration: options.lockMs,
       stalledInterval: options.lockMs,

@@ -1,5 +1,6 @@
-import { Redis } from 'ioredis';
 import { InputError, redact, registerSecret } from '@panta/core';
+import type { Redis } from 'ioredis';
+import { ioredis } from './cjs-deps.js';
 import { withScripts, type PantaRedis } from './redis/scripts.js';
 
 export type { PantaRedis } from './redis/scripts.js';
@@ -37,7 +38,7 @@ function passwordFor(url: string): string | undefined {
  */
 export function connect(url: string, name: string, options: { autoPipelining?: boolean; failFast?: boolean } = {}): PantaRedis {
   const password = passwordFor(url);
-  const redis = new Redis(url, {
+  const redis = new (ioredis().Redis)(url, {
     ...(password ? { password } : {}),
     // An interactive command (status) says Redis is unreachable instead of waiting for it.
     maxRetriesPerRequest: options.failFast ? 1 : null,

@@ -1,6 +1,5 @@
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Queue } from 'bullmq';
 import { InputError, redact, sweepEvents, type RunPlan } from '@panta/core';
 import { readManifestToResume } from '@panta/corpus';
 import { inspectModelFolder } from '@panta/embed';
@@ -20,6 +19,7 @@ import {
   type SweepOverrides,
 } from '@panta/engine';
 import { BullTransport } from './bull-transport.js';
+import { bullmq } from './cjs-deps.js';
 import { collectorShards } from './collector-shards.js';
 import { EVENT_QUEUE, sweepIdOf, sweepKeys } from './keys.js';
 import { toPayload } from './payload.js';
@@ -72,7 +72,7 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
   const redis = connect(options.redis, 'panta-scheduler', { autoPipelining: true });
   const store = new SweepStore(redis, keys);
   const queueConnection = connect(options.redis, 'panta-scheduler-queue');
-  const queue = new Queue(EVENT_QUEUE, {
+  const queue = new (bullmq().Queue)(EVENT_QUEUE, {
     connection: queueConnection,
     defaultJobOptions: { removeOnComplete: true, removeOnFail: true, attempts: 5, backoff: { type: 'exponential', delay: 1000 } },
   });

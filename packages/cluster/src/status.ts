@@ -1,4 +1,5 @@
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
+import { bullmq } from './cjs-deps.js';
 import { EVENT_QUEUE, sweepKeys } from './keys.js';
 import { redact } from '@panta/core';
 import { authError, connect, isAuthError } from './redis.js';
@@ -65,7 +66,7 @@ export class StatusReader {
     this.redis = connect(url, 'panta-status', { failFast: this.failFast });
     this.queueConnection = this.redis.duplicate();
     this.queueConnection.on('error', () => undefined);
-    this.queue = new Queue(EVENT_QUEUE, { connection: this.queueConnection });
+    this.queue = new (bullmq().Queue)(EVENT_QUEUE, { connection: this.queueConnection });
     this.queue.on('error', () => undefined); // failures surface from the reads
   }
 
