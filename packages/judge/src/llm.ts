@@ -126,6 +126,7 @@ export class LlmJudge implements Judge {
   }
 
   async close(): Promise<void> {
+    await this.store.close?.();
     await this.backend.close();
   }
 }

@@ -10,6 +10,8 @@ export interface VerdictStore {
   get(key: string): Tag | undefined | Promise<Tag | undefined>;
   /** Keeps a verdict (the judge never passes judge_failure). */
   set(key: string, tag: Tag): void | Promise<void>;
+  /** Lets go of what the store holds open (a file); a later set() opens it again. */
+  close?(): void | Promise<void>;
 }
 
 /**
@@ -36,5 +38,9 @@ export class TieredVerdicts implements VerdictStore {
 
   async set(key: string, tag: Tag): Promise<void> {
     await Promise.all([this.own.set(key, tag), this.shared.set(key, tag)]);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.own.close?.(), this.shared.close?.()]);
   }
 }

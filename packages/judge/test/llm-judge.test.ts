@@ -79,5 +79,13 @@ describe('LLM judge', () => {
     expect(model.seen).toHaveLength(2);
     expect(await resumed.judge(fq367, 'flaky')).toBe('correct');
     expect(model.seen).toHaveLength(3);
+    // The file is kept open between verdicts and each line is on disk when the verdict returns; a verdict after
+    // close() opens it again. Every verdict is there once, the failure not at all.
+    await first.close();
+    await resumed.close();
+    expect(await resumed.judge(fq367, 'It was 97.')).toBe('correct');
+    const lines = readFileSync(file, 'utf8').trim().split('\n');
+    expect(lines.map((l) => (JSON.parse(l) as { key: string }).key.split('\u0000')[1])).toEqual(['she was 96', 'flaky', 'it was 97']);
+    await resumed.close();
   });
 });
