@@ -13,8 +13,8 @@ export class VerdictCache implements VerdictStore {
   private readonly verdicts = new Map<string, Tag>();
   /**
    * The file, opened for appending at the first verdict and kept open until close(): an mkdir, an open and a
-   * close per verdict were about a third of a judging collector's file work (bench/NOTES.md: the verdict
-   * file kept open). Each line is still written before set() returns, as before.
+   * close per verdict cost 24-27 us of CPU against 6.7 for the write alone (bench/NOTES.md: the verdict file
+   * kept open). Each line is still written before set() returns, as before.
    */
   private fd?: number;
 
