@@ -499,6 +499,17 @@ describe('deploy/Dockerfile', () => {
     expect(read('deploy/Dockerfile')).toContain('--target gpu --build-arg ONNXRUNTIME_NODE_INSTALL=cuda12');
   });
 
+  it('both runtime targets and the Slurm scripts that start panta set the malloc thresholds the benches measure', () => {
+    const value = /const DEPLOY_MALLOC = '([^']+)'/.exec(read('bench/lib/panta.mjs'))![1]!;
+    expect(value).toMatch(/^glibc\.malloc\.mmap_threshold=\d+:glibc\.malloc\.trim_threshold=\d+$/);
+    for (const stage of [final, gpu]) expect(stage.body).toContainEqual({ op: 'ENV', args: `GLIBC_TUNABLES=${value}` });
+    for (const script of ['panta.sbatch', 'node.sh', 'panta-array.sbatch']) {
+      const text = read(`deploy/slurm/${script}`);
+      expect(text, script).toContain(`PANTA_MALLOC=${value}\n`);
+      expect(text, script).toMatch(/PANTA=\(env "GLIBC_TUNABLES=\$\{GLIBC_TUNABLES:-\$PANTA_MALLOC\}" /);
+    }
+  });
+
   it('caches the dependency layer: every workspace manifest is copied before npm ci, the sources after it', () => {
     const build = stages.find((s) => s.name === 'build')!.body;
     const ci = build.findIndex((i) => i.op === 'RUN' && /\bnpm ci\b/.test(i.args));

@@ -18,9 +18,16 @@ export const freePort = () =>
 /** Every process started here, for a bench to end those still running when it is interrupted. */
 export const started = new Set();
 
+/**
+ * glibc's malloc as the deploy files set it for every role (deploy/Dockerfile, deploy/slurm): the benches
+ * measure the processes a cluster runs. `PANTA_BENCH_MALLOC=default` measures glibc's own thresholds instead.
+ */
+const DEPLOY_MALLOC = 'glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=268435456';
+const malloc = process.env.PANTA_BENCH_MALLOC === 'default' ? {} : { GLIBC_TUNABLES: process.env.GLIBC_TUNABLES ?? DEPLOY_MALLOC };
+
 /** A `panta` process; `exited` resolves with its exit code and everything it printed (stdout and stderr). */
 export function proc(args, env = {}) {
-  const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, ...malloc, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   started.add(child);
   child.once('exit', () => started.delete(child));
   let out = '';

@@ -10,7 +10,10 @@ set -uo pipefail
 
 host="$(hostname -s)"
 log() { printf '%s node.sh %s: %s\n' "$(date -Is)" "$host" "$*" >&2; }
-PANTA=("${NODE:-node}" "$PANTA_HOME/packages/cli/bin/panta.js")
+# glibc's malloc keeps what it frees instead of handing it back to the kernel and taking it again as page
+# faults (as deploy/Dockerfile sets it; bench/NOTES.md: glibc's freed memory); a GLIBC_TUNABLES of your own wins.
+PANTA_MALLOC=glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=268435456
+PANTA=(env "GLIBC_TUNABLES=${GLIBC_TUNABLES:-$PANTA_MALLOC}" "${NODE:-node}" "$PANTA_HOME/packages/cli/bin/panta.js")
 read -r -a VLLM_CMD <<< "${VLLM:-vllm}"
 read -r -a EXTRA <<< "${LLM_EXTRA_ARGS:-}"
 

@@ -42,7 +42,11 @@ import { DEFAULT_WAIT_ENDPOINT_MS } from './worker-context.js';
 
 /** How often the collector reads its own pending inbox entries again. */
 const PENDING_READ_MS = 5000;
-/** How often the scheduler hears how far each run's rows are appended. */
+/**
+ * How long after rows are appended the scheduler hears how far each run's rows are (its window and run
+ * retirement follow). Armed by the rows themselves, not a clock: a collector with nothing arriving does not
+ * wake 20 times a second, which K idle or thinly fed shards paid K times (bench/NOTES.md: reports armed by rows).
+ */
 const REPORT_MS = 50;
 /**
  * Reads of the workers' commits are paced to bring about GATHER_EVENTS events each, waiting at most
@@ -277,6 +281,10 @@ class CollectorProcess {
   private readonly closes = new Set<Promise<void>>();
   private readonly closingRuns = new Set<string>();
   private fatal?: Error;
+  /** The report armed by appended rows (see REPORT_MS), and whether one is being sent. */
+  private reportTimer?: NodeJS.Timeout;
+  private reporting = false;
+  private serving = true;
   outLock?: OutLock;
 
   constructor(
@@ -327,7 +335,7 @@ class CollectorProcess {
       // Parts as embedded mode sizes them: a chain's are small where calls are slow (see sweepSizing).
       partRows: sweepSizing(sweep.spec.concurrency, columns, sweep.runs.length, sweep.spec.lookahead, callsAreSlow(sweep.spec)).partRowsFor,
       log,
-      onWritten: () => undefined,
+      onWritten: () => this.reportSoon(),
     });
     // An LLM judge still loading would fail the judging of every row appended: wait for it first.
     const waitMs = options.waitEndpointMs ?? DEFAULT_WAIT_ENDPOINT_MS;
@@ -345,10 +353,6 @@ class CollectorProcess {
     await ensureCollectorGroup(redis, keys);
     for (const runId of await store.openRuns()) if (this.owns(runId)) await this.open(runId);
     const timers = [
-      setInterval(
-        this.once(() => this.report()),
-        REPORT_MS,
-      ),
       setInterval(
         this.once(() => this.makeDurable()),
         Math.min(this.durableMs, DURABLE_TICK_MS),
@@ -464,6 +468,8 @@ class CollectorProcess {
       return null;
     } finally {
       for (const t of timers) clearInterval(t);
+      this.serving = false;
+      clearTimeout(this.reportTimer);
       for (const r of this.runs.values()) await r.recorder.flush().catch(() => undefined);
       await judge.close();
     }
@@ -544,6 +550,7 @@ class CollectorProcess {
           closing: false,
         });
         await store.markOpen(runId);
+        this.reportSoon();
         await this.loadResults(runId);
         reply = { next: progress.nextEvent, finalized: false };
       }
@@ -647,6 +654,19 @@ class CollectorProcess {
       if (open.recorder.holds(plan.event)) continue;
       open.recorder.accept({ run: open.run, plan }, outcome)?.catch((e: unknown) => this.fail(e as Error));
     }
+  }
+
+  /** A report REPORT_MS from now, unless one is armed; one that comes while another is sent waits its turn. */
+  private reportSoon(): void {
+    if (this.reportTimer !== undefined || !this.serving) return;
+    this.reportTimer = setTimeout(() => {
+      this.reportTimer = undefined;
+      if (this.reporting) return this.reportSoon();
+      this.reporting = true;
+      this.report()
+        .catch((e) => this.fail(e))
+        .finally(() => (this.reporting = false));
+    }, REPORT_MS);
   }
 
   /** Tells the scheduler how far each run's rows are appended (its window and run retirement follow). */
