@@ -1,0 +1,46 @@
+import { mkdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from '../../../test/helpers.js';
+import { buildToRun } from '../bin/build-choice.js';
+
+const REPO_PACKAGES = pathToFileURL(join(import.meta.dirname, '../../..', 'packages/'));
+
+/** A workspace's packages/ folder with the given packages built at `built` (seconds) and the bundle at `bundled`. */
+function workspace(built: Record<string, number>, bundled?: number): URL {
+  const packages = join(tempDir('panta-build-choice-'), 'packages');
+  for (const [name, at] of Object.entries(built)) {
+    const info = join(packages, name, 'dist', '.tsbuildinfo');
+    mkdirSync(join(packages, name, 'dist'), { recursive: true });
+    writeFileSync(info, '{}');
+    utimesSync(info, at, at);
+  }
+  if (bundled !== undefined) {
+    const main = join(packages, 'cli', 'bundle', 'main.js');
+    mkdirSync(join(packages, 'cli', 'bundle'), { recursive: true });
+    writeFileSync(main, '');
+    utimesSync(main, bundled, bundled);
+  }
+  return pathToFileURL(`${packages}/`);
+}
+
+describe('which build bin/panta.js runs', () => {
+  it('the bundle while it is at least as new as every package build, else the packages dist/', () => {
+    expect(buildToRun(workspace({ core: 1000, cli: 1000 }, 1000))).toBe('bundle');
+    expect(buildToRun(workspace({ core: 1000, cli: 999 }, 1001))).toBe('bundle');
+    // a `tsc -b` alone rebuilt a package after the bundle
+    expect(buildToRun(workspace({ core: 1002, cli: 1000 }, 1001))).toBe('dist');
+    // no bundle (a checkout built with tsc -b only), or a package never built
+    expect(buildToRun(workspace({ core: 1000, cli: 1000 }))).toBe('dist');
+    const unbuilt = workspace({ cli: 1000 }, 1001);
+    mkdirSync(new URL('core', unbuilt));
+    expect(buildToRun(unbuilt)).toBe('dist');
+    rmSync(new URL('core', unbuilt), { recursive: true });
+    expect(buildToRun(unbuilt)).toBe('bundle');
+  });
+
+  it('runs the bundle in this checkout: the test command builds it before the suite, so the spawned panta is what ships', () => {
+    expect(buildToRun(REPO_PACKAGES), 'packages/cli/bundle is missing or older than a package build: run npm run build').toBe('bundle');
+  });
+});
