@@ -11,6 +11,8 @@
 // `--latency MS` gives the surrogate that latency per call, so that the event rate (at most 128 calls in
 // flight / MS) leaves the two cores room: at saturation K collectors contend with the workers, the scheduler
 // and Redis for them, and every process's CPU per event grows with the processes on the machine.
+// Last, each role's CPU per further event against the first K: the scheduler and Redis do the same work per
+// event at every K, so their growth is what the added processes cost every process on this machine.
 // `--k 1,4` runs only those K (the ratios are then to the first); a K given twice (`--k 1,4,1,4`) runs again
 // into a corpus of its own, to alternate K or builds in one run on a drifting machine.
 // Run after a build: node bench/collectors.mjs [--quick] [--latency MS] [--k LIST]
@@ -83,6 +85,7 @@ console.log(
   '   K   wall (small, large)   collectors us/event (all, busiest)   ceiling events/s   scheduler us/event   Redis us/event   once per collector   finish step',
 );
 const countLines = [];
+const sameWork = [];
 let base;
 for (const [rep, k] of ks.entries()) {
   const a = await sweep(k, trials, rep);
@@ -97,6 +100,7 @@ for (const [rep, k] of ks.entries()) {
   console.log(
     `${String(k).padStart(4)} ${a.wall.toFixed(1).padStart(6)} s ${b.wall.toFixed(1).padStart(6)} s ${String(Math.round(all)).padStart(13)} ${String(Math.round(busiest)).padStart(9)} ${Math.round(ceiling).toLocaleString('en-US').padStart(19)} (${(ceiling / base).toFixed(2)}x)${String(Math.round(perEvent(a.schedulerMs, b.schedulerMs))).padStart(13)}${String(Math.round(perEvent(a.redisMs, b.redisMs))).padStart(17)}${String(Math.round(sum(once) / k)).padStart(16)} ms${(b.finishMs / 1000).toFixed(1).padStart(12)} s`,
   );
+  sameWork.push({ k, scheduler: perEvent(a.schedulerMs, b.schedulerMs), redis: perEvent(a.redisMs, b.redisMs), collectors: all });
   const c = b.counts;
   countLines.push(
     `${String(k).padStart(4)} ${String(Math.round((1000 * sum(b.shardMs)) / large)).padStart(14)} ${(c.commands / large).toFixed(2).padStart(9)} ${(c.evals / large).toFixed(3).padStart(10)} ${((1000 * c.reads) / large).toFixed(1).padStart(16)}`,
@@ -108,5 +112,16 @@ console.log(
   `The ${large.toLocaleString('en-US')}-event sweeps whole: collectors' CPU per event (start-up and finish apart), Redis per event\n   K  collectors us  commands    EVALSHA   collector reads per 1,000 events`,
 );
 for (const line of countLines) console.log(line);
+// The scheduler and Redis do the same work per event whatever K (Redis's counters above say so): what their CPU
+// per event gains over the first K is what K more processes cost everyone on this machine's cores (caches,
+// switches), not work the split added. The collectors' growth reads against it.
+const [first] = sameWork;
+const pct = (x, y) => `${x >= y ? '+' : ''}${Math.round((100 * (x - y)) / y)}%`;
+console.log('CPU per further event against the first K: roles whose work does not change with K, and the collectors');
+console.log('   K  scheduler   Redis   collectors');
+for (const w of sameWork)
+  console.log(
+    `${String(w.k).padStart(4)} ${pct(w.scheduler, first.scheduler).padStart(10)} ${pct(w.redis, first.redis).padStart(7)} ${pct(w.collectors, first.collectors).padStart(12)}`,
+  );
 redis.stop();
 rmSync(dir, { recursive: true, force: true });
