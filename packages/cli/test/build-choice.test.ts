@@ -1,8 +1,8 @@
-import { mkdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { tempDir } from '../../../test/helpers.js';
+import { RHEON6, ROOT, pantaAsync, tempDir, writeSpec } from '../../../test/helpers.js';
 import { buildToRun } from '../bin/build-choice.js';
 
 const REPO_PACKAGES = pathToFileURL(join(import.meta.dirname, '../../..', 'packages/'));
@@ -42,5 +42,19 @@ describe('which build bin/panta.js runs', () => {
 
   it('runs the bundle in this checkout: the test command builds it before the suite, so the spawned panta is what ships', () => {
     expect(buildToRun(REPO_PACKAGES), 'packages/cli/bundle is missing or older than a package build: run npm run build').toBe('bundle');
+  });
+
+  it("the bundle starts the ONNX session's worker thread, a module of its own beside the chunk that starts it", async () => {
+    const dir = tempDir('panta-bundle-onnx-');
+    const model = join(ROOT, 'packages/embed/test/fixtures/tiny-encoder');
+    const spec = writeSpec(
+      dir,
+      `name: bundle-onnx\ndataset: ${RHEON6}\nprompts: [fq117]\nseed: 5\ngeometries: [ring]\nsizes: [8]\ntemperatures: [0.5]\nsweeps: 2\nconcurrency: 4\nbackend: {kind: surrogate}\nencoders: [{name: tiny, kind: onnx, path: ${model}}]\n`,
+    );
+    const out = join(dir, 'out');
+    const run = await pantaAsync(['run', spec, '--out', out]);
+    expect(run.code, run.stderr).toBe(0);
+    const manifest = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')) as { encoders: { name: string; dim: number }[] };
+    expect(manifest.encoders.map((e) => e.name)).toEqual(['tiny']);
   });
 });
