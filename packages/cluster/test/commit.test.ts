@@ -134,6 +134,29 @@ describe('the Lua steps of a worker', () => {
     expect(await failEvent(redis, { keys, runId: run, event: 7, error: 'boom' })).toBe('closed');
     expect(await redis.hexists(keys.results(run), '7')).toBe(0);
   });
+  it('commits and reads more events of one run than one command takes (Lua unpack bound), each bit where GETBIT finds it', async () => {
+    const big = 'fq117-meanfield-n4096-T0.7-glauber-t0';
+    // 2,500 events: their bits go in BITFIELD slices of 1,000 (4 arguments each) and their texts in HSET slices.
+    const events = Array.from({ length: 2500 }, (_, i) => 3 * i + 1);
+    const batch = [...events.map((e) => item(big, e, `v${e}`)), item(big, events[1000]!, 'again')];
+    const codes = await commitEvents(redis, keys, batch);
+    expect(codes.slice(0, 2500).every((c) => c === 'done')).toBe(true);
+    // The same event twice across two slices: committed once, with its first text.
+    expect(codes[2500]).toBe('before');
+    expect(await redis.hget(keys.versions(big), String(events[1000]))).toBe(`v${events[1000]}`);
+    expect(await redis.hlen(keys.results(big))).toBe(2500);
+    // Bit for bit what SETBIT would have set (fail-event-3 and the scheduler read them with GETBIT).
+    const bits = await Promise.all([0, 1, 2, 3, 4, 7498, 7499, 7500].map((b) => redis.getbit(keys.committed(big), b)));
+    expect(bits).toEqual([0, 1, 0, 0, 1, 1, 0, 0]);
+    expect(await failEvent(redis, { keys, runId: big, event: events[2499]!, error: 'late' })).toBe('before');
+    // Read back in one step: 2,501 events (3 arguments each) in BITFIELD slices, one not committed.
+    const reads = await readEvents(redis, keys, [
+      ...events.map((e) => ({ runId: big, event: e, versions: [e] })),
+      { runId: big, event: 0, versions: [events[0]!, events[2499]!, 0] },
+    ]);
+    expect(reads.slice(0, 2500).every((r) => r.kind === 'before')).toBe(true);
+    expect(reads[2500]).toEqual({ kind: 'run', texts: ['v1', `v${events[2499]}`, null] });
+  });
 
   it('commits a boundary once and asks the collector to journal it; a failure after it, or on a closed run, is dropped', async () => {
     const other = 'fq117-ring-n8-T0.7-glauber-t1';

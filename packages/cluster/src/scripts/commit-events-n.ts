@@ -5,6 +5,10 @@
  * scheduler what was committed (and what was found committed before, which a restarted scheduler may still
  * wait for), and one tells each collector shard concerned which results to write: a worker's turn is one step
  * whatever the number of shards.
+ * Each run's events take three commands however many they are: one BITFIELD sets every committed bit and
+ * answers each bit's value before, in order (an event twice in a batch is committed once), and one HSET each
+ * stores the versions and the results. A command per event and bit was most of this step's time in Redis
+ * (bench/NOTES.md: commands per run, not per event).
  * KEYS: closed set, scheduler inbox, then the collector inboxes named, then per run: committed bitmap,
  *       versions hash, results hash
  * ARGV: inbox max length, collector inbox count, run count, then per run: run id, its inbox's number (from 1),
@@ -12,6 +16,16 @@
  * Returns a code per event, in order: 1 committed, 0 committed before, -1 run closed.
  */
 export const COMMIT_EVENTS = `
+-- unpack() is bounded by Lua's C stack: a command's arguments go in slices of at most 4,000
+local function sliced(command, key, args, width)
+  local out = {}
+  local step = width * math.floor(4000 / width)
+  for from = 1, #args, step do
+    local reply = redis.call(command, key, unpack(args, from, math.min(from + step - 1, #args)))
+    if type(reply) == 'table' then for i = 1, #reply do out[#out + 1] = reply[i] end end
+  end
+  return out
+end
 local inboxes = tonumber(ARGV[2])
 local runs = tonumber(ARGV[3])
 local a = 4
@@ -24,26 +38,40 @@ for r = 0, runs - 1 do
   local committed, versions, stored = KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]
   local run = ARGV[a]
   local inbox = results[tonumber(ARGV[a + 1])]
-  local closed = redis.call('SISMEMBER', KEYS[1], run) == 1
   local n = tonumber(ARGV[a + 2])
   a = a + 3
-  for i = 1, n do
-    local event = ARGV[a]
-    if closed then
-      codes[#codes + 1] = -1
-    elseif redis.call('GETBIT', committed, event) == 1 then
-      codes[#codes + 1] = 0
-      told[#told + 1] = {run, tonumber(event), 0, 0}
-    else
-      redis.call('SETBIT', committed, event, 1)
-      redis.call('HSET', versions, event, ARGV[a + 1])
-      redis.call('HSET', stored, event, ARGV[a + 2])
-      codes[#codes + 1] = 1
-      told[#told + 1] = {run, tonumber(event), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])}
-      inbox[#inbox + 1] = {run, tonumber(event)}
+  if redis.call('SISMEMBER', KEYS[1], run) == 1 then
+    for i = 1, n do codes[#codes + 1] = -1 end
+  else
+    local bits = {}
+    for i = 0, n - 1 do
+      local b = 4 * i
+      bits[b + 1], bits[b + 2], bits[b + 3], bits[b + 4] = 'SET', 'u1', ARGV[a + 5 * i], 1
     end
-    a = a + 5
+    local before = sliced('BITFIELD', committed, bits, 4)
+    local texts, payloads = {}, {}
+    for i = 1, n do
+      local at = a + 5 * (i - 1)
+      local event = ARGV[at]
+      if before[i] == 1 then
+        codes[#codes + 1] = 0
+        told[#told + 1] = {run, tonumber(event), 0, 0}
+      else
+        texts[#texts + 1] = event
+        texts[#texts + 1] = ARGV[at + 1]
+        payloads[#payloads + 1] = event
+        payloads[#payloads + 1] = ARGV[at + 2]
+        codes[#codes + 1] = 1
+        told[#told + 1] = {run, tonumber(event), tonumber(ARGV[at + 3]), tonumber(ARGV[at + 4])}
+        inbox[#inbox + 1] = {run, tonumber(event)}
+      end
+    end
+    if #texts > 0 then
+      sliced('HSET', versions, texts, 2)
+      sliced('HSET', stored, payloads, 2)
+    end
   end
+  a = a + 5 * n
 end
 if #told > 0 then
   redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[1], '*', 'op', 'done', 'items', cjson.encode(told))

@@ -2,12 +2,22 @@
  * What a worker reads for a job's events, in one step: per event whether to run it (not committed, run open),
  * and per run the texts of the versions its live events read (false where missing). A job's events were
  * dispatched only once every version they read existed, so reading them together at the job's start is exact.
+ * A run's committed bits come in one BITFIELD and its texts in one HMGET, however many events it has.
  * KEYS: closed set, then per run: committed bitmap, versions hash
  * ARGV: run count, then per run: run id, event count, events..., version count, versions...
  * Returns, per run in order: a code per event (1 run it, 0 committed before, -1 run closed), then its version
  * texts (all false when none of its events runs).
  */
 export const READ_EVENTS = `
+-- unpack() is bounded by Lua's C stack: a command's arguments go in slices of at most 4,000
+local function bitfield(key, args)
+  local out = {}
+  for from = 1, #args, 3999 do
+    local reply = redis.call('BITFIELD', key, unpack(args, from, math.min(from + 3998, #args)))
+    for i = 1, #reply do out[#out + 1] = reply[i] end
+  end
+  return out
+end
 local runs = tonumber(ARGV[1])
 local a = 2
 local out = {}
@@ -17,18 +27,23 @@ for r = 0, runs - 1 do
   local n = tonumber(ARGV[a + 1])
   a = a + 2
   local live = 0
-  for i = 1, n do
-    local code = 1
-    if closed then code = -1 elseif redis.call('GETBIT', committed, ARGV[a]) == 1 then code = 0 end
-    if code == 1 then live = live + 1 end
-    out[#out + 1] = code
-    a = a + 1
+  if closed then
+    for i = 1, n do out[#out + 1] = -1 end
+  else
+    local bits = {}
+    for i = 0, n - 1 do
+      bits[3 * i + 1], bits[3 * i + 2], bits[3 * i + 3] = 'GET', 'u1', ARGV[a + i]
+    end
+    local before = bitfield(committed, bits)
+    for i = 1, n do
+      if before[i] == 1 then out[#out + 1] = 0 else out[#out + 1] = 1; live = live + 1 end
+    end
   end
+  a = a + n
   local m = tonumber(ARGV[a])
   a = a + 1
   local from = a
   while from < a + m do
-    -- unpack() is bounded by Lua's C stack: fields go in slices
     local to = math.min(from + 3999, a + m - 1)
     if live > 0 then
       local texts = redis.call('HMGET', versions, unpack(ARGV, from, to))
