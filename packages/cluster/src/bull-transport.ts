@@ -34,6 +34,12 @@ const MIN_BATCH = 16;
  * for about two events. A dependent event leaves at most this much later than the reply it waited for.
  */
 const FLUSH_MS = 2;
+/**
+ * Jobs a flush adds one by one rather than in bulk: BullMQ's addBulk builds an ioredis pipeline, which copies
+ * every script BullMQ defines on the connection (64) onto it, about 65 us each time here, more than adding a
+ * few jobs one by one (bench/NOTES.md: jobs added without a pipeline).
+ */
+const ONE_BY_ONE = 4;
 
 /**
  * The executor's second transport: events become BullMQ jobs (batches added in bulk once per tick), workers commit
@@ -196,7 +202,7 @@ export class BullTransport implements Transport {
       if (await this.store.hasBoundary(t.run.runId, t.sweep)) await this.confirmBoundary(t);
       else jobs.push(this.boundaryJob(t));
     }
-    if (jobs.length > 0) await this.queue.addBulk(jobs);
+    await this.addJobs(jobs);
   }
 
   /** The scheduler needs no answer text (workers read versions from Redis): counts for progress only. */
@@ -249,7 +255,7 @@ export class BullTransport implements Transport {
     this.forgetting = new Map();
     // An event committed already (by a job of an earlier scheduler) goes out too: the worker finds it
     // committed and says so, which costs a restart a job instead of every dispatch a look.
-    if (tasks.length > 0) await this.queue.addBulk(this.batches(tasks));
+    if (tasks.length > 0) await this.addJobs(this.batches(tasks));
     await this.store.forgetVersions(forgetting);
   }
 
@@ -325,6 +331,12 @@ export class BullTransport implements Transport {
     if (lostBoundaries.length > 0) await this.sendBoundaries(lostBoundaries);
     if (lost.length === 0) return;
     this.requeued += lost.length;
-    await this.queue.addBulk(this.batches(lost));
+    await this.addJobs(this.batches(lost));
+  }
+
+  /** Adds jobs in order: a few one by one (see ONE_BY_ONE), more in bulk. */
+  private async addJobs(jobs: readonly { name: string; data: BatchJob; opts: { jobId: string } }[]): Promise<void> {
+    if (jobs.length > ONE_BY_ONE) await this.queue.addBulk([...jobs]);
+    else await Promise.all(jobs.map((j) => this.queue.add(j.name, j.data, j.opts)));
   }
 }

@@ -84,23 +84,36 @@ export function encodeResult(plan: EventPlan, outcome: EventOutcome): Buffer {
  * The words (4-byte values) of the typed arrays a decode allocates, carved out of one buffer sized exactly
  * for the results decoded together (decodeResults). A typed array of more than 64 bytes otherwise has a
  * backing store of its own outside V8's heap, which cost more to allocate (about 2.5 us for 384 floats)
- * than the rest of a result's decoding, and which V8 tracks and frees one by one. Arrays of 16 words or
- * fewer live on V8's heap anyway and are not carved.
+ * than the rest of a result's decoding, and which V8 tracks and frees one by one. The small ones (an
+ * event's neighbours and read versions) are carved too: on V8's heap each came with an ArrayBuffer object
+ * of its own, and a collector holds every row's until the rows are written, which its garbage collector
+ * walked again at every collection (bench/NOTES.md: fewer objects per collected row).
  */
 class WordArena {
   private used = 0;
+  /** The arena's bytes, for copying the stored words in (one view for all of them). */
+  readonly bytes: Uint8Array;
 
-  constructor(private readonly buffer: ArrayBuffer) {}
+  constructor(private readonly buffer: ArrayBuffer) {
+    this.bytes = new Uint8Array(buffer);
+  }
 
-  take(length: number): Int32Array {
-    if (length <= SMALL_WORDS || this.used + 4 * length > this.buffer.byteLength) return new Int32Array(length);
-    const v = new Int32Array(this.buffer, this.used, length);
+  /** Where `length` words start in the arena, or -1 when they do not fit (a result decodeResults did not count). */
+  carve(length: number): number {
+    if (length === 0 || this.used + 4 * length > this.buffer.byteLength) return -1;
+    const at = this.used;
     this.used += 4 * length;
-    return v;
+    return at;
+  }
+
+  ints(at: number, length: number): Int32Array {
+    return new Int32Array(this.buffer, at, length);
+  }
+
+  floats(at: number, length: number): Float32Array {
+    return new Float32Array(this.buffer, at, length);
   }
 }
-
-const SMALL_WORDS = 16;
 
 /**
  * Decodes results read together (one read of one run's results, whose rows are written together): their
@@ -135,14 +148,14 @@ function carvedWords(b: Buffer): number {
     for (let i = 0; i < 4; i++) skip(u32());
     for (let i = 0; i < 2; i++) {
       const n = u32();
-      if (n > SMALL_WORDS) words += n;
+      words += n;
       skip(4 * n);
     }
     for (let count = u32(); count > 0; count--) {
       if (at + 2 > b.length) return 0;
       skip(2 + b.readUInt16LE(at));
       const dim = u32();
-      if (dim > SMALL_WORDS) words += dim;
+      words += dim;
       skip(4 * dim);
     }
   } catch {
@@ -168,7 +181,7 @@ export function decodeResult(stored: Buffer, arena?: WordArena): { plan: EventPl
   const createdAt = r.double('outcome');
   const runId = r.text('run id');
   const response = r.text('response');
-  const finishReason = r.text('finish reason');
+  const finishReason = shared(r.text('finish reason'));
   const extraJson = r.text('outcome fields');
   const neighbours = r.ints('neighbours');
   const readVersions = r.ints('read versions');
@@ -184,6 +197,21 @@ export function decodeResult(stored: Buffer, arena?: WordArena): { plan: EventPl
     // The JSON fields last: a string with a lone surrogate travels there, its fixed place left empty.
     outcome: { runId, event, response, finishReason, promptTokens, completionTokens, latencyMs, calls, createdAt, ...extra, embeddings },
   };
+}
+
+/**
+ * One string per distinct finish reason ('stop', 'length', a server's own): a collector holds every row's
+ * until the rows are written, and a string each was an object per row for its garbage collector. At most
+ * SHARED_MAX are kept, so that a server answering a new reason every time fills nothing.
+ */
+const sharedTexts = new Map<string, string>();
+const SHARED_MAX = 64;
+
+function shared(text: string): string {
+  const known = sharedTexts.get(text);
+  if (known !== undefined) return known;
+  if (sharedTexts.size < SHARED_MAX) sharedTexts.set(text, text);
+  return text;
 }
 
 function hasAny(o: object): boolean {
@@ -258,28 +286,40 @@ class Reader {
   ints(what: string): Int32Array {
     const length = this.u32(what);
     this.need(4 * length, what);
-    const v = this.arena ? this.arena.take(length) : new Int32Array(length);
-    // A carved array's bytes in one copy (stored little-endian, as this host is): a DataView read per word is
-    // a loop of 384 for an embedding. Not for the small arrays V8 keeps on its heap (neighbours, versions):
-    // asking those for their .buffer would give each a backing store of its own, what the arena avoids.
-    if (littleEndian && length > SMALL_WORDS)
-      new Uint8Array(v.buffer, v.byteOffset, v.byteLength).set(this.b.subarray(this.at, this.at + v.byteLength));
-    else {
-      const { view } = this;
-      for (let i = 0, at = this.at; i < length; i++, at += 4) v[i] = view.getInt32(at, true);
-    }
-    this.at += 4 * length;
+    const at = this.arena ? this.arena.carve(length) : -1;
+    const v = at >= 0 ? this.arena!.ints(at, length) : new Int32Array(length);
+    this.copyWords(v, at);
     return v;
   }
 
   /**
    * A copy, into its own buffer or the arena's: the stored bytes need not be 4-byte aligned for a view, and
    * a vector must not keep a whole reply alive. Copied as 32-bit words, so that every float's bits pass
-   * unchanged (a NaN's payload too), with no view or Buffer made per vector.
+   * unchanged (a NaN's payload too).
    */
   floats(name: string): Float32Array {
-    const words = this.ints(`embedding ${name}`);
-    return new Float32Array(words.buffer, words.byteOffset, words.length);
+    const what = `embedding ${name}`;
+    const length = this.u32(what);
+    this.need(4 * length, what);
+    const at = this.arena ? this.arena.carve(length) : -1;
+    const v = at >= 0 ? this.arena!.floats(at, length) : new Float32Array(length);
+    this.copyWords(v, at);
+    return v;
+  }
+
+  /**
+   * The stored words into `v` (carved at `at` of the arena, or -1): a carved array's bytes in one copy
+   * (stored little-endian, as this host is), else word by word (a result decoded alone, or a big-endian host).
+   */
+  private copyWords(v: Int32Array | Float32Array, at: number): void {
+    const bytes = 4 * v.length;
+    if (littleEndian && at >= 0) this.arena!.bytes.set(this.b.subarray(this.at, this.at + bytes), at);
+    else {
+      const { view } = this;
+      const words = v instanceof Int32Array ? v : new Int32Array(v.buffer, v.byteOffset, v.length);
+      for (let i = 0, from = this.at; i < words.length; i++, from += 4) words[i] = view.getInt32(from, true);
+    }
+    this.at += bytes;
   }
 }
 

@@ -104,12 +104,14 @@ describe('a committed result as stored in Redis', () => {
     });
     const back = decodeResults(made.map((m) => m.stored));
     const buffer = back[0]!.outcome.embeddings.hashing!.buffer;
-    // Exactly the words of every array of more than 16 words: 12 x (40 neighbours + 384 + 2,304 floats).
-    expect(buffer.byteLength).toBe(4 * 12 * (40 + 384 + 2304));
+    // Exactly the words of every array, the small ones too: 12 x (40 neighbours, the read versions, 384 + 2,304 floats).
+    expect(plan.readVersions.length).toBeGreaterThan(0);
+    expect(buffer.byteLength).toBe(4 * 12 * (40 + plan.readVersions.length + 384 + 2304));
     for (const [i, { p, o }] of made.entries()) {
       const b = back[i]!;
       expect(b.outcome.embeddings.wide!.buffer).toBe(buffer);
       expect(b.plan.neighbours.buffer).toBe(buffer);
+      expect(b.plan.readVersions.buffer).toBe(buffer);
       expect(bits(b.outcome.embeddings.hashing!)).toEqual(bits(o.embeddings.hashing));
       expect(bits(b.outcome.embeddings.wide!)).toEqual(bits(o.embeddings.wide));
       expect(b.plan).toEqual(p);
@@ -126,6 +128,12 @@ describe('a committed result as stored in Redis', () => {
     const lying = Buffer.from(made[0]!.stored);
     lying.writeUInt32LE(0xffffffff, lying.length - 4 * 2304 - 4);
     expect(() => decodeResults([lying])).toThrow(/cut short \(embedding wide\)/);
+  });
+
+  it('gives back each finish reason exactly, however many distinct ones a server invents', () => {
+    const reasons = Array.from({ length: 200 }, (_, i) => (i % 3 === 0 ? 'stop' : `reason-${i}-${'x'.repeat(i)}`));
+    const back = decodeResults(reasons.map((finishReason, event) => encodeResult(plan, { ...outcome, event, finishReason })));
+    expect(back.map((b) => b.outcome.finishReason)).toEqual(reasons);
   });
 
   it('keeps strings that have no UTF-8 form (a lone surrogate a server escaped) exactly', () => {

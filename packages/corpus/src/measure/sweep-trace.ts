@@ -166,18 +166,22 @@ class VectorStore {
   /**
    * Encoders hand out one array per distinct text (the hashing encoder memoises), and an answer's array is
    * never written to after it is returned (its row holds it until written): most answers are found by
-   * identity, without hashing and comparing their floats.
+   * identity, without hashing and comparing their floats. Only an array that spans its whole buffer can be
+   * such a memoised answer: a view into a larger buffer (a collector's results decoded together, an ONNX
+   * batch's rows) is never handed out twice, and remembering it would only cost the garbage collector an
+   * entry per row (bench/NOTES.md: fewer objects per collected row).
    */
   private readonly seen = new WeakMap<Float32Array, number>();
 
   idOf(vector: Float32Array): number {
-    let id = this.seen.get(vector);
+    const whole = vector.byteLength === vector.buffer.byteLength;
+    let id = whole ? this.seen.get(vector) : undefined;
     if (id !== undefined) return id;
     id = this.index.getAt(vector, 0, vector.length, (copy) => {
       this.vectors.push(copy);
       return this.vectors.length - 1;
     });
-    this.seen.set(vector, id);
+    if (whole) this.seen.set(vector, id);
     return id;
   }
 }
