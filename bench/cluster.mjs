@@ -4,7 +4,7 @@
 //   A. the surrogate in process, no latency (what the coordination itself costs);
 //   B. `panta serve-surrogate` with 64 slots and 20 ms per reply (20 tokens at 1 ms, fixed length), where the
 //      goal is the server's saturation throughput (64 / 20 ms = 3,200 calls/s) within 10%.
-// Run after a build: node bench/cluster.mjs [--quick] [--only-a | --only-b]
+// Run after a build: node bench/cluster.mjs [--quick] [--only-a | --only-b] [--pairs N]
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +13,8 @@ import { startRedis } from './lib/redis.mjs';
 import { startSurrogate } from './lib/surrogate.mjs';
 
 const quick = process.argv.includes('--quick');
+const pairsAt = process.argv.indexOf('--pairs');
+const pairs = pairsAt > 0 ? Math.max(1, Number(process.argv[pairsAt + 1])) : 3;
 const parts = process.argv.includes('--only-b') ? ['B'] : process.argv.includes('--only-a') ? ['A'] : ['A', 'B'];
 const dir = mkdtempSync(join(tmpdir(), 'panta-bench-cluster-'));
 
@@ -118,7 +120,9 @@ if (parts.includes('A')) {
   console.log(cpuLine(3 * eventsA));
   // Each process pays once for compiling its hot code and the collector once for the finish step, whatever
   // the sweep's size: the same sweep four times larger (one worker both times) separates those from what
-  // each further event costs.
+  // each further event costs. The difference of two runs doubles this host's drift (10-25% within the hour),
+  // so the pair runs `--pairs N` times (3 by default), small and large alternately, and prints the median
+  // with its range: a figure a goal can be read against, and the spread that says how far to trust it.
   if (!quick) {
     const roles = ['scheduler', 'collector', 'workers', 'redis'];
     const measure = async (spec, name) => {
@@ -126,18 +130,29 @@ if (parts.includes('A')) {
       await distributed(spec, name, 1, 64);
       const taken = Object.fromEntries(roles.map((r) => [r, cpu[r]]));
       Object.assign(cpu, zero);
+      rmSync(join(dir, `${name}-w1`), { recursive: true, force: true });
       return taken;
     };
-    const small = await measure(specA, 'plain-again');
     const specA4 = specFile('plain4', bodyA.replace('trials: 2', 'trials: 8'));
-    const large = await measure(specA4, 'plain4');
     const more = 3 * eventsA;
-    const marginal = Object.fromEntries(roles.map((r) => [r, (1000 * (large[r] - small[r])) / more]));
-    const fixed = Object.fromEntries(roles.map((r) => [r, small[r] - (marginal[r] * eventsA) / 1000]));
-    const total = roles.reduce((a, r) => a + marginal[r], 0);
+    const marginals = [];
+    const fixeds = [];
+    for (let i = 0; i < pairs; i++) {
+      const small = await measure(specA, `plain-again-${i}`);
+      const large = await measure(specA4, `plain4-${i}`);
+      const marginal = Object.fromEntries(roles.map((r) => [r, (1000 * (large[r] - small[r])) / more]));
+      marginals.push(marginal);
+      fixeds.push(Object.fromEntries(roles.map((r) => [r, small[r] - (marginal[r] * eventsA) / 1000])));
+    }
+    const median = (xs) => {
+      const s = [...xs].sort((a, b) => a - b);
+      return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+    };
+    const totals = marginals.map((m) => roles.reduce((a, r) => a + m[r], 0));
+    const name = (r) => (r === 'redis' ? 'Redis' : r);
     console.log(
-      `  CPU per further event (1 worker, ${eventsA.toLocaleString('en-US')} against ${(4 * eventsA).toLocaleString('en-US')} events): ${roles.map((r) => `${r === 'redis' ? 'Redis' : r} ${Math.round(marginal[r])} us`).join(', ')} = ${Math.round(total)} us
-  paid once per sweep (compiling hot code, the collector's finish step): ${roles.map((r) => `${r === 'redis' ? 'Redis' : r} ${Math.round(fixed[r])} ms`).join(', ')}`,
+      `  CPU per further event (1 worker, ${eventsA.toLocaleString('en-US')} against ${(4 * eventsA).toLocaleString('en-US')} events; median of ${pairs} pair${pairs > 1 ? 's' : ''}): ${roles.map((r) => `${name(r)} ${Math.round(median(marginals.map((m) => m[r])))} us`).join(', ')} = ${Math.round(median(totals))} us${pairs > 1 ? ` (pairs: ${totals.map((t) => Math.round(t)).join(', ')})` : ''}
+  paid once per sweep (compiling hot code, the collector's finish step): ${roles.map((r) => `${name(r)} ${Math.round(median(fixeds.map((f) => f[r])))} ms`).join(', ')}`,
     );
   }
 }
