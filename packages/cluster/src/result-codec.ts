@@ -288,7 +288,7 @@ class Reader {
     this.need(4 * length, what);
     const at = this.arena ? this.arena.carve(length) : -1;
     const v = at >= 0 ? this.arena!.ints(at, length) : new Int32Array(length);
-    this.copyWords(v, at);
+    this.readWords(v, at);
     return v;
   }
 
@@ -303,7 +303,7 @@ class Reader {
     this.need(4 * length, what);
     const at = this.arena ? this.arena.carve(length) : -1;
     const v = at >= 0 ? this.arena!.floats(at, length) : new Float32Array(length);
-    this.copyWords(v, at);
+    this.readWords(v, at);
     return v;
   }
 
@@ -311,7 +311,7 @@ class Reader {
    * The stored words into `v` (carved at `at` of the arena, or -1): a carved array's bytes in one copy
    * (stored little-endian, as this host is), else word by word (a result decoded alone, or a big-endian host).
    */
-  private copyWords(v: Int32Array | Float32Array, at: number): void {
+  private readWords(v: Int32Array | Float32Array, at: number): void {
     const bytes = 4 * v.length;
     if (littleEndian && at >= 0) this.arena!.bytes.set(this.b.subarray(this.at, this.at + bytes), at);
     else {
