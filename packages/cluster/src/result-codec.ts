@@ -94,7 +94,7 @@ class WordArena {
   /** The arena's bytes, for copying the stored words in (one view for all of them). */
   readonly bytes: Uint8Array;
 
-  constructor(private readonly buffer: ArrayBuffer) {
+  constructor(readonly buffer: ArrayBuffer) {
     this.bytes = new Uint8Array(buffer);
   }
 
@@ -104,14 +104,6 @@ class WordArena {
     const at = this.used;
     this.used += 4 * length;
     return at;
-  }
-
-  ints(at: number, length: number): Int32Array {
-    return new Int32Array(this.buffer, at, length);
-  }
-
-  floats(at: number, length: number): Float32Array {
-    return new Float32Array(this.buffer, at, length);
   }
 }
 
@@ -284,12 +276,7 @@ class Reader {
   }
 
   ints(what: string): Int32Array {
-    const length = this.u32(what);
-    this.need(4 * length, what);
-    const at = this.arena ? this.arena.carve(length) : -1;
-    const v = at >= 0 ? this.arena!.ints(at, length) : new Int32Array(length);
-    this.readWords(v, at);
-    return v;
+    return this.words(what, Int32Array);
   }
 
   /**
@@ -298,11 +285,18 @@ class Reader {
    * unchanged (a NaN's payload too).
    */
   floats(name: string): Float32Array {
-    const what = `embedding ${name}`;
+    return this.words(`embedding ${name}`, Float32Array);
+  }
+
+  /** A length, then that many words, into an array of `type` carved from the arena (or its own). */
+  private words<T extends Int32Array | Float32Array>(
+    what: string,
+    type: { new (length: number): T; new (buffer: ArrayBuffer, at: number, length: number): T },
+  ): T {
     const length = this.u32(what);
     this.need(4 * length, what);
     const at = this.arena ? this.arena.carve(length) : -1;
-    const v = at >= 0 ? this.arena!.floats(at, length) : new Float32Array(length);
+    const v = at >= 0 ? new type(this.arena!.buffer, at, length) : new type(length);
     this.readWords(v, at);
     return v;
   }
