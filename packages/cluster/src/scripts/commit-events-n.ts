@@ -7,8 +7,8 @@
  * whatever the number of shards.
  * Each run's events take three commands however many they are: one BITFIELD sets every committed bit and
  * answers each bit's value before, in order (an event twice in a batch is committed once), and one HSET each
- * stores the versions and the results. A command per event and bit was most of this step's time in Redis
- * (bench/NOTES.md: commands per run, not per event).
+ * stores the versions and the results. A command per event and bit was about a third of this step's time
+ * in Redis (bench/NOTES.md: commands per run, not per event).
  * KEYS: closed set, scheduler inbox, then the collector inboxes named, then per run: committed bitmap,
  *       versions hash, results hash
  * ARGV: inbox max length, collector inbox count, run count, then per run: run id, its inbox's number (from 1),
