@@ -1,3 +1,5 @@
+import { SLICED } from './sliced.js';
+
 /**
  * Commits the events a worker finished in one turn, each at most once: a retried, stalled or duplicated job
  * finds the committed bit (or the run closed) and changes nothing for that event. For each event committed it
@@ -15,18 +17,7 @@
  *       event count, then per event: event, version text, result payload, calls, tokens
  * Returns a code per event, in order: 1 committed, 0 committed before, -1 run closed.
  */
-export const COMMIT_EVENTS = `
--- unpack() is bounded by Lua's C stack: a command's arguments go in slices of at most 4,000
-local function sliced(command, key, args, width)
-  local out = {}
-  local step = width * math.floor(4000 / width)
-  for from = 1, #args, step do
-    local reply = redis.call(command, key, unpack(args, from, math.min(from + step - 1, #args)))
-    if type(reply) == 'table' then for i = 1, #reply do out[#out + 1] = reply[i] end end
-  end
-  return out
-end
-local inboxes = tonumber(ARGV[2])
+export const COMMIT_EVENTS = `${SLICED}local inboxes = tonumber(ARGV[2])
 local runs = tonumber(ARGV[3])
 local a = 4
 local codes = {}

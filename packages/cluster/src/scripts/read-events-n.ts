@@ -1,3 +1,5 @@
+import { SLICED } from './sliced.js';
+
 /**
  * What a worker reads for a job's events, in one step: per event whether to run it (not committed, run open),
  * and per run the texts of the versions its live events read (false where missing). A job's events were
@@ -8,17 +10,7 @@
  * Returns, per run in order: a code per event (1 run it, 0 committed before, -1 run closed), then its version
  * texts (all false when none of its events runs).
  */
-export const READ_EVENTS = `
--- unpack() is bounded by Lua's C stack: a command's arguments go in slices of at most 4,000
-local function bitfield(key, args)
-  local out = {}
-  for from = 1, #args, 3999 do
-    local reply = redis.call('BITFIELD', key, unpack(args, from, math.min(from + 3998, #args)))
-    for i = 1, #reply do out[#out + 1] = reply[i] end
-  end
-  return out
-end
-local runs = tonumber(ARGV[1])
+export const READ_EVENTS = `${SLICED}local runs = tonumber(ARGV[1])
 local a = 2
 local out = {}
 for r = 0, runs - 1 do
@@ -34,7 +26,7 @@ for r = 0, runs - 1 do
     for i = 0, n - 1 do
       bits[3 * i + 1], bits[3 * i + 2], bits[3 * i + 3] = 'GET', 'u1', ARGV[a + i]
     end
-    local before = bitfield(committed, bits)
+    local before = sliced('BITFIELD', committed, bits, 3)
     for i = 1, n do
       if before[i] == 1 then out[#out + 1] = 0 else out[#out + 1] = 1; live = live + 1 end
     end
