@@ -335,8 +335,8 @@ export class BullTransport implements Transport {
   }
 
   /** Adds jobs in order: a few one by one (see ONE_BY_ONE), more in bulk. */
-  private async addJobs(jobs: readonly { name: string; data: BatchJob; opts: { jobId: string } }[]): Promise<void> {
-    if (jobs.length > ONE_BY_ONE) await this.queue.addBulk([...jobs]);
+  private async addJobs(jobs: { name: string; data: BatchJob; opts: { jobId: string } }[]): Promise<void> {
+    if (jobs.length > ONE_BY_ONE) await this.queue.addBulk(jobs);
     else await Promise.all(jobs.map((j) => this.queue.add(j.name, j.data, j.opts)));
   }
 }
