@@ -98,7 +98,7 @@ export { checkBackendLimits, checkContextBudget } from './budget.js';
 export { parseRubric, parseVerdict, rubric, RUBRIC_SYSTEM, VERDICT_MAX_TOKENS } from './rubric.js';
 export { CHARS_PER_TOKEN, campaignCost, DEFAULT_CALLS_PER_SECOND } from './campaign-cost.js';
 export type { CallCost, CallKind, CampaignCost, CampaignInput, ContextCost } from './campaign-cost.js';
-export { cachedPrefixTokens, decodeStepMs, GPU_COST_MODELS, requestGpuSeconds } from './gpu/cost-model.js';
+export { cachedPrefixTokens, decodeStepMs, GPU_COST_MODELS, parseGpuCostModel, requestGpuSeconds } from './gpu/cost-model.js';
 export type { GpuCostModel, GpuCostModelName } from './gpu/cost-model.js';
 export { assignPopulation, parsePopulation } from './population.js';
 export type { PopulationEntry } from './population.js';

@@ -1,3 +1,5 @@
+import { InputError } from '../errors.js';
+
 /**
  * What one GPU serving one model costs per request: the figures a simulated vLLM endpoint
  * (`panta serve-surrogate --cost-model`) runs on and `panta plan --gpu` prices a sweep with. Pure data and
@@ -101,4 +103,71 @@ export function decodeStepMs(model: GpuCostModel, running: number): number {
 export function cachedPrefixTokens(model: GpuCostModel, sharedTokens: number, promptTokens: number): number {
   const shared = Math.min(sharedTokens, promptTokens - 1); // vLLM always computes the last token
   return shared <= 0 ? 0 : Math.floor(shared / model.blockTokens) * model.blockTokens;
+}
+
+const POSITIVE_FIELDS = [
+  'prefillUsPerToken',
+  'decodeUsPerToken',
+  'decodeStepFloorMs',
+  'kvCapacityTokens',
+  'kvBytesPerToken',
+  'blockTokens',
+  'maxNumSeqs',
+  'maxBatchedTokens',
+] as const;
+
+/**
+ * A cost model from `--gpu NAME_OR_FILE` / `--cost-model NAME_OR_FILE`: a built-in name, or the text of a JSON
+ * file (`file` names it in errors) holding a built-in to start from (`base`, default `h100-qwen3-14b`) and any
+ * fields to override. Unknown keys and non-positive numbers are InputErrors.
+ */
+export function parseGpuCostModel(nameOrText: string, file: string): GpuCostModel {
+  const trimmed = nameOrText.trim();
+  if (!trimmed.startsWith('{')) {
+    const m = (GPU_COST_MODELS as Record<string, GpuCostModel>)[trimmed];
+    if (!m)
+      throw new InputError(
+        file,
+        '',
+        `unknown GPU cost model '${trimmed}'`,
+        `use one of ${Object.keys(GPU_COST_MODELS).join(', ')} or a JSON file`,
+      );
+    return m;
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(trimmed);
+  } catch (e) {
+    throw new InputError(
+      file,
+      '',
+      `not JSON (${(e as Error).message})`,
+      'write a JSON object such as {"base": "h100-qwen3-14b", "kvCapacityTokens": 200000}',
+    );
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new InputError(file, '', 'not a JSON object', 'write a JSON object of cost-model fields');
+  const o = raw as Record<string, unknown>;
+  const baseName = o.base ?? 'h100-qwen3-14b';
+  const base = typeof baseName === 'string' ? (GPU_COST_MODELS as Record<string, GpuCostModel>)[baseName] : undefined;
+  if (!base)
+    throw new InputError(file, 'base', `unknown built-in '${String(baseName)}'`, `use one of ${Object.keys(GPU_COST_MODELS).join(', ')}`);
+  const known = new Set<string>(['base', 'name', 'gpu', 'model', 'sources', ...POSITIVE_FIELDS]);
+  for (const k of Object.keys(o))
+    if (!known.has(k)) throw new InputError(file, k, 'unknown field', `remove it; fields are ${[...known].join(', ')}`);
+  const out: GpuCostModel = { ...base, name: typeof o.name === 'string' ? o.name : file, sources: [...base.sources] };
+  for (const k of POSITIVE_FIELDS) {
+    if (o[k] === undefined) continue;
+    const v = o[k];
+    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0)
+      throw new InputError(file, k, `must be a positive number (got ${JSON.stringify(v)})`, `set ${k} to a number > 0`);
+    if ((k === 'blockTokens' || k === 'maxNumSeqs' || k === 'kvCapacityTokens' || k === 'maxBatchedTokens') && !Number.isInteger(v))
+      throw new InputError(file, k, `must be an integer (got ${v})`, `set ${k} to a whole number`);
+    out[k] = v;
+  }
+  for (const k of ['gpu', 'model'] as const) if (typeof o[k] === 'string') out[k] = o[k];
+  if (Array.isArray(o.sources)) out.sources = o.sources.map(String);
+  if (out.kvCapacityTokens < out.blockTokens)
+    throw new InputError(file, 'kvCapacityTokens', 'smaller than one block', 'raise kvCapacityTokens');
+  return out;
 }
