@@ -40,7 +40,14 @@ export type {
 } from './team-metrics/index.js';
 export { DEFAULT_TEMPLATE, estimateTokens, parseTemplate, promptLength, renderPrompt } from './prompt.js';
 export type { ChatMessages, PromptContext, PromptTemplate } from './prompt.js';
-export { BUILTIN_TEMPLATES, builtinTemplate, DEFAULT_TEMPLATE_NAME, PANTA_V1_TEMPLATE, RHEON_TEMPLATE } from './templates.js';
+export {
+  BUILTIN_TEMPLATES,
+  builtinTemplate,
+  DEFAULT_TEMPLATE_NAME,
+  PANTA_V1_TEMPLATE,
+  RHEON_PREFIX_TEMPLATE,
+  RHEON_TEMPLATE,
+} from './templates.js';
 export { configArms, configId, graphFor, planSweep, runEvents, selectPrompts, sweepEvents } from './plan.js';
 export type { ArmFiles, RunArms, RunPlan } from './plan.js';
 export { criticalPath, eventSeed, Schedule } from './schedule.js';

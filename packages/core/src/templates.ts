@@ -26,6 +26,28 @@ export const RHEON_TEMPLATE: PromptTemplate = {
 };
 
 /**
+ * A.2's content in the order a prefix cache can reuse (vLLM's automatic prefix caching serves the longest
+ * run of whole blocks a new prompt shares with a cached one): what consecutive events of a run share first
+ * (the question, T, k and the neighbours' answers, which on a mean field are most of the prompt), what is the
+ * agent's own last (t and its previous answer). The same facts as `rheon-a2`, each once; only the order of
+ * the lines differs. Pair it with `neighbour_order: per-run` so that the neighbour lines themselves keep
+ * their places from one event to the next.
+ */
+export const RHEON_PREFIX_TEMPLATE: PromptTemplate = {
+  system: RHEON_TEMPLATE.system,
+  initial: 'Question: {{question}}\nT = {{T}}, k = {{k}}\nt = {{t}}\nYour answer:',
+  update:
+    'Question: {{question}}\n' +
+    'T = {{T}}, k = {{k}}\n' +
+    "Your {{k}} neighbours' answers:\n{{neighbours}}\n" +
+    't = {{t}}\n' +
+    'Your previous answer: {{previous}}\n' +
+    'Your answer:',
+  neighbour: RHEON_TEMPLATE.neighbour,
+  no_neighbours: RHEON_TEMPLATE.no_neighbours,
+};
+
+/**
  * Panta's first default (until issue 19): one short sentence, a false-premise hint and a way out ("say that
  * you do not know"). Kept by name so that corpora made with it resume and compare.
  */
@@ -46,6 +68,7 @@ export const PANTA_V1_TEMPLATE: PromptTemplate = {
 export const BUILTIN_TEMPLATES: Readonly<Record<string, PromptTemplate>> = {
   'rheon-a2': RHEON_TEMPLATE,
   'panta-v1': PANTA_V1_TEMPLATE,
+  'rheon-a2-prefix': RHEON_PREFIX_TEMPLATE,
 };
 
 /** The template a spec without `template` gets. */

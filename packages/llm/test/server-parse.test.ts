@@ -4,6 +4,7 @@ import {
   DEFAULT_TEMPLATE,
   InputError,
   parseDataset,
+  RHEON_PREFIX_TEMPLATE,
   renderPrompt,
   rngFrom,
   type PromptContext,
@@ -66,6 +67,7 @@ describe('parseRenderedPrompt: the inverse of renderPrompt', () => {
   for (const [name, template] of [
     ['default', DEFAULT_TEMPLATE],
     ['custom', CUSTOM_TEMPLATE],
+    ['rheon-a2-prefix', RHEON_PREFIX_TEMPLATE],
   ] as const) {
     it(`gives back question, sweep, previous answer and neighbour answers for 3000 random contexts (${name} template)`, () => {
       const rng = rngFrom(42, name);

@@ -6,6 +6,7 @@ import {
   DEFAULT_TEMPLATE,
   PANTA_V1_TEMPLATE,
   parseDataset,
+  RHEON_PREFIX_TEMPLATE,
   promptLength,
   renderPrompt,
   rngFrom,
@@ -246,7 +247,11 @@ describe("serve-surrogate: several templates (a sweep's template arms)", () => {
   it('reads each prompt back with whichever of its templates rendered it and answers as the in-process surrogate; a rendering of none is a 400', async () => {
     const multi = await startSurrogateServer({
       prompts,
-      moreTemplates: [{ template: PANTA_V1_TEMPLATE }, { template: CUSTOM_TEMPLATE, file: 'custom.yaml' }],
+      moreTemplates: [
+        { template: PANTA_V1_TEMPLATE },
+        { template: RHEON_PREFIX_TEMPLATE, file: 'rheon-a2-prefix' },
+        { template: CUSTOM_TEMPLATE, file: 'custom.yaml' },
+      ],
     });
     const single = await startSurrogateServer({ prompts });
     try {
@@ -264,7 +269,7 @@ describe("serve-surrogate: several templates (a sweep's template arms)", () => {
           seed,
         });
       };
-      for (const template of [DEFAULT_TEMPLATE, PANTA_V1_TEMPLATE, CUSTOM_TEMPLATE]) {
+      for (const template of [DEFAULT_TEMPLATE, PANTA_V1_TEMPLATE, RHEON_PREFIX_TEMPLATE, CUSTOM_TEMPLATE]) {
         for (let i = 0; i < 20; i++) {
           const ctx = context(rng);
           const seed = rng.u32();
