@@ -44,6 +44,8 @@ export interface RunPlan {
   template?: PromptTemplate;
   /** Arm names, present only for the axes the sweep grids. */
   arms?: RunArms;
+  /** The spec's `neighbour_order: per-run` (absent: a fresh order per event; see Schedule). */
+  neighbourOrder?: 'per-run';
   sweeps: number;
   /** Derived from the sweep seed and the run id only, so adding runs to a grid never changes others. */
   seed: number;
@@ -277,6 +279,7 @@ export function planSweep(
                   dynamics: arm.dynamics,
                   ...(arm.template ? { template: arm.template } : {}),
                   ...(arm.names.template !== undefined || arm.names.population !== undefined ? { arms: arm.names } : {}),
+                  ...(spec.neighbour_order === 'per-run' ? { neighbourOrder: 'per-run' as const } : {}),
                   sweeps: spec.sweeps,
                   seed: mixSeed(sweepSeed, id),
                   controls: isTeamDynamics(arm.dynamics) ? { ...controls, team: teamControls(spec, arm.populated) } : controls,

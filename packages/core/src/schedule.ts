@@ -1,4 +1,5 @@
 import type { Graph } from './geometry/index.js';
+import { meanFieldRowsCached } from './geometry/meanfield.js';
 import { runEvents, type RunPlan } from './plan.js';
 import { mixSeed, rngFrom, type Rng } from './rng.js';
 
@@ -7,7 +8,10 @@ export interface EventPlan {
   event: number;
   sweep: number;
   agent: number;
-  /** Neighbours in prompt order (shuffled per event where the graph's order is agent order); empty at t = 0. */
+  /**
+   * Neighbours in prompt order (where the graph's order is agent order: shuffled per event, or in the run's
+   * own order under neighbour_order per-run); empty at t = 0.
+   */
   neighbours: Int32Array;
   /**
    * The event that wrote the agent's own previous answer, then one per neighbour; empty at t = 0. Int32: a
@@ -56,15 +60,19 @@ export class Schedule implements EventStream {
   /** Latest event that wrote each agent, as of the next event to be produced. */
   private readonly lastWriter: Float64Array;
   private cursor = 0;
+  /** neighbour_order per-run: the run's seeded order of its agents, and each agent's place in it. */
+  private readonly runOrder: { agents: Int32Array; rank: Int32Array; rows?: (Int32Array | undefined)[] } | undefined;
 
   constructor(
-    readonly run: Pick<RunPlan, 'n' | 'sweeps' | 'seed' | 'dynamics' | 'protocol'>,
+    readonly run: Pick<RunPlan, 'n' | 'sweeps' | 'seed' | 'dynamics' | 'protocol' | 'neighbourOrder'>,
     readonly graph: Graph,
   ) {
     this.total = runEvents(run);
     this.picks = rngFrom(run.seed, 'picks');
     // -1: not written yet (a run resumed inside its initial answers has agents with no version).
     this.lastWriter = new Float64Array(run.n).fill(-1);
+    // A sampled mean field's draw order is a fresh order per event too: per-run sorts the draw into the run's.
+    if (run.neighbourOrder === 'per-run' && (graph.shuffled || graph.annealed)) this.runOrder = runOrder(run.n, run.seed);
   }
 
   /** One version slot per agent. */
@@ -100,7 +108,10 @@ export class Schedule implements EventStream {
         : this.run.protocol === 'full-broadcast'
           ? everyoneBut(agent, n)
           : this.graph.neighbours(agent, this.graph.annealed ? rngFrom(seed, 'neighbours', j) : this.picks);
-    if (this.graph.shuffled && neighbours.length > 1) neighbours = shuffledOrder(neighbours, rngFrom(seed, 'order', j));
+    if (neighbours.length > 1) {
+      if (this.runOrder) neighbours = this.inRunOrder(agent, neighbours);
+      else if (this.graph.shuffled) neighbours = shuffledOrder(neighbours, rngFrom(seed, 'order', j));
+    }
     const reads = new Int32Array(neighbours.length + 1);
     if (synchronous) {
       // Everyone reads the previous sweep's snapshot, in which agent b was written by event (t-1)N + b.
@@ -113,6 +124,25 @@ export class Schedule implements EventStream {
     }
     this.lastWriter[agent] = j;
     return { event: j, sweep, agent, neighbours, readVersions: reads, seed: eventSeed(seed, j) };
+  }
+
+  /**
+   * The neighbours in the run's order. Every other agent (a full mean field, full-broadcast): the run's order
+   * without the agent, one array per agent kept while a mean field's rows are (N <= 1,024), as the graph
+   * keeps its own; fewer: sorted by their places in the run's order.
+   */
+  private inRunOrder(agent: number, row: Int32Array): Int32Array {
+    const { agents, rank, rows } = this.runOrder!;
+    const n = agents.length;
+    if (row.length === n - 1) {
+      const kept = rows?.[agent];
+      if (kept) return kept;
+      const out = new Int32Array(n - 1);
+      for (let i = 0, o = 0; i < n; i++) if (agents[i] !== agent) out[o++] = agents[i];
+      if (rows) rows[agent] = out;
+      return out;
+    }
+    return row.slice().sort((a, b) => rank[a] - rank[b]);
   }
 
   /** Advances past `count` events without returning them (resume). */
@@ -135,6 +165,19 @@ export function shuffledOrder(row: Int32Array, rng: Rng): Int32Array {
     out[r] = x;
   }
   return out;
+}
+
+/**
+ * neighbour_order per-run: a uniformly random order of the run's agents from the run seed's own stream (not
+ * the picks', so the same agents update in the same sequence under either order), and each agent's place.
+ */
+function runOrder(n: number, seed: number): { agents: Int32Array; rank: Int32Array; rows?: (Int32Array | undefined)[] } {
+  const identity = new Int32Array(n);
+  for (let i = 0; i < n; i++) identity[i] = i;
+  const agents = shuffledOrder(identity, rngFrom(seed, 'run-order'));
+  const rank = new Int32Array(n);
+  for (let i = 0; i < n; i++) rank[agents[i]] = i;
+  return { agents, rank, ...(meanFieldRowsCached(n) ? { rows: new Array<Int32Array | undefined>(n) } : {}) };
 }
 
 /** full-broadcast: every other agent, in agent order (the paper's broadcast reaches the whole system). */

@@ -4,7 +4,7 @@ import { samplePeers } from '../src/geometry/meanfield.js';
 
 const RUN = { n: 12, sweeps: 6, seed: 4242, dynamics: 'asynchronous' as const, protocol: 'glauber' as const };
 
-function events(geometry: GeometrySpec, run = RUN): EventPlan[] {
+function events(geometry: GeometrySpec, run: typeof RUN & { neighbourOrder?: 'per-run' } = RUN): EventPlan[] {
   const schedule = new Schedule(run, buildGraph(geometry, run.n, 7));
   const out: EventPlan[] = [];
   for (let e = schedule.next(); e; e = schedule.next()) out.push(e);
@@ -90,5 +90,90 @@ describe('neighbour order in prompts', () => {
     expect(graph.shuffled).toBe(false);
     for (const e of events({ kind: 'meanfield', sample: 4 }).filter((x) => x.sweep > 0))
       expect(Array.from(e.neighbours)).toEqual(Array.from(samplePeers(12, 4, e.agent, rngFrom(RUN.seed, 'neighbours', e.event))));
+  });
+});
+
+describe('neighbour_order per-run', () => {
+  const perRun = { ...RUN, n: 16, neighbourOrder: 'per-run' as const };
+  const updates = (geometry: GeometrySpec, run: typeof perRun = perRun) => events(geometry, run).filter((e) => e.sweep > 0);
+  /** Whether any two agents keep one relative order in every prompt that lists both. */
+  const relativeOrderHolds = (list: EventPlan[]) => {
+    const before = new Set<string>();
+    for (const e of list)
+      for (let i = 0; i < e.neighbours.length; i++)
+        for (let j = i + 1; j < e.neighbours.length; j++) before.add(`${e.neighbours[i]}<${e.neighbours[j]}`);
+    for (const pair of before) {
+      const [a, b] = pair.split('<');
+      if (before.has(`${b}<${a}`)) return false;
+    }
+    return true;
+  };
+
+  it('a full mean field lists the same order in every event of a run: the run order without the agent', () => {
+    const list = updates({ kind: 'meanfield' });
+    expect(relativeOrderHolds(list)).toBe(true);
+    // Two agents' prompts differ only where each leaves itself out.
+    const a = list.find((e) => e.agent !== list[0].agent)!;
+    const strip = (e: EventPlan, drop: number) => Array.from(e.neighbours).filter((b) => b !== drop);
+    expect(strip(list[0], a.agent)).toEqual(strip(a, list[0].agent));
+    // Per event (the default) the same run gives many orders.
+    expect(relativeOrderHolds(updates({ kind: 'meanfield' }, { ...perRun, neighbourOrder: undefined }))).toBe(false);
+  });
+
+  it('the order is a pure function of the run seed: two schedules agree, other runs have other orders and other heads', () => {
+    const a = updates({ kind: 'meanfield' });
+    expect(updates({ kind: 'meanfield' }).map((e) => Array.from(e.neighbours))).toEqual(a.map((e) => Array.from(e.neighbours)));
+    const heads = new Set<number>();
+    for (let seed = 1; seed <= 40; seed++) {
+      const other = updates({ kind: 'meanfield' }, { ...perRun, seed });
+      // The run's order heads every prompt but the head's own.
+      const firsts = other.map((e) => e.neighbours[0]);
+      const head = firsts.reduce((best, b) => (firsts.filter((x) => x === b).length > firsts.filter((x) => x === best).length ? b : best));
+      expect(other.every((e) => e.neighbours[0] === head || e.agent === head)).toBe(true);
+      heads.add(head);
+      if (seed === 1) expect(other.map((e) => Array.from(e.neighbours))).not.toEqual(a.map((e) => Array.from(e.neighbours)));
+    }
+    // No agent heads every run's prompts: 40 runs over 16 agents give many heads.
+    expect(heads.size).toBeGreaterThan(8);
+  });
+
+  it('only the order moves: the same agents update with the same neighbour sets and read versions in prompt order', () => {
+    for (const geometry of [
+      { kind: 'meanfield' },
+      { kind: 'meanfield', sample: 5 },
+      { kind: 'random-regular', k: 4 },
+      { kind: 'star' },
+    ] as GeometrySpec[]) {
+      const run = events(geometry, perRun);
+      const event = events(geometry, { ...perRun, neighbourOrder: undefined });
+      expect(run.map((e) => e.agent)).toEqual(event.map((e) => e.agent));
+      const sorted = (xs: Int32Array) => Array.from(xs).sort((x, y) => x - y);
+      expect(run.map((e) => sorted(e.neighbours))).toEqual(event.map((e) => sorted(e.neighbours)));
+      expect(run.map((e) => sorted(e.readVersions))).toEqual(event.map((e) => sorted(e.readVersions)));
+      for (const e of run) {
+        const live = event.find((x) => x.event === e.event)!;
+        const version = new Map(Array.from(live.neighbours, (b, i) => [b, live.readVersions[i + 1]]));
+        expect(Array.from(e.readVersions.subarray(1))).toEqual(Array.from(e.neighbours, (b) => version.get(b)));
+      }
+    }
+  });
+
+  it('a sampled mean field and random graphs list any two agents in one relative order throughout a run', () => {
+    for (const geometry of [
+      { kind: 'meanfield', sample: 5 },
+      { kind: 'random-regular', k: 4 },
+      { kind: 'small-world', k: 4, beta: 0.3 },
+    ] as GeometrySpec[]) {
+      expect(relativeOrderHolds(updates(geometry)), geometry.kind).toBe(true);
+      expect(relativeOrderHolds(updates(geometry, { ...perRun, neighbourOrder: undefined })), geometry.kind).toBe(false);
+    }
+  });
+
+  it('lattices and chains keep their direction', () => {
+    for (const geometry of [{ kind: 'ring' }, { kind: 'torus2d' }, { kind: 'chain' }] as GeometrySpec[]) {
+      expect(events(geometry, perRun).map((e) => Array.from(e.neighbours))).toEqual(
+        events(geometry, { ...perRun, neighbourOrder: undefined }).map((e) => Array.from(e.neighbours)),
+      );
+    }
   });
 });

@@ -235,6 +235,8 @@ export function corpusIdentity(spec: SweepSpec): object {
   // A built-in template's text is in the fingerprint already; its name is not, so that `template: panta-v1`
   // resumes a corpus made when that template was the default (on lattices: see the shuffle in loadSweep).
   if (typeof rest.template === 'string' && builtinTemplate(rest.template)) delete rest.template;
+  // per-event is what a spec without the key gets: saying so is the same corpus.
+  if (rest.neighbour_order === 'per-event') delete rest.neighbour_order;
   return {
     ...rest,
     backend: operationalFree(backend),

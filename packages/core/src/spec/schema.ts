@@ -156,6 +156,15 @@ export const sweepSpecSchema = z.strictObject({
         ),
     ])
     .optional(),
+  /**
+   * The order of a prompt's neighbour lines on graphs whose own order is agent number (a mean field, sampled or
+   * not, a star, random and given graphs; lattices and chains keep their direction either way). per-event
+   * (absent means per-event): a fresh seeded order each event. per-run: one seeded order of the run's agents,
+   * the same for every event of the run, so that consecutive prompts share a prefix a server's prefix cache
+   * can reuse (pair it with `template: rheon-a2-prefix`); seeded per run, so no agent heads every run's prompts.
+   * Optional rather than defaulted, so that earlier corpora keep their fingerprint.
+   */
+  neighbour_order: z.enum(['per-event', 'per-run']).optional(),
   /** At most 2^31 - 1: the corpus's completion_tokens column is a 32-bit integer. */
   max_tokens: z.int().min(1).max(2_147_483_647).default(100),
   /** Ask for exactly max_tokens tokens (vLLM: min_tokens = max_tokens). */
