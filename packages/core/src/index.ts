@@ -13,8 +13,8 @@ export { firstIssue, issueToInputError, parseSweepSpec } from './spec/parse.js';
 export { checkSweepBounds } from './spec/bounds.js';
 export { checkMemoryBudget, formatBytes, MEMORY, parseMemoryBudget, sweepMemoryBytes } from './spec/memory.js';
 export type { MemoryAvailable } from './spec/memory.js';
-export { parseShard, shardLabel, shardRuns } from './spec/shard.js';
-export type { Shard } from './spec/shard.js';
+export { parseShard, SHARD_POLICY, shardLabel, shardPartition, shardRuns } from './spec/shard.js';
+export type { Shard, ShardPolicy } from './spec/shard.js';
 export { parseDataset, promptSchema } from './dataset.js';
 export type { Prompt } from './dataset.js';
 export { classifyAnswer, normaliseText } from './answers.js';
@@ -107,6 +107,8 @@ export { CHARS_PER_TOKEN, campaignCost, DEFAULT_CALLS_PER_SECOND } from './campa
 export type { CallCost, CallKind, CampaignCost, CampaignInput, ContextCost } from './campaign-cost.js';
 export { cachedPrefixTokens, decodeStepMs, GPU_COST_MODELS, parseGpuCostModel, requestGpuSeconds } from './gpu/cost-model.js';
 export type { GpuCostModel, GpuCostModelName } from './gpu/cost-model.js';
+export { gpuPlan, runGpuCost, sharedNeighbourLines, shardWeigher, shardWeigherFor } from './gpu/gpu-plan.js';
+export type { GpuGroup, GpuPlan, GpuPlanInput, NeighbourOrder, RunGpuCost } from './gpu/gpu-plan.js';
 export { assignPopulation, parsePopulation } from './population.js';
 export type { PopulationEntry } from './population.js';
 export {

@@ -33,38 +33,61 @@ export function shardLabel(shard: Shard): string {
 }
 
 /**
- * The runs of part `shard.index`: runs are dealt heaviest first (by events) to the part with the fewest
- * events so far, ties to the lower part, so parts are balanced by work, whatever the grid's order (a
- * round robin over a grid that alternates two sizes would give one part every large run). A pure function
- * of the plan, so every task of an array computes the same partition; the runs keep their grid order.
+ * How a job array's runs are dealt to its parts, recorded in each part's manifest (`shard.policy`):
+ * - `gpu-time`: by each run's planned GPU time (gpu/gpu-plan.ts shardWeigher): an event of a full mean field
+ *   of 256 costs about forty times one of a ring (a prompt of 26,600 tokens against 380), so parts dealt by
+ *   events differ in GPU time far more than in events;
+ * - `events` (a part's manifest without a policy: Panta before `gpu-time`): by events.
+ * A part is resumed, verified and merged only under the policy that dealt it.
  */
-export function shardRuns<R extends Pick<RunPlan, 'sweeps' | 'n'>>(runs: readonly R[], shard: Shard): R[] {
-  if (shard.count === 1) return [...runs];
-  const order = runs.map((_, i) => i).sort((a, b) => runEvents(runs[b]) - runEvents(runs[a]) || a - b);
-  const mine = new Uint8Array(runs.length);
-  const parts = new PartHeap(shard.count);
-  for (const i of order) {
-    const part = parts.takeLightest(runEvents(runs[i]));
-    if (part === shard.index - 1) mine[i] = 1;
-  }
-  return runs.filter((_, i) => mine[i] === 1);
+export type ShardPolicy = 'gpu-time' | 'events';
+
+/** The policy `panta run --shard` deals new parts by. */
+export const SHARD_POLICY: ShardPolicy = 'gpu-time';
+
+/**
+ * The part (0-based) of every run: runs are dealt heaviest first (by `weigh`, default events) to the part with
+ * the least weight so far, ties to the lower part (longest processing time first, LPT), so parts are balanced
+ * whatever the grid's order (a round robin over a grid that alternates two sizes would give one part every
+ * large run). A pure function of the runs and the weights, so every task of an array computes the same
+ * partition.
+ */
+export function shardPartition<R extends Pick<RunPlan, 'sweeps' | 'n'>>(
+  runs: readonly R[],
+  count: number,
+  weigh: (run: R) => number = runEvents,
+): Uint32Array {
+  const part = new Uint32Array(runs.length);
+  if (count === 1) return part;
+  const weights = runs.map(weigh);
+  const order = runs.map((_, i) => i).sort((a, b) => weights[b] - weights[a] || a - b);
+  const parts = new PartHeap(count);
+  for (const i of order) part[i] = parts.takeLightest(weights[i]);
+  return part;
 }
 
-/** A min-heap of parts by (events, index): O(log N) per run, so a million-part array of many runs stays fast. */
+/** The runs of part `shard.index` (see shardPartition), in grid order. */
+export function shardRuns<R extends Pick<RunPlan, 'sweeps' | 'n'>>(runs: readonly R[], shard: Shard, weigh?: (run: R) => number): R[] {
+  if (shard.count === 1) return [...runs];
+  const part = shardPartition(runs, shard.count, weigh);
+  return runs.filter((_, i) => part[i] === shard.index - 1);
+}
+
+/** A min-heap of parts by (weight, index): O(log N) per run, so a million-part array of many runs stays fast. */
 class PartHeap {
   private readonly load: number[];
   private readonly part: number[];
 
   constructor(count: number) {
-    // Every part starts at 0 events: index order is already a heap.
+    // Every part starts at 0: index order is already a heap.
     this.load = new Array<number>(count).fill(0);
     this.part = Array.from({ length: count }, (_, i) => i);
   }
 
-  /** Adds `events` to the lightest part and returns it. */
-  takeLightest(events: number): number {
+  /** Adds `weight` to the lightest part and returns it. */
+  takeLightest(weight: number): number {
     const chosen = this.part[0];
-    this.load[0] += events;
+    this.load[0] += weight;
     this.siftDown(0);
     return chosen;
   }
