@@ -289,7 +289,7 @@ export class BullTransport implements Transport {
       }
       jobs.push({
         name: 'events',
-        data: { sweep: this.sweepId, events: group.map((t) => jobOf(t.run.runId, t.plan, t.moderator)) },
+        data: { sweep: this.sweepId, events: group.map((t) => jobOf(t.run.runId, t.plan, t.moderator, t.depth)) },
         opts: { jobId },
       });
       this.sent.jobs++;

@@ -338,6 +338,8 @@ export interface EventJob {
   readVersions: number[];
   /** drift-policy: the moderator message of the event's sweep. */
   moderator?: string;
+  /** The event's depth when dispatched (EventTask.depth): admission and vLLM's priority. */
+  depth?: number;
 }
 
 /** A sweep boundary of one run: the snapshot's versions (agent by agent) and the state after the previous boundary. */
@@ -359,9 +361,10 @@ export interface BatchJob {
   boundary?: BoundaryJob;
 }
 
-export function jobOf(runId: string, plan: EventPlan, moderator?: string): EventJob {
+export function jobOf(runId: string, plan: EventPlan, moderator?: string, depth?: number): EventJob {
   return {
     ...(moderator ? { moderator } : {}),
+    ...(depth ? { depth } : {}),
     run: runId,
     event: plan.event,
     sweepIndex: plan.sweep,

@@ -148,7 +148,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     let outcome: EventOutcome;
     try {
       outcome = await executeEvent(
-        data.moderator ? { run, plan, moderator: data.moderator } : { run, plan },
+        data.moderator ? { run, plan, moderator: data.moderator, depth: data.depth } : { run, plan, depth: data.depth },
         texts as string[],
         ctx.services,
       );

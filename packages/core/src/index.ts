@@ -106,6 +106,7 @@ export { parseRubric, parseVerdict, rubric, RUBRIC_SYSTEM, VERDICT_MAX_TOKENS } 
 export { CHARS_PER_TOKEN, campaignCost, DEFAULT_CALLS_PER_SECOND } from './campaign-cost.js';
 export type { CallCost, CallKind, CampaignCost, CampaignInput, ContextCost } from './campaign-cost.js';
 export { cachedPrefixTokens, decodeStepMs, GPU_COST_MODELS, parseGpuCostModel, requestGpuSeconds } from './gpu/cost-model.js';
+export { AdmissionLimit, type AdmissionTuning, parseVllmMetrics, QueueClock, type ServerLoad } from './admission.js';
 export type { GpuCostModel, GpuCostModelName } from './gpu/cost-model.js';
 export { gpuPlan, runGpuCost, sharedNeighbourLines, shardWeigher, shardWeigherFor } from './gpu/gpu-plan.js';
 export type { GpuGroup, GpuPlan, GpuPlanInput, NeighbourOrder, RunGpuCost } from './gpu/gpu-plan.js';

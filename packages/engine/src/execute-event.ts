@@ -85,6 +85,7 @@ class AgentRequest implements ChatRequest {
     readonly temperature: number,
     readonly maxTokens: number,
     readonly fixedLength: boolean,
+    readonly depth?: number,
   ) {}
 
   messages(): ChatMessages {
@@ -102,8 +103,9 @@ export function callModel(
   context: PromptContext,
   seed: number,
   temperature: number,
+  depth?: number,
 ): Promise<{ result: ChatResult; latencyMs: number }> {
-  return timedCall(services, context, seed, temperature, (result, latencyMs) => ({ result, latencyMs }));
+  return timedCall(services, context, seed, temperature, (result, latencyMs) => ({ result, latencyMs }), depth);
 }
 
 /** The call, and `then` on its result and latency in the same reaction (the agent's call: one promise fewer). */
@@ -113,10 +115,11 @@ function timedCall<T>(
   seed: number,
   temperature: number,
   then: (result: ChatResult, latencyMs: number) => T | Promise<T>,
+  depth?: number,
 ): Promise<T> {
   const started = performance.now();
   return services.backend
-    .complete(new AgentRequest(services.template, context, seed, temperature, services.maxTokens, services.fixedLength))
+    .complete(new AgentRequest(services.template, context, seed, temperature, services.maxTokens, services.fixedLength, depth))
     .then((result) => then(result, result.latencyMs ?? performance.now() - started));
 }
 
@@ -179,8 +182,13 @@ export function executeEvent(task: EventTask, reads: readonly string[], sweepSer
   if (task.moderator) context.moderator = task.moderator;
   // The common path chains promises instead of awaiting: an async function per event keeps its whole frame
   // on the heap across the call, which was the largest allocation per event.
-  return timedCall(services, context, plan.seed, temperature, (result, latencyMs) =>
-    answer(task, services, result, latencyMs, own?.entries),
+  return timedCall(
+    services,
+    context,
+    plan.seed,
+    temperature,
+    (result, latencyMs) => answer(task, services, result, latencyMs, own?.entries),
+    task.depth,
   );
 }
 

@@ -63,7 +63,7 @@ export async function executeSummaryEvent(task: EventTask, reads: readonly strin
 
   const before: CallOutcome[] = [];
   const summarySeed = callSeed(plan.seed, 'summary');
-  const summaryCall = await callModel(services, base('summary'), summarySeed, temperature);
+  const summaryCall = await callModel(services, base('summary'), summarySeed, temperature, task.depth);
   before.push(callOutcome('summary', summarySeed, summaryCall));
   const summary = summaryCall.result.text;
 
@@ -81,7 +81,7 @@ export async function executeSummaryEvent(task: EventTask, reads: readonly strin
         const seed = callSeed(plan.seed, `merge-${agent}`);
         const merge = base('context-merge');
         merge.incoming = { agent, round: roundOf(plan.readVersions[i + 1]), summary: theirs[i].summary };
-        const call = await callModel(services, merge, seed, temperature);
+        const call = await callModel(services, merge, seed, temperature, task.depth);
         const row = callOutcome('merge', seed, call);
         row.divergence = cds[i];
         before.push(row);
@@ -90,7 +90,7 @@ export async function executeSummaryEvent(task: EventTask, reads: readonly strin
       context.neighbourAnswers = answers;
     }
   }
-  const call = await callModel(services, context, plan.seed, temperature);
+  const call = await callModel(services, context, plan.seed, temperature, task.depth);
   const outcome = await answer(task, services, call.result, call.latencyMs, undefined);
   outcome.before = before;
   if (gate !== undefined) outcome.divergence = gate;

@@ -369,12 +369,16 @@ export class Executor<S extends RunSink = RunSink> {
     while (!this.stopping && this.inflight < concurrency) {
       const a = this.nextReady();
       if (!a) break;
+      const readyRank = a.planner.readyRank;
       const plan = a.planner.takeOne()!;
-      this.depthLeft.get(a)!.events--;
+      const left = this.depthLeft.get(a)!;
+      // The chain behind this event: its run's events left over its width, or its bottom level (as nextReady).
+      const depth = Math.max(Math.ceil(left.events / left.width), readyRank);
+      left.events--;
       this.inflight++;
       a.inflight++;
       const moderator = a.boundary?.state?.moderator;
-      const task: EventTask = moderator ? { run: a.run, plan, moderator } : { run: a.run, plan };
+      const task: EventTask = moderator ? { run: a.run, plan, moderator, depth } : { run: a.run, plan, depth };
       try {
         transport.dispatch(task);
       } catch (e) {

@@ -219,6 +219,7 @@ const OPERATIONAL_BACKEND_KEYS = [
   'price',
   'latency_ms',
   'batch_invariant',
+  'priority',
 ];
 
 function operationalFree(backend: object): object {

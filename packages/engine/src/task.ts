@@ -7,6 +7,12 @@ export interface EventTask {
   plan: EventPlan;
   /** drift-policy: the moderator message of this event's sweep. */
   moderator?: string;
+  /**
+   * How long a chain of calls is still behind the event when dispatched: its run's depth left (events yet to
+   * dispatch over its width, or its bottom level; see Executor.nextReady). Calls carry it to admission and
+   * to vLLM's `priority`. Absent: 0.
+   */
+  depth?: number;
 }
 
 /**

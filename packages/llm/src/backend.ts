@@ -17,6 +17,12 @@ export interface ChatRequest {
    * prompts (the LLM judge's rubric).
    */
   context?: PromptContext;
+  /**
+   * The event's depth: how long a chain of calls is still behind it (its run's events left over its width,
+   * or its bottom level). Deeper calls are let in first, and sent with vLLM's `priority` where the backend
+   * says the server schedules by it. Absent: 0.
+   */
+  depth?: number;
 }
 
 export interface ChatResult {

@@ -314,12 +314,18 @@ describe('openai backend: request bodies', () => {
 });
 
 describe('openai backend: server probing', () => {
-  it('picks vllm from an owned_by: vllm model list, probing each endpoint once', async () => {
+  it('picks vllm from an owned_by: vllm model list, probing each endpoint (and its /metrics) once', async () => {
     const s = await stub();
     s.models = { object: 'list', data: [{ id: 'qwen3-14b', object: 'model', owned_by: 'vllm', max_model_len: 32768 }] };
     const b = track(openai(s.url));
     await Promise.all([1, 2, 3, 4, 5].map((seed) => b.complete(request(seed))));
-    expect(s.requests.filter((r) => r.method === 'GET').map((r) => r.path)).toEqual(['/v1/models']);
+    // /metrics: admission asks once whether the server reports vLLM's load (this stub does not: no polls).
+    expect(
+      s.requests
+        .filter((r) => r.method === 'GET')
+        .map((r) => r.path)
+        .sort(),
+    ).toEqual(['/metrics', '/v1/models']);
     expect(s.calls().every((c) => c.body.top_k === -1 && c.body.chat_template_kwargs !== undefined)).toBe(true);
     expect(await b.serverInfo()).toEqual([{ server: 'vllm', fromSpec: false, contextTokens: 32768 }]);
   });

@@ -109,6 +109,35 @@ describe('EndpointPool', () => {
     expect(() => pool.release(0)).toThrow(/without a slot/);
   });
 
+  it('lets the deepest waiting call in first (arrival order within a depth), and follows a cap that moves', async () => {
+    let cap = 1;
+    const pool = new EndpointPool(1, 8, () => cap);
+    await pool.acquire();
+    const order: string[] = [];
+    const waits = [
+      ['lattice-a', 3],
+      ['chain', 2560],
+      ['lattice-b', 3],
+      ['shallow', 1],
+      ['chain-2', 2560],
+    ].map(([name, depth]) => pool.acquire(-1, depth as number).then(() => order.push(name as string)));
+    expect(pool.waiting).toBe(5);
+    pool.release(0);
+    await Promise.resolve();
+    expect(order).toEqual(['chain']);
+    // The limit grows to 3: kick lets two more in without a release; it never passes the pool's cap of 8.
+    cap = 3;
+    pool.kick();
+    await Promise.resolve();
+    expect(order).toEqual(['chain', 'chain-2', 'lattice-a']);
+    expect(pool.inFlight()).toEqual([3]);
+    cap = 100;
+    pool.kick();
+    await Promise.all(waits);
+    expect(order).toEqual(['chain', 'chain-2', 'lattice-a', 'lattice-b', 'shallow']);
+    expect(pool.peakInFlight()).toEqual([5]);
+  });
+
   it('sends a retry elsewhere when another endpoint has room, else back to the same one', async () => {
     const pool = new EndpointPool(3, 4);
     expect(await pool.acquire(0)).not.toBe(0);

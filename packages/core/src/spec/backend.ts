@@ -44,9 +44,15 @@ const endpointFields = {
   model: z.string().min(1),
   /** Environment variable holding the API key (it must then be set). Default: none, the key `EMPTY` (local servers). */
   api_key_env: z.string().optional(),
-  /** Requests open at once per endpoint (default 64); more wait in a FIFO queue. */
+  /**
+   * Most requests open at once per endpoint (default 64); more wait in the client's queue, the deepest event
+   * first. Admission keeps fewer open where the server would queue them (its vLLM metrics, or latency).
+   */
   max_in_flight: z.int().min(1).default(64),
-  /** Timeout of one attempt, from sending to the whole reply read (default 120000). */
+  /**
+   * Timeout of one attempt (default 120000), from when admission sends it to the whole reply read, less the
+   * time the server's vLLM metrics report requests waiting in its queue.
+   */
   timeout_ms: z.int().min(1).max(MAX_TIMER_MS).default(120_000),
   /** Retries after the first attempt on 429, 408, 409, 5xx, timeouts, resets and malformed replies (default 8). */
   max_retries: z.int().nonnegative().default(8),
@@ -70,6 +76,12 @@ export const openaiBackendSchema = z.strictObject({
   server: z.enum(['vllm', 'llamacpp', 'ollama', 'openai']).optional(),
   /** Qwen3-style thinking, sent to vLLM as `chat_template_kwargs: {enable_thinking}` (default false). */
   thinking: z.boolean().default(false),
+  /**
+   * The server runs vLLM with `--scheduling-policy priority`: each request carries `priority` = minus its
+   * event's depth (vLLM serves lower values first), so chains go before events with little behind them.
+   * Default false: an fcfs vLLM answers 400 to a request with a priority.
+   */
+  priority: z.boolean().optional(),
 });
 
 export const anthropicBackendSchema = z.strictObject({

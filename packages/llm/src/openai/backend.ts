@@ -3,6 +3,7 @@ import type { OpenAIBackendSpec, ReplyStatus } from '@panta/core';
 import type { ChatRequest, ChatResult, LlmBackend } from '../backend.js';
 import { nodeFetch } from '../node-fetch.js';
 import { chatResult, recordedReply, UnusableReplyError, type ProviderReply } from '../result.js';
+import { EndpointAdmission } from '../admission/endpoint.js';
 import { EndpointUnreachableError } from '../retry/errors.js';
 import { RetryingCaller, type RetryEvent, type RetryTuning } from '../retry/policy.js';
 import { buildChatBody } from './body.js';
@@ -20,6 +21,8 @@ export interface RealBackendOptions {
   onRetry?: (event: RetryEvent) => void;
   /** Timeout of the `/v1/models` probe (default min(timeout_ms, 10000)). */
   probeTimeoutMs?: number;
+  /** Interval of the `/metrics` polls while requests are open (default METRICS_POLL_MS). */
+  metricsPollMs?: number;
   /** Where the API key variable is read (default process.env). */
   env?: NodeJS.ProcessEnv;
 }
@@ -31,6 +34,8 @@ export interface OpenAIBackendStats {
   inFlight: number[];
   peakInFlight: number[];
   queued: number;
+  /** Requests admission lets open per endpoint now (max_in_flight, or less where the server is full). */
+  limits: number[];
   /** Calls whose reply was empty or unparsable on every attempt, kept as the answer (ChatResult.replyStatus). */
   recovered: number;
   /** vLLM fixed-length replies whose usage.completion_tokens differed from max_tokens (recorded as they came). */
@@ -67,6 +72,8 @@ export class OpenAICompatibleBackend implements LlmBackend {
   /** Ends probes still running when the backend is closed. */
   private readonly probes = new AbortController();
   private fixedLengthMismatches = 0;
+  /** Per endpoint: how many requests may be open there now (admission/endpoint.ts). */
+  private readonly admission: EndpointAdmission[];
 
   constructor(
     readonly spec: OpenAIBackendSpec,
@@ -78,23 +85,37 @@ export class OpenAICompatibleBackend implements LlmBackend {
     this.apiKey = apiKey;
     this.clients = loadOpenAI().then(({ default: OpenAI }) =>
       this.endpoints.map(
-        (baseURL) => new OpenAI({ apiKey, baseURL, maxRetries: 0, timeout: spec.timeout_ms, fetch: nodeFetch(spec.max_in_flight) }),
+        // The SDK's own timeout is off: RetryingCaller's signal times attempts (leaving out server queueing).
+        (baseURL) => new OpenAI({ apiKey, baseURL, maxRetries: 0, timeout: NO_SDK_TIMEOUT, fetch: nodeFetch(spec.max_in_flight) }),
       ),
     );
     this.clients.catch(() => undefined); // a failed load fails every call, not the process
+    this.admission = this.endpoints.map(
+      (root, i) =>
+        new EndpointAdmission(root, {
+          max: spec.max_in_flight,
+          pollMs: options.metricsPollMs,
+          inFlight: () => this.caller.pool.openOn(i),
+          changed: () => this.caller.pool.kick(),
+        }),
+    );
     this.caller = new RetryingCaller({
       backend: 'openai',
       endpoints: this.endpoints,
       maxInFlight: spec.max_in_flight,
       maxRetries: spec.max_retries,
       timeoutMs: spec.timeout_ms,
+      admission: this.admission,
       tuning: options.retry,
       onRetry: options.onRetry,
     });
     this.probeTimeoutMs = options.probeTimeoutMs ?? Math.min(spec.timeout_ms, 10_000);
     const hint = spec.server;
     this.known = this.endpoints.map(() => (hint ? { server: hint, fromSpec: true } : undefined));
-    this.started = hint
+    // Whether each endpoint serves vLLM's /metrics (admission follows them where it does).
+    const metricsTimeoutMs = Math.min(this.probeTimeoutMs, 2000);
+    const metrics = Promise.all(this.admission.map((a) => a.probe(metricsTimeoutMs)));
+    const servers = hint
       ? Promise.resolve()
       : Promise.all(
           this.endpoints.map(async (root, i) => {
@@ -106,6 +127,7 @@ export class OpenAICompatibleBackend implements LlmBackend {
             );
           }),
         ).then(() => undefined);
+    this.started = Promise.all([servers, metrics]).then(() => undefined);
   }
 
   /**
@@ -136,11 +158,21 @@ export class OpenAICompatibleBackend implements LlmBackend {
     await this.started;
     const clients = await this.clients;
     const messages = request.messages();
+    const depth = request.depth ?? 0;
+    const sampling = this.spec.priority
+      ? {
+          seed: request.seed,
+          temperature: request.temperature,
+          maxTokens: request.maxTokens,
+          fixedLength: request.fixedLength,
+          priority: -Math.round(depth),
+        }
+      : request;
     // One body per server kind, built once: every attempt of this event sends the same body and seed.
     const bodies = new Map<ServerKind, Record<string, unknown>>();
     const bodyFor = (server: ServerKind): Record<string, unknown> => {
       let body = bodies.get(server);
-      if (!body) bodies.set(server, (body = buildChatBody(this.model, messages, request, server, this.spec.thinking)));
+      if (!body) bodies.set(server, (body = buildChatBody(this.model, messages, sampling, server, this.spec.thinking)));
       return body;
     };
     const outcome = await this.caller.call<{ reply: ProviderReply; server?: ServerKind; status?: Exclude<ReplyStatus, 'ok'> }>(
@@ -150,7 +182,7 @@ export class OpenAICompatibleBackend implements LlmBackend {
         try {
           reply = await clients[endpoint].chat.completions.create(
             bodyFor(server) as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming,
-            { signal, timeout: this.spec.timeout_ms, maxRetries: 0 },
+            { signal, timeout: NO_SDK_TIMEOUT, maxRetries: 0 },
           );
         } catch (err) {
           // A 2xx whose body is not JSON: a reply that arrived, recorded like one once the retries are spent.
@@ -160,6 +192,7 @@ export class OpenAICompatibleBackend implements LlmBackend {
         return { reply: readCompletion(reply), server };
       },
       recordedReply,
+      { priority: depth, work: workOf(messages, request.maxTokens) },
     );
     const { reply, server, status } = outcome.value;
     if (server === 'vllm' && request.fixedLength && reply.completionTokens !== request.maxTokens) this.fixedLengthMismatches++;
@@ -175,6 +208,17 @@ export class OpenAICompatibleBackend implements LlmBackend {
     this.probes.abort();
     this.caller.close();
   }
+}
+
+/** The SDK's timeout, off in effect (setTimeout's largest delay): RetryingCaller times each attempt. */
+const NO_SDK_TIMEOUT = 2_147_483_647;
+
+/**
+ * A call's work in prompt-token equivalents, for the latency limit: prompt characters / 4, plus the output
+ * tokens at 2.5 each (the h100-qwen3-14b cost model in @panta/core: 220 us a decoded token, 88 us a prefilled one).
+ */
+function workOf(messages: { system: string; user: string }, maxTokens: number): number {
+  return (messages.system.length + messages.user.length) / 4 + 2.5 * maxTokens;
 }
 
 interface Completion {

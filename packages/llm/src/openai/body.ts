@@ -6,6 +6,8 @@ export interface SamplingRequest {
   temperature: number;
   maxTokens: number;
   fixedLength: boolean;
+  /** vLLM's `priority` (lower is served sooner), sent only when set (`backend.priority`). */
+  priority?: number;
 }
 
 /**
@@ -18,6 +20,8 @@ export interface SamplingRequest {
  * - `llamacpp`: `top_k: -1` (off), `min_p: 0` (its default is 0.05), `repeat_penalty: 1`; with fixed length,
  *   `ignore_eos` (llama.cpp has no min_tokens).
  * - `ollama`, `openai`: standard fields only; fixed length cannot be asked for there.
+ *
+ * With `backend.priority` (a vLLM run with `--scheduling-policy priority`), `priority`: minus the event's depth.
  *
  * The body depends only on the request and the server kind, so every retry sends the same bytes.
  */
@@ -39,6 +43,7 @@ export function buildChatBody(
     max_tokens: req.maxTokens,
     seed: req.seed,
   };
+  if (req.priority !== undefined) body.priority = req.priority;
   if (server === 'vllm') {
     body.top_k = -1;
     body.min_p = 0;

@@ -1,5 +1,6 @@
 import { classifyFailure, type Failure } from './classify.js';
 import { BackendClosedError, LlmCallError } from './errors.js';
+import type { EndpointAdmission } from '../admission/endpoint.js';
 import { EndpointPool } from './pool.js';
 
 /** Back-off constants; the defaults suit real servers, tests shrink them. */
@@ -62,10 +63,26 @@ export interface RetryingCallerOptions {
   /** Per-endpoint cap on open requests. */
   maxInFlight: number;
   maxRetries: number;
-  /** Per-attempt timeout: from sending the request to having read and checked the whole reply. */
+  /**
+   * Per-attempt timeout: from sending the request (once admission let it go) to having read and checked the
+   * whole reply, less the time the endpoint reported requests waiting in its queue (with `admission`).
+   */
   timeoutMs: number;
+  /**
+   * Per-endpoint admission (one per endpoint): the endpoint's limit replaces `maxInFlight` as its cap (never
+   * above it), polls run while requests are open, and replies feed the latency limit. Absent: a fixed cap.
+   */
+  admission?: readonly EndpointAdmission[];
   tuning?: Partial<RetryTuning>;
   onRetry?: ((event: RetryEvent) => void) | undefined;
+}
+
+/** What one call tells admission about itself. */
+export interface CallHints {
+  /** Among calls waiting for a slot, higher goes first (the event's depth: the chain of calls behind it). */
+  priority?: number;
+  /** The call's work in tokens (prompt + weighted output), for the latency limit; default 1. */
+  work?: number;
 }
 
 export interface CallOutcome<T> {
@@ -106,12 +123,17 @@ export class RetryingCaller {
   private recoveredMade = 0;
 
   constructor(private readonly options: RetryingCallerOptions) {
-    this.pool = new EndpointPool(options.endpoints.length, options.maxInFlight);
+    const admission = options.admission;
+    this.pool = new EndpointPool(options.endpoints.length, options.maxInFlight, admission ? (i) => admission[i].limit.limit : undefined);
     this.tuning = { ...DEFAULT_RETRY_TUNING, ...options.tuning };
   }
 
-  async call<T>(attempt: (endpoint: number, signal: AbortSignal) => Promise<T>, recover?: Recover<T>): Promise<CallOutcome<T>> {
-    const { backend, endpoints, maxRetries, timeoutMs } = this.options;
+  async call<T>(
+    attempt: (endpoint: number, signal: AbortSignal) => Promise<T>,
+    recover?: Recover<T>,
+    hints: CallHints = {},
+  ): Promise<CallOutcome<T>> {
+    const { backend, endpoints, maxRetries, timeoutMs, admission } = this.options;
     let attempts = 0;
     let avoid = -1;
     let recovered: { value: T; endpoint: number; latencyMs: number } | undefined;
@@ -119,7 +141,7 @@ export class RetryingCaller {
       if (this.closed) throw this.closedError(attempts, endpoints[Math.max(avoid, 0)]);
       let endpoint: number;
       try {
-        endpoint = await this.pool.acquire(avoid);
+        endpoint = await this.pool.acquire(avoid, hints.priority ?? 0);
       } catch (err) {
         throw this.closedError(attempts, endpoints[Math.max(avoid, 0)], err);
       }
@@ -127,20 +149,36 @@ export class RetryingCaller {
       this.attemptsMade++;
       const controller = new AbortController();
       let timedOut = false;
-      const timer = setTimeout(() => {
+      const started = performance.now();
+      const gate = admission?.[endpoint];
+      gate?.active();
+      const openAtSend = this.pool.openOn(endpoint);
+      // The clock leaves out time the endpoint reported requests waiting in its queue: when the timer fires
+      // early by that much, it is set again for what is left.
+      const queuedAtSend = gate ? gate.queueClock.total(started) : 0;
+      const check = (): void => {
+        const now = performance.now();
+        const charged = now - started - (gate ? gate.queueClock.total(now) - queuedAtSend : 0);
+        if (charged < timeoutMs) {
+          timer = setTimeout(check, Math.max(1, timeoutMs - charged));
+          return;
+        }
         timedOut = true;
         controller.abort(new Error(`timeout after ${timeoutMs} ms`));
-      }, timeoutMs);
+      };
+      let timer = setTimeout(check, timeoutMs);
       this.controllers.add(controller);
-      const started = performance.now();
       let failure: Failure;
       let cause: unknown;
       try {
         const value = await settleOrAbort(attempt(endpoint, controller.signal), controller.signal);
-        return { value, attempts, endpoint, latencyMs: performance.now() - started };
+        const latencyMs = performance.now() - started;
+        gate?.observeLatency(latencyMs / Math.max(1, hints.work ?? 1), openAtSend);
+        return { value, attempts, endpoint, latencyMs };
       } catch (err) {
         cause = this.closed ? new BackendClosedError('backend closed during the call') : err;
         failure = classifyFailure(cause, timedOut, timeoutMs);
+        if (timedOut || failure.status === 429 || failure.status === 503) gate?.observeOverload();
         const value = failure.retry && recover ? recover(cause) : undefined;
         if (value !== undefined) recovered = { value, endpoint, latencyMs: performance.now() - started };
       } finally {
@@ -197,6 +235,7 @@ export class RetryingCaller {
     inFlight: number[];
     peakInFlight: number[];
     queued: number;
+    limits: number[];
   } {
     return {
       attempts: this.attemptsMade,
@@ -206,6 +245,9 @@ export class RetryingCaller {
       inFlight: this.pool.inFlight(),
       peakInFlight: this.pool.peakInFlight(),
       queued: this.pool.waiting,
+      limits: this.options.admission
+        ? this.options.admission.map((a) => a.limit.limit)
+        : this.options.endpoints.map(() => this.options.maxInFlight),
     };
   }
 
@@ -213,6 +255,7 @@ export class RetryingCaller {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    for (const gate of this.options.admission ?? []) gate.close();
     this.pool.close(new BackendClosedError('backend closed'));
     for (const c of this.controllers) c.abort(new BackendClosedError('backend closed'));
     for (const wake of this.sleepers) wake();

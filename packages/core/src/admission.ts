@@ -1,0 +1,171 @@
+/**
+ * Admission: how many requests a client keeps open on one LLM endpoint. The pure half (no clock, no I/O):
+ * the limit's rules, the parser of vLLM's Prometheus `/metrics`, and the account of time the server spent
+ * queueing. packages/llm/src/admission polls the servers and feeds these.
+ *
+ * Two signals drive the limit, never above the configured `max_in_flight` and never below 1:
+ *
+ * - The server's own load, where it serves vLLM's `/metrics` (`vllm:num_requests_waiting`,
+ *   `vllm:num_requests_running`, `vllm:kv_cache_usage_perc`, or the older `vllm:gpu_cache_usage_perc`).
+ *   vLLM admits a request only while its KV cache holds it; the rest wait in its queue. While requests wait,
+ *   the limit drops to this client's share of what the server runs (in flight x running / (running +
+ *   waiting)): clients sharing an endpoint each keep their share, and together about what it holds. While
+ *   none wait and the KV cache has room, a limit that is reached grows by half (slow start), and with the
+ *   cache nearly full it holds.
+ * - Measured latency, where the server has no such metrics: AIMD as in TCP congestion control and Netflix's
+ *   concurrency-limits library (AIMDLimit). Each reply's latency per unit of work (prompt and output tokens)
+ *   is compared to the least seen (slowly forgotten); past `tolerance` times it, or on an overload (a
+ *   timeout, 429, 503), the limit is cut by `backoff`, at most once per window of replies; otherwise a
+ *   limit that is used grows by one per window.
+ */
+
+/** What vLLM's `/metrics` says about its load (sums over engines and models; KV usage the fullest's). */
+export interface ServerLoad {
+  waiting: number;
+  running: number;
+  /** Share of the KV cache in use, 0..1 (absent where the server does not say). */
+  kvUsage?: number;
+}
+
+export interface AdmissionTuning {
+  /** Limit while the server says nothing yet: the first window. Default: the max in latency mode, 4 with metrics. */
+  initial: number;
+  /** KV usage at or above which the limit stops growing (default 0.9). */
+  kvHigh: number;
+  /** Growth per metrics sample while none wait and the limit is reached (default 1.5). */
+  growth: number;
+  /** Latency per unit of work past this many times the least seen counts as queueing (default 2). */
+  tolerance: number;
+  /** Cut on queueing or overload, latency mode (default 0.9). */
+  backoff: number;
+}
+
+const DEFAULT_TUNING = { kvHigh: 0.9, growth: 1.5, tolerance: 2, backoff: 0.9 };
+
+/** Requests open at once on one endpoint: see the module comment for the rules. */
+export class AdmissionLimit {
+  private value: number;
+  private readonly tuning: Omit<AdmissionTuning, 'initial'>;
+  /** The least latency per unit of work seen (latency mode), forgotten by 0.1% a sample. */
+  private baseline = Number.POSITIVE_INFINITY;
+  /** Replies since the last cut: a cut waits for a window of replies sent after it. */
+  private sinceCut = Number.POSITIVE_INFINITY;
+
+  constructor(
+    readonly max: number,
+    tuning: Partial<AdmissionTuning> = {},
+  ) {
+    if (!(max >= 1)) throw new RangeError(`AdmissionLimit needs max >= 1 (got ${max})`);
+    this.tuning = { ...DEFAULT_TUNING, ...tuning };
+    this.value = clamp(tuning.initial ?? max, max);
+  }
+
+  /** The limit now: an integer in [1, max]. */
+  get limit(): number {
+    return Math.floor(this.value);
+  }
+
+  /** Starts over at `initial` (once an endpoint turns out to serve metrics). */
+  reset(initial: number): void {
+    this.value = clamp(initial, this.max);
+    this.sinceCut = Number.POSITIVE_INFINITY;
+  }
+
+  /** A metrics sample, with this client's requests open on the endpoint when it was taken. */
+  observeLoad(load: ServerLoad, inFlight: number): void {
+    if (load.waiting > 0) {
+      const share = load.running + load.waiting > 0 ? (inFlight * load.running) / (load.running + load.waiting) : 1;
+      this.value = clamp(Math.min(this.value, Math.floor(share)), this.max);
+    } else if (load.kvUsage !== undefined && load.kvUsage >= this.tuning.kvHigh) {
+      // Full but not queueing: what runs now is what the server holds.
+    } else if (inFlight >= this.limit) {
+      this.value = clamp(Math.max(this.value + 1, this.value * this.tuning.growth), this.max);
+    }
+  }
+
+  /** A reply's latency per unit of work, with this client's requests open when it was sent (latency mode). */
+  observeLatency(msPerWork: number, inFlightAtSend: number): void {
+    if (!(msPerWork > 0 && Number.isFinite(msPerWork))) return;
+    this.sinceCut++;
+    this.baseline = Math.min(msPerWork, this.baseline * 1.001);
+    if (msPerWork > this.tuning.tolerance * this.baseline) this.cut();
+    else if (inFlightAtSend * 2 >= this.limit) this.value = clamp(this.value + 1 / this.value, this.max);
+  }
+
+  /** A timeout, 429 or 503: the server is past what it holds (latency mode). */
+  observeOverload(): void {
+    this.sinceCut++;
+    this.cut();
+  }
+
+  private cut(): void {
+    if (this.sinceCut < this.limit) return;
+    this.sinceCut = 0;
+    this.value = clamp(this.value * this.tuning.backoff, this.max);
+  }
+}
+
+function clamp(v: number, max: number): number {
+  return Math.min(max, Math.max(1, v));
+}
+
+/**
+ * Reads vLLM's load from a Prometheus text exposition, or undefined where it has neither waiting nor running
+ * requests by vLLM's names. Series with several label sets (engines, models) are summed; KV usage is the
+ * highest, from `vllm:kv_cache_usage_perc` or, in older vLLM, `vllm:gpu_cache_usage_perc` (both 0..1).
+ */
+export function parseVllmMetrics(text: string): ServerLoad | undefined {
+  let waiting: number | undefined;
+  let running: number | undefined;
+  let kv: number | undefined;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('vllm:')) continue;
+    const name = line.slice(0, nameEnd(line));
+    const value = Number(
+      line
+        .slice(line.lastIndexOf('}') + 1 || name.length)
+        .trim()
+        .split(/\s+/)[0],
+    );
+    if (!Number.isFinite(value)) continue;
+    if (name === 'vllm:num_requests_waiting') waiting = (waiting ?? 0) + value;
+    else if (name === 'vllm:num_requests_running') running = (running ?? 0) + value;
+    else if (name === 'vllm:kv_cache_usage_perc' || name === 'vllm:gpu_cache_usage_perc') kv = Math.max(kv ?? 0, value);
+  }
+  if (waiting === undefined && running === undefined) return undefined;
+  const load: ServerLoad = { waiting: waiting ?? 0, running: running ?? 0 };
+  if (kv !== undefined) load.kvUsage = kv;
+  return load;
+}
+
+function nameEnd(line: string): number {
+  for (let i = 0; i < line.length; i++) if (line[i] === '{' || line[i] === ' ' || line[i] === '\t') return i;
+  return line.length;
+}
+
+/**
+ * Time an endpoint spent queueing requests (it said some were waiting), so that a request's timeout can leave
+ * it out. `mark(now, queueing)` records what the latest sample said; `total(now)` is the queueing time up to
+ * `now` (an interval still open counts up to `now`). A request charges its elapsed time less the growth of
+ * `total` since it was sent.
+ */
+export class QueueClock {
+  private closed = 0;
+  private since: number | undefined;
+
+  mark(now: number, queueing: boolean): void {
+    if (queueing && this.since === undefined) this.since = now;
+    else if (!queueing && this.since !== undefined) {
+      this.closed += Math.max(0, now - this.since);
+      this.since = undefined;
+    }
+  }
+
+  total(now: number): number {
+    return this.closed + (this.since === undefined ? 0 : Math.max(0, now - this.since));
+  }
+
+  get queueing(): boolean {
+    return this.since !== undefined;
+  }
+}

@@ -1,0 +1,129 @@
+import http from 'node:http';
+import https from 'node:https';
+import { AdmissionLimit, parseVllmMetrics, QueueClock, type ServerLoad } from '@panta/core';
+
+/** Metrics polls while requests are open on the endpoint (ms). */
+export const METRICS_POLL_MS = 250;
+/** The limit an endpoint that serves vLLM's metrics starts from (it grows by half a poll while none wait). */
+export const METRICS_INITIAL_LIMIT = 4;
+
+export interface EndpointAdmissionOptions {
+  /** `max_in_flight`: the limit never goes above it. */
+  max: number;
+  /** Poll interval (default METRICS_POLL_MS). */
+  pollMs?: number;
+  /** Requests this client has open on the endpoint now. */
+  inFlight: () => number;
+  /** Called when the limit may have grown (the pool lets waiters in). */
+  changed: () => void;
+}
+
+/**
+ * One endpoint's admission (see AdmissionLimit in @panta/core for the rules): `probe()` asks the server for
+ * vLLM's Prometheus `/metrics` (the API root less `/v1`, plus `/metrics`) once; where it answers with vLLM's
+ * names the limit follows the server's load, polled every `pollMs` while this client has requests open there,
+ * and the time the server reports requests waiting is kept (`queueClock`) so that timeouts leave it out.
+ * Elsewhere the limit follows measured latency (observeLatency, observeOverload).
+ */
+export class EndpointAdmission {
+  readonly limit: AdmissionLimit;
+  readonly queueClock = new QueueClock();
+  readonly metricsUrl: string;
+  /** Whether the server serves vLLM's metrics (known after probe()). */
+  metrics = false;
+  /** The latest metrics sample, for stats. */
+  lastLoad: ServerLoad | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private polling = false;
+  private closed = false;
+  private readonly pollMs: number;
+
+  constructor(
+    apiRoot: string,
+    private readonly options: EndpointAdmissionOptions,
+  ) {
+    this.limit = new AdmissionLimit(options.max);
+    this.metricsUrl = metricsUrlOf(apiRoot);
+    this.pollMs = options.pollMs ?? METRICS_POLL_MS;
+  }
+
+  /** Asks once for `/metrics`; resolves when known (never rejects: no answer means latency mode). */
+  async probe(timeoutMs: number): Promise<void> {
+    const load = await fetchLoad(this.metricsUrl, timeoutMs);
+    if (!load || this.closed) return;
+    this.metrics = true;
+    this.lastLoad = load;
+    this.limit.reset(Math.min(this.options.max, Math.max(METRICS_INITIAL_LIMIT, this.options.inFlight())));
+  }
+
+  /** A request was let in: polling runs while requests are open. */
+  active(): void {
+    if (!this.metrics || this.closed || this.timer || this.polling) return;
+    this.timer = setTimeout(() => this.poll(), this.pollMs);
+    this.timer.unref?.();
+  }
+
+  /** A reply's latency per unit of work, and the requests open when it was sent (latency mode only). */
+  observeLatency(msPerWork: number, inFlightAtSend: number): void {
+    if (!this.metrics) this.limit.observeLatency(msPerWork, inFlightAtSend);
+  }
+
+  /** A timeout, 429 or 503 (latency mode only: with metrics the server's load says more). */
+  observeOverload(): void {
+    if (!this.metrics) this.limit.observeOverload();
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private async poll(): Promise<void> {
+    this.timer = undefined;
+    if (this.closed) return;
+    this.polling = true;
+    const load = await fetchLoad(this.metricsUrl, Math.max(1000, 4 * this.pollMs));
+    this.polling = false;
+    if (this.closed) return;
+    const now = performance.now();
+    // A poll that got no answer says nothing: the clock runs (a server that stopped answering is not queueing).
+    this.queueClock.mark(now, load !== undefined && load.waiting > 0);
+    if (load) {
+      this.lastLoad = load;
+      const before = this.limit.limit;
+      this.limit.observeLoad(load, this.options.inFlight());
+      if (this.limit.limit > before) this.options.changed();
+    }
+    if (this.options.inFlight() > 0) this.active();
+    else this.queueClock.mark(now, false);
+  }
+}
+
+/** `http://host:8000/v1` -> `http://host:8000/metrics` (vLLM serves Prometheus metrics beside its API). */
+export function metricsUrlOf(apiRoot: string): string {
+  const u = new URL(apiRoot);
+  u.pathname = `${u.pathname.replace(/\/+$/, '').replace(/\/v1$/, '')}/metrics`;
+  u.search = '';
+  return u.href;
+}
+
+/** GET the metrics and read vLLM's load; undefined on any failure or where the names are absent. */
+function fetchLoad(url: string, timeoutMs: number): Promise<ServerLoad | undefined> {
+  return new Promise((resolve) => {
+    const client = url.startsWith('https:') ? https : http;
+    const req = client.get(url, { timeout: timeoutMs, agent: false }, (res) => {
+      if (res.statusCode !== 200) {
+        res.resume();
+        resolve(undefined);
+        return;
+      }
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', () => resolve(undefined));
+      res.on('end', () => resolve(parseVllmMetrics(Buffer.concat(chunks).toString('utf8'))));
+    });
+    req.on('timeout', () => req.destroy(new Error('metrics timeout')));
+    req.on('error', () => resolve(undefined));
+  });
+}
