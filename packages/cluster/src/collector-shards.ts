@@ -1,9 +1,10 @@
-import { shardRuns, type RunPlan } from '@panta/core';
+import { shardPartition, type RunPlan } from '@panta/core';
 
 /**
  * Which collector shard (0-based) writes each run when the scheduler splits the runs over `shards` collectors:
- * the same balanced partition as job arrays (core's shardRuns: heaviest runs first, to the lightest part),
- * so shards carry about the same events whatever the grid's order, and every role computes the same split
+ * core's shardPartition (heaviest runs first, to the lightest part) weighed by events, since a collector's
+ * work is the rows it writes (a job array's parts are weighed by GPU time instead), so shards carry about the
+ * same events whatever the grid's order, and every role computes the same split
  * from the published sweep. `--shard I/K` on the command line is 1-based, as for job arrays: shard I-1.
  */
 export function collectorShards(runs: readonly RunPlan[], shards: number): Map<string, number> {
@@ -12,6 +13,7 @@ export function collectorShards(runs: readonly RunPlan[], shards: number): Map<s
     for (const r of runs) of.set(r.runId, 0);
     return of;
   }
-  for (let index = 1; index <= shards; index++) for (const r of shardRuns(runs, { index, count: shards })) of.set(r.runId, index - 1);
+  const part = shardPartition(runs, shards);
+  runs.forEach((r, i) => of.set(r.runId, part[i]));
   return of;
 }

@@ -81,6 +81,8 @@ export interface ShardInfo {
   count: number;
   /** Where the final measurement comes from. */
   measured_by: 'panta merge';
+  /** How the array's runs were dealt to its parts (core's ShardPolicy); absent: by events (Panta before `gpu-time`). */
+  policy?: 'gpu-time' | 'events';
 }
 
 export { manifestPath } from './corpus-paths.js';

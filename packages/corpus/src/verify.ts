@@ -13,6 +13,7 @@ import {
   runEvents,
   shardLabel,
   shardRuns,
+  shardWeigherFor,
   sweepSpecSchema,
   driftStats,
   driftTolerance,
@@ -91,7 +92,7 @@ export async function verifyCorpus(dir: string): Promise<VerifyReport> {
   // A part of a job array holds its slice of the grid, and no measurement (panta merge makes it).
   const shard = manifest.shard;
   const grid = planSweep(spec, prompts, manifest.spec_file, edgeLists);
-  const runs = shard ? shardRuns(grid, shard) : grid;
+  const runs = shard ? shardRuns(grid, shard, shardWeigherFor(shard.policy ?? 'events', spec, edgeLists)) : grid;
   const good: RunPlan[] = [];
   for (const run of runs) {
     const problem =

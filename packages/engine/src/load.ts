@@ -34,7 +34,9 @@ import {
   planSweep,
   selectPrompts,
   parsePopulation,
+  SHARD_POLICY,
   shardRuns,
+  shardWeigherFor,
   type PopulationEntry,
   type ArmFiles,
   armCount,
@@ -421,7 +423,7 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
     .update([spec.protocol].flat().includes('ssvp') ? '\0ssvp as published' : '')
     .digest('hex');
   // Every part plans (and checks) the whole grid, so each computes the same partition.
-  const mine = shard ? shardRuns(runs, shard) : runs;
+  const mine = shard ? shardRuns(runs, shard, shardWeigherFor(SHARD_POLICY, spec, edgeLists)) : runs;
   return {
     specFile,
     spec,

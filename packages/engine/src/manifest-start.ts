@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { sweepEvents, type BackendSpec, type JudgeSpec, type SweepSpec } from '@panta/core';
+import { SHARD_POLICY, sweepEvents, type BackendSpec, type JudgeSpec, type SweepSpec } from '@panta/core';
 import { CORPUS_FORMAT, writeManifest, type Manifest } from '@panta/corpus';
 import type { LoadedSweep } from './load.js';
 import { whiteningOrigin } from './whitening-source.js';
@@ -68,7 +68,9 @@ export function startManifest(sweep: LoadedSweep, previous: Manifest | null, met
     usage: { calls: 0, retries: 0, prompt_tokens: 0, completion_tokens: 0, cost: null, judge_calls: 0 },
     files: {},
     whitening,
-    ...(sweep.shard ? { shard: { index: sweep.shard.index, count: sweep.shard.count, measured_by: 'panta merge' as const } } : {}),
+    ...(sweep.shard
+      ? { shard: { index: sweep.shard.index, count: sweep.shard.count, measured_by: 'panta merge' as const, policy: SHARD_POLICY } }
+      : {}),
     started_at: previous?.started_at ?? now,
     updated_at: now,
   };

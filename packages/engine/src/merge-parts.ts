@@ -7,7 +7,8 @@ import {
   planSweep,
   promptSchema,
   shardLabel,
-  shardRuns,
+  shardPartition,
+  shardWeigherFor,
   sweepSpecSchema,
   type Edge,
   type Prompt,
@@ -173,12 +174,22 @@ export function readParts(given: readonly string[]): { parts: PartFolder[]; swee
       );
     }
   }
+  const policy = first.shard.policy ?? 'events';
+  for (const p of read)
+    if ((p.shard.policy ?? 'events') !== policy)
+      throw new InputError(
+        manifestPath(p.dir),
+        'shard.policy',
+        `${p.given} had its runs dealt by ${p.shard.policy ?? 'events'}, ${first.given} by ${policy}`,
+        'merge the parts of one array, every part run with one Panta version',
+      );
   const sweep = sweepOfManifest(first.manifest, manifestPath(first.dir));
+  const dealt = shardPartition(sweep.runs, count, shardWeigherFor(policy, sweep.spec, sweep.edgeLists));
   const parts = [...byIndex.keys()]
     .sort((a, b) => a - b)
     .map((i) => {
       const p = byIndex.get(i)!;
-      const runs = shardRuns(sweep.runs, p.shard);
+      const runs = sweep.runs.filter((_, r) => dealt[r] === i - 1);
       const absent = runs.find((r) => !existsSync(shardPath(p.dir, r.runId)));
       if (absent) {
         throw new InputError(

@@ -2,7 +2,9 @@ import {
   InputError,
   ownNeighbourBytes,
   runEvents,
+  SHARD_POLICY,
   shardLabel,
+  type ShardPolicy,
   sweepEvents,
   type EncoderColumn,
   type RunPlan,
@@ -106,7 +108,7 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
   const sweep = loadSweep(specPath, options);
   const { spec, out, runs } = sweep;
   const previous = corpusToResume(sweep, { file: specPath, fix: 'choose another --out, or delete that folder to start over' });
-  if (previous) checkSameShard(specPath, out, previous.shard, sweep.shard);
+  if (previous) checkSameShard(specPath, out, previous.shard, sweep.shard, previous.code.panta);
   // Retries go to the sweep's log (debug: under a fault storm they are many); the log opens once input is valid.
   let log: Logger | undefined;
   const backend = createBackend(spec.backend, sweep.prompts, specPath, { onRetry: (event) => log?.debug(event, 'retry') });
@@ -239,7 +241,22 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
 }
 
 /** A folder holds one part of a job array, or a whole corpus: a resume must write the same. */
-function checkSameShard(specPath: string, out: string, held: Shard | undefined, given: Shard | undefined): void {
+function checkSameShard(
+  specPath: string,
+  out: string,
+  held: (Shard & { policy?: ShardPolicy }) | undefined,
+  given: Shard | undefined,
+  version: string,
+): void {
+  // A part dealt under another policy holds other runs than this version's part of the same number.
+  const dealt = held?.policy ?? 'events';
+  if (held && given && held.index === given.index && held.count === given.count && dealt !== SHARD_POLICY)
+    throw new InputError(
+      '--shard',
+      '',
+      `${out} holds ${shardLabel(held)} of a job array whose runs were dealt by ${dealt}; this Panta deals them by ${SHARD_POLICY}, so its part ${held.index} holds other runs`,
+      `finish every part of that array with the Panta version that started it (${version}), or run the whole array again into new folders`,
+    );
   if (held?.index === given?.index && held?.count === given?.count) return;
   const what = (s: Shard | undefined) => (s ? shardLabel(s) : 'the whole sweep');
   const fix = held

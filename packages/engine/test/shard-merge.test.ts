@@ -1,7 +1,7 @@
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { backendSchema, runEvents, shardRuns } from '@panta/core';
+import { backendSchema, InputError, shardRuns, shardWeigherFor } from '@panta/core';
 import { queryRows, verifyCorpus, type Manifest } from '@panta/corpus';
 import { batchInvariant, loadSweep, mergeParts, runSweep } from '../src/index.js';
 import { RHEON6, corpusDiff, tempDir, writeSpec } from '../../../test/helpers.js';
@@ -65,7 +65,7 @@ describe('job arrays: panta run --shard I/N and panta merge', () => {
       expect(existsSync(join(parts[i], 'order_params.parquet'))).toBe(false);
       expect(existsSync(join(parts[i], 'whitening'))).toBe(false);
       const m = manifestOf(parts[i]);
-      expect(m.shard).toEqual({ index: i + 1, count: 3, measured_by: 'panta merge' });
+      expect(m.shard).toEqual({ index: i + 1, count: 3, measured_by: 'panta merge', policy: 'gpu-time' });
       expect(m.fingerprint).toBe(manifestOf(whole).fingerprint);
       const verified = await verifyCorpus(parts[i]);
       expect(verified.problems).toEqual([]);
@@ -117,31 +117,63 @@ describe('job arrays: panta run --shard I/N and panta merge', () => {
     expect(verified.ok).toBe(true);
   });
 
-  it('parts are dealt by events, a pure function of the plan: balanced whatever the grid order, each run once', () => {
+  it('parts are dealt by planned GPU time, a pure function of the plan: balanced whatever the grid order, each run once', () => {
     const dir = tempDir();
     // Sizes alternate 16 and 1024 in grid order: a round robin over two parts would give one part every large run.
-    const sweep = loadSweep(
-      writeSpec(
-        dir,
-        `name: balance\ndataset: ${RHEON6}\ngeometries: [ring]\nsizes: [16, 1024]\ntemperatures: [0.1, 0.5, 0.9, 1.3]\ntrials: 3\nseed: 1\n`,
-      ),
-      { out: join(dir, 'o') },
+    const file = writeSpec(
+      dir,
+      `name: balance\ndataset: ${RHEON6}\ngeometries: [ring, meanfield]\nsizes: [16, 256]\ntemperatures: [0.1, 0.5, 0.9, 1.3]\ntrials: 3\nseed: 1\n`,
     );
+    const sweep = loadSweep(file, { out: join(dir, 'o') });
     const all = sweep.runs;
+    const weigh = shardWeigherFor('gpu-time', sweep.spec);
     for (const count of [1, 2, 3, 7, all.length, all.length + 5]) {
-      const slices = Array.from({ length: count }, (_, i) => shardRuns(all, { index: i + 1, count }));
+      const slices = Array.from({ length: count }, (_, i) => shardRuns(all, { index: i + 1, count }, weigh));
       const ids = slices.flat().map((r) => r.runId);
       expect(new Set(ids).size).toBe(all.length);
       expect(ids.length).toBe(all.length);
-      const loads = slices.map((s) => s.reduce((t, r) => t + runEvents(r), 0));
-      const heaviest = Math.max(...all.map(runEvents));
+      const loads = slices.map((s) => s.reduce((t, r) => t + weigh(r), 0));
+      const heaviest = Math.max(...all.map(weigh));
       expect(Math.max(...loads) - Math.min(...loads)).toBeLessThanOrEqual(heaviest);
-      // Grid order is kept within a part.
+      // Grid order is kept within a part, and a part's process loads exactly its slice.
       for (const s of slices) expect(s.map((r) => all.indexOf(r))).toEqual(s.map((r) => all.indexOf(r)).sort((x, y) => x - y));
-      expect(slices.map((s) => s.map((r) => r.runId))).toEqual(
-        Array.from({ length: count }, (_, i) => shardRuns(all, { index: i + 1, count }).map((r) => r.runId)),
-      );
+      if (count <= all.length)
+        expect(loadSweep(file, { out: join(dir, 'o'), shard: { index: count, count } }).runs.map((r) => r.runId)).toEqual(
+          slices[count - 1].map((r) => r.runId),
+        );
     }
+    // Two parts: each holds about half the GPU time.
+    const two = [1, 2].map((index) => shardRuns(all, { index, count: 2 }, weigh).reduce((t, r) => t + weigh(r), 0));
+    expect(Math.max(...two) / Math.min(...two)).toBeLessThan(1.05);
+  });
+
+  it('a part dealt by events (Panta before gpu-time) is refused on resume in one line; verify still checks it by events', async () => {
+    const dir = tempDir();
+    const spec = writeSpec(
+      dir,
+      `name: old\ndataset: ${RHEON6}\nprompts: [fq117]\ngeometries: [ring, meanfield]\nsizes: [8, 24]\ntemperatures: [0.5]\nsweeps: 1\nseed: 3\n`,
+    );
+    const out = join(dir, 'p1');
+    expect((await runSweep(spec, { out, shard: { index: 1, count: 2 }, logLevel: 'silent' })).status).toBe('complete');
+    const file = join(out, 'manifest.json');
+    const m = manifestOf(out);
+    // The old deal: by events, recorded without a policy. Rewrite the part as that version would have left it.
+    const sweep = loadSweep(spec);
+    const old = shardRuns(sweep.runs, { index: 1, count: 2 });
+    expect(old.map((r) => r.runId)).not.toEqual(loadSweep(spec, { shard: { index: 1, count: 2 } }).runs.map((r) => r.runId));
+    delete m.shard!.policy;
+    writeFileSync(file, JSON.stringify(m));
+    const resumed = runSweep(spec, { out, shard: { index: 1, count: 2 }, logLevel: 'silent' });
+    await expect(resumed).rejects.toThrow(InputError);
+    await expect(resumed).rejects.toThrow(
+      /holds part 1 of 2 of a job array whose runs were dealt by events; this Panta deals them by gpu-time/,
+    );
+    // verify plans the part as its manifest says it was dealt: by events, which are not the runs on disk.
+    const verified = await verifyCorpus(out);
+    expect(verified.ok).toBe(false);
+    const absent = old.filter((r) => !existsSync(join(out, 'events', `${r.runId}.parquet`)));
+    expect(absent.length).toBeGreaterThan(0);
+    expect(verified.problems.join('\n')).toContain(absent[0].runId);
   });
 
   it("the default --out of a part is the spec's out with .part-I-of-N; the fingerprint is the whole sweep's, batch_invariant outside it", () => {
