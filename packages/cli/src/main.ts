@@ -58,6 +58,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
       "job arrays: run part I of N of the grid's runs (balanced by events) into a partial corpus (default --out: the spec's out + .part-I-of-N); panta merge joins the N parts",
       shardValue,
     )
+    .option('--force', 'write into an --out that is not empty and holds no Panta corpus (refused without it)')
     .addOption(
       new Option('--log-level <level>', 'level of the JSON log in <out>/log.jsonl: debug (every retry), info, warn, error, silent')
         .choices(LOG_LEVELS)
@@ -73,6 +74,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
           concurrency?: number;
           seed?: number;
           shard?: Shard;
+          force?: boolean;
           logLevel?: string;
           metricsPort?: number;
           metricsHost?: string;

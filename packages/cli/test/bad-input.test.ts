@@ -298,6 +298,29 @@ describe('the gate: every check runs before the first byte is written (issue 15)
     expect(readdirSync(dir).sort()).toEqual(['afile', 'spec.yaml']);
   });
 
+  it('an output folder that is not empty and holds no corpus is refused naming what is there; --force writes there, and the corpus then resumes without it', async () => {
+    const dir = tempDir();
+    const spec = writeSpec(dir, TINY);
+    const out = join(dir, 'mine');
+    mkdirSync(join(out, 'events'), { recursive: true });
+    writeFileSync(join(out, 'events', 'theirs.parquet'), 'not ours');
+    writeFileSync(join(out, 'notes.txt'), 'x');
+    expect(refused(await cli(['run', spec, '--out', out]))).toBe(
+      `panta: ${out}: is not empty and holds no Panta corpus (events, notes.txt); fix: choose a new or empty --out, or add --force to write the corpus among these files`,
+    );
+    expect(readdirSync(out).sort()).toEqual(['events', 'notes.txt']);
+    expect(readdirSync(join(out, 'events'))).toEqual(['theirs.parquet']);
+    const forced = await cli(['run', spec, '--out', out, '--force']);
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(readFileSync(join(out, 'notes.txt'), 'utf8')).toBe('x');
+    // Its own corpus now: a rerun needs no --force (nothing left to run).
+    const again = await cli(['run', spec, '--out', out]);
+    expect(again.code, again.stderr).toBe(0);
+    // An empty folder is the corpus's to take.
+    mkdirSync(join(dir, 'empty'));
+    expect((await cli(['run', spec, '--out', join(dir, 'empty')])).code).toBe(0);
+  });
+
   it('an output folder inside a read-only folder is refused as such, not as ENOENT (the binary, as an unprivileged user)', () => {
     const dir = tempDir();
     const spec = writeSpec(dir, TINY);

@@ -78,6 +78,8 @@ export interface SweepOverrides {
   seed?: number;
   /** Run part I of N of the grid's runs (see shardRuns); the default --out gets the suffix .part-I-of-N. */
   shard?: Shard;
+  /** Write into an --out that is not empty and holds no corpus (refused otherwise). */
+  force?: boolean;
 }
 
 /** Why a path cannot be read as a file, in words, or null when it can (ENOENT, EISDIR, EACCES...). */

@@ -1,7 +1,7 @@
-import { accessSync, constants, mkdirSync, rmdirSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, rmdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { InputError } from '@panta/core';
-import { outLockPath } from '@panta/corpus';
+import { CORPUS_FILES, manifestPath, outLockPath } from '@panta/corpus';
 
 const FIX = 'choose an --out in a folder you can write to';
 
@@ -101,4 +101,27 @@ export function makeOutFolder(out: string): void {
     }
     throw new InputError(out, '', `cannot be ${failed.length > out.length ? 'written' : 'made'} (${cause(e, failed)})`, FIX);
   }
+}
+
+/** What a sweep leaves in its folder before its manifest exists (the lock, the log): a start that was stopped at once. */
+const BEFORE_MANIFEST: ReadonlySet<string> = new Set([CORPUS_FILES.state, CORPUS_FILES.log]);
+
+/**
+ * Refuses an existing, non-empty `out` that holds no Panta corpus (no manifest.json, and files other than what
+ * a sweep writes before its manifest): writing a corpus among a user's own files mixes them (a glob over
+ * `events/*.parquet` would count theirs too). `force` writes there anyway.
+ */
+export function checkOutIsCorpus(out: string, force = false): void {
+  if (force || !existsSync(out) || !statSync(out).isDirectory() || existsSync(manifestPath(out))) return;
+  const foreign = readdirSync(out)
+    .filter((name) => !BEFORE_MANIFEST.has(name))
+    .sort();
+  if (foreign.length === 0) return;
+  const shown = foreign.slice(0, 3).join(', ') + (foreign.length > 3 ? `, ... (${foreign.length} entries)` : '');
+  throw new InputError(
+    out,
+    '',
+    `is not empty and holds no Panta corpus (${shown})`,
+    'choose a new or empty --out, or add --force to write the corpus among these files',
+  );
 }

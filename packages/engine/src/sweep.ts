@@ -22,7 +22,7 @@ import { startManifest, sweepMeta } from './manifest-start.js';
 import { checkWhiteningSource } from './whitening-source.js';
 import { InProcessTransport } from './in-process-transport.js';
 import { LiveStatusWriter } from './live-status.js';
-import { makeOutFolder } from './out-folder.js';
+import { checkOutIsCorpus, makeOutFolder } from './out-folder.js';
 import { corpusToResume, workerServices } from './sweep-setup.js';
 import { chainsFirst, parallelism, plannerWindow } from './run-order.js';
 import { loadSweep, plannerFor, type LoadedSweep, type SweepOverrides } from './load.js';
@@ -108,6 +108,7 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
   const sweep = loadSweep(specPath, options);
   const { spec, out, runs } = sweep;
   const previous = corpusToResume(sweep, { file: specPath, fix: 'choose another --out, or delete that folder to start over' });
+  if (!previous) checkOutIsCorpus(out, options.force);
   if (previous) checkSameShard(specPath, out, previous.shard, sweep.shard, previous.code.panta);
   // Retries go to the sweep's log (debug: under a fault storm they are many); the log opens once input is valid.
   let log: Logger | undefined;

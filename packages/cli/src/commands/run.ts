@@ -7,7 +7,7 @@ import { summaryTable } from '../table.js';
 
 export async function runCommand(
   spec: string,
-  opts: { out?: string; concurrency?: number; seed?: number; shard?: Shard; logLevel?: string } & MetricsFlags,
+  opts: { out?: string; concurrency?: number; seed?: number; shard?: Shard; force?: boolean; logLevel?: string } & MetricsFlags,
 ): Promise<number> {
   const levels = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
   if (opts.logLevel !== undefined && !levels.includes(opts.logLevel)) {
@@ -43,6 +43,7 @@ export async function runCommand(
       concurrency: opts.concurrency,
       seed: opts.seed,
       shard: opts.shard,
+      force: opts.force,
       logLevel: opts.logLevel,
       signal: interrupt.signal,
       onPlan: (sweep) => {
