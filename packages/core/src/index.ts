@@ -110,6 +110,8 @@ export { AdmissionLimit, type AdmissionTuning, parseVllmMetrics, QueueClock, typ
 export type { GpuCostModel, GpuCostModelName } from './gpu/cost-model.js';
 export { gpuPlan, runGpuCost, sharedNeighbourLines, shardWeigher, shardWeigherFor } from './gpu/gpu-plan.js';
 export type { GpuGroup, GpuPlan, GpuPlanInput, NeighbourOrder, RunGpuCost } from './gpu/gpu-plan.js';
+export { blockHashes, KV_BUSY_USAGE, VllmEngine } from './gpu/vllm-engine.js';
+export type { SchedulingPolicy, VllmCompletion, VllmEngineStats, VllmRequest } from './gpu/vllm-engine.js';
 export { assignPopulation, parsePopulation } from './population.js';
 export type { PopulationEntry } from './population.js';
 export {

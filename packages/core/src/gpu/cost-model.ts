@@ -51,7 +51,7 @@ const QWEN3_14B_KV_BYTES = 40 * 8 * 128 * 2 * 2;
 
 const QWEN3_14B_SOURCES = [
   'Qwen3-14B config.json (huggingface.co/Qwen/Qwen3-14B): 40 layers, 8 KV heads, head_dim 128 -> 160 KiB of BF16 KV cache per token; 14.8 B parameters -> 29.5 GB of BF16 weights',
-  'vLLM serving figures for Qwen3-14B on one H100 as cited in issue 36: ~88 us of GPU time per prompt token, ~220 us per output token, 0.26 requests/s at 32k prompt / 100 output tokens',
+  'GPUStack Performance Lab, "Optimizing Qwen3-14B Throughput on NVIDIA H100 GPUs" (docs.gpustack.ai; vLLM v0.11.0 baseline, vllm bench serve): 32,000-token prompts with 100 output tokens at 8,299 total tokens/s, 0.26 requests/s; the model prices prompt tokens at ~88 us (2 x 14.8 GFLOP a token at ~34% of 989 TFLOPS) and output tokens at ~220 us in a full batch',
   'NVIDIA H100 SXM datasheet: 80 GB HBM3 at 3.35 TB/s; H200: 141 GB HBM3e at 4.8 TB/s, the same 989 dense BF16 TFLOPS',
   'vLLM defaults: gpu_memory_utilization 0.9, block_size 16, max_num_seqs 256, max_num_batched_tokens 8192 (online serving)',
 ];

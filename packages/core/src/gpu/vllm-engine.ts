@@ -1,0 +1,484 @@
+import type { GpuCostModel } from './cost-model.js';
+
+/**
+ * vLLM V1's scheduler on a virtual clock: what one simulated GPU endpoint does with the requests it is sent,
+ * under a {@link GpuCostModel}. Pure and deterministic: time is whatever the caller says (`advance`), in
+ * seconds of simulated GPU time; the server (packages/llm/src/server/vllm-model.ts) maps it to wall time.
+ *
+ * What it models, after vLLM V1's scheduler (vllm/v1/core/sched/scheduler.py) and KV-cache manager:
+ * - continuous batching: engine steps back to back while there is work; a step schedules up to
+ *   `maxBatchedTokens` tokens: first the running requests in admission order (one token for a decoding one, the
+ *   rest of its prompt, as far as the budget goes, for one still in prefill: chunked prefill), then waiting
+ *   requests while a sequence slot (`maxNumSeqs`), the budget and the KV cache allow. A waiting request that
+ *   does not fit stops admission (no request behind it is taken first), as in vLLM.
+ * - waiting order: arrival (`fcfs`) or `priority` (lower value first, ties by arrival), as vLLM's
+ *   `--scheduling-policy fcfs|priority`.
+ * - KV admission: a request is admitted only when the blocks of its prompt and of its `maxTokens` fit in the
+ *   free KV cache (cached blocks nobody references count as free: they are evicted, least recently used first).
+ *   The whole reservation is made at admission, so a running request never needs preempting (vLLM allocates as
+ *   it decodes and preempts when it runs out; this model waits instead, as the cost model's capacity assumes).
+ * - automatic prefix caching: full blocks of `blockTokens` prompt tokens are hashed by content chain (block i's
+ *   hash covers blocks 0..i); a new request reuses the longest run of cached blocks its prompt starts with (never
+ *   its last token); a block is cached once prefill has computed it, and a finished request's blocks become
+ *   evictable, its last block first.
+ * - step time: max(decodeStepFloorMs, prefill tokens x prefillUsPerToken + sampled tokens x decodeUsPerToken).
+ *   The step that finishes a prompt samples its first output token, as in vLLM.
+ *
+ * Counters: `busyGpuSeconds` is the cost model's GPU time of the work done (prefill and decode at their per-token
+ * prices, what `requestGpuSeconds` prices and `panta plan --gpu` adds up); `activeSeconds` the virtual time
+ * with a step in flight; `kvBusySeconds` the virtual time during which the endpoint was saturated: at the
+ * last scheduling point its KV usage was >= {@link KV_BUSY_USAGE}, or a request was left waiting, or every
+ * sequence slot was taken. `prefixQueries` / `prefixHits` count prompt tokens looked up and found in the prefix
+ * cache when requests are admitted, as vLLM's `vllm:prefix_cache_queries` / `vllm:prefix_cache_hits` do.
+ */
+
+/** KV usage at or above which the endpoint counts as saturated (`kvBusySeconds`). */
+export const KV_BUSY_USAGE = 0.9;
+
+export type SchedulingPolicy = 'fcfs' | 'priority';
+
+export interface VllmRequest {
+  id: string;
+  /** The prompt's token ids (their content decides prefix-cache hits; their count the prefill). */
+  promptTokens: ArrayLike<number>;
+  /** The request's `max_tokens`: what the KV cache reserves for output. */
+  maxTokens: number;
+  /** Tokens the model will generate (1..maxTokens; default maxTokens). */
+  outputTokens?: number;
+  /** vLLM's request `priority` (lower first) under the `priority` policy; default 0. */
+  priority?: number;
+  /** Virtual time it arrives (seconds, >= the engine's clock; default the clock). */
+  arrival?: number;
+}
+
+export interface VllmCompletion {
+  id: string;
+  priority: number;
+  arrival: number;
+  /** When it was admitted (left the waiting queue). */
+  admitted: number;
+  /** When its first output token was sampled. */
+  firstToken: number;
+  finish: number;
+  promptTokens: number;
+  /** Prompt tokens served by the prefix cache. */
+  cachedTokens: number;
+  outputTokens: number;
+  /** The cost model's GPU time of this request's work (= requestGpuSeconds(prompt - cached, output)). */
+  gpuSeconds: number;
+}
+
+interface Block {
+  hash: string;
+  refs: number;
+}
+
+interface Seq {
+  id: string;
+  order: number;
+  priority: number;
+  arrival: number;
+  prompt: number;
+  maxTokens: number;
+  output: number;
+  /** Chained hashes of the prompt's full blocks. */
+  hashes: string[];
+  /** Blocks reserved at admission: ceil((prompt + maxTokens) / blockTokens). */
+  reserved: number;
+  /** Cached blocks this request references (its hits, then those it computed), in prompt order. */
+  held: Block[];
+  /** Reserved blocks that are not in `held`. */
+  own: number;
+  cached: number;
+  computed: number;
+  generated: number;
+  admitted: number;
+  firstToken: number;
+  gpuUs: number;
+}
+
+export interface VllmEngineStats {
+  now: number;
+  running: number;
+  waiting: number;
+  kvUsage: number;
+  requests: number;
+  completed: number;
+  aborted: number;
+  maxWaiting: number;
+  busyGpuSeconds: number;
+  activeSeconds: number;
+  kvBusySeconds: number;
+  prefixQueries: number;
+  prefixHits: number;
+  steps: number;
+}
+
+export class VllmEngine {
+  readonly model: GpuCostModel;
+  readonly policy: SchedulingPolicy;
+  readonly totalBlocks: number;
+  private clock = 0;
+  private order = 0;
+  private readonly pending: Seq[] = []; // by arrival
+  private readonly waiting: Seq[] = []; // by policy
+  private running: Seq[] = [];
+  private readonly ids = new Map<string, Seq>();
+  private readonly cache = new Map<string, Block>();
+  /** Cached blocks nobody references, least recently used first (Map keeps insertion order). */
+  private readonly evictable = new Map<string, Block>();
+  private ownBlocks = 0;
+  private referencedBlocks = 0;
+  private stepEnd: number | null = null;
+  private stepBatch: [Seq, number][] = [];
+  private scheduleAt: number | null = null;
+  private saturated = false;
+  private accruedTo = 0;
+  private done: VllmCompletion[] = [];
+  private readonly counters = {
+    requests: 0,
+    completed: 0,
+    aborted: 0,
+    maxWaiting: 0,
+    busyGpuSeconds: 0,
+    activeSeconds: 0,
+    kvBusySeconds: 0,
+    prefixQueries: 0,
+    prefixHits: 0,
+    steps: 0,
+  };
+
+  constructor(model: GpuCostModel, policy: SchedulingPolicy = 'fcfs') {
+    this.model = model;
+    this.policy = policy;
+    this.totalBlocks = Math.floor(model.kvCapacityTokens / model.blockTokens);
+  }
+
+  /** The virtual clock (seconds): the last time `advance` reached. */
+  get now(): number {
+    return this.clock;
+  }
+
+  /** Blocks a request of this size reserves; more than `totalBlocks` can never be admitted. */
+  blocksFor(promptTokens: number, maxTokens: number): number {
+    return Math.ceil((promptTokens + maxTokens) / this.model.blockTokens);
+  }
+
+  /** Whether a request of this size can ever fit in the KV cache. */
+  fits(promptTokens: number, maxTokens: number): boolean {
+    return this.blocksFor(promptTokens, maxTokens) <= this.totalBlocks;
+  }
+
+  /** Hands the engine a request; it takes effect at its arrival, on the next `advance`. Throws a RangeError for one that can never fit or is malformed. */
+  submit(req: VllmRequest): void {
+    const prompt = req.promptTokens.length;
+    const output = req.outputTokens ?? req.maxTokens;
+    if (prompt < 1) throw new RangeError(`request ${req.id}: empty prompt`);
+    if (!Number.isInteger(req.maxTokens) || req.maxTokens < 1) throw new RangeError(`request ${req.id}: maxTokens must be a positive integer`);
+    if (!Number.isInteger(output) || output < 1 || output > req.maxTokens)
+      throw new RangeError(`request ${req.id}: outputTokens must be an integer in 1..maxTokens`);
+    if (!this.fits(prompt, req.maxTokens))
+      throw new RangeError(
+        `request ${req.id}: ${prompt} prompt + ${req.maxTokens} output tokens exceed the KV cache's ${this.totalBlocks * this.model.blockTokens} tokens`,
+      );
+    if (this.ids.has(req.id)) throw new RangeError(`request ${req.id}: id already in flight`);
+    const arrival = req.arrival ?? this.clock;
+    if (arrival < this.clock) throw new RangeError(`request ${req.id}: arrival ${arrival} before the engine's clock ${this.clock}`);
+    const seq: Seq = {
+      id: req.id,
+      order: this.order++,
+      priority: this.policy === 'priority' ? (req.priority ?? 0) : 0,
+      arrival,
+      prompt,
+      maxTokens: req.maxTokens,
+      output,
+      hashes: blockHashes(req.promptTokens, this.model.blockTokens),
+      reserved: this.blocksFor(prompt, req.maxTokens),
+      held: [],
+      own: 0,
+      cached: 0,
+      computed: 0,
+      generated: 0,
+      admitted: Number.NaN,
+      firstToken: Number.NaN,
+      gpuUs: 0,
+    };
+    this.ids.set(seq.id, seq);
+    this.counters.requests++;
+    insertSorted(this.pending, seq, (a, b) => a.arrival - b.arrival || a.order - b.order);
+  }
+
+  /** Drops a request (the client went away, as vLLM aborts it): frees what it holds. False when it is not in flight. */
+  abort(id: string): boolean {
+    const seq = this.ids.get(id);
+    if (!seq) return false;
+    this.ids.delete(id);
+    this.counters.aborted++;
+    for (const list of [this.pending, this.waiting]) {
+      const i = list.indexOf(seq);
+      if (i >= 0) {
+        list.splice(i, 1);
+        return true;
+      }
+    }
+    this.release(seq);
+    this.running = this.running.filter((s) => s !== seq);
+    // A batch in flight still counts its time; its tokens for this request are dropped at the step's end.
+    return true;
+  }
+
+  /** The next virtual time something happens (an arrival, a step's end, a step's start); Infinity when idle. */
+  nextEventTime(): number {
+    return Math.min(this.pending[0]?.arrival ?? Infinity, this.stepEnd ?? Infinity, this.scheduleAt ?? Infinity);
+  }
+
+  /** Runs the engine up to virtual time `t` (every event at or before it). */
+  advance(t: number): void {
+    if (t < this.clock) return;
+    for (;;) {
+      const arrival = this.pending[0]?.arrival ?? Infinity;
+      const end = this.stepEnd ?? Infinity;
+      const start = this.scheduleAt ?? Infinity;
+      const next = Math.min(arrival, end, start);
+      if (next > t) break;
+      if (arrival === next) {
+        const seq = this.pending.shift() as Seq;
+        this.accrue(next);
+        insertSorted(this.waiting, seq, this.policy === 'priority' ? byPriority : byArrival);
+        if (this.stepEnd === null && this.scheduleAt === null) this.scheduleAt = next;
+      } else if (end === next) {
+        this.finishStep(next);
+      } else {
+        this.scheduleAt = null;
+        this.startStep(next);
+      }
+    }
+    this.accrue(t);
+    this.clock = t;
+  }
+
+  /** Completions since the last call, in finishing order. */
+  takeCompletions(): VllmCompletion[] {
+    const out = this.done;
+    this.done = [];
+    return out;
+  }
+
+  get waitingCount(): number {
+    return this.waiting.length;
+  }
+
+  get runningCount(): number {
+    return this.running.length;
+  }
+
+  /** Share of KV blocks held by running requests (vLLM's kv_cache_usage_perc: 1 is full). */
+  get kvUsage(): number {
+    return (this.ownBlocks + this.referencedBlocks) / this.totalBlocks;
+  }
+
+  stats(): VllmEngineStats {
+    return { now: this.clock, running: this.running.length, waiting: this.waiting.length, kvUsage: this.kvUsage, ...this.counters };
+  }
+
+  private accrue(t: number): void {
+    if (t <= this.accruedTo) return;
+    if (this.saturated) this.counters.kvBusySeconds += t - this.accruedTo;
+    this.accruedTo = t;
+  }
+
+  private freeBlocks(): number {
+    return this.totalBlocks - this.ownBlocks - this.referencedBlocks;
+  }
+
+  /** Reserves a waiting request's blocks, reusing its cached prefix; false when they do not fit. */
+  private allocate(seq: Seq): boolean {
+    const B = this.model.blockTokens;
+    const maxHit = Math.floor((seq.prompt - 1) / B); // vLLM always computes the last prompt token
+    const hits: Block[] = [];
+    for (let i = 0; i < maxHit; i++) {
+      const b = this.cache.get(seq.hashes[i] as string);
+      if (!b) break;
+      hits.push(b);
+    }
+    const fresh = seq.reserved - hits.length;
+    let revived = 0;
+    for (const b of hits) if (b.refs === 0) revived++;
+    if (fresh + revived > this.freeBlocks()) return false;
+    for (const b of hits) {
+      if (b.refs++ === 0) {
+        this.evictable.delete(b.hash);
+        this.referencedBlocks++;
+      }
+    }
+    // Fresh blocks come from the never-cached free pool first, then by evicting the least recently used.
+    let short = fresh - (this.freeBlocks() - this.evictable.size);
+    for (const [hash] of this.evictable) {
+      if (short <= 0) break;
+      this.evictable.delete(hash);
+      this.cache.delete(hash);
+      short--;
+    }
+    seq.held = hits;
+    seq.own = fresh;
+    this.ownBlocks += fresh;
+    seq.cached = hits.length * B;
+    seq.computed = seq.cached;
+    return true;
+  }
+
+  private release(seq: Seq): void {
+    this.ownBlocks -= seq.own;
+    seq.own = 0;
+    for (let i = seq.held.length - 1; i >= 0; i--) {
+      const b = seq.held[i] as Block;
+      if (--b.refs === 0) {
+        this.referencedBlocks--;
+        this.evictable.set(b.hash, b);
+      }
+    }
+    seq.held = [];
+  }
+
+  private startStep(t: number): void {
+    const m = this.model;
+    let budget = m.maxBatchedTokens;
+    const batch: [Seq, number][] = [];
+    for (const seq of this.running) {
+      if (budget <= 0) break;
+      const n = seq.computed < seq.prompt ? Math.min(seq.prompt - seq.computed, budget) : 1;
+      budget -= n;
+      batch.push([seq, n]);
+    }
+    this.accrue(t);
+    while (this.waiting.length > 0 && this.running.length < m.maxNumSeqs && budget > 0) {
+      const seq = this.waiting[0] as Seq;
+      if (!this.allocate(seq)) break;
+      this.waiting.shift();
+      seq.admitted = t;
+      this.running.push(seq);
+      this.counters.prefixQueries += seq.prompt;
+      this.counters.prefixHits += seq.cached;
+      const n = Math.min(seq.prompt - seq.computed, budget);
+      budget -= n;
+      batch.push([seq, n]);
+    }
+    this.counters.maxWaiting = Math.max(this.counters.maxWaiting, this.waiting.length);
+    this.saturated = this.waiting.length > 0 || this.running.length >= m.maxNumSeqs || this.kvUsage >= KV_BUSY_USAGE;
+    if (batch.length === 0) {
+      this.saturated = this.waiting.length > 0;
+      return; // nothing can run (cannot happen while the KV cache can hold every admitted request)
+    }
+    let us = 0;
+    for (const [seq, n] of batch) {
+      const prefill = seq.computed < seq.prompt;
+      const cost = prefill ? n * m.prefillUsPerToken + (seq.computed + n === seq.prompt ? m.decodeUsPerToken : 0) : m.decodeUsPerToken;
+      seq.gpuUs += cost;
+      us += cost;
+    }
+    this.counters.busyGpuSeconds += us / 1e6;
+    const seconds = Math.max(m.decodeStepFloorMs * 1000, us) / 1e6;
+    this.counters.activeSeconds += seconds;
+    this.counters.steps++;
+    this.stepBatch = batch;
+    this.stepEnd = t + seconds;
+  }
+
+  private finishStep(t: number): void {
+    const B = this.model.blockTokens;
+    this.accrue(t);
+    const finished = new Set<Seq>();
+    for (const [seq, n] of this.stepBatch) {
+      if (!this.ids.has(seq.id) || this.ids.get(seq.id) !== seq) continue; // aborted mid-step
+      if (seq.computed < seq.prompt) {
+        seq.computed += n;
+        // Cache the prompt blocks prefill has now computed; one another request cached meanwhile is shared instead.
+        const full = Math.min(Math.floor(seq.computed / B), seq.hashes.length);
+        for (let i = seq.held.length; i < full && seq.own > 0; i++) {
+          const hash = seq.hashes[i] as string;
+          let b = this.cache.get(hash);
+          if (!b) {
+            b = { hash, refs: 0 };
+            this.cache.set(hash, b);
+          } else if (b.refs === 0) this.evictable.delete(hash);
+          if (b.refs++ === 0) this.referencedBlocks++;
+          seq.held.push(b);
+          seq.own--;
+          this.ownBlocks--;
+        }
+        if (seq.computed === seq.prompt) {
+          seq.generated = 1;
+          seq.firstToken = t;
+        }
+      } else {
+        seq.generated++;
+      }
+      if (seq.generated >= seq.output) finished.add(seq);
+    }
+    this.stepBatch = [];
+    this.stepEnd = null;
+    if (finished.size > 0) {
+      this.running = this.running.filter((s) => !finished.has(s));
+      for (const seq of finished) {
+        this.release(seq);
+        this.ids.delete(seq.id);
+        this.counters.completed++;
+        this.done.push({
+          id: seq.id,
+          priority: seq.priority,
+          arrival: seq.arrival,
+          admitted: seq.admitted,
+          firstToken: seq.firstToken,
+          finish: t,
+          promptTokens: seq.prompt,
+          cachedTokens: seq.cached,
+          outputTokens: seq.generated,
+          gpuSeconds: seq.gpuUs / 1e6,
+        });
+      }
+    }
+    if (this.running.length > 0 || this.waiting.length > 0) this.startStep(t);
+    else this.saturated = false;
+  }
+}
+
+function byArrival(a: Seq, b: Seq): number {
+  return a.arrival - b.arrival || a.order - b.order;
+}
+
+function byPriority(a: Seq, b: Seq): number {
+  return a.priority - b.priority || a.arrival - b.arrival || a.order - b.order;
+}
+
+function insertSorted(list: Seq[], seq: Seq, cmp: (a: Seq, b: Seq) => number): void {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (cmp(list[mid] as Seq, seq) <= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  list.splice(lo, 0, seq);
+}
+
+/**
+ * Chained content hashes of a prompt's full blocks: block i's covers tokens 0..(i+1)*blockTokens, so two prompts
+ * share block i's hash only when they agree on everything up to its end (vLLM's block hash chain). Two 32-bit
+ * FNV-1a-style lanes with different primes: a 64-bit key.
+ */
+export function blockHashes(tokens: ArrayLike<number>, blockTokens: number): string[] {
+  const out: string[] = [];
+  let h1 = 0x811c9dc5;
+  let h2 = 0x2545f491;
+  const full = Math.floor(tokens.length / blockTokens);
+  for (let b = 0; b < full; b++) {
+    for (let i = b * blockTokens, end = i + blockTokens; i < end; i++) {
+      const t = tokens[i] as number;
+      h1 = Math.imul(h1 ^ t, 0x01000193);
+      h2 = Math.imul(h2 ^ t, 0x5bd1e995);
+      h2 ^= h2 >>> 15;
+    }
+    out.push(`${(h1 >>> 0).toString(36)}.${(h2 >>> 0).toString(36)}`);
+  }
+  return out;
+}

@@ -1,0 +1,145 @@
+import { describe, expect, it } from 'vitest';
+import { GPU_COST_MODELS, type GpuCostModel, requestGpuSeconds, type VllmCompletion, VllmEngine } from '../src/index.js';
+
+const h100 = GPU_COST_MODELS['h100-qwen3-14b'];
+
+/** Token ids start, start+1, ...: prompts with different starts share no block. */
+function tokens(n: number, start = 0): number[] {
+  return Array.from({ length: n }, (_, i) => start + i);
+}
+
+/** Runs the engine until it is idle, returning every completion. */
+function drain(e: VllmEngine): VllmCompletion[] {
+  const out: VllmCompletion[] = [];
+  for (let t = e.nextEventTime(); Number.isFinite(t); t = e.nextEventTime()) {
+    e.advance(t);
+    out.push(...e.takeCompletions());
+  }
+  return out;
+}
+
+describe('VllmEngine', () => {
+  it('spends requestGpuSeconds on a lone request, its prompt prefilled in chunks and its output one step a token', () => {
+    const e = new VllmEngine(h100);
+    e.submit({ id: 'a', promptTokens: tokens(20_000), maxTokens: 50 });
+    const [c] = drain(e);
+    expect(c?.id).toBe('a');
+    expect(c?.gpuSeconds).toBeCloseTo(requestGpuSeconds(h100, 20_000, 50), 9);
+    expect(e.stats().busyGpuSeconds).toBeCloseTo(requestGpuSeconds(h100, 20_000, 50), 9);
+    // Chunks of 8192, 8192 and 3616 prompt tokens (the last samples the first token), then 49 decode steps at the floor.
+    const prefill = (8192 * 88 + 8192 * 88 + 3616 * 88 + 220) / 1e6;
+    expect(c?.firstToken).toBeCloseTo(prefill, 9);
+    expect(c?.finish).toBeCloseTo(prefill + 49 * h100.decodeStepFloorMs / 1000, 9);
+    expect(e.stats().steps).toBe(3 + 49);
+    expect(c?.cachedTokens).toBe(0);
+  });
+
+  it("interleaves a short request with a long prompt's prefill chunks", () => {
+    const e = new VllmEngine(h100);
+    e.submit({ id: 'short', promptTokens: tokens(100, 1e6), maxTokens: 2 });
+    e.submit({ id: 'long', promptTokens: tokens(20_000), maxTokens: 1 });
+    const done = drain(e);
+    // Step 1: short's 100 prompt tokens and long's first 8092; step 2: short's second token and 8191 more of
+    // long's; step 3: the rest of long's prompt. Without chunks, short would wait behind 20,000 tokens.
+    const long = done.find((c) => c.id === 'long') as VllmCompletion;
+    const short = done.find((c) => c.id === 'short') as VllmCompletion;
+    expect(long.admitted).toBe(0);
+    expect(short.admitted).toBe(0);
+    expect(short.finish).toBeLessThan(long.firstToken);
+  });
+
+  it('keeps a request waiting until the KV cache can hold its prompt and max_tokens, and counts that time as KV-busy', () => {
+    const m: GpuCostModel = { ...h100, kvCapacityTokens: 1000 }; // 62 blocks of 16
+    const e = new VllmEngine(m);
+    for (const id of ['a', 'b', 'c']) e.submit({ id, promptTokens: tokens(300, id.charCodeAt(0) * 1e4), maxTokens: 100 }); // 25 blocks each
+    e.advance(0);
+    expect(e.runningCount).toBe(2);
+    expect(e.waitingCount).toBe(1);
+    expect(e.kvUsage).toBeCloseTo(50 / 62, 9);
+    const done = drain(e);
+    const [a, b, c] = ['a', 'b', 'c'].map((id) => done.find((x) => x.id === id) as VllmCompletion);
+    expect(c.admitted).toBe(Math.min(a.finish, b.finish));
+    expect(c.admitted).toBeGreaterThan(0);
+    // Saturated (a request waiting) from 0 until c is admitted; then 50 of 62 blocks are under 90%.
+    expect(e.stats().kvBusySeconds).toBeCloseTo(c.admitted, 9);
+    expect(e.stats().maxWaiting).toBe(1);
+    expect(() => e.submit({ id: 'huge', promptTokens: tokens(900), maxTokens: 200 })).toThrow(RangeError);
+  });
+
+  it('reuses a cached prefix in whole blocks and counts hits and queries in tokens', () => {
+    const e = new VllmEngine(h100);
+    const shared = tokens(1000, 5e6);
+    e.submit({ id: 'a', promptTokens: [...shared, ...tokens(500, 1)], maxTokens: 10 });
+    const [a] = drain(e);
+    e.submit({ id: 'b', promptTokens: [...shared, ...tokens(500, 2)], maxTokens: 10 });
+    const [b] = drain(e);
+    expect(a?.cachedTokens).toBe(0);
+    expect(b?.cachedTokens).toBe(992); // 62 whole blocks of the 1000 shared tokens
+    expect(b?.gpuSeconds).toBeCloseTo(requestGpuSeconds(h100, 1500 - 992, 10), 9);
+    expect(e.stats().prefixQueries).toBe(3000);
+    expect(e.stats().prefixHits).toBe(992);
+    // The same prompt again: everything but the last block (vLLM always computes the last token).
+    e.submit({ id: 'b2', promptTokens: [...shared, ...tokens(500, 2)], maxTokens: 10 });
+    expect(drain(e)[0]?.cachedTokens).toBe(Math.floor(1499 / 16) * 16);
+  });
+
+  it("evicts unreferenced cached blocks least recently used first, a finished prompt's last blocks first", () => {
+    const m: GpuCostModel = { ...h100, kvCapacityTokens: 62 * 16 };
+    const e = new VllmEngine(m);
+    const A = tokens(320, 1e6); // 20 blocks + 1 for output
+    const C = tokens(320, 2e6);
+    const D = tokens(480, 3e6); // 30 blocks + 1
+    const run = (id: string, p: number[]) => {
+      e.submit({ id, promptTokens: p, maxTokens: 16 });
+      return drain(e)[0] as VllmCompletion;
+    };
+    run('a', A);
+    run('c', C);
+    // D needs 31 blocks; 22 were never used, so 9 cached ones go: A's (older than C's), from its end.
+    run('d', D);
+    expect(run('a2', A).cachedTokens).toBe(11 * 16);
+    // A again needed 10 fresh blocks with 1 never used: 9 more go, now C's (older than D's), from its end.
+    expect(run('c2', C).cachedTokens).toBe(11 * 16);
+  });
+
+  it('admits by priority under the priority policy (lower first, ties by arrival) and by arrival under fcfs', () => {
+    const m: GpuCostModel = { ...h100, kvCapacityTokens: 30 * 16 }; // one request of 25 blocks at a time
+    const order = (policy: 'fcfs' | 'priority') => {
+      const e = new VllmEngine(m, policy);
+      e.submit({ id: 'first', promptTokens: tokens(300), maxTokens: 100, outputTokens: 3 });
+      e.advance(0);
+      e.submit({ id: 'p5', promptTokens: tokens(300, 1e5), maxTokens: 100, outputTokens: 3, priority: 5, arrival: 0.001 });
+      e.submit({ id: 'p1', promptTokens: tokens(300, 2e5), maxTokens: 100, outputTokens: 3, priority: 1, arrival: 0.002 });
+      e.submit({ id: 'p1-later', promptTokens: tokens(300, 3e5), maxTokens: 100, outputTokens: 3, priority: 1, arrival: 0.003 });
+      return drain(e).map((c) => c.id);
+    };
+    expect(order('priority')).toEqual(['first', 'p1', 'p1-later', 'p5']);
+    expect(order('fcfs')).toEqual(['first', 'p5', 'p1', 'p1-later']);
+  });
+
+  it("frees an aborted request's blocks for the next waiting one", () => {
+    const m: GpuCostModel = { ...h100, kvCapacityTokens: 30 * 16 };
+    const e = new VllmEngine(m);
+    e.submit({ id: 'a', promptTokens: tokens(300), maxTokens: 100 });
+    e.submit({ id: 'b', promptTokens: tokens(300, 1e5), maxTokens: 100 });
+    e.advance(0);
+    expect(e.waitingCount).toBe(1);
+    e.advance(0.05);
+    expect(e.abort('a')).toBe(true);
+    expect(e.abort('a')).toBe(false);
+    const done = drain(e);
+    expect(done.map((c) => c.id)).toEqual(['b']);
+    expect(done[0]?.admitted).toBeLessThan(0.1);
+    expect(e.stats().aborted).toBe(1);
+  });
+
+  it('is deterministic: the same requests give the same completions', () => {
+    const once = () => {
+      const e = new VllmEngine(h100, 'priority');
+      for (let i = 0; i < 40; i++)
+        e.submit({ id: `r${i}`, promptTokens: tokens(500 + i * 97, (i % 3) * 1e6), maxTokens: 64, outputTokens: 1 + (i % 50), priority: i % 4, arrival: i * 0.01 });
+      return drain(e);
+    };
+    expect(once()).toEqual(once());
+  });
+});
