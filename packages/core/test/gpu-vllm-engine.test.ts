@@ -29,7 +29,7 @@ describe('VllmEngine', () => {
     // Chunks of 8192, 8192 and 3616 prompt tokens (the last samples the first token), then 49 decode steps at the floor.
     const prefill = (8192 * 88 + 8192 * 88 + 3616 * 88 + 220) / 1e6;
     expect(c?.firstToken).toBeCloseTo(prefill, 9);
-    expect(c?.finish).toBeCloseTo(prefill + 49 * h100.decodeStepFloorMs / 1000, 9);
+    expect(c?.finish).toBeCloseTo(prefill + (49 * h100.decodeStepFloorMs) / 1000, 9);
     expect(e.stats().steps).toBe(3 + 49);
     expect(c?.cachedTokens).toBe(0);
   });
@@ -137,7 +137,14 @@ describe('VllmEngine', () => {
     const once = () => {
       const e = new VllmEngine(h100, 'priority');
       for (let i = 0; i < 40; i++)
-        e.submit({ id: `r${i}`, promptTokens: tokens(500 + i * 97, (i % 3) * 1e6), maxTokens: 64, outputTokens: 1 + (i % 50), priority: i % 4, arrival: i * 0.01 });
+        e.submit({
+          id: `r${i}`,
+          promptTokens: tokens(500 + i * 97, (i % 3) * 1e6),
+          maxTokens: 64,
+          outputTokens: 1 + (i % 50),
+          priority: i % 4,
+          arrival: i * 0.01,
+        });
       return drain(e);
     };
     expect(once()).toEqual(once());

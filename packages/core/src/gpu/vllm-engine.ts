@@ -174,7 +174,8 @@ export class VllmEngine {
     const prompt = req.promptTokens.length;
     const output = req.outputTokens ?? req.maxTokens;
     if (prompt < 1) throw new RangeError(`request ${req.id}: empty prompt`);
-    if (!Number.isInteger(req.maxTokens) || req.maxTokens < 1) throw new RangeError(`request ${req.id}: maxTokens must be a positive integer`);
+    if (!Number.isInteger(req.maxTokens) || req.maxTokens < 1)
+      throw new RangeError(`request ${req.id}: maxTokens must be a positive integer`);
     if (!Number.isInteger(output) || output < 1 || output > req.maxTokens)
       throw new RangeError(`request ${req.id}: outputTokens must be an integer in 1..maxTokens`);
     if (!this.fits(prompt, req.maxTokens))
