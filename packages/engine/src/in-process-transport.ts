@@ -1,4 +1,5 @@
 import { toError } from '@panta/core';
+import { unhealthyCause } from '@panta/llm';
 import { executeBoundary } from './execute-boundary.js';
 import { executeEvent, type WorkerServices } from './execute-event.js';
 import type { EventOutcome, Task, Transport, TransportMessage } from './task.js';
@@ -26,7 +27,9 @@ export class InProcessTransport implements Transport {
   }
 
   dispatch(task: Task): void {
-    const fail = (error: unknown) => this.onMessage({ type: 'failed', task, error: toError(error) });
+    // A backend that cannot answer (its health breaker tripped) fails the sweep, not the event's run.
+    const fail = (error: unknown) =>
+      this.onMessage(unhealthyCause(error) ? { type: 'fatal', error: toError(error) } : { type: 'failed', task, error: toError(error) });
     if (task.kind === 'boundary') {
       const values = this.read(task.run.runId, task.versions, `the boundary after sweep ${task.sweep}`);
       executeBoundary(task, values, this.services).then((outcome) => this.onMessage({ type: 'boundary', task, outcome }), fail);

@@ -219,6 +219,8 @@ const OPERATIONAL_BACKEND_KEYS = [
   'max_in_flight',
   'timeout_ms',
   'max_retries',
+  'health_window',
+  'max_unusable_share',
   'max_context_tokens',
   'price',
   'latency_ms',

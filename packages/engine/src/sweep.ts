@@ -14,7 +14,7 @@ import {
 import { acquireOutLock, runsOnDisk, shardProgress, type OutLock, type OutLockHolder } from '@panta/corpus';
 import { openEncoder, type Encoder } from '@panta/embed';
 import { createJudge } from '@panta/judge';
-import { createBackend } from '@panta/llm';
+import { createBackend, type EndpointUnhealthyError, unhealthyCause } from '@panta/llm';
 import type { RunRecorder } from './run-recorder.js';
 import { Executor, type ActiveRun, type ExecutorProgress } from './executor.js';
 import { finishSweep, type SweepSummary } from './finish.js';
@@ -112,7 +112,18 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
   if (previous) checkSameShard(specPath, out, previous.shard, sweep.shard, previous.code.panta);
   // Retries go to the sweep's log (debug: under a fault storm they are many); the log opens once input is valid.
   let log: Logger | undefined;
-  const backend = createBackend(spec.backend, sweep.prompts, specPath, { onRetry: (event) => log?.debug(event, 'retry') });
+  // A backend that cannot produce answers (its health breaker tripped) stops the sweep as a crash would (the
+  // transport reports the first event it fails as fatal): rows not yet durable, the unusable replies recorded
+  // since the endpoint went bad among them, are dropped, and the same command resumes after the durable ones.
+  // The sweep ends with the breaker's one line instead of a corpus of "" answers.
+  const health: { unhealthy?: EndpointUnhealthyError } = {};
+  const backend = createBackend(spec.backend, sweep.prompts, specPath, {
+    onRetry: (event) => log?.debug(event, 'retry'),
+    onUnhealthy: (error) => {
+      health.unhealthy ??= error;
+      log?.error({ err: error.message, endpoint: error.endpoint }, 'backend unhealthy: stopping the sweep');
+    },
+  });
   // Opening an onnx encoder validates its model folder (one-line error, exit 2) before anything is written.
   const encoders = await openEncoders(spec.encoders, specPath);
   const judge = createJudge(spec.judge, specPath, sweep.prompts, out);
@@ -214,13 +225,17 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
   } catch (error) {
     log.error({ err: error }, 'sweep failed');
     await judge.close();
-    throw error;
+    throw unhealthyCause(error) ?? health.unhealthy ?? error;
   } finally {
     live.stop(executor.stopped ? 'stopped' : 'finished');
     options.signal?.removeEventListener('abort', stop);
     await transport.close();
     await backend.close();
     for (const e of encoders) await e.close();
+  }
+  if (health.unhealthy) {
+    await judge.close();
+    throw health.unhealthy;
   }
   if (executor.stopped) {
     await judge.close();

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDataset } from '@panta/core';
 import { queryRows } from '@panta/corpus';
-import { startSurrogateServer, type SurrogateServer } from '@panta/llm';
+import { EndpointUnhealthyError, startSurrogateServer, type SurrogateServer } from '@panta/llm';
 import { runSweep } from '../src/index.js';
 import { RHEON6, tempDir, writeSpec } from '../../../test/helpers.js';
 
@@ -74,8 +74,9 @@ describe('an event that exhausts its retries', () => {
     try {
       const dir = tempDir();
       const out = join(dir, 'out');
+      // max_unusable_share 1: the health breaker never trips, so each event fails on its own.
       const backend = (url: string) =>
-        `{kind: openai, base_url: "${url}/v1", model: surrogate-potts-v1, max_in_flight: 4, timeout_ms: 2000, max_retries: 1}`;
+        `{kind: openai, base_url: "${url}/v1", model: surrogate-potts-v1, max_in_flight: 4, timeout_ms: 2000, max_retries: 1, max_unusable_share: 1}`;
       const failed = await runSweep(writeSpec(dir, spec(backend(dead.url)), 'dead.yaml'), { out });
       expect(failed.status).toBe('failed');
       expect(failed.failed).toHaveLength(8);
@@ -86,6 +87,32 @@ describe('an event that exhausts its retries', () => {
       expect(runs).toEqual([{ status: 'failed', n: 8 }]);
       const log = readFileSync(join(out, 'log.jsonl'), 'utf8');
       expect(log).toMatch(/"msg":"run failed"/);
+      const resumed = await runSweep(writeSpec(dir, spec(backend(clean.url)), 'healthy.yaml'), { out });
+      expect(resumed.status).toBe('complete');
+      expect(resumed.runsComplete).toBe(8);
+    } finally {
+      await dead.close();
+    }
+  });
+});
+
+describe('an endpoint that only fails', () => {
+  it('stops the sweep with one line naming it and the status, and the sweep resumes once the endpoint is fixed', async () => {
+    const dead = await startSurrogateServer({ prompts, faults: { rate: 1, kinds: ['500'], seed: 1 } });
+    try {
+      const dir = tempDir();
+      const out = join(dir, 'out');
+      const backend = (url: string) =>
+        `{kind: openai, base_url: "${url}/v1", model: surrogate-potts-v1, max_in_flight: 4, timeout_ms: 2000, max_retries: 1}`;
+      const err = await runSweep(writeSpec(dir, spec(backend(dead.url)), 'dead.yaml'), { out }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(EndpointUnhealthyError);
+      const line = (err as Error).message;
+      expect(line).not.toContain('\n');
+      expect(line).toMatch(new RegExp(`^openai ${dead.url.replace(/[.]/g, '\\.')}/v1: \\d+ of its last \\d+ attempts failed \\(latest: HTTP 500: `));
+      // It stopped near the minimum count, not after every event's retries (128 events x 2 attempts).
+      expect(dead.stats().requests).toBeLessThan(60);
+      const log = readFileSync(join(out, 'log.jsonl'), 'utf8');
+      expect(log).toMatch(/"msg":"backend unhealthy: stopping the sweep"/);
       const resumed = await runSweep(writeSpec(dir, spec(backend(clean.url)), 'healthy.yaml'), { out });
       expect(resumed.status).toBe('complete');
       expect(resumed.runsComplete).toBe(8);

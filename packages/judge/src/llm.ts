@@ -1,5 +1,5 @@
 import { type ChatMessages, mixSeed, parseVerdict, rubric, VERDICT_MAX_TOKENS, type Prompt, type Tag } from '@panta/core';
-import type { LlmBackend } from '@panta/llm';
+import { type LlmBackend, unhealthyCause } from '@panta/llm';
 import type { Judge } from './judge.js';
 import { VerdictCache } from './verdict-cache.js';
 import type { VerdictStore } from './verdict-store.js';
@@ -81,7 +81,10 @@ export class LlmJudge implements Judge {
         fixedLength: false,
       });
       return parseVerdict(result.text) ?? 'judge_failure';
-    } catch {
+    } catch (e) {
+      // A judge whose endpoint cannot answer (its health breaker tripped) stops the pass: tagging every
+      // answer judge_failure would make a corpus that says it is judged.
+      if (unhealthyCause(e)) throw e;
       return 'judge_failure';
     }
   }
@@ -110,7 +113,8 @@ export class LlmJudge implements Judge {
         fixedLength: false,
       });
       text = accept(result.text) ? result.text : null;
-    } catch {
+    } catch (e) {
+      if (unhealthyCause(e)) throw e;
       text = null;
     }
     if (text === null) {

@@ -45,5 +45,7 @@ export interface LlmBackend {
   /** `model` column. */
   readonly model: string;
   complete(request: ChatRequest): Promise<ChatResult>;
+  /** Real backends: attempts open now and the oldest one's age in ms (progress while calls hang). */
+  openAttempts?(): { count: number; oldestMs: number };
   close(): Promise<void>;
 }

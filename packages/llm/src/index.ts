@@ -8,3 +8,5 @@ export { FAULT_KINDS } from './server/types.js';
 export type { FaultKind, SurrogateServerOptions } from './server/types.js';
 export { endpointsOf, EndpointUnavailableError, waitForEndpoints } from './health.js';
 export type { EndpointWait } from './health.js';
+export { DEFAULT_HEALTH_BOUNDS, EndpointUnhealthyError, HealthBreaker, unhealthyCause } from './retry/breaker.js';
+export type { AttemptKind, AttemptSample, HealthBounds } from './retry/breaker.js';

@@ -92,8 +92,14 @@ export class BufferedResponse {
     return utf8.decode(this.take());
   }
 
+  /** A body that is not JSON rejects with a SyntaxError that quotes its first 200 characters (the cause a stop names). */
   async json(): Promise<unknown> {
-    return JSON.parse(await this.text());
+    const text = await this.text();
+    try {
+      return JSON.parse(text);
+    } catch (e) {
+      throw new SyntaxError(`${(e as Error).message}; the reply began ${JSON.stringify(text.slice(0, 200))}`);
+    }
   }
 
   async arrayBuffer(): Promise<ArrayBuffer> {

@@ -4,6 +4,7 @@ import * as Anthropic from '@anthropic-ai/sdk';
 import { classifyFailure, isRetryableStatus, retryAfterMs } from '../src/retry/classify.js';
 import { loadAnthropic, loadOpenAI } from '../src/sdk.js';
 import { BackendClosedError, LlmCallError, MalformedReplyError } from '../src/retry/errors.js';
+import { EndpointUnhealthyError } from '../src/retry/breaker.js';
 import { EndpointPool } from '../src/retry/pool.js';
 import { DEFAULT_RETRY_TUNING, RetryingCaller, retryDelayMs, type RetryEvent } from '../src/retry/policy.js';
 
@@ -197,9 +198,27 @@ describe('RetryingCaller', () => {
 
   it('fails a non-retryable status after one attempt, naming the status and a fix', async () => {
     const caller = new RetryingCaller({ ...options, maxRetries: 8 });
-    const err = await caller.call(async () => Promise.reject(statusError(401))).catch((e: unknown) => e);
-    expect(err).toMatchObject({ attempts: 1, exhausted: false, status: 401 });
-    expect((err as Error).message).toMatch(/HTTP 401.*not retried.*api_key_env/);
+    const err = await caller.call(async () => Promise.reject(statusError(404))).catch((e: unknown) => e);
+    expect(err).toMatchObject({ attempts: 1, exhausted: false, status: 404 });
+    expect((err as Error).message).toMatch(/HTTP 404.*not retried.*base_url and model/);
+  });
+
+  it('stops the backend at a 401 after one attempt: every later call fails with the same line', async () => {
+    const caller = new RetryingCaller({ ...options, maxRetries: 8 });
+    let attempts = 0;
+    const err = await caller
+      .call(async () => {
+        attempts++;
+        throw statusError(401);
+      })
+      .catch((e: unknown) => e);
+    expect(attempts).toBe(1);
+    expect(err).toBeInstanceOf(EndpointUnhealthyError);
+    expect(err).toMatchObject({ status: 401 });
+    expect((err as Error).message).toMatch(
+      /^openai http:\/\/[ab]\/v1: HTTP 401: status 401: the endpoint refuses the key; fix: check backend\.api_key_env/,
+    );
+    await expect(caller.call(async () => 'ok')).rejects.toBe(err);
   });
 
   it('aborts an attempt at timeoutMs and retries it', async () => {

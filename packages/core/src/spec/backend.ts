@@ -56,6 +56,14 @@ const endpointFields = {
   timeout_ms: z.int().min(1).max(MAX_TIMER_MS).default(120_000),
   /** Retries after the first attempt on 429, 408, 409, 5xx, timeouts, resets and malformed replies (default 8). */
   max_retries: z.int().nonnegative().default(8),
+  /**
+   * Attempts per endpoint in the rolling window of the health check (default 50): once at least
+   * min(health_window, 20) are in it and more than max_unusable_share of them gave no usable reply (empty,
+   * unparsable, wrong shape) or failed, the sweep stops with one line naming the endpoint and the cause.
+   */
+  health_window: z.int().min(1).default(50),
+  /** Share of unusable or failed attempts in health_window above which the sweep stops (default 0.75). */
+  max_unusable_share: z.number().min(0).max(1).default(0.75),
   /** The model's context window; prompts estimated beyond it fail the plan. Default: no check. */
   max_context_tokens: z.int().min(1).optional(),
   /** Default: no price, no cost reported. */

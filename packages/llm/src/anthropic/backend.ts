@@ -64,6 +64,9 @@ export class AnthropicBackend implements LlmBackend {
       timeoutMs: spec.timeout_ms,
       tuning: options.retry,
       onRetry: options.onRetry,
+      health: { window: spec.health_window, maxUnusableShare: spec.max_unusable_share },
+      model: spec.model,
+      onUnhealthy: options.onUnhealthy,
     });
   }
 
@@ -95,6 +98,11 @@ export class AnthropicBackend implements LlmBackend {
       return { reply: readMessage(reply) };
     }, recordedReply);
     return chatResult(outcome.value.reply, messages, outcome, outcome.value.status);
+  }
+
+  /** Attempts open now and the oldest one's age (ms). */
+  openAttempts(): { count: number; oldestMs: number } {
+    return this.caller.openAttempts();
   }
 
   stats(): ReturnType<RetryingCaller['stats']> {

@@ -4,6 +4,7 @@ import type { ChatRequest, ChatResult, LlmBackend } from '../backend.js';
 import { nodeFetch } from '../node-fetch.js';
 import { chatResult, recordedReply, UnusableReplyError, type ProviderReply } from '../result.js';
 import { EndpointAdmission } from '../admission/endpoint.js';
+import type { EndpointUnhealthyError } from '../retry/breaker.js';
 import { EndpointUnreachableError } from '../retry/errors.js';
 import { RetryingCaller, type RetryEvent, type RetryTuning } from '../retry/policy.js';
 import { buildChatBody } from './body.js';
@@ -25,6 +26,8 @@ export interface RealBackendOptions {
   metricsPollMs?: number;
   /** Where the API key variable is read (default process.env). */
   env?: NodeJS.ProcessEnv;
+  /** Called once when the backend's health breaker trips (every call then fails with this error). */
+  onUnhealthy?: (error: EndpointUnhealthyError) => void;
 }
 
 export interface OpenAIBackendStats {
@@ -108,6 +111,9 @@ export class OpenAICompatibleBackend implements LlmBackend {
       admission: this.admission,
       tuning: options.retry,
       onRetry: options.onRetry,
+      health: { window: spec.health_window, maxUnusableShare: spec.max_unusable_share },
+      model: spec.model,
+      onUnhealthy: options.onUnhealthy,
     });
     this.probeTimeoutMs = options.probeTimeoutMs ?? Math.min(spec.timeout_ms, 10_000);
     const hint = spec.server;
@@ -199,6 +205,11 @@ export class OpenAICompatibleBackend implements LlmBackend {
     return chatResult(reply, messages, outcome, status);
   }
 
+  /** Attempts open now and the oldest one's age (ms). */
+  openAttempts(): { count: number; oldestMs: number } {
+    return this.caller.openAttempts();
+  }
+
   stats(): OpenAIBackendStats {
     return { ...this.caller.stats(), fixedLengthMismatches: this.fixedLengthMismatches };
   }
@@ -236,11 +247,12 @@ export function readCompletion(reply: unknown): Completion {
   if (typeof reply !== 'object' || reply === null) {
     throw new UnusableReplyError(
       'unparsable',
-      typeof reply === 'string' ? `not JSON: ${JSON.stringify(reply.slice(0, 80))}` : `no body (${String(reply)})`,
+      typeof reply === 'string' ? `not JSON: ${JSON.stringify(reply.slice(0, 200))}` : `no body (${String(reply)})`,
     );
   }
   const { choices, usage } = reply as { choices?: unknown; usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null };
-  if (!Array.isArray(choices) || choices.length === 0) throw new UnusableReplyError('unparsable', 'no choices');
+  if (!Array.isArray(choices) || choices.length === 0)
+    throw new UnusableReplyError('unparsable', `no choices: ${JSON.stringify(reply).slice(0, 200)}`);
   const choice = choices[0] as { message?: { content?: unknown } | null; finish_reason?: unknown } | null;
   const said = {
     finishReason: typeof choice?.finish_reason === 'string' && choice.finish_reason !== '' ? choice.finish_reason : 'unknown',

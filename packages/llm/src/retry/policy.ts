@@ -1,3 +1,4 @@
+import { type EndpointUnhealthyError, HealthBreaker, type HealthBounds } from './breaker.js';
 import { classifyFailure, type Failure } from './classify.js';
 import { BackendClosedError, LlmCallError } from './errors.js';
 import type { EndpointAdmission } from '../admission/endpoint.js';
@@ -75,6 +76,12 @@ export interface RetryingCallerOptions {
   admission?: readonly EndpointAdmission[];
   tuning?: Partial<RetryTuning>;
   onRetry?: ((event: RetryEvent) => void) | undefined;
+  /** Bounds of the per-endpoint health breaker (see HealthBreaker); default DEFAULT_HEALTH_BOUNDS. */
+  health?: HealthBounds | undefined;
+  /** Names the model in the breaker's fix. */
+  model?: string | undefined;
+  /** Called once when the breaker trips: the caller then fails every call with that error. */
+  onUnhealthy?: ((error: EndpointUnhealthyError) => void) | undefined;
 }
 
 /** What one call tells admission about itself. */
@@ -121,11 +128,15 @@ export class RetryingCaller {
   private retriesMade = 0;
   private failuresMade = 0;
   private recoveredMade = 0;
+  readonly breaker: HealthBreaker;
+  /** Attempts open now: when each started (performance.now()), for progress while calls hang. */
+  private readonly open = new Set<{ started: number }>();
 
   constructor(private readonly options: RetryingCallerOptions) {
     const admission = options.admission;
     this.pool = new EndpointPool(options.endpoints.length, options.maxInFlight, admission ? (i) => admission[i].limit.limit : undefined);
     this.tuning = { ...DEFAULT_RETRY_TUNING, ...options.tuning };
+    this.breaker = new HealthBreaker(options.backend, options.endpoints, options.health, options.model);
   }
 
   async call<T>(
@@ -138,11 +149,13 @@ export class RetryingCaller {
     let avoid = -1;
     let recovered: { value: T; endpoint: number; latencyMs: number } | undefined;
     for (;;) {
+      if (this.breaker.trip) throw this.breaker.trip;
       if (this.closed) throw this.closedError(attempts, endpoints[Math.max(avoid, 0)]);
       let endpoint: number;
       try {
         endpoint = await this.pool.acquire(avoid, hints.priority ?? 0);
       } catch (err) {
+        if (this.breaker.trip) throw this.breaker.trip;
         throw this.closedError(attempts, endpoints[Math.max(avoid, 0)], err);
       }
       attempts++;
@@ -168,12 +181,15 @@ export class RetryingCaller {
       };
       let timer = setTimeout(check, timeoutMs);
       this.controllers.add(controller);
+      const openAttempt = { started };
+      this.open.add(openAttempt);
       let failure: Failure;
       let cause: unknown;
       try {
         const value = await settleOrAbort(attempt(endpoint, controller.signal), controller.signal);
         const latencyMs = performance.now() - started;
         gate?.observeLatency(latencyMs / Math.max(1, hints.work ?? 1), openAtSend);
+        this.observe(endpoint, { kind: 'ok' });
         return { value, attempts, endpoint, latencyMs };
       } catch (err) {
         cause = this.closed ? new BackendClosedError('backend closed during the call') : err;
@@ -181,7 +197,16 @@ export class RetryingCaller {
         if (timedOut || failure.status === 429 || failure.status === 503) gate?.observeOverload();
         const value = failure.retry && recover ? recover(cause) : undefined;
         if (value !== undefined) recovered = { value, endpoint, latencyMs: performance.now() - started };
+        if (!this.closed && failure.reason !== 'aborted') {
+          const reason = value !== undefined && cause instanceof Error ? cause.message : failure.reason;
+          this.observe(endpoint, {
+            kind: value !== undefined ? 'unusable' : 'failed',
+            reason,
+            ...(failure.status !== undefined ? { status: failure.status } : {}),
+          });
+        }
       } finally {
+        this.open.delete(openAttempt);
         clearTimeout(timer);
         this.controllers.delete(controller);
         if (timedOut && this.tuning.abortGraceMs > 0) {
@@ -191,6 +216,7 @@ export class RetryingCaller {
           this.pool.release(endpoint);
         }
       }
+      if (this.breaker.trip) throw this.breaker.trip;
       const label = endpoints[endpoint];
       if (failure.retry && attempts > maxRetries && recovered) {
         this.recoveredMade++;
@@ -219,6 +245,7 @@ export class RetryingCaller {
         delayMs,
       });
       await this.sleep(delayMs);
+      if (this.breaker.trip) throw this.breaker.trip;
       avoid = endpoint;
     }
   }
@@ -251,13 +278,28 @@ export class RetryingCaller {
     };
   }
 
+  /** Attempts open now and the age of the oldest (ms; 0 when none): progress while calls hang. */
+  openAttempts(now = performance.now()): { count: number; oldestMs: number } {
+    let oldest = now;
+    for (const a of this.open) if (a.started < oldest) oldest = a.started;
+    return { count: this.open.size, oldestMs: now - oldest };
+  }
+
+  /** Records an attempt with the breaker; a trip fails every call (queued, sleeping, open, later) with its error. */
+  private observe(endpoint: number, sample: Parameters<HealthBreaker['record']>[1]): void {
+    const trip = this.breaker.record(endpoint, sample);
+    if (!trip) return;
+    this.options.onUnhealthy?.(trip);
+    this.close(trip);
+  }
+
   /** Fails queued, sleeping and open calls with a not-retried LlmCallError; later calls fail at once. */
-  close(): void {
+  close(reason?: Error): void {
     if (this.closed) return;
     this.closed = true;
     for (const gate of this.options.admission ?? []) gate.close();
-    this.pool.close(new BackendClosedError('backend closed'));
-    for (const c of this.controllers) c.abort(new BackendClosedError('backend closed'));
+    this.pool.close(reason ?? new BackendClosedError('backend closed'));
+    for (const c of this.controllers) c.abort(reason ?? new BackendClosedError('backend closed'));
     for (const wake of this.sleepers) wake();
     this.sleepers.clear();
   }

@@ -1,0 +1,120 @@
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseDataset } from '@panta/core';
+import { queryRows } from '@panta/corpus';
+import { startSurrogateServer, type SurrogateServer } from '@panta/llm';
+import { runCli } from '../src/index.js';
+import { RHEON6, tempDir, writeSpec } from '../../../test/helpers.js';
+
+/**
+ * Servers that misbehave, as the fuzz suite's spec cases do for inputs: a backend that answers every request
+ * with 200 and an HTML page, truncated JSON, JSON of another shape, or 401 makes `panta run` exit 1 within
+ * 30 s with one line naming the endpoint and the cause (never a "complete" corpus of "" answers); the same
+ * server fixed (it then passes requests to serve-surrogate), the same command resumes to the full corpus,
+ * which `panta verify` passes.
+ */
+type Mode = 'html' | 'truncated' | 'shape' | '401' | 'good';
+
+const prompts = parseDataset(readFileSync(RHEON6, 'utf8'), RHEON6);
+let surrogate: SurrogateServer;
+let server: Server;
+let url: string;
+let mode: Mode = 'good';
+
+const HTML = `<!DOCTYPE html><html><head><title>Sign in</title></head><body><form action="/login">${'<input>'.repeat(80)}</form></body></html>`;
+
+beforeAll(async () => {
+  surrogate = await startSurrogateServer({ prompts });
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const send = (status: number, body: string, type = 'application/json') => {
+        res.writeHead(status, { 'content-type': type });
+        res.end(body);
+      };
+      if (mode === 'html') return send(200, HTML, 'text/html');
+      if (mode === 'truncated') return send(200, '{"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":"The ans');
+      if (mode === 'shape') return send(200, '{"result":{"text":"an answer"},"status":"ok"}');
+      if (mode === '401') return send(401, '{"error":{"message":"Invalid API key","type":"invalid_request_error"}}');
+      const body = Buffer.concat(chunks);
+      fetch(`${surrogate.url}${req.url}`, {
+        method: req.method,
+        headers: { 'content-type': 'application/json' },
+        ...(body.length > 0 ? { body } : {}),
+      }).then(
+        async (r) => send(r.status, await r.text(), r.headers.get('content-type') ?? 'application/json'),
+        () => send(502, '{"error":{"message":"surrogate down"}}'),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await surrogate.close();
+});
+
+const spec = () => `name: misbehaving-server
+dataset: ${RHEON6}
+prompts: [fq117]
+geometries: [ring]
+sizes: [4]
+temperatures: [0.3, 0.9]
+sweeps: 1
+seed: 3
+encoders: [{name: h, kind: hashing, dim: 8}]
+concurrency: 4
+backend: {kind: openai, base_url: "${url}/v1", model: surrogate-potts-v1, max_in_flight: 4, timeout_ms: 2000, max_retries: 2}
+`;
+
+async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(args, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) });
+  return { code, stdout, stderr };
+}
+
+const CAUSES: [Exclude<Mode, 'good'>, RegExp][] = [
+  ['html', /gave no usable reply \(latest: not JSON: "<!DOCTYPE html><html><head><title>Sign in<\/title>/],
+  ['truncated', /gave no usable reply \(latest: not JSON \(.*the reply began "\{\\"id\\":\\"x\\",\\"choices\\".*The ans/],
+  ['shape', /gave no usable reply \(latest: no choices: \{"result":\{"text":"an answer"\},"status":"ok"\}\)/],
+  ['401', /HTTP 401: .*Invalid API key.*: the endpoint refuses the key; fix: check backend\.api_key_env/],
+];
+
+describe('a backend that cannot produce answers', () => {
+  it.each(CAUSES)('%s: panta run exits 1 within 30 s with the cause in one line; fixed, the same command resumes', async (kind, cause) => {
+    const dir = tempDir('panta-fuzz-server-');
+    const file = writeSpec(dir, spec());
+    const out = join(dir, 'out');
+    mode = kind;
+    const started = Date.now();
+    const bad = await cli(['run', file, '--out', out]);
+    const seconds = (Date.now() - started) / 1000;
+    expect(bad.code, bad.stderr).toBe(1);
+    expect(seconds).toBeLessThan(30);
+    const lines = bad.stderr.split('\n').filter((l) => l.startsWith('panta: openai'));
+    expect(lines, bad.stderr).toHaveLength(1);
+    expect(lines[0]).toContain(`panta: openai ${url}/v1: `);
+    expect(lines[0]).toMatch(cause);
+    expect(bad.stderr).not.toMatch(/runs failed|complete/);
+    expect(bad.stdout).not.toMatch(/complete/);
+    if (kind === '401') expect(lines[0]).not.toMatch(/run the same command again/);
+
+    mode = 'good';
+    const good = await cli(['run', file, '--out', out]);
+    expect(good.code, good.stderr).toBe(0);
+    expect(good.stdout).toMatch(/complete: 2\/2 runs, 16 events/);
+    const verified = await cli(['verify', out]);
+    expect(verified.code, verified.stdout + verified.stderr).toBe(0);
+    const [row] = await queryRows(
+      `SELECT count(*) AS events, count(*) FILTER (WHERE reply_status <> 'ok' OR response = '') AS unusable FROM read_parquet('${out}/events/*.parquet')`,
+    );
+    expect(row).toEqual({ events: 16, unusable: 0 });
+  });
+});
