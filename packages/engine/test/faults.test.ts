@@ -108,7 +108,9 @@ describe('an endpoint that only fails', () => {
       expect(err).toBeInstanceOf(EndpointUnhealthyError);
       const line = (err as Error).message;
       expect(line).not.toContain('\n');
-      expect(line).toMatch(new RegExp(`^openai ${dead.url.replace(/[.]/g, '\\.')}/v1: \\d+ of its last \\d+ attempts failed \\(latest: HTTP 500: `));
+      expect(line).toMatch(
+        new RegExp(`^openai ${dead.url.replace(/[.]/g, '\\.')}/v1: \\d+ of its last \\d+ attempts failed \\(latest: HTTP 500: `),
+      );
       // It stopped near the minimum count, not after every event's retries (128 events x 2 attempts).
       expect(dead.stats().requests).toBeLessThan(60);
       const log = readFileSync(join(out, 'log.jsonl'), 'utf8');

@@ -13,7 +13,10 @@ describe('HealthBreaker', () => {
     const b = new HealthBreaker('openai', ENDPOINTS, { window: 50, maxUnusableShare: 0.75 }, 'qwen3');
     let trip: EndpointUnhealthyError | undefined;
     let n = 0;
-    while (!trip && n < 100) (trip = b.record(0, { kind: 'unusable', reason: HTML })), n++;
+    while (!trip && n < 100) {
+      trip = b.record(0, { kind: 'unusable', reason: HTML });
+      n++;
+    }
     // Not before the minimum count (20 attempts, min(window, 20)).
     expect(n).toBe(20);
     expect(trip).toBeInstanceOf(EndpointUnhealthyError);
