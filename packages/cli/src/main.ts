@@ -93,7 +93,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .argument('<spec>', 'sweep spec (YAML)')
     .option('--calls-per-s <r>', 'calls per second the servers sustain, for the time (default 10)', numberIn(0.001, 1e9))
     .option('--json', 'print the plan as JSON, for scripts')
-    .action(async (spec: string, opts: { callsPerS?: number; json?: boolean }) => {
+    .option('--gpu <name-or-file>', 'price GPU time under a cost model: h100-qwen3-14b, h200-qwen3-14b, or a JSON file')
+    .option('--judge-gpu <name-or-file>', "the LLM judge's server's cost model (default: --gpu's)")
+    .option('--gpus <g>', 'GPUs the wall clock is given for (default 1)', intIn(1, 10_000_000))
+    .action(async (spec: string, opts: { callsPerS?: number; json?: boolean; gpu?: string; judgeGpu?: string; gpus?: number }) => {
       const { planCommand } = await import('./commands/plan.js');
       setExit(planCommand(spec, opts));
     });

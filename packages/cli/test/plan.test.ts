@@ -134,4 +134,60 @@ backend: {kind: openai, base_url: http://127.0.0.1:9/v1, model: m, max_context_t
     expect(rate.code).toBe(2);
     expect(rate.stderr).toMatch(/--calls-per-s/);
   });
+
+  it('--gpu prices GPU time: agents and judge GPU-hours, the critical path, useful GPUs and the wall clock on --gpus G', () => {
+    const j = plan(['examples/eraclitus.yaml', '--json', '--gpu', 'h100-qwen3-14b', '--gpus', '64']).json;
+    expect(j.runs).toBe(2160);
+    expect(j).toMatchObject({ model: 'h100-qwen3-14b', judge_model: 'h100-qwen3-14b', gpus: 64, neighbour_order: 'per-event' });
+    for (const k of ['gpu_hours', 'judge_gpu_hours', 'critical_path_hours', 'useful_gpus', 'wall_hours'])
+      expect(j[k], k).toBeGreaterThan(0);
+    expect(j.wall_hours).toBeCloseTo(Math.max((j.gpu_hours + j.judge_gpu_hours) / 64, j.critical_path_hours), 9);
+    expect(j.useful_gpus).toBeCloseTo((j.gpu_hours + j.judge_gpu_hours) / j.critical_path_hours, 9);
+    // The mean field of 256: most of the GPU time, and the longest chain (10 sweeps of 256 updates after one initial answer).
+    const mf = j.groups.find((g: { geometry: string; n: number }) => g.geometry === 'meanfield' && g.n === 256);
+    expect(mf.share).toBeGreaterThan(0.75);
+    expect(j.critical_path_calls).toBe(2561);
+    // Agents' prefill alone: 180 runs x 2,560 updates x their prompt tokens (less the cached ones) at 88 us a token.
+    expect(mf.gpu_hours).toBeGreaterThan((180 * 2560 * (mf.update_prompt_tokens - mf.update_cached_tokens) * 88e-6) / 3600);
+    // A judge on an H200 model file: its hours change, the agents' do not.
+    const dir = tempDir();
+    const file = writeSpec(dir, '{"base": "h100-qwen3-14b", "prefillUsPerToken": 176, "decodeUsPerToken": 440}', 'judge.json');
+    const slow = plan(['examples/eraclitus.yaml', '--json', '--gpu', 'h100-qwen3-14b', '--judge-gpu', file]).json;
+    expect(slow.gpu_hours).toBe(j.gpu_hours);
+    expect(slow.judge_gpu_hours).toBeCloseTo(2 * j.judge_gpu_hours, 6);
+    expect(slow.wall_hours).toBeCloseTo(slow.gpu_hours + slow.judge_gpu_hours, 6);
+    const text = plan(['examples/eraclitus.yaml', '--gpu', 'h200-qwen3-14b']);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/^meanfield +256 +180 +26,5\d\d +\d+ /m);
+    expect(text.stdout).toMatch(
+      /Critical path: 2,561 calls in a chain, [\d.]+ h on an idle GPU; beyond about [\d,]+ GPUs the sweep finishes no sooner\./,
+    );
+    expect(text.stdout).toContain('Wall clock on 1 GPU (give yours with --gpus G)');
+  });
+
+  it('a bad --gpu, --judge-gpu or --gpus is one line naming it, exit 2', () => {
+    const dir = tempDir();
+    const cases: [string[], RegExp][] = [
+      [
+        ['--gpu', 'a100-llama'],
+        /^panta: --gpu: "a100-llama" is neither a built-in cost model nor a file; fix: use one of h100-qwen3-14b, h200-qwen3-14b/,
+      ],
+      [
+        ['--gpu', writeSpec(dir, '{"prefillUsPerToken": -1}', 'neg.json')],
+        /neg\.json: prefillUsPerToken: must be a positive number .*fix: /,
+      ],
+      [
+        ['--gpu', 'h100-qwen3-14b', '--judge-gpu', writeSpec(dir, '{"kvCache": 1}', 'typo.json')],
+        /typo\.json: kvCache: unknown field; fix: /,
+      ],
+      [['--gpus', '8'], /^panta: --gpus: prices GPU time only with --gpu; fix: add --gpu NAME_OR_FILE/],
+    ];
+    for (const [args, message] of cases) {
+      const r = plan(['examples/eraclitus.yaml', ...args]);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(message);
+    }
+  });
 });

@@ -75,6 +75,16 @@ describe('gpu plan', () => {
     const base = gpuPlan({ spec, runs, template: DEFAULT_TEMPLATE, model: H100 });
     const shuffled = gpuPlan({ spec, runs: prefixRuns, template: RHEON_PREFIX_TEMPLATE, model: H100 });
     const stable = gpuPlan({ spec, runs: prefixRuns, template: RHEON_PREFIX_TEMPLATE, model: H100, neighbourOrder: 'per-run' });
+    // The spec's key says the same.
+    const keyed = small('geometries: [meanfield]\nsizes: [64]\nsweeps: 1\nneighbour_order: per-run\n');
+    const fromSpec = gpuPlan({
+      spec: keyed.spec,
+      runs: keyed.runs.map((r) => ({ ...r, template: RHEON_PREFIX_TEMPLATE })),
+      template: RHEON_PREFIX_TEMPLATE,
+      model: H100,
+    });
+    expect(fromSpec.gpu_hours).toBe(stable.gpu_hours);
+    expect(fromSpec.neighbour_order).toBe('per-run');
     const share = (p: typeof base) => p.groups[0].update_cached_tokens / p.groups[0].update_prompt_tokens;
     expect(share(base)).toBeLessThan(0.1);
     expect(share(shuffled)).toBeLessThan(0.1);
@@ -136,5 +146,11 @@ describe('shards by planned GPU time', () => {
     );
     const p = planSweep(prefix, [PROMPT], 'c.yaml');
     expect(shardWeigher(prefix)(p[0])).not.toBe(w1(mf));
+    // The prefix layout with one neighbour order per run (the spec's neighbour_order): a mean field weighs less.
+    const stable = parseSweepSpec(
+      'name: c\ndataset: d.jsonl\ntemperatures: [1]\nseed: 1\nmax_tokens: 10\ngeometries: [meanfield]\nsizes: [16]\nsweeps: 1\ntemplate: rheon-a2-prefix\nneighbour_order: per-run\n',
+      'c.yaml',
+    );
+    expect(shardWeigher(stable)(planSweep(stable, [PROMPT], 'c.yaml')[0])).toBeLessThan(w1(mf));
   });
 });

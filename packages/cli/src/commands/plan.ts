@@ -1,4 +1,15 @@
-import { CHARS_PER_TOKEN, campaignCost, type CampaignCost } from '@panta/core';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import {
+  CHARS_PER_TOKEN,
+  campaignCost,
+  type CampaignCost,
+  GPU_COST_MODELS,
+  type GpuCostModel,
+  type GpuPlan,
+  gpuPlan,
+  InputError,
+  parseGpuCostModel,
+} from '@panta/core';
 import { loadSweep } from '@panta/engine';
 import { EXIT, reportError } from '../errors.js';
 import { formatTable } from '../table.js';
@@ -7,24 +18,103 @@ import { formatTable } from '../table.js';
  * `panta plan SPEC`: what a sweep will cost before anything runs. The spec is loaded and checked as
  * `panta run` does (a bad spec is one line, exit 2), nothing is written.
  */
-export function planCommand(spec: string, opts: { callsPerS?: number; json?: boolean }): number {
+export function planCommand(
+  spec: string,
+  opts: { callsPerS?: number; json?: boolean; gpu?: string; judgeGpu?: string; gpus?: number },
+): number {
   try {
+    // The cost models first: a bad --gpu is the flag's fault whatever the spec holds.
+    const model = opts.gpu !== undefined ? costModel(opts.gpu, '--gpu') : undefined;
+    const judgeModel = opts.judgeGpu !== undefined ? costModel(opts.judgeGpu, '--judge-gpu') : undefined;
+    if (!model && (judgeModel || opts.gpus !== undefined))
+      throw new InputError(
+        opts.gpus !== undefined ? '--gpus' : '--judge-gpu',
+        '',
+        'prices GPU time only with --gpu',
+        'add --gpu NAME_OR_FILE',
+      );
     const sweep = loadSweep(spec);
-    const cost = campaignCost({
-      spec: sweep.spec,
-      runs: sweep.runs,
-      template: sweep.template,
-      edgeLists: sweep.edgeLists,
-      ...(opts.callsPerS !== undefined ? { callsPerSecond: opts.callsPerS } : {}),
-    });
-    process.stdout.write(opts.json ? `${JSON.stringify(cost, null, 2)}\n` : planText(sweep.spec.name, sweep.spec.sweeps, cost));
+    const input = { spec: sweep.spec, runs: sweep.runs, template: sweep.template, edgeLists: sweep.edgeLists };
+    const cost = campaignCost({ ...input, ...(opts.callsPerS !== undefined ? { callsPerSecond: opts.callsPerS } : {}) });
+    const gpu = model
+      ? gpuPlan({ ...input, model, ...(judgeModel ? { judgeModel } : {}), ...(opts.gpus !== undefined ? { gpus: opts.gpus } : {}) })
+      : undefined;
+    const judged = sweep.spec.judge.kind === 'llm';
+    if (opts.json) process.stdout.write(`${JSON.stringify(gpu ? { ...cost, ...gpu } : cost, null, 2)}\n`);
+    else process.stdout.write(planText(sweep.spec.name, sweep.spec.sweeps, cost) + (gpu ? gpuText(gpu, judged) : ''));
     return EXIT.ok;
   } catch (error) {
     return reportError(error);
   }
 }
 
+/** `--gpu NAME_OR_FILE`: a built-in cost model's name, else a JSON file of one (core's parseGpuCostModel). */
+function costModel(value: string, flag: string): GpuCostModel {
+  if (Object.hasOwn(GPU_COST_MODELS, value)) return parseGpuCostModel(value, flag);
+  const names = Object.keys(GPU_COST_MODELS).join(', ');
+  if (!existsSync(value))
+    throw new InputError(
+      flag,
+      '',
+      `"${value}" is neither a built-in cost model nor a file`,
+      `use one of ${names}, or the path of a JSON cost model`,
+    );
+  if (statSync(value).isDirectory()) throw new InputError(flag, '', `${value} is a folder, not a file`, 'give a JSON cost model file');
+  return parseGpuCostModel(readFileSync(value, 'utf8'), value);
+}
+
 const int = (x: number) => Math.round(x).toLocaleString('en-US');
+
+/** Hours with the precision they carry: 1,234 h, 12.3 h, 0.25 h. */
+const hours = (h: number) => (h >= 100 ? int(h) : h >= 10 ? h.toFixed(1) : h.toFixed(2));
+
+function gpuText(g: GpuPlan, judged: boolean): string {
+  const out: string[] = [''];
+  const same = g.judge_model === g.model;
+  out.push(
+    `GPU time under ${g.model}${judged ? `, the judge under ${g.judge_model}` : ''} (prefix cache between consecutive events of a run; neighbour order ${g.neighbour_order}):`,
+  );
+  out.push(
+    formatTable(
+      [
+        'geometry',
+        'N',
+        'runs',
+        'update prompt tokens',
+        'cached',
+        'agent GPU-h',
+        ...(judged ? ['judge GPU-h'] : []),
+        'share',
+        'chain calls',
+        'chain h',
+      ],
+      g.groups.map((x) => [
+        x.geometry,
+        int(x.n),
+        int(x.runs),
+        int(x.update_prompt_tokens),
+        int(x.update_cached_tokens),
+        hours(x.gpu_hours),
+        ...(judged ? [hours(x.judge_gpu_hours)] : []),
+        `${(100 * x.share).toFixed(1)}%`,
+        int(x.critical_path_calls),
+        hours(x.critical_path_hours),
+      ]),
+      judged ? [1, 2, 3, 4, 5, 6, 7, 8, 9] : [1, 2, 3, 4, 5, 6, 7, 8],
+    ),
+  );
+  out.push('');
+  out.push(
+    `GPU-hours: agents ${hours(g.gpu_hours)}${judged ? `, judge ${hours(g.judge_gpu_hours)}${same ? ' (on the same model: give its own with --judge-gpu)' : ''}` : ''}, total ${hours(g.total_gpu_hours)}; the prefix cache saves ${hours(g.prefix_cache_saved_gpu_hours)}.`,
+  );
+  out.push(
+    `Critical path: ${int(g.critical_path_calls)} calls in a chain, ${hours(g.critical_path_hours)} h on an idle GPU; beyond about ${int(g.useful_gpus)} GPUs the sweep finishes no sooner.`,
+  );
+  out.push(
+    `Wall clock on ${int(g.gpus)} GPU${g.gpus === 1 ? '' : 's'}${g.gpus === 1 ? ' (give yours with --gpus G)' : ''}: about ${formatDuration(g.wall_hours * 3600)} (max of total / G and the critical path; queueing not counted).`,
+  );
+  return `${out.join('\n')}\n`;
+}
 
 /** Seconds as days and hours (a campaign), or minutes and seconds (a test sweep). */
 export function formatDuration(seconds: number): string {

@@ -39,7 +39,7 @@ export interface GpuPlanInput extends CampaignInput {
   judgeModel?: GpuCostModel;
   /** GPUs the wall clock is given for (default 1). */
   gpus?: number;
-  /** Default per-event (the order Panta's schedule has always sent). */
+  /** Overrides the spec's neighbour_order (absent: per-event, the order Panta's schedule has always sent). */
   neighbourOrder?: NeighbourOrder;
 }
 
@@ -153,7 +153,7 @@ export function runGpuCost(
 ): RunGpuCost {
   const { spec, model } = input;
   const judgeModel = input.judgeModel ?? model;
-  const order = input.neighbourOrder ?? 'per-event';
+  const order = input.neighbourOrder ?? run.neighbourOrder ?? 'per-event';
   const cost = campaignCost({ spec, runs: [run], template: input.template, ...(input.edgeLists ? { edgeLists: input.edgeLists } : {}) });
   const tpl = run.template ?? input.template;
   const answer = spec.max_tokens;
@@ -241,7 +241,7 @@ function chainCalls(run: RunPlan, edgeLists: EdgeLists, memo: Map<string, number
 export function gpuPlan(input: GpuPlanInput): GpuPlan {
   const { runs, model } = input;
   const judgeModel = input.judgeModel ?? model;
-  const order = input.neighbourOrder ?? 'per-event';
+  const order = input.neighbourOrder ?? input.spec.neighbour_order ?? 'per-event';
   const edgeLists = input.edgeLists ?? new Map();
   const gpus = input.gpus ?? 1;
   const costs = new Map<string, RunGpuCost>();
