@@ -11,7 +11,8 @@
  *   the limit drops to this client's share of what the server runs (in flight x running / (running +
  *   waiting)): clients sharing an endpoint each keep their share, and together about what it holds. While
  *   none wait and the KV cache has room, a limit that is reached grows by half (slow start), and with the
- *   cache nearly full it holds.
+ *   cache nearly full it holds. A sample that counts fewer requests than this client has open (some are
+ *   still on their way) changes nothing.
  * - Measured latency, where the server has no such metrics: AIMD as in TCP congestion control and Netflix's
  *   concurrency-limits library (AIMDLimit). Each reply's latency per unit of work (prompt and output tokens)
  *   is compared to the least seen (slowly forgotten); past `tolerance` times it, or on an overload (a
@@ -73,6 +74,9 @@ export class AdmissionLimit {
 
   /** A metrics sample, with this client's requests open on the endpoint when it was taken. */
   observeLoad(load: ServerLoad, inFlight: number): void {
+    // A sample that counts fewer requests than this client has open predates some of its sends: it
+    // decides nothing (growing on it would let in more than the server, once they arrive, can hold).
+    if (load.running + load.waiting < inFlight) return;
     if (load.waiting > 0) {
       const share = load.running + load.waiting > 0 ? (inFlight * load.running) / (load.running + load.waiting) : 1;
       this.value = clamp(Math.min(this.value, Math.floor(share)), this.max);

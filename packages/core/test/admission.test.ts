@@ -37,6 +37,8 @@ describe('AdmissionLimit with the server load', () => {
     expect(l.limit).toBe(6);
     l.observeLoad({ waiting: 0, running: 6, kvUsage: 0.95 }, 6); // full, none waiting: hold
     expect(l.limit).toBe(6);
+    l.observeLoad({ waiting: 0, running: 3, kvUsage: 0.4 }, 6); // 3 of this client's 6 not there yet: no news
+    expect(l.limit).toBe(6);
     for (let i = 0; i < 20; i++) l.observeLoad({ waiting: 0, running: l.limit, kvUsage: 0.1 }, l.limit);
     expect(l.limit).toBe(64);
   });

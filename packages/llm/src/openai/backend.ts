@@ -171,7 +171,7 @@ export class OpenAICompatibleBackend implements LlmBackend {
           temperature: request.temperature,
           maxTokens: request.maxTokens,
           fixedLength: request.fixedLength,
-          priority: -Math.round(depth),
+          priority: 0 - Math.round(depth),
         }
       : request;
     // One body per server kind, built once: every attempt of this event sends the same body and seed.

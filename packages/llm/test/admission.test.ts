@@ -1,0 +1,171 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { backendSchema } from '@panta/core';
+import type { ChatRequest } from '../src/backend.js';
+import { metricsUrlOf } from '../src/admission/endpoint.js';
+import { OpenAICompatibleBackend, type RealBackendOptions } from '../src/openai/backend.js';
+
+/**
+ * A server scripted per test: `onChat` answers (or holds) each chat request, `metrics` (when set) is what
+ * GET /metrics says, as vLLM's Prometheus names.
+ */
+interface Scripted {
+  url: string;
+  bodies: Record<string, unknown>[];
+  metricsPolls: number;
+  close(): Promise<void>;
+}
+async function scripted(
+  onChat: (body: Record<string, unknown>, reply: () => void) => void,
+  metrics?: () => { waiting: number; running: number; kv: number },
+): Promise<Scripted> {
+  const s: Scripted = { url: '', bodies: [], metricsPolls: 0, close: async () => undefined };
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (req.method === 'GET') {
+      if (req.url === '/metrics' && metrics) {
+        s.metricsPolls++;
+        const m = metrics();
+        res.end(
+          `vllm:num_requests_waiting{model_name="m"} ${m.waiting}\nvllm:num_requests_running{model_name="m"} ${m.running}\nvllm:kv_cache_usage_perc{model_name="m"} ${m.kv}\n`,
+        );
+      } else res.writeHead(404).end('no');
+      return;
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+      s.bodies.push(body);
+      onChat(body, () => {
+        if (res.destroyed) return;
+        res.setHeader('content-type', 'application/json');
+        res.end(
+          JSON.stringify({
+            id: 'x',
+            object: 'chat.completion',
+            created: 0,
+            model: 'm',
+            choices: [{ index: 0, message: { role: 'assistant', content: `reply ${body.seed}` }, finish_reason: 'stop' }],
+            usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 },
+          }),
+        );
+      });
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  s.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  s.close = () =>
+    new Promise<void>((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    });
+  servers.push(s);
+  return s;
+}
+
+const servers: Scripted[] = [];
+const backends: OpenAICompatibleBackend[] = [];
+afterEach(async () => {
+  await Promise.all(backends.splice(0).map((b) => b.close()));
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+
+const FAST: RealBackendOptions = { retry: { baseDelayMs: 1, maxDelayMs: 5, abortGraceMs: 0 }, probeTimeoutMs: 500, metricsPollMs: 20 };
+function backend(url: string, over: Record<string, unknown> = {}): OpenAICompatibleBackend {
+  const spec = backendSchema.parse({ kind: 'openai', base_url: `${url}/v1`, model: 'm', server: 'vllm', max_retries: 3, ...over });
+  if (spec.kind !== 'openai') throw new Error('unreachable');
+  const b = new OpenAICompatibleBackend(spec, FAST);
+  backends.push(b);
+  return b;
+}
+function request(seed: number, depth?: number): ChatRequest {
+  return {
+    messages: () => ({ system: 'sys', user: `user ${seed}` }),
+    promptLength: () => ({ system: 3, user: 6 }),
+    seed,
+    temperature: 0.7,
+    maxTokens: 10,
+    fixedLength: false,
+    ...(depth !== undefined ? { depth } : {}),
+  };
+}
+
+describe('admission', () => {
+  it('finds /metrics beside the API root', () => {
+    expect(metricsUrlOf('http://gpu-3:8000/v1')).toBe('http://gpu-3:8000/metrics');
+    expect(metricsUrlOf('https://host/serve/v1/')).toBe('https://host/serve/metrics');
+  });
+
+  it("backend.priority sends vLLM's priority, minus the event's depth; without it no priority is sent", async () => {
+    const s = await scripted((_, reply) => reply());
+    await backend(s.url, { priority: true }).complete(request(1, 2560));
+    await backend(s.url, { priority: true }).complete(request(2));
+    await backend(s.url).complete(request(3, 7));
+    expect(s.bodies.map((b) => b.priority)).toEqual([-2560, 0, undefined]);
+    expect(s.bodies[1]).toHaveProperty('priority');
+    expect(s.bodies[2]).not.toHaveProperty('priority');
+  });
+
+  it('leaves the time the server reports requests waiting out of the timeout: a call queued 3x its timeout is sent once', async () => {
+    let queued = 0;
+    const s = await scripted(
+      (_, reply) => {
+        // Queued for 900 ms (waiting, by /metrics), then runs for 100 ms: 1 s against a 300 ms timeout.
+        queued++;
+        setTimeout(() => {
+          queued--;
+          setTimeout(reply, 100);
+        }, 900);
+      },
+      () => ({ waiting: queued, running: 8, kv: 0.95 }),
+    );
+    const b = backend(s.url, { timeout_ms: 300 });
+    const r = await b.complete(request(5));
+    expect(r.text).toBe('reply 5');
+    expect(r.calls).toBe(1);
+    expect(s.bodies.length).toBe(1);
+    expect(s.metricsPolls).toBeGreaterThan(5);
+    expect(b.stats().retries).toBe(0);
+  });
+
+  it('still times out a call the server runs too long, with none waiting', async () => {
+    const s = await scripted(
+      (_, reply) => setTimeout(reply, 1000),
+      () => ({ waiting: 0, running: 1, kv: 0.1 }),
+    );
+    const b = backend(s.url, { timeout_ms: 150, max_retries: 0 });
+    await expect(b.complete(request(6))).rejects.toMatchObject({ reason: expect.stringMatching(/timeout/) });
+  });
+
+  it('keeps no more open than the server runs once it reports waiting requests, and grows while it has room', async () => {
+    const running = new Set<() => void>();
+    const waiting: (() => void)[] = [];
+    const CAPACITY = 4;
+    const start = (reply: () => void): void => {
+      running.add(reply);
+      setTimeout(() => {
+        running.delete(reply);
+        reply();
+        const next = waiting.shift();
+        if (next) start(next);
+      }, 30);
+    };
+    let peakWaitingLate = 0;
+    const s = await scripted(
+      (_, reply) => {
+        if (running.size < CAPACITY) start(reply);
+        else waiting.push(reply);
+        if (s.bodies.length > 100) peakWaitingLate = Math.max(peakWaitingLate, waiting.length);
+      },
+      () => ({ waiting: waiting.length, running: running.size, kv: running.size / CAPACITY }),
+    );
+    const b = backend(s.url, { max_in_flight: 32, timeout_ms: 5000 });
+    await Promise.all(Array.from({ length: 200 }, (_, i) => b.complete(request(i))));
+    expect(s.bodies.length).toBe(200);
+    // Started at 4 (the server's metrics answered), it stays at what the server holds: the KV cache is full at 4.
+    expect(b.stats().limits[0]).toBeLessThanOrEqual(CAPACITY + 1);
+    expect(b.stats().peakInFlight[0]).toBeLessThanOrEqual(CAPACITY + 2);
+    expect(peakWaitingLate).toBeLessThanOrEqual(4);
+  });
+});
