@@ -1,8 +1,9 @@
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/index.js';
-import { RHEON6, tempDir, writeSpec } from '../../../test/helpers.js';
+import { RHEON6, pantaProcess, tempDir, writeSpec } from '../../../test/helpers.js';
 
 const SPEC = `name: array
 dataset: ${RHEON6}
@@ -108,6 +109,36 @@ describe('panta merge', () => {
     const again = await cli(['merge', out, part(1), part(2)]);
     expect(again.code).toBe(2);
     expect(again.stderr.trim()).toMatch(/merged: already exists and is not empty; fix: give a new \(or empty\) folder/);
+  });
+
+  it("removes what an interrupted merge left next to OUT (its process gone), says so, and keeps a running merge's folder", async () => {
+    const out = join(dir, 'merged-after-crash');
+    const gone = spawnSync(process.execPath, ['-e', '0']).pid;
+    const dead = join(dir, `.merged-after-crash.merging-${gone}`);
+    mkdirSync(join(dead, 'events'), { recursive: true });
+    writeFileSync(join(dead, 'events', 'half.parquet'), 'half');
+    const running = join(dir, '.merged-after-crash.merging-1');
+    mkdirSync(running);
+    const r = await cli(['merge', out, part(1), part(2)]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`panta: removed the unfinished folder of an interrupted merge: ${dead}\n`);
+    expect(existsSync(dead)).toBe(false);
+    expect(existsSync(running)).toBe(true);
+    expect(readdirSync(dir).filter((n) => n.includes('.merged-after-crash.merging-'))).toEqual(['.merged-after-crash.merging-1']);
+  });
+
+  it('Ctrl-C during a merge says so, exits 130 and leaves neither OUT nor its unfinished folder (the binary)', async () => {
+    const out = join(dir, 'merged-interrupted');
+    const p = pantaProcess(['merge', out, part(1), part(2)]);
+    for (let i = 0; i < 400 && !p.stderr().includes('panta: merging'); i++) await new Promise((r) => setTimeout(r, 25));
+    p.kill('SIGINT');
+    const done = await p.exited;
+    expect(done.code, done.stderr).toBe(130);
+    expect(done.stderr).toMatch(
+      /panta: interrupted: merge stopped; removed its unfinished \.merged-interrupted\.merging-\d+, .* is not written and the parts are unchanged: run the same command to merge again/,
+    );
+    expect(existsSync(out)).toBe(false);
+    expect(readdirSync(dir).filter((n) => n.includes('merged-interrupted'))).toEqual([]);
   });
 
   const cases: { name: string; parts: () => string[]; message: RegExp }[] = [

@@ -31,7 +31,7 @@ export { LiveStatusWriter } from './live-status.js';
 export { executeBoundary } from './execute-boundary.js';
 export { checkOutFolder, makeOutFolder } from './out-folder.js';
 export { corpusToResume, workerServices } from './sweep-setup.js';
-export { mergeParts } from './merge.js';
+export { mergeParts, mergeTempFolder, removeMergeLeftovers } from './merge.js';
 export type { MergeOptions } from './merge.js';
 export { readParts, type PartFolder } from './merge-parts.js';
 export { embedCorpus, type EmbedCorpusOptions, type PosthocSummary } from './posthoc-embed.js';

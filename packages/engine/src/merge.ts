@@ -32,6 +32,47 @@ import { checkOutFolder } from './out-folder.js';
 export interface MergeOptions {
   /** Called once the parts are checked and before anything is written (the CLI prints what it merges). */
   onPlan?(plan: { parts: number; runs: number; events: number; out: string }): void;
+  /** Called with the unfinished folders of interrupted merges into the same OUT that were removed. */
+  onLeftovers?(removed: string[]): void;
+}
+
+/** The hidden folder a merge into `out` builds its corpus in (renamed to `out` at the end). */
+export function mergeTempFolder(out: string, pid = process.pid): string {
+  return join(dirname(resolve(out)), `.${basename(resolve(out))}.merging-${pid}`);
+}
+
+/** Whether a process with this pid runs on this machine (EPERM: it runs, as another user). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes what merges into `out` that were killed (kill -9, a lost node) left next to it: their hidden
+ * folders whose process is gone. A merge still running (its pid alive) keeps its folder. Returns the removed paths.
+ */
+export function removeMergeLeftovers(out: string): string[] {
+  const at = dirname(resolve(out));
+  const prefix = `.${basename(resolve(out))}.merging-`;
+  let names: string[];
+  try {
+    names = readdirSync(at);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const pid = name.slice(prefix.length);
+    if (!/^[1-9]\d*$/.test(pid) || Number(pid) === process.pid || alive(Number(pid))) continue;
+    rmSync(join(at, name), { recursive: true, force: true });
+    removed.push(join(at, name));
+  }
+  return removed;
 }
 
 const OUT_FIX = 'give a new (or empty) folder for the merged corpus';
@@ -131,7 +172,9 @@ export async function mergeParts(outPath: string, partPaths: readonly string[], 
   const events = sweepEvents(sweep.runs);
   options.onPlan?.({ parts: parts.length, runs: sweep.runs.length, events, out });
   mkdirSync(dirname(out), { recursive: true });
-  const tmp = join(dirname(out), `.${basename(out)}.merging-${process.pid}`);
+  const leftovers = removeMergeLeftovers(out);
+  if (leftovers.length > 0) options.onLeftovers?.(leftovers);
+  const tmp = mergeTempFolder(out);
   rmSync(tmp, { recursive: true, force: true });
   try {
     gather(tmp, parts);
