@@ -120,7 +120,11 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
     const inbox = new InboxReader(redis, keys.schedulerInbox, decodeSchedulerMessage, (entries) => {
       for (const { message: m } of entries) {
         if (m.op === 'opened' || m.op === 'closed' || m.op === 'written') remote.deliver(m);
-        else transport.deliver(m);
+        // A worker's backend cannot produce answers: the sweep stops with its line (exit 1); rerun once fixed.
+        else if (m.op === 'unhealthy') {
+          log.error({ err: m.error }, 'a worker reports its model endpoint unhealthy: stopping the sweep');
+          transport.fail(new Error(m.error));
+        } else transport.deliver(m);
       }
     });
     await inbox.init();

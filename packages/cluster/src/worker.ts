@@ -1,7 +1,7 @@
 import type { Job } from 'bullmq';
 import { redact, toError } from '@panta/core';
 import { executeBoundary, executeEvent, type BoundaryOutcome, type EventOutcome, type Logger } from '@panta/engine';
-import { EndpointUnavailableError } from '@panta/llm';
+import { EndpointUnavailableError, unhealthyCause } from '@panta/llm';
 import { Committer } from './committer.js';
 import { collectorKeys } from './keys.js';
 import { cpuMs } from './cpu.js';
@@ -84,6 +84,28 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     return c;
   };
 
+  /**
+   * A backend whose health breaker tripped (an endpoint refused the key, or its replies were unusable): the
+   * event is neither committed nor failed (a rerun runs it), the scheduler is told once, and the sweep's
+   * context is dropped, so that the next job of the sweep (a rerun once the server is fixed) gets a fresh
+   * backend. Dropped contexts close when the worker stops (events of theirs may still be finishing).
+   */
+  const reported = new WeakSet<WorkerContext>();
+  const retired: WorkerContext[] = [];
+  const reportedUnhealthy = async (ctx: WorkerContext, error: unknown): Promise<boolean> => {
+    const unhealthy = unhealthyCause(error);
+    if (!unhealthy) return false;
+    if (reported.has(ctx)) return true;
+    reported.add(ctx);
+    const current = contexts.get(ctx.sweepId);
+    if (current && (await current.catch(() => undefined)) === ctx) contexts.delete(ctx.sweepId);
+    retired.push(ctx);
+    const message = redact(unhealthy.message);
+    log.error({ sweep: ctx.sweepId, err: message }, 'model endpoint unhealthy: the scheduler stops the sweep');
+    await sendToScheduler(redis, ctx.keys, { op: 'unhealthy', error: message }).catch(() => undefined);
+    return true;
+  };
+
   const bySweep = new Map<string, WorkerProgress>();
   const progressOf = (sweepId: string): WorkerProgress => {
     let p = bySweep.get(sweepId);
@@ -153,6 +175,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
         ctx.services,
       );
     } catch (error) {
+      if (await reportedUnhealthy(ctx, error)) return { kind: 'failed' };
       // The backend already retried: this event failed, and its run with it (as embedded).
       const message = redact(toError(error).message);
       log.warn({ run: run.runId, event: plan.event, err: message }, 'event failed');
@@ -200,6 +223,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     try {
       outcome = await executeBoundary(task, values as string[], ctx.services);
     } catch (error) {
+      if (await reportedUnhealthy(ctx, error)) return;
       const message = redact(toError(error).message);
       log.warn({ run: run.runId, sweep: data.sweepIndex, err: message }, 'boundary failed');
       await failBoundary(redis, { keys, runId: run.runId, sweep: data.sweepIndex, error: message });
@@ -257,6 +281,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
   await registration.stop();
   await taker.close();
   for (const c of contexts.values()) await (await c.catch(() => undefined))?.close();
+  for (const c of retired) await c.close().catch(() => undefined);
   await workerConnection.quit().catch(() => undefined);
   await redis.quit().catch(() => undefined);
   const summary: WorkerSummary = { events: 0, duplicates: 0, failures: 0 };

@@ -72,8 +72,25 @@ export interface RowsWritten {
   counts: Record<string, number>;
 }
 
+/**
+ * A worker's backend for this sweep cannot produce answers (its health breaker tripped: an endpoint refused the
+ * key, or too many of its replies were unusable or failed): the scheduler stops the sweep with `error`, one line.
+ */
+export interface BackendUnhealthy {
+  op: 'unhealthy';
+  error: string;
+}
+
 /** What the scheduler reads: worker commits and failures, and the collector's replies. */
-export type SchedulerMessage = EventsDone | EventFailed | BoundaryFailed | BoundaryJournalled | RunOpened | RunClosed | RowsWritten;
+export type SchedulerMessage =
+  | EventsDone
+  | EventFailed
+  | BoundaryFailed
+  | BoundaryJournalled
+  | RunOpened
+  | RunClosed
+  | RowsWritten
+  | BackendUnhealthy;
 
 /** Committed events whose results wait in Redis for the collector (commit-events-n). */
 export interface ResultsCommitted {
@@ -156,6 +173,8 @@ export function encodeSchedulerMessage(m: SchedulerMessage): string[] {
       return ['op', 'closed', 'run', m.run];
     case 'written':
       return ['op', 'written', 'counts', JSON.stringify(m.counts)];
+    case 'unhealthy':
+      return ['op', 'unhealthy', 'error', m.error];
   }
 }
 
@@ -250,7 +269,7 @@ class Fields {
 
 export function decodeSchedulerMessage(stream: string, id: string, flat: readonly string[]): SchedulerMessage {
   const f = new Fields(stream, id, flat);
-  const op = f.oneOf('op', ['done', 'failed', 'boundary', 'opened', 'closed', 'written'] as const);
+  const op = f.oneOf('op', ['done', 'failed', 'boundary', 'opened', 'closed', 'written', 'unhealthy'] as const);
   switch (op) {
     case 'done':
       return { op, items: f.tuples('items', 4).map(([run, event, calls, tokens]) => ({ run, event, calls, tokens }) as DoneItem) };
@@ -274,6 +293,8 @@ export function decodeSchedulerMessage(stream: string, id: string, flat: readonl
       return { op, run: f.text('run') };
     case 'written':
       return { op, counts: f.json<Record<string, number>>('counts') };
+    case 'unhealthy':
+      return { op, error: f.text('error') };
   }
 }
 

@@ -1,0 +1,108 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { queryRows } from '@panta/corpus';
+import { RHEON6, panta, tempDir, writeSpec } from '../../../test/helpers.js';
+import { RedisServer, freePort } from '../../../test/redis-server.js';
+import { Roles, logged } from './roles.js';
+
+/**
+ * The distributed roles against a model server that cannot produce answers (200 with an HTML page, or 401):
+ * the worker's backend trips its health breaker and reports it; the scheduler stops the sweep with the same
+ * one line (exit 1) within 30 s; once the server is fixed (it then serves the surrogate), a rerun of the
+ * scheduler resumes to the full corpus, which verifies.
+ */
+type Mode = 'html' | '401' | 'good';
+
+let redisServer: RedisServer;
+let model: Server;
+let url: string;
+let mode: Mode = 'good';
+let surrogatePort: number;
+const dir = tempDir('panta-unhealthy-');
+const roles = new Roles(() => ({ PANTA_REDIS_URL: redisServer.url }));
+
+beforeAll(async () => {
+  redisServer = await RedisServer.start(dir);
+  surrogatePort = await freePort();
+  roles.spawn(['serve-surrogate', '--port', String(surrogatePort), '--dataset', RHEON6]);
+  model = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const send = (status: number, body: string, type = 'application/json') => {
+        res.writeHead(status, { 'content-type': type });
+        res.end(body);
+      };
+      if (mode === 'html') return send(200, '<!DOCTYPE html><html><body><h1>Welcome to nginx!</h1></body></html>', 'text/html');
+      if (mode === '401') return send(401, '{"error":{"message":"Invalid API key"}}');
+      const body = Buffer.concat(chunks);
+      fetch(`http://127.0.0.1:${surrogatePort}${req.url}`, {
+        method: req.method,
+        headers: { 'content-type': 'application/json' },
+        ...(body.length > 0 ? { body } : {}),
+      }).then(
+        async (r) => send(r.status, await r.text(), r.headers.get('content-type') ?? 'application/json'),
+        () => send(502, '{"error":{"message":"surrogate not up yet"}}'),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => model.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(model.address() as AddressInfo).port}/v1`;
+});
+afterEach(async () => {
+  const redis = new Redis(redisServer.url, { maxRetriesPerRequest: null });
+  await redis.flushall();
+  redis.disconnect();
+});
+afterAll(async () => {
+  roles.killAll();
+  await new Promise<void>((resolve) => model.close(() => resolve()));
+  await redisServer.stop();
+});
+
+describe('distributed: a model server that cannot produce answers', () => {
+  it.each([
+    ['html', /gave no usable reply \(latest: not JSON: "<!DOCTYPE html><html><body><h1>Welcome to nginx!<\/h1>/],
+    ['401', /HTTP 401: .*Invalid API key.*: the endpoint refuses the key; fix: check backend\.api_key_env/],
+  ] as const)(
+    '%s: the scheduler stops the sweep with one line naming the cause, and a rerun once fixed resumes',
+    {
+      timeout: 120_000,
+    },
+    async (kind, cause) => {
+      const spec = writeSpec(
+        dir,
+        `name: unhealthy-${kind}\ndataset: ${RHEON6}\nprompts: [fq117]\ngeometries: [ring]\nsizes: [4]\ntemperatures: [0.3, 0.9]\nsweeps: 1\nseed: 3\nencoders: [{name: h, kind: hashing, dim: 8}]\nconcurrency: 4\nbackend: {kind: openai, base_url: "${url}", model: surrogate-potts-v1, max_in_flight: 4, timeout_ms: 2000, max_retries: 2}\n`,
+        `${kind}.yaml`,
+      );
+      const out = join(dir, kind);
+      mode = kind;
+      const worker = roles.spawn(['worker', '--concurrency', '4', '--lock-ms', '1500']);
+      const collector = roles.spawn(['collector', '--out', out, '--durable-ms', '300']);
+      const started = Date.now();
+      const first = await roles.spawn(['scheduler', spec, '--watch-ms', '3000']).exited;
+      expect(Date.now() - started).toBeLessThan(30_000);
+      expect(first.code, first.stderr).toBe(1);
+      const lines = first.stderr.split('\n').filter((l) => l.startsWith('panta: '));
+      expect(lines, first.stderr).toHaveLength(1);
+      expect(lines[0]).toContain(`panta: openai ${url}: `);
+      expect(lines[0]).toMatch(cause);
+      await logged(worker, 'model endpoint unhealthy: the scheduler stops the sweep');
+
+      mode = 'good';
+      const second = await roles.spawn(['scheduler', spec, '--watch-ms', '3000']).exited;
+      expect(second.code, second.stderr).toBe(0);
+      expect(second.stdout).toMatch(/^complete: sweep unhealthy-\w+-[0-9a-f]{12}, 16 events scheduled and written$/m);
+      const collected = await collector.exited;
+      expect(collected.code, collected.stderr).toBe(0);
+      worker.kill('SIGTERM');
+      await worker.exited;
+      expect(panta(['verify', out]).code).toBe(0);
+      const [row] = await queryRows(`SELECT count(*) AS events FROM read_parquet('${out}/events/*.parquet')`);
+      expect(row).toEqual({ events: 16 });
+    },
+  );
+});
