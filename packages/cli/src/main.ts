@@ -361,6 +361,19 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--fault-rate <r>', 'share of requests that fail (0..1)', numberIn(0, 1), 0)
     .option('--faults <kinds>', 'comma-separated: 429,500,503,timeout,reset,malformed,empty', '429,500,503,timeout,reset,malformed,empty')
     .option('--fault-seed <s>', 'seed of the fault injector', intIn(0, Number.MAX_SAFE_INTEGER), 0)
+    .option(
+      '--cost-model <name|file>',
+      "a simulated vLLM endpoint: reply after the time a GPU cost model takes (built-ins h100-qwen3-14b, h200-qwen3-14b, or a JSON file over one), queued, batched and prefix-cached as vLLM's scheduler does; /metrics in vLLM's names",
+    )
+    .option('--time-scale <x>', 'with --cost-model: simulated seconds per wall second', numberIn(1e-6, 1e9), 1)
+    .addOption(
+      new Option(
+        '--scheduling-policy <p>',
+        "with --cost-model: vLLM's --scheduling-policy (priority: a request's `priority` field, lower first)",
+      )
+        .choices(['fcfs', 'priority'])
+        .default('fcfs'),
+    )
     .action(async (opts: Record<string, unknown>) => {
       const { serveSurrogateCommand } = await import('./commands/serve-surrogate.js');
       setExit(await serveSurrogateCommand(opts));

@@ -5,6 +5,8 @@ export { createBackend } from './create.js';
 export { startSurrogateServer } from './server/app.js';
 export type { SurrogateServer } from './server/app.js';
 export { FAULT_KINDS } from './server/types.js';
+export { estimateTokenIds, TOKENIZER } from './server/vllm-model.js';
+export type { VllmStats } from './server/vllm-model.js';
 export type { FaultKind, SurrogateServerOptions } from './server/types.js';
 export { endpointsOf, EndpointUnavailableError, waitForEndpoints } from './health.js';
 export type { EndpointWait } from './health.js';

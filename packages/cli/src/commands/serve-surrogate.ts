@@ -1,7 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { BUILTIN_TEMPLATES, builtinTemplate, DEFAULT_TEMPLATE_NAME, parseDataset, parseTemplate } from '@panta/core';
-import { FAULT_KINDS, startSurrogateServer, type FaultKind, type SurrogateServerOptions } from '@panta/llm';
+import {
+  BUILTIN_TEMPLATES,
+  builtinTemplate,
+  DEFAULT_TEMPLATE_NAME,
+  GPU_COST_MODELS,
+  type GpuCostModel,
+  parseDataset,
+  parseGpuCostModel,
+  parseTemplate,
+} from '@panta/core';
+import { FAULT_KINDS, startSurrogateServer, TOKENIZER, type FaultKind, type SurrogateServerOptions } from '@panta/llm';
 import { EXIT, reportError } from '../errors.js';
 
 /** A bad option: one line naming the option, what is wrong and the fix. */
@@ -102,7 +111,30 @@ export function parseServeOptions(
       `use a comma-separated subset of ${FAULT_KINDS.join(',')}`,
     );
   }
+  let costModel: GpuCostModel | undefined;
+  const costRef = typeof opts.costModel === 'string' ? opts.costModel.trim() : '';
+  if (costRef) {
+    costModel =
+      costRef in GPU_COST_MODELS
+        ? parseGpuCostModel(costRef, '--cost-model')
+        : parseGpuCostModel(readInput(costRef, '--cost-model', 'a cost-model JSON file, or a built-in name'), costRef);
+    for (const [flag, v] of [
+      ['--slots', slots],
+      ['--latency-ms', latencyMs],
+    ] as const)
+      if (v) throw new OptionError(flag, 'does not apply with --cost-model (the cost model sets the time)', `drop ${flag}`);
+  }
+  const timeScale = number(
+    opts,
+    'timeScale',
+    '--time-scale',
+    (n) => n > 0,
+    'a number > 0',
+    'pass e.g. --time-scale 60 (a simulated minute per second)',
+  );
+  const schedulingPolicy = opts.schedulingPolicy === 'priority' ? 'priority' : 'fcfs';
   return {
+    ...(costModel ? { costModel, timeScale, schedulingPolicy } : {}),
     port,
     host,
     endpoints,
@@ -131,6 +163,12 @@ function readInput(file: string, flag: string, what: string): string {
 
 function describe(o: ReturnType<typeof parseServeOptions>): string | undefined {
   const parts: string[] = [];
+  if (o.costModel) {
+    const m = o.costModel;
+    parts.push(
+      `simulated vLLM: ${m.name} (${m.gpu}, ${m.model}; ${m.prefillUsPerToken} us a prompt token, ${m.decodeUsPerToken} us an output token, KV cache ${m.kvCapacityTokens} tokens; a cost model's figures, not measurements), time scale ${o.timeScale}, scheduling ${o.schedulingPolicy}, tokens by ${TOKENIZER}`,
+    );
+  }
   if (o.slots) {
     parts.push(
       `continuous batching: ${o.slots} slots, ${o.tokenMs} ms/token, slowdown ${o.batchSlowdown}${o.latencyMs ? `, +${o.latencyMs} ms per call` : ''}`,

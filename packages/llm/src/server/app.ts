@@ -5,6 +5,7 @@ import { FaultInjector, type FaultDraw } from './faults.js';
 import { ContinuousBatching, delay, FixedLatency, type LatencyModel } from './latency.js';
 import { chatCompletionBody, openaiError, parseChatCompletion } from './openai.js';
 import { SurrogateResponder } from './responder.js';
+import { estimateTokenIds, VllmModel } from './vllm-model.js';
 import {
   FAULT_KINDS,
   RequestError,
@@ -63,6 +64,11 @@ function checkOptions(o: SurrogateServerOptions): void {
   if (o.slots !== undefined && !(Number.isSafeInteger(o.slots) && o.slots >= 0)) bad(`slots must be an integer >= 0, got ${o.slots}`);
   if (!o.slots && ((o.tokenMs ?? 0) > 0 || (o.batchSlowdown ?? 0) > 0))
     bad('tokenMs and batchSlowdown need slots > 0 (continuous batching)');
+  if (o.timeScale !== undefined && !(Number.isFinite(o.timeScale) && o.timeScale > 0))
+    bad(`timeScale must be a number > 0, got ${o.timeScale}`);
+  if (o.schedulingPolicy !== undefined && o.schedulingPolicy !== 'fcfs' && o.schedulingPolicy !== 'priority')
+    bad(`schedulingPolicy must be fcfs or priority, got ${JSON.stringify(o.schedulingPolicy)}`);
+  if (o.costModel && (o.slots || o.latencyMs)) bad('costModel replaces slots and latencyMs: give one or the other');
   if (o.faults) {
     if (!(o.faults.rate >= 0 && o.faults.rate <= 1)) bad(`faults.rate must be in 0..1, got ${o.faults.rate}`);
     const unknown = (o.faults.kinds ?? []).find((k) => !(FAULT_KINDS as readonly string[]).includes(k));
@@ -109,6 +115,8 @@ export async function startSurrogateServer(options: SurrogateServerOptions): Pro
         ? new FixedLatency(latencyMs)
         : undefined;
   const extraMs = slots > 0 ? latencyMs : 0;
+  const policy = options.schedulingPolicy ?? 'fcfs';
+  const vllm = options.costModel ? new VllmModel(options.costModel, policy, options.timeScale ?? 1) : undefined;
   const faults =
     options.faults && options.faults.rate > 0
       ? new FaultInjector(options.faults.rate, options.faults.kinds, options.faults.seed ?? 0)
@@ -210,6 +218,41 @@ export async function startSurrogateServer(options: SurrogateServerOptions): Pro
       sendJson(res, e.status, api.error(e.status, e.message, e.param));
       return;
     }
+    const simHeaders: Record<string, string> = {};
+    if (vllm) {
+      const priority = request.priority ?? 0;
+      // vLLM's own words for a priority sent to a server without priority scheduling.
+      const refusal =
+        priority !== 0 && policy !== 'priority'
+          ? new RequestError(400, `Got priority ${priority} but Priority scheduling is not enabled.`, 'priority')
+          : undefined;
+      const ids = estimateTokenIds(request.messages.system, request.messages.user);
+      const output = Math.max(1, result.completionTokens);
+      const maxTokens = Math.max(output, request.maxTokens ?? output);
+      const limit = vllm.tooLong(ids.length, maxTokens);
+      const error =
+        refusal ??
+        (limit !== undefined
+          ? new RequestError(
+              400,
+              `This model's maximum context length is ${limit} tokens. However, you requested ${ids.length + maxTokens} tokens (${ids.length} in the messages, ${maxTokens} in the completion). Please reduce the length of the messages or completion.`,
+              'messages',
+            )
+          : undefined);
+      if (error) {
+        stats.badRequests++;
+        sendJson(res, error.status, api.error(error.status, error.message, error.param));
+        return;
+      }
+      const done = await vllm.run(ids, maxTokens, output, priority, abort);
+      if (!done) return;
+      // What the simulated GPU did for this request, in simulated seconds (the wall time is this / time scale).
+      simHeaders['x-panta-sim-latency-s'] = String(done.finish - done.arrival);
+      simHeaders['x-panta-sim-queue-s'] = String(done.admitted - done.arrival);
+      simHeaders['x-panta-sim-gpu-s'] = String(done.gpuSeconds);
+      simHeaders['x-panta-sim-cached-tokens'] = String(done.cachedTokens);
+      simHeaders['x-panta-sim-prompt-tokens'] = String(done.promptTokens);
+    }
     if (latency && !(await latency.wait(result.completionTokens, abort))) return;
     if (extraMs > 0 && !(await delay(extraMs, abort))) return;
     const reply = JSON.stringify(api.reply(result, model, fault?.kind === 'empty' && fault.variant >= 0.5));
@@ -224,7 +267,7 @@ export async function startSurrogateServer(options: SurrogateServerOptions): Pro
     stats.completed++;
     stats.promptTokens += result.promptTokens;
     stats.completionTokens += result.completionTokens;
-    sendText(res, 200, reply);
+    sendText(res, 200, reply, simHeaders);
   }
 
   function handle(req: IncomingMessage, res: ServerResponse): void {
@@ -248,6 +291,18 @@ export async function startSurrogateServer(options: SurrogateServerOptions): Pro
     if (route === 'GET /health' || route === 'GET /v1/health') return sendText(res, 200, '{}');
     // The server's own counters (requests, faults, slot occupancy), for benchmarks run against a separate process.
     if (route === 'GET /panta/stats') return sendText(res, 200, JSON.stringify(currentStats()));
+    // vLLM's Prometheus metrics, with a cost model only (a plain surrogate has no queue to report).
+    if (route === 'GET /metrics' && vllm) {
+      const text = vllm.metrics(model);
+      if (!res.headersSent && !res.destroyed) {
+        res.writeHead(200, {
+          'content-type': 'text/plain; version=0.0.4; charset=utf-8',
+          'content-length': String(Buffer.byteLength(text)),
+        });
+        res.end(text);
+      }
+      return;
+    }
     if (route === 'POST /v1/chat/completions' || route === 'POST /v1/messages') {
       generate(api, req, res, abort.signal).catch((e: unknown) => {
         sendJson(res, 500, api.error(500, `surrogate server: ${(e as Error).message}`));
@@ -272,7 +327,8 @@ export async function startSurrogateServer(options: SurrogateServerOptions): Pro
   function currentStats(): ServerStats {
     const s = { ...stats, byEndpoint: { ...stats.byEndpoint }, faults: { ...stats.faults } };
     const batch = latency?.stats();
-    return batch ? { ...s, batch } : s;
+    const withBatch: ServerStats = batch ? { ...s, batch } : s;
+    return vllm ? { ...withBatch, vllm: vllm.stats() } : withBatch;
   }
 
   const server = createServer(handle);
@@ -297,6 +353,7 @@ export async function startSurrogateServer(options: SurrogateServerOptions): Pro
     close: () => {
       closing ??= new Promise<void>((resolve) => {
         latency?.close();
+        vllm?.close();
         server.close(() => resolve());
         server.closeAllConnections();
       });

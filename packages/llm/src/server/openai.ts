@@ -6,7 +6,7 @@ import { checkModel, object, optionalBoolean, optionalInt, optionalNumber, requi
  * POST /v1/chat/completions, the OpenAI chat format as vLLM serves it. Accepted: messages [system, user]
  * (system or developer messages first, then one user message), temperature, top_p, max_tokens (or
  * max_completion_tokens), seed (required: the surrogate is a pure function of it), n = 1, stream false, and
- * the vLLM extras min_tokens, top_k, ignore_eos, chat_template_kwargs. Fixed length: ignore_eos, or
+ * the vLLM extras min_tokens, top_k, ignore_eos, chat_template_kwargs, priority. Fixed length: ignore_eos, or
  * min_tokens >= max_tokens. Other fields are ignored, as vLLM does.
  */
 export function parseChatCompletion(value: unknown, served: string): GenerationRequest {
@@ -25,6 +25,7 @@ export function parseChatCompletion(value: unknown, served: string): GenerationR
   const ignoreEos = optionalBoolean(body, 'ignore_eos') ?? false;
   if (body.chat_template_kwargs !== undefined && body.chat_template_kwargs !== null)
     object(body.chat_template_kwargs, 'chat_template_kwargs');
+  const priority = optionalInt(body, 'priority', Number.MIN_SAFE_INTEGER) ?? 0;
   const seed = optionalInt(body, 'seed', Number.MIN_SAFE_INTEGER);
   if (seed === undefined) throw new RequestError(400, "seed: required (the surrogate's reply is a pure function of the seed)", 'seed');
   if (maxTokens !== undefined && minTokens > maxTokens)
@@ -38,6 +39,7 @@ export function parseChatCompletion(value: unknown, served: string): GenerationR
     maxTokens,
     minTokens,
     fixedLength: ignoreEos || (maxTokens !== undefined && minTokens >= maxTokens),
+    priority,
   };
 }
 

@@ -1,4 +1,5 @@
-import type { ChatMessages, PromptTemplate, Prompt, SurrogateBackendSpec } from '@panta/core';
+import type { ChatMessages, GpuCostModel, PromptTemplate, Prompt, SchedulingPolicy, SurrogateBackendSpec } from '@panta/core';
+import type { VllmStats } from './vllm-model.js';
 
 /**
  * The Anthropic API has no seed parameter: the anthropic backend sends the event's seed as
@@ -52,6 +53,15 @@ export interface SurrogateServerOptions {
   };
   /** Largest request body accepted, in bytes (default 64 MiB). */
   maxBodyBytes?: number;
+  /**
+   * A simulated vLLM endpoint (replaces latencyMs and slots): replies after the time the cost model's GPU takes,
+   * queued and batched as vLLM's scheduler does (core's VllmEngine); `/metrics` in vLLM's names.
+   */
+  costModel?: GpuCostModel;
+  /** Simulated seconds per wall second (default 1). */
+  timeScale?: number;
+  /** vLLM's --scheduling-policy: fcfs (default; a nonzero request priority is refused) or priority. */
+  schedulingPolicy?: SchedulingPolicy;
 }
 
 export interface BatchStats {
@@ -89,6 +99,8 @@ export interface ServerStats {
   completionTokens: number;
   /** Present with the continuous batching model. */
   batch?: BatchStats;
+  /** Present with a cost model (a simulated vLLM endpoint). */
+  vllm?: VllmStats;
 }
 
 /** One generation request, whatever the API it came through. */
@@ -103,6 +115,8 @@ export interface GenerationRequest {
   minTokens: number;
   /** Exactly maxTokens tokens (vLLM min_tokens = max_tokens, or ignore_eos). */
   fixedLength: boolean;
+  /** vLLM's request priority (lower first under --scheduling-policy priority); 0 when not sent. */
+  priority?: number;
 }
 
 export interface GenerationResult {
