@@ -1,0 +1,74 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queryRows } from '@panta/corpus';
+import { RHEON6, tempDir, writeSpec } from '../../../test/helpers.js';
+import { startKvServer, type KvServer } from '../../../test/kv-server.js';
+import { RedisServer } from '../../../test/redis-server.js';
+import { Roles, errorLines } from './roles.js';
+
+/**
+ * The distributed twin of packages/engine/test/kv-limited.test.ts: two workers of 16 slots share an endpoint
+ * whose KV cache holds ~8 of these prompts (it queues the rest), 32 mean-field chains, timeout_ms three
+ * service times. Each worker's admission keeps its share of what the server runs, and no call times out
+ * for having waited in the server's queue.
+ */
+const PROMPT_TOKENS = 215;
+const MS_PER_TOKEN = 0.8;
+const SERVICE_MS = PROMPT_TOKENS * MS_PER_TOKEN;
+
+let redis: RedisServer;
+let model: KvServer;
+const dir = tempDir('panta-kv-');
+const roles = new Roles(() => ({ PANTA_REDIS_URL: redis.url }));
+
+beforeAll(async () => {
+  redis = await RedisServer.start(dir);
+  model = await startKvServer({ capacityTokens: Math.round(8.5 * PROMPT_TOKENS), msPerToken: MS_PER_TOKEN });
+});
+afterAll(async () => {
+  roles.killAll();
+  await model.close();
+  await redis.stop();
+});
+
+describe('distributed: a KV-limited endpoint (~8 long prompts at once), 32 chains over two workers', () => {
+  it('completes with every request sent once and none timed out', { timeout: 90_000 }, async () => {
+    const specFile = writeSpec(
+      dir,
+      `name: kv-dist
+dataset: ${RHEON6}
+prompts: [fq117]
+geometries: [meanfield]
+sizes: [6]
+temperatures: [0.7]
+trials: 32
+sweeps: 1
+seed: 3
+concurrency: 32
+backend: {kind: openai, base_url: "${model.url}/v1", model: kv-model, server: vllm, timeout_ms: ${3 * SERVICE_MS}, max_retries: 4}
+`,
+      'kv.yaml',
+    );
+    const out = join(dir, 'out');
+    const workers = [0, 1].map(() => roles.spawn(['worker', '--concurrency', '16']));
+    const collector = roles.spawn(['collector', '--out', out, '--durable-ms', '300']);
+    const scheduler = roles.spawn(['scheduler', specFile]);
+    const scheduled = await scheduler.exited;
+    expect(errorLines(scheduled.stderr)).toEqual([]);
+    expect(scheduled.code).toBe(0);
+    const collected = await collector.exited;
+    expect(collected.code).toBe(0);
+    for (const w of workers) w.kill('SIGTERM');
+    for (const w of workers) {
+      const done = await w.exited;
+      expect(done.stderr).toMatch(/panta worker: \d+ events committed, 0 duplicates skipped, 0 failed/);
+    }
+    const s = model.stats();
+    const [row] = await queryRows(`SELECT sum(events) AS events, sum(calls) AS calls, sum(retries) AS retries FROM '${out}/runs.parquet'`);
+    expect(Number(row!.events)).toBe(32 * 2 * 6);
+    expect(s.requests).toBe(Number(row!.events));
+    expect([...model.bodies.values()].filter((n) => n > 1)).toEqual([]);
+    expect(s.abandoned, JSON.stringify({ ...s, promptTokens: undefined })).toBe(0);
+    expect(Number(row!.retries)).toBe(0);
+  });
+});
