@@ -237,9 +237,13 @@ export function buildProgram(setExit: (code: number) => void): Command {
       'add an encoder to a finished corpus, no agent call made again: an emb_<name> column in every shard (atomic, resumable), its whitening and order-parameter rows, the manifest',
     )
     .argument('<corpus>', 'corpus folder')
-    .requiredOption('--encoder <name:kind:path>', "NAME:hashing:DIM or NAME:onnx:MODEL_FOLDER, as a spec's encoder")
+    .requiredOption(
+      '--encoder <name:kind:path>',
+      "NAME:hashing:DIM or NAME:onnx:MODEL_FOLDER, as a spec's encoder; repeat it to add several, one pass each in order",
+      (value: string, previous?: string[]) => [...(previous ?? []), value],
+    )
     .option('--replace', 'recompute the column of an encoder a previous panta embed added')
-    .action(async (dir: string, opts: { encoder: string; replace?: boolean }) => {
+    .action(async (dir: string, opts: { encoder: string[]; replace?: boolean }) => {
       const { embedCommand } = await import('./commands/embed.js');
       setExit(await embedCommand(dir, opts));
     });

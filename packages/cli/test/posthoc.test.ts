@@ -17,6 +17,28 @@ seed: 3
 const oneLine = (r: { stderr: string }) => r.stderr.trim().split('\n');
 
 describe('panta embed and panta judge on the command line', () => {
+  it('embed with --encoder twice adds both columns, in order; the same name twice is refused before anything is written', async () => {
+    const dir = tempDir();
+    const out = join(dir, 'out');
+    expect((await panta(['run', writeSpec(dir, SPEC.replace('[0.5, 1.2]', '[0.5]')), '--out', out])).code).toBe(0);
+    const before = readFileSync(join(out, 'manifest.json'), 'utf8');
+    const twice = await panta(['embed', out, '--encoder', 'a1:hashing:16', '--encoder', 'a1:hashing:32']);
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toBe(
+      'panta: --encoder: the name "a1" is given twice (a1:hashing:16 and a1:hashing:32); fix: give each encoder its own name\n',
+    );
+    expect(readFileSync(join(out, 'manifest.json'), 'utf8')).toBe(before);
+    const both = await panta(['embed', out, '--encoder', 'a1:hashing:16', '--encoder', 'a2:hashing:8']);
+    expect(both.code, both.stderr).toBe(0);
+    expect(both.stdout).toMatch(/^complete: emb_a1 \(hashing\) over 48 answers.*\ncomplete: emb_a2 \(hashing\) over 48 answers/m);
+    const [row] = await queryRows(
+      `SELECT count(emb_a1)::INTEGER AS a1, count(emb_a2)::INTEGER AS a2 FROM read_parquet('${out}/events/*.parquet')`,
+    );
+    expect(row).toEqual({ a1: 48, a2: 48 });
+    const m = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')) as { encoders: { name: string }[] };
+    expect(m.encoders.map((e) => e.name)).toEqual(['hashing', 'a1', 'a2']);
+  });
+
   it('embed and judge a corpus, refuse a name it has (exit 2, one line, nothing changed) and bad option values, and verify after each', async () => {
     const dir = tempDir();
     const spec = writeSpec(dir, SPEC);
