@@ -319,12 +319,23 @@ export function shardWeigher(spec: SweepSpec, edgeLists: EdgeLists = new Map()):
   const model = GPU_COST_MODELS['h100-qwen3-14b'];
   const memo = new Map<string, number>();
   return (run) => {
-    const key = memoKey(run);
+    // Trials and temperatures weigh alike (T's digits aside, which are left out: the weight is then the same
+    // whichever run of a configuration is weighed first): one pricing per prompt, shape and arm.
+    const key = [
+      run.prompt.id,
+      run.geometryLabel,
+      run.n,
+      run.protocol,
+      run.dynamics,
+      run.arms?.template,
+      run.arms?.population,
+      run.sweeps,
+    ].join('\0');
     let w = memo.get(key);
     if (w === undefined) {
       const ref = run.arms?.template !== undefined ? arms.find((a) => a.label === run.arms?.template)?.ref : arms[0]?.ref;
       const template = (ref !== undefined ? builtinTemplate(ref) : undefined) ?? DEFAULT_TEMPLATE;
-      const c = runGpuCost({ ...run, template }, { spec, template, edgeLists, model });
+      const c = runGpuCost({ ...run, temperature: 1, template }, { spec, template, edgeLists, model });
       memo.set(key, (w = c.agentSeconds + c.judgeSeconds));
     }
     return w;
