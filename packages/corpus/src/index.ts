@@ -57,7 +57,16 @@ export { TRAVEL_COLUMNS, type TravelTableRow } from './travel-table-schema.js';
 export { isTravelRun, travelTableRows } from './travel-table.js';
 export { storedTravelJudge } from './travel-judge-store.js';
 export { parseSqlType, sqlTypeText, type SqlType } from './sql-type.js';
-export { CORPUS_FORMAT, manifestPath, readManifest, readManifestToResume, sha256File, writeManifest } from './manifest.js';
+export {
+  CORPUS_FORMAT,
+  manifestDigest,
+  manifestDigestMismatches,
+  manifestPath,
+  readManifest,
+  readManifestToResume,
+  sha256File,
+  writeManifest,
+} from './manifest.js';
 export type { Manifest, ShardInfo, WhiteningOrigin } from './manifest.js';
 export { appendRunRecord, readRunRecords } from './run-journal.js';
 export type { RunRecord } from './run-journal.js';

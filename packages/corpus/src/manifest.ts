@@ -56,6 +56,11 @@ export interface Manifest {
   posthoc?: { pass: 'embed' | 'judge'; name: string; replaced: boolean; finished_at: string }[];
   started_at: string;
   updated_at: string;
+  /**
+   * sha256 of each field as written (manifestDigest): `panta verify` recomputes them, so a hand edit of a
+   * count, the seed or a gold answer is named. Absent in corpora written before it (verify says so).
+   */
+  digest?: Record<string, string>;
 }
 
 /**
@@ -136,8 +141,61 @@ export function readManifestToResume(out: string): Manifest | null {
  */
 export function writeManifest(out: string, manifest: Manifest): void {
   const file = manifestPath(out);
-  writeFileSync(`${file}.tmp`, `${JSON.stringify({ ...redactValue(manifest), prompts: manifest.prompts }, null, 2)}\n`);
+  const { digest: _old, ...content } = { ...redactValue(manifest), prompts: manifest.prompts };
+  // Digested as a reader parses it back (undefined fields dropped).
+  const written = JSON.parse(JSON.stringify(content)) as Record<string, unknown>;
+  writeFileSync(`${file}.tmp`, `${JSON.stringify({ ...written, digest: manifestDigest(written) }, null, 2)}\n`);
   renameSync(`${file}.tmp`, file);
+}
+
+/** JSON with every object's keys sorted: the same value always gives the same text. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object')
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  return JSON.stringify(value) ?? 'null';
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/** Fields whose sub-fields are not digested one by one: `files` is checked file by file against the disk. */
+const WHOLE_FIELDS = new Set(['files']);
+
+/**
+ * The digest of a manifest's content (every field but `digest`): sha256 of each field's canonical JSON, and,
+ * so that a mismatch names what changed, of each sub-field of an object field (`events.written`) and of each
+ * prompt's fields by id (`prompts.fq117.accepted`).
+ */
+export function manifestDigest(content: Record<string, unknown>): Record<string, string> {
+  const digest: Record<string, string> = {};
+  for (const [key, value] of Object.entries(content)) {
+    if (key === 'digest') continue;
+    digest[key] = sha256(canonicalJson(value));
+    if (WHOLE_FIELDS.has(key)) continue;
+    if (key === 'prompts' && Array.isArray(value)) {
+      for (const p of value) {
+        if (p === null || typeof p !== 'object' || typeof (p as { id?: unknown }).id !== 'string') continue;
+        for (const [f, v] of Object.entries(p)) digest[`prompts.${(p as { id: string }).id}.${f}`] = sha256(canonicalJson(v));
+      }
+    } else if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      for (const [f, v] of Object.entries(value)) digest[`${key}.${f}`] = sha256(canonicalJson(v));
+    }
+  }
+  return digest;
+}
+
+/**
+ * The fields of a manifest that no longer match its digest, most specific first: `prompts.fq117.accepted`
+ * rather than `prompts`; a field added or removed by hand is named too. Empty when it matches.
+ */
+export function manifestDigestMismatches(manifest: Record<string, unknown>): string[] {
+  const stored = manifest.digest as Record<string, string>;
+  const now = manifestDigest(manifest);
+  const changed = [...new Set([...Object.keys(stored), ...Object.keys(now)])].filter((k) => stored[k] !== now[k]).sort();
+  return changed.filter((k) => !changed.some((other) => other !== k && other.startsWith(`${k}.`)));
 }
 
 export async function sha256File(file: string): Promise<string> {

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import {
   EVENT_ROWS_SQL,
   InputError,
@@ -30,6 +30,8 @@ import { readEvents } from './event-reader.js';
 import { CORPUS_FORMAT, readManifest, sha256File } from './manifest.js';
 import { measureSweep, type WhiteningMode } from './measure/sweep-measure.js';
 import { readWhitening } from './measure/whitening-io.js';
+import { unlistedFiles } from './verify-files.js';
+import { checkManifestCounts, checkManifestDigest } from './verify-manifest.js';
 import { checkPosthoc } from './verify-posthoc.js';
 import { checkTeamShard } from './verify-team.js';
 import { checkTeamTable } from './verify-team-table.js';
@@ -39,6 +41,8 @@ import type { OrderParamRow } from './measure/order-params-io.js';
 export interface VerifyReport {
   ok: boolean;
   problems: string[];
+  /** What could not be checked, said beside an ok (a manifest without a digest). */
+  notes: string[];
   /** What was checked, for the closing line. */
   checked: string;
 }
@@ -71,9 +75,14 @@ export async function verifyCorpus(dir: string): Promise<VerifyReport> {
     return {
       ok: false,
       problems: [`${manifestPath(dir)} is missing: this is not a Panta corpus, or its sweep never started`],
+      notes: [],
       checked: '',
     };
   const problems: string[] = [];
+  const notes: string[] = [];
+  const digest = checkManifestDigest(manifest);
+  problems.push(...digest.problems);
+  notes.push(...digest.notes);
   if (manifest.format !== CORPUS_FORMAT) problems.push(`manifest format ${manifest.format} is not ${CORPUS_FORMAT}`);
   if (manifest.status !== 'complete')
     problems.push(`manifest status is ${manifest.status}, not complete (run the sweep again to resume it)`);
@@ -85,7 +94,7 @@ export async function verifyCorpus(dir: string): Promise<VerifyReport> {
     const file = resolve(dirname(manifest.spec_file), g.path);
     if (!existsSync(file)) {
       problems.push(`edge list ${file} of geometry ${g.path} is missing; the schedule cannot be checked`);
-      return { ok: false, problems, checked: '' };
+      return { ok: false, problems, notes, checked: '' };
     }
     edgeLists.set(g.path, parseEdgeList(readFileSync(file, 'utf8'), file));
   }
@@ -95,36 +104,110 @@ export async function verifyCorpus(dir: string): Promise<VerifyReport> {
   const runs = shard ? shardRuns(grid, shard, shardWeigherFor(shard.policy ?? 'events', spec, edgeLists)) : grid;
   const good: RunPlan[] = [];
   for (const run of runs) {
-    const problem =
-      (await checkShard(out, run, edgeLists)) ??
-      (await checkCalls(out, run)) ??
-      (await checkStop(out, run, run.controls.encoder ?? manifest.encoders[0].name));
+    let problem: string | null;
+    try {
+      problem =
+        (await checkShard(out, run, edgeLists)) ??
+        (await checkCalls(out, run)) ??
+        (await checkStop(out, run, run.controls.encoder ?? manifest.encoders[0].name));
+    } catch (e) {
+      problem = `truncated or corrupt shard ${run.runId}: ${firstLine(e)}`;
+    }
     if (problem) problems.push(problem);
     else good.push(run);
   }
-  for (const [file, expected] of Object.entries(manifest.files)) {
+  // Checksums first: a changed table that no longer reads as Parquet is named here, in one line, and not read
+  // below (DuckDB's error spans lines and names no file); one that still reads is measured, to say what changed.
+  const damaged = new Set<string>();
+  const unreadableTables = new Set<string>();
+  for (const [file, expected] of Object.entries(manifest.files ?? {})) {
     const path = join(out, file);
     if (!existsSync(path)) problems.push(`${file} is listed in the manifest but missing`);
-    else if ((await sha256File(path)) !== expected.sha256) problems.push(`${file} does not match its checksum in the manifest`);
+    else if ((await sha256File(path)) !== expected.sha256) {
+      const broken = file.endsWith('.parquet') ? await parquetDamage(path) : null;
+      problems.push(
+        broken
+          ? `${file} does not match its checksum in the manifest and cannot be read as Parquet (${broken}): damaged; restore it, or re-run the sweep`
+          : `${file} does not match its checksum in the manifest: damaged or changed since Panta wrote it`,
+      );
+      if (broken) unreadableTables.add(file);
+    } else continue;
+    damaged.add(file);
   }
+  for (const stray of unlistedFiles(out, Object.keys(manifest.files ?? {})))
+    problems.push(
+      `${stray} is not listed in the manifest: it is not part of this corpus (queries of the folder would read it); move it out of ${dir}`,
+    );
   const checked = `${runs.length} runs, ${manifest.events.written} events, ${Object.keys(manifest.files).length} files`;
+  const allGood = good.length === runs.length;
+  // Counts are recomputed from shards that checked out and a runs.parquet that matches its checksum.
+  if (allGood && unreadableTables.size === 0 && !damaged.has(CORPUS_FILES.runs))
+    problems.push(...(await unreadable(out, () => checkManifestCounts(out, manifest, runs, spec.seed ?? 0))));
   if (shard)
-    return { ok: problems.length === 0, problems, checked: `${shardLabel(shard)}: ${checked}; no order parameters until panta merge` };
-  if (good.length === runs.length)
+    return {
+      ok: problems.length === 0,
+      problems: withoutEchoes(problems),
+      notes,
+      checked: `${shardLabel(shard)}: ${checked}; no order parameters until panta merge`,
+    };
+  // The tables are measured only when each of them reads (each one that does not is named above).
+  const tablesIntact = unreadableTables.size === 0 && [...damaged].every((f) => existsSync(join(out, f)));
+  if (allGood && tablesIntact)
     // A whitening taken from another corpus is checked as this corpus holds it (a copy, checksummed above).
     problems.push(
-      ...(await checkMeasurement(
-        out,
-        runs,
-        manifest.encoders,
-        typeof spec.whitening === 'object' ? { from: out } : spec.whitening,
-        spec.drift?.tolerance ?? 'auto',
+      ...(await unreadable(out, () =>
+        checkMeasurement(
+          out,
+          runs,
+          manifest.encoders,
+          typeof spec.whitening === 'object' ? { from: out } : spec.whitening,
+          spec.drift?.tolerance ?? 'auto',
+        ),
       )),
     );
-  if (good.length === runs.length) problems.push(...(await checkTeamTable(out, runs)));
-  if (good.length === runs.length) problems.push(...(await checkTravelTable(out, runs)));
-  problems.push(...(await checkPosthoc(out, manifest, good.length === runs.length ? runs : null, spec.drift?.tolerance ?? 'auto')));
-  return { ok: problems.length === 0, problems, checked };
+  if (allGood && tablesIntact) problems.push(...(await unreadable(out, () => checkTeamTable(out, runs))));
+  if (allGood && tablesIntact) problems.push(...(await unreadable(out, () => checkTravelTable(out, runs))));
+  if (tablesIntact)
+    problems.push(...(await unreadable(out, () => checkPosthoc(out, manifest, allGood ? runs : null, spec.drift?.tolerance ?? 'auto'))));
+  return { ok: problems.length === 0, problems: withoutEchoes(problems), notes, checked };
+}
+
+/** A field a recomputed count names ("manifest.json: events.written says ...") needs no digest line besides. */
+function withoutEchoes(problems: string[]): string[] {
+  const said = new Set(problems.map((p) => /^manifest\.json: (\S+) says /.exec(p)?.[1]).filter(Boolean));
+  return problems.filter((p) => {
+    const field = /^manifest\.json: (\S+) (?:does not match|was added|was removed)/.exec(p)?.[1];
+    return !field || !said.has(field);
+  });
+}
+
+/** Why a Parquet file cannot be read whole (DuckDB's first line), or null when every row of it reads. */
+async function parquetDamage(path: string): Promise<string | null> {
+  try {
+    await queryRows(`SELECT * FROM ${readParquetSql([path])}`);
+    return null;
+  } catch (e) {
+    return firstLine(e);
+  }
+}
+
+function firstLine(e: unknown): string {
+  return String((e as Error)?.message ?? e).split('\n')[0];
+}
+
+/**
+ * A check's problems, or one line for a table it could not read: DuckDB's error spans lines and names no
+ * file, so the file is taken from it when it quotes one, else said to be one of the corpus's tables.
+ */
+async function unreadable(out: string, check: () => Promise<string[]>): Promise<string[]> {
+  try {
+    return await check();
+  } catch (e) {
+    const message = String((e as Error)?.message ?? e);
+    const quoted = /["'](\/[^"']+\.parquet)["']/.exec(message)?.[1];
+    const where = quoted ? relative(out, quoted) : `one of the tables in ${out}`;
+    return [`${where} cannot be read as Parquet (${firstLine(e)}): restore it, or re-run the sweep`];
+  }
 }
 
 async function checkShard(out: string, run: RunPlan, edgeLists: Map<string, [number, number][]>): Promise<string | null> {

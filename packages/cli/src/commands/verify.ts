@@ -8,6 +8,7 @@ export async function verifyCommand(dir: string): Promise<number> {
     process.stdout.write(
       report.ok ? `ok: ${dir} is complete and consistent (${report.checked})\n` : `not ok: ${report.problems.length} problems in ${dir}\n`,
     );
+    for (const n of report.notes) process.stdout.write(`note: ${n}\n`);
     return report.ok ? EXIT.ok : EXIT.failed;
   } catch (error) {
     return reportError(error);
