@@ -84,6 +84,29 @@ describe('panta serve-surrogate (the built binary)', () => {
     );
   });
 
+  it("--cost-model: simulated vLLM endpoints, each its own engine, with /metrics in vLLM's names", async () => {
+    const server = await serve(['--port', '0', '--endpoints', '2', '--cost-model', 'h100-qwen3-14b', '--time-scale', '100'], 2);
+    try {
+      expect(server.stderr()).toMatch(
+        /simulated vLLM: h100-qwen3-14b .*not measurements.*time scale 100, scheduling fcfs, tokens by estimate/,
+      );
+      const urls = server.lines.map((l) => /listening on (http:\S+)\/v1 /.exec(l)![1]);
+      expect((await ask(`${urls[1]}/v1`, 1, 20)).length).toBeGreaterThan(0);
+      const queries = await Promise.all(
+        urls.map(async (u) => {
+          const text = await (await fetch(`${u}/metrics`)).text();
+          expect(text).toMatch(/^vllm:num_requests_waiting\{model_name="surrogate-potts-v1"\} 0\.0$/m);
+          return Number(/^vllm:prefix_cache_queries_total\{[^}]*\} (\S+)$/m.exec(text)?.[1]);
+        }),
+      );
+      expect(queries[0]).toBe(0);
+      expect(queries[1]).toBeGreaterThan(0);
+    } finally {
+      server.stop();
+    }
+    expect(await server.exited).toBe(0);
+  });
+
   it('bad options: one line naming the option and the fix, exit 2', () => {
     for (const [args, text] of [
       [['--fault-rate', '1.5'], /^panta: serve-surrogate: --fault-rate: 1\.5 is too big \(maximum 1\); fix: use a value of at most 1$/m],
@@ -92,6 +115,9 @@ describe('panta serve-surrogate (the built binary)', () => {
       [['--token-ms', '2'], /^panta: serve-surrogate: --token-ms: .*--slots/],
       [['--dataset', 'no/such.jsonl'], /^panta: serve-surrogate: --dataset: cannot read no\/such\.jsonl/],
       [['--endpoints', '0'], /^panta: serve-surrogate: --endpoints: 0 is too small \(minimum 1\); fix: /],
+      [['--cost-model', 'a100'], /^panta: serve-surrogate: --cost-model: cannot read a100 .*h100-qwen3-14b/],
+      [['--cost-model', 'h100-qwen3-14b', '--slots', '8'], /^panta: serve-surrogate: --slots: does not apply with --cost-model/],
+      [['--scheduling-policy', 'lifo'], /--scheduling-policy/],
       [
         ['--port', '65535', '--endpoints', '2'],
         /^panta: serve-surrogate: --endpoints: 2 endpoints from port 65535 go past port 65535; fix: /,

@@ -117,7 +117,10 @@ export function parseServeOptions(
     costModel =
       costRef in GPU_COST_MODELS
         ? parseGpuCostModel(costRef, '--cost-model')
-        : parseGpuCostModel(readInput(costRef, '--cost-model', 'a cost-model JSON file, or a built-in name'), costRef);
+        : parseGpuCostModel(
+            readInput(costRef, '--cost-model', `a cost-model JSON file, or a built-in name (${Object.keys(GPU_COST_MODELS).join(', ')})`),
+            costRef,
+          );
     for (const [flag, v] of [
       ['--slots', slots],
       ['--latency-ms', latencyMs],
