@@ -28,7 +28,7 @@ import { collectorShards } from './collector-shards.js';
 import { collectorKeys, sweepKeys, type SweepKeys } from './keys.js';
 import { fromPayload } from './payload.js';
 import { cpuMs } from './cpu.js';
-import { connect, ready, type PantaRedis } from './redis.js';
+import { closeConnection, connect, ready, type PantaRedis } from './redis.js';
 import type { CloseRun, CollectorMessage, Delivered, ResultsCommitted } from './redis/inbox.js';
 import { ackCollectorInbox, ensureCollectorGroup, readCollectorInbox, sendToScheduler, type CollectorRead } from './redis/inboxes.js';
 import { leaseHeld } from './redis/leases.js';
@@ -123,11 +123,11 @@ interface OpenRun {
  */
 export async function runCollector(options: CollectorOptions): Promise<SweepSummary | null> {
   // Commands of one turn go out in one write (see the scheduler's connection).
-  const redis = connect(options.redis, 'panta-collector', { autoPipelining: true });
+  const redis = connect(options.redis, 'panta-collector', { autoPipelining: true, log: options.log });
   const blocking = redis.duplicate();
   blocking.on('error', () => undefined);
   try {
-    await ready(redis, options.redis);
+    if (!(await ready(redis, options.redis, options.signal))) return null;
     const sweepId = await pickSweep(redis, options);
     if (!sweepId) return null;
     const base = sweepKeys(sweepId);
@@ -176,7 +176,7 @@ export async function runCollector(options: CollectorOptions): Promise<SweepSumm
     }
   } finally {
     blocking.disconnect();
-    await redis.quit().catch(() => undefined);
+    await closeConnection(redis);
   }
 }
 

@@ -1,6 +1,6 @@
 // Named exports only (Biome's noReExportAll): what the CLI, the cluster's tests and a programmatic user need.
 export { EVENT_QUEUE, SWEEPS_KEY, sweepIdOf, sweepKeys, type SweepKeys } from './keys.js';
-export { connect, redisUrl } from './redis.js';
+export { UNREACHABLE_REPEAT_MS, connect, redisUrl, shownUrl } from './redis.js';
 export { toPayload, type SweepPayload } from './payload.js';
 export { BullTransport } from './bull-transport.js';
 export { runScheduler, type SchedulerOptions, type SchedulerSummary } from './scheduler.js';

@@ -69,9 +69,9 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
   const eventsTotal = sweepEvents(runs);
   await checkBeforePublishing(sweep, options.out);
   // Commands of one turn go out in one write: a socket write per command was a visible share of the role's CPU.
-  const redis = connect(options.redis, 'panta-scheduler', { autoPipelining: true });
+  const redis = connect(options.redis, 'panta-scheduler', { autoPipelining: true, log });
   const store = new SweepStore(redis, keys);
-  const queueConnection = connect(options.redis, 'panta-scheduler-queue');
+  const queueConnection = connect(options.redis, 'panta-scheduler-queue', { log });
   const queue = new (bullmq().Queue)(EVENT_QUEUE, {
     connection: queueConnection,
     defaultJobOptions: { removeOnComplete: true, removeOnFail: true, attempts: 5, backoff: { type: 'exponential', delay: 1000 } },
@@ -79,7 +79,13 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
   queue.on('error', () => undefined); // failures surface from the calls
   const closers: (() => Promise<unknown>)[] = [() => queue.close(), () => queueConnection.quit(), () => redis.quit()];
   try {
-    await ready(redis, options.redis);
+    if (!(await ready(redis, options.redis, options.signal))) {
+      // Stopped while Redis was unreachable: quit() would wait for it, and the queue for its connection.
+      closers.splice(0);
+      queueConnection.disconnect();
+      redis.disconnect();
+      return { sweepId, status: 'stopped', eventsTotal, failedRuns: [] };
+    }
     const startedAt = await redisNow(redis);
     const lease = await RoleLease.acquire(
       redis,

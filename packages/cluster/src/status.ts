@@ -2,7 +2,7 @@ import type { Queue } from 'bullmq';
 import { bullmq } from './cjs-deps.js';
 import { EVENT_QUEUE, sweepKeys } from './keys.js';
 import { redact } from '@panta/core';
-import { authError, connect, isAuthError } from './redis.js';
+import { authError, closeConnection, connect, isAuthError } from './redis.js';
 import { listSweeps } from './redis/registry.js';
 import { SweepStore } from './redis/sweep-store.js';
 
@@ -64,10 +64,26 @@ export class StatusReader {
     private readonly failFast = false,
   ) {
     this.redis = connect(url, 'panta-status', { failFast: this.failFast });
+    this.redis.on('error', (e: Error) => (this.lastError = e.message));
+    this.redis.on('ready', () => (this.lastError = undefined));
     this.queueConnection = this.redis.duplicate();
     this.queueConnection.on('error', () => undefined);
     this.queue = new (bullmq().Queue)(EVENT_QUEUE, { connection: this.queueConnection });
     this.queue.on('error', () => undefined); // failures surface from the reads
+  }
+
+  /** The last connection error since Redis last answered (undefined while it does). */
+  private lastError?: string;
+
+  /**
+   * Why Redis cannot be read now (the dashboard says so instead of waiting for it), or undefined: the
+   * connection failed and is not ready again: the last error seen.
+   */
+  unreachable(): string | undefined {
+    // Still connecting, with no error yet: the read waits for it (the dashboard bounds that wait).
+    if (this.redis.status === 'ready' || this.lastError === undefined) return undefined;
+    if (isAuthError(new Error(this.lastError))) return undefined; // the read reports it
+    return redact(this.lastError);
   }
 
   async read(): Promise<ClusterStatus> {
@@ -128,9 +144,15 @@ export class StatusReader {
   }
 
   async close(): Promise<void> {
+    if (this.redis.status !== 'ready') {
+      // Redis unreachable: closing the queue or QUIT would wait for it.
+      this.queueConnection.disconnect();
+      this.redis.disconnect();
+      return;
+    }
     await this.queue.close();
-    await this.queueConnection.quit().catch(() => undefined);
-    await this.redis.quit().catch(() => undefined);
+    await closeConnection(this.queueConnection);
+    await closeConnection(this.redis);
   }
 }
 

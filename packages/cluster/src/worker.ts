@@ -48,11 +48,18 @@ export interface WorkerProgress extends WorkerSummary {
  */
 export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> {
   const { log } = options;
-  const redis = connect(options.redis, 'panta-worker', { autoPipelining: true });
-  await ready(redis, options.redis).catch(async (e: unknown) => {
+  // One connection for Panta's commands and BullMQ's (see JobTaker), and the one BullMQ blocks on: two in all.
+  const redis = connect(options.redis, 'panta-worker', { autoPipelining: true, log });
+  const started = await ready(redis, options.redis, options.signal).catch(async (e: unknown) => {
     redis.disconnect();
     throw e;
   });
+  if (!started) {
+    // Stopped while Redis was unreachable: nothing was taken.
+    redis.disconnect();
+    log.info({}, 'worker stopped before Redis answered');
+    return { events: 0, duplicates: 0, failures: 0 };
+  }
   // Stops the worker on the user's signal, or when its model never answered (then it exits 1 with that line).
   const stop = new AbortController();
   let fatal: Error | undefined;
@@ -195,7 +202,6 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     return { kind: 'committed', calls: outcome.calls, tokens };
   };
 
-  const workerConnection = connect(options.redis, 'panta-worker-queue');
   /**
    * A sweep boundary: reads the snapshot's versions, measures it (and for drift-policy calls the judge and
    * moderator), and commits the outcome once; the collector journals it and tells the scheduler.
@@ -261,7 +267,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
   };
 
   const taker = new JobTaker({
-    connection: workerConnection,
+    connection: redis,
     capacity: options.concurrency,
     lockMs: options.lockMs ?? 30_000,
     log,
@@ -282,7 +288,6 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
   await taker.close();
   for (const c of contexts.values()) await (await c.catch(() => undefined))?.close();
   for (const c of retired) await c.close().catch(() => undefined);
-  await workerConnection.quit().catch(() => undefined);
   await redis.quit().catch(() => undefined);
   const summary: WorkerSummary = { events: 0, duplicates: 0, failures: 0 };
   for (const p of bySweep.values()) {

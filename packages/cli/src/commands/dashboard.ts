@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { StatusReader, redisUrl, type SweepStatus } from '@panta/cluster';
+import { StatusReader, UNREACHABLE_REPEAT_MS, redisUrl, shownUrl, type SweepStatus } from '@panta/cluster';
 import { InputError } from '@panta/core';
 import { CorpusProgress, isLoopbackHost, startDashboard, type ProgressReading, type SweepView } from '@panta/report';
 import { EXIT, reportError } from '../errors.js';
@@ -22,6 +22,15 @@ export interface DashboardFlags {
  */
 export async function dashboardCommand(opts: DashboardFlags): Promise<number> {
   const closers: (() => Promise<unknown>)[] = [];
+  // An error read every second is said again every few seconds while it lasts, not once a second.
+  const said = { line: '', at: 0 };
+  const say = (line: string) => {
+    const now = Date.now();
+    if (line === said.line && now - said.at < UNREACHABLE_REPEAT_MS) return;
+    said.line = line;
+    said.at = now;
+    process.stderr.write(`panta dashboard: ${line}\n`);
+  };
   try {
     if (!Number.isInteger(opts.port) || opts.port < 0 || opts.port > 65535)
       throw new InputError('--port', '', `${opts.port} is not a port`, 'give a port from 0 (any free one) to 65535');
@@ -34,9 +43,15 @@ export async function dashboardCommand(opts: DashboardFlags): Promise<number> {
       const url = redisUrl(opts.redis);
       const reader = new StatusReader(url);
       closers.push(() => reader.close());
-      watching = `Redis ${url.replace(/\/\/[^@/]*@/, '//***@')}${corpus ? ` · corpus ${corpus.dir}` : ''}`;
+      watching = `Redis ${shownUrl(url)}${corpus ? ` · corpus ${corpus.dir}` : ''}`;
       read = async () => {
-        const status = await reader.read();
+        // Redis down: the page, /api/state and stderr say so at once (a read would wait for it to come back).
+        const down = reader.unreachable();
+        if (down !== undefined)
+          throw new Error(`Redis at ${shownUrl(url)} is unreachable (${down}): retrying; start it, or give the right --redis URL`);
+        const status = await withTimeout(reader.read(), READ_TIMEOUT_MS, () => {
+          throw new Error(`Redis at ${shownUrl(url)} did not answer within ${READ_TIMEOUT_MS / 1000} s: retrying`);
+        });
         const notes: string[] = [];
         let corpora: string[];
         if (corpus) corpora = [corpus.dir];
@@ -64,7 +79,7 @@ export async function dashboardCommand(opts: DashboardFlags): Promise<number> {
       allowedHosts,
       watching,
       read,
-      onError: (e) => process.stderr.write(`panta dashboard: ${e.message.split('\n')[0]}\n`),
+      onError: (e) => say(e.message.split('\n')[0]),
     });
     closers.unshift(() => dashboard.close());
     process.stderr.write(`panta dashboard: ${dashboard.url} (metrics: ${dashboard.url}metrics) watching ${watching}\n`);
@@ -88,6 +103,28 @@ export async function dashboardCommand(opts: DashboardFlags): Promise<number> {
     return reportError(error);
   } finally {
     for (const close of closers) await close().catch(() => undefined);
+  }
+}
+
+/** How long one reading of Redis may take before the dashboard says Redis does not answer. */
+const READ_TIMEOUT_MS = 3000;
+
+/** `p`, or what `late` returns (or throws) once `ms` have passed first. */
+async function withTimeout<T>(p: Promise<T>, ms: number, late: () => T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<T>((resolve, reject) => {
+    timer = setTimeout(() => {
+      try {
+        resolve(late());
+      } catch (e) {
+        reject(e);
+      }
+    }, ms);
+  });
+  try {
+    return await Promise.race([p, timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
