@@ -54,7 +54,7 @@ function meanFieldRuns(n, neighbourOrder) {
 // A prompt is rendered with a marker in place of each answer it quotes; its tokens are then the literal text four
 // characters a token (ids from the characters) and each quoted answer 100 tokens of its own (ids from the run and
 // the event that wrote it), so two prompts have the same tokens exactly when they are the same text.
-const MARK = /\u0002(\d+)\u0003/g;
+const MARK = /\uE000(\d+)\uE001/g;
 function tokens(text, runKey) {
   const out = [];
   const literal = (from, to) => {
@@ -78,7 +78,7 @@ function tokens(text, runKey) {
 /** A run's events with their prompts' tokens, in schedule order. */
 function* runRequests(run, template, runKey) {
   const schedule = new Schedule(run, graphFor(run.geometry, run.n, run.seed, new Map()));
-  const mark = (event) => `\u0002${event}\u0003`;
+  const mark = (event) => `\uE000${event}\uE001`;
   for (let e = schedule.next(); e; e = schedule.next()) {
     const ctx = {
       question: run.prompt.question,
