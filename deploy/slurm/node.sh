@@ -68,7 +68,7 @@ for server in "${servers[@]}"; do
   [[ $role == judge ]] && model=${JUDGE_MODEL:-$LLM_MODEL}
   CUDA_VISIBLE_DEVICES="$devices" setsid "${VLLM_CMD[@]}" serve "$model" \
     --host 0.0.0.0 --port "$port" --tensor-parallel-size "$tp" \
-    --max-num-seqs "$LLM_MAX_NUM_SEQS" --max-model-len "$LLM_MAX_MODEL_LEN" "${EXTRA[@]}" \
+    --max-num-seqs "$LLM_MAX_NUM_SEQS" --max-model-len "$LLM_MAX_MODEL_LEN" --scheduling-policy priority "${EXTRA[@]}" \
     > "$LOG_DIR/vllm-$host-$port.log" 2>&1 &
   vllm_pids+=($!)
   log "vLLM ($role) on GPU(s) $devices, port $port (log: $LOG_DIR/vllm-$host-$port.log)"
