@@ -55,7 +55,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--seed <s>', 'sweep seed (overrides the spec)', specValue('seed'))
     .option(
       '--shard <i/n>',
-      "job arrays: run part I of N of the grid's runs (balanced by events) into a partial corpus (default --out: the spec's out + .part-I-of-N); panta merge joins the N parts",
+      "job arrays: run part I of N of the grid's runs (balanced by planned GPU time) into a partial corpus (default --out: the spec's out + .part-I-of-N); panta merge joins the N parts",
       shardValue,
     )
     .option('--force', 'write into an --out that is not empty and holds no Panta corpus (refused without it)')

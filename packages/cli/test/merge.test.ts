@@ -173,6 +173,11 @@ describe('panta merge', () => {
       message: /shard\.count: .*of-three is part 2 of 3, .*p1 part 1 of 2/,
     },
     {
+      name: 'parts dealt under two shard policies',
+      parts: () => [part(1), copyOf(2, 'old-deal', (m) => delete m.shard.policy)],
+      message: /old-deal\/manifest\.json: shard\.policy: .*old-deal had its runs dealt by events, .*p1 by gpu-time; fix: /,
+    },
+    {
       name: 'an unfinished part',
       parts: () => [part(1), copyOf(2, 'running', (m) => (m.status = 'running'))],
       message:
