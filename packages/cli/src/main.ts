@@ -302,11 +302,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
   program
     .command('calibrate-tau')
     .description(
-      "ssvp's tau from a corpus's no-sync arm: the lowest tau whose false-positive share (updates whose CDS exceeds it) is below --fp, with the shares around it; kept in <dir>/tau-calibration.json for ssvp: {tau: {calibrate: FP, from: DIR}}",
+      "ssvp's tau from a corpus's no-sync arm: the lowest tau whose false-positive share (updates whose CDS exceeds it) is below --fp, with the shares around it; kept per arm in <dir>/tau-calibration.json for ssvp: {tau: {calibrate: FP, from: DIR, arm: ARM}}",
     )
     .argument('<dir>', 'corpus folder with a no-sync arm')
     .option('--fp <share>', 'the false-positive bound, above 0 and at most 1 (the paper: 0.02)', shareAbove0, 0.02)
-    .option('--arm <protocol>', 'the arm whose updates are the observations', 'no-sync')
+    .option('--arm <protocol>', "the arm whose updates are the observations (other arms' calibrations in the file are kept)", 'no-sync')
     .action(async (dir: string, opts: { fp: number; arm: string }) => {
       const { calibrateTauCommand } = await import('./commands/calibrate-tau.js');
       setExit(await calibrateTauCommand(dir, opts));

@@ -42,6 +42,11 @@ export interface Manifest {
   /** Where the whitening files came from; absent in corpora made before `whitening: {from}` (fitted). */
   whitening?: WhiteningOrigin;
   /**
+   * ssvp's tau when the spec took it from another corpus's calibration (`tau: {calibrate, from, arm}`): that
+   * corpus (absolute), the arm whose CDS distribution was used, the bound, the gate encoder and the number.
+   */
+  tau_calibration?: { from: string; arm: string; calibrate: number; encoder: string; tau: number };
+  /**
    * Only in a part of a job array (`panta run --shard I/N`): its runs' events and journals, no whitening
    * and no order parameters, which need every part's t = 0 answers; `panta merge` writes those.
    */

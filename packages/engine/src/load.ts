@@ -49,7 +49,7 @@ import {
   type SweepSpec,
 } from '@panta/core';
 import { plannerWindow } from './run-order.js';
-import { resolveTau } from './tau-calibration.js';
+import { resolveTau, type TauSource } from './tau-calibration.js';
 import { checkWhiteningSource } from './whitening-source.js';
 
 /** Everything a sweep needs, read and validated before anything is written. */
@@ -70,6 +70,8 @@ export interface LoadedSweep {
   out: string;
   /** Digest of what determines the corpus (spec less out and concurrency, dataset, template, edges). */
   fingerprint: string;
+  /** ssvp's tau taken from another corpus's calibration ({calibrate, from, arm}): which, and the number. */
+  tauSource?: TauSource;
 }
 
 export interface SweepOverrides {
@@ -351,7 +353,8 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
   }
   const spec = parseSweepSpec(specText, specPath);
   // {calibrate, from}: the calibrated number, before anything (plan, fingerprint, manifest) reads it.
-  spec.ssvp.tau = resolveTau(spec, specFile, specPath);
+  const tauResolved = resolveTau(spec, specFile, specPath);
+  spec.ssvp.tau = tauResolved.tau;
   if (overrides.out !== undefined && overrides.out.trim() === '')
     throw new InputError('--out', '', 'an empty path', 'give the output folder, e.g. --out runs/mine');
   if (overrides.concurrency !== undefined) spec.concurrency = overrides.concurrency;
@@ -439,5 +442,6 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
     ...(shard ? { shard } : {}),
     out,
     fingerprint,
+    ...(tauResolved.source ? { tauSource: tauResolved.source } : {}),
   };
 }

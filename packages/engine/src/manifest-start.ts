@@ -68,6 +68,7 @@ export function startManifest(sweep: LoadedSweep, previous: Manifest | null, met
     usage: { calls: 0, retries: 0, prompt_tokens: 0, completion_tokens: 0, cost: null, judge_calls: 0 },
     files: {},
     whitening,
+    ...(sweep.tauSource ? { tau_calibration: sweep.tauSource } : {}),
     ...(sweep.shard
       ? { shard: { index: sweep.shard.index, count: sweep.shard.count, measured_by: 'panta merge' as const, policy: SHARD_POLICY } }
       : {}),

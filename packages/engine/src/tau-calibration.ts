@@ -57,10 +57,36 @@ export async function readArmCds(dir: string, arm: string): Promise<{ values: nu
   return { values: rows.map((r) => Number(r.divergence)), encoder, runs: new Set(rows.map((r) => r.run_id)).size };
 }
 
-/** Writes CORPUS/tau-calibration.json whole (a tmp name, then renamed). */
+/** What tau-calibration.json holds: each calibrated arm's record, by arm. */
+export interface TauCalibrationFile {
+  arms: Record<string, TauCalibrationRecord>;
+}
+
+/** The arm a `{calibrate, from}` without `arm` uses: the paper calibrates on no-sync. */
+export const DEFAULT_TAU_ARM = 'no-sync';
+
+/** Parses tau-calibration.json; a file of one record (written before arms were kept apart) is that arm's. */
+export function parseTauCalibrationFile(text: string): TauCalibrationFile {
+  const doc = JSON.parse(text) as Partial<TauCalibrationFile> & Partial<TauCalibrationRecord>;
+  if (doc.arms && typeof doc.arms === 'object') return { arms: doc.arms };
+  if (typeof doc.arm === 'string') return { arms: { [doc.arm]: doc as TauCalibrationRecord } };
+  throw new Error('neither arms nor an arm');
+}
+
+/**
+ * Adds (or replaces) an arm's record in CORPUS/tau-calibration.json, keeping the other arms', and writes it
+ * whole (a tmp name, then renamed). An unreadable file is replaced.
+ */
 export function writeTauCalibration(dir: string, record: TauCalibrationRecord): string {
   const file = tauCalibrationPath(dir);
-  writeFileSync(tmpName(file), `${JSON.stringify(record)}\n`);
+  let kept: TauCalibrationFile = { arms: {} };
+  try {
+    kept = parseTauCalibrationFile(readFileSync(file, 'utf8'));
+  } catch {
+    // None yet, or unreadable: this arm's record starts it.
+  }
+  const doc: TauCalibrationFile = { arms: { ...kept.arms, [record.arm]: record } };
+  writeFileSync(tmpName(file), `${JSON.stringify(doc)}\n`);
   renameSync(tmpName(file), file);
   return file;
 }
@@ -76,28 +102,66 @@ export async function calibrateCorpus(
   return { calibration, record, runs, written: writeTauCalibration(dir, record) };
 }
 
+/** Where a calibrated tau came from (the manifest's `tau_calibration`). */
+export interface TauSource {
+  /** The corpus folder, absolute. */
+  from: string;
+  arm: string;
+  calibrate: number;
+  encoder: string;
+  tau: number;
+}
+
 /**
- * A spec's tau as a number: itself, or for {calibrate, from} the lowest tau whose false-positive share in
- * the other corpus's stored calibration is below `calibrate`. One line naming the spec and field otherwise.
+ * A spec's tau as a number: itself, or for {calibrate, from, arm} the lowest tau whose false-positive share
+ * in the other corpus's stored calibration of that arm (default no-sync) is below `calibrate`, with where
+ * it came from. One line naming the spec and field otherwise.
  */
-export function resolveTau(spec: SweepSpec, specFile: string, specPath: string): number {
+export function resolveTau(spec: SweepSpec, specFile: string, specPath: string): { tau: number; source?: TauSource } {
   const tau = spec.ssvp.tau;
-  if (typeof tau === 'number') return tau;
+  if (typeof tau === 'number') return { tau };
   const dir = resolve(dirname(specFile), tau.from);
   const file = tauCalibrationPath(dir);
   const field = 'ssvp.tau.from';
+  const arm = tau.arm ?? DEFAULT_TAU_ARM;
+  const armFlag = arm === DEFAULT_TAU_ARM ? '' : ` --arm ${arm}`;
   if (!existsSync(file))
     throw new InputError(
       specPath,
       field,
       `${dir} has no tau-calibration.json`,
-      `run panta calibrate-tau ${tau.from} first (on its no-sync arm)`,
+      `run panta calibrate-tau ${tau.from}${armFlag} first (on its ${arm} arm)`,
     );
-  let record: TauCalibrationRecord;
+  let record: TauCalibrationRecord | undefined;
+  let arms: string[];
   try {
-    record = JSON.parse(readFileSync(file, 'utf8')) as TauCalibrationRecord;
-    return calibrateTau(record, tau.calibrate).tau;
+    const doc = parseTauCalibrationFile(readFileSync(file, 'utf8'));
+    arms = Object.keys(doc.arms);
+    record = doc.arms[arm];
   } catch (e) {
-    throw new InputError(specPath, field, `${file} is unusable (${(e as Error).message})`, `run panta calibrate-tau ${tau.from} again`);
+    throw new InputError(
+      specPath,
+      field,
+      `${file} is unusable (${(e as Error).message})`,
+      `run panta calibrate-tau ${tau.from}${armFlag} again`,
+    );
+  }
+  if (!record)
+    throw new InputError(
+      specPath,
+      tau.arm === undefined ? field : 'ssvp.tau.arm',
+      `${file} has no calibration of the arm ${arm} (calibrated: ${arms.join(', ') || 'none'})`,
+      `run panta calibrate-tau ${tau.from} --arm ${arm} first${tau.arm === undefined ? `, or name a calibrated arm with ssvp.tau.arm` : ''}`,
+    );
+  try {
+    const value = calibrateTau(record, tau.calibrate).tau;
+    return { tau: value, source: { from: dir, arm, calibrate: tau.calibrate, encoder: record.encoder, tau: value } };
+  } catch (e) {
+    throw new InputError(
+      specPath,
+      field,
+      `${file} is unusable (${(e as Error).message})`,
+      `run panta calibrate-tau ${tau.from}${armFlag} again`,
+    );
   }
 }

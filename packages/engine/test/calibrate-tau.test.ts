@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { queryRows } from '@panta/corpus';
@@ -25,7 +25,10 @@ describe('panta calibrate-tau', () => {
   it('prints the lowest tau below the bound with the shares around it, keeps the distribution, and a spec using {calibrate, from} runs with that tau', async () => {
     const dir = tempDir();
     const source = join(dir, 'source');
-    await runSweep(writeSpec(dir, SPEC('source', `[glauber, ${ARM}]`, '0.25'), 'source.yaml'), { out: source, logLevel: 'silent' });
+    await runSweep(writeSpec(dir, SPEC('source', `[glauber, ${ARM}, full-broadcast]`, '0.25'), 'source.yaml'), {
+      out: source,
+      logLevel: 'silent',
+    });
     const r = panta(['calibrate-tau', source, '--fp', '0.2']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
@@ -55,7 +58,45 @@ describe('panta calibrate-tau', () => {
     expect(run.status).toBe('complete');
     const manifest = JSON.parse(readFileSync(join(calibrated, 'manifest.json'), 'utf8')) as { spec: { ssvp: { tau: unknown } } };
     expect(manifest.spec.ssvp.tau).toBe(tau);
+    expect((manifest as { tau_calibration?: unknown }).tau_calibration).toEqual({
+      from: source,
+      arm: ARM,
+      calibrate: 0.2,
+      encoder: 'hashing',
+      tau,
+    });
     expect(panta(['verify', calibrated]).stdout).toMatch(/^ok: /);
+
+    // Another arm's calibration is kept beside the first, not in its place; the printed snippet, pasted into a
+    // spec in another folder (from is read relative to the spec), runs at that arm's tau and the manifest says so.
+    const fb = panta(['calibrate-tau', source, '--fp', '0.2', '--arm', 'full-broadcast']);
+    expect(fb.code, fb.stderr).toBe(0);
+    const fbTau = Number(/^tau = (\d\.\d\d): /m.exec(fb.stdout)![1]);
+    const snippet = /a spec uses it with ssvp: (\{tau: .*\})$/m.exec(fb.stdout)![1];
+    expect(snippet).toBe(`{tau: {calibrate: 0.2, from: ${source}, arm: full-broadcast}}`);
+    const stored = JSON.parse(readFileSync(join(source, 'tau-calibration.json'), 'utf8')) as { arms: Record<string, unknown> };
+    expect(Object.keys(stored.arms).sort()).toEqual(['full-broadcast', ARM]);
+    const elsewhere = join(dir, 'elsewhere');
+    mkdirSync(elsewhere);
+    const pasted = writeSpec(elsewhere, SPEC('pasted', 'ssvp', snippet.slice('{tau: '.length, -1)), 'pasted.yaml');
+    const fbRun = await runSweep(pasted, { out: join(dir, 'pasted'), logLevel: 'silent' });
+    expect(fbRun.status).toBe('complete');
+    const fbManifest = JSON.parse(readFileSync(join(dir, 'pasted', 'manifest.json'), 'utf8'));
+    expect(fbManifest.spec.ssvp.tau).toBe(fbTau);
+    expect(fbManifest.tau_calibration).toMatchObject({ from: source, arm: 'full-broadcast', tau: fbTau });
+    // The no-sync spec still reads no-sync's numbers, and an arm never calibrated is named.
+    expect((await runSweep(spec, { out: join(dir, 'again'), logLevel: 'silent' })).status).toBe('complete');
+    expect(JSON.parse(readFileSync(join(dir, 'again', 'manifest.json'), 'utf8')).spec.ssvp.tau).toBe(tau);
+    const noArm = panta([
+      'run',
+      writeSpec(dir, SPEC('x', 'ssvp', '{calibrate: 0.2, from: source, arm: ssvp}'), 'x.yaml'),
+      '--out',
+      join(dir, 'x'),
+    ]);
+    expect(noArm.code).toBe(2);
+    expect(noArm.stderr).toMatch(
+      /x\.yaml: ssvp\.tau\.arm: .*tau-calibration\.json has no calibration of the arm ssvp \(calibrated: no-sync, full-broadcast\); fix: run panta calibrate-tau source --arm ssvp first\n$/,
+    );
   }, 240_000);
 
   it('says in one line, exit 2, what is wrong: no such arm, a folder that is not a corpus, a spec whose source was never calibrated', async () => {

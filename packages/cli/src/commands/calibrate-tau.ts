@@ -1,4 +1,4 @@
-import { relative } from 'node:path';
+import { relative, resolve } from 'node:path';
 import type { TauCalibration } from '@panta/core';
 import { calibrateCorpus } from '@panta/engine';
 import { EXIT, reportError } from '../errors.js';
@@ -22,8 +22,10 @@ export async function calibrateTauCommand(dir: string, opts: { fp: number; arm: 
   try {
     const r = await calibrateCorpus(dir, opts);
     process.stdout.write(calibrationText(r.calibration, { dir, arm: opts.arm, encoder: r.record.encoder, runs: r.runs }));
+    // `from` is read relative to the spec file's folder: the absolute path works from any spec.
+    const arm = opts.arm === 'no-sync' ? '' : `, arm: ${opts.arm}`;
     process.stdout.write(
-      `calibrate-tau: the distribution is kept in ${shown(r.written)}; a spec uses it with ssvp: {tau: {calibrate: ${opts.fp}, from: ${dir}}}\n`,
+      `calibrate-tau: the ${opts.arm} arm's distribution is kept in ${shown(r.written)} (beside other arms'); a spec uses it with ssvp: {tau: {calibrate: ${opts.fp}, from: ${resolve(dir)}${arm}}}\n`,
     );
     return EXIT.ok;
   } catch (error) {

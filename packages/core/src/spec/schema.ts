@@ -206,7 +206,7 @@ export const sweepSpecSchema = z.strictObject({
     .strictObject({
       /**
        * The CDS above which a pair is merged: a number, or {calibrate: FP, from: CORPUS}, the lowest tau whose
-       * false-positive share on CORPUS's no-sync arm is below FP (`panta calibrate-tau CORPUS` first).
+       * false-positive share on CORPUS's no-sync arm (or `arm`) is below FP (`panta calibrate-tau CORPUS` first).
        */
       tau: z
         .union([
@@ -215,6 +215,8 @@ export const sweepSpecSchema = z.strictObject({
             calibrate: z.number().gt(0).max(1),
             /** A corpus folder, relative to the spec file, where `panta calibrate-tau` has run. */
             from: z.string().min(1),
+            /** The arm whose calibration is used (`panta calibrate-tau --arm`); default no-sync. */
+            arm: z.string().min(1).optional(),
           }),
         ])
         .default(0.25),
