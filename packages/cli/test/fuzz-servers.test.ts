@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { cpSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -116,5 +116,65 @@ describe('a backend that cannot produce answers', () => {
       `SELECT count(*) AS events, count(*) FILTER (WHERE reply_status <> 'ok' OR response = '') AS unusable FROM read_parquet('${out}/events/*.parquet')`,
     );
     expect(row).toEqual({ events: 16, unusable: 0 });
+  });
+});
+
+describe('an LLM judge that cannot produce verdicts', () => {
+  const JUDGE_CAUSES: [Exclude<Mode, 'good'> | 'down', RegExp][] = [
+    ['html', /gave no usable reply \(latest: not JSON: "<!DOCTYPE html>/],
+    ['401', /HTTP 401: .*Invalid API key.*: the endpoint refuses the key/],
+    ['down', /attempts failed \(latest: connection failed \(.*\)\); fix: check that the model server at backend\.base_url is up/],
+  ];
+
+  it('panta judge stops with the cause in one line (exit 1), tags nothing, and a rerun once fixed judges every answer', async () => {
+    const dir = tempDir('panta-fuzz-judge-');
+    mode = 'good';
+    const out = join(dir, 'out');
+    const made = await cli(['run', writeSpec(dir, spec()), '--out', out]);
+    expect(made.code, made.stderr).toBe(0);
+    const manifest = () => readFileSync(join(out, 'manifest.json'), 'utf8');
+    const before = manifest();
+    // The dead endpoint's pass on a copy: its unfinished journal (resumable) would fail verify of `out`.
+    const copy = join(dir, 'copy');
+    cpSync(out, copy, { recursive: true });
+    const closed = await new Promise<number>((resolve) => {
+      const s = createServer();
+      s.listen(0, '127.0.0.1', () => {
+        const port = (s.address() as AddressInfo).port;
+        s.close(() => resolve(port));
+      });
+    });
+    const judge = (base: string) =>
+      `{kind: llm, backend: {kind: openai, base_url: "${base}/v1", model: surrogate-potts-v1, max_retries: 2, timeout_ms: 2000}}`;
+    for (const [kind, cause] of JUDGE_CAUSES) {
+      mode = kind === 'down' ? 'good' : kind;
+      const started = Date.now();
+      // A judge pass's journal keeps its judge, endpoint included: the dead endpoint's pass is on the copy.
+      const bad = await cli([
+        'judge',
+        kind === 'down' ? copy : out,
+        '--judge',
+        judge(kind === 'down' ? `http://127.0.0.1:${closed}` : url),
+        '--name',
+        'llm',
+      ]);
+      expect(bad.code, `${kind}: ${bad.stderr}`).toBe(1);
+      expect((Date.now() - started) / 1000).toBeLessThan(30);
+      const lines = bad.stderr.split('\n').filter((l) => l.startsWith('panta: '));
+      expect(lines, bad.stderr).toHaveLength(1);
+      expect(lines[0], kind).toMatch(cause);
+      expect(bad.stdout).not.toMatch(/complete/);
+      expect(manifest()).toBe(before);
+    }
+    mode = 'good';
+    const good = await cli(['judge', out, '--judge', judge(url), '--name', 'llm']);
+    expect(good.code, good.stderr).toBe(0);
+    expect(good.stdout).toMatch(/complete: tag_llm \(llm judge\) over 16 answers/);
+    const [row] = await queryRows(
+      `SELECT count(*) FILTER (WHERE tag_llm = 'judge_failure') AS failures, count(tag_llm) AS tagged FROM read_parquet('${out}/events/*.parquet')`,
+    );
+    expect(row).toEqual({ failures: 0, tagged: 16 });
+    const verified = await cli(['verify', out]);
+    expect(verified.code, verified.stdout + verified.stderr).toBe(0);
   });
 });

@@ -113,14 +113,24 @@ describe('RetryingCaller with its health breaker', () => {
     // 16 calls x 4 attempts would be 64: the breaker stopped them after 20.
     expect(attempts).toBeLessThanOrEqual(20 + 8);
     expect(tripped).toHaveLength(1);
-    const reasons = results.map((r) => (r.status === 'rejected' ? r.reason : r.value));
-    // Calls that recorded their unusable reply before the trip keep it (as today); every other one fails with the trip.
-    const failed = reasons.filter((r) => r instanceof EndpointUnhealthyError);
-    expect(failed.length).toBeGreaterThan(8);
-    for (const r of failed) expect(r).toBe(tripped[0]);
+    // A backend that never gave a usable reply records none: every call fails with the trip.
+    for (const r of results) expect(r.status === 'rejected' && r.reason).toBe(tripped[0]);
     expect(tripped[0].message).toMatch(/gave no usable reply \(latest: not JSON: "<html>proxy login<\/html>"\)/);
     await expect(caller.call(async () => 'ok')).rejects.toBe(tripped[0]);
     expect(unhealthyCause(new Error('wrapped', { cause: tripped[0] }))).toBe(tripped[0]);
+  });
+
+  it('records an unusable reply after max_retries once the backend has given a usable one', async () => {
+    const caller = new RetryingCaller({ ...options, maxRetries: 2 });
+    expect((await caller.call(async () => 'ok')).value).toBe('ok');
+    let attempts = 0;
+    const out = await caller.call(async () => {
+      attempts++;
+      throw new UnusableReplyError('empty', 'choices[0].message.content is empty');
+    }, recordedReply);
+    expect(attempts).toBe(3);
+    expect(out.value).toMatchObject({ status: 'empty', reply: { text: '' } });
+    expect(caller.breaker.trip).toBeUndefined();
   });
 
   it('a healthy endpoint with a few malformed replies keeps going', async () => {

@@ -85,6 +85,8 @@ function openai(url: string, maxRetries = 2): OpenAICompatibleBackend {
     server: 'vllm',
     timeout_ms: 2000,
     max_retries: maxRetries,
+    // The health breaker off: these backends never give a usable reply (breaker.test.ts has the breaker on).
+    max_unusable_share: 1,
   });
   if (spec.kind !== 'openai') throw new Error('unreachable');
   const b = new OpenAICompatibleBackend(spec, FAST);
@@ -153,6 +155,7 @@ describe('a reply that is empty or unparsable on every attempt is recorded', () 
       api_key_env: 'AK',
       timeout_ms: 2000,
       max_retries: 1,
+      max_unusable_share: 1,
     });
     if (spec.kind !== 'anthropic') throw new Error('unreachable');
     const b = new AnthropicBackend(spec, { ...FAST, env: { AK: 'sk-ant-test' } });

@@ -130,7 +130,7 @@ export class HealthBreaker {
     const share = `${bad} of its last ${attempts} attempts ${latest.kind === 'unusable' ? 'gave no usable reply' : 'failed'}`;
     const fix =
       latest.kind === 'unusable'
-        ? `fix: check that backend.base_url is the OpenAI-compatible API root (.../v1) of a server serving ${this.model ? `model ${this.model}` : 'the model'}, not a web page or a proxy's error page`
+        ? `fix: check that backend.base_url is the ${this.backend === 'anthropic' ? "Anthropic API's origin" : 'OpenAI-compatible API root (.../v1)'} of a server serving ${this.model ? `model ${this.model}` : 'the model'}, not a web page or a proxy's error page`
         : 'fix: check that the model server at backend.base_url is up and reachable from this host';
     this.tripped = new EndpointUnhealthyError(
       `${this.backend} ${label}: ${share} (latest: ${cause(latest)}); ${fix}, then run the same command again: it resumes after the saved events (bound: backend.max_unusable_share ${this.bounds.maxUnusableShare} over backend.health_window ${this.bounds.window})`,

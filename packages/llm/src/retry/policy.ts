@@ -1,4 +1,4 @@
-import { type EndpointUnhealthyError, HealthBreaker, type HealthBounds } from './breaker.js';
+import { DEFAULT_HEALTH_BOUNDS, type EndpointUnhealthyError, HealthBreaker, type HealthBounds } from './breaker.js';
 import { classifyFailure, type Failure } from './classify.js';
 import { BackendClosedError, LlmCallError } from './errors.js';
 import type { EndpointAdmission } from '../admission/endpoint.js';
@@ -129,6 +129,8 @@ export class RetryingCaller {
   private failuresMade = 0;
   private recoveredMade = 0;
   readonly breaker: HealthBreaker;
+  /** Whether any attempt got a usable reply (see the recorded replies in call). */
+  private answered = false;
   /** Attempts open now: when each started (performance.now()), for progress while calls hang. */
   private readonly open = new Set<{ started: number }>();
 
@@ -189,6 +191,7 @@ export class RetryingCaller {
         const value = await settleOrAbort(attempt(endpoint, controller.signal), controller.signal);
         const latencyMs = performance.now() - started;
         gate?.observeLatency(latencyMs / Math.max(1, hints.work ?? 1), openAtSend);
+        this.answered = true;
         this.observe(endpoint, { kind: 'ok' });
         return { value, attempts, endpoint, latencyMs };
       } catch (err) {
@@ -218,11 +221,16 @@ export class RetryingCaller {
       }
       if (this.breaker.trip) throw this.breaker.trip;
       const label = endpoints[endpoint];
-      if (failure.retry && attempts > maxRetries && recovered) {
+      // An unusable reply is the call's answer once its retries are spent, but only from a backend that has
+      // given a usable reply: until then it may be an HTML page or a proxy's error page on every attempt, and
+      // the call keeps trying until a usable reply proves the backend or the health breaker stops it (it must:
+      // every attempt so far was bad). With max_unusable_share 1 the breaker never trips: recorded at once.
+      const proven = this.answered || (this.options.health?.maxUnusableShare ?? DEFAULT_HEALTH_BOUNDS.maxUnusableShare) >= 1;
+      if (failure.retry && attempts > maxRetries && recovered && proven) {
         this.recoveredMade++;
         return { ...recovered, attempts };
       }
-      if (!failure.retry || attempts > maxRetries) {
+      if (!failure.retry || (attempts > maxRetries && !recovered)) {
         this.failuresMade++;
         throw new LlmCallError({
           backend,
