@@ -217,6 +217,36 @@ describe('BullTransport on its own', () => {
     }
   });
 
+  it('the watchdog asks Redis about every job in flight in one step a tick, off the dispatch chain, and leaves live jobs alone', async () => {
+    const sweep = conformanceSweep('bull-watch', '', 1);
+    const transport = (await transportFor(sweep, 100)) as BullTransport;
+    await started(transport);
+    const tasks = firstEvents(sweep, 16);
+    // Counted where the steps leave: the one-step check (jobs-gone-n), and BullMQ's per-job getJob.
+    const steps = { gone: 0, getJob: 0 };
+    const own = redis as unknown as { jobsGoneN(...a: unknown[]): Promise<unknown> };
+    const jobsGoneN = own.jobsGoneN.bind(redis);
+    own.jobsGoneN = (...a: unknown[]) => (steps.gone++, jobsGoneN(...a));
+    const getJob = queue.getJob.bind(queue);
+    queue.getJob = (id: string) => (steps.getJob++, getJob(id));
+    await queue.pause();
+    try {
+      for (const t of tasks) transport.dispatch(t);
+      await until('the jobs are queued', async () => (await queue.getWaitingCount()) > 0);
+      const jobs = await queue.getWaitingCount();
+      await until('the watchdog looked three times', () => steps.gone >= 3);
+      expect(steps.getJob).toBe(0);
+      expect(transport.requeued).toBe(0);
+      expect(await queue.getWaitingCount()).toBe(jobs);
+      await queue.drain();
+    } finally {
+      own.jobsGoneN = jobsGoneN;
+      queue.getJob = getJob;
+      await transport.close();
+      await queue.resume();
+    }
+  });
+
   it('adds again an event whose job was lost from the queue, and answers it once', async () => {
     const sweep = conformanceSweep('bull-lost', '', 1);
     const transport = await transportFor(sweep, 300);

@@ -3,6 +3,7 @@ import { COMMIT_BOUNDARY } from '../scripts/commit-boundary-3.js';
 import { COMMIT_EVENTS } from '../scripts/commit-events-n.js';
 import { FAIL_BOUNDARY } from '../scripts/fail-boundary-3.js';
 import { FAIL_EVENT } from '../scripts/fail-event-3.js';
+import { JOBS_GONE } from '../scripts/jobs-gone-n.js';
 import { LEASE } from '../scripts/lease-1.js';
 import { READ_EVENTS } from '../scripts/read-events-n.js';
 import { INBOX_MAXLEN, type SweepKeys } from '../keys.js';
@@ -22,6 +23,7 @@ interface LuaCommands {
   failBoundary3(...args: (string | number)[]): Promise<number>;
   readEventsN(...args: (string | number)[]): Promise<(number | string | null)[]>;
   lease1(...args: (string | number)[]): Promise<number>;
+  jobsGoneN(...args: string[]): Promise<number[]>;
 }
 
 /** A connection with the Lua steps defined (what connect() returns). */
@@ -36,6 +38,7 @@ export function withScripts(redis: Redis): PantaRedis {
   redis.defineCommand('failBoundary3', { numberOfKeys: 3, lua: FAIL_BOUNDARY });
   redis.defineCommand('readEventsN', { lua: READ_EVENTS });
   redis.defineCommand('lease1', { numberOfKeys: 1, lua: LEASE });
+  redis.defineCommand('jobsGoneN', { lua: JOBS_GONE });
   return redis as PantaRedis;
 }
 
@@ -212,6 +215,32 @@ export async function readEvents(redis: PantaRedis, keys: SweepKeys, events: rea
   });
   return out;
 }
+
+/**
+ * The ids of `ids` whose BullMQ job is gone or failed (jobs-gone-n), in one step however many: `failedKey` is
+ * the queue's failed set, `jobKey` names a job's hash. Asked in slices of 5,000 jobs (one step each), so that
+ * one script never holds Redis for long.
+ */
+export async function jobsGone(
+  redis: PantaRedis,
+  failedKey: string,
+  jobKey: (id: string) => string,
+  ids: readonly string[],
+): Promise<string[]> {
+  const gone: string[] = [];
+  for (let from = 0; from < ids.length; from += JOBS_GONE_SLICE) {
+    const slice = ids.slice(from, from + JOBS_GONE_SLICE);
+    const reply = await lua(redis).jobsGoneN(String(slice.length + 1), failedKey, ...slice.map(jobKey), ...slice);
+    if (!Array.isArray(reply)) throw new ScriptReplyError('jobs-gone-n', reply);
+    for (const i of reply) {
+      if (typeof i !== 'number' || i < 1 || i > slice.length) throw new ScriptReplyError('jobs-gone-n', reply);
+      gone.push(slice[i - 1]);
+    }
+  }
+  return gone;
+}
+
+const JOBS_GONE_SLICE = 5000;
 
 export interface LeaseArgs {
   key: string;
