@@ -105,7 +105,7 @@ function gpuText(g: GpuPlan, judged: boolean): string {
   );
   out.push('');
   out.push(
-    `GPU-hours: agents ${hours(g.gpu_hours)}${judged ? `, judge ${hours(g.judge_gpu_hours)}${same ? ' (on the same model: give its own with --judge-gpu)' : ''}` : ''}, total ${hours(g.total_gpu_hours)}; the prefix cache saves ${hours(g.prefix_cache_saved_gpu_hours)}.`,
+    `GPU-hours: agents ${hours(g.gpu_hours)}${judged ? `, judge ${hours(g.judge_gpu_hours)} at most (an identical answer is judged once${same ? "; priced on the agents' model: give the judge's with --judge-gpu" : ''})` : ''}, total ${hours(g.total_gpu_hours)}; the prefix cache saves ${hours(g.prefix_cache_saved_gpu_hours)}.`,
   );
   out.push(
     `Critical path: ${int(g.critical_path_calls)} calls in a chain, ${hours(g.critical_path_hours)} h on an idle GPU; beyond about ${int(g.useful_gpus)} GPUs the sweep finishes no sooner.`,
