@@ -1,4 +1,4 @@
-import { cpSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { csvLine, parseCsv } from '@panta/core';
@@ -180,12 +180,41 @@ describe('panta annotate score', () => {
 
   it('all one label on both sides: kappa is printed as undefined, not NaN', () => {
     const one = Array.from({ length: 12 }, () => 'not_known');
-    const r = panta(['annotate', 'score', corpus, fileWith('nk1', one), fileWith('nk2', one)]);
+    // The second annotator's rows in another order: the same labels, another file (a copy is refused).
+    const nk2 = join(dir, 'nk2.csv');
+    writeFileSync(
+      nk2,
+      `${[header, ...rows.map((r) => r.map((v, j) => (j === col('label') ? 'not_known' : v))).reverse()].map(csvLine).join('\n')}\n`,
+    );
+    const r = panta(['annotate', 'score', corpus, fileWith('nk1', one), nk2]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(
       /^nk1 vs nk2\tpooled\tn 12\tagreement 100\.0%\tkappa undefined \(both raters gave every item the same single label\)$/m,
     );
     expect(r.stdout).not.toMatch(/NaN/);
+  });
+
+  it('one file given twice (the same path, a link to it, or a copy) is refused in one line naming both, and nothing is written', () => {
+    const before = readFileSync(join(corpus, 'annotation.json'), 'utf8');
+    const alice = fileWith('alice', A);
+    const same = panta(['annotate', 'score', corpus, alice, alice]);
+    expect(same.code).toBe(2);
+    expect(same.stderr).toBe(
+      `panta: ${alice}: is the same file as ${alice}, given twice; fix: give each annotator's own CSV once (one file scored as two raters agrees with itself)\n`,
+    );
+    const link = join(dir, 'alice-link.csv');
+    rmSync(link, { force: true });
+    symlinkSync(alice, link);
+    expect(panta(['annotate', 'score', corpus, alice, link]).stderr).toMatch(
+      /alice-link\.csv: is the same file as .*alice\.csv, given twice/,
+    );
+    const copy = join(dir, 'carol.csv');
+    cpSync(alice, copy);
+    const copied = panta(['annotate', 'score', corpus, fileWith('bob', B), alice, copy]);
+    expect(copied.code).toBe(2);
+    expect(copied.stderr).toMatch(/^panta: .*carol\.csv: has the same content as .*alice\.csv; fix: /);
+    expect(copied.stderr.trim().split('\n')).toHaveLength(1);
+    expect(readFileSync(join(corpus, 'annotation.json'), 'utf8')).toBe(before);
   });
 
   it('labels are read as people type them: any case, "not known" and "not-known" for not_known', () => {

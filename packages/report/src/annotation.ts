@@ -1,4 +1,5 @@
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import {
   CsvSyntaxError,
@@ -270,6 +271,24 @@ export async function scoreAnnotations(dir: string, files: readonly string[]): P
   const names: string[] = [];
   const byRater = new Map<string, Labelled[]>();
   const fileOf: Record<string, string> = {};
+  // One annotator's file given twice (the same path, a link to it, or a copy) would be scored as two raters
+  // in perfect agreement: refused, by real path and by content.
+  const seenFile = new Map<string, string>();
+  for (const f of files) {
+    if (!existsSync(f)) continue; // readAnnotatorFile names it below
+    const real = realpathSync(f);
+    const digest = `sha256:${createHash('sha256').update(readFileSync(f)).digest('hex')}`;
+    const same = seenFile.get(real) ?? seenFile.get(digest);
+    if (same !== undefined)
+      throw new InputError(
+        f,
+        '',
+        seenFile.get(real) !== undefined ? `is the same file as ${same}, given twice` : `has the same content as ${same}`,
+        "give each annotator's own CSV once (one file scored as two raters agrees with itself)",
+      );
+    seenFile.set(real, f);
+    seenFile.set(digest, f);
+  }
   for (const f of files) {
     let name = basename(f).replace(/\.csv$/i, '');
     for (let k = 2; name === 'judge' || name.startsWith('judge:') || names.includes(name); k++)
