@@ -69,7 +69,7 @@ export interface VllmCompletion {
 }
 
 interface Block {
-  hash: string;
+  hash: number;
   refs: number;
 }
 
@@ -82,7 +82,10 @@ interface Seq {
   maxTokens: number;
   output: number;
   /** Chained hashes of the prompt's full blocks. */
-  hashes: string[];
+  hashes: number[];
+  /** The allocation epoch of its last failed admission (nothing freed or cached since: it still does not fit). */
+  failedEpoch: number;
+  aborted: boolean;
   /** Blocks reserved at admission: ceil((prompt + maxTokens) / blockTokens). */
   reserved: number;
   /** Cached blocks this request references (its hits, then those it computed), in prompt order. */
@@ -124,10 +127,12 @@ export class VllmEngine {
   private readonly waiting: Seq[] = []; // by policy
   private running: Seq[] = [];
   private readonly ids = new Map<string, Seq>();
-  private readonly cache = new Map<string, Block>();
+  private readonly cache = new Map<number, Block>();
   /** Cached blocks nobody references, least recently used first (Map keeps insertion order). */
-  private readonly evictable = new Map<string, Block>();
+  private readonly evictable = new Map<number, Block>();
   private ownBlocks = 0;
+  /** Bumped whenever blocks are freed or cached: a request that did not fit may fit now. */
+  private epoch = 0;
   private referencedBlocks = 0;
   private stepEnd: number | null = null;
   private stepBatch: [Seq, number][] = [];
@@ -200,6 +205,8 @@ export class VllmEngine {
       cached: 0,
       computed: 0,
       generated: 0,
+      failedEpoch: -1,
+      aborted: false,
       admitted: Number.NaN,
       firstToken: Number.NaN,
       gpuUs: 0,
@@ -214,6 +221,7 @@ export class VllmEngine {
     const seq = this.ids.get(id);
     if (!seq) return false;
     this.ids.delete(id);
+    seq.aborted = true;
     this.counters.aborted++;
     for (const list of [this.pending, this.waiting]) {
       const i = list.indexOf(seq);
@@ -294,18 +302,22 @@ export class VllmEngine {
 
   /** Reserves a waiting request's blocks, reusing its cached prefix; false when they do not fit. */
   private allocate(seq: Seq): boolean {
+    if (seq.failedEpoch === this.epoch) return false;
     const B = this.model.blockTokens;
     const maxHit = Math.floor((seq.prompt - 1) / B); // vLLM always computes the last prompt token
     const hits: Block[] = [];
     for (let i = 0; i < maxHit; i++) {
-      const b = this.cache.get(seq.hashes[i] as string);
+      const b = this.cache.get(seq.hashes[i] as number);
       if (!b) break;
       hits.push(b);
     }
     const fresh = seq.reserved - hits.length;
     let revived = 0;
     for (const b of hits) if (b.refs === 0) revived++;
-    if (fresh + revived > this.freeBlocks()) return false;
+    if (fresh + revived > this.freeBlocks()) {
+      seq.failedEpoch = this.epoch;
+      return false;
+    }
     for (const b of hits) {
       if (b.refs++ === 0) {
         this.evictable.delete(b.hash);
@@ -329,6 +341,7 @@ export class VllmEngine {
   }
 
   private release(seq: Seq): void {
+    this.epoch++;
     this.ownBlocks -= seq.own;
     seq.own = 0;
     for (let i = seq.held.length - 1; i >= 0; i--) {
@@ -390,13 +403,13 @@ export class VllmEngine {
     this.accrue(t);
     const finished = new Set<Seq>();
     for (const [seq, n] of this.stepBatch) {
-      if (!this.ids.has(seq.id) || this.ids.get(seq.id) !== seq) continue; // aborted mid-step
+      if (seq.aborted) continue; // aborted mid-step
       if (seq.computed < seq.prompt) {
         seq.computed += n;
         // Cache the prompt blocks prefill has now computed; one another request cached meanwhile is shared instead.
         const full = Math.min(Math.floor(seq.computed / B), seq.hashes.length);
         for (let i = seq.held.length; i < full && seq.own > 0; i++) {
-          const hash = seq.hashes[i] as string;
+          const hash = seq.hashes[i] as number;
           let b = this.cache.get(hash);
           if (!b) {
             b = { hash, refs: 0 };
@@ -404,6 +417,7 @@ export class VllmEngine {
           } else if (b.refs === 0) this.evictable.delete(hash);
           if (b.refs++ === 0) this.referencedBlocks++;
           seq.held.push(b);
+          this.epoch++;
           seq.own--;
           this.ownBlocks--;
         }
@@ -465,21 +479,22 @@ function insertSorted(list: Seq[], seq: Seq, cmp: (a: Seq, b: Seq) => number): v
 /**
  * Chained content hashes of a prompt's full blocks: block i's covers tokens 0..(i+1)*blockTokens, so two prompts
  * share block i's hash only when they agree on everything up to its end (vLLM's block hash chain). Two 32-bit
- * FNV-1a-style lanes with different primes: a 64-bit key.
+ * FNV-1a-style lanes with different primes, kept as one 53-bit number (a Map key without a string).
  */
-export function blockHashes(tokens: ArrayLike<number>, blockTokens: number): string[] {
-  const out: string[] = [];
+export function blockHashes(tokens: ArrayLike<number>, blockTokens: number): number[] {
+  const full = Math.floor(tokens.length / blockTokens);
+  const out = new Array<number>(full);
   let h1 = 0x811c9dc5;
   let h2 = 0x2545f491;
-  const full = Math.floor(tokens.length / blockTokens);
+  let i = 0;
   for (let b = 0; b < full; b++) {
-    for (let i = b * blockTokens, end = i + blockTokens; i < end; i++) {
+    for (const end = i + blockTokens; i < end; i++) {
       const t = tokens[i] as number;
       h1 = Math.imul(h1 ^ t, 0x01000193);
       h2 = Math.imul(h2 ^ t, 0x5bd1e995);
       h2 ^= h2 >>> 15;
     }
-    out.push(`${(h1 >>> 0).toString(36)}.${(h2 >>> 0).toString(36)}`);
+    out[b] = (h1 >>> 0) * 0x200000 + (h2 & 0x1fffff);
   }
   return out;
 }
