@@ -53,6 +53,11 @@ describe('gpu plan', () => {
     expect(p.useful_gpus).toBeCloseTo(p.total_gpu_hours / p.critical_path_hours, 9);
     expect(p.wall_hours).toBeCloseTo(Math.max(p.total_gpu_hours / 4, p.critical_path_hours), 12);
     expect(p.judge_gpu_hours).toBe(0);
+    // A run too long to walk (over 2^22 events): its chain is events / (N / (k + 1)), a ring's third of N at once.
+    const long = small('geometries: [ring]\nsizes: [400000]\nsweeps: 10\n');
+    expect(gpuPlan({ spec: long.spec, runs: long.runs, template: DEFAULT_TEMPLATE, model: H100 }).critical_path_calls).toBe(
+      Math.ceil((11 * 400_000) / Math.floor(400_000 / 3)),
+    );
   });
 
   it('the LLM judge is priced on its own model; the agents on theirs', () => {

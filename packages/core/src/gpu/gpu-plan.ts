@@ -230,11 +230,25 @@ function memoKey(run: RunPlan): string {
   return random ? `${run.configId}\0${run.seed}` : run.configId;
 }
 
+/** Runs of more events than this have their chain estimated, not walked. */
+const MAX_WALKED = 1 << 22;
+
 /** Events on the longest chain of a run's schedule (one representative run per shape: its seed changes little). */
 function chainCalls(run: RunPlan, edgeLists: EdgeLists, memo: Map<string, number>): number {
   const key = `${run.geometryLabel}/${run.n}/${run.protocol}/${run.dynamics}/${run.sweeps}`;
   let calls = memo.get(key);
-  if (calls === undefined) memo.set(key, (calls = criticalPath(scheduleFor(run, edgeLists)).criticalPath));
+  if (calls === undefined) {
+    // Walking the schedule costs its reads and 8 bytes an event: beyond MAX_WALKED events, the chain is taken as
+    // events / (N / (k + 1)), the parallelism asynchronous updates allow (engine's run order uses the same).
+    const events = runEvents(run);
+    calls =
+      events <= MAX_WALKED || run.controls.team
+        ? criticalPath(scheduleFor(run, edgeLists)).criticalPath
+        : run.dynamics === 'synchronous'
+          ? run.sweeps + 1
+          : Math.ceil(events / Math.max(1, Math.floor(run.n / (run.k + 1))));
+    memo.set(key, calls);
+  }
   return calls;
 }
 
