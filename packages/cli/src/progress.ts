@@ -17,7 +17,16 @@ const count = (n: number) => n.toLocaleString('en-US');
  * tokens generated per second, runs and the ETA.
  */
 function tail(p: SweepProgress, r: ProgressRates): string {
-  return `${formatRate(r.events)} ev/s | calls in flight ${p.inflight}, ${formatRate(r.calls)}/s | ${formatRate(r.tokens)} tok/s | runs ${p.runsFinished}/${p.runsTotal} | ETA ${formatEta(r.eta)}`;
+  return `${formatRate(r.events)} ev/s | calls in flight ${p.inflight}, ${formatRate(r.calls)}/s${hanging(p)} | ${formatRate(r.tokens)} tok/s | runs ${p.runsFinished}/${p.runsTotal} | ETA ${formatEta(r.eta)}`;
+}
+
+/** Seconds a request may stay open before the line names it: a served model's call takes a few. */
+export const HANGING_AFTER_S = 5;
+
+/** While requests hang: how many are open and the oldest's age ("12 calls in flight, oldest 95 s"). */
+function hanging(p: SweepProgress): string {
+  if (p.callsOpen === undefined || p.oldestCallS === undefined || p.callsOpen === 0 || p.oldestCallS < HANGING_AFTER_S) return '';
+  return ` (${count(p.callsOpen)} call${p.callsOpen === 1 ? '' : 's'} open, oldest ${count(p.oldestCallS)} s)`;
 }
 
 /**

@@ -2,12 +2,13 @@ import { cpSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDataset } from '@panta/core';
 import { queryRows } from '@panta/corpus';
 import { startSurrogateServer, type SurrogateServer } from '@panta/llm';
 import { runCli } from '../src/index.js';
-import { RHEON6, tempDir, writeSpec } from '../../../test/helpers.js';
+import { RHEON6, pantaProcess, tempDir, writeSpec } from '../../../test/helpers.js';
 
 /**
  * Servers that misbehave, as the fuzz suite's spec cases do for inputs: a backend that answers every request
@@ -16,7 +17,7 @@ import { RHEON6, tempDir, writeSpec } from '../../../test/helpers.js';
  * server fixed (it then passes requests to serve-surrogate), the same command resumes to the full corpus,
  * which `panta verify` passes.
  */
-type Mode = 'html' | 'truncated' | 'shape' | '401' | 'good';
+type Mode = 'html' | 'truncated' | 'shape' | '401' | 'hang' | 'good';
 
 const prompts = parseDataset(readFileSync(RHEON6, 'utf8'), RHEON6);
 let surrogate: SurrogateServer;
@@ -36,6 +37,8 @@ beforeAll(async () => {
         res.writeHead(status, { 'content-type': type });
         res.end(body);
       };
+      // Lists its models, then accepts each completion request and never answers it.
+      if (mode === 'hang' && req.url?.endsWith('/chat/completions')) return;
       if (mode === 'html') return send(200, HTML, 'text/html');
       if (mode === 'truncated') return send(200, '{"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":"The ans');
       if (mode === 'shape') return send(200, '{"result":{"text":"an answer"},"status":"ok"}');
@@ -80,7 +83,7 @@ async function cli(args: string[]): Promise<{ code: number; stdout: string; stde
   return { code, stdout, stderr };
 }
 
-const CAUSES: [Exclude<Mode, 'good'>, RegExp][] = [
+const CAUSES: [Exclude<Mode, 'good' | 'hang'>, RegExp][] = [
   ['html', /gave no usable reply \(latest: not JSON: "<!DOCTYPE html><html><head><title>Sign in<\/title>/],
   ['truncated', /gave no usable reply \(latest: not JSON \(.*the reply began "\{\\"id\\":\\"x\\",\\"choices\\".*The ans/],
   ['shape', /gave no usable reply \(latest: no choices: \{"result":\{"text":"an answer"\},"status":"ok"\}\)/],
@@ -120,7 +123,7 @@ describe('a backend that cannot produce answers', () => {
 });
 
 describe('an LLM judge that cannot produce verdicts', () => {
-  const JUDGE_CAUSES: [Exclude<Mode, 'good'> | 'down', RegExp][] = [
+  const JUDGE_CAUSES: [Exclude<Mode, 'good' | 'hang'> | 'down', RegExp][] = [
     ['html', /gave no usable reply \(latest: not JSON: "<!DOCTYPE html>/],
     ['401', /HTTP 401: .*Invalid API key.*: the endpoint refuses the key/],
     ['down', /attempts failed \(latest: connection failed \(.*\)\); fix: check that the model server at backend\.base_url is up/],
@@ -176,5 +179,29 @@ describe('an LLM judge that cannot produce verdicts', () => {
     expect(row).toEqual({ failures: 0, tagged: 16 });
     const verified = await cli(['verify', out]);
     expect(verified.code, verified.stdout + verified.stderr).toBe(0);
+  });
+});
+
+describe('a backend that accepts requests and never answers', () => {
+  it("the progress line names the open calls and the oldest one's age; Ctrl-C says how to quit at once, and twice quits", {
+    timeout: 60_000,
+  }, async () => {
+    const dir = tempDir('panta-fuzz-hang-');
+    mode = 'hang';
+    const file = writeSpec(dir, spec().replace('timeout_ms: 2000', 'timeout_ms: 600000'));
+    const p = pantaProcess(['run', file, '--out', join(dir, 'out')]);
+    try {
+      for (let i = 0; i < 300 && !/calls open, oldest \d+ s/.test(p.stderr()); i++) await sleep(100);
+      expect(p.stderr()).toMatch(/calls in flight 4, [^|]*\(4 calls open, oldest (\d+) s\)/);
+      p.kill('SIGINT');
+      for (let i = 0; i < 50 && !p.stderr().includes('again to quit'); i++) await sleep(100);
+      expect(p.stderr()).toContain('(Ctrl-C again to quit at once)');
+      p.kill('SIGINT');
+      const done = await p.exited;
+      expect(done.code).toBe(130);
+    } finally {
+      p.kill('SIGKILL');
+      mode = 'good';
+    }
   });
 });

@@ -34,6 +34,15 @@ describe('progress line', () => {
     expect(line).toBe('events executed 0/11,000,000, written 0 | -- ev/s | calls in flight 12, --/s | -- tok/s | runs 0/1 | ETA --');
   });
 
+  it("while requests hang, names how many are open and the oldest one's age", () => {
+    const hung = { ...EARLY, eventsExecuted: 0, inflight: 12, callsOpen: 12, oldestCallS: 95 };
+    expect(progressLine(hung, {})).toBe(
+      'events executed 0/11,000,000, written 0 | -- ev/s | calls in flight 12, --/s (12 calls open, oldest 95 s) | -- tok/s | runs 0/1 | ETA --',
+    );
+    // Calls a few seconds old are a served model's pace, not a hang.
+    expect(progressLine({ ...hung, oldestCallS: 2 }, {})).not.toContain('oldest');
+  });
+
   it('a view on a plain stream writes its first line at once, with both counts', () => {
     let text = '';
     const stream = new Writable({

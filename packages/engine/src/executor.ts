@@ -438,21 +438,26 @@ export class Executor<S extends RunSink = RunSink> {
     const check = finished || this.reported === Number.NEGATIVE_INFINITY || (++this.pumps & 31) === 0;
     if (this.options.onProgress && check && (finished || performance.now() - this.reported >= 100)) {
       this.reported = performance.now();
-      this.options.onProgress({
-        eventsWritten: this.eventsWritten,
-        eventsExecuted: this.eventsExecuted,
-        inflight: this.inflight,
-        calls: this.calls,
-        tokens: this.tokens,
-        completionTokens: this.completionTokens,
-        retries: this.retries,
-        runsActive: this.active.length,
-        runsFinished: this.runsFinished,
-        runsFailed: this.runsFailed,
-        eventsSkipped: this.skipped,
-      });
+      this.options.onProgress(this.progress());
     }
     if (finished) this.settle.resolve();
+  }
+
+  /** Where execution stands now (what onProgress reports). */
+  progress(): ExecutorProgress {
+    return {
+      eventsWritten: this.eventsWritten,
+      eventsExecuted: this.eventsExecuted,
+      inflight: this.inflight,
+      calls: this.calls,
+      tokens: this.tokens,
+      completionTokens: this.completionTokens,
+      retries: this.retries,
+      runsActive: this.active.length,
+      runsFinished: this.runsFinished,
+      runsFailed: this.runsFailed,
+      eventsSkipped: this.skipped,
+    };
   }
 
   /** Whether `run` may open now: the open runs' memory leaves room for it, or none is open. */

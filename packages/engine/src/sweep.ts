@@ -65,6 +65,9 @@ export interface SweepProgress extends ExecutorProgress {
   runsTotal: number;
   /** Of `eventsWritten`, those found on disk when their run opened (a resume): not this session's pace. */
   eventsOnDisk: number;
+  /** A real backend's requests open now, and how long the oldest has been open (s): progress while calls hang. */
+  callsOpen?: number;
+  oldestCallS?: number;
 }
 
 /** What a sweep tells its caller beyond progress (the CLI prints each as a line). */
@@ -178,6 +181,20 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
     onWritten: (count) => executor.written(count),
     traceBudgetBytes: options.traceBudgetBytes,
   });
+  // Progress comes with events; while calls hang none come, so a timer reports every second too, with the
+  // open requests and the oldest one's age ("12 calls in flight, oldest 95 s").
+  const report = (p: ExecutorProgress): void => {
+    const open = backend.openAttempts?.();
+    options.onProgress?.({
+      ...p,
+      eventsTotal: eventsTotal - p.eventsSkipped,
+      runsTotal: runs.length,
+      eventsOnDisk,
+      ...(open ? { callsOpen: open.count, oldestCallS: Math.floor(open.oldestMs / 1000) } : {}),
+    });
+  };
+  const ticker = setInterval(() => report(executor.progress()), 1000);
+  ticker.unref();
   const executor: Executor<RunRecorder> = new Executor<RunRecorder>(chainsFirst(runs), {
     transport,
     concurrency: spec.concurrency,
@@ -212,7 +229,7 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
     close: (active: ActiveRun<RunRecorder>): Promise<void> => corpus.closeRun(active.run, active.sink, runEnd(active)),
     onProgress: (p) => {
       live.update(p);
-      options.onProgress?.({ ...p, eventsTotal: eventsTotal - p.eventsSkipped, runsTotal: runs.length, eventsOnDisk });
+      report(p);
     },
     eventsTotal,
   });
@@ -227,6 +244,7 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
     await judge.close();
     throw unhealthyCause(error) ?? health.unhealthy ?? error;
   } finally {
+    clearInterval(ticker);
     live.stop(executor.stopped ? 'stopped' : 'finished');
     options.signal?.removeEventListener('abort', stop);
     await transport.close();

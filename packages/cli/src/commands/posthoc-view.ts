@@ -34,7 +34,10 @@ export function stopOnSignal(view: ProgressView): { signal: AbortSignal; code: (
     if (interrupt.signal.aborted) process.exit(code);
     code = signal === 'SIGTERM' ? 143 : EXIT.interrupted;
     view.stop();
-    process.stderr.write(`\npanta: ${signal === 'SIGTERM' ? 'terminated' : 'interrupted'}: finishing the shard being rewritten\n`);
+    const again = signal === 'SIGTERM' ? 'SIGTERM' : 'Ctrl-C';
+    process.stderr.write(
+      `\npanta: ${signal === 'SIGTERM' ? 'terminated' : 'interrupted'}: finishing the shard being rewritten (${again} again to quit at once)\n`,
+    );
     interrupt.abort();
   };
   process.on('SIGINT', onSignal);
