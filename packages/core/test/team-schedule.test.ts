@@ -271,6 +271,31 @@ describe('team specs', () => {
     refuse('dynamics: relay\nteam: {token_budget: 2}', 'team.token_budget');
     refuse('name: t\ndataset: d.jsonl\ngeometries: [ring]\nsizes: [4]\ntemperatures: [0.7]\nteam: {memory: recent}\n', 'team');
   });
+
+  it('refuses at parse time a team key no schedule of the sweep reads, naming it; a key one of them reads is kept', () => {
+    const text = (rest: string) => `name: t\ndataset: d.jsonl\ngeometries: [chain]\nsizes: [4]\ntemperatures: [0.7]\n${rest}\n`;
+    const message = (rest: string) => {
+      try {
+        parseSweepSpec(text(rest), 'team.yaml');
+      } catch (e) {
+        expect(e).toBeInstanceOf(InputError);
+        return (e as Error).message;
+      }
+      return 'accepted';
+    };
+    expect(message('dynamics: relay\nteam: {memory: all}')).toBe(
+      "team.yaml: team.memory: only debate runs read it (the earlier turns in each contribution's prompt), and this sweep's dynamics are relay; fix: remove team.memory, or add dynamics: debate",
+    );
+    expect(message('dynamics: hub\nteam: {memory: recent}')).toMatch(/^team\.yaml: team\.memory: only debate runs read it/);
+    expect(message('dynamics: debate\nteam: {token_budget: 480}')).toBe(
+      "team.yaml: team.token_budget: only relay runs split a token budget over the chain, and this sweep's dynamics are debate; fix: remove team.token_budget, or add dynamics: relay",
+    );
+    expect(message('dynamics: debate\nteam: {board_tokens: 64}')).toMatch(
+      /^team\.yaml: team\.board_tokens: only the board arm of relay and hub/,
+    );
+    expect(message('dynamics: [relay, debate]\nteam: {memory: recent, token_budget: 480}')).toBe('accepted');
+    expect(message('dynamics: relay\nteam: {token_budget: 480}')).toBe('accepted');
+  });
 });
 
 describe('panta plan for teams', () => {

@@ -1,6 +1,8 @@
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { InputError } from '../errors.js';
+import { checkTeamKeys } from '../team/spec.js';
+import { dynamicsArms } from './arms.js';
 import { sweepSpecSchema, type SweepSpec } from './schema.js';
 
 /** Renders a zod path as the user wrote it: `sizes.torus2d[1]`, `backend.kind`. */
@@ -207,5 +209,6 @@ export function parseSweepSpec(text: string, file: string): SweepSpec {
   }
   const parsed = sweepSpecSchema.safeParse(input);
   if (!parsed.success) throw issueToInputError(file, firstIssue(parsed.error.issues), input);
+  checkTeamKeys(input, dynamicsArms(parsed.data), file);
   return parsed.data;
 }

@@ -30,6 +30,34 @@ export function checkTeamSpec(spec: SweepSpec, dynamics: readonly Dynamics[], fi
     );
 }
 
+/** Which team schedules read each `team` key (board_tokens: the board arm of relay and hub, checked in checkTeamSpec too). */
+const TEAM_KEY_READERS: Record<string, { dynamics: readonly Dynamics[]; what: string }> = {
+  token_budget: { dynamics: ['relay'], what: 'only relay runs split a token budget over the chain' },
+  memory: { dynamics: ['debate'], what: "only debate runs read it (the earlier turns in each contribution's prompt)" },
+  board_tokens: { dynamics: ['relay', 'hub'], what: 'only the board arm of relay and hub runs shows a board' },
+};
+
+/**
+ * A `team` key the sweep's schedules never read (memory on a relay, token_budget on a debate) would be
+ * accepted and ignored: refused at parse time, naming the key. `given` is the spec as written (before
+ * defaults), so that only keys the user wrote are blamed.
+ */
+export function checkTeamKeys(given: unknown, dynamics: readonly Dynamics[], file: string): void {
+  const team = (given as { team?: unknown }).team;
+  if (team === null || typeof team !== 'object') return;
+  if (!dynamics.some(isTeamDynamics)) return; // checkTeamSpec says the whole block is unread
+  for (const key of Object.keys(team)) {
+    const reader = TEAM_KEY_READERS[key];
+    if (!reader || dynamics.some((d) => reader.dynamics.includes(d))) continue;
+    throw new InputError(
+      file,
+      `team.${key}`,
+      `${reader.what}, and this sweep's dynamics are ${dynamics.join(', ')}`,
+      `remove team.${key}, or add dynamics: ${reader.dynamics.join(' or ')}`,
+    );
+  }
+}
+
 /** The spec's `team` settings as a team run carries them. */
 export function teamControls(spec: SweepSpec, populated: boolean): TeamControls {
   return {
