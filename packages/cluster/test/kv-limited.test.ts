@@ -13,7 +13,7 @@ import { Roles, errorLines } from './roles.js';
  * for having waited in the server's queue.
  */
 const PROMPT_TOKENS = 215;
-const MS_PER_TOKEN = 0.8;
+const MS_PER_TOKEN = 1.2;
 const SERVICE_MS = PROMPT_TOKENS * MS_PER_TOKEN;
 
 let redis: RedisServer;

@@ -10,9 +10,8 @@
  *   vLLM admits a request only while its KV cache holds it; the rest wait in its queue. While requests wait,
  *   the limit drops to this client's share of what the server runs (in flight x running / (running +
  *   waiting)): clients sharing an endpoint each keep their share, and together about what it holds. While
- *   none wait and the KV cache has room, a limit that is reached grows by half (slow start), and with the
- *   cache nearly full it holds. A sample that counts fewer requests than this client has open (some are
- *   still on their way) changes nothing.
+ *   none wait and the KV cache has room, a limit that is reached grows by half (slow start) until the
+ *   server first queues, by one from then on, and with the cache nearly full it holds.
  * - Measured latency, where the server has no such metrics: AIMD as in TCP congestion control and Netflix's
  *   concurrency-limits library (AIMDLimit). Each reply's latency per unit of work (prompt and output tokens)
  *   is compared to the least seen (slowly forgotten); past `tolerance` times it, or on an overload (a
@@ -49,6 +48,8 @@ export class AdmissionLimit {
   private readonly tuning: Omit<AdmissionTuning, 'initial'>;
   /** The least latency per unit of work seen (latency mode), forgotten by 0.1% a sample. */
   private baseline = Number.POSITIVE_INFINITY;
+  /** The server has queued this client's requests once (metrics): growth is one a sample from then on. */
+  private queued = false;
   /** Replies since the last cut: a cut waits for a window of replies sent after it. */
   private sinceCut = Number.POSITIVE_INFINITY;
 
@@ -69,21 +70,26 @@ export class AdmissionLimit {
   /** Starts over at `initial` (once an endpoint turns out to serve metrics). */
   reset(initial: number): void {
     this.value = clamp(initial, this.max);
+    this.queued = false;
     this.sinceCut = Number.POSITIVE_INFINITY;
   }
 
-  /** A metrics sample, with this client's requests open on the endpoint when it was taken. */
-  observeLoad(load: ServerLoad, inFlight: number): void {
-    // A sample that counts fewer requests than this client has open predates some of its sends: it
-    // decides nothing (growing on it would let in more than the server, once they arrive, can hold).
-    if (load.running + load.waiting < inFlight) return;
+  /**
+   * A metrics sample, with this client's requests open on the endpoint when it was taken, and whether they
+   * reached the limit since the previous sample (default: whether they reach it now). A sample taken while
+   * calls are short can count none of them running: that a call waited for the limit is the sign it binds.
+   */
+  observeLoad(load: ServerLoad, inFlight: number, reached = inFlight >= this.limit): void {
     if (load.waiting > 0) {
       const share = load.running + load.waiting > 0 ? (inFlight * load.running) / (load.running + load.waiting) : 1;
       this.value = clamp(Math.min(this.value, Math.floor(share)), this.max);
+      this.queued = true;
     } else if (load.kvUsage !== undefined && load.kvUsage >= this.tuning.kvHigh) {
       // Full but not queueing: what runs now is what the server holds.
-    } else if (inFlight >= this.limit) {
-      this.value = clamp(Math.max(this.value + 1, this.value * this.tuning.growth), this.max);
+    } else if (reached) {
+      // Slow start until the server first queues, then one more a sample (as TCP after its first loss): a
+      // sample taken between one reply and the next call can show room the server does not have.
+      this.value = clamp(this.queued ? this.value + 1 : Math.max(this.value + 1, this.value * this.tuning.growth), this.max);
     }
   }
 

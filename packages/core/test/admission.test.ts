@@ -37,8 +37,12 @@ describe('AdmissionLimit with the server load', () => {
     expect(l.limit).toBe(6);
     l.observeLoad({ waiting: 0, running: 6, kvUsage: 0.95 }, 6); // full, none waiting: hold
     expect(l.limit).toBe(6);
-    l.observeLoad({ waiting: 0, running: 3, kvUsage: 0.4 }, 6); // 3 of this client's 6 not there yet: no news
-    expect(l.limit).toBe(6);
+    // Calls so short that the sample sees none running, but the limit was reached since the last one: grow.
+    l.observeLoad({ waiting: 0, running: 0, kvUsage: 0 }, 1, true);
+    expect(l.limit).toBe(9);
+    l.observeLoad({ waiting: 0, running: 0, kvUsage: 0 }, 1, false);
+    expect(l.limit).toBe(9);
+    l.reset(6);
     for (let i = 0; i < 20; i++) l.observeLoad({ waiting: 0, running: l.limit, kvUsage: 0.1 }, l.limit);
     expect(l.limit).toBe(64);
   });
@@ -51,7 +55,10 @@ describe('AdmissionLimit with the server load', () => {
     const a = new AdmissionLimit(64);
     a.observeLoad({ waiting: 24, running: 8 }, 16);
     expect(a.limit).toBe(4);
-    a.observeLoad({ waiting: 50, running: 1 }, 4);
+    // Once the server has queued, growth is one a sample, not half.
+    a.observeLoad({ waiting: 0, running: 3, kvUsage: 0.3 }, 4);
+    expect(a.limit).toBe(5);
+    a.observeLoad({ waiting: 50, running: 1 }, 5);
     expect(a.limit).toBe(1);
     a.observeLoad({ waiting: 50, running: 0 }, 1);
     expect(a.limit).toBe(1);

@@ -37,6 +37,10 @@ export class EndpointAdmission {
   private polling = false;
   private closed = false;
   private readonly pollMs: number;
+  /** When the previous poll was sent. */
+  private lastPollAt: number | undefined;
+  /** Most requests open at once since the previous poll: whether the limit bound in between. */
+  private peakSincePoll = 0;
 
   constructor(
     apiRoot: string,
@@ -56,8 +60,9 @@ export class EndpointAdmission {
     this.limit.reset(Math.min(this.options.max, Math.max(METRICS_INITIAL_LIMIT, this.options.inFlight())));
   }
 
-  /** A request was let in: polling runs while requests are open. */
-  active(): void {
+  /** A request was let in, `open` now open with it: polling runs while requests are open. */
+  active(open: number): void {
+    if (open > this.peakSincePoll) this.peakSincePoll = open;
     if (!this.metrics || this.closed || this.timer || this.polling) return;
     this.timer = setTimeout(() => this.poll(), this.pollMs);
     this.timer.unref?.();
@@ -83,20 +88,31 @@ export class EndpointAdmission {
     this.timer = undefined;
     if (this.closed) return;
     this.polling = true;
+    const sentAt = performance.now();
     const load = await fetchLoad(this.metricsUrl, Math.max(1000, 4 * this.pollMs));
     this.polling = false;
     if (this.closed) return;
     const now = performance.now();
-    // A poll that got no answer says nothing: the clock runs (a server that stopped answering is not queueing).
-    this.queueClock.mark(now, load !== undefined && load.waiting > 0);
+    const queueing = load !== undefined && load.waiting > 0;
+    // Requests began to wait at some moment since the previous poll: the pause starts from that poll, so a
+    // burst queued just after it is not charged the poll interval. It ends with the poll that sees none
+    // waiting. A poll that got no answer says nothing: the clock runs (a server that stopped answering is
+    // not queueing).
+    this.queueClock.mark(queueing ? Math.min(this.lastPollAt ?? sentAt, sentAt) : now, queueing);
+    this.lastPollAt = sentAt;
     if (load) {
       this.lastLoad = load;
       const before = this.limit.limit;
-      this.limit.observeLoad(load, this.options.inFlight());
+      const open = this.options.inFlight();
+      this.limit.observeLoad(load, open, this.peakSincePoll >= before);
+      this.peakSincePoll = open;
       if (this.limit.limit > before) this.options.changed();
     }
-    if (this.options.inFlight() > 0) this.active();
-    else this.queueClock.mark(now, false);
+    if (this.options.inFlight() > 0) this.active(this.options.inFlight());
+    else {
+      this.queueClock.mark(now, false);
+      this.lastPollAt = undefined;
+    }
   }
 }
 

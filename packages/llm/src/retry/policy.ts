@@ -166,8 +166,8 @@ export class RetryingCaller {
       let timedOut = false;
       const started = performance.now();
       const gate = admission?.[endpoint];
-      gate?.active();
       const openAtSend = this.pool.openOn(endpoint);
+      gate?.active(openAtSend);
       // The clock leaves out time the endpoint reported requests waiting in its queue: when the timer fires
       // early by that much, it is set again for what is left.
       const queuedAtSend = gate ? gate.queueClock.total(started) : 0;
