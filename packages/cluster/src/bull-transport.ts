@@ -197,7 +197,7 @@ export class BullTransport implements Transport {
     const item = this.inflight.get(this.keyOf(task));
     if (item) {
       item.jobId = jobId;
-      item.sent = true;
+      item.sent = false;
     }
     const boundary = {
       run: task.run.runId,
@@ -306,7 +306,7 @@ export class BullTransport implements Transport {
         const item = this.inflight.get(this.key(t.run.runId, t.plan.event));
         if (item) {
           item.jobId = jobId;
-          item.sent = true;
+          item.sent = false;
         }
       }
       jobs.push({
@@ -370,5 +370,15 @@ export class BullTransport implements Transport {
   private async addJobs(jobs: { name: string; data: BatchJob; opts: { jobId: string } }[]): Promise<void> {
     if (jobs.length > ONE_BY_ONE) await this.queue.addBulk(jobs);
     else await Promise.all(jobs.map((j) => this.queue.add(j.name, j.data, j.opts)));
+    // In Redis now: the watchdog may look for these jobs (before, it would find them missing and add them again).
+    for (const { data, opts } of jobs) {
+      const keys = data.boundary
+        ? [this.boundaryKey(data.boundary.run, data.boundary.sweepIndex)]
+        : data.events.map((e) => this.key(e.run, e.event));
+      for (const k of keys) {
+        const item = this.inflight.get(k);
+        if (item?.jobId === opts.jobId) item.sent = true;
+      }
+    }
   }
 }
