@@ -65,12 +65,14 @@ async function measure(old, offset) {
   const seen = (jobs) => {
     const now = performance.now();
     for (const j of jobs) {
-      const at = dispatched.get(key(j.data.events[0] ?? {}));
-      if (at === undefined) continue;
-      latencies.push(now - at);
+      const probes = j.data.events.filter((e) => dispatched.has(key(e)));
+      if (probes.length === 0) continue;
+      for (const e of probes) {
+        latencies.push(now - dispatched.get(key(e)));
+        dispatched.delete(key(e));
+      }
       // Answered at once (as a worker's commit would be), so that probes never pile up as old jobs.
-      const [e] = j.data.events;
-      transport.deliver({ op: 'done', items: [{ run: e.run, event: e.event, calls: 0, tokens: 0 }] });
+      transport.deliver({ op: 'done', items: probes.map((e) => ({ run: e.run, event: e.event, calls: 0, tokens: 0 })) });
       void queue.remove(j.opts.jobId).catch(() => undefined);
     }
   };

@@ -49,7 +49,10 @@ export interface SchedulerOptions extends SweepOverrides {
 
 export interface SchedulerSummary {
   sweepId: string;
-  status: 'complete' | 'stopped' | 'failed';
+  /** finished: the sweep had finished before and its corpus, seen here, is complete: nothing was scheduled. */
+  status: 'complete' | 'stopped' | 'failed' | 'finished';
+  /** The corpus folder as the scheduler sees it. */
+  out?: string;
   eventsTotal: number;
   failedRuns: string[];
 }
@@ -99,14 +102,27 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
     if (phase === 'finishing') {
       // An earlier scheduler asked the collector to finish the corpus: its verdict is this run's.
       log.info({}, 'every run closed before: waiting for the collector to finish the corpus');
-      return await ended(store, sweepId, eventsTotal, [], await collectorVerdict(store, startedAt, log, options.signal));
+      return await ended(
+        store,
+        sweepId,
+        eventsTotal,
+        [],
+        await collectorVerdict(store, startedAt, log, refusalReporter(log), options.signal),
+      );
     }
     // A finished sweep is scheduled again rather than reported complete: only the collector sees the corpus at
     // its --out. Runs it holds complete are not run again (the collector answers them finalized); runs deleted
     // or damaged there since are run again; the corpus is finished once more either way. A sweep that finished
     // with failed runs ('failed') is scheduled again the same way: those runs resume.
-    if (phase === 'done')
+    if (phase === 'done') {
+      // Seen complete from here: a second scheduler of a finished spec says so instead of reopening it (it
+      // would show as running at 0% until a collector came).
+      if (completeCorpus(sweep)) {
+        log.info({ out: sweep.out }, 'this sweep finished before and its corpus is complete: nothing to schedule');
+        return { sweepId, status: 'finished', eventsTotal, failedRuns: [], out: sweep.out };
+      }
       log.info({ out: sweep.out }, 'this sweep finished before: the collector checks its corpus, runs what it lacks and finishes it again');
+    }
     const collectors = options.collectors ?? 1;
     const payload = toPayload(sweepId, sweep, options.out, collectors);
     await store.writePayload(payload);
@@ -120,6 +136,8 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
     // The last session's report (its totals, its end) goes: `panta status` shows this session's.
     await store.beginSession();
 
+    // A collector that refused the sweep (bad input at its end) exited; the sweep waits for one that accepts it.
+    const saidRefusal = refusalReporter(log);
     const shards = collectorShards(runs, collectors);
     const transport = new BullTransport(redis, queue, sweepId, store, options.watchMs ?? 15_000, shards);
     const remote = new CollectorSink(redis, store, { of: shards, count: collectors });
@@ -217,7 +235,7 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
       if (ticks++ % 5 === 0) void followSlots().catch(() => undefined);
       if (lease.lost) transport.fail(new Error('lost the scheduler lease: another scheduler took over this sweep'));
       void readRefusal(store, startedAt)
-        .then((refused) => refused && transport.fail(refused))
+        .then((refused) => refused && saidRefusal(refused))
         .catch(() => undefined);
       if (!progress) return;
       const now = Date.now();
@@ -267,7 +285,7 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
       'every run closed: the collector finishes the corpus',
     );
     // "complete" is said once the collector has written the corpus, not when the last event was.
-    return await ended(store, sweepId, eventsTotal, failedRuns, await collectorVerdict(store, startedAt, log, options.signal));
+    return await ended(store, sweepId, eventsTotal, failedRuns, await collectorVerdict(store, startedAt, log, saidRefusal, options.signal));
   } finally {
     for (const close of closers) await close().catch(() => undefined);
   }
@@ -299,18 +317,19 @@ async function checkBeforePublishing(sweep: LoadedSweep, outArg: string | undefi
 
 /**
  * Waits for the collector to write the corpus (phase done or failed); a refusal it records (bad input at its
- * end) stops the scheduler with the same line. Says what it waits for now and then: a collector that is not
- * running leaves the scheduler here.
+ * end) is said, and the wait goes on for a collector that accepts the sweep. Says what it waits for now and
+ * then: a collector that is not running leaves the scheduler here.
  */
 async function collectorVerdict(
   store: SweepStore,
   startedAt: number,
   log: Logger,
+  saidRefusal: (refused: InputError) => void,
   signal?: AbortSignal,
 ): Promise<'complete' | 'failed' | 'stopped'> {
   for (let waited = 0; !signal?.aborted; waited++) {
     const refused = await readRefusal(store, startedAt);
-    if (refused) throw refused;
+    if (refused) saidRefusal(refused);
     const phase = await store.phase();
     if (phase === 'done') return 'complete';
     if (phase === 'failed') return 'failed';
@@ -318,6 +337,34 @@ async function collectorVerdict(
     await sleep(500);
   }
   return 'stopped';
+}
+
+/**
+ * Says once per refusal that a collector refused the sweep (its own line: a corpus of another sweep at its
+ * --out, a missing model): that collector exited 2, and the scheduler goes on waiting for one that accepts
+ * the sweep, so that one mistaken collector does not stop it (under Slurm, the job script stops the job when
+ * its collector exits non-zero).
+ */
+function refusalReporter(log: Logger): (refused: InputError) => void {
+  let said = '';
+  return (refused) => {
+    if (refused.message === said) return;
+    said = refused.message;
+    log.warn(
+      { refusal: redact(refused.message) },
+      'a collector refused this sweep and exited: waiting for a collector that accepts it (the sweep goes on)',
+    );
+  };
+}
+
+/** Whether the corpus of this sweep at its out folder, as seen from here, is complete. */
+function completeCorpus(sweep: LoadedSweep): boolean {
+  try {
+    const manifest = readManifestToResume(sweep.out);
+    return manifest !== null && manifest.fingerprint === sweep.fingerprint && manifest.status === 'complete';
+  } catch {
+    return false;
+  }
 }
 
 /** The scheduler's last report: nothing in flight or open any more, and that it ended (`panta status`). */

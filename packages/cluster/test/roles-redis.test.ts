@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
+import { SWEEPS_KEY, sweepKeys } from '../src/index.js';
 import { RHEON6, pantaProcess, tempDir, writeSpec } from '../../../test/helpers.js';
 import { RedisServer, freePort } from '../../../test/redis-server.js';
 import { Roles, logged } from './roles.js';
@@ -97,6 +98,30 @@ describe('roles and a Redis that is down', () => {
     const done = await p.exited;
     expect(done.code).toBe(0);
     expect(done.stderr).not.toContain(PASSWORD);
+  });
+});
+
+describe('a finished sweep', () => {
+  it('a second scheduler for a finished spec says it finished and exits 0 without reopening it', { timeout: 120_000 }, async () => {
+    const env = { PANTA_REDIS_URL: server.url };
+    const out = join(dir, 'finished');
+    const workers = [roles.spawn(['worker', '--concurrency', '4'], env)];
+    const collector = roles.spawn(['collector', '--durable-ms', '200'], env);
+    const first = await roles.spawn(['scheduler', specFile, '--out', out], env).exited;
+    expect(first.code).toBe(0);
+    expect((await collector.exited).code).toBe(0);
+    const [id] = Object.keys(await redis.hgetall(SWEEPS_KEY));
+    const phase = () => redis.hget(sweepKeys(id!).state, 'phase');
+    expect(await phase()).toBe('done');
+
+    const again = await roles.spawn(['scheduler', specFile, '--out', out], env).exited;
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/^finished before: sweep down-[0-9a-f]{12}, corpus complete in .*finished; nothing to schedule/m);
+    expect(await phase()).toBe('done');
+    const status = await pantaProcess(['status'], env).exited;
+    expect(status.stdout).toMatch(/\(done; corpus written\)/);
+    for (const w of workers) w.kill('SIGTERM');
+    for (const w of workers) await w.exited;
   });
 });
 

@@ -153,19 +153,22 @@ describe('a Redis that still holds a finished sweep', () => {
     ]);
     expect(await redis.hlen(SWEEPS_KEY)).toBe(0);
 
-    // Only the collector sees it (its own --out): the scheduler stops with the collector's line instead of waiting.
-    const r = await round(specFile, other, ['--out', join(dir, 'elsewhere')]);
-    expect(r.collector.code).toBe(2);
-    expect(r.collector.stderr).toMatch(/other holds a corpus of a different sweep/);
-    expect(r.scheduler.code).toBe(2);
+    // Only the collector sees it (its own --out): that collector exits 2 with the line; the scheduler says so
+    // and goes on waiting for a collector that accepts the sweep (one mistaken collector does not stop it).
+    const collector = roles.spawn(['collector', '--out', other, '--durable-ms', '200']);
+    const scheduler = roles.spawn(['scheduler', specFile, '--watch-ms', '3000', '--out', join(dir, 'elsewhere')]);
+    const refused = await collector.exited;
+    expect(refused.code).toBe(2);
     expect(
-      r.scheduler.stderr
+      refused.stderr
         .trim()
         .split('\n')
         .filter((l) => l.startsWith('panta: ')),
-    ).toEqual([
-      expect.stringMatching(/^panta: .*other: out: the collector refused the sweep: .*other holds a corpus of a different sweep; fix: /),
-    ]);
+    ).toEqual([expect.stringMatching(/^panta: .*other holds a corpus of a different sweep; fix: /)]);
+    await logged(scheduler, /"refusal":"[^"]*the collector refused the sweep: [^"]*other holds a corpus of a different sweep/);
+    expect(errorLines(scheduler.stderr())).toEqual([]);
+    scheduler.kill('SIGTERM');
+    expect((await scheduler.exited).code).toBe(130);
     expect(existsSync(join(dir, 'elsewhere'))).toBe(false);
     expectVerified(other);
   });

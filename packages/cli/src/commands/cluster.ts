@@ -48,6 +48,12 @@ export async function schedulerCommand(
       signal: stop.signal,
     });
     if (summary.status === 'stopped') return EXIT.interrupted;
+    if (summary.status === 'finished') {
+      process.stdout.write(
+        `finished before: sweep ${summary.sweepId}, corpus complete in ${summary.out}; nothing to schedule (move or delete that folder to run the sweep again)\n`,
+      );
+      return EXIT.ok;
+    }
     process.stdout.write(
       `${summary.status}: sweep ${summary.sweepId}, ${summary.eventsTotal.toLocaleString('en-US')} events scheduled and written\n`,
     );
