@@ -107,6 +107,17 @@ describe('panta verify against a changed corpus', () => {
     expect(lines[0]).toMatch(expected);
   });
 
+  it("names a hand edit of a post-hoc judge's tag counts, recounted from its column", async () => {
+    const out = copy();
+    const judged = await cli(['judge', out, '--judge', '{kind: reference}', '--name', 'ref']);
+    expect(judged.code, judged.stderr).toBe(0);
+    expect((await cli(['verify', out])).code).toBe(0);
+    editManifest(out, (m) => (m.judges[0].tags.correct += 1));
+    expect(await problems(out)).toEqual([
+      expect.stringMatching(/^problem: manifest\.json: judges\.ref\.tags\.correct says \d+, the shards' tag_ref holds \d+$/),
+    ]);
+  });
+
   it('names a file the manifest does not list: a stray shard in events/, a Parquet file anywhere', async () => {
     const out = copy();
     cpSync(join(out, SHARD), join(out, 'events', 'mine.parquet'));

@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { EVENT_ROWS_SQL, sweepEvents, type RunPlan } from '@panta/core';
 import { CORPUS_FILES, runsTablePath, shardPath } from './corpus-paths.js';
-import { readParquetSql } from './duckdb.js';
+import { readParquetSql, sqlIdent } from './duckdb.js';
+import { tagColumnName } from './event-schema.js';
 import { type Manifest, manifestDigest, manifestDigestMismatches } from './manifest.js';
 import { queryRows } from './parquet-table.js';
 
@@ -65,6 +66,21 @@ export async function checkManifestCounts(out: string, manifest: Manifest, runs:
   const stored = manifest.tags ?? {};
   for (const tag of [...new Set([...Object.keys(stored), ...Object.keys(tags)])].sort())
     if ((stored[tag] ?? 0) !== (tags[tag] ?? 0)) problems.push(counted(`tags.${tag}`, stored[tag], tags[tag] ?? 0, 'the shards hold'));
+  // Each post-hoc judge's answers per tag, as `panta judge` counted them: its column over the event rows.
+  for (const judge of manifest.judges ?? []) {
+    if (shards.length === 0 || typeof judge?.name !== 'string') continue;
+    const judged: Record<string, number> = {};
+    for (const r of await queryRows(
+      `SELECT ${sqlIdent(tagColumnName(judge.name))} AS tag, count(*) AS n FROM ${readParquetSql(shards)} WHERE ${EVENT_ROWS_SQL} GROUP BY ALL`,
+    ))
+      judged[String(r.tag)] = Number(r.n);
+    const said = judge.tags ?? {};
+    for (const tag of [...new Set([...Object.keys(said), ...Object.keys(judged)])].sort())
+      if ((said[tag] ?? 0) !== (judged[tag] ?? 0))
+        problems.push(
+          counted(`judges.${judge.name}.tags.${tag}`, said[tag], judged[tag] ?? 0, `the shards' ${tagColumnName(judge.name)} holds`),
+        );
+  }
   const file = runsTablePath(out);
   if (!existsSync(file)) return problems;
   const [sums] = await queryRows(
