@@ -177,6 +177,32 @@ describe('a KV-limited simulated endpoint', () => {
     }
   });
 
+  it('drops a request whose client went away, as vLLM aborts it: its KV blocks are freed', async () => {
+    const server = await startSurrogateServer({ prompts, costModel: small, timeScale: 1 });
+    try {
+      const impatient = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'none', timeout: 50, maxRetries: 0 });
+      // ~2,300 prompt tokens and 200 output tokens: about 2 simulated seconds, far past the client's 50 ms.
+      const err = await impatient.chat.completions
+        .create({
+          model: server.model,
+          messages: messages(100),
+          seed: 1,
+          max_tokens: 200,
+          min_tokens: 200,
+        } as OpenAI.ChatCompletionCreateParamsNonStreaming)
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(OpenAI.APIConnectionTimeoutError);
+      let s = (await stats(server)).vllm;
+      for (let i = 0; i < 100 && s?.aborted !== 1; i++) {
+        await sleep(5);
+        s = (await stats(server)).vllm;
+      }
+      expect(s).toMatchObject({ aborted: 1, completed: 0, running: 0, waiting: 0, kv_usage: 0 });
+    } finally {
+      await server.close();
+    }
+  });
+
   it('serves waiting requests by priority (lower first) under --scheduling-policy priority', async () => {
     const one: GpuCostModel = { ...h100, name: 'one', kvCapacityTokens: 3000 }; // one prompt at a time
     const server = await startSurrogateServer({ prompts, costModel: one, timeScale: 1, schedulingPolicy: 'priority' });
