@@ -12,6 +12,8 @@ import { fsyncDir } from './fs-durable.js';
 export interface PosthocJournal<H> {
   header: H;
   done: Set<string>;
+  /** Model calls the done shards cost (a resumed pass adds them to its own: its count is an uninterrupted pass's). */
+  calls: number;
 }
 
 export function readPosthocJournal<H>(file: string): PosthocJournal<H> | null {
@@ -19,18 +21,22 @@ export function readPosthocJournal<H>(file: string): PosthocJournal<H> | null {
   const lines = readFileSync(file, 'utf8').split('\n');
   let header: H | undefined;
   const done = new Set<string>();
+  let calls = 0;
   for (const line of lines) {
     if (!line.trim()) continue;
-    let entry: { header?: H; done?: string };
+    let entry: { header?: H; done?: string; calls?: unknown };
     try {
       entry = JSON.parse(line) as typeof entry;
     } catch {
       continue;
     }
     if (header === undefined && entry.header !== undefined) header = entry.header;
-    else if (typeof entry.done === 'string') done.add(entry.done);
+    else if (typeof entry.done === 'string' && !done.has(entry.done)) {
+      done.add(entry.done);
+      if (typeof entry.calls === 'number' && Number.isInteger(entry.calls) && entry.calls > 0) calls += entry.calls;
+    }
   }
-  return header === undefined ? null : { header, done };
+  return header === undefined ? null : { header, done, calls };
 }
 
 function appendLine(file: string, value: unknown): void {
@@ -51,8 +57,9 @@ export async function startPosthocJournal(file: string, header: unknown): Promis
   await fsyncDir(dirname(file));
 }
 
-export function recordPosthocDone(file: string, runId: string): void {
-  appendLine(file, { done: runId });
+/** A shard done, with the model calls it cost (a judge pass; none for an embedding pass). */
+export function recordPosthocDone(file: string, runId: string, calls?: number): void {
+  appendLine(file, calls ? { done: runId, calls } : { done: runId });
 }
 
 export async function removePosthocJournal(file: string): Promise<void> {

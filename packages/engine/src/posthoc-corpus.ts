@@ -141,6 +141,8 @@ export interface ShardPass {
   signal?: AbortSignal;
   onProgress?(progress: PosthocProgress): void;
   log: Logger;
+  /** Model calls made so far in this session (a judge pass): each shard's share is journaled with it. */
+  calls?(): number;
 }
 
 /**
@@ -167,8 +169,9 @@ export async function rewriteShards(
       continue;
     }
     if (pass.signal?.aborted) return { rewritten, stopped: true };
+    const callsBefore = pass.calls?.() ?? 0;
     await rewrite(run, file);
-    recordPosthocDone(pass.journalFile, run.runId);
+    recordPosthocDone(pass.journalFile, run.runId, (pass.calls?.() ?? 0) - callsBefore);
     pass.log.debug({ run: run.runId }, 'shard rewritten');
     rewritten++;
     progress.eventsWritten += run.events;

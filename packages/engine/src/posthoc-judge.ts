@@ -125,6 +125,7 @@ async function judgeLocked(corpus: PosthocCorpus, spec: JudgeSpec, name: string,
     log,
     signal: options.signal,
     onProgress: options.onProgress,
+    calls,
   };
   let result: Awaited<ReturnType<typeof rewriteShards>>;
   try {
@@ -154,7 +155,14 @@ async function judgeLocked(corpus: PosthocCorpus, spec: JudgeSpec, name: string,
       for (const t of b.columns[column] as Tag[]) counts[t] = (counts[t] ?? 0) + 1;
   }
   const previous = (manifest.judges ?? []).find((j) => j.name === name);
-  const entry = { name, kind: spec.kind, model: judge.model, calls: (previous && journal ? previous.calls : 0) + calls(), tags: counts };
+  // A resumed pass counts the calls of the shards its earlier sessions did (journaled with them), as one pass would.
+  const entry = {
+    name,
+    kind: spec.kind,
+    model: judge.model,
+    calls: (previous && journal ? previous.calls : 0) + (journal?.calls ?? 0) + calls(),
+    tags: counts,
+  };
   const judges = previous ? (manifest.judges ?? []).map((j) => (j.name === name ? entry : j)) : [...(manifest.judges ?? []), entry];
   const next: Manifest = {
     ...manifest,

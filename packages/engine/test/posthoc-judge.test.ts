@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { normaliseText, parseDataset, parseJudgeBlock, type JudgeSpec } from '@panta/core';
@@ -163,4 +163,36 @@ describe('panta judge: another judge over a finished corpus', () => {
       await server.close();
     }
   }, 180_000);
+
+  it('stopped after a few shards and resumed, the manifest counts the calls of an uninterrupted pass', async () => {
+    const server = await startSurrogateServer({ prompts });
+    try {
+      const dir = tempDir();
+      const out = join(dir, 'out');
+      expect((await runSweep(writeSpec(dir, spec()), { out })).status).toBe('complete');
+      const whole = join(dir, 'whole');
+      cpSync(out, whole, { recursive: true });
+      const judge = llmJudge(server.url);
+      const calls = (folder: string) =>
+        (JSON.parse(readFileSync(join(folder, 'manifest.json'), 'utf8')) as { judges: { name: string; calls: number }[] }).judges.find(
+          (j) => j.name === 'qwen',
+        )!.calls;
+      expect((await judgeCorpus(whole, judge, { name: 'qwen' })).status).toBe('complete');
+
+      const stop = new AbortController();
+      const stopped = await judgeCorpus(out, judge, {
+        name: 'qwen',
+        signal: stop.signal,
+        onProgress: (p) => p.runsFinished >= 3 && stop.abort(),
+      });
+      expect(stopped.status).toBe('stopped');
+      expect(stopped.calls).toBeGreaterThan(0);
+      const resumed = await judgeCorpus(out, judge, { name: 'qwen' });
+      expect(resumed.status).toBe('complete');
+      expect(resumed.calls).toBeLessThan(calls(whole));
+      expect(calls(out)).toBe(calls(whole));
+    } finally {
+      await server.close();
+    }
+  });
 });
