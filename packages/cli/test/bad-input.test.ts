@@ -342,6 +342,46 @@ describe('the gate: every check runs before the first byte is written (issue 15)
     expect(readdirSync(locked)).toEqual([]);
   });
 
+  it('bytes that are not UTF-8 in a dataset, a population file or the spec are one line naming the file, the byte offset and its line', async () => {
+    const dir = tempDir();
+    const good = '{"id": "a", "question": "Qui était Élodie?", "accepted": ["x"], "false_premise": false}\n';
+    const data = join(dir, 'prompts.jsonl');
+    // Latin-1 "é" (0xe9) on line 2, at byte offset (the first line in bytes) + 28.
+    const line2 = Buffer.concat([
+      Buffer.from('{"id": "b", "question": "Caf'),
+      Buffer.from([0xe9]),
+      Buffer.from('?", "accepted": ["y"], "false_premise": false}\n'),
+    ]);
+    writeFileSync(data, Buffer.concat([Buffer.from(good), line2]));
+    const at = Buffer.byteLength(good) + 28;
+    const spec = writeSpec(dir, TINY.replace(RHEON6, data).replace('prompts: [fq117]\n', ''));
+    expect(refused(await cli(['run', spec, '--out', join(dir, 'out')]))).toBe(
+      `panta: ${data}: byte ${at} (line 2): 0xe9 is not UTF-8 (the text would be changed on reading); fix: save the file as UTF-8`,
+    );
+    writeFileSync(
+      join(dir, 'people.jsonl'),
+      Buffer.concat([Buffer.from('{"id": "p", "persona": "A '), Buffer.from([0xc3, 0x28]), Buffer.from('"}\n')]),
+    );
+    expect(
+      refused(await cli(['run', writeSpec(dir, `${TINY}population: {file: people.jsonl}\n`, 'pop.yaml'), '--out', join(dir, 'out')])),
+    ).toMatch(/people\.jsonl: byte 26 \(line 1\): 0xc3 is not UTF-8 .*; fix: save the file as UTF-8$/);
+    const latin = join(dir, 'latin.yaml');
+    writeFileSync(
+      latin,
+      Buffer.concat([
+        Buffer.from(TINY.replace('name: gate', 'name: gate-')),
+        Buffer.from('# r'),
+        Buffer.from([0xe9, 0x73]),
+        Buffer.from('um\n'),
+      ]),
+    );
+    expect(refused(await cli(['run', latin, '--out', join(dir, 'out')]))).toMatch(/latin\.yaml: byte \d+ \(line 9\): 0xe9 is not UTF-8/);
+    expect(existsSync(join(dir, 'out'))).toBe(false);
+    // Valid UTF-8 (accents, a byte-order mark-free emoji) is read as written.
+    writeFileSync(data, `${good}{"id": "b", "question": "Café 🙂?", "accepted": ["y"], "false_premise": false}\n`);
+    expect((await cli(['plan', spec])).code).toBe(0);
+  });
+
   it('a spec or a dataset that is a folder is named as such', async () => {
     const dir = tempDir();
     mkdirSync(join(dir, 'data'));

@@ -3,6 +3,7 @@ export type { Rng } from './rng.js';
 export { EVENT_ROWS_SQL, isEventRole, TAGS, TEAM_ROLES } from './event.js';
 export type { EncoderColumn, EventRow, ReplyStatus, Role, RunColumns, Tag, TeamRole } from './event.js';
 export { InputError, toError } from './errors.js';
+export { decodeUtf8, firstInvalidUtf8 } from './utf8.js';
 export { PROTOCOLS, resolveJudgeInFlight, sweepSpecJsonSchema, sweepSpecSchema } from './spec/schema.js';
 export type { Dynamics, EncoderSpec, JudgeSpec, SweepSpec, WhiteningSpec } from './spec/schema.js';
 export { armCount, armLabel, dynamicsArms, populationArmLabel, populationArms, templateArms } from './spec/arms.js';

@@ -26,6 +26,7 @@ import {
   type Edge,
   checkBackendLimits,
   checkContextBudget,
+  decodeUtf8,
   InputError,
   parseDataset,
   parseSweepSpec,
@@ -102,8 +103,9 @@ function unreadable(file: string): string | null {
 function readInput(file: string, what: string, fromFile: string, field: string): string {
   const problem = unreadable(file);
   if (problem) throw new InputError(fromFile, field, `${what} ${file} ${problem}`, 'correct the path (relative to the spec file)');
+  let bytes: Buffer;
   try {
-    return readFileSync(file, 'utf8');
+    bytes = readFileSync(file);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
     throw new InputError(
@@ -113,6 +115,7 @@ function readInput(file: string, what: string, fromFile: string, field: string):
       'correct the path (relative to the spec file), or make the file readable',
     );
   }
+  return decodeUtf8(bytes, file);
 }
 
 /**
@@ -340,9 +343,9 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
   const unusable = unreadable(specFile);
   if (unusable)
     throw new InputError(specPath, '', `the sweep spec ${unusable}`, 'give the path of a YAML sweep spec, e.g. examples/quickstart.yaml');
-  let specText: string;
+  let specBytes: Buffer;
   try {
-    specText = readFileSync(specFile, 'utf8');
+    specBytes = readFileSync(specFile);
   } catch (e) {
     throw new InputError(
       specPath,
@@ -351,6 +354,7 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
       'make it readable, or give another spec',
     );
   }
+  const specText = decodeUtf8(specBytes, specPath);
   const spec = parseSweepSpec(specText, specPath);
   // {calibrate, from}: the calibrated number, before anything (plan, fingerprint, manifest) reads it.
   const tauResolved = resolveTau(spec, specFile, specPath);
