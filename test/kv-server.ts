@@ -14,7 +14,7 @@ export interface KvServer {
   url: string;
   /** Requests received, per body hash. */
   bodies: Map<string, number>;
-  stats(): { requests: number; abandoned: number; maxRunning: number; maxWaiting: number; promptTokens: number[] };
+  stats(): { requests: number; abandoned: number; maxRunning: number; maxWaiting: number; promptTokens: number[]; priorities: unknown[] };
   close(): Promise<void>;
 }
 
@@ -35,6 +35,8 @@ export async function startKvServer(options: { capacityTokens: number; msPerToke
   let maxRunning = 0;
   let maxWaiting = 0;
   const promptTokens: number[] = [];
+  /** Each request's vLLM `priority` field (undefined where it sent none). */
+  const priorities: unknown[] = [];
   const bodies = new Map<string, number>();
 
   const admit = (): void => {
@@ -96,7 +98,8 @@ export async function startKvServer(options: { capacityTokens: number; msPerToke
       const hash = createHash('sha256').update(raw).digest('hex');
       bodies.set(hash, (bodies.get(hash) ?? 0) + 1);
       requests++;
-      const body = JSON.parse(raw.toString('utf8')) as { messages: { content: string }[]; seed?: number };
+      const body = JSON.parse(raw.toString('utf8')) as { messages: { content: string }[]; seed?: number; priority?: unknown };
+      priorities.push(body.priority);
       const chars = body.messages.reduce((s, m) => s + m.content.length, 0);
       const job: Job = { tokens: Math.ceil(chars / 4), res, seed: body.seed ?? 0, gone: false };
       promptTokens.push(job.tokens);
@@ -123,7 +126,7 @@ export async function startKvServer(options: { capacityTokens: number; msPerToke
   return {
     url: `http://127.0.0.1:${port}`,
     bodies,
-    stats: () => ({ requests, abandoned, maxRunning, maxWaiting, promptTokens: [...promptTokens] }),
+    stats: () => ({ requests, abandoned, maxRunning, maxWaiting, promptTokens: [...promptTokens], priorities: [...priorities] }),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

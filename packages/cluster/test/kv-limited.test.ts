@@ -45,7 +45,7 @@ trials: 32
 sweeps: 1
 seed: 3
 concurrency: 32
-backend: {kind: openai, base_url: "${model.url}/v1", model: kv-model, server: vllm, timeout_ms: ${3 * SERVICE_MS}, max_retries: 4}
+backend: {kind: openai, base_url: "${model.url}/v1", model: kv-model, server: vllm, priority: true, timeout_ms: ${3 * SERVICE_MS}, max_retries: 4}
 `,
       'kv.yaml',
     );
@@ -68,7 +68,10 @@ backend: {kind: openai, base_url: "${model.url}/v1", model: kv-model, server: vl
     expect(Number(row!.events)).toBe(32 * 2 * 6);
     expect(s.requests).toBe(Number(row!.events));
     expect([...model.bodies.values()].filter((n) => n > 1)).toEqual([]);
-    expect(s.abandoned, JSON.stringify({ ...s, promptTokens: undefined })).toBe(0);
+    expect(s.abandoned, JSON.stringify({ ...s, promptTokens: undefined, priorities: undefined })).toBe(0);
     expect(Number(row!.retries)).toBe(0);
+    // The event's depth travels with its job: each request carried vLLM's priority, minus it.
+    expect(s.priorities.every((p) => Number.isInteger(p) && (p as number) < 0 && (p as number) >= -12)).toBe(true);
+    expect(Math.min(...(s.priorities as number[]))).toBe(-12);
   });
 });

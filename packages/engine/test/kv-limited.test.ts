@@ -31,7 +31,7 @@ trials: 32
 sweeps: 1
 seed: 3
 concurrency: 32
-backend: {kind: openai, base_url: "${url}/v1", model: kv-model, server: vllm, timeout_ms: ${3 * SERVICE_MS}, max_retries: 4}
+backend: {kind: openai, base_url: "${url}/v1", model: kv-model, server: vllm, priority: true, timeout_ms: ${3 * SERVICE_MS}, max_retries: 4}
 `;
 
 describe('a KV-limited endpoint (~8 long prompts at once), 32 chains, timeout_ms three service times', () => {
@@ -43,10 +43,14 @@ describe('a KV-limited endpoint (~8 long prompts at once), 32 chains, timeout_ms
     expect(result.status).toBe('complete');
     const [row] = await queryRows(`SELECT sum(events) AS events, sum(calls) AS calls, sum(retries) AS retries FROM '${out}/runs.parquet'`);
     expect(Number(row!.events)).toBe(32 * 2 * 6);
-    expect(s.requests, JSON.stringify({ ...s, promptTokens: undefined })).toBe(Number(row!.events));
+    expect(s.requests, JSON.stringify({ ...s, promptTokens: undefined, priorities: undefined })).toBe(Number(row!.events));
     expect([...server.bodies.values()].filter((n) => n > 1)).toEqual([]);
-    expect(s.abandoned, JSON.stringify({ ...s, promptTokens: undefined })).toBe(0);
+    expect(s.abandoned, JSON.stringify({ ...s, promptTokens: undefined, priorities: undefined })).toBe(0);
     expect(Number(row!.calls)).toBe(Number(row!.events));
     expect(Number(row!.retries)).toBe(0);
+    // backend.priority: each request carried vLLM's priority, minus its event's depth (a chain: the events
+    // its run has left, 12 down to 1).
+    expect(s.priorities.every((p) => Number.isInteger(p) && (p as number) < 0 && (p as number) >= -12)).toBe(true);
+    expect(Math.min(...(s.priorities as number[]))).toBe(-12);
   });
 });

@@ -82,21 +82,25 @@ export class AnthropicBackend implements LlmBackend {
       messages: [{ role: 'user', content: messages.user }],
       metadata: { user_id: `seed:${request.seed}` },
     };
-    const outcome = await this.caller.call<{ reply: ProviderReply; status?: Exclude<ReplyStatus, 'ok'> }>(async (_endpoint, signal) => {
-      let reply: unknown;
-      try {
-        reply = await client.messages.create(body as unknown as Anthropic.MessageCreateParamsNonStreaming, {
-          signal,
-          timeout: this.spec.timeout_ms,
-          maxRetries: 0,
-        });
-      } catch (err) {
-        // A 2xx whose body is not JSON: a reply that arrived, recorded like one once the retries are spent.
-        if (err instanceof SyntaxError) throw new UnusableReplyError('unparsable', `not JSON (${err.message})`);
-        throw err;
-      }
-      return { reply: readMessage(reply) };
-    }, recordedReply);
+    const outcome = await this.caller.call<{ reply: ProviderReply; status?: Exclude<ReplyStatus, 'ok'> }>(
+      async (_endpoint, signal) => {
+        let reply: unknown;
+        try {
+          reply = await client.messages.create(body as unknown as Anthropic.MessageCreateParamsNonStreaming, {
+            signal,
+            timeout: this.spec.timeout_ms,
+            maxRetries: 0,
+          });
+        } catch (err) {
+          // A 2xx whose body is not JSON: a reply that arrived, recorded like one once the retries are spent.
+          if (err instanceof SyntaxError) throw new UnusableReplyError('unparsable', `not JSON (${err.message})`);
+          throw err;
+        }
+        return { reply: readMessage(reply) };
+      },
+      recordedReply,
+      { priority: request.depth ?? 0 },
+    );
     return chatResult(outcome.value.reply, messages, outcome, outcome.value.status);
   }
 
