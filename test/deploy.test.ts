@@ -258,6 +258,38 @@ describe('the AOF rewrite thresholds', () => {
   });
 });
 
+describe("Redis's maxclients", () => {
+  // A worker process holds 2 connections (packages/cluster/test/roles-redis.test.ts counts them with CLIENT LIST).
+  const PER_WORKER = 2;
+  it('docker-compose.yml and deploy/k8s/redis.yaml allow 4 workers per GPU on 2,000 GPUs, with the file descriptors Redis needs', () => {
+    const command = services.redis.command as string[];
+    const maxclients = Number(command[command.indexOf('--maxclients') + 1]);
+    expect(maxclients).toBeGreaterThanOrEqual(2000 * 4 * PER_WORKER + 2 + 64 * 2);
+    const nofile = (services.redis.ulimits as { nofile: { soft: number; hard: number } }).nofile;
+    expect(nofile.soft).toBeGreaterThanOrEqual(maxclients + 32);
+    const sts = parseAllDocuments(read('deploy/k8s/redis.yaml'))
+      .map((d) => d.toJS() as Obj)
+      .find((d) => d.kind === 'StatefulSet')!;
+    const args = sts.spec.template.spec.containers[0].args as string[];
+    expect(Number(args[args.indexOf('--maxclients') + 1])).toBe(maxclients);
+  });
+
+  it('deploy/slurm/panta.sbatch sizes it from the job: 2 connections per GPU worker (16 GPUs a node at most) and per collector', () => {
+    const script = read('deploy/slurm/panta.sbatch');
+    expect(script).toMatch(/^maxclients \$REDIS_MAXCLIENTS$/m);
+    const line = script.split('\n').find((l) => l.startsWith('export REDIS_MAXCLIENTS='))!;
+    const value = (nodes: number, collectors: number) =>
+      Number(
+        spawnSync('bash', ['-c', `${line}; echo $REDIS_MAXCLIENTS`], {
+          env: { PATH: process.env.PATH, SLURM_JOB_NUM_NODES: String(nodes), COLLECTORS: String(collectors) },
+          encoding: 'utf8',
+        }).stdout.trim(),
+      );
+    expect(value(125, 4)).toBeGreaterThanOrEqual((125 * 16 + 4) * PER_WORKER);
+    expect(value(1000, 64)).toBeGreaterThanOrEqual((1000 * 16 + 64) * PER_WORKER);
+  });
+});
+
 describe('docker-compose.yml and docker-compose.workers.yml', () => {
   it('are valid against the official Compose Specification schema (as vendored by dclint)', () => {
     const schemaFile = join(dirname(createRequire(import.meta.url).resolve('dclint/package.json')), 'schemas', 'compose.schema.json');
