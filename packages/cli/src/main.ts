@@ -355,7 +355,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--dataset <file>', 'prompt set the agent knows (JSON lines)', 'datasets/rheon6.jsonl')
     .option(
       '--template <name|file,...>',
-      "prompt templates the clients render, comma-separated (a sweep's template arms): built-in names (rheon-a2, panta-v1) or template files (default: every built-in)",
+      "prompt templates the clients render, comma-separated (a sweep's template arms): built-in names (rheon-a2, panta-v1, rheon-a2-prefix) or template files (default: every built-in)",
     )
     .option('--model <name>', 'model name served', 'surrogate-potts-v1')
     .option('--latency-ms <ms>', 'fixed latency per call', numberIn(0, MAX_TIMER_MS), 0)

@@ -191,7 +191,7 @@ export async function serveSurrogateCommand(opts: Record<string, unknown>): Prom
   try {
     config = parseServeOptions(opts);
     const prompts = parseDataset(readInput(config.dataset, '--dataset', 'a JSON-lines prompt set'), config.dataset);
-    // Built-in names (rheon-a2, panta-v1), as a spec's `template` takes, or template files, comma-separated
+    // Built-in names (rheon-a2, panta-v1, rheon-a2-prefix), as a spec's `template` takes, or template files, comma-separated
     // (a sweep's template arms); none given: every built-in, so a spec on any of them needs no option.
     const refs = config.templateFile
       ? config.templateFile
