@@ -86,8 +86,18 @@ export async function verifyCorpus(dir: string): Promise<VerifyReport> {
   if (manifest.format !== CORPUS_FORMAT) problems.push(`manifest format ${manifest.format} is not ${CORPUS_FORMAT}`);
   if (manifest.status !== 'complete')
     problems.push(`manifest status is ${manifest.status}, not complete (run the sweep again to resume it)`);
-  const spec = sweepSpecSchema.parse(manifest.spec);
-  const prompts = manifest.prompts.map((p) => promptSchema.parse(p));
+  // A manifest edited past reading (its spec or prompts no longer parse) is named in one line, with the digest's word.
+  let spec: ReturnType<typeof sweepSpecSchema.parse>;
+  let prompts: ReturnType<typeof promptSchema.parse>[];
+  try {
+    spec = sweepSpecSchema.parse(manifest.spec);
+    prompts = manifest.prompts.map((p) => promptSchema.parse(p));
+  } catch (e) {
+    const issue = (e as { issues?: { path: (string | number)[]; message: string }[] }).issues?.[0];
+    const why = issue ? `${issue.path.join('.')}: ${issue.message}` : firstLine(e);
+    problems.push(`${CORPUS_FILES.manifest}: its spec or prompts cannot be read (${why}): restore it, or re-run the sweep`);
+    return { ok: false, problems: withoutEchoes(problems), notes, checked: '' };
+  }
   const edgeLists = new Map<string, [number, number][]>();
   for (const g of spec.geometries) {
     if (g.kind !== 'edges') continue;
@@ -138,7 +148,7 @@ export async function verifyCorpus(dir: string): Promise<VerifyReport> {
     problems.push(
       `${stray} is not listed in the manifest: it is not part of this corpus (queries of the folder would read it); move it out of ${dir}`,
     );
-  const checked = `${runs.length} runs, ${manifest.events.written} events, ${Object.keys(manifest.files).length} files`;
+  const checked = `${runs.length} runs, ${manifest.events?.written} events, ${Object.keys(manifest.files ?? {}).length} files`;
   const allGood = good.length === runs.length;
   // Counts are recomputed from shards that checked out and a runs.parquet that matches its checksum.
   if (allGood && unreadableTables.size === 0 && !damaged.has(CORPUS_FILES.runs))
