@@ -182,6 +182,34 @@ describe('an LLM judge that cannot produce verdicts', () => {
   });
 });
 
+describe('an LLM judge of the sweep that cannot produce verdicts', () => {
+  it('panta run stops with the judge endpoint and cause in one line (exit 1); fixed, the same command completes with no judge failure', async () => {
+    const dir = tempDir('panta-fuzz-run-judge-');
+    const file = writeSpec(
+      dir,
+      spec().replace(
+        /backend: .*\n/,
+        `backend: {kind: surrogate}\njudge: {kind: llm, backend: {kind: openai, base_url: "${url}/v1", model: surrogate-potts-v1, max_retries: 2, timeout_ms: 2000}}\n`,
+      ),
+    );
+    const out = join(dir, 'out');
+    mode = 'html';
+    const bad = await cli(['run', file, '--out', out]);
+    expect(bad.code, bad.stderr).toBe(1);
+    const lines = bad.stderr.split('\n').filter((l) => l.startsWith('panta: openai'));
+    expect(lines, bad.stderr).toHaveLength(1);
+    expect(lines[0]).toMatch(/gave no usable reply \(latest: not JSON: "<!DOCTYPE html>/);
+    mode = 'good';
+    const good = await cli(['run', file, '--out', out]);
+    expect(good.code, good.stderr).toBe(0);
+    const [row] = await queryRows(
+      `SELECT count(*) AS events, count(*) FILTER (WHERE tag = 'judge_failure') AS failures FROM read_parquet('${out}/events/*.parquet')`,
+    );
+    expect(row).toEqual({ events: 16, failures: 0 });
+    expect((await cli(['verify', out])).code).toBe(0);
+  });
+});
+
 describe('a backend that accepts requests and never answers', () => {
   it("the progress line names the open calls and the oldest one's age; Ctrl-C says how to quit at once, and twice quits", {
     timeout: 60_000,
