@@ -1,12 +1,11 @@
 import { InputError } from './errors.js';
 import type { RunPlan } from './plan.js';
-import type { PopulationEntry } from './population.js';
 import type { PromptTemplate } from './prompt.js';
 import { MAX_LIVE_ENTRIES } from './protocol/board.js';
-import { BOARD_INSTRUCTION, personaText } from './protocol/prompts.js';
+import { BOARD_INSTRUCTION } from './protocol/prompts.js';
+import { longestBriefing, longestPersona } from './hidden-text.js';
 import { CONTEXT_MERGE_INSTRUCTION, isSummaryProtocol } from './protocol/ssvp.js';
 import type { SweepSpec } from './spec/schema.js';
-import { BRIEFING_LINE } from './travel/briefing.js';
 import { teamAnswerTokens, teamCallCosts } from './team/cost.js';
 
 /** Characters per token of the estimate: about four for English text (it is only used for bounds). */
@@ -40,28 +39,6 @@ export function worstPromptTokens(run: RunPlan, template: PromptTemplate, maxTok
   const k = run.protocol === 'full-broadcast' ? run.n - 1 : run.k;
   const merge = isSummaryProtocol(run.protocol) ? maxTokens + Math.ceil(CONTEXT_MERGE_INSTRUCTION.length / CHARS_PER_TOKEN) + 16 : 0;
   return Math.ceil((fixed + k * perLine) / CHARS_PER_TOKEN) + (1 + k * perAnswer) * maxTokens + moderator + merge;
-}
-
-/**
- * Characters the longest hidden text of a population adds to a system prompt, computed once per population:
- * every run of a sweep shares its entries, and the check runs per run (and per k it tries).
- */
-const longest = new WeakMap<readonly PopulationEntry[], number>();
-function longestPersona(entries: readonly PopulationEntry[]): number {
-  let chars = longest.get(entries);
-  if (chars === undefined) {
-    chars = 0;
-    for (const e of entries) chars = Math.max(chars, personaText(e).length + 1);
-    longest.set(entries, chars);
-  }
-  return chars;
-}
-
-/** Characters the longest of a prompt's briefings adds after a persona (travel/briefing.ts). */
-function longestBriefing(briefings: Readonly<Record<string, string>> | undefined): number {
-  let chars = 0;
-  for (const b of Object.values(briefings ?? {})) chars = Math.max(chars, BRIEFING_LINE.length + b.length + 1);
-  return chars;
 }
 
 /** Fails the plan when the backend cannot take the grid's temperatures (Anthropic: 0 to 1). */

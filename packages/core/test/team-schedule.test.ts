@@ -337,4 +337,22 @@ describe('team prompts against the model context', () => {
     // With recent memory: the previous turn (3), the current one (up to 2) and the draft, about 6 x 1,024.
     expect(plan('recent')).not.toThrow();
   });
+
+  it("a population's persona counts in a team call's prompt: plan shows it, and one too long for the context is refused before the run", () => {
+    const spec = parseSweepSpec(
+      'name: t\ndataset: d.jsonl\ngeometries: [chain]\nsizes: [3]\ntemperatures: [0.7]\ndynamics: relay\npopulation: {file: people.jsonl, assign: same}\nbackend: {kind: openai, base_url: "http://localhost:1/v1", model: m, max_context_tokens: 4096}\n',
+      'r.yaml',
+    );
+    const runsWith = (persona: string) => planSweep(spec, [PROMPT], 'r.yaml', new Map(), { populations: [[{ id: 'p', persona }]] });
+    const small = teamCallCosts(runsWith('A careful historian.')[0]!, spec.max_tokens)[0]!;
+    const big = runsWith('x'.repeat(400_000));
+    const [relay] = teamCallCosts(big[0]!, spec.max_tokens);
+    // 400,000 characters at 4 a token: 100,000 more prompt tokens in each of the 3 members' calls.
+    expect(relay!.largestPromptTokens - small.largestPromptTokens).toBeGreaterThanOrEqual(100_000 - 6);
+    expect(relay!.promptTokens - small.promptTokens).toBeGreaterThanOrEqual(3 * (100_000 - 6));
+    expect(() => checkContextBudget(spec, big, DEFAULT_TEMPLATE, 'r.yaml')).toThrow(
+      /^r\.yaml: sizes: a relay relay call of .* may need 100,\d{3} prompt tokens .*over max_context_tokens 4,096 less the reply/,
+    );
+    expect(() => checkContextBudget(spec, runsWith('A careful historian.'), DEFAULT_TEMPLATE, 'r.yaml')).not.toThrow();
+  });
 });

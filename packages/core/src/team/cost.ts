@@ -2,6 +2,7 @@ import type { TeamRole } from '../event.js';
 import type { RunPlan } from '../plan.js';
 import { CHARS_PER_TOKEN } from '../campaign-cost.js';
 import { BOARD_HEADER, DEFAULT_BOARD_TOKENS } from '../protocol/board-render.js';
+import { hiddenChars } from '../hidden-text.js';
 import { keptReads, teamCalls } from './calls.js';
 import { renderTeamCall } from './prompts.js';
 
@@ -37,6 +38,8 @@ export function teamCallCosts(run: RunPlan, maxTokens: number): TeamRoleCost[] {
     run.protocol === 'board'
       ? [BOARD_HEADER, 'x'.repeat((run.controls.team?.boardTokens ?? DEFAULT_BOARD_TOKENS) * CHARS_PER_TOKEN)]
       : undefined;
+  // A member's persona (and briefing) from the population: the longest one, counted rather than rendered.
+  const hidden = Math.ceil(hiddenChars(run) / CHARS_PER_TOKEN);
   for (const call of teamCalls(run)) {
     if (call.role === 'solution') continue;
     const reads = keptReads(
@@ -53,7 +56,8 @@ export function teamCallCosts(run: RunPlan, maxTokens: number): TeamRoleCost[] {
       completionTokens: 0,
       largestPromptTokens: 0,
     };
-    const prompt = Math.ceil(m.system.length / CHARS_PER_TOKEN) + Math.ceil(m.user.length / CHARS_PER_TOKEN);
+    const prompt =
+      Math.ceil(m.system.length / CHARS_PER_TOKEN) + Math.ceil(m.user.length / CHARS_PER_TOKEN) + (call.agent < run.n ? hidden : 0);
     c.calls++;
     c.atMost ||= call.onDriftOf !== undefined;
     c.promptTokens += prompt;
