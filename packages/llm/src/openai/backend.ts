@@ -118,22 +118,22 @@ export class OpenAICompatibleBackend implements LlmBackend {
     this.probeTimeoutMs = options.probeTimeoutMs ?? Math.min(spec.timeout_ms, 10_000);
     const hint = spec.server;
     this.known = this.endpoints.map(() => (hint ? { server: hint, fromSpec: true } : undefined));
-    // Whether each endpoint serves vLLM's /metrics (admission follows them where it does).
+    // What each endpoint is (the hint, or its /v1/models), then for vLLM whether it serves its /metrics:
+    // admission follows them where it does. Other servers are not asked (llama.cpp's metrics, when on, have
+    // other names; hosted APIs have none).
     const metricsTimeoutMs = Math.min(this.probeTimeoutMs, 2000);
-    const metrics = Promise.all(this.admission.map((a) => a.probe(metricsTimeoutMs)));
-    const servers = hint
-      ? Promise.resolve()
-      : Promise.all(
-          this.endpoints.map(async (root, i) => {
-            this.known[i] = await probeServer(
-              root,
-              apiKey,
-              spec.model,
-              AbortSignal.any([this.probes.signal, AbortSignal.timeout(this.probeTimeoutMs)]),
-            );
-          }),
-        ).then(() => undefined);
-    this.started = Promise.all([servers, metrics]).then(() => undefined);
+    this.started = Promise.all(
+      this.endpoints.map(async (root, i) => {
+        if (!hint)
+          this.known[i] = await probeServer(
+            root,
+            apiKey,
+            spec.model,
+            AbortSignal.any([this.probes.signal, AbortSignal.timeout(this.probeTimeoutMs)]),
+          );
+        if (this.known[i]?.server === 'vllm') await this.admission[i].probe(metricsTimeoutMs);
+      }),
+    ).then(() => undefined);
   }
 
   /**
