@@ -118,6 +118,25 @@ describe('bad input: exit 2, one line naming file, field and fix, nothing writte
     expect(existsSync(join(dir, 'out'))).toBe(false);
   });
 
+  it('a prompt whose false answer is (inside) an accepted one is refused, naming the line, the prompt and the string', async () => {
+    const dir = tempDir();
+    const data = join(dir, 'prompts.jsonl');
+    const spec = writeSpec(dir, TINY.replace(RHEON6, data).replace('prompts: [fq117]\n', ''));
+    const ok = '{"id": "a", "question": "q?", "accepted": ["Paris"], "false_answers": ["Paris, Texas"], "false_premise": false}';
+    writeFileSync(
+      data,
+      `${ok}\n{"id": "b", "question": "Where?", "accepted": ["New York City"], "false_answers": ["Boston", "new-york"], "false_premise": false}\n`,
+    );
+    expect(refused(await cli(['run', spec, '--out', join(dir, 'out')]))).toBe(
+      `panta: ${data}: line 2: false_answers[1]: prompt b: the false answer "new-york" is inside the accepted answer "New York City", so every answer naming "New York City" would be judged not_known; fix: make the accepted and the false answers disjoint (remove it from false_answers, or reword it)`,
+    );
+    writeFileSync(data, `{"id": "c", "question": "q?", "accepted": ["42"], "false_answers": ["42"], "false_premise": false}\n`);
+    expect(refused(await cli(['run', spec, '--out', join(dir, 'out')]))).toMatch(
+      /line 1: false_answers\[0\]: prompt c: the false answer "42" is also an accepted answer/,
+    );
+    expect(existsSync(join(dir, 'out'))).toBe(false);
+  });
+
   it('a bad population line names the population file, the line and the fix', () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'people.jsonl'), '{"id": "a", "persona": "A careful historian."}\n{"id": "b"}\n');

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { normaliseText } from './answers.js';
 import { InputError } from './errors.js';
 import { firstIssue, issueToInputError } from './spec/parse.js';
 
@@ -44,6 +45,21 @@ export const promptSchema = z
         params: { fix: 'write each accepted answer exactly as one of the choices' },
       });
     }
+    // The reference judge calls an answer correct when it holds an accepted phrase and no false one (both:
+    // not_known). A false answer inside an accepted one (as whole words, after normalising) would make every
+    // answer naming the accepted one not_known.
+    const accepted = p.accepted.map((a) => ({ a, n: ` ${normaliseText(a)} ` }));
+    p.false_answers.forEach((f, i) => {
+      const n = ` ${normaliseText(f)} `;
+      const within = accepted.find((x) => x.n.includes(n));
+      if (!within) return;
+      ctx.addIssue({
+        code: 'custom',
+        path: ['false_answers', i],
+        message: `prompt ${p.id}: the false answer "${f}" ${within.n === n ? 'is also an accepted answer' : `is inside the accepted answer "${within.a}"`}, so every answer naming "${within.a}" would be judged not_known`,
+        params: { fix: 'make the accepted and the false answers disjoint (remove it from false_answers, or reword it)' },
+      });
+    });
   });
 
 export type Prompt = z.infer<typeof promptSchema>;
