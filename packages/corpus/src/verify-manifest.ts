@@ -68,7 +68,7 @@ export async function checkManifestCounts(out: string, manifest: Manifest, runs:
     if ((stored[tag] ?? 0) !== (tags[tag] ?? 0)) problems.push(counted(`tags.${tag}`, stored[tag], tags[tag] ?? 0, 'the shards hold'));
   // Each post-hoc judge's answers per tag, as `panta judge` counted them: its column over the event rows.
   for (const judge of manifest.judges ?? []) {
-    if (shards.length === 0 || typeof judge?.name !== 'string') continue;
+    if (shards.length === 0 || typeof judge?.name !== 'string' || typeof judge.tags !== 'object') continue;
     const judged: Record<string, number> = {};
     for (const r of await queryRows(
       `SELECT ${sqlIdent(tagColumnName(judge.name))} AS tag, count(*) AS n FROM ${readParquetSql(shards)} WHERE ${EVENT_ROWS_SQL} GROUP BY ALL`,
@@ -81,8 +81,9 @@ export async function checkManifestCounts(out: string, manifest: Manifest, runs:
           counted(`judges.${judge.name}.tags.${tag}`, said[tag], judged[tag] ?? 0, `the shards' ${tagColumnName(judge.name)} holds`),
         );
   }
+  // A manifest without usage (none but a hand edit leaves one so) was named by its digest, or predates it.
   const file = runsTablePath(out);
-  if (!existsSync(file)) return problems;
+  if (!existsSync(file) || manifest.usage === undefined) return problems;
   const [sums] = await queryRows(
     `SELECT coalesce(sum(calls), 0) AS calls, coalesce(sum(retries), 0) AS retries, coalesce(sum(prompt_tokens), 0) AS prompt_tokens, coalesce(sum(completion_tokens), 0) AS completion_tokens, sum(cost) AS cost FROM ${readParquetSql([file])}`,
   );
