@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { InputError, runEvents, toError, type EncoderColumn, type RunPlan } from '@panta/core';
+import { InputError, redact, runEvents, toError, type EncoderColumn, type RunPlan } from '@panta/core';
 import { acquireOutLock, getDuckDB, shardProgress, type Manifest, type OutLock } from '@panta/corpus';
 import {
   SweepCorpus,
@@ -20,7 +20,7 @@ import {
   type SweepSummary,
 } from '@panta/engine';
 import { LlmJudge, createJudge } from '@panta/judge';
-import { endpointsOf, waitForEndpoints } from '@panta/llm';
+import { endpointsOf, unhealthyCause, waitForEndpoints } from '@panta/llm';
 import type { Redis } from 'ioredis';
 import { durableDue } from './collector-durable.js';
 import { ReadPace } from './collector-pace.js';
@@ -508,7 +508,13 @@ class CollectorProcess {
   }
 
   private fail(e: unknown): void {
-    this.fatal ??= toError(e);
+    if (this.fatal) return;
+    this.fatal = toError(e);
+    // The judge's backend cannot produce verdicts: the scheduler stops the sweep with the same line (exit 1),
+    // instead of waiting for a collector that has stopped.
+    const unhealthy = unhealthyCause(e);
+    if (unhealthy)
+      void sendToScheduler(this.redis, this.store.keys, { op: 'unhealthy', error: redact(unhealthy.message) }).catch(() => undefined);
   }
 
   private async ack(ids: { control: readonly string[]; commits: readonly string[] }): Promise<void> {

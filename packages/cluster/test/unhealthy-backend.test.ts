@@ -105,4 +105,41 @@ describe('distributed: a model server that cannot produce answers', () => {
       expect(row).toEqual({ events: 16 });
     },
   );
+
+  it('an LLM judge answering HTML: the collector stops, the scheduler stops with the same line, and a rerun once fixed completes', {
+    timeout: 120_000,
+  }, async () => {
+    const spec = writeSpec(
+      dir,
+      `name: unhealthy-judge\ndataset: ${RHEON6}\nprompts: [fq117]\ngeometries: [ring]\nsizes: [4]\ntemperatures: [0.3, 0.9]\nsweeps: 1\nseed: 3\nencoders: [{name: h, kind: hashing, dim: 8}]\nconcurrency: 4\njudge: {kind: llm, backend: {kind: openai, base_url: "${url}", model: surrogate-potts-v1, timeout_ms: 2000, max_retries: 2}}\n`,
+      'judge.yaml',
+    );
+    const out = join(dir, 'judge');
+    // Its probe of the judge's /v1/models gets 200 (an HTML page): up, as far as waiting for it goes.
+    mode = 'html';
+    const worker = roles.spawn(['worker', '--concurrency', '4', '--lock-ms', '1500']);
+    const collector = roles.spawn(['collector', '--out', out, '--durable-ms', '300']);
+    const first = await roles.spawn(['scheduler', spec, '--watch-ms', '3000']).exited;
+    expect(first.code, first.stderr).toBe(1);
+    const lines = first.stderr.split('\n').filter((l) => l.startsWith('panta: '));
+    expect(lines, first.stderr).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      new RegExp(`^panta: openai ${url.replace(/[.]/g, '\\.')}: .*gave no usable reply \\(latest: not JSON: "<!DOCTYPE html>`),
+    );
+    const collected = await collector.exited;
+    expect(collected.code).toBe(1);
+
+    mode = 'good';
+    const collector2 = roles.spawn(['collector', '--out', out, '--durable-ms', '300']);
+    const second = await roles.spawn(['scheduler', spec, '--watch-ms', '3000']).exited;
+    expect(second.code, second.stderr).toBe(0);
+    expect((await collector2.exited).code).toBe(0);
+    worker.kill('SIGTERM');
+    await worker.exited;
+    expect(panta(['verify', out]).code).toBe(0);
+    const [row] = await queryRows(
+      `SELECT count(*) AS events, count(*) FILTER (WHERE tag = 'judge_failure') AS failures FROM read_parquet('${out}/events/*.parquet')`,
+    );
+    expect(row).toEqual({ events: 16, failures: 0 });
+  });
 });
