@@ -972,6 +972,22 @@ describe(KUBECTL ? 'deploy/k8s' : 'deploy/k8s (skipped: kubectl is not installed
     expect(parts[0]).toMatch(/^\/app\/runs\/parts\/part-\d+$/);
     expect(verifyCall).toMatchObject({ role: 'verify', positionals: [mergeCall.positionals[0]] });
   });
+
+  it.runIf(KUBECTL)(
+    "probes reach the pod: no probe sets host (the kubelet would probe its node's loopback), every vLLM binds all interfaces",
+    () => {
+      for (const doc of withPods([...base, ...array, ...merge])) {
+        for (const c of allContainers(podSpec(doc))) {
+          for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe']) {
+            const get = c[probe]?.httpGet ?? c[probe]?.tcpSocket;
+            if (get) expect(get.host, `${doc.metadata.name}/${c.name} ${probe}`).toBeUndefined();
+          }
+          if (/^vllm\//.test(c.image) && c.args?.includes('--model'))
+            expect(argAfter(c.args, '--host'), `${doc.metadata.name}/${c.name}`).toBe('0.0.0.0');
+        }
+      }
+    },
+  );
 });
 
 // ---- deploy/slurm ----------------------------------------------------------------------------------------------
