@@ -7,7 +7,7 @@ import { rubric, VERDICT_MAX_TOKENS } from './rubric.js';
 import type { PriceTable } from './spec/backend.js';
 import type { SweepSpec } from './spec/schema.js';
 import { TRAVEL_VERDICT_MAX_TOKENS, travelRubric } from './travel/rubric.js';
-import { teamCallCosts, type TeamRoleCost } from './team/cost.js';
+import { teamAnswerTokens, teamCallCosts, type TeamRoleCost } from './team/cost.js';
 
 /**
  * What a sweep will cost before anything runs (`panta plan`): a pure function of the planned runs, so every
@@ -64,6 +64,10 @@ export interface CampaignCost {
   total: { calls: number; promptTokens: number; completionTokens: number; cost?: number };
   /** Tokens of every answer: max_tokens; exact when fixedLength, a ceiling otherwise. */
   answerTokens: number;
+  /** Relay runs with team.token_budget: each member's answer is the budget split over the chain, per N. */
+  relayAnswerTokens?: { budget: number; n: number; tokens: number }[];
+  /** Some run's answers are max_tokens long (false when every run is a relay with a token budget). */
+  answersAtMaxTokens: boolean;
   fixedLength: boolean;
   contexts: ContextCost[];
   /** The agents' backend's max_context_tokens, when it has one (the plan has checked every prompt against it). */
@@ -141,8 +145,12 @@ export function campaignCost(input: CampaignInput): CampaignCost {
   const contexts = new Map<string, ContextCost>();
   const degrees = new Map<string, number>();
   let events = 0;
+  const relayAnswers = new Map<string, { budget: number; n: number; tokens: number }>();
   for (const run of runs) {
     if (run.controls.team) {
+      const budget = run.controls.team.tokenBudget;
+      if (run.dynamics === 'relay' && budget !== undefined)
+        relayAnswers.set(`${budget}/${run.n}`, { budget, n: run.n, tokens: teamAnswerTokens(run, answer) });
       // A team's calls by role (docs/teams.md); its rows are judged like answers.
       for (const c of teamCallCosts(run, answer)) add(c.role, c.calls, c.promptTokens, c.completionTokens, c.atMost);
       events += runEvents(run);
@@ -263,6 +271,8 @@ export function campaignCost(input: CampaignInput): CampaignCost {
       ...(priced && calls.length > 0 ? { cost: sum((c) => c.cost!) } : {}),
     },
     answerTokens: answer,
+    ...(relayAnswers.size > 0 ? { relayAnswerTokens: [...relayAnswers.values()].sort((a, b) => a.n - b.n) } : {}),
+    answersAtMaxTokens: runs.some((r) => !(r.dynamics === 'relay' && r.controls.team?.tokenBudget !== undefined)),
     fixedLength: spec.fixed_length,
     contexts: [...contexts.values()],
     ...(spec.backend.kind !== 'surrogate' && spec.backend.max_context_tokens !== undefined

@@ -17,6 +17,19 @@ function plan(extra: string): { spec: ReturnType<typeof parseSweepSpec>; runs: R
 const tok = (chars: number) => Math.ceil(chars / 4);
 
 describe('campaign cost', () => {
+  it("a relay's answers are its token budget split over the chain, per N, not max_tokens", () => {
+    const { spec, runs } = plan('geometries: [chain]\nsizes: [2, 4]\ndynamics: relay\nteam: {token_budget: 480}\n');
+    const c = campaignCost({ spec, runs, template: DEFAULT_TEMPLATE });
+    expect(c.answersAtMaxTokens).toBe(false);
+    expect(c.relayAnswerTokens).toEqual([
+      { budget: 480, n: 2, tokens: 240 },
+      { budget: 480, n: 4, tokens: 120 },
+    ]);
+    const mixed = plan('geometries: [chain]\nsizes: [3]\ndynamics: [relay, hub]\nteam: {token_budget: 480}\n');
+    const m = campaignCost({ spec: mixed.spec, runs: mixed.runs, template: DEFAULT_TEMPLATE });
+    expect(m).toMatchObject({ answersAtMaxTokens: true, relayAnswerTokens: [{ budget: 480, n: 3, tokens: 160 }] });
+  });
+
   it('isolated agents quote no neighbour: the update shows the no_neighbours text, its own answer only', () => {
     const { spec, runs } = plan('geometries: [ring]\nsizes: [3]\nsweeps: 1\nprotocol: isolated\nmax_tokens: 7\n');
     const run = { ...runs[0], template: PANTA_V1_TEMPLATE };

@@ -158,8 +158,14 @@ function planText(name: string, sweeps: number, c: CampaignCost): string {
     ),
   );
   out.push('');
+  const relay = c.relayAnswerTokens;
+  const split = relay
+    ? `relay members: team.token_budget ${relay[0].budget} split over the chain, ${relay.map((r) => `${r.tokens} at N = ${r.n}`).join(', ')} tokens each`
+    : '';
+  const maxTokens = `${c.answerTokens} tokens each (max_tokens${c.fixedLength ? ', fixed_length: exact' : ', without fixed_length: a ceiling'})`;
+  const answers = c.answersAtMaxTokens ? (split ? `${maxTokens}; ${split}` : maxTokens) : split;
   out.push(
-    `Answers: ${c.answerTokens} tokens each (max_tokens${c.fixedLength ? ', fixed_length: exact' : ', without fixed_length: a ceiling'}); prompt tokens estimated at ${CHARS_PER_TOKEN} characters a token from the template, the question and the answers each update quotes.`,
+    `Answers: ${answers}; prompt tokens estimated at ${CHARS_PER_TOKEN} characters a token from the template, the question and the answers each update quotes.`,
   );
   if (c.contexts.length > 0) {
     out.push('');
