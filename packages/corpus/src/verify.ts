@@ -138,7 +138,7 @@ export async function verifyCorpus(dir: string): Promise<VerifyReport> {
       problems.push(
         broken
           ? `${file} does not match its checksum in the manifest and cannot be read as Parquet (${broken}): damaged; restore it, or re-run the sweep`
-          : `${file} does not match its checksum in the manifest: damaged or changed since Panta wrote it`,
+          : `${file} does not match its checksum in the manifest`,
       );
       if (broken) unreadableTables.add(file);
     } else continue;
