@@ -156,13 +156,13 @@ describe('no API key reaches the corpus, the journals, Redis or the console', ()
     expect(back.prompts).toEqual([prompt]);
   });
 
-  it('embedded, a 401 whose body echoes the key and the Authorization header: the run fails, its error is kept redacted', async () => {
+  it('embedded, a 401 whose body echoes the key and the Authorization header: the sweep stops at once, its line and log redacted', async () => {
     const out = join(dir, 'echo-401');
     const r = await runEmbedded(spec('echo-401', await server('echo-key')), out);
     expect(r.code).toBe(1);
-    const journal = readFileSync(join(out, '.state', 'runs.jsonl'), 'utf8');
-    expect(journal).toContain('HTTP 401: Incorrect API key provided: [redacted]');
-    expect(readFileSync(join(out, 'log.jsonl'), 'utf8')).toContain('Authorization: Bearer [redacted]');
+    expect(r.console).toContain('HTTP 401: Incorrect API key provided: [redacted]');
+    expect(r.console).toContain('the endpoint refuses the key');
+    expect(readFileSync(join(out, 'log.jsonl'), 'utf8')).toContain('backend unhealthy: stopping the sweep');
     expect([...(await leaks(out)), ...inText('console', r.console)]).toEqual([]);
   });
 
@@ -198,9 +198,11 @@ describe('no API key reaches the corpus, the journals, Redis or the console', ()
     const worked = await worker.exited;
     expect([scheduled.code, collected.code, worked.code]).toEqual([1, 1, 0]);
     const stored = await redisDump(redisServer.url);
+    // The worker's backend stops at the 401: the scheduler and the collector stop with its line, redacted.
     expect(stored).toContain('Incorrect API key provided: [redacted]');
+    expect(scheduled.stderr).toContain('HTTP 401: Incorrect API key provided: [redacted]');
+    expect(collected.stderr).toContain('HTTP 401: Incorrect API key provided: [redacted]');
     const roles = { scheduler: scheduled, collector: collected, worker: worked };
-    expect(worked.stderr).toContain('Bearer [redacted]');
     expect([
       ...(await leaks(out)),
       ...(await leaks(join(dir, 'redis'))),

@@ -397,6 +397,11 @@ class CollectorProcess {
             acks.push(id);
           } else if (m.op === 'close') {
             this.close(inbox, id, m);
+          } else if (m.op === 'stop') {
+            // A worker's backend cannot produce answers: stop with its line (acknowledged first, so that the
+            // collector started for the rerun does not read it); committed results stay in Redis for the rerun.
+            await this.ack({ control: [id], commits: [] });
+            throw new Error(m.error);
           } else if (m.op === 'finish') {
             await Promise.all(this.closes);
             if (this.fatal) throw this.fatal;
@@ -514,7 +519,9 @@ class CollectorProcess {
     // instead of waiting for a collector that has stopped.
     const unhealthy = unhealthyCause(e);
     if (unhealthy)
-      void sendToScheduler(this.redis, this.store.keys, { op: 'unhealthy', error: redact(unhealthy.message) }).catch(() => undefined);
+      void sendToScheduler(this.redis, this.store.keys, { op: 'unhealthy', error: redact(unhealthy.message), role: 'collector' }).catch(
+        () => undefined,
+      );
   }
 
   private async ack(ids: { control: readonly string[]; commits: readonly string[] }): Promise<void> {

@@ -117,6 +117,12 @@ export class CollectorSink {
       await sendToCollector(this.redis, collectorKeys(this.store.keys, shard), { op: 'finish' });
   }
 
+  /** Tells every collector shard to stop with `error` (a worker's backend cannot produce answers). */
+  async stop(error: string): Promise<void> {
+    for (let shard = 0; shard < this.shards.count; shard++)
+      await sendToCollector(this.redis, collectorKeys(this.store.keys, shard), { op: 'stop', error });
+  }
+
   /** Whether a request is waiting for the collector (the scheduler says so while it waits). */
   get waitingForCollector(): boolean {
     return this.opening.size > 0 || this.closing.size > 0;

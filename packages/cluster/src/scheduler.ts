@@ -146,8 +146,9 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
         if (m.op === 'opened' || m.op === 'closed' || m.op === 'written') remote.deliver(m);
         // A worker's backend cannot produce answers: the sweep stops with its line (exit 1); rerun once fixed.
         else if (m.op === 'unhealthy') {
-          log.error({ err: m.error }, 'a worker reports its model endpoint unhealthy: stopping the sweep');
-          transport.fail(new Error(m.error));
+          log.error({ err: m.error, role: m.role }, `a ${m.role} reports its model endpoint unhealthy: stopping the sweep`);
+          const stopping = m.role === 'worker' ? remote.stop(m.error) : Promise.resolve();
+          void stopping.catch(() => undefined).finally(() => transport.fail(new Error(m.error)));
         } else transport.deliver(m);
       }
     });

@@ -109,7 +109,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     retired.push(ctx);
     const message = redact(unhealthy.message);
     log.error({ sweep: ctx.sweepId, err: message }, 'model endpoint unhealthy: the scheduler stops the sweep');
-    await sendToScheduler(redis, ctx.keys, { op: 'unhealthy', error: message }).catch(() => undefined);
+    await sendToScheduler(redis, ctx.keys, { op: 'unhealthy', error: message, role: 'worker' }).catch(() => undefined);
     return true;
   };
 

@@ -91,18 +91,26 @@ describe('distributed: a model server that cannot produce answers', () => {
       expect(lines[0]).toContain(`panta: openai ${url}: `);
       expect(lines[0]).toMatch(cause);
       await logged(worker, 'model endpoint unhealthy: the scheduler stops the sweep');
+      // The collector stops with the same line.
+      const stoppedCollector = await collector.exited;
+      expect(stoppedCollector.code).toBe(1);
+      expect(stoppedCollector.stderr).toContain(lines[0]);
 
       mode = 'good';
+      const collector2 = roles.spawn(['collector', '--out', out, '--durable-ms', '300']);
       const second = await roles.spawn(['scheduler', spec, '--watch-ms', '3000']).exited;
       expect(second.code, second.stderr).toBe(0);
       expect(second.stdout).toMatch(/^complete: sweep unhealthy-\w+-[0-9a-f]{12}, 16 events scheduled and written$/m);
-      const collected = await collector.exited;
+      const collected = await collector2.exited;
       expect(collected.code, collected.stderr).toBe(0);
       worker.kill('SIGTERM');
       await worker.exited;
       expect(panta(['verify', out]).code).toBe(0);
-      const [row] = await queryRows(`SELECT count(*) AS events FROM read_parquet('${out}/events/*.parquet')`);
-      expect(row).toEqual({ events: 16 });
+      // No "" answer of the bad server was committed: a backend that never answered records no unusable reply.
+      const [row] = await queryRows(
+        `SELECT count(*) AS events, count(*) FILTER (WHERE reply_status <> 'ok' OR response = '') AS unusable FROM read_parquet('${out}/events/*.parquet')`,
+      );
+      expect(row).toEqual({ events: 16, unusable: 0 });
     },
   );
 

@@ -79,6 +79,8 @@ export interface RowsWritten {
 export interface BackendUnhealthy {
   op: 'unhealthy';
   error: string;
+  /** Who tripped: a worker (then the scheduler stops the collectors too) or a collector (it stops on its own). */
+  role: 'worker' | 'collector';
 }
 
 /** What the scheduler reads: worker commits and failures, and the collector's replies. */
@@ -122,6 +124,12 @@ export interface FinishSweep {
   op: 'finish';
 }
 
+/** A worker's backend cannot produce answers: the collector stops (exit 1) with `error`; a rerun resumes. */
+export interface StopSweep {
+  op: 'stop';
+  error: string;
+}
+
 /**
  * The scheduler waits on nothing but this run's rows (every event answered): read the commits now instead of
  * at the paced time (collector-pace.ts), so a run's end costs no pause.
@@ -132,7 +140,7 @@ export interface RowsWanted {
 }
 
 /** What the collector reads (through its consumer group). */
-export type CollectorMessage = ResultsCommitted | BoundaryCommitted | OpenRun | CloseRun | FinishSweep | RowsWanted;
+export type CollectorMessage = ResultsCommitted | BoundaryCommitted | OpenRun | CloseRun | FinishSweep | RowsWanted | StopSweep;
 
 /** A stream entry with its id (acknowledged by id) and its decoded message. */
 export interface Delivered<M> {
@@ -174,7 +182,7 @@ export function encodeSchedulerMessage(m: SchedulerMessage): string[] {
     case 'written':
       return ['op', 'written', 'counts', JSON.stringify(m.counts)];
     case 'unhealthy':
-      return ['op', 'unhealthy', 'error', m.error];
+      return ['op', 'unhealthy', 'error', m.error, 'role', m.role];
   }
 }
 
@@ -194,6 +202,8 @@ export function encodeCollectorMessage(m: CollectorMessage): string[] {
     }
     case 'finish':
       return ['op', 'finish'];
+    case 'stop':
+      return ['op', 'stop', 'error', m.error];
     case 'rows':
       return ['op', 'rows', 'run', m.run];
   }
@@ -294,13 +304,13 @@ export function decodeSchedulerMessage(stream: string, id: string, flat: readonl
     case 'written':
       return { op, counts: f.json<Record<string, number>>('counts') };
     case 'unhealthy':
-      return { op, error: f.text('error') };
+      return { op, error: f.text('error'), role: f.oneOf('role', ['worker', 'collector'] as const) };
   }
 }
 
 export function decodeCollectorMessage(stream: string, id: string, flat: readonly string[]): CollectorMessage {
   const f = new Fields(stream, id, flat);
-  const op = f.oneOf('op', ['done', 'boundary', 'open', 'close', 'finish', 'rows'] as const);
+  const op = f.oneOf('op', ['done', 'boundary', 'open', 'close', 'finish', 'rows', 'stop'] as const);
   switch (op) {
     case 'done':
       return { op, items: f.tuples('items', 2).map(([run, event]) => ({ run, event }) as { run: string; event: number }) };
@@ -320,6 +330,8 @@ export function decodeCollectorMessage(stream: string, id: string, flat: readonl
       return { op };
     case 'rows':
       return { op, run: f.text('run') };
+    case 'stop':
+      return { op, error: f.text('error') };
   }
 }
 
