@@ -8,6 +8,7 @@ import { bullmq } from './cjs-deps.js';
 import type { BatchJob } from './result-codec.js';
 
 export interface JobTakerOptions {
+  /** The worker's own connection, shared with BullMQ (which opens one more, to block on for jobs). */
   connection: Redis;
   /** Events this worker runs at once: a job is taken only while fewer are held. */
   capacity: number;

@@ -226,9 +226,15 @@ describe('BullTransport on its own', () => {
     const steps = { gone: 0, getJob: 0 };
     const own = redis as unknown as { jobsGoneN(...a: unknown[]): Promise<unknown> };
     const jobsGoneN = own.jobsGoneN.bind(redis);
-    own.jobsGoneN = (...a: unknown[]) => (steps.gone++, jobsGoneN(...a));
+    own.jobsGoneN = (...a: unknown[]) => {
+      steps.gone++;
+      return jobsGoneN(...a);
+    };
     const getJob = queue.getJob.bind(queue);
-    queue.getJob = (id: string) => (steps.getJob++, getJob(id));
+    queue.getJob = (id: string) => {
+      steps.getJob++;
+      return getJob(id);
+    };
     await queue.pause();
     try {
       for (const t of tasks) transport.dispatch(t);
