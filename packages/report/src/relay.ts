@@ -11,9 +11,22 @@ import type { Cell, Table } from './tables.js';
  * fixed token budget a longer chain gets fewer sweeps. This file measures accuracy at the sweep's budget.
  */
 
-/** Chain runs have two sizes or more: the only case where accuracy against chain length means anything. */
+/** Team schedules (relay, hub, debate) have tables of their own (team-tables.ts): not population chains. */
+const TEAM_DYNAMICS = new Set(['relay', 'hub', 'debate']);
+
+/** A run of a team schedule (relay, hub, debate). */
+export function isTeamRun(r: Pick<RunInfo, 'dynamics'>): boolean {
+  return TEAM_DYNAMICS.has(r.dynamics ?? '');
+}
+
+/** A population's chain run (a team relay on a chain has its own budget, team.token_budget, and tables). */
+function populationChain(r: RunInfo): boolean {
+  return r.geometry === 'chain' && !isTeamRun(r);
+}
+
+/** Population chain runs have two sizes or more: the only case where accuracy against chain length means anything. */
 export function relayApplies(runs: readonly RunInfo[]): boolean {
-  return new Set(runs.filter((r) => r.geometry === 'chain').map((r) => r.n)).size >= 2;
+  return new Set(runs.filter(populationChain).map((r) => r.n)).size >= 2;
 }
 
 /** One chain run at the budget: the snapshot at the last event whose cumulative tokens are <= B. */
@@ -67,7 +80,7 @@ export function relaySql(files: readonly string[]): string {
 
 /** Every chain run of `runs` at the budget (complete runs only: their shards are final). */
 export async function loadRelay(dir: string, runs: readonly RunInfo[]): Promise<RelayRun[]> {
-  const chain = runs.filter((r) => r.geometry === 'chain');
+  const chain = runs.filter(populationChain);
   const result = await queryRows(relaySql(chain.map((r) => shardPath(dir, r.run_id))));
   const rows = new Map(result.map((r) => [String(r.run_id), r]));
   // The run that sets a prompt's B fits it whole, so every prompt has a row to read its B from.

@@ -3,7 +3,7 @@ import { finalRows, layout, protocolOrder, type Layout } from './aggregate.js';
 import type { CorpusData, RunInfo } from './corpus-data.js';
 import { earlyStoppingOn, earlyStoppingTable, savings, savingsNote } from './early-stopping.js';
 import { protocolsTable } from './protocols.js';
-import { relayTable } from './relay.js';
+import { isTeamRun, relayTable } from './relay.js';
 import { armMeansTable, armTestsTable } from './stats-table.js';
 import { annotationTable } from './annotation-table.js';
 import { armColumns, armNote, armOf, armsPresent, exclusionNote, pooledRuns } from './arms.js';
@@ -310,6 +310,12 @@ export function reportTables(data: CorpusData): Table[] {
   const relay = relayTable(data);
   if (relay) tables.push(relay);
   for (const t of [armMeansTable(data), armTestsTable(data)]) if (t) tables.push(t);
+  // A sweep of team runs only: the population tables are empty because no run is a population, not because
+  // none is complete.
+  if (data.runs.length > 0 && data.runs.every(isTeamRun))
+    for (const t of tables)
+      if (t.rows.length === 0)
+        t.empty = 'No population run: every run of this sweep is a team run (relay, hub or debate), measured in the team tables.';
   return tables;
 }
 
