@@ -264,6 +264,7 @@ concurrency: 24
 });
 
 describe('distributed mode when the model fails', () => {
+  // max_unusable_share 1: the health breaker off, so that each event fails on its own (unhealthy-backend.test.ts has it on).
   it('fails the runs whose events fail (exit 1), and a second scheduler resumes them to the complete corpus', async () => {
     const port = await freePort();
     const serve = (faults: string[]) => {
@@ -286,7 +287,7 @@ describe('distributed mode when the model fails', () => {
     };
     const specFile = writeSpec(
       dir,
-      `name: faulty\ndataset: ${RHEON6}\nprompts: [fq117, fq367]\ngeometries: [ring]\nsizes: [16]\ntemperatures: [0.5]\nsweeps: 3\nseed: 4\nconcurrency: 8\nbackend: {kind: openai, base_url: "http://127.0.0.1:${port}/v1", model: surrogate-potts-v1, max_retries: 0, timeout_ms: 5000}\n`,
+      `name: faulty\ndataset: ${RHEON6}\nprompts: [fq117, fq367]\ngeometries: [ring]\nsizes: [16]\ntemperatures: [0.5]\nsweeps: 3\nseed: 4\nconcurrency: 8\nbackend: {kind: openai, base_url: "http://127.0.0.1:${port}/v1", model: surrogate-potts-v1, max_retries: 0, timeout_ms: 5000, max_unusable_share: 1}\n`,
       'faulty.yaml',
     );
     const out = join(dir, 'faulty');
