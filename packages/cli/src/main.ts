@@ -276,6 +276,26 @@ export function buildProgram(setExit: (code: number) => void): Command {
     });
 
   program
+    .command('publish')
+    .description('publish a corpus as a dataset: data/<table>/*.parquet, a dataset card (README.md) and croissant.json; or --check one')
+    .argument('<dir>', 'corpus folder (with --check: a published folder)')
+    .option('--out <dir>', 'the new folder to publish into (must not exist or be empty)', path)
+    .option('--licence <id>', 'licence id of the card (Hub ids: cc-by-4.0, mit, apache-2.0, ...)', 'cc-by-4.0')
+    .option('--title <text>', "the dataset's pretty name (default: the sweep's name)")
+    .option('--authors <names>', 'authors, comma-separated')
+    .option('--without-embeddings', 'leave out the emb_* columns and the whitening table (most of the bytes)')
+    .option('--check', 'check a published folder: card header, Croissant fields, checksums, configs DuckDB reads')
+    .action(
+      async (
+        dir: string,
+        opts: { out?: string; licence?: string; title?: string; authors?: string; withoutEmbeddings?: boolean; check?: boolean },
+      ) => {
+        const { publishCommand } = await import('./commands/publish.js');
+        setExit(await publishCommand(dir, opts));
+      },
+    );
+
+  program
     .command('report')
     .description('write an HTML report of a corpus: figures (SVG and PNG) and tables in <dir>/report/index.html, one self-contained file')
     .argument('<dir>', 'corpus folder')

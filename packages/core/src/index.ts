@@ -237,3 +237,17 @@ export {
   type TravelEventRow,
   type TravelRunMeasures,
 } from './travel/run-measures.js';
+export { columnMeaning } from './publish/columns.js';
+export {
+  CARD_KEYS,
+  cardHeader,
+  CROISSANT_CONFORMS_TO,
+  CROISSANT_REQUIRED,
+  croissant,
+  croissantType,
+  datasetCard,
+  sizeCategory,
+  tableGlob,
+  type PublishedTable,
+  type PublishInfo,
+} from './publish/metadata.js';

@@ -71,6 +71,7 @@ export type { Manifest, ShardInfo, WhiteningOrigin } from './manifest.js';
 export { appendRunRecord, readRunRecords } from './run-journal.js';
 export type { RunRecord } from './run-journal.js';
 export { verifyCorpus } from './verify.js';
+export { checkPublished, corpusTables, publishCorpus, type PublishOptions } from './publish.js';
 export { checkTeamShard } from './verify-team.js';
 export type { VerifyReport } from './verify.js';
 export { copyWhitening, fitShardWhitening, readWhitening, whiteningPath, writeWhitening } from './measure/whitening-io.js';

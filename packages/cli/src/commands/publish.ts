@@ -1,0 +1,37 @@
+import { checkPublished, publishCorpus } from '@panta/corpus';
+import { InputError } from '@panta/core';
+import { EXIT, reportError } from '../errors.js';
+
+export interface PublishCommandOptions {
+  out?: string;
+  licence?: string;
+  title?: string;
+  authors?: string;
+  withoutEmbeddings?: boolean;
+  check?: boolean;
+}
+
+/** `panta publish CORPUS --out DIR`, or `panta publish --check DIR`. */
+export async function publishCommand(dir: string, opts: PublishCommandOptions): Promise<number> {
+  try {
+    if (opts.check) {
+      const problems = await checkPublished(dir);
+      for (const p of problems) process.stdout.write(`problem: ${p}\n`);
+      process.stdout.write(
+        problems.length === 0 ? `ok: ${dir} is a complete publication\n` : `not ok: ${problems.length} problems in ${dir}\n`,
+      );
+      return problems.length === 0 ? EXIT.ok : EXIT.failed;
+    }
+    if (!opts.out) throw new InputError('panta publish', '--out', 'is required', 'give the folder to publish into: --out DIR');
+    const authors = opts.authors
+      ?.split(',')
+      .map((a) => a.trim())
+      .filter((a) => a !== '');
+    const { tables } = await publishCorpus(dir, { ...opts, out: opts.out, authors });
+    for (const t of tables) process.stdout.write(`${t.name}: ${t.rows} rows in ${t.files.length} file(s)\n`);
+    process.stdout.write(`published: ${opts.out} (README.md, croissant.json, data/)\n`);
+    return EXIT.ok;
+  } catch (error) {
+    return reportError(error);
+  }
+}
