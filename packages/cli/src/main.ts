@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { InputError, parseShard, type Shard } from '@panta/core';
 import { EXIT, reportError } from './errors.js';
-import { httpUrl, httpUrls, intIn, numberIn, path, port, specValue, timerMs } from './option-values.js';
+import { httpUrl, httpUrls, intIn, numberIn, onceOnly, path, port, specValue, timerMs } from './option-values.js';
 
 /** The package's version (`panta --version`). */
 function version(): string {
@@ -257,8 +257,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .requiredOption(
       '--judge <spec-or-file>',
       'a judge block ({kind: llm, backend: {...}}), a file holding one, or a sweep spec whose judge is used',
+      onceOnly('run panta judge once per judge'),
     )
-    .option('--name <name>', "the judge's name in the corpus (default: its model's)")
+    .option('--name <name>', "the judge's name in the corpus (default: its model's)", onceOnly('give one --name'))
     .option('--replace', 'redo a judge a previous panta judge added under this name')
     .option('--concurrency <n>', 'verdicts asked at once (default 64)', intIn(1, 100_000))
     .action(async (dir: string, opts: { judge: string; name?: string; replace?: boolean; concurrency?: number }) => {

@@ -100,3 +100,15 @@ export function listOf(allowed: readonly string[]): (value: string) => string {
     return value;
   };
 }
+
+/**
+ * An option that takes one value, given once: a second value would silently replace the first (commander
+ * keeps the last), so it is refused. Commander passes the value so far as `previous` (undefined at first).
+ */
+export function onceOnly(hint: string): (value: string, previous?: string) => string {
+  return (value, previous) => {
+    if (previous !== undefined)
+      throw new InvalidArgumentError(`given twice ("${previous}" and "${value}"), and only one is used; fix: ${hint}`);
+    return value;
+  };
+}

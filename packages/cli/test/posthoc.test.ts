@@ -17,7 +17,7 @@ seed: 3
 const oneLine = (r: { stderr: string }) => r.stderr.trim().split('\n');
 
 describe('panta embed and panta judge on the command line', () => {
-  it('embed with --encoder twice adds both columns, in order; the same name twice is refused before anything is written', async () => {
+  it('embed with --encoder twice adds both columns, in order; the same name twice is refused before anything is written, and so is a second --judge', async () => {
     const dir = tempDir();
     const out = join(dir, 'out');
     expect((await panta(['run', writeSpec(dir, SPEC.replace('[0.5, 1.2]', '[0.5]')), '--out', out])).code).toBe(0);
@@ -37,6 +37,12 @@ describe('panta embed and panta judge on the command line', () => {
     expect(row).toEqual({ a1: 48, a2: 48 });
     const m = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')) as { encoders: { name: string }[] };
     expect(m.encoders.map((e) => e.name)).toEqual(['hashing', 'a1', 'a2']);
+    // panta judge takes one judge: a second --judge (or --name) is refused, not silently kept in its place.
+    const judges = await panta(['judge', out, '--judge', '{kind: reference}', '--judge', '{kind: llm}']);
+    expect(judges.code).toBe(2);
+    expect(judges.stderr).toBe(
+      'panta: judge: --judge: given twice ("{kind: reference}" and "{kind: llm}"), and only one is used; fix: run panta judge once per judge\n',
+    );
   });
 
   it('embed and judge a corpus, refuse a name it has (exit 2, one line, nothing changed) and bad option values, and verify after each', async () => {
