@@ -7,8 +7,9 @@
  *
  * - The server's own load, where it serves vLLM's `/metrics` (`vllm:num_requests_waiting`,
  *   `vllm:num_requests_running`, `vllm:kv_cache_usage_perc`, or the older `vllm:gpu_cache_usage_perc`).
- *   vLLM admits a request only while its KV cache holds it; the rest wait in its queue. While requests wait,
- *   the limit drops to this client's share of what the server runs (in flight x running / (running +
+ *   vLLM admits a request only while its KV cache holds it; the rest wait in its queue. While requests wait
+ *   and the cache is the reason (nearly full, or too full for one more request the size of those running, or
+ *   its use not reported; a queue with room in the cache waits only for the next engine steps), the limit drops to this client's share of what the server runs (in flight x running / (running +
  *   waiting)): clients sharing an endpoint each keep their share, and together about what it holds. While
  *   none wait and the KV cache has room, a limit that is reached grows by half (slow start) until the
  *   server first queues, by one from then on, and with the cache nearly full it holds.
@@ -80,7 +81,13 @@ export class AdmissionLimit {
    * calls are short can count none of them running: that a call waited for the limit is the sign it binds.
    */
   observeLoad(load: ServerLoad, inFlight: number, reached = inFlight >= this.limit): void {
-    if (load.waiting > 0) {
+    // Requests wait in vLLM's queue because the KV cache cannot hold them (the limit to respect), or only
+    // until an engine step takes them: they arrived since the last step, or its token budget went to other
+    // prompts' prefill chunks (the GPU is busy; the cache still has room). The cache is the limit when it is
+    // nearly full, or when one more request the size of those running (their mean share) would fill it.
+    const kv = load.kvUsage;
+    const kvBound = kv === undefined || kv >= this.tuning.kvHigh || (load.running > 0 && kv + kv / load.running >= this.tuning.kvHigh);
+    if (load.waiting > 0 && kvBound) {
       const share = load.running + load.waiting > 0 ? (inFlight * load.running) / (load.running + load.waiting) : 1;
       this.value = clamp(Math.min(this.value, Math.floor(share)), this.max);
       this.queued = true;

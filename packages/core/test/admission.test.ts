@@ -63,6 +63,22 @@ describe('AdmissionLimit with the server load', () => {
     a.observeLoad({ waiting: 50, running: 0 }, 1);
     expect(a.limit).toBe(1);
   });
+
+  it('is not cut by a queue while the KV cache has room (requests taken at the next engine steps)', () => {
+    const l = new AdmissionLimit(64, { initial: 4 });
+    // Arrived since the last step, or waiting for the step's token budget: the cache still holds more.
+    l.observeLoad({ waiting: 1, running: 1, kvUsage: 0.05 }, 4);
+    expect(l.limit).toBe(6);
+    l.observeLoad({ waiting: 4, running: 3, kvUsage: 0.33 }, 6);
+    expect(l.limit).toBe(9);
+    // Eight long prompts fill 89% of the cache: a ninth would not fit, so the queue is the cache's.
+    l.observeLoad({ waiting: 4, running: 8, kvUsage: 0.89 }, 9);
+    expect(l.limit).toBe(6);
+    // Nearly full is the limit too, whatever runs.
+    const f = new AdmissionLimit(64, { initial: 12 });
+    f.observeLoad({ waiting: 4, running: 40, kvUsage: 0.95 }, 12);
+    expect(f.limit).toBe(10);
+  });
 });
 
 describe('AdmissionLimit by latency (AIMD)', () => {

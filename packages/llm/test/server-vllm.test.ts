@@ -6,6 +6,7 @@ import {
   DEFAULT_TEMPLATE,
   GPU_COST_MODELS,
   type GpuCostModel,
+  normaliseText,
   parseDataset,
   parseVllmMetrics,
   renderPrompt,
@@ -117,6 +118,26 @@ describe('serve-surrogate with a cost model (a simulated vLLM endpoint)', () => 
     expect(s.vllm).toMatchObject({ cost_model: 'h100-qwen3-14b', scheduling_policy: 'fcfs', time_scale: 50, completed: 2 });
     expect(s.vllm?.tokenizer).toMatch(/estimate/);
     expect(s.vllm?.busy_gpu_s).toBeCloseTo(short.gpu + long.gpu, 9);
+  });
+
+  it("pads a fixed-length reply to the tokens it bills, so prompts quoting it are as long as a real model's", async () => {
+    const fixed = { max_tokens: 100, min_tokens: 100 };
+    const padded = await call(fast, 20, 3, fixed);
+    const reference = await client(plain).chat.completions.create({
+      model: plain.model,
+      messages: messages(20),
+      seed: 3,
+      ...fixed,
+    } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    const text = padded.data.choices[0]?.message.content as string;
+    const natural = reference.choices[0]?.message.content as string;
+    expect(padded.data.usage?.completion_tokens).toBe(100);
+    expect(natural.length).toBeLessThan(400);
+    expect(text.length).toBe(400);
+    expect(text.startsWith(natural)).toBe(true);
+    expect(text).not.toContain('\n');
+    // What answer classification reads is the surrogate's answer, unchanged.
+    expect(normaliseText(text)).toBe(normaliseText(natural));
   });
 
   it('counts prefix-cache hits when a prompt repeats, in tokens, on /metrics', async () => {

@@ -5,7 +5,7 @@ import { FaultInjector, type FaultDraw } from './faults.js';
 import { ContinuousBatching, delay, FixedLatency, type LatencyModel } from './latency.js';
 import { chatCompletionBody, openaiError, parseChatCompletion } from './openai.js';
 import { SurrogateResponder } from './responder.js';
-import { estimateTokenIds, VllmModel } from './vllm-model.js';
+import { estimateTokenIds, padToTokens, VllmModel } from './vllm-model.js';
 import {
   FAULT_KINDS,
   RequestError,
@@ -226,6 +226,9 @@ export async function startSurrogateServer(options: SurrogateServerOptions): Pro
         priority !== 0 && policy !== 'priority'
           ? new RequestError(400, `Got priority ${priority} but Priority scheduling is not enabled.`, 'priority')
           : undefined;
+      // A real model's reply is as long as the tokens it bills: a short surrogate answer is padded to them, so
+      // that the prompts quoting it are as long as a real model's (a mean field of 256 quotes 255 answers).
+      result = { ...result, text: padToTokens(result.text, result.completionTokens) };
       const ids = estimateTokenIds(request.messages.system, request.messages.user);
       const output = Math.max(1, result.completionTokens);
       const maxTokens = Math.max(output, request.maxTokens ?? output);

@@ -21,6 +21,17 @@ export function estimateTokenIds(system: string, user: string): number[] {
   return out;
 }
 
+/**
+ * `text` lengthened to `tokens` tokens of the estimate ({@link CHARS_PER_TOKEN} characters each) with ` ·`,
+ * which answer classification reads as space (core's normaliseText keeps letters and digits only) and which
+ * holds no line break (prompt parsers read answers line by line). Text already that long is returned as is.
+ */
+export function padToTokens(text: string, tokens: number): string {
+  if (tokens <= Math.ceil(text.length / CHARS_PER_TOKEN)) return text;
+  const missing = tokens * CHARS_PER_TOKEN - text.length;
+  return text + ' ·'.repeat(Math.ceil(missing / 2)).slice(0, missing);
+}
+
 export interface VllmStats {
   cost_model: string;
   gpu: string;

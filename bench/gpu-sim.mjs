@@ -1,0 +1,234 @@
+// bench/gpu-sim: the main job on a simulated GPU cluster. N `panta serve-surrogate --cost-model` endpoints
+// stand for N GPUs serving Qwen3-14B under vLLM (the cost model's prefill and decode times, a bounded KV
+// cache with continuous batching and a queue, automatic prefix caching, priority scheduling, vLLM's /metrics),
+// with the LLM judge on an endpoint of its own, and the distributed roles as the deploy files start them: a real
+// redis-server, one scheduler, one collector, one worker pinned to each endpoint (its node-local vLLM) with the
+// slots of the deploy files' four workers x 64.
+// The sweep is eraclitus-shaped (examples/eraclitus.yaml): every geometry at every size eraclitus uses (mean
+// fields of 64 and 256 included), 100-token answers, an LLM judge; fewer temperatures and sweeps, so that it
+// runs in a few minutes here with the simulated clock sped up by --time-scale.
+// Every time below is *simulated* GPU time (wall time x time scale), the cost model's, not a measurement on a
+// GPU: bench/NOTES.md cites the published figures the model is built from.
+// It prints: requests abandoned (the client gave up) or retried (sent more than once); each endpoint's KV-busy
+// share until the critical path is all that is left; the prefix-cache hit rate; the makespan against its lower
+// bound max(total GPU time / endpoints, critical path); `panta plan --gpu`'s GPU-hours against the simulated
+// ones. It ends with one JSON line: abandoned, retried, kv_busy, prefix_hit_rate, makespan_over_bound, plan_error.
+// Run after a build: node bench/gpu-sim.mjs [--quick] [--endpoints N] [--time-scale X] [--temperatures K]
+//   [--cost-model NAME|FILE]
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { cli, logLine, proc, root, started } from './lib/panta.mjs';
+import { startRedis } from './lib/redis.mjs';
+import { startSurrogates } from './lib/surrogate.mjs';
+
+function flag(name, fallback, check = (n) => Number.isFinite(n) && n > 0) {
+  const i = process.argv.indexOf(name);
+  if (i < 0) return fallback;
+  const n = Number(process.argv[i + 1]);
+  if (!check(n)) {
+    console.error(`bench/gpu-sim.mjs: ${name}: expected a number > 0, got ${JSON.stringify(process.argv[i + 1] ?? null)}`);
+    process.exit(2);
+  }
+  return n;
+}
+const stringFlag = (name, fallback) => {
+  const i = process.argv.indexOf(name);
+  return i < 0 ? fallback : process.argv[i + 1];
+};
+const quick = process.argv.includes('--quick');
+const endpoints = flag('--endpoints', quick ? 2 : 16);
+const costModel = stringFlag('--cost-model', 'h100-qwen3-14b');
+// The mixture: eraclitus's geometries, its 100-token answers, its LLM judge, and its 180 mean-field-256 runs (6
+// prompts x 6 temperatures x 5 trials), which are 82% of its GPU time and its critical path; one sweep instead of
+// ten (every chain 257 calls long instead of 2,561) and the lattices at two sizes each, so that the events fit this
+// machine. What makes the cluster's problem is kept: ~11 mean-field-256 chains per GPU, each request ~26,600
+// prompt tokens, ~9 of them filling an H100's KV cache, lattice events to fill in around them.
+const temperatureCount = flag('--temperatures', quick ? 3 : 6, Number.isSafeInteger);
+const trials = flag('--trials', quick ? 1 : 5, Number.isSafeInteger);
+const temperatures = [0.1, 0.4, 0.7, 1.0, 1.3, 1.6, 0.25, 0.55, 0.85, 1.15, 1.45, 1.75].slice(0, temperatureCount);
+const sweeps = 1;
+const sizes = { ring: [16, 64], torus2d: [16, 64], torus3d: [27, 64], meanfield: [64, 256] };
+const timeScale = flag('--time-scale', 25);
+const SLOTS = 256; // the deploy files: 4 workers x 64 events per GPU
+
+const dir = mkdtempSync(join(tmpdir(), 'panta-bench-gpu-sim-'));
+let redisServer;
+process.on('exit', () => {
+  for (const c of started) c.kill('SIGKILL');
+  redisServer?.kill('SIGKILL');
+});
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(130));
+
+const serverArgs = ['--cost-model', costModel, '--scheduling-policy', 'priority', '--time-scale', String(timeScale)];
+const [agents, [judge]] = await Promise.all([startSurrogates(endpoints, serverArgs), startSurrogates(1, serverArgs)]);
+const redis = await startRedis(dir);
+redisServer = redis.server;
+const env = { PANTA_REDIS_URL: redis.url };
+
+const spec = join(dir, 'gpu-sim.yaml');
+writeFileSync(
+  spec,
+  `name: gpu-sim
+dataset: ${join(root, 'datasets/rheon6.jsonl')}
+geometries: [ring, torus2d, torus3d, meanfield]
+sizes:
+${Object.entries(sizes)
+  .map(([g, list]) => `  ${g}: [${list.join(', ')}]`)
+  .join('\n')}
+temperatures: [${temperatures.join(', ')}]
+trials: ${trials}
+sweeps: ${sweeps}
+seed: 20260101
+max_tokens: 100
+fixed_length: true
+backend:
+  kind: openai
+  base_url: [${agents.map((s) => `"${s.url}/v1"`).join(', ')}]
+  model: surrogate-potts-v1
+  server: vllm
+  priority: true
+  max_in_flight: ${SLOTS}
+  timeout_ms: 120000
+  max_context_tokens: 32768
+encoders: [{name: hashing, kind: hashing, dim: 384}]
+judge:
+  kind: llm
+  backend: {kind: openai, base_url: "${judge.url}/v1", model: surrogate-potts-v1, server: vllm, priority: true}
+`,
+);
+
+// The plan's prices for this very spec, before anything runs.
+const plan = JSON.parse(
+  execFileSync(process.execPath, [cli, 'plan', spec, '--gpu', costModel, '--gpus', String(endpoints), '--json'], { encoding: 'utf8' }),
+);
+const fmt = (n, d = 0) => Number(n).toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+const pct = (x) => `${(100 * x).toFixed(1)}%`;
+console.log(
+  `gpu-sim: ${endpoints} simulated endpoints (${costModel}, priority scheduling, time x${timeScale}) + 1 for the judge, ${endpoints} workers x ${SLOTS} slots, ${availableParallelism()} cores`,
+);
+console.log(
+  `  sweep: ${fmt(plan.runs ?? Number.NaN)} runs, ${fmt(plan.events ?? Number.NaN)} events; plan: ${fmt(plan.gpu_hours, 2)} GPU-h of agents + ${fmt(plan.judge_gpu_hours, 2)} of judge, critical path ${fmt(plan.critical_path_hours * 3600)} s, ${fmt(plan.wall_hours * 3600)} s on ${endpoints} GPUs`,
+);
+
+/** Every endpoint's counters (GET /panta/stats, the vllm block). */
+const statsOf = async (list) => Promise.all(list.map((s) => s.stats()));
+const vllm = (s) => s.vllm ?? {};
+
+// The simulated clock: wall time x time scale. Sampled once a second for the KV-busy timeline.
+const t0 = performance.now();
+const simNow = () => ((performance.now() - t0) / 1000) * timeScale;
+const samples = [];
+let done = false;
+const sampling = (async () => {
+  while (!done) {
+    await sleep(250);
+    const all = await statsOf(agents);
+    samples.push({
+      t: simNow(),
+      requests: all.reduce((a, s) => a + vllm(s).requests, 0),
+      completed: all.reduce((a, s) => a + vllm(s).completed, 0),
+      busy: all.reduce((a, s) => a + vllm(s).busy_gpu_s, 0),
+      kvUsage: all.map((s) => vllm(s).kv_usage),
+      kvBusy: all.map((s) => vllm(s).kv_busy_s ?? 0),
+      load: all.map((s) => (vllm(s).running ?? 0) + (vllm(s).waiting ?? 0)),
+    });
+    if (samples.length % 60 === 0) {
+      const answered = all.reduce((a, s) => a + s.completed, 0);
+      process.stderr.write(`  ... ${fmt(simNow())} simulated s: ${fmt(answered)} calls answered\n`);
+    }
+  }
+})();
+
+const collector = proc(['collector', '--out', join(dir, 'out')], env);
+const workers = agents.map((a) => proc(['worker', '--concurrency', String(SLOTS), '--base-url', `${a.url}/v1`], env));
+const scheduler = proc(['scheduler', spec], env);
+const early = [['collector', collector], ...workers.map((w, i) => [`worker ${i}`, w])].map(([name, p]) =>
+  p.exited.then((r) => ({ name, ...r })),
+);
+const first = await Promise.race([scheduler.exited.then(() => undefined), Promise.race(early)]);
+if (first && (first.name !== 'collector' || first.code !== 0)) {
+  console.error(`gpu-sim: ${first.name} exited (code ${first.code}) before the sweep was done:\n${first.out.slice(-3000)}`);
+  process.exit(1);
+}
+const s = await scheduler.exited;
+const c = await collector.exited;
+done = true;
+await sampling;
+for (const w of workers) w.child.kill('SIGTERM');
+await Promise.all(workers.map((w) => w.exited));
+if (s.code !== 0 || c.code !== 0) {
+  console.error(`gpu-sim: the sweep failed (scheduler ${s.code}, collector ${c.code}):\n${s.out.slice(-3000)}\n${c.out.slice(-3000)}`);
+  process.exit(1);
+}
+const written = logLine(c.out, 'corpus finished').events ?? Number.NaN;
+const [agentStats, [judgeStats]] = await Promise.all([statsOf(agents), statsOf([judge])]);
+
+// Requests: every one the servers received, answered, and the events they were for.
+// (The engine's own counts: the server's also count /metrics and health checks.)
+const received = agentStats.reduce((a, x) => a + vllm(x).requests, 0);
+const answered = agentStats.reduce((a, x) => a + vllm(x).completed, 0);
+const abandoned = [...agentStats, judgeStats].reduce((a, x) => a + vllm(x).aborted, 0);
+const retried = received - written;
+console.log(
+  `  requests: ${fmt(received)} received for ${fmt(written)} events (${fmt(retried)} sent again), ${fmt(answered)} answered, ${fmt(abandoned)} abandoned by the client; judge: ${fmt(vllm(judgeStats).requests)} received, ${fmt(vllm(judgeStats).completed)} answered`,
+);
+
+// The makespan: from the first request an endpoint saw to the last reply (samples 250 ms of wall time apart).
+const firstAt = samples.find((x) => x.requests > 0) ?? samples[0];
+const lastAt = samples.find((x) => x.completed >= answered) ?? samples.at(-1);
+const makespan = lastAt.t - firstAt.t;
+// GPU time and the bound. The critical path is the plan's (the longest chain x its per-call time on an idle GPU).
+const gpuS = agentStats.reduce((a, x) => a + (vllm(x).busy_gpu_s ?? 0), 0);
+const judgeGpuS = vllm(judgeStats).busy_gpu_s ?? 0;
+const critical = plan.critical_path_hours * 3600;
+const bound = Math.max(gpuS / endpoints, critical);
+const makespanOverBound = makespan / bound;
+console.log(
+  `  makespan ${fmt(makespan)} simulated s (${fmt(makespan / timeScale, 1)} s wall); bound ${fmt(bound)} s = max(GPU time ${fmt(gpuS)} s / ${endpoints}, critical path ${fmt(critical)} s): ${makespanOverBound.toFixed(3)}x (goal: at most 1.15x)`,
+);
+
+// KV-busy: the share of the time an endpoint was saturated (the engine's kv_busy_s: KV usage >= 90%, a request
+// waiting, or every sequence slot taken) until the critical path is all that is left: the first moment the GPU
+// work still to do, spread over every endpoint, took less than the time still to go. Before it, an endpoint not
+// saturated is time the cluster lost; after it, the chains' last calls leave GPUs idle whatever the scheduling.
+const tailAt = samples.find((x) => x.t > firstAt.t && (gpuS - x.busy) / endpoints < lastAt.t - x.t) ?? lastAt;
+const kvBusy = tailAt.kvBusy.map((b, i) => (b - firstAt.kvBusy[i]) / Math.max(1e-9, tailAt.t - firstAt.t));
+console.log(
+  `  KV-busy until only the critical path was left (the first ${fmt(tailAt.t - firstAt.t)} s of ${fmt(makespan)}): ${kvBusy.map(pct).join(' ')} (goal: at least 90% each)`,
+);
+// The KV cache's use over the makespan, in tenths (the mean over endpoints).
+const tenths = Array.from({ length: 10 }, (_, k) => {
+  const from = firstAt.t + (k * makespan) / 10;
+  const inside = samples.filter((x) => x.t >= from && x.t < from + makespan / 10);
+  const mean = inside.reduce((a, x) => a + x.kvUsage.reduce((p, q) => p + q, 0) / x.kvUsage.length, 0) / Math.max(1, inside.length);
+  return inside.length ? pct(mean) : '-';
+});
+console.log(`  KV usage per tenth of the makespan: ${tenths.join(' ')}`);
+
+const hits = agentStats.reduce((a, x) => a + (vllm(x).prefix_hits ?? 0), 0);
+const queries = agentStats.reduce((a, x) => a + (vllm(x).prefix_queries ?? 0), 0);
+const prefixHitRate = queries > 0 ? hits / queries : 0;
+console.log(`  prefix cache: ${fmt(hits)} of ${fmt(queries)} prompt tokens found cached (${pct(prefixHitRate)})`);
+
+const planError = (plan.gpu_hours * 3600) / gpuS - 1;
+console.log(
+  `  plan: ${fmt(plan.gpu_hours * 3600)} GPU-s of agents predicted, ${fmt(gpuS)} simulated (${(100 * planError).toFixed(1)}%); judge ${fmt(plan.judge_gpu_hours * 3600)} predicted, ${fmt(judgeGpuS)} simulated`,
+);
+console.log(
+  JSON.stringify({
+    abandoned,
+    retried,
+    kv_busy: kvBusy.map((x) => Number(x.toFixed(4))),
+    prefix_hit_rate: Number(prefixHitRate.toFixed(4)),
+    makespan_over_bound: Number(makespanOverBound.toFixed(4)),
+    plan_error: Number(planError.toFixed(4)),
+  }),
+);
+
+for (const sv of [agents[0], judge]) sv.stop();
+await Promise.all([agents[0].exited, judge.exited]);
+redis.stop();
+rmSync(dir, { recursive: true, force: true });
