@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { csvLine, parseCsv } from '@panta/core';
 import { queryRows } from '@panta/corpus';
 import { RHEON6, ROOT, panta, tempDir, writeSpec } from '../../../test/helpers.js';
 
@@ -173,6 +174,29 @@ describe('panta publish', () => {
     expect(cols.map((c) => c.column_name)).not.toContain('emb_hashing');
     expect(cols.map((c) => c.column_name)).toContain('response');
     expect(panta(['publish', '--check', out]).code).toBe(0);
+  });
+
+  it("gives the judge's agreement with human annotators where panta annotate score ran", () => {
+    const scored = join(dir, 'scored');
+    cpSync(corpus, scored, { recursive: true });
+    const sample = join(dir, 'sample.csv');
+    expect(panta(['annotate', 'export', scored, '--n', '8', '--seed', '1', '--out', sample]).code).toBe(0);
+    const [head, ...rows] = parseCsv(readFileSync(sample, 'utf8'));
+    const label = head!.indexOf('label');
+    const alice = join(dir, 'alice.csv');
+    writeFileSync(
+      alice,
+      `${[head!, ...rows.map((r, i) => r.map((v, j) => (j === label ? (i % 3 === 0 ? 'hallucinated' : 'correct') : v)))].map(csvLine).join('\n')}\n`,
+    );
+    expect(panta(['annotate', 'score', scored, alice]).code).toBe(0);
+    const pair = JSON.parse(readFileSync(join(scored, 'annotation.json'), 'utf8')).pairs.find((p: any) => p.scope === 'pooled');
+    const out = join(dir, 'scored-published');
+    expect(panta(['publish', scored, '--out', out]).code).toBe(0);
+    const card = readFileSync(join(out, 'README.md'), 'utf8');
+    expect(card).toContain(
+      `${pair.a} vs ${pair.b} on ${pair.n} answers, agreement ${(100 * pair.agreement).toFixed(1)}%, Cohen's kappa ${pair.kappa === null ? 'undefined' : pair.kappa.toFixed(3)}.`,
+    );
+    expect(files(out).some((f) => f.includes('annotation'))).toBe(false);
   });
 
   it('refuses an existing non-empty --out in one line, exit 2, touching nothing', () => {

@@ -9,10 +9,12 @@ import {
   datasetCard,
   InputError,
   type PublishedTable,
+  type PublishInfo,
   redact,
   registerSecret,
   tableGlob,
 } from '@panta/core';
+import { CORPUS_FILES } from './corpus-paths.js';
 import { sqlString } from './duckdb.js';
 import { type Manifest, readManifest, sha256File } from './manifest.js';
 import { queryRows } from './parquet-table.js';
@@ -90,6 +92,7 @@ export async function publishCorpus(dir: string, opts: PublishOptions): Promise<
       manifest,
       tables,
       withoutEmbeddings: opts.withoutEmbeddings ?? false,
+      agreement: pooledAgreement(dir),
       date: new Date().toISOString().slice(0, 10),
     };
     writeFileSync(join(tmp, 'README.md'), redact(datasetCard(info)));
@@ -102,6 +105,16 @@ export async function publishCorpus(dir: string, opts: PublishOptions): Promise<
     rmSync(tmp, { recursive: true, force: true });
     throw err;
   }
+}
+
+/** The pooled rater pairs of annotation.json (`panta annotate score`), or none. */
+function pooledAgreement(dir: string): PublishInfo['agreement'] {
+  const file = join(dir, CORPUS_FILES.annotation);
+  if (!existsSync(file)) return undefined;
+  const record = JSON.parse(readFileSync(file, 'utf8')) as {
+    pairs?: { scope: string; a: string; b: string; n: number; agreement: number; kappa: number | null }[];
+  };
+  return (record.pairs ?? []).filter((p) => p.scope === 'pooled').map(({ a, b, n, agreement, kappa }) => ({ a, b, n, agreement, kappa }));
 }
 
 async function writeTables(dir: string, out: string, manifest: Manifest, withoutEmbeddings: boolean): Promise<PublishedTable[]> {

@@ -31,8 +31,8 @@ export interface PublishInfo {
   };
   tables: PublishedTable[];
   withoutEmbeddings: boolean;
-  /** Cohen's kappa per judge where `panta annotate score` ran. */
-  kappa?: Record<string, number>;
+  /** Pooled agreement of each pair of raters (the judge first) where `panta annotate score` ran (annotation.json). */
+  agreement?: { a: string; b: string; n: number; agreement: number; kappa: number | null }[];
   /** ISO date of the publication. */
   date: string;
 }
@@ -130,8 +130,9 @@ export function datasetCard(info: PublishInfo): string {
           .map(([k, v]) => `${k} ${v}`)
           .join(', ')}.`,
     ),
-    ...Object.entries(info.kappa ?? {}).map(
-      ([judge, k]) => `Agreement of ${judge} with human annotators (panta annotate score): Cohen's kappa ${k}.`,
+    ...(info.agreement ?? []).map(
+      (p) =>
+        `Human validation (panta annotate score): ${p.a} vs ${p.b} on ${p.n} answers, agreement ${(100 * p.agreement).toFixed(1)}%, Cohen's kappa ${p.kappa === null ? 'undefined' : p.kappa.toFixed(3)}.`,
     ),
     '',
     '## Tables',
