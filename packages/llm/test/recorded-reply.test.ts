@@ -35,6 +35,11 @@ async function scripted(kinds: Kind[], format: 'openai' | 'anthropic' = 'openai'
   const server: Server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
+      // Only completions are attempts: the admission probe's GET /metrics finds no metrics here.
+      if (req.method !== 'POST') {
+        res.writeHead(404).end();
+        return;
+      }
       const kind = kinds[Math.min(calls++, kinds.length - 1)];
       const send = (status: number, body: string, type = 'application/json'): void => {
         res.writeHead(status, { 'content-type': type });
