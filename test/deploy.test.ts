@@ -1045,6 +1045,50 @@ describe('deploy/slurm', () => {
     expect(existsSync(join(ROOT, SLURM, spec.dataset))).toBe(true);
   });
 
+  it('panta.sbatch: a failed node does not end the job (--no-kill for the job and its node step)', () => {
+    const text = read(`${SLURM}/panta.sbatch`);
+    expect(text).toMatch(/^#SBATCH --no-kill\b/m);
+    expect(text).toMatch(/^srun [^\n]*--no-kill/m);
+  });
+
+  it("panta.sbatch: its default layout holds the example's 72B judge, and its preflight refuses one that cannot, in one line, before anything starts", () => {
+    const text = read(`${SLURM}/panta.sbatch`);
+    const gpus = Number(/^#SBATCH --gres=gpu:(\d+)/m.exec(text)![1]);
+    const judgeGpus = Number(/JUDGE_GPUS="\$\{JUDGE_GPUS:-(\d+)\}"/.exec(text)![1]);
+    expect(/JUDGE_MODEL="\$\{JUDGE_MODEL:-([^}]+)\}"/.exec(text)![1]).toBe((EXAMPLE.judge as { backend: { model: string } }).backend.model);
+    expect(judgeGpus).toBeLessThan(gpus); // GPUs left for the agents on the head node
+    const check = (env: Record<string, string>) =>
+      spawnSync('bash', [join(ROOT, SLURM, 'panta.sbatch'), '--check'], {
+        cwd: tempDir('panta-preflight-'),
+        env: {
+          PATH: process.env.PATH!,
+          HOME: '/tmp',
+          CUDA_VISIBLE_DEVICES: [...Array(gpus).keys()].join(','),
+          GPU_MEMORY_GB: '80',
+          ...env,
+        },
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
+    const ok = check({});
+    expect(ok.stderr.trim()).toBe('panta.sbatch: preflight passed');
+    expect(ok.status).toBe(0);
+    // ~145 GB of BF16 weights on one GPU of 80 GB, or every GPU of the head node for the judge: refused at once
+    for (const [env, names] of [
+      [{ JUDGE_GPUS: '1' }, /JUDGE_GPUS=1 .*Qwen2\.5-72B-Instruct|Qwen2\.5-72B-Instruct.*JUDGE_GPUS=1/],
+      [{ JUDGE_GPUS: String(gpus) }, new RegExp(`JUDGE_GPUS=${gpus} .*none for the agents`)],
+      [{ JUDGE_GPUS: '3' }, /JUDGE_GPUS=3: .*tensor parallelism/],
+    ] as const) {
+      const bad = check(env);
+      expect(bad.status, JSON.stringify(env)).toBe(2);
+      const lines = bad.stderr.trim().split('\n');
+      expect(lines, JSON.stringify(env)).toHaveLength(1);
+      expect(lines[0]).toMatch(names);
+    }
+    // a 4-bit judge fits one GPU
+    expect(check({ JUDGE_GPUS: '1', JUDGE_MODEL: 'Qwen/Qwen2.5-72B-Instruct-AWQ' }).status).toBe(0);
+  });
+
   it('panta.sbatch: srun passes --cpus-per-task, Redis keeps its AOF on node-local disk with maxmemory and a password (checked on a real redis-server)', async () => {
     const text = read(`${SLURM}/panta.sbatch`);
     expect(text).toMatch(/^srun .*--cpus-per-task="\$\{SLURM_CPUS_PER_TASK:-1\}"/m);
