@@ -147,6 +147,7 @@ describe('panta publish', () => {
           .digest('hex'),
       ).toBe(d.sha256);
     const events = meta.recordSet.find((r: any) => r.name === 'events');
+    expect(events.field.find((f: any) => f.name === 'emb_hashing')).toMatchObject({ dataType: 'sc:Float', repeated: true });
     expect(events.field.find((f: any) => f.name === 'event')).toMatchObject({
       dataType: 'sc:Integer',
       source: { fileSet: { '@id': 'events-files' }, extract: { column: 'event' } },

@@ -197,7 +197,9 @@ export async function checkPublished(dir: string): Promise<string[]> {
     if (d['@type'] === 'cr:FileObject') listed.set(String(d.contentUrl), typeof d.sha256 === 'string' ? d.sha256 : undefined);
   for (const [file, sha] of listed) {
     const path = join(dir, file);
-    if (!existsSync(path)) problems.push(`${file}: listed in croissant.json but missing`);
+    if (file.startsWith('/') || relative(dir, path).startsWith('..'))
+      problems.push(`${file}: croissant.json lists a file outside the folder`);
+    else if (!existsSync(path)) problems.push(`${file}: listed in croissant.json but missing`);
     else if (sha === undefined) problems.push(`${file}: croissant.json gives no sha256`);
     else if ((await sha256File(path)) !== sha) problems.push(`${file}: sha256 does not match croissant.json`);
   }
