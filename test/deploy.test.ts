@@ -701,6 +701,7 @@ describe(KUBECTL ? 'deploy/k8s' : 'deploy/k8s (skipped: kubectl is not installed
         'ConfigMap/panta-spec',
         'Deployment/panta-worker',
         'Deployment/vllm',
+        'Deployment/vllm-judge',
         'Job/panta-collector',
         'Job/panta-fetch-models',
         'Job/panta-scheduler',
@@ -712,6 +713,7 @@ describe(KUBECTL ? 'deploy/k8s' : 'deploy/k8s (skipped: kubectl is not installed
         'Secret/panta-redis',
         'Service/redis',
         'Service/vllm',
+        'Service/vllm-judge',
         'StatefulSet/redis',
       ].sort(),
     );
@@ -972,6 +974,30 @@ describe(KUBECTL ? 'deploy/k8s' : 'deploy/k8s (skipped: kubectl is not installed
     expect(parts[0]).toMatch(/^\/app\/runs\/parts\/part-\d+$/);
     expect(verifyCall).toMatchObject({ role: 'verify', positionals: [mergeCall.positionals[0]] });
   });
+
+  it.runIf(KUBECTL)(
+    "the spec's judge is served: its Service runs vLLM with the judge's model on GPUs that hold its weights, fetched first",
+    () => {
+      const spec = parse(byKind(base, 'ConfigMap', 'panta-spec').data['sweep.yaml']);
+      const url = new URL(spec.judge.backend.base_url);
+      const service = byKind(base, 'Service', url.hostname);
+      expect(service, `no Service ${url.hostname}`).toBeDefined();
+      expect(service.spec.ports.map((p: Obj) => p.port)).toContain(Number(url.port));
+      const deployment = withPods(base).find((d) =>
+        Object.entries(service.spec.selector).every(([k, v]) => d.spec.template.metadata.labels[k] === v),
+      )!;
+      const c = podSpec(deployment).containers[0];
+      expect(argAfter(c.args, '--model')).toBe(spec.judge.backend.model);
+      const tp = Number(argAfter(c.args, '--tensor-parallel-size') ?? 1);
+      expect(c.resources.limits['nvidia.com/gpu']).toBe(String(tp));
+      // BF16: 2 GB per billion parameters; with 0.9 of each 80 GB GPU and a fifth of it for the KV cache
+      const params = Number(/(\d+)B/.exec(spec.judge.backend.model)![1]);
+      expect(params * 2).toBeGreaterThan(80); // the 72B judge needs more than one GPU: the check below bites
+      expect(params * 2 * 100).toBeLessThanOrEqual(tp * 80 * 72);
+      const download = podSpec(byKind(base, 'Job', 'panta-fetch-models')).initContainers.find((i: Obj) => i.name === 'download');
+      expect(envValue(download, 'JUDGE_MODEL').value).toBe(spec.judge.backend.model);
+    },
+  );
 
   it.runIf(KUBECTL)(
     "probes reach the pod: no probe sets host (the kubelet would probe its node's loopback), every vLLM binds all interfaces",
