@@ -999,6 +999,14 @@ describe(KUBECTL ? 'deploy/k8s' : 'deploy/k8s (skipped: kubectl is not installed
     },
   );
 
+  it('redis.yaml: the AOF claim names where its storage class is set and why a network volume stalls appendfsync always', () => {
+    const text = read('deploy/k8s/redis.yaml');
+    const template = text.slice(text.indexOf('volumeClaimTemplates:'));
+    expect(template).toMatch(/^ {8}# storageClassName: \S+/m);
+    expect(template).toMatch(/EDIT: a node-local SSD class/);
+    expect(template).toMatch(/network volume/);
+  });
+
   it.runIf(KUBECTL)(
     "probes reach the pod: no probe sets host (the kubelet would probe its node's loopback), every vLLM binds all interfaces",
     () => {
