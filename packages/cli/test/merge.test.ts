@@ -125,6 +125,7 @@ describe('panta merge', () => {
     expect(existsSync(dead)).toBe(false);
     expect(existsSync(running)).toBe(true);
     expect(readdirSync(dir).filter((n) => n.includes('.merged-after-crash.merging-'))).toEqual(['.merged-after-crash.merging-1']);
+    rmSync(running, { recursive: true }); // the other cases check that no merging folder is left in this folder
   });
 
   it('Ctrl-C during a merge says so, exits 130 and leaves neither OUT nor its unfinished folder (the binary)', async () => {
