@@ -285,6 +285,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--title <text>', "the dataset's pretty name (default: the sweep's name)")
     .option('--authors <names>', 'authors, comma-separated')
     .option('--without-embeddings', 'leave out the emb_* columns and the whitening table (most of the bytes)')
+    .option('--judge <name>', "put forward a post-hoc judge's tags (panta judge --name) instead of the sweep judge's")
     .option('--check', 'check a published folder: card header, Croissant fields, checksums, configs DuckDB reads')
     .action(
       async (

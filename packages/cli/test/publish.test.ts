@@ -200,6 +200,23 @@ describe('panta publish', () => {
     expect(files(out).some((f) => f.includes('annotation'))).toBe(false);
   });
 
+  it("puts forward a post-hoc judge's tags with --judge, and refuses a judge the corpus does not have", () => {
+    const judged = join(dir, 'judged');
+    cpSync(corpus, judged, { recursive: true });
+    expect(panta(['judge', judged, '--judge', '{kind: reference}', '--name', 'ref2']).code).toBe(0);
+    const bad = panta(['publish', judged, '--out', join(dir, 'bad-judge'), '--judge', 'nope']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^panta: .*manifest.json: --judge: no post-hoc judge named nope; fix: use one of ref2/);
+    expect(existsSync(join(dir, 'bad-judge'))).toBe(false);
+    const out = join(dir, 'judged-published');
+    expect(panta(['publish', judged, '--out', out, '--judge', 'ref2']).code).toBe(0);
+    expect(header(out).configs.map((c: any) => c.config_name)).toEqual(
+      expect.arrayContaining(['judges_ref2_order_params', 'judges_ref2_runs']),
+    );
+    expect(readFileSync(join(out, 'README.md'), 'utf8')).toMatch(/stands on are the post-hoc judge `ref2`'s: column `tag_ref2`/);
+    expect(panta(['publish', '--check', out]).code).toBe(0);
+  });
+
   it('refuses an existing non-empty --out in one line, exit 2, touching nothing', () => {
     const out = join(dir, 'taken');
     mkdirSync(out);

@@ -28,6 +28,8 @@ export interface PublishOptions {
   title?: string;
   authors?: string[];
   withoutEmbeddings?: boolean;
+  /** The post-hoc judge (`panta judge --name`) whose tags the card puts forward. */
+  judge?: string;
 }
 
 /**
@@ -80,6 +82,17 @@ export async function publishCorpus(dir: string, opts: PublishOptions): Promise<
       `${opts.licence} is not a licence identifier`,
       'use a Hub licence id such as cc-by-4.0, mit or apache-2.0',
     );
+  if (opts.judge !== undefined && !(manifest.judges ?? []).some((j) => j.name === opts.judge)) {
+    const names = (manifest.judges ?? []).map((j) => j.name);
+    throw new InputError(
+      join(dir, 'manifest.json'),
+      '--judge',
+      `no post-hoc judge named ${opts.judge}`,
+      names.length > 0
+        ? `use one of ${names.join(', ')}, or leave --judge out for the sweep's judge`
+        : "leave --judge out (the sweep's judge) or run panta judge first",
+    );
+  }
   registerSpecSecrets(manifest.spec);
   const tmp = `${opts.out.replace(/\/+$/, '')}.publish-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
@@ -93,6 +106,7 @@ export async function publishCorpus(dir: string, opts: PublishOptions): Promise<
       tables,
       withoutEmbeddings: opts.withoutEmbeddings ?? false,
       agreement: pooledAgreement(dir),
+      judge: opts.judge,
       date: new Date().toISOString().slice(0, 10),
     };
     writeFileSync(join(tmp, 'README.md'), redact(datasetCard(info)));

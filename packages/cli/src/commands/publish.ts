@@ -8,6 +8,7 @@ export interface PublishCommandOptions {
   title?: string;
   authors?: string;
   withoutEmbeddings?: boolean;
+  judge?: string;
   check?: boolean;
 }
 

@@ -31,6 +31,8 @@ export interface PublishInfo {
   };
   tables: PublishedTable[];
   withoutEmbeddings: boolean;
+  /** The post-hoc judge whose tags the publication stands on (`--judge`); absent: the sweep's own judge. */
+  judge?: string;
   /** Pooled agreement of each pair of raters (the judge first) where `panta annotate score` ran (annotation.json). */
   agreement?: { a: string; b: string; n: number; agreement: number; kappa: number | null }[];
   /** ISO date of the publication. */
@@ -130,6 +132,11 @@ export function datasetCard(info: PublishInfo): string {
           .map(([k, v]) => `${k} ${v}`)
           .join(', ')}.`,
     ),
+    ...(info.judge === undefined
+      ? []
+      : [
+          `The tags this publication stands on are the post-hoc judge \`${info.judge}\`'s: column \`tag_${info.judge}\` of events, and the configs \`judges_${info.judge}_order_params\` and \`judges_${info.judge}_runs\` (rho, FOCUS and drift by its tags) in place of \`order_params\` and \`runs\`.`,
+        ]),
     ...(info.agreement ?? []).map(
       (p) =>
         `Human validation (panta annotate score): ${p.a} vs ${p.b} on ${p.n} answers, agreement ${(100 * p.agreement).toFixed(1)}%, Cohen's kappa ${p.kappa === null ? 'undefined' : p.kappa.toFixed(3)}.`,
@@ -234,7 +241,7 @@ export function croissant(info: PublishInfo): Record<string, unknown> {
     '@type': 'sc:Dataset',
     conformsTo: CROISSANT_CONFORMS_TO,
     name: m.name,
-    description: `${info.title}: populations of LLM agents on interaction graphs (model ${m.backend.model}, judge ${m.judge.model}), ${m.events.written} events of ${m.runs.planned} runs, made by Panta ${m.code.panta}.`,
+    description: `${info.title}: populations of LLM agents on interaction graphs (model ${m.backend.model}, judge ${m.judges?.find((j) => j.name === info.judge)?.model ?? m.judge.model}), ${m.events.written} events of ${m.runs.planned} runs, made by Panta ${m.code.panta}.`,
     license: info.licence,
     url: `https://huggingface.co/datasets/${m.name}`,
     version: '1.0.0',
