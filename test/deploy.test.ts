@@ -195,10 +195,15 @@ function redisCommand(port: number, command: string, password?: string): Promise
 }
 
 /** Starts redis-server with `args` (the deployment's own, port and folder aside) and returns its effective config. */
-async function liveRedisConfig(args: string[], password?: string): Promise<Record<string, string>> {
+async function liveRedisConfig(
+  args: string[] | ((extra: string[]) => [string, string[]]),
+  password?: string,
+): Promise<Record<string, string>> {
   const port = await freePort();
   const dir = tempDir('panta-redis-');
-  const child = spawn('redis-server', [...args, '--port', String(port), '--bind', '127.0.0.1', '--dir', dir], { stdio: 'ignore' });
+  const extra = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir];
+  const [cmd, argv] = typeof args === 'function' ? args(extra) : ['redis-server', [...args, ...extra]];
+  const child = spawn(cmd, argv, { stdio: 'ignore' });
   servers.push({ kill: () => child.kill('SIGKILL') });
   for (let i = 0; ; i++) {
     try {
@@ -258,11 +263,34 @@ describe('the AOF rewrite thresholds', () => {
   });
 });
 
+/**
+ * docker-compose.yml's Redis command: a shell script that gives redis-server its password on standard input
+ * from the secret's file. `run` gives the argv to start it here (the secret's file at `secret`, redis-server
+ * from PATH instead of the image's entrypoint, `extra` options appended); `args` the options it passes.
+ */
+function composeRedis(secret: string) {
+  const command = services.redis.command as string[];
+  expect(command.slice(0, 2)).toEqual(['sh', '-c']);
+  const script = command[2].replaceAll('/run/secrets/redis_password', secret);
+  expect(script).toContain('exec docker-entrypoint.sh redis-server - ');
+  const run = (extra: string[]): [string, string[]] => [
+    'sh',
+    ['-c', script.replace('exec docker-entrypoint.sh redis-server - ', `exec redis-server - ${extra.join(' ')} `)],
+  ];
+  const printed = spawnSync('sh', ['-c', script.replace('exec docker-entrypoint.sh redis-server - ', "printf '%s\\n' ")], {
+    encoding: 'utf8',
+  });
+  expect(printed.stderr).toBe('');
+  return { script: command[2], run, args: printed.stdout.trimEnd().split('\n') };
+}
+
 describe("Redis's maxclients", () => {
   // A worker process holds 2 connections (packages/cluster/test/roles-redis.test.ts counts them with CLIENT LIST).
   const PER_WORKER = 2;
   it('docker-compose.yml and deploy/k8s/redis.yaml allow 4 workers per GPU on 2,000 GPUs, with the file descriptors Redis needs', () => {
-    const command = services.redis.command as string[];
+    const secret = join(tempDir('panta-secret-'), 'redis_password');
+    writeFileSync(secret, 'x');
+    const command = composeRedis(secret).args;
     const maxclients = Number(command[command.indexOf('--maxclients') + 1]);
     expect(maxclients).toBeGreaterThanOrEqual(2000 * 4 * PER_WORKER + 2 + 64 * 2);
     const nofile = (services.redis.ulimits as { nofile: { soft: number; hard: number } }).nofile;
@@ -361,12 +389,18 @@ describe('docker-compose.yml and docker-compose.workers.yml', () => {
   it('redis: AOF always, noeviction at a maxmemory below the container limit, a password from REDIS_PASSWORD (checked on a real redis-server)', async () => {
     const redis = services.redis!;
     expect(redis.image).toMatch(/^redis:7/);
-    expect(redis.command[0]).toBe('redis-server');
+    const secret = join(tempDir('panta-secret-'), 'redis_password');
+    writeFileSync(secret, COMPOSE_ENV.REDIS_PASSWORD);
     expect(redis.volumes).toContainEqual('redis-data:/data');
     expect(compose.volumes).toHaveProperty('redis-data');
-    expect(redis.healthcheck.test).toEqual(['CMD', 'redis-cli', 'ping']);
-    expect(redis.environment.REDISCLI_AUTH).toBe(COMPOSE_ENV.REDIS_PASSWORD); // the healthcheck's redis-cli authenticates
-    const config = await liveRedisConfig(redis.command.slice(1), COMPOSE_ENV.REDIS_PASSWORD);
+    // the password: from the secret's file, on no command line and in no environment (docker inspect shows both)
+    expect(redis.secrets).toEqual(['redis_password']);
+    expect(compose.secrets.redis_password).toEqual({ environment: 'REDIS_PASSWORD' });
+    expect(JSON.stringify(redis.command)).not.toContain(COMPOSE_ENV.REDIS_PASSWORD);
+    expect(JSON.stringify(redis.environment ?? {})).not.toContain(COMPOSE_ENV.REDIS_PASSWORD);
+    expect(redis.healthcheck.test[0]).toBe('CMD-SHELL');
+    expect(redis.healthcheck.test[1]).toContain('REDISCLI_AUTH="$(cat /run/secrets/redis_password)" redis-cli ping');
+    const config = await liveRedisConfig(composeRedis(secret).run, COMPOSE_ENV.REDIS_PASSWORD);
     expectRedisConfig(config, bytes(redis.deploy.resources.limits.memory));
     // no password, no Redis: Compose refuses to start instead of running an open Redis
     expect(() => loadCompose('docker-compose.yml', {})).toThrow(/\{REDIS_PASSWORD\} is required/);
