@@ -226,6 +226,10 @@ describe('panta publish', () => {
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/--out: exists and is not an empty folder/);
     expect(readdirSync(out)).toEqual(['keep.txt']);
+    const inside = panta(['publish', corpus, '--out', join(corpus, 'published')]);
+    expect(inside.code).toBe(2);
+    expect(inside.stderr).toMatch(/--out: is inside the corpus/);
+    expect(existsSync(join(corpus, 'published'))).toBe(false);
   });
 });
 

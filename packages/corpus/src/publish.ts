@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import {
   CARD_KEYS,
   cardHeader,
@@ -74,6 +74,13 @@ export async function publishCorpus(dir: string, opts: PublishOptions): Promise<
   if (!manifest) throw new InputError(join(dir, 'manifest.json'), '', 'no corpus manifest here', 'give the folder panta run wrote');
   if (existsSync(opts.out) && (!statSync(opts.out).isDirectory() || readdirSync(opts.out).length > 0))
     throw new InputError(opts.out, '--out', 'exists and is not an empty folder', 'give a new folder (publish never overwrites)');
+  if (`${resolve(opts.out)}${sep}`.startsWith(`${resolve(dir)}${sep}`))
+    throw new InputError(
+      opts.out,
+      '--out',
+      'is inside the corpus (its Parquet files would be strays panta verify refuses)',
+      'give a folder outside the corpus',
+    );
   const licence = (opts.licence ?? 'cc-by-4.0').toLowerCase();
   if (!/^[a-z0-9][a-z0-9.+-]*$/.test(licence))
     throw new InputError(
