@@ -226,6 +226,14 @@ describe('panta publish', () => {
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/--out: exists and is not an empty folder/);
     expect(readdirSync(out)).toEqual(['keep.txt']);
+    const running = join(dir, 'running');
+    cpSync(corpus, running, { recursive: true });
+    const m = JSON.parse(readFileSync(join(running, 'manifest.json'), 'utf8'));
+    writeFileSync(join(running, 'manifest.json'), JSON.stringify({ ...m, status: 'running' }));
+    const unfinished = panta(['publish', running, '--out', join(dir, 'unfinished')]);
+    expect(unfinished.code).toBe(2);
+    expect(unfinished.stderr).toMatch(/manifest.json: status: is running, not complete; fix: finish the sweep/);
+    expect(existsSync(join(dir, 'unfinished'))).toBe(false);
     const inside = panta(['publish', corpus, '--out', join(corpus, 'published')]);
     expect(inside.code).toBe(2);
     expect(inside.stderr).toMatch(/--out: is inside the corpus/);

@@ -74,6 +74,15 @@ export async function publishCorpus(dir: string, opts: PublishOptions): Promise<
   if (!manifest) throw new InputError(join(dir, 'manifest.json'), '', 'no corpus manifest here', 'give the folder panta run wrote');
   if (existsSync(opts.out) && (!statSync(opts.out).isDirectory() || readdirSync(opts.out).length > 0))
     throw new InputError(opts.out, '--out', 'exists and is not an empty folder', 'give a new folder (publish never overwrites)');
+  if (manifest.status !== 'complete' || manifest.shard !== undefined)
+    throw new InputError(
+      join(dir, 'manifest.json'),
+      'status',
+      manifest.shard !== undefined ? 'is one part of a job array' : `is ${manifest.status}, not complete`,
+      manifest.shard !== undefined
+        ? 'panta merge the parts and publish the merged corpus'
+        : 'finish the sweep (panta run resumes it) and panta verify it first',
+    );
   if (`${resolve(opts.out)}${sep}`.startsWith(`${resolve(dir)}${sep}`))
     throw new InputError(
       opts.out,
