@@ -371,7 +371,7 @@ describe('docker-compose.yml and docker-compose.workers.yml', () => {
   );
 
   it('has the services of the distributed mode; every dependency exists', () => {
-    expect(Object.keys(services).sort()).toEqual(['collector', 'dashboard', 'redis', 'scheduler', 'vllm', 'worker']);
+    expect(Object.keys(services).sort()).toEqual(['collector', 'dashboard', 'redis', 'scheduler', 'vllm', 'vllm-judge', 'worker']);
     expect(Object.keys(workersCompose.services).sort()).toEqual(['vllm', 'worker']);
     for (const doc of [compose, workersCompose]) {
       for (const [name, svc] of Object.entries(doc.services as Record<string, Obj>)) {
@@ -456,6 +456,27 @@ describe('docker-compose.yml and docker-compose.workers.yml', () => {
         ).toBe(true);
     }
     expect(services.vllm!.environment[keyEnv]).toBe(services.worker!.environment[keyEnv]);
+  });
+
+  it("the example's judge is served (profile judge): its model, tensor parallel over GPUs of its own that hold its weights", () => {
+    const url = new URL((EXAMPLE.judge as { backend: { base_url: string } }).backend.base_url);
+    const judge = services[url.hostname];
+    expect(judge, `no service ${url.hostname}`).toBeDefined();
+    expect(judge!.profiles).toEqual(['judge']);
+    const argv = judge!.command as string[];
+    expect(argAfter(argv, '--port')).toBe(url.port);
+    expect(argAfter(argv, '--host')).toBe('0.0.0.0');
+    const model = (EXAMPLE.judge as { backend: { model: string } }).backend.model;
+    expect(argAfter(argv, '--model')).toBe(model);
+    const ids = (judge!.deploy.resources.reservations.devices[0].device_ids as string[]).flatMap((d) => d.split(','));
+    const tp = Number(argAfter(argv, '--tensor-parallel-size'));
+    expect(ids).toHaveLength(tp);
+    // vllm takes the first GPU_COUNT GPUs (Docker's count): the judge's ids come after them
+    const agents = Number(services.vllm!.deploy.resources.reservations.devices[0].count);
+    for (const id of ids) expect(Number(id)).toBeGreaterThanOrEqual(agents);
+    // BF16: 2 GB per billion parameters, within 0.9 x 80 GB per GPU less a fifth for the KV cache
+    const params = Number(/(\d+)B/.exec(model)![1]);
+    expect(params * 2 * 100).toBeLessThanOrEqual(tp * 80 * 72);
   });
 
   it('vllm: one engine per reserved GPU (data parallel), batch invariance on by default, HF_HUB_OFFLINE as a switch', () => {
