@@ -1062,6 +1062,22 @@ describe(KUBECTL ? 'deploy/k8s' : 'deploy/k8s (skipped: kubectl is not installed
     expect(template).toMatch(/network volume/);
   });
 
+  it.runIf(KUBECTL)("Redis's first step refuses the Secret's public placeholder password, in one line, and starts on a real one", () => {
+    const sts = byKind(base, 'StatefulSet', 'redis');
+    const preflight = podSpec(sts).initContainers.find((c: Obj) => c.name === 'preflight');
+    expect(preflight, 'no preflight init container').toBeDefined();
+    expect(envValue(preflight, 'REDIS_PASSWORD').valueFrom.secretKeyRef).toEqual({ name: 'panta-redis', key: 'password' });
+    const run = (password: string) =>
+      spawnSync('sh', ['-c', preflight.args[0]], { env: { PATH: process.env.PATH!, REDIS_PASSWORD: password }, encoding: 'utf8' });
+    for (const bad of [byKind(base, 'Secret', 'panta-redis').stringData.password, 'short']) {
+      const r = run(bad);
+      expect(r.status, bad).toBe(2);
+      expect(r.stdout.trim().split('\n')).toHaveLength(1);
+      expect(r.stdout).toMatch(/^deploy\/k8s\/redis-secret\.yaml: password .*openssl rand -hex 32/);
+    }
+    expect(run('0123456789abcdef0123456789abcdef').status).toBe(0);
+  });
+
   it.runIf(KUBECTL)(
     "probes reach the pod: no probe sets host (the kubelet would probe its node's loopback), every vLLM binds all interfaces",
     () => {
