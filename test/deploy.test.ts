@@ -554,6 +554,23 @@ describe('docker-compose.yml and docker-compose.workers.yml', () => {
 });
 
 // ---- deploy/Dockerfile and .dockerignore ------------------------------------------------------------------------
+describe('the 4-bit option (the paper ran Qwen3-14B in 4 bits)', () => {
+  it('the example and every file that starts its model name the quantised checkpoint, which the manifest records as the model', () => {
+    for (const f of [
+      'examples/eraclitus.yaml',
+      'docker-compose.yml',
+      'deploy/k8s/vllm.yaml',
+      'deploy/slurm/panta.sbatch',
+      'deploy/slurm/panta-array.sbatch',
+    ])
+      expect(read(f), f).toContain('Qwen/Qwen3-14B-AWQ');
+    // the same spec with the 4-bit model is another corpus: the model is part of its identity
+    const awq = read('examples/eraclitus.yaml').replace(/^ {2}model: Qwen\/Qwen3-14B\b.*$/m, '  model: Qwen/Qwen3-14B-AWQ');
+    expect(parse(awq).backend.model).toBe('Qwen/Qwen3-14B-AWQ');
+    expect(identity(awq, 'eraclitus.yaml')).not.toEqual(identity(read('examples/eraclitus.yaml'), 'eraclitus.yaml'));
+  });
+});
+
 describe('deploy/Dockerfile', () => {
   const instructions = read('deploy/Dockerfile')
     .replace(/\\\n/g, ' ')
