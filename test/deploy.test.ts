@@ -792,6 +792,7 @@ describe(KUBECTL ? 'deploy/k8s' : 'deploy/k8s (skipped: kubectl is not installed
     expect(kinds(array)).toEqual(
       [
         'ConfigMap/panta-spec-local',
+        'Deployment/vllm-judge',
         'Job/panta-fetch-models',
         'Job/panta-shards',
         'Namespace/panta',
@@ -799,6 +800,7 @@ describe(KUBECTL ? 'deploy/k8s' : 'deploy/k8s (skipped: kubectl is not installed
         'PersistentVolumeClaim/panta-models',
         'PersistentVolumeClaim/panta-parts',
         'Secret/panta-llm',
+        'Service/vllm-judge',
       ].sort(),
     );
     expect(kinds(merge)).toEqual(['Job/panta-merge']);
