@@ -1052,6 +1052,9 @@ describe(KUBECTL ? 'deploy/k8s' : 'deploy/k8s (skipped: kubectl is not installed
   it.runIf(KUBECTL)(
     "the spec's judge is served: its Service runs vLLM with the judge's model on GPUs that hold its weights, fetched first",
     () => {
+      // the array's shards call the same judge Service
+      const local = parse(byKind(array, 'ConfigMap', 'panta-spec-local').data['sweep.yaml']);
+      expect(byKind(array, 'Service', new URL(local.judge.backend.base_url).hostname)).toBeDefined();
       const spec = parse(byKind(base, 'ConfigMap', 'panta-spec').data['sweep.yaml']);
       const url = new URL(spec.judge.backend.base_url);
       const service = byKind(base, 'Service', url.hostname);
