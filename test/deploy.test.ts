@@ -37,7 +37,7 @@ const has = (cmd: string, args: string[]) => {
 const CONTRACT: Record<string, { positionals: [number, number]; flags: string[] }> = {
   scheduler: { positionals: [1, 1], flags: ['--redis', '--out', '--concurrency', '--seed', '--collectors'] },
   worker: { positionals: [0, 0], flags: ['--redis', '--concurrency', '--base-url'] },
-  collector: { positionals: [0, 0], flags: ['--redis', '--out', '--base-url', '--shard'] },
+  collector: { positionals: [0, 0], flags: ['--redis', '--out', '--base-url', '--shard', '--wait-endpoint'] },
   status: { positionals: [0, 0], flags: ['--redis'] },
   dashboard: { positionals: [0, 0], flags: ['--redis', '--port', '--host', '--allowed-hosts'] },
   run: { positionals: [1, 1], flags: ['--shard', '--out', '--concurrency'] },
@@ -477,6 +477,12 @@ describe('docker-compose.yml and docker-compose.workers.yml', () => {
     // BF16: 2 GB per billion parameters, within 0.9 x 80 GB per GPU less a fifth for the KV cache
     const params = Number(/(\d+)B/.exec(model)![1]);
     expect(params * 2 * 100).toBeLessThanOrEqual(tp * 80 * 72);
+  });
+
+  it("the collector waits for the judge's endpoint as long as the judge's server may take to start", () => {
+    const argv = services.collector!.command as string[];
+    const period = /^(\d+)m$/.exec(services['vllm-judge']!.healthcheck.start_period)!;
+    expect(Number(argAfter(argv, '--wait-endpoint'))).toBeGreaterThanOrEqual(Number(period[1]) * 60);
   });
 
   it('vllm: one engine per reserved GPU (data parallel), batch invariance on by default, HF_HUB_OFFLINE as a switch', () => {
@@ -1098,6 +1104,12 @@ describe(KUBECTL ? 'deploy/k8s' : 'deploy/k8s (skipped: kubectl is not installed
       expect(r.stdout).toMatch(/^deploy\/k8s\/redis-secret\.yaml: password .*openssl rand -hex 32/);
     }
     expect(run('0123456789abcdef0123456789abcdef').status).toBe(0);
+  });
+
+  it.runIf(KUBECTL)("the collector waits for the judge's endpoint as long as the judge's startup probe allows", () => {
+    const probe = podSpec(byKind(base, 'Deployment', 'vllm-judge')).containers[0].startupProbe;
+    const c = podSpec(byKind(base, 'Job', 'panta-collector')).containers[0];
+    expect(Number(argAfter(c.args, '--wait-endpoint'))).toBeGreaterThanOrEqual(probe.periodSeconds * probe.failureThreshold);
   });
 
   it.runIf(KUBECTL)(
