@@ -36,7 +36,7 @@ const has = (cmd: string, args: string[]) => {
 // ---- the command lines of panta the deployment files use (README: Run on a cluster; DESIGN.md section 3) -------
 const CONTRACT: Record<string, { positionals: [number, number]; flags: string[] }> = {
   scheduler: { positionals: [1, 1], flags: ['--redis', '--out', '--concurrency', '--seed', '--collectors'] },
-  worker: { positionals: [0, 0], flags: ['--redis', '--concurrency', '--base-url'] },
+  worker: { positionals: [0, 0], flags: ['--redis', '--concurrency', '--base-url', '--wait-endpoint'] },
   collector: { positionals: [0, 0], flags: ['--redis', '--out', '--base-url', '--shard', '--wait-endpoint'] },
   status: { positionals: [0, 0], flags: ['--redis'] },
   dashboard: { positionals: [0, 0], flags: ['--redis', '--port', '--host', '--allowed-hosts'] },
@@ -483,6 +483,9 @@ describe('docker-compose.yml and docker-compose.workers.yml', () => {
     const argv = services.collector!.command as string[];
     const period = /^(\d+)m$/.exec(services['vllm-judge']!.healthcheck.start_period)!;
     expect(Number(argAfter(argv, '--wait-endpoint'))).toBeGreaterThanOrEqual(Number(period[1]) * 60);
+    // and the workers for vllm's
+    const vllmPeriod = /^(\d+)m$/.exec(services.vllm!.healthcheck.start_period)!;
+    expect(Number(argAfter(services.worker!.command, '--wait-endpoint'))).toBeGreaterThanOrEqual(Number(vllmPeriod[1]) * 60);
   });
 
   it('vllm: one engine per reserved GPU (data parallel), batch invariance on by default, HF_HUB_OFFLINE as a switch', () => {
@@ -1110,6 +1113,9 @@ describe(KUBECTL ? 'deploy/k8s' : 'deploy/k8s (skipped: kubectl is not installed
     const probe = podSpec(byKind(base, 'Deployment', 'vllm-judge')).containers[0].startupProbe;
     const c = podSpec(byKind(base, 'Job', 'panta-collector')).containers[0];
     expect(Number(argAfter(c.args, '--wait-endpoint'))).toBeGreaterThanOrEqual(probe.periodSeconds * probe.failureThreshold);
+    const vllmProbe = podSpec(byKind(base, 'Deployment', 'vllm')).containers[0].startupProbe;
+    const worker = podSpec(byKind(base, 'Deployment', 'panta-worker')).containers[0];
+    expect(Number(argAfter(worker.args, '--wait-endpoint'))).toBeGreaterThanOrEqual(vllmProbe.periodSeconds * vllmProbe.failureThreshold);
   });
 
   it.runIf(KUBECTL)(
