@@ -5,6 +5,7 @@ import type { ChatRequest, ChatResult, LlmBackend } from '../backend.js';
 import { chatResult, recordedReply, UnusableReplyError, type ProviderReply } from '../result.js';
 import type { RealBackendOptions } from '../openai/backend.js';
 import { anthropicBase, resolveApiKey } from '../openai/endpoint.js';
+import { healthBounds } from '../retry/breaker.js';
 import { RetryingCaller } from '../retry/policy.js';
 import { loadAnthropic } from '../sdk.js';
 
@@ -64,7 +65,7 @@ export class AnthropicBackend implements LlmBackend {
       timeoutMs: spec.timeout_ms,
       tuning: options.retry,
       onRetry: options.onRetry,
-      health: { window: spec.health_window, maxUnusableShare: spec.max_unusable_share },
+      health: healthBounds(spec),
       model: spec.model,
       onUnhealthy: options.onUnhealthy,
     });

@@ -4,7 +4,7 @@ import type { ChatRequest, ChatResult, LlmBackend } from '../backend.js';
 import { nodeFetch } from '../node-fetch.js';
 import { chatResult, recordedReply, UnusableReplyError, type ProviderReply } from '../result.js';
 import { EndpointAdmission } from '../admission/endpoint.js';
-import type { EndpointUnhealthyError } from '../retry/breaker.js';
+import { type EndpointUnhealthyError, healthBounds } from '../retry/breaker.js';
 import { EndpointUnreachableError } from '../retry/errors.js';
 import { RetryingCaller, type RetryEvent, type RetryTuning } from '../retry/policy.js';
 import { buildChatBody } from './body.js';
@@ -111,7 +111,7 @@ export class OpenAICompatibleBackend implements LlmBackend {
       admission: this.admission,
       tuning: options.retry,
       onRetry: options.onRetry,
-      health: { window: spec.health_window, maxUnusableShare: spec.max_unusable_share },
+      health: healthBounds(spec),
       model: spec.model,
       onUnhealthy: options.onUnhealthy,
     });

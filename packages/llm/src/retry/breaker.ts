@@ -26,6 +26,14 @@ export interface HealthBounds {
 
 export const DEFAULT_HEALTH_BOUNDS: HealthBounds = { window: 50, maxUnusableShare: 0.75 };
 
+/** A backend spec's bounds (`health_window`, `max_unusable_share`), the defaults where a spec built in code has none. */
+export function healthBounds(spec: { health_window?: number; max_unusable_share?: number }): HealthBounds {
+  return {
+    window: spec.health_window ?? DEFAULT_HEALTH_BOUNDS.window,
+    maxUnusableShare: spec.max_unusable_share ?? DEFAULT_HEALTH_BOUNDS.maxUnusableShare,
+  };
+}
+
 /**
  * A backend that cannot produce answers: an endpoint refused the key (401/403), or too many of its recent
  * attempts gave unusable replies or failed. Not retried: the sweep (or judge pass) stops with `message`, one
