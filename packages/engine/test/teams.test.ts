@@ -215,7 +215,12 @@ describe('team schedules end to end on the surrogate (docs/teams.md)', () => {
     );
     const server = await startSurrogateServer({ prompts });
     try {
-      const hub = example('lost-in-propagation', { ...SMALL['lost-in-propagation'], 'dynamics: relay': 'dynamics: hub' });
+      // A hub splits no token budget (only a relay does): the relay's team.token_budget goes with it.
+      const hub = example('lost-in-propagation', {
+        ...SMALL['lost-in-propagation'],
+        'dynamics: relay': 'dynamics: hub',
+        'team: {token_budget: 480}': '',
+      });
       for (const [name, text] of [...Object.keys(SMALL).map((n) => [n, example(n, SMALL[n]!)]), ['hub', hub]] as [string, string][]) {
         const local = writeSpec(dir, text, `${name}-local.yaml`);
         const served = writeSpec(
