@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { InputError, redact, runEvents, toError, type EncoderColumn, type RunPlan } from '@panta/core';
-import { acquireOutLock, getDuckDB, shardProgress, type Manifest, type OutLock } from '@panta/corpus';
+import { acquireOutLock, getDuckDB, readManifestToResume, shardProgress, type Manifest, type OutLock } from '@panta/corpus';
 import {
   SweepCorpus,
   corpusToResume,
@@ -128,10 +128,12 @@ export async function runCollector(options: CollectorOptions): Promise<SweepSumm
   blocking.on('error', () => undefined);
   try {
     if (!(await ready(redis, options.redis, options.signal))) return null;
-    const sweepId = await pickSweep(redis, options);
-    if (!sweepId) return null;
+    const picked = await pickSweep(redis, options, Date.now());
+    if (!picked) return null;
+    const sweepId = picked.sweepId;
     const base = sweepKeys(sweepId);
     let store = new SweepStore(redis, base);
+    if (picked.finished) return await finishedBefore(store, options);
     try {
       const payload = await store.payload();
       if (!payload) throw new Error(`sweep ${sweepId} is not published in Redis (${base.spec} is missing)`);
@@ -231,29 +233,68 @@ async function freeShard(
 }
 
 /**
+ * A sweep a scheduler started since this collector confirmed finished (its corpus complete where the scheduler
+ * sees it): nothing to collect. The summary is the corpus's manifest, as the collector sees it at its --out.
+ */
+async function finishedBefore(store: SweepStore, options: CollectorOptions): Promise<SweepSummary | null> {
+  const payload = await store.payload();
+  if (!payload) return null;
+  const sweep = fromPayload(payload, options.out);
+  const manifest = readManifestToResume(sweep.out);
+  if (!manifest || manifest.fingerprint !== sweep.fingerprint || manifest.status !== 'complete') {
+    throw new InputError(
+      '--out',
+      'out',
+      `a scheduler says sweep ${sweep.spec.name} finished with its corpus complete, but ${sweep.out} holds no complete corpus of it here`,
+      'give the collector the --out the scheduler sees, or delete the sweep from Redis to run it again',
+    );
+  }
+  options.log.info({ out: sweep.out }, 'this sweep finished before and its corpus is complete (a scheduler said so): nothing to collect');
+  return {
+    out: sweep.out,
+    status: 'complete',
+    runsComplete: manifest.runs.complete,
+    runsPlanned: manifest.runs.planned,
+    failed: [],
+    eventsWritten: manifest.events.written,
+    final: [],
+  };
+}
+
+/**
  * The sweep to collect: the one named, or the only unfinished one, waiting for a scheduler to publish it. A
  * finished sweep waits too: a scheduler run again publishes it again (see runScheduler), and only then is
- * there anything to collect.
+ * there anything to collect; or it confirms the sweep finished (its corpus complete), and there is nothing.
  */
-async function pickSweep(redis: Redis, options: CollectorOptions): Promise<string | null> {
+async function pickSweep(redis: Redis, options: CollectorOptions, since: number): Promise<{ sweepId: string; finished: boolean } | null> {
+  // A confirmation from before this collector started is an earlier job's: the collector waits past it.
+  const confirmed = async (id: string) => (await new SweepStore(redis, sweepKeys(id)).finishedConfirmedAt()) >= since - 5_000;
   for (let waited = 0; !options.signal?.aborted; waited++) {
     const ids = [...(await listSweeps(redis)).keys()];
     if (options.sweep) {
-      if (ids.includes(options.sweep) && (await new SweepStore(redis, sweepKeys(options.sweep)).phase()) !== 'done') return options.sweep;
+      if (ids.includes(options.sweep)) {
+        if ((await new SweepStore(redis, sweepKeys(options.sweep)).phase()) !== 'done') return { sweepId: options.sweep, finished: false };
+        if (await confirmed(options.sweep)) return { sweepId: options.sweep, finished: true };
+      }
     } else {
       // An unfinished sweep counts while a scheduler serves it (or it waits to be finished): one left behind
       // by a scheduler that is gone (a spec edited since, the same Redis volume) must not take the collector
       // from the sweep that is about to be published.
       const open: string[] = [];
       const abandoned: string[] = [];
+      const finished: string[] = [];
       for (const id of ids) {
         const k = sweepKeys(id);
         const phase = await new SweepStore(redis, k).phase();
-        if (phase === 'done') continue;
+        if (phase === 'done') {
+          if (await confirmed(id)) finished.push(id);
+          continue;
+        }
         if (phase === 'finishing' || (await leaseHeld(redis, k.schedulerLease))) open.push(id);
         else abandoned.push(id);
       }
-      if (open.length === 1) return open[0];
+      if (open.length === 1) return { sweepId: open[0] as string, finished: false };
+      if (open.length === 0 && finished.length === 1) return { sweepId: finished[0] as string, finished: true };
       if (open.length > 1)
         throw new InputError(
           '--sweep',

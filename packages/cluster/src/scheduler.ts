@@ -119,6 +119,7 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
       // would show as running at 0% until a collector came).
       if (completeCorpus(sweep)) {
         log.info({ out: sweep.out }, 'this sweep finished before and its corpus is complete: nothing to schedule');
+        await store.confirmFinished();
         return { sweepId, status: 'finished', eventsTotal, failedRuns: [], out: sweep.out };
       }
       log.info({ out: sweep.out }, 'this sweep finished before: the collector checks its corpus, runs what it lacks and finishes it again');

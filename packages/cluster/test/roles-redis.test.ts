@@ -114,8 +114,14 @@ describe('a finished sweep', () => {
     const phase = () => redis.hget(sweepKeys(id!).state, 'phase');
     expect(await phase()).toBe('done');
 
+    // A collector started with it (as a batch job starts both) ends too, instead of waiting for a sweep.
+    const collector2 = roles.spawn(['collector', '--durable-ms', '200'], env);
     const again = await roles.spawn(['scheduler', specFile, '--out', out], env).exited;
     expect(again.code).toBe(0);
+    const ended = await collector2.exited;
+    expect(ended.code).toBe(0);
+    expect(ended.stdout).toMatch(/^complete: \d+\/\d+ runs, [\d,]+ events; corpus: /m);
+    expect(ended.stderr).toMatch(/finished before and its corpus is complete \(a scheduler said so\)/);
     expect(again.stdout).toMatch(/^finished before: sweep down-[0-9a-f]{12}, corpus complete in .*finished; nothing to schedule/m);
     expect(await phase()).toBe('done');
     const status = await pantaProcess(['status'], env).exited;

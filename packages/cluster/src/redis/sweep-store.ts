@@ -60,6 +60,19 @@ export class SweepStore {
     await this.redis.hset(this.keys.state, 'phase', phase);
   }
 
+  /**
+   * A scheduler started again on this finished sweep saw its corpus complete and scheduled nothing: collectors
+   * started with it (a job's, a restarted deployment's) read when, and end too instead of waiting for a sweep.
+   */
+  async confirmFinished(): Promise<void> {
+    await this.redis.hset(this.keys.state, 'finished_confirmed_at', Date.now());
+  }
+
+  /** When a scheduler last confirmed this finished sweep (ms since the epoch), or 0. */
+  async finishedConfirmedAt(): Promise<number> {
+    return Number((await this.redis.hget(this.keys.state, 'finished_confirmed_at')) ?? 0);
+  }
+
   /** The scheduler's progress report and the events in flight per run. */
   async writeStatus(report: StatusReport, inflight: ReadonlyMap<string, number>): Promise<void> {
     await this.redis
