@@ -19,10 +19,14 @@ afterAll(async () => {
   for (const s of servers.values()) await s.close();
 });
 
-async function sweep(mode: AdversarialMode, judge?: AdversarialMode): Promise<string> {
+/** What a backend that never gives a usable reply needs to be recorded rather than stop the sweep (the health bound off). */
+const RECORD_UNUSABLE = (text: string) => text.replace('timeout_ms: 20000}', 'timeout_ms: 20000, max_unusable_share: 1}');
+
+async function sweep(mode: AdversarialMode, judge?: AdversarialMode, edit = (text: string) => text): Promise<string> {
   const name = judge ? `${mode}-judged-by-${judge}` : mode;
   const out = join(dir, name);
-  const spec = writeSpec(dir, adversarialSpec(name, RHEON6, servers.get(mode)!.url, judge && servers.get(judge)!.url), `${name}.yaml`);
+  const text = edit(adversarialSpec(name, RHEON6, servers.get(mode)!.url, judge && servers.get(judge)!.url));
+  const spec = writeSpec(dir, text, `${name}.yaml`);
   const result = await runSweep(spec, { out, logLevel: 'silent' });
   expect(result.status).toBe('complete');
   return out;
@@ -47,8 +51,12 @@ describe('sweeps against an adversarial OpenAI-compatible server', () => {
     for (const o of order) expect(o.rho).toBe(o.prompt_id === 'fq367' ? 0 : null);
   });
 
-  it('empty: every reply recorded as "" with reply_status empty, not_known, a unanimous population', async () => {
-    const { order, answers } = await expectSoundCorpus(await sweep('empty'));
+  it('empty: the sweep stops, naming the endpoint and the empty replies; with the health bound off, every reply is recorded as "" (reply_status empty, not_known, a unanimous population)', async () => {
+    const stopped = writeSpec(dir, adversarialSpec('empty-stops', RHEON6, servers.get('empty')!.url), 'empty-stops.yaml');
+    await expect(runSweep(stopped, { out: join(dir, 'empty-stops'), logLevel: 'silent' })).rejects.toThrow(
+      /attempts gave no usable reply \(latest: choices\[0\]\.message\.content is empty\)/,
+    );
+    const { order, answers } = await expectSoundCorpus(await sweep('empty', undefined, RECORD_UNUSABLE));
     for (const a of answers) expect(a).toMatchObject({ response: '', reply_status: 'empty', tag: 'not_known' });
     expectNoUsableTags(order);
     expectUnanimous(order);
@@ -58,7 +66,7 @@ describe('sweeps against an adversarial OpenAI-compatible server', () => {
     for (const mode of ['identical', 'empty'] as const) {
       const name = `meanfield-${mode}`;
       const out = join(dir, name);
-      const text = adversarialSpec(name, RHEON6, servers.get(mode)!.url).replace(
+      const text = RECORD_UNUSABLE(adversarialSpec(name, RHEON6, servers.get(mode)!.url)).replace(
         'geometries: [ring]\nsizes: [8]',
         'geometries: [meanfield]\nsizes: [140]',
       );

@@ -96,7 +96,11 @@ describe('panta verify against a changed corpus', () => {
       (m: Json) => (m.usage.prompt_tokens -= 1),
       /^problem: manifest\.json: usage\.prompt_tokens says \d+, runs\.parquet adds up to \d+$/,
     ],
-    ['gold answers', (m: Json) => m.prompts[0].accepted.push('1729'), /^problem: manifest\.json: prompts\.fq117\.accepted does not match/],
+    [
+      'gold answers',
+      (m: Json) => m.prompts[0].accepted.push('no answer at all'),
+      /^problem: manifest\.json: prompts\.fq117\.accepted does not match/,
+    ],
     ['judge calls', (m: Json) => (m.usage.judge_calls = 7), /^problem: manifest\.json: usage\.judge_calls does not match/],
     ['an added field', (m: Json) => (m.verified = true), /^problem: manifest\.json: verified was added/],
   ])('names a hand edit of the manifest: %s', async (_name, edit, expected) => {
@@ -141,7 +145,7 @@ describe('panta verify against a changed corpus', () => {
   it('cannot tell a forged digest: an edit whose digest is recomputed verifies (integrity, not authenticity)', async () => {
     const out = copy();
     editManifest(out, (m) => {
-      m.prompts[0].accepted.push('1729');
+      m.prompts[0].accepted.push('no answer at all');
       const { digest: _d, ...content } = m;
       m.digest = manifestDigest(content);
     });

@@ -14,7 +14,7 @@ import {
   registerSecret,
   tableGlob,
 } from '@panta/core';
-import { CORPUS_FILES } from './corpus-paths.js';
+import { CORPUS_FILES, manifestPath } from './corpus-paths.js';
 import { sqlString } from './duckdb.js';
 import { type Manifest, readManifest, sha256File } from './manifest.js';
 import { queryRows } from './parquet-table.js';
@@ -71,12 +71,12 @@ const readList = (files: string[], filename = false) =>
  */
 export async function publishCorpus(dir: string, opts: PublishOptions): Promise<{ tables: PublishedTable[] }> {
   const manifest = readManifest(dir);
-  if (!manifest) throw new InputError(join(dir, 'manifest.json'), '', 'no corpus manifest here', 'give the folder panta run wrote');
+  if (!manifest) throw new InputError(manifestPath(dir), '', 'no corpus manifest here', 'give the folder panta run wrote');
   if (existsSync(opts.out) && (!statSync(opts.out).isDirectory() || readdirSync(opts.out).length > 0))
     throw new InputError(opts.out, '--out', 'exists and is not an empty folder', 'give a new folder (publish never overwrites)');
   if (manifest.status !== 'complete' || manifest.shard !== undefined)
     throw new InputError(
-      join(dir, 'manifest.json'),
+      manifestPath(dir),
       'status',
       manifest.shard !== undefined ? 'is one part of a job array' : `is ${manifest.status}, not complete`,
       manifest.shard !== undefined
@@ -101,7 +101,7 @@ export async function publishCorpus(dir: string, opts: PublishOptions): Promise<
   if (opts.judge !== undefined && !(manifest.judges ?? []).some((j) => j.name === opts.judge)) {
     const names = (manifest.judges ?? []).map((j) => j.name);
     throw new InputError(
-      join(dir, 'manifest.json'),
+      manifestPath(dir),
       '--judge',
       `no post-hoc judge named ${opts.judge}`,
       names.length > 0
