@@ -176,8 +176,8 @@ describe('the collector takes the same lock', () => {
       [join(file, 'out'), `cannot be made: ${file} is a file, not a folder`],
       ['/proc/panta-out', 'cannot be made \\(the file system at /proc does not allow new folders\\)'],
     ] as const) {
-      // A scheduler per case: one stops with its collector's refusal, and a collector waits for a sweep a
-      // scheduler serves.
+      // A scheduler per case (a collector waits for a sweep a scheduler serves): it says the refusal and goes on
+      // waiting for a collector that accepts the sweep, until stopped.
       const scheduler = pantaProcess(['scheduler', writeSpec(dir, QUICK), '--out', join(dir, 'out')], env);
       started.push(scheduler);
       const collector = pantaProcess(['collector', '--out', out], env);
@@ -185,8 +185,10 @@ describe('the collector takes the same lock', () => {
       const r = await collector.exited;
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr.trim().split('\n').at(-1)).toMatch(new RegExp(`^panta: ${out}: ${why}; fix: `));
-      const refused = await scheduler.exited;
-      expect(refused.code, refused.stderr).toBe(2);
+      for (let i = 0; i < 200 && !scheduler.stderr().includes('a collector refused this sweep'); i++) await sleep(100);
+      expect(scheduler.stderr()).toContain('a collector refused this sweep and exited');
+      scheduler.kill('SIGTERM');
+      expect((await scheduler.exited).code).toBe(130);
     }
     await own.stop();
   }, 120_000);
