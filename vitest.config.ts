@@ -12,8 +12,10 @@ export default defineConfig({
   resolve: { alias },
   test: {
     include: ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // The end-to-end tests (every role killed and resumed, Slurm scripts, 650 fuzzed specs) take up to ~35 s on a
+    // loaded 2-core machine: a timeout at least twice the slowest keeps a loaded run from failing on time alone.
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
     pool: 'forks',
     // Test files mostly wait (model latencies, child processes, Redis): one more than the cores, at least three,
     // instead of Vitest's cores - 1, which ran them one at a time on a 2-core machine (781 s; 431 s with two at
