@@ -191,10 +191,11 @@ console.log(
 );
 
 // KV-busy: the share of the time an endpoint was saturated (the engine's kv_busy_s: KV usage >= 90%, a request
-// waiting, or every sequence slot taken) until the critical path is all that is left: the first moment the GPU
-// work still to do, spread over every endpoint, took less than the time still to go. Before it, an endpoint not
-// saturated is time the cluster lost; after it, the chains' last calls leave GPUs idle whatever the scheduling.
-const tailAt = samples.find((x) => x.t > firstAt.t && (gpuS - x.busy) / endpoints < lastAt.t - x.t) ?? lastAt;
+// waiting, or every sequence slot taken) until the critical path is all that is left: until the GPU work still
+// to do, spread over every endpoint, is no more than the critical path on an idle GPU (the plan's). Before it,
+// an endpoint not saturated is time the cluster lost; after it, the chains' last calls leave GPUs idle
+// whatever the scheduling.
+const tailAt = samples.find((x) => x.t > firstAt.t && (gpuS - x.busy) / endpoints <= critical) ?? lastAt;
 const kvBusy = tailAt.kvBusy.map((b, i) => (b - firstAt.kvBusy[i]) / Math.max(1e-9, tailAt.t - firstAt.t));
 console.log(
   `  KV-busy until only the critical path was left (the first ${fmt(tailAt.t - firstAt.t)} s of ${fmt(makespan)}): ${kvBusy.map(pct).join(' ')} (goal: at least 90% each)`,
