@@ -15,6 +15,7 @@ sizes: [16]
 temperatures: [0.2, 1.2]
 sweeps: 2
 seed: 5
+departures: ["ring of 16 only (the paper's grid is larger)", 'two sweeps instead of ten']
 `;
 
 // The adversarial tests' keys, read by the backends through api_key_env: publish must keep them out of every file.
@@ -124,6 +125,8 @@ describe('panta publish', () => {
     expect(card).toMatch(/\| `emb_hashing` \| FLOAT\[\] \| embedding of the answer by encoder hashing/);
     expect(card).toMatch(/```yaml\nname: publish\n/);
     expect(card).not.toMatch(/undocumented column/);
+    // The spec's departures from the paper, each a line of their own section.
+    expect(card).toMatch(/## Departures from the paper\n\n- ring of 16 only \(the paper's grid is larger\)\n- two sweeps instead of ten\n/);
     expect(card).not.toContain(ROOT);
   });
 

@@ -243,7 +243,7 @@ function operationalFree(backend: object): object {
  * of the same model; it refuses a corpus made by another model or grid.
  */
 export function corpusIdentity(spec: SweepSpec): object {
-  const { concurrency: _c, out: _o, lookahead: _l, memory_budget: _m, backend, judge, ...rest } = spec;
+  const { concurrency: _c, out: _o, lookahead: _l, memory_budget: _m, departures: _d, backend, judge, ...rest } = spec;
   // A built-in template's text is in the fingerprint already; its name is not, so that `template: panta-v1`
   // resumes a corpus made when that template was the default (on lattices: see the shuffle in loadSweep).
   if (typeof rest.template === 'string' && builtinTemplate(rest.template)) delete rest.template;

@@ -31,6 +31,10 @@ describe("a spec's template: a built-in name or a file", () => {
     // A built-in's name is not part of what determines the corpus (its text is): panta-v1 resumes a corpus
     // made when it was the default, whose spec named no template.
     expect(corpusIdentity(v1.spec)).toEqual(corpusIdentity(none.spec));
+    // The spec's departures from the paper describe the sweep for its dataset card: the same corpus.
+    const described = loadSweep(writeSpec(dir, `${SPEC()}departures: [two sweeps instead of ten]\n`, 'described.yaml'));
+    expect(described.spec.departures).toEqual(['two sweeps instead of ten']);
+    expect(described.fingerprint).toBe(none.fingerprint);
   });
 
   it('regression: panta-v1 on lattices keeps the fingerprint Panta gave before the A.2 default; a mean field, now shuffled, does not', () => {

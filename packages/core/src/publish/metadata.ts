@@ -119,6 +119,12 @@ export function datasetCard(info: PublishInfo): string {
     `- Encoders: ${m.encoders.map((e) => `\`${e.name}\` (${e.kind}, ${e.model}, dim ${e.dim})`).join('; ') || 'none'}${info.withoutEmbeddings ? ' (embedding columns left out of this publication)' : ''}`,
     `- Seed: ${m.seed}; runs: ${m.runs.complete} of ${m.runs.planned} complete; events: ${m.events.written}`,
     '',
+    '## Departures from the paper',
+    '',
+    ...(Array.isArray(s.departures) && s.departures.length > 0
+      ? (s.departures as unknown[]).map((d) => `- ${String(d)}`)
+      : ['None recorded: the spec lists no `departures`.']),
+    '',
     '## How the tags were produced',
     '',
     `Each answer was tagged by the sweep's judge \`${m.judge.model}\` (${m.judge.kind}) as correct, hallucinated, not_known or judge_failure against the prompt's accepted and false answers. Counts: ${Object.entries(

@@ -106,6 +106,12 @@ const populationArmSchema = z.strictObject({
 export const sweepSpecSchema = z.strictObject({
   /** Names the sweep; default output folder is runs/<name>. */
   name: z.string().regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-" only'),
+  /**
+   * Where this sweep departs from the paper whose protocol it follows, in words (one item each): kept in the
+   * manifest's spec and listed by `panta publish` in the dataset card. Description only: not part of the corpus's
+   * identity (a sweep resumes with it added or changed).
+   */
+  departures: z.array(z.string().min(1)).optional(),
   /** JSON-lines prompt set, relative to the spec file. */
   dataset: z.string().min(1),
   /** Prompt ids to run; default every prompt of the dataset. */
