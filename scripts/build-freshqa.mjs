@@ -1,16 +1,21 @@
 #!/usr/bin/env node
 // Builds datasets/freshqa.jsonl from the shared FreshQA subset (see datasets/README.md).
 //
-//   node scripts/build-freshqa.mjs [CSV] [OUT]
+//   node scripts/build-freshqa.mjs CSV [OUT]
 //
-// CSV defaults to ../shared/datasets/freshqa_sample.csv and OUT to datasets/freshqa.jsonl, both relative to
+// CSV is a FreshQA release in its upstream column layout; OUT defaults to datasets/freshqa.jsonl; both relative to
 // the repository root (the folder above scripts/). Plain Node, no dependencies.
 import { readFileSync, renameSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const csvPath = resolve(root, process.argv[2] ?? '../shared/datasets/freshqa_sample.csv');
+const SCRIPT = 'scripts/build-freshqa.mjs';
+if (!process.argv[2]) {
+  console.error(`${SCRIPT}: CSV: missing; fix: pass the path of a FreshQA release CSV (upstream column layout) as the first argument`);
+  process.exit(2);
+}
+const csvPath = resolve(root, process.argv[2]);
 const outPath = resolve(root, process.argv[3] ?? 'datasets/freshqa.jsonl');
 
 const REQUIRED = ['id', 'question', 'answers', 'false_premise', 'num_hops', 'fact_type', 'source_dataset_version'];

@@ -2,10 +2,10 @@
 // Builds datasets/rheon6.jsonl: six FreshQA prompts in the spirit of the Rheon experiments (three false
 // premises, three valid multi-hop questions), with short key-phrase answers for the reference judge.
 //
-//   node scripts/build-rheon6.mjs [CSV] [OUT]
+//   node scripts/build-rheon6.mjs CSV [OUT]
 //
-// Question text, premise flag and metadata come verbatim from the CSV (default
-// ../shared/datasets/freshqa_sample.csv relative to the repository root); the accepted and known-false answers
+// Question text, premise flag and metadata come verbatim from the CSV (a FreshQA release in its upstream
+// column layout, relative to the repository root); the accepted and known-false answers
 // are curated here: short phrases that a surrogate agent can put into a one-sentence reply and the reference
 // judge can find again as whole words. Upstream FreshQA gives only the full-sentence answer, kept in comments.
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -15,7 +15,12 @@ import { parseCsv } from './build-freshqa.mjs';
 import { recordProblems } from './dataset-lib.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const csvPath = resolve(root, process.argv[2] ?? '../shared/datasets/freshqa_sample.csv');
+const SCRIPT = 'scripts/build-rheon6.mjs';
+if (!process.argv[2]) {
+  console.error(`${SCRIPT}: CSV: missing; fix: pass the path of a FreshQA release CSV (upstream column layout) as the first argument`);
+  process.exit(2);
+}
+const csvPath = resolve(root, process.argv[2]);
 const outPath = resolve(root, process.argv[3] ?? 'datasets/rheon6.jsonl');
 
 const CURATED = [
