@@ -363,6 +363,8 @@ class CollectorProcess {
     const primary = this.shard.index === 0;
     if (primary) this.outLock = acquireOutLock(sweep.out);
     await clearRefusal(store);
+    // The collector's --out may differ from the scheduler's: `panta dashboard --redis` reads the corpus here.
+    if (primary) await store.setCollectorOut(sweep.out);
     if (this.outLock?.tookOver) log.warn({ holder: this.outLock.tookOver }, 'took over the corpus folder lock of a process that is gone');
     // The backend is named from the spec: the collector makes no agent call, so it opens no backend.
     const meta = sweepMeta(sweep.spec, encoders);

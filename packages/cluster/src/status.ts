@@ -20,6 +20,8 @@ export interface SweepStatus {
   phase: string;
   /** The output folder the scheduler was given (relative paths resolve in the collector's folder); null for sweeps published before it was recorded. */
   out: string | null;
+  /** The folder the sweep's collector writes (its --out, absolute on its machine); null before a collector started on it. */
+  collectorOut: string | null;
   runsTotal: number;
   runsFinished: number;
   runsActive: number;
@@ -92,7 +94,7 @@ export class StatusReader {
     const sweeps: SweepStatus[] = [];
     for (const [id, meta] of await listSweeps(redis)) {
       const store = new SweepStore(redis, sweepKeys(id));
-      const { phase, status: s, written, inflight, failed } = await store.readStatus();
+      const { phase, status: s, written, inflight, failed, collectorOut } = await store.readStatus();
       const num = (k: string) => Number(s[k] ?? 0);
       // The scheduler's own total is the planned one less what early stopping skipped.
       const eventsTotal = s.eventsTotal !== undefined ? num('eventsTotal') : meta.events;
@@ -110,6 +112,7 @@ export class StatusReader {
         name: meta.name,
         phase: phase ?? 'published',
         out: meta.out ?? (await this.payloadOut(id, store)),
+        collectorOut,
         runsTotal: meta.runs,
         runsFinished: done ? meta.runs : num('runsFinished'),
         runsActive: idle ? 0 : num('runsActive'),

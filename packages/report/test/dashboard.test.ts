@@ -241,16 +241,17 @@ describe('panta dashboard --redis on a distributed sweep', () => {
     server = await RedisServer.start(dir);
     const env = { PANTA_REDIS_URL: server.url };
     workerMetrics = [];
-    start(['collector', '--durable-ms', '300'], env);
+    // The collector's own --out, where the scheduler names another folder: the dashboard reads the collector's.
+    start(['collector', '--durable-ms', '300', '--out', out], env);
     for (let i = 0; i < 2; i++) {
       const port = await freePort();
       workerMetrics.push(`http://127.0.0.1:${port}/metrics`);
       workers.push(start(['worker', '--concurrency', '3', '--metrics-port', String(port)], env));
     }
-    scheduler = start(['scheduler', writeSpec(dir, spec('cluster', 60, 12)), '--out', out], env);
+    scheduler = start(['scheduler', writeSpec(dir, spec('cluster', 60, 12)), '--out', join(dir, 'as-the-scheduler-sees-it')], env);
     const port = await freePort();
     base = `http://127.0.0.1:${port}/`;
-    // no --corpus: the curves come from the out folder the scheduler recorded in Redis
+    // no --corpus: the curves come from the out folder the collector recorded in Redis
     start(['dashboard', '--redis', server.url, '--port', String(port)]);
     await waitFor('the dashboard', async () => (await fetch(`${base}healthz`)).ok);
   }, 120_000);
@@ -261,7 +262,7 @@ describe('panta dashboard --redis on a distributed sweep', () => {
     await server?.stop();
   });
 
-  it('progress from the status in Redis advances; workers and the dashboard expose metrics; curves from the recorded out folder', async () => {
+  it("progress from the status in Redis advances; workers and the dashboard expose metrics; curves from the folder the collector writes (its --out, not the scheduler's)", async () => {
     const first = await waitFor('events written', async () => {
       const s = await getState(base);
       return s.sweeps[0] && s.sweeps[0].eventsWritten > 0 && s.sweeps[0].eventsWritten < EVENTS ? s : undefined;

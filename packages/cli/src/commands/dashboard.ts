@@ -58,12 +58,14 @@ export async function dashboardCommand(opts: DashboardFlags): Promise<number> {
         else {
           corpora = [];
           for (const s of status.sweeps) {
-            if (!s.out) continue;
-            const dir = resolve(s.out);
+            // Where its collector writes (its own --out), else the folder the scheduler was given.
+            const out = s.collectorOut ?? s.out;
+            if (!out) continue;
+            const dir = resolve(out);
             if (existsSync(dir)) corpora.push(dir);
             else
               notes.push(
-                `sweep ${s.id} writes ${s.out}, which this process does not see (${dir}): mount the corpus here or pass --corpus DIR for its curves`,
+                `sweep ${s.id} writes ${out}, which this process does not see (${dir}): mount the corpus here or pass --corpus DIR for its curves`,
               );
           }
         }

@@ -17,6 +17,8 @@ export interface StoredStatus {
   written: Record<string, string>;
   inflight: Record<string, string>;
   failed: Record<string, string>;
+  /** The folder the (primary) collector writes the corpus to, absolute on its machine; null before one started. */
+  collectorOut: string | null;
 }
 
 /**
@@ -90,14 +92,20 @@ export class SweepStore {
 
   async readStatus(): Promise<StoredStatus> {
     const { keys, redis } = this;
-    const [phase, status, written, inflight, failed] = await Promise.all([
+    const [phase, status, written, inflight, failed, collectorOut] = await Promise.all([
       redis.hget(keys.state, 'phase'),
       redis.hgetall(keys.status),
       redis.hgetall(keys.written),
       redis.hgetall(keys.inflight),
       redis.hgetall(keys.failed),
+      redis.hget(keys.state, 'collector_out'),
     ]);
-    return { phase, status, written, inflight, failed };
+    return { phase, status, written, inflight, failed, collectorOut };
+  }
+
+  /** Says where the collector writes the corpus (its --out may differ from the scheduler's): the dashboard reads it there. */
+  async setCollectorOut(dir: string): Promise<void> {
+    await this.redis.hset(this.keys.state, 'collector_out', dir);
   }
 
   async markFailed(runId: string, message: string): Promise<void> {
