@@ -4,12 +4,10 @@ import type { PromptTemplate } from './prompt.js';
 import { MAX_LIVE_ENTRIES } from './protocol/board.js';
 import { BOARD_INSTRUCTION } from './protocol/prompts.js';
 import { longestBriefing, longestPersona } from './hidden-text.js';
+import { CHARS_PER_TOKEN } from './names.js';
 import { CONTEXT_MERGE_INSTRUCTION, isSummaryProtocol } from './protocol/ssvp.js';
 import type { SweepSpec } from './spec/schema.js';
 import { teamAnswerTokens, teamCallCosts } from './team/cost.js';
-
-/** Characters per token of the estimate: about four for English text (it is only used for bounds). */
-const CHARS_PER_TOKEN = 4;
 
 /** Characters a board entry adds to a neighbour line besides its own text: id, revision, confidence. */
 const ENTRY_FRAME = 48;

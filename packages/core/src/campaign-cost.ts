@@ -1,5 +1,6 @@
 import { CsrGraph } from './geometry/graph.js';
 import { type EdgeLists, graphFor, type RunPlan, runEvents } from './plan.js';
+import { CHARS_PER_TOKEN } from './names.js';
 import { type PromptContext, type PromptTemplate, promptLength } from './prompt.js';
 import { renderDriftJudge, renderModerator } from './protocol/prompts.js';
 import { isSummaryProtocol, renderSummary } from './protocol/ssvp.js';
@@ -18,9 +19,6 @@ import { teamAnswerTokens, teamCallCosts, type TeamRoleCost } from './team/cost.
  * the graph's mean degree of neighbours. Not counted in agents' prompts: a population's hidden texts, board
  * entries beyond an answer's length, a moderator's message (a few hundred characters where they occur).
  */
-
-/** Characters per token of the estimate: about four for English text. */
-export const CHARS_PER_TOKEN = 4;
 
 /** The rate `panta plan` assumes without --calls-per-s: a modest single-GPU vLLM server on 100-token answers. */
 export const DEFAULT_CALLS_PER_SECOND = 10;

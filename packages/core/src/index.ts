@@ -53,7 +53,7 @@ export { configArms, configId, graphFor, planSweep, runEvents, selectPrompts, sw
 export type { ArmFiles, RunArms, RunPlan } from './plan.js';
 export { criticalPath, eventSeed, Schedule } from './schedule.js';
 export type { EventPlan, EventStream } from './schedule.js';
-export { isTeamDynamics, keptReads, TEAM_DYNAMICS, teamCalls, teamEventCount } from './team/calls.js';
+export { isTeamDynamics, keptReads, teamCalls, teamEventCount } from './team/calls.js';
 export type { TeamCallPlan, TeamDynamics, TeamRead, TeamReadKind, TeamRun } from './team/calls.js';
 export {
   BOARD_TOOL,
@@ -104,7 +104,8 @@ export {
 export type { Edge, GeometrySpec } from './geometry/index.js';
 export { checkBackendLimits, checkContextBudget } from './budget.js';
 export { parseRubric, parseVerdict, rubric, RUBRIC_SYSTEM, VERDICT_MAX_TOKENS } from './rubric.js';
-export { CHARS_PER_TOKEN, campaignCost, DEFAULT_CALLS_PER_SECOND } from './campaign-cost.js';
+export { campaignCost, DEFAULT_CALLS_PER_SECOND } from './campaign-cost.js';
+export { CHARS_PER_TOKEN, TEAM_DYNAMICS, TEAM_PAPER_ARMS } from './names.js';
 export type { CallCost, CallKind, CampaignCost, CampaignInput, ContextCost } from './campaign-cost.js';
 export { cachedPrefixTokens, decodeStepMs, GPU_COST_MODELS, parseGpuCostModel, requestGpuSeconds } from './gpu/cost-model.js';
 export { AdmissionLimit, type AdmissionTuning, parseVllmMetrics, QueueClock, type ServerLoad } from './admission.js';
@@ -137,7 +138,6 @@ export {
   boardReadBy,
   boardShownTo,
   isTeamPaperArm,
-  TEAM_PAPER_ARMS,
   teamBoardEntries,
   writesBoard,
 } from './protocol/board-team.js';

@@ -1,6 +1,7 @@
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { InputError } from './errors.js';
+import { CHARS_PER_TOKEN } from './names.js';
 import { BOARD_INSTRUCTION, mergeNote, renderDriftJudge, renderMerge, renderModerator } from './protocol/prompts.js';
 import { renderSsvpCall, type ContextItem } from './protocol/ssvp.js';
 import { issueToInputError } from './spec/parse.js';
@@ -258,5 +259,5 @@ function digits(n: number): number {
 
 /** A rough token count (about four characters a token) for budgets and for backends that report none. */
 export function estimateTokens(text: string): number {
-  return Math.ceil(text.length / 4);
+  return Math.ceil(text.length / CHARS_PER_TOKEN);
 }

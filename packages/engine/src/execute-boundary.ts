@@ -9,7 +9,7 @@ import {
   type ControlState,
   type Tag,
 } from '@panta/core';
-import { callModel, callOutcome, callSeed, controlEncoder, runServices, type WorkerServices } from './execute-event.js';
+import { callModel, callOutcome, callSeed, controlEncoder, runServices, type WorkerServices } from './execute-call.js';
 import type { BoundaryOutcome, BoundaryTask, CallOutcome } from './task.js';
 
 /**

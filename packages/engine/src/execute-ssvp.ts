@@ -8,7 +8,7 @@ import {
   type ContextItem,
   type PromptContext,
 } from '@panta/core';
-import { agentPersona, answer, callModel, callOutcome, callSeed, controlEncoder, type WorkerServices } from './execute-event.js';
+import { agentPersona, answer, callModel, callOutcome, callSeed, controlEncoder, type WorkerServices } from './execute-call.js';
 import type { CallOutcome, EventOutcome, EventTask } from './task.js';
 
 /**

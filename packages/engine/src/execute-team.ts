@@ -15,7 +15,7 @@ import {
 import type { Encoder } from '@panta/embed';
 import type { ChatRequest, ChatResult } from '@panta/llm';
 import { boardOfCall } from './execute-team-board.js';
-import { agentPersona, type WorkerServices } from './execute-event.js';
+import { agentPersona, type WorkerServices } from './execute-call.js';
 import type { EventOutcome, EventTask } from './task.js';
 
 /**

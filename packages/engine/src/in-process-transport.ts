@@ -1,7 +1,8 @@
 import { toError } from '@panta/core';
 import { unhealthyCause } from '@panta/llm';
 import { executeBoundary } from './execute-boundary.js';
-import { executeEvent, type WorkerServices } from './execute-event.js';
+import type { WorkerServices } from './execute-call.js';
+import { executeEvent } from './execute-event.js';
 import type { EventOutcome, Task, Transport, TransportMessage } from './task.js';
 
 /** Embedded mode: workers are async calls in this process, versions live in a Map per run. */

@@ -9,8 +9,9 @@ export type {
   Transport,
   TransportMessage,
 } from './task.js';
-export { agentPersona, callModel, callOutcome, callSeed, controlEncoder, executeEvent } from './execute-event.js';
-export type { WorkerServices } from './execute-event.js';
+export { agentPersona, callModel, callOutcome, callSeed, controlEncoder } from './execute-call.js';
+export { executeEvent } from './execute-event.js';
+export type { WorkerServices } from './execute-call.js';
 export { InProcessTransport } from './in-process-transport.js';
 export { RunRecorder } from './run-recorder.js';
 export type { RowMeta, RunControlState, RunTally } from './run-recorder.js';

@@ -1,7 +1,7 @@
 import { hasBoundaries, temperatureAt, type ControlState, type EncoderColumn, type EventRow, type RunPlan, type Tag } from '@panta/core';
 import { appendBoundary, EventShardWriter, readBoundaries, type RunTrace } from '@panta/corpus';
 import type { Judge } from '@panta/judge';
-import { agentPersona } from './execute-event.js';
+import { agentPersona } from './execute-call.js';
 import type { BoundaryOutcome, BoundaryTask, CallOutcome, CallResult, EventOutcome, EventTask } from './task.js';
 
 /** Where a run's sweep boundaries stand: the last one decided (journalled), and its state. */

@@ -1,6 +1,6 @@
 import { InputError } from '@panta/core';
 import { readManifestToResume, type Manifest } from '@panta/corpus';
-import type { WorkerServices } from './execute-event.js';
+import type { WorkerServices } from './execute-call.js';
 import type { LoadedSweep } from './load.js';
 import { checkOutFolder } from './out-folder.js';
 

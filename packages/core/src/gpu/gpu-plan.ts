@@ -1,4 +1,5 @@
-import { type CallCost, CHARS_PER_TOKEN, type CampaignInput, campaignCost } from '../campaign-cost.js';
+import { type CallCost, type CampaignInput, campaignCost } from '../campaign-cost.js';
+import { CHARS_PER_TOKEN } from '../names.js';
 import { type EdgeLists, type RunPlan, runEvents } from '../plan.js';
 import type { ShardPolicy } from '../spec/shard.js';
 import { DEFAULT_TEMPLATE, type PromptTemplate, promptLength, renderPrompt } from '../prompt.js';

@@ -1,4 +1,4 @@
-import { CHARS_PER_TOKEN } from '../campaign-cost.js';
+import { CHARS_PER_TOKEN } from '../names.js';
 import { objectKey, type BoardLogEntry } from './board-log.js';
 
 /** Tokens the rendered board may take in a prompt when the spec says nothing (`team.board_tokens`). */

@@ -2,13 +2,7 @@ import type { TeamCallPlan } from '../team/calls.js';
 import { appendBoardLines, parseBoardLines, type BoardLogEntry } from './board-log.js';
 import { renderBoard, type RenderedBoard } from './board-render.js';
 
-/**
- * The team arms of paper 001 (relay and hub; docs/teams.md): `board` (members write board entries and
- * read the board at the start of their turn), `board_inert` (the tool is offered and entries are written,
- * but the board is never shown), `full` (every earlier call's full output shown), `sop` (hand-offs in a
- * verdict / evidence / next-steps form). `glauber` is the plain team.
- */
-export const TEAM_PAPER_ARMS = ['board', 'board_inert', 'full', 'sop'] as const;
+import { TEAM_PAPER_ARMS } from '../names.js';
 
 export function isTeamPaperArm(protocol: string): boolean {
   return (TEAM_PAPER_ARMS as readonly string[]).includes(protocol);

@@ -1,5 +1,6 @@
 import type { TeamRole } from '../event.js';
 import type { RunPlan } from '../plan.js';
+import { TEAM_DYNAMICS } from '../names.js';
 import { writesBoard } from '../protocol/board-team.js';
 
 /**
@@ -9,7 +10,6 @@ import { writesBoard } from '../protocol/board-team.js';
  * calls after them read both versions of a turn and the verdict, and keep the version it chose. So every
  * execution, at any concurrency, before or after a crash, reads the same versions.
  */
-export const TEAM_DYNAMICS = ['relay', 'hub', 'debate'] as const;
 export type TeamDynamics = (typeof TEAM_DYNAMICS)[number];
 
 export function isTeamDynamics(dynamics: string): dynamics is TeamDynamics {

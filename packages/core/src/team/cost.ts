@@ -1,6 +1,6 @@
 import type { TeamRole } from '../event.js';
 import type { RunPlan } from '../plan.js';
-import { CHARS_PER_TOKEN } from '../campaign-cost.js';
+import { CHARS_PER_TOKEN } from '../names.js';
 import { BOARD_HEADER, DEFAULT_BOARD_TOKENS } from '../protocol/board-render.js';
 import { hiddenChars } from '../hidden-text.js';
 import { keptReads, teamCalls } from './calls.js';
