@@ -1,5 +1,6 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync, truncateSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -37,6 +38,76 @@ describe('npm', () => {
     expect(r.stdout).toMatch(/^Usage: panta/);
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { allowScripts?: Record<string, boolean> };
     expect(pkg.allowScripts?.['onnxruntime-node']).toBe(false);
+  });
+});
+
+/** The pids of every live descendant of `pid` (from /proc; a zombie counts as gone). */
+function descendants(pid: number): number[] {
+  const parents = new Map<number, number>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (state !== 'Z') parents.set(Number(name), Number(ppid));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const found: number[] = [];
+  const walk = (p: number) => {
+    for (const [child, parent] of parents) {
+      if (parent !== p) continue;
+      found.push(child);
+      walk(child);
+    }
+  };
+  walk(pid);
+  return found;
+}
+
+const alive = (pid: number) => {
+  try {
+    return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
+  } catch {
+    return false;
+  }
+};
+
+describe('a role started with `npx panta worker &`', () => {
+  it("stops when npm's process is killed (npm's shell would leave it serving under PID 1), and prints its lines prefixed with its role", {
+    timeout: 60_000,
+  }, async () => {
+    // A closed port: the worker waits for Redis, holding no work.
+    const port = await new Promise<number>((resolve) => {
+      const s = createServer();
+      s.listen(0, '127.0.0.1', () => {
+        const p = (s.address() as AddressInfo).port;
+        s.close(() => resolve(p));
+      });
+    });
+    const npm = spawn('npx', ['--no-install', 'panta', 'worker', '--redis', `redis://127.0.0.1:${port}`], {
+      cwd: ROOT,
+      env: { ...process.env, PANTA_LOG_FORMAT: 'text' },
+    });
+    let stderr = '';
+    npm.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    let worker: number[] = [];
+    try {
+      for (let i = 0; i < 300 && !stderr.includes('is unreachable'); i++) await sleep(100);
+      expect(stderr).toMatch(
+        new RegExp(`^worker \\d+ \\d\\d:\\d\\d:\\d\\d WARN Redis at redis://127\\.0\\.0\\.1:${port} is unreachable .* down_s=0$`, 'm'),
+      );
+      worker = descendants(npm.pid!).filter((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('worker'));
+      expect(worker.length).toBeGreaterThan(0);
+      npm.kill('SIGTERM');
+      for (let i = 0; i < 100 && worker.some(alive); i++) await sleep(100);
+      expect(worker.filter(alive), stderr).toEqual([]);
+      expect(stderr).toMatch(/panta worker: its parent process \(pid \d+, started through npm\) is gone: stopping gracefully/);
+    } finally {
+      for (const p of worker) if (alive(p)) process.kill(p, 'SIGKILL');
+      npm.kill('SIGKILL');
+    }
   });
 });
 

@@ -26,7 +26,7 @@ export type { SummaryRow, SweepMeta, SweepSummary } from './finish.js';
 export { BUFFER_BUDGET_BYTES, callsAreSlow, openEncoders, runSweep, sweepSizing } from './sweep.js';
 export { chainsFirst } from './run-order.js';
 export type { RunSweepOptions, SweepNotice, SweepProgress } from './sweep.js';
-export { roleLogger, sweepLogger } from './log.js';
+export { humanLogLine, logFormat, roleLogger, sweepLogger, type LogFormat } from './log.js';
 export type { Logger } from './log.js';
 export { LiveStatusWriter } from './live-status.js';
 export { executeBoundary } from './execute-boundary.js';

@@ -2,13 +2,18 @@ import { redisUrl, runCollector, runScheduler, runWorker } from '@panta/cluster'
 import { roleLogger } from '@panta/engine';
 import { EXIT, reportError } from '../errors.js';
 import { startRoleMetrics, type MetricsFlags } from '../metrics.js';
+import { watchParent } from '../parent-watch.js';
 
 export interface RoleOptions extends MetricsFlags {
   redis?: string;
   logLevel?: string;
 }
 
-/** SIGTERM and SIGINT stop a role gracefully; a second signal quits at once (nothing acknowledged is lost either way). */
+/**
+ * SIGTERM, SIGINT and SIGHUP (its terminal closed) stop a role gracefully, and so does the end of the npm
+ * process it was started through (watchParent); a second signal quits at once (nothing acknowledged is lost
+ * either way).
+ */
 function stopSignal(role: string): { signal: AbortSignal; dispose(): void } {
   const controller = new AbortController();
   const onSignal = (sig: NodeJS.Signals) => {
@@ -16,13 +21,18 @@ function stopSignal(role: string): { signal: AbortSignal; dispose(): void } {
     process.stderr.write(`panta ${role}: ${sig}: stopping gracefully (again to quit at once)\n`);
     controller.abort();
   };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  const signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
+  for (const s of signals) process.on(s, onSignal);
+  const unwatch = watchParent((parent) => {
+    if (controller.signal.aborted) return;
+    process.stderr.write(`panta ${role}: its parent process (pid ${parent}, started through npm) is gone: stopping gracefully\n`);
+    controller.abort();
+  });
   return {
     signal: controller.signal,
     dispose: () => {
-      process.off('SIGTERM', onSignal);
-      process.off('SIGINT', onSignal);
+      unwatch();
+      for (const s of signals) process.off(s, onSignal);
     },
   };
 }
