@@ -279,7 +279,7 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
     clearInterval(status);
     if (outcome === 'stopped' || executor.stopped) {
       log.info({}, 'scheduler stopped: run it again to continue');
-      return await ended(store, sweepId, eventsTotal, failedRuns, 'stopped');
+      return await ended(store, sweepId, eventsTotal, failedRuns, 'stopped', progress);
     }
     await remote.finish();
     log.info(
@@ -287,7 +287,8 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
       'every run closed: the collector finishes the corpus',
     );
     // "complete" is said once the collector has written the corpus, not when the last event was.
-    return await ended(store, sweepId, eventsTotal, failedRuns, await collectorVerdict(store, startedAt, log, saidRefusal, options.signal));
+    const verdict = await collectorVerdict(store, startedAt, log, saidRefusal, options.signal);
+    return await ended(store, sweepId, eventsTotal, failedRuns, verdict, progress);
   } finally {
     for (const close of closers) await close().catch(() => undefined);
   }
@@ -376,8 +377,20 @@ async function ended(
   eventsTotal: number,
   failedRuns: string[],
   status: SchedulerSummary['status'],
+  last?: ExecutorProgress,
 ): Promise<SchedulerSummary> {
-  await store.writeEnded({ inflight: 0, runsActive: 0, eventsPerSecond: 0, endedAt: Date.now(), ended: status, updatedAt: Date.now() });
+  // The counts as they ended (calls, tokens, events written): the last report of the status timer may be
+  // up to a second older, which left `panta status` short of the calls runs.parquet sums.
+  const counts = last ? { ...last, eventsTotal: eventsTotal - last.eventsSkipped } : {};
+  await store.writeEnded({
+    ...counts,
+    inflight: 0,
+    runsActive: 0,
+    eventsPerSecond: 0,
+    endedAt: Date.now(),
+    ended: status,
+    updatedAt: Date.now(),
+  });
   return { sweepId, status, eventsTotal, failedRuns };
 }
 

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
+import { queryRows } from '@panta/corpus';
 import { SWEEPS_KEY, sweepKeys } from '../src/index.js';
 import { RHEON6, pantaProcess, tempDir, writeSpec } from '../../../test/helpers.js';
 import { RedisServer, freePort } from '../../../test/redis-server.js';
@@ -113,6 +114,12 @@ describe('a finished sweep', () => {
     const [id] = Object.keys(await redis.hgetall(SWEEPS_KEY));
     const phase = () => redis.hget(sweepKeys(id!).state, 'phase');
     expect(await phase()).toBe('done');
+    // The calls `panta status` says are the calls of runs.parquet: counted as the scheduler ended, not at its
+    // last report of the second before.
+    const [{ calls }] = await queryRows(`SELECT sum(calls)::INTEGER AS calls FROM read_parquet('${out}/runs.parquet')`);
+    const json = JSON.parse((await pantaProcess(['status', '--json'], env).exited).stdout) as { sweeps: { calls: number }[] };
+    expect(calls).toBeGreaterThan(0);
+    expect(json.sweeps[0]!.calls).toBe(calls);
 
     // A collector started with it (as a batch job starts both) ends too, instead of waiting for a sweep.
     const collector2 = roles.spawn(['collector', '--durable-ms', '200'], env);

@@ -26,7 +26,7 @@ export async function statusCommand(opts: { redis?: string; json?: boolean }): P
       lines.push(
         '',
         `sweep ${s.id} (${s.phase}; ${age})`,
-        `  events ${s.eventsWritten.toLocaleString('en-US')}/${s.eventsTotal.toLocaleString('en-US')} (${pct}%), ${s.inflight} in flight, ${s.eventsPerSecond.toFixed(1)} events/s, ${s.calls} calls, ${s.requeued} requeued`,
+        `  events ${s.eventsWritten.toLocaleString('en-US')}/${s.eventsTotal.toLocaleString('en-US')} (${pct}%), ${s.inflight} in flight, ${s.eventsPerSecond.toFixed(1)} events/s, ${s.calls.toLocaleString('en-US')} calls this session, ${s.requeued} requeued`,
         `  runs ${s.runsFinished}/${s.runsTotal} finished, ${s.runsActive} open`,
       );
       if (s.runs.length > 0) {
