@@ -33,7 +33,7 @@ const has = (cmd: string, args: string[]) => {
   return !r.error && r.status === 0;
 };
 
-// ---- the command lines of panta the deployment files use (README: Run on a cluster; DESIGN.md section 3) -------
+// ---- the command lines of panta the deployment files use (README: Run on a cluster; docs/DESIGN.md#commands) -------
 const CONTRACT: Record<string, { positionals: [number, number]; flags: string[] }> = {
   scheduler: { positionals: [1, 1], flags: ['--redis', '--out', '--concurrency', '--seed', '--collectors'] },
   worker: { positionals: [0, 0], flags: ['--redis', '--concurrency', '--base-url', '--wait-endpoint'] },

@@ -2,7 +2,7 @@ import { ReadyQueue } from './ready-queue.js';
 import type { EventPlan, EventStream } from './schedule.js';
 
 /**
- * The versioned dataflow planner (DESIGN.md 2.4). It streams through a schedule with a bounded look-ahead
+ * The versioned dataflow planner (docs/DESIGN.md#exact-parallel-execution). It streams through a schedule with a bounded look-ahead
  * window: an event is planned once it is within `window` events of the oldest unfinished one, and becomes
  * ready when every version it reads has been written.
  *

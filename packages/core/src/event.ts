@@ -1,9 +1,9 @@
-/** The four factual spins of DESIGN.md section 4. */
+/** The four factual spins (docs/DESIGN.md#judges-and-tags). */
 export const TAGS = ['correct', 'hallucinated', 'not_known', 'judge_failure'] as const;
 export type Tag = (typeof TAGS)[number];
 
 /**
- * Who made an LLM call (DESIGN.md 4): the agent answering (the only role that sets an answer), the ssvp merge
+ * Who made an LLM call (docs/DESIGN.md#coordination-protocols): the agent answering (the only role that sets an answer), the ssvp merge
  * that reads a divergent neighbourhood for it, and drift-policy's judge and moderator between sweeps.
  */
 export const POPULATION_ROLES = ['agent', 'summary', 'merge', 'judge', 'moderator'] as const;
@@ -69,7 +69,7 @@ export interface RunColumns {
 }
 
 /**
- * One row of `events/<run_id>.parquet` (DESIGN.md section 5). Field names are the column names.
+ * One row of `events/<run_id>.parquet` (docs/DESIGN.md#event-rows). Field names are the column names.
  * `event` and `read_versions` are event indices within the run (< 2^53, stored as BIGINT).
  */
 export interface EventRow extends RunColumns {

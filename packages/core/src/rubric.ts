@@ -9,7 +9,7 @@ export const VERDICT_MAX_TOKENS = 32;
 export const VERDICTS = ['correct', 'hallucinated', 'not_known'] as const;
 
 /**
- * The fixed rubric of the LLM judge (DESIGN.md 4): the question, its accepted answers, the known false
+ * The fixed rubric of the LLM judge (docs/DESIGN.md#judges-and-tags): the question, its accepted answers, the known false
  * answers, the false-premise flag and the response; the verdict as one JSON object. Fixed text, so that
  * verdicts are comparable across sweeps and a server's prefix cache serves the instructions.
  */

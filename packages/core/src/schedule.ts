@@ -49,7 +49,7 @@ export function eventSeed(runSeed: number, event: number): number {
 }
 
 /**
- * The run's schedule as a stream (DESIGN.md 2.2-2.5): a pure function of the run seed and the graph. Events
+ * The run's schedule as a stream (docs/DESIGN.md#initial-answers-and-updates): a pure function of the run seed and the graph. Events
  * 0..N-1 are the initial answers; each later event picks an agent uniformly with replacement
  * (asynchronous) or updates every agent in turn from the previous sweep's snapshot (synchronous).
  * It holds O(N) state, whatever the run's length.

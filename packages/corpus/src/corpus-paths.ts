@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 
 /**
- * The corpus layout (DESIGN.md section 5): every file and folder name of an out folder, in one place. No other
+ * The corpus layout (docs/DESIGN.md#layout): every file and folder name of an out folder, in one place. No other
  * source file spells these names (test/layout-names.test.ts greps for them), so a rename happens here.
  *
  *   <out>/manifest.json                                     what the corpus is, counts, checksums

@@ -23,7 +23,7 @@ export const RUN_ID_COLUMNS: readonly ColumnDef[] = [
 ];
 
 /**
- * The event columns before the embeddings, in file order (DESIGN.md section 5). The order is part of the
+ * The event columns before the embeddings, in file order (docs/DESIGN.md#event-rows). The order is part of the
  * corpus format: readers that go by position (pandas, polars) see exactly this.
  */
 export const EVENT_BASE_COLUMNS: readonly ColumnDef[] = [

@@ -28,7 +28,7 @@ export interface EventShardWriterOptions {
 }
 
 /**
- * Parquet options of the finalized shard (DESIGN.md section 8). ZSTD level 1: embedding columns (noise to a
+ * Parquet options of the finalized shard (docs/DESIGN.md#dependencies). ZSTD level 1: embedding columns (noise to a
  * compressor) come out no larger than at the default level 3, for less CPU (bench/NOTES.md: ZSTD level).
  */
 const SHARD_COPY_OPTIONS = 'FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1';

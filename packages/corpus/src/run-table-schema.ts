@@ -2,7 +2,7 @@ import type { RunColumns } from '@panta/core';
 import { RUN_ID_COLUMNS, type ColumnDef } from './event-schema.js';
 
 /**
- * The columns of runs.parquet (DESIGN.md 5), in file order: one row per planned run, written by `finishSweep`
+ * The columns of runs.parquet (docs/DESIGN.md#tables), in file order: one row per planned run, written by `finishSweep`
  * at the end of every session and read by `panta verify` and the report. The identifying columns come first,
  * as in the event shards; totals, early stopping and drift follow.
  */

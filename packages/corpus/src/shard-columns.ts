@@ -19,7 +19,7 @@ export async function parquetColumnNames(file: string): Promise<string[]> {
 }
 
 /**
- * Where a column goes in an event shard (DESIGN.md 5): in place when the shard holds it already (a
+ * Where a column goes in an event shard (docs/DESIGN.md#event-rows): in place when the shard holds it already (a
  * replace); an `emb_` column after the last embedding, so a shard re-embedded with encoder B equals one a
  * sweep wrote with encoders A, B; a `tag_` column after the embeddings and earlier tags; created_at last.
  */

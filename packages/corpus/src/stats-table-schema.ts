@@ -1,7 +1,7 @@
 import type { ColumnDef } from './event-schema.js';
 
 /**
- * The columns of stats.parquet (DESIGN.md 5, the synchronisation paper's Table 1 and 3): one row per
+ * The columns of stats.parquet (docs/DESIGN.md#arm-statistics, the synchronisation paper's Table 1 and 3): one row per
  * (metric, cell, pair of arms), where a cell is a configuration without its arm and each trial is one
  * observation. Written at finish with the order parameters; null where a number is undefined (`note` says why).
  */

@@ -103,7 +103,7 @@ describe('the corpus layout has one home', () => {
     expect(spellings("queue.add('events', data);")).toEqual([]);
   });
 
-  it('every name is where DESIGN.md section 5 puts it', () => {
+  it('every name is where docs/DESIGN.md#layout puts it', () => {
     const out = join('/', 'corpus');
     expect(manifestPath(out)).toBe(join(out, 'manifest.json'));
     expect(runsTablePath(out)).toBe(join(out, 'runs.parquet'));

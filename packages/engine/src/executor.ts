@@ -108,7 +108,7 @@ export interface ExecutorOptions<S extends RunSink = RunSink> {
 }
 
 /**
- * The one executor (DESIGN.md 2.4, 6): it keeps up to `concurrency` events in flight over many runs,
+ * The one executor (docs/DESIGN.md#exact-parallel-execution): it keeps up to `concurrency` events in flight over many runs,
  * dispatching only events whose read versions exist, the deepest runs' first (see nextReady).
  * Dynamics live in the planner, transport details in the transport: embedded and distributed mode differ
  * only in the Transport they pass.

@@ -21,7 +21,7 @@ import {
 } from '@panta/corpus';
 import { loadEventStats, type EventStats } from './event-stats.js';
 
-/** One run as the report sees it: the columns of runs.parquet (DESIGN.md 5); null where unknown. */
+/** One run as the report sees it: the columns of runs.parquet (docs/DESIGN.md#tables); null where unknown. */
 export interface RunInfo extends RunColumns {
   dynamics: string | null;
   /** Template and population arm names where the sweep grids them; null otherwise (or an older corpus). */

@@ -173,7 +173,7 @@ export function deltaRhoFigure(data: CorpusData, lay: Layout = layout(data)): Fi
     id: 'delta-rho',
     title: 'Δρ against temperature, best temperature marked',
     caption:
-      'Δρ = ρ(final sweep) − ρ(0) (DESIGN.md section 4: delta_rho(t) = rho(t) − rho(0), taken at the last sweep), the mean over trials with a bar of ± one standard error ' +
+      'Δρ = ρ(final sweep) − ρ(0) (docs/DESIGN.md#order-parameters: delta_rho(t) = rho(t) − rho(0), taken at the last sweep), the mean over trials with a bar of ± one standard error ' +
       `(SE = sd/√n over trials; no bar with a single trial), ` +
       'against temperature T; one column per geometry, one row per prompt and size. The red diamond (labelled with its T) marks the best temperature of each panel: ' +
       'the lowest Δρ, i.e. the most hallucinations removed (or the fewest added) by the interaction.',

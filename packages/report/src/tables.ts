@@ -157,7 +157,7 @@ function runDrift(data: CorpusData): Map<string, { focus_total: number | null; d
 
 /**
  * FOCUS, drift onset and recovery per prompt, geometry, temperature and arm (protocol and dynamics: arms are
- * never pooled; their columns show when the sweep grids them), over sizes and trials (DESIGN.md section 4).
+ * never pooled; their columns show when the sweep grids them), over sizes and trials (docs/DESIGN.md#accuracy-focus-and-drift).
  */
 export function driftTable(data: CorpusData, lay: Layout = layout(data)): Table {
   const drift = runDrift(data);

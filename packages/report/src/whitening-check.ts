@@ -6,7 +6,7 @@ import { manifestPath, whiteningDir } from '@panta/corpus';
 
 /**
  * m and q are measured in a whitening fitted on a pool of t = 0 answers: two corpora fitted on different
- * pools measure the same run differently (DESIGN.md 4), so comparing their m and q needs one whitening,
+ * pools measure the same run differently (docs/DESIGN.md#whitening), so comparing their m and q needs one whitening,
  * shared by `whitening: {from: ...}` (which copies the files byte for byte) or by gridding the arms in one
  * sweep. This compares the whitening files of the (prompt, encoder) pairs corpora share, by content.
  */

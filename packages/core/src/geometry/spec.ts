@@ -4,7 +4,7 @@ import { z } from 'zod';
 export const GEOMETRY_SHORTHANDS = ['ring', 'torus2d', 'torus3d', 'meanfield', 'chain', 'star'] as const;
 export type GeometryShorthand = (typeof GEOMETRY_SHORTHANDS)[number];
 
-/** Every geometry kind (DESIGN.md section 2.1). */
+/** Every geometry kind (docs/DESIGN.md#geometries). */
 export const GEOMETRY_KINDS = [...GEOMETRY_SHORTHANDS, 'random-regular', 'small-world', 'edges'] as const;
 export type GeometryKind = (typeof GEOMETRY_KINDS)[number];
 

@@ -1,6 +1,6 @@
 import type { Tag } from '../event.js';
 
-/** The order parameters of one snapshot (DESIGN.md 4), for one encoder. */
+/** The order parameters of one snapshot (docs/DESIGN.md#order-parameters), for one encoder. */
 export interface SnapshotMeasure {
   magnetisation: number;
   cohesion: number;
@@ -103,7 +103,7 @@ export function driftTolerance(setting: number | 'auto', n: number): number {
   return setting === 'auto' ? 2 / Math.sqrt(n) : setting;
 }
 
-/** Per-run drift statistics from the accuracy series (snapshotAccuracy per sweep; DESIGN.md 4). */
+/** Per-run drift statistics from the accuracy series (snapshotAccuracy per sweep; docs/DESIGN.md#accuracy-focus-and-drift). */
 export interface DriftStats {
   /** sum over t >= 1 of FOCUS(t) = acc(t) - acc(t-1), over sweeps where both are defined; null if none. */
   focus_total: number | null;

@@ -100,7 +100,7 @@ export interface Whitening {
 }
 
 /**
- * Regularised ZCA (DESIGN.md 4): W = (C + lambda I)^(-1/2), lambda = 1e-3 trace(C) / d.
+ * Regularised ZCA (docs/DESIGN.md#whitening): W = (C + lambda I)^(-1/2), lambda = 1e-3 trace(C) / d.
  *
  * A degenerate pool (fewer than two distinct t = 0 vectors, or trace(C) = 0) has no direction to whiten,
  * and centring on its mean would map each of its answers to the zero vector: a unanimous population would

@@ -1,5 +1,5 @@
 /**
- * belief-board (DESIGN.md 4): agents answer with [object, claim, confidence] entries on an append-only board.
+ * belief-board (docs/DESIGN.md#coordination-protocols): agents answer with [object, claim, confidence] entries on an append-only board.
  * Each entry gets an id from the event that wrote it; an entry about an object its author wrote before revises
  * (points back to) that entry. An agent's version carries its live entries; neighbours read those instead of
  * raw answers.

@@ -2,7 +2,7 @@ import type { Tag } from '../event.js';
 import type { AnnealingSpec, EarlyStoppingSpec, Protocol } from '../spec/schema.js';
 
 /**
- * Between-sweep control (DESIGN.md 2.8, 4): early stopping and drift-policy look at a run's snapshot after
+ * Between-sweep control (docs/DESIGN.md#sweep-boundaries-and-extensions): early stopping and drift-policy look at a run's snapshot after
  * each sweep and decide what the next sweep does. Everything here is a pure function of the snapshot, so a
  * run stops, or is moderated, at the same sweep whatever the concurrency or the crash history.
  */

@@ -1,7 +1,7 @@
 import type { ChatMessages } from '../prompt.js';
 
 /**
- * The protocols' own prompts (DESIGN.md 4). Like the agent template, shared text comes first. They are fixed
+ * The protocols' own prompts (docs/DESIGN.md#coordination-protocols). Like the agent template, shared text comes first. They are fixed
  * text for now: a sweep names its agent template, not these.
  */
 export const PROTOCOL_SYSTEM = 'You review the answers of a group of agents to one question. Be brief and factual.';

@@ -119,5 +119,5 @@ export function columnMeaning(name: string): string {
   if (known !== undefined) return known;
   if (name.startsWith('emb_')) return `embedding of the answer by encoder ${name.slice(4)} (FLOAT list of dim values; unit vector)`;
   if (name.startsWith('tag_')) return `tag of the post-hoc judge ${name.slice(4)}: correct, hallucinated, not_known or judge_failure`;
-  return 'undocumented column (see DESIGN.md section 5)';
+  return 'undocumented column (see docs/DESIGN.md#event-rows in the Panta repository)';
 }

@@ -57,7 +57,7 @@ export const judgeSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('llm'), backend: judgeBackendSchema }),
 ]);
 
-/** Coordination protocols (DESIGN.md 4): a gridded axis. */
+/** Coordination protocols (docs/DESIGN.md#coordination-protocols): a gridded axis. */
 export const PROTOCOLS = [
   'glauber',
   'isolated',
@@ -77,7 +77,7 @@ const protocolSchema = z.enum(PROTOCOLS);
 
 const sizeList = z.array(z.int().min(1)).min(1).superRefine(noRepeats<number>());
 
-/** Update rules (DESIGN.md 2) and team schedules (docs/teams.md): a gridded axis. */
+/** Update rules (docs/DESIGN.md#dynamics) and team schedules (docs/teams.md): a gridded axis. */
 export const DYNAMICS = ['asynchronous', 'synchronous', 'relay', 'hub', 'debate'] as const;
 const dynamicsSchema = z.enum(DYNAMICS);
 
@@ -102,7 +102,7 @@ const populationArmSchema = z.strictObject({
   ...populationAssign,
 });
 
-/** The sweep spec of DESIGN.md section 3. Every key is documented with its default. */
+/** The sweep spec of docs/DESIGN.md#sweep-spec. Every key is documented with its default. */
 export const sweepSpecSchema = z.strictObject({
   /** Names the sweep; default output folder is runs/<name>. */
   name: z.string().regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-" only'),
@@ -268,7 +268,7 @@ export const sweepSpecSchema = z.strictObject({
     })
     .optional(),
   /**
-   * Drift (DESIGN.md 4): accuracy more than `tolerance` below an earlier sweep's best for 2+ consecutive
+   * Drift (docs/DESIGN.md#accuracy-focus-and-drift): accuracy more than `tolerance` below an earlier sweep's best for 2+ consecutive
    * sweeps. auto: 2/sqrt(N), four binomial standard errors of an accuracy over the run's N agents at p = 1/2.
    * Absent means auto (optional rather than defaulted, so that earlier corpora keep their fingerprint).
    */

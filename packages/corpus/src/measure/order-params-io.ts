@@ -3,7 +3,7 @@ import { readEvents } from '../event-reader.js';
 import { VectorCache } from './keyed.js';
 import type { SealedRun } from './sweep-trace.js';
 
-/** One row of order_params.parquet (DESIGN.md 5). */
+/** One row of order_params.parquet (docs/DESIGN.md#tables). */
 export interface OrderParamRow {
   run_id: string;
   config_id: string;

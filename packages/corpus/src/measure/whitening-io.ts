@@ -13,7 +13,7 @@ export { whiteningPath };
 
 /**
  * Fits the whitening of one (prompt, encoder) on every t = 0 answer of that prompt in the given shards
- * (DESIGN.md 4). Identical embeddings are added once with their count; files and rows are visited in a fixed
+ * (docs/DESIGN.md#whitening). Identical embeddings are added once with their count; files and rows are visited in a fixed
  * order, so the fit is reproducible bit for bit. `traced(file)` may give a shard's t = 0 vectors from a
  * sweep trace instead (the same vectors in the same order); the other shards are read back.
  */

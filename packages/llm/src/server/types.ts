@@ -12,7 +12,7 @@ export function anthropicSeedUserId(seed: number): string {
 /** What anthropicSeedUserId writes. */
 export const ANTHROPIC_SEED_USER_ID = /^seed:(-?\d+)$/;
 
-/** The faults the server can inject (DESIGN.md 6, failure model). */
+/** The faults the server can inject (docs/DESIGN.md#failure-model). */
 export const FAULT_KINDS = ['429', '500', '503', 'timeout', 'reset', 'malformed', 'empty'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
