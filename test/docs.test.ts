@@ -45,7 +45,7 @@ function repositoryFiles(): string[] {
 }
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, each space a hyphen. */
-export function headingSlug(heading: string): string {
+function headingSlug(heading: string): string {
   return heading
     .trim()
     .toLowerCase()
@@ -54,7 +54,7 @@ export function headingSlug(heading: string): string {
 }
 
 /** The anchors a Markdown file's headings make (outside code blocks), repeats numbered as GitHub numbers them. */
-export function headingAnchors(markdown: string): Set<string> {
+function headingAnchors(markdown: string): Set<string> {
   const anchors = new Set<string>();
   const seen = new Map<string, number>();
   for (const [, title] of markdown.replace(/^```[\s\S]*?^```/gm, '').matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)) {
@@ -81,7 +81,7 @@ function anchorsOf(path: string): Set<string> {
  * - a path outside the repository: a `../` that climbs above the root, or a folder of the machine the
  *   repository was written on.
  */
-export function referenceProblems(file: string, text: string): string[] {
+function referenceProblems(file: string, text: string): string[] {
   const problems: string[] = [];
   const here = dirname(join(ROOT, file));
   const isMarkdown = file.endsWith('.md');
