@@ -1,4 +1,5 @@
-import type { EncoderColumn } from '@panta/core';
+import type { EncoderColumn, RunColumns } from '@panta/core';
+import { defineColumns, type ColumnsRow, type Same } from './table.js';
 
 /** A column of a Parquet table: its name and DuckDB type text (`INTEGER`, `BIGINT[]`, `FLOAT[384]`...). */
 export interface ColumnDef {
@@ -10,7 +11,7 @@ export interface ColumnDef {
  * The columns that say which run a row belongs to (core's RunColumns), first in the event shards and in
  * runs.parquet alike.
  */
-export const RUN_ID_COLUMNS: readonly ColumnDef[] = [
+export const RUN_ID_COLUMNS = defineColumns([
   { name: 'run_id', type: 'VARCHAR' },
   { name: 'config_id', type: 'VARCHAR' },
   { name: 'trial', type: 'INTEGER' },
@@ -20,7 +21,10 @@ export const RUN_ID_COLUMNS: readonly ColumnDef[] = [
   { name: 'k', type: 'INTEGER' },
   { name: 'temperature', type: 'DOUBLE' },
   { name: 'protocol', type: 'VARCHAR' },
-];
+]);
+
+/** Core's RunColumns (the engine's rows) and these columns are the same fields: checked here at compile time. */
+true satisfies Same<ColumnsRow<typeof RUN_ID_COLUMNS>, RunColumns>;
 
 /**
  * The event columns before the embeddings, in file order (docs/DESIGN.md#event-rows). The order is part of the

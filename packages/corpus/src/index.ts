@@ -13,6 +13,7 @@ export {
 export {
   CREATED_AT_COLUMN,
   EVENT_BASE_COLUMNS,
+  RUN_ID_COLUMNS,
   columnListSql,
   embColumnName,
   eventColumns,
@@ -23,6 +24,21 @@ export { EventShardWriter, listParts, type EventShardWriterOptions } from './eve
 export { runsOnDisk, shardProgress, type ShardProgress } from './shard-progress.js';
 export { readEvents, type ColumnBatch, type ColumnValues, type ReadEventsOptions } from './event-reader.js';
 export { queryRows, writeParquetTable, type TableData } from './parquet-table.js';
+export {
+  columnNames,
+  defineColumns,
+  defineTable,
+  omitColumns,
+  readRow,
+  type ColumnDecl,
+  type ColumnsRow,
+  type ColumnValue,
+  type RowOf,
+  type Same,
+  type SqlTypeText,
+  type SqlValue,
+  type Table,
+} from './table.js';
 export {
   annotationPath,
   CORPUS_FILES,
@@ -49,11 +65,11 @@ export {
   validateRunId,
   whiteningDir,
 } from './corpus-paths.js';
-export { RUN_COLUMNS, type RunTableRow } from './run-table-schema.js';
-export { STATS_COLUMNS } from './stats-table-schema.js';
-export { TEAM_COLUMNS, type TeamTableRow } from './team-table-schema.js';
+export { RUN_COLUMNS, RUN_DRIFT_COLUMNS, RUN_STATUSES, RUNS_TABLE, type RunTableRow } from './run-table-schema.js';
+export { STATS_COLUMNS, STATS_TABLE, type StatsTableRow } from './stats-table-schema.js';
+export { JUDGE_VERDICTS, TEAM_COLUMNS, TEAMS_TABLE, type TeamTableRow } from './team-table-schema.js';
 export { teamDriftByRun, teamTableRows, type TeamRunDrift } from './team-table.js';
-export { TRAVEL_COLUMNS, type TravelTableRow } from './travel-table-schema.js';
+export { TRAVEL_COLUMNS, TRAVEL_TABLE, type TravelTableRow } from './travel-table-schema.js';
 export { isTravelRun, travelTableRows } from './travel-table.js';
 export { storedTravelJudge } from './travel-judge-store.js';
 export { parseSqlType, sqlTypeText, type SqlType } from './sql-type.js';
@@ -74,8 +90,15 @@ export { verifyCorpus } from './verify.js';
 export { checkPublished, corpusTables, publishCorpus, type PublishOptions } from './publish.js';
 export { checkTeamShard } from './verify-team.js';
 export type { VerifyReport } from './verify.js';
-export { copyWhitening, fitShardWhitening, readWhitening, whiteningPath, writeWhitening } from './measure/whitening-io.js';
-export { ORDER_PARAM_COLUMNS, RunMeasurer, measureRunShard, measureRunTrace, measuredCache } from './measure/order-params-io.js';
+export { copyWhitening, fitShardWhitening, readWhitening, whiteningPath, whiteningTable, writeWhitening } from './measure/whitening-io.js';
+export {
+  ORDER_PARAM_COLUMNS,
+  ORDER_PARAMS_TABLE,
+  RunMeasurer,
+  measureRunShard,
+  measureRunTrace,
+  measuredCache,
+} from './measure/order-params-io.js';
 export type { Measured, OrderParamRow } from './measure/order-params-io.js';
 export { measureSweep } from './measure/sweep-measure.js';
 export type { MeasuredRun, SweepMeasurement, WhiteningMode } from './measure/sweep-measure.js';

@@ -3,24 +3,27 @@ import { dirname } from 'node:path';
 import { BufferTable } from './buffer-table.js';
 import { withConnection } from './duckdb.js';
 import type { ColumnDef } from './event-schema.js';
+import type { RowOf, Table } from './table.js';
 import { commitFile, removeQuietly } from './fs-durable.js';
 import { toPlain } from './plain-values.js';
 import { tmpName } from './corpus-paths.js';
 
 /** Rows as objects keyed by column name, or columns as arrays (or typed arrays) keyed by column name. */
-export type TableData = readonly Record<string, unknown>[] | Readonly<Record<string, ArrayLike<unknown>>>;
+export type TableData<T extends Table> = readonly RowOf<T>[] | { readonly [K in keyof RowOf<T>]: ArrayLike<RowOf<T>[K]> };
 
 /**
  * Writes a small table (order_params.parquet, runs.parquet, whitening/...) as one ZSTD Parquet file,
- * under a .tmp name then renamed, so readers never see a partial file.
+ * under a .tmp name then renamed, so readers never see a partial file. The rows are typed by the table's
+ * declaration (RowOf), so a producer's row that lacks a column or holds the wrong type does not compile.
  *
  * Types: BOOLEAN, INTEGER, BIGINT, FLOAT, DOUBLE, VARCHAR, TIMESTAMP and lists / fixed-size arrays of
  * them (`DOUBLE[]`, `DOUBLE[384]`). Values: numbers (or bigint for BIGINT), strings, booleans, Date or
  * epoch milliseconds for TIMESTAMP, arrays or typed arrays for lists; null or undefined is SQL NULL.
  * A row object must have every column as a key (a missing key is usually a misspelt name).
  */
-export async function writeParquetTable(path: string, columns: readonly ColumnDef[], data: TableData): Promise<void> {
-  const { values, rows } = toColumns(columns, data);
+export async function writeParquetTable<T extends Table>(path: string, table: T, data: TableData<T>): Promise<void> {
+  const columns: readonly ColumnDef[] = table.columns;
+  const { values, rows } = toColumns(columns, data as UntypedData);
   await mkdir(dirname(path), { recursive: true });
   const tmp = tmpName(path);
   try {
@@ -40,7 +43,9 @@ export async function writeParquetTable(path: string, columns: readonly ColumnDe
   }
 }
 
-function toColumns(columns: readonly ColumnDef[], data: TableData): { values: ArrayLike<unknown>[]; rows: number } {
+type UntypedData = readonly Record<string, unknown>[] | Readonly<Record<string, ArrayLike<unknown>>>;
+
+function toColumns(columns: readonly ColumnDef[], data: UntypedData): { values: ArrayLike<unknown>[]; rows: number } {
   if (Array.isArray(data)) {
     const rows = data as readonly Record<string, unknown>[];
     rows.forEach((row, i) => {

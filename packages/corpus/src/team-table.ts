@@ -2,6 +2,8 @@ import { isTeamDynamics, type RunPlan, type Tag, type TeamEventRow, teamTurns } 
 import { readParquetSql } from './duckdb.js';
 import { shardPath } from './corpus-paths.js';
 import { queryRows } from './parquet-table.js';
+import type { RUN_DRIFT_COLUMNS } from './run-table-schema.js';
+import type { ColumnsRow } from './table.js';
 import type { TeamTableRow } from './team-table-schema.js';
 
 /**
@@ -53,12 +55,9 @@ export async function teamTableRows(out: string, complete: readonly RunPlan[]): 
 }
 
 /** A team run's FOCUS series (turns 2..R), its total, drift onset and recovery: runs.parquet's drift columns. */
-export interface TeamRunDrift {
-  focus: (number | null)[];
-  focus_total: number | null;
-  drift_onset: number | null;
-  recovered: boolean | null;
-}
+export type TeamRunDrift = Omit<ColumnsRow<typeof RUN_DRIFT_COLUMNS>, 'drift_tolerance' | 'focus'> & {
+  focus: NonNullable<ColumnsRow<typeof RUN_DRIFT_COLUMNS>['focus']>;
+};
 
 /**
  * Each team run's FOCUS series and drift, for runs.parquet: the same numbers as its rows in teams.parquet

@@ -6,6 +6,7 @@ import type { Manifest } from './manifest.js';
 import { judgeOrderParams, judgeRunDrift, readOrderParams } from './measure/judge-measure.js';
 import type { OrderParamRow } from './measure/order-params-io.js';
 import { queryRows } from './parquet-table.js';
+import { RUN_DRIFT_COLUMNS } from './run-table-schema.js';
 
 const TOLERANCE = 1e-9;
 
@@ -22,7 +23,7 @@ function same(a: unknown, b: unknown): boolean {
 }
 
 const TAG_FIELDS = ['rho', 'delta_rho', 'n_correct', 'n_hallucinated', 'n_not_known', 'n_judge_failure'] as const;
-const DRIFT_FIELDS = ['focus', 'focus_total', 'drift_tolerance', 'drift_onset', 'recovered'] as const;
+const DRIFT_FIELDS = RUN_DRIFT_COLUMNS.map((c) => c.name);
 
 /**
  * Each post-hoc judge the manifest records (`panta judge`): its order parameters and runs.parquet recomputed

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { closeDuckDB, writeParquetTable } from '@panta/corpus';
+import { closeDuckDB, defineTable, writeParquetTable } from '@panta/corpus';
 import { independentDuckDB, q, tempDir } from './helpers.js';
 
 let dir: string;
@@ -26,13 +26,13 @@ describe('undefined numbers in small tables', () => {
     ];
     await writeParquetTable(
       path,
-      [
+      defineTable('runs', [
         { name: 'run_id', type: 'VARCHAR' },
-        { name: 'focus', type: 'DOUBLE[]' },
+        { name: 'focus', type: 'DOUBLE[]', nullable: true },
         { name: 'ids', type: 'INTEGER[]' },
-        { name: 'big', type: 'BIGINT[]' },
-        { name: 'flags', type: 'BOOLEAN[]' },
-      ],
+        { name: 'big', type: 'BIGINT[]', nullable: true },
+        { name: 'flags', type: 'BOOLEAN[]', nullable: true },
+      ]),
       rows,
     );
     const { con, close } = await independentDuckDB();
@@ -61,7 +61,7 @@ describe('undefined numbers in small tables', () => {
     const path = join(dir, 'chunks.parquet');
     const n = 5000;
     const focus = Array.from({ length: n }, (_, i) => (i < 2048 ? [null, null] : [1, 2]));
-    await writeParquetTable(path, [{ name: 'focus', type: 'DOUBLE[]' }], { focus });
+    await writeParquetTable(path, defineTable('chunks', [{ name: 'focus', type: 'DOUBLE[]' }]), { focus });
     const { con, close } = await independentDuckDB();
     try {
       const [[nulls, values]] = (

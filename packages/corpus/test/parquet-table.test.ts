@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { closeDuckDB, queryRows, readEvents, sqlString, writeParquetTable } from '@panta/corpus';
+import { closeDuckDB, defineTable, queryRows, readEvents, sqlString, writeParquetTable, type ColumnDecl } from '@panta/corpus';
 import { independentDuckDB, q, tempDir } from './helpers.js';
 
 let dir: string;
@@ -16,17 +16,20 @@ afterAll(async () => {
   await closeDuckDB();
 });
 
-const COLUMNS = [
-  { name: 'run_id', type: 'VARCHAR' },
-  { name: 'sweep', type: 'INTEGER' },
-  { name: 'events', type: 'BIGINT' },
-  { name: 'rho', type: 'DOUBLE' },
-  { name: 'stopped_early', type: 'BOOLEAN' },
-  { name: 'started', type: 'TIMESTAMP' },
-  { name: 'mean', type: 'DOUBLE[3]' },
-  { name: 'history', type: 'DOUBLE[]' },
-  { name: 'labels', type: 'VARCHAR[]' },
-];
+const TABLE = defineTable('t', [
+  { name: 'run_id', type: 'VARCHAR', nullable: true },
+  { name: 'sweep', type: 'INTEGER', nullable: true },
+  { name: 'events', type: 'BIGINT', nullable: true },
+  { name: 'rho', type: 'DOUBLE', nullable: true },
+  { name: 'stopped_early', type: 'BOOLEAN', nullable: true },
+  { name: 'started', type: 'TIMESTAMP', nullable: true },
+  { name: 'mean', type: 'DOUBLE[3]', nullable: true },
+  { name: 'history', type: 'DOUBLE[]', nullable: true },
+  { name: 'labels', type: 'VARCHAR[]', nullable: true },
+]);
+
+/** A table as a test of bad input declares it: no type checks, so the writer's own checks are what is tested. */
+const loose = (columns: readonly { name: string; type: string }[]) => defineTable('bad', columns as readonly ColumnDecl[]);
 
 describe('writeParquetTable / queryRows', () => {
   it('round-trips row objects with NULLs, lists and fixed-size arrays', async () => {
@@ -66,7 +69,7 @@ describe('writeParquetTable / queryRows', () => {
         labels: null,
       },
     ];
-    await writeParquetTable(path, COLUMNS, rows);
+    await writeParquetTable(path, TABLE, rows);
     expect(await readdir(join(dir, 'whitening'))).toEqual(["q'1__minilm.parquet"]);
 
     const back = await queryRows(`SELECT * FROM read_parquet(${sqlString(path)})`);
@@ -111,11 +114,11 @@ describe('writeParquetTable / queryRows', () => {
     const path = join(dir, 'order_params.parquet');
     await writeParquetTable(
       path,
-      [
+      defineTable('order_params', [
         { name: 'sweep', type: 'INTEGER' },
         { name: 'm', type: 'DOUBLE' },
         { name: 'encoder', type: 'VARCHAR' },
-      ],
+      ]),
       {
         sweep: Int32Array.from({ length: n }, (_, i) => i),
         m: Float64Array.from({ length: n }, (_, i) => i / 3),
@@ -137,12 +140,12 @@ describe('writeParquetTable / queryRows', () => {
 
   it('refuses bad input before writing anything', async () => {
     const path = join(dir, 'bad.parquet');
-    await expect(writeParquetTable(path, [{ name: 'x', type: 'INTEGER' }], [{ x: 1.5 }])).rejects.toThrow(
+    await expect(writeParquetTable(path, loose([{ name: 'x', type: 'INTEGER' }]), [{ x: 1.5 }])).rejects.toThrow(
       /column x, row 0: expected a 32-bit integer/,
     );
-    await expect(writeParquetTable(path, [{ name: 'x', type: 'INTEGER' }], [{ y: 1 }])).rejects.toThrow(/row 0 has no column x/);
-    await expect(writeParquetTable(path, [{ name: 'x', type: 'MAP(INT, INT)' }], [])).rejects.toThrow(/unsupported column type/);
-    await expect(writeParquetTable(path, [{ name: 'v', type: 'DOUBLE[2]' }], [{ v: [1, 2, 3] }])).rejects.toThrow(
+    await expect(writeParquetTable(path, loose([{ name: 'x', type: 'INTEGER' }]), [{ y: 1 }])).rejects.toThrow(/row 0 has no column x/);
+    await expect(writeParquetTable(path, loose([{ name: 'x', type: 'MAP(INT, INT)' }]), [])).rejects.toThrow(/unsupported column type/);
+    await expect(writeParquetTable(path, loose([{ name: 'v', type: 'DOUBLE[2]' }]), [{ v: [1, 2, 3] }])).rejects.toThrow(
       /expected 2 values, got 3/,
     );
     expect(await readdir(dir)).toEqual([]);

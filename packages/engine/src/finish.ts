@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { EncoderColumn } from '@panta/core';
 import {
-  ORDER_PARAM_COLUMNS,
+  ORDER_PARAMS_TABLE,
   measureSweep,
   orderParamsPath,
   readRunRecords,
@@ -73,7 +73,7 @@ export async function finishSweep(
     teamDrift: teamDriftByRun(teamRows),
   });
   await writeRunTable(out, runRows);
-  if (measure) await writeParquetTable(orderParamsPath(out), [...ORDER_PARAM_COLUMNS], orderParams as unknown as Record<string, unknown>[]);
+  if (measure) await writeParquetTable(orderParamsPath(out), ORDER_PARAMS_TABLE, orderParams);
   const statsFile = measure ? await writeStatsTable(out, statsTableRows(runRows, orderParams, controlEncoderName(sweep, first))) : null;
   const teamsFile = await writeTeamTable(out, runs, teamRows);
   // The LLM judge scores the travel table's HR and TCS (its calls counted below); a merge of parts, which

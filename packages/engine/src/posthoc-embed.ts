@@ -1,6 +1,6 @@
 import { InputError, isEventRole, sweepSpecSchema, type EncoderColumn, type EncoderSpec } from '@panta/core';
 import {
-  ORDER_PARAM_COLUMNS,
+  ORDER_PARAMS_TABLE,
   embColumnName,
   judgeOrderParamsPath,
   judgeRunsTablePath,
@@ -253,7 +253,7 @@ async function measureEncoder(
   const encoders = at >= 0 ? manifest.encoders.map((e, i) => (i === at ? entry : e)) : [...manifest.encoders, entry];
   const stored = (await readOrderParams(orderParamsPath(out))).filter((r) => r.encoder !== column.name);
   const params = sweepOrder([...stored, ...measured.orderParams], runs, encoders);
-  await writeParquetTable(orderParamsPath(out), [...ORDER_PARAM_COLUMNS], params as unknown as Record<string, unknown>[]);
+  await writeParquetTable(orderParamsPath(out), ORDER_PARAMS_TABLE, params);
   const added: string[] = [orderParamsPath(out)];
   for (const promptId of new Set(runs.map((r) => r.promptId))) added.push(whiteningPath(out, promptId, column.name));
   for (const judge of manifest.judges ?? []) {

@@ -1,6 +1,6 @@
 import { driftStats, driftTolerance, focusSeries, runEvents, snapshotAccuracy, type RunPlan } from '@panta/core';
 import {
-  RUN_COLUMNS,
+  RUNS_TABLE,
   runsTablePath,
   writeParquetTable,
   type OrderParamRow,
@@ -83,9 +83,9 @@ export function runTableRows(input: RunTableInput): RunTableRow[] {
   });
 }
 
-/** Writes `<out>/runs.parquet` (RUN_COLUMNS) whole, replacing the last session's; returns its path. */
+/** Writes `<out>/runs.parquet` (RUNS_TABLE) whole, replacing the last session's; returns its path. */
 export async function writeRunTable(out: string, rows: readonly RunTableRow[]): Promise<string> {
   const file = runsTablePath(out);
-  await writeParquetTable(file, [...RUN_COLUMNS], rows as unknown as Record<string, unknown>[]);
+  await writeParquetTable(file, RUNS_TABLE, rows);
   return file;
 }

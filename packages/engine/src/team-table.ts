@@ -1,5 +1,5 @@
 import { isTeamDynamics, type RunPlan } from '@panta/core';
-import { TEAM_COLUMNS, teamsTablePath, type TeamTableRow, writeParquetTable } from '@panta/corpus';
+import { TEAMS_TABLE, teamsTablePath, type TeamTableRow, writeParquetTable } from '@panta/corpus';
 
 export { teamDriftByRun, teamTableRows, type TeamRunDrift } from '@panta/corpus';
 
@@ -12,6 +12,6 @@ export function isTeamRun(run: RunPlan): boolean {
 export async function writeTeamTable(out: string, runs: readonly RunPlan[], rows: readonly TeamTableRow[]): Promise<string | null> {
   if (!runs.some(isTeamRun)) return null;
   const file = teamsTablePath(out);
-  await writeParquetTable(file, TEAM_COLUMNS, rows as unknown as Record<string, unknown>[]);
+  await writeParquetTable(file, TEAMS_TABLE, rows);
   return file;
 }

@@ -1,5 +1,5 @@
 import type { RunPlan, TravelJudge } from '@panta/core';
-import { isTravelRun, TRAVEL_COLUMNS, type TravelTableRow, travelTablePath, travelTableRows, writeParquetTable } from '@panta/corpus';
+import { isTravelRun, TRAVEL_TABLE, type TravelTableRow, travelTablePath, travelTableRows, writeParquetTable } from '@panta/corpus';
 
 /**
  * Writes `<out>/travel.parquet` whole when the sweep has travel runs (prompts with assertions; docs/travel.md)
@@ -15,6 +15,6 @@ export async function writeTravelTable(
   if (!runs.some(isTravelRun) || complete.length !== runs.length) return null;
   const rows: TravelTableRow[] = await travelTableRows(out, complete, judge);
   const file = travelTablePath(out);
-  await writeParquetTable(file, TRAVEL_COLUMNS, rows as unknown as Record<string, unknown>[]);
+  await writeParquetTable(file, TRAVEL_TABLE, rows);
   return file;
 }

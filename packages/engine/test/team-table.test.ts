@@ -1,13 +1,14 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Prompt, RunPlan } from '@panta/core';
-import { queryRows, shardPath, teamsTablePath, writeParquetTable } from '@panta/corpus';
+import { defineTable, queryRows, shardPath, teamsTablePath, writeParquetTable } from '@panta/corpus';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../../../test/helpers.js';
 import { runTableRows } from '../src/run-table.js';
 import { teamDriftByRun, teamTableRows, writeTeamTable } from '../src/team-table.js';
 
-const COLUMNS = [
+/** The event-shard columns teamTableRows reads. */
+const SHARD = defineTable('events', [
   { name: 'run_id', type: 'VARCHAR' },
   { name: 'event', type: 'BIGINT' },
   { name: 'role', type: 'VARCHAR' },
@@ -15,10 +16,10 @@ const COLUMNS = [
   { name: 'agent', type: 'INTEGER' },
   { name: 'response', type: 'VARCHAR' },
   { name: 'reply_status', type: 'VARCHAR' },
-  { name: 'tag', type: 'VARCHAR' },
+  { name: 'tag', type: 'VARCHAR', nullable: true },
   { name: 'prompt_tokens', type: 'BIGINT' },
   { name: 'completion_tokens', type: 'BIGINT' },
-] as const;
+]);
 
 type Row = [role: string, sweep: number, response: string, status?: string];
 
@@ -26,7 +27,7 @@ async function shard(out: string, runId: string, rows: Row[]): Promise<void> {
   mkdirSync(dirname(shardPath(out, runId)), { recursive: true });
   await writeParquetTable(
     shardPath(out, runId),
-    COLUMNS,
+    SHARD,
     rows.map(([role, sweep, response, status], event) => ({
       run_id: runId,
       event,

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { configArms, InputError, type RunColumns } from '@panta/core';
+import { configArms, InputError } from '@panta/core';
 import {
   CORPUS_FORMAT,
   eventsDir,
@@ -8,44 +8,32 @@ import {
   judgeRunsTablePath,
   manifestPath,
   measureSweep,
+  omitColumns,
+  ORDER_PARAMS_TABLE,
   orderParamsPath,
   queryRows,
   readManifest,
   readParquetSql,
+  readRow,
   readRunRecords,
+  RUNS_TABLE,
   runsTablePath,
   shardPath,
   sqlString,
   type Manifest,
   type OrderParamRow,
+  type RowOf,
 } from '@panta/corpus';
 import { loadEventStats, type EventStats } from './event-stats.js';
 
+/**
+ * runs.parquet as the report reads it: every column but the run's seed and its per-sweep FOCUS and drift
+ * tolerance, which no figure uses (and which a corpus without runs.parquet cannot give).
+ */
+const RUN_INFO_TABLE = omitColumns(RUNS_TABLE, ['seed', 'focus', 'drift_tolerance']);
+
 /** One run as the report sees it: the columns of runs.parquet (docs/DESIGN.md#tables); null where unknown. */
-export interface RunInfo extends RunColumns {
-  dynamics: string | null;
-  /** Template and population arm names where the sweep grids them; null otherwise (or an older corpus). */
-  template_arm: string | null;
-  population_arm: string | null;
-  status: string;
-  events: number;
-  calls: number | null;
-  retries: number | null;
-  prompt_tokens: number | null;
-  completion_tokens: number | null;
-  cost: number | null;
-  /** LLM calls of the coordination protocols (merge, judge, moderator): rows with role <> agent. `calls` includes them. */
-  extra_calls: number | null;
-  stopped_early: boolean | null;
-  /** Last sweep the run executed (the spec's sweeps unless it stopped early). */
-  sweeps_run: number | null;
-  /** Agent calls early stopping did not make: (sweeps - sweeps_run) * N. */
-  calls_saved: number | null;
-  focus_total: number | null;
-  drift_onset: number | null;
-  recovered: boolean | null;
-  wall_ms: number | null;
-}
+export type RunInfo = RowOf<typeof RUN_INFO_TABLE>;
 
 /** Everything the figures and tables are made from. */
 export interface CorpusData {
@@ -267,54 +255,10 @@ async function runsFromShards(dir: string, runIds: string[], sweeps: number): Pr
   });
 }
 
-const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
-
 function toRunInfo(r: Record<string, unknown>): RunInfo {
-  return {
-    run_id: String(r.run_id),
-    config_id: String(r.config_id),
-    trial: Number(r.trial),
-    prompt_id: String(r.prompt_id),
-    geometry: String(r.geometry),
-    n: Number(r.n),
-    k: Number(r.k),
-    temperature: Number(r.temperature),
-    protocol: String(r.protocol),
-    dynamics: r.dynamics === null || r.dynamics === undefined ? null : String(r.dynamics),
-    template_arm: r.template_arm === null || r.template_arm === undefined ? null : String(r.template_arm),
-    population_arm: r.population_arm === null || r.population_arm === undefined ? null : String(r.population_arm),
-    status: String(r.status),
-    events: Number(r.events ?? 0),
-    calls: num(r.calls),
-    retries: num(r.retries),
-    prompt_tokens: num(r.prompt_tokens),
-    completion_tokens: num(r.completion_tokens),
-    cost: num(r.cost),
-    extra_calls: num(r.extra_calls),
-    stopped_early: r.stopped_early === null || r.stopped_early === undefined ? null : Boolean(r.stopped_early),
-    sweeps_run: num(r.sweeps_run),
-    calls_saved: num(r.calls_saved),
-    focus_total: num(r.focus_total),
-    drift_onset: num(r.drift_onset),
-    recovered: r.recovered === null || r.recovered === undefined ? null : Boolean(r.recovered),
-    wall_ms: num(r.wall_ms),
-  };
+  return readRow(RUN_INFO_TABLE, r);
 }
 
 function toOrderParam(r: Record<string, unknown>): OrderParamRow {
-  return {
-    run_id: String(r.run_id),
-    config_id: String(r.config_id),
-    sweep: Number(r.sweep),
-    encoder: String(r.encoder),
-    magnetisation: Number(r.magnetisation),
-    cohesion: Number(r.cohesion),
-    rho: num(r.rho),
-    delta_rho: num(r.delta_rho),
-    n_correct: Number(r.n_correct),
-    n_hallucinated: Number(r.n_hallucinated),
-    n_not_known: Number(r.n_not_known),
-    n_judge_failure: Number(r.n_judge_failure),
-    cds_sys: Number(r.cds_sys),
-  };
+  return readRow(ORDER_PARAMS_TABLE, r);
 }

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { TEAM_COLUMNS, type TeamTableRow, teamsTablePath, writeParquetTable } from '@panta/corpus';
+import { TEAMS_TABLE, type TeamTableRow, teamsTablePath, writeParquetTable } from '@panta/corpus';
 import { runSweep } from '@panta/engine';
 import { writeReport, type ReportResult } from '@panta/report';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -18,7 +18,7 @@ type RowInput = Pick<TeamTableRow, 'trial' | 'prompt_id' | 'n' | 'dynamics' | 'a
   drifting?: boolean;
   drift_onset?: number | null;
   recovered?: boolean | null;
-  judge_verdict?: string | null;
+  judge_verdict?: TeamTableRow['judge_verdict'];
   run?: string;
 };
 
@@ -112,7 +112,7 @@ beforeAll(async () => {
   const out = join(dir, 'corpus');
   const spec = `name: teams\ndataset: ${RHEON6}\nprompts: [fq367]\ngeometries: [ring]\nsizes: [4]\ntemperatures: [0.7]\ntrials: 1\nsweeps: 1\nseed: 3\n`;
   expect((await runSweep(writeSpec(dir, spec), { out, concurrency: 4, logLevel: 'silent' })).status).toBe('complete');
-  await writeParquetTable(teamsTablePath(out), TEAM_COLUMNS, ROWS as unknown as Record<string, unknown>[]);
+  await writeParquetTable(teamsTablePath(out), TEAMS_TABLE, ROWS);
   result = await writeReport(out);
   html = readFileSync(result.index, 'utf8');
 }, 120_000);

@@ -6,7 +6,8 @@ import { tagColumnName } from '../event-schema.js';
 import { readEvents } from '../event-reader.js';
 import { commitFile, removeQuietly } from '../fs-durable.js';
 import { queryRows, writeParquetTable } from '../parquet-table.js';
-import { ORDER_PARAM_COLUMNS, type OrderParamRow } from './order-params-io.js';
+import { RUN_DRIFT_COLUMNS, type RunTableRow } from '../run-table-schema.js';
+import { ORDER_PARAMS_TABLE, type OrderParamRow } from './order-params-io.js';
 
 /**
  * A post-hoc judge's measurement (`panta judge`). Its tags change what the tags give (counts, rho, delta
@@ -75,14 +76,7 @@ export async function judgeOrderParams(
 }
 
 /** The tag-derived columns of runs.parquet for one run. */
-export interface RunDrift {
-  run_id: string;
-  focus: (number | null)[];
-  focus_total: number | null;
-  drift_tolerance: number;
-  drift_onset: number | null;
-  recovered: boolean | null;
-}
+export type RunDrift = Pick<RunTableRow, 'run_id' | (typeof RUN_DRIFT_COLUMNS)[number]['name']>;
 
 /** FOCUS and drift of each run from these order parameters (rows of `encoder`, as finishSweep reads them). */
 export function judgeRunDrift(
@@ -118,27 +112,19 @@ export async function writeJudgeTables(
   params: readonly OrderParamRow[],
   drift: readonly RunDrift[],
 ): Promise<void> {
-  await writeParquetTable(judgeOrderParamsPath(out, judge), [...ORDER_PARAM_COLUMNS], params as unknown as Record<string, unknown>[]);
+  await writeParquetTable(judgeOrderParamsPath(out, judge), ORDER_PARAMS_TABLE, params);
   const file = judgeRunsTablePath(out, judge);
   const tmp = tmpName(file);
-  const replaced = ['focus', 'focus_total', 'drift_tolerance', 'drift_onset', 'recovered'] as const;
   try {
     await withConnection(async (con) => {
-      const staged = await BufferTable.create(con, [
-        { name: 'run_id', type: 'VARCHAR' },
-        { name: 'focus', type: 'DOUBLE[]' },
-        { name: 'focus_total', type: 'DOUBLE' },
-        { name: 'drift_tolerance', type: 'DOUBLE' },
-        { name: 'drift_onset', type: 'INTEGER' },
-        { name: 'recovered', type: 'BOOLEAN' },
-      ]);
+      const staged = await BufferTable.create(con, [{ name: 'run_id', type: 'VARCHAR' }, ...RUN_DRIFT_COLUMNS]);
       try {
         staged.appendColumns(
           staged.columns.map((c) => drift.map((d) => d[c.name as keyof RunDrift])),
           drift.length,
         );
         staged.flush();
-        const replace = replaced.map((c) => `d.${sqlIdent(c)} AS ${sqlIdent(c)}`).join(', ');
+        const replace = RUN_DRIFT_COLUMNS.map((c) => `d.${sqlIdent(c.name)} AS ${sqlIdent(c.name)}`).join(', ');
         await con.run(
           `COPY (SELECT r.* EXCLUDE (file_row_number) REPLACE (${replace}) FROM read_parquet(${sqlString(runsTablePath(out))}, file_row_number = true) r JOIN ${sqlIdent(staged.table)} d ON r.run_id = d.run_id ORDER BY r.file_row_number) TO ${sqlString(tmp)} (FORMAT parquet, COMPRESSION zstd)`,
         );

@@ -1,40 +1,34 @@
 import { TAGS, measureSnapshot, toSpin, unitVector, type EncoderColumn, type Tag, type Whitening } from '@panta/core';
 import { readEvents } from '../event-reader.js';
+import { defineTable, type RowOf } from '../table.js';
 import { VectorCache } from './keyed.js';
 import type { SealedRun } from './sweep-trace.js';
 
-/** One row of order_params.parquet (docs/DESIGN.md#tables). */
-export interface OrderParamRow {
-  run_id: string;
-  config_id: string;
-  sweep: number;
-  encoder: string;
-  magnetisation: number;
-  cohesion: number;
-  rho: number | null;
-  delta_rho: number | null;
-  n_correct: number;
-  n_hallucinated: number;
-  n_not_known: number;
-  n_judge_failure: number;
-  cds_sys: number;
-}
-
-export const ORDER_PARAM_COLUMNS = [
+/**
+ * order_params.parquet (docs/DESIGN.md#tables): one row per (run, sweep, encoder), the order parameters of the
+ * snapshot after sweep t. rho and delta rho are null where undefined (no answer tagged correct or wrong).
+ */
+export const ORDER_PARAMS_TABLE = defineTable('order_params', [
   { name: 'run_id', type: 'VARCHAR' },
   { name: 'config_id', type: 'VARCHAR' },
   { name: 'sweep', type: 'INTEGER' },
   { name: 'encoder', type: 'VARCHAR' },
   { name: 'magnetisation', type: 'DOUBLE' },
   { name: 'cohesion', type: 'DOUBLE' },
-  { name: 'rho', type: 'DOUBLE' },
-  { name: 'delta_rho', type: 'DOUBLE' },
+  { name: 'rho', type: 'DOUBLE', nullable: true },
+  { name: 'delta_rho', type: 'DOUBLE', nullable: true },
   { name: 'n_correct', type: 'INTEGER' },
   { name: 'n_hallucinated', type: 'INTEGER' },
   { name: 'n_not_known', type: 'INTEGER' },
   { name: 'n_judge_failure', type: 'INTEGER' },
   { name: 'cds_sys', type: 'DOUBLE' },
-] as const;
+]);
+
+/** The columns of order_params.parquet, in file order. */
+export const ORDER_PARAM_COLUMNS = ORDER_PARAMS_TABLE.columns;
+
+/** One row of order_params.parquet. */
+export type OrderParamRow = RowOf<typeof ORDER_PARAMS_TABLE>;
 
 /** An answer's embedding as the order parameters use it: its spin and its raw direction. */
 export interface Measured {

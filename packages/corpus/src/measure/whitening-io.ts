@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { CovarianceAccumulator, fitWhitening, type EncoderColumn, type Whitening } from '@panta/core';
 import { readEvents } from '../event-reader.js';
 import { queryRows, writeParquetTable } from '../parquet-table.js';
+import { defineTable } from '../table.js';
 import { sqlString } from '../duckdb.js';
 import { commitFile } from '../fs-durable.js';
 import { VectorCache } from './keyed.js';
@@ -69,21 +70,22 @@ export async function writeWhitening(out: string, promptId: string, encoder: str
     mean: w.mean[i],
     w: Array.from(w.matrix.subarray(i * w.dim, (i + 1) * w.dim)),
   }));
-  await writeParquetTable(
-    whiteningPath(out, promptId, encoder),
-    [
-      { name: 'prompt_id', type: 'VARCHAR' },
-      { name: 'encoder', type: 'VARCHAR' },
-      { name: 'mode', type: 'VARCHAR' },
-      { name: 'fallback', type: 'VARCHAR' },
-      { name: 'samples', type: 'BIGINT' },
-      { name: 'lambda', type: 'DOUBLE' },
-      { name: 'i', type: 'INTEGER' },
-      { name: 'mean', type: 'DOUBLE' },
-      { name: 'w', type: `DOUBLE[${w.dim}]` },
-    ],
-    rows,
-  );
+  await writeParquetTable(whiteningPath(out, promptId, encoder), whiteningTable(w.dim), rows);
+}
+
+/** whitening/<prompt>/<encoder>.parquet for an encoder of dimension `dim`: one row per dimension. */
+export function whiteningTable(dim: number) {
+  return defineTable('whitening', [
+    { name: 'prompt_id', type: 'VARCHAR' },
+    { name: 'encoder', type: 'VARCHAR' },
+    { name: 'mode', type: 'VARCHAR', values: ['zca', 'raw'] },
+    { name: 'fallback', type: 'VARCHAR', nullable: true, values: ['degenerate_pool'] },
+    { name: 'samples', type: 'BIGINT' },
+    { name: 'lambda', type: 'DOUBLE' },
+    { name: 'i', type: 'INTEGER' },
+    { name: 'mean', type: 'DOUBLE' },
+    { name: 'w', type: `DOUBLE[${dim}]` as `DOUBLE[${number}]` },
+  ]);
 }
 
 /**
