@@ -24,6 +24,8 @@ let surrogate: SurrogateServer;
 let server: Server;
 let url: string;
 let mode: Mode = 'good';
+/** Completion requests the server accepted and never answered. */
+let hung = 0;
 
 const HTML = `<!DOCTYPE html><html><head><title>Sign in</title></head><body><form action="/login">${'<input>'.repeat(80)}</form></body></html>`;
 
@@ -38,7 +40,7 @@ beforeAll(async () => {
         res.end(body);
       };
       // Lists its models, then accepts each completion request and never answers it.
-      if (mode === 'hang' && req.url?.endsWith('/chat/completions')) return;
+      if (mode === 'hang' && req.url?.endsWith('/chat/completions')) return void hung++;
       if (mode === 'html') return send(200, HTML, 'text/html');
       if (mode === 'truncated') return send(200, '{"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":"The ans');
       if (mode === 'shape') return send(200, '{"result":{"text":"an answer"},"status":"ok"}');
@@ -227,6 +229,31 @@ describe('a backend that accepts requests and never answers', () => {
       p.kill('SIGINT');
       const done = await p.exited;
       expect(done.code).toBe(130);
+    } finally {
+      p.kill('SIGKILL');
+      mode = 'good';
+    }
+  });
+
+  it('panta judge: SIGTERM says how to quit at once (the pass waits for the shard being judged), and a second SIGTERM quits', {
+    timeout: 60_000,
+  }, async () => {
+    const dir = tempDir('panta-fuzz-judge-hang-');
+    mode = 'good';
+    const out = join(dir, 'out');
+    expect((await cli(['run', writeSpec(dir, spec()), '--out', out])).code).toBe(0);
+    mode = 'hang';
+    const before = hung;
+    const judge = `{kind: llm, backend: {kind: openai, base_url: "${url}/v1", model: surrogate-potts-v1, timeout_ms: 600000}}`;
+    const p = pantaProcess(['judge', out, '--judge', judge, '--name', 'llm']);
+    try {
+      for (let i = 0; i < 300 && hung === before; i++) await sleep(100);
+      expect(hung).toBeGreaterThan(before);
+      p.kill('SIGTERM');
+      for (let i = 0; i < 50 && !p.stderr().includes('again to quit'); i++) await sleep(100);
+      expect(p.stderr()).toContain('terminated: finishing the shard being rewritten (SIGTERM again to quit at once)');
+      p.kill('SIGTERM');
+      expect((await p.exited).code).toBe(143);
     } finally {
       p.kill('SIGKILL');
       mode = 'good';

@@ -21,9 +21,9 @@ const ARGV_CASES = 350;
 
 let root: string;
 /** Fixture paths, absolute, shared by every case (a case must leave each unchanged when it exits 2). */
-const F = {} as Record<'ring4' | 'badEdges' | 'loopEdges' | 'people' | 'afile' | 'folder' | 'damaged' | 'underFile', string>;
+const F = {} as Record<'ring4' | 'badEdges' | 'loopEdges' | 'people' | 'afile' | 'folder' | 'damaged' | 'underFile' | 'corpus', string>;
 
-beforeAll(() => {
+beforeAll(async () => {
   root = tempDir('panta-fuzz-');
   F.ring4 = join(root, 'ring4.edges');
   writeFileSync(F.ring4, '0 1\n1 2\n2 3\n3 0\n');
@@ -41,6 +41,12 @@ beforeAll(() => {
   mkdirSync(F.damaged);
   writeFileSync(join(F.damaged, 'manifest.json'), '{"format": "panta-corpus/1", "name": "fuzz", "status": "running", "fingerp');
   F.underFile = join(F.afile, 'sub');
+  // A finished corpus, for the commands that read one (embed, judge, annotate, calibrate-tau, merge, publish).
+  F.corpus = join(root, 'corpus');
+  const spec = join(root, 'corpus.yaml');
+  writeFileSync(spec, stringify(BASE));
+  const quiet = { stdout: () => undefined, stderr: () => undefined };
+  if ((await runCli(['run', spec, '--out', F.corpus], quiet)) !== 0) throw new Error('the fixture corpus did not run');
 });
 
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -374,14 +380,15 @@ function applyText(yaml: string, edit: TextEdit): string {
   }
 }
 
-/** Every file and folder under `dir` with its size and modification time: equal snapshots, nothing written. */
+/** Every file and folder under `dir`, files with their size and modification time: equal snapshots, nothing written. */
 function snapshot(dir: string): string[] {
   const out: string[] = [];
   const walk = (at: string) => {
     for (const name of readdirSync(at)) {
       const path = join(at, name);
       const s = statSync(path);
-      out.push(`${path} ${s.isDirectory() ? 'dir' : s.size} ${s.mtimeMs}`);
+      // A folder by its entries (its mtime moves with a lock file taken and released before a refusal).
+      out.push(s.isDirectory() ? `${path} dir` : `${path} ${s.size} ${s.mtimeMs}`);
       if (s.isDirectory()) walk(path);
     }
   };
@@ -389,7 +396,53 @@ function snapshot(dir: string): string[] {
   return out.sort();
 }
 
-const counts = { spec: { ok: 0, refused: 0 }, argv: { ok: 0, refused: 0 } };
+/**
+ * The commands on a finished corpus and the distributed roles, each refused before it writes: a name the
+ * corpus has, a bad value, a folder that is no corpus or no part, a file given twice, a malformed Redis URL.
+ * Every one runs in every test run (the property's draws reach only some of them).
+ */
+function commandCases(): string[][] {
+  return [
+    ['embed', F.corpus, '--encoder', 'h:hashing:8'],
+    ['embed', F.corpus, '--encoder', 'a1:hashing:8', '--encoder', 'a1:hashing:16'],
+    ['embed', F.corpus, '--encoder', 'x:onnx:missing-model'],
+    ['embed', F.corpus, '--encoder', 'x:hashing:0'],
+    ['embed', F.folder, '--encoder', 'x:hashing:8'],
+    ['embed', F.corpus],
+    ['judge', F.corpus, '--judge', '{kind: llm}'],
+    ['judge', F.corpus, '--judge', '{kind: llm, backend: {kind: openai, base_url: "ftp://x/v1", model: m}}'],
+    ['judge', F.corpus, '--judge', F.afile],
+    ['judge', F.damaged, '--judge', '{kind: reference}'],
+    ['judge', F.corpus, '--judge', '{kind: reference}', '--concurrency', '0'],
+    ['merge', join(F.folder, 'merged'), F.corpus],
+    ['merge', join(F.folder, 'merged'), F.folder, F.folder],
+    ['merge', F.afile, F.corpus],
+    ['annotate', 'export', F.corpus, '--n', '0'],
+    ['annotate', 'export', F.corpus, '--n', '4', '--out', F.afile],
+    ['annotate', 'export', F.corpus, '--n', '4', '--judge', 'nope'],
+    ['annotate', 'score', F.corpus, F.afile, F.afile],
+    ['annotate', 'score', F.folder, F.afile],
+    ['calibrate-tau', F.corpus],
+    ['calibrate-tau', F.corpus, '--fp', '0'],
+    ['calibrate-tau', F.folder],
+    ['calibrate-tau', F.damaged, '--arm', 'full-broadcast'],
+    ['publish', F.corpus, '--out', F.afile],
+    ['publish', F.corpus, '--out', F.corpus],
+    ['publish', F.afile, '--check'],
+    ['publish', join(F.folder, 'missing'), '--check'],
+    ['report', F.corpus, '--judge', 'nope'],
+    ['plan', F.afile],
+    ['plan', F.folder, '--gpus', '0'],
+    ['verify', F.damaged],
+    ['status', '--redis', 'redis-host:6379'],
+    ['worker', '--redis', 'http://127.0.0.1:6379'],
+    ['scheduler', F.afile, '--redis', 'redis://127.0.0.1:6379'],
+    ['collector', '--redis', 'redis://[::1'],
+    ['dashboard', '--corpus', F.folder],
+  ];
+}
+
+const counts = { spec: { ok: 0, refused: 0 }, argv: { ok: 0, refused: 0 }, commands: { ok: 0, refused: 0 } };
 
 /** Runs `panta ARGS` in-process and checks the gate's property; `watched` are folders that must not change. */
 async function checkGate(args: string[], watched: string[], tally: { ok: number; refused: number }): Promise<void> {
@@ -544,4 +597,11 @@ describe(`the input gate, by property (seed ${SEED}; FUZZ_SEED=${SEED} replays)`
     expect(counts.argv.ok).toBeGreaterThan(ARGV_CASES / 20);
     expect(counts.argv.refused).toBeGreaterThan(ARGV_CASES / 2);
   }, 240_000);
+
+  it('every command on a finished corpus, and the roles: each refusal is one line, exit 2, nothing written', async () => {
+    const cases = commandCases();
+    for (const args of cases) await checkGate(args, [root], counts.commands);
+    console.log(`fuzz: ${cases.length} command cases on a finished corpus and the roles, ${counts.commands.refused} refused`);
+    expect(counts.commands).toEqual({ ok: 0, refused: cases.length });
+  }, 120_000);
 });

@@ -107,6 +107,16 @@ judge: {kind: llm, backend: {kind: surrogate}}
     expect(text.stdout).toMatch(/^star +5 +4 +4 +80 +\d+$/m);
   });
 
+  it("a team relay: one event per call, and each member's answer is the token budget split over the chain, not max_tokens", () => {
+    const r = plan(['examples/lost-in-propagation.yaml']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^lost-in-propagation: 208 configurations, 624 runs, 2,808 events \(team schedules: one event per call\)$/m);
+    expect(r.stdout).toMatch(
+      /^Answers: relay members: team\.token_budget 480 split over the chain, 480 at N = 1, 240 at N = 2, 160 at N = 3, .* 60 at N = 8 tokens each; /m,
+    );
+    expect(r.stdout).not.toMatch(/Answers: \d+ tokens each/);
+  });
+
   it('fails as panta run does on a bad spec: one line naming the file and field, exit 2', () => {
     const dir = tempDir();
     const tooWide = writeSpec(

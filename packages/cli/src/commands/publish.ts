@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { checkPublished, publishCorpus } from '@panta/corpus';
 import { InputError } from '@panta/core';
 import { EXIT, reportError } from '../errors.js';
@@ -16,6 +17,21 @@ export interface PublishCommandOptions {
 export async function publishCommand(dir: string, opts: PublishCommandOptions): Promise<number> {
   try {
     if (opts.check) {
+      // A path that is no folder is bad input (one line, exit 2), not a list of what the folder lacks.
+      const kind = (() => {
+        try {
+          return statSync(dir).isDirectory() ? 'folder' : 'file';
+        } catch {
+          return 'missing';
+        }
+      })();
+      if (kind !== 'folder')
+        throw new InputError(
+          dir,
+          '--check',
+          kind === 'missing' ? 'does not exist' : 'is a file, not a folder',
+          'give the folder panta publish --out wrote',
+        );
       const problems = await checkPublished(dir);
       for (const p of problems) process.stdout.write(`problem: ${p}\n`);
       process.stdout.write(
