@@ -49,6 +49,7 @@ import {
   type RunPlan,
   type SweepSpec,
 } from '@panta/core';
+import { checkScenario } from '@panta/llm';
 import { plannerWindow } from './run-order.js';
 import { resolveTau, type TauSource } from './tau-calibration.js';
 import { checkWhiteningSource } from './whitening-source.js';
@@ -400,6 +401,8 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
   checkMemoryBudget(spec, runsPerSize, specPath, (path) => edgeListSize(edgeLists.get(path)!), memoryAvailable(spec, specPath));
   const runs = planSweep(spec, prompts, specPath, edgeLists, armFiles);
   checkBackendLimits(spec, specPath);
+  checkScenario(spec.backend, specPath, 'backend');
+  if (spec.judge.kind === 'llm') checkScenario(spec.judge.backend, specPath, 'judge.backend');
   for (const t of new Set(templates))
     checkContextBudget(
       spec,

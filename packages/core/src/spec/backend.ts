@@ -27,6 +27,16 @@ export const surrogateBackendSchema = z.strictObject({
   belief: z.number().default(2),
   /** Simulated call latency, for benchmarks of the executor (0: answer at once). */
   latency_ms: z.number().nonnegative().max(MAX_TIMER_MS).default(0),
+  /**
+   * The scenario model the surrogate plays (packages/llm/src/surrogate/scenarios): `neutral` knows no task.
+   * Absent: the scenarios each call recognises, as before scenarios were named (optional rather than
+   * defaulted, so that earlier corpora keep their fingerprint). The names are checked when the sweep loads.
+   */
+  scenario: z
+    .string()
+    .regex(/^[a-z][a-z0-9-]*$/, 'a scenario name: lower-case letters, digits and hyphens')
+    .describe('The scenario model the surrogate plays (neutral: no task knowledge); default: the one each call recognises')
+    .optional(),
 });
 
 /** Optional price table (any currency, per million tokens): with it, runs report a cost. */

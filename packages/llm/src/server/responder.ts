@@ -1,10 +1,7 @@
 import {
   DEFAULT_TEMPLATE,
-  RUBRIC_SYSTEM,
-  classifyAnswer,
   estimateTokens,
   parseProtocolCall,
-  parseRubric,
   splitAgentPrompt,
   surrogateBackendSchema,
   type Prompt,
@@ -12,10 +9,12 @@ import {
   type PromptTemplate,
 } from '@panta/core';
 import { SurrogateAgent } from '../surrogate/agent.js';
+import { surrogateJudgeReply } from '../surrogate/judge-reply.js';
 import { compilePromptParser, type PromptParser } from '../surrogate/parse-prompt.js';
+import type { ScenarioModel } from '../surrogate/scenario.js';
+import { resolveScenarios } from '../surrogate/scenarios/index.js';
 import { ssvpContext } from '../surrogate/ssvp-context.js';
 import { teamReply } from '../surrogate/team-reply.js';
-import { isTravelRubric, travelJudgeReply } from '../surrogate/travel-judge.js';
 import { RequestError, type GenerationRequest, type GenerationResult, type SurrogateServerOptions } from './types.js';
 
 /**
@@ -30,6 +29,7 @@ export class SurrogateResponder {
   private readonly readers: { template: PromptTemplate; parser: PromptParser }[];
   private readonly agents = new Map<string, SurrogateAgent>();
   private readonly prompts = new Map<string, Prompt>();
+  private readonly scenarios: readonly ScenarioModel[];
 
   constructor(options: SurrogateServerOptions) {
     const spec = surrogateBackendSchema.parse({
@@ -44,8 +44,9 @@ export class SurrogateResponder {
       template: t.template,
       parser: compilePromptParser(t.template, t.file, { multilineQuestions }),
     }));
+    this.scenarios = resolveScenarios(spec.scenario);
     for (const p of options.prompts) {
-      this.agents.set(p.question, new SurrogateAgent(p, spec));
+      this.agents.set(p.question, new SurrogateAgent(p, spec, this.scenarios));
       this.prompts.set(p.question, p);
     }
   }
@@ -56,8 +57,8 @@ export class SurrogateResponder {
 
   answer(request: GenerationRequest): GenerationResult {
     const { system, user } = request.messages;
-    if (system === RUBRIC_SYSTEM) return this.grade(request);
-    if (isTravelRubric(request.messages)) return this.gradeTravel(request);
+    const graded = this.grade(request);
+    if (graded) return graded;
     const text =
       this.teamReply(request) ??
       (() => {
@@ -80,7 +81,13 @@ export class SurrogateResponder {
   /** A team call's reply (docs/teams.md), as the in-process surrogate gives it; null for other prompts. */
   private teamReply(request: GenerationRequest): string | null {
     try {
-      return teamReply(request.messages, request.seed, request.maxTokens ?? Number.POSITIVE_INFINITY, [...this.prompts.values()]);
+      return teamReply(
+        request.messages,
+        { seed: request.seed, temperature: request.temperature, maxTokens: request.maxTokens ?? Number.POSITIVE_INFINITY },
+        [...this.prompts.values()],
+        this.scenarios,
+        (p) => this.agentFor(p.question),
+      );
     } catch (e) {
       throw new RequestError(400, `messages: ${(e as Error).message}`, 'messages');
     }
@@ -166,35 +173,18 @@ export class SurrogateResponder {
   }
 
   /**
-   * The surrogate judge: a request with the LLM judge's rubric is graded by phrase matching (what the
-   * reference judge does) and answered as the rubric asks, `{"tag": ...}`, so the LLM judge can be run and
-   * tested end to end without a model.
+   * The surrogate judge: a judge's rubric graded as the in-process surrogate grades it (surrogate/judge-reply.ts),
+   * so the LLM judge can be run and tested end to end without a model; null when the request is no rubric.
    */
-  /** The travel rubrics, answered as the in-process surrogate answers them (surrogate/travel-judge.ts). */
-  private gradeTravel(request: GenerationRequest): GenerationResult {
+  private grade(request: GenerationRequest): GenerationResult | null {
     const { system, user } = request.messages;
-    let text: string;
+    let text: string | null;
     try {
-      text = travelJudgeReply(request.messages, (q) => this.prompts.get(q));
+      text = surrogateJudgeReply(request.messages, (q) => this.prompts.get(q), this.scenarios);
     } catch (error) {
-      throw new RequestError(400, `messages: ${(error as Error).message}`, 'messages');
+      throw new RequestError(400, `messages: ${(error as Error).message.replace(/^surrogate: /, '')}`, 'messages');
     }
-    return {
-      text,
-      finishReason: 'stop',
-      promptTokens: Math.ceil(system.length / 4) + Math.ceil(user.length / 4),
-      completionTokens: estimateTokens(text),
-    };
-  }
-
-  private grade(request: GenerationRequest): GenerationResult {
-    const { system, user } = request.messages;
-    const parsed = parseRubric(user);
-    const prompt = parsed && this.prompts.get(parsed.question);
-    if (!parsed || !prompt)
-      throw new RequestError(400, 'messages: a rubric the surrogate judge cannot read, or about an unknown question', 'messages');
-    const c = classifyAnswer(prompt, parsed.response);
-    const text = JSON.stringify({ tag: c.kind === 'correct' ? 'correct' : c.kind === 'false' ? 'hallucinated' : 'not_known' });
+    if (text === null) return null;
     return {
       text,
       finishReason: 'stop',

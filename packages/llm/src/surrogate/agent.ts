@@ -1,14 +1,15 @@
 import { classifyAnswer, rngFrom, type Prompt, type PromptContext, type SurrogateBackendSpec } from '@panta/core';
 import { ANSWER_FRAMES, NOT_KNOWN_FRAMES, pickVaried } from './phrasing.js';
+import type { AgentHooks, AgentView, ScenarioModel } from './scenario.js';
+import { resolveScenarios } from './scenarios/index.js';
 import { contextMergeReply, summaryReply } from './ssvp-reply.js';
-import { briefedBelief, TASK_NAMES_ANSWER } from './travel-belief.js';
-import { travelMergeReply, travelReads, travelSummaryReply } from './travel-reply.js';
 
 /**
  * A Potts-like agent (issue 2): its options are "correct", each known false answer, and "not known". It
  * picks option a with probability proportional to exp((J * share_a + h_a) / T), where share_a is the share
  * of a among the answers it reads (its own previous answer and its neighbours'), then words it. The reply
- * is a pure function of (seed, what it reads), like a model served with a fixed seed.
+ * is a pure function of (seed, what it reads), like a model served with a fixed seed. It knows no task: a
+ * scenario model (scenario.ts) changes its field and what it reads on the prompts the scenario takes.
  */
 export interface SurrogateReply {
   text: string;
@@ -16,7 +17,7 @@ export interface SurrogateReply {
   option: number;
 }
 
-export class SurrogateAgent {
+export class SurrogateAgent implements AgentView {
   private readonly optionCount: number;
   private readonly field: Float64Array;
   /** Option each answer text expresses: texts repeat a lot, matching them is not free. */
@@ -28,18 +29,22 @@ export class SurrogateAgent {
   /** The two draws after the option's, for its wording (set by sample). */
   private u = 0;
   private v = 0;
+  /** The first scenario's hooks on this prompt, if any. */
+  private readonly hooks: AgentHooks | undefined;
 
   constructor(
     readonly prompt: Prompt,
     readonly spec: SurrogateBackendSpec,
+    scenarios: readonly ScenarioModel[] = resolveScenarios(spec.scenario),
   ) {
+    for (const s of scenarios) if ((this.hooks = s.agent?.(prompt))) break;
     const f = prompt.false_answers.length;
     this.optionCount = f + 2;
     this.field = new Float64Array(this.optionCount);
     this.counts = new Float64Array(this.optionCount);
     this.logits = new Float64Array(this.optionCount);
     this.weights = new Float64Array(this.optionCount);
-    this.field[0] = spec.field.correct + (prompt.assertions ? TASK_NAMES_ANSWER : 0);
+    this.field[0] = spec.field.correct + (this.hooks?.correctField ?? 0);
     for (let i = 0; i < f; i++) this.field[1 + i] = spec.field.false + (prompt.false_premise ? spec.premise_bias : 0);
     this.field[f + 1] = spec.field.not_known;
   }
@@ -130,19 +135,19 @@ export class SurrogateAgent {
       case 'moderator':
         return this.moderate(context.before ?? '');
       case 'summary':
-        return this.prompt.assertions ? travelSummaryReply(this, context) : summaryReply(this, context);
+        return this.hooks?.summary ? this.hooks.summary(this, context) : summaryReply(this, context);
       case 'context-merge':
-        return this.prompt.assertions ? travelMergeReply(this, context) : contextMergeReply(this, context);
+        return this.hooks?.contextMerge ? this.hooks.contextMerge(this, context) : contextMergeReply(this, context);
       default: {
         // A merge's review and a moderator's message are read like one more answer.
-        let reads = this.prompt.assertions ? travelReads(context.neighbourAnswers) : context.neighbourAnswers;
+        let reads = this.hooks?.reads ? this.hooks.reads(context.neighbourAnswers) : context.neighbourAnswers;
         if (context.merge !== undefined || context.moderator) {
           const extra = [...reads];
           if (context.merge !== undefined) extra.push(context.merge);
           if (context.moderator) extra.push(context.moderator);
           reads = extra;
         }
-        const belief = context.persona === undefined ? context.belief : briefedBelief(this, context);
+        const belief = context.persona === undefined || !this.hooks?.belief ? context.belief : this.hooks.belief(this, context);
         if (context.board) return this.boardReply(seed, temperature, context.previous, reads, belief);
         return this.replyText(seed, temperature, context.previous, reads, belief);
       }

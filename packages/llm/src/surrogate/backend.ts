@@ -1,21 +1,28 @@
 import { estimateTokens, type Prompt, type SurrogateBackendSpec } from '@panta/core';
 import type { ChatRequest, ChatResult, LlmBackend } from '../backend.js';
 import { SurrogateAgent } from './agent.js';
-import { teamReply } from './team-reply.js';
 import { surrogateJudgeReply } from './judge-reply.js';
+import type { ScenarioModel } from './scenario.js';
+import { resolveScenarios } from './scenarios/index.js';
+import { teamReply } from './team-reply.js';
 
-/** The surrogate as an LLM backend: one agent per prompt, keyed by question text as a model would see it. */
+/**
+ * The surrogate as an LLM backend: one agent per prompt, keyed by question text as a model would see it,
+ * playing the scenario the spec names (scenarios/index.ts).
+ */
 export class SurrogateBackend implements LlmBackend {
   readonly kind = 'surrogate';
   readonly model: string;
   private readonly agents = new Map<string, SurrogateAgent>();
+  private readonly scenarios: readonly ScenarioModel[];
 
   constructor(
     readonly spec: SurrogateBackendSpec,
     private readonly prompts: readonly Prompt[],
   ) {
     this.model = spec.model;
-    for (const p of prompts) this.agents.set(p.question, new SurrogateAgent(p, spec));
+    this.scenarios = resolveScenarios(spec.scenario);
+    for (const p of prompts) this.agents.set(p.question, new SurrogateAgent(p, spec, this.scenarios));
   }
 
   complete(request: ChatRequest): Promise<ChatResult> {
@@ -31,12 +38,18 @@ export class SurrogateBackend implements LlmBackend {
     let text: string;
     // A judge's rubric (an LLM judge on the surrogate backend) is graded as serve-surrogate grades it.
     const messages = context ? null : request.messages();
-    const graded = messages && surrogateJudgeReply(messages, (q) => this.prompts.find((p) => p.question === q));
+    const graded = messages && surrogateJudgeReply(messages, (q) => this.prompts.find((p) => p.question === q), this.scenarios);
     if (graded !== null) {
       text = graded;
     } else if (!context) {
       // Team calls (docs/teams.md) come as text only: read back as the server reads them.
-      const team = teamReply(messages ?? request.messages(), request.seed, request.maxTokens, this.prompts);
+      const team = teamReply(
+        messages ?? request.messages(),
+        { seed: request.seed, temperature: request.temperature, maxTokens: request.maxTokens },
+        this.prompts,
+        this.scenarios,
+        (p) => this.agents.get(p.question)!,
+      );
       if (team === null) throw new Error('surrogate: it answers agent prompts and team calls only (no prompt context given)');
       text = team;
     } else {

@@ -1,5 +1,5 @@
 import type { ContextItem, PromptContext } from '@panta/core';
-import type { SurrogateAgent } from './agent.js';
+import type { AgentView } from './scenario.js';
 
 /**
  * The surrogate's ContextSummary and ContextMerge replies (SSVP as published), deterministic in what the call
@@ -20,7 +20,7 @@ function ownLatest(items: readonly ContextItem[]): ContextItem | undefined {
 }
 
 /** The answer the majority of the read answers express (ties: the option listed first), and how many were read. */
-function majority(agent: SurrogateAgent, items: readonly ContextItem[]): { text: string; read: number } | undefined {
+function majority(agent: AgentView, items: readonly ContextItem[]): { text: string; read: number } | undefined {
   const counts = new Map<number, { n: number; text: string }>();
   let read = 0;
   for (const c of items) {
@@ -45,7 +45,7 @@ function bare(text: string): string {
   return text.replace(/[.\s]+$/, '');
 }
 
-export function summaryReply(agent: SurrogateAgent, ctx: PromptContext): string {
+export function summaryReply(agent: AgentView, ctx: PromptContext): string {
   const items = ctx.context ?? [];
   const mine = held(ctx, items);
   const most = majority(agent, items);
@@ -54,7 +54,7 @@ export function summaryReply(agent: SurrogateAgent, ctx: PromptContext): string 
   return `${first}${second}My goal is to answer: ${ctx.question}`;
 }
 
-export function contextMergeReply(agent: SurrogateAgent, ctx: PromptContext): string {
+export function contextMergeReply(agent: AgentView, ctx: PromptContext): string {
   const items = ctx.context ?? [];
   const incoming = ctx.incoming;
   if (!incoming) return 'No incoming context to compare.';

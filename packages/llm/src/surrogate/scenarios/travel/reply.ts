@@ -1,6 +1,6 @@
 import { MERGE_NOTE, type ContextItem, type PromptContext } from '@panta/core';
-import type { SurrogateAgent } from './agent.js';
-import { briefedBelief } from './travel-belief.js';
+import type { AgentView } from '../../scenario.js';
+import { briefedBelief } from './belief.js';
 
 /**
  * The surrogate's ContextMerge on the travel scenarios (prompts with assertions): when the agent and the
@@ -29,21 +29,21 @@ const bare = (text: string) => text.replace(/[.\s]+$/, '');
  * first answer an agent holds what its briefing names (the Booking agent's wrong airport) or else the task's
  * destination.
  */
-export function travelSummaryReply(agent: SurrogateAgent, ctx: PromptContext): string {
+export function travelSummaryReply(agent: AgentView, ctx: PromptContext): string {
   const mine = ownLatest(ctx.context ?? [])?.text ?? briefedBelief(agent, ctx) ?? agent.prompt.accepted[0];
   const x = canonical(agent, mine);
   return `I hold that the destination airport is ${x}: flights into ${x}, plans around ${x}.`;
 }
 
 /** The option a text expresses, in one fixed wording: summaries of agents that agree are the same text. */
-function canonical(agent: SurrogateAgent, text: string): string {
+function canonical(agent: AgentView, text: string): string {
   const option = agent.optionOf(text);
   if (option === 0) return agent.prompt.accepted[0];
   if (option === agent.notKnownOption) return 'not settled';
   return agent.prompt.false_answers[option - 1];
 }
 
-export function travelMergeReply(agent: SurrogateAgent, ctx: PromptContext): string {
+export function travelMergeReply(agent: AgentView, ctx: PromptContext): string {
   const incoming = ctx.incoming;
   if (!incoming) return 'No incoming context to compare.';
   const mine = ownLatest(ctx.context ?? []);

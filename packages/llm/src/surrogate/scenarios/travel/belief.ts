@@ -1,5 +1,5 @@
 import { briefingsOf, type PromptContext } from '@panta/core';
-import type { SurrogateAgent } from './agent.js';
+import type { AgentView } from '../../scenario.js';
 
 /**
  * Added to the correct option's field on travel prompts (prompts with assertions): their task names the
@@ -15,7 +15,7 @@ export const TASK_NAMES_ANSWER = 1.15;
  * month's weather, a truncated schedule) leaves the agent as it is. A hidden belief of the population entry
  * itself comes first.
  */
-export function briefedBelief(agent: SurrogateAgent, context: PromptContext): string | undefined {
+export function briefedBelief(agent: AgentView, context: PromptContext): string | undefined {
   if (context.belief !== undefined) return context.belief;
   return briefingsOf(context.persona).find((b) => agent.optionOf(b) !== agent.notKnownOption);
 }

@@ -1,0 +1,25 @@
+import type { ScenarioModel } from '../../scenario.js';
+import { aggregate, decompose, relayReply, workerReply } from './facts.js';
+
+/**
+ * Relay and hub teams that find and lose facts (Lost in Propagation, and its belief board arms): a member
+ * finds at most two facts a call, a hand-off note loses what its token budget cannot hold, and board
+ * members take up parts from the board.
+ */
+export const teamFacts: ScenarioModel = {
+  about: 'relay and hub members that find a few facts a call and lose some at each hand-off (and the board arms)',
+  team(view, seed, maxTokens) {
+    switch (view.role) {
+      case 'relay':
+        return relayReply(view, seed, maxTokens);
+      case 'orchestrator':
+        return decompose(view);
+      case 'worker':
+        return workerReply(view, seed, maxTokens);
+      case 'aggregator':
+        return aggregate(view, seed);
+      default:
+        return null;
+    }
+  },
+};
