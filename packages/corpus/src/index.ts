@@ -28,6 +28,7 @@ export {
   columnNames,
   defineColumns,
   defineTable,
+  firstDifference,
   omitColumns,
   readRow,
   type ColumnDecl,
@@ -65,6 +66,7 @@ export {
   validateRunId,
   whiteningDir,
 } from './corpus-paths.js';
+export { runDriftColumns, UNMEASURED_DRIFT, type RunDriftColumns } from './run-drift.js';
 export { RUN_COLUMNS, RUN_DRIFT_COLUMNS, RUN_STATUSES, RUNS_TABLE, type RunTableRow } from './run-table-schema.js';
 export { STATS_COLUMNS, STATS_TABLE, type StatsTableRow } from './stats-table-schema.js';
 export { JUDGE_VERDICTS, TEAM_COLUMNS, TEAMS_TABLE, type TeamTableRow } from './team-table-schema.js';

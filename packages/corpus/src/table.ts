@@ -119,3 +119,22 @@ function readValue(type: string, v: unknown): unknown {
       return Number(v);
   }
 }
+
+/**
+ * The first of `columns` whose stored value differs from the expected one by `same` (a list element by
+ * element), or undefined when all agree: what a verifier names when a stored row does not match its recomputation.
+ */
+export function firstDifference<C extends readonly ColumnDecl[]>(
+  columns: C,
+  expected: ColumnsRow<C>,
+  stored: Readonly<Record<string, unknown>>,
+  same: (a: unknown, b: unknown) => boolean,
+): C[number]['name'] | undefined {
+  const values = expected as Readonly<Record<string, unknown>>;
+  const sameList = (a: unknown, b: unknown) => {
+    const x = (a ?? []) as ArrayLike<unknown>;
+    const y = (b ?? []) as ArrayLike<unknown>;
+    return x.length === y.length && Array.from(x).every((v, i) => same(v, y[i]));
+  };
+  return columns.find((c) => !(c.type.endsWith(']') ? sameList : same)(values[c.name], stored[c.name]))?.name;
+}

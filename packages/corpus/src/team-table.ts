@@ -2,8 +2,7 @@ import { isTeamDynamics, type RunPlan, type Tag, type TeamEventRow, teamTurns } 
 import { readParquetSql } from './duckdb.js';
 import { shardPath } from './corpus-paths.js';
 import { queryRows } from './parquet-table.js';
-import type { RUN_DRIFT_COLUMNS } from './run-table-schema.js';
-import type { ColumnsRow } from './table.js';
+import type { RunDriftColumns } from './run-drift.js';
 import type { TeamTableRow } from './team-table-schema.js';
 
 /**
@@ -54,10 +53,11 @@ export async function teamTableRows(out: string, complete: readonly RunPlan[]): 
   );
 }
 
-/** A team run's FOCUS series (turns 2..R), its total, drift onset and recovery: runs.parquet's drift columns. */
-export type TeamRunDrift = Omit<ColumnsRow<typeof RUN_DRIFT_COLUMNS>, 'drift_tolerance' | 'focus'> & {
-  focus: NonNullable<ColumnsRow<typeof RUN_DRIFT_COLUMNS>['focus']>;
-};
+/**
+ * A team run's FOCUS series (turns 2..R), its total, drift onset and recovery, with no tolerance (0):
+ * runs.parquet's drift columns.
+ */
+export type TeamRunDrift = RunDriftColumns;
 
 /**
  * Each team run's FOCUS series and drift, for runs.parquet: the same numbers as its rows in teams.parquet
@@ -68,11 +68,11 @@ export function teamDriftByRun(rows: readonly TeamTableRow[]): Map<string, TeamR
   for (const r of rows) {
     let d = out.get(r.run_id);
     if (!d) {
-      d = { focus: [], focus_total: null, drift_onset: r.drift_onset, recovered: r.recovered };
+      d = { focus: [], focus_total: null, drift_tolerance: 0, drift_onset: r.drift_onset, recovered: r.recovered };
       out.set(r.run_id, d);
     }
     if (r.turn > 1) {
-      d.focus.push(r.focus);
+      d.focus?.push(r.focus);
       if (r.focus !== null) d.focus_total = (d.focus_total ?? 0) + r.focus;
     }
   }

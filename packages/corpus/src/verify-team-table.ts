@@ -4,6 +4,8 @@ import { CORPUS_FILES, runsTablePath, teamsTablePath } from './corpus-paths.js';
 import { readParquetSql } from './duckdb.js';
 import { queryRows } from './parquet-table.js';
 import { teamDriftByRun, teamTableRows } from './team-table.js';
+import { RUN_DRIFT_COLUMNS } from './run-table-schema.js';
+import { firstDifference } from './table.js';
 import type { TeamTableRow } from './team-table-schema.js';
 
 const FIELDS = [
@@ -58,13 +60,9 @@ export async function checkTeamTable(out: string, runs: readonly RunPlan[]): Pro
   const runsFile = runsTablePath(out);
   if (!existsSync(runsFile)) return problems;
   const drift = teamDriftByRun(expected);
-  for (const r of await queryRows(`SELECT run_id, focus, focus_total, drift_onset, recovered FROM ${readParquetSql([runsFile])}`)) {
+  for (const r of await queryRows(`SELECT * FROM ${readParquetSql([runsFile])}`)) {
     const d = drift.get(String(r.run_id));
-    if (!d) continue;
-    const focus = (r.focus as unknown[] | null) ?? [];
-    const bad =
-      (['focus_total', 'drift_onset', 'recovered'] as const).find((f) => !same(d[f], r[f])) ??
-      (focus.length !== d.focus.length || d.focus.some((f, i) => !same(f, focus[i])) ? 'focus' : undefined);
+    const bad = d && firstDifference(RUN_DRIFT_COLUMNS, d, r, same);
     if (bad && problems.length < 10)
       problems.push(`${CORPUS_FILES.runs}: ${r.run_id}: ${bad} does not match the team's turns (${String(r[bad] ?? null)} stored)`);
   }

@@ -15,9 +15,7 @@ import {
   shardRuns,
   shardWeigherFor,
   sweepSpecSchema,
-  driftStats,
   driftTolerance,
-  focusSeries,
   snapshotAccuracy,
   type ControlState,
   type RunPlan,
@@ -26,6 +24,9 @@ import {
 import { CORPUS_FILES, manifestPath, orderParamsPath, runsTablePath, shardName, shardPath } from './corpus-paths.js';
 import { readParquetSql } from './duckdb.js';
 import { queryRows } from './parquet-table.js';
+import { runDriftColumns } from './run-drift.js';
+import { RUN_DRIFT_COLUMNS } from './run-table-schema.js';
+import { firstDifference } from './table.js';
 import { readEvents } from './event-reader.js';
 import { CORPUS_FORMAT, readManifest, sha256File } from './manifest.js';
 import { measureSweep, type WhiteningMode } from './measure/sweep-measure.js';
@@ -454,18 +455,14 @@ async function checkDrift(
     const s = byRun.get(run.runId);
     const series = accuracy.get(run.runId);
     if (!s || !series) continue;
-    const tolerance = driftTolerance(setting, run.n);
-    const expected = { ...driftStats(series, tolerance), drift_tolerance: tolerance };
+    const expected = runDriftColumns(series, driftTolerance(setting, run.n));
     const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
-    const focus = focusSeries(series);
-    const storedFocus = (s.focus as (number | null)[] | null) ?? [];
-    const bad =
-      (['focus_total', 'drift_tolerance', 'drift_onset'] as const).find((f) => !close(expected[f], num(s[f]))) ??
-      (expected.recovered !== (s.recovered ?? null) ? 'recovered' : undefined) ??
-      (focus.length !== storedFocus.length || focus.some((f, i) => !close(f, num(storedFocus[i]))) ? 'focus' : undefined);
+    const same = (a: unknown, b: unknown) =>
+      typeof a === 'boolean' || typeof b === 'boolean' ? (a ?? null) === (b ?? null) : close(num(a), num(b));
+    const bad = firstDifference(RUN_DRIFT_COLUMNS, expected, s, same);
     if (bad && problems.length < 5)
       problems.push(
-        `${CORPUS_FILES.runs}: ${run.runId}: ${bad} does not match the order parameters (${String(s[bad] ?? null)} stored, ${String(bad === 'focus' ? focus : expected[bad])} recomputed)`,
+        `${CORPUS_FILES.runs}: ${run.runId}: ${bad} does not match the order parameters (${String(s[bad] ?? null)} stored, ${String(expected[bad])} recomputed)`,
       );
   }
   return problems;

@@ -1,7 +1,9 @@
-import { driftStats, driftTolerance, focusSeries, runEvents, snapshotAccuracy, type RunPlan } from '@panta/core';
+import { driftTolerance, runEvents, snapshotAccuracy, type RunPlan } from '@panta/core';
 import {
   RUNS_TABLE,
+  runDriftColumns,
   runsTablePath,
+  UNMEASURED_DRIFT,
   writeParquetTable,
   type OrderParamRow,
   type RunRecord,
@@ -43,11 +45,7 @@ export function runTableRows(input: RunTableInput): RunTableRow[] {
     const accuracy = accuracySeries.get(r.runId);
     const tolerance = driftTolerance(input.tolerance, r.n);
     const team = input.teamDrift?.get(r.runId);
-    const drift = accuracy
-      ? driftStats(accuracy, tolerance)
-      : team
-        ? { focus_total: team.focus_total, drift_onset: team.drift_onset, recovered: team.recovered }
-        : { focus_total: null, drift_onset: null, recovered: null };
+    const drift = accuracy ? runDriftColumns(accuracy, tolerance) : (team ?? UNMEASURED_DRIFT);
     return {
       run_id: r.runId,
       config_id: r.configId,
@@ -75,9 +73,7 @@ export function runTableRows(input: RunTableInput): RunTableRow[] {
       // A team's events are not N per sweep: a debate ran its R turns, a relay or hub has no sweeps.
       sweeps_run: t ? (isTeamRun(r) ? (r.dynamics === 'debate' ? r.sweeps : null) : t.events / r.n - 1) : null,
       calls_saved: t ? runEvents(r) - t.events : null,
-      focus: accuracy ? focusSeries(accuracy) : (team?.focus ?? null),
       ...drift,
-      drift_tolerance: accuracy ? tolerance : team ? 0 : null,
       wall_ms: rec?.wall_ms ?? null,
     };
   });

@@ -145,8 +145,8 @@ describe('teams.parquet', () => {
     const runs = [plan('d', 'debate', claim), plan('r', 'relay', facts, 'glauber', 1)];
     const drift = teamDriftByRun(await teamTableRows(out, runs));
     // Scores 1, 0, 0, 1: FOCUS -1, 0, +1 (total 0); turns 2-3 drift, turn 4 recovers.
-    expect(drift.get('d')).toEqual({ focus: [-1, 0, 1], focus_total: 0, drift_onset: 2, recovered: true });
-    expect(drift.get('r')).toEqual({ focus: [], focus_total: null, drift_onset: null, recovered: null });
+    expect(drift.get('d')).toEqual({ focus: [-1, 0, 1], focus_total: 0, drift_tolerance: 0, drift_onset: 2, recovered: true });
+    expect(drift.get('r')).toEqual({ focus: [], focus_total: null, drift_tolerance: 0, drift_onset: null, recovered: null });
     const rows = runTableRows({
       runs: runs.map((r) => ({ ...r, geometry: { kind: 'chain' }, sweeps: 1 })) as unknown as RunPlan[],
       totals: new Map(),

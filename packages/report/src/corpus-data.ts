@@ -20,6 +20,7 @@ import {
   runsTablePath,
   shardPath,
   sqlString,
+  UNMEASURED_DRIFT,
   type Manifest,
   type OrderParamRow,
   type RowOf,
@@ -247,9 +248,7 @@ async function runsFromShards(dir: string, runIds: string[], sweeps: number): Pr
       cost: null,
       stopped_early: Number(row.sweeps_run) < sweeps,
       calls_saved: (sweeps - Number(row.sweeps_run)) * Number(row.n),
-      focus_total: null,
-      drift_onset: null,
-      recovered: null,
+      ...UNMEASURED_DRIFT,
       wall_ms: rec?.wall_ms ?? null,
     });
   });

@@ -131,8 +131,8 @@ function toleranceSetting(data: CorpusData): number | 'auto' {
  * Drift statistics of one run: from runs.parquet when the sweep finished, else from its accuracy series
  * (core's snapshotAccuracy and driftStats, with the tolerance the engine would use).
  */
-function runDrift(data: CorpusData): Map<string, { focus_total: number | null; drift_onset: number | null; recovered: boolean | null }> {
-  const out = new Map<string, { focus_total: number | null; drift_onset: number | null; recovered: boolean | null }>();
+function runDrift(data: CorpusData): Map<string, Pick<RunInfo, 'focus_total' | 'drift_onset' | 'recovered'>> {
+  const out = new Map<string, Pick<RunInfo, 'focus_total' | 'drift_onset' | 'recovered'>>();
   const series = new Map<string, { sweep: number; accuracy: number | null }[]>();
   for (const p of data.orderParams) {
     if (p.encoder === data.encoders[0])

@@ -1,4 +1,4 @@
-import { TAGS, driftStats, driftTolerance, focusSeries, snapshotAccuracy, type Tag } from '@panta/core';
+import { TAGS, driftTolerance, snapshotAccuracy, type Tag } from '@panta/core';
 import { judgeOrderParamsPath, judgeRunsTablePath, runsTablePath, shardPath, tmpName } from '../corpus-paths.js';
 import { BufferTable } from '../buffer-table.js';
 import { readParquetSql, sqlIdent, sqlString, withConnection } from '../duckdb.js';
@@ -6,6 +6,7 @@ import { tagColumnName } from '../event-schema.js';
 import { readEvents } from '../event-reader.js';
 import { commitFile, removeQuietly } from '../fs-durable.js';
 import { queryRows, writeParquetTable } from '../parquet-table.js';
+import { runDriftColumns } from '../run-drift.js';
 import { RUN_DRIFT_COLUMNS, type RunTableRow } from '../run-table-schema.js';
 import { ORDER_PARAMS_TABLE, type OrderParamRow } from './order-params-io.js';
 
@@ -94,8 +95,7 @@ export function judgeRunDrift(
   }
   return runs.map((run) => {
     const accuracy = (series.get(run.runId) ?? []).sort((a, b) => a.sweep - b.sweep).map((s) => s.accuracy);
-    const tolerance = driftTolerance(setting, run.n);
-    return { run_id: run.runId, focus: focusSeries(accuracy), ...driftStats(accuracy, tolerance), drift_tolerance: tolerance };
+    return { run_id: run.runId, ...runDriftColumns(accuracy, driftTolerance(setting, run.n)) };
   });
 }
 
