@@ -13,18 +13,21 @@ import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { StatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
 import { Job } from 'kubernetes-models/batch/v1/Job';
 import { parse, parseAllDocuments } from 'yaml';
-import { afterAll, describe, expect, it } from 'vitest';
-import { parseSweepSpec } from '@panta/core';
-import { corpusIdentity } from '@panta/engine';
-import { RHEON6, ROOT, panta, tempDir } from './helpers.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseDataset, parseSweepSpec } from '@panta/core';
+import { corpusIdentity, runSweep } from '@panta/engine';
+import { startSurrogateServer } from '@panta/llm';
+import { RHEON6, ROOT, corpusDiff, panta, tempDir } from './helpers.js';
+import { type Slurm, slurmMissing, startSlurm } from './slurm-cluster.js';
 import { AOF_REWRITE } from './redis-server.js';
 
 // The deployment files (deploy/, docker-compose*.yml) checked as far as a machine without Docker, GPUs or a
 // Kubernetes cluster allows: the Compose files against the official Compose Specification schema and dclint,
 // the kustomizations rendered by `kubectl kustomize` and every object checked against the API's schema, every
 // panta command line against the CLI's contract, Redis's settings on a real redis-server, the shell scripts
-// with shellcheck, and the Slurm scripts run end to end on this machine (srun, scontrol and vllm stubbed; vLLM
-// played by panta serve-surrogate).
+// with shellcheck, and the Slurm scripts run end to end on this machine by sbatch under a real slurmctld and
+// slurmd (test/slurm-cluster.ts; srun and scontrol stubbed where Slurm is not installed), vLLM played by panta
+// serve-surrogate, to corpora equal to the embedded run.
 
 const read = (p: string) => readFileSync(join(ROOT, p), 'utf8');
 type Obj = Record<string, any>;
@@ -1253,34 +1256,44 @@ describe('deploy/slurm', () => {
   });
 });
 
-// ---- the Slurm scripts run here: srun, scontrol and vllm stubbed, vLLM played by panta serve-surrogate ---------------
-/** A folder of stubs first on PATH: srun runs its command on this machine, scontrol names it, vllm is the surrogate. */
-function slurmStubs(): { bin: string; calls: string } {
+// ---- the Slurm scripts run here --------------------------------------------------------------------------------
+// Under a real slurmctld and slurmd on this machine (test/slurm-cluster.ts: Debian's slurm-wlm and munge, run as
+// root; .ci/run installs them) with `sbatch --wait`, the script's own #SBATCH lines overridden on the command
+// line only where one node of fake GPUs cannot give them (--nodes, --gres, --cpus-per-task); elsewhere the
+// scripts run under bash with srun and scontrol stubbed. Either way vLLM is played by panta serve-surrogate,
+// through the scripts' own override (VLLM=...). Not covered: a second node, hence a node step killed under
+// --no-kill (one slurmd per machine: Debian's slurmd is built without --enable-multiple-slurmd, and two nodes on
+// one host would also share the agents' vLLM ports).
+const SLURM_MISSING = slurmMissing();
+
+/** Stubs: srun runs its command on this machine and scontrol names it (bin/, on PATH only where no real Slurm
+ * runs); vllm (given as VLLM) records its call and serves the surrogate on the port it is given. */
+function slurmStubs(): { bin: string; vllm: string; calls: string } {
   const dir = tempDir('panta-slurm-');
   const bin = join(dir, 'bin');
   const calls = join(dir, 'calls');
   mkdirSync(bin);
   mkdirSync(calls);
-  const stub = (name: string, body: string) => {
-    writeFileSync(join(bin, name), `#!/bin/bash\n${body}\n`);
-    chmodSync(join(bin, name), 0o755);
+  const stub = (file: string, body: string) => {
+    writeFileSync(file, `#!/bin/bash\n${body}\n`);
+    chmodSync(file, 0o755);
   };
-  stub('scontrol', 'hostname -s');
+  stub(join(bin, 'scontrol'), 'hostname -s');
   stub(
-    'srun',
+    join(bin, 'srun'),
     `printf '%s\\n' "$*" >> "${calls}/srun"
 out=""
 while [[ $1 == --* ]]; do case $1 in --output=*) out="\${1#--output=}";; esac; shift; done
 exec "$@" > "\${out//%N/$(hostname -s)}" 2>&1`,
   );
   stub(
-    'vllm',
-    `printf 'cuda=%s batch_invariant=%s vllm_port=%s args=%s\\n' "$CUDA_VISIBLE_DEVICES" "$VLLM_BATCH_INVARIANT" "\${VLLM_PORT-unset}" "$*" >> "${calls}/vllm"
+    join(dir, 'vllm'),
+    `printf 'cuda=%s batch_invariant=%s vllm_port=%s step=%s cpus=%s args=%s\\n' "$CUDA_VISIBLE_DEVICES" "$VLLM_BATCH_INVARIANT" "\${VLLM_PORT-unset}" "\${SLURM_STEP_ID-none}" "\${SLURM_CPUS_PER_TASK-}" "$*" >> "${calls}/vllm"
 args=("$@"); port=""
 for ((i = 0; i < \${#args[@]}; i++)); do [[ \${args[$i]} == --port ]] && port=\${args[$((i + 1))]}; done
 exec "$NODE" "${ROOT}/packages/cli/bin/panta.js" serve-surrogate --host 0.0.0.0 --port "$port" --dataset "${RHEON6}"`,
   );
-  return { bin, calls };
+  return { bin, vllm: join(dir, 'vllm'), calls };
 }
 
 function tinySpec(dir: string): string {
@@ -1292,6 +1305,24 @@ function tinySpec(dir: string): string {
     `name: tiny\ndataset: ${RHEON6}\nprompts: [fq117]\ngeometries: [ring]\nsizes: [8]\ntemperatures: [0.4, 1.2]\nsweeps: 2\nseed: 11\nconcurrency: 2\nencoders: [{name: hashing, kind: hashing, dim: 32}]\nbackend: ${backend}\njudge: {kind: llm, backend: ${backend}}\nout: ${join(dir, 'corpus')}\n`,
   );
   return file;
+}
+
+/** The same sweep run embedded (`runSweep`, one process) against a surrogate server: the corpus the jobs must equal. */
+async function embeddedCorpus(spec: string): Promise<string> {
+  const dir = tempDir('panta-slurm-embedded-');
+  const server = await startSurrogateServer({ prompts: parseDataset(readFileSync(RHEON6, 'utf8'), RHEON6) });
+  try {
+    const copy = join(dir, 'tiny.yaml');
+    writeFileSync(
+      copy,
+      readFileSync(spec, 'utf8').replaceAll('http://127.0.0.1:8000/v1', `${server.url}/v1`).replaceAll(', api_key_env: VLLM_API_KEY', ''),
+    );
+    const out = join(dir, 'corpus');
+    expect((await runSweep(copy, { out, logLevel: 'silent' })).status).toBe('complete');
+    return out;
+  } finally {
+    await server.close();
+  }
 }
 
 function runScript(script: string, env: Record<string, string>, timeout = 240_000): Promise<{ code: number | null; stderr: string }> {
@@ -1308,134 +1339,182 @@ function runScript(script: string, env: Record<string, string>, timeout = 240_00
   });
 }
 
-const baseEnv = (bin: string): Record<string, string> => ({
-  PATH: `${bin}:${process.env.PATH}`,
+const baseEnv = (path: string): Record<string, string> => ({
+  PATH: path,
   HOME: process.env.HOME ?? '/tmp',
   NODE: process.execPath,
   PANTA_HOME: ROOT,
   VLLM_API_KEY: 'EMPTY',
 });
 
-describe.skipIf(!has('redis-server', ['--version']))('deploy/slurm run on this machine', () => {
-  it('panta.sbatch: the sweep completes on a judge server of its own, a GPU batch in flight per worker, the password is in no log, and Redis is saved for the next job, which resumes from it', {
-    timeout: 600_000,
-  }, async () => {
-    const { bin, calls } = slurmStubs();
-    const dir = dirname(bin);
-    const spec = tinySpec(dir);
-    // a job id whose ports (Redis, judge, one agents' server) are free here
-    let jobId = 0;
-    while (!(await portsFree(20000 + (jobId % 2000) * 16, 3))) jobId = 1 + Math.floor(Math.random() * 1_000_000);
-    const env = (id: number) => ({
-      ...baseEnv(bin),
-      SLURM_JOB_ID: String(id),
-      SLURM_JOB_NODELIST: 'stub',
-      SLURM_JOB_NUM_NODES: '1',
-      SLURM_CPUS_PER_TASK: '2',
-      CUDA_VISIBLE_DEVICES: '0,1',
-      JUDGE_GPUS: '1',
-      JUDGE_MODEL: 'the-judge-model',
-      LLM_MAX_NUM_SEQS: '8',
-      COLLECTORS: '2',
-      SPEC: spec,
-      LOG_DIR: join(dir, `logs-${id}`),
-      TMPDIR: join(dir, 'node-local'),
-      REDIS_SAVE_DIR: join(dir, 'redis-save'),
-      PANTA_REDIS_URL: '',
+describe.skipIf(!has('redis-server', ['--version']))(
+  SLURM_MISSING
+    ? `deploy/slurm run on this machine (srun and scontrol stubbed: no real Slurm here, ${SLURM_MISSING})`
+    : 'deploy/slurm run by sbatch on a real slurmctld and slurmd on this machine',
+  () => {
+    let slurm: Slurm | undefined;
+    let embedded: Promise<string> | undefined;
+    beforeAll(async () => {
+      if (!SLURM_MISSING) slurm = await startSlurm();
+    }, 120_000);
+    afterAll(() => slurm?.stop());
+    const expectEmbedded = async (spec: string, corpus: string) => {
+      embedded ??= embeddedCorpus(spec);
+      expect(await corpusDiff(corpus, await embedded)).toEqual({ extra: 0, missing: 0 });
+    };
+
+    /** One job: `sbatch --wait ARGS --output=OUT` where Slurm runs, else the script under bash with the stub's SLURM_* variables. */
+    async function submit(
+      script: string,
+      env: Record<string, string>,
+      args: { sbatch: string[]; stub: Record<string, string>; output: string },
+    ): Promise<{ code: number | null; stderr: string }> {
+      if (!slurm) return runScript(script, { ...env, ...args.stub });
+      const code = await slurm.sbatch(join(ROOT, SLURM, script), [...args.sbatch, `--output=${args.output}`], env, ROOT);
+      return { code, stderr: existsSync(args.output) ? readFileSync(args.output, 'utf8') : '' };
+    }
+
+    it('panta.sbatch: the sweep completes on a judge server of its own, a GPU batch in flight per worker, the password is in no log, and Redis is saved for the next job, which resumes from it; the corpus is the embedded run', {
+      timeout: 600_000,
+    }, async () => {
+      const { bin, vllm, calls } = slurmStubs();
+      const dir = dirname(bin);
+      const spec = tinySpec(dir);
+      const path = slurm ? process.env.PATH! : `${bin}:${process.env.PATH}`;
+      const host = spawnSync('hostname', ['-s'], { encoding: 'utf8' }).stdout.trim();
+      const job = async (name: string) => {
+        // ports (Redis, judge, one agents' server) free here
+        let base = 20000 + Math.floor(Math.random() * 2000) * 16;
+        while (!(await portsFree(base, 3))) base = 20000 + Math.floor(Math.random() * 2000) * 16;
+        const env = {
+          ...baseEnv(path),
+          VLLM: vllm,
+          PORT_BASE: String(base),
+          JUDGE_GPUS: '1',
+          JUDGE_MODEL: 'the-judge-model',
+          LLM_MAX_NUM_SEQS: '8',
+          COLLECTORS: '2',
+          SPEC: spec,
+          LOG_DIR: join(dir, `logs-${name}`),
+          TMPDIR: join(dir, 'node-local'),
+          REDIS_SAVE_DIR: join(dir, 'redis-save'),
+          PANTA_REDIS_URL: '',
+        };
+        const stub = {
+          SLURM_JOB_ID: String(base),
+          SLURM_JOB_NODELIST: 'stub',
+          SLURM_JOB_NUM_NODES: '1',
+          SLURM_CPUS_PER_TASK: '2',
+          CUDA_VISIBLE_DEVICES: '0,1',
+        };
+        const sbatch = ['--nodes=1', '--gres=gpu:2', '--cpus-per-task=2'];
+        return { base, logs: env.LOG_DIR, ...(await submit('panta.sbatch', env, { sbatch, stub, output: join(dir, `${name}.out`) })) };
+      };
+      mkdirSync(join(dir, 'node-local'));
+      const first = await job('first');
+      expect(first.stderr).toContain('sweep complete');
+      expect(first.code, first.stderr).toBe(0);
+      expect(panta(['verify', join(dir, 'corpus')]).code).toBe(0);
+      await expectEmbedded(spec, join(dir, 'corpus'));
+      // srun gave node.sh the job's CPUs (a real job step, step 0, where Slurm runs); vLLM ran batch-invariant,
+      // without VLLM_PORT, the judge alone on GPU 0 (Slurm's CUDA_VISIBLE_DEVICES from --gres=gpu:2)
+      if (!slurm) expect(readFileSync(join(calls, 'srun'), 'utf8')).toContain('--cpus-per-task=2');
+      const { base, logs } = first;
+      const servers = readFileSync(join(calls, 'vllm'), 'utf8').trim().split('\n');
+      expect(servers.map((l) => /cuda=(\S*) .*--port (\d+)/.exec(l)!.slice(1)).sort()).toEqual(
+        [
+          ['0', String(base + 1)],
+          ['1', String(base + 2)],
+        ].sort(),
+      );
+      for (const l of servers) expect(l).toMatch(new RegExp(`batch_invariant=1 vllm_port=unset step=${slurm ? '0' : 'none'} cpus=2 `));
+      // the judge's server serves the judge's own model (JUDGE_MODEL), the agents' server the agents'
+      expect(servers.find((l) => l.includes(`--port ${base + 1} `))).toContain('args=serve the-judge-model ');
+      expect(servers.find((l) => l.includes(`--port ${base + 2} `))).toContain('args=serve Qwen/Qwen3-14B ');
+      // one worker per agents' server holding the server's batch, and the scheduler follows its slots
+      expect(readFileSync(join(logs, 'scheduler.log'), 'utf8')).toMatch(/"concurrency":9,"workers":1,"slots":8/);
+      // two collectors, a run each: the second wrote its run and ended, the first finished the corpus
+      expect(readFileSync(join(logs, 'collector-2.log'), 'utf8')).toContain('"msg":"run finished"');
+      expect(readFileSync(join(logs, 'collector.log'), 'utf8')).toContain('"msg":"corpus finished"');
+      expect(readFileSync(join(logs, `worker-${host}-${base + 2}.log`), 'utf8').length).toBeGreaterThan(0);
+      // the password: in the two mode-600 files only, never in a log or on the job's output
+      const password = /redis:\/\/:([0-9a-f]+)@/.exec(readFileSync(join(logs, 'redis.url'), 'utf8'))![1];
+      expect(statSync(join(logs, 'redis.url')).mode & 0o077).toBe(0);
+      for (const f of readdirSync(logs).filter((f) => !['redis.url', 'redis.conf'].includes(f)))
+        expect(readFileSync(join(logs, f), 'utf8'), f).not.toContain(password);
+      expect(first.stderr).not.toContain(password);
+      // Redis ran on node-local disk, and its AOF was saved at the orderly stop
+      expect(readdirSync(join(dir, 'node-local'))).toEqual([]);
+      expect(existsSync(join(dir, 'redis-save', 'complete'))).toBe(true);
+      expect(readdirSync(join(dir, 'redis-save', 'appendonlydir')).length).toBeGreaterThan(0);
+
+      // the next job starts Redis from that copy and finds the sweep complete
+      const second = await job('second');
+      expect(second.stderr).toContain('Redis starts from the state the last job saved');
+      expect(second.code, second.stderr).toBe(0);
+      expect(panta(['verify', join(dir, 'corpus')]).code).toBe(0);
     });
-    mkdirSync(join(dir, 'node-local'));
-    const first = await runScript('panta.sbatch', env(jobId));
-    expect(first.stderr).toContain('sweep complete');
-    expect(first.code, first.stderr).toBe(0);
-    expect(panta(['verify', join(dir, 'corpus')]).code).toBe(0);
-    // srun gave node.sh the job's CPUs; vLLM ran batch-invariant, without VLLM_PORT, the judge alone on GPU 0
-    expect(readFileSync(join(calls, 'srun'), 'utf8')).toContain('--cpus-per-task=2');
-    const base = 20000 + (jobId % 2000) * 16;
-    const servers = readFileSync(join(calls, 'vllm'), 'utf8').trim().split('\n');
-    expect(servers.map((l) => /cuda=(\S*) .*--port (\d+)/.exec(l)!.slice(1)).sort()).toEqual(
-      [
-        ['0', String(base + 1)],
-        ['1', String(base + 2)],
-      ].sort(),
-    );
-    for (const l of servers) expect(l).toMatch(/batch_invariant=1 vllm_port=unset /);
-    // the judge's server serves the judge's own model (JUDGE_MODEL), the agents' server the agents'
-    expect(servers.find((l) => l.includes(`--port ${base + 1} `))).toContain('args=serve the-judge-model ');
-    expect(servers.find((l) => l.includes(`--port ${base + 2} `))).toContain('args=serve Qwen/Qwen3-14B ');
-    // one worker per agents' server holding the server's batch, and the scheduler follows its slots
-    const logs = join(dir, `logs-${jobId}`);
-    expect(readFileSync(join(logs, 'scheduler.log'), 'utf8')).toMatch(/"concurrency":9,"workers":1,"slots":8/);
-    // two collectors, a run each: the second wrote its run and ended, the first finished the corpus
-    expect(readFileSync(join(logs, 'collector-2.log'), 'utf8')).toContain('"msg":"run finished"');
-    expect(readFileSync(join(logs, 'collector.log'), 'utf8')).toContain('"msg":"corpus finished"');
-    expect(
-      readFileSync(join(logs, `worker-${spawnSync('hostname', ['-s'], { encoding: 'utf8' }).stdout.trim()}-${base + 2}.log`), 'utf8')
-        .length,
-    ).toBeGreaterThan(0);
-    // the password: in the two mode-600 files only, never in a log or on the job's output
-    const password = /redis:\/\/:([0-9a-f]+)@/.exec(readFileSync(join(logs, 'redis.url'), 'utf8'))![1];
-    expect(statSync(join(logs, 'redis.url')).mode & 0o077).toBe(0);
-    for (const f of readdirSync(logs).filter((f) => !['redis.url', 'redis.conf'].includes(f)))
-      expect(readFileSync(join(logs, f), 'utf8'), f).not.toContain(password);
-    expect(first.stderr).not.toContain(password);
-    // Redis ran on node-local disk, and its AOF was saved at the orderly stop
-    expect(readdirSync(join(dir, 'node-local'))).toEqual([]);
-    expect(existsSync(join(dir, 'redis-save', 'complete'))).toBe(true);
-    expect(readdirSync(join(dir, 'redis-save', 'appendonlydir')).length).toBeGreaterThan(0);
 
-    // the next job starts Redis from that copy and finds the sweep complete
-    let next = jobId + 1;
-    while (!(await portsFree(20000 + (next % 2000) * 16, 3))) next++;
-    const second = await runScript('panta.sbatch', env(next));
-    expect(second.stderr).toContain('Redis starts from the state the last job saved');
-    expect(second.code, second.stderr).toBe(0);
-    expect(panta(['verify', join(dir, 'corpus')]).code).toBe(0);
-  });
-
-  it('panta-array.sbatch then panta-merge.sbatch: two shards on vLLM servers at free ports, merged into a corpus that verifies', {
-    timeout: 600_000,
-  }, async () => {
-    const { bin, calls } = slurmStubs();
-    const dir = dirname(bin);
-    const spec = tinySpec(dir);
-    const parts = join(dir, 'parts');
-    for (const index of [1, 2]) {
-      const r = await runScript('panta-array.sbatch', {
-        ...baseEnv(bin),
+    it('panta-array.sbatch then panta-merge.sbatch: two shards on vLLM servers at free ports, merged into a corpus that verifies and is the embedded run', {
+      timeout: 600_000,
+    }, async () => {
+      const { bin, vllm, calls } = slurmStubs();
+      const dir = dirname(bin);
+      const spec = tinySpec(dir);
+      const parts = join(dir, 'parts');
+      const env = {
+        ...baseEnv(slurm ? process.env.PATH! : `${bin}:${process.env.PATH}`),
+        VLLM: vllm,
         SPEC: spec,
         SHARDS: '2',
         PARTS_DIR: parts,
-        SLURM_ARRAY_JOB_ID: '77',
-        SLURM_ARRAY_TASK_ID: String(index),
-        LLM_MAX_NUM_SEQS: '8',
+      };
+      if (slurm) {
+        // one array job of two tasks, side by side on the node's fake GPUs
+        const code = await slurm.sbatch(
+          join(ROOT, SLURM, 'panta-array.sbatch'),
+          ['--array=1-2', `--output=${dir}/array-%a.out`],
+          { ...env, LLM_MAX_NUM_SEQS: '8' },
+          ROOT,
+        );
+        for (const index of [1, 2]) expect(readFileSync(join(dir, `array-${index}.out`), 'utf8')).toContain(`part ${index} of 2 complete`);
+        expect(code).toBe(0);
+      } else {
+        for (const index of [1, 2]) {
+          const r = await runScript('panta-array.sbatch', {
+            ...env,
+            SLURM_ARRAY_JOB_ID: '77',
+            SLURM_ARRAY_TASK_ID: String(index),
+            LLM_MAX_NUM_SEQS: '8',
+          });
+          expect(r.stderr).toContain(`part ${index} of 2 complete`);
+          expect(r.code, r.stderr).toBe(0);
+        }
+      }
+      // each task's spec copy pointed at its own server and is gone
+      expect(readdirSync(dir).filter((f) => f.startsWith('.tiny.task-'))).toEqual([]);
+      const ports = readFileSync(join(calls, 'vllm'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => /--port (\d+)/.exec(l)![1]);
+      expect(ports).toHaveLength(2);
+      expect(ports.every((p) => p !== '8000')).toBe(true);
+      // an index beyond SHARDS is refused in one line, exit 2
+      const bad = await submit('panta-array.sbatch', env, {
+        sbatch: ['--array=3'],
+        stub: { SLURM_ARRAY_TASK_ID: '3' },
+        output: join(dir, 'bad.out'),
       });
-      expect(r.stderr).toContain(`part ${index} of 2 complete`);
-      expect(r.code, r.stderr).toBe(0);
-    }
-    // each task's spec copy pointed at its own server and is gone
-    expect(readdirSync(dir).filter((f) => f.startsWith('.tiny.task-'))).toEqual([]);
-    const ports = readFileSync(join(calls, 'vllm'), 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => /--port (\d+)/.exec(l)![1]);
-    expect(ports).toHaveLength(2);
-    expect(ports.every((p) => p !== '8000')).toBe(true);
-    // an index beyond SHARDS is refused in one line, exit 2
-    const bad = await runScript('panta-array.sbatch', {
-      ...baseEnv(bin),
-      SPEC: spec,
-      SHARDS: '2',
-      PARTS_DIR: parts,
-      SLURM_ARRAY_TASK_ID: '3',
+      expect(bad.code).toBe(2);
+      expect(bad.stderr.trim().split('\n')).toHaveLength(1);
+      const out = join(dir, 'merged');
+      const merged = await submit('panta-merge.sbatch', { ...env, OUT: out }, { sbatch: [], stub: {}, output: join(dir, 'merge.out') });
+      expect(merged.code, merged.stderr).toBe(0);
+      expect(panta(['verify', out]).code).toBe(0);
+      await expectEmbedded(spec, out);
     });
-    expect(bad.code).toBe(2);
-    expect(bad.stderr.trim().split('\n')).toHaveLength(1);
-    const out = join(dir, 'merged');
-    const merged = await runScript('panta-merge.sbatch', { ...baseEnv(bin), SHARDS: '2', PARTS_DIR: parts, OUT: out });
-    expect(merged.code, merged.stderr).toBe(0);
-    expect(panta(['verify', out]).code).toBe(0);
-  });
-});
+  },
+);
 
 // ---- against the built CLI ------------------------------------------------------------------------------------
 // Skipped while a command is not in the build (the contract above is then the reference); once it is, its --help
