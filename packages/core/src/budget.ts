@@ -5,7 +5,8 @@ import { MAX_LIVE_ENTRIES } from './protocol/board.js';
 import { BOARD_INSTRUCTION } from './protocol/prompts.js';
 import { longestBriefing, longestPersona } from './hidden-text.js';
 import { CHARS_PER_TOKEN } from './names.js';
-import { CONTEXT_MERGE_INSTRUCTION, isSummaryProtocol } from './protocol/ssvp.js';
+import { protocolOf } from './protocol/registry.js';
+import { CONTEXT_MERGE_INSTRUCTION } from './protocol/ssvp.js';
 import type { SweepSpec } from './spec/schema.js';
 import { teamAnswerTokens, teamCallCosts } from './team/cost.js';
 
@@ -19,9 +20,11 @@ const ENTRY_FRAME = 48;
  * adds a moderator message (one reply); a population adds its longest hidden text.
  */
 export function worstPromptTokens(run: RunPlan, template: PromptTemplate, maxTokens: number): number {
-  const board = run.protocol === 'belief-board';
+  const protocol = protocolOf(run.protocol);
+  const board = protocol.version === 'board';
+  const everyone = protocol.reads === 'everyone';
   const persona = run.population
-    ? longestPersona(run.population.entries) + longestBriefing(run.prompt.briefings) * (run.protocol === 'full-broadcast' ? run.n : 1)
+    ? longestPersona(run.population.entries) + longestBriefing(run.prompt.briefings) * (everyone ? run.n : 1)
     : 0;
   const fixed =
     template.system.length +
@@ -32,10 +35,11 @@ export function worstPromptTokens(run: RunPlan, template: PromptTemplate, maxTok
     (board ? BOARD_INSTRUCTION.length + 1 : 0);
   const perAnswer = board ? MAX_LIVE_ENTRIES : 1;
   const perLine = template.neighbour.length + String(run.n).length + (board ? MAX_LIVE_ENTRIES * ENTRY_FRAME : 0);
-  const moderator = run.protocol === 'drift-policy' ? maxTokens + 4 : 0;
+  // A protocol with boundaries (drift-policy) may add a moderator's message (one reply) to every prompt.
+  const moderator = protocol.boundaries ? maxTokens + 4 : 0;
   // full-broadcast reads every other agent; a ContextMerge quotes the context plus one incoming summary.
-  const k = run.protocol === 'full-broadcast' ? run.n - 1 : run.k;
-  const merge = isSummaryProtocol(run.protocol) ? maxTokens + Math.ceil(CONTEXT_MERGE_INSTRUCTION.length / CHARS_PER_TOKEN) + 16 : 0;
+  const k = everyone ? run.n - 1 : run.k;
+  const merge = protocol.version === 'summary' ? maxTokens + Math.ceil(CONTEXT_MERGE_INSTRUCTION.length / CHARS_PER_TOKEN) + 16 : 0;
   return Math.ceil((fixed + k * perLine) / CHARS_PER_TOKEN) + (1 + k * perAnswer) * maxTokens + moderator + merge;
 }
 

@@ -2,8 +2,7 @@ import { CsrGraph } from './geometry/graph.js';
 import { type EdgeLists, graphFor, type RunPlan, runEvents } from './plan.js';
 import { CHARS_PER_TOKEN } from './names.js';
 import { type PromptContext, type PromptTemplate, promptLength } from './prompt.js';
-import { renderDriftJudge, renderModerator } from './protocol/prompts.js';
-import { isSummaryProtocol, renderSummary } from './protocol/ssvp.js';
+import { protocolOf } from './protocol/registry.js';
 import { rubric, VERDICT_MAX_TOKENS } from './rubric.js';
 import type { PriceTable } from './spec/backend.js';
 import type { SweepSpec } from './spec/schema.js';
@@ -23,7 +22,17 @@ import { teamAnswerTokens, teamCallCosts, type TeamRoleCost } from './team/cost.
 /** The rate `panta plan` assumes without --calls-per-s: a modest single-GPU vLLM server on 100-token answers. */
 export const DEFAULT_CALLS_PER_SECOND = 10;
 
-export type CallKind = 'agent' | 'judge' | 'travel-judge' | 'summary' | 'merge' | 'drift-judge' | 'moderator' | TeamRoleCost['role'];
+export type CallKind =
+  | 'agent'
+  | 'judge'
+  | 'travel-judge'
+  | 'summary'
+  | 'merge'
+  | 'drift-judge'
+  | 'moderator'
+  | TeamRoleCost['role']
+  // A registered protocol's own calls (ProtocolDef.cost).
+  | (string & {});
 
 export interface CallCost {
   kind: CallKind;
@@ -100,8 +109,9 @@ function chars(m: { system: string | number; user: string | number }): number {
  * synchronous, once per sweep), so it is the graph's mean degree.
  */
 function meanDegree(run: RunPlan, edgeLists: EdgeLists): number {
-  if (run.protocol === 'isolated') return 0;
-  if (run.protocol === 'full-broadcast') return run.n - 1;
+  const reads = protocolOf(run.protocol).reads;
+  if (reads === 'none') return 0;
+  if (reads === 'everyone') return run.n - 1;
   if (run.geometry.kind === 'meanfield') return run.k;
   const graph = graphFor(run.geometry, run.n, run.seed, edgeLists);
   return graph instanceof CsrGraph ? graph.entries / run.n : graph.k;
@@ -192,31 +202,17 @@ export function campaignCost(input: CampaignInput): CampaignCost {
     context.events += runEvents(run);
     contexts.set(`${run.geometryLabel}/${n}`, context);
 
-    if (isSummaryProtocol(run.protocol)) {
-      // A summary and a merge quote the agent's timestamped context (its answer and its neighbours'), as an update does.
-      const quoted = tokens(chars(renderSummary(tpl.system, run.prompt.question, []))) + (1 + k) * (answer + 4);
-      add('summary', n + updates, (n + updates) * quoted, (n + updates) * answer, false);
-      // ssvp: at most one merge per neighbour and update (pairs above tau only).
-      if (run.protocol === 'ssvp' && k > 0) add('merge', updates * k, updates * k * (quoted + answer), updates * k * answer, true);
-    }
-    if (run.protocol === 'drift-policy' && run.sweeps >= 2) {
-      const boundaries = run.sweeps - 1;
-      const q = run.prompt.question;
-      add(
-        'drift-judge',
-        boundaries,
-        boundaries * (tokens(chars(renderDriftJudge(q, run.sweeps, '', ''))) + 2 * answer),
-        boundaries * answer,
-        false,
-      );
-      add(
-        'moderator',
-        boundaries,
-        boundaries * (tokens(chars(renderModerator(q, run.sweeps, '', ''))) + 2 * answer),
-        boundaries * answer,
-        true,
-      );
-    }
+    // The protocol's own calls (SSVP summaries and merges, drift-policy's judge and moderator): its registry entry counts them.
+    const extra = protocolOf(run.protocol).cost?.({
+      n,
+      sweeps: run.sweeps,
+      question: run.prompt.question,
+      system: tpl.system,
+      k,
+      answer,
+      tokens: (m) => tokens(chars(m)),
+    });
+    for (const c of extra ?? []) add(c.kind, c.calls, c.promptTokens, c.completionTokens, c.atMost);
     if (spec.judge.kind === 'llm') {
       const calls = n + updates;
       add('judge', calls, calls * (tokens(chars(rubric(run.prompt, ''))) + answer), calls * VERDICT_MAX_TOKENS, true);
@@ -244,7 +240,10 @@ export function campaignCost(input: CampaignInput): CampaignCost {
     'vote',
     'feedback',
   ];
-  const calls = order.flatMap((kind) => (kinds.has(kind) ? [kinds.get(kind)!] : []));
+  // Kinds of registered protocols that are not built in come last, in the order they were first counted.
+  const calls = [...order.filter((kind) => kinds.has(kind)), ...[...kinds.keys()].filter((kind) => !order.includes(kind))].map(
+    (kind) => kinds.get(kind)!,
+  );
   for (const c of calls) {
     // A graph of uneven degree (a star, a chain) quotes a fractional mean of answers per update.
     c.promptTokens = Math.round(c.promptTokens);

@@ -4,7 +4,21 @@ export { EVENT_ROWS_SQL, isEventRole, TAGS, TEAM_ROLES } from './event.js';
 export type { EncoderColumn, EventRow, ReplyStatus, Role, RunColumns, Tag, TeamRole } from './event.js';
 export { InputError, toError } from './errors.js';
 export { decodeUtf8, firstInvalidUtf8 } from './utf8.js';
-export { PROTOCOLS, resolveJudgeInFlight, sweepSpecJsonSchema, sweepSpecSchema } from './spec/schema.js';
+export {
+  isBoardProtocol,
+  isProtocolName,
+  isSummaryProtocol,
+  PROTOCOL_NAMES,
+  PROTOCOLS,
+  protocolOf,
+  registerProtocol,
+  type ProtocolCallCost,
+  type ProtocolCallRole,
+  type ProtocolCostInput,
+  type ProtocolDef,
+  type ProtocolName,
+} from './protocol/registry.js';
+export { resolveJudgeInFlight, sweepSpecJsonSchema, sweepSpecSchema } from './spec/schema.js';
 export type { Dynamics, EncoderSpec, JudgeSpec, SweepSpec, WhiteningSpec } from './spec/schema.js';
 export { armCount, armLabel, dynamicsArms, populationArmLabel, populationArms, templateArms } from './spec/arms.js';
 export type { PopulationArm, TemplateArm } from './spec/arms.js';
@@ -105,7 +119,7 @@ export type { Edge, GeometrySpec } from './geometry/index.js';
 export { checkBackendLimits, checkContextBudget } from './budget.js';
 export { parseRubric, parseVerdict, rubric, RUBRIC_SYSTEM, VERDICT_MAX_TOKENS } from './rubric.js';
 export { campaignCost, DEFAULT_CALLS_PER_SECOND } from './campaign-cost.js';
-export { CHARS_PER_TOKEN, TEAM_DYNAMICS, TEAM_PAPER_ARMS } from './names.js';
+export { CHARS_PER_TOKEN, TEAM_DYNAMICS } from './names.js';
 export type { CallCost, CallKind, CampaignCost, CampaignInput, ContextCost } from './campaign-cost.js';
 export { cachedPrefixTokens, decodeStepMs, GPU_COST_MODELS, parseGpuCostModel, requestGpuSeconds } from './gpu/cost-model.js';
 export { AdmissionLimit, type AdmissionTuning, parseVllmMetrics, QueueClock, type ServerLoad } from './admission.js';
@@ -159,12 +173,10 @@ export {
   CONTEXT_MERGE_INSTRUCTION,
   decodeSummaryVersion,
   encodeSummaryVersion,
-  isSummaryProtocol,
   parseSsvpCall,
   renderContextMerge,
   renderSummary,
   SUMMARY_INSTRUCTION,
-  SUMMARY_PROTOCOLS,
 } from './protocol/ssvp.js';
 export type { ContextItem, ParsedSsvpCall, SummaryVersion } from './protocol/ssvp.js';
 export type { CdsExceedance, TauCalibration, TauShare } from './protocol/tau-calibration.js';

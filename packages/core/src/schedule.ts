@@ -1,6 +1,7 @@
 import type { Graph } from './geometry/index.js';
 import { meanFieldRowsCached } from './geometry/meanfield.js';
 import { runEvents, type RunPlan } from './plan.js';
+import { protocolOf, type ProtocolDef } from './protocol/registry.js';
 import { mixSeed, rngFrom, type Rng } from './rng.js';
 
 /** One event of a run's schedule: who answers, whom it reads, and which versions it reads. */
@@ -62,12 +63,15 @@ export class Schedule implements EventStream {
   private cursor = 0;
   /** neighbour_order per-run: the run's seeded order of its agents, and each agent's place in it. */
   private readonly runOrder: { agents: Int32Array; rank: Int32Array; rows?: (Int32Array | undefined)[] } | undefined;
+  /** Whom an update reads, as the run's protocol says. */
+  private readonly reads: ProtocolDef['reads'];
 
   constructor(
     readonly run: Pick<RunPlan, 'n' | 'sweeps' | 'seed' | 'dynamics' | 'protocol' | 'neighbourOrder'>,
     readonly graph: Graph,
   ) {
     this.total = runEvents(run);
+    this.reads = protocolOf(run.protocol).reads;
     this.picks = rngFrom(run.seed, 'picks');
     // -1: not written yet (a run resumed inside its initial answers has agents with no version).
     this.lastWriter = new Float64Array(run.n).fill(-1);
@@ -103,9 +107,9 @@ export class Schedule implements EventStream {
     const synchronous = this.run.dynamics === 'synchronous';
     const agent = synchronous ? j % n : this.picks.int(n);
     let neighbours =
-      this.run.protocol === 'isolated'
+      this.reads === 'none'
         ? EMPTY_I32
-        : this.run.protocol === 'full-broadcast'
+        : this.reads === 'everyone'
           ? everyoneBut(agent, n)
           : this.graph.neighbours(agent, this.graph.annealed ? rngFrom(seed, 'neighbours', j) : this.picks);
     if (neighbours.length > 1) {

@@ -3,7 +3,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import {
   EVENT_ROWS_SQL,
   InputError,
-  isSummaryProtocol,
+  protocolOf,
   Schedule,
   graphFor,
   nextControl,
@@ -273,7 +273,8 @@ async function checkSummaryCalls(
   c: { summaries: number; agents: number; merges: number },
 ): Promise<string | null> {
   if (c.summaries !== c.agents) return `${run.runId}: ${c.summaries} summary calls for ${c.agents} answers (one per event)`;
-  if (run.protocol !== 'ssvp') return c.merges > 0 ? `${run.runId}: ${c.merges} merge calls in a ${run.protocol} run` : null;
+  if (!protocolOf(run.protocol).calls.includes('merge'))
+    return c.merges > 0 ? `${run.runId}: ${c.merges} merge calls in a ${run.protocol} run` : null;
   const tau = run.controls.tau;
   const [bad] =
     (await queryRows(`WITH m AS (SELECT event, count(*) AS merges, min(divergence) AS low FROM ${file} WHERE role = 'merge' GROUP BY event)
@@ -316,14 +317,16 @@ async function checkCalls(out: string, run: RunPlan): Promise<string | null> {
   const { merges, boundary, moderators, unknown, divergent, misplaced, unjudged, summaries, agents } = c!;
   if (unknown > 0) return `${run.runId}: ${unknown} rows have a role that is not agent, summary, merge, judge or moderator`;
   // An ssvp run without summary rows is the answer-gated ssvp of corpora written before SSVP as published.
-  if (isSummaryProtocol(run.protocol) && (run.protocol !== 'ssvp' || summaries > 0))
-    return checkSummaryCalls(file, run, { summaries, agents, merges });
+  // The roles the run's protocol may write, from its registry entry.
+  const { version, calls } = protocolOf(run.protocol);
+  const merging = calls.includes('merge');
+  if (version === 'summary' && (!merging || summaries > 0)) return checkSummaryCalls(file, run, { summaries, agents, merges });
   if (summaries > 0) return `${run.runId}: ${summaries} summary calls in a ${run.protocol} run`;
-  if (run.protocol === 'ssvp' && (merges !== divergent || misplaced > 0)) {
-    return `${run.runId}: ssvp merges ${merges} times, but ${divergent} answers diverge beyond tau ${run.controls.tau} (${misplaced} merges elsewhere)`;
+  if (merging && (merges !== divergent || misplaced > 0)) {
+    return `${run.runId}: ${run.protocol} merges ${merges} times, but ${divergent} answers diverge beyond tau ${run.controls.tau} (${misplaced} merges elsewhere)`;
   }
-  if (run.protocol !== 'ssvp' && merges > 0) return `${run.runId}: ${merges} merge calls in a ${run.protocol} run`;
-  if (run.protocol !== 'drift-policy' && boundary > 0) return `${run.runId}: ${boundary} judge or moderator calls in a ${run.protocol} run`;
+  if (!merging && merges > 0) return `${run.runId}: ${merges} merge calls in a ${run.protocol} run`;
+  if (!calls.includes('judge') && boundary > 0) return `${run.runId}: ${boundary} judge or moderator calls in a ${run.protocol} run`;
   if (unjudged > 0 || moderators > boundary - moderators)
     return `${run.runId}: ${unjudged} moderator calls without a judge call before them`;
   return null;

@@ -2,7 +2,9 @@ import {
   decodeBoardVersion,
   decodeSummaryVersion,
   hasBoundaries,
+  isBoardProtocol,
   isSummaryProtocol,
+  protocolOf,
   isDrift,
   medoid,
   nextControl,
@@ -26,12 +28,11 @@ export async function executeBoundary(
   const { run, sweep } = task;
   const services = runServices(run, sweepServices);
   if (!hasBoundaries(run.protocol, run.controls)) throw new Error(`${run.runId}: boundary task for a run without boundaries`);
-  const answers =
-    run.protocol === 'belief-board'
-      ? values.map((v) => decodeBoardVersion(v).answer)
-      : isSummaryProtocol(run.protocol)
-        ? values.map((v) => decodeSummaryVersion(v).answer)
-        : [...values];
+  const answers = isBoardProtocol(run.protocol)
+    ? values.map((v) => decodeBoardVersion(v).answer)
+    : isSummaryProtocol(run.protocol)
+      ? values.map((v) => decodeSummaryVersion(v).answer)
+      : [...values];
   const embeddings = await controlEncoder(run, services).encode(answers);
   const rule = run.controls.earlyStopping;
   let tags: Tag[] = answers.map(() => 'not_known');
@@ -43,7 +44,7 @@ export async function executeBoundary(
   const previous = task.state;
   const state: ControlState = nextControl(previous, sweep, embeddings, tags, rule, run.sweeps);
   const calls: CallOutcome[] = [];
-  if (run.protocol === 'drift-policy' && !state.stop) {
+  if (protocolOf(run.protocol).boundaries && !state.stop) {
     const majority = medoid(answers, embeddings);
     state.majority = majority;
     if (sweep >= 1 && previous?.majority !== undefined) {

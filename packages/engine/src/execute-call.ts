@@ -9,6 +9,7 @@ import {
   assignPopulation,
   type decodeBoardVersion,
   encodeBoardVersion,
+  isBoardProtocol,
   mixSeed,
   parseBoardReply,
   personaText,
@@ -157,7 +158,7 @@ export function answer(
   let response = result.text;
   let board: string | undefined;
   let version: string | undefined;
-  if (run.protocol === 'belief-board') {
+  if (isBoardProtocol(run.protocol)) {
     const reply = parseBoardReply(result.text);
     const applied = applyEntries(ownEntries ?? [], plan.event, reply.entries);
     response = reply.answer;

@@ -1,4 +1,4 @@
-import { decodeBoardVersion, isSummaryProtocol, renderEntries, temperatureAt, type PromptContext } from '@panta/core';
+import { decodeBoardVersion, isBoardProtocol, isSummaryProtocol, renderEntries, temperatureAt, type PromptContext } from '@panta/core';
 import { agentPersona, answer, runServices, timedCall, type WorkerServices } from './execute-call.js';
 import { executeSummaryEvent } from './execute-ssvp.js';
 import { executeTeamEvent } from './execute-team.js';
@@ -30,7 +30,7 @@ export function executeEvent(task: EventTask, reads: readonly string[], sweepSer
   if (run.controls.team) return executeTeamEvent(task, reads, services);
   if (isSummaryProtocol(run.protocol)) return executeSummaryEvent(task, reads, services);
   const temperature = temperatureAt(run.temperature, plan.sweep, run.sweeps, run.controls.annealing);
-  const boardRun = run.protocol === 'belief-board';
+  const boardRun = isBoardProtocol(run.protocol);
   const own = boardRun && plan.readVersions.length > 0 ? decodeBoardVersion(reads[0]) : undefined;
   const previous = plan.readVersions.length > 0 ? (own?.answer ?? reads[0]) : undefined;
   const neighbourAnswers = boardRun ? reads.slice(1).map((v) => renderEntries(decodeBoardVersion(v).entries)) : reads.slice(1);

@@ -3,6 +3,7 @@ import {
   divergence,
   encodeSummaryVersion,
   mergeNote,
+  protocolOf,
   temperatureAt,
   withBroadcast,
   type ContextItem,
@@ -28,7 +29,7 @@ export async function executeSummaryEvent(task: EventTask, reads: readonly strin
   const temperature = temperatureAt(run.temperature, plan.sweep, run.sweeps, run.controls.annealing);
   let persona = agentPersona(run, plan.agent);
   // full-broadcast shares each teammate's briefing from the first exchange on (core/travel/briefing.ts).
-  if (persona && run.protocol === 'full-broadcast' && plan.sweep >= 1 && run.prompt.briefings) {
+  if (persona && protocolOf(run.protocol).reads === 'everyone' && plan.sweep >= 1 && run.prompt.briefings) {
     const teammates = Array.from(plan.neighbours, (agent) => ({ agent, entryId: agentPersona(run, agent)?.id ?? '' }));
     persona = { ...persona, text: withBroadcast(persona.text, run.prompt, teammates) };
   }
@@ -73,7 +74,7 @@ export async function executeSummaryEvent(task: EventTask, reads: readonly strin
     const [mine, ...others] = await controlEncoder(run, services).encode([summary, ...theirs.map((v) => v.summary)]);
     const cds = others.map((o) => divergence(mine!, [o]));
     gate = Math.max(...cds);
-    if (run.protocol === 'ssvp') {
+    if (protocolOf(run.protocol).calls.includes('merge')) {
       const answers = [...context.neighbourAnswers];
       for (let i = 0; i < cds.length; i++) {
         if (cds[i] <= run.controls.tau) continue;

@@ -10,6 +10,7 @@ import {
   DEFAULT_TEMPLATE,
   boundaryGate,
   hasBoundaries,
+  protocolOf,
   DataflowPlanner,
   scheduleFor,
   GeometryError,
@@ -432,9 +433,10 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
     // Neighbours in a seeded order per event (a mean field, a star, random graphs) replaced agent order: such
     // a sweep is another corpus than one written before, and must not resume it. Lattice-only sweeps keep theirs.
     .update(spec.geometries.some(shufflesNeighbours) ? '\0neighbours shuffled per event' : '')
-    // ssvp became the published protocol (summaries, pairwise CDS, ContextMerge): a corpus of the answer-gated
-    // ssvp must not be resumed by it. Sweeps without ssvp keep their fingerprint.
-    .update([spec.protocol].flat().includes('ssvp') ? '\0ssvp as published' : '')
+    // A protocol whose behaviour changed under its name (ssvp became the published protocol: summaries,
+    // pairwise CDS, ContextMerge) marks its sweeps, so that a corpus of the old behaviour is not resumed by it.
+    // Sweeps without such a protocol keep their fingerprint.
+    .update([...new Set([spec.protocol].flat())].map((p) => protocolOf(p).fingerprint ?? '').join(''))
     .digest('hex');
   // Every part plans (and checks) the whole grid, so each computes the same partition.
   const mine = shard ? shardRuns(runs, shard, shardWeigherFor(SHARD_POLICY, spec, edgeLists)) : runs;

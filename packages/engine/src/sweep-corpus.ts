@@ -2,6 +2,7 @@ import {
   EVENT_ROWS_SQL,
   encodeBoardVersion,
   foldLive,
+  isBoardProtocol,
   isSummaryProtocol,
   runEvents,
   type BoardEntry,
@@ -114,7 +115,7 @@ export async function readVersionTexts(parts: readonly string[], live: Float64Ar
   const wanted = [...new Set(Array.from(live))].filter((v) => v >= 0);
   if (wanted.length === 0) return texts;
   if (protocol !== undefined && isSummaryProtocol(protocol)) return readSummaryVersions(parts, wanted);
-  if (protocol === 'belief-board') {
+  if (protocol !== undefined && isBoardProtocol(protocol)) {
     const keep = new Set(wanted);
     const boards = new Map<number, BoardEntry[]>();
     for await (const batch of readEvents(parts, { columns: ['event', 'agent', 'response', 'board'], where: EVENT_ROWS_SQL })) {

@@ -1,4 +1,4 @@
-import { PROTOCOLS, geometryLabel, type GeometrySpec } from '@panta/core';
+import { PROTOCOL_NAMES, geometryLabel, type GeometrySpec } from '@panta/core';
 import type { OrderParamRow } from '@panta/corpus';
 import type { CorpusData, RunInfo } from './corpus-data.js';
 import { armColumns, armOf, type ArmColumn } from './arms.js';
@@ -19,7 +19,7 @@ export function protocolOrder(data: CorpusData): string[] {
   const listed = (data.manifest.spec as { protocol?: string | string[] }).protocol;
   const spec = listed === undefined ? [] : Array.isArray(listed) ? listed : [listed];
   const present = [...new Set(data.runs.map((r) => r.protocol))];
-  return [...new Set([...spec, ...present.sort(), ...PROTOCOLS])];
+  return [...new Set([...spec, ...present.sort(), ...PROTOCOL_NAMES])];
 }
 
 /** The layout of the grid: geometries (spec order), panels and temperatures (ascending). */

@@ -2,15 +2,17 @@ import type { TeamCallPlan } from '../team/calls.js';
 import { appendBoardLines, parseBoardLines, type BoardLogEntry } from './board-log.js';
 import { renderBoard, type RenderedBoard } from './board-render.js';
 
-import { TEAM_PAPER_ARMS } from '../names.js';
+import { armOf, protocolOf } from './registry.js';
 
+/** Protocols that are relay and hub arms only (board, board_inert, full, sop): never a population's protocol. */
 export function isTeamPaperArm(protocol: string): boolean {
-  return (TEAM_PAPER_ARMS as readonly string[]).includes(protocol);
+  const def = protocolOf(protocol);
+  return !def.population && def.teams.includes('relay');
 }
 
 /** Arms whose members write board entries. */
 export function writesBoard(protocol: string): boolean {
-  return protocol === 'board' || protocol === 'board_inert';
+  return armOf(protocol).board !== undefined;
 }
 
 /** What a call of a board arm wrote and read: its row's `board` column (JSON). */
@@ -64,6 +66,6 @@ export function boardShownTo(
   capTokens: number,
   authorName: (author: number) => string,
 ): RenderedBoard {
-  if (protocol !== 'board') return { lines: [], shown: [], dropped: 0 };
+  if (armOf(protocol).board !== 'shown') return { lines: [], shown: [], dropped: 0 };
   return renderBoard(board, capTokens, authorName);
 }

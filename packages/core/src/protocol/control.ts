@@ -1,5 +1,6 @@
 import type { Tag } from '../event.js';
 import type { AnnealingSpec, EarlyStoppingSpec, Protocol } from '../spec/schema.js';
+import { protocolOf } from './registry.js';
 
 /**
  * Between-sweep control (docs/DESIGN.md#sweep-boundaries-and-extensions): early stopping and drift-policy look at a run's snapshot after
@@ -57,7 +58,7 @@ export interface TeamControls {
  */
 export function hasBoundaries(protocol: Protocol, controls: RunControls): boolean {
   if (controls.team) return false;
-  return protocol === 'drift-policy' || controls.earlyStopping !== undefined;
+  return protocolOf(protocol).boundaries === true || controls.earlyStopping !== undefined;
 }
 
 /**

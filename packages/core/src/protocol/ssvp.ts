@@ -18,12 +18,6 @@ import type { ChatMessages, PromptContext } from '../prompt.js';
  * event (rows before the agent's, like the summary), so the DAG of events is the glauber one.
  */
 
-export const SUMMARY_PROTOCOLS = ['no-sync', 'ssvp', 'full-broadcast'] as const;
-
-export function isSummaryProtocol(protocol: string): boolean {
-  return (SUMMARY_PROTOCOLS as readonly string[]).includes(protocol);
-}
-
 /** The paper's ContextSummary prompt, verbatim. */
 export const SUMMARY_INSTRUCTION = 'Summarize your current spatial context, task history, and active goals in 3 sentences or fewer.';
 

@@ -4,6 +4,7 @@ import { backendSchema, judgeBackendSchema, judgeInFlight } from './backend.js';
 import { MAX_RUNS, MAX_SWEEPS } from './bounds.js';
 import { armLabel, populationArmLabel, type PopulationArmInput } from './arms.js';
 import { parseMemoryBudget } from './memory.js';
+import { isProtocolName, PROTOCOL_NAMES, type ProtocolName } from '../protocol/registry.js';
 
 /**
  * Refuses a list with a repeated entry (by `key`), blaming the repeat itself (`temperatures[1]`): a
@@ -57,23 +58,16 @@ export const judgeSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('llm'), backend: judgeBackendSchema }),
 ]);
 
-/** Coordination protocols (docs/DESIGN.md#coordination-protocols): a gridded axis. */
-export const PROTOCOLS = [
-  'glauber',
-  'isolated',
-  'ssvp',
-  'belief-board',
-  'drift-policy',
-  'regenerate',
-  'no-sync',
-  'full-broadcast',
-  // relay and hub arms of paper 001 (docs/teams.md, "Belief board")
-  'board',
-  'board_inert',
-  'full',
-  'sop',
-] as const;
-const protocolSchema = z.enum(PROTOCOLS);
+/**
+ * Coordination protocols (docs/DESIGN.md#coordination-protocols): a gridded axis. The names are the protocol registry's (protocol/registry.ts), read
+ * when a spec is parsed, so a registered protocol is accepted as a built-in one; the JSON Schema lists them.
+ */
+const protocolSchema = z
+  .string()
+  .superRefine((name, ctx) => {
+    if (!isProtocolName(name)) ctx.addIssue({ code: 'invalid_value', values: [...PROTOCOL_NAMES], input: name });
+  })
+  .meta({ enum: PROTOCOL_NAMES }) as unknown as z.ZodType<ProtocolName, string>;
 
 const sizeList = z.array(z.int().min(1)).min(1).superRefine(noRepeats<number>());
 
@@ -306,7 +300,7 @@ export type SweepSpecInput = z.input<typeof sweepSpecSchema>;
 export type SweepSpec = z.output<typeof sweepSpecSchema>;
 export type EncoderSpec = z.infer<typeof encoderSchema>;
 export type JudgeSpec = z.infer<typeof judgeSchema>;
-export type Protocol = (typeof PROTOCOLS)[number];
+export type Protocol = ProtocolName;
 export type EarlyStoppingSpec = NonNullable<SweepSpec['early_stopping']>;
 export type AnnealingSpec = NonNullable<SweepSpec['annealing']>;
 /** How a population is dealt out to agents (one arm of the population axis). */

@@ -2,6 +2,7 @@ import type { TeamRole } from '../event.js';
 import type { RunPlan } from '../plan.js';
 import { TEAM_DYNAMICS } from '../names.js';
 import { writesBoard } from '../protocol/board-team.js';
+import { armOf } from '../protocol/registry.js';
 
 /**
  * Team schedules (docs/teams.md): relay, hub and debate as DAGs of calls whose read sets are fixed before
@@ -62,8 +63,8 @@ export type TeamRun = Pick<RunPlan, 'n' | 'sweeps' | 'dynamics' | 'protocol' | '
 function debateShape(run: TeamRun): { generated: boolean; policy: boolean; regenerate: boolean } {
   return {
     generated: run.controls.team?.personas !== 'population',
-    policy: run.protocol === 'drift-policy',
-    regenerate: run.protocol === 'regenerate',
+    policy: armOf(run.protocol).debate === 'policy',
+    regenerate: armOf(run.protocol).debate === 'regenerate',
   };
 }
 
@@ -92,7 +93,7 @@ export function teamCalls(run: TeamRun): TeamCallPlan[] {
  */
 function relayCalls(n: number, protocol: string): TeamCallPlan[] {
   const calls: TeamCallPlan[] = [];
-  const earlier: TeamReadKind | undefined = writesBoard(protocol) ? 'board' : protocol === 'full' ? 'output' : undefined;
+  const earlier: TeamReadKind | undefined = writesBoard(protocol) ? 'board' : armOf(protocol).earlier;
   for (let i = 0; i < n; i++) {
     const reads: TeamRead[] = [];
     if (earlier) for (let j = 0; j < i - 1; j++) reads.push({ event: j, agent: j, kind: earlier, turn: j });

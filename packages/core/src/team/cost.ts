@@ -1,6 +1,7 @@
 import type { TeamRole } from '../event.js';
 import type { RunPlan } from '../plan.js';
 import { CHARS_PER_TOKEN } from '../names.js';
+import { armOf } from '../protocol/registry.js';
 import { BOARD_HEADER, DEFAULT_BOARD_TOKENS } from '../protocol/board-render.js';
 import { hiddenChars } from '../hidden-text.js';
 import { keptReads, teamCalls } from './calls.js';
@@ -35,7 +36,7 @@ export function teamCallCosts(run: RunPlan, maxTokens: number): TeamRoleCost[] {
   const byRole = new Map<string, TeamRoleCost>();
   // arm board: a board filled up to its cap (the cap bounds its lines, not its header).
   const board =
-    run.protocol === 'board'
+    armOf(run.protocol).board === 'shown'
       ? [BOARD_HEADER, 'x'.repeat((run.controls.team?.boardTokens ?? DEFAULT_BOARD_TOKENS) * CHARS_PER_TOKEN)]
       : undefined;
   // A member's persona (and briefing) from the population: the longest one, counted rather than rendered.

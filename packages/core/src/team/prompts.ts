@@ -1,6 +1,7 @@
 import type { ChatMessages } from '../prompt.js';
 import { parseBoardLines } from '../protocol/board-log.js';
 import { writesBoard } from '../protocol/board-team.js';
+import { armOf } from '../protocol/registry.js';
 import type { TeamCallPlan, TeamRead } from './calls.js';
 
 /**
@@ -140,7 +141,7 @@ export function renderTeamCall(input: TeamPromptInput): ChatMessages {
           (note ? `Hand-off note from agent ${call.agent}: ${oneLine(note.text)}\n` : 'You are the first agent.\n') +
           (last
             ? 'Give the final answer to the task in one line.'
-            : arm === 'sop'
+            : armOf(arm).handoff === 'sop'
               ? `Work on the task, then write the hand-off note for the next agent in one line, ${SOP_FORM}`
               : `Work on the task, then write a short hand-off note for the next agent in one line: what you found, and what is left to do.${tool}`),
       };
@@ -157,9 +158,9 @@ export function renderTeamCall(input: TeamPromptInput): ChatMessages {
         user:
           task +
           board +
-          (arm === 'full' ? `${FULL_PLAN}${oneLine(plan)}\n` : '') +
+          (armOf(arm).earlier === 'output' ? `${FULL_PLAN}${oneLine(plan)}\n` : '') +
           `Your subtask: ${oneLine(subtaskOf(plan, call.agent, size))}\n` +
-          (arm === 'sop'
+          (armOf(arm).handoff === 'sop'
             ? `Do your subtask and report in one line, ${SOP_FORM}`
             : `Do your subtask and report what you found in one line.${tool}`),
       };

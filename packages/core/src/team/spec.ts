@@ -1,15 +1,8 @@
 import { InputError } from '../errors.js';
 import type { TeamControls } from '../protocol/control.js';
 import type { Dynamics, Protocol, SweepSpec } from '../spec/schema.js';
-import { isTeamPaperArm } from '../protocol/board-team.js';
+import { armOf, protocolOf, teamArms } from '../protocol/registry.js';
 import { isTeamDynamics } from './calls.js';
-
-/** The protocols (arms) each team schedule runs: `glauber` is the plain team; debate adds DRIFTJudge's mitigations. */
-const TEAM_ARMS: Record<string, readonly Protocol[]> = {
-  relay: ['glauber', 'board', 'board_inert', 'full', 'sop'],
-  hub: ['glauber', 'board', 'board_inert', 'full', 'sop'],
-  debate: ['glauber', 'drift-policy', 'regenerate'],
-};
 
 /** A `team` block in a spec without a team schedule would change nothing: say so instead of ignoring it. */
 export function checkTeamSpec(spec: SweepSpec, dynamics: readonly Dynamics[], file: string): void {
@@ -21,7 +14,7 @@ export function checkTeamSpec(spec: SweepSpec, dynamics: readonly Dynamics[], fi
       'add dynamics: relay, hub or debate, or remove team',
     );
   const protocols: readonly string[] = Array.isArray(spec.protocol) ? spec.protocol : [spec.protocol];
-  if (spec.team?.board_tokens !== undefined && !protocols.includes('board'))
+  if (spec.team?.board_tokens !== undefined && !protocols.some((p) => armOf(p).board === 'shown'))
     throw new InputError(
       file,
       'team.board_tokens',
@@ -74,23 +67,17 @@ export function teamControls(spec: SweepSpec, populated: boolean): TeamControls 
  */
 export function checkTeamArm(spec: SweepSpec, dynamics: Dynamics, protocol: Protocol, file: string): void {
   if (!isTeamDynamics(dynamics)) {
-    if (protocol === 'regenerate')
+    const { population, teams } = protocolOf(protocol);
+    if (!population)
       throw new InputError(
         file,
         'protocol',
-        `regenerate is a debate arm, not a protocol of ${dynamics} populations`,
-        'use it with dynamics: debate',
-      );
-    if (isTeamPaperArm(protocol))
-      throw new InputError(
-        file,
-        'protocol',
-        `${protocol} is a relay and hub arm, not a protocol of ${dynamics} populations (belief-board is the population board)`,
-        'use it with dynamics: relay or hub',
+        `${protocol} is a ${teams.join(' and ')} arm, not a protocol of ${dynamics} populations`,
+        `use it with dynamics: ${teams.join(' or ')}`,
       );
     return;
   }
-  const arms = TEAM_ARMS[dynamics];
+  const arms = teamArms(dynamics);
   if (!arms.includes(protocol)) {
     throw new InputError(
       file,

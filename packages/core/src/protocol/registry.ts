@@ -1,0 +1,212 @@
+import type { ChatMessages } from '../prompt.js';
+import { renderDriftJudge, renderModerator } from './prompts.js';
+import { renderSummary } from './ssvp.js';
+
+/**
+ * The coordination protocols, one object each, in one table whose keys are the names a spec's `protocol`
+ * accepts. Everything that varies by protocol is read from its object: which agents an update reads (the
+ * schedule, `panta plan`'s mean degree, the context bound), what an agent's version carries (answer, SSVP
+ * summary, board entries), where its runs run (populations, team schedules), the extra calls it makes and
+ * what `panta plan` counts for them, and the rows `panta verify` allows. A protocol that needs new engine
+ * behaviour adds it where the engine reads these fields (docs: CONTRIBUTING.md, "Adding a protocol").
+ */
+
+/** Roles of the calls a population protocol adds to the agent's (rows of the events table). */
+export type ProtocolCallRole = 'summary' | 'merge' | 'judge' | 'moderator';
+
+/** What `panta plan` counts for one kind of extra call of a run. */
+export interface ProtocolCallCost {
+  /** The call kind shown in the plan (a row of its calls table). */
+  kind: string;
+  calls: number;
+  promptTokens: number;
+  completionTokens: number;
+  /** A ceiling (made only when something holds: a merge above tau, a moderator after a drift). */
+  atMost: boolean;
+}
+
+/** What a protocol's cost sees of a population run. */
+export interface ProtocolCostInput {
+  /** Agents, sweeps after the initial answers, and the question. */
+  n: number;
+  sweeps: number;
+  question: string;
+  /** The agent template's system message (SSVP summaries quote it). */
+  system: string;
+  /** Mean neighbours an update quotes (the graph's mean degree, as this protocol reads it). */
+  k: number;
+  /** Tokens of every answer (max_tokens). */
+  answer: number;
+  /** Tokens of a rendered prompt at the plan's characters per token. */
+  tokens(messages: ChatMessages): number;
+}
+
+export interface ProtocolDef {
+  /** One line: what the protocol does (documentation). */
+  readonly about: string;
+  /** Whom an update reads besides the agent's own previous answer: its geometry's neighbours, nobody, or every other agent. */
+  readonly reads: 'neighbours' | 'none' | 'everyone';
+  /**
+   * What an agent's version carries: its answer; an SSVP summary with it (a ContextSummary call per event,
+   * execute-ssvp.ts); or its live board entries (belief-board: the agent reads entries and replies JSON).
+   */
+  readonly version: 'answer' | 'summary' | 'board';
+  /** Runs on asynchronous and synchronous populations. */
+  readonly population: boolean;
+  /** The team schedules whose arm it is (relay and hub arms; debate's mitigations). */
+  readonly teams: readonly ('relay' | 'hub' | 'debate')[];
+  /** Stops between sweeps for protocol calls on the snapshot (drift-policy's judge and moderator). */
+  readonly boundaries?: boolean;
+  /** Roles of the extra calls its population runs may write (`panta verify` refuses any other). */
+  readonly calls: readonly ProtocolCallRole[];
+  /**
+   * As a team arm: relay and hub members write board entries (`shown` at the start of each turn, or `inert`:
+   * never shown), read every earlier call's whole `output`, or hand off in the `sop` form; a debate adds
+   * DRIFTPolicy's feedback after a drifting turn (`policy`) or writes the turn again (`regenerate`).
+   */
+  readonly arm?: { board?: 'shown' | 'inert'; earlier?: 'output'; handoff?: 'sop'; debate?: 'policy' | 'regenerate' };
+  /**
+   * Added to the fingerprint of a sweep that grids this protocol when its behaviour changed under its name,
+   * so that a corpus written before is never resumed by the new behaviour (absent: nothing added).
+   */
+  readonly fingerprint?: string;
+  /** The extra calls `panta plan` counts for one population run (absent: none). */
+  cost?(run: ProtocolCostInput): ProtocolCallCost[];
+}
+
+/** Tokens an SSVP summary (and a merge) quotes: the agent's timestamped context, its answer and its neighbours'. */
+function summaryQuote(run: ProtocolCostInput): number {
+  return run.tokens(renderSummary(run.system, run.question, [])) + (1 + run.k) * (run.answer + 4);
+}
+
+/** SSVP as published: a ContextSummary per event. */
+function summaryCost(run: ProtocolCostInput): ProtocolCallCost[] {
+  const calls = run.n + run.n * run.sweeps;
+  return [{ kind: 'summary', calls, promptTokens: calls * summaryQuote(run), completionTokens: calls * run.answer, atMost: false }];
+}
+
+/** ssvp: summaries, and at most one ContextMerge per neighbour and update (pairs above tau only). */
+function ssvpCost(run: ProtocolCostInput): ProtocolCallCost[] {
+  const summaries = summaryCost(run);
+  if (run.k <= 0) return summaries;
+  const merges = run.n * run.sweeps * run.k;
+  const prompt = merges * (summaryQuote(run) + run.answer);
+  return [...summaries, { kind: 'merge', calls: merges, promptTokens: prompt, completionTokens: merges * run.answer, atMost: true }];
+}
+
+/** drift-policy: a DRIFTJudge call at each boundary after the second sweep, and a moderator after a drift. */
+function driftPolicyCost(run: ProtocolCostInput): ProtocolCallCost[] {
+  if (run.sweeps < 2) return [];
+  const boundaries = run.sweeps - 1;
+  const call = (kind: string, messages: ChatMessages, atMost: boolean): ProtocolCallCost => ({
+    kind,
+    calls: boundaries,
+    promptTokens: boundaries * (run.tokens(messages) + 2 * run.answer),
+    completionTokens: boundaries * run.answer,
+    atMost,
+  });
+  return [
+    call('drift-judge', renderDriftJudge(run.question, run.sweeps, '', ''), false),
+    call('moderator', renderModerator(run.question, run.sweeps, '', ''), true),
+  ];
+}
+
+const PLAIN = { reads: 'neighbours', version: 'answer', population: true, teams: [], calls: [] } as const;
+const RELAY_HUB_ARM = { reads: 'neighbours', version: 'answer', population: false, teams: ['relay', 'hub'], calls: [] } as const;
+
+/** The built-in protocols: the keys are the names a spec's `protocol` accepts, in the schema's order. */
+export const PROTOCOLS = {
+  glauber: {
+    ...PLAIN,
+    about: "each update reads the neighbours' answers (the plain team in team schedules)",
+    teams: ['relay', 'hub', 'debate'],
+  },
+  isolated: { ...PLAIN, about: 'each update reads only its own previous answer', reads: 'none' },
+  ssvp: {
+    ...PLAIN,
+    about: 'SSVP as published: ContextSummary per event, ContextMerge with each neighbour whose divergence exceeds tau',
+    version: 'summary',
+    calls: ['summary', 'merge'],
+    fingerprint: '\0ssvp as published',
+    cost: ssvpCost,
+  },
+  'belief-board': { ...PLAIN, about: 'agents read and write live board entries instead of answers', version: 'board' },
+  'drift-policy': {
+    ...PLAIN,
+    about: "a judge compares the majority answer across sweeps; on drift a moderator's message joins the next sweep",
+    teams: ['debate'],
+    boundaries: true,
+    arm: { debate: 'policy' },
+    calls: ['judge', 'moderator'],
+    cost: driftPolicyCost,
+  },
+  regenerate: {
+    ...PLAIN,
+    about: 'debate: a turn the judge finds drifting is written again',
+    population: false,
+    teams: ['debate'],
+    arm: { debate: 'regenerate' },
+  },
+  'no-sync': { ...PLAIN, about: 'SSVP summaries measured, never merged', version: 'summary', calls: ['summary'], cost: summaryCost },
+  'full-broadcast': {
+    ...PLAIN,
+    about: "every update reads every other agent's answer; SSVP summaries measured",
+    reads: 'everyone',
+    version: 'summary',
+    calls: ['summary'],
+    cost: summaryCost,
+  },
+  board: { ...RELAY_HUB_ARM, about: 'members write board entries and read the board at the start of their turn', arm: { board: 'shown' } },
+  board_inert: { ...RELAY_HUB_ARM, about: 'members write board entries; the board is never shown', arm: { board: 'inert' } },
+  full: { ...RELAY_HUB_ARM, about: "every earlier call's full output is shown", arm: { earlier: 'output' } },
+  sop: { ...RELAY_HUB_ARM, about: 'hand-offs in a verdict / evidence / next-steps form', arm: { handoff: 'sop' } },
+} as const satisfies Record<string, ProtocolDef>;
+
+export type ProtocolName = keyof typeof PROTOCOLS;
+
+/** The built-in names first, in table order, then any registered ones (the schema's enum, live). */
+export const PROTOCOL_NAMES: string[] = Object.keys(PROTOCOLS);
+
+const registered = new Map<string, ProtocolDef>(Object.entries(PROTOCOLS));
+
+/**
+ * Adds a protocol beside the built-in table (a plug-in, or a test's toy protocol): the schema accepts its
+ * name from then on, and plan, run and verify read its object. A name already taken is an error.
+ */
+export function registerProtocol(name: string, def: ProtocolDef): void {
+  if (registered.has(name)) throw new Error(`protocol ${name} is already registered`);
+  if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new Error(`protocol name ${JSON.stringify(name)}: letters, digits, ".", "_" and "-" only`);
+  registered.set(name, def);
+  PROTOCOL_NAMES.push(name);
+}
+
+export function isProtocolName(name: string): name is ProtocolName {
+  return registered.has(name);
+}
+
+/** The object of a protocol the schema accepted. */
+export function protocolOf(name: string): ProtocolDef {
+  const def = registered.get(name);
+  if (!def) throw new Error(`protocol ${name} is not registered`);
+  return def;
+}
+
+/** Protocols whose versions carry an SSVP summary (a ContextSummary call per event). */
+export function isSummaryProtocol(name: string): boolean {
+  return registered.get(name)?.version === 'summary';
+}
+
+/** Protocols whose agents read and write a belief board (versions carry live entries). */
+export function isBoardProtocol(name: string): boolean {
+  return registered.get(name)?.version === 'board';
+}
+
+/** The protocols a team schedule runs as its arms, in table order (`glauber` is the plain team). */
+export function teamArms(dynamics: string): string[] {
+  return [...registered].filter(([, def]) => (def.teams as readonly string[]).includes(dynamics)).map(([name]) => name);
+}
+
+/** A team arm's behaviour (none for a name that is not one, or the plain team). */
+export function armOf(name: string): NonNullable<ProtocolDef['arm']> {
+  return registered.get(name)?.arm ?? {};
+}
