@@ -117,6 +117,38 @@ function interpolate<T>(value: T, env: Record<string, string> = {}): T {
   return value;
 }
 
+/** Every variable `${VAR...}` a Compose file reads (nested defaults included), with each default it gives it:
+ * the text after :- or - (a nested variable as its name), undefined where it is required (:? or ?). */
+function variablesRead(text: string): Map<string, Set<string | undefined>> {
+  const found = new Map<string, Set<string | undefined>>();
+  const scan = (t: string) => {
+    for (let i = 0; i < t.length; i++) {
+      if (t.startsWith('$$', i)) {
+        i++;
+        continue;
+      }
+      if (!t.startsWith('${', i)) continue;
+      let depth = 0;
+      let j = i;
+      for (; j < t.length; j++) {
+        if (t.startsWith('${', j)) {
+          depth++;
+          j++;
+        } else if (t[j] === '}' && --depth === 0) break;
+      }
+      const [, name, op, arg] = /^([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([\s\S]*))?$/.exec(t.slice(i + 2, j))!;
+      const defaults = found.get(name!) ?? new Set();
+      found.set(name!, defaults);
+      if (op === ':-' || op === '-') defaults.add(arg!.replace(/\$\{([A-Za-z0-9_]+)[^}]*\}/g, '$1'));
+      else if (op) defaults.add(undefined);
+      if (arg) scan(arg);
+      i = j;
+    }
+  };
+  scan(text);
+  return found;
+}
+
 /** Compose durations (1m30s, 5m, 300s, 2h) in seconds. */
 function seconds(duration: string): number {
   let total = 0;
@@ -322,9 +354,10 @@ describe("Redis's maxclients", () => {
 });
 
 describe('docker-compose.yml and docker-compose.workers.yml', () => {
-  it('are valid against the official Compose Specification schema (as vendored by dclint)', () => {
-    const schemaFile = join(dirname(createRequire(import.meta.url).resolve('dclint/package.json')), 'schemas', 'compose.schema.json');
-    const { $schema, ...schema } = JSON.parse(readFileSync(schemaFile, 'utf8'));
+  it('are valid against the Compose Specification schema (vendored from compose-spec/compose-spec with its licence)', () => {
+    const schemaDir = join(ROOT, 'test', 'fixtures', 'schemas', 'compose-spec');
+    expect(readFileSync(join(schemaDir, 'LICENSE'), 'utf8')).toContain('Apache License');
+    const { $schema, ...schema } = JSON.parse(readFileSync(join(schemaDir, 'compose-spec.json'), 'utf8'));
     expect(schema.title).toBe('Compose Specification');
     expect($schema).toMatch(/json-schema\.org\/draft-07\/schema/);
     const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
@@ -337,6 +370,26 @@ describe('docker-compose.yml and docker-compose.workers.yml', () => {
     const typo = structuredClone(compose);
     typo.services.worker.restrat = 'always';
     expect(validate(typo)).toBe(false);
+  });
+
+  it("every variable they read is in the README's table of Compose variables, with the default the files give it", () => {
+    const section = read('README.md').split('\n## Run on a cluster\n')[1]!.split('\n## ')[0]!;
+    const table = section.split('\n| Compose variable | what | default |\n')[1]!.split('\n\n')[0]!;
+    const rows = new Map(
+      table
+        .split('\n')
+        .slice(1)
+        .map((l) => l.split('|').map((c) => c.trim()))
+        .map((c) => [c[1]!.replace(/^`|`$/g, ''), c[3]!] as const),
+    );
+    const read_ = variablesRead(read('docker-compose.yml') + read('docker-compose.workers.yml'));
+    expect([...read_.keys()].length).toBeGreaterThan(20);
+    for (const [name, defaults] of read_) {
+      expect(rows.has(name), `${name} is read by the Compose files but not in the README's table of Compose variables`).toBe(true);
+      for (const d of defaults)
+        expect(rows.get(name), `${name}'s default`).toBe(d === undefined ? 'required' : d === '' ? 'empty' : `\`${d}\``);
+    }
+    for (const name of rows.keys()) expect(read_.has(name), `the README lists ${name}, which no Compose file reads`).toBe(true);
   });
 
   it('pass dclint with no error and no warning (key and service order aside: the files read in start-up order)', () => {
