@@ -1,136 +1,15 @@
-import { readFileSync, renameSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseDataset } from '@panta/core';
-import { queryRows, verifyCorpus } from '@panta/corpus';
+import { queryRows } from '@panta/corpus';
 import { runSweep } from '@panta/engine';
 import { startSurrogateServer } from '@panta/llm';
-import { ROOT, corpusDiff, panta, tempDir, writeSpec } from './helpers.js';
-
-/** examples/ssvp-travel.yaml cut to one trial per scenario (24 runs), with absolute paths. */
-function example(extra: Record<string, string> = {}): string {
-  let text = readFileSync(join(ROOT, 'examples', 'ssvp-travel.yaml'), 'utf8')
-    .replace('../datasets/', `${ROOT}/datasets/`)
-    .replace('file: travel-roles.jsonl', `file: ${ROOT}/examples/travel-roles.jsonl`)
-    .replace(/^out: .*$/m, '');
-  for (const [from, to] of Object.entries({ 'trials: 30': 'trials: 1', ...extra })) {
-    expect(text).toContain(from);
-    text = text.replace(from, to);
-  }
-  return text;
-}
-
-const num = (v: unknown) => (v === null ? null : Number(v));
+import { ROOT, tempDir, writeSpec } from './helpers.js';
+import { travelExample } from './travel-example.js';
 
 describe('examples/ssvp-travel.yaml (Hallucination as Context Drift, section 4)', () => {
-  it('runs on the surrogate, verifies, is the same corpus at concurrency 1 and 64, and shows the paper’s shape in travel.parquet and the report', async () => {
-    const dir = tempDir();
-    const spec = writeSpec(dir, example(), 'travel.yaml');
-    const [one, many] = [join(dir, 'one'), join(dir, 'many')];
-    expect((await runSweep(spec, { out: one, concurrency: 1, logLevel: 'silent' })).status).toBe('complete');
-    expect((await runSweep(spec, { out: many, concurrency: 64, logLevel: 'silent' })).status).toBe('complete');
-    expect((await verifyCorpus(one)).problems).toEqual([]);
-    expect((await verifyCorpus(many)).problems).toEqual([]);
-    expect(await corpusDiff(one, many)).toEqual({ extra: 0, missing: 0 });
-    const table = (out: string) => queryRows(`SELECT * FROM read_parquet('${out}/travel.parquet') ORDER BY run_id`);
-    const rows = await table(one);
-    expect(rows).toEqual(await table(many));
-    expect(rows.length).toBe(24);
-
-    // Each role holds its own entry, and reads its own briefing: the Booking agent's names the alternate airport.
-    const personas = await queryRows(
-      `SELECT DISTINCT run_id, agent, persona FROM read_parquet('${one}/events/*.parquet') WHERE role = 'agent' ORDER BY ALL`,
-    );
-    for (const run of new Set(personas.map((p) => p.run_id)))
-      expect(
-        personas
-          .filter((p) => p.run_id === run)
-          .map((p) => p.persona)
-          .sort(),
-      ).toEqual(['advisor', 'booking', 'planner']);
-
-    // panta verify recomputes travel.parquet: a changed HR is named.
-    const tampered = join(dir, 'tampered');
-    expect((await runSweep(spec, { out: tampered, logLevel: 'silent' })).status).toBe('complete');
-    const file = join(tampered, 'travel.parquet');
-    await queryRows(
-      `COPY (SELECT * REPLACE (CASE WHEN protocol = 'ssvp' AND prompt_id = 'travel-rome' THEN 0.999 ELSE hr END AS hr) FROM read_parquet('${file}')) TO '${file}.new' (FORMAT parquet)`,
-    );
-    renameSync(`${file}.new`, file);
-    const problems = (await verifyCorpus(tampered)).problems;
-    expect(
-      problems.some((p) => /^travel\.parquet: travel-rome-meanfield-n3-T0\.3-ssvp-sync-t0: hr 0\.999 stored, /.test(p)),
-      problems.join('\n'),
-    ).toBe(true);
-
-    // HR of one run recomputed from its shard: the surrogate's answers state the airport only, so HR is the share of
-    // answers naming Lisbon's (the injected) among those naming one of the two.
-    const [bcn] = await queryRows(
-      `SELECT count(*) FILTER (WHERE regexp_matches(lower(response), '\\b(lis|lisbon|humberto delgado)\\b'))::DOUBLE /
-              count(*) FILTER (WHERE regexp_matches(lower(response), '\\b(lis|lisbon|humberto delgado|bcn|el prat)\\b')) AS hr
-       FROM read_parquet('${one}/events/travel-barcelona-meanfield-n3-T0.3-full-broadcast-sync-t0.parquet') WHERE role = 'agent'`,
-    );
-    const fbBcn = rows.find((r) => String(r.run_id).startsWith('travel-barcelona-meanfield-n3-T0.3-full-broadcast'))!;
-    expect(num(fbBcn.hr)).toBeCloseTo(Number(bcn!.hr), 12);
-
-    // The paper's shape: full broadcast spreads the injected airport (higher HR than no-sync); ssvp's merges name the
-    // contradiction at the first exchange (sweep 1); no-sync and full-broadcast make no merge, so no detection.
-    const mean = (arm: string, col: string) => {
-      const v = rows.filter((r) => r.protocol === arm && r[col] !== null).map((r) => Number(r[col]));
-      return v.reduce((a, b) => a + b, 0) / v.length;
-    };
-    expect(mean('full-broadcast', 'hr')).toBeGreaterThan(mean('no-sync', 'hr') + 0.1);
-    expect(mean('ssvp', 'hr')).toBeLessThan(mean('full-broadcast', 'hr'));
-    const ssvp = rows.filter((r) => r.protocol === 'ssvp');
-    expect(ssvp.filter((r) => r.detection_step !== null).length).toBeGreaterThanOrEqual(6);
-    expect(Math.min(...ssvp.filter((r) => r.detection_step !== null).map((r) => Number(r.detection_step)))).toBe(1);
-    for (const r of rows.filter((x) => x.protocol !== 'ssvp')) {
-      expect(r.detection_step).toBeNull();
-      expect(r.detection_note).toBe('no merge (the arm makes none, or no pair passed tau)');
-      expect(r.recovery_note).toBe('no contradiction detected');
-    }
-    // calls: 3 agents x 7 steps x (answer + summary) = 42 without merges.
-    for (const r of rows.filter((x) => x.protocol !== 'ssvp')) expect(Number(r.calls)).toBe(42);
-    for (const r of ssvp) expect(Number(r.calls)).toBeGreaterThan(42);
-
-    // The report prints Tables 1-3 shapes from the same file: its means are DuckDB's.
-    const report = join(dir, 'report');
-    const r = panta(['report', one, '--out', report]);
-    expect(r.code, r.stderr).toBe(0);
-    const t1 = readFileSync(join(report, 'tables', 'travel-hr-tcs.csv'), 'utf8')
-      .trim()
-      .split('\n');
-    expect(t1[0]).toBe('arm,metric,trials,mean,95% CI low,95% CI high,note');
-    const [fbMean] = await queryRows(`SELECT avg(hr) AS m FROM read_parquet('${one}/travel.parquet') WHERE protocol = 'full-broadcast'`);
-    const fbLine = t1.find((l) => l.startsWith('full-broadcast,hr,8,'))!.split(',');
-    expect(Number(fbLine[3])).toBeCloseTo(Number(fbMean!.m), 12);
-    const t3 = readFileSync(join(report, 'tables', 'travel-tests.csv'), 'utf8');
-    expect(t3).toMatch(/^hr,no-sync,full-broadcast,/m);
-    expect(readFileSync(join(report, 'tables', 'travel-calls.csv'), 'utf8')).toMatch(
-      /^no-sync,8,42,42,42,0,,no merge names the contradiction,/m,
-    );
-
-    // tau calibrated on the example's no-sync arm; a spec using it runs and verifies.
-    const cal = panta(['calibrate-tau', one, '--fp', '0.02']);
-    expect(cal.code, cal.stderr).toBe(0);
-    const tau = /^tau = (\d\.\d\d): /m.exec(cal.stdout);
-    expect(tau, cal.stdout).not.toBeNull();
-    expect(cal.stdout).toMatch(/false-positive share/);
-    const calibrated = join(dir, 'calibrated');
-    const calSpec = writeSpec(
-      dir,
-      example({
-        'ssvp: {tau: 0.25}': `ssvp: {tau: {calibrate: 0.02, from: ${one}}}`,
-        'protocol: [no-sync, full-broadcast, ssvp]': 'protocol: ssvp',
-      }),
-      'calibrated.yaml',
-    );
-    expect((await runSweep(calSpec, { out: calibrated, logLevel: 'silent' })).status).toBe('complete');
-    expect(JSON.parse(readFileSync(join(calibrated, 'manifest.json'), 'utf8')).spec.ssvp.tau).toBe(Number(tau![1]));
-    expect((await verifyCorpus(calibrated)).problems).toEqual([]);
-  }, 300_000);
-
   it('scripts/build-travel.mjs writes the committed datasets/travel8.jsonl, which check-datasets accepts', () => {
     const out = join(tempDir(), 'travel8.jsonl');
     const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build-travel.mjs'), out], { encoding: 'utf8' });
@@ -159,16 +38,16 @@ describe('examples/ssvp-travel.yaml (Hallucination as Context Drift, section 4)'
     const server = await startSurrogateServer({ prompts });
     try {
       const small = { 'trials: 30': 'trials: 1\nprompts: [travel-barcelona, travel-tokyo]' };
-      const served = example({
+      const served = travelExample({
         ...small,
         'backend: {kind: surrogate}': `backend: {kind: openai, base_url: "${server.url}/v1", model: surrogate-potts-v1, max_in_flight: 16}`,
       });
       expect((await runSweep(writeSpec(dir, served, 'served.yaml'), { out: join(dir, 'served'), logLevel: 'silent' })).status).toBe(
         'complete',
       );
-      expect((await runSweep(writeSpec(dir, example(small), 'local.yaml'), { out: join(dir, 'local'), logLevel: 'silent' })).status).toBe(
-        'complete',
-      );
+      expect(
+        (await runSweep(writeSpec(dir, travelExample(small), 'local.yaml'), { out: join(dir, 'local'), logLevel: 'silent' })).status,
+      ).toBe('complete');
       const cols = 'run_id, event, role, seed, response, divergence, persona, prompt_tokens, completion_tokens, tag';
       const read = (out: string) =>
         queryRows(`SELECT ${cols} FROM read_parquet('${out}/events/*.parquet') ORDER BY run_id, event, role, seed`);

@@ -28,11 +28,14 @@ const SMALL: Record<string, Record<string, string>> = {
   'belief-injection': { 'trials: 4': 'trials: 1\nprompts: [cl01, cl02]' },
 };
 
+/** The surrogate with no task knowledge: engine tests assert what the engine does, whatever the replies say. */
+const NEUTRAL = { 'backend: {kind: surrogate}': 'backend: {kind: surrogate, scenario: neutral}' };
+
 describe('team schedules end to end on the surrogate (docs/teams.md)', () => {
   for (const name of Object.keys(SMALL)) {
     it(`${name}: runs, verifies (every read set), and is the same corpus at concurrency 1 and 64`, async () => {
       const dir = tempDir();
-      const spec = writeSpec(dir, example(name, SMALL[name]!), `${name}.yaml`);
+      const spec = writeSpec(dir, example(name, { ...SMALL[name], ...NEUTRAL }), `${name}.yaml`);
       const one = join(dir, 'one');
       const many = join(dir, 'many');
       expect((await runSweep(spec, { out: one, concurrency: 1, logLevel: 'silent' })).status).toBe('complete');
@@ -135,7 +138,14 @@ describe('team schedules end to end on the surrogate (docs/teams.md)', () => {
 
   it('the debate arms write what docs/teams.md says: judges from turn 2, feedback and regenerated turns only on drift, a solution per turn that its votes elect', async () => {
     const dir = tempDir();
-    const spec = writeSpec(dir, example('drift-debate', { 'trials: 2': 'trials: 3' }), 'debate.yaml');
+    const spec = writeSpec(
+      dir,
+      example('drift-debate', {
+        'trials: 2': 'trials: 3\nprompts: [mp2804, mp2808, mp70, mp71, mp3526, mp3527]',
+        ...NEUTRAL,
+      }),
+      'debate.yaml',
+    );
     const out = join(dir, 'out');
     expect((await runSweep(spec, { out, logLevel: 'silent' })).status).toBe('complete');
     const file = `read_parquet('${out}/events/*.parquet')`;
@@ -149,7 +159,7 @@ describe('team schedules end to end on the surrogate (docs/teams.md)', () => {
         count(*) FILTER (WHERE reply_status = 'skipped' AND (response <> '' OR completion_tokens <> 0))::INTEGER AS bad_skips,
         count(*) FILTER (WHERE role = 'solution' AND (prompt_tokens <> 0 OR completion_tokens <> 0))::INTEGER AS paid_solutions
       FROM ${file}`);
-    expect(c!.runs).toBe(28 * 3 * 3);
+    expect(c!.runs).toBe(6 * 3 * 3);
     expect(c!.judges).toBe(c!.runs * 6);
     expect(c!.early).toBe(0);
     expect(c!.stray_feedback).toBe(0);
@@ -162,17 +172,7 @@ describe('team schedules end to end on the surrogate (docs/teams.md)', () => {
       SELECT (SELECT count(*) FROM v WHERE response LIKE 'DRIFT%')::INTEGER AS flagged,
              (SELECT count(*) FROM ${file} WHERE role = 'solution' AND protocol = 'regenerate' AND reply_status <> 'skipped')::INTEGER AS made`);
     expect(r!.flagged).toBeGreaterThan(0);
-    expect(r!.made).toBe(28 * 3 * 7 + r!.flagged);
-    // The paper's shape on the surrogate: fewer drifting debates with drift-policy than without (gold-based drift).
-    const drift = await queryRows(`WITH sol AS (SELECT run_id, protocol, sweep, arg_max(tag, event) AS tag FROM ${file}
-        WHERE role = 'solution' AND reply_status <> 'skipped' GROUP BY ALL),
-      s AS (SELECT run_id, protocol, sweep, (tag = 'correct')::INTEGER < coalesce(max((tag = 'correct')::INTEGER) OVER (PARTITION BY run_id ORDER BY sweep ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS below FROM sol),
-      e AS (SELECT run_id, protocol, (below AND lead(below) OVER (PARTITION BY run_id ORDER BY sweep))::INTEGER AS two FROM s),
-      d AS (SELECT run_id, protocol, max(two) AS drift FROM e GROUP BY ALL)
-      SELECT protocol, avg(drift) AS share FROM d GROUP BY protocol ORDER BY protocol`);
-    const share = Object.fromEntries(drift.map((d) => [d.protocol, Number(d.share)]));
-    expect(share.glauber).toBeGreaterThan(0);
-    expect(share['drift-policy']).toBeLessThan(share.glauber!);
+    expect(r!.made).toBe(6 * 3 * 7 + r!.flagged);
   });
 
   it('panta verify fails a team corpus whose read set, skip or tally is not the schedule', async () => {
