@@ -13,29 +13,27 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { readStatus } from '@panta/cluster';
 import { InProcessTransport, runSweep } from '@panta/engine';
+import { benchArgs, int } from './lib/args.mjs';
 import { proc } from './lib/panta.mjs';
 import { startRedis } from './lib/redis.mjs';
 import { startSurrogate } from './lib/surrogate.mjs';
 
 process.env.DUCKDB_JE_MALLOC_CONF ??= 'dirty_decay_ms:-1,muzzy_decay_ms:-1';
 const root = resolve(import.meta.dirname, '..');
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-};
-const quick = process.argv.includes('--quick');
-const timeline = process.argv.includes('--timeline');
-const runs = arg('--runs', 256);
-const slots = arg('--slots', 256);
-const sweeps = arg('--sweeps', 1);
+const { values: flags } = benchArgs(import.meta.filename, '[flags]', {
+  quick: { help: '250 ms per reply instead of 1 s' },
+  timeline: { help: 'print calls in flight every 5 s (embedded)' },
+  'only-embedded': { help: 'run the embedded mode only' },
+  'only-distributed': { help: 'run the distributed mode only' },
+  runs: { help: 'full mean fields of N = 64 in the sweep', value: int(), default: 256 },
+  slots: { help: "the server's slots and the sweep's concurrency", value: int(), default: 256 },
+  sweeps: { help: 'sweeps per run', value: int(), default: 1 },
+});
+const { quick, timeline, runs, slots, sweeps } = flags;
 const n = 64;
 const tokens = 64;
 const replyMs = quick ? 250 : 1000;
-const modes = process.argv.includes('--only-embedded')
-  ? ['embedded']
-  : process.argv.includes('--only-distributed')
-    ? ['distributed']
-    : ['embedded', 'distributed'];
+const modes = flags['only-embedded'] ? ['embedded'] : flags['only-distributed'] ? ['distributed'] : ['embedded', 'distributed'];
 const dir = mkdtempSync(join(tmpdir(), 'panta-bench-chains-'));
 
 // Fixed latency per reply: continuous batching with no slowdown, tokens x token-ms = replyMs, and as many

@@ -16,25 +16,23 @@ import { readFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { benchArgs, int } from './lib/args.mjs';
 import { busyMs, logLine, proc, root, started } from './lib/panta.mjs';
 import { startRedis } from './lib/redis.mjs';
 import { startSurrogate, startSurrogates } from './lib/surrogate.mjs';
 
-function flag(name, fallback, check = (n) => Number.isSafeInteger(n) && n >= 1) {
-  const i = process.argv.indexOf(name);
-  if (i < 0) return fallback;
-  const n = Number(process.argv[i + 1]);
-  if (!check(n)) {
-    console.error(`bench/cluster-sim.mjs: ${name}: expected an integer >= 1, got ${JSON.stringify(process.argv[i + 1] ?? null)}`);
-    process.exit(2);
-  }
-  return n;
-}
-const quick = process.argv.includes('--quick');
-const endpoints = flag('--endpoints', 16);
-const slots = flag('--slots', 64);
-const callMs = flag('--call-ms', 2000);
-const workerCount = Math.min(flag('--workers', endpoints), endpoints);
+const { values: flags } = benchArgs(import.meta.filename, '[flags]', {
+  quick: { help: '1 trial instead of 3' },
+  endpoints: { help: 'simulated GPUs (serve-surrogate endpoints)', value: int(), default: 16 },
+  slots: { help: 'slots per endpoint', value: int(), default: 64 },
+  'call-ms': { help: 'time of one call, ms', value: int(), default: 2000 },
+  workers: { help: 'workers (fewer than endpoints: each balances over every endpoint)', value: int(), shownDefault: 'one per endpoint' },
+  'endpoint-processes': { help: 'one server process per endpoint instead of one for all' },
+  embedded: { help: 'also the same sweep in one `panta run` process' },
+});
+const { quick, endpoints, slots } = flags;
+const callMs = flags['call-ms'];
+const workerCount = Math.min(flags.workers ?? endpoints, endpoints);
 const pinned = workerCount === endpoints;
 // A fixed-length reply of TOKENS tokens: the batch's step time makes a call last callMs.
 const TOKENS = 20;
@@ -89,7 +87,7 @@ const env = { PANTA_REDIS_URL: redis.url };
 // (`serve-surrogate --endpoints N`), so that N Node runtimes' own costs do not starve the roles measured;
 // --endpoint-processes runs one process per endpoint, as before.
 const serverArgs = ['--slots', String(slots), '--token-ms', String(callMs / TOKENS)];
-const servers = process.argv.includes('--endpoint-processes')
+const servers = flags['endpoint-processes']
   ? await Promise.all(Array.from({ length: endpoints }, () => startSurrogate(serverArgs)))
   : await startSurrogates(endpoints, serverArgs);
 const serverProcesses = [...new Map(servers.map((sv) => [sv.child.pid, sv])).values()];
@@ -188,7 +186,7 @@ function printBusy(samples, wallMs, written, completed) {
 
 // --embedded: the same sweep in one `panta run` against the same endpoints, the executor's own ceiling for
 // the distributed mode's slot-time.
-if (process.argv.includes('--embedded')) {
+if (flags.embedded) {
   const run = proc(['run', spec, '--out', join(dir, 'out')]);
   let over = false;
   const { samples, finished } = sample(() => over);

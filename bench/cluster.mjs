@@ -8,14 +8,19 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { benchArgs, int } from './lib/args.mjs';
 import { busyMs, proc, root } from './lib/panta.mjs';
 import { startRedis } from './lib/redis.mjs';
 import { startSurrogate } from './lib/surrogate.mjs';
 
-const quick = process.argv.includes('--quick');
-const pairsAt = process.argv.indexOf('--pairs');
-const pairs = pairsAt > 0 ? Math.max(1, Number(process.argv[pairsAt + 1])) : 3;
-const parts = process.argv.includes('--only-b') ? ['B'] : process.argv.includes('--only-a') ? ['A'] : ['A', 'B'];
+const { values: flags } = benchArgs(import.meta.filename, '[flags]', {
+  quick: { help: 'smaller sweeps (2 geometries in A, 4 sweeps in B), no alternated pairs' },
+  'only-a': { help: 'part A only (the surrogate in process)' },
+  'only-b': { help: 'part B only (serve-surrogate, 64 slots, 20 ms a reply)' },
+  pairs: { help: 'alternated pairs of sweeps for CPU per further event', value: int(), default: 3 },
+});
+const { quick, pairs } = flags;
+const parts = flags['only-b'] ? ['B'] : flags['only-a'] ? ['A'] : ['A', 'B'];
 const dir = mkdtempSync(join(tmpdir(), 'panta-bench-cluster-'));
 
 const { url: redisUrl, redis, cpuNow: redisCpuNow, counts: redisCounts, stop: stopRedis } = await startRedis(dir);

@@ -19,14 +19,16 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { benchArgs, int, list, num } from './lib/args.mjs';
 import { busyMs, logLine, proc, root } from './lib/panta.mjs';
 import { startRedis } from './lib/redis.mjs';
 
-const quick = process.argv.includes('--quick');
-const latencyAt = process.argv.indexOf('--latency');
-const latency = latencyAt > 0 ? Number(process.argv[latencyAt + 1]) : 0;
-const kAt = process.argv.indexOf('--k');
-const ks = kAt > 0 ? process.argv[kAt + 1].split(',').map(Number) : [1, 2, 4];
+const { values: flags } = benchArgs(import.meta.filename, '[flags]', {
+  quick: { help: 'two geometries and trials 2 and 6 instead of three and 4 and 12' },
+  latency: { help: "the surrogate's latency per call, ms", value: num(0, true), default: 0 },
+  k: { help: 'the collector counts to run, in order (a K given twice runs again)', value: list(int()), default: [1, 2, 4] },
+});
+const { quick, latency, k: ks } = flags;
 const dir = mkdtempSync(join(tmpdir(), 'panta-bench-collectors-'));
 const redis = await startRedis(dir);
 const geometries = quick ? '[ring, torus2d]' : '[ring, torus2d, {kind: meanfield, sample: 8}]';

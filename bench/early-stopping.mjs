@@ -8,8 +8,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { runSweep } from '@panta/engine';
+import { benchArgs } from './lib/args.mjs';
 
-const spec = resolve(process.argv[2] ?? resolve(import.meta.dirname, '..', 'examples', 'quickstart.yaml'));
+const { positionals } = benchArgs(import.meta.filename, '[SPEC]  (default examples/quickstart.yaml)', {}, { positional: 'SPEC' });
+const spec = resolve(positionals[0] ?? resolve(import.meta.dirname, '..', 'examples', 'quickstart.yaml'));
 const dir = mkdtempSync(join(tmpdir(), 'panta-early-'));
 // The early-stopping spec sits next to the original, so its relative dataset path still resolves.
 const earlySpec = join(dirname(spec), `.bench-early-${process.pid}.yaml`);

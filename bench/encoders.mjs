@@ -5,8 +5,15 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { resolve } from 'node:path';
 import { OnnxEncoder } from '@panta/embed';
+import { benchArgs } from './lib/args.mjs';
 
-const dir = resolve(process.argv[2] ?? resolve(import.meta.dirname, '..', 'packages/embed/test/fixtures/tiny-encoder'));
+const { positionals } = benchArgs(
+  import.meta.filename,
+  '[DIR]  (an ONNX model folder; default the tiny BERT test fixture)',
+  {},
+  { positional: 'DIR' },
+);
+const dir = resolve(positionals[0] ?? resolve(import.meta.dirname, '..', 'packages/embed/test/fixtures/tiny-encoder'));
 const words =
   'the answer is 96 years old i am not sure she was born in 1926 and died at balmoral castle in scotland no such number exists'.split(' ');
 const texts = Array.from({ length: 2048 }, (_, i) =>

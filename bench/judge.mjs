@@ -12,24 +12,30 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { benchArgs, int, num } from './lib/args.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const cli = join(root, 'packages/cli/bin/panta.js');
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-};
-const agentMs = arg('agent-ms', 1000);
-const judgeMs = arg('judge-ms', 1000);
-const sweeps = arg('sweeps', 1);
-const slots = arg('concurrency', 256);
-const distributedToo = process.argv.includes('--distributed');
-const distributedOnly = process.argv.includes('--distributed-only');
-const distinct = !process.argv.includes('--repeated');
-// also a judged run at max_in_flight 64, the fixed default before the judge followed the sweep
-const with64 = process.argv.includes('--with-64');
-const repeat = arg('repeat', 1);
-const runs = arg('runs', 48);
+const { values: flags } = benchArgs(import.meta.filename, '[flags]', {
+  'agent-ms': { help: "the agents' latency per call, ms", value: num(0, true), default: 1000 },
+  'judge-ms': { help: "the judge's latency per verdict, ms", value: num(0, true), default: 1000 },
+  sweeps: { help: 'sweeps per run', value: int(), default: 1 },
+  concurrency: { help: "the sweep's slots", value: int(), default: 256 },
+  runs: { help: 'runs (one prompt each, from datasets/freshqa.jsonl)', value: int(), default: 48 },
+  repeat: { help: 'times to run each measurement', value: int(), default: 1 },
+  distributed: { help: 'also distributed (scheduler, collector, two workers, a scratch redis-server)' },
+  'distributed-only': { help: 'distributed only' },
+  repeated: { help: 'agents repeat their answers (the judge cache serves them) instead of distinct ones' },
+  'with-64': { help: 'also a judged run at max_in_flight 64, the fixed default before the judge followed the sweep' },
+});
+const agentMs = flags['agent-ms'];
+const judgeMs = flags['judge-ms'];
+const { sweeps, repeat, runs } = flags;
+const slots = flags.concurrency;
+const distributedToo = flags.distributed;
+const distributedOnly = flags['distributed-only'];
+const distinct = !flags.repeated;
+const with64 = flags['with-64'];
 const dataset = join(root, 'datasets/freshqa.jsonl');
 const prompts = readFileSync(dataset, 'utf8')
   .split('\n')

@@ -31,14 +31,14 @@ import {
   Schedule,
   VllmEngine,
 } from '@panta/core';
+import { benchArgs, oneOf } from './lib/args.mjs';
 
 const root = resolve(import.meta.dirname, '..');
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? process.argv[i + 1] : fallback;
-};
-const model = GPU_COST_MODELS[arg('--gpu', 'h100-qwen3-14b')];
-if (!model) throw new Error(`--gpu: one of ${Object.keys(GPU_COST_MODELS).join(', ')}`);
+const { values: flags } = benchArgs(import.meta.filename, '[flags]', {
+  gpu: { help: 'the cost model of the simulated GPU', value: oneOf(Object.keys(GPU_COST_MODELS)), default: 'h100-qwen3-14b' },
+  'skip-surrogate': { help: 'part 1 only (the prefix cache), not the surrogate sweeps of part 2' },
+});
+const model = GPU_COST_MODELS[flags.gpu];
 
 const specFile = join(root, 'examples', 'eraclitus.yaml');
 const spec = parseSweepSpec(readFileSync(specFile, 'utf8'), specFile);
@@ -184,7 +184,7 @@ for (const r of both ? [1, 8] : []) {
   );
 }
 
-if (!process.argv.includes('--skip-surrogate')) {
+if (!flags['skip-surrogate']) {
   const { runSweep } = await import('@panta/engine');
   const { DuckDBInstance } = await import('@duckdb/node-api');
   const dir = mkdtempSync(join(tmpdir(), 'panta-prefix-'));

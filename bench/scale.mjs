@@ -9,6 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
+import { benchArgs, list, num, oneOf } from './lib/args.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const cli = join(root, 'packages/cli/bin/panta.js');
@@ -24,33 +25,14 @@ const CASES = [
   { name: 'meanfield-s8-1e6', family: 'meanfield', geometry: '{kind: meanfield, sample: 8}', n: 1_000_000, label: 'meanfield sample 8' },
 ];
 
-function option(name) {
-  const i = process.argv.indexOf(name);
-  if (i < 0) return undefined;
-  const v = process.argv[i + 1];
-  if (v === undefined || v.startsWith('--')) {
-    console.error(`bench/scale: ${name} needs a value`);
-    process.exit(2);
-  }
-  return v;
-}
-
-const only = option('--only')
-  ?.split(',')
-  .map((s) => s.trim())
-  .filter(Boolean);
-const unknown = (only ?? []).filter((n) => !CASES.some((c) => c.name === n));
-if (unknown.length > 0) {
-  console.error(`bench/scale: --only: unknown case ${unknown.join(', ')}; fix: use some of ${CASES.map((c) => c.name).join(', ')}`);
-  process.exit(2);
-}
-const timeoutS = Number(option('--timeout') ?? 1800);
-if (!(timeoutS > 0)) {
-  console.error('bench/scale: --timeout: seconds above 0');
-  process.exit(2);
-}
-const verify = process.argv.includes('--verify');
-const keep = process.argv.includes('--keep');
+const { values: flags } = benchArgs(import.meta.filename, '[flags]', {
+  only: { help: 'the cases to run, comma-separated (default those up to 10^5 agents)', value: list(oneOf(CASES.map((c) => c.name))) },
+  timeout: { help: 'seconds a case may run before it is a row saying so', value: num(0), default: 1800 },
+  verify: { help: '`panta verify` each corpus' },
+  keep: { help: 'keep the corpora' },
+});
+const { only, verify, keep } = flags;
+const timeoutS = flags.timeout;
 const cases = only ? CASES.filter((c) => only.includes(c.name)) : CASES.filter((c) => c.n <= 100_000);
 if (!only) console.log('(the cases of 10^6 agents take minutes each: run them with --only, e.g. --only ring-1e6)\n');
 
