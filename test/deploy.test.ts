@@ -1189,6 +1189,101 @@ describe(KUBECTL ? 'deploy/k8s' : 'deploy/k8s (skipped: kubectl is not installed
       }
     },
   );
+
+  describe('preflight.sh names each edit a first apply lacks, in one line, before anything is applied', () => {
+    const PREFLIGHT = 'deploy/k8s/preflight.sh';
+    // kubectl for `kustomize`; the cluster's storage classes (name, provisioner, default) from CLASSES, or no cluster
+    const stub = join(tempDir('panta-k8s-preflight-'), 'kubectl');
+    writeFileSync(
+      stub,
+      '#!/bin/bash\nif [[ $1 == kustomize ]]; then exec kubectl "$@"; fi\n[[ -f ${CLASSES:-} ]] || { echo "The connection to the server localhost:8080 was refused" >&2; exit 1; }\ncat "$CLASSES"\n',
+    );
+    chmodSync(stub, 0o755);
+    const preflight = (root: string, dir: string, classes?: string) => {
+      let file = '';
+      if (classes !== undefined) {
+        file = join(tempDir('panta-k8s-classes-'), 'classes');
+        writeFileSync(file, classes);
+      }
+      const r = spawnSync('bash', [join(root, PREFLIGHT), dir], {
+        cwd: root,
+        env: { PATH: process.env.PATH!, KUBECTL: stub, CLASSES: file },
+        encoding: 'utf8',
+      });
+      return { code: r.status, lines: r.stderr.trim().split('\n') };
+    };
+    const CLAIM_FIX = 'set storageClassName to a class that provides ReadWriteMany (NFS-, CephFS- or cloud-file-backed)';
+
+    it.runIf(KUBECTL)('the shipped files: the image in no registry, the placeholder password, the claims without a class', () => {
+      const r = preflight(ROOT, 'deploy/k8s');
+      expect(r.code).toBe(2);
+      expect(r.lines).toEqual([
+        'deploy/k8s/kustomization.yaml: images: panta\'s newName is "panta", in no registry the nodes can pull from: push the image (docker build -f deploy/Dockerfile -t REGISTRY/panta:TAG .) and set newName to REGISTRY/panta',
+        'deploy/k8s/redis-secret.yaml: password is the public placeholder: set your own (openssl rand -hex 32)',
+        `deploy/k8s/shared/volumes.yaml: panta-hf-cache: no storageClassName, and no cluster answers to say whether its default class can be ReadWriteMany: ${CLAIM_FIX}`,
+        `deploy/k8s/shared/volumes.yaml: panta-models: no storageClassName, and no cluster answers to say whether its default class can be ReadWriteMany: ${CLAIM_FIX}`,
+      ]);
+      // a cluster whose default class is block storage: the claims would stay Pending
+      const block = preflight(ROOT, 'deploy/k8s/array', 'gp3\tebs.csi.aws.com\ttrue\n');
+      expect(block.code).toBe(2);
+      expect(block.lines.slice(1)).toEqual(
+        [
+          'deploy/k8s/shared/volumes.yaml: panta-hf-cache',
+          'deploy/k8s/shared/volumes.yaml: panta-models',
+          'deploy/k8s/array/parts-volume.yaml: panta-parts',
+        ].map(
+          (c) => `${c}: the cluster's default class "gp3" is block storage (ebs.csi.aws.com), which cannot be ReadWriteMany: ${CLAIM_FIX}`,
+        ),
+      );
+      expect(preflight(ROOT, 'deploy/k8s/array/merge').lines).toEqual([
+        'deploy/k8s/array/merge/kustomization.yaml: images: panta\'s newName is "panta", in no registry the nodes can pull from: push the image (docker build -f deploy/Dockerfile -t REGISTRY/panta:TAG .) and set newName to REGISTRY/panta',
+      ]);
+    });
+
+    it.runIf(KUBECTL)(
+      'the files edited as their comments say: ready to apply; a class the cluster lacks or of block storage is named',
+      () => {
+        const root = tempDir('panta-k8s-edited-');
+        mkdirSync(join(root, 'deploy'));
+        spawnSync('cp', ['-r', join(ROOT, 'deploy', 'k8s'), join(root, 'deploy', 'k8s')]);
+        const edit = (file: string, from: RegExp, to: string) => {
+          const path = join(root, 'deploy', 'k8s', file);
+          const text = readFileSync(path, 'utf8');
+          expect(text).toMatch(from);
+          writeFileSync(path, text.replace(from, to));
+        };
+        for (const k of ['kustomization.yaml', 'array/kustomization.yaml', 'array/merge/kustomization.yaml'])
+          edit(k, /newName: panta\b/, 'newName: registry.example.org/panta');
+        edit('redis-secret.yaml', /password: change-me\S*/, 'password: 0123456789abcdef0123456789abcdef');
+        for (const v of ['shared/volumes.yaml', 'array/parts-volume.yaml'])
+          edit(v, /# storageClassName: nfs-client .*/g, 'storageClassName: nfs-client');
+        const classes = 'gp3\tebs.csi.aws.com\ttrue\nnfs-client\tnfs.csi.k8s.io\t\n';
+        for (const dir of ['deploy/k8s', 'deploy/k8s/array', 'deploy/k8s/array/merge']) {
+          const r = preflight(root, dir, classes);
+          expect(r.lines, dir).toEqual([`preflight: ${dir} is ready to apply (kubectl apply -k ${dir})`]);
+          expect(r.code).toBe(0);
+        }
+        // set, but the cluster lacks the class, or it is block storage
+        expect(preflight(root, 'deploy/k8s', 'gp3\tebs.csi.aws.com\ttrue\n').lines[0]).toBe(
+          `deploy/k8s/shared/volumes.yaml: panta-hf-cache: the cluster has no storage class "nfs-client": ${CLAIM_FIX}`,
+        );
+        expect(preflight(root, 'deploy/k8s', 'nfs-client\tpd.csi.storage.gke.io\t\n').lines[1]).toBe(
+          `deploy/k8s/shared/volumes.yaml: panta-models: storage class "nfs-client" is block storage (pd.csi.storage.gke.io), which cannot be ReadWriteMany: ${CLAIM_FIX}`,
+        );
+        // a short password
+        edit('redis-secret.yaml', /password: \S+/, 'password: short');
+        expect(preflight(root, 'deploy/k8s', classes).lines).toEqual([
+          'deploy/k8s/redis-secret.yaml: password is shorter than 16 characters: set your own (openssl rand -hex 32)',
+        ]);
+      },
+    );
+
+    it.skipIf(!has('shellcheck', ['--version']))('shellcheck finds nothing in it', () => {
+      const r = spawnSync('shellcheck', [join(ROOT, PREFLIGHT)], { encoding: 'utf8' });
+      expect(r.stdout, r.stdout).toBe('');
+      expect(r.status).toBe(0);
+    });
+  });
 });
 
 // ---- deploy/slurm ----------------------------------------------------------------------------------------------
