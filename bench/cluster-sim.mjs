@@ -1,4 +1,4 @@
-// bench/cluster-sim: a GPU cluster simulated on this machine (issue 17, item 5). N `panta serve-surrogate`
+// bench/cluster-sim: a GPU cluster simulated on this machine. N `panta serve-surrogate`
 // endpoints stand for N GPUs (continuous batching, S slots each, a fixed call time: N S / call events/s
 // demanded), each with a `panta worker` pinned to it as its node-local endpoint (--base-url), plus a real
 // redis-server, one scheduler and one collector, all `panta` processes. The sweep is shaped like

@@ -79,7 +79,8 @@ function anchorsOf(path: string): Set<string> {
  *   `DESIGN.md` in a link from `docs/`), or with an anchor its headings do not make;
  * - any `<file>.md#anchor` (a link, or a path from the root) whose file or heading does not exist;
  * - a path outside the repository: a `../` that climbs above the root, or a folder of the machine the
- *   repository was written on.
+ *   repository was written on;
+ * - an issue tracker's number, which a clone does not hold.
  */
 function referenceProblems(file: string, text: string): string[] {
   const problems: string[] = [];
@@ -111,6 +112,9 @@ function referenceProblems(file: string, text: string): string[] {
     if (rel === '..' || rel.startsWith(`..${sep}`) || (/\/shared$/.test(m[0]) && !existsSync(path)))
       problems.push(`${file}: "${m[0]}" is outside the repository`);
   }
+  // The tracker's numbers mean nothing to a reader of the clone (the changelog's history keeps its own)
+  if (file !== 'CHANGELOG.md')
+    for (const m of text.matchAll(/\bissues? #?\d+/gi)) problems.push(`${file}: "${m[0]}": say what it is instead of its number`);
   const machine = ['', 'work', ''].join('/');
   if (text.includes(machine)) problems.push(`${file}: names ${machine}..., a folder outside the repository`);
   return problems;
@@ -129,7 +133,7 @@ describe('contributor docs', () => {
     });
   }
 
-  it('every reference to the design and to a heading resolves, and none leaves the repository', () => {
+  it('every reference to the design and to a heading resolves, and none leaves the repository or names an issue', () => {
     const files = repositoryFiles();
     expect(files).toContain('docs/DESIGN.md');
     const problems = files
@@ -138,7 +142,7 @@ describe('contributor docs', () => {
     expect(problems).toEqual([]);
   });
 
-  it('the reference check refuses a bare DESIGN.md, a missing heading and a path outside the repository', () => {
+  it('the reference check refuses a bare DESIGN.md, a missing heading, a path outside the repository and an issue number', () => {
     const bare = 'DESIGN' + '.md';
     expect(referenceProblems('packages/core/src/x.ts', `// see ${bare} section 5`)).toHaveLength(1);
     expect(referenceProblems('packages/core/src/x.ts', `// see docs/${bare}#event-rows`)).toEqual([]);
@@ -148,6 +152,7 @@ describe('contributor docs', () => {
     expect(referenceProblems('README.md', 'see [the packages](docs/ARCHITECTURE.md#packages)')).toEqual([]);
     expect(referenceProblems('README.md', 'see [x](docs/ARCHITECTURE.md#nowhere) and [y](#nowhere)')).toHaveLength(2);
     expect(referenceProblems('README.md', 'the brief in ../shared/brief.md')).toHaveLength(1);
+    expect(referenceProblems('packages/llm/src/x.ts', '// A Potts-like agent (issue 2)')).toHaveLength(1);
     expect(referenceProblems('docs/teams.md', 'the [brief](../../brief.md)')).toHaveLength(1);
     expect(referenceProblems('scripts/x.mjs', "readFileSync('../../brief.md')")).toHaveLength(1);
     expect(referenceProblems('deploy/k8s/array/kustomization.yaml', '  - ../shared')).toEqual([]);

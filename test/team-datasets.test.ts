@@ -9,7 +9,7 @@ const read = (f: string) => readFileSync(join(ROOT, f), 'utf8');
 const load = (f: string) => parseDataset(read(`datasets/${f}`), f);
 const node = (...args: string[]) => spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8' });
 
-describe('team task sets (issue 20)', () => {
+describe('team task sets', () => {
   it('multifact26: 26 questions, each with 2 or more gold facts and a license note', () => {
     const set = load('multifact26.jsonl');
     expect(set).toHaveLength(26);

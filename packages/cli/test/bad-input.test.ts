@@ -226,7 +226,7 @@ sweeps: 1
 seed: 1
 `;
 
-describe('the gate: every check runs before the first byte is written (issue 15)', () => {
+describe('the gate: every check runs before the first byte is written', () => {
   it('a run too large to hold is refused at validation with the largest value that works, and the corrected spec then runs in the same folder', async () => {
     const dir = tempDir();
     const out = join(dir, 'out');

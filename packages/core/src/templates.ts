@@ -48,7 +48,7 @@ export const RHEON_PREFIX_TEMPLATE: PromptTemplate = {
 };
 
 /**
- * Panta's first default (until issue 19): one short sentence, a false-premise hint and a way out ("say that
+ * Panta's first default (until the A.2 default, rheon-a2): one short sentence, a false-premise hint and a way out ("say that
  * you do not know"). Kept by name so that corpora made with it resume and compare.
  */
 export const PANTA_V1_TEMPLATE: PromptTemplate = {

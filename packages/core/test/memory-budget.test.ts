@@ -12,7 +12,7 @@ import {
 } from '../src/index.js';
 
 const GiB = 2 ** 30;
-/** The machine of issue 16: 24 GiB, Node's default heap limit of about 4 GiB. */
+/** A machine of 24 GiB, Node's default heap limit of about 4 GiB. */
 const MACHINE = { bytes: 24 * GiB, source: "this machine's 24 GiB", heapBytes: 4 * GiB };
 const noEdges = () => 0;
 

@@ -49,7 +49,7 @@ describe("a spec's template: a built-in name or a file", () => {
           file,
         ),
       ).fingerprint;
-    // These specs' fingerprints without `template`, computed by Panta at d59dd08 (before issue 19).
+    // These specs' fingerprints without `template`, computed by Panta at d59dd08 (before the A.2 default).
     expect(fingerprint('ring, torus2d', 'ring.yaml')).toBe('516b660e952bfe6b5c2a77bf25eb5b5de3833317fc0b4ad78962a6a787509c56');
     // A mean field written in agent order must not be resumed in shuffled order.
     expect(fingerprint('meanfield', 'mf.yaml')).not.toBe('e3c50e1f8056477c7b12d9e120f95f336851b4136a79bb1b3c2776f9ffa37e4b');

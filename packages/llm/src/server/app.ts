@@ -97,7 +97,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<string> {
 }
 
 /**
- * Serves the surrogate agent over HTTP (issue 3, item 6): OpenAI-compatible (GET /v1/models, POST
+ * Serves the surrogate agent over HTTP: OpenAI-compatible (GET /v1/models, POST
  * /v1/chat/completions) and Anthropic-compatible (POST /v1/messages). Every reply is exactly what the
  * in-process surrogate backend gives for the same seed, temperature and prompt, text and token counts alike.
  * Optional: a latency model (fixed per call, or vLLM-like continuous batching) and seeded fault injection.

@@ -5,7 +5,7 @@ import { resolveScenarios } from './scenarios/index.js';
 import { contextMergeReply, summaryReply } from './ssvp-reply.js';
 
 /**
- * A Potts-like agent (issue 2): its options are "correct", each known false answer, and "not known". It
+ * A Potts-like agent: its options are "correct", each known false answer, and "not known". It
  * picks option a with probability proportional to exp((J * share_a + h_a) / T), where share_a is the share
  * of a among the answers it reads (its own previous answer and its neighbours'), then words it. The reply
  * is a pure function of (seed, what it reads), like a model served with a fixed seed. It knows no task: a
