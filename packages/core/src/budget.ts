@@ -9,6 +9,7 @@ import { protocolOf } from './protocol/registry.js';
 import { CONTEXT_MERGE_INSTRUCTION } from './protocol/ssvp.js';
 import type { SweepSpec } from './spec/schema.js';
 import { teamAnswerTokens, teamCallCosts } from './team/cost.js';
+import { teamSchedule } from './team/schedules.js';
 
 /** Characters a board entry adds to a neighbour line besides its own text: id, revision, confidence. */
 const ENTRY_FRAME = 48;
@@ -106,8 +107,6 @@ function checkTeamContext(run: RunPlan, maxTokens: number, limit: number, file: 
     file,
     'sizes',
     `a ${run.dynamics} ${worst.role} call of ${run.configId} may need ${worst.largestPromptTokens.toLocaleString('en-US')} prompt tokens (every text it reads max_tokens = ${reply} long), over max_context_tokens ${limit.toLocaleString('en-US')} less the reply`,
-    run.dynamics === 'debate'
-      ? 'use team: {memory: recent}, fewer turns or participants, a smaller max_tokens, or a model with a longer context'
-      : 'use a smaller team or max_tokens, or a model with a longer context',
+    teamSchedule(run.dynamics).contextFix,
   );
 }

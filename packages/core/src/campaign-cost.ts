@@ -8,6 +8,7 @@ import type { PriceTable } from './spec/backend.js';
 import type { SweepSpec } from './spec/schema.js';
 import { TRAVEL_VERDICT_MAX_TOKENS, travelRubric } from './travel/rubric.js';
 import { teamAnswerTokens, teamCallCosts, type TeamRoleCost } from './team/cost.js';
+import { teamSchedule } from './team/schedules.js';
 
 /**
  * What a sweep will cost before anything runs (`panta plan`): a pure function of the planned runs, so every
@@ -157,7 +158,7 @@ export function campaignCost(input: CampaignInput): CampaignCost {
   for (const run of runs) {
     if (run.controls.team) {
       const budget = run.controls.team.tokenBudget;
-      if (run.dynamics === 'relay' && budget !== undefined)
+      if (budget !== undefined && teamSchedule(run.dynamics).splitsBudget)
         relayAnswers.set(`${budget}/${run.n}`, { budget, n: run.n, tokens: teamAnswerTokens(run, answer) });
       // A team's calls by role (docs/teams.md); its rows are judged like answers.
       for (const c of teamCallCosts(run, answer)) add(c.role, c.calls, c.promptTokens, c.completionTokens, c.atMost);
@@ -269,7 +270,7 @@ export function campaignCost(input: CampaignInput): CampaignCost {
     },
     answerTokens: answer,
     ...(relayAnswers.size > 0 ? { relayAnswerTokens: [...relayAnswers.values()].sort((a, b) => a.n - b.n) } : {}),
-    answersAtMaxTokens: runs.some((r) => !(r.dynamics === 'relay' && r.controls.team?.tokenBudget !== undefined)),
+    answersAtMaxTokens: runs.some((r) => r.controls.team?.tokenBudget === undefined || !teamSchedule(r.dynamics).splitsBudget),
     fixedLength: spec.fixed_length,
     contexts: [...contexts.values()],
     ...(spec.backend.kind !== 'surrogate' && spec.backend.max_context_tokens !== undefined

@@ -67,8 +67,10 @@ export { configArms, configId, graphFor, planSweep, runEvents, selectPrompts, sw
 export type { ArmFiles, RunArms, RunPlan } from './plan.js';
 export { criticalPath, eventSeed, Schedule } from './schedule.js';
 export type { EventPlan, EventStream } from './schedule.js';
-export { isTeamDynamics, keptReads, teamCalls, teamEventCount } from './team/calls.js';
-export type { TeamCallPlan, TeamDynamics, TeamRead, TeamReadKind, TeamRun } from './team/calls.js';
+export { keptReads } from './team/calls.js';
+export type { TeamCallPlan, TeamRead, TeamReadKind, TeamRun } from './team/calls.js';
+export { isTeamDynamics, TEAM_SCHEDULES, teamCalls, teamEventCount, teamSchedule } from './team/schedules.js';
+export type { TeamDynamics, TeamScheduleDef } from './team/schedules.js';
 export {
   BOARD_TOOL,
   DRIFT_ERROR_TYPES,
@@ -119,7 +121,7 @@ export type { Edge, GeometrySpec } from './geometry/index.js';
 export { checkBackendLimits, checkContextBudget } from './budget.js';
 export { parseRubric, parseVerdict, rubric, RUBRIC_SYSTEM, VERDICT_MAX_TOKENS } from './rubric.js';
 export { campaignCost, DEFAULT_CALLS_PER_SECOND } from './campaign-cost.js';
-export { CHARS_PER_TOKEN, TEAM_DYNAMICS } from './names.js';
+export { CHARS_PER_TOKEN } from './names.js';
 export type { CallCost, CallKind, CampaignCost, CampaignInput, ContextCost } from './campaign-cost.js';
 export { cachedPrefixTokens, decodeStepMs, GPU_COST_MODELS, parseGpuCostModel, requestGpuSeconds } from './gpu/cost-model.js';
 export { AdmissionLimit, type AdmissionTuning, parseVllmMetrics, QueueClock, type ServerLoad } from './admission.js';

@@ -5,6 +5,3 @@
 
 /** Characters per token of every estimate (plan costs, context bounds, board caps): about four for English text. */
 export const CHARS_PER_TOKEN = 4;
-
-/** The team schedules (docs/teams.md): DAGs of calls whose read sets are fixed before anything runs. */
-export const TEAM_DYNAMICS = ['relay', 'hub', 'debate'] as const;

@@ -6,7 +6,8 @@ import type { PromptTemplate } from './prompt.js';
 import type { RunControls } from './protocol/control.js';
 import { mixSeed } from './rng.js';
 import { dynamicsArms, populationArms, templateArms } from './spec/arms.js';
-import { isTeamDynamics, teamEventCount, type TeamRun } from './team/calls.js';
+import type { TeamRun } from './team/calls.js';
+import { isTeamDynamics, teamEventCount } from './team/schedules.js';
 import { checkTeamArm, checkTeamSpec, teamControls } from './team/spec.js';
 import type { Dynamics, Protocol, SweepSpec } from './spec/schema.js';
 

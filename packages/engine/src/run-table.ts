@@ -1,4 +1,4 @@
-import { driftTolerance, runEvents, snapshotAccuracy, type RunPlan } from '@panta/core';
+import { driftTolerance, runEvents, snapshotAccuracy, teamSchedule, type RunPlan } from '@panta/core';
 import {
   RUNS_TABLE,
   runDriftColumns,
@@ -71,7 +71,7 @@ export function runTableRows(input: RunTableInput): RunTableRow[] {
       // A run that stopped early has a whole number of sweeps; the agent calls it did not make are saved.
       stopped_early: t ? t.events < runEvents(r) : null,
       // A team's events are not N per sweep: a debate ran its R turns, a relay or hub has no sweeps.
-      sweeps_run: t ? (isTeamRun(r) ? (r.dynamics === 'debate' ? r.sweeps : null) : t.events / r.n - 1) : null,
+      sweeps_run: t ? (isTeamRun(r) ? (teamSchedule(r.dynamics).rounds ? r.sweeps : null) : t.events / r.n - 1) : null,
       calls_saved: t ? runEvents(r) - t.events : null,
       ...drift,
       wall_ms: rec?.wall_ms ?? null,

@@ -2,6 +2,7 @@ import type { TeamCallPlan } from '../team/calls.js';
 import { appendBoardLines, parseBoardLines, type BoardLogEntry } from './board-log.js';
 import { renderBoard, type RenderedBoard } from './board-render.js';
 
+import { teamSchedule } from '../team/schedules.js';
 import { armOf, protocolOf } from './registry.js';
 
 /** Protocols that are relay and hub arms only (board, board_inert, full, sop): never a population's protocol. */
@@ -28,8 +29,7 @@ export interface TeamBoardRow {
 
 /** How the board names a member: relay agents, hub workers and the orchestrator. */
 export function boardAuthorName(dynamics: string, size: number): (author: number) => string {
-  if (dynamics === 'hub') return (a) => (a >= size ? 'orchestrator' : `worker ${a + 1}`);
-  return (a) => `agent ${a + 1}`;
+  return teamSchedule(dynamics).memberName(size);
 }
 
 /**

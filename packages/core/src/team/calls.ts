@@ -1,7 +1,5 @@
 import type { TeamRole } from '../event.js';
 import type { RunPlan } from '../plan.js';
-import { TEAM_DYNAMICS } from '../names.js';
-import { writesBoard } from '../protocol/board-team.js';
 import { armOf } from '../protocol/registry.js';
 
 /**
@@ -11,12 +9,6 @@ import { armOf } from '../protocol/registry.js';
  * calls after them read both versions of a turn and the verdict, and keep the version it chose. So every
  * execution, at any concurrency, before or after a crash, reads the same versions.
  */
-export type TeamDynamics = (typeof TEAM_DYNAMICS)[number];
-
-export function isTeamDynamics(dynamics: string): dynamics is TeamDynamics {
-  return (TEAM_DYNAMICS as readonly string[]).includes(dynamics);
-}
-
 /** What a read version is to the call reading it. */
 export type TeamReadKind =
   | 'note'
@@ -68,32 +60,23 @@ function debateShape(run: TeamRun): { generated: boolean; policy: boolean; regen
   };
 }
 
-/** Events of a team run (the length of teamCalls, without building them). */
-export function teamEventCount(run: TeamRun): number {
+/** Events of a debate run (the length of debateCalls, without building them). */
+export function debateEventCount(run: TeamRun): number {
   const n = run.n;
-  if (run.dynamics === 'relay') return n;
-  if (run.dynamics === 'hub') return n + 2;
   const r = run.sweeps;
   const { generated, policy, regenerate } = debateShape(run);
   const turn = 2 * n + 1;
   return (generated ? 1 : 0) + r * turn + (r - 1) + (policy ? Math.max(0, r - 2) : 0) + (regenerate ? (r - 1) * turn : 0);
 }
 
-/** The calls of a team run, in event order (a topological order of its DAG). */
-export function teamCalls(run: TeamRun): TeamCallPlan[] {
-  if (run.dynamics === 'relay') return relayCalls(run.n, run.protocol);
-  if (run.dynamics === 'hub') return hubCalls(run.n);
-  if (run.dynamics === 'debate') return debateCalls(run);
-  throw new Error(`dynamics ${run.dynamics} is not a team schedule`);
-}
-
 /**
  * A relay member reads its predecessor's note; in the board arms also every earlier call (for the entries
  * on the board), in `full` every earlier call's whole output.
  */
-function relayCalls(n: number, protocol: string): TeamCallPlan[] {
+export function relayCalls(n: number, protocol: string): TeamCallPlan[] {
   const calls: TeamCallPlan[] = [];
-  const earlier: TeamReadKind | undefined = writesBoard(protocol) ? 'board' : armOf(protocol).earlier;
+  const arm = armOf(protocol);
+  const earlier: TeamReadKind | undefined = arm.board !== undefined ? 'board' : arm.earlier;
   for (let i = 0; i < n; i++) {
     const reads: TeamRead[] = [];
     if (earlier) for (let j = 0; j < i - 1; j++) reads.push({ event: j, agent: j, kind: earlier, turn: j });
@@ -103,7 +86,7 @@ function relayCalls(n: number, protocol: string): TeamCallPlan[] {
   return calls;
 }
 
-function hubCalls(n: number): TeamCallPlan[] {
+export function hubCalls(n: number): TeamCallPlan[] {
   const plan: TeamRead = { event: 0, agent: n, kind: 'decomposition', turn: 0 };
   const calls: TeamCallPlan[] = [{ event: 0, role: 'orchestrator', sweep: 0, agent: n, reads: [] }];
   for (let i = 0; i < n; i++) calls.push({ event: 1 + i, role: 'worker', sweep: 1, agent: i, reads: [plan] });
@@ -120,7 +103,7 @@ interface TurnEvents {
   solution: number;
 }
 
-function debateCalls(run: TeamRun): TeamCallPlan[] {
+export function debateCalls(run: TeamRun): TeamCallPlan[] {
   const p = run.n;
   const rounds = run.sweeps;
   const memory = run.controls.team?.memory ?? 'all';

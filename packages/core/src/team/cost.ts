@@ -4,7 +4,8 @@ import { CHARS_PER_TOKEN } from '../names.js';
 import { armOf } from '../protocol/registry.js';
 import { BOARD_HEADER, DEFAULT_BOARD_TOKENS } from '../protocol/board-render.js';
 import { hiddenChars } from '../hidden-text.js';
-import { keptReads, teamCalls } from './calls.js';
+import { keptReads } from './calls.js';
+import { teamCalls, teamSchedule } from './schedules.js';
 import { renderTeamCall } from './prompts.js';
 
 /** What one role's calls of a team run cost (`panta plan`): a solution is counted, not called, so it has none. */
@@ -22,7 +23,7 @@ export interface TeamRoleCost {
 /** Completion tokens a team member may use: the relay's budget split over the chain, else the sweep's max_tokens. */
 export function teamAnswerTokens(run: Pick<RunPlan, 'dynamics' | 'n' | 'controls'>, maxTokens: number): number {
   const budget = run.controls.team?.tokenBudget;
-  return run.dynamics === 'relay' && budget !== undefined ? Math.max(1, Math.floor(budget / run.n)) : maxTokens;
+  return budget !== undefined && teamSchedule(run.dynamics).splitsBudget ? Math.max(1, Math.floor(budget / run.n)) : maxTokens;
 }
 
 /**

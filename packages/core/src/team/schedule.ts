@@ -1,5 +1,6 @@
 import { eventSeed, type EventPlan, type EventStream } from '../schedule.js';
-import { teamCalls, type TeamCallPlan, type TeamRun } from './calls.js';
+import type { TeamCallPlan, TeamRun } from './calls.js';
+import { teamCalls } from './schedules.js';
 
 /**
  * A team run's schedule as the planner reads it (docs/teams.md): its calls in event order, each reading

@@ -2,7 +2,7 @@ import { InputError } from '../errors.js';
 import type { TeamControls } from '../protocol/control.js';
 import type { Dynamics, Protocol, SweepSpec } from '../spec/schema.js';
 import { armOf, protocolOf, teamArms } from '../protocol/registry.js';
-import { isTeamDynamics } from './calls.js';
+import { isTeamDynamics, TEAM_SCHEDULES, teamSchedule } from './schedules.js';
 
 /** A `team` block in a spec without a team schedule would change nothing: say so instead of ignoring it. */
 export function checkTeamSpec(spec: SweepSpec, dynamics: readonly Dynamics[], file: string): void {
@@ -23,12 +23,19 @@ export function checkTeamSpec(spec: SweepSpec, dynamics: readonly Dynamics[], fi
     );
 }
 
-/** Which team schedules read each `team` key (board_tokens: the board arm of relay and hub, checked in checkTeamSpec too). */
-const TEAM_KEY_READERS: Record<string, { dynamics: readonly Dynamics[]; what: string }> = {
-  token_budget: { dynamics: ['relay'], what: 'only relay runs split a token budget over the chain' },
-  memory: { dynamics: ['debate'], what: "only debate runs read it (the earlier turns in each contribution's prompt)" },
-  board_tokens: { dynamics: ['relay', 'hub'], what: 'only the board arm of relay and hub runs shows a board' },
+/** What each `team` key does, for the line that refuses it where no schedule of the sweep reads it. */
+const TEAM_KEY_WHAT: Record<string, (readers: string) => string> = {
+  token_budget: (readers) => `only ${readers} runs split a token budget over the chain`,
+  memory: (readers) => `only ${readers} runs read it (the earlier turns in each contribution's prompt)`,
+  board_tokens: (readers) => `only the board arm of ${readers} runs shows a board`,
 };
+
+/** The team schedules that read a `team` key (TEAM_SCHEDULES' `keys`). */
+function readersOf(key: string): string[] {
+  return Object.entries(TEAM_SCHEDULES)
+    .filter(([, s]) => (s.keys as readonly string[]).includes(key))
+    .map(([d]) => d);
+}
 
 /**
  * A `team` key the sweep's schedules never read (memory on a relay, token_budget on a debate) would be
@@ -40,13 +47,13 @@ export function checkTeamKeys(given: unknown, dynamics: readonly Dynamics[], fil
   if (team === null || typeof team !== 'object') return;
   if (!dynamics.some(isTeamDynamics)) return; // checkTeamSpec says the whole block is unread
   for (const key of Object.keys(team)) {
-    const reader = TEAM_KEY_READERS[key];
-    if (!reader || dynamics.some((d) => reader.dynamics.includes(d))) continue;
+    const readers = readersOf(key);
+    if (readers.length === 0 || dynamics.some((d) => readers.includes(d))) continue;
     throw new InputError(
       file,
       `team.${key}`,
-      `${reader.what}, and this sweep's dynamics are ${dynamics.join(', ')}`,
-      `remove team.${key}, or add dynamics: ${reader.dynamics.join(' or ')}`,
+      `${(TEAM_KEY_WHAT[key] ?? ((r) => `only ${r} runs read it`))(readers.join(' and '))}, and this sweep's dynamics are ${dynamics.join(', ')}`,
+      `remove team.${key}, or add dynamics: ${readers.join(' or ')}`,
     );
   }
 }
@@ -83,12 +90,12 @@ export function checkTeamArm(spec: SweepSpec, dynamics: Dynamics, protocol: Prot
       file,
       'protocol',
       `${dynamics} runs take protocol ${arms.join(', ')}, not ${protocol} (glauber is the plain team)`,
-      `grid ${protocol} in a spec whose dynamics are ${dynamics === 'debate' ? 'asynchronous or synchronous' : 'debate or a population'}`,
+      `grid ${protocol} in a spec whose dynamics are ${placesOf(protocol).join(' or ')}`,
     );
   }
   if (spec.early_stopping)
     throw new InputError(file, 'early_stopping', `${dynamics} runs have no sweeps to stop early`, 'remove early_stopping from a team spec');
-  if (spec.team?.token_budget !== undefined && dynamics === 'relay') {
+  if (spec.team?.token_budget !== undefined && teamSchedule(dynamics).splitsBudget) {
     for (const n of Array.isArray(spec.sizes) ? spec.sizes : Object.values(spec.sizes).flat()) {
       if (Math.floor(spec.team.token_budget / n) < 1)
         throw new InputError(
@@ -99,4 +106,10 @@ export function checkTeamArm(spec: SweepSpec, dynamics: Dynamics, protocol: Prot
         );
     }
   }
+}
+
+/** Where a protocol runs: the team schedules it is an arm of, and populations when it runs on them. */
+function placesOf(protocol: string): string[] {
+  const { teams, population } = protocolOf(protocol);
+  return [...teams, ...(population ? ['asynchronous', 'synchronous'] : [])];
 }

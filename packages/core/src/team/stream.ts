@@ -1,6 +1,6 @@
 import { graphFor, type EdgeLists, type RunPlan } from '../plan.js';
 import { Schedule, type EventStream } from '../schedule.js';
-import { isTeamDynamics } from './calls.js';
+import { isTeamDynamics } from './schedules.js';
 import { TeamSchedule } from './schedule.js';
 
 /** A run's schedule: a team's DAG of calls, or a population's picks on its graph. */
