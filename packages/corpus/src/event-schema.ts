@@ -1,5 +1,5 @@
-import type { EncoderColumn, RunColumns } from '@panta/core';
-import { defineColumns, type ColumnsRow, type Same } from './table.js';
+import { TAGS, type EncoderColumn, type EventRow, type RunColumns } from '@panta/core';
+import { defineColumns, type ColumnDecl, type ColumnsRow, type Same } from './table.js';
 
 /** A column of a Parquet table: its name and DuckDB type text (`INTEGER`, `BIGINT[]`, `FLOAT[384]`...). */
 export interface ColumnDef {
@@ -12,15 +12,15 @@ export interface ColumnDef {
  * runs.parquet alike.
  */
 export const RUN_ID_COLUMNS = defineColumns([
-  { name: 'run_id', type: 'VARCHAR' },
-  { name: 'config_id', type: 'VARCHAR' },
-  { name: 'trial', type: 'INTEGER' },
-  { name: 'prompt_id', type: 'VARCHAR' },
-  { name: 'geometry', type: 'VARCHAR' },
-  { name: 'n', type: 'INTEGER' },
-  { name: 'k', type: 'INTEGER' },
-  { name: 'temperature', type: 'DOUBLE' },
-  { name: 'protocol', type: 'VARCHAR' },
+  { name: 'run_id', type: 'VARCHAR', meaning: 'identifier of the run (prompt, geometry, N, temperature, protocol, trial)' },
+  { name: 'config_id', type: 'VARCHAR', meaning: 'identifier of the run configuration, shared by its trials' },
+  { name: 'trial', type: 'INTEGER', meaning: 'trial index of the configuration (0-based)' },
+  { name: 'prompt_id', type: 'VARCHAR', meaning: 'identifier of the prompt in the dataset' },
+  { name: 'geometry', type: 'VARCHAR', meaning: 'interaction graph (ring, torus2d, complete, ...)' },
+  { name: 'n', type: 'INTEGER', meaning: 'number of agents N' },
+  { name: 'k', type: 'INTEGER', meaning: 'neighbours each agent reads (graph degree)' },
+  { name: 'temperature', type: 'DOUBLE', meaning: 'sampling temperature T of the run' },
+  { name: 'protocol', type: 'VARCHAR', meaning: 'coordination protocol of the run' },
 ]);
 
 /** Core's RunColumns (the engine's rows) and these columns are the same fields: checked here at compile time. */
@@ -30,33 +30,42 @@ true satisfies Same<ColumnsRow<typeof RUN_ID_COLUMNS>, RunColumns>;
  * The event columns before the embeddings, in file order (docs/DESIGN.md#event-rows). The order is part of the
  * corpus format: readers that go by position (pandas, polars) see exactly this.
  */
-export const EVENT_BASE_COLUMNS: readonly ColumnDef[] = [
+export const EVENT_BASE_COLUMNS = defineColumns([
   ...RUN_ID_COLUMNS,
-  { name: 'seed', type: 'BIGINT' },
-  { name: 'event', type: 'BIGINT' },
-  { name: 'role', type: 'VARCHAR' },
-  { name: 'sweep', type: 'INTEGER' },
-  { name: 'agent', type: 'INTEGER' },
-  { name: 'persona', type: 'VARCHAR' },
-  { name: 'neighbours', type: 'INTEGER[]' },
-  { name: 'read_versions', type: 'BIGINT[]' },
-  { name: 'response', type: 'VARCHAR' },
-  { name: 'board', type: 'VARCHAR' },
-  { name: 'divergence', type: 'DOUBLE' },
-  { name: 'finish_reason', type: 'VARCHAR' },
-  { name: 'reply_status', type: 'VARCHAR' },
-  { name: 'prompt_tokens', type: 'INTEGER' },
-  { name: 'completion_tokens', type: 'INTEGER' },
-  { name: 'latency_ms', type: 'DOUBLE' },
-  { name: 'sampling_temperature', type: 'DOUBLE' },
-  { name: 'backend', type: 'VARCHAR' },
-  { name: 'model', type: 'VARCHAR' },
-  { name: 'tag', type: 'VARCHAR' },
-  { name: 'judge_model', type: 'VARCHAR' },
-];
+  { name: 'seed', type: 'BIGINT', meaning: 'seed the run (or event) was drawn from' },
+  { name: 'event', type: 'BIGINT', meaning: 'event index within the run: 0..N-1 are the initial answers, then one update per event' },
+  { name: 'role', type: 'VARCHAR', meaning: 'who made the call: agent (an answer) or a protocol call (summary, merge, judge, moderator)' },
+  { name: 'sweep', type: 'INTEGER', meaning: 'sweep index (one sweep = N events)' },
+  { name: 'agent', type: 'INTEGER', meaning: 'index of the agent that answered' },
+  { name: 'persona', type: 'VARCHAR', nullable: true, meaning: "the agent's persona, where the population has personas" },
+  { name: 'neighbours', type: 'INTEGER[]', meaning: 'agents whose answers this agent read' },
+  { name: 'read_versions', type: 'BIGINT[]', meaning: 'events that wrote the answers this agent read' },
+  { name: 'response', type: 'VARCHAR', meaning: 'the model output as received (text)' },
+  { name: 'board', type: 'VARCHAR', nullable: true, meaning: 'board entries the agent read' },
+  { name: 'divergence', type: 'DOUBLE', nullable: true, meaning: 'ssvp divergence (CDS) of the update, where the protocol computes it' },
+  { name: 'finish_reason', type: 'VARCHAR', meaning: "the server's finish reason" },
+  { name: 'reply_status', type: 'VARCHAR', meaning: 'ok, or empty / unparsable: a reply with no usable text on every attempt' },
+  { name: 'prompt_tokens', type: 'INTEGER', meaning: 'prompt tokens (count)' },
+  { name: 'completion_tokens', type: 'INTEGER', meaning: 'completion tokens (count)' },
+  { name: 'latency_ms', type: 'DOUBLE', meaning: 'latency of the call (milliseconds)' },
+  { name: 'sampling_temperature', type: 'DOUBLE', meaning: 'temperature the call was sampled at' },
+  { name: 'backend', type: 'VARCHAR', meaning: 'backend kind' },
+  { name: 'model', type: 'VARCHAR', meaning: 'model name' },
+  {
+    name: 'tag',
+    type: 'VARCHAR',
+    nullable: true,
+    values: TAGS,
+    meaning: "the sweep judge's tag: correct, hallucinated, not_known or judge_failure",
+  },
+  { name: 'judge_model', type: 'VARCHAR', meaning: 'model of the judge' },
+]);
+
+/** Core's EventRow (the rows the engine builds) has a field for each of these columns: checked at compile time. */
+true satisfies Same<keyof ColumnsRow<typeof EVENT_BASE_COLUMNS>, Exclude<keyof EventRow, 'embeddings' | 'created_at'>>;
 
 /** The last column, after the embeddings; filled from EventRow.created_at (epoch milliseconds). */
-export const CREATED_AT_COLUMN: ColumnDef = { name: 'created_at', type: 'TIMESTAMP' };
+export const CREATED_AT_COLUMN: ColumnDecl = { name: 'created_at', type: 'TIMESTAMP', meaning: 'time the row was written (UTC timestamp)' };
 
 const ENCODER_NAME = /^[a-z][a-z0-9_]*$/;
 

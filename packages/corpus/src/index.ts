@@ -66,6 +66,7 @@ export {
   validateRunId,
   whiteningDir,
 } from './corpus-paths.js';
+export { CORPUS_TABLES, declaredMeaning } from './corpus-tables.js';
 export { runDriftColumns, UNMEASURED_DRIFT, type RunDriftColumns } from './run-drift.js';
 export { RUN_COLUMNS, RUN_DRIFT_COLUMNS, RUN_STATUSES, RUNS_TABLE, type RunTableRow } from './run-table-schema.js';
 export { STATS_COLUMNS, STATS_TABLE, type StatsTableRow } from './stats-table-schema.js';

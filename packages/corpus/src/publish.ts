@@ -14,6 +14,7 @@ import {
   registerSecret,
   tableGlob,
 } from '@panta/core';
+import { declaredMeaning } from './corpus-tables.js';
 import { CORPUS_FILES, manifestPath } from './corpus-paths.js';
 import { sqlString } from './duckdb.js';
 import { type Manifest, readManifest, sha256File } from './manifest.js';
@@ -147,6 +148,9 @@ function pooledAgreement(dir: string): PublishInfo['agreement'] {
   return (record.pairs ?? []).filter((p) => p.scope === 'pooled').map(({ a, b, n, agreement, kappa }) => ({ a, b, n, agreement, kappa }));
 }
 
+/** The column publish adds to the whitening table. */
+const POOL_MEANING = 'the whitening pool: PROMPT__ENCODER (the file it came from)';
+
 async function writeTables(dir: string, out: string, manifest: Manifest, withoutEmbeddings: boolean): Promise<PublishedTable[]> {
   const tables: PublishedTable[] = [];
   for (const [name, files] of corpusTables(Object.keys(manifest.files))) {
@@ -156,7 +160,7 @@ async function writeTables(dir: string, out: string, manifest: Manifest, without
       name === 'whitening',
     );
     let select = withoutEmbeddings ? `COLUMNS(c -> NOT starts_with(c, 'emb_'))` : '*';
-    // Whitening files are one per (prompt, encoder), named <prompt>__<encoder>: the name becomes a column.
+    // Whitening files are one per (prompt, encoder), named <prompt>__<encoder>: the name becomes a column (pool).
     if (name === 'whitening') select = `* EXCLUDE (filename), regexp_extract(filename, '([^/\\\\]+)\\.parquet$', 1) AS pool`;
     const target = join(out, 'data', name);
     mkdirSync(dirname(target), { recursive: true });
@@ -171,6 +175,7 @@ async function writeTables(dir: string, out: string, manifest: Manifest, without
     const columns = (await queryRows(`DESCRIBE SELECT * FROM read_parquet(${sqlString(glob)})`)).map((r) => ({
       name: String(r.column_name),
       type: String(r.column_type),
+      meaning: r.column_name === 'pool' && name === 'whitening' ? POOL_MEANING : declaredMeaning(name, String(r.column_name)),
     }));
     const published = [];
     for (const f of readdirSync(target).sort()) {

@@ -16,6 +16,8 @@ export interface ColumnDecl {
   /** NULL allowed (unknown, undefined, not applicable); the row type then admits null. */
   readonly nullable?: boolean;
   readonly values?: readonly string[];
+  /** What the column means, and its unit where it has one: the dataset card (`panta publish`) says this. */
+  readonly meaning?: string;
 }
 
 export interface Table<C extends readonly ColumnDecl[] = readonly ColumnDecl[]> {

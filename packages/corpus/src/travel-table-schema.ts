@@ -6,29 +6,29 @@ import { defineTable, type RowOf } from './table.js';
  * measure is undefined; its `_note` column says why in words.
  */
 export const TRAVEL_TABLE = defineTable('travel', [
-  { name: 'run_id', type: 'VARCHAR' },
-  { name: 'config_id', type: 'VARCHAR' },
-  { name: 'trial', type: 'INTEGER' },
-  { name: 'prompt_id', type: 'VARCHAR' },
-  { name: 'protocol', type: 'VARCHAR' },
-  { name: 'assertions_made', type: 'INTEGER' },
-  { name: 'assertions_wrong', type: 'INTEGER' },
-  { name: 'hr', type: 'DOUBLE', nullable: true },
-  { name: 'hr_note', type: 'VARCHAR', nullable: true },
-  { name: 'tcs', type: 'DOUBLE', nullable: true },
-  { name: 'tcs_note', type: 'VARCHAR', nullable: true },
-  { name: 'detection_step', type: 'INTEGER', nullable: true },
-  { name: 'detection_note', type: 'VARCHAR', nullable: true },
-  { name: 'recovery_steps', type: 'INTEGER', nullable: true },
-  { name: 'recovery_note', type: 'VARCHAR', nullable: true },
-  { name: 'calls', type: 'INTEGER' },
-  { name: 'cds_sys', type: 'DOUBLE[]' },
+  { name: 'run_id', type: 'VARCHAR', meaning: 'identifier of the run (prompt, geometry, N, temperature, protocol, trial)' },
+  { name: 'config_id', type: 'VARCHAR', meaning: 'identifier of the run configuration, shared by its trials' },
+  { name: 'trial', type: 'INTEGER', meaning: 'trial index of the configuration (0-based)' },
+  { name: 'prompt_id', type: 'VARCHAR', meaning: 'identifier of the prompt in the dataset' },
+  { name: 'protocol', type: 'VARCHAR', meaning: 'coordination protocol of the run' },
+  { name: 'assertions_made', type: 'INTEGER', meaning: 'assertions made (count)' },
+  { name: 'assertions_wrong', type: 'INTEGER', meaning: 'wrong assertions (count)' },
+  { name: 'hr', type: 'DOUBLE', nullable: true, meaning: 'hallucination rate (share)' },
+  { name: 'hr_note', type: 'VARCHAR', nullable: true, meaning: 'why hr is undefined, where it is' },
+  { name: 'tcs', type: 'DOUBLE', nullable: true, meaning: 'team cohesion score' },
+  { name: 'tcs_note', type: 'VARCHAR', nullable: true, meaning: 'why tcs is undefined, where it is' },
+  { name: 'detection_step', type: 'INTEGER', nullable: true, meaning: 'step drift was detected at' },
+  { name: 'detection_note', type: 'VARCHAR', nullable: true, meaning: 'why detection is undefined, where it is' },
+  { name: 'recovery_steps', type: 'INTEGER', nullable: true, meaning: 'steps to recover (count)' },
+  { name: 'recovery_note', type: 'VARCHAR', nullable: true, meaning: 'why recovery is undefined, where it is' },
+  { name: 'calls', type: 'INTEGER', meaning: 'LLM calls, retries and extra calls included (count)' },
+  { name: 'cds_sys', type: 'DOUBLE[]', meaning: 'system-level ssvp divergence (CDS) per sweep' },
   /** TCS per dimension (date, location, budget, schedule, recommendation), null where unscored. */
-  { name: 'tcs_dims', type: 'DOUBLE[]' },
+  { name: 'tcs_dims', type: 'DOUBLE[]', meaning: 'team cohesion score per dimension' },
   /** Who scored HR and TCS: `reference` (the deterministic check) or the LLM judge's backend:model. */
-  { name: 'judge', type: 'VARCHAR' },
+  { name: 'judge', type: 'VARCHAR', meaning: 'judge name' },
   /** LLM-judge rubric replies that failed (unparsable or a failed call), left out of HR and TCS. */
-  { name: 'judge_failures', type: 'INTEGER' },
+  { name: 'judge_failures', type: 'INTEGER', meaning: 'judge failures (count)' },
 ]);
 
 /** The columns of travel.parquet, in file order. */

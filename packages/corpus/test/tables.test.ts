@@ -2,7 +2,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
+  CORPUS_TABLES,
   closeDuckDB,
+  declaredMeaning,
   ORDER_PARAMS_TABLE,
   omitColumns,
   queryRows,
@@ -102,6 +104,14 @@ describe('each table is declared once, and the declaration, the written file and
         table.name,
       ).toEqual(rows);
     }
+  });
+
+  it('every column of every corpus table says what it means (the dataset card prints it)', () => {
+    expect(Object.keys(CORPUS_TABLES).sort()).toEqual(['events', ...TABLES.map((t) => t.name)].sort());
+    const bare = Object.entries(CORPUS_TABLES).flatMap(([t, columns]) => columns.filter((c) => !c.meaning).map((c) => `${t}.${c.name}`));
+    expect(bare).toEqual([]);
+    expect(declaredMeaning('judges_gpt_4o_runs', 'focus')).toBe(declaredMeaning('runs', 'focus'));
+    expect(declaredMeaning('teams', 'focus')).not.toBe(declaredMeaning('runs', 'focus'));
   });
 
   it('every writeParquetTable call in the sources writes a declared table', () => {

@@ -8,7 +8,8 @@ export interface PublishedTable {
   /** Files under data/<name>/, relative to the published folder. */
   files: { path: string; bytes: number; sha256: string }[];
   rows: number;
-  columns: { name: string; type: string }[];
+  /** Each column with its meaning where its table declares one (else columnMeaning's, by name). */
+  columns: { name: string; type: string; meaning?: string }[];
 }
 
 export interface PublishInfo {
@@ -153,7 +154,7 @@ export function datasetCard(info: PublishInfo): string {
   ];
   for (const t of info.tables) {
     lines.push(`### ${t.name} (${t.rows} rows, \`${tableGlob(t.name)}\`)`, '', '| column | type | meaning |', '| --- | --- | --- |');
-    for (const c of t.columns) lines.push(`| \`${c.name}\` | ${c.type} | ${columnMeaning(c.name).replace(/\|/g, '\\|')} |`);
+    for (const c of t.columns) lines.push(`| \`${c.name}\` | ${c.type} | ${(c.meaning ?? columnMeaning(c.name)).replace(/\|/g, '\\|')} |`);
     lines.push('');
   }
   lines.push(
@@ -264,7 +265,7 @@ export function croissant(info: PublishInfo): Record<string, unknown> {
         '@type': 'cr:Field',
         '@id': `${t.name}/${c.name}`,
         name: c.name,
-        description: columnMeaning(c.name),
+        description: c.meaning ?? columnMeaning(c.name),
         dataType: croissantType(c.type.replace(/(\[\d*\])+$/, '')),
         ...(c.type.endsWith(']') ? { repeated: true } : {}),
         source: { fileSet: { '@id': `${t.name}-files` }, extract: { column: c.name } },

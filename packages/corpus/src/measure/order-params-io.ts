@@ -9,19 +9,19 @@ import type { SealedRun } from './sweep-trace.js';
  * snapshot after sweep t. rho and delta rho are null where undefined (no answer tagged correct or wrong).
  */
 export const ORDER_PARAMS_TABLE = defineTable('order_params', [
-  { name: 'run_id', type: 'VARCHAR' },
-  { name: 'config_id', type: 'VARCHAR' },
-  { name: 'sweep', type: 'INTEGER' },
-  { name: 'encoder', type: 'VARCHAR' },
-  { name: 'magnetisation', type: 'DOUBLE' },
-  { name: 'cohesion', type: 'DOUBLE' },
-  { name: 'rho', type: 'DOUBLE', nullable: true },
-  { name: 'delta_rho', type: 'DOUBLE', nullable: true },
-  { name: 'n_correct', type: 'INTEGER' },
-  { name: 'n_hallucinated', type: 'INTEGER' },
-  { name: 'n_not_known', type: 'INTEGER' },
-  { name: 'n_judge_failure', type: 'INTEGER' },
-  { name: 'cds_sys', type: 'DOUBLE' },
+  { name: 'run_id', type: 'VARCHAR', meaning: 'identifier of the run (prompt, geometry, N, temperature, protocol, trial)' },
+  { name: 'config_id', type: 'VARCHAR', meaning: 'identifier of the run configuration, shared by its trials' },
+  { name: 'sweep', type: 'INTEGER', meaning: 'sweep index (one sweep = N events)' },
+  { name: 'encoder', type: 'VARCHAR', meaning: 'sentence encoder the spins come from' },
+  { name: 'magnetisation', type: 'DOUBLE', meaning: 'magnetisation m: norm of the mean spin (dimensionless, 0..1)' },
+  { name: 'cohesion', type: 'DOUBLE', meaning: 'cohesion q: mean pairwise cosine of spins (dimensionless, -1..1)' },
+  { name: 'rho', type: 'DOUBLE', nullable: true, meaning: 'rho = #hallucinated / (#correct + #hallucinated); NULL when both are 0' },
+  { name: 'delta_rho', type: 'DOUBLE', nullable: true, meaning: 'rho minus rho at t = 0' },
+  { name: 'n_correct', type: 'INTEGER', meaning: 'answers tagged correct (count)' },
+  { name: 'n_hallucinated', type: 'INTEGER', meaning: 'answers tagged hallucinated (count)' },
+  { name: 'n_not_known', type: 'INTEGER', meaning: 'answers tagged not_known (count)' },
+  { name: 'n_judge_failure', type: 'INTEGER', meaning: 'answers tagged judge_failure (count)' },
+  { name: 'cds_sys', type: 'DOUBLE', meaning: 'system-level ssvp divergence (CDS) of the snapshot' },
 ]);
 
 /** The columns of order_params.parquet, in file order. */

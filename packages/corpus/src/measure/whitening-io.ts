@@ -76,15 +76,21 @@ export async function writeWhitening(out: string, promptId: string, encoder: str
 /** whitening/<prompt>/<encoder>.parquet for an encoder of dimension `dim`: one row per dimension. */
 export function whiteningTable(dim: number) {
   return defineTable('whitening', [
-    { name: 'prompt_id', type: 'VARCHAR' },
-    { name: 'encoder', type: 'VARCHAR' },
-    { name: 'mode', type: 'VARCHAR', values: ['zca', 'raw'] },
-    { name: 'fallback', type: 'VARCHAR', nullable: true, values: ['degenerate_pool'] },
-    { name: 'samples', type: 'BIGINT' },
-    { name: 'lambda', type: 'DOUBLE' },
-    { name: 'i', type: 'INTEGER' },
-    { name: 'mean', type: 'DOUBLE' },
-    { name: 'w', type: `DOUBLE[${dim}]` as `DOUBLE[${number}]` },
+    { name: 'prompt_id', type: 'VARCHAR', meaning: 'identifier of the prompt in the dataset' },
+    { name: 'encoder', type: 'VARCHAR', meaning: 'sentence encoder the spins come from' },
+    { name: 'mode', type: 'VARCHAR', values: ['zca', 'raw'], meaning: 'whitening mode applied (zca or raw)' },
+    {
+      name: 'fallback',
+      type: 'VARCHAR',
+      nullable: true,
+      values: ['degenerate_pool'],
+      meaning: 'NULL, or degenerate_pool where raw replaced zca',
+    },
+    { name: 'samples', type: 'BIGINT', meaning: 'samples (count)' },
+    { name: 'lambda', type: 'DOUBLE', meaning: 'ridge lambda of the whitening' },
+    { name: 'i', type: 'INTEGER', meaning: 'row index of W' },
+    { name: 'mean', type: 'DOUBLE', meaning: 'mean vector of the pool' },
+    { name: 'w', type: `DOUBLE[${dim}]` as `DOUBLE[${number}]`, meaning: 'whitening matrix W = (C + lambda I)^(-1/2), row-major' },
   ]);
 }
 
