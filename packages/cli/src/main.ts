@@ -380,6 +380,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
       "prompt templates the clients render, comma-separated (a sweep's template arms): built-in names (rheon-a2, panta-v1, rheon-a2-prefix) or template files (default: every built-in)",
     )
     .option('--model <name>', 'model name served', 'surrogate-potts-v1')
+    .option(
+      '--scenario <name>',
+      "the scenario model it plays, as a spec's backend.scenario (neutral: none; default: the one each call recognises)",
+    )
     .option('--latency-ms <ms>', 'fixed latency per call', numberIn(0, MAX_TIMER_MS), 0)
     .option('--slots <c>', 'continuous batching: concurrent sequences (0: unlimited, fixed latency only)', intIn(0, 1_048_576), 0)
     .option('--token-ms <ms>', 'continuous batching: time per generated token at batch size 1', numberIn(0, MAX_TIMER_MS), 0)

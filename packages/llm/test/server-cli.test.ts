@@ -118,6 +118,7 @@ describe('panta serve-surrogate (the built binary)', () => {
       [['--cost-model', 'a100'], /^panta: serve-surrogate: --cost-model: cannot read a100 .*h100-qwen3-14b/],
       [['--cost-model', 'h100-qwen3-14b', '--slots', '8'], /^panta: serve-surrogate: --slots: does not apply with --cost-model/],
       [['--scheduling-policy', 'lifo'], /--scheduling-policy/],
+      [['--scenario', 'nope'], /^panta: serve-surrogate: --scenario: unknown surrogate scenario "nope"; fix: use one of neutral, /],
       [
         ['--port', '65535', '--endpoints', '2'],
         /^panta: serve-surrogate: --endpoints: 2 endpoints from port 65535 go past port 65535; fix: /,

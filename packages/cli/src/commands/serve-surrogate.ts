@@ -10,7 +10,7 @@ import {
   parseGpuCostModel,
   parseTemplate,
 } from '@panta/core';
-import { FAULT_KINDS, startSurrogateServer, TOKENIZER, type FaultKind, type SurrogateServerOptions } from '@panta/llm';
+import { FAULT_KINDS, scenarioNames, startSurrogateServer, TOKENIZER, type FaultKind, type SurrogateServerOptions } from '@panta/llm';
 import { EXIT, reportError } from '../errors.js';
 
 /** A bad option: one line naming the option, what is wrong and the fix. */
@@ -136,7 +136,12 @@ export function parseServeOptions(
     'pass e.g. --time-scale 60 (a simulated minute per second)',
   );
   const schedulingPolicy = opts.schedulingPolicy === 'priority' ? 'priority' : 'fcfs';
+  // The spec's backend.scenario: a served surrogate answers as the in-process one of the same scenario.
+  const scenario = typeof opts.scenario === 'string' ? opts.scenario : undefined;
+  if (scenario !== undefined && !scenarioNames().includes(scenario))
+    throw new OptionError('--scenario', `unknown surrogate scenario "${scenario}"`, `use one of ${scenarioNames().join(', ')}`);
   return {
+    ...(scenario !== undefined ? { surrogate: { scenario } } : {}),
     ...(costModel ? { costModel, timeScale, schedulingPolicy } : {}),
     port,
     host,

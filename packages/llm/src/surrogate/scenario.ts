@@ -3,7 +3,7 @@ import type { TeamView } from './team-read.js';
 
 /**
  * A scenario model: what a study adds to the neutral surrogate so that it plays the study's scenario (a
- * briefed travel team, a relay that loses facts, a debate that wanders). The neutral agent knows no task:
+ * briefed planning team, a relay that loses facts, a debate that wanders). The neutral agent knows no task:
  * it reads the answers a call shows, picks an option by the Potts rule and words it. A scenario changes
  * some of that through the hooks below; a hook that is absent, or answers undefined / null, leaves the call
  * to the neutral agent. A scenario is one folder under scenarios/ and one line in scenarios/index.ts, and a
