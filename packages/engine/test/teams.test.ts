@@ -93,6 +93,7 @@ describe('team schedules end to end on the surrogate (docs/teams.md)', () => {
       dir,
       example('drift-debate', {
         ...SMALL['drift-debate'],
+        ...NEUTRAL,
         'dynamics: debate': `dynamics: debate\npopulation: {file: ${ROOT}/examples/team-beliefs.jsonl, assign: distinct}`,
       }),
       'personas.yaml',
@@ -112,7 +113,7 @@ describe('team schedules end to end on the surrogate (docs/teams.md)', () => {
   it("panta embed and panta judge cover every team row (each call is its event's row), and the corpus still verifies", async () => {
     const dir = tempDir();
     const out = join(dir, 'out');
-    const spec = writeSpec(dir, example('lost-in-propagation', SMALL['lost-in-propagation']!), 'relay.yaml');
+    const spec = writeSpec(dir, example('lost-in-propagation', { ...SMALL['lost-in-propagation'], ...NEUTRAL }), 'relay.yaml');
     expect((await runSweep(spec, { out, logLevel: 'silent' })).status).toBe('complete');
     expect(panta(['embed', out, '--encoder', 'lex32:hashing:32']).code).toBe(0);
     expect(panta(['judge', out, '--judge', '{kind: reference}', '--name', 'ref2']).code).toBe(0);
