@@ -18,6 +18,11 @@ export interface ColumnDecl {
   readonly values?: readonly string[];
   /** What the column means, and its unit where it has one: the dataset card (`panta publish`) says this. */
   readonly meaning?: string;
+  /**
+   * A column added after files of the table were first written: the value a reader takes where a file has
+   * no such column (what those files' rows meant). Verifiers check it only where the file has it.
+   */
+  readonly absent?: unknown;
 }
 
 export interface Table<C extends readonly ColumnDecl[] = readonly ColumnDecl[]> {
@@ -86,14 +91,18 @@ export function columnNames<T extends Table>(table: T): (keyof RowOf<T> & string
 
 /**
  * One row as a reader gets it from `queryRows`, checked and typed by the declaration: numbers as numbers
- * (BIGINT included), NULL as null where the column is nullable. A column the file lacks reads as null when
- * nullable (a file written before the column existed). Throws, naming the table and column, on a NULL or
+ * (BIGINT included), NULL as null where the column is nullable. A column the file lacks (a file written
+ * before the column existed) reads as its declared `absent` value, else as null when nullable. Throws, naming the table and column, on a NULL or
  * missing value where the declaration allows none, and on a string outside `values`.
  */
 export function readRow<T extends Table>(table: T, record: Readonly<Record<string, unknown>>): RowOf<T> {
   const row: Record<string, unknown> = {};
   for (const c of table.columns) {
     const v = record[c.name];
+    if (v === undefined && c.absent !== undefined) {
+      row[c.name] = c.absent;
+      continue;
+    }
     if (v === null || v === undefined) {
       if (!c.nullable) throw new Error(`${table.name}.parquet: column ${c.name} is ${v === null ? 'NULL' : 'missing'}`);
       row[c.name] = null;

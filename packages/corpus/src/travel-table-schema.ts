@@ -24,11 +24,11 @@ export const TRAVEL_TABLE = defineTable('travel', [
   { name: 'calls', type: 'INTEGER', meaning: 'LLM calls, retries and extra calls included (count)' },
   { name: 'cds_sys', type: 'DOUBLE[]', meaning: 'system-level ssvp divergence (CDS) per sweep' },
   /** TCS per dimension (date, location, budget, schedule, recommendation), null where unscored. */
-  { name: 'tcs_dims', type: 'DOUBLE[]', meaning: 'team cohesion score per dimension' },
+  { name: 'tcs_dims', type: 'DOUBLE[]', absent: [], meaning: 'team cohesion score per dimension' },
   /** Who scored HR and TCS: `reference` (the deterministic check) or the LLM judge's backend:model. */
-  { name: 'judge', type: 'VARCHAR', meaning: 'judge name' },
+  { name: 'judge', type: 'VARCHAR', absent: 'reference', meaning: 'judge name' },
   /** LLM-judge rubric replies that failed (unparsable or a failed call), left out of HR and TCS. */
-  { name: 'judge_failures', type: 'INTEGER', meaning: 'judge failures (count)' },
+  { name: 'judge_failures', type: 'INTEGER', absent: 0, meaning: 'judge failures (count)' },
 ]);
 
 /** The columns of travel.parquet, in file order. */

@@ -5,7 +5,8 @@ import { readParquetSql } from './duckdb.js';
 import { queryRows } from './parquet-table.js';
 import { storedTravelJudge } from './travel-judge-store.js';
 import { isTravelRun, travelTableRows } from './travel-table.js';
-import type { TravelTableRow } from './travel-table-schema.js';
+import type { ColumnDecl } from './table.js';
+import { TRAVEL_TABLE, type TravelTableRow } from './travel-table-schema.js';
 
 const FIELDS = [
   'protocol',
@@ -27,7 +28,7 @@ const FIELDS = [
 ] as const satisfies readonly (keyof TravelTableRow)[];
 
 /** Columns added with the LLM travel judge: a table from before has none of them. */
-const LATER = new Set<string>(['tcs_dims', 'judge', 'judge_failures']);
+const LATER = new Set((TRAVEL_TABLE.columns as readonly ColumnDecl[]).filter((c) => c.absent !== undefined).map((c) => c.name));
 
 const plain = (v: unknown): unknown => {
   if (typeof v === 'bigint') return Number(v);

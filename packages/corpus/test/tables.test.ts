@@ -129,7 +129,7 @@ describe('each table is declared once, and the declaration, the written file and
     expect(written.filter((name) => !declared.has(name))).toEqual([]);
   });
 
-  it('the reader refuses NULL where the declaration allows none and a string outside its values; a missing nullable column reads as null', () => {
+  it('the reader refuses NULL where the declaration allows none and a string outside its values; a column an older file lacks reads as null or its declared value', () => {
     const row = sampleRow(RUNS_TABLE, 0);
     expect(() => readRow(RUNS_TABLE, { ...row, seed: null })).toThrow('runs.parquet: column seed is NULL');
     expect(() => readRow(RUNS_TABLE, { ...row, status: 'done' })).toThrow(
@@ -137,6 +137,9 @@ describe('each table is declared once, and the declaration, the written file and
     );
     const { template_arm: _, ...older } = row;
     expect(readRow(RUNS_TABLE, older).template_arm).toBeNull();
+    // travel.parquet from before the LLM judge: its later columns read as what those files meant.
+    const { judge: _j, judge_failures: _f, tcs_dims: _d, ...travel } = sampleRow(TRAVEL_TABLE, 0);
+    expect(readRow(TRAVEL_TABLE, travel)).toMatchObject({ judge: 'reference', judge_failures: 0, tcs_dims: [] });
     const narrow = omitColumns(RUNS_TABLE, ['seed', 'focus']);
     expect(narrow.columns.map((c) => c.name)).not.toContain('seed');
     expect(Object.keys(readRow(narrow, { ...row, seed: undefined }))).toEqual(narrow.columns.map((c) => c.name));

@@ -107,7 +107,7 @@ export async function loadCorpus(dirArg: string, options: LoadOptions = {}): Pro
 
   let runs: RunInfo[];
   if (existsSync(runsFile)) {
-    runs = (await readTable(runsFile, `SELECT * FROM read_parquet(${sqlString(runsFile)})`)).map(toRunInfo);
+    runs = await readTable(runsFile, `SELECT * FROM read_parquet(${sqlString(runsFile)})`, toRunInfo);
     // runs.parquet is rewritten when a session ends: a run finished since then is complete all the same.
     for (const r of runs) if (r.status !== 'complete' && shards.has(r.run_id)) r.status = 'complete';
   } else {
@@ -121,7 +121,9 @@ export async function loadCorpus(dirArg: string, options: LoadOptions = {}): Pro
   let orderParams: OrderParamRow[] = [];
   let provisional = false;
   if (complete && existsSync(paramsFile)) {
-    orderParams = (await readTable(paramsFile, `SELECT * FROM read_parquet(${sqlString(paramsFile)}) ORDER BY run_id, encoder, sweep`)).map(
+    orderParams = await readTable(
+      paramsFile,
+      `SELECT * FROM read_parquet(${sqlString(paramsFile)}) ORDER BY run_id, encoder, sweep`,
       toOrderParam,
     );
   } else {
@@ -199,9 +201,10 @@ export function readCorpusManifest(dir: string): Manifest {
   return manifest;
 }
 
-async function readTable(file: string, sql: string): Promise<Record<string, unknown>[]> {
+/** A query's rows, each read by `read`; an unreadable file, or a row its table's declaration refuses, is an InputError. */
+async function readTable<T>(file: string, sql: string, read: (r: Record<string, unknown>) => T): Promise<T[]> {
   try {
-    return await queryRows(sql);
+    return (await queryRows(sql)).map(read);
   } catch (e) {
     const first = (e as Error).message.split('\n')[0];
     throw new InputError(
@@ -233,6 +236,7 @@ async function runsFromShards(dir: string, runIds: string[], sweeps: number): Pr
     `SELECT ${RUN_SELECT}, count(*) FILTER (WHERE role = 'agent') AS events, count(*) FILTER (WHERE role <> 'agent') AS extra_calls,
        max(sweep) FILTER (WHERE role = 'agent') AS sweeps_run, sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens
      FROM ${readParquetSql(files)} GROUP BY ALL ORDER BY run_id`,
+    (r) => r,
   );
   const journal = readRunRecords(dir);
   return rows.map((row) => {

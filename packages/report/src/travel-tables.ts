@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { type ArmObservation, armPairs, armSummaries, InputError, meanCi } from '@panta/core';
-import { queryRows, travelTablePath } from '@panta/corpus';
+import { omitColumns, queryRows, readRow, TRAVEL_TABLE, travelTablePath, type RowOf } from '@panta/corpus';
 import type { Cell, Table } from './tables.js';
 
 /**
@@ -10,47 +10,30 @@ import type { Cell, Table } from './tables.js';
  * statistics are core's: armSummaries (mean, 95% CI) and armPairs (Welch's t, two-tailed p, Cohen's d).
  */
 
-export interface TravelRow {
-  run_id: string;
-  prompt_id: string;
-  protocol: string;
-  hr: number | null;
-  tcs: number | null;
-  detection_step: number | null;
-  recovery_steps: number | null;
-  calls: number;
-  cds_sys: (number | null)[];
-  /** Who scored HR and TCS (`reference`, or the LLM judge's backend:model); a table from before the column: reference. */
-  judge?: string;
-  /** LLM-judge rubric replies that failed and were left out. */
-  judge_failures?: number;
-}
+/** The columns of travel.parquet the tables read. */
+const TRAVEL_READ = omitColumns(TRAVEL_TABLE, [
+  'config_id',
+  'trial',
+  'assertions_made',
+  'assertions_wrong',
+  'hr_note',
+  'tcs_note',
+  'detection_note',
+  'recovery_note',
+  'tcs_dims',
+]);
 
-const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+export type TravelRow = RowOf<typeof TRAVEL_READ>;
 
 /** The travel table of a corpus in file order; null when it has none. */
 export async function loadTravel(dir: string): Promise<TravelRow[] | null> {
   const file = travelTablePath(dir);
   if (!existsSync(file)) return null;
-  let rows: Record<string, unknown>[];
   try {
-    rows = await queryRows(`SELECT * FROM read_parquet('${file.replaceAll("'", "''")}')`);
+    return (await queryRows(`SELECT * FROM read_parquet('${file.replaceAll("'", "''")}')`)).map((r) => readRow(TRAVEL_READ, r));
   } catch (e) {
     throw new InputError(file, '', `unreadable Parquet (${(e as Error).message.split('\n')[0]})`, 'run the sweep again to rewrite it');
   }
-  return rows.map((r) => ({
-    run_id: String(r.run_id),
-    prompt_id: String(r.prompt_id),
-    protocol: String(r.protocol),
-    hr: num(r.hr),
-    tcs: num(r.tcs),
-    detection_step: num(r.detection_step),
-    recovery_steps: num(r.recovery_steps),
-    calls: Number(r.calls),
-    cds_sys: Array.isArray(r.cds_sys) ? (r.cds_sys as unknown[]).map(num) : [],
-    judge: typeof r.judge === 'string' ? r.judge : 'reference',
-    judge_failures: num(r.judge_failures) ?? 0,
-  }));
 }
 
 const CELL = 'all scenarios';
