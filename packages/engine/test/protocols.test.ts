@@ -24,7 +24,8 @@ import { InProcessTransport, runSweep } from '../src/index.js';
 
 const BELIEFS = '{"id": "wrong-97", "belief": "97"}\n{"id": "wrong-95", "belief": "95"}\n';
 
-const SPEC = (extra = '') => `name: protocols
+/** Engine tests run on the surrogate with no task knowledge (a scenario's replies are calibration's business). */
+const SPEC = (backend = 'backend: {kind: surrogate, scenario: neutral}\n') => `name: protocols
 dataset: ${RHEON6}
 prompts: [fq367]
 geometries: [ring, meanfield, chain, star]
@@ -36,7 +37,7 @@ seed: 5
 protocol: [isolated, glauber, ssvp, belief-board, drift-policy]
 ssvp: {tau: 0.2}
 population: {file: beliefs.jsonl, assign: fraction, fraction: 0.25}
-${extra}`;
+${backend}`;
 
 type Row = Record<string, unknown> & { run_id: string; event: number; role: string; agent: number; sweep: number; response: string };
 
@@ -216,7 +217,7 @@ describe('coordination protocols', () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'beliefs.jsonl'), BELIEFS);
     const prompts = parseDataset(readFileSync(RHEON6, 'utf8'), RHEON6);
-    const server = await startSurrogateServer({ prompts });
+    const server = await startSurrogateServer({ prompts, surrogate: { scenario: 'neutral' } });
     try {
       const served = writeSpec(
         dir,
