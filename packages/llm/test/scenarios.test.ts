@@ -4,7 +4,15 @@ import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { type ChatMessages, parseDataset, surrogateBackendSchema, TEAM_SYSTEM, TEAM_TASK } from '@panta/core';
 import { ROOT } from '../../../test/helpers.js';
-import { type ChatRequest, checkScenario, SCENARIOS, SurrogateAgent, SurrogateBackend, scenarioNames } from '../src/index.js';
+import {
+  type ChatRequest,
+  checkScenario,
+  SCENARIOS,
+  type ScenarioModel,
+  SurrogateAgent,
+  SurrogateBackend,
+  scenarioNames,
+} from '../src/index.js';
 import { startSurrogateServer } from '../src/server/app.js';
 
 const dataset = (name: string) => parseDataset(readFileSync(join(ROOT, 'datasets', name), 'utf8'), name);
@@ -65,6 +73,24 @@ describe('the neutral surrogate and the scenario models', () => {
     const debate = new SurrogateBackend(spec('debate'), claims);
     const verdicts = await Promise.all(Array.from({ length: 16 }, (_, s) => ask(debate, judge(right), s)));
     expect(verdicts.some((v) => v.startsWith('DRIFT'))).toBe(true);
+  });
+
+  it('a scenario model is one object of hooks: what it leaves out stays the neutral agent', async () => {
+    const prompt = claims[2]!;
+    const sure: ScenarioModel = {
+      about: 'a team that always knows the answer',
+      agent: () => ({ correctField: 50 }),
+      team: (view) => (view.role === 'relay' ? `Answer: ${view.prompt.accepted[0]}.` : null),
+    };
+    const backend = new SurrogateBackend(spec('neutral'), claims, [sure]);
+    const relay = { system: TEAM_SYSTEM.relay(0, 2), user: task(prompt.question, 'You are the first agent: no note yet.') };
+    expect(await ask(backend, relay)).toBe(`Answer: ${prompt.accepted[0]}.`);
+    // A vote it does not take is the neutral agent's, whose field it raised: the right proposal wins.
+    const vote = {
+      system: TEAM_SYSTEM.participant(0, 3, 2, 4),
+      user: task(prompt.question, 'Proposed solutions:', `1. ${prompt.false_answers[0]}.`, `2. ${prompt.accepted[0]}.`),
+    };
+    for (let seed = 0; seed < 8; seed++) expect(await ask(backend, vote, seed)).toBe('2');
   });
 
   it('a scenario no model answers to is refused, naming the field and the names known', () => {

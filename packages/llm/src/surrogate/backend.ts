@@ -16,12 +16,14 @@ export class SurrogateBackend implements LlmBackend {
   private readonly agents = new Map<string, SurrogateAgent>();
   private readonly scenarios: readonly ScenarioModel[];
 
+  /** `scenarios`: the models it plays, in the order they are asked (default: the spec's). */
   constructor(
     readonly spec: SurrogateBackendSpec,
     private readonly prompts: readonly Prompt[],
+    scenarios: readonly ScenarioModel[] = resolveScenarios(spec.scenario),
   ) {
     this.model = spec.model;
-    this.scenarios = resolveScenarios(spec.scenario);
+    this.scenarios = scenarios;
     for (const p of prompts) this.agents.set(p.question, new SurrogateAgent(p, spec, this.scenarios));
   }
 
