@@ -251,7 +251,7 @@ export {
   type TravelEventRow,
   type TravelRunMeasures,
 } from './travel/run-measures.js';
-export { columnMeaning } from './publish/columns.js';
+export { UNDOCUMENTED_COLUMN } from './publish/columns.js';
 export {
   CARD_KEYS,
   cardHeader,

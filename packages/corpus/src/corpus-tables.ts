@@ -1,4 +1,4 @@
-import { CREATED_AT_COLUMN, EVENT_BASE_COLUMNS } from './event-schema.js';
+import { CREATED_AT_COLUMN, EVENT_BASE_COLUMNS, embColumn, tagColumn } from './event-schema.js';
 import { ORDER_PARAMS_TABLE } from './measure/order-params-io.js';
 import { whiteningTable } from './measure/whitening-io.js';
 import { RUNS_TABLE } from './run-table-schema.js';
@@ -25,6 +25,8 @@ export const CORPUS_TABLES: Readonly<Record<string, readonly ColumnDecl[]>> = {
 
 /** What a column of a corpus table means, from its declaration; undefined for a column no table declares. */
 export function declaredMeaning(table: string, column: string): string | undefined {
+  if (table === 'events' && column.startsWith('emb_')) return embColumn(column.slice('emb_'.length)).meaning;
+  if (table === 'events' && column.startsWith('tag_')) return tagColumn(column.slice('tag_'.length)).meaning;
   const own = CORPUS_TABLES[table.replace(/^judges_.+_(runs|order_params)$/, '$1')];
   const declared =
     own?.find((c) => c.name === column) ??

@@ -75,6 +75,30 @@ export function embColumnName(encoder: string): string {
 }
 
 /**
+ * The column of an encoder's embeddings (after the base columns, in the encoders' order). Staged as FLOAT[]
+ * lists: see eventColumns.
+ */
+export function embColumn(encoder: string): ColumnDecl {
+  return {
+    name: embColumnName(encoder),
+    type: 'FLOAT[]',
+    nullable: true,
+    meaning: `embedding of the answer by encoder ${encoder} (FLOAT list of dim values; unit vector)`,
+  };
+}
+
+/** The column of a post-hoc judge's tags (tagColumnName), after the embeddings. */
+export function tagColumn(judge: string): ColumnDecl {
+  return {
+    name: tagColumnName(judge),
+    type: 'VARCHAR',
+    nullable: true,
+    values: TAGS,
+    meaning: `tag of the post-hoc judge ${judge}: correct, hallucinated, not_known or judge_failure`,
+  };
+}
+
+/**
  * The column holding a post-hoc judge's tags (`panta judge`), after the embeddings: the sweep's own judge
  * fills `tag`, which the dynamics saw (early stopping, drift policy) and which stays as it was.
  */
@@ -104,9 +128,9 @@ export function validateEncoders(encoders: readonly EncoderColumn[]): void {
  * DuckDB takes a list faster than an ARRAY (bench/NOTES.md: FLOAT[] lists). The writer checks every
  * embedding's length, so each row holds exactly d values (read back as FLOAT[], castable to FLOAT[d]).
  */
-export function eventColumns(encoders: readonly EncoderColumn[]): ColumnDef[] {
+export function eventColumns(encoders: readonly EncoderColumn[]): ColumnDecl[] {
   validateEncoders(encoders);
-  return [...EVENT_BASE_COLUMNS, ...encoders.map((e) => ({ name: embColumnName(e.name), type: 'FLOAT[]' })), CREATED_AT_COLUMN];
+  return [...EVENT_BASE_COLUMNS, ...encoders.map((e) => embColumn(e.name)), CREATED_AT_COLUMN];
 }
 
 /** `CREATE TABLE`-style column list: `"run_id" VARCHAR, ...`. */

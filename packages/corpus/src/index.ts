@@ -15,6 +15,7 @@ export {
   EVENT_BASE_COLUMNS,
   RUN_ID_COLUMNS,
   columnListSql,
+  embColumn,
   embColumnName,
   eventColumns,
   validateEncoders,
@@ -121,7 +122,7 @@ export {
   posthocJournalPath,
   posthocJudgeCachePath,
 } from './corpus-paths.js';
-export { tagColumnName } from './event-schema.js';
+export { tagColumn, tagColumnName } from './event-schema.js';
 export type { PosthocJudge } from './manifest.js';
 export { parquetColumnNames, shardColumnOrder, writeShardColumn } from './shard-columns.js';
 export {

@@ -1,6 +1,7 @@
 import { InputError, isEventRole, sweepSpecSchema, type EncoderColumn, type EncoderSpec } from '@panta/core';
 import {
   ORDER_PARAMS_TABLE,
+  embColumn,
   embColumnName,
   judgeOrderParamsPath,
   judgeRunsTablePath,
@@ -137,7 +138,7 @@ async function embedLocked(corpus: PosthocCorpus, encoder: EncoderSpec, options:
   try {
     result = await rewriteShards(out, runs, pass, async (_run, file) => {
       const values = await embedShard(file, opened, progress, options);
-      await writeShardColumn(file, { name: shardColumn, type: 'FLOAT[]' }, values);
+      await writeShardColumn(file, embColumn(encoder.name), values);
     });
   } finally {
     await opened.close();

@@ -12,6 +12,7 @@ import {
   removePosthocJournal,
   shardPath,
   startPosthocJournal,
+  tagColumn,
   tagColumnName,
   writeManifest,
   writeShardColumn,
@@ -134,7 +135,7 @@ async function judgeLocked(corpus: PosthocCorpus, spec: JudgeSpec, name: string,
         progress.calls = calls();
         options.onProgress?.({ ...progress });
       });
-      await writeShardColumn(file, { name: column, type: 'VARCHAR' }, tags);
+      await writeShardColumn(file, tagColumn(name), tags);
       progress.calls = calls();
     });
   } finally {

@@ -1,5 +1,5 @@
 import { parse, stringify } from 'yaml';
-import { columnMeaning } from './columns.js';
+import { UNDOCUMENTED_COLUMN } from './columns.js';
 
 /** One table of a published corpus: a config of the card, a FileSet and a RecordSet of croissant.json. */
 export interface PublishedTable {
@@ -8,7 +8,7 @@ export interface PublishedTable {
   /** Files under data/<name>/, relative to the published folder. */
   files: { path: string; bytes: number; sha256: string }[];
   rows: number;
-  /** Each column with its meaning where its table declares one (else columnMeaning's, by name). */
+  /** Each column with its meaning where its table declares one. */
   columns: { name: string; type: string; meaning?: string }[];
 }
 
@@ -154,7 +154,7 @@ export function datasetCard(info: PublishInfo): string {
   ];
   for (const t of info.tables) {
     lines.push(`### ${t.name} (${t.rows} rows, \`${tableGlob(t.name)}\`)`, '', '| column | type | meaning |', '| --- | --- | --- |');
-    for (const c of t.columns) lines.push(`| \`${c.name}\` | ${c.type} | ${(c.meaning ?? columnMeaning(c.name)).replace(/\|/g, '\\|')} |`);
+    for (const c of t.columns) lines.push(`| \`${c.name}\` | ${c.type} | ${(c.meaning ?? UNDOCUMENTED_COLUMN).replace(/\|/g, '\\|')} |`);
     lines.push('');
   }
   lines.push(
@@ -265,7 +265,7 @@ export function croissant(info: PublishInfo): Record<string, unknown> {
         '@type': 'cr:Field',
         '@id': `${t.name}/${c.name}`,
         name: c.name,
-        description: c.meaning ?? columnMeaning(c.name),
+        description: c.meaning ?? UNDOCUMENTED_COLUMN,
         dataType: croissantType(c.type.replace(/(\[\d*\])+$/, '')),
         ...(c.type.endsWith(']') ? { repeated: true } : {}),
         source: { fileSet: { '@id': `${t.name}-files` }, extract: { column: c.name } },
