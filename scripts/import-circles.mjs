@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Import circles inside each package, read from the source text (no build): every relative `import` or
 // `export ... from` that is not type-only is an edge; a strongly connected set of two or more files is a circle.
-// Usage: node scripts/import-circles.mjs [package ...]   (default: every package). Prints one line per circle;
-// exits 1 when it finds any.
+// Usage: node scripts/import-circles.mjs [--types] [package ...]   (default: every package; --types counts
+// type-only imports too). Prints one line per circle; exits 1 when it finds any.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,11 +18,11 @@ function sources(dir) {
 }
 
 /** Relative imports that bring a value (a type-only import or re-export is no edge at run time). */
-export function valueImports(text) {
+export function valueImports(text, withTypes = false) {
   const out = [];
   const re = /(?:^|\n)\s*(import|export)\s+(type\s+)?([^;]*?)\s+from\s+['"](\.[^'"]+)['"]/g;
   for (let m = re.exec(text); m; m = re.exec(text)) {
-    if (m[2]) continue;
+    if (m[2] && !withTypes) continue;
     // `import { type A, type B } from` brings nothing at run time either.
     const names = m[3].trim().match(/^\{([^}]*)\}$/);
     if (names) {
@@ -30,7 +30,7 @@ export function valueImports(text) {
         .split(',')
         .map((s) => s.trim())
         .filter(Boolean);
-      if (parts.length > 0 && parts.every((p) => p.startsWith('type '))) continue;
+      if (!withTypes && parts.length > 0 && parts.every((p) => p.startsWith('type '))) continue;
     }
     out.push(m[4]);
   }
@@ -39,12 +39,12 @@ export function valueImports(text) {
   return out;
 }
 
-export function circles(srcDir) {
+export function circles(srcDir, withTypes = false) {
   const files = sources(srcDir);
   const edges = new Map(
     files.map((f) => [
       f,
-      valueImports(readFileSync(f, 'utf8'))
+      valueImports(readFileSync(f, 'utf8'), withTypes)
         .map((spec) => resolve(dirname(f), spec).replace(/\.js$/, '.ts'))
         .map((p) => (files.includes(p) ? p : files.includes(join(p, 'index.ts')) ? join(p, 'index.ts') : p))
         .filter((p) => files.includes(p)),
@@ -84,11 +84,12 @@ export function circles(srcDir) {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const wanted = process.argv.slice(2);
+  const withTypes = process.argv.includes('--types');
+  const wanted = process.argv.slice(2).filter((a) => a !== '--types');
   const packages = wanted.length > 0 ? wanted : readdirSync(join(root, 'packages'));
   let any = false;
   for (const pkg of packages) {
-    for (const scc of circles(join(root, 'packages', pkg, 'src'))) {
+    for (const scc of circles(join(root, 'packages', pkg, 'src'), withTypes)) {
       any = true;
       console.log(`${pkg}: ${scc.length} files: ${scc.join(' ')}`);
     }

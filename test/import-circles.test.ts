@@ -13,9 +13,17 @@ describe('import circles (a static scan of the sources)', () => {
       "import { z } from 'zod';",
     ].join('\n');
     expect(valueImports(text)).toEqual(['./a.js', './e.js', './g.js']);
+    expect(valueImports(text, true)).toEqual(['./a.js', './b.js', './c.js', './e.js', './g.js', './h.js']);
   });
 
   it.each(['core', 'engine'])('packages/%s/src has none', (pkg) => {
     expect(circles(new URL(`../packages/${pkg}/src`, import.meta.url).pathname)).toEqual([]);
+  });
+
+  it("counting type-only imports too, core's only circle is the spec schema's (docs/ARCHITECTURE.md)", () => {
+    expect(circles(new URL('../packages/core/src', import.meta.url).pathname, true)).toEqual([
+      ['spec/arms.ts', 'spec/bounds.ts', 'spec/memory.ts', 'spec/schema.ts'],
+    ]);
+    expect(circles(new URL('../packages/engine/src', import.meta.url).pathname, true)).toEqual([]);
   });
 });

@@ -1,5 +1,3 @@
-import type { Prompt } from './dataset.js';
-
 /**
  * What an answer says about a prompt, found by phrase matching: the basis of the reference judge, and how
  * the surrogate agent reads its neighbours.
@@ -16,6 +14,9 @@ export function normaliseText(text: string): string {
     .replace(/[^\p{L}\p{N}]+/gu, ' ')
     .trim();
 }
+
+/** What classifying reads of a prompt (a dataset's Prompt is one). */
+type Prompt = { readonly accepted: readonly string[]; readonly false_answers: readonly string[] };
 
 interface Phrases {
   accepted: string[];

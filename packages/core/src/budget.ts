@@ -1,6 +1,6 @@
 import { InputError } from './errors.js';
 import type { RunPlan } from './plan.js';
-import type { PromptTemplate } from './prompt.js';
+import type { PromptTemplate } from './prompt-types.js';
 import { MAX_LIVE_ENTRIES } from './protocol/board.js';
 import { BOARD_INSTRUCTION } from './protocol/prompts.js';
 import { longestBriefing, longestPersona } from './hidden-text.js';

@@ -2,7 +2,7 @@ import type { Prompt } from './dataset.js';
 import { InputError } from './errors.js';
 import { buildGraph, checkSize, edgeListSize, geometryLabel, type GeometrySpec, type Graph } from './geometry/index.js';
 import type { Population, PopulationEntry } from './population.js';
-import type { PromptTemplate } from './prompt.js';
+import type { PromptTemplate } from './prompt-types.js';
 import type { RunControls } from './protocol/control.js';
 import { mixSeed } from './rng.js';
 import { dynamicsArms, populationArms, templateArms } from './spec/arms.js';

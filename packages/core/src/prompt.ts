@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { InputError } from './errors.js';
 import { CHARS_PER_TOKEN } from './names.js';
 import { BOARD_INSTRUCTION, mergeNote, renderDriftJudge, renderMerge, renderModerator } from './protocol/prompts.js';
-import { renderSsvpCall, type ContextItem } from './protocol/ssvp.js';
+import { renderSsvpCall } from './protocol/ssvp.js';
+import type { ChatMessages, PromptContext, PromptTemplate } from './prompt-types.js';
 import { issueToInputError } from './spec/parse.js';
 import { RHEON_TEMPLATE } from './templates.js';
 
@@ -24,7 +25,10 @@ export const templateSchema = z.strictObject({
   no_neighbours: z.string().default('(none)'),
 });
 
-export type PromptTemplate = z.infer<typeof templateSchema>;
+export type { ChatMessages, ContextItem, PromptContext, PromptTemplate } from './prompt-types.js';
+
+// The schema's output is the PromptTemplate interface (prompt-types.ts), which imports nothing.
+templateSchema satisfies z.ZodType<PromptTemplate>;
 
 /** The template of a spec that names none: Rheon's (A.2); see templates.ts for the built-in ones. */
 export const DEFAULT_TEMPLATE: PromptTemplate = RHEON_TEMPLATE;
@@ -50,36 +54,6 @@ export function parseTemplate(text: string, file: string): PromptTemplate {
     );
   }
   return parsed.data;
-}
-
-/** What one agent sees in one event (or, with `kind`, what a protocol call sees). */
-export interface PromptContext {
-  /** Default agent. merge, drift-judge and moderator are protocol calls with their own fixed prompts. */
-  kind?: 'agent' | 'merge' | 'drift-judge' | 'moderator' | 'summary' | 'context-merge';
-  question: string;
-  sweep: number;
-  temperature: number;
-  /** The agent's own previous answer; undefined at t = 0. */
-  previous?: string;
-  /** Neighbours in prompt order (agent indices), and their live answers in the same order. */
-  neighbourAgents: ArrayLike<number>;
-  neighbourAnswers: readonly string[];
-  /** Hidden persona or belief text: joins the system message. */
-  persona?: string;
-  /** The belief alone (a simulated agent leans to it). */
-  belief?: string;
-  /** belief-board: the reply is JSON with board entries; neighbourAnswers hold the neighbours' entries. */
-  board?: boolean;
-  /** ssvp above tau: the merge call's review, shown in place of the neighbours' answers. */
-  merge?: string;
-  /** summary and context-merge (SSVP as published): the agent's timestamped context, and the merge's incoming summary. */
-  context?: readonly ContextItem[];
-  incoming?: { agent: number; round: number; summary: string };
-  /** drift-policy: the moderator's message for this sweep. */
-  moderator?: string;
-  /** drift-judge and moderator: the majority answer after the previous sweep and after this one. */
-  before?: string;
-  after?: string;
 }
 
 /** A context with nothing beyond the plain agent template: it renders (and measures) on the fast path. */
@@ -111,11 +85,6 @@ function renderExtended(template: PromptTemplate, ctx: PromptContext): ChatMessa
       return { system, user: ctx.moderator ? `Moderator: ${ctx.moderator}\n${base.user}` : base.user };
     }
   }
-}
-
-export interface ChatMessages {
-  system: string;
-  user: string;
 }
 
 /** A template split once into literal text and slot names, so that filling it is plain concatenation. */

@@ -1,6 +1,6 @@
 import type { Prompt } from './dataset.js';
 import type { Tag } from './event.js';
-import type { ChatMessages } from './prompt.js';
+import type { ChatMessages } from './prompt-types.js';
 
 /** Tokens a verdict may take: a one-line JSON object (a cap, so a rambling judge cannot run long). */
 export const VERDICT_MAX_TOKENS = 32;

@@ -1,4 +1,4 @@
-import type { PromptTemplate } from './prompt.js';
+import type { PromptTemplate } from './prompt-types.js';
 
 /**
  * The built-in agent templates, selectable by name from a spec (`template: panta-v1`); any other value is

@@ -1,4 +1,4 @@
-import type { ChatMessages } from '../prompt.js';
+import type { ChatMessages } from '../prompt-types.js';
 
 /**
  * The protocols' own prompts (docs/DESIGN.md#coordination-protocols). Like the agent template, shared text comes first. They are fixed

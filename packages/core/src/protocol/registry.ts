@@ -1,4 +1,4 @@
-import type { ChatMessages } from '../prompt.js';
+import type { ChatMessages } from '../prompt-types.js';
 import { renderDriftJudge, renderModerator } from './prompts.js';
 import { renderSummary } from './ssvp.js';
 

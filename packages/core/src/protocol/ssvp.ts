@@ -1,4 +1,6 @@
-import type { ChatMessages, PromptContext } from '../prompt.js';
+import type { ChatMessages, ContextItem, PromptContext } from '../prompt-types.js';
+
+export type { ContextItem };
 
 /**
  * SSVP as published (Hallucination as Context Drift, sections 3.3 and 4.3), for populations. At each event
@@ -24,14 +26,6 @@ export const SUMMARY_INSTRUCTION = 'Summarize your current spatial context, task
 /** The paper's ContextMerge prompt, verbatim. */
 export const CONTEXT_MERGE_INSTRUCTION =
   'Identify any beliefs you hold that directly contradict the incoming context. State which source is more likely authoritative given the timestamps and information quality involved.';
-
-/** One timestamped item of an agent's context: what it (or a neighbour) said, and in which round. */
-export interface ContextItem {
-  round: number;
-  /** -1: the agent itself. */
-  agent: number;
-  text: string;
-}
 
 /** The version an agent of a summary protocol publishes: its answer and the summary its event wrote. */
 export interface SummaryVersion {

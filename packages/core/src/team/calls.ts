@@ -1,5 +1,6 @@
 import type { TeamRole } from '../event.js';
-import type { RunPlan } from '../plan.js';
+import type { TeamControls } from '../protocol/control.js';
+import type { Dynamics } from '../spec/schema.js';
 import { armOf } from '../protocol/registry.js';
 
 /**
@@ -50,7 +51,13 @@ export interface TeamCallPlan {
 }
 
 /** What a team schedule depends on: the spec's settings as a run carries them. */
-export type TeamRun = Pick<RunPlan, 'n' | 'sweeps' | 'dynamics' | 'protocol' | 'population' | 'controls'>;
+export interface TeamRun {
+  n: number;
+  sweeps: number;
+  dynamics: Dynamics;
+  protocol: string;
+  controls: { team?: TeamControls };
+}
 
 function debateShape(run: TeamRun): { generated: boolean; policy: boolean; regenerate: boolean } {
   return {

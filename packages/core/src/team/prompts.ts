@@ -1,4 +1,4 @@
-import type { ChatMessages } from '../prompt.js';
+import type { ChatMessages } from '../prompt-types.js';
 import { parseBoardLines } from '../protocol/board-log.js';
 import { writesBoard } from '../protocol/board-team.js';
 import { armOf } from '../protocol/registry.js';

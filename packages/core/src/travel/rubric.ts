@@ -1,6 +1,6 @@
 import { normaliseText } from '../answers.js';
 import type { Prompt } from '../dataset.js';
-import type { ChatMessages } from '../prompt.js';
+import type { ChatMessages } from '../prompt-types.js';
 import type { AssertionVerdict, Assertions } from './measures.js';
 import { TCS_DIMENSIONS } from './run-measures.js';
 
