@@ -178,7 +178,7 @@ describe('team schedules end to end on the surrogate (docs/teams.md)', () => {
 
   it('panta verify fails a team corpus whose read set, skip or tally is not the schedule', async () => {
     const dir = tempDir();
-    const spec = writeSpec(dir, example('drift-debate', SMALL['drift-debate']!), 'debate.yaml');
+    const spec = writeSpec(dir, example('drift-debate', { ...SMALL['drift-debate'], ...NEUTRAL }), 'debate.yaml');
     const out = join(dir, 'out');
     expect((await runSweep(spec, { out, logLevel: 'silent' })).status).toBe('complete');
     const parsed = parseSweepSpec(readFileSync(spec, 'utf8'), spec);
@@ -251,7 +251,7 @@ describe('team schedules end to end on the surrogate (docs/teams.md)', () => {
       dir,
       example('drift-debate', {
         'trials: 2': 'trials: 2\nprompts: [mp2804, mp2808, mp70]\nconcurrency: 4',
-        'backend: {kind: surrogate}': 'backend: {kind: surrogate, latency_ms: 3}',
+        'backend: {kind: surrogate}': 'backend: {kind: surrogate, scenario: neutral, latency_ms: 3}',
       }),
       'debate.yaml',
     );
