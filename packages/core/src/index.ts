@@ -5,6 +5,7 @@ export type { EncoderColumn, EventRow, ReplyStatus, Role, RunColumns, Tag, TeamR
 export { InputError, toError } from './errors.js';
 export { decodeUtf8, firstInvalidUtf8 } from './utf8.js';
 export {
+  DEFAULT_PROTOCOL,
   isBoardProtocol,
   isProtocolName,
   isSummaryProtocol,
@@ -153,7 +154,6 @@ export {
   boardAuthorName,
   boardReadBy,
   boardShownTo,
-  isTeamPaperArm,
   teamBoardEntries,
   writesBoard,
 } from './protocol/board-team.js';

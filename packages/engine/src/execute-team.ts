@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import {
+  DEFAULT_PROTOCOL,
   isDrift,
   keptReads,
   parseVote,
@@ -97,7 +98,7 @@ export async function executeTeamEvent(task: EventTask, reads: readonly string[]
     question: run.prompt.question,
     reads: kept,
     ...(member?.text ? { hidden: member.text } : {}),
-    ...(run.protocol !== 'glauber' ? { arm: run.protocol } : {}),
+    ...(run.protocol !== DEFAULT_PROTOCOL ? { arm: run.protocol } : {}),
     ...(board ? { board: board.shown.lines } : {}),
   });
   const temperature = call.role === 'drift-judge' ? 0 : run.temperature;

@@ -3,13 +3,7 @@ import { appendBoardLines, parseBoardLines, type BoardLogEntry } from './board-l
 import { renderBoard, type RenderedBoard } from './board-render.js';
 
 import { teamSchedule } from '../team/schedules.js';
-import { armOf, protocolOf } from './registry.js';
-
-/** Protocols that are relay and hub arms only (board, board_inert, full, sop): never a population's protocol. */
-export function isTeamPaperArm(protocol: string): boolean {
-  const def = protocolOf(protocol);
-  return !def.population && def.teams.includes('relay');
-}
+import { armOf } from './registry.js';
 
 /** Arms whose members write board entries. */
 export function writesBoard(protocol: string): boolean {

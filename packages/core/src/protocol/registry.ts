@@ -164,6 +164,9 @@ export const PROTOCOLS = {
 
 export type ProtocolName = keyof typeof PROTOCOLS;
 
+/** The spec's default protocol, and a team's plain arm (no board, no mitigation). */
+export const DEFAULT_PROTOCOL: ProtocolName = 'glauber';
+
 /** The built-in names first, in table order, then any registered ones (the schema's enum, live). */
 export const PROTOCOL_NAMES: string[] = Object.keys(PROTOCOLS);
 

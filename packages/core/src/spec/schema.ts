@@ -4,7 +4,7 @@ import { backendSchema, judgeBackendSchema, judgeInFlight } from './backend.js';
 import { MAX_RUNS, MAX_SWEEPS } from './bounds.js';
 import { armLabel, populationArmLabel, type PopulationArmInput } from './arms.js';
 import { parseMemoryBudget } from './memory.js';
-import { isProtocolName, PROTOCOL_NAMES, type ProtocolName } from '../protocol/registry.js';
+import { DEFAULT_PROTOCOL, isProtocolName, PROTOCOL_NAMES, type ProtocolName } from '../protocol/registry.js';
 
 /**
  * Refuses a list with a repeated entry (by `key`), blaming the repeat itself (`temperatures[1]`): a
@@ -125,7 +125,7 @@ export const sweepSpecSchema = z.strictObject({
   /** asynchronous (Glauber-like) or synchronous updates, or a list of both (a gridded axis). */
   dynamics: z.union([dynamicsSchema, z.array(dynamicsSchema).min(1).superRefine(noRepeats<string>())]).default('asynchronous'),
   /** A coordination protocol, or a list of them (a gridded axis). */
-  protocol: z.union([protocolSchema, z.array(protocolSchema).min(1).superRefine(noRepeats<string>())]).default('glauber'),
+  protocol: z.union([protocolSchema, z.array(protocolSchema).min(1).superRefine(noRepeats<string>())]).default(DEFAULT_PROTOCOL),
   backend: backendSchema.prefault({ kind: 'surrogate' }),
   encoders: z
     .array(encoderSchema)

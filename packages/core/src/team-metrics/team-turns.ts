@@ -1,5 +1,6 @@
 import type { Prompt } from '../dataset.js';
 import type { Tag } from '../event.js';
+import { isTeamDynamics, teamSchedule } from '../team/schedules.js';
 import { teamDrift } from './drift.js';
 import { scoreAnswer } from './score.js';
 
@@ -79,8 +80,8 @@ export function teamTurns(dynamics: string, prompt: Prompt, rows: readonly TeamE
     drift_onset: null,
     recovered: null,
   };
-  if (dynamics === 'relay' || dynamics === 'hub') {
-    const role = dynamics === 'relay' ? 'relay' : 'aggregator';
+  const role = isTeamDynamics(dynamics) ? teamSchedule(dynamics).answerRole : undefined;
+  if (role !== undefined) {
     const answer = sorted.filter((r) => r.role === role).at(-1) ?? null;
     return [{ turn: 1, ...answerOf(prompt, answer), ...blank, ...sum(sorted) }];
   }

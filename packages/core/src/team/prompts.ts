@@ -1,7 +1,7 @@
 import type { ChatMessages } from '../prompt-types.js';
 import { parseBoardLines } from '../protocol/board-log.js';
 import { writesBoard } from '../protocol/board-team.js';
-import { armOf } from '../protocol/registry.js';
+import { armOf, DEFAULT_PROTOCOL } from '../protocol/registry.js';
 import type { TeamCallPlan, TeamRead } from './calls.js';
 
 /**
@@ -115,7 +115,7 @@ function system(first: string, hidden: string | undefined, persona?: string): st
 /** The messages of a team call (not of `solution`, which is counted, not asked). */
 export function renderTeamCall(input: TeamPromptInput): ChatMessages {
   const { call, size, rounds, question, hidden } = input;
-  const arm = input.arm ?? 'glauber';
+  const arm = input.arm ?? DEFAULT_PROTOCOL;
   const writes = writesBoard(arm);
   // In the board arms the board lines of a reply travel on the board only, never in the text passed on.
   const reads = writes ? input.reads.map((r) => ({ read: r.read, text: parseBoardLines(r.text).rest })) : input.reads;

@@ -1,3 +1,4 @@
+import type { TeamRole } from '../event.js';
 import type { TeamControls } from '../protocol/control.js';
 import { debateCalls, debateEventCount, hubCalls, relayCalls, type TeamCallPlan, type TeamRun } from './calls.js';
 
@@ -16,8 +17,10 @@ export interface TeamScheduleDef {
   readonly keys: readonly (keyof TeamControls | 'token_budget' | 'board_tokens')[];
   /** Splits `team.token_budget` over the chain: each member's max_tokens is floor(budget / N). */
   readonly splitsBudget?: boolean;
-  /** Sweeps are its rounds (runs.parquet's sweeps_run). */
+  /** Sweeps are its rounds (runs.parquet's sweeps_run); each round's solution is the team's answer then. */
   readonly rounds?: boolean;
+  /** Without rounds: the role whose last call's reply is the team's answer (teams.parquet's one turn). */
+  readonly answerRole?: TeamRole;
   /** How the board names member `author` of a team of `size`. */
   memberName(size: number): (author: number) => string;
   /** The fix when a call's prompt may not fit the model's context. */
@@ -33,6 +36,7 @@ export const TEAM_SCHEDULES = {
     events: (run) => run.n,
     keys: ['token_budget', 'board_tokens'],
     splitsBudget: true,
+    answerRole: 'relay',
     memberName: agentName,
     contextFix: SMALLER,
   },
@@ -40,6 +44,7 @@ export const TEAM_SCHEDULES = {
     calls: (run) => hubCalls(run.n),
     events: (run) => run.n + 2,
     keys: ['board_tokens'],
+    answerRole: 'aggregator',
     memberName: (size) => (a) => (a >= size ? 'orchestrator' : `worker ${a + 1}`),
     contextFix: SMALLER,
   },
