@@ -5,10 +5,10 @@ import { join } from 'node:path';
  * source file spells these names (test/layout-names.test.ts greps for them), so a rename happens here.
  *
  *   <out>/manifest.json                                     what the corpus is, counts, checksums
- *   <out>/runs.parquet                                      one row per planned run (RUN_COLUMNS)
+ *   <out>/runs.parquet                                      one row per planned run (RUNS_TABLE)
  *   <out>/order_params.parquet                              order parameters per snapshot, once complete
  *   <out>/stats.parquet                                     arm statistics (mean, 95% CI, Welch t, Cohen's d), once complete
- *   <out>/teams.parquet                                     team metrics per (team run, turn) (TEAM_COLUMNS), when the sweep has team runs
+ *   <out>/teams.parquet                                     team metrics per (team run, turn) (TEAMS_TABLE), when the sweep has team runs
  *   <out>/whitening/<prompt>__<encoder>.parquet             each (prompt, encoder)'s whitening, once complete
  *   <out>/events/<run_id>.parquet                           finalized shard
  *   <out>/events/.parts/<run_id>/part-<first event>.parquet durable parts of an unfinished run

@@ -69,11 +69,11 @@ export {
 } from './corpus-paths.js';
 export { CORPUS_TABLES, declaredMeaning } from './corpus-tables.js';
 export { runDriftColumns, UNMEASURED_DRIFT, type RunDriftColumns } from './run-drift.js';
-export { RUN_COLUMNS, RUN_DRIFT_COLUMNS, RUN_STATUSES, RUNS_TABLE, type RunTableRow } from './run-table-schema.js';
-export { STATS_COLUMNS, STATS_TABLE, type StatsTableRow } from './stats-table-schema.js';
-export { JUDGE_VERDICTS, TEAM_COLUMNS, TEAMS_TABLE, type TeamTableRow } from './team-table-schema.js';
+export { RUN_DRIFT_COLUMNS, RUN_STATUSES, RUNS_TABLE, type RunTableRow } from './run-table-schema.js';
+export { STATS_TABLE, type StatsTableRow } from './stats-table-schema.js';
+export { JUDGE_VERDICTS, TEAMS_TABLE, type TeamTableRow } from './team-table-schema.js';
 export { teamDriftByRun, teamTableRows, type TeamRunDrift } from './team-table.js';
-export { TRAVEL_COLUMNS, TRAVEL_TABLE, type TravelTableRow } from './travel-table-schema.js';
+export { TRAVEL_TABLE, type TravelTableRow } from './travel-table-schema.js';
 export { isTravelRun, travelTableRows } from './travel-table.js';
 export { storedTravelJudge } from './travel-judge-store.js';
 export { parseSqlType, sqlTypeText, type SqlType } from './sql-type.js';
@@ -96,7 +96,6 @@ export { checkTeamShard } from './verify-team.js';
 export type { VerifyReport } from './verify.js';
 export { copyWhitening, fitShardWhitening, readWhitening, whiteningPath, whiteningTable, writeWhitening } from './measure/whitening-io.js';
 export {
-  ORDER_PARAM_COLUMNS,
   ORDER_PARAMS_TABLE,
   RunMeasurer,
   measureRunShard,

@@ -58,8 +58,5 @@ export const RUNS_TABLE = defineTable('runs', [
   { name: 'wall_ms', type: 'DOUBLE', nullable: true, meaning: 'wall time of the run (milliseconds)' },
 ]);
 
-/** The columns of runs.parquet, in file order. */
-export const RUN_COLUMNS = RUNS_TABLE.columns;
-
 /** One row of runs.parquet as written. */
 export type RunTableRow = RowOf<typeof RUNS_TABLE>;

@@ -25,8 +25,5 @@ export const STATS_TABLE = defineTable('stats', [
   { name: 'note', type: 'VARCHAR', nullable: true, meaning: 'why a number is undefined, where it is' },
 ]);
 
-/** The columns of stats.parquet, in file order. */
-export const STATS_COLUMNS = STATS_TABLE.columns;
-
 /** One row of stats.parquet. */
 export type StatsTableRow = RowOf<typeof STATS_TABLE>;

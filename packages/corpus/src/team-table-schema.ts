@@ -52,8 +52,5 @@ export const TEAMS_TABLE = defineTable('teams', [
   { name: 'completion_tokens', type: 'BIGINT', meaning: 'completion tokens (count)' },
 ]);
 
-/** The columns of teams.parquet, in file order. */
-export const TEAM_COLUMNS = TEAMS_TABLE.columns;
-
 /** One row of teams.parquet. */
 export type TeamTableRow = RowOf<typeof TEAMS_TABLE>;

@@ -31,8 +31,5 @@ export const TRAVEL_TABLE = defineTable('travel', [
   { name: 'judge_failures', type: 'INTEGER', absent: 0, meaning: 'judge failures (count)' },
 ]);
 
-/** The columns of travel.parquet, in file order. */
-export const TRAVEL_COLUMNS = TRAVEL_TABLE.columns;
-
 /** One row of travel.parquet. */
 export type TravelTableRow = RowOf<typeof TRAVEL_TABLE>;

@@ -26,7 +26,7 @@ import { readParquetSql } from './duckdb.js';
 import { queryRows } from './parquet-table.js';
 import { runDriftColumns } from './run-drift.js';
 import { RUN_DRIFT_COLUMNS } from './run-table-schema.js';
-import { firstDifference } from './table.js';
+import { firstDifference, omitColumns } from './table.js';
 import { readEvents } from './event-reader.js';
 import { CORPUS_FORMAT, readManifest, sha256File } from './manifest.js';
 import { measureSweep, type WhiteningMode } from './measure/sweep-measure.js';
@@ -37,7 +37,7 @@ import { checkPosthoc } from './verify-posthoc.js';
 import { checkTeamShard } from './verify-team.js';
 import { checkTeamTable } from './verify-team-table.js';
 import { checkTravelTable } from './verify-travel-table.js';
-import type { OrderParamRow } from './measure/order-params-io.js';
+import { ORDER_PARAMS_TABLE, type OrderParamRow } from './measure/order-params-io.js';
 
 export interface VerifyReport {
   ok: boolean;
@@ -49,6 +49,9 @@ export interface VerifyReport {
 }
 
 const TOLERANCE = 1e-9;
+
+/** The measured columns of order_params.parquet: all but the snapshot's identity (run, configuration, sweep, encoder). */
+const MEASURED_COLUMNS = omitColumns(ORDER_PARAMS_TABLE, ['run_id', 'config_id', 'sweep', 'encoder']).columns;
 
 function close(a: number | null, b: number | null): boolean {
   if (a === null || b === null || Number.isNaN(a) || Number.isNaN(b))
@@ -402,29 +405,19 @@ async function checkMeasurement(
       if (bad) problems.push(`whitening of ${promptId}/${encoder} does not match the t = 0 answers`);
     }
   }
-  const stored = (await queryRows(`SELECT * FROM ${readParquetSql([file])}`)) as unknown as OrderParamRow[];
-  const key = (r: OrderParamRow) => `${r.run_id}|${Number(r.sweep)}|${r.encoder}`;
+  const stored = await queryRows(`SELECT * FROM ${readParquetSql([file])}`);
+  const key = (r: { run_id?: unknown; sweep?: unknown; encoder?: unknown }) => `${r.run_id}|${Number(r.sweep)}|${r.encoder}`;
   const byKey = new Map(stored.map((r) => [key(r), r]));
   if (stored.length !== recomputed.orderParams.length)
     problems.push(`${CORPUS_FILES.orderParams} has ${stored.length} rows, the events give ${recomputed.orderParams.length}`);
-  const fields = [
-    'magnetisation',
-    'cohesion',
-    'rho',
-    'delta_rho',
-    'n_correct',
-    'n_hallucinated',
-    'n_not_known',
-    'n_judge_failure',
-    'cds_sys',
-  ] as const;
+  const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
   let mismatches = 0;
   for (const r of recomputed.orderParams) {
     const s = byKey.get(key(r));
-    const field = s ? fields.find((f) => !close(r[f] === null ? null : Number(r[f]), s[f] === null ? null : Number(s[f]))) : 'row';
+    const field = s ? firstDifference(MEASURED_COLUMNS, r, s, (a, b) => close(num(a), num(b))) : 'row';
     if (field && mismatches++ < 5)
       problems.push(
-        `order parameters of ${r.run_id} sweep ${r.sweep} (${r.encoder}) do not match the events: ${field} ${s ? `${String(s[field as keyof OrderParamRow])} stored, ${String(r[field as keyof OrderParamRow])} recomputed` : 'missing'}`,
+        `order parameters of ${r.run_id} sweep ${r.sweep} (${r.encoder}) do not match the events: ${field} ${s ? `${String(s[field])} stored, ${String(r[field as keyof OrderParamRow])} recomputed` : 'missing'}`,
       );
   }
   if (mismatches > 5) problems.push(`... and ${mismatches - 5} more order-parameter mismatches`);

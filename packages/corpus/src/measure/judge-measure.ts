@@ -2,10 +2,11 @@ import { TAGS, driftTolerance, snapshotAccuracy, type Tag } from '@panta/core';
 import { judgeOrderParamsPath, judgeRunsTablePath, runsTablePath, shardPath, tmpName } from '../corpus-paths.js';
 import { BufferTable } from '../buffer-table.js';
 import { readParquetSql, sqlIdent, sqlString, withConnection } from '../duckdb.js';
-import { tagColumnName } from '../event-schema.js';
+import { RUN_ID_COLUMNS, tagColumnName } from '../event-schema.js';
 import { readEvents } from '../event-reader.js';
 import { commitFile, removeQuietly } from '../fs-durable.js';
 import { queryRows, writeParquetTable } from '../parquet-table.js';
+import { readRow } from '../table.js';
 import { runDriftColumns } from '../run-drift.js';
 import { RUN_DRIFT_COLUMNS, type RunTableRow } from '../run-table-schema.js';
 import { ORDER_PARAMS_TABLE, type OrderParamRow } from './order-params-io.js';
@@ -102,7 +103,7 @@ export function judgeRunDrift(
 /** Reads an order_params.parquet in file order. */
 export async function readOrderParams(file: string): Promise<OrderParamRow[]> {
   const rows = await queryRows(`SELECT * FROM ${readParquetSql([file])}`);
-  return rows.map((r) => ({ ...r, sweep: Number(r.sweep) }) as OrderParamRow);
+  return rows.map((r) => readRow(ORDER_PARAMS_TABLE, r));
 }
 
 /** Writes the judge's order_params.parquet and runs.parquet (the corpus's, its drift columns replaced). */
@@ -117,7 +118,7 @@ export async function writeJudgeTables(
   const tmp = tmpName(file);
   try {
     await withConnection(async (con) => {
-      const staged = await BufferTable.create(con, [{ name: 'run_id', type: 'VARCHAR' }, ...RUN_DRIFT_COLUMNS]);
+      const staged = await BufferTable.create(con, [RUN_ID_COLUMNS[0], ...RUN_DRIFT_COLUMNS]);
       try {
         staged.appendColumns(
           staged.columns.map((c) => drift.map((d) => d[c.name as keyof RunDrift])),

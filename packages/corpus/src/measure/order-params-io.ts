@@ -24,9 +24,6 @@ export const ORDER_PARAMS_TABLE = defineTable('order_params', [
   { name: 'cds_sys', type: 'DOUBLE', meaning: 'system-level ssvp divergence (CDS) of the snapshot' },
 ]);
 
-/** The columns of order_params.parquet, in file order. */
-export const ORDER_PARAM_COLUMNS = ORDER_PARAMS_TABLE.columns;
-
 /** One row of order_params.parquet. */
 export type OrderParamRow = RowOf<typeof ORDER_PARAMS_TABLE>;
 
