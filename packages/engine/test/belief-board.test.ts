@@ -8,9 +8,13 @@ import { startSurrogateServer } from '@panta/llm';
 import { ROOT, corpusDiff, panta, tempDir, writeSpec } from '../../../test/helpers.js';
 import { runSweep } from '../src/index.js';
 
-/** examples/belief-board.yaml made small: absolute paths, the lines given replaced. */
+/**
+ * examples/belief-board.yaml made small: absolute paths, the lines given replaced. The surrogate plays its
+ * team-facts scenario by name: the neutral agent writes no board lines, and these tests read the board.
+ */
 function example(replace: Record<string, string>, populations = true): string {
   let text = readFileSync(join(ROOT, 'examples', 'belief-board.yaml'), 'utf8')
+    .replace('backend: {kind: surrogate}', `backend: {${SURROGATE}}`)
     .replaceAll('../datasets/', `${ROOT}/datasets/`)
     .replaceAll('file: team-beliefs.jsonl', `file: ${ROOT}/examples/team-beliefs.jsonl`)
     .replace(/^out: .*$/m, '');
@@ -22,6 +26,8 @@ function example(replace: Record<string, string>, populations = true): string {
   }
   return text;
 }
+
+const SURROGATE = 'kind: surrogate, scenario: team-facts';
 
 const SMALL = { 'trials: 4': 'trials: 2\nprompts: [cl01, cl02, cl03]' };
 
@@ -176,14 +182,14 @@ describe('the belief board as published, on relay and hub (paper 001; docs/teams
   it('the served surrogate, through the real openai client, writes the same boards as the in-process one', async () => {
     const dir = tempDir();
     const prompts = ['multifact26', 'claims24'].flatMap((d) => parseDataset(readFileSync(join(ROOT, 'datasets', `${d}.jsonl`), 'utf8'), d));
-    const server = await startSurrogateServer({ prompts });
+    const server = await startSurrogateServer({ prompts, surrogate: { scenario: 'team-facts' } });
     try {
       const text = example(MULTIFACT, false).replace('trials: 2', 'trials: 1');
       const local = writeSpec(dir, text, 'local.yaml');
       const served = writeSpec(
         dir,
         text.replace(
-          'backend: {kind: surrogate}',
+          `backend: {${SURROGATE}}`,
           `backend: {kind: openai, base_url: "${server.url}/v1", model: surrogate-potts-v1, max_in_flight: 16}`,
         ),
         'served.yaml',
@@ -206,7 +212,7 @@ describe('the belief board as published, on relay and hub (paper 001; docs/teams
         {
           ...MULTIFACT,
           'protocol: [glauber, board, board_inert, full, sop]': 'protocol: [board, board_inert]\nconcurrency: 4',
-          'backend: {kind: surrogate}': 'backend: {kind: surrogate, latency_ms: 3}',
+          [`backend: {${SURROGATE}}`]: `backend: {${SURROGATE}, latency_ms: 3}`,
         },
         false,
       ),
