@@ -63,6 +63,8 @@ describe('team schedules end to end on the surrogate (docs/teams.md)', () => {
         'team: {token_budget: 480}\n': '',
         'sizes: [1, 2, 3, 4, 5, 6, 7, 8]': 'sizes: [1, 2, 6]\nprompts: [mf01, mf02]',
         'trials: 3': 'trials: 2',
+        // Workers that find only their own parts: what one was not shown it does not name.
+        'backend: {kind: surrogate}': 'backend: {kind: surrogate, scenario: team-facts}',
       }),
       'hub.yaml',
     );
