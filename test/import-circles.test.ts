@@ -26,4 +26,8 @@ describe('import circles (a static scan of the sources)', () => {
     ]);
     expect(circles(new URL('../packages/engine/src', import.meta.url).pathname, true)).toEqual([]);
   });
+
+  it('the surrogate and its scenario models (packages/llm/src) have none, counting type-only imports too', () => {
+    expect(circles(new URL('../packages/llm/src', import.meta.url).pathname, true)).toEqual([]);
+  });
 });
