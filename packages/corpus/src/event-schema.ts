@@ -1,5 +1,5 @@
 import { TAGS, type EncoderColumn, type EventRow, type RunColumns } from '@panta/core';
-import { defineColumns, type ColumnDecl, type ColumnsRow, type Same } from './table.js';
+import { defineColumns, type ColumnDecl, type ColumnsRow, type Extends, type Same } from './table.js';
 
 /** A column of a Parquet table: its name and DuckDB type text (`INTEGER`, `BIGINT[]`, `FLOAT[384]`...). */
 export interface ColumnDef {
@@ -61,8 +61,15 @@ export const EVENT_BASE_COLUMNS = defineColumns([
   { name: 'judge_model', type: 'VARCHAR', meaning: 'model of the judge' },
 ]);
 
-/** Core's EventRow (the rows the engine builds) has a field for each of these columns: checked at compile time. */
+/**
+ * Core's EventRow (the rows the engine builds) has a field for each of these columns, and each scalar field's
+ * values (NULL included) are the column's: checked at compile time. The lists are typed arrays there.
+ */
 true satisfies Same<keyof ColumnsRow<typeof EVENT_BASE_COLUMNS>, Exclude<keyof EventRow, 'embeddings' | 'created_at'>>;
+true satisfies Extends<
+  Omit<EventRow, 'embeddings' | 'created_at' | 'neighbours' | 'read_versions'>,
+  Omit<ColumnsRow<typeof EVENT_BASE_COLUMNS>, 'neighbours' | 'read_versions'>
+>;
 
 /** The last column, after the embeddings; filled from EventRow.created_at (epoch milliseconds). */
 export const CREATED_AT_COLUMN: ColumnDecl = { name: 'created_at', type: 'TIMESTAMP', meaning: 'time the row was written (UTC timestamp)' };

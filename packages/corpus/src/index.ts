@@ -35,6 +35,7 @@ export {
   type ColumnDecl,
   type ColumnsRow,
   type ColumnValue,
+  type Extends,
   type RowOf,
   type Same,
   type SqlTypeText,

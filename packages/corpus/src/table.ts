@@ -65,6 +65,9 @@ export type ColumnsRow<C extends readonly ColumnDecl[]> = { [K in C[number] as K
 /** True when A and B are the same type: `true satisfies Same<A, B>` checks a type kept elsewhere at compile time. */
 export type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 
+/** True when every A is a B (a producer's type fits a declared row): `true satisfies Extends<A, B>`. */
+export type Extends<A, B> = [A] extends [B] ? true : false;
+
 /** Declares a table; `const` keeps each column's name and type literal so RowOf can map them. */
 export function defineTable<const C extends readonly ColumnDecl[]>(name: string, columns: C): Table<C> {
   return { name, columns };
