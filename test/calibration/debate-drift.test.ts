@@ -16,8 +16,11 @@ describe('calibration: the debate scenario on examples/drift-debate.yaml (Drift 
     const text = readFileSync(join(ROOT, 'examples', 'drift-debate.yaml'), 'utf8')
       .replaceAll('../datasets/', `${ROOT}/datasets/`)
       .replace(/^out: .*$/m, '')
-      .replace('backend: {kind: surrogate}', 'backend: {kind: surrogate, scenario: debate}');
+      .replace('backend: {kind: surrogate}', 'backend: {kind: surrogate, scenario: debate}')
+      // The two arms the shape compares (each run's draws are its own: the arms left out change nothing here).
+      .replace('protocol: [glauber, drift-policy, regenerate]', 'protocol: [glauber, drift-policy]');
     expect(text).toContain('scenario: debate');
+    expect(text).toContain('protocol: [glauber, drift-policy]\n');
     const out = join(dir, 'out');
     expect((await runSweep(writeSpec(dir, text, 'debate.yaml'), { out, logLevel: 'silent' })).status).toBe('complete');
     const file = `read_parquet('${out}/events/*.parquet')`;
