@@ -18,6 +18,9 @@ export {
   type ProtocolCostInput,
   type ProtocolDef,
   type ProtocolName,
+  type ProtocolPrompt,
+  type ProtocolPrompts,
+  protocolPrompt,
 } from './protocol/registry.js';
 export { resolveJudgeInFlight, sweepSpecJsonSchema, sweepSpecSchema } from './spec/schema.js';
 export type { Dynamics, EncoderSpec, JudgeSpec, SweepSpec, WhiteningSpec } from './spec/schema.js';

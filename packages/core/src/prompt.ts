@@ -2,8 +2,8 @@ import { parse } from 'yaml';
 import { z } from 'zod';
 import { InputError } from './errors.js';
 import { CHARS_PER_TOKEN } from './names.js';
-import { BOARD_INSTRUCTION, mergeNote, renderDriftJudge, renderMerge, renderModerator } from './protocol/prompts.js';
-import { renderSsvpCall } from './protocol/ssvp.js';
+import { BOARD_INSTRUCTION, mergeNote, renderMerge } from './protocol/prompts.js';
+import { protocolPrompt } from './protocol/registry.js';
 import type { ChatMessages, PromptContext, PromptTemplate } from './prompt-types.js';
 import { issueToInputError } from './spec/parse.js';
 import { RHEON_TEMPLATE } from './templates.js';
@@ -63,16 +63,13 @@ function plain(ctx: PromptContext): boolean {
 
 /** Everything beyond the plain template: protocol calls, personas, boards, merges, moderator messages. */
 function renderExtended(template: PromptTemplate, ctx: PromptContext): ChatMessages {
+  // A protocol's own call, as its registry entry renders it.
+  const own = ctx.kind === undefined || ctx.kind === 'agent' ? undefined : protocolPrompt(ctx.kind);
+  if (own) return own(template, ctx);
   switch (ctx.kind) {
+    // The review call of the answer-gated ssvp (corpora before SSVP as published; the surrogate still reads it).
     case 'merge':
       return renderMerge(ctx.question, ctx.previous ?? '', ctx.neighbourAnswers);
-    case 'drift-judge':
-      return renderDriftJudge(ctx.question, ctx.sweep, ctx.before ?? '', ctx.after ?? '');
-    case 'moderator':
-      return renderModerator(ctx.question, ctx.sweep, ctx.before ?? '', ctx.after ?? '');
-    case 'summary':
-    case 'context-merge':
-      return renderSsvpCall(template, ctx);
     default: {
       const base = renderPlain(
         template,

@@ -1,6 +1,6 @@
-import type { ChatMessages } from '../prompt-types.js';
+import type { ChatMessages, PromptContext, PromptTemplate } from '../prompt-types.js';
 import { renderDriftJudge, renderModerator } from './prompts.js';
-import { renderSummary } from './ssvp.js';
+import { renderSsvpCall, renderSummary } from './ssvp.js';
 
 /**
  * The coordination protocols, one object each, in one table whose keys are the names a spec's `protocol`
@@ -41,6 +41,12 @@ export interface ProtocolCostInput {
   tokens(messages: ChatMessages): number;
 }
 
+/** Renders one of a protocol's own calls from its context (`PromptContext.kind` names the call). */
+export type ProtocolPrompt = (template: PromptTemplate, ctx: PromptContext) => ChatMessages;
+
+/** The calls a protocol prompts for, by `PromptContext.kind`. */
+export type ProtocolPrompts = Readonly<Partial<Record<Exclude<NonNullable<PromptContext['kind']>, 'agent'>, ProtocolPrompt>>>;
+
 export interface ProtocolDef {
   /** One line: what the protocol does (documentation). */
   readonly about: string;
@@ -57,6 +63,8 @@ export interface ProtocolDef {
   readonly teams: readonly ('relay' | 'hub' | 'debate')[];
   /** Stops between sweeps for protocol calls on the snapshot (drift-policy's judge and moderator). */
   readonly boundaries?: boolean;
+  /** The prompts of its own calls (renderPrompt renders a context of that kind with them). */
+  readonly prompts?: ProtocolPrompts;
   /** Roles of the extra calls its population runs may write (`panta verify` refuses any other). */
   readonly calls: readonly ProtocolCallRole[];
   /**
@@ -111,6 +119,15 @@ function driftPolicyCost(run: ProtocolCostInput): ProtocolCallCost[] {
   ];
 }
 
+/** SSVP as published: the ContextSummary and ContextMerge prompts (the agent's timestamped context). */
+const SUMMARY_PROMPTS: ProtocolPrompts = { summary: renderSsvpCall, 'context-merge': renderSsvpCall };
+
+/** drift-policy: the DRIFTJudge and the moderator compare the majority answer across a boundary. */
+const DRIFT_PROMPTS: ProtocolPrompts = {
+  'drift-judge': (_, ctx) => renderDriftJudge(ctx.question, ctx.sweep, ctx.before ?? '', ctx.after ?? ''),
+  moderator: (_, ctx) => renderModerator(ctx.question, ctx.sweep, ctx.before ?? '', ctx.after ?? ''),
+};
+
 const PLAIN = { reads: 'neighbours', version: 'answer', population: true, teams: [], calls: [] } as const;
 const RELAY_HUB_ARM = { reads: 'neighbours', version: 'answer', population: false, teams: ['relay', 'hub'], calls: [] } as const;
 
@@ -127,6 +144,7 @@ export const PROTOCOLS = {
     about: 'SSVP as published: ContextSummary per event, ContextMerge with each neighbour whose divergence exceeds tau',
     version: 'summary',
     calls: ['summary', 'merge'],
+    prompts: SUMMARY_PROMPTS,
     fingerprint: '\0ssvp as published',
     cost: ssvpCost,
   },
@@ -138,6 +156,7 @@ export const PROTOCOLS = {
     boundaries: true,
     arm: { debate: 'policy' },
     calls: ['judge', 'moderator'],
+    prompts: DRIFT_PROMPTS,
     cost: driftPolicyCost,
   },
   regenerate: {
@@ -147,13 +166,21 @@ export const PROTOCOLS = {
     teams: ['debate'],
     arm: { debate: 'regenerate' },
   },
-  'no-sync': { ...PLAIN, about: 'SSVP summaries measured, never merged', version: 'summary', calls: ['summary'], cost: summaryCost },
+  'no-sync': {
+    ...PLAIN,
+    about: 'SSVP summaries measured, never merged',
+    version: 'summary',
+    calls: ['summary'],
+    prompts: SUMMARY_PROMPTS,
+    cost: summaryCost,
+  },
   'full-broadcast': {
     ...PLAIN,
     about: "every update reads every other agent's answer; SSVP summaries measured",
     reads: 'everyone',
     version: 'summary',
     calls: ['summary'],
+    prompts: SUMMARY_PROMPTS,
     cost: summaryCost,
   },
   board: { ...RELAY_HUB_ARM, about: 'members write board entries and read the board at the start of their turn', arm: { board: 'shown' } },
@@ -172,6 +199,9 @@ export const PROTOCOL_NAMES: string[] = Object.keys(PROTOCOLS);
 
 const registered = new Map<string, ProtocolDef>(Object.entries(PROTOCOLS));
 
+/** Each call kind's prompt, from every registered protocol that prompts for it (first registered wins). */
+let promptsByKind: Map<string, ProtocolPrompt> | undefined;
+
 /**
  * Adds a protocol beside the built-in table (a plug-in, or a test's toy protocol): the schema accepts its
  * name from then on, and plan, run and verify read its object. A name already taken is an error.
@@ -181,6 +211,7 @@ export function registerProtocol(name: string, def: ProtocolDef): void {
   if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new Error(`protocol name ${JSON.stringify(name)}: letters, digits, ".", "_" and "-" only`);
   registered.set(name, def);
   PROTOCOL_NAMES.push(name);
+  promptsByKind = undefined;
 }
 
 export function isProtocolName(name: string): name is ProtocolName {
@@ -212,4 +243,14 @@ export function teamArms(dynamics: string): string[] {
 /** A team arm's behaviour (none for a name that is not one, or the plain team). */
 export function armOf(name: string): NonNullable<ProtocolDef['arm']> {
   return registered.get(name)?.arm ?? {};
+}
+
+/** The prompt of a protocol call of this kind (undefined for an agent's update). */
+export function protocolPrompt(kind: string): ProtocolPrompt | undefined {
+  if (!promptsByKind) {
+    promptsByKind = new Map();
+    for (const def of registered.values())
+      for (const [k, render] of Object.entries(def.prompts ?? {})) if (!promptsByKind.has(k)) promptsByKind.set(k, render);
+  }
+  return promptsByKind.get(kind);
 }
