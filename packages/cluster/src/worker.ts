@@ -6,7 +6,7 @@ import { Committer } from './committer.js';
 import { collectorKeys } from './keys.js';
 import { cpuMs } from './cpu.js';
 import { JobTaker } from './job-taker.js';
-import { connect, ready } from './redis.js';
+import { connect, type PantaRedis, ready } from './redis.js';
 import { sendToScheduler } from './redis/inboxes.js';
 import { commitBoundary, failBoundary, failEvent, readEvents, type VersionsRead } from './redis/scripts.js';
 import { SweepStore } from './redis/sweep-store.js';
@@ -60,21 +60,91 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     log.info({}, 'worker stopped before Redis answered');
     return { events: 0, duplicates: 0, failures: 0 };
   }
-  // Stops the worker on the user's signal, or when its model never answered (then it exits 1 with that line).
-  const stop = new AbortController();
-  let fatal: Error | undefined;
-  options.signal?.addEventListener('abort', () => stop.abort(), { once: true });
-  if (options.signal?.aborted) stop.abort();
-  const contexts = new Map<string, Promise<WorkerContext>>();
-  const context = (sweepId: string): Promise<WorkerContext> => {
+  return new WorkerRole(redis, options).serve();
+}
+
+type EventResult = { kind: 'committed'; calls: number; tokens: number } | { kind: 'duplicate' | 'failed' };
+
+/** A started worker's state: its sweeps' contexts, committers and progress, and what stops it. */
+class WorkerRole {
+  private readonly log: Logger;
+  /** Stops the worker on the user's signal, or when its model never answered (then it exits 1 with that line). */
+  private readonly stop = new AbortController();
+  private fatal: Error | undefined;
+  private readonly contexts = new Map<string, Promise<WorkerContext>>();
+  /** Contexts whose backend was reported unhealthy, and those dropped for it (closed when the worker stops). */
+  private readonly reported = new WeakSet<WorkerContext>();
+  private readonly retired: WorkerContext[] = [];
+  private readonly bySweep = new Map<string, WorkerProgress>();
+  /** One committer per sweep: a commit step tells each collector shard of its runs. */
+  private readonly committers = new Map<string, Committer>();
+
+  constructor(
+    private readonly redis: PantaRedis,
+    private readonly options: WorkerOptions,
+  ) {
+    this.log = options.log;
+    options.signal?.addEventListener('abort', () => this.stop.abort(), { once: true });
+    if (options.signal?.aborted) this.stop.abort();
+  }
+
+  /** Takes jobs until stopped, then finishes those it holds, closes everything and sums up. */
+  async serve(): Promise<WorkerSummary> {
+    const { redis, options, log } = this;
+    const taker = new JobTaker({
+      connection: redis,
+      capacity: options.concurrency,
+      lockMs: options.lockMs ?? 30_000,
+      log,
+      process: (job, finished) => this.processJob(job, finished),
+    });
+    await taker.start();
+    const registration = new WorkerRegistration(redis, options.concurrency);
+    await registration.start();
+    log.info({ concurrency: options.concurrency, cpu_ms: cpuMs() }, 'worker started');
+
+    await new Promise<void>((resolve) => {
+      if (this.stop.signal.aborted) resolve();
+      this.stop.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    if (this.fatal) log.error({ err: this.fatal.message }, 'worker stopping: its model endpoint never answered');
+    else log.info({}, 'worker stopping: finishing the events it holds');
+    await registration.stop();
+    await taker.close();
+    await this.closeContexts();
+    await redis.quit().catch(() => undefined);
+    const summary = this.summary();
+    log.info({ ...summary, cpu_ms: cpuMs() }, 'worker stopped');
+    if (this.fatal) throw this.fatal;
+    return summary;
+  }
+
+  private async closeContexts(): Promise<void> {
+    for (const c of this.contexts.values()) await (await c.catch(() => undefined))?.close();
+    for (const c of this.retired) await c.close().catch(() => undefined);
+  }
+
+  private summary(): WorkerSummary {
+    const summary: WorkerSummary = { events: 0, duplicates: 0, failures: 0 };
+    for (const p of this.bySweep.values()) {
+      summary.events += p.events;
+      summary.duplicates += p.duplicates;
+      summary.failures += p.failures;
+    }
+    return summary;
+  }
+
+  /** A sweep's context, loaded once per worker and sweep; a model that never answers stops the worker. */
+  private context(sweepId: string): Promise<WorkerContext> {
+    const { contexts, options, log } = this;
     let c = contexts.get(sweepId);
     if (!c) {
-      c = loadContext(redis, sweepId, {
+      c = loadContext(this.redis, sweepId, {
         baseUrl: options.baseUrl,
         onRetry: (e) => log.debug(e, 'retry'),
         waitEndpointMs: options.waitEndpointMs,
         log,
-        signal: stop.signal,
+        signal: this.stop.signal,
       });
       // Loading a sweep (its plan, backend, encoders, and the modules they import) is paid once per worker and
       // sweep; the CPU from here on is the events' (bench/cluster reads it).
@@ -82,14 +152,14 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       c.catch((e: unknown) => {
         contexts.delete(sweepId);
         if (e instanceof EndpointUnavailableError) {
-          fatal ??= e;
-          stop.abort();
+          this.fatal ??= e;
+          this.stop.abort();
         }
       });
       contexts.set(sweepId, c);
     }
     return c;
-  };
+  }
 
   /**
    * A backend whose health breaker tripped (an endpoint refused the key, or its replies were unusable): the
@@ -97,33 +167,28 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
    * context is dropped, so that the next job of the sweep (a rerun once the server is fixed) gets a fresh
    * backend. Dropped contexts close when the worker stops (events of theirs may still be finishing).
    */
-  const reported = new WeakSet<WorkerContext>();
-  const retired: WorkerContext[] = [];
-  const reportedUnhealthy = async (ctx: WorkerContext, error: unknown): Promise<boolean> => {
+  private async reportedUnhealthy(ctx: WorkerContext, error: unknown): Promise<boolean> {
     const unhealthy = unhealthyCause(error);
     if (!unhealthy) return false;
-    if (reported.has(ctx)) return true;
-    reported.add(ctx);
-    const current = contexts.get(ctx.sweepId);
-    if (current && (await current.catch(() => undefined)) === ctx) contexts.delete(ctx.sweepId);
-    retired.push(ctx);
+    if (this.reported.has(ctx)) return true;
+    this.reported.add(ctx);
+    const current = this.contexts.get(ctx.sweepId);
+    if (current && (await current.catch(() => undefined)) === ctx) this.contexts.delete(ctx.sweepId);
+    this.retired.push(ctx);
     const message = redact(unhealthy.message);
-    log.error({ sweep: ctx.sweepId, err: message }, 'model endpoint unhealthy: the scheduler stops the sweep');
-    await sendToScheduler(redis, ctx.keys, { op: 'unhealthy', error: message, role: 'worker' }).catch(() => undefined);
+    this.log.error({ sweep: ctx.sweepId, err: message }, 'model endpoint unhealthy: the scheduler stops the sweep');
+    await sendToScheduler(this.redis, ctx.keys, { op: 'unhealthy', error: message, role: 'worker' }).catch(() => undefined);
     return true;
-  };
+  }
 
-  const bySweep = new Map<string, WorkerProgress>();
-  const progressOf = (sweepId: string): WorkerProgress => {
-    let p = bySweep.get(sweepId);
-    if (!p) bySweep.set(sweepId, (p = { events: 0, duplicates: 0, failures: 0, inflight: 0, calls: 0, retries: 0, tokens: 0 }));
+  private progressOf(sweepId: string): WorkerProgress {
+    let p = this.bySweep.get(sweepId);
+    if (!p) this.bySweep.set(sweepId, (p = { events: 0, duplicates: 0, failures: 0, inflight: 0, calls: 0, retries: 0, tokens: 0 }));
     return p;
-  };
+  }
 
-  // One committer per sweep: a commit step tells each collector shard of its runs.
-  const committers = new Map<string, Committer>();
-  const committerOf = (ctx: WorkerContext): Committer => {
-    let c = committers.get(ctx.sweepId);
+  private committerOf(ctx: WorkerContext): Committer {
+    let c = this.committers.get(ctx.sweepId);
     if (!c) {
       const inboxes = new Map<number, string>();
       const inboxOf = (runId: string): string => {
@@ -132,17 +197,17 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
         if (inbox === undefined) inboxes.set(shard, (inbox = collectorKeys(ctx.keys, shard).collectorInbox));
         return inbox;
       };
-      committers.set(ctx.sweepId, (c = new Committer(redis, ctx.keys, inboxOf)));
+      this.committers.set(ctx.sweepId, (c = new Committer(this.redis, ctx.keys, inboxOf)));
     }
     return c;
-  };
+  }
 
-  const processEvent = async (ctx: WorkerContext, data: EventJob, read: VersionsRead): Promise<void> => {
-    const progress = progressOf(ctx.sweepId);
+  private async processEvent(ctx: WorkerContext, data: EventJob, read: VersionsRead): Promise<void> {
+    const progress = this.progressOf(ctx.sweepId);
     progress.inflight++;
-    options.onProgress?.(ctx.sweepId, progress);
+    this.options.onProgress?.(ctx.sweepId, progress);
     try {
-      const result = await runEvent(ctx, data, read);
+      const result = await this.runEvent(ctx, data, read);
       if (result.kind === 'committed') {
         progress.events++;
         progress.calls += result.calls;
@@ -155,16 +220,12 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
       }
     } finally {
       progress.inflight--;
-      options.onProgress?.(ctx.sweepId, progress);
+      this.options.onProgress?.(ctx.sweepId, progress);
     }
-  };
+  }
 
   /** One event: committed (with its LLM usage), a duplicate (already committed), or failed after the backend's retries. */
-  const runEvent = async (
-    ctx: WorkerContext,
-    data: EventJob,
-    read: VersionsRead,
-  ): Promise<{ kind: 'committed'; calls: number; tokens: number } | { kind: 'duplicate' | 'failed' }> => {
+  private async runEvent(ctx: WorkerContext, data: EventJob, read: VersionsRead): Promise<EventResult> {
     const { keys } = ctx;
     const run = ctx.runs.get(data.run);
     if (!run) throw new Error(`sweep ${ctx.sweepId} has no run ${data.run}`);
@@ -182,15 +243,15 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
         ctx.services,
       );
     } catch (error) {
-      if (await reportedUnhealthy(ctx, error)) return { kind: 'failed' };
+      if (await this.reportedUnhealthy(ctx, error)) return { kind: 'failed' };
       // The backend already retried: this event failed, and its run with it (as embedded).
       const message = redact(toError(error).message);
-      log.warn({ run: run.runId, event: plan.event, err: message }, 'event failed');
-      await failEvent(redis, { keys, runId: run.runId, event: plan.event, error: message });
+      this.log.warn({ run: run.runId, event: plan.event, err: message }, 'event failed');
+      await failEvent(this.redis, { keys, runId: run.runId, event: plan.event, error: message });
       return { kind: 'failed' };
     }
     const tokens = outcome.promptTokens + outcome.completionTokens;
-    const committed = await committerOf(ctx).commit({
+    const committed = await this.committerOf(ctx).commit({
       runId: run.runId,
       event: plan.event,
       version: outcome.version ?? outcome.response,
@@ -200,17 +261,17 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     });
     if (committed !== 'done') return { kind: 'duplicate' };
     return { kind: 'committed', calls: outcome.calls, tokens };
-  };
+  }
 
   /**
    * A sweep boundary: reads the snapshot's versions, measures it (and for drift-policy calls the judge and
    * moderator), and commits the outcome once; the collector journals it and tells the scheduler.
    */
-  const runBoundary = async (ctx: WorkerContext, data: BoundaryJob): Promise<void> => {
+  private async runBoundary(ctx: WorkerContext, data: BoundaryJob): Promise<void> {
     const { keys } = ctx;
     const run = ctx.runs.get(data.run);
     if (!run) throw new Error(`sweep ${ctx.sweepId} has no run ${data.run}`);
-    const store = new SweepStore(redis, keys);
+    const store = new SweepStore(this.redis, keys);
     if (await store.hasBoundary(run.runId, data.sweepIndex)) return;
     const values = await store.versionTexts(run.runId, data.versions);
     const missing = values.findIndex((t) => typeof t !== 'string');
@@ -229,73 +290,40 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     try {
       outcome = await executeBoundary(task, values as string[], ctx.services);
     } catch (error) {
-      if (await reportedUnhealthy(ctx, error)) return;
+      if (await this.reportedUnhealthy(ctx, error)) return;
       const message = redact(toError(error).message);
-      log.warn({ run: run.runId, sweep: data.sweepIndex, err: message }, 'boundary failed');
-      await failBoundary(redis, { keys, runId: run.runId, sweep: data.sweepIndex, error: message });
+      this.log.warn({ run: run.runId, sweep: data.sweepIndex, err: message }, 'boundary failed');
+      await failBoundary(this.redis, { keys, runId: run.runId, sweep: data.sweepIndex, error: message });
       return;
     }
-    await commitBoundary(redis, {
+    await commitBoundary(this.redis, {
       keys: collectorKeys(keys, ctx.shardOf.get(run.runId) ?? 0),
       runId: run.runId,
       sweep: data.sweepIndex,
       outcome: JSON.stringify(outcome),
     });
-  };
+  }
 
   /**
    * A job's events: what they read comes in one step; events found committed before (a job of an earlier
    * scheduler, sent again by a restarted one) are told to the scheduler at once, which may be waiting for them.
    */
-  const processJob = async (job: Job<BatchJob>, finished: () => void): Promise<void> => {
-    const ctx = await context(job.data.sweep);
+  private async processJob(job: Job<BatchJob>, finished: () => void): Promise<void> {
+    const ctx = await this.context(job.data.sweep);
     const { boundary, events } = job.data;
-    if (boundary) return runBoundary(ctx, boundary).finally(finished);
+    if (boundary) return this.runBoundary(ctx, boundary).finally(finished);
     const reads = await readEvents(
-      redis,
+      this.redis,
       ctx.keys,
       events.map((e) => ({ runId: e.run, event: e.event, versions: e.readVersions })),
     );
     const before = events.filter((_, i) => reads[i].kind === 'before');
     if (before.length > 0)
-      await sendToScheduler(redis, ctx.keys, {
+      await sendToScheduler(this.redis, ctx.keys, {
         op: 'done',
         items: before.map((e) => ({ run: e.run, event: e.event, calls: 0, tokens: 0 })),
       });
     // An infrastructure error fails the job and BullMQ retries it; events already committed are skipped then.
-    await Promise.all(events.map((e, i) => processEvent(ctx, e, reads[i]).finally(finished)));
-  };
-
-  const taker = new JobTaker({
-    connection: redis,
-    capacity: options.concurrency,
-    lockMs: options.lockMs ?? 30_000,
-    log,
-    process: processJob,
-  });
-  await taker.start();
-  const registration = new WorkerRegistration(redis, options.concurrency);
-  await registration.start();
-  log.info({ concurrency: options.concurrency, cpu_ms: cpuMs() }, 'worker started');
-
-  await new Promise<void>((resolve) => {
-    if (stop.signal.aborted) resolve();
-    stop.signal.addEventListener('abort', () => resolve(), { once: true });
-  });
-  if (fatal) log.error({ err: fatal.message }, 'worker stopping: its model endpoint never answered');
-  else log.info({}, 'worker stopping: finishing the events it holds');
-  await registration.stop();
-  await taker.close();
-  for (const c of contexts.values()) await (await c.catch(() => undefined))?.close();
-  for (const c of retired) await c.close().catch(() => undefined);
-  await redis.quit().catch(() => undefined);
-  const summary: WorkerSummary = { events: 0, duplicates: 0, failures: 0 };
-  for (const p of bySweep.values()) {
-    summary.events += p.events;
-    summary.duplicates += p.duplicates;
-    summary.failures += p.failures;
+    await Promise.all(events.map((e, i) => this.processEvent(ctx, e, reads[i]).finally(finished)));
   }
-  log.info({ ...summary, cpu_ms: cpuMs() }, 'worker stopped');
-  if (fatal) throw fatal;
-  return summary;
 }
