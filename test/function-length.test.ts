@@ -9,8 +9,6 @@ import { functionLengths, longFunctions, MAX_LINES } from '../scripts/long-funct
 const ALLOWED: Record<string, string> = {
   'packages/cli/src/main.ts#buildProgram': 'to split',
   'packages/llm/src/server/app.ts#startSurrogateServer': 'to split',
-  'packages/cluster/src/worker.ts#runWorker': 'to split',
-  'packages/cluster/src/scheduler.ts#runScheduler': 'to split',
   'packages/cluster/src/collector-role.ts#CollectorProcess.serve': 'to split',
   'packages/engine/src/sweep.ts#sweepLocked': 'to split',
   'packages/core/src/campaign-cost.ts#campaignCost': 'to split',

@@ -24,8 +24,8 @@ import { collectorShards } from './collector-shards.js';
 import { EVENT_QUEUE, sweepIdOf, sweepKeys } from './keys.js';
 import { toPayload } from './payload.js';
 import { cpuMs } from './cpu.js';
-import { connect, ready, redisNow } from './redis.js';
-import { decodeSchedulerMessage } from './redis/inbox.js';
+import { connect, type PantaRedis, ready, redisNow } from './redis.js';
+import { decodeSchedulerMessage, type SchedulerMessage } from './redis/inbox.js';
 import { InboxReader } from './redis/inbox-reader.js';
 import { recordSweep } from './redis/registry.js';
 import { SweepStore } from './redis/sweep-store.js';
@@ -65,11 +65,10 @@ export interface SchedulerSummary {
  */
 export async function runScheduler(specPath: string, options: SchedulerOptions): Promise<SchedulerSummary> {
   const sweep = loadSweep(specPath, options);
-  const { spec, runs } = sweep;
-  const sweepId = sweepIdOf(spec.name, sweep.fingerprint);
+  const sweepId = sweepIdOf(sweep.spec.name, sweep.fingerprint);
   const keys = sweepKeys(sweepId);
   const log = options.log.child({ sweep: sweepId });
-  const eventsTotal = sweepEvents(runs);
+  const eventsTotal = sweepEvents(sweep.runs);
   await checkBeforePublishing(sweep, options.out);
   // Commands of one turn go out in one write: a socket write per command was a visible share of the role's CPU.
   const redis = connect(options.redis, 'panta-scheduler', { autoPipelining: true, log });
@@ -98,51 +97,165 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
     );
     if (!lease) return { sweepId, status: 'stopped', eventsTotal, failedRuns: [] };
     closers.unshift(() => lease.release());
-    const phase = await store.phase();
-    if (phase === 'finishing') {
-      // An earlier scheduler asked the collector to finish the corpus: its verdict is this run's.
-      log.info({}, 'every run closed before: waiting for the collector to finish the corpus');
-      return await ended(
-        store,
-        sweepId,
-        eventsTotal,
-        [],
-        await collectorVerdict(store, startedAt, log, refusalReporter(log), options.signal),
-      );
-    }
-    // A finished sweep is scheduled again rather than reported complete: only the collector sees the corpus at
-    // its --out. Runs it holds complete are not run again (the collector answers them finalized); runs deleted
-    // or damaged there since are run again; the corpus is finished once more either way. A sweep that finished
-    // with failed runs ('failed') is scheduled again the same way: those runs resume.
-    if (phase === 'done') {
-      // Seen complete from here: a second scheduler of a finished spec says so instead of reopening it (it
-      // would show as running at 0% until a collector came).
-      if (completeCorpus(sweep)) {
-        log.info({ out: sweep.out }, 'this sweep finished before and its corpus is complete: nothing to schedule');
-        await store.confirmFinished();
-        return { sweepId, status: 'finished', eventsTotal, failedRuns: [], out: sweep.out };
-      }
-      log.info({ out: sweep.out }, 'this sweep finished before: the collector checks its corpus, runs what it lacks and finishes it again');
-    }
-    const collectors = options.collectors ?? 1;
-    const payload = toPayload(sweepId, sweep, options.out, collectors);
-    await store.writePayload(payload);
-    await recordSweep(redis, sweepId, {
-      name: spec.name,
-      out: payload.out,
-      runs: runs.length,
-      events: eventsTotal,
-      started_at: new Date().toISOString(),
-    });
-    // The last session's report (its totals, its end) goes: `panta status` shows this session's.
-    await store.beginSession();
+    const session: SchedulerSession = { sweep, sweepId, redis, queue, store, lease, startedAt, log, options, eventsTotal };
+    const before = await endedBefore(session);
+    if (before) return before;
+    await publishSweep(session);
+    return await new ScheduledSweep(session).run(closers);
+  } finally {
+    for (const close of closers) await close().catch(() => undefined);
+  }
+}
 
-    // A collector that refused the sweep (bad input at its end) exited; the sweep waits for one that accepts it.
-    const saidRefusal = refusalReporter(log);
-    const shards = collectorShards(runs, collectors);
-    const transport = new BullTransport(redis, queue, sweepId, store, options.watchMs ?? 15_000, shards);
-    const remote = new CollectorSink(redis, store, { of: shards, count: collectors });
-    const inbox = new InboxReader(redis, keys.schedulerInbox, decodeSchedulerMessage, (entries) => {
+/** What a scheduler holds once it has Redis and the sweep's lease. */
+interface SchedulerSession {
+  sweep: LoadedSweep;
+  sweepId: string;
+  redis: PantaRedis;
+  queue: BullQueue;
+  store: SweepStore;
+  lease: RoleLease;
+  /** Redis's clock when this scheduler started (refusals older than it are an earlier session's). */
+  startedAt: number;
+  log: Logger;
+  options: SchedulerOptions;
+  eventsTotal: number;
+}
+
+type BullQueue = ConstructorParameters<typeof BullTransport>[1];
+
+/**
+ * The summary when an earlier scheduler got this sweep far enough that nothing is scheduled: the collector is
+ * finishing its corpus, or it finished and its corpus here is complete. Undefined: schedule it.
+ */
+async function endedBefore(session: SchedulerSession): Promise<SchedulerSummary | undefined> {
+  const { store, sweep, sweepId, eventsTotal, log } = session;
+  const phase = await store.phase();
+  if (phase === 'finishing') {
+    // An earlier scheduler asked the collector to finish the corpus: its verdict is this run's.
+    log.info({}, 'every run closed before: waiting for the collector to finish the corpus');
+    const verdict = await collectorVerdict(store, session.startedAt, log, refusalReporter(log), session.options.signal);
+    return await ended(store, sweepId, eventsTotal, [], verdict);
+  }
+  // A finished sweep is scheduled again rather than reported complete: only the collector sees the corpus at
+  // its --out. Runs it holds complete are not run again (the collector answers them finalized); runs deleted
+  // or damaged there since are run again; the corpus is finished once more either way. A sweep that finished
+  // with failed runs ('failed') is scheduled again the same way: those runs resume.
+  if (phase === 'done') {
+    // Seen complete from here: a second scheduler of a finished spec says so instead of reopening it (it
+    // would show as running at 0% until a collector came).
+    if (completeCorpus(sweep)) {
+      log.info({ out: sweep.out }, 'this sweep finished before and its corpus is complete: nothing to schedule');
+      await store.confirmFinished();
+      return { sweepId, status: 'finished', eventsTotal, failedRuns: [], out: sweep.out };
+    }
+    log.info({ out: sweep.out }, 'this sweep finished before: the collector checks its corpus, runs what it lacks and finishes it again');
+  }
+  return undefined;
+}
+
+/** Writes the sweep's payload for the other roles, records it for `panta status`, and starts a new session report. */
+async function publishSweep(session: SchedulerSession): Promise<void> {
+  const { sweep, sweepId, store, options } = session;
+  const payload = toPayload(sweepId, sweep, options.out, options.collectors ?? 1);
+  await store.writePayload(payload);
+  await recordSweep(session.redis, sweepId, {
+    name: sweep.spec.name,
+    out: payload.out,
+    runs: sweep.runs.length,
+    events: session.eventsTotal,
+    started_at: new Date().toISOString(),
+  });
+  // The last session's report (its totals, its end) goes: `panta status` shows this session's.
+  await store.beginSession();
+}
+
+/**
+ * A published sweep being scheduled: the executor over the BullMQ transport, the collector sink that opens and
+ * closes its runs, the inbox that brings workers' and collectors' replies, and a status timer.
+ */
+class ScheduledSweep {
+  private readonly log: Logger;
+  private readonly options: SchedulerOptions;
+  private readonly collectors: number;
+  private readonly transport: BullTransport;
+  private readonly remote: CollectorSink;
+  private readonly executorOptions: ExecutorOptions<RemoteSink>;
+  private readonly executor: Executor<RemoteSink>;
+  /** A collector that refused the sweep (bad input at its end) exited; the sweep waits for one that accepts it. */
+  private readonly saidRefusal: (refused: InputError) => void;
+  private readonly failedRuns: string[] = [];
+  private progress: ExecutorProgress | undefined;
+  private ticks = 0;
+  private readonly rate = { at: Date.now(), written: 0, perSecond: 0 };
+
+  constructor(private readonly session: SchedulerSession) {
+    const { sweep, redis, store, sweepId, options, log } = session;
+    this.log = log;
+    this.options = options;
+    this.collectors = options.collectors ?? 1;
+    this.saidRefusal = refusalReporter(log);
+    const shards = collectorShards(sweep.runs, this.collectors);
+    this.transport = new BullTransport(redis, session.queue, sweepId, store, options.watchMs ?? 15_000, shards);
+    this.remote = new CollectorSink(redis, store, { of: shards, count: this.collectors });
+    this.executorOptions = this.makeExecutorOptions();
+    // Runs open in the embedded order (longest chain first: see chainsFirst), so both transports run a sweep alike.
+    this.executor = new Executor<RemoteSink>(chainsFirst(sweep.runs), this.executorOptions);
+  }
+
+  /** Schedules every run until each is closed (or the scheduler is stopped), then waits for the collector's verdict. */
+  async run(closers: (() => Promise<unknown>)[]): Promise<SchedulerSummary> {
+    const { store, sweepId, eventsTotal, startedAt, sweep } = this.session;
+    const { log, transport, executor, failedRuns } = this;
+    const inbox = this.openInbox();
+    await inbox.init();
+    closers.unshift(() => inbox.close());
+    inbox.start((e) => transport.fail(e));
+    await this.followSlots().catch(() => undefined);
+    const status = setInterval(() => this.tick(), 1000);
+    status.unref();
+    closers.unshift(async () => clearInterval(status));
+    log.info(
+      { runs: sweep.runs.length, events: eventsTotal, concurrency: this.executorOptions.concurrency, cpu_ms: cpuMs() },
+      'scheduler started',
+    );
+    const outcome = await this.execute();
+    clearInterval(status);
+    if (outcome === 'stopped' || executor.stopped) {
+      log.info({}, 'scheduler stopped: run it again to continue');
+      return await ended(store, sweepId, eventsTotal, failedRuns, 'stopped', this.progress);
+    }
+    await this.remote.finish();
+    log.info(
+      { failed: failedRuns.length, jobs: transport.sent.jobs, job_events: transport.sent.events, cpu_ms: cpuMs() },
+      'every run closed: the collector finishes the corpus',
+    );
+    // "complete" is said once the collector has written the corpus, not when the last event was.
+    const verdict = await collectorVerdict(store, startedAt, log, this.saidRefusal, this.options.signal);
+    return await ended(store, sweepId, eventsTotal, failedRuns, verdict, this.progress);
+  }
+
+  /** Runs the executor until every run is closed, or until the signal aborts (stopping needs no draining: everything a restart needs is in Redis and the corpus already). */
+  private async execute(): Promise<'ran' | 'stopped'> {
+    const { signal } = this.options;
+    let onAbort = () => {};
+    const aborted = new Promise<'stopped'>((resolve) => (onAbort = () => resolve('stopped')));
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal?.aborted) onAbort();
+    try {
+      return await Promise.race([this.executor.run().then(() => 'ran' as const), aborted]);
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      if (signal?.aborted) this.executor.stop();
+      await this.transport.close();
+    }
+  }
+
+  /** The scheduler's inbox: collectors' opened/closed/written go to the sink, an unhealthy backend stops the sweep, the rest to the transport. */
+  private openInbox(): InboxReader<SchedulerMessage> {
+    const { redis, sweepId } = this.session;
+    const { remote, transport, log } = this;
+    return new InboxReader(redis, sweepKeys(sweepId).schedulerInbox, decodeSchedulerMessage, (entries) => {
       for (const { message: m } of entries) {
         if (m.op === 'opened' || m.op === 'closed' || m.op === 'written') remote.deliver(m);
         // A worker's backend cannot produce answers: the sweep stops with its line (exit 1); rerun once fixed.
@@ -153,144 +266,129 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
         } else transport.deliver(m);
       }
     });
-    await inbox.init();
-    closers.unshift(() => inbox.close());
+  }
 
-    const failedRuns: string[] = [];
-    let progress: ExecutorProgress | undefined;
-    // The collector holds an open run's rows, the scheduler decides which runs are open: it weighs them as the
-    // collector will (sweepSizing), ONNX encoders at 1,024 floats (they are not opened here).
+  /**
+   * The collector holds an open run's rows, the scheduler decides which runs are open: it weighs them as the
+   * collector will (sweepSizing), ONNX encoders at 1,024 floats (they are not opened here).
+   */
+  private sizing(slots: number): ReturnType<typeof sweepSizing> {
+    const { spec, runs } = this.session.sweep;
     const columns = spec.encoders.map((e) => ({ name: e.name, dim: e.kind === 'hashing' ? e.dim : 1024 }));
-    const sizing = (slots: number) => sweepSizing(slots, columns, runs.length, spec.lookahead, callsAreSlow(spec));
-    const executorOptions: ExecutorOptions<RemoteSink> = {
-      transport,
+    return sweepSizing(slots, columns, runs.length, spec.lookahead, callsAreSlow(spec));
+  }
+
+  private makeExecutorOptions(): ExecutorOptions<RemoteSink> {
+    const { spec, runs } = this.session.sweep;
+    const { sweepId, eventsTotal } = this.session;
+    const sizing = this.sizing(spec.concurrency);
+    return {
+      transport: this.transport,
       concurrency: spec.concurrency,
-      maxActiveRuns: sizing(spec.concurrency).maxActiveRuns,
-      runBytes: sizing(spec.concurrency).runBytes,
-      openBytesBudget: sizing(spec.concurrency).openBytesBudget,
-      open: async (run: RunPlan): Promise<ActiveRun<RemoteSink> | null> => {
-        const opened = await remote.open(run.runId);
-        if (opened.finalized) {
-          executor.completeOnDisk(run, opened.next);
-          return null;
-        }
-        if (opened.next > 0) log.info({ run: run.runId, nextEvent: opened.next }, 'run resumed');
-        executor.written(opened.next);
-        const planner = plannerFor(sweep, run, opened.next, opened.control);
-        return {
-          run,
-          planner,
-          sink: remote.sink(run.runId, opened.next, (count) => executor.written(count), opened.control),
-          inflight: 0,
-          startedAt: performance.now(),
-        };
-      },
-      close: async (active: ActiveRun<RemoteSink>): Promise<void> => {
-        const end = runEnd(active);
-        const { status } = end;
-        if (status === 'stopped') return; // the collector makes rows durable on its own schedule
-        if (status === 'failed') {
-          failedRuns.push(active.run.runId);
-          await store.markFailed(active.run.runId, redact(active.error?.message ?? 'failed'));
-          log.error({ run: active.run.runId, err: active.error?.message }, 'run failed');
-        }
-        await remote.close(active.run.runId, end);
-        if (status === 'complete') {
-          log.info({ run: active.run.runId }, 'run finished');
-          await store.clearFailed(active.run.runId);
-        }
-      },
+      maxActiveRuns: sizing.maxActiveRuns,
+      runBytes: sizing.runBytes,
+      openBytesBudget: sizing.openBytesBudget,
+      open: (run) => this.openRun(run),
+      close: (active) => this.closeRun(active),
       onProgress: (p) => {
-        progress = p;
-        options.onProgress?.({
+        this.progress = p;
+        this.options.onProgress?.({
           ...p,
           sweepId,
           eventsTotal: eventsTotal - p.eventsSkipped,
           runsTotal: runs.length,
-          requeued: transport.requeued,
-          waitingForCollector: remote.waitingForCollector,
+          requeued: this.transport.requeued,
+          waitingForCollector: this.remote.waitingForCollector,
         });
       },
     };
-    // Runs open in the embedded order (longest chain first: see chainsFirst), so both transports run a sweep alike.
-    const executor: Executor<RemoteSink> = new Executor<RemoteSink>(chainsFirst(runs), executorOptions);
-    inbox.start((e) => transport.fail(e));
-    const rate = { at: Date.now(), written: 0, perSecond: 0 };
-    // Events in flight follow the live workers' slots and a margin queued beyond them (never fewer than the
-    // spec's concurrency), so that more workers mean more throughput; --concurrency on the command line fixes
-    // the cap instead. The executor reads its options at every dispatch, so a new cap takes effect with the
-    // next event.
-    let ticks = 0;
-    const followSlots = async () => {
-      const { workers, slots } = await liveSlots(redis);
-      transport.setWorkers(workers, slots);
-      if (options.concurrency !== undefined) return;
-      const cap = Math.max(spec.concurrency, slots + queuedMargin(slots));
-      if (cap === executorOptions.concurrency) return;
-      executorOptions.concurrency = cap;
-      executorOptions.maxActiveRuns = sizing(cap).maxActiveRuns;
-      executorOptions.openBytesBudget = sizing(cap).openBytesBudget;
-      log.info({ concurrency: cap, workers, slots }, "events in flight follow the workers' slots");
+  }
+
+  /** Opens a run at the collector: one it holds finalized is complete on disk; one it holds in part resumes. */
+  private async openRun(run: RunPlan): Promise<ActiveRun<RemoteSink> | null> {
+    const { executor } = this;
+    const opened = await this.remote.open(run.runId);
+    if (opened.finalized) {
+      executor.completeOnDisk(run, opened.next);
+      return null;
+    }
+    if (opened.next > 0) this.log.info({ run: run.runId, nextEvent: opened.next }, 'run resumed');
+    executor.written(opened.next);
+    const planner = plannerFor(this.session.sweep, run, opened.next, opened.control);
+    return {
+      run,
+      planner,
+      sink: this.remote.sink(run.runId, opened.next, (count) => executor.written(count), opened.control),
+      inflight: 0,
+      startedAt: performance.now(),
     };
-    await followSlots().catch(() => undefined);
-    const status = setInterval(() => {
-      if (ticks++ % 5 === 0) void followSlots().catch(() => undefined);
-      if (lease.lost) transport.fail(new Error('lost the scheduler lease: another scheduler took over this sweep'));
-      void readRefusal(store, startedAt)
-        .then((refused) => refused && saidRefusal(refused))
-        .catch(() => undefined);
-      if (!progress) return;
-      const now = Date.now();
-      if (now - rate.at >= 5000) {
-        rate.perSecond = ((progress.eventsWritten - rate.written) * 1000) / (now - rate.at);
-        rate.at = now;
-        rate.written = progress.eventsWritten;
-      }
-      void store
-        .writeStatus(
-          {
-            ...progress,
-            eventsTotal: eventsTotal - progress.eventsSkipped,
-            runsTotal: runs.length,
-            eventsPerSecond: rate.perSecond,
-            requeued: transport.requeued,
-            updatedAt: now,
-          },
-          transport.inflightByRun(),
-        )
-        .catch(() => undefined);
-    }, 1000);
-    status.unref();
-    closers.unshift(async () => clearInterval(status));
-    // Stopping needs no draining: everything a restart needs is in Redis and the corpus already.
-    let onAbort = () => {};
-    const aborted = new Promise<'stopped'>((resolve) => (onAbort = () => resolve('stopped')));
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    if (options.signal?.aborted) onAbort();
-    log.info({ runs: runs.length, events: eventsTotal, concurrency: executorOptions.concurrency, cpu_ms: cpuMs() }, 'scheduler started');
-    let outcome: 'ran' | 'stopped';
-    try {
-      outcome = await Promise.race([executor.run().then(() => 'ran' as const), aborted]);
-    } finally {
-      options.signal?.removeEventListener('abort', onAbort);
-      if (options.signal?.aborted) executor.stop();
-      await transport.close();
+  }
+
+  private async closeRun(active: ActiveRun<RemoteSink>): Promise<void> {
+    const { store } = this.session;
+    const end = runEnd(active);
+    const { status } = end;
+    if (status === 'stopped') return; // the collector makes rows durable on its own schedule
+    if (status === 'failed') {
+      this.failedRuns.push(active.run.runId);
+      await store.markFailed(active.run.runId, redact(active.error?.message ?? 'failed'));
+      this.log.error({ run: active.run.runId, err: active.error?.message }, 'run failed');
     }
-    clearInterval(status);
-    if (outcome === 'stopped' || executor.stopped) {
-      log.info({}, 'scheduler stopped: run it again to continue');
-      return await ended(store, sweepId, eventsTotal, failedRuns, 'stopped', progress);
+    await this.remote.close(active.run.runId, end);
+    if (status === 'complete') {
+      this.log.info({ run: active.run.runId }, 'run finished');
+      await store.clearFailed(active.run.runId);
     }
-    await remote.finish();
-    log.info(
-      { failed: failedRuns.length, jobs: transport.sent.jobs, job_events: transport.sent.events, cpu_ms: cpuMs() },
-      'every run closed: the collector finishes the corpus',
-    );
-    // "complete" is said once the collector has written the corpus, not when the last event was.
-    const verdict = await collectorVerdict(store, startedAt, log, saidRefusal, options.signal);
-    return await ended(store, sweepId, eventsTotal, failedRuns, verdict, progress);
-  } finally {
-    for (const close of closers) await close().catch(() => undefined);
+  }
+
+  /**
+   * Events in flight follow the live workers' slots and a margin queued beyond them (never fewer than the
+   * spec's concurrency), so that more workers mean more throughput; --concurrency on the command line fixes
+   * the cap instead. The executor reads its options at every dispatch, so a new cap takes effect with the
+   * next event.
+   */
+  private async followSlots(): Promise<void> {
+    const { workers, slots } = await liveSlots(this.session.redis);
+    this.transport.setWorkers(workers, slots);
+    if (this.options.concurrency !== undefined) return;
+    const cap = Math.max(this.session.sweep.spec.concurrency, slots + queuedMargin(slots));
+    if (cap === this.executorOptions.concurrency) return;
+    const sizing = this.sizing(cap);
+    this.executorOptions.concurrency = cap;
+    this.executorOptions.maxActiveRuns = sizing.maxActiveRuns;
+    this.executorOptions.openBytesBudget = sizing.openBytesBudget;
+    this.log.info({ concurrency: cap, workers, slots }, "events in flight follow the workers' slots");
+  }
+
+  /** Every second: the workers' slots (every fifth), the lease, a collector's refusal, and the status `panta status` shows. */
+  private tick(): void {
+    const { store, lease, startedAt, eventsTotal, sweep } = this.session;
+    const { transport, progress, rate } = this;
+    if (this.ticks++ % 5 === 0) void this.followSlots().catch(() => undefined);
+    if (lease.lost) transport.fail(new Error('lost the scheduler lease: another scheduler took over this sweep'));
+    void readRefusal(store, startedAt)
+      .then((refused) => refused && this.saidRefusal(refused))
+      .catch(() => undefined);
+    if (!progress) return;
+    const now = Date.now();
+    if (now - rate.at >= 5000) {
+      rate.perSecond = ((progress.eventsWritten - rate.written) * 1000) / (now - rate.at);
+      rate.at = now;
+      rate.written = progress.eventsWritten;
+    }
+    void store
+      .writeStatus(
+        {
+          ...progress,
+          eventsTotal: eventsTotal - progress.eventsSkipped,
+          runsTotal: sweep.runs.length,
+          eventsPerSecond: rate.perSecond,
+          requeued: transport.requeued,
+          updatedAt: now,
+        },
+        transport.inflightByRun(),
+      )
+      .catch(() => undefined);
   }
 }
 
