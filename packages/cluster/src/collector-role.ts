@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { InputError, redact, runEvents, toError, type EncoderColumn, type RunPlan } from '@panta/core';
+import { InputError, redact, runEvents, toError, type EncoderColumn, type JudgeSpec, type RunPlan } from '@panta/core';
 import { acquireOutLock, getDuckDB, readManifestToResume, shardProgress, type Manifest, type OutLock } from '@panta/corpus';
 import {
   SweepCorpus,
@@ -19,7 +19,7 @@ import {
   type RunRecorder,
   type SweepSummary,
 } from '@panta/engine';
-import { LlmJudge, createJudge } from '@panta/judge';
+import { LlmJudge, createJudge, type Judge } from '@panta/judge';
 import { endpointsOf, unhealthyCause, waitForEndpoints } from '@panta/llm';
 import type { Redis } from 'ioredis';
 import { durableDue } from './collector-durable.js';
@@ -314,6 +314,9 @@ async function pickSweep(redis: Redis, options: CollectorOptions, since: number)
   return null;
 }
 
+/** How handling an inbox's entries ended: the sweep finished, the collector stopped, or neither (read on). */
+type InboxEnd = 'finished' | 'stopped' | undefined;
+
 class CollectorProcess {
   private readonly runs = new Map<string, OpenRun>();
   private readonly byId: Map<string, RunPlan>;
@@ -326,6 +329,15 @@ class CollectorProcess {
   private reportTimer?: NodeJS.Timeout;
   private reporting = false;
   private serving = true;
+  /** Set by openCorpus: the sweep's logger, the encoders' columns, the judge, and shard 0's manifest. */
+  private log!: Logger;
+  private columns!: EncoderColumn[];
+  private judge!: Judge;
+  private manifest: Manifest | null = null;
+  /** The corpus's summary once shard 0 has finished it. */
+  private summary: SweepSummary | null = null;
+  /** The scheduler waits on a run's rows alone (a 'rows' request): the commits are read at once. */
+  private rowsWanted = false;
   outLock?: OutLock;
 
   constructor(
@@ -347,16 +359,55 @@ class CollectorProcess {
   }
 
   async serve(previous: Manifest | null): Promise<SweepSummary | null> {
+    const { sweep, store, redis } = this;
+    const { keys } = store;
+    const judgeSpec = await this.openCorpus(previous);
+    await this.waitForJudge(judgeSpec);
+    await ensureCollectorGroup(redis, keys);
+    for (const runId of await store.openRuns()) if (this.owns(runId)) await this.open(runId);
+    const timers = [
+      setInterval(
+        this.once(() => this.makeDurable()),
+        Math.min(this.durableMs, DURABLE_TICK_MS),
+      ),
+    ];
+    // DuckDB (loaded with its first instance: duckdb-api.ts) before the first rows, which would wait for it.
+    await getDuckDB();
+    this.log.info({ out: sweep.out, reopened: this.runs.size, cpu_ms: cpuMs() }, 'collector started');
+    try {
+      if (await this.collect()) return this.summary;
+      // Stopped: what was appended becomes durable, so a restart continues after it.
+      await Promise.all(this.closes);
+      await this.makeDurable(true);
+      this.log.info({}, 'collector stopped');
+      return null;
+    } finally {
+      for (const t of timers) clearInterval(t);
+      this.serving = false;
+      clearTimeout(this.reportTimer);
+      for (const r of this.runs.values()) await r.recorder.flush().catch(() => undefined);
+      await this.judge.close();
+    }
+  }
+
+  /**
+   * Opens what the corpus is written with: the encoders' columns, the judge, the out folder (and its lock and
+   * manifest on shard 0), and the SweepCorpus. Returns the judge's spec (with --base-url applied).
+   */
+  private async openCorpus(previous: Manifest | null): Promise<JudgeSpec> {
     const { sweep, options, store, redis } = this;
     const { keys } = store;
     const log = options.log.child({ sweep: keys.spec.split(':')[1] });
+    this.log = log;
     const encoders = await openEncoders(sweep.spec.encoders, sweep.specFile);
     const columns: EncoderColumn[] = encoders.map((e) => ({ name: e.name, dim: e.dim }));
+    this.columns = columns;
     const judgeSpec =
       options.baseUrl && sweep.spec.judge.kind === 'llm'
         ? { ...sweep.spec.judge, backend: { ...sweep.spec.judge.backend, base_url: options.baseUrl } }
         : sweep.spec.judge;
     const judge = createJudge(judgeSpec, sweep.specFile, sweep.prompts, sweep.out, { shared: new RedisVerdicts(redis, keys.verdicts) });
+    this.judge = judge;
     makeOutFolder(sweep.out);
     // Shard 0 holds the folder's lock and writes the manifest; other shards write only their runs' files, and
     // their Redis leases keep two of the same shard apart.
@@ -368,7 +419,7 @@ class CollectorProcess {
     if (this.outLock?.tookOver) log.warn({ holder: this.outLock.tookOver }, 'took over the corpus folder lock of a process that is gone');
     // The backend is named from the spec: the collector makes no agent call, so it opens no backend.
     const meta = sweepMeta(sweep.spec, encoders);
-    const manifest = primary ? startManifest(sweep, previous, meta) : null;
+    this.manifest = primary ? startManifest(sweep, previous, meta) : null;
     for (const e of encoders) await e.close(); // only their names, dims and models are needed here
     this.corpus = new SweepCorpus({
       out: sweep.out,
@@ -380,147 +431,140 @@ class CollectorProcess {
       log,
       onWritten: () => this.reportSoon(),
     });
-    // An LLM judge still loading would fail the judging of every row appended: wait for it first.
+    return judgeSpec;
+  }
+
+  /** An LLM judge still loading would fail the judging of every row appended: wait for it first. */
+  private async waitForJudge(judgeSpec: JudgeSpec): Promise<void> {
+    const { options, sweep, log } = this;
     const waitMs = options.waitEndpointMs ?? DEFAULT_WAIT_ENDPOINT_MS;
-    if (judgeSpec.kind === 'llm' && waitMs > 0) {
-      await waitForEndpoints(endpointsOf(judgeSpec.backend, sweep.specFile), {
-        timeoutMs: waitMs,
-        signal: options.signal,
-        onWait: (w) =>
-          log.info(
-            { endpoint: w.endpoint, waited_s: w.waitedS, limit_s: w.limitS, last: w.last },
-            "waiting for the judge's model endpoint to answer before collecting",
-          ),
-      });
-    }
-    await ensureCollectorGroup(redis, keys);
-    for (const runId of await store.openRuns()) if (this.owns(runId)) await this.open(runId);
-    const timers = [
-      setInterval(
-        this.once(() => this.makeDurable()),
-        Math.min(this.durableMs, DURABLE_TICK_MS),
-      ),
-    ];
-    // DuckDB (loaded with its first instance: duckdb-api.ts) before the first rows, which would wait for it.
-    await getDuckDB();
-    log.info({ out: sweep.out, reopened: this.runs.size, cpu_ms: cpuMs() }, 'collector started');
-    try {
-      // Pending entries (delivered, never acknowledged) are read first, and again every few seconds: an
-      // XREADGROUP that Redis answered just before it died left its entries pending, and the reply that
-      // carried them was lost with the connection.
-      let pending = true;
-      let pendingReadAt = Date.now();
-      const pace = new ReadPace(GATHER_EVENTS, GATHER_MAX_MS);
-      let summary: SweepSummary | null = null;
-      // The scheduler waits on a run's rows alone (a 'rows' request): the commits are read at once.
-      let rowsWanted = false;
-      // Handles one inbox's entries in order; 'finished' once the sweep is (or this shard's part is), 'stopped'
-      // when stopped while waiting for the other shards.
-      type Inbox = 'control' | 'commits';
-      const handle = async (
-        inbox: Inbox,
-        entries: Delivered<CollectorMessage>[],
-        acks: string[],
-      ): Promise<'finished' | 'stopped' | undefined> => {
-        for (const group of batches(entries)) {
-          if (group.kind === 'done') {
-            await this.accept(group.entries.map((e) => e.message));
-            acks.push(...group.entries.map((e) => e.id));
-            continue;
-          }
-          const { id, message: m } = group.entry;
-          if (m.op === 'open') {
-            await this.open(m.run);
-            acks.push(id);
-          } else if (m.op === 'boundary') {
-            await this.boundary(m.run, m.sweep);
-            acks.push(id);
-          } else if (m.op === 'rows') {
-            rowsWanted = true;
-            acks.push(id);
-          } else if (m.op === 'close') {
-            this.close(inbox, id, m);
-          } else if (m.op === 'stop') {
-            // A worker's backend cannot produce answers: stop with its line (acknowledged first, so that the
-            // collector started for the rerun does not read it); committed results stay in Redis for the rerun.
-            await this.ack({ control: [id], commits: [] });
-            throw new Error(m.error);
-          } else if (m.op === 'finish') {
-            await Promise.all(this.closes);
-            if (this.fatal) throw this.fatal;
-            const judgeCalls = judge instanceof LlmJudge ? judge.stats.calls : 0;
-            acks.push(id);
-            if (!manifest) {
-              // A shard other than 0: its runs are closed and durable; shard 0 finishes the corpus.
-              await this.makeDurable(true);
-              await store.markCollectorDone(this.shard.index, judgeCalls);
-              log.info(
-                { shard: `${this.shard.index + 1}/${this.shard.count}`, cpu_ms: cpuMs() },
-                'shard done: collector 1 finishes the corpus',
-              );
-              return 'finished';
-            }
-            const calls = await this.othersDone(judgeCalls);
-            if (calls === undefined) return 'stopped';
-            // The CPU up to here is the rows' (bench/collectors reads it), what follows the sweep's once.
-            log.info({ cpu_ms: cpuMs() }, 'every run written: finishing the corpus');
-            // Split over shards: this judge (its calls so far, and the travel table's it makes now) beside the
-            // other shards' calls.
-            const finishJudge = this.shard.count > 1 ? { calls: calls - judgeCalls, judge } : judge;
-            summary = await finishSweep(sweep, manifest, columns, finishJudge, this.corpus.trace);
-            await store.setPhase(summary.status === 'complete' ? 'done' : 'failed');
-            log.info({ status: summary.status, events: summary.eventsWritten, cpu_ms: cpuMs() }, 'corpus finished');
-            return 'finished';
-          }
-        }
-        return undefined;
-      };
-      // Commits first, then requests: a close or a boundary read with the commits before it finds them taken.
-      const handleRead = async (read: CollectorRead): Promise<'finished' | 'stopped' | undefined> => {
-        const acks = { control: [] as string[], commits: [] as string[] };
-        const end = (await handle('commits', read.commits, acks.commits)) ?? (await handle('control', read.control, acks.control));
-        if (end !== 'stopped') await this.ack(acks);
-        return end;
-      };
-      serving: while (!options.signal?.aborted) {
-        if (this.fatal) throw this.fatal;
-        if (this.lease.lost) throw new Error('lost the collector lease: another collector took over this sweep');
-        const read = await readCollectorInbox(this.blocking, keys, { pending, count: READ_COUNT, blockMs: 500 });
-        const readAt = Date.now();
-        if (pending) {
-          pending = false;
-          pendingReadAt = readAt;
-        } else if (readAt - pendingReadAt > PENDING_READ_MS) pending = true;
-        let end = await handleRead(read);
-        if (end === 'finished') return summary;
-        if (end === 'stopped') break;
-        // Paced: the next read of commits waits until about GATHER_EVENTS have gathered (see ReadPace), and
-        // only control requests are read meanwhile, at once; a read that left more behind, or a run whose
-        // end waits on its rows alone, reads on.
-        const events = read.commits.reduce((n, e) => n + (e.message.op === 'done' ? e.message.items.length : 0), 0);
-        const paced = events > 0 ? pace.waitAfter(events, readAt, Date.now()) : 0;
-        let wait = read.commits.length >= READ_COUNT || rowsWanted ? 0 : paced;
-        rowsWanted = false;
-        for (let until = Date.now() + wait; wait >= 1 && !rowsWanted && !options.signal?.aborted; wait = until - Date.now()) {
-          end = await handleRead(
-            await readCollectorInbox(this.blocking, keys, { pending: false, count: READ_COUNT, blockMs: wait, controlOnly: true }),
-          );
-          if (end === 'finished') return summary;
-          if (end === 'stopped') break serving;
-        }
+    if (judgeSpec.kind !== 'llm' || waitMs <= 0) return;
+    await waitForEndpoints(endpointsOf(judgeSpec.backend, sweep.specFile), {
+      timeoutMs: waitMs,
+      signal: options.signal,
+      onWait: (w) =>
+        log.info(
+          { endpoint: w.endpoint, waited_s: w.waitedS, limit_s: w.limitS, last: w.last },
+          "waiting for the judge's model endpoint to answer before collecting",
+        ),
+    });
+  }
+
+  /**
+   * Reads the inboxes until the sweep is finished (true: this.summary holds the corpus's, or null on a shard
+   * other than 0) or the collector is stopped (false). Pending entries (delivered, never acknowledged) are
+   * read first, and again every few seconds: an XREADGROUP that Redis answered just before it died left its
+   * entries pending, and the reply that carried them was lost with the connection.
+   */
+  private async collect(): Promise<boolean> {
+    const { options } = this;
+    const { keys } = this.store;
+    let pending = true;
+    let pendingReadAt = Date.now();
+    const pace = new ReadPace(GATHER_EVENTS, GATHER_MAX_MS);
+    while (!options.signal?.aborted) {
+      if (this.fatal) throw this.fatal;
+      if (this.lease.lost) throw new Error('lost the collector lease: another collector took over this sweep');
+      const read = await readCollectorInbox(this.blocking, keys, { pending, count: READ_COUNT, blockMs: 500 });
+      const readAt = Date.now();
+      if (pending) {
+        pending = false;
+        pendingReadAt = readAt;
+      } else if (readAt - pendingReadAt > PENDING_READ_MS) pending = true;
+      let end = await this.handleRead(read);
+      if (end === 'finished') return true;
+      if (end === 'stopped') return false;
+      // Paced: the next read of commits waits until about GATHER_EVENTS have gathered (see ReadPace), and
+      // only control requests are read meanwhile, at once; a read that left more behind, or a run whose
+      // end waits on its rows alone, reads on.
+      const events = read.commits.reduce((n, e) => n + (e.message.op === 'done' ? e.message.items.length : 0), 0);
+      const paced = events > 0 ? pace.waitAfter(events, readAt, Date.now()) : 0;
+      let wait = read.commits.length >= READ_COUNT || this.rowsWanted ? 0 : paced;
+      this.rowsWanted = false;
+      for (let until = Date.now() + wait; wait >= 1 && !this.rowsWanted && !options.signal?.aborted; wait = until - Date.now()) {
+        end = await this.handleRead(
+          await readCollectorInbox(this.blocking, keys, { pending: false, count: READ_COUNT, blockMs: wait, controlOnly: true }),
+        );
+        if (end === 'finished') return true;
+        if (end === 'stopped') return false;
       }
-      // Stopped: what was appended becomes durable, so a restart continues after it.
-      await Promise.all(this.closes);
-      await this.makeDurable(true);
-      log.info({}, 'collector stopped');
-      return null;
-    } finally {
-      for (const t of timers) clearInterval(t);
-      this.serving = false;
-      clearTimeout(this.reportTimer);
-      for (const r of this.runs.values()) await r.recorder.flush().catch(() => undefined);
-      await judge.close();
     }
+    return false;
+  }
+
+  /** Commits first, then requests: a close or a boundary read with the commits before it finds them taken. */
+  private async handleRead(read: CollectorRead): Promise<InboxEnd> {
+    const acks = { control: [] as string[], commits: [] as string[] };
+    const end = (await this.handle('commits', read.commits, acks.commits)) ?? (await this.handle('control', read.control, acks.control));
+    if (end !== 'stopped') await this.ack(acks);
+    return end;
+  }
+
+  /**
+   * Handles one inbox's entries in order; 'finished' once the sweep is (or this shard's part is), 'stopped'
+   * when stopped while waiting for the other shards.
+   */
+  private async handle(inbox: 'control' | 'commits', entries: Delivered<CollectorMessage>[], acks: string[]): Promise<InboxEnd> {
+    for (const group of batches(entries)) {
+      if (group.kind === 'done') {
+        await this.accept(group.entries.map((e) => e.message));
+        acks.push(...group.entries.map((e) => e.id));
+        continue;
+      }
+      const { id, message: m } = group.entry;
+      if (m.op === 'open') {
+        await this.open(m.run);
+        acks.push(id);
+      } else if (m.op === 'boundary') {
+        await this.boundary(m.run, m.sweep);
+        acks.push(id);
+      } else if (m.op === 'rows') {
+        // The scheduler waits on a run's rows alone: the commits are read at once.
+        this.rowsWanted = true;
+        acks.push(id);
+      } else if (m.op === 'close') {
+        this.close(inbox, id, m);
+      } else if (m.op === 'stop') {
+        // A worker's backend cannot produce answers: stop with its line (acknowledged first, so that the
+        // collector started for the rerun does not read it); committed results stay in Redis for the rerun.
+        await this.ack({ control: [id], commits: [] });
+        throw new Error(m.error);
+      } else if (m.op === 'finish') {
+        await Promise.all(this.closes);
+        if (this.fatal) throw this.fatal;
+        acks.push(id);
+        return await this.finish();
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * Every run is closed: a shard other than 0 makes its runs durable and says it is done; shard 0 waits for
+   * the others and finishes the corpus (this.summary).
+   */
+  private async finish(): Promise<'finished' | 'stopped'> {
+    const { judge, manifest, store, log, sweep } = this;
+    const judgeCalls = judge instanceof LlmJudge ? judge.stats.calls : 0;
+    if (!manifest) {
+      // A shard other than 0: its runs are closed and durable; shard 0 finishes the corpus.
+      await this.makeDurable(true);
+      await store.markCollectorDone(this.shard.index, judgeCalls);
+      log.info({ shard: `${this.shard.index + 1}/${this.shard.count}`, cpu_ms: cpuMs() }, 'shard done: collector 1 finishes the corpus');
+      return 'finished';
+    }
+    const calls = await this.othersDone(judgeCalls);
+    if (calls === undefined) return 'stopped';
+    // The CPU up to here is the rows' (bench/collectors reads it), what follows the sweep's once.
+    log.info({ cpu_ms: cpuMs() }, 'every run written: finishing the corpus');
+    // Split over shards: this judge (its calls so far, and the travel table's it makes now) beside the
+    // other shards' calls.
+    const finishJudge = this.shard.count > 1 ? { calls: calls - judgeCalls, judge } : judge;
+    const summary = await finishSweep(sweep, manifest, this.columns, finishJudge, this.corpus.trace);
+    this.summary = summary;
+    await store.setPhase(summary.status === 'complete' ? 'done' : 'failed');
+    log.info({ status: summary.status, events: summary.eventsWritten, cpu_ms: cpuMs() }, 'corpus finished');
+    return 'finished';
   }
 
   /**
