@@ -31,21 +31,51 @@ function shareAbove0(value: string): number {
   return n;
 }
 
+/** Sets the process's exit code from a command's result. */
+type SetExit = (code: number) => void;
+
+// Options several commands share.
+const metricsPortOption = [
+  '--metrics-port <p>',
+  'serve Prometheus metrics of this process at http://HOST:P/metrics (0: any free port)',
+  port,
+] as const;
+const metricsHostOption = ['--metrics-host <h>', 'interface the metrics are served on', '127.0.0.1'] as const;
+
+const redisOption = ['--redis <url>', 'Redis URL (default: $PANTA_REDIS_URL, else redis://127.0.0.1:6379)'] as const;
+const logOption = () =>
+  new Option('--log-level <level>', 'JSON log on stderr: debug, info, warn, error, silent').choices(LOG_LEVELS).default('info');
+
 /** The `panta` command: a thin layer over the programmatic API, heavy modules imported lazily. */
-export function buildProgram(setExit: (code: number) => void): Command {
+export function buildProgram(setExit: SetExit): Command {
   const program = new Command('panta')
     .description('Populations of interacting LLM agents on interaction graphs: exact dynamics, order parameters, Parquet corpora.')
     .version(version(), '-V, --version', 'print the version')
     // A usage error is one line (see usageLine), not commander's message followed by the whole help.
     .configureOutput({ outputError: () => undefined });
+  // Commands in the order `panta --help` lists them.
+  addRunCommand(program, setExit);
+  addPlanCommand(program, setExit);
+  addSchedulerCommand(program, setExit);
+  addWorkerCommand(program, setExit);
+  addCollectorCommand(program, setExit);
+  addStatusCommand(program, setExit);
+  addDashboardCommand(program, setExit);
+  addMergeCommand(program, setExit);
+  addEmbedCommand(program, setExit);
+  addJudgeCommand(program, setExit);
+  addVerifyCommand(program, setExit);
+  addPublishCommand(program, setExit);
+  addReportCommand(program, setExit);
+  addCalibrateTauCommand(program, setExit);
+  addAnnotateCommand(program, setExit);
+  addServeSurrogateCommand(program, setExit);
+  addModelsCommand(program, setExit);
+  addSchemaCommand(program, setExit);
+  return program;
+}
 
-  const metricsPortOption = [
-    '--metrics-port <p>',
-    'serve Prometheus metrics of this process at http://HOST:P/metrics (0: any free port)',
-    port,
-  ] as const;
-  const metricsHostOption = ['--metrics-host <h>', 'interface the metrics are served on', '127.0.0.1'] as const;
-
+function addRunCommand(program: Command, setExit: SetExit): void {
   program
     .command('run')
     .description('run a sweep embedded (one process), or resume the partial corpus in its output folder')
@@ -84,7 +114,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
         setExit(await runCommand(spec, opts));
       },
     );
+}
 
+function addPlanCommand(program: Command, setExit: SetExit): void {
   program
     .command('plan')
     .description(
@@ -100,11 +132,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
       const { planCommand } = await import('./commands/plan.js');
       setExit(planCommand(spec, opts));
     });
+}
 
-  const redisOption = ['--redis <url>', 'Redis URL (default: $PANTA_REDIS_URL, else redis://127.0.0.1:6379)'] as const;
-  const logOption = () =>
-    new Option('--log-level <level>', 'JSON log on stderr: debug, info, warn, error, silent').choices(LOG_LEVELS).default('info');
-
+function addSchedulerCommand(program: Command, setExit: SetExit): void {
   program
     .command('scheduler')
     .description('distributed: plan a sweep, publish it to Redis and feed its events to the workers; exits 0 once every event is written')
@@ -130,7 +160,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
       const { schedulerCommand } = await import('./commands/cluster.js');
       setExit(await schedulerCommand(spec, opts));
     });
+}
 
+function addWorkerCommand(program: Command, setExit: SetExit): void {
   program
     .command('worker')
     .description('distributed: serve events (call the model, embed, commit) until SIGTERM, then finish what it holds')
@@ -155,7 +187,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
       const { workerCommand } = await import('./commands/cluster.js');
       setExit(await workerCommand(opts));
     });
+}
 
+function addCollectorCommand(program: Command, setExit: SetExit): void {
   program
     .command('collector')
     .description('distributed: judge, write the Parquet corpus, compute order parameters; exits 0 once the corpus is complete')
@@ -184,7 +218,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
       const { collectorCommand } = await import('./commands/cluster.js');
       setExit(await collectorCommand(opts));
     });
+}
 
+function addStatusCommand(program: Command, setExit: SetExit): void {
   program
     .command('status')
     .description('distributed: progress of every sweep in Redis (per run: written, in flight), throughput, queue depth')
@@ -194,7 +230,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
       const { statusCommand } = await import('./commands/status.js');
       setExit(await statusCommand(opts));
     });
+}
 
+function addDashboardCommand(program: Command, setExit: SetExit): void {
   program
     .command('dashboard')
     .description(
@@ -218,7 +256,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
       const { dashboardCommand } = await import('./commands/dashboard.js');
       setExit(await dashboardCommand(opts));
     });
+}
 
+function addMergeCommand(program: Command, setExit: SetExit): void {
   program
     .command('merge')
     .description(
@@ -230,7 +270,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
       const { mergeCommand } = await import('./commands/merge.js');
       setExit(await mergeCommand(out, parts));
     });
+}
 
+function addEmbedCommand(program: Command, setExit: SetExit): void {
   program
     .command('embed')
     .description(
@@ -247,7 +289,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
       const { embedCommand } = await import('./commands/embed.js');
       setExit(await embedCommand(dir, opts));
     });
+}
 
+function addJudgeCommand(program: Command, setExit: SetExit): void {
   program
     .command('judge')
     .description(
@@ -266,7 +310,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
       const { judgeCommand } = await import('./commands/judge.js');
       setExit(await judgeCommand(dir, opts));
     });
+}
 
+function addVerifyCommand(program: Command, setExit: SetExit): void {
   program
     .command('verify')
     .description('check that a corpus is complete and consistent (exit 0), or say what is wrong (exit 1)')
@@ -275,7 +321,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
       const { verifyCommand } = await import('./commands/verify.js');
       setExit(await verifyCommand(dir));
     });
+}
 
+function addPublishCommand(program: Command, setExit: SetExit): void {
   program
     .command('publish')
     .description('publish a corpus as a dataset: data/<table>/*.parquet, a dataset card (README.md) and croissant.json; or --check one')
@@ -296,7 +344,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
         setExit(await publishCommand(dir, opts));
       },
     );
+}
 
+function addReportCommand(program: Command, setExit: SetExit): void {
   program
     .command('report')
     .description('write an HTML report of a corpus: figures (SVG and PNG) and tables in <dir>/report/index.html, one self-contained file')
@@ -320,7 +370,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
       const { reportCommand } = await import('./commands/report.js');
       setExit(await reportCommand(dir, opts));
     });
+}
 
+function addCalibrateTauCommand(program: Command, setExit: SetExit): void {
   program
     .command('calibrate-tau')
     .description(
@@ -333,7 +385,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
       const { calibrateTauCommand } = await import('./commands/calibrate-tau.js');
       setExit(await calibrateTauCommand(dir, opts));
     });
+}
 
+function addAnnotateCommand(program: Command, setExit: SetExit): void {
   const annotate = program
     .command('annotate')
     .description("human validation of the judge (the paper's Appendix C): export a blind sample, score annotators' labels");
@@ -360,7 +414,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
       const { annotateScoreCommand } = await import('./commands/annotate.js');
       setExit(await annotateScoreCommand(dir, files));
     });
+}
 
+function addServeSurrogateCommand(program: Command, setExit: SetExit): void {
   program
     .command('serve-surrogate')
     .description(
@@ -408,7 +464,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
       const { serveSurrogateCommand } = await import('./commands/serve-surrogate.js');
       setExit(await serveSurrogateCommand(opts));
     });
+}
 
+function addModelsCommand(program: Command, setExit: SetExit): void {
   const models = program
     .command('models')
     .description('where to get sentence encoders (the four of the paper) and how to use them; `models check DIR` validates a folder')
@@ -426,7 +484,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
       const { modelsCheckCommand } = await import('./commands/models.js');
       setExit(await modelsCheckCommand(dir, opts as never));
     });
+}
 
+function addSchemaCommand(program: Command, setExit: SetExit): void {
   program
     .command('schema')
     .description('print the JSON Schema of sweep specs (for editor completion)')
@@ -434,8 +494,6 @@ export function buildProgram(setExit: (code: number) => void): Command {
       const { schemaCommand } = await import('./commands/schema.js');
       setExit(schemaCommand());
     });
-
-  return program;
 }
 
 /** Every command of the program, itself included, with its full name (`panta models check`). */
