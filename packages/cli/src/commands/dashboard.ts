@@ -37,44 +37,7 @@ export async function dashboardCommand(opts: DashboardFlags): Promise<number> {
     const allowedHosts = parseHosts(opts.allowedHosts);
     const corpus = opts.corpus === undefined ? undefined : new CorpusProgress(opts.corpus);
     const useRedis = opts.redis !== undefined || corpus === undefined;
-    let read: () => Promise<ProgressReading>;
-    let watching: string;
-    if (useRedis) {
-      const url = redisUrl(opts.redis);
-      const reader = new StatusReader(url);
-      closers.push(() => reader.close());
-      watching = `Redis ${shownUrl(url)}${corpus ? ` · corpus ${corpus.dir}` : ''}`;
-      read = async () => {
-        // Redis down: the page, /api/state and stderr say so at once (a read would wait for it to come back).
-        const down = reader.unreachable();
-        if (down !== undefined)
-          throw new Error(`Redis at ${shownUrl(url)} is unreachable (${down}): retrying; start it, or give the right --redis URL`);
-        const status = await withTimeout(reader.read(), READ_TIMEOUT_MS, () => {
-          throw new Error(`Redis at ${shownUrl(url)} did not answer within ${READ_TIMEOUT_MS / 1000} s: retrying`);
-        });
-        const notes: string[] = [];
-        let corpora: string[];
-        if (corpus) corpora = [corpus.dir];
-        else {
-          corpora = [];
-          for (const s of status.sweeps) {
-            // Where its collector writes (its own --out), else the folder the scheduler was given.
-            const out = s.collectorOut ?? s.out;
-            if (!out) continue;
-            const dir = resolve(out);
-            if (existsSync(dir)) corpora.push(dir);
-            else
-              notes.push(
-                `sweep ${s.id} writes ${out}, which this process does not see (${dir}): mount the corpus here or pass --corpus DIR for its curves`,
-              );
-          }
-        }
-        return { sweeps: status.sweeps.map(sweepView), queue: status.queue, corpora: [...new Set(corpora)], notes };
-      };
-    } else {
-      watching = `corpus ${corpus!.dir}`;
-      read = async () => ({ sweeps: [await corpus!.read()], corpora: [corpus!.dir], notes: [] });
-    }
+    const { read, watching } = useRedis ? redisSource(opts.redis, corpus, closers) : corpusSource(corpus!);
     const dashboard = await startDashboard({
       port: opts.port,
       host: opts.host,
@@ -85,27 +48,83 @@ export async function dashboardCommand(opts: DashboardFlags): Promise<number> {
     });
     closers.unshift(() => dashboard.close());
     process.stderr.write(`panta dashboard: ${dashboard.url} (metrics: ${dashboard.url}metrics) watching ${watching}\n`);
-    if (!isLoopbackHost(opts.host)) {
-      const where = opts.host === '0.0.0.0' || opts.host === '::' ? 'every network interface' : opts.host;
-      process.stderr.write(
-        `panta dashboard: warning: the dashboard is exposed on ${where}: whoever reaches this machine on port ${dashboard.port} sees the sweeps it watches (no login); bind --host 127.0.0.1 unless that is intended\n`,
-      );
-    }
-    await new Promise<void>((done) => {
-      const stop = () => {
-        process.off('SIGTERM', stop);
-        process.off('SIGINT', stop);
-        done();
-      };
-      process.on('SIGTERM', stop);
-      process.on('SIGINT', stop);
-    });
+    if (!isLoopbackHost(opts.host)) warnExposed(opts.host, dashboard.port);
+    await untilSignal();
     return EXIT.ok;
   } catch (error) {
     return reportError(error);
   } finally {
     for (const close of closers) await close().catch(() => undefined);
   }
+}
+
+/** The status the scheduler keeps in Redis, curves from `corpus` or else from each sweep's corpus folder. */
+function redisSource(
+  redisArg: string | undefined,
+  corpus: CorpusProgress | undefined,
+  closers: (() => Promise<unknown>)[],
+): { read: () => Promise<ProgressReading>; watching: string } {
+  const url = redisUrl(redisArg);
+  const reader = new StatusReader(url);
+  closers.push(() => reader.close());
+  const watching = `Redis ${shownUrl(url)}${corpus ? ` · corpus ${corpus.dir}` : ''}`;
+  const read = async (): Promise<ProgressReading> => {
+    // Redis down: the page, /api/state and stderr say so at once (a read would wait for it to come back).
+    const down = reader.unreachable();
+    if (down !== undefined)
+      throw new Error(`Redis at ${shownUrl(url)} is unreachable (${down}): retrying; start it, or give the right --redis URL`);
+    const status = await withTimeout(reader.read(), READ_TIMEOUT_MS, () => {
+      throw new Error(`Redis at ${shownUrl(url)} did not answer within ${READ_TIMEOUT_MS / 1000} s: retrying`);
+    });
+    const notes: string[] = [];
+    let corpora: string[];
+    if (corpus) corpora = [corpus.dir];
+    else {
+      corpora = [];
+      for (const s of status.sweeps) {
+        // Where its collector writes (its own --out), else the folder the scheduler was given.
+        const out = s.collectorOut ?? s.out;
+        if (!out) continue;
+        const dir = resolve(out);
+        if (existsSync(dir)) corpora.push(dir);
+        else
+          notes.push(
+            `sweep ${s.id} writes ${out}, which this process does not see (${dir}): mount the corpus here or pass --corpus DIR for its curves`,
+          );
+      }
+    }
+    return { sweeps: status.sweeps.map(sweepView), queue: status.queue, corpora: [...new Set(corpora)], notes };
+  };
+  return { read, watching };
+}
+
+/** A corpus folder's progress (a sweep `panta run` is writing, or any corpus). */
+function corpusSource(corpus: CorpusProgress): { read: () => Promise<ProgressReading>; watching: string } {
+  return {
+    watching: `corpus ${corpus.dir}`,
+    read: async () => ({ sweeps: [await corpus.read()], corpora: [corpus.dir], notes: [] }),
+  };
+}
+
+/** Says that a dashboard bound beyond loopback is seen by whoever reaches the machine. */
+function warnExposed(host: string, port: number): void {
+  const where = host === '0.0.0.0' || host === '::' ? 'every network interface' : host;
+  process.stderr.write(
+    `panta dashboard: warning: the dashboard is exposed on ${where}: whoever reaches this machine on port ${port} sees the sweeps it watches (no login); bind --host 127.0.0.1 unless that is intended\n`,
+  );
+}
+
+/** Resolves on SIGTERM or SIGINT. */
+function untilSignal(): Promise<void> {
+  return new Promise<void>((done) => {
+    const stop = () => {
+      process.off('SIGTERM', stop);
+      process.off('SIGINT', stop);
+      done();
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+  });
 }
 
 /** How long one reading of Redis may take before the dashboard says Redis does not answer. */
