@@ -26,7 +26,6 @@ export { runsOnDisk, shardProgress, type ShardProgress } from './shard-progress.
 export { readEvents, type ColumnBatch, type ColumnValues, type ReadEventsOptions } from './event-reader.js';
 export { queryRows, writeParquetTable, type TableData } from './parquet-table.js';
 export {
-  columnNames,
   defineColumns,
   defineTable,
   firstDifference,
@@ -40,7 +39,7 @@ export {
   type Same,
   type SqlTypeText,
   type SqlValue,
-  type Table,
+  type TableDecl,
 } from './table.js';
 export {
   annotationPath,

@@ -3,13 +3,13 @@ import { dirname } from 'node:path';
 import { BufferTable } from './buffer-table.js';
 import { withConnection } from './duckdb.js';
 import type { ColumnDef } from './event-schema.js';
-import type { RowOf, Table } from './table.js';
+import type { RowOf, TableDecl } from './table.js';
 import { commitFile, removeQuietly } from './fs-durable.js';
 import { toPlain } from './plain-values.js';
 import { tmpName } from './corpus-paths.js';
 
 /** Rows as objects keyed by column name, or columns as arrays (or typed arrays) keyed by column name. */
-export type TableData<T extends Table> = readonly RowOf<T>[] | { readonly [K in keyof RowOf<T>]: ArrayLike<RowOf<T>[K]> };
+export type TableData<T extends TableDecl> = readonly RowOf<T>[] | { readonly [K in keyof RowOf<T>]: ArrayLike<RowOf<T>[K]> };
 
 /**
  * Writes a small table (order_params.parquet, runs.parquet, whitening/...) as one ZSTD Parquet file,
@@ -21,7 +21,7 @@ export type TableData<T extends Table> = readonly RowOf<T>[] | { readonly [K in 
  * epoch milliseconds for TIMESTAMP, arrays or typed arrays for lists; null or undefined is SQL NULL.
  * A row object must have every column as a key (a missing key is usually a misspelt name).
  */
-export async function writeParquetTable<T extends Table>(path: string, table: T, data: TableData<T>): Promise<void> {
+export async function writeParquetTable<T extends TableDecl>(path: string, table: T, data: TableData<T>): Promise<void> {
   const columns: readonly ColumnDef[] = table.columns;
   const { values, rows } = toColumns(columns, data as UntypedData);
   await mkdir(dirname(path), { recursive: true });

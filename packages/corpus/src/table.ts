@@ -25,7 +25,7 @@ export interface ColumnDecl {
   readonly absent?: unknown;
 }
 
-export interface Table<C extends readonly ColumnDecl[] = readonly ColumnDecl[]> {
+export interface TableDecl<C extends readonly ColumnDecl[] = readonly ColumnDecl[]> {
   /** The file's name without .parquet (runs, teams, ...), for messages. */
   readonly name: string;
   readonly columns: C;
@@ -57,7 +57,7 @@ export type ColumnValue<C extends ColumnDecl> =
   | (C extends { nullable: true } ? null : never);
 
 /** One row of a declared table: every column by name, with its value type. */
-export type RowOf<T extends Table> = ColumnsRow<T['columns']>;
+export type RowOf<T extends TableDecl> = ColumnsRow<T['columns']>;
 
 /** RowOf for a bare column list (a group of columns shared by several tables). */
 export type ColumnsRow<C extends readonly ColumnDecl[]> = { [K in C[number] as K['name']]: ColumnValue<K> };
@@ -69,7 +69,7 @@ export type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : fa
 export type Extends<A, B> = [A] extends [B] ? true : false;
 
 /** Declares a table; `const` keeps each column's name and type literal so RowOf can map them. */
-export function defineTable<const C extends readonly ColumnDecl[]>(name: string, columns: C): Table<C> {
+export function defineTable<const C extends readonly ColumnDecl[]>(name: string, columns: C): TableDecl<C> {
   return { name, columns };
 }
 
@@ -80,16 +80,11 @@ export function defineColumns<const C extends readonly ColumnDecl[]>(columns: C)
 
 /** The table without some of its columns: a reader that does not need them (or a source that lacks them). */
 export function omitColumns<C extends readonly ColumnDecl[], const K extends C[number]['name']>(
-  table: Table<C>,
+  table: TableDecl<C>,
   names: readonly K[],
-): Table<Exclude<C[number], { name: K }>[]> {
+): TableDecl<Exclude<C[number], { name: K }>[]> {
   const drop = new Set<string>(names);
   return { name: table.name, columns: table.columns.filter((c) => !drop.has(c.name)) as Exclude<C[number], { name: K }>[] };
-}
-
-/** The names of a table's columns, in file order. */
-export function columnNames<T extends Table>(table: T): (keyof RowOf<T> & string)[] {
-  return table.columns.map((c) => c.name) as (keyof RowOf<T> & string)[];
 }
 
 /**
@@ -98,7 +93,7 @@ export function columnNames<T extends Table>(table: T): (keyof RowOf<T> & string
  * before the column existed) reads as its declared `absent` value, else as null when nullable. Throws, naming the table and column, on a NULL or
  * missing value where the declaration allows none, and on a string outside `values`.
  */
-export function readRow<T extends Table>(table: T, record: Readonly<Record<string, unknown>>): RowOf<T> {
+export function readRow<T extends TableDecl>(table: T, record: Readonly<Record<string, unknown>>): RowOf<T> {
   const row: Record<string, unknown> = {};
   for (const c of table.columns) {
     const v = record[c.name];

@@ -17,7 +17,7 @@ import {
   whiteningTable,
   writeParquetTable,
   type ColumnDecl,
-  type Table,
+  type TableDecl,
 } from '@panta/corpus';
 import { tempDir } from './helpers.js';
 
@@ -52,7 +52,7 @@ const FORMAT: Record<string, string> = {
 };
 
 /** Every table Panta writes with writeParquetTable (the event shards have their own tests). */
-const TABLES: Table[] = [RUNS_TABLE, ORDER_PARAMS_TABLE, STATS_TABLE, TEAMS_TABLE, TRAVEL_TABLE, whiteningTable(3)];
+const TABLES: TableDecl[] = [RUNS_TABLE, ORDER_PARAMS_TABLE, STATS_TABLE, TEAMS_TABLE, TRAVEL_TABLE, whiteningTable(3)];
 
 /** A value of a column's declared type; `variant` 1 is NULL wherever the column allows it. */
 function sample(c: ColumnDecl, variant: number): unknown {
@@ -80,7 +80,7 @@ function sample(c: ColumnDecl, variant: number): unknown {
   }
 }
 
-const sampleRow = (t: Table, variant: number) => Object.fromEntries(t.columns.map((c) => [c.name, sample(c, variant)]));
+const sampleRow = (t: TableDecl, variant: number) => Object.fromEntries(t.columns.map((c) => [c.name, sample(c, variant)]));
 
 describe('each table is declared once, and the declaration, the written file and the reader agree', () => {
   it('the declarations keep the corpus format (names, order, types) of the files already written', () => {
