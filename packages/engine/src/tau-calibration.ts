@@ -132,6 +132,14 @@ export function resolveTau(spec: SweepSpec, specFile: string, specPath: string):
       `${dir} has no tau-calibration.json`,
       `run panta calibrate-tau ${tau.from}${armFlag} first (on its ${arm} arm)`,
     );
+  // The file parses but cannot be used (damaged, or a record calibrateTau refuses): one message for both.
+  const unusable = (e: unknown) =>
+    new InputError(
+      specPath,
+      field,
+      `${file} is unusable (${(e as Error).message})`,
+      `run panta calibrate-tau ${tau.from}${armFlag} again`,
+    );
   let record: TauCalibrationRecord | undefined;
   let arms: string[];
   try {
@@ -139,12 +147,7 @@ export function resolveTau(spec: SweepSpec, specFile: string, specPath: string):
     arms = Object.keys(doc.arms);
     record = doc.arms[arm];
   } catch (e) {
-    throw new InputError(
-      specPath,
-      field,
-      `${file} is unusable (${(e as Error).message})`,
-      `run panta calibrate-tau ${tau.from}${armFlag} again`,
-    );
+    throw unusable(e);
   }
   if (!record)
     throw new InputError(
@@ -157,11 +160,6 @@ export function resolveTau(spec: SweepSpec, specFile: string, specPath: string):
     const value = calibrateTau(record, tau.calibrate).tau;
     return { tau: value, source: { from: dir, arm, calibrate: tau.calibrate, encoder: record.encoder, tau: value } };
   } catch (e) {
-    throw new InputError(
-      specPath,
-      field,
-      `${file} is unusable (${(e as Error).message})`,
-      `run panta calibrate-tau ${tau.from}${armFlag} again`,
-    );
+    throw unusable(e);
   }
 }
