@@ -134,12 +134,7 @@ export function resolveTau(spec: SweepSpec, specFile: string, specPath: string):
     );
   // The file parses but cannot be used (damaged, or a record calibrateTau refuses): one message for both.
   const unusable = (e: unknown) =>
-    new InputError(
-      specPath,
-      field,
-      `${file} is unusable (${(e as Error).message})`,
-      `run panta calibrate-tau ${tau.from}${armFlag} again`,
-    );
+    new InputError(specPath, field, `${file} is unusable (${(e as Error).message})`, `run panta calibrate-tau ${tau.from}${armFlag} again`);
   let record: TauCalibrationRecord | undefined;
   let arms: string[];
   try {
