@@ -1,4 +1,4 @@
-import { isTeamDynamics, type RunPlan, type Tag, type TeamEventRow, teamTurns } from '@panta/core';
+import { DEFAULT_PROTOCOL, isTeamDynamics, type RunPlan, type Tag, type TeamEventRow, teamTurns } from '@panta/core';
 import { readParquetSql } from './duckdb.js';
 import { shardPath } from './corpus-paths.js';
 import { queryRows } from './parquet-table.js';
@@ -46,7 +46,7 @@ export async function teamTableRows(out: string, complete: readonly RunPlan[]): 
       temperature: run.temperature,
       protocol: run.protocol,
       dynamics: run.dynamics,
-      arm: run.protocol === 'glauber' ? 'none' : run.protocol,
+      arm: run.protocol === DEFAULT_PROTOCOL ? 'none' : run.protocol,
       population_arm: run.arms?.population ?? null,
       ...t,
     })),
