@@ -44,6 +44,8 @@ describe('a protocol added as one file and one registry line', () => {
     const schema = sweepSpecJsonSchema() as { properties: { protocol: { anyOf: { enum?: string[] }[] } } };
     expect(schema.properties.protocol.anyOf[0].enum).toContain('chorus');
     expect(() => parseSweepSpec(SPEC.replace('chorus]', 'gossip]'), 'spec.yaml')).toThrow(/protocol.*gossip|gossip.*protocol/s);
+    // A name is registered once: a built-in one cannot be replaced.
+    expect(() => registerProtocol('glauber', chorus)).toThrow(/already registered/);
   });
 
   it('panta plan costs it (an update quotes every other agent), a run follows it and verify checks it', async () => {
