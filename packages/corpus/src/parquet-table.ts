@@ -18,12 +18,14 @@ export type TableData<T extends TableDecl> = readonly RowOf<T>[] | { readonly [K
  *
  * Types: BOOLEAN, INTEGER, BIGINT, FLOAT, DOUBLE, VARCHAR, TIMESTAMP and lists / fixed-size arrays of
  * them (`DOUBLE[]`, `DOUBLE[384]`). Values: numbers (or bigint for BIGINT), strings, booleans, Date or
- * epoch milliseconds for TIMESTAMP, arrays or typed arrays for lists; null or undefined is SQL NULL.
- * A row object must have every column as a key (a missing key is usually a misspelt name).
+ * epoch milliseconds for TIMESTAMP, arrays or typed arrays for lists; null or undefined is SQL NULL, refused
+ * in a column the declaration does not make nullable. A row object must have every column as a key (a
+ * missing key is usually a misspelt name).
  */
 export async function writeParquetTable<T extends TableDecl>(path: string, table: T, data: TableData<T>): Promise<void> {
   const columns: readonly ColumnDef[] = table.columns;
   const { values, rows } = toColumns(columns, data as UntypedData);
+  refuseNulls(table, values);
   await mkdir(dirname(path), { recursive: true });
   const tmp = tmpName(path);
   try {
@@ -41,6 +43,17 @@ export async function writeParquetTable<T extends TableDecl>(path: string, table
     await removeQuietly(tmp);
     throw err;
   }
+}
+
+/** Throws, before anything is written, on a NULL in a column the table does not declare nullable. */
+function refuseNulls(table: TableDecl, values: readonly ArrayLike<unknown>[]): void {
+  table.columns.forEach((c, j) => {
+    if (c.nullable) return;
+    const column = values[j];
+    for (let i = 0; i < column.length; i++)
+      if (column[i] === null || column[i] === undefined)
+        throw new Error(`${table.name}: column ${c.name}, row ${i}: NULL, and the column is not declared nullable`);
+  });
 }
 
 type UntypedData = readonly Record<string, unknown>[] | Readonly<Record<string, ArrayLike<unknown>>>;

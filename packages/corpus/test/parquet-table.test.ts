@@ -144,6 +144,9 @@ describe('writeParquetTable / queryRows', () => {
       /column x, row 0: expected a 32-bit integer/,
     );
     await expect(writeParquetTable(path, loose([{ name: 'x', type: 'INTEGER' }]), [{ y: 1 }])).rejects.toThrow(/row 0 has no column x/);
+    await expect(writeParquetTable(path, loose([{ name: 'x', type: 'INTEGER' }]), [{ x: 1 }, { x: null }])).rejects.toThrow(
+      'bad: column x, row 1: NULL, and the column is not declared nullable',
+    );
     await expect(writeParquetTable(path, loose([{ name: 'x', type: 'MAP(INT, INT)' }]), [])).rejects.toThrow(/unsupported column type/);
     await expect(writeParquetTable(path, loose([{ name: 'v', type: 'DOUBLE[2]' }]), [{ v: [1, 2, 3] }])).rejects.toThrow(
       /expected 2 values, got 3/,
