@@ -146,7 +146,7 @@ describe('panta report', () => {
     }
     // one diamond per geometry panel
     expect((svgOf('delta-rho').match(/<g class="mark-symbol role-mark child_layer_3_marks/g) ?? []).length).toBe(GEOMETRIES.length);
-    expect(html).toMatch(/Δρ = ρ\(final sweep\) − ρ\(0\) \(DESIGN\.md section 4/);
+    expect(html).toMatch(/Δρ = ρ\(final sweep\) − ρ\(0\) \(docs\/DESIGN\.md#order-parameters/);
   });
 
   it('phase space draws one cohesion-against-rho trajectory per configuration', () => {
