@@ -12,7 +12,6 @@ const ALLOWED: Record<string, string> = {
   'packages/report/src/dashboard-page.ts#dashboardPage': 'to split',
   'packages/core/src/team/prompts.ts#renderTeamCall': 'to split',
   'packages/corpus/src/verify.ts#verifyCorpus': 'to split',
-  'packages/llm/src/retry/policy.ts#RetryingCaller.call': 'to split',
   'packages/engine/src/load.ts#loadSweep': 'to split',
   'packages/engine/src/merge-parts.ts#readParts': 'to split',
   'packages/report/src/dashboard.ts#startDashboard': 'to split',

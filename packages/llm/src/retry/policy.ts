@@ -108,6 +108,9 @@ export interface CallOutcome<T> {
  */
 export type Recover<T> = (cause: unknown) => T | undefined;
 
+/** A failure `recover` accepted, with its attempt's endpoint and duration. */
+type Recovered<T> = { value: T; endpoint: number; latencyMs: number };
+
 /**
  * The retry policy both real backends share. One call: take a slot on the least-busy endpoint (waiting in
  * FIFO order when all are at their cap), run one attempt under an AbortSignal that fires after `timeoutMs`,
@@ -146,116 +149,158 @@ export class RetryingCaller {
     recover?: Recover<T>,
     hints: CallHints = {},
   ): Promise<CallOutcome<T>> {
-    const { backend, endpoints, maxRetries, timeoutMs, admission } = this.options;
     let attempts = 0;
     let avoid = -1;
-    let recovered: { value: T; endpoint: number; latencyMs: number } | undefined;
+    let recovered: Recovered<T> | undefined;
     for (;;) {
-      if (this.breaker.trip) throw this.breaker.trip;
-      if (this.closed) throw this.closedError(attempts, endpoints[Math.max(avoid, 0)]);
-      let endpoint: number;
-      try {
-        endpoint = await this.pool.acquire(avoid, hints.priority ?? 0);
-      } catch (err) {
-        if (this.breaker.trip) throw this.breaker.trip;
-        throw this.closedError(attempts, endpoints[Math.max(avoid, 0)], err);
-      }
+      const endpoint = await this.takeSlot(attempts, avoid, hints);
       attempts++;
       this.attemptsMade++;
-      const controller = new AbortController();
-      let timedOut = false;
-      const started = performance.now();
-      const gate = admission?.[endpoint];
-      const openAtSend = this.pool.openOn(endpoint);
-      gate?.active(openAtSend);
-      // The clock leaves out time the endpoint reported requests waiting in its queue: when the timer fires
-      // early by that much, it is set again for what is left.
-      const queuedAtSend = gate ? gate.queueClock.total(started) : 0;
-      const check = (): void => {
-        const now = performance.now();
-        const charged = now - started - (gate ? gate.queueClock.total(now) - queuedAtSend : 0);
-        if (charged < timeoutMs) {
-          timer = setTimeout(check, Math.max(1, timeoutMs - charged));
-          return;
-        }
-        timedOut = true;
-        controller.abort(new Error(`timeout after ${timeoutMs} ms`));
-      };
-      let timer = setTimeout(check, timeoutMs);
-      this.controllers.add(controller);
-      const openAttempt = { started };
-      this.open.add(openAttempt);
-      let failure: Failure;
-      let cause: unknown;
-      try {
-        const value = await settleOrAbort(attempt(endpoint, controller.signal), controller.signal);
-        const latencyMs = performance.now() - started;
-        gate?.observeLatency(latencyMs / Math.max(1, hints.work ?? 1), openAtSend);
-        this.answered = true;
-        this.observe(endpoint, { kind: 'ok' });
-        return { value, attempts, endpoint, latencyMs };
-      } catch (err) {
-        cause = this.closed ? new BackendClosedError('backend closed during the call') : err;
-        failure = classifyFailure(cause, timedOut, timeoutMs);
-        if (timedOut || failure.status === 429 || failure.status === 503) gate?.observeOverload();
-        const value = failure.retry && recover ? recover(cause) : undefined;
-        if (value !== undefined) recovered = { value, endpoint, latencyMs: performance.now() - started };
-        if (!this.closed && failure.reason !== 'aborted') {
-          const reason = value !== undefined && cause instanceof Error ? cause.message : failure.reason;
-          this.observe(endpoint, {
-            kind: value !== undefined ? 'unusable' : 'failed',
-            reason,
-            ...(failure.status !== undefined ? { status: failure.status } : {}),
-          });
-        }
-      } finally {
-        this.open.delete(openAttempt);
-        clearTimeout(timer);
-        this.controllers.delete(controller);
-        if (timedOut && this.tuning.abortGraceMs > 0) {
-          const slot = endpoint;
-          setTimeout(() => this.pool.release(slot), this.tuning.abortGraceMs);
-        } else {
-          this.pool.release(endpoint);
-        }
-      }
+      const tried = await this.attemptOnce(attempt, endpoint, recover, hints);
+      if (tried.kind === 'ok') return { value: tried.value, attempts, endpoint, latencyMs: tried.latencyMs };
+      if (tried.recovered) recovered = tried.recovered;
       if (this.breaker.trip) throw this.breaker.trip;
-      const label = endpoints[endpoint];
-      // An unusable reply is the call's answer once its retries are spent, but only from a backend that has
-      // given a usable reply: until then it may be an HTML page or a proxy's error page on every attempt, and
-      // the call keeps trying until a usable reply proves the backend or the health breaker stops it (it must:
-      // every attempt so far was bad). With max_unusable_share 1 the breaker never trips: recorded at once.
-      const proven = this.answered || (this.options.health?.maxUnusableShare ?? DEFAULT_HEALTH_BOUNDS.maxUnusableShare) >= 1;
-      if (failure.retry && attempts > maxRetries && recovered && proven) {
-        this.recoveredMade++;
-        return { ...recovered, attempts };
-      }
-      if (!failure.retry || (attempts > maxRetries && !recovered)) {
-        this.failuresMade++;
-        throw new LlmCallError({
-          backend,
-          endpoint: label,
-          attempts,
-          exhausted: failure.retry,
-          reason: failure.reason,
-          status: failure.status,
-          cause,
-        });
-      }
-      const delayMs = retryDelayMs(attempts, failure, this.tuning);
-      this.retriesMade++;
-      this.options.onRetry?.({
-        backend,
-        endpoint: label,
-        attempt: attempts,
-        reason: failure.reason,
-        ...(failure.status !== undefined ? { status: failure.status } : {}),
-        delayMs,
-      });
-      await this.sleep(delayMs);
-      if (this.breaker.trip) throw this.breaker.trip;
+      const kept = this.outOfRetries(tried.failure, tried.cause, endpoint, attempts, recovered);
+      if (kept) return kept;
+      await this.waitToRetry(tried.failure, endpoint, attempts);
       avoid = endpoint;
     }
+  }
+
+  /** A slot on the least-busy endpoint, preferring one other than `avoid` (the last attempt's). */
+  private async takeSlot(attempts: number, avoid: number, hints: CallHints): Promise<number> {
+    const { endpoints } = this.options;
+    if (this.breaker.trip) throw this.breaker.trip;
+    if (this.closed) throw this.closedError(attempts, endpoints[Math.max(avoid, 0)]);
+    try {
+      return await this.pool.acquire(avoid, hints.priority ?? 0);
+    } catch (err) {
+      if (this.breaker.trip) throw this.breaker.trip;
+      throw this.closedError(attempts, endpoints[Math.max(avoid, 0)], err);
+    }
+  }
+
+  /**
+   * One attempt on `endpoint` (its slot taken) under a timeout that leaves out the time the endpoint reported
+   * requests queued; the slot is given back after it (a timed-out one after a grace). A failure is classified,
+   * observed by the health breaker and the admission gate, and recovered when `recover` accepts it.
+   */
+  private async attemptOnce<T>(
+    attempt: (endpoint: number, signal: AbortSignal) => Promise<T>,
+    endpoint: number,
+    recover: Recover<T> | undefined,
+    hints: CallHints,
+  ): Promise<{ kind: 'ok'; value: T; latencyMs: number } | { kind: 'failed'; failure: Failure; cause: unknown; recovered?: Recovered<T> }> {
+    const { timeoutMs, admission } = this.options;
+    const controller = new AbortController();
+    let timedOut = false;
+    const started = performance.now();
+    const gate = admission?.[endpoint];
+    const openAtSend = this.pool.openOn(endpoint);
+    gate?.active(openAtSend);
+    // The clock leaves out time the endpoint reported requests waiting in its queue: when the timer fires
+    // early by that much, it is set again for what is left.
+    const queuedAtSend = gate ? gate.queueClock.total(started) : 0;
+    const check = (): void => {
+      const now = performance.now();
+      const charged = now - started - (gate ? gate.queueClock.total(now) - queuedAtSend : 0);
+      if (charged < timeoutMs) {
+        timer = setTimeout(check, Math.max(1, timeoutMs - charged));
+        return;
+      }
+      timedOut = true;
+      controller.abort(new Error(`timeout after ${timeoutMs} ms`));
+    };
+    let timer = setTimeout(check, timeoutMs);
+    this.controllers.add(controller);
+    const openAttempt = { started };
+    this.open.add(openAttempt);
+    try {
+      const value = await settleOrAbort(attempt(endpoint, controller.signal), controller.signal);
+      const latencyMs = performance.now() - started;
+      gate?.observeLatency(latencyMs / Math.max(1, hints.work ?? 1), openAtSend);
+      this.answered = true;
+      this.observe(endpoint, { kind: 'ok' });
+      return { kind: 'ok', value, latencyMs };
+    } catch (err) {
+      const cause = this.closed ? new BackendClosedError('backend closed during the call') : err;
+      const failure = classifyFailure(cause, timedOut, timeoutMs);
+      if (timedOut || failure.status === 429 || failure.status === 503) gate?.observeOverload();
+      const value = failure.retry && recover ? recover(cause) : undefined;
+      const recovered = value !== undefined ? { value, endpoint, latencyMs: performance.now() - started } : undefined;
+      if (!this.closed && failure.reason !== 'aborted') {
+        const reason = value !== undefined && cause instanceof Error ? cause.message : failure.reason;
+        this.observe(endpoint, {
+          kind: value !== undefined ? 'unusable' : 'failed',
+          reason,
+          ...(failure.status !== undefined ? { status: failure.status } : {}),
+        });
+      }
+      return { kind: 'failed', failure, cause, ...(recovered ? { recovered } : {}) };
+    } finally {
+      this.open.delete(openAttempt);
+      clearTimeout(timer);
+      this.controllers.delete(controller);
+      if (timedOut && this.tuning.abortGraceMs > 0) {
+        const slot = endpoint;
+        setTimeout(() => this.pool.release(slot), this.tuning.abortGraceMs);
+      } else {
+        this.pool.release(endpoint);
+      }
+    }
+  }
+
+  /**
+   * After a failed attempt: the recovered failure kept as the call's answer once the retries are spent, an
+   * LlmCallError for a failure not retried or retries spent with nothing recovered, else undefined (retry).
+   */
+  private outOfRetries<T>(
+    failure: Failure,
+    cause: unknown,
+    endpoint: number,
+    attempts: number,
+    recovered: Recovered<T> | undefined,
+  ): CallOutcome<T> | undefined {
+    const { backend, endpoints, maxRetries } = this.options;
+    // An unusable reply is the call's answer once its retries are spent, but only from a backend that has
+    // given a usable reply: until then it may be an HTML page or a proxy's error page on every attempt, and
+    // the call keeps trying until a usable reply proves the backend or the health breaker stops it (it must:
+    // every attempt so far was bad). With max_unusable_share 1 the breaker never trips: recorded at once.
+    const proven = this.answered || (this.options.health?.maxUnusableShare ?? DEFAULT_HEALTH_BOUNDS.maxUnusableShare) >= 1;
+    if (failure.retry && attempts > maxRetries && recovered && proven) {
+      this.recoveredMade++;
+      return { ...recovered, attempts };
+    }
+    if (!failure.retry || (attempts > maxRetries && !recovered)) {
+      this.failuresMade++;
+      throw new LlmCallError({
+        backend,
+        endpoint: endpoints[endpoint],
+        attempts,
+        exhausted: failure.retry,
+        reason: failure.reason,
+        status: failure.status,
+        cause,
+      });
+    }
+    return undefined;
+  }
+
+  /** Waits before the next attempt (Retry-After or jittered back-off), holding no slot, and says so. */
+  private async waitToRetry(failure: Failure, endpoint: number, attempts: number): Promise<void> {
+    const { backend, endpoints } = this.options;
+    const delayMs = retryDelayMs(attempts, failure, this.tuning);
+    this.retriesMade++;
+    this.options.onRetry?.({
+      backend,
+      endpoint: endpoints[endpoint],
+      attempt: attempts,
+      reason: failure.reason,
+      ...(failure.status !== undefined ? { status: failure.status } : {}),
+      delayMs,
+    });
+    await this.sleep(delayMs);
+    if (this.breaker.trip) throw this.breaker.trip;
   }
 
   /**
