@@ -109,22 +109,88 @@ export async function runSweep(specPath: string, options: RunSweepOptions = {}):
 
 async function sweepLocked(specPath: string, options: RunSweepOptions, held: { lock?: OutLock }): Promise<SweepSummary> {
   const sweep = loadSweep(specPath, options);
-  const { spec, out, runs } = sweep;
+  const { spec, out } = sweep;
   const previous = corpusToResume(sweep, { file: specPath, fix: 'choose another --out, or delete that folder to start over' });
   if (!previous) checkOutIsCorpus(out, options.force);
   if (previous) checkSameShard(specPath, out, previous.shard, sweep.shard, previous.code.panta);
   // Retries go to the sweep's log (debug: under a fault storm they are many); the log opens once input is valid.
-  let log: Logger | undefined;
+  const logged: { log?: Logger } = {};
+  const opened = await openSweepServices(sweep, specPath, held, logged);
+  options.onPlan?.(sweep);
+  const log = sweepLogger(out, options.logLevel ?? 'info');
+  logged.log = log;
+  sayStarted(sweep, previous !== null, opened.lock, log, options);
+  const started = startManifest(sweep, previous, sweepMeta(spec, opened.encoders));
+  const columns: EncoderColumn[] = opened.encoders.map((e) => ({ name: e.name, dim: e.dim }));
+  const services = workerServices(sweep, { backend: opened.backend, encoders: opened.encoders, judge: opened.judge });
+  const transport = options.transport ? options.transport(services) : new InProcessTransport(services);
+  const embedded: EmbeddedSweep = { ...opened, sweep, options, log, columns, transport };
+  const { executor, corpus } = await runEmbedded(embedded);
+  const { judge } = opened;
+  if (opened.health.unhealthy) {
+    await judge.close();
+    throw opened.health.unhealthy;
+  }
+  if (executor.stopped) {
+    await judge.close();
+    log.info({}, 'sweep stopped');
+    return { out, status: 'stopped', runsComplete: 0, runsPlanned: sweep.runs.length, failed: [], eventsWritten: 0, final: [] };
+  }
+  // The judge stays open through finish: an LLM judge scores travel.parquet's HR and TCS there.
+  let summary: SweepSummary;
+  try {
+    summary = await finishSweep(sweep, started, columns, judge, corpus.trace);
+  } finally {
+    await judge.close();
+  }
+  log.info(
+    { status: summary.status, runsComplete: summary.runsComplete, events: summary.eventsWritten, failed: summary.failed },
+    'sweep finished',
+  );
+  return summary;
+}
+
+type Backend = ReturnType<typeof createBackend>;
+type Judge = ReturnType<typeof createJudge>;
+
+/** What an embedded sweep calls: its backend (and whether its health breaker tripped), encoders and judge. */
+interface SweepServices {
+  backend: Backend;
+  encoders: Encoder[];
+  judge: Judge;
+  health: { unhealthy?: EndpointUnhealthyError };
+}
+
+/** An embedded sweep once its input is checked, its folder locked and its log open. */
+interface EmbeddedSweep extends SweepServices {
+  sweep: LoadedSweep;
+  options: RunSweepOptions;
+  log: Logger;
+  columns: EncoderColumn[];
+  transport: Transport;
+}
+
+/**
+ * Opens the backend, encoders and judge, checks what needs them opened, and takes the out folder's lock (in
+ * `held`, for the caller to release); on a failure here everything opened closes again.
+ */
+async function openSweepServices(
+  sweep: LoadedSweep,
+  specPath: string,
+  held: { lock?: OutLock },
+  logged: { log?: Logger },
+): Promise<SweepServices & { lock: OutLock }> {
+  const { spec, out } = sweep;
   // A backend that cannot produce answers (its health breaker tripped) stops the sweep as a crash would (the
   // transport reports the first event it fails as fatal): rows not yet durable, the unusable replies recorded
   // since the endpoint went bad among them, are dropped, and the same command resumes after the durable ones.
   // The sweep ends with the breaker's one line instead of a corpus of "" answers.
   const health: { unhealthy?: EndpointUnhealthyError } = {};
   const backend = createBackend(spec.backend, sweep.prompts, specPath, {
-    onRetry: (event) => log?.debug(event, 'retry'),
+    onRetry: (event) => logged.log?.debug(event, 'retry'),
     onUnhealthy: (error) => {
       health.unhealthy ??= error;
-      log?.error({ err: error.message, endpoint: error.endpoint }, 'backend unhealthy: stopping the sweep');
+      logged.log?.error({ err: error.message, endpoint: error.endpoint }, 'backend unhealthy: stopping the sweep');
     },
   });
   // Opening an onnx encoder validates its model folder (one-line error, exit 2) before anything is written.
@@ -139,44 +205,51 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
     await Promise.all([backend.close(), judge.close(), ...encoders.map((e) => e.close())]);
     throw error;
   }
-  options.onPlan?.(sweep);
-  log = sweepLogger(out, options.logLevel ?? 'info');
-  const stale = held.lock.tookOver;
+  return { backend, encoders, judge, health, lock: held.lock };
+}
+
+/** Logs the sweep's start, and tells the caller of a lock taken over and of a resume. */
+function sayStarted(sweep: LoadedSweep, resumed: boolean, lock: OutLock, log: Logger, options: RunSweepOptions): void {
+  const { spec, out, runs } = sweep;
+  const stale = lock.tookOver;
   if (stale) {
     log.warn({ holder: stale }, 'took over the lock of a process that is gone');
     options.onNotice?.({ kind: 'stale-lock', holder: stale });
   }
-  const onDisk = previous ? runsOnDisk(out) : undefined;
+  const onDisk = resumed ? runsOnDisk(out) : undefined;
   log.info(
     {
       sweep: spec.name,
       runs: runs.length,
       fingerprint: sweep.fingerprint,
       ...(sweep.shard ? { shard: sweep.shard } : {}),
-      resumed: previous !== null,
+      resumed,
       ...onDisk,
       concurrency: spec.concurrency,
     },
     'sweep started',
   );
   if (onDisk) options.onNotice?.({ kind: 'resume', ...onDisk, runsTotal: runs.length });
-  const started = startManifest(sweep, previous, sweepMeta(spec, encoders));
-  const columns: EncoderColumn[] = encoders.map((e) => ({ name: e.name, dim: e.dim }));
-  const services = workerServices(sweep, { backend, encoders, judge });
-  const transport = options.transport ? options.transport(services) : new InProcessTransport(services);
+}
+
+/**
+ * Runs every run through the executor into the corpus, with progress every event and every second; closes
+ * the transport, backend and encoders after it (the judge stays open for finishing, unless the run failed).
+ */
+async function runEmbedded(s: EmbeddedSweep): Promise<{ executor: Executor<RunRecorder>; corpus: SweepCorpus }> {
+  const { sweep, options, log, backend, judge, columns, transport } = s;
+  const { spec, out, runs } = sweep;
   const eventsTotal = sweepEvents(runs);
-  let eventsOnDisk = 0;
+  const onDisk = { events: 0 };
   // Chains hold slots only where a call takes time: a served model, or the surrogate with a latency.
-  const slowCalls = callsAreSlow(spec);
-  const sizing = sweepSizing(spec.concurrency, columns, runs.length, spec.lookahead, slowCalls);
+  const sizing = sweepSizing(spec.concurrency, columns, runs.length, spec.lookahead, callsAreSlow(spec));
   const { maxActiveRuns, runBytes, openBytesBudget } = sizing;
-  const partRows = options.partRows ?? sizing.partRowsFor;
   const corpus = new SweepCorpus({
     out,
     columns,
     judge,
     meta: { backend: backend.kind, model: backend.model },
-    partRows,
+    partRows: options.partRows ?? sizing.partRowsFor,
     log,
     onWritten: (count) => executor.written(count),
     traceBudgetBytes: options.traceBudgetBytes,
@@ -189,7 +262,7 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
       ...p,
       eventsTotal: eventsTotal - p.eventsSkipped,
       runsTotal: runs.length,
-      eventsOnDisk,
+      eventsOnDisk: onDisk.events,
       ...(open ? { callsOpen: open.count, oldestCallS: Math.floor(open.oldestMs / 1000) } : {}),
     });
   };
@@ -201,31 +274,7 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
     maxActiveRuns,
     runBytes,
     openBytesBudget,
-    open: async (run: RunPlan): Promise<ActiveRun<RunRecorder> | null> => {
-      const progress = await shardProgress(out, run.runId);
-      if (progress.discarded.length > 0) {
-        log.warn(
-          { run: run.runId, discarded: progress.discarded },
-          'discarded damaged files of a run: it resumes after its last good part',
-        );
-        options.onNotice?.({ kind: 'repaired', run: run.runId, discarded: progress.discarded });
-      }
-      eventsOnDisk += progress.nextEvent;
-      if (progress.finalized) {
-        executor.completeOnDisk(run, progress.nextEvent);
-        return null;
-      }
-      const collector = await corpus.openRecorder(run, progress.nextEvent);
-      const planner = plannerFor(sweep, run, progress.nextEvent, collector.control);
-      if (progress.nextEvent > 0) {
-        log.info({ run: run.runId, nextEvent: progress.nextEvent, parts: progress.parts.length }, 'run resumed');
-        executor.written(progress.nextEvent);
-        // A resumed run needs each agent's latest answer back in the version store.
-        for (const [version, text] of await readVersionTexts(progress.parts, planner.liveVersions(), run.protocol))
-          transport.publish(run.runId, version, text);
-      }
-      return { run, planner, sink: collector, inflight: 0, startedAt: performance.now() };
-    },
+    open: (run) => openRunFromDisk(s, run, corpus, executor, onDisk),
     close: (active: ActiveRun<RunRecorder>): Promise<void> => corpus.closeRun(active.run, active.sink, runEnd(active)),
     onProgress: (p) => {
       live.update(p);
@@ -242,36 +291,51 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
   } catch (error) {
     log.error({ err: error }, 'sweep failed');
     await judge.close();
-    throw unhealthyCause(error) ?? health.unhealthy ?? error;
+    throw unhealthyCause(error) ?? s.health.unhealthy ?? error;
   } finally {
     clearInterval(ticker);
     live.stop(executor.stopped ? 'stopped' : 'finished');
     options.signal?.removeEventListener('abort', stop);
     await transport.close();
     await backend.close();
-    for (const e of encoders) await e.close();
+    for (const e of s.encoders) await e.close();
   }
-  if (health.unhealthy) {
-    await judge.close();
-    throw health.unhealthy;
+  return { executor, corpus };
+}
+
+/**
+ * Opens a run where its shard stands on disk: damaged files discarded (and said), a finalized run complete
+ * on disk (null), else a recorder after its last written event, with each agent's latest answer back in the
+ * version store.
+ */
+async function openRunFromDisk(
+  s: EmbeddedSweep,
+  run: RunPlan,
+  corpus: SweepCorpus,
+  executor: Executor<RunRecorder>,
+  onDisk: { events: number },
+): Promise<ActiveRun<RunRecorder> | null> {
+  const { log, options } = s;
+  const progress = await shardProgress(s.sweep.out, run.runId);
+  if (progress.discarded.length > 0) {
+    log.warn({ run: run.runId, discarded: progress.discarded }, 'discarded damaged files of a run: it resumes after its last good part');
+    options.onNotice?.({ kind: 'repaired', run: run.runId, discarded: progress.discarded });
   }
-  if (executor.stopped) {
-    await judge.close();
-    log.info({}, 'sweep stopped');
-    return { out, status: 'stopped', runsComplete: 0, runsPlanned: runs.length, failed: [], eventsWritten: 0, final: [] };
+  onDisk.events += progress.nextEvent;
+  if (progress.finalized) {
+    executor.completeOnDisk(run, progress.nextEvent);
+    return null;
   }
-  // The judge stays open through finish: an LLM judge scores travel.parquet's HR and TCS there.
-  let summary: SweepSummary;
-  try {
-    summary = await finishSweep(sweep, started, columns, judge, corpus.trace);
-  } finally {
-    await judge.close();
+  const collector = await corpus.openRecorder(run, progress.nextEvent);
+  const planner = plannerFor(s.sweep, run, progress.nextEvent, collector.control);
+  if (progress.nextEvent > 0) {
+    log.info({ run: run.runId, nextEvent: progress.nextEvent, parts: progress.parts.length }, 'run resumed');
+    executor.written(progress.nextEvent);
+    // A resumed run needs each agent's latest answer back in the version store.
+    for (const [version, text] of await readVersionTexts(progress.parts, planner.liveVersions(), run.protocol))
+      s.transport.publish(run.runId, version, text);
   }
-  log.info(
-    { status: summary.status, runsComplete: summary.runsComplete, events: summary.eventsWritten, failed: summary.failed },
-    'sweep finished',
-  );
-  return summary;
+  return { run, planner, sink: collector, inflight: 0, startedAt: performance.now() };
 }
 
 /** A folder holds one part of a job array, or a whole corpus: a resume must write the same. */
