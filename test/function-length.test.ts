@@ -12,7 +12,6 @@ const ALLOWED: Record<string, string> = {
   'packages/core/src/team/prompts.ts#renderTeamCall': 'to split',
   'packages/corpus/src/verify.ts#verifyCorpus': 'to split',
   'packages/engine/src/load.ts#loadSweep': 'to split',
-  'packages/engine/src/merge-parts.ts#readParts': 'to split',
   'packages/report/src/dashboard.ts#startDashboard': 'to split',
   'packages/llm/src/surrogate/parse-prompt.ts#compilePromptParser': 'to split',
   'packages/report/src/annotation.ts#exportAnnotationSample': 'to split',

@@ -95,7 +95,25 @@ function identity(dir: string): string {
  */
 export function readParts(given: readonly string[]): { parts: PartFolder[]; sweep: Omit<LoadedSweep, 'out'> } {
   if (given.length === 0) throw new InputError('panta merge', 'PART', 'no parts given', PART_FIX);
-  const read = given.map((g) => ({ given: g, ...readPartManifest(g) }));
+  const read: ReadPart[] = given.map((g) => ({ given: g, ...readPartManifest(g) }));
+  checkDistinctFolders(read);
+  const first = read[0];
+  checkOneSweep(read, first);
+  const count = first.shard.count;
+  const specFile = first.manifest.spec_file;
+  const byIndex = partsByIndex(read, count, specFile);
+  checkComplete(read, count, specFile);
+  const policy = first.shard.policy ?? 'events';
+  checkOnePolicy(read, first, policy);
+  const sweep = sweepOfManifest(first.manifest, manifestPath(first.dir));
+  const dealt = shardPartition(sweep.runs, count, shardWeigherFor(policy, sweep.spec, sweep.edgeLists));
+  return { parts: partsWithRuns(byIndex, sweep, dealt, count, specFile), sweep };
+}
+
+type ReadPart = ReturnType<typeof readPartManifest> & { given: string };
+
+/** No folder given twice (under two names, a link, a relative path). */
+function checkDistinctFolders(read: readonly ReadPart[]): void {
   const seen = new Map<string, string>();
   for (const p of read) {
     const id = identity(p.dir);
@@ -103,7 +121,10 @@ export function readParts(given: readonly string[]): { parts: PartFolder[]; swee
     if (before !== undefined) throw new InputError(p.given, '', `is given twice (also as ${before})`, 'give each part once');
     seen.set(id, p.given);
   }
-  const first = read[0];
+}
+
+/** Every part of one sweep, written by one Panta version (this one), of one array size. */
+function checkOneSweep(read: readonly ReadPart[], first: ReadPart): void {
   const mine = codeVersion();
   for (const p of read) {
     const file = manifestPath(p.dir);
@@ -140,7 +161,11 @@ export function readParts(given: readonly string[]): { parts: PartFolder[]; swee
       );
     }
   }
-  const byIndex = new Map<number, (typeof read)[number]>();
+}
+
+/** The parts by their index, each index once and none missing. */
+function partsByIndex(read: readonly ReadPart[], count: number, specFile: string): Map<number, ReadPart> {
+  const byIndex = new Map<number, ReadPart>();
   for (const p of read) {
     const other = byIndex.get(p.shard.index);
     if (other)
@@ -152,8 +177,6 @@ export function readParts(given: readonly string[]): { parts: PartFolder[]; swee
       );
     byIndex.set(p.shard.index, p);
   }
-  const count = first.shard.count;
-  const specFile = first.manifest.spec_file;
   const missing = Array.from({ length: count }, (_, i) => i + 1).filter((i) => !byIndex.has(i));
   if (missing.length > 0) {
     const listed = missing.length > 5 ? `${missing.slice(0, 5).join(', ')}, ... (${missing.length} in all)` : missing.join(', ');
@@ -164,6 +187,11 @@ export function readParts(given: readonly string[]): { parts: PartFolder[]; swee
       `run each missing part (panta run ${specFile} --shard I/${count} --out DIR) and give all ${count} folders`,
     );
   }
+  return byIndex;
+}
+
+/** Every part complete. */
+function checkComplete(read: readonly ReadPart[], count: number, specFile: string): void {
   for (const p of read) {
     if (p.manifest.status !== 'complete') {
       throw new InputError(
@@ -174,7 +202,10 @@ export function readParts(given: readonly string[]): { parts: PartFolder[]; swee
       );
     }
   }
-  const policy = first.shard.policy ?? 'events';
+}
+
+/** Every part's runs dealt by one policy. */
+function checkOnePolicy(read: readonly ReadPart[], first: ReadPart, policy: string): void {
   for (const p of read)
     if ((p.shard.policy ?? 'events') !== policy)
       throw new InputError(
@@ -183,9 +214,17 @@ export function readParts(given: readonly string[]): { parts: PartFolder[]; swee
         `${p.given} had its runs dealt by ${p.shard.policy ?? 'events'}, ${first.given} by ${policy}`,
         'merge the parts of one array, every part run with one Panta version',
       );
-  const sweep = sweepOfManifest(first.manifest, manifestPath(first.dir));
-  const dealt = shardPartition(sweep.runs, count, shardWeigherFor(policy, sweep.spec, sweep.edgeLists));
-  const parts = [...byIndex.keys()]
+}
+
+/** The parts in index order, each with the runs dealt to it, each of which has a shard there. */
+function partsWithRuns(
+  byIndex: Map<number, ReadPart>,
+  sweep: Omit<LoadedSweep, 'out'>,
+  dealt: ArrayLike<number>,
+  count: number,
+  specFile: string,
+): PartFolder[] {
+  return [...byIndex.keys()]
     .sort((a, b) => a - b)
     .map((i) => {
       const p = byIndex.get(i)!;
@@ -201,7 +240,6 @@ export function readParts(given: readonly string[]): { parts: PartFolder[]; swee
       }
       return { ...p, runs };
     });
-  return { parts, sweep };
 }
 
 /**
