@@ -17,7 +17,6 @@ const ALLOWED: Record<string, string> = {
   'packages/report/src/annotation.ts#exportAnnotationSample': 'to split',
   'packages/report/src/annotation.ts#scoreAnnotations': 'to split',
   'packages/core/src/publish/metadata.ts#datasetCard': 'to split',
-  'packages/engine/src/posthoc-judge.ts#judgeLocked': 'to split',
   'packages/report/src/hallucination.ts#amplificationFigure': 'to split',
   'packages/report/src/corpus-data.ts#loadCorpus': 'to split',
   'packages/core/src/stats/stratified-sample.ts#stratifiedSample': 'to split',

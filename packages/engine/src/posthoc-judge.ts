@@ -83,20 +83,13 @@ export async function judgeCorpus(dir: string, spec: JudgeSpec, options: JudgeCo
 }
 
 async function judgeLocked(corpus: PosthocCorpus, spec: JudgeSpec, name: string, options: JudgeCorpusOptions): Promise<PosthocSummary> {
-  const { out, manifest, runs, prompts } = corpus;
+  const { out, manifest, runs } = corpus;
   const journalFile = posthocJournalPath(out, 'judge', name);
   const journal = readPosthocJournal<JudgeHeader>(journalFile);
   const replace = options.replace ?? false;
   checkJudgeAllowed(corpus, spec, name, replace, journal?.header);
   const concurrency = options.concurrency ?? 64;
-  // An unset max_in_flight follows this pass's concurrency, as a sweep's judge follows the sweep's.
-  const resolved: JudgeSpec =
-    spec.kind === 'llm' && spec.backend.kind !== 'surrogate' && !spec.backend.max_in_flight
-      ? { ...spec, backend: { ...spec.backend, max_in_flight: judgeInFlight(concurrency) } }
-      : spec;
-  const judge = createJudge(resolved, options.source ?? '--judge', [...prompts.values()], undefined, {
-    cacheFile: posthocJudgeCachePath(out, name),
-  });
+  const judge = passJudge(spec, concurrency, corpus, name, options.source);
   const header: JudgeHeader = { judge: spec, replace: replace || (journal?.header.replace ?? false) };
   if (!journal) await startPosthocJournal(journalFile, header);
   const done = journal?.done ?? new Set<string>();
@@ -149,33 +142,68 @@ async function judgeLocked(corpus: PosthocCorpus, spec: JudgeSpec, name: string,
   }
   const params = await readOrderParams(orderParamsPath(out));
   await rejudgeTables(out, runs, name, params, manifest.encoders[0].name, manifest);
-  // As the manifest's `tags` counts the sweep's: the tags that occur.
+  // A resumed pass counts the calls of the shards its earlier sessions did (journaled with them), as one pass would.
+  await recordJudgePass(corpus, spec, name, judge.model, {
+    calls: calls(),
+    journaled: journal ? { calls: journal.calls ?? 0 } : undefined,
+    replaced: header.replace,
+  });
+  await removePosthocJournal(journalFile);
+  log.info({ rewritten, calls: summary.calls }, 'post-hoc pass finished');
+  return { ...summary, status: 'complete' };
+}
+
+/** The pass's judge: an unset max_in_flight follows this pass's concurrency, as a sweep's judge follows the sweep's. */
+function passJudge(spec: JudgeSpec, concurrency: number, corpus: PosthocCorpus, name: string, source: string | undefined): Judge {
+  const resolved: JudgeSpec =
+    spec.kind === 'llm' && spec.backend.kind !== 'surrogate' && !spec.backend.max_in_flight
+      ? { ...spec, backend: { ...spec.backend, max_in_flight: judgeInFlight(concurrency) } }
+      : spec;
+  return createJudge(resolved, source ?? '--judge', [...corpus.prompts.values()], undefined, {
+    cacheFile: posthocJudgeCachePath(corpus.out, name),
+  });
+}
+
+/** As the manifest's `tags` counts the sweep's: the tags that occur in the judge's column. */
+async function countTags(corpus: PosthocCorpus, column: string): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
-  for (const run of runs) {
-    for await (const b of readEvents([shardPath(out, run.runId)], { columns: [column], where: EVENT_ROWS_SQL }))
+  for (const run of corpus.runs) {
+    for await (const b of readEvents([shardPath(corpus.out, run.runId)], { columns: [column], where: EVENT_ROWS_SQL }))
       for (const t of b.columns[column] as Tag[]) counts[t] = (counts[t] ?? 0) + 1;
   }
+  return counts;
+}
+
+/**
+ * The judge's entry in the manifest (its calls, with those of earlier sessions of a resumed pass, and its
+ * tags), the pass in `posthoc`, and the checksums of the judge's tables.
+ */
+async function recordJudgePass(
+  corpus: PosthocCorpus,
+  spec: JudgeSpec,
+  name: string,
+  model: string,
+  pass: { calls: number; journaled: { calls: number } | undefined; replaced: boolean },
+): Promise<void> {
+  const { out, manifest } = corpus;
+  const counts = await countTags(corpus, tagColumnName(name));
   const previous = (manifest.judges ?? []).find((j) => j.name === name);
-  // A resumed pass counts the calls of the shards its earlier sessions did (journaled with them), as one pass would.
   const entry = {
     name,
     kind: spec.kind,
-    model: judge.model,
-    calls: (previous && journal ? previous.calls : 0) + (journal?.calls ?? 0) + calls(),
+    model,
+    calls: (previous && pass.journaled ? previous.calls : 0) + (pass.journaled?.calls ?? 0) + pass.calls,
     tags: counts,
   };
   const judges = previous ? (manifest.judges ?? []).map((j) => (j.name === name ? entry : j)) : [...(manifest.judges ?? []), entry];
   const next: Manifest = {
     ...manifest,
     judges,
-    posthoc: [...(manifest.posthoc ?? []), { pass: 'judge', name, replaced: header.replace, finished_at: new Date().toISOString() }],
+    posthoc: [...(manifest.posthoc ?? []), { pass: 'judge', name, replaced: pass.replaced, finished_at: new Date().toISOString() }],
     updated_at: new Date().toISOString(),
   };
   next.files = await refreshChecksums(out, manifest, [judgeOrderParamsPath(out, name), judgeRunsTablePath(out, name)]);
   writeManifest(out, next);
-  await removePosthocJournal(journalFile);
-  log.info({ rewritten, calls: summary.calls }, 'post-hoc pass finished');
-  return { ...summary, status: 'complete' };
 }
 
 /** A judge name the corpus has is refused unless replaced (exit 2); a journal resumes only the same pass. */
