@@ -77,34 +77,13 @@ export async function embedCorpus(dir: string, encoder: EncoderSpec, options: Em
 }
 
 async function embedLocked(corpus: PosthocCorpus, encoder: EncoderSpec, options: EmbedCorpusOptions): Promise<PosthocSummary> {
-  const { out, manifest, runs } = corpus;
+  const { out, runs } = corpus;
   const journalFile = posthocJournalPath(out, 'embed', encoder.name);
   const journal = readPosthocJournal<EmbedHeader>(journalFile);
   const replace = options.replace ?? false;
   const source = options.source ?? '--encoder';
   checkEmbedAllowed(corpus, encoder, replace, journal?.header);
-  // The sweep's whitening: fitted here, or (whitening: {from}) the other corpus's, which must hold this encoder.
-  const spec = sweepSpecSchema.parse(manifest.spec);
-  const mode = whiteningMode(spec, manifest.spec_file);
-  const promptIds = [...new Set(runs.map((r) => r.promptId))];
-  const fromSource = (dim?: number) =>
-    checkWhiteningSource(
-      spec,
-      manifest.spec_file,
-      manifestPath(out),
-      promptIds.map((id) => ({ id })),
-      [{ name: encoder.name, dim }],
-    );
-  if (encoder.kind === 'hashing') fromSource(encoder.dim);
-  else fromSource();
-  const opened: Encoder = await openEncoder(encoder, source, 0);
-  const column: EncoderColumn = { name: encoder.name, dim: opened.dim };
-  try {
-    fromSource(opened.dim);
-  } catch (e) {
-    await opened.close();
-    throw e;
-  }
+  const { opened, column, mode } = await openCheckedEncoder(corpus, encoder, source);
   const header: EmbedHeader = { encoder, replace: replace || (journal?.header.replace ?? false) };
   if (!journal) await startPosthocJournal(journalFile, header);
   const done = journal?.done ?? new Set<string>();
@@ -164,6 +143,40 @@ async function embedLocked(corpus: PosthocCorpus, encoder: EncoderSpec, options:
   await removePosthocJournal(journalFile);
   log.info({ rewritten, calls: summary.calls }, 'post-hoc pass finished');
   return { ...summary, status: 'complete' };
+}
+
+/**
+ * Opens the encoder once the sweep's whitening can take it: fitted here, or (whitening: {from}) the other
+ * corpus's, which must hold this encoder (checked before opening it where its dim is known, and after).
+ */
+async function openCheckedEncoder(
+  corpus: PosthocCorpus,
+  encoder: EncoderSpec,
+  source: string,
+): Promise<{ opened: Encoder; column: EncoderColumn; mode: ReturnType<typeof whiteningMode> }> {
+  const { out, manifest, runs } = corpus;
+  const spec = sweepSpecSchema.parse(manifest.spec);
+  const mode = whiteningMode(spec, manifest.spec_file);
+  const promptIds = [...new Set(runs.map((r) => r.promptId))];
+  const fromSource = (dim?: number) =>
+    checkWhiteningSource(
+      spec,
+      manifest.spec_file,
+      manifestPath(out),
+      promptIds.map((id) => ({ id })),
+      [{ name: encoder.name, dim }],
+    );
+  if (encoder.kind === 'hashing') fromSource(encoder.dim);
+  else fromSource();
+  const opened: Encoder = await openEncoder(encoder, source, 0);
+  const column: EncoderColumn = { name: encoder.name, dim: opened.dim };
+  try {
+    fromSource(opened.dim);
+  } catch (e) {
+    await opened.close();
+    throw e;
+  }
+  return { opened, column, mode };
 }
 
 /**
