@@ -19,7 +19,6 @@ const ALLOWED: Record<string, string> = {
   'packages/core/src/publish/metadata.ts#datasetCard': 'to split',
   'packages/report/src/hallucination.ts#amplificationFigure': 'to split',
   'packages/report/src/corpus-data.ts#loadCorpus': 'to split',
-  'packages/core/src/stats/stratified-sample.ts#stratifiedSample': 'to split',
   'packages/core/src/publish/metadata.ts#croissant': 'to split',
   'packages/corpus/src/vector-write.ts#writeChildren': 'to split',
   'packages/report/src/hallucination.ts#sweepHallucinationFigure': 'to split',

@@ -1,4 +1,4 @@
-import { rngFrom } from '../rng.js';
+import { rngFrom, type Rng } from '../rng.js';
 
 /** A stratum: the items of one group (a configuration) and one class (a judge tag), by count. */
 export interface Stratum {
@@ -49,12 +49,7 @@ export function stratifiedSample(strata: readonly Stratum[], n: number, seed: nu
   if (n > total) throw new RangeError(`a sample of ${n} from ${total} items`);
   const rng = rngFrom(seed, 'stratified-sample');
 
-  const available = new Map<string, number>();
-  for (const s of strata) available.set(s.cls, (available.get(s.cls) ?? 0) + s.size);
-  // Tie order: rarer first, then by name; the first minimum in this order wins a tie.
-  const classes = [...available.keys()]
-    .filter((c) => available.get(c)! > 0)
-    .sort((a, b) => available.get(a)! - available.get(b)! || a.localeCompare(b));
+  const { available, classes } = classesByRarity(strata);
   const drawn = new Map(classes.map((c) => [c, 0]));
   const fewest = (candidates: ReadonlySet<string>) => {
     let best: string | undefined;
@@ -86,17 +81,7 @@ export function stratifiedSample(strata: readonly Stratum[], n: number, seed: nu
   const orderOf = (c: string) => {
     let ids = order.get(c);
     if (!ids) {
-      ids = total < 2 ** 31 ? new Int32Array(available.get(c)!) : new Float64Array(available.get(c)!);
-      let k = 0;
-      strata.forEach((s, i) => {
-        if (s.cls === c) for (let j = 0; j < s.size; j++) ids![k++] = offsets[i] + j;
-      });
-      for (let j = ids.length - 1; j > 0; j--) {
-        const r = rng.int(j + 1);
-        const t = ids[j];
-        ids[j] = ids[r];
-        ids[r] = t;
-      }
+      ids = shuffledIds(strata, offsets, c, available.get(c)!, rng);
       order.set(c, ids);
     }
     return ids;
@@ -110,19 +95,48 @@ export function stratifiedSample(strata: readonly Stratum[], n: number, seed: nu
     take(ids[at], c);
   }
 
-  const toPick = (id: number): SamplePick => {
-    let lo = 0;
-    let hi = strata.length - 1;
-    // the last stratum whose offset is <= id (empty strata share an offset with the next one)
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (offsets[mid] <= id) lo = mid;
-      else hi = mid - 1;
-    }
-    while (strata[lo].size === 0 || id >= offsets[lo] + strata[lo].size) lo++;
-    return { stratum: lo, index: id - offsets[lo] };
-  };
   const perClass: StratifiedSample['perClass'] = {};
   for (const c of [...classes].sort()) perClass[c] = { drawn: drawn.get(c)!, available: available.get(c)! };
-  return { picked: picked.map(toPick), perClass, groups: groups.length };
+  return { picked: picked.map((id) => pickOf(strata, offsets, id)), perClass, groups: groups.length };
+}
+
+/** Items per class, and the classes with items in tie order: rarer first, then by name (the first minimum in this order wins a tie). */
+function classesByRarity(strata: readonly Stratum[]): { available: Map<string, number>; classes: string[] } {
+  const available = new Map<string, number>();
+  for (const s of strata) available.set(s.cls, (available.get(s.cls) ?? 0) + s.size);
+  const classes = [...available.keys()]
+    .filter((c) => available.get(c)! > 0)
+    .sort((a, b) => available.get(a)! - available.get(b)! || a.localeCompare(b));
+  return { available, classes };
+}
+
+/** The item ids of class `c` (`count` of them) in a seeded random order (a Fisher-Yates shuffle drawing from `rng`). */
+function shuffledIds(strata: readonly Stratum[], offsets: Float64Array, c: string, count: number, rng: Rng): Int32Array | Float64Array {
+  const total = offsets[strata.length];
+  const ids = total < 2 ** 31 ? new Int32Array(count) : new Float64Array(count);
+  let k = 0;
+  strata.forEach((s, i) => {
+    if (s.cls === c) for (let j = 0; j < s.size; j++) ids[k++] = offsets[i] + j;
+  });
+  for (let j = ids.length - 1; j > 0; j--) {
+    const r = rng.int(j + 1);
+    const t = ids[j];
+    ids[j] = ids[r];
+    ids[r] = t;
+  }
+  return ids;
+}
+
+/** The stratum and index within it of item `id`. */
+function pickOf(strata: readonly Stratum[], offsets: Float64Array, id: number): SamplePick {
+  let lo = 0;
+  let hi = strata.length - 1;
+  // the last stratum whose offset is <= id (empty strata share an offset with the next one)
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (offsets[mid] <= id) lo = mid;
+    else hi = mid - 1;
+  }
+  while (strata[lo].size === 0 || id >= offsets[lo] + strata[lo].size) lo++;
+  return { stratum: lo, index: id - offsets[lo] };
 }
