@@ -22,7 +22,6 @@ const ALLOWED: Record<string, string> = {
   'packages/core/src/publish/metadata.ts#croissant': 'to split',
   'packages/corpus/src/vector-write.ts#writeChildren': 'to split',
   'packages/report/src/hallucination.ts#sweepHallucinationFigure': 'to split',
-  'packages/core/src/measure/symmetric-eigen.ts#diagonalize': 'to split',
   'packages/corpus/src/vector-write.ts#encodeFixed': 'to split',
 };
 

@@ -169,6 +169,11 @@ function diagonalize(n: number, z: Float64Array, d: Float64Array, e: Float64Arra
     d[l] = d[l] + f;
     e[l] = 0;
   }
+  sortAscending(n, z, d);
+}
+
+/** Sorts the eigenvalues d ascending (a selection sort), the rows of z with them. */
+function sortAscending(n: number, z: Float64Array, d: Float64Array): void {
   for (let i = 0; i < n - 1; i++) {
     let k = i;
     let p = d[i];
