@@ -20,9 +20,7 @@ const ALLOWED: Record<string, string> = {
   'packages/report/src/hallucination.ts#amplificationFigure': 'to split',
   'packages/report/src/corpus-data.ts#loadCorpus': 'to split',
   'packages/core/src/publish/metadata.ts#croissant': 'to split',
-  'packages/corpus/src/vector-write.ts#writeChildren': 'to split',
   'packages/report/src/hallucination.ts#sweepHallucinationFigure': 'to split',
-  'packages/corpus/src/vector-write.ts#encodeFixed': 'to split',
 };
 
 describe('function length (a parse of the sources, no build)', () => {

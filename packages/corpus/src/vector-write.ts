@@ -111,77 +111,92 @@ function encodeFixed(
   slot = 'fixed',
 ): ArrayBufferView {
   switch (name) {
-    case 'INTEGER': {
-      if (values instanceof Int32Array) return values.subarray(0, count);
-      const out = scratchArray(slot, Int32Array, count);
-      for (let i = 0; i < count; i++) {
-        const v = values[i];
-        if (typeof v === 'number' && (v | 0) === v) out[i] = v;
-        else if (v == null && nulls) {
-          nulls.setNull(i);
-          out[i] = 0;
-        } else fail(what, i, 'a 32-bit integer', v);
-      }
-      return out;
-    }
+    case 'INTEGER':
+      return encodeInt32(values, count, what, nulls, slot);
     case 'DOUBLE':
-    case 'FLOAT': {
-      if (name === 'DOUBLE' && values instanceof Float64Array) return values.subarray(0, count);
-      if (name === 'FLOAT' && values instanceof Float32Array) return values.subarray(0, count);
-      const out = name === 'DOUBLE' ? scratchArray(slot, Float64Array, count) : scratchArray(slot, Float32Array, count);
-      for (let i = 0; i < count; i++) {
-        const v = values[i];
-        if (typeof v === 'number') out[i] = v;
-        else if (v == null && nulls) {
-          nulls.setNull(i);
-          out[i] = 0;
-        } else fail(what, i, 'a number', v);
-      }
-      return out;
-    }
+    case 'FLOAT':
+      return encodeFloats(name, values, count, what, nulls, slot);
     case 'BIGINT':
-    case 'TIMESTAMP': {
-      const out = scratchArray(slot, Int32Array, count * 2);
-      const isTs = name === 'TIMESTAMP';
-      for (let i = 0; i < count; i++) {
-        let v = values[i];
-        if (v == null) {
-          if (nulls) nulls.setNull(i);
-          else fail(what, i, 'a value (no nulls inside lists)', v);
-          out[2 * i] = out[2 * i + 1] = 0;
-          continue;
-        }
-        if (isTs) {
-          // TIMESTAMP is microseconds since the epoch; we take milliseconds (Date.now()) or a Date.
-          const ms = v instanceof Date ? v.getTime() : v;
-          if (typeof ms !== 'number' || !Number.isFinite(ms)) fail(what, i, 'a Date or epoch milliseconds', v);
-          v = Math.round(ms * 1000);
-        }
-        if (typeof v === 'number' && Number.isInteger(v)) {
-          out[2 * i] = (v % TWO32) | 0; // low word (ToInt32 keeps the low 32 bits, sign-correct)
-          out[2 * i + 1] = Math.floor(v / TWO32) | 0;
-        } else if (typeof v === 'bigint' && BigInt.asIntN(64, v) === v) {
-          out[2 * i] = Number(BigInt.asIntN(32, v));
-          out[2 * i + 1] = Number(BigInt.asIntN(32, v >> 32n));
-        } else fail(what, i, isTs ? 'a Date or epoch milliseconds' : 'an integer', v);
-      }
-      return out;
-    }
-    case 'BOOLEAN': {
-      const out = scratchArray(slot, Uint8Array, count);
-      for (let i = 0; i < count; i++) {
-        const v = values[i];
-        if (typeof v === 'boolean') out[i] = v ? 1 : 0;
-        else if (v == null && nulls) {
-          nulls.setNull(i);
-          out[i] = 0;
-        } else fail(what, i, 'a boolean', v);
-      }
-      return out;
-    }
+    case 'TIMESTAMP':
+      return encodeInt64(name, values, count, what, nulls, slot);
+    case 'BOOLEAN':
+      return encodeBooleans(values, count, what, nulls, slot);
     case 'VARCHAR':
       throw new Error('unreachable: VARCHAR is not fixed-width');
   }
+}
+
+type Nulls = Pick<NullMask, 'setNull'> | null;
+
+function encodeInt32(values: Seq, count: number, what: string, nulls: Nulls, slot: string): ArrayBufferView {
+  if (values instanceof Int32Array) return values.subarray(0, count);
+  const out = scratchArray(slot, Int32Array, count);
+  for (let i = 0; i < count; i++) {
+    const v = values[i];
+    if (typeof v === 'number' && (v | 0) === v) out[i] = v;
+    else if (v == null && nulls) {
+      nulls.setNull(i);
+      out[i] = 0;
+    } else fail(what, i, 'a 32-bit integer', v);
+  }
+  return out;
+}
+
+function encodeFloats(name: 'DOUBLE' | 'FLOAT', values: Seq, count: number, what: string, nulls: Nulls, slot: string): ArrayBufferView {
+  if (name === 'DOUBLE' && values instanceof Float64Array) return values.subarray(0, count);
+  if (name === 'FLOAT' && values instanceof Float32Array) return values.subarray(0, count);
+  const out = name === 'DOUBLE' ? scratchArray(slot, Float64Array, count) : scratchArray(slot, Float32Array, count);
+  for (let i = 0; i < count; i++) {
+    const v = values[i];
+    if (typeof v === 'number') out[i] = v;
+    else if (v == null && nulls) {
+      nulls.setNull(i);
+      out[i] = 0;
+    } else fail(what, i, 'a number', v);
+  }
+  return out;
+}
+
+/** BIGINT and TIMESTAMP as two 32-bit words each, low word first. */
+function encodeInt64(name: 'BIGINT' | 'TIMESTAMP', values: Seq, count: number, what: string, nulls: Nulls, slot: string): Int32Array {
+  const out = scratchArray(slot, Int32Array, count * 2);
+  const isTs = name === 'TIMESTAMP';
+  for (let i = 0; i < count; i++) {
+    let v = values[i];
+    if (v == null) {
+      if (nulls) nulls.setNull(i);
+      else fail(what, i, 'a value (no nulls inside lists)', v);
+      out[2 * i] = out[2 * i + 1] = 0;
+      continue;
+    }
+    if (isTs) {
+      // TIMESTAMP is microseconds since the epoch; we take milliseconds (Date.now()) or a Date.
+      const ms = v instanceof Date ? v.getTime() : v;
+      if (typeof ms !== 'number' || !Number.isFinite(ms)) fail(what, i, 'a Date or epoch milliseconds', v);
+      v = Math.round(ms * 1000);
+    }
+    if (typeof v === 'number' && Number.isInteger(v)) {
+      out[2 * i] = (v % TWO32) | 0; // low word (ToInt32 keeps the low 32 bits, sign-correct)
+      out[2 * i + 1] = Math.floor(v / TWO32) | 0;
+    } else if (typeof v === 'bigint' && BigInt.asIntN(64, v) === v) {
+      out[2 * i] = Number(BigInt.asIntN(32, v));
+      out[2 * i + 1] = Number(BigInt.asIntN(32, v >> 32n));
+    } else fail(what, i, isTs ? 'a Date or epoch milliseconds' : 'an integer', v);
+  }
+  return out;
+}
+
+function encodeBooleans(values: Seq, count: number, what: string, nulls: Nulls, slot: string): ArrayBufferView {
+  const out = scratchArray(slot, Uint8Array, count);
+  for (let i = 0; i < count; i++) {
+    const v = values[i];
+    if (typeof v === 'boolean') out[i] = v ? 1 : 0;
+    else if (v == null && nulls) {
+      nulls.setNull(i);
+      out[i] = 0;
+    } else fail(what, i, 'a boolean', v);
+  }
+  return out;
 }
 
 function isSeq(v: unknown): v is Seq {
@@ -235,75 +250,9 @@ function writeArray(vector: duckdb.Vector, child: SqlType, size: number, values:
  */
 function writeChildren(child: duckdb.Vector, type: SqlType, rows: Seq, count: number, total: number, fixed: number, what: string): void {
   const inner = `${what}[]`;
-  if (type.kind === 'scalar' && (type.name === 'INTEGER' || type.name === 'FLOAT' || type.name === 'DOUBLE')) {
-    const out =
-      type.name === 'INTEGER'
-        ? scratchArray('child', Int32Array, total)
-        : type.name === 'FLOAT'
-          ? scratchArray('child', Float32Array, total)
-          : scratchArray('child', Float64Array, total);
-    const Ctor = out.constructor;
-    // A null element (an undefined FOCUS value) is a NULL child, as a null row is a NULL row.
-    const childNulls = new NullMask(total);
-    let off = 0;
-    for (let i = 0; i < count; i++) {
-      const v = rows[i] as Seq | null | undefined;
-      if (v == null) {
-        // A NULL array row still occupies `fixed` child slots: zero them (the buffer is reused).
-        if (fixed > 0) out.fill(0, off, off + fixed);
-        off += fixed;
-        continue;
-      }
-      const base = off;
-      if (v.constructor === Ctor) out.set(v as ArrayLike<number>, off);
-      else
-        out.set(
-          encodeFixed(type.name, v, v.length, inner, { setNull: (j) => childNulls.setNull(base + j) }) as unknown as ArrayLike<number>,
-          off,
-        );
-      off += v.length;
-    }
-    copyInto(child, out);
-    childNulls.apply(child);
-    return;
-  }
-  if (type.kind === 'scalar' && type.name === 'BIGINT') {
-    // read_versions arrive as Int32Array (the engine's rows) or Float64Array (event indices < 2^53): each
-    // becomes two 32-bit halves, low word first.
-    const out = scratchArray('child', Int32Array, total * 2);
-    const childNulls = new NullMask(total);
-    let off = 0;
-    for (let i = 0; i < count; i++) {
-      const v = rows[i] as Seq | null | undefined;
-      if (v == null) {
-        if (fixed > 0) out.fill(0, 2 * off, 2 * (off + fixed));
-        off += fixed;
-        continue;
-      }
-      if (v instanceof Int32Array) {
-        for (let j = 0; j < v.length; j++) {
-          const x = v[j];
-          out[2 * (off + j)] = x;
-          out[2 * (off + j) + 1] = x >> 31;
-        }
-      } else if (v instanceof Float64Array) {
-        for (let j = 0; j < v.length; j++) {
-          const x = v[j];
-          if (!Number.isInteger(x)) fail(inner, j, 'an integer', x);
-          out[2 * (off + j)] = (x % TWO32) | 0;
-          out[2 * (off + j) + 1] = Math.floor(x / TWO32) | 0;
-        }
-      } else {
-        const base = off;
-        const words = encodeFixed('BIGINT', v, v.length, inner, { setNull: (j) => childNulls.setNull(base + j) }) as Int32Array;
-        out.set(words, 2 * off);
-      }
-      off += v.length;
-    }
-    copyInto(child, out);
-    childNulls.apply(child);
-    return;
-  }
+  if (type.kind === 'scalar' && (type.name === 'INTEGER' || type.name === 'FLOAT' || type.name === 'DOUBLE'))
+    return writeNumberChildren(child, type.name, rows, count, total, fixed, inner);
+  if (type.kind === 'scalar' && type.name === 'BIGINT') return writeBigintChildren(child, rows, count, total, fixed, inner);
   // Everything else (strings, booleans, timestamps, nested lists): flatten and recurse. Small tables only.
   const flat: unknown[] = new Array(total);
   let off = 0;
@@ -316,4 +265,81 @@ function writeChildren(child: duckdb.Vector, type: SqlType, rows: Seq, count: nu
     for (let j = 0; j < v.length; j++) flat[off++] = v[j];
   }
   writeVector(child, type, flat, total, inner);
+}
+
+/** Numeric children: typed-array rows `set()` into one buffer (a memcpy each), copied to the vector at once. */
+function writeNumberChildren(
+  child: duckdb.Vector,
+  name: 'INTEGER' | 'FLOAT' | 'DOUBLE',
+  rows: Seq,
+  count: number,
+  total: number,
+  fixed: number,
+  inner: string,
+): void {
+  const out =
+    name === 'INTEGER'
+      ? scratchArray('child', Int32Array, total)
+      : name === 'FLOAT'
+        ? scratchArray('child', Float32Array, total)
+        : scratchArray('child', Float64Array, total);
+  const Ctor = out.constructor;
+  // A null element (an undefined FOCUS value) is a NULL child, as a null row is a NULL row.
+  const childNulls = new NullMask(total);
+  let off = 0;
+  for (let i = 0; i < count; i++) {
+    const v = rows[i] as Seq | null | undefined;
+    if (v == null) {
+      // A NULL array row still occupies `fixed` child slots: zero them (the buffer is reused).
+      if (fixed > 0) out.fill(0, off, off + fixed);
+      off += fixed;
+      continue;
+    }
+    const base = off;
+    if (v.constructor === Ctor) out.set(v as ArrayLike<number>, off);
+    else
+      out.set(encodeFixed(name, v, v.length, inner, { setNull: (j) => childNulls.setNull(base + j) }) as unknown as ArrayLike<number>, off);
+    off += v.length;
+  }
+  copyInto(child, out);
+  childNulls.apply(child);
+}
+
+/**
+ * BIGINT children: read_versions arrive as Int32Array (the engine's rows) or Float64Array (event indices <
+ * 2^53): each becomes two 32-bit halves, low word first.
+ */
+function writeBigintChildren(child: duckdb.Vector, rows: Seq, count: number, total: number, fixed: number, inner: string): void {
+  const out = scratchArray('child', Int32Array, total * 2);
+  const childNulls = new NullMask(total);
+  let off = 0;
+  for (let i = 0; i < count; i++) {
+    const v = rows[i] as Seq | null | undefined;
+    if (v == null) {
+      if (fixed > 0) out.fill(0, 2 * off, 2 * (off + fixed));
+      off += fixed;
+      continue;
+    }
+    if (v instanceof Int32Array) {
+      for (let j = 0; j < v.length; j++) {
+        const x = v[j];
+        out[2 * (off + j)] = x;
+        out[2 * (off + j) + 1] = x >> 31;
+      }
+    } else if (v instanceof Float64Array) {
+      for (let j = 0; j < v.length; j++) {
+        const x = v[j];
+        if (!Number.isInteger(x)) fail(inner, j, 'an integer', x);
+        out[2 * (off + j)] = (x % TWO32) | 0;
+        out[2 * (off + j) + 1] = Math.floor(x / TWO32) | 0;
+      }
+    } else {
+      const base = off;
+      const words = encodeFixed('BIGINT', v, v.length, inner, { setNull: (j) => childNulls.setNull(base + j) }) as Int32Array;
+      out.set(words, 2 * off);
+    }
+    off += v.length;
+  }
+  copyInto(child, out);
+  childNulls.apply(child);
 }
