@@ -220,6 +220,23 @@ describe('panta publish', () => {
     expect(panta(['publish', '--check', out]).code).toBe(0);
   });
 
+  it('publishes a corpus whose protocol makes extra calls: the events table holds them, events.written counts the events', async () => {
+    // The travel experiment's arms write summary and merge calls into the event shards beside the agents' answers.
+    const travel = join(dir, 'travel');
+    const spec = readFileSync(join(ROOT, 'examples', 'ssvp-travel.yaml'), 'utf8')
+      .replace(/^trials: \d+$/m, 'trials: 1')
+      .replace(/^dataset: \.\.\//m, `dataset: ${ROOT}/`)
+      .replace(/file: travel-roles\.jsonl/, `file: ${join(ROOT, 'examples', 'travel-roles.jsonl')}`);
+    expect(panta(['run', writeSpec(dir, spec, 'travel.yaml'), '--out', travel]).code).toBe(0);
+    const out = join(dir, 'travel-published');
+    const p = panta(['publish', travel, '--out', out]);
+    expect(p.stderr).toBe('');
+    expect(p.code).toBe(0);
+    const written = JSON.parse(readFileSync(join(travel, 'manifest.json'), 'utf8')).events.written as number;
+    const [row] = await queryRows(`SELECT count(*)::INTEGER AS n FROM read_parquet('${join(out, 'data', 'events', '*.parquet')}')`);
+    expect(Number(row!.n)).toBeGreaterThan(written);
+  });
+
   it('refuses an existing non-empty --out in one line, exit 2, touching nothing', () => {
     const out = join(dir, 'taken');
     mkdirSync(out);

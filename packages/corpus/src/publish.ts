@@ -4,6 +4,7 @@ import {
   CARD_KEYS,
   cardHeader,
   CROISSANT_CONFORMS_TO,
+  EVENT_ROWS_SQL,
   CROISSANT_REQUIRED,
   croissant,
   datasetCard,
@@ -169,9 +170,17 @@ async function writeTables(dir: string, out: string, manifest: Manifest, without
     );
     const glob = join(out, tableGlob(name));
     const rows = Number((await queryRows(`SELECT count(*)::BIGINT AS n FROM read_parquet(${sqlString(glob)})`))[0]!.n);
+    // events.written counts the event rows (an agent's or a team role's answer), as verify does: a protocol's extra
+    // calls (summaries, merges, votes) are rows of the events table too but no event of the plan.
+    const counted =
+      name === 'events'
+        ? Number((await queryRows(`SELECT count(*)::BIGINT AS n FROM read_parquet(${sqlString(glob)}) WHERE ${EVENT_ROWS_SQL}`))[0]!.n)
+        : rows;
     const expected = name === 'events' ? manifest.events.written : name === 'runs' ? manifest.runs.planned : undefined;
-    if (expected !== undefined && rows !== expected)
-      throw new Error(`${name}: the corpus holds ${rows} rows, its manifest says ${expected}; run panta verify ${dir}`);
+    if (expected !== undefined && counted !== expected)
+      throw new Error(
+        `${name}: the corpus holds ${counted} ${name === 'events' ? 'event rows' : 'rows'}, its manifest says ${expected}; run panta verify ${dir}`,
+      );
     const columns = (await queryRows(`DESCRIBE SELECT * FROM read_parquet(${sqlString(glob)})`)).map((r) => ({
       name: String(r.column_name),
       type: String(r.column_type),
