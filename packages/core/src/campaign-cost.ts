@@ -118,6 +118,21 @@ function meanDegree(run: RunPlan, edgeLists: EdgeLists): number {
   return graph instanceof CsrGraph ? graph.entries / run.n : graph.k;
 }
 
+/** Estimated tokens of a run's initial prompt (t = 0: the question, no neighbours); every agent's is the same text. */
+export function initialPromptTokens(template: PromptTemplate, run: RunPlan): number {
+  return tokens(
+    chars(
+      promptLength(template, {
+        question: run.prompt.question,
+        sweep: 0,
+        temperature: run.temperature,
+        neighbourAgents: [],
+        neighbourAnswers: [],
+      }),
+    ),
+  );
+}
+
 /** Characters of an agent's update prompt without the answers it quotes: fixed text plus `k` neighbour lines. */
 function updateFrameChars(template: PromptTemplate, run: RunPlan, k: number): number {
   const frame = (count: number) =>
@@ -175,17 +190,7 @@ export function campaignCost(input: CampaignInput): CampaignCost {
     const key = `${run.geometryLabel}/${n}/${run.protocol}`;
     let k = degrees.get(key);
     if (k === undefined) degrees.set(key, (k = meanDegree(run, edgeLists)));
-    const initial = tokens(
-      chars(
-        promptLength(tpl, {
-          question: run.prompt.question,
-          sweep: 0,
-          temperature: run.temperature,
-          neighbourAgents: [],
-          neighbourAnswers: [],
-        }),
-      ),
-    );
+    const initial = initialPromptTokens(tpl, run);
     const update = tokens(updateFrameChars(tpl, run, k)) + (1 + k) * answer;
     events += runEvents(run);
     add('agent', n + updates, n * initial + updates * update, (n + updates) * answer, false);

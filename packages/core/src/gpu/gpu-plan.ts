@@ -1,8 +1,8 @@
-import { type CallCost, type CampaignInput, campaignCost } from '../campaign-cost.js';
+import { type CallCost, type CampaignInput, campaignCost, initialPromptTokens } from '../campaign-cost.js';
 import { CHARS_PER_TOKEN } from '../names.js';
 import { type EdgeLists, type RunPlan, runEvents } from '../plan.js';
 import type { ShardPolicy } from '../spec/shard.js';
-import { DEFAULT_TEMPLATE, type PromptTemplate, promptLength, renderPrompt } from '../prompt.js';
+import { DEFAULT_TEMPLATE, type PromptTemplate, renderPrompt } from '../prompt.js';
 import { rubric } from '../rubric.js';
 import { criticalPath } from '../schedule.js';
 import { templateArms } from '../spec/arms.js';
@@ -186,17 +186,7 @@ export function runGpuCost(
     const n = run.n;
     const updates = c.calls - n;
     const k = cost.contexts[0]?.meanNeighbours ?? 0;
-    const initial = Math.ceil(
-      chars0(
-        promptLength(tpl, {
-          question: run.prompt.question,
-          sweep: 0,
-          temperature: run.temperature,
-          neighbourAgents: [],
-          neighbourAnswers: [],
-        }),
-      ) / CHARS_PER_TOKEN,
-    );
+    const initial = initialPromptTokens(tpl, run);
     const update = updates > 0 ? (c.promptTokens - n * initial) / updates : 0;
     const initialCached = cachedPrefixTokens(model, initial, initial);
     const updateCached = updates > 0 ? cachedPrefixTokens(model, tok(updateSharedChars(tpl, run, chars, k, order)), update) : 0;
@@ -217,8 +207,6 @@ export function runGpuCost(
     idleUpdateSeconds,
   };
 }
-
-const chars0 = (m: { system: number; user: number }) => m.system + m.user;
 
 /** One call alone on a GPU: its uncached prompt prefilled, then one decode step per output token at the floor. */
 function idleSeconds(model: GpuCostModel, promptTokens: number, cachedTokens: number, outputTokens: number): number {
