@@ -1,12 +1,11 @@
 import { existsSync } from 'node:fs';
 import { readdir, stat, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { EventRow } from '@panta/core';
 import {
   EVENT_BASE_COLUMNS,
   EventShardWriter,
-  closeDuckDB,
   eventColumns,
   listParts,
   partsDir,
@@ -15,20 +14,13 @@ import {
   shardProgress,
   type ColumnBatch,
 } from '@panta/corpus';
-import { ENCODERS, independentDuckDB, makeRow, q, tempDir } from './helpers.js';
+import { ENCODERS, independentDuckDB, makeRow, q, tempDirPerTest } from './helpers.js';
 
 const RUN = 'q1-meanfield-n4097-T0.7-glauber-t0';
 
 let dir: string;
-let cleanup: () => Promise<void>;
-beforeEach(async () => {
-  ({ dir, cleanup } = await tempDir());
-});
-afterEach(async () => {
-  await cleanup();
-});
-afterAll(async () => {
-  await closeDuckDB();
+tempDirPerTest((d) => {
+  dir = d;
 });
 
 async function writeRun(

@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { EncoderColumn, EventRow, Tag } from '@panta/core';
+import { closeDuckDB } from '@panta/corpus';
+import { afterAll, afterEach, beforeEach } from 'vitest';
 
 export const ENCODERS: EncoderColumn[] = [
   { name: 'minilm', dim: 384 },
@@ -84,6 +86,25 @@ export function makeRow(
 export async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'panta-corpus-'));
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * A fresh temporary folder for each test of the file (handed to `use` before the test, removed after it), and the
+ * package's DuckDB closed after the file's last test.
+ */
+export function tempDirPerTest(use: (dir: string) => void): void {
+  let cleanup: (() => Promise<void>) | undefined;
+  beforeEach(async () => {
+    const t = await tempDir();
+    cleanup = t.cleanup;
+    use(t.dir);
+  });
+  afterEach(async () => {
+    await cleanup?.();
+  });
+  afterAll(async () => {
+    await closeDuckDB();
+  });
 }
 
 /** A DuckDB of its own, to check files independently of the package's helpers. */

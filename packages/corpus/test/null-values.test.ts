@@ -1,18 +1,11 @@
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { closeDuckDB, defineTable, writeParquetTable } from '@panta/corpus';
-import { independentDuckDB, q, tempDir } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { defineTable, writeParquetTable } from '@panta/corpus';
+import { independentDuckDB, q, tempDirPerTest } from './helpers.js';
 
 let dir: string;
-let cleanup: () => Promise<void>;
-beforeEach(async () => {
-  ({ dir, cleanup } = await tempDir());
-});
-afterEach(async () => {
-  await cleanup();
-});
-afterAll(async () => {
-  await closeDuckDB();
+tempDirPerTest((d) => {
+  dir = d;
 });
 
 describe('undefined numbers in small tables', () => {

@@ -1,19 +1,12 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { closeDuckDB, defineTable, queryRows, readEvents, sqlString, writeParquetTable, type ColumnDecl } from '@panta/corpus';
-import { independentDuckDB, q, tempDir } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { defineTable, queryRows, readEvents, sqlString, writeParquetTable, type ColumnDecl } from '@panta/corpus';
+import { independentDuckDB, q, tempDirPerTest } from './helpers.js';
 
 let dir: string;
-let cleanup: () => Promise<void>;
-beforeEach(async () => {
-  ({ dir, cleanup } = await tempDir());
-});
-afterEach(async () => {
-  await cleanup();
-});
-afterAll(async () => {
-  await closeDuckDB();
+tempDirPerTest((d) => {
+  dir = d;
 });
 
 const TABLE = defineTable('t', [

@@ -1,9 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   CORPUS_TABLES,
-  closeDuckDB,
   declaredMeaning,
   ORDER_PARAMS_TABLE,
   omitColumns,
@@ -19,18 +18,11 @@ import {
   type ColumnDecl,
   type TableDecl,
 } from '@panta/corpus';
-import { tempDir } from './helpers.js';
+import { tempDirPerTest } from './helpers.js';
 
 let dir: string;
-let cleanup: () => Promise<void>;
-beforeEach(async () => {
-  ({ dir, cleanup } = await tempDir());
-});
-afterEach(async () => {
-  await cleanup();
-});
-afterAll(async () => {
-  await closeDuckDB();
+tempDirPerTest((d) => {
+  dir = d;
 });
 
 /**
