@@ -16,10 +16,8 @@ const ALLOWED: Record<string, string> = {
   'packages/llm/src/surrogate/parse-prompt.ts#compilePromptParser': 'to split',
   'packages/report/src/annotation.ts#exportAnnotationSample': 'to split',
   'packages/report/src/annotation.ts#scoreAnnotations': 'to split',
-  'packages/core/src/publish/metadata.ts#datasetCard': 'to split',
   'packages/report/src/hallucination.ts#amplificationFigure': 'to split',
   'packages/report/src/corpus-data.ts#loadCorpus': 'to split',
-  'packages/core/src/publish/metadata.ts#croissant': 'to split',
   'packages/report/src/hallucination.ts#sweepHallucinationFigure': 'to split',
 };
 

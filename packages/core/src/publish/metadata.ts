@@ -80,8 +80,50 @@ function spec(info: PublishInfo): Record<string, unknown> {
 /** README.md: the Hub's YAML header, then a body generated from the manifest. */
 export function datasetCard(info: PublishInfo): string {
   const m = info.manifest;
+  const s = spec(info);
+  const lines: string[] = [
+    '---',
+    stringify(cardYamlHeader(info)).trimEnd(),
+    '---',
+    '',
+    `# ${info.title}`,
+    '',
+    `Populations of LLM agents on interaction graphs, each agent repeatedly reading its neighbours' answers and answering again, made by Panta ${m.code.panta} from the sweep \`${m.name}\`.`,
+    info.authors.length > 0 ? `Authors: ${info.authors.join(', ')}.` : '',
+    '',
+    ...sweepSection(info, s),
+    '## Departures from the paper',
+    '',
+    ...(Array.isArray(s.departures) && s.departures.length > 0
+      ? (s.departures as unknown[]).map((d) => `- ${String(d)}`)
+      : ['None recorded: the spec lists no `departures`.']),
+    '',
+    ...tagsSection(info),
+    '## Tables',
+    '',
+  ];
+  lines.push(...tablesSection(info));
+  lines.push(
+    '## Reproduce',
+    '',
+    `Made by Panta ${m.code.panta} on Node ${m.code.node}. Save the spec below as \`spec.yaml\` and run \`panta run spec.yaml --out corpus\`, then \`panta verify corpus\`. A rerun gives the same answers only where the backend is batch invariant.`,
+    '',
+    '```yaml',
+    stringify(spec(info)).trimEnd(),
+    '```',
+    '',
+    '## Files',
+    '',
+    '`croissant.json` holds MLCommons Croissant 1.0 metadata with the sha256 of every file; `panta publish --check DIR` checks a copy.',
+    '',
+  );
+  return `${lines.filter((l, i, a) => !(l === '' && a[i - 1] === '')).join('\n')}`;
+}
+
+/** The Hub's YAML header: licence, size, one config per table (events the default). */
+function cardYamlHeader(info: PublishInfo): Record<string, unknown> {
   const largest = Math.max(0, ...info.tables.map((t) => t.rows));
-  const header = {
+  return {
     pretty_name: info.title,
     license: info.licence,
     language: ['en'],
@@ -98,18 +140,13 @@ export function datasetCard(info: PublishInfo): string {
       splits: [{ name: 'train', num_examples: t.rows }],
     })),
   };
-  const s = spec(info);
+}
+
+/** What the sweep ran: model, prompts, grid, judge, encoders, seed and counts. */
+function sweepSection(info: PublishInfo, s: Record<string, unknown>): string[] {
+  const m = info.manifest;
   const grid = (key: string) => (s[key] === undefined ? 'default' : `\`${JSON.stringify(s[key])}\``);
-  const lines: string[] = [
-    '---',
-    stringify(header).trimEnd(),
-    '---',
-    '',
-    `# ${info.title}`,
-    '',
-    `Populations of LLM agents on interaction graphs, each agent repeatedly reading its neighbours' answers and answering again, made by Panta ${m.code.panta} from the sweep \`${m.name}\`.`,
-    info.authors.length > 0 ? `Authors: ${info.authors.join(', ')}.` : '',
-    '',
+  return [
     '## The sweep',
     '',
     `- Model: \`${m.backend.model}\` (${m.backend.kind}); batch invariant: ${m.backend.batch_invariant ?? 'unknown'}`,
@@ -120,12 +157,13 @@ export function datasetCard(info: PublishInfo): string {
     `- Encoders: ${m.encoders.map((e) => `\`${e.name}\` (${e.kind}, ${e.model}, dim ${e.dim})`).join('; ') || 'none'}${info.withoutEmbeddings ? ' (embedding columns left out of this publication)' : ''}`,
     `- Seed: ${m.seed}; runs: ${m.runs.complete} of ${m.runs.planned} complete; events: ${m.events.written}`,
     '',
-    '## Departures from the paper',
-    '',
-    ...(Array.isArray(s.departures) && s.departures.length > 0
-      ? (s.departures as unknown[]).map((d) => `- ${String(d)}`)
-      : ['None recorded: the spec lists no `departures`.']),
-    '',
+  ];
+}
+
+/** How the tags were produced: the sweep's judge, post-hoc judges, the judge put forward, human validation. */
+function tagsSection(info: PublishInfo): string[] {
+  const m = info.manifest;
+  return [
     '## How the tags were produced',
     '',
     `Each answer was tagged by the sweep's judge \`${m.judge.model}\` (${m.judge.kind}) as correct, hallucinated, not_known or judge_failure against the prompt's accepted and false answers. Counts: ${Object.entries(
@@ -149,29 +187,18 @@ export function datasetCard(info: PublishInfo): string {
         `Human validation (panta annotate score): ${p.a} vs ${p.b} on ${p.n} answers, agreement ${(100 * p.agreement).toFixed(1)}%, Cohen's kappa ${p.kappa === null ? 'undefined' : p.kappa.toFixed(3)}.`,
     ),
     '',
-    '## Tables',
-    '',
   ];
+}
+
+/** One table per table: its columns, types and meanings. */
+function tablesSection(info: PublishInfo): string[] {
+  const lines: string[] = [];
   for (const t of info.tables) {
     lines.push(`### ${t.name} (${t.rows} rows, \`${tableGlob(t.name)}\`)`, '', '| column | type | meaning |', '| --- | --- | --- |');
     for (const c of t.columns) lines.push(`| \`${c.name}\` | ${c.type} | ${(c.meaning ?? UNDOCUMENTED_COLUMN).replace(/\|/g, '\\|')} |`);
     lines.push('');
   }
-  lines.push(
-    '## Reproduce',
-    '',
-    `Made by Panta ${m.code.panta} on Node ${m.code.node}. Save the spec below as \`spec.yaml\` and run \`panta run spec.yaml --out corpus\`, then \`panta verify corpus\`. A rerun gives the same answers only where the backend is batch invariant.`,
-    '',
-    '```yaml',
-    stringify(spec(info)).trimEnd(),
-    '```',
-    '',
-    '## Files',
-    '',
-    '`croissant.json` holds MLCommons Croissant 1.0 metadata with the sha256 of every file; `panta publish --check DIR` checks a copy.',
-    '',
-  );
-  return `${lines.filter((l, i, a) => !(l === '' && a[i - 1] === '')).join('\n')}`;
+  return lines;
 }
 
 /** Croissant's data type for a DuckDB type. */
@@ -188,6 +215,64 @@ export function croissantType(sqlType: string): string {
 /** croissant.json: Croissant 1.0 metadata, every file with its sha256, one record set per table. */
 export function croissant(info: PublishInfo): Record<string, unknown> {
   const m = info.manifest;
+  const distribution = croissantFiles(info);
+  return {
+    '@context': CROISSANT_CONTEXT,
+    '@type': 'sc:Dataset',
+    conformsTo: CROISSANT_CONFORMS_TO,
+    name: m.name,
+    description: `${info.title}: populations of LLM agents on interaction graphs (model ${m.backend.model}, judge ${m.judges?.find((j) => j.name === info.judge)?.model ?? m.judge.model}), ${m.events.written} events of ${m.runs.planned} runs, made by Panta ${m.code.panta}.`,
+    license: info.licence,
+    url: `https://huggingface.co/datasets/${m.name}`,
+    version: '1.0.0',
+    datePublished: info.date,
+    creator: info.authors.map((name) => ({ '@type': 'sc:Person', name })),
+    isAccessibleForFree: true,
+    distribution,
+    recordSet: info.tables.map(recordSet),
+  };
+}
+
+/** The JSON-LD context of croissant.json. */
+const CROISSANT_CONTEXT = {
+  '@language': 'en',
+  '@vocab': 'https://schema.org/',
+  citeAs: 'cr:citeAs',
+  column: 'cr:column',
+  conformsTo: 'dct:conformsTo',
+  cr: 'http://mlcommons.org/croissant/',
+  rai: 'http://mlcommons.org/croissant/RAI/',
+  data: { '@id': 'cr:data', '@type': '@json' },
+  dataType: { '@id': 'cr:dataType', '@type': '@vocab' },
+  dct: 'http://purl.org/dc/terms/',
+  examples: { '@id': 'cr:examples', '@type': '@json' },
+  extract: 'cr:extract',
+  field: 'cr:field',
+  fileProperty: 'cr:fileProperty',
+  fileObject: 'cr:fileObject',
+  fileSet: 'cr:fileSet',
+  format: 'cr:format',
+  includes: 'cr:includes',
+  isLiveDataset: 'cr:isLiveDataset',
+  jsonPath: 'cr:jsonPath',
+  key: 'cr:key',
+  md5: 'cr:md5',
+  parentField: 'cr:parentField',
+  path: 'cr:path',
+  recordSet: 'cr:recordSet',
+  references: 'cr:references',
+  regex: 'cr:regex',
+  repeated: 'cr:repeated',
+  replace: 'cr:replace',
+  sc: 'https://schema.org/',
+  separator: 'cr:separator',
+  source: 'cr:source',
+  subField: 'cr:subField',
+  transform: 'cr:transform',
+};
+
+/** Every file of every table with its sha256, and a file set per table. */
+function croissantFiles(info: PublishInfo): Record<string, unknown>[] {
   const distribution: Record<string, unknown>[] = [];
   for (const t of info.tables) {
     for (const f of t.files)
@@ -208,68 +293,24 @@ export function croissant(info: PublishInfo): Record<string, unknown> {
       includes: tableGlob(t.name),
     });
   }
+  return distribution;
+}
+
+/** A table's record set: one field per column, extracted from the table's file set. */
+function recordSet(t: PublishInfo['tables'][number]): Record<string, unknown> {
   return {
-    '@context': {
-      '@language': 'en',
-      '@vocab': 'https://schema.org/',
-      citeAs: 'cr:citeAs',
-      column: 'cr:column',
-      conformsTo: 'dct:conformsTo',
-      cr: 'http://mlcommons.org/croissant/',
-      rai: 'http://mlcommons.org/croissant/RAI/',
-      data: { '@id': 'cr:data', '@type': '@json' },
-      dataType: { '@id': 'cr:dataType', '@type': '@vocab' },
-      dct: 'http://purl.org/dc/terms/',
-      examples: { '@id': 'cr:examples', '@type': '@json' },
-      extract: 'cr:extract',
-      field: 'cr:field',
-      fileProperty: 'cr:fileProperty',
-      fileObject: 'cr:fileObject',
-      fileSet: 'cr:fileSet',
-      format: 'cr:format',
-      includes: 'cr:includes',
-      isLiveDataset: 'cr:isLiveDataset',
-      jsonPath: 'cr:jsonPath',
-      key: 'cr:key',
-      md5: 'cr:md5',
-      parentField: 'cr:parentField',
-      path: 'cr:path',
-      recordSet: 'cr:recordSet',
-      references: 'cr:references',
-      regex: 'cr:regex',
-      repeated: 'cr:repeated',
-      replace: 'cr:replace',
-      sc: 'https://schema.org/',
-      separator: 'cr:separator',
-      source: 'cr:source',
-      subField: 'cr:subField',
-      transform: 'cr:transform',
-    },
-    '@type': 'sc:Dataset',
-    conformsTo: CROISSANT_CONFORMS_TO,
-    name: m.name,
-    description: `${info.title}: populations of LLM agents on interaction graphs (model ${m.backend.model}, judge ${m.judges?.find((j) => j.name === info.judge)?.model ?? m.judge.model}), ${m.events.written} events of ${m.runs.planned} runs, made by Panta ${m.code.panta}.`,
-    license: info.licence,
-    url: `https://huggingface.co/datasets/${m.name}`,
-    version: '1.0.0',
-    datePublished: info.date,
-    creator: info.authors.map((name) => ({ '@type': 'sc:Person', name })),
-    isAccessibleForFree: true,
-    distribution,
-    recordSet: info.tables.map((t) => ({
-      '@type': 'cr:RecordSet',
-      '@id': t.name,
-      name: t.name,
-      description: `${t.name}: ${t.rows} rows`,
-      field: t.columns.map((c) => ({
-        '@type': 'cr:Field',
-        '@id': `${t.name}/${c.name}`,
-        name: c.name,
-        description: c.meaning ?? UNDOCUMENTED_COLUMN,
-        dataType: croissantType(c.type.replace(/(\[\d*\])+$/, '')),
-        ...(c.type.endsWith(']') ? { repeated: true } : {}),
-        source: { fileSet: { '@id': `${t.name}-files` }, extract: { column: c.name } },
-      })),
+    '@type': 'cr:RecordSet',
+    '@id': t.name,
+    name: t.name,
+    description: `${t.name}: ${t.rows} rows`,
+    field: t.columns.map((c) => ({
+      '@type': 'cr:Field',
+      '@id': `${t.name}/${c.name}`,
+      name: c.name,
+      description: c.meaning ?? UNDOCUMENTED_COLUMN,
+      dataType: croissantType(c.type.replace(/(\[\d*\])+$/, '')),
+      ...(c.type.endsWith(']') ? { repeated: true } : {}),
+      source: { fileSet: { '@id': `${t.name}-files` }, extract: { column: c.name } },
     })),
   };
 }
