@@ -10,7 +10,6 @@ const ALLOWED: Record<string, string> = {
   'packages/core/src/campaign-cost.ts#campaignCost': 'to split',
   'packages/report/src/dashboard-page.ts#dashboardPage': 'to split',
   'packages/core/src/team/prompts.ts#renderTeamCall': 'to split',
-  'packages/corpus/src/verify.ts#verifyCorpus': 'to split',
   'packages/engine/src/load.ts#loadSweep': 'to split',
   'packages/report/src/dashboard.ts#startDashboard': 'to split',
   'packages/llm/src/surrogate/parse-prompt.ts#compilePromptParser': 'to split',

@@ -19,6 +19,7 @@ import {
   snapshotAccuracy,
   type ControlState,
   type RunPlan,
+  type SweepSpec,
   type Tag,
 } from '@panta/core';
 import { CORPUS_FILES, manifestPath, orderParamsPath, runsTablePath, shardName, shardPath } from './corpus-paths.js';
@@ -28,7 +29,7 @@ import { runDriftColumns } from './run-drift.js';
 import { RUN_DRIFT_COLUMNS } from './run-table-schema.js';
 import { firstDifference, omitColumns } from './table.js';
 import { readEvents } from './event-reader.js';
-import { CORPUS_FORMAT, readManifest, sha256File } from './manifest.js';
+import { CORPUS_FORMAT, type Manifest, readManifest, sha256File } from './manifest.js';
 import { measureSweep, type WhiteningMode } from './measure/sweep-measure.js';
 import { readWhitening } from './measure/whitening-io.js';
 import { unlistedFiles } from './verify-files.js';
@@ -68,13 +69,7 @@ function close(a: number | null, b: number | null): boolean {
 export async function verifyCorpus(dir: string): Promise<VerifyReport> {
   const out = resolve(dir);
   if (!existsSync(out)) throw new InputError(dir, '', 'no such folder', 'give the folder a sweep wrote (its --out)');
-  const manifest = (() => {
-    try {
-      return readManifest(out);
-    } catch (e) {
-      throw new InputError(manifestPath(dir), '', `unreadable manifest (${(e as Error).message})`, 'restore it, or re-run the sweep');
-    }
-  })();
+  const manifest = readManifestToVerify(out, dir);
   if (!manifest)
     return {
       ok: false,
@@ -102,56 +97,17 @@ export async function verifyCorpus(dir: string): Promise<VerifyReport> {
     problems.push(`${CORPUS_FILES.manifest}: its spec or prompts cannot be read (${why}): restore it, or re-run the sweep`);
     return { ok: false, problems: withoutEchoes(problems), notes, checked: '' };
   }
-  const edgeLists = new Map<string, [number, number][]>();
-  for (const g of spec.geometries) {
-    if (g.kind !== 'edges') continue;
-    const file = resolve(dirname(manifest.spec_file), g.path);
-    if (!existsSync(file)) {
-      problems.push(`edge list ${file} of geometry ${g.path} is missing; the schedule cannot be checked`);
-      return { ok: false, problems, notes, checked: '' };
-    }
-    edgeLists.set(g.path, parseEdgeList(readFileSync(file, 'utf8'), file));
+  const edgeLists = readEdgeLists(spec, manifest.spec_file);
+  if (typeof edgeLists === 'string') {
+    problems.push(edgeLists);
+    return { ok: false, problems, notes, checked: '' };
   }
   // A part of a job array holds its slice of the grid, and no measurement (panta merge makes it).
   const shard = manifest.shard;
   const grid = planSweep(spec, prompts, manifest.spec_file, edgeLists);
   const runs = shard ? shardRuns(grid, shard, shardWeigherFor(shard.policy ?? 'events', spec, edgeLists)) : grid;
-  const good: RunPlan[] = [];
-  for (const run of runs) {
-    let problem: string | null;
-    try {
-      problem =
-        (await checkShard(out, run, edgeLists)) ??
-        (await checkCalls(out, run)) ??
-        (await checkStop(out, run, run.controls.encoder ?? manifest.encoders[0].name));
-    } catch (e) {
-      problem = `truncated or corrupt shard ${run.runId}: ${firstLine(e)}`;
-    }
-    if (problem) problems.push(problem);
-    else good.push(run);
-  }
-  // Checksums first: a changed table that no longer reads as Parquet is named here, in one line, and not read
-  // below (DuckDB's error spans lines and names no file); one that still reads is measured, to say what changed.
-  const damaged = new Set<string>();
-  const unreadableTables = new Set<string>();
-  for (const [file, expected] of Object.entries(manifest.files ?? {})) {
-    const path = join(out, file);
-    if (!existsSync(path)) problems.push(`${file} is listed in the manifest but missing`);
-    else if ((await sha256File(path)) !== expected.sha256) {
-      const broken = file.endsWith('.parquet') ? await parquetDamage(path) : null;
-      problems.push(
-        broken
-          ? `${file} does not match its checksum in the manifest and cannot be read as Parquet (${broken}): damaged; restore it, or re-run the sweep`
-          : `${file} does not match its checksum in the manifest`,
-      );
-      if (broken) unreadableTables.add(file);
-    } else continue;
-    damaged.add(file);
-  }
-  for (const stray of unlistedFiles(out, Object.keys(manifest.files ?? {})))
-    problems.push(
-      `${stray} is not listed in the manifest: it is not part of this corpus (queries of the folder would read it); move it out of ${dir}`,
-    );
+  const good = await checkShards(out, runs, edgeLists, manifest.encoders, problems);
+  const { damaged, unreadableTables } = await checkFiles(out, dir, manifest, problems);
   const checked = `${runs.length} runs, ${manifest.events?.written} events, ${Object.keys(manifest.files ?? {}).length} files`;
   const allGood = good.length === runs.length;
   // Counts are recomputed from shards that checked out and a runs.parquet that matches its checksum.
@@ -184,6 +140,86 @@ export async function verifyCorpus(dir: string): Promise<VerifyReport> {
   if (tablesIntact)
     problems.push(...(await unreadable(out, () => checkPosthoc(out, manifest, allGood ? runs : null, spec.drift?.tolerance ?? 'auto'))));
   return { ok: problems.length === 0, problems: withoutEchoes(problems), notes, checked };
+}
+
+/** The corpus's manifest, or null when it has none; one that does not read is one line (exit 2). */
+function readManifestToVerify(out: string, dir: string): Manifest | null {
+  try {
+    return readManifest(out);
+  } catch (e) {
+    throw new InputError(manifestPath(dir), '', `unreadable manifest (${(e as Error).message})`, 'restore it, or re-run the sweep');
+  }
+}
+
+/** The spec's edge lists, read beside its spec file; a missing one is the problem that stops the check. */
+function readEdgeLists(spec: SweepSpec, specFile: string): Map<string, [number, number][]> | string {
+  const edgeLists = new Map<string, [number, number][]>();
+  for (const g of spec.geometries) {
+    if (g.kind !== 'edges') continue;
+    const file = resolve(dirname(specFile), g.path);
+    if (!existsSync(file)) return `edge list ${file} of geometry ${g.path} is missing; the schedule cannot be checked`;
+    edgeLists.set(g.path, parseEdgeList(readFileSync(file, 'utf8'), file));
+  }
+  return edgeLists;
+}
+
+/** Each run's shard, its calls and its stop checked; the runs that checked out. */
+async function checkShards(
+  out: string,
+  runs: readonly RunPlan[],
+  edgeLists: Map<string, [number, number][]>,
+  encoders: Manifest['encoders'],
+  problems: string[],
+): Promise<RunPlan[]> {
+  const good: RunPlan[] = [];
+  for (const run of runs) {
+    let problem: string | null;
+    try {
+      problem =
+        (await checkShard(out, run, edgeLists)) ??
+        (await checkCalls(out, run)) ??
+        (await checkStop(out, run, run.controls.encoder ?? encoders[0].name));
+    } catch (e) {
+      problem = `truncated or corrupt shard ${run.runId}: ${firstLine(e)}`;
+    }
+    if (problem) problems.push(problem);
+    else good.push(run);
+  }
+  return good;
+}
+
+/**
+ * Checksums first: a changed table that no longer reads as Parquet is named here, in one line, and not read
+ * below (DuckDB's error spans lines and names no file); one that still reads is measured, to say what changed.
+ * Files missing or changed, the ones of those that do not read, and files the manifest does not list.
+ */
+async function checkFiles(
+  out: string,
+  dir: string,
+  manifest: Manifest,
+  problems: string[],
+): Promise<{ damaged: Set<string>; unreadableTables: Set<string> }> {
+  const damaged = new Set<string>();
+  const unreadableTables = new Set<string>();
+  for (const [file, expected] of Object.entries(manifest.files ?? {})) {
+    const path = join(out, file);
+    if (!existsSync(path)) problems.push(`${file} is listed in the manifest but missing`);
+    else if ((await sha256File(path)) !== expected.sha256) {
+      const broken = file.endsWith('.parquet') ? await parquetDamage(path) : null;
+      problems.push(
+        broken
+          ? `${file} does not match its checksum in the manifest and cannot be read as Parquet (${broken}): damaged; restore it, or re-run the sweep`
+          : `${file} does not match its checksum in the manifest`,
+      );
+      if (broken) unreadableTables.add(file);
+    } else continue;
+    damaged.add(file);
+  }
+  for (const stray of unlistedFiles(out, Object.keys(manifest.files ?? {})))
+    problems.push(
+      `${stray} is not listed in the manifest: it is not part of this corpus (queries of the folder would read it); move it out of ${dir}`,
+    );
+  return { damaged, unreadableTables };
 }
 
 /** A field a recomputed count names ("manifest.json: events.written says ..."), or one of its sub-fields, needs no digest line besides. */
