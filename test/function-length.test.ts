@@ -11,7 +11,6 @@ const ALLOWED: Record<string, string> = {
   'packages/report/src/dashboard-page.ts#dashboardPage': 'to split',
   'packages/core/src/team/prompts.ts#renderTeamCall': 'to split',
   'packages/engine/src/load.ts#loadSweep': 'to split',
-  'packages/report/src/dashboard.ts#startDashboard': 'to split',
   'packages/llm/src/surrogate/parse-prompt.ts#compilePromptParser': 'to split',
   'packages/report/src/annotation.ts#exportAnnotationSample': 'to split',
   'packages/report/src/annotation.ts#scoreAnnotations': 'to split',

@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { toError } from '@panta/core';
 import { CurveCache, type CurvesView } from './dashboard-curves.js';
 import { dashboardPage } from './dashboard-page.js';
@@ -52,27 +52,66 @@ export interface Dashboard extends Served {
  * retried at the next tick.
  */
 export async function startDashboard(options: DashboardOptions): Promise<Dashboard> {
-  const metrics = new PantaMetrics('dashboard');
-  const cache = new CurveCache();
-  const clients = new Set<ServerResponse>();
-  let state: DashboardState | null = null;
-  let corpora: string[] = [];
-  const page = dashboardPage('Panta dashboard');
+  const live = new LiveDashboard(options);
+  const served = await listen(
+    [metricsHandler(live.metrics), (req, res) => live.handle(req, res)],
+    options.port,
+    options.host ?? '127.0.0.1',
+    '--port',
+    options.allowedHosts ?? [],
+  );
+  // The first reading before anyone is told the address: a page opened at once has progress to show.
+  await live.tick();
+  void live.draw();
+  const timers = [
+    setInterval(() => void live.tick(), options.intervalMs ?? 1000),
+    setInterval(() => void live.draw(), options.curvesIntervalMs ?? 3000),
+  ];
 
-  const send = (res: ServerResponse, event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-  const broadcast = (event: string, data: unknown) => {
-    for (const res of clients) send(res, event, data);
+  return {
+    ...served,
+    metrics: live.metrics,
+    state: () => live.state,
+    curves: () => live.curves(),
+    close: async () => {
+      for (const t of timers) clearInterval(t);
+      live.endStreams();
+      await served.close();
+    },
   };
-  const curves = () => corpora.map((d) => cache.get(d)).filter((v): v is CurvesView => v !== undefined);
+}
 
-  let reading = false;
-  const tick = async () => {
-    if (reading) return;
-    reading = true;
+/** What the dashboard has read (progress, the corpora's curves) and the pages and streams that show it. */
+class LiveDashboard {
+  readonly metrics = new PantaMetrics('dashboard');
+  state: DashboardState | null = null;
+  private readonly cache = new CurveCache();
+  private readonly clients = new Set<ServerResponse>();
+  private corpora: string[] = [];
+  private readonly page = dashboardPage('Panta dashboard');
+  private reading = false;
+  private drawing = false;
+
+  constructor(private readonly options: DashboardOptions) {}
+
+  curves(): CurvesView[] {
+    return this.corpora.map((d) => this.cache.get(d)).filter((v): v is CurvesView => v !== undefined);
+  }
+
+  endStreams(): void {
+    for (const res of this.clients) res.end();
+    this.clients.clear();
+  }
+
+  /** Reads the progress (never two reads at once), observes it in the metrics, and streams it; a failed read is shown. */
+  async tick(): Promise<void> {
+    const { options, metrics } = this;
+    if (this.reading) return;
+    this.reading = true;
     try {
       const r = await options.read();
-      corpora = r.corpora;
-      state = { watching: options.watching, at: Date.now(), error: null, notes: r.notes, queue: r.queue, sweeps: r.sweeps };
+      this.corpora = r.corpora;
+      this.state = { watching: options.watching, at: Date.now(), error: null, notes: r.notes, queue: r.queue, sweeps: r.sweeps };
       for (const s of r.sweeps)
         metrics.observe(s.id, {
           ...s,
@@ -84,80 +123,68 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     } catch (e) {
       const error = toError(e);
       options.onError?.(error);
-      state = { ...(state ?? { watching: options.watching, notes: [], sweeps: [] }), at: Date.now(), error: error.message.split('\n')[0] };
+      this.state = {
+        ...(this.state ?? { watching: options.watching, notes: [], sweeps: [] }),
+        at: Date.now(),
+        error: error.message.split('\n')[0],
+      };
     } finally {
-      reading = false;
+      this.reading = false;
     }
-    broadcast('progress', state);
-  };
+    this.broadcast('progress', this.state);
+  }
 
-  let drawing = false;
-  const draw = async () => {
-    if (drawing) return;
-    drawing = true;
+  /** Refreshes the corpora's curves (never two at once) and streams them when one gained a complete run. */
+  async draw(): Promise<void> {
+    if (this.drawing) return;
+    this.drawing = true;
     try {
       let changed = false;
-      for (const dir of corpora) changed = (await cache.refresh(dir)) || changed;
-      if (changed) broadcast('curves', curves());
+      for (const dir of this.corpora) changed = (await this.cache.refresh(dir)) || changed;
+      if (changed) this.broadcast('curves', this.curves());
     } catch (e) {
-      options.onError?.(toError(e));
+      this.options.onError?.(toError(e));
     } finally {
-      drawing = false;
+      this.drawing = false;
     }
-  };
+  }
 
-  const served = await listen(
-    [
-      metricsHandler(metrics),
-      (req, res) => {
-        const path = pathOf(req);
-        if (path === '/' || path === '/index.html') {
-          res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(page);
-        } else if (path === '/events') {
-          res.writeHead(200, {
-            'content-type': 'text/event-stream',
-            'cache-control': 'no-store',
-            connection: 'keep-alive',
-            'x-accel-buffering': 'no',
-          });
-          res.write('retry: 2000\n\n');
-          clients.add(res);
-          req.once('close', () => clients.delete(res));
-          if (state) send(res, 'progress', state);
-          send(res, 'curves', curves());
-        } else if (path === '/api/state') {
-          res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify(state));
-        } else if (path === '/api/curves') {
-          res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify(curves()));
-        } else if (path === '/healthz') {
-          res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
-        } else return false;
-        return true;
-      },
-    ],
-    options.port,
-    options.host ?? '127.0.0.1',
-    '--port',
-    options.allowedHosts ?? [],
-  );
-  // The first reading before anyone is told the address: a page opened at once has progress to show.
-  await tick();
-  void draw();
-  const timers = [
-    setInterval(() => void tick(), options.intervalMs ?? 1000),
-    setInterval(() => void draw(), options.curvesIntervalMs ?? 3000),
-  ];
+  /** The page, its event stream, the JSON views and a health check; false for any other path. */
+  handle(req: IncomingMessage, res: ServerResponse): boolean {
+    const path = pathOf(req);
+    if (path === '/' || path === '/index.html') {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(this.page);
+    } else if (path === '/events') {
+      this.stream(req, res);
+    } else if (path === '/api/state') {
+      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify(this.state));
+    } else if (path === '/api/curves') {
+      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(JSON.stringify(this.curves()));
+    } else if (path === '/healthz') {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
+    } else return false;
+    return true;
+  }
 
-  return {
-    ...served,
-    metrics,
-    state: () => state,
-    curves,
-    close: async () => {
-      for (const t of timers) clearInterval(t);
-      for (const res of clients) res.end();
-      clients.clear();
-      await served.close();
-    },
-  };
+  private stream(req: IncomingMessage, res: ServerResponse): void {
+    res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-store',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    res.write('retry: 2000\n\n');
+    this.clients.add(res);
+    req.once('close', () => this.clients.delete(res));
+    if (this.state) send(res, 'progress', this.state);
+    send(res, 'curves', this.curves());
+  }
+
+  private broadcast(event: string, data: unknown): void {
+    for (const res of this.clients) send(res, event, data);
+  }
+}
+
+function send(res: ServerResponse, event: string, data: unknown): void {
+  res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
 }
