@@ -11,7 +11,29 @@ export function dashboardPage(title: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title>
 <style>
-body { font: 14px/1.4 "DejaVu Sans", Verdana, sans-serif; margin: 0; color: #222; background: #f6f6f4; }
+${PAGE_STYLE}</style>
+</head>
+<body>
+<header><h1>${escapeHtml(title)}</h1><span id="watching"></span><span id="connection" class="down">connecting</span></header>
+<main>
+<div id="notes" class="notes"></div>
+<div id="queue" class="sub"></div>
+<section id="sweeps"></section>
+<section id="curves"></section>
+</main>
+<script>
+${PAGE_SCRIPT}</script>
+</body>
+</html>
+`;
+}
+
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}
+
+/** The page's style sheet. */
+const PAGE_STYLE = `body { font: 14px/1.4 "DejaVu Sans", Verdana, sans-serif; margin: 0; color: #222; background: #f6f6f4; }
 header { background: #223; color: #eee; padding: 10px 20px; display: flex; gap: 16px; align-items: baseline; flex-wrap: wrap; }
 header h1 { font-size: 18px; margin: 0; }
 #connection { margin-left: auto; font-size: 12px; }
@@ -38,18 +60,10 @@ td:first-child, th:first-child { text-align: left; }
 pre.log { font-size: 11px; background: #fafafa; border: 1px solid #eee; padding: 6px; margin: 6px 0 0; white-space: pre-wrap; }
 .figure { overflow-x: auto; margin: 8px 0; }
 .figure svg { max-width: none; }
-</style>
-</head>
-<body>
-<header><h1>${escapeHtml(title)}</h1><span id="watching"></span><span id="connection" class="down">connecting</span></header>
-<main>
-<div id="notes" class="notes"></div>
-<div id="queue" class="sub"></div>
-<section id="sweeps"></section>
-<section id="curves"></section>
-</main>
-<script>
-"use strict";
+`;
+
+/** The page's script: renders `progress` and `curves` events as they arrive, and reconnects. */
+const PAGE_SCRIPT = `"use strict";
 const fmt = (x) => x === null || x === undefined ? "–" : Math.round(x).toLocaleString("en-US");
 function h(tag, attrs, ...children) {
   const el = document.createElement(tag);
@@ -129,12 +143,4 @@ function connect() {
   source.addEventListener("curves", (e) => renderCurves(JSON.parse(e.data)));
 }
 connect();
-</script>
-</body>
-</html>
 `;
-}
-
-function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-}
