@@ -8,7 +8,8 @@
 # Nothing here needs editing: the settings come from panta.sbatch's environment.
 set -uo pipefail
 
-host="$(hostname -s)"
+# Slurm's name for this node (as `scontrol show hostnames` gives HEAD_NODE), which need not be its hostname
+host="${SLURMD_NODENAME:-$(hostname -s)}"
 log() { printf '%s node.sh %s: %s\n' "$(date -Is)" "$host" "$*" >&2; }
 # glibc's malloc keeps what it frees instead of handing it back to the kernel and taking it again as page
 # faults (as deploy/Dockerfile sets it; bench/NOTES.md: glibc's freed memory); a GLIBC_TUNABLES of your own wins.
