@@ -12,6 +12,8 @@ export default defineConfig({
   resolve: { alias },
   test: {
     include: ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
+    // Every study registered into the library's registries, as the CLI does at startup.
+    setupFiles: ['./test/setup-studies.ts'],
     // The end-to-end tests (every role killed and resumed, Slurm scripts, 650 fuzzed specs) take up to ~35 s on a
     // loaded 2-core machine: a timeout at least twice the slowest keeps a loaded run from failing on time alone.
     testTimeout: 120_000,

@@ -9,7 +9,7 @@ import { travelExample } from '../travel-example.js';
 const num = (v: unknown) => (v === null ? null : Number(v));
 
 /**
- * Calibration: the surrogate's travel scenario (llm/src/surrogate/scenarios/travel) on examples/ssvp-travel.yaml
+ * Calibration: the surrogate's travel scenario (studies/src/travel/surrogate) on examples/ssvp-travel.yaml
  * reproduces the shape of Hallucination as Context Drift, section 4. A retuned scenario constant fails here, not
  * in an engine test.
  */

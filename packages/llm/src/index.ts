@@ -2,7 +2,14 @@ export type { ChatRequest, ChatResult, LlmBackend } from './backend.js';
 export { sampleSoftmax, SurrogateAgent } from './surrogate/agent.js';
 export { SurrogateBackend } from './surrogate/backend.js';
 export type { AgentHooks, AgentView, ScenarioModel } from './surrogate/scenario.js';
-export { checkScenario, IMPLIED_SCENARIOS, NEUTRAL_SCENARIO, SCENARIOS, scenarioNames } from './surrogate/scenarios/index.js';
+export {
+  checkScenario,
+  IMPLIED_SCENARIOS,
+  NEUTRAL_SCENARIO,
+  registerScenario,
+  scenarioModel,
+  scenarioNames,
+} from './surrogate/scenarios/index.js';
 export { createBackend } from './create.js';
 export { startSurrogateServer } from './server/app.js';
 export type { SurrogateServer } from './server/app.js';

@@ -1,5 +1,5 @@
 import { briefingsOf, type PromptContext } from '@panta/core';
-import type { AgentView } from '../../scenario.js';
+import type { AgentView } from '@panta/llm';
 
 /**
  * Added to the correct option's field on travel prompts (prompts with assertions): their task names the

@@ -1,5 +1,5 @@
 import { MERGE_NOTE, type ContextItem, type PromptContext } from '@panta/core';
-import type { AgentView } from '../../scenario.js';
+import type { AgentView } from '@panta/llm';
 import { briefedBelief } from './belief.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { ScenarioModel } from '../../scenario.js';
+import type { ScenarioModel } from '@panta/llm';
 import { briefedBelief, TASK_NAMES_ANSWER } from './belief.js';
 import { travelJudgeReply, isTravelRubric } from './judge.js';
 import { travelMergeReply, travelReads, travelSummaryReply } from './reply.js';

@@ -1,0 +1,9 @@
+import { registerStudy, type Study } from './study.js';
+import { travel } from './travel/index.js';
+
+export { registerStudy, type Study } from './study.js';
+
+/** Every study, each registered into the library's registries when this module is loaded. */
+export const STUDIES: readonly Study[] = [travel];
+
+for (const study of STUDIES) registerStudy(study);

@@ -1,0 +1,23 @@
+import { registerScenario, type ScenarioModel } from '@panta/llm';
+
+/**
+ * A study: an experiment run with the library (its datasets, scenario prompts, metrics, report sections and
+ * surrogate scenario), kept apart from it in a folder of its own. The library knows protocols, schedules,
+ * tables and scenario models; a study brings its own and registers them into the library's registries.
+ */
+export interface Study {
+  /** The study's name, and its folder's under packages/studies/src. */
+  readonly name: string;
+  /** Its surrogate scenario model, registered under the study's name unless `scenarioName` says another. */
+  readonly scenario?: ScenarioModel;
+  readonly scenarioName?: string;
+}
+
+const registered = new Set<string>();
+
+/** Registers a study's parts into the library's registries, once per process. */
+export function registerStudy(study: Study): void {
+  if (registered.has(study.name)) return;
+  registered.add(study.name);
+  if (study.scenario) registerScenario(study.scenarioName ?? study.name, study.scenario);
+}
