@@ -4,14 +4,7 @@ import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { type ChatMessages, parseDataset, surrogateBackendSchema, TEAM_SYSTEM, TEAM_TASK } from '@panta/core';
 import { ROOT } from '../../../test/helpers.js';
-import {
-  type ChatRequest,
-  checkScenario,
-  type ScenarioModel,
-  SurrogateAgent,
-  SurrogateBackend,
-  scenarioNames,
-} from '../src/index.js';
+import { type ChatRequest, checkScenario, type ScenarioModel, SurrogateAgent, SurrogateBackend, scenarioNames } from '../src/index.js';
 import { startSurrogateServer } from '../src/server/app.js';
 
 const dataset = (name: string) => parseDataset(readFileSync(join(ROOT, 'datasets', name), 'utf8'), name);
