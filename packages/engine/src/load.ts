@@ -345,18 +345,7 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
   const unusable = unreadable(specFile);
   if (unusable)
     throw new InputError(specPath, '', `the sweep spec ${unusable}`, 'give the path of a YAML sweep spec, e.g. examples/quickstart.yaml');
-  let specBytes: Buffer;
-  try {
-    specBytes = readFileSync(specFile);
-  } catch (e) {
-    throw new InputError(
-      specPath,
-      '',
-      `the sweep spec cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
-      'make it readable, or give another spec',
-    );
-  }
-  const specText = decodeUtf8(specBytes, specPath);
+  const specText = readSpecText(specFile, specPath);
   const spec = parseSweepSpec(specText, specPath);
   // {calibrate, from}: the calibrated number, before anything (plan, fingerprint, manifest) reads it.
   const tauResolved = resolveTau(spec, specFile, specPath);
@@ -372,27 +361,9 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
   const prompts = selectPrompts(spec, parseDataset(datasetText, datasetFile), specPath);
   const templates = templateArms(spec).map((arm) => loadTemplate(arm.ref, base, specPath, arm.field));
   const template = templates[0];
-  const edgeLists = new Map<string, Edge[]>();
-  const edgeFiles = new Map<string, EdgeFile>();
-  const edgeTexts: string[] = [];
-  spec.geometries.forEach((g, i) => {
-    if (g.kind !== 'edges' || edgeLists.has(g.path)) return;
-    const file = resolve(base, g.path);
-    const text = readInput(file, 'edge list', specPath, `geometries[${i}].path`);
-    const parsed = parseEdges(text, file);
-    edgeFiles.set(g.path, parsed);
-    edgeLists.set(g.path, parsed.edges);
-    edgeTexts.push(text);
-  });
+  const { edgeLists, edgeFiles, edgeTexts } = readEdgeLists(spec, base, specPath);
   checkEdgeSizes(spec, specPath, edgeFiles);
-  const populationTexts: string[] = [];
-  const populations = populationArms(spec).map((arm): PopulationEntry[] | undefined => {
-    if (arm.file === undefined) return undefined;
-    const file = resolve(base, arm.file);
-    const text = readInput(file, 'population file', specPath, arm.field);
-    populationTexts.push(text);
-    return parsePopulation(text, file);
-  });
+  const { populations, populationTexts } = readPopulations(spec, base, specPath);
   const armFiles: ArmFiles = { templates, populations };
   checkControls(spec, specPath);
   // Before planning, which builds every graph: a grid too large to hold is refused, not allocated.
@@ -418,26 +389,7 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
   const shard = overrides.shard;
   const defaultOut = spec.out ?? `runs/${spec.name}`;
   const out = resolve(overrides.out ?? (shard ? `${defaultOut}.part-${shard.index}-of-${shard.count}` : defaultOut));
-  const determining = corpusIdentity(spec);
-  const fingerprint = createHash('sha256')
-    .update(JSON.stringify(determining))
-    .update('\0')
-    .update(JSON.stringify(prompts))
-    .update('\0')
-    // One template as ever; arms by their list (a list is a new spec anyway).
-    .update(JSON.stringify(templates.length === 1 && !Array.isArray(spec.template) ? template : templates))
-    .update('\0')
-    .update(edgeTexts.join('\0'))
-    .update('\0')
-    .update(populationTexts.join('\0'))
-    // Neighbours in a seeded order per event (a mean field, a star, random graphs) replaced agent order: such
-    // a sweep is another corpus than one written before, and must not resume it. Lattice-only sweeps keep theirs.
-    .update(spec.geometries.some(shufflesNeighbours) ? '\0neighbours shuffled per event' : '')
-    // A protocol whose behaviour changed under its name (ssvp became the published protocol: summaries,
-    // pairwise CDS, ContextMerge) marks its sweeps, so that a corpus of the old behaviour is not resumed by it.
-    // Sweeps without such a protocol keep their fingerprint.
-    .update([...new Set([spec.protocol].flat())].map((p) => protocolOf(p).fingerprint ?? '').join(''))
-    .digest('hex');
+  const fingerprint = sweepFingerprint(spec, prompts, templates, edgeTexts, populationTexts);
   // Every part plans (and checks) the whole grid, so each computes the same partition.
   const mine = shard ? shardRuns(runs, shard, shardWeigherFor(SHARD_POLICY, spec, edgeLists)) : runs;
   return {
@@ -453,4 +405,90 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
     fingerprint,
     ...(tauResolved.source ? { tauSource: tauResolved.source } : {}),
   };
+}
+
+/** The spec's text: a path that is no readable file, or bytes that are not UTF-8, are one line. */
+function readSpecText(specFile: string, specPath: string): string {
+  let specBytes: Buffer;
+  try {
+    specBytes = readFileSync(specFile);
+  } catch (e) {
+    throw new InputError(
+      specPath,
+      '',
+      `the sweep spec cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+      'make it readable, or give another spec',
+    );
+  }
+  return decodeUtf8(specBytes, specPath);
+}
+
+/** The geometries' edge lists, each file read once, with their texts (for the fingerprint). */
+function readEdgeLists(
+  spec: SweepSpec,
+  base: string,
+  specPath: string,
+): { edgeLists: Map<string, Edge[]>; edgeFiles: Map<string, EdgeFile>; edgeTexts: string[] } {
+  const edgeLists = new Map<string, Edge[]>();
+  const edgeFiles = new Map<string, EdgeFile>();
+  const edgeTexts: string[] = [];
+  spec.geometries.forEach((g, i) => {
+    if (g.kind !== 'edges' || edgeLists.has(g.path)) return;
+    const file = resolve(base, g.path);
+    const text = readInput(file, 'edge list', specPath, `geometries[${i}].path`);
+    const parsed = parseEdges(text, file);
+    edgeFiles.set(g.path, parsed);
+    edgeLists.set(g.path, parsed.edges);
+    edgeTexts.push(text);
+  });
+  return { edgeLists, edgeFiles, edgeTexts };
+}
+
+/** Each population arm's file (undefined: none), with their texts (for the fingerprint). */
+function readPopulations(
+  spec: SweepSpec,
+  base: string,
+  specPath: string,
+): { populations: (PopulationEntry[] | undefined)[]; populationTexts: string[] } {
+  const populationTexts: string[] = [];
+  const populations = populationArms(spec).map((arm): PopulationEntry[] | undefined => {
+    if (arm.file === undefined) return undefined;
+    const file = resolve(base, arm.file);
+    const text = readInput(file, 'population file', specPath, arm.field);
+    populationTexts.push(text);
+    return parsePopulation(text, file);
+  });
+  return { populations, populationTexts };
+}
+
+/** What identifies the corpus a sweep writes: its determining spec, prompts, templates, edge lists and populations. */
+function sweepFingerprint(
+  spec: SweepSpec,
+  prompts: readonly Prompt[],
+  templates: readonly PromptTemplate[],
+  edgeTexts: readonly string[],
+  populationTexts: readonly string[],
+): string {
+  const determining = corpusIdentity(spec);
+  return (
+    createHash('sha256')
+      .update(JSON.stringify(determining))
+      .update('\0')
+      .update(JSON.stringify(prompts))
+      .update('\0')
+      // One template as ever; arms by their list (a list is a new spec anyway).
+      .update(JSON.stringify(templates.length === 1 && !Array.isArray(spec.template) ? templates[0] : templates))
+      .update('\0')
+      .update(edgeTexts.join('\0'))
+      .update('\0')
+      .update(populationTexts.join('\0'))
+      // Neighbours in a seeded order per event (a mean field, a star, random graphs) replaced agent order: such
+      // a sweep is another corpus than one written before, and must not resume it. Lattice-only sweeps keep theirs.
+      .update(spec.geometries.some(shufflesNeighbours) ? '\0neighbours shuffled per event' : '')
+      // A protocol whose behaviour changed under its name (ssvp became the published protocol: summaries,
+      // pairwise CDS, ContextMerge) marks its sweeps, so that a corpus of the old behaviour is not resumed by it.
+      // Sweeps without such a protocol keep their fingerprint.
+      .update([...new Set([spec.protocol].flat())].map((p) => protocolOf(p).fingerprint ?? '').join(''))
+      .digest('hex')
+  );
 }
