@@ -114,6 +114,53 @@ function system(first: string, hidden: string | undefined, persona?: string): st
 
 /** The messages of a team call (not of `solution`, which is counted, not asked). */
 export function renderTeamCall(input: TeamPromptInput): ChatMessages {
+  const c = callContext(input);
+  const { call, size, hidden, task, board, tool } = c;
+  switch (call.role) {
+    case 'relay':
+      return relayMessages(c);
+    case 'orchestrator':
+      return {
+        system: system(TEAM_SYSTEM.orchestrator(size), hidden),
+        user: `${task}${board}Split the task into exactly ${size} subtasks, one per line, numbered 1 to ${size}.${tool}`,
+      };
+    case 'worker':
+      return workerMessages(c);
+    case 'aggregator':
+      return aggregatorMessages(c);
+    case 'persona-gen':
+      return {
+        system: TEAM_SYSTEM.personaGen(),
+        user: `${task}Name ${size} different experts who would solve this task together, one per line, numbered 1 to ${size}.`,
+      };
+    case 'persona':
+      return personaMessages(c);
+    case 'vote':
+      return voteMessages(c);
+    case 'drift-judge':
+      return driftJudgeMessages(c);
+    case 'feedback':
+      return feedbackMessages(c);
+    default:
+      throw new Error(`a ${call.role} call has no prompt`);
+  }
+}
+
+/** What every team call's prompt is made of: the call, its arm, the task, the board, and the reads by kind. */
+interface CallContext {
+  call: TeamCallPlan;
+  size: number;
+  rounds: TeamPromptInput['rounds'];
+  hidden: string | undefined;
+  arm: string;
+  task: string;
+  board: string;
+  tool: string;
+  of(kind: TeamRead['kind']): { read: TeamRead; text: string }[];
+  persona: string | undefined;
+}
+
+function callContext(input: TeamPromptInput): CallContext {
   const { call, size, rounds, question, hidden } = input;
   const arm = input.arm ?? DEFAULT_PROTOCOL;
   const writes = writesBoard(arm);
@@ -125,115 +172,123 @@ export function renderTeamCall(input: TeamPromptInput): ChatMessages {
   const of = (kind: TeamRead['kind']) => reads.filter((r) => r.read.kind === kind);
   const personas = of('personas')[0]?.text;
   const persona = personas !== undefined ? generatedPersona(personas, call.agent) : undefined;
-  switch (call.role) {
-    case 'relay': {
-      const note = of('note')[0];
-      const last = call.agent === size - 1;
-      const outputs = of('output')
-        .map((r) => `${outputLine(r.read.agent, r.text)}\n`)
-        .join('');
-      return {
-        system: system(TEAM_SYSTEM.relay(call.agent, size), hidden),
-        user:
-          task +
-          board +
-          outputs +
-          (note ? `Hand-off note from agent ${call.agent}: ${oneLine(note.text)}\n` : 'You are the first agent.\n') +
-          (last
-            ? 'Give the final answer to the task in one line.'
-            : armOf(arm).handoff === 'sop'
-              ? `Work on the task, then write the hand-off note for the next agent in one line, ${SOP_FORM}`
-              : `Work on the task, then write a short hand-off note for the next agent in one line: what you found, and what is left to do.${tool}`),
-      };
-    }
-    case 'orchestrator':
-      return {
-        system: system(TEAM_SYSTEM.orchestrator(size), hidden),
-        user: `${task}${board}Split the task into exactly ${size} subtasks, one per line, numbered 1 to ${size}.${tool}`,
-      };
-    case 'worker': {
-      const plan = of('decomposition')[0]?.text ?? '';
-      return {
-        system: system(TEAM_SYSTEM.worker(call.agent, size), hidden),
-        user:
-          task +
-          board +
-          (armOf(arm).earlier === 'output' ? `${FULL_PLAN}${oneLine(plan)}\n` : '') +
-          `Your subtask: ${oneLine(subtaskOf(plan, call.agent, size))}\n` +
-          (armOf(arm).handoff === 'sop'
-            ? `Do your subtask and report in one line, ${SOP_FORM}`
-            : `Do your subtask and report what you found in one line.${tool}`),
-      };
-    }
-    case 'aggregator': {
-      const plan = of('decomposition')[0]?.text ?? '';
-      const reports = of('report')
-        .map((r) => `Report of worker ${r.read.agent + 1}: ${oneLine(r.text)}\n`)
-        .join('');
-      return {
-        system: system(TEAM_SYSTEM.orchestrator(size), hidden),
-        user: `${task}${board}Your plan: ${oneLine(plan)}\n${reports}Give the final answer to the task in one line.`,
-      };
-    }
-    case 'persona-gen':
-      return {
-        system: TEAM_SYSTEM.personaGen(),
-        user: `${task}Name ${size} different experts who would solve this task together, one per line, numbered 1 to ${size}.`,
-      };
-    case 'persona': {
-      const lines = of('contribution')
-        .map((r) => `Turn ${r.read.turn}, participant ${r.read.agent + 1}: ${oneLine(r.text)}\n`)
-        .join('');
-      const draft = of('draft')[0];
-      const feedback = of('feedback').filter((r) => r.text.trim() !== '')[0];
-      return {
-        system: system(TEAM_SYSTEM.participant(call.agent, size, call.sweep, rounds), hidden, persona),
-        user:
-          task +
-          lines +
-          (draft ? `Current draft (solution of turn ${draft.read.turn}): ${oneLine(draft.text)}\n` : '') +
-          (feedback ? `Moderator feedback: ${oneLine(feedback.text)}\n` : '') +
-          (draft ? 'Improve the current draft or propose a better solution, in one line.' : 'Propose a first solution, in one line.'),
-      };
-    }
-    case 'vote': {
-      const options = of('contribution')
-        .map((r) => `${r.read.agent + 1}. ${oneLine(r.text)}\n`)
-        .join('');
-      return {
-        system: system(TEAM_SYSTEM.participant(call.agent, size, call.sweep, rounds), hidden, persona),
-        user: `${task}Proposed solutions:\n${options}Vote for the best solution: reply with its number only.`,
-      };
-    }
-    case 'drift-judge': {
-      const before = of('draft')[0];
-      const after = of('solution')[0];
-      return {
-        system: TEAM_SYSTEM.judge(),
-        user:
-          task +
-          `Solution after turn ${call.sweep - 1}: ${oneLine(before?.text ?? '')}\n` +
-          `Solution after turn ${call.sweep}: ${oneLine(after?.text ?? '')}\n` +
-          `Did the discussion get worse or move away from the task? Reply "DRIFT: <error type>" with one of: ${DRIFT_ERROR_TYPES.join(', ')}; or "NO DRIFT".`,
-      };
-    }
-    case 'feedback': {
-      const verdict = of('verdict')[0]?.text ?? '';
-      const lines = of('contribution')
-        .map((r) => `Participant ${r.read.agent + 1}: ${oneLine(r.text)}\n`)
-        .join('');
-      const solution = of('solution')[0]?.text ?? '';
-      return {
-        system: TEAM_SYSTEM.moderator(size),
-        user:
-          task +
-          `A judge found that turn ${call.sweep} drifted: ${oneLine(verdict)}\n` +
-          lines +
-          `Solution of turn ${call.sweep}: ${oneLine(solution)}\n` +
-          'Write one short piece of feedback for the participants that names the error and how to fix it.',
-      };
-    }
-    default:
-      throw new Error(`a ${call.role} call has no prompt`);
-  }
+  return { call, size, rounds, hidden, arm, task, board, tool, of, persona };
+}
+
+/** A relay member: the earlier outputs it reads, the hand-off note, and the note or answer it writes. */
+function relayMessages(c: CallContext): ChatMessages {
+  const { call, size, hidden, arm, task, board, tool, of } = c;
+  const note = of('note')[0];
+  const last = call.agent === size - 1;
+  const outputs = of('output')
+    .map((r) => `${outputLine(r.read.agent, r.text)}\n`)
+    .join('');
+  return {
+    system: system(TEAM_SYSTEM.relay(call.agent, size), hidden),
+    user:
+      task +
+      board +
+      outputs +
+      (note ? `Hand-off note from agent ${call.agent}: ${oneLine(note.text)}\n` : 'You are the first agent.\n') +
+      (last
+        ? 'Give the final answer to the task in one line.'
+        : armOf(arm).handoff === 'sop'
+          ? `Work on the task, then write the hand-off note for the next agent in one line, ${SOP_FORM}`
+          : `Work on the task, then write a short hand-off note for the next agent in one line: what you found, and what is left to do.${tool}`),
+  };
+}
+
+/** A hub worker: its subtask of the orchestrator's plan. */
+function workerMessages(c: CallContext): ChatMessages {
+  const { call, size, hidden, arm, task, board, tool, of } = c;
+  const plan = of('decomposition')[0]?.text ?? '';
+  return {
+    system: system(TEAM_SYSTEM.worker(call.agent, size), hidden),
+    user:
+      task +
+      board +
+      (armOf(arm).earlier === 'output' ? `${FULL_PLAN}${oneLine(plan)}\n` : '') +
+      `Your subtask: ${oneLine(subtaskOf(plan, call.agent, size))}\n` +
+      (armOf(arm).handoff === 'sop'
+        ? `Do your subtask and report in one line, ${SOP_FORM}`
+        : `Do your subtask and report what you found in one line.${tool}`),
+  };
+}
+
+/** The hub's aggregator: the plan and the workers' reports. */
+function aggregatorMessages(c: CallContext): ChatMessages {
+  const { size, hidden, task, board, of } = c;
+  const plan = of('decomposition')[0]?.text ?? '';
+  const reports = of('report')
+    .map((r) => `Report of worker ${r.read.agent + 1}: ${oneLine(r.text)}\n`)
+    .join('');
+  return {
+    system: system(TEAM_SYSTEM.orchestrator(size), hidden),
+    user: `${task}${board}Your plan: ${oneLine(plan)}\n${reports}Give the final answer to the task in one line.`,
+  };
+}
+
+/** A debate participant's turn: the contributions, the draft and the moderator's feedback. */
+function personaMessages(c: CallContext): ChatMessages {
+  const { call, size, rounds, hidden, task, of, persona } = c;
+  const lines = of('contribution')
+    .map((r) => `Turn ${r.read.turn}, participant ${r.read.agent + 1}: ${oneLine(r.text)}\n`)
+    .join('');
+  const draft = of('draft')[0];
+  const feedback = of('feedback').filter((r) => r.text.trim() !== '')[0];
+  return {
+    system: system(TEAM_SYSTEM.participant(call.agent, size, call.sweep, rounds), hidden, persona),
+    user:
+      task +
+      lines +
+      (draft ? `Current draft (solution of turn ${draft.read.turn}): ${oneLine(draft.text)}\n` : '') +
+      (feedback ? `Moderator feedback: ${oneLine(feedback.text)}\n` : '') +
+      (draft ? 'Improve the current draft or propose a better solution, in one line.' : 'Propose a first solution, in one line.'),
+  };
+}
+
+/** A debate vote on the proposed solutions. */
+function voteMessages(c: CallContext): ChatMessages {
+  const { call, size, rounds, hidden, task, of, persona } = c;
+  const options = of('contribution')
+    .map((r) => `${r.read.agent + 1}. ${oneLine(r.text)}\n`)
+    .join('');
+  return {
+    system: system(TEAM_SYSTEM.participant(call.agent, size, call.sweep, rounds), hidden, persona),
+    user: `${task}Proposed solutions:\n${options}Vote for the best solution: reply with its number only.`,
+  };
+}
+
+/** The drift judge: the solutions before and after a turn. */
+function driftJudgeMessages(c: CallContext): ChatMessages {
+  const { call, task, of } = c;
+  const before = of('draft')[0];
+  const after = of('solution')[0];
+  return {
+    system: TEAM_SYSTEM.judge(),
+    user:
+      task +
+      `Solution after turn ${call.sweep - 1}: ${oneLine(before?.text ?? '')}\n` +
+      `Solution after turn ${call.sweep}: ${oneLine(after?.text ?? '')}\n` +
+      `Did the discussion get worse or move away from the task? Reply "DRIFT: <error type>" with one of: ${DRIFT_ERROR_TYPES.join(', ')}; or "NO DRIFT".`,
+  };
+}
+
+/** The moderator's feedback on a turn that drifted. */
+function feedbackMessages(c: CallContext): ChatMessages {
+  const { call, size, task, of } = c;
+  const verdict = of('verdict')[0]?.text ?? '';
+  const lines = of('contribution')
+    .map((r) => `Participant ${r.read.agent + 1}: ${oneLine(r.text)}\n`)
+    .join('');
+  const solution = of('solution')[0]?.text ?? '';
+  return {
+    system: TEAM_SYSTEM.moderator(size),
+    user:
+      task +
+      `A judge found that turn ${call.sweep} drifted: ${oneLine(verdict)}\n` +
+      lines +
+      `Solution of turn ${call.sweep}: ${oneLine(solution)}\n` +
+      'Write one short piece of feedback for the participants that names the error and how to fix it.',
+  };
 }
