@@ -8,7 +8,6 @@ import { functionLengths, longFunctions, MAX_LINES } from '../scripts/long-funct
  */
 const ALLOWED: Record<string, string> = {
   'packages/core/src/campaign-cost.ts#campaignCost': 'to split',
-  'packages/llm/src/surrogate/parse-prompt.ts#compilePromptParser': 'to split',
   'packages/report/src/annotation.ts#exportAnnotationSample': 'to split',
   'packages/report/src/annotation.ts#scoreAnnotations': 'to split',
   'packages/report/src/hallucination.ts#amplificationFigure': 'to split',

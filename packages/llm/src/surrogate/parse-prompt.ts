@@ -94,6 +94,36 @@ export function compilePromptParser(
   file = 'template',
   options: { multilineQuestions?: boolean } = {},
 ): PromptParser {
+  checkReadableSlots(template, file);
+  const has = (text: string, slot: string) => text.includes(`{{${slot}}}`);
+  const lineParts = split(template.neighbour);
+  const lineAny = source(lineParts, { index: '\\d+', answer: ANSWER }, false);
+  // ssvp shows a merge's review (one line) where the neighbour lines would be.
+  const block = `${escapeRegExp(template.no_neighbours)}|${escapeRegExp(MERGE_NOTE)}${ANSWER}|${lineAny}(?:\\n${lineAny})*`;
+  const question = options.multilineQuestions ? '[\\s\\S]*?' : '[^\\n]*?';
+  const main = { question, previous: ANSWER, t: '\\d+', T: NUMBER, k: '\\d+' };
+  const update = new RegExp(`^${source(split(template.update), main, true, block)}$`);
+  // At t = 0 renderPrompt writes t = 0 and k = 0, and nothing for the other slots.
+  const initial = new RegExp(`^${source(split(template.initial), { question, T: NUMBER, t: '0', k: '0' }, true)}$`);
+  // One neighbour line, matched where the previous one ended.
+  const line = new RegExp(`${source(lineParts, { index: '\\d+', answer: ANSWER }, true)}(?=\\n|$)`, 'y');
+  const showsT = has(template.update, 't');
+  const showsK = has(template.update, 'k');
+
+  return {
+    parse(messages: ChatMessages): ParsedPrompt | null {
+      if (messages.system !== template.system) return null;
+      const u = update.exec(messages.user);
+      if (u) return parseUpdate(u.groups!, template.no_neighbours, line, showsT, showsK);
+      const i = initial.exec(messages.user);
+      if (!i) return null;
+      return { question: i.groups?.q ?? '', sweep: 0, neighbourAgents: [], neighbourAnswers: [] };
+    },
+  };
+}
+
+/** The slots a served surrogate reads back must be in the template: {{previous}}, {{neighbours}}, {{answer}}. */
+function checkReadableSlots(template: PromptTemplate, file: string): void {
   const has = (text: string, slot: string) => text.includes(`{{${slot}}}`);
   if (!has(template.update, 'previous')) {
     throw new InputError(
@@ -119,75 +149,60 @@ export function compilePromptParser(
       'add {{answer}} to the neighbour line',
     );
   }
-  const lineParts = split(template.neighbour);
-  const lineAny = source(lineParts, { index: '\\d+', answer: ANSWER }, false);
-  // ssvp shows a merge's review (one line) where the neighbour lines would be.
-  const block = `${escapeRegExp(template.no_neighbours)}|${escapeRegExp(MERGE_NOTE)}${ANSWER}|${lineAny}(?:\\n${lineAny})*`;
-  const question = options.multilineQuestions ? '[\\s\\S]*?' : '[^\\n]*?';
-  const main = { question, previous: ANSWER, t: '\\d+', T: NUMBER, k: '\\d+' };
-  const update = new RegExp(`^${source(split(template.update), main, true, block)}$`);
-  // At t = 0 renderPrompt writes t = 0 and k = 0, and nothing for the other slots.
-  const initial = new RegExp(`^${source(split(template.initial), { question, T: NUMBER, t: '0', k: '0' }, true)}$`);
-  // One neighbour line, matched where the previous one ended.
-  const line = new RegExp(`${source(lineParts, { index: '\\d+', answer: ANSWER }, true)}(?=\\n|$)`, 'y');
-  const showsT = has(template.update, 't');
-  const showsK = has(template.update, 'k');
+}
 
-  function lines(text: string): { agents: number[]; answers: string[] } | null {
-    const agents: number[] = [];
-    const answers: string[] = [];
-    let at = 0;
-    for (;;) {
-      line.lastIndex = at;
-      const m = line.exec(text);
-      if (!m) return null;
-      agents.push(m.groups!.i === undefined ? -1 : Number(m.groups!.i));
-      answers.push(m.groups!.a!);
-      at = line.lastIndex;
-      if (at === text.length) return { agents, answers };
-      at++; // the newline between two lines (the lookahead saw it)
-    }
+/** The neighbour lines of a block, each matched (sticky `line`) where the previous one ended; null if one does not match. */
+function neighbourLines(line: RegExp, text: string): { agents: number[]; answers: string[] } | null {
+  const agents: number[] = [];
+  const answers: string[] = [];
+  let at = 0;
+  for (;;) {
+    line.lastIndex = at;
+    const m = line.exec(text);
+    if (!m) return null;
+    agents.push(m.groups!.i === undefined ? -1 : Number(m.groups!.i));
+    answers.push(m.groups!.a!);
+    at = line.lastIndex;
+    if (at === text.length) return { agents, answers };
+    at++; // the newline between two lines (the lookahead saw it)
   }
+}
 
+/** An update prompt's parts from its match: a merge's review, no neighbours, or the neighbour lines. */
+function parseUpdate(
+  g: Record<string, string | undefined>,
+  noNeighbours: string,
+  line: RegExp,
+  showsT: boolean,
+  showsK: boolean,
+): ParsedPrompt | null {
+  const block = g.n!;
+  const k = showsK ? Number(g.k) : undefined;
+  let agents: number[] = [];
+  let answers: string[] = [];
+  if (block.startsWith(MERGE_NOTE)) {
+    return {
+      question: g.q ?? '',
+      sweep: showsT ? Number(g.t) : -1,
+      previous: g.p!,
+      neighbourAgents: [],
+      neighbourAnswers: [],
+      merge: block.slice(MERGE_NOTE.length),
+    };
+  }
+  const none = block === noNeighbours && (k === undefined || k === 0);
+  if (!none) {
+    const read = neighbourLines(line, block);
+    if (!read) return null;
+    ({ agents, answers } = read);
+  }
+  if (k !== undefined && k !== answers.length) return null;
   return {
-    parse(messages: ChatMessages): ParsedPrompt | null {
-      if (messages.system !== template.system) return null;
-      const u = update.exec(messages.user);
-      if (u) {
-        const g = u.groups!;
-        const block = g.n!;
-        const k = showsK ? Number(g.k) : undefined;
-        let agents: number[] = [];
-        let answers: string[] = [];
-        if (block.startsWith(MERGE_NOTE)) {
-          return {
-            question: g.q ?? '',
-            sweep: showsT ? Number(g.t) : -1,
-            previous: g.p!,
-            neighbourAgents: [],
-            neighbourAnswers: [],
-            merge: block.slice(MERGE_NOTE.length),
-          };
-        }
-        const none = block === template.no_neighbours && (k === undefined || k === 0);
-        if (!none) {
-          const read = lines(block);
-          if (!read) return null;
-          ({ agents, answers } = read);
-        }
-        if (k !== undefined && k !== answers.length) return null;
-        return {
-          question: g.q ?? '',
-          sweep: showsT ? Number(g.t) : -1,
-          previous: g.p!,
-          neighbourAgents: agents,
-          neighbourAnswers: answers,
-        };
-      }
-      const i = initial.exec(messages.user);
-      if (!i) return null;
-      return { question: i.groups?.q ?? '', sweep: 0, neighbourAgents: [], neighbourAnswers: [] };
-    },
+    question: g.q ?? '',
+    sweep: showsT ? Number(g.t) : -1,
+    previous: g.p!,
+    neighbourAgents: agents,
+    neighbourAnswers: answers,
   };
 }
 
