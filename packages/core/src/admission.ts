@@ -3,7 +3,12 @@
  * the limit's rules, the parser of vLLM's Prometheus `/metrics`, and the account of time the server spent
  * queueing. packages/llm/src/admission polls the servers and feeds these.
  *
- * Two signals drive the limit, never above the configured `max_in_flight` and never below 1:
+ * Where the server says how many tokens its KV cache holds (vLLM's `vllm:cache_config_info`: num_gpu_blocks x
+ * block_size), admission counts tokens (tokens mode): the client knows each request's KV tokens (its prompt by
+ * the plan's estimate, CHARS_PER_TOKEN characters a token, plus max_tokens) and keeps those it has open on the
+ * endpoint near `occupancy` (0.95) of the cache, whatever the mix of sizes (see admits and observeTokens); the
+ * request limit is then `max_in_flight`. Elsewhere it counts requests, and two signals drive the limit, never
+ * above the configured `max_in_flight` and never below 1:
  *
  * - The server's own load, where it serves vLLM's `/metrics` (`vllm:num_requests_waiting`,
  *   `vllm:num_requests_running`, `vllm:kv_cache_usage_perc`, or the older `vllm:gpu_cache_usage_perc`).
@@ -26,6 +31,11 @@ export interface ServerLoad {
   running: number;
   /** Share of the KV cache in use, 0..1 (absent where the server does not say). */
   kvUsage?: number;
+  /**
+   * The KV cache's size in tokens: `vllm:cache_config_info`'s `num_gpu_blocks` x `block_size` (summed over
+   * engines; absent where the server does not say).
+   */
+  capacityTokens?: number;
 }
 
 export interface AdmissionTuning {
@@ -39,9 +49,11 @@ export interface AdmissionTuning {
   tolerance: number;
   /** Cut on queueing or overload, latency mode (default 0.9). */
   backoff: number;
+  /** Tokens mode: the share of the KV cache this client keeps admitted (default 0.95). */
+  occupancy: number;
 }
 
-const DEFAULT_TUNING = { kvHigh: 0.9, growth: 1.5, tolerance: 2, backoff: 0.9 };
+const DEFAULT_TUNING = { kvHigh: 0.9, growth: 1.5, tolerance: 2, backoff: 0.9, occupancy: 0.95 };
 
 /** Requests open at once on one endpoint: see the module comment for the rules. */
 export class AdmissionLimit {
@@ -53,6 +65,10 @@ export class AdmissionLimit {
   private queued = false;
   /** Replies since the last cut: a cut waits for a window of replies sent after it. */
   private sinceCut = Number.POSITIVE_INFINITY;
+  /** The endpoint's KV cache in tokens, once its metrics said (tokens mode); undefined: requests mode. */
+  private capacity: number | undefined;
+  /** Tokens mode: the KV tokens this client keeps admitted (Infinity in requests mode). */
+  private budget = Number.POSITIVE_INFINITY;
 
   constructor(
     readonly max: number,
@@ -70,9 +86,41 @@ export class AdmissionLimit {
 
   /** Starts over at `initial` (once an endpoint turns out to serve metrics). */
   reset(initial: number): void {
-    this.value = clamp(initial, this.max);
+    this.value = clamp(this.capacity === undefined ? initial : this.max, this.max);
     this.queued = false;
     this.sinceCut = Number.POSITIVE_INFINITY;
+  }
+
+  /** The endpoint's KV cache in tokens, where known (tokens mode). */
+  get capacityTokens(): number | undefined {
+    return this.capacity;
+  }
+
+  /** The KV tokens this client keeps admitted: `occupancy` x the capacity, less others' share; Infinity where unknown. */
+  get tokenBudget(): number {
+    return this.budget;
+  }
+
+  /**
+   * The endpoint's KV cache holds `tokens` tokens (its metrics said): tokens mode. The request limit goes to
+   * `max` (the server's own max_num_seqs bounds what runs) and the token budget to `occupancy` x `tokens`.
+   */
+  setCapacity(tokens: number): void {
+    if (!(tokens > 0) || tokens === this.capacity) return;
+    this.capacity = tokens;
+    this.budget = this.tuning.occupancy * tokens;
+    this.value = this.max;
+  }
+
+  /**
+   * Whether one more request may go to the endpoint, with `open` requests and `openTokens` KV tokens (prompt
+   * estimate + max_tokens each) of this client's open there: below the request limit, and in tokens mode
+   * while the tokens open are below the budget. The request let in may take them past it: the server then
+   * holds one request of this client in its queue, ready for the next blocks freed, and the KV cache stays
+   * full; whatever its size, the deepest request waiting goes first and none is passed over for a smaller one.
+   */
+  admits(open: number, openTokens: number): boolean {
+    return open < this.limit && openTokens < this.budget;
   }
 
   /**
@@ -80,7 +128,12 @@ export class AdmissionLimit {
    * reached the limit since the previous sample (default: whether they reach it now). A sample taken while
    * calls are short can count none of them running: that a call waited for the limit is the sign it binds.
    */
-  observeLoad(load: ServerLoad, inFlight: number, reached = inFlight >= this.limit): void {
+  observeLoad(load: ServerLoad, inFlight: number, reached = inFlight >= this.limit, openTokens = 0): void {
+    if (load.capacityTokens !== undefined) this.setCapacity(load.capacityTokens);
+    if (this.capacity !== undefined) {
+      this.observeTokens(load, inFlight, reached, openTokens, this.capacity);
+      return;
+    }
     // Requests wait in vLLM's queue because the KV cache cannot hold them (the limit to respect), or only
     // until an engine step takes them: they arrived since the last step, or its token budget went to other
     // prompts' prefill chunks (the GPU is busy; the cache still has room). The cache is the limit when it is
@@ -97,6 +150,24 @@ export class AdmissionLimit {
       // Slow start until the server first queues, then one more a sample (as TCP after its first loss): a
       // sample taken between one reply and the next call can show room the server does not have.
       this.value = clamp(this.queued ? this.value + 1 : Math.max(this.value + 1, this.value * this.tuning.growth), this.max);
+    }
+  }
+
+  /**
+   * Tokens mode: this client alone keeps at most one request in the server's queue (the one that took its
+   * tokens past the budget), so more than one waiting with the cache nearly full means other clients share
+   * the endpoint: the budget drops to this client's share of what the server runs (its tokens open x running
+   * / (running + waiting)). With none waiting and room in the cache, a budget that bound (`reached`) grows
+   * by that room, up to `occupancy` x the capacity.
+   */
+  private observeTokens(load: ServerLoad, inFlight: number, reached: boolean, openTokens: number, capacity: number): void {
+    const target = this.tuning.occupancy * capacity;
+    const kv = load.kvUsage;
+    if (load.waiting > 1 && (kv === undefined || kv >= this.tuning.kvHigh) && inFlight > 0) {
+      const share = (openTokens * load.running) / (load.running + load.waiting);
+      this.budget = Math.max(1, Math.min(this.budget, share));
+    } else if (load.waiting === 0 && kv !== undefined && kv < this.tuning.kvHigh && reached) {
+      this.budget = Math.min(target, this.budget + Math.max(0, this.tuning.kvHigh - kv) * capacity);
     }
   }
 
@@ -135,6 +206,7 @@ export function parseVllmMetrics(text: string): ServerLoad | undefined {
   let waiting: number | undefined;
   let running: number | undefined;
   let kv: number | undefined;
+  let capacity: number | undefined;
   for (const line of text.split('\n')) {
     if (!line.startsWith('vllm:')) continue;
     const name = line.slice(0, nameEnd(line));
@@ -148,11 +220,26 @@ export function parseVllmMetrics(text: string): ServerLoad | undefined {
     if (name === 'vllm:num_requests_waiting') waiting = (waiting ?? 0) + value;
     else if (name === 'vllm:num_requests_running') running = (running ?? 0) + value;
     else if (name === 'vllm:kv_cache_usage_perc' || name === 'vllm:gpu_cache_usage_perc') kv = Math.max(kv ?? 0, value);
+    else if (name === 'vllm:cache_config_info') {
+      const blocks = Number(labelOf(line, 'num_gpu_blocks'));
+      const blockSize = Number(labelOf(line, 'block_size'));
+      if (blocks > 0 && blockSize > 0 && Number.isFinite(blocks * blockSize)) capacity = (capacity ?? 0) + blocks * blockSize;
+    }
   }
   if (waiting === undefined && running === undefined) return undefined;
   const load: ServerLoad = { waiting: waiting ?? 0, running: running ?? 0 };
   if (kv !== undefined) load.kvUsage = kv;
+  if (capacity !== undefined) load.capacityTokens = capacity;
   return load;
+}
+
+/** A label's value in one Prometheus sample line (`name{a="1",b="2"} v`), undefined where absent. */
+function labelOf(line: string, label: string): string | undefined {
+  const open = line.indexOf('{');
+  const close = line.lastIndexOf('}');
+  if (open < 0 || close < open) return undefined;
+  const m = new RegExp(`(?:^|,)\\s*${label}="([^"]*)"`).exec(line.slice(open + 1, close));
+  return m?.[1];
 }
 
 function nameEnd(line: string): number {

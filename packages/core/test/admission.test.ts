@@ -81,6 +81,74 @@ describe('AdmissionLimit with the server load', () => {
   });
 });
 
+// An H100 serving Qwen3-14B under vLLM: 15,000 blocks of 16 tokens (240,000 tokens); a mean-field-256 update
+// holds ~26,600 prompt tokens + 100 output, a ring update ~380 + 100.
+const H100_METRICS = [
+  'vllm:num_requests_running{model_name="Qwen/Qwen3-14B"} 0.0',
+  'vllm:num_requests_waiting{model_name="Qwen/Qwen3-14B"} 0.0',
+  'vllm:kv_cache_usage_perc{model_name="Qwen/Qwen3-14B"} 0.0',
+  '# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig',
+  '# TYPE vllm:cache_config_info gauge',
+  'vllm:cache_config_info{block_size="16",cache_dtype="auto",enable_prefix_caching="True",gpu_memory_utilization="0.9",num_cpu_blocks="0",num_gpu_blocks="15000"} 1.0',
+].join('\n');
+const MEAN_FIELD_256 = 26_700;
+const RING = 480;
+
+/** Requests of `sizes` (tokens each, in order) let in one by one until admission holds one back: their count. */
+function admitted(l: AdmissionLimit, sizes: (i: number) => number, startOpen = 0, startTokens = 0): number {
+  let open = startOpen;
+  let tokens = startTokens;
+  while (open < 10_000 && l.admits(open, tokens)) tokens += sizes(open++);
+  return open - startOpen;
+}
+
+describe('AdmissionLimit by tokens (the KV cache size known)', () => {
+  it("reads the KV cache's size from vllm:cache_config_info (blocks x block size, summed over engines)", () => {
+    expect(parseVllmMetrics(H100_METRICS)).toEqual({ waiting: 0, running: 0, kvUsage: 0, capacityTokens: 240_000 });
+    const twoEngines = `${H100_METRICS}\nvllm:cache_config_info{num_gpu_blocks="1000",block_size="32",engine="1"} 1.0\n`;
+    expect(parseVllmMetrics(twoEngines)?.capacityTokens).toBe(272_000);
+  });
+
+  it('keeps ~0.95 of the cache admitted whatever the sizes: 9 long prompts, 256 short ones (the request cap), or a mix', () => {
+    const l = new AdmissionLimit(256, { initial: 4 });
+    l.observeLoad(parseVllmMetrics(H100_METRICS)!, 0);
+    expect(l.capacityTokens).toBe(240_000);
+    expect(l.tokenBudget).toBe(228_000);
+    expect(l.limit).toBe(256);
+    // 8 x 26,700 = 213,600 < 228,000: a 9th goes (past the budget: it waits at the server, first for the next blocks).
+    expect(admitted(l, () => MEAN_FIELD_256)).toBe(9);
+    // Short prompts: the request cap binds first (256 x 480 = 122,880 tokens).
+    expect(admitted(l, () => RING)).toBe(256);
+    // 8 long ones open: 14,400 tokens left for short ones, which 30 fill exactly.
+    expect(admitted(l, () => RING, 8, 8 * MEAN_FIELD_256)).toBe(30);
+  });
+
+  it("cuts the budget to this client's share when others fill the cache (more than one waiting), grows back by the room", () => {
+    const l = new AdmissionLimit(256);
+    l.setCapacity(240_000);
+    // This client's own overflow request waiting with the cache full: no cut.
+    l.observeLoad({ waiting: 1, running: 9, kvUsage: 0.99 }, 9, true, 9 * MEAN_FIELD_256);
+    expect(l.tokenBudget).toBe(228_000);
+    // Six waiting, nine running, 4 of them this client's (106,800 tokens): its share is 106,800 x 9 / 15.
+    l.observeLoad({ waiting: 6, running: 9, kvUsage: 0.97 }, 4, true, 4 * MEAN_FIELD_256);
+    expect(l.tokenBudget).toBeCloseTo(64_080, 6);
+    expect(admitted(l, () => MEAN_FIELD_256)).toBe(3);
+    // None waiting and 40% of the cache free: + (0.9 - 0.5) x 240,000, at most 0.95 of it.
+    l.observeLoad({ waiting: 0, running: 3, kvUsage: 0.5 }, 3, true, 3 * MEAN_FIELD_256);
+    expect(l.tokenBudget).toBeCloseTo(160_080, 6);
+    l.observeLoad({ waiting: 0, running: 3, kvUsage: 0.1 }, 3, true, 3 * MEAN_FIELD_256);
+    expect(l.tokenBudget).toBe(228_000);
+  });
+
+  it('counts requests as before where the server does not give its cache size', () => {
+    const l = new AdmissionLimit(64, { initial: 4 });
+    l.observeLoad({ waiting: 0, running: 4, kvUsage: 0.2 }, 4);
+    expect(l.tokenBudget).toBe(Number.POSITIVE_INFINITY);
+    expect(admitted(l, () => MEAN_FIELD_256)).toBe(l.limit);
+    expect(l.limit).toBe(6);
+  });
+});
+
 describe('AdmissionLimit by latency (AIMD)', () => {
   it('grows by one per window while latency stays near the least seen, up to max', () => {
     const l = new AdmissionLimit(16, { initial: 4 });

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { backendSchema } from '@panta/core';
 import type { ChatRequest } from '../src/backend.js';
 import { metricsUrlOf } from '../src/admission/endpoint.js';
@@ -18,7 +18,7 @@ interface Scripted {
 }
 async function scripted(
   onChat: (body: Record<string, unknown>, reply: () => void) => void,
-  metrics?: () => { waiting: number; running: number; kv: number },
+  metrics?: () => { waiting: number; running: number; kv: number; blocks?: number },
 ): Promise<Scripted> {
   const s: Scripted = { url: '', bodies: [], metricsPolls: 0, close: async () => undefined };
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -27,7 +27,9 @@ async function scripted(
         s.metricsPolls++;
         const m = metrics();
         res.end(
-          `vllm:num_requests_waiting{model_name="m"} ${m.waiting}\nvllm:num_requests_running{model_name="m"} ${m.running}\nvllm:kv_cache_usage_perc{model_name="m"} ${m.kv}\n`,
+          `vllm:num_requests_waiting{model_name="m"} ${m.waiting}\nvllm:num_requests_running{model_name="m"} ${m.running}\nvllm:kv_cache_usage_perc{model_name="m"} ${m.kv}\n${
+            m.blocks === undefined ? '' : `vllm:cache_config_info{block_size="16",num_gpu_blocks="${m.blocks}"} 1.0\n`
+          }`,
         );
       } else res.writeHead(404).end('no');
       return;
@@ -79,9 +81,10 @@ function backend(url: string, over: Record<string, unknown> = {}): OpenAICompati
   backends.push(b);
   return b;
 }
-function request(seed: number, depth?: number): ChatRequest {
+function request(seed: number, depth?: number, userChars?: number): ChatRequest {
+  const user = userChars === undefined ? `user ${seed}` : `user ${seed} `.padEnd(userChars, 'x');
   return {
-    messages: () => ({ system: 'sys', user: `user ${seed}` }),
+    messages: () => ({ system: 'sys', user }),
     promptLength: () => ({ system: 3, user: 6 }),
     seed,
     temperature: 0.7,
@@ -168,5 +171,32 @@ describe('admission', () => {
     expect(b.stats().limits[0]).toBeLessThanOrEqual(2 * CAPACITY);
     expect(b.stats().peakInFlight[0]).toBeLessThanOrEqual(2 * CAPACITY);
     expect(peakWaitingLate).toBeLessThanOrEqual(4);
+  });
+
+  it("counts tokens where /metrics gives the KV cache's size: requests open stop at ~0.95 of it, whatever max_in_flight", async () => {
+    const held: (() => void)[] = [];
+    // 64 blocks of 16: 1,024 tokens. Each request: 'sys' + 757 characters = 191 prompt tokens by the estimate,
+    // + 10 max_tokens = 201; 4 of them (804) are below 0.95 x 1,024 = 972.8, a 5th takes them past it.
+    const s = await scripted(
+      (_, reply) => held.push(reply),
+      () => ({ waiting: 0, running: held.length, kv: 0.1, blocks: 64 }),
+    );
+    const b = backend(s.url, { max_in_flight: 64, timeout_ms: 5000 });
+    const calls = Array.from({ length: 12 }, (_, i) => b.complete(request(i, 0, 757)));
+    // The server says it has room (10% used, none waiting) for many polls: a request count would grow to 64.
+    await vi.waitFor(() => expect(s.metricsPolls).toBeGreaterThan(8), { timeout: 5000, interval: 10 });
+    expect(s.bodies.length).toBe(5);
+    expect(b.stats().limits[0]).toBe(64);
+    while (held.length > 0) held.shift()!();
+    const answered = setInterval(() => {
+      while (held.length > 0) held.shift()!();
+    }, 5);
+    try {
+      await Promise.all(calls);
+    } finally {
+      clearInterval(answered);
+    }
+    expect(s.bodies.length).toBe(12);
+    expect(b.stats().peakInFlight[0]).toBe(5);
   });
 });

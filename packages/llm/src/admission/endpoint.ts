@@ -14,6 +14,8 @@ export interface EndpointAdmissionOptions {
   pollMs?: number;
   /** Requests this client has open on the endpoint now. */
   inFlight: () => number;
+  /** KV tokens of those requests (prompt estimate + max_tokens each; tokens admission). Default: none known. */
+  openTokens?: () => number;
   /** Called when the limit may have grown (the pool lets waiters in). */
   changed: () => void;
 }
@@ -23,6 +25,8 @@ export interface EndpointAdmissionOptions {
  * vLLM's Prometheus `/metrics` (the API root less `/v1`, plus `/metrics`) once; where it answers with vLLM's
  * names the limit follows the server's load, polled every `pollMs` while this client has requests open there,
  * and the time the server reports requests waiting is kept (`queueClock`) so that timeouts leave it out.
+ * Where the metrics also give the KV cache's size (`vllm:cache_config_info`), admission counts tokens
+ * (`roomFor`): the requests' KV tokens open on the endpoint kept near the limit's token budget.
  * Elsewhere the limit follows measured latency (observeLatency, observeOverload).
  */
 export class EndpointAdmission {
@@ -41,6 +45,8 @@ export class EndpointAdmission {
   private lastPollAt: number | undefined;
   /** Most requests open at once since the previous poll: whether the limit bound in between. */
   private peakSincePoll = 0;
+  /** The token budget held a request back since the previous poll (tokens mode). */
+  private tokensBoundSincePoll = false;
 
   constructor(
     apiRoot: string,
@@ -57,6 +63,7 @@ export class EndpointAdmission {
     if (!load || this.closed) return;
     this.metrics = true;
     this.lastLoad = load;
+    if (load.capacityTokens !== undefined) this.limit.setCapacity(load.capacityTokens);
     this.limit.reset(Math.min(this.options.max, Math.max(METRICS_INITIAL_LIMIT, this.options.inFlight())));
   }
 
@@ -66,6 +73,16 @@ export class EndpointAdmission {
     if (!this.metrics || this.closed || this.timer || this.polling) return;
     this.timer = setTimeout(() => this.poll(), this.pollMs);
     this.timer.unref?.();
+  }
+
+  /**
+   * Whether the endpoint takes one more request with `openTokens` KV tokens of this client's open there (the
+   * request limit is the pool's): always outside tokens mode (see AdmissionLimit.admits).
+   */
+  roomFor(openTokens: number): boolean {
+    if (openTokens < this.limit.tokenBudget) return true;
+    this.tokensBoundSincePoll = true;
+    return false;
   }
 
   /** A reply's latency per unit of work, and the requests open when it was sent (latency mode only). */
@@ -103,10 +120,14 @@ export class EndpointAdmission {
     if (load) {
       this.lastLoad = load;
       const before = this.limit.limit;
+      const budgetBefore = this.limit.tokenBudget;
       const open = this.options.inFlight();
-      this.limit.observeLoad(load, open, this.peakSincePoll >= before);
+      const tokens = this.options.openTokens?.() ?? 0;
+      const reached = this.limit.capacityTokens === undefined ? this.peakSincePoll >= before : this.tokensBoundSincePoll;
+      this.limit.observeLoad(load, open, reached, tokens);
       this.peakSincePoll = open;
-      if (this.limit.limit > before) this.options.changed();
+      this.tokensBoundSincePoll = false;
+      if (this.limit.limit > before || this.limit.tokenBudget > budgetBefore) this.options.changed();
     }
     if (this.options.inFlight() > 0) this.active(this.options.inFlight());
     else {

@@ -1,5 +1,5 @@
 import type OpenAI from 'openai';
-import type { OpenAIBackendSpec, ReplyStatus } from '@panta/core';
+import { CHARS_PER_TOKEN, type OpenAIBackendSpec, type ReplyStatus } from '@panta/core';
 import type { ChatRequest, ChatResult, LlmBackend } from '../backend.js';
 import { nodeFetch } from '../node-fetch.js';
 import { chatResult, recordedReply, UnusableReplyError, type ProviderReply } from '../result.js';
@@ -99,6 +99,7 @@ export class OpenAICompatibleBackend implements LlmBackend {
           max: spec.max_in_flight,
           pollMs: options.metricsPollMs,
           inFlight: () => this.caller.pool.openOn(i),
+          openTokens: () => this.caller.pool.tokensOn(i),
           changed: () => this.caller.pool.kick(),
         }),
     );
@@ -198,7 +199,7 @@ export class OpenAICompatibleBackend implements LlmBackend {
         return { reply: readCompletion(reply), server };
       },
       recordedReply,
-      { priority: depth, work: workOf(messages, request.maxTokens) },
+      { priority: depth, work: workOf(messages, request.maxTokens), tokens: kvTokensOf(messages, request.maxTokens) },
     );
     const { reply, server, status } = outcome.value;
     if (server === 'vllm' && request.fixedLength && reply.completionTokens !== request.maxTokens) this.fixedLengthMismatches++;
@@ -230,6 +231,14 @@ const NO_SDK_TIMEOUT = 2_147_483_647;
  */
 function workOf(messages: { system: string; user: string }, maxTokens: number): number {
   return (messages.system.length + messages.user.length) / 4 + 2.5 * maxTokens;
+}
+
+/**
+ * The KV tokens a request may hold, for tokens admission: its prompt by the plan's estimate (CHARS_PER_TOKEN
+ * characters a token) plus max_tokens (vLLM reserves blocks for both).
+ */
+function kvTokensOf(messages: { system: string; user: string }, maxTokens: number): number {
+  return Math.ceil((messages.system.length + messages.user.length) / CHARS_PER_TOKEN) + maxTokens;
 }
 
 interface Completion {

@@ -90,6 +90,8 @@ export interface CallHints {
   priority?: number;
   /** The call's work in tokens (prompt + weighted output), for the latency limit; default 1. */
   work?: number;
+  /** The KV tokens the request may hold (prompt estimate + max_tokens), for tokens admission; default 0. */
+  tokens?: number;
 }
 
 export interface CallOutcome<T> {
@@ -139,7 +141,12 @@ export class RetryingCaller {
 
   constructor(private readonly options: RetryingCallerOptions) {
     const admission = options.admission;
-    this.pool = new EndpointPool(options.endpoints.length, options.maxInFlight, admission ? (i) => admission[i].limit.limit : undefined);
+    this.pool = new EndpointPool(
+      options.endpoints.length,
+      options.maxInFlight,
+      admission ? (i) => admission[i].limit.limit : undefined,
+      admission ? (i, openTokens) => admission[i].roomFor(openTokens) : undefined,
+    );
     this.tuning = { ...DEFAULT_RETRY_TUNING, ...options.tuning };
     this.breaker = new HealthBreaker(options.backend, options.endpoints, options.health, options.model);
   }
@@ -173,7 +180,7 @@ export class RetryingCaller {
     if (this.breaker.trip) throw this.breaker.trip;
     if (this.closed) throw this.closedError(attempts, endpoints[Math.max(avoid, 0)]);
     try {
-      return await this.pool.acquire(avoid, hints.priority ?? 0);
+      return await this.pool.acquire(avoid, hints.priority ?? 0, hints.tokens ?? 0);
     } catch (err) {
       if (this.breaker.trip) throw this.breaker.trip;
       throw this.closedError(attempts, endpoints[Math.max(avoid, 0)], err);
@@ -243,9 +250,9 @@ export class RetryingCaller {
       this.controllers.delete(controller);
       if (timedOut && this.tuning.abortGraceMs > 0) {
         const slot = endpoint;
-        setTimeout(() => this.pool.release(slot), this.tuning.abortGraceMs);
+        setTimeout(() => this.pool.release(slot, hints.tokens ?? 0), this.tuning.abortGraceMs);
       } else {
-        this.pool.release(endpoint);
+        this.pool.release(endpoint, hints.tokens ?? 0);
       }
     }
   }

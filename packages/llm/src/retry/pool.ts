@@ -5,6 +5,8 @@ interface Waiter {
   /** Higher goes first (the event's depth); equal ones in arrival order. */
   priority: number;
   seq: number;
+  /** KV tokens the request may hold (tokens admission); 0 where unknown. */
+  tokens: number;
   resolve: (endpoint: number) => void;
   reject: (err: Error) => void;
 }
@@ -15,10 +17,13 @@ interface Waiter {
  * rotate), and requests beyond every endpoint's cap wait in one queue, the highest priority (the deepest
  * event: the longest chain of calls still behind it) first and, within a priority, in arrival order.
  * A retry may ask to avoid the endpoint that just failed it; it gets that one only when no other has room.
- * When a limit grows, `kick()` lets waiters in.
+ * When a limit grows, `kick()` lets waiters in. With `roomOf`, an endpoint also takes a request only while
+ * `roomOf(i, tokens open there)` holds: requests say the KV tokens they may hold (tokens admission, see
+ * AdmissionLimit.admits in @panta/core).
  */
 export class EndpointPool {
   private readonly open: number[];
+  private readonly openTokens: number[];
   private readonly peak: number[];
   private readonly served: number[];
   /** A binary heap of waiters (see before()). */
@@ -32,33 +37,36 @@ export class EndpointPool {
     readonly size: number,
     readonly cap: number,
     capOf?: (endpoint: number) => number,
+    private readonly roomOf?: (endpoint: number, openTokens: number) => boolean,
   ) {
     if (!(size >= 1) || !(cap >= 1)) throw new RangeError(`EndpointPool needs size >= 1 and cap >= 1 (got ${size}, ${cap})`);
     this.open = new Array<number>(size).fill(0);
+    this.openTokens = new Array<number>(size).fill(0);
     this.peak = new Array<number>(size).fill(0);
     this.served = new Array<number>(size).fill(0);
     this.capOf = capOf ? (i) => Math.min(cap, Math.max(1, capOf(i))) : () => cap;
   }
 
   /**
-   * Resolves with an endpoint index once a slot is free; call `release(index)` exactly once after. Among
-   * waiting requests, a higher `priority` is let in first.
+   * Resolves with an endpoint index once a slot is free; call `release(index, tokens)` exactly once after.
+   * Among waiting requests, a higher `priority` is let in first. `tokens`: the KV tokens the request may hold.
    */
-  acquire(avoid = -1, priority = 0): Promise<number> {
+  acquire(avoid = -1, priority = 0, tokens = 0): Promise<number> {
     if (this.closedWith) return Promise.reject(this.closedWith);
     if (this.waiting === 0) {
       const i = this.pick(avoid);
       if (i >= 0) {
-        this.take(i);
+        this.take(i, tokens);
         return Promise.resolve(i);
       }
     }
-    return new Promise<number>((resolve, reject) => this.push({ avoid, priority, seq: this.seq++, resolve, reject }));
+    return new Promise<number>((resolve, reject) => this.push({ avoid, priority, seq: this.seq++, tokens, resolve, reject }));
   }
 
-  release(endpoint: number): void {
+  release(endpoint: number, tokens = 0): void {
     if (!(this.open[endpoint] > 0)) throw new Error(`EndpointPool: release of endpoint ${endpoint} without a slot`);
     this.open[endpoint]--;
+    this.openTokens[endpoint] = this.open[endpoint] === 0 ? 0 : Math.max(0, this.openTokens[endpoint] - tokens);
     this.kick();
   }
 
@@ -68,7 +76,7 @@ export class EndpointPool {
       const i = this.pick(this.heap[0].avoid);
       if (i < 0) break;
       const w = this.pop();
-      this.take(i);
+      this.take(i, w.tokens);
       w.resolve(i);
     }
   }
@@ -88,6 +96,10 @@ export class EndpointPool {
   openOn(endpoint: number): number {
     return this.open[endpoint];
   }
+  /** KV tokens of the requests open now on one endpoint (as they said at acquire). */
+  tokensOn(endpoint: number): number {
+    return this.openTokens[endpoint];
+  }
   /** Most requests ever open at once, per endpoint. */
   peakInFlight(): number[] {
     return [...this.peak];
@@ -100,8 +112,9 @@ export class EndpointPool {
     return this.heap.length;
   }
 
-  private take(i: number): void {
+  private take(i: number, tokens: number): void {
     this.open[i]++;
+    this.openTokens[i] += tokens;
     this.served[i]++;
     if (this.open[i] > this.peak[i]) this.peak[i] = this.open[i];
   }
@@ -114,7 +127,7 @@ export class EndpointPool {
     for (let j = 0; j < n; j++) {
       const i = (this.cursor + j) % n;
       const open = this.open[i];
-      if (open >= this.capOf(i)) continue;
+      if (open >= this.capOf(i) || (this.roomOf && !this.roomOf(i, this.openTokens[i]))) continue;
       const key = (i === avoid && n > 1 ? this.cap : 0) + open;
       if (key < bestKey) {
         bestKey = key;

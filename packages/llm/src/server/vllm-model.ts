@@ -196,6 +196,13 @@ export class VllmModel {
     metric('vllm:prefix_cache_queries_total', 'counter', 'Prefix cache queries, in terms of number of queried tokens.', s.prefix_queries);
     metric('vllm:prefix_cache_hits_total', 'counter', 'Prefix cache hits, in terms of number of cached tokens.', s.prefix_hits);
     metric('vllm:request_success_total', 'counter', 'Count of successfully processed requests.', s.completed);
+    // vLLM's info gauge of its cache config (value 1, the config in labels): the KV cache's size in blocks,
+    // which clients read for tokens admission (num_gpu_blocks x block_size tokens).
+    lines.push(
+      '# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig',
+      '# TYPE vllm:cache_config_info gauge',
+      `vllm:cache_config_info{block_size="${this.costModel.blockTokens}",enable_prefix_caching="True",num_gpu_blocks="${this.engine.totalBlocks}"} 1.0`,
+    );
     return `${lines.join('\n')}\n`;
   }
 
