@@ -153,49 +153,133 @@ function updateFrameChars(template: PromptTemplate, run: RunPlan, k: number): nu
 }
 
 export function campaignCost(input: CampaignInput): CampaignCost {
-  const { spec, runs, template } = input;
-  const edgeLists = input.edgeLists ?? new Map();
-  const answer = spec.max_tokens;
-  const stopsEarly = spec.early_stopping !== undefined;
-  const kinds = new Map<CallKind, CallCost>();
-  const add = (kind: CallKind, calls: number, promptTokens: number, completionTokens: number, atMost: boolean) => {
-    const c = kinds.get(kind) ?? { kind, calls: 0, atMost: false, promptTokens: 0, completionTokens: 0 };
+  const { spec, runs } = input;
+  const tally = new CostTally(spec, input.template, input.edgeLists ?? new Map());
+  for (const run of runs) {
+    if (run.controls.team) tally.addTeamRun(run);
+    else tally.addPopulationRun(run);
+  }
+  const calls = pricedCalls(tally.calls(), spec);
+  const sum = (f: (c: CallCost) => number) => calls.reduce((s, c) => s + f(c), 0);
+  const priced = calls.every((c) => c.cost !== undefined);
+  const rate = input.callsPerSecond ?? DEFAULT_CALLS_PER_SECOND;
+  // A team's members are its agents (every team call but the population protocols').
+  const teamKinds = new Set<CallKind>(CALL_ORDER.slice(CALL_ORDER.indexOf('relay')));
+  const agentCalls = calls.reduce((s, c) => s + (c.kind === 'agent' || teamKinds.has(c.kind) ? c.calls : 0), 0);
+  const relayAnswers = tally.relayAnswers;
+  return {
+    configurations: new Set(runs.map((r) => r.configId)).size,
+    runs: runs.length,
+    events: tally.events,
+    calls,
+    total: {
+      calls: sum((c) => c.calls),
+      promptTokens: sum((c) => c.promptTokens),
+      completionTokens: sum((c) => c.completionTokens),
+      ...(priced && calls.length > 0 ? { cost: sum((c) => c.cost!) } : {}),
+    },
+    answerTokens: spec.max_tokens,
+    ...(relayAnswers.size > 0 ? { relayAnswerTokens: [...relayAnswers.values()].sort((a, b) => a.n - b.n) } : {}),
+    answersAtMaxTokens: runs.some((r) => r.controls.team?.tokenBudget === undefined || !teamSchedule(r.dynamics).splitsBudget),
+    fixedLength: spec.fixed_length,
+    contexts: [...tally.contexts.values()],
+    ...(spec.backend.kind !== 'surrogate' && spec.backend.max_context_tokens !== undefined
+      ? { contextLimit: spec.backend.max_context_tokens }
+      : {}),
+    callsPerSecond: rate,
+    assumedRate: input.callsPerSecond === undefined,
+    seconds: { agents: agentCalls / rate, all: sum((c) => c.calls) / rate },
+  };
+}
+
+/** The call kinds in the order the plan lists them (built-in protocols' and teams'). */
+const CALL_ORDER: CallKind[] = [
+  'agent',
+  'judge',
+  'travel-judge',
+  'summary',
+  'merge',
+  'drift-judge',
+  'moderator',
+  'relay',
+  'orchestrator',
+  'worker',
+  'aggregator',
+  'persona-gen',
+  'persona',
+  'vote',
+  'feedback',
+];
+
+/**
+ * Calls and tokens summed by kind over the runs, with the events, the prompt contexts by geometry and size,
+ * and the relay answers of split token budgets.
+ */
+class CostTally {
+  readonly kinds = new Map<CallKind, CallCost>();
+  readonly contexts = new Map<string, ContextCost>();
+  readonly relayAnswers = new Map<string, { budget: number; n: number; tokens: number }>();
+  events = 0;
+  private readonly degrees = new Map<string, number>();
+  private readonly answer: number;
+  private readonly stopsEarly: boolean;
+
+  constructor(
+    private readonly spec: SweepSpec,
+    private readonly template: CampaignInput['template'],
+    private readonly edgeLists: NonNullable<CampaignInput['edgeLists']>,
+  ) {
+    this.answer = spec.max_tokens;
+    this.stopsEarly = spec.early_stopping !== undefined;
+  }
+
+  add(kind: CallKind, calls: number, promptTokens: number, completionTokens: number, atMost: boolean): void {
+    const c = this.kinds.get(kind) ?? { kind, calls: 0, atMost: false, promptTokens: 0, completionTokens: 0 };
     c.calls += calls;
     c.promptTokens += promptTokens;
     c.completionTokens += completionTokens;
-    c.atMost ||= atMost || stopsEarly;
-    kinds.set(kind, c);
-  };
-  const contexts = new Map<string, ContextCost>();
-  const degrees = new Map<string, number>();
-  let events = 0;
-  const relayAnswers = new Map<string, { budget: number; n: number; tokens: number }>();
-  for (const run of runs) {
-    if (run.controls.team) {
-      const budget = run.controls.team.tokenBudget;
-      if (budget !== undefined && teamSchedule(run.dynamics).splitsBudget)
-        relayAnswers.set(`${budget}/${run.n}`, { budget, n: run.n, tokens: teamAnswerTokens(run, answer) });
-      // A team's calls by role (docs/teams.md); its rows are judged like answers.
-      for (const c of teamCallCosts(run, answer)) add(c.role, c.calls, c.promptTokens, c.completionTokens, c.atMost);
-      events += runEvents(run);
-      if (spec.judge.kind === 'llm') {
-        const calls = runEvents(run);
-        add('judge', calls, calls * (tokens(chars(rubric(run.prompt, ''))) + answer), calls * VERDICT_MAX_TOKENS, true);
-      }
-      continue;
+    c.atMost ||= atMost || this.stopsEarly;
+    this.kinds.set(kind, c);
+  }
+
+  /** Built-in kinds in CALL_ORDER; kinds of registered protocols that are not built in come last, in the order they were first counted. */
+  calls(): CallCost[] {
+    const { kinds } = this;
+    return [...CALL_ORDER.filter((kind) => kinds.has(kind)), ...[...kinds.keys()].filter((kind) => !CALL_ORDER.includes(kind))].map(
+      (kind) => kinds.get(kind)!,
+    );
+  }
+
+  addTeamRun(run: RunPlan): void {
+    const { answer } = this;
+    const team = run.controls.team!;
+    const budget = team.tokenBudget;
+    if (budget !== undefined && teamSchedule(run.dynamics).splitsBudget)
+      this.relayAnswers.set(`${budget}/${run.n}`, { budget, n: run.n, tokens: teamAnswerTokens(run, answer) });
+    // A team's calls by role (docs/teams.md); its rows are judged like answers.
+    for (const c of teamCallCosts(run, answer)) this.add(c.role, c.calls, c.promptTokens, c.completionTokens, c.atMost);
+    this.events += runEvents(run);
+    if (this.spec.judge.kind === 'llm') {
+      const calls = runEvents(run);
+      this.add('judge', calls, calls * (tokens(chars(rubric(run.prompt, ''))) + answer), calls * VERDICT_MAX_TOKENS, true);
     }
-    const tpl = run.template ?? template;
+  }
+
+  /** A population run: its agents' calls, its prompt context, its protocol's own calls, and the judge's. */
+  addPopulationRun(run: RunPlan): void {
+    const { answer } = this;
+    const tpl = run.template ?? this.template;
     const n = run.n;
     const updates = n * run.sweeps;
     const key = `${run.geometryLabel}/${n}/${run.protocol}`;
-    let k = degrees.get(key);
-    if (k === undefined) degrees.set(key, (k = meanDegree(run, edgeLists)));
+    let k = this.degrees.get(key);
+    if (k === undefined) this.degrees.set(key, (k = meanDegree(run, this.edgeLists)));
     const initial = initialPromptTokens(tpl, run);
     const update = tokens(updateFrameChars(tpl, run, k)) + (1 + k) * answer;
-    events += runEvents(run);
-    add('agent', n + updates, n * initial + updates * update, (n + updates) * answer, false);
+    this.events += runEvents(run);
+    this.add('agent', n + updates, n * initial + updates * update, (n + updates) * answer, false);
 
-    const context = contexts.get(`${run.geometryLabel}/${n}`) ?? {
+    const context = this.contexts.get(`${run.geometryLabel}/${n}`) ?? {
       geometry: run.geometryLabel,
       n,
       k: run.k,
@@ -206,7 +290,7 @@ export function campaignCost(input: CampaignInput): CampaignCost {
     };
     context.runs++;
     context.events += runEvents(run);
-    contexts.set(`${run.geometryLabel}/${n}`, context);
+    this.contexts.set(`${run.geometryLabel}/${n}`, context);
 
     // The protocol's own calls (SSVP summaries and merges, drift-policy's judge and moderator): its registry entry counts them.
     const extra = protocolOf(run.protocol).cost?.({
@@ -218,73 +302,27 @@ export function campaignCost(input: CampaignInput): CampaignCost {
       answer,
       tokens: (m) => tokens(chars(m)),
     });
-    for (const c of extra ?? []) add(c.kind, c.calls, c.promptTokens, c.completionTokens, c.atMost);
-    if (spec.judge.kind === 'llm') {
+    for (const c of extra ?? []) this.add(c.kind, c.calls, c.promptTokens, c.completionTokens, c.atMost);
+    if (this.spec.judge.kind === 'llm') {
       const calls = n + updates;
-      add('judge', calls, calls * (tokens(chars(rubric(run.prompt, ''))) + answer), calls * VERDICT_MAX_TOKENS, true);
+      this.add('judge', calls, calls * (tokens(chars(rubric(run.prompt, ''))) + answer), calls * VERDICT_MAX_TOKENS, true);
       // A travel run's table (docs/travel.md): the assertions rubric per answer, the TCS rubric per final answer.
       if (run.prompt.assertions) {
         const per = (kind: 'assertions' | 'tcs') => tokens(chars(travelRubric(kind, run.prompt, ''))) + answer;
-        add('travel-judge', calls + n, calls * per('assertions') + n * per('tcs'), (calls + n) * TRAVEL_VERDICT_MAX_TOKENS, true);
+        this.add('travel-judge', calls + n, calls * per('assertions') + n * per('tcs'), (calls + n) * TRAVEL_VERDICT_MAX_TOKENS, true);
       }
     }
   }
-  const order: CallKind[] = [
-    'agent',
-    'judge',
-    'travel-judge',
-    'summary',
-    'merge',
-    'drift-judge',
-    'moderator',
-    'relay',
-    'orchestrator',
-    'worker',
-    'aggregator',
-    'persona-gen',
-    'persona',
-    'vote',
-    'feedback',
-  ];
-  // Kinds of registered protocols that are not built in come last, in the order they were first counted.
-  const calls = [...order.filter((kind) => kinds.has(kind)), ...[...kinds.keys()].filter((kind) => !order.includes(kind))].map(
-    (kind) => kinds.get(kind)!,
-  );
+}
+
+/** Prompt tokens rounded (a graph of uneven degree quotes a fractional mean of answers per update), and the cost where priced. */
+function pricedCalls(calls: CallCost[], spec: SweepSpec): CallCost[] {
   for (const c of calls) {
-    // A graph of uneven degree (a star, a chain) quotes a fractional mean of answers per update.
     c.promptTokens = Math.round(c.promptTokens);
     const price = c.kind === 'judge' || c.kind === 'travel-judge' ? judgePrice(spec) : agentPrice(spec);
     if (price) c.cost = (c.promptTokens * price.prompt_per_mtok + c.completionTokens * price.completion_per_mtok) / 1e6;
   }
-  const sum = (f: (c: CallCost) => number) => calls.reduce((s, c) => s + f(c), 0);
-  const priced = calls.every((c) => c.cost !== undefined);
-  const rate = input.callsPerSecond ?? DEFAULT_CALLS_PER_SECOND;
-  // A team's members are its agents (every team call but the population protocols').
-  const teamKinds = new Set<CallKind>(order.slice(order.indexOf('relay')));
-  const agentCalls = calls.reduce((s, c) => s + (c.kind === 'agent' || teamKinds.has(c.kind) ? c.calls : 0), 0);
-  return {
-    configurations: new Set(runs.map((r) => r.configId)).size,
-    runs: runs.length,
-    events,
-    calls,
-    total: {
-      calls: sum((c) => c.calls),
-      promptTokens: sum((c) => c.promptTokens),
-      completionTokens: sum((c) => c.completionTokens),
-      ...(priced && calls.length > 0 ? { cost: sum((c) => c.cost!) } : {}),
-    },
-    answerTokens: answer,
-    ...(relayAnswers.size > 0 ? { relayAnswerTokens: [...relayAnswers.values()].sort((a, b) => a.n - b.n) } : {}),
-    answersAtMaxTokens: runs.some((r) => r.controls.team?.tokenBudget === undefined || !teamSchedule(r.dynamics).splitsBudget),
-    fixedLength: spec.fixed_length,
-    contexts: [...contexts.values()],
-    ...(spec.backend.kind !== 'surrogate' && spec.backend.max_context_tokens !== undefined
-      ? { contextLimit: spec.backend.max_context_tokens }
-      : {}),
-    callsPerSecond: rate,
-    assumedRate: input.callsPerSecond === undefined,
-    seconds: { agents: agentCalls / rate, all: sum((c) => c.calls) / rate },
-  };
+  return calls;
 }
 
 function agentPrice(spec: SweepSpec): PriceTable | undefined {
