@@ -7,11 +7,16 @@ import { functionLengths, longFunctions, MAX_LINES } from '../scripts/long-funct
  * longer long fails the test too, so the list only shrinks.
  */
 const ALLOWED: Record<string, string> = {
-  'packages/report/src/annotation.ts#exportAnnotationSample': 'to split',
-  'packages/report/src/annotation.ts#scoreAnnotations': 'to split',
-  'packages/report/src/hallucination.ts#amplificationFigure': 'to split',
-  'packages/report/src/corpus-data.ts#loadCorpus': 'to split',
-  'packages/report/src/hallucination.ts#sweepHallucinationFigure': 'to split',
+  'packages/report/src/annotation.ts#exportAnnotationSample':
+    'report/src is being restructured (one catalog of figures and tables) in parallel: split once that lands',
+  'packages/report/src/annotation.ts#scoreAnnotations':
+    'report/src is being restructured (one catalog of figures and tables) in parallel: split once that lands',
+  'packages/report/src/hallucination.ts#amplificationFigure':
+    'report/src is being restructured (one catalog of figures and tables) in parallel: split once that lands',
+  'packages/report/src/corpus-data.ts#loadCorpus':
+    'report/src is being restructured (one catalog of figures and tables) in parallel: split once that lands',
+  'packages/report/src/hallucination.ts#sweepHallucinationFigure':
+    'report/src is being restructured (one catalog of figures and tables) in parallel: split once that lands',
 };
 
 describe('function length (a parse of the sources, no build)', () => {
