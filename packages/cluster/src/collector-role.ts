@@ -557,7 +557,7 @@ class CollectorProcess {
     if (calls === undefined) return 'stopped';
     // The CPU up to here is the rows' (bench/collectors reads it), what follows the sweep's once.
     log.info({ cpu_ms: cpuMs() }, 'every run written: finishing the corpus');
-    // Split over shards: this judge (its calls so far, and the travel table's it makes now) beside the
+    // Split over shards: this judge (its calls so far, and a study table's it makes now) beside the
     // other shards' calls.
     const finishJudge = this.shard.count > 1 ? { calls: calls - judgeCalls, judge } : judge;
     const summary = await finishSweep(sweep, manifest, this.columns, finishJudge, this.corpus.trace);

@@ -67,15 +67,20 @@ export {
   validateRunId,
   whiteningDir,
 } from './corpus-paths.js';
-export { CORPUS_TABLES, declaredMeaning } from './corpus-tables.js';
+export {
+  type AddedTable,
+  addedTables,
+  CORPUS_TABLES,
+  declaredMeaning,
+  registerTable,
+  type RubricJudge,
+} from './corpus-tables.js';
 export { runDriftColumns, UNMEASURED_DRIFT, type RunDriftColumns } from './run-drift.js';
 export { RUN_DRIFT_COLUMNS, RUN_STATUSES, RUNS_TABLE, type RunTableRow } from './run-table-schema.js';
 export { STATS_TABLE, type StatsTableRow } from './stats-table-schema.js';
 export { JUDGE_VERDICTS, TEAMS_TABLE, type TeamTableRow } from './team-table-schema.js';
 export { teamDriftByRun, teamTableRows, type TeamRunDrift } from './team-table.js';
 export { TRAVEL_TABLE, type TravelTableRow } from './travel-table-schema.js';
-export { isTravelRun, travelTableRows } from './travel-table.js';
-export { storedTravelJudge } from './travel-judge-store.js';
 export { parseSqlType, sqlTypeText, type SqlType } from './sql-type.js';
 export {
   CORPUS_FORMAT,

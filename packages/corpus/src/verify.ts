@@ -37,7 +37,7 @@ import { checkManifestCounts, checkManifestDigest } from './verify-manifest.js';
 import { checkPosthoc } from './verify-posthoc.js';
 import { checkTeamShard } from './verify-team.js';
 import { checkTeamTable } from './verify-team-table.js';
-import { checkTravelTable } from './verify-travel-table.js';
+import { checkAddedTables } from './verify-added-tables.js';
 import { ORDER_PARAMS_TABLE, type OrderParamRow } from './measure/order-params-io.js';
 
 export interface VerifyReport {
@@ -136,7 +136,7 @@ export async function verifyCorpus(dir: string): Promise<VerifyReport> {
       )),
     );
   if (allGood && tablesIntact) problems.push(...(await unreadable(out, () => checkTeamTable(out, runs))));
-  if (allGood && tablesIntact) problems.push(...(await unreadable(out, () => checkTravelTable(out, runs))));
+  if (allGood && tablesIntact) problems.push(...(await unreadable(out, () => checkAddedTables(out, runs))));
   if (tablesIntact)
     problems.push(...(await unreadable(out, () => checkPosthoc(out, manifest, allGood ? runs : null, spec.drift?.tolerance ?? 'auto'))));
   return { ok: problems.length === 0, problems: withoutEchoes(problems), notes, checked };

@@ -2,10 +2,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
+  addedTables,
   CORPUS_TABLES,
   declaredMeaning,
   ORDER_PARAMS_TABLE,
   omitColumns,
+  registerTable,
   queryRows,
   readRow,
   RUNS_TABLE,
@@ -99,9 +101,15 @@ describe('each table is declared once, and the declaration, the written file and
   });
 
   it('every column of every corpus table says what it means (the dataset card prints it)', () => {
-    expect(Object.keys(CORPUS_TABLES).sort()).toEqual(['events', ...TABLES.map((t) => t.name)].sort());
-    const bare = Object.entries(CORPUS_TABLES).flatMap(([t, columns]) => columns.filter((c) => !c.meaning).map((c) => `${t}.${c.name}`));
+    // A study's tables (the travel experiment's, registered by the test setup) are added beside the built-in ones.
+    const all = { ...CORPUS_TABLES, ...Object.fromEntries(addedTables().map((t) => [t.name, t.decl.columns])) };
+    expect(Object.keys(all).sort()).toEqual(['events', ...TABLES.map((t) => t.name)].sort());
+    const bare = Object.entries(all).flatMap(([t, columns]) => columns.filter((c) => !c.meaning).map((c) => `${t}.${c.name}`));
     expect(bare).toEqual([]);
+    expect(declaredMeaning('travel', 'hr')).toBe(TRAVEL_TABLE.columns.find((c) => c.name === 'hr')!.meaning);
+    const travel = addedTables().find((t) => t.name === 'travel')!;
+    expect(() => registerTable({ ...travel })).toThrow('corpus table "travel" is already registered');
+    expect(() => registerTable({ ...travel, name: 'runs' })).toThrow('corpus table "runs" is already registered');
     expect(declaredMeaning('judges_gpt_4o_runs', 'focus')).toBe(declaredMeaning('runs', 'focus'));
     expect(declaredMeaning('teams', 'focus')).not.toBe(declaredMeaning('runs', 'focus'));
   });

@@ -67,7 +67,7 @@ export function agentPersona(run: RunPlan, agent: number): { id: string; text: s
   // Team members past the population (a hub's orchestrator, a debate's judge) hold none.
   if (index === undefined || index < 0) return undefined;
   const entry = population.entries[index];
-  // A prompt may brief the agent holding this entry privately (a travel role's injected mismatch).
+  // A prompt may brief the agent holding this entry privately (a role's injected mismatch).
   const text = withBriefing(personaText(entry), run.prompt, entry.id);
   return { id: entry.id, text, ...(entry.belief ? { belief: entry.belief } : {}) };
 }

@@ -10,7 +10,8 @@ import {
   type Manifest,
   type SweepTrace,
 } from '@panta/corpus';
-import { LlmJudge, llmTravelJudge, type Judge } from '@panta/judge';
+import { LlmJudge, type Judge } from '@panta/judge';
+import { writeAddedTables } from './added-tables.js';
 import { fileChecksums, listedFiles } from './checksums.js';
 import type { LoadedSweep } from './load.js';
 import { writeFinalManifest } from './manifest-final.js';
@@ -18,7 +19,6 @@ import { runTableRows, writeRunTable } from './run-table.js';
 import { statsTableRows, writeStatsTable } from './stats-table.js';
 import { summariseFinal, type SweepSummary } from './sweep-summary.js';
 import { teamDriftByRun, teamTableRows, writeTeamTable } from './team-table.js';
-import { writeTravelTable } from './travel-table.js';
 import { costOf, shardTotals, usageTotals } from './totals.js';
 import { whiteningMode } from './whitening-source.js';
 
@@ -76,20 +76,20 @@ export async function finishSweep(
   if (measure) await writeParquetTable(orderParamsPath(out), ORDER_PARAMS_TABLE, orderParams);
   const statsFile = measure ? await writeStatsTable(out, statsTableRows(runRows, orderParams, controlEncoderName(sweep, first))) : null;
   const teamsFile = await writeTeamTable(out, runs, teamRows);
-  // The LLM judge scores the travel table's HR and TCS (its calls counted below); a merge of parts, which
-  // holds only the parts' call counts, leaves it to the reference check, and the table's judge column says so.
+  // The LLM judge scores what a study's table scores (its calls counted below); a merge of parts, which
+  // holds only the parts' call counts, leaves it to the table's own check, and the table says so.
   // The first of K collector shards passes its own judge beside the other shards' calls.
   const own = judge instanceof LlmJudge ? judge : 'judge' in judge && judge.judge instanceof LlmJudge ? judge.judge : undefined;
-  const travelFile = measure ? await writeTravelTable(out, runs, complete, own ? llmTravelJudge(own) : undefined) : null;
+  const addedFiles = measure ? await writeAddedTables(out, runs, complete, own) : [];
   const files = await fileChecksums(out, [
     ...listedFiles(out, shards, measure ? { promptIds: new Set(runs.map((r) => r.prompt.id)), encoders } : null),
     ...(statsFile ? [statsFile] : []),
     ...(teamsFile ? [teamsFile] : []),
-    ...(travelFile ? [travelFile] : []),
+    ...addedFiles,
   ]);
   const eventsWritten = [...totals.values()].reduce((s, t) => s + t.events, 0);
   const status: Manifest['status'] = allDone ? 'complete' : failed.length > 0 ? 'failed' : 'running';
-  // Calls of this process's judge (the travel rubrics included), and those other processes made.
+  // Calls of this process's judge (a study table's rubrics included), and those other processes made.
   const judgeCalls = (own?.stats.calls ?? 0) + (judge instanceof LlmJudge ? 0 : 'calls' in judge ? judge.calls : 0);
   writeFinalManifest(out, manifest, {
     status,

@@ -136,7 +136,7 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
     log.info({}, 'sweep stopped');
     return { out, status: 'stopped', runsComplete: 0, runsPlanned: sweep.runs.length, failed: [], eventsWritten: 0, final: [] };
   }
-  // The judge stays open through finish: an LLM judge scores travel.parquet's HR and TCS there.
+  // The judge stays open through finish: an LLM judge scores a study table's rubrics there.
   let summary: SweepSummary;
   try {
     summary = await finishSweep(sweep, started, columns, judge, corpus.trace);

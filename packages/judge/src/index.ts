@@ -4,4 +4,3 @@ export { VerdictCache } from './verdict-cache.js';
 export { TieredVerdicts, type VerdictStore } from './verdict-store.js';
 export { LlmJudge, type JudgeStats } from './llm.js';
 export { createJudge, type CreateJudgeOptions } from './create.js';
-export { llmTravelJudge, TRAVEL_JUDGE_CONCURRENCY } from './travel.js';

@@ -90,7 +90,7 @@ export class LlmJudge implements Judge {
   }
 
   /**
-   * A reply to another rubric (the travel rubrics, judge/src/travel.ts): the verdict store's reply for `key`
+   * A reply to another rubric (one a study's table asks): the verdict store's reply for `key`
    * when it has one, else the model's at temperature 0. A reply `accept` refuses, or a failed call, is null
    * (a judge failure, counted, never stored); an accepted one is stored as its text. The store types its
    * values as tags: a stored reply is a JSON text that no factual lookup asks for (its key has another form).

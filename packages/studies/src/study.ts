@@ -1,3 +1,4 @@
+import { type AddedTable, registerTable } from '@panta/corpus';
 import { registerScenario, type ScenarioModel } from '@panta/llm';
 
 /**
@@ -11,6 +12,8 @@ export interface Study {
   /** Its surrogate scenario model, registered under the study's name unless `scenarioName` says another. */
   readonly scenario?: ScenarioModel;
   readonly scenarioName?: string;
+  /** The tables it adds to a corpus (written at finish, checked by verify, described by publish). */
+  readonly tables?: readonly AddedTable[];
 }
 
 const registered = new Set<string>();
@@ -20,4 +23,5 @@ export function registerStudy(study: Study): void {
   if (registered.has(study.name)) return;
   registered.add(study.name);
   if (study.scenario) registerScenario(study.scenarioName ?? study.name, study.scenario);
+  for (const table of study.tables ?? []) registerTable(table);
 }

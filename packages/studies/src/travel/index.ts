@@ -1,8 +1,10 @@
 import type { Study } from '../study.js';
 import { travel as scenario } from './surrogate/index.js';
+import { travelTable } from './table.js';
 
 /**
  * The travel experiment: a briefed travel-planning team run under ssvp and its arms (docs/travel.md). Its
- * surrogate scenario plays a team whose task names the destination and whose roles' briefings may mislead.
+ * surrogate scenario plays a team whose task names the destination and whose roles' briefings may mislead;
+ * its table, travel.parquet, holds each run's hallucination rate, task consistency and detection.
  */
-export const travel: Study = { name: 'travel', scenario };
+export const travel: Study = { name: 'travel', scenario, tables: [travelTable] };

@@ -1,8 +1,5 @@
 import { type RunPlan, type TravelJudge, travelRunMeasures, type TravelEventRow } from '@panta/core';
-import { shardPath } from './corpus-paths.js';
-import { readParquetSql } from './duckdb.js';
-import { queryRows } from './parquet-table.js';
-import type { TravelTableRow } from './travel-table-schema.js';
+import { queryRows, readParquetSql, shardPath, type TravelTableRow } from '@panta/corpus';
 
 /** Whether a run is a travel run: its prompt carries checkable assertions. */
 export function isTravelRun(run: RunPlan): boolean {

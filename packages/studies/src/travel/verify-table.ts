@@ -1,12 +1,7 @@
-import { existsSync } from 'node:fs';
 import type { RunPlan } from '@panta/core';
-import { CORPUS_FILES, travelTablePath } from './corpus-paths.js';
-import { readParquetSql } from './duckdb.js';
-import { queryRows } from './parquet-table.js';
-import { storedTravelJudge } from './travel-judge-store.js';
-import { isTravelRun, travelTableRows } from './travel-table.js';
-import type { ColumnDecl } from './table.js';
-import { TRAVEL_TABLE, type TravelTableRow } from './travel-table-schema.js';
+import { CORPUS_FILES, type ColumnDecl, queryRows, readParquetSql, TRAVEL_TABLE, type TravelTableRow, travelTablePath } from '@panta/corpus';
+import { storedTravelJudge } from './judge-store.js';
+import { travelTableRows } from './table-rows.js';
 
 const FIELDS = [
   'protocol',
@@ -44,14 +39,11 @@ function same(a: unknown, b: unknown): boolean {
 }
 
 /**
- * travel.parquet against the measures recomputed from the shards (every run complete); nothing to check
- * without travel runs. A table scored by an LLM judge is recomputed from the judge's stored verdicts (no
+ * travel.parquet, present, against the measures recomputed from the shards (every run complete). A table scored by an LLM judge is recomputed from the judge's stored verdicts (no
  * call); a table written before the judge columns existed is checked on the columns it has.
  */
 export async function checkTravelTable(out: string, runs: readonly RunPlan[]): Promise<string[]> {
-  if (!runs.some(isTravelRun)) return [];
   const file = travelTablePath(out);
-  if (!existsSync(file)) return [`${CORPUS_FILES.travel} is missing`];
   const stored = await queryRows(`SELECT * FROM ${readParquetSql([file])}`);
   const model = stored.map((r) => r.judge).find((j) => typeof j === 'string' && j !== 'reference') as string | undefined;
   const expected = await travelTableRows(out, runs, model ? storedTravelJudge(out, model) : undefined);

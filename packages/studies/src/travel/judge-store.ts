@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseAssertionReply, parseTcsReply, type TravelJudge, type TravelJudgement, travelVerdictKey } from '@panta/core';
-import { judgeCachePath } from './corpus-paths.js';
+import { judgeCachePath } from '@panta/corpus';
 
 /**
  * The LLM judge's travel verdicts as the corpus keeps them (`.state/judge-cache.jsonl`, the verdict store's

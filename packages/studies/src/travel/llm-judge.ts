@@ -11,7 +11,7 @@ import {
   travelRubric,
   travelVerdictKey,
 } from '@panta/core';
-import type { LlmJudge } from './llm.js';
+import type { RubricJudge } from '@panta/corpus';
 
 /** Rubric calls open at once; the backend's own max_in_flight and retries govern the calls themselves. */
 export const TRAVEL_JUDGE_CONCURRENCY = 64;
@@ -21,7 +21,7 @@ export const TRAVEL_JUDGE_CONCURRENCY = 64;
  * asked once (the assertions rubric for every answer, the TCS rubric for every final answer), through the
  * judge's verdict store, so a resumed or repeated finish pays for none again and verify reads them back.
  */
-export function llmTravelJudge(judge: LlmJudge, concurrency = TRAVEL_JUDGE_CONCURRENCY): TravelJudge {
+export function llmTravelJudge(judge: RubricJudge, concurrency = TRAVEL_JUDGE_CONCURRENCY): TravelJudge {
   return {
     model: judge.model,
     async judgeAll(requests: readonly TravelJudgeRequest[]): Promise<TravelJudgement> {
