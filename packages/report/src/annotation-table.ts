@@ -2,7 +2,7 @@ import { raterPairs } from '@panta/core';
 import { readAnnotation } from './annotation.js';
 import { excluded, exclusionNote } from './arms.js';
 import type { CorpusData } from './corpus-data.js';
-import type { Cell, Table } from './tables.js';
+import type { Cell, Table } from './table.js';
 
 /** Table 8 of the paper: agreement and Cohen's kappa, judge vs each annotator and annotators pairwise; null before `panta annotate score`. */
 export function annotationTable(data: CorpusData): Table | null {

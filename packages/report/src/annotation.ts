@@ -13,7 +13,7 @@ import {
   type RatedItem,
 } from '@panta/core';
 import { annotationPath, queryRows, readParquetSql, shardPath, sqlIdent, sqlString, tagColumnName, type Manifest } from '@panta/corpus';
-import { completeShards, readCorpusManifest } from './corpus-data.js';
+import { completeShards, readCorpusManifest } from './load-corpus.js';
 
 /** The labels a human gives (the judge's fourth tag, judge_failure, is no verdict to validate). */
 export const HUMAN_LABELS = ['correct', 'hallucinated', 'not_known'] as const;

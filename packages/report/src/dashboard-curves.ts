@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { eventsDir, manifestPath, orderParamsPath, readManifest } from '@panta/corpus';
-import { loadCorpus } from './corpus-data.js';
+import { loadCorpus } from './load-corpus.js';
 import { orderingFigure, rhoFigure } from './figures.js';
 import { layout } from './aggregate.js';
 import { renderSvg } from './render.js';

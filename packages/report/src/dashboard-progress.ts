@@ -12,7 +12,7 @@ import {
   sqlString,
   type LiveStatus,
 } from '@panta/corpus';
-import { readCorpusManifest } from './corpus-data.js';
+import { readCorpusManifest } from './load-corpus.js';
 
 /** One open run on the dashboard. */
 export interface RunView {

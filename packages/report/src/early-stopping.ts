@@ -1,7 +1,7 @@
 import { layout, type Layout } from './aggregate.js';
 import { specSweeps, type CorpusData, type RunInfo } from './corpus-data.js';
 import { mean } from './stats.js';
-import type { Cell, Table } from './tables.js';
+import type { Cell, Table } from './table.js';
 
 /** Early stopping was asked for (or, in a corpus whose spec does not say, some run did stop early). */
 export function earlyStoppingOn(data: CorpusData): boolean {

@@ -1,24 +1,6 @@
 import { queryRows, readParquetSql, shardPath } from '@panta/corpus';
-import type { CorpusData } from './corpus-data.js';
-import { loadRelay, relayApplies, type RelayRun } from './relay.js';
-
-/** LLM calls and tokens of one role in one run, counted from the event rows. */
-export interface RoleUsage {
-  run_id: string;
-  /** agent, merge, judge or moderator. */
-  role: string;
-  calls: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-}
-
-/** What the report needs from the event rows themselves, queried in DuckDB: only aggregates come back to JS. */
-export interface EventStats {
-  /** Calls and tokens per run and role; null unless the sweep grids the protocol (the protocols table is their reader). */
-  roles: RoleUsage[] | null;
-  /** Accuracy of each chain run at the sweep's token budget; null unless chain runs have two sizes or more. */
-  relay: RelayRun[] | null;
-}
+import type { CorpusData, EventStats, RoleUsage } from './corpus-data.js';
+import { loadRelay, relayApplies } from './relay.js';
 
 /** Queries the finalized shards of `complete` (run ids); the runs' other columns come from `data`. */
 export async function loadEventStats(data: CorpusData, complete: readonly string[]): Promise<EventStats> {

@@ -1,9 +1,10 @@
 import type { TopLevelSpec } from 'vega-lite';
 import { armColumns, armNote, armOf, armsPresent, exclusionNote, pooledRuns } from './arms.js';
 import type { CorpusData, RunInfo } from './corpus-data.js';
-import { CONFIG, SCHEMA, type Figure } from './figure-style.js';
+import { CONFIG, SCHEMA } from './figure-style.js';
+import type { Figure } from './figure.js';
 import { majority, runSeries, type Majority } from './run-series.js';
-import type { Cell, Table } from './tables.js';
+import type { Cell, Table } from './table.js';
 
 const MAJORITIES: Majority[] = ['correct', 'hallucinated', 'tie', 'none'];
 

@@ -1,14 +1,4 @@
-import type { TopLevelSpec } from 'vega-lite';
 import type { Layout } from './aggregate.js';
-
-/** A figure of the report: a Vega-Lite spec (data inlined) with the words that go with it. */
-export interface Figure {
-  /** File stem under figures/ (`magnetisation-hashing`). */
-  id: string;
-  title: string;
-  caption: string;
-  spec: TopLevelSpec;
-}
 
 export const SCHEMA = 'https://vega.github.io/schema/vega-lite/v6.json';
 

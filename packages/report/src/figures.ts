@@ -1,13 +1,8 @@
 import type { TopLevelSpec } from 'vega-lite';
 import { curves, finalDeltaRho, layout, type CurvePoint, type Layout } from './aggregate.js';
 import type { CorpusData } from './corpus-data.js';
-import { CONFIG, LINE_LEGEND, PANEL, SCHEMA, temperatureColor, type Figure } from './figure-style.js';
-import { fateFigure } from './fate.js';
-import { amplificationFigure, sweepHallucinationFigure } from './hallucination.js';
-import { protocolsFigure } from './protocols.js';
-import { relayFigure } from './relay.js';
-
-export type { Figure } from './figure-style.js';
+import { CONFIG, LINE_LEGEND, PANEL, SCHEMA, temperatureColor } from './figure-style.js';
+import type { Figure } from './figure.js';
 
 function facetGrid(lay: Layout) {
   return {
@@ -264,21 +259,4 @@ function stripCurves(points: CurvePoint[], field: 'm' | 'q' | 'rho' | 'cds'): ob
     [`${field}_lo`]: p[`${field}_lo`],
     [`${field}_hi`]: p[`${field}_hi`],
   }));
-}
-
-/** Every figure of the report, in reading order. Empty when the corpus has no order parameters yet. */
-export function reportFigures(data: CorpusData): Figure[] {
-  if (data.orderParams.length === 0) return [];
-  const lay = layout(data);
-  const figures: Figure[] = [];
-  for (const e of data.encoders) figures.push(orderingFigure(data, 'magnetisation', e, lay), orderingFigure(data, 'cohesion', e, lay));
-  figures.push(rhoFigure(data, lay), deltaRhoFigure(data, lay));
-  for (const e of data.encoders) figures.push(phaseSpaceFigure(data, e, lay));
-  for (const e of data.encoders) figures.push(cdsFigure(data, e, lay));
-  for (const f of [amplificationFigure(data), sweepHallucinationFigure(data), fateFigure(data)]) if (f) figures.push(f);
-  const protocols = protocolsFigure(data, lay);
-  if (protocols) figures.push(protocols);
-  const relay = relayFigure(data);
-  if (relay) figures.push(relay);
-  return figures;
 }

@@ -1,10 +1,11 @@
 import type { TopLevelSpec } from 'vega-lite';
 import { armColumns, armNote, armOf, armsPresent, exclusionNote, pooledRuns } from './arms.js';
 import type { CorpusData, RunInfo } from './corpus-data.js';
-import { CONFIG, LINE_LEGEND, SCHEMA, type Figure } from './figure-style.js';
+import { CONFIG, LINE_LEGEND, SCHEMA } from './figure-style.js';
+import type { Figure } from './figure.js';
 import { answers, runSeries } from './run-series.js';
 import { seBand } from './stats.js';
-import type { Cell, Table } from './tables.js';
+import type { Cell, Table } from './table.js';
 
 const promptsOf = (runs: readonly RunInfo[]) => [...new Set(runs.map((r) => r.prompt_id))].sort();
 

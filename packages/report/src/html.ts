@@ -1,6 +1,6 @@
 import type { CorpusData } from './corpus-data.js';
-import type { Figure } from './figures.js';
-import type { Cell, Table } from './tables.js';
+import type { Figure } from './figure.js';
+import type { Cell, Table } from './table.js';
 
 /** A figure as rendered: its SVG text and where its files are, relative to index.html. */
 export interface RenderedFigure {

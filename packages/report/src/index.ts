@@ -1,7 +1,7 @@
-export { loadCorpus } from './corpus-data.js';
+export { loadCorpus } from './load-corpus.js';
 export type { CorpusData, LoadOptions } from './corpus-data.js';
 export { orderingFigure } from './figures.js';
-export type { Figure } from './figures.js';
+export type { Figure } from './figure.js';
 export { driftTable } from './tables.js';
 export { renderPng, renderSvg } from './render.js';
 export type { PngOptions } from './render.js';

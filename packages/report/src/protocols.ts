@@ -1,9 +1,10 @@
 import type { TopLevelSpec } from 'vega-lite';
 import { finalRows, layout, protocolOrder, type Layout } from './aggregate.js';
 import type { CorpusData, RunInfo } from './corpus-data.js';
-import { CONFIG, SCHEMA, temperatureColor, type Figure } from './figure-style.js';
+import { CONFIG, SCHEMA, temperatureColor } from './figure-style.js';
+import type { Figure } from './figure.js';
 import { extent, mean } from './stats.js';
-import type { Cell, Table } from './tables.js';
+import type { Cell, Table } from './table.js';
 
 /** The sweep grids the protocol: the only case where protocols are compared. */
 export function protocolsGridded(data: CorpusData): boolean {

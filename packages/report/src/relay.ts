@@ -1,10 +1,11 @@
 import type { TopLevelSpec } from 'vega-lite';
 import { queryRows, readParquetSql, shardPath } from '@panta/corpus';
 import { protocolOrder } from './aggregate.js';
-import type { CorpusData, RunInfo } from './corpus-data.js';
-import { CONFIG, LINE_LEGEND, PANEL, SCHEMA, type Figure } from './figure-style.js';
+import type { CorpusData, RelayRun, RunInfo } from './corpus-data.js';
+import { CONFIG, LINE_LEGEND, PANEL, SCHEMA } from './figure-style.js';
+import type { Figure } from './figure.js';
 import { extent, mean, seBand } from './stats.js';
-import type { Cell, Table } from './tables.js';
+import type { Cell, Table } from './table.js';
 
 /**
  * "Lost in propagation": on a `chain` (agent i reads agent i − 1) an answer travels one hop per update, so at a
@@ -27,24 +28,6 @@ function populationChain(r: RunInfo): boolean {
 /** Population chain runs have two sizes or more: the only case where accuracy against chain length means anything. */
 export function relayApplies(runs: readonly RunInfo[]): boolean {
   return new Set(runs.filter(populationChain).map((r) => r.n)).size >= 2;
-}
-
-/** One chain run at the budget: the snapshot at the last event whose cumulative tokens are <= B. */
-export interface RelayRun {
-  run_id: string;
-  /** B: the smallest total token count (prompt + completion, every role) of any chain run of the same prompt. */
-  budget: number;
-  /** The last event within the budget, and the tokens spent up to it (null: not even the first event fits). */
-  cut_event: number | null;
-  tokens_used: number | null;
-  /** Sweep of the snapshot's latest answer. */
-  sweep: number | null;
-  /** Agents that have answered by the cut, and how their latest answers are judged. */
-  agents: number;
-  correct: number;
-  hallucinated: number;
-  /** correct / (correct + hallucinated); null when the snapshot has neither. */
-  accuracy: number | null;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { ARM_METRIC_TITLES, ARM_METRICS, armObservations, armPairs, armSummaries, type ArmObservation } from '@panta/core';
 import type { CorpusData } from './corpus-data.js';
-import type { Cell, Table } from './tables.js';
+import type { Cell, Table } from './table.js';
 
 /**
  * The arm statistics (the synchronisation paper's Tables 1–3): per arm a mean with its 95% confidence

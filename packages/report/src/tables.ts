@@ -1,29 +1,10 @@
 import { driftStats, driftTolerance, snapshotAccuracy } from '@panta/core';
+import type { Cell, Table } from './table.js';
 import { finalRows, layout, protocolOrder, type Layout } from './aggregate.js';
 import type { CorpusData, RunInfo } from './corpus-data.js';
-import { earlyStoppingOn, earlyStoppingTable, savings, savingsNote } from './early-stopping.js';
-import { protocolsTable } from './protocols.js';
-import { isTeamRun, relayTable } from './relay.js';
-import { armMeansTable, armTestsTable } from './stats-table.js';
-import { annotationTable } from './annotation-table.js';
+import { earlyStoppingOn, savings, savingsNote } from './early-stopping.js';
 import { armColumns, armNote, armOf, armsPresent, exclusionNote, pooledRuns } from './arms.js';
-import { fateTable } from './fate.js';
-import { hallucinationShareTable } from './hallucination.js';
 import { mean, spearman } from './stats.js';
-
-export type Cell = string | number | boolean | null;
-
-/** A table of the report: shown as an HTML table in index.html and written as CSV. */
-export interface Table {
-  /** File stem of its CSV under the report folder (`tables/<id>.csv`). */
-  id: string;
-  title: string;
-  caption: string;
-  columns: string[];
-  rows: Cell[][];
-  /** Shown instead of the table when there are no rows (e.g. one encoder: no pair to correlate). */
-  empty?: string;
-}
 
 /**
  * Table 9 of the paper: final cohesion per geometry and encoder (mean over the runs of the geometry: every
@@ -289,41 +270,4 @@ export function costTable(data: CorpusData, lay: Layout = layout(data)): Table {
     ],
     rows,
   };
-}
-
-/** Every table of the report, in reading order; the protocol, early-stopping and relay tables only when the sweep has them. */
-export function reportTables(data: CorpusData): Table[] {
-  const lay = layout(data);
-  const tables = [
-    hallucinationShareTable(data),
-    fateTable(data),
-    ladderTable(data, lay),
-    robustnessTable(data),
-    driftTable(data, lay),
-    costTable(data, lay),
-  ];
-  const annotation = annotationTable(data);
-  if (annotation) tables.splice(2, 0, annotation);
-  if (data.runs.some((r) => r.stopped_early === true)) tables.push(earlyStoppingTable(data, lay));
-  const protocols = protocolsTable(data, lay);
-  if (protocols) tables.push(protocols);
-  const relay = relayTable(data);
-  if (relay) tables.push(relay);
-  for (const t of [armMeansTable(data), armTestsTable(data)]) if (t) tables.push(t);
-  // A sweep of team runs only: the population tables are empty because no run is a population, not because
-  // none is complete.
-  if (data.runs.length > 0 && data.runs.every(isTeamRun))
-    for (const t of tables)
-      if (t.rows.length === 0)
-        t.empty = 'No population run: every run of this sweep is a team run (relay, hub or debate), measured in the team tables.';
-  return tables;
-}
-
-/** RFC 4180 CSV: header, then rows; null as an empty field. */
-export function tableCsv(table: Table): string {
-  const field = (c: Cell | string) => {
-    const s = c === null ? '' : String(c);
-    return /[",\n\r]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
-  };
-  return `${[table.columns, ...table.rows].map((r) => r.map(field).join(',')).join('\n')}\n`;
 }

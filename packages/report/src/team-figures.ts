@@ -1,5 +1,6 @@
 import type { TopLevelSpec } from 'vega-lite';
-import { CONFIG, LINE_LEGEND, PANEL, SCHEMA, type Figure } from './figure-style.js';
+import { CONFIG, LINE_LEGEND, PANEL, SCHEMA } from './figure-style.js';
+import type { Figure } from './figure.js';
 import { armOrder, debateRows, driftSummaries, focusPoints, propagationPoints, type PropagationPoint } from './team-aggregate.js';
 import type { TeamRow } from './team-data.js';
 
@@ -234,9 +235,4 @@ export function driftFigure(rows: readonly TeamRow[]): Figure | null {
         : ''),
     spec,
   };
-}
-
-/** The team figures of a corpus with teams.parquet, in reading order. */
-export function teamFigures(rows: readonly TeamRow[]): Figure[] {
-  return [propagationFigure(rows), beliefFigure(rows), focusFigure(rows), driftFigure(rows)].filter((f): f is Figure => f !== null);
 }

@@ -1,5 +1,5 @@
 import type { Rate } from '@panta/core';
-import type { Cell, Table } from './tables.js';
+import type { Cell, Table } from './table.js';
 import { costRows, debateRows, driftSummaries, judgeDetection, propagationPoints } from './team-aggregate.js';
 import type { TeamRow } from './team-data.js';
 
@@ -104,9 +104,4 @@ export function teamCostTable(rows: readonly TeamRow[]): Table | null {
       c.completion_tokens_per_run,
     ]),
   };
-}
-
-/** The team tables of a corpus with teams.parquet, in reading order. */
-export function teamTables(rows: readonly TeamRow[]): Table[] {
-  return [propagationTable(rows), driftTableTeams(rows), judgeTable(rows), teamCostTable(rows)].filter((t): t is Table => t !== null);
 }

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { type ArmObservation, armPairs, armSummaries, InputError, meanCi } from '@panta/core';
 import { omitColumns, queryRows, readRow, TRAVEL_TABLE, travelTablePath, type RowOf } from '@panta/corpus';
-import type { Cell, Table } from './tables.js';
+import type { Cell, Table } from './table.js';
 
 /**
  * The travel experiment's tables (Hallucination as Context Drift, Tables 1, 2 and 3; docs/travel.md), from
@@ -152,8 +152,4 @@ export function travelCdsTable(rows: readonly TravelRow[]): Table {
     rows: out,
     empty: 'No travel run is complete yet.',
   };
-}
-
-export function travelTables(rows: readonly TravelRow[]): Table[] {
-  return [travelTable1(rows), travelTable2(rows), travelTable3(rows), travelCdsTable(rows)];
 }

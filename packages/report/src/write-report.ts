@@ -2,16 +2,13 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, write
 import { join, resolve } from 'node:path';
 import { InputError } from '@panta/core';
 import { defaultReportDir, manifestPath } from '@panta/corpus';
-import { loadCorpus, type CorpusData } from './corpus-data.js';
-import { whiteningWarning } from './whitening-check.js';
-import { reportFigures } from './figures.js';
+import { drawCatalog } from './catalog.js';
+import type { CorpusData } from './corpus-data.js';
 import { reportHtml, type RenderedFigure } from './html.js';
+import { loadCorpus } from './load-corpus.js';
 import { renderPng, renderSvg } from './render.js';
-import { reportTables, tableCsv, type Table } from './tables.js';
-import { loadTeams } from './team-data.js';
-import { teamFigures } from './team-figures.js';
-import { teamTables } from './team-tables.js';
-import { loadTravel, travelTables } from './travel-tables.js';
+import { tableCsv } from './table.js';
+import { whiteningWarning } from './whitening-check.js';
 
 export interface ReportOptions {
   /** Report folder (default: `<corpus>/report`). */
@@ -81,9 +78,9 @@ export async function writeReport(dir: string, options: ReportOptions = {}): Pro
       'run panta merge OUT with every part, then panta report OUT',
     );
   }
+  const { figures, tables } = await drawCatalog(data, dir);
   const rendered: (RenderedFigure & { png: Buffer })[] = [];
-  const teams = await loadTeams(dir);
-  for (const figure of [...reportFigures(data), ...(teams ? teamFigures(teams) : [])]) {
+  for (const figure of figures) {
     const svg = await renderSvg(figure.spec);
     rendered.push({
       figure,
@@ -92,8 +89,6 @@ export async function writeReport(dir: string, options: ReportOptions = {}): Pro
       files: { svg: `figures/${figure.id}.svg`, png: `figures/${figure.id}.png`, spec: `figures/${figure.id}.vl.json` },
     });
   }
-  const travel = await loadTravel(dir);
-  const tables: Table[] = [...reportTables(data), ...(teams ? teamTables(teams) : []), ...(travel ? travelTables(travel) : [])];
   const html = reportHtml(data, rendered, tables, new Date());
 
   mkdirSync(join(out, 'figures'), { recursive: true });

@@ -6,6 +6,7 @@ import { queryRows } from '@panta/corpus';
 import { runSweep } from '@panta/engine';
 import { averageRanks, spearman, writeReport, type ReportResult } from '@panta/report';
 import { RHEON6, panta, tempDir, writeSpec } from '../../../test/helpers.js';
+import { expectCatalogued } from './catalogued.js';
 
 const GEOMETRIES = ['ring', 'torus2d', 'meanfield'];
 const TEMPERATURES = [0.2, 0.8, 1.4];
@@ -61,6 +62,17 @@ function htmlTable(id: string): string[][] {
 const FINAL = () => `SELECT * FROM ${op()} QUALIFY sweep = max(sweep) OVER (PARTITION BY run_id, encoder)`;
 
 describe('panta report', () => {
+  it('writes only figures and tables the catalog names, each named once (one per encoder where it says so)', () => {
+    const stems = (sub: string, ext: RegExp) =>
+      readdirSync(join(report, sub))
+        .filter((f) => ext.test(f))
+        .map((f) => f.replace(ext, ''));
+    const written = { figures: stems('figures', /\.svg$/), tables: stems('tables', /\.csv$/) };
+    expect(written.figures).toHaveLength(13);
+    expect(written.tables).toHaveLength(6);
+    expectCatalogued(written, ENCODERS);
+  });
+
   it('writes every figure as SVG that parses and PNG that is a real picture', () => {
     const ids = [
       ...ENCODERS.flatMap((e) => [`magnetisation-${e}`, `cohesion-${e}`]),

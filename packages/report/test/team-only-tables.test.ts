@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runSweep } from '@panta/engine';
 import { ROOT, tempDir, writeSpec } from '../../../test/helpers.js';
-import { loadCorpus } from '../src/corpus-data.js';
-import { reportTables } from '../src/tables.js';
+import { loadCorpus } from '../src/load-corpus.js';
+import { drawCatalog } from '../src/catalog.js';
 
 describe('the population tables of a sweep of team runs only', () => {
   it('say there is no population run (not "No run is complete yet."), and a team relay on a chain gets no population chain table', async () => {
@@ -16,7 +16,7 @@ describe('the population tables of a sweep of team runs only', () => {
       .replace('trials: 3', 'trials: 1');
     const out = join(dir, 'out');
     expect((await runSweep(writeSpec(dir, spec), { out, logLevel: 'silent' })).status).toBe('complete');
-    const tables = reportTables(await loadCorpus(out));
+    const { tables } = await drawCatalog(await loadCorpus(out), out);
     expect(tables.map((t) => t.id)).not.toContain('lost-in-propagation-accuracy');
     const empty = tables.filter((t) => t.rows.length === 0);
     expect(empty.length).toBeGreaterThan(0);

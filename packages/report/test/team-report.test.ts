@@ -6,6 +6,7 @@ import { runSweep } from '@panta/engine';
 import { writeReport, type ReportResult } from '@panta/report';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { RHEON6, tempDir, writeSpec } from '../../../test/helpers.js';
+import { expectCatalogued } from './catalogued.js';
 
 /**
  * A small team table written by hand after docs/teams.md (relay answers at N = 1, 2, 3 with belief arms;
@@ -130,6 +131,13 @@ const specValues = (id: string) => {
 };
 
 describe('the report on team runs (teams.parquet)', () => {
+  it('writes the population figures and tables, then the team ones, each named once by the catalog', () => {
+    const written = { figures: result.figures.map((f) => f.id), tables: result.tables.map((t) => t.id) };
+    expect(written.figures.filter((id) => id.startsWith('team-'))).toHaveLength(4);
+    expect(written.tables.filter((id) => id.startsWith('team-'))).toHaveLength(4);
+    expectCatalogued(written, result.data.encoders);
+  });
+
   it('lost in propagation: fact recall and exact match per N, means and SE over trials as computed by hand', () => {
     const v = specValues('team-lost-in-propagation').filter((p) => p.population === 'none');
     const at = (n: number, metric: string) => v.find((p) => p.n === n && p.metric === metric)!;

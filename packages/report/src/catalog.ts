@@ -1,0 +1,124 @@
+import { layout, type Layout } from './aggregate.js';
+import { annotationTable } from './annotation-table.js';
+import type { CorpusData } from './corpus-data.js';
+import { earlyStoppingTable } from './early-stopping.js';
+import { fateFigure, fateTable } from './fate.js';
+import type { Figure } from './figure.js';
+import { cdsFigure, deltaRhoFigure, orderingFigure, phaseSpaceFigure, rhoFigure } from './figures.js';
+import { amplificationFigure, hallucinationShareTable, sweepHallucinationFigure } from './hallucination.js';
+import { protocolsFigure, protocolsTable } from './protocols.js';
+import { isTeamRun, relayFigure, relayTable } from './relay.js';
+import { section, type CatalogSection } from './section.js';
+import { armMeansTable, armTestsTable } from './stats-table.js';
+import type { Table } from './table.js';
+import { costTable, driftTable, ladderTable, robustnessTable } from './tables.js';
+import { loadTeams } from './team-data.js';
+import { beliefFigure, driftFigure, focusFigure, propagationFigure } from './team-figures.js';
+import { driftTableTeams, judgeTable, propagationTable, teamCostTable } from './team-tables.js';
+import { loadTravel, travelCdsTable, travelTable1, travelTable2, travelTable3 } from './travel-tables.js';
+
+/**
+ * The report's catalog: every figure and table `panta report` writes, in reading order, one entry each. Adding
+ * a figure is its function (a Figure from the section's source) and one line here. Sections in order: the
+ * population sweep, then each study's own table (teams, travel); a study's section can move to the study's
+ * module as it is.
+ */
+
+/** What the population sweep's entries read: the corpus and its panel layout. */
+interface Sweep {
+  data: CorpusData;
+  lay: Layout;
+}
+
+const perEncoder = <T>(data: CorpusData, make: (encoder: string) => T): T[] => data.encoders.map(make);
+
+/** The population sweep: figures once there are order parameters; tables always (empty ones say why). */
+const population = section<Sweep>({
+  name: 'population',
+  load: async (data) => ({ data, lay: layout(data) }),
+  drawable: ({ data }) => data.orderParams.length > 0,
+  figures: [
+    {
+      ids: ['magnetisation-{encoder}', 'cohesion-{encoder}'],
+      make: ({ data, lay }) =>
+        perEncoder(data, (e) => [orderingFigure(data, 'magnetisation', e, lay), orderingFigure(data, 'cohesion', e, lay)]).flat(),
+    },
+    { ids: ['rho'], make: ({ data, lay }) => rhoFigure(data, lay) },
+    { ids: ['delta-rho'], make: ({ data, lay }) => deltaRhoFigure(data, lay) },
+    { ids: ['phase-space-{encoder}'], make: ({ data, lay }) => perEncoder(data, (e) => phaseSpaceFigure(data, e, lay)) },
+    { ids: ['cds-{encoder}'], make: ({ data, lay }) => perEncoder(data, (e) => cdsFigure(data, e, lay)) },
+    { ids: ['amplification'], make: ({ data }) => amplificationFigure(data) },
+    { ids: ['hallucination-by-sweep'], make: ({ data }) => sweepHallucinationFigure(data) },
+    { ids: ['majority-fate-grid'], make: ({ data }) => fateFigure(data) },
+    { ids: ['protocols-rho'], make: ({ data, lay }) => protocolsFigure(data, lay) },
+    { ids: ['lost-in-propagation'], make: ({ data }) => relayFigure(data) },
+  ],
+  tables: [
+    { ids: ['hallucination-share'], make: ({ data }) => hallucinationShareTable(data) },
+    { ids: ['majority-fate'], make: ({ data }) => fateTable(data) },
+    { ids: ['human-validation'], make: ({ data }) => annotationTable(data) },
+    { ids: ['geometry-ladder'], make: ({ data, lay }) => ladderTable(data, lay) },
+    { ids: ['encoder-robustness'], make: ({ data }) => robustnessTable(data) },
+    { ids: ['drift'], make: ({ data, lay }) => driftTable(data, lay) },
+    { ids: ['cost'], make: ({ data, lay }) => costTable(data, lay) },
+    {
+      ids: ['early-stopping'],
+      make: ({ data, lay }) => (data.runs.some((r) => r.stopped_early === true) ? earlyStoppingTable(data, lay) : null),
+    },
+    { ids: ['protocols'], make: ({ data, lay }) => protocolsTable(data, lay) },
+    { ids: ['lost-in-propagation-accuracy'], make: ({ data }) => relayTable(data) },
+    { ids: ['arm-means'], make: ({ data }) => armMeansTable(data) },
+    { ids: ['arm-tests'], make: ({ data }) => armTestsTable(data) },
+  ],
+  // A sweep of team runs only: the population tables are empty because no run is a population, not because
+  // none is complete.
+  emptyReason: ({ data }) =>
+    data.runs.length > 0 && data.runs.every(isTeamRun)
+      ? 'No population run: every run of this sweep is a team run (relay, hub or debate), measured in the team tables.'
+      : null,
+});
+
+/** The team studies (relay, hub, debate schedules): teams.parquet. */
+const teams = section({
+  name: 'teams',
+  load: (_data, dir) => loadTeams(dir),
+  figures: [
+    { ids: ['team-lost-in-propagation'], make: (rows) => propagationFigure(rows) },
+    { ids: ['team-belief-injection'], make: (rows) => beliefFigure(rows) },
+    { ids: ['team-focus'], make: (rows) => focusFigure(rows) },
+    { ids: ['team-drift'], make: (rows) => driftFigure(rows) },
+  ],
+  tables: [
+    { ids: ['team-answers'], make: (rows) => propagationTable(rows) },
+    { ids: ['team-drift-by-arm'], make: (rows) => driftTableTeams(rows) },
+    { ids: ['team-driftjudge'], make: (rows) => judgeTable(rows) },
+    { ids: ['team-cost'], make: (rows) => teamCostTable(rows) },
+  ],
+});
+
+/** The travel experiment: travel.parquet (tables only). */
+const travel = section({
+  name: 'travel',
+  load: (_data, dir) => loadTravel(dir),
+  figures: [],
+  tables: [
+    { ids: ['travel-hr-tcs'], make: (rows) => travelTable1(rows) },
+    { ids: ['travel-calls'], make: (rows) => travelTable2(rows) },
+    { ids: ['travel-tests'], make: (rows) => travelTable3(rows) },
+    { ids: ['travel-cds'], make: (rows) => travelCdsTable(rows) },
+  ],
+});
+
+export const CATALOG: readonly CatalogSection[] = [population, teams, travel];
+
+/** Every figure and table of the catalog for one corpus, in reading order (`dir`: the corpus folder as given). */
+export async function drawCatalog(data: CorpusData, dir: string, catalog = CATALOG): Promise<{ figures: Figure[]; tables: Table[] }> {
+  const figures: Figure[] = [];
+  const tables: Table[] = [];
+  for (const s of catalog) {
+    const drawn = await s.draw(data, dir);
+    figures.push(...drawn.figures);
+    tables.push(...drawn.tables);
+  }
+  return { figures, tables };
+}
