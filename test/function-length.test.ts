@@ -11,11 +11,7 @@ const ALLOWED: Record<string, string> = {
     'report/src is being restructured (one catalog of figures and tables) in parallel: split once that lands',
   'packages/report/src/annotation.ts#scoreAnnotations':
     'report/src is being restructured (one catalog of figures and tables) in parallel: split once that lands',
-  'packages/report/src/hallucination.ts#amplificationFigure':
-    'report/src is being restructured (one catalog of figures and tables) in parallel: split once that lands',
   'packages/report/src/corpus-data.ts#loadCorpus':
-    'report/src is being restructured (one catalog of figures and tables) in parallel: split once that lands',
-  'packages/report/src/hallucination.ts#sweepHallucinationFigure':
     'report/src is being restructured (one catalog of figures and tables) in parallel: split once that lands',
 };
 

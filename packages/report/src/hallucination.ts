@@ -73,34 +73,7 @@ export function amplificationFigure(data: CorpusData): Figure | null {
   const arms = armColumns(data);
   const runs = pooledRuns(data).filter((r) => series.has(r.run_id));
   if (runs.length === 0) return null;
-  const values: object[] = [];
-  let undefinedRuns = 0;
-  let cohesionRose = 0;
-  const counts = new Map<string, { k: number; n: number }>();
-  for (const r of runs) {
-    const s = series.get(r.run_id)!;
-    const [first, last] = [s[0], s.at(-1)!];
-    if (last.cohesion > first.cohesion) cohesionRose++;
-    if (first.rho === null || last.rho === null) {
-      undefinedRuns++;
-      continue;
-    }
-    const arm = armOf(r, arms);
-    const amplifies = last.rho > first.rho;
-    const c = counts.get(arm) ?? { k: 0, n: 0 };
-    c.n++;
-    if (amplifies) c.k++;
-    counts.set(arm, c);
-    values.push({
-      run_id: r.run_id,
-      arm,
-      geometry: r.geometry,
-      temperature: r.temperature,
-      rho0: first.rho,
-      rho_final: last.rho,
-      amplifies,
-    });
-  }
+  const { values, undefinedRuns, cohesionRose, counts } = amplificationPoints(runs, series, arms);
   const order = armsPresent(runs, arms).filter((a) => counts.has(a));
   const countText =
     order.length === 0
@@ -130,24 +103,15 @@ export function amplificationFigure(data: CorpusData): Figure | null {
       },
     },
   ];
-  const spec = (arms.length > 0
-    ? {
-        $schema: SCHEMA,
-        title: `initial against final ρ per run: ${countText}`,
-        config: CONFIG,
-        data: { values },
-        facet: { column: { field: 'arm', type: 'nominal', sort: order, title: null } },
-        spec: { width: 220, height: 220, layer },
-      }
-    : {
-        $schema: SCHEMA,
-        title: `initial against final ρ per run: ${countText}`,
-        config: CONFIG,
-        data: { values },
-        width: 260,
-        height: 260,
-        layer,
-      }) as unknown as TopLevelSpec;
+  const spec = armFacets(
+    `initial against final ρ per run: ${countText}`,
+    values,
+    layer,
+    arms,
+    order,
+    { width: 220, height: 220 },
+    { width: 260, height: 260 },
+  );
   return {
     id: 'amplification',
     title: 'Figure 5: initial against final hallucination density, per run',
@@ -170,28 +134,7 @@ export function sweepHallucinationFigure(data: CorpusData): Figure | null {
   const arms = armColumns(data);
   const runs = data.runs.filter((r) => series.has(r.run_id));
   if (runs.length === 0) return null;
-  const lastSweep = Math.max(...[...series.values()].map((s) => s.at(-1)!.sweep));
-  // (arm, prompt, sweep, trial) -> hallucinated and answers; a run that stopped early holds its last snapshot.
-  const cells = new Map<string, { arm: string; prompt: string; sweep: number; trials: Map<number, { h: number; all: number }> }>();
-  for (const r of runs) {
-    const s = series.get(r.run_id)!;
-    const arm = armOf(r, arms);
-    for (let t = 0, i = 0; t <= lastSweep; t++) {
-      while (i + 1 < s.length && s[i + 1].sweep <= t) i++;
-      if (s[i].sweep > t) continue;
-      const key = `${arm}\u0000${r.prompt_id}\u0000${t}`;
-      const c = cells.get(key) ?? { arm, prompt: r.prompt_id, sweep: t, trials: new Map() };
-      const tr = c.trials.get(r.trial) ?? { h: 0, all: 0 };
-      tr.h += s[i].n_hallucinated;
-      tr.all += answers(s[i]);
-      c.trials.set(r.trial, tr);
-      cells.set(key, c);
-    }
-  }
-  const values = [...cells.values()].map((c) => {
-    const band = seBand([...c.trials.values()].map((t) => (t.all > 0 ? t.h / t.all : null)));
-    return { arm: c.arm, prompt_id: c.prompt, sweep: c.sweep, share: band.mean, lo: band.lo, hi: band.hi, trials: band.n };
-  });
+  const values = sharesBySweep(runs, series, arms);
   const prompts = promptsOf(runs);
   const xEnc = { field: 'sweep', type: 'quantitative', title: 'sweep t', axis: { tickMinStep: 1, format: 'd' } };
   const color = {
@@ -218,24 +161,15 @@ export function sweepHallucinationFigure(data: CorpusData): Figure | null {
     },
   ];
   const armsOrder = armsPresent(runs, arms);
-  const spec = (arms.length > 0
-    ? {
-        $schema: SCHEMA,
-        title: 'hallucination share by sweep, per prompt',
-        config: CONFIG,
-        data: { values },
-        facet: { column: { field: 'arm', type: 'nominal', sort: armsOrder, title: null } },
-        spec: { width: 240, height: 180, layer },
-      }
-    : {
-        $schema: SCHEMA,
-        title: 'hallucination share by sweep, per prompt',
-        config: CONFIG,
-        data: { values },
-        width: 300,
-        height: 200,
-        layer,
-      }) as unknown as TopLevelSpec;
+  const spec = armFacets(
+    'hallucination share by sweep, per prompt',
+    values,
+    layer,
+    arms,
+    armsOrder,
+    { width: 240, height: 180 },
+    { width: 300, height: 200 },
+  );
   return {
     id: 'hallucination-by-sweep',
     title: 'Figure 6: hallucination share by sweep, per prompt',
@@ -247,4 +181,101 @@ export function sweepHallucinationFigure(data: CorpusData): Figure | null {
       armNote(data),
     spec,
   };
+}
+
+type Series = ReturnType<typeof runSeries>;
+
+/** A run's point (its ρ at t = 0 and at its end, whether it amplifies), the runs left out, and amplifying runs per arm. */
+function amplificationPoints(
+  runs: readonly RunInfo[],
+  series: Series,
+  arms: ReturnType<typeof armColumns>,
+): { values: object[]; undefinedRuns: number; cohesionRose: number; counts: Map<string, { k: number; n: number }> } {
+  const values: object[] = [];
+  let undefinedRuns = 0;
+  let cohesionRose = 0;
+  const counts = new Map<string, { k: number; n: number }>();
+  for (const r of runs) {
+    const s = series.get(r.run_id)!;
+    const [first, last] = [s[0], s.at(-1)!];
+    if (last.cohesion > first.cohesion) cohesionRose++;
+    if (first.rho === null || last.rho === null) {
+      undefinedRuns++;
+      continue;
+    }
+    const arm = armOf(r, arms);
+    const amplifies = last.rho > first.rho;
+    const c = counts.get(arm) ?? { k: 0, n: 0 };
+    c.n++;
+    if (amplifies) c.k++;
+    counts.set(arm, c);
+    values.push({
+      run_id: r.run_id,
+      arm,
+      geometry: r.geometry,
+      temperature: r.temperature,
+      rho0: first.rho,
+      rho_final: last.rho,
+      amplifies,
+    });
+  }
+  return { values, undefinedRuns, cohesionRose, counts };
+}
+
+/**
+ * The hallucination share per (arm, prompt, sweep): a mean over trials with its standard-error band. A run
+ * that stopped early holds its last snapshot.
+ */
+function sharesBySweep(runs: readonly RunInfo[], series: Series, arms: ReturnType<typeof armColumns>): object[] {
+  const lastSweep = Math.max(...[...series.values()].map((s) => s.at(-1)!.sweep));
+  // (arm, prompt, sweep, trial) -> hallucinated and answers; a run that stopped early holds its last snapshot.
+  const cells = new Map<string, { arm: string; prompt: string; sweep: number; trials: Map<number, { h: number; all: number }> }>();
+  for (const r of runs) {
+    const s = series.get(r.run_id)!;
+    const arm = armOf(r, arms);
+    for (let t = 0, i = 0; t <= lastSweep; t++) {
+      while (i + 1 < s.length && s[i + 1].sweep <= t) i++;
+      if (s[i].sweep > t) continue;
+      const key = `${arm}\u0000${r.prompt_id}\u0000${t}`;
+      const c = cells.get(key) ?? { arm, prompt: r.prompt_id, sweep: t, trials: new Map() };
+      const tr = c.trials.get(r.trial) ?? { h: 0, all: 0 };
+      tr.h += s[i].n_hallucinated;
+      tr.all += answers(s[i]);
+      c.trials.set(r.trial, tr);
+      cells.set(key, c);
+    }
+  }
+  return [...cells.values()].map((c) => {
+    const band = seBand([...c.trials.values()].map((t) => (t.all > 0 ? t.h / t.all : null)));
+    return { arm: c.arm, prompt_id: c.prompt, sweep: c.sweep, share: band.mean, lo: band.lo, hi: band.hi, trials: band.n };
+  });
+}
+
+/** A figure of `layer`, one facet column per arm where the corpus has arms, else one panel. */
+function armFacets(
+  title: string,
+  values: object[],
+  layer: object[],
+  arms: ReturnType<typeof armColumns>,
+  order: string[],
+  facet: { width: number; height: number },
+  single: { width: number; height: number },
+): TopLevelSpec {
+  return (arms.length > 0
+    ? {
+        $schema: SCHEMA,
+        title,
+        config: CONFIG,
+        data: { values },
+        facet: { column: { field: 'arm', type: 'nominal', sort: order, title: null } },
+        spec: { ...facet, layer },
+      }
+    : {
+        $schema: SCHEMA,
+        title,
+        config: CONFIG,
+        data: { values },
+        ...single,
+        layer,
+      }) as unknown as TopLevelSpec;
 }
