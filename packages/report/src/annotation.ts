@@ -102,13 +102,50 @@ export async function exportAnnotationSample(dir: string, options: ExportOptions
     );
   const sample = stratifiedSample(strata, options.n, seed);
   // Shown in a random order, so a row's position says nothing of its configuration or how it was drawn.
-  const order = sample.picked.map((_, i) => i);
+  const order = shuffledOrder(sample.picked.length, seed);
+  const picked = await pickedAnswers(files, tag, judged, strata, sample.picked, order);
+  const lines = await sampleLines(dir, manifest, picked);
+  const doc = {
+    corpus: resolve(dir),
+    fingerprint: manifest.fingerprint,
+    n: options.n,
+    seed,
+    configurations,
+    stratified_on:
+      options.judge === undefined ? 'tag (the sweep judge)' : `${tagColumnName(options.judge)} (post-hoc judge ${options.judge})`,
+    per_tag: sample.perClass,
+    method: SAMPLING_METHOD,
+    labels: HUMAN_LABELS,
+    instructions:
+      'Fill the label column of every row with correct, hallucinated or not_known (the answer neither right nor wrong: a refusal, "I do not know", off topic); ' +
+      'comment is free. Do not look up the judge tags. Then: panta annotate score CORPUS FILE...',
+  };
+  writeAtomic(sidecar, `${JSON.stringify(doc, null, 1)}\n`);
+  writeAtomic(out, `${lines.join('\r\n')}\r\n`);
+  return { out, sidecar, n: options.n, seed, configurations, perTag: sample.perClass };
+}
+
+/** 0..n-1 in a seeded random order. */
+function shuffledOrder(n: number, seed: number): number[] {
+  const order = Array.from({ length: n }, (_, i) => i);
   const rng = rngFrom(seed, 'annotation-order');
   for (let i = order.length - 1; i > 0; i--) {
     const j = rng.int(i + 1);
     [order[i], order[j]] = [order[j], order[i]];
   }
-  const wanted = sample.picked
+  return order;
+}
+
+/** The (run, event) of each draw, by its stable position within its stratum (run_id, event), in `order`. */
+async function pickedAnswers(
+  files: string,
+  tag: string,
+  judged: string,
+  strata: readonly { group: string; cls: string }[],
+  draws: readonly { stratum: number; index: number }[],
+  order: readonly number[],
+): Promise<{ run_id: string; event: number }[]> {
+  const wanted = draws
     .map((p, i) => `(${sqlString(strata[p.stratum].group)}, ${sqlString(strata[p.stratum].cls)}, ${p.index}, ${i})`)
     .join(', ');
   const keys = await queryRows(
@@ -117,7 +154,11 @@ export async function exportAnnotationSample(dir: string, options: ExportOptions
      ) s JOIN (VALUES ${wanted}) w(config_id, tag, pos, draw) USING (config_id, tag, pos)`,
   );
   const keyOfDraw = new Map(keys.map((k) => [Number(k.draw), { run_id: String(k.run_id), event: Number(k.event) }]));
-  const picked = order.map((i) => keyOfDraw.get(i)!);
+  return order.map((i) => keyOfDraw.get(i)!);
+}
+
+/** The sample's CSV lines: the header, then one blind row per picked answer (label and comment empty). */
+async function sampleLines(dir: string, manifest: Manifest, picked: readonly { run_id: string; event: number }[]): Promise<string[]> {
   const rows = await queryRows(
     `SELECT run_id, event, sweep, agent, prompt_id, response FROM ${readParquetSql([...new Set(picked.map((r) => shardPath(dir, r.run_id)))])}
      WHERE (run_id, event) IN (${picked.map((r) => `(${sqlString(r.run_id)}, ${r.event})`).join(', ')})`,
@@ -143,24 +184,7 @@ export async function exportAnnotationSample(dir: string, options: ExportOptions
       ]),
     );
   });
-  const doc = {
-    corpus: resolve(dir),
-    fingerprint: manifest.fingerprint,
-    n: options.n,
-    seed,
-    configurations,
-    stratified_on:
-      options.judge === undefined ? 'tag (the sweep judge)' : `${tagColumnName(options.judge)} (post-hoc judge ${options.judge})`,
-    per_tag: sample.perClass,
-    method: SAMPLING_METHOD,
-    labels: HUMAN_LABELS,
-    instructions:
-      'Fill the label column of every row with correct, hallucinated or not_known (the answer neither right nor wrong: a refusal, "I do not know", off topic); ' +
-      'comment is free. Do not look up the judge tags. Then: panta annotate score CORPUS FILE...',
-  };
-  writeAtomic(sidecar, `${JSON.stringify(doc, null, 1)}\n`);
-  writeAtomic(out, `${lines.join('\r\n')}\r\n`);
-  return { out, sidecar, n: options.n, seed, configurations, perTag: sample.perClass };
+  return lines;
 }
 
 /** Post-hoc judges of the corpus (`panta judge`), whose tags are in a column of their own. */
@@ -268,11 +292,33 @@ export interface ScoreResult {
 export async function scoreAnnotations(dir: string, files: readonly string[]): Promise<ScoreResult> {
   const manifest = readCorpusManifest(dir);
   if (files.length === 0) throw new InputError(dir, 'FILE', 'no annotator file given', 'give one CSV per annotator');
-  const names: string[] = [];
-  const byRater = new Map<string, Labelled[]>();
-  const fileOf: Record<string, string> = {};
-  // One annotator's file given twice (the same path, a link to it, or a copy) would be scored as two raters
-  // in perfect agreement: refused, by real path and by content.
+  refuseRepeatedFiles(files);
+  const { names, byRater, fileOf } = readRaters(files);
+  const keyOfId = answerKeys(dir, byRater, fileOf);
+  // Every judge is a rater: the sweep's (`judge`) and each post-hoc one (`judge:<name>`, its tag_<name> column).
+  const posthoc = posthocJudges(manifest);
+  const items = await labelledItems(dir, keyOfId, byRater, posthoc);
+  const raters = ['judge', ...posthoc.map((j) => `judge:${j}`), ...names];
+  const rated: RatedItem[] = items.map((it) => ({ prompt: it.prompt_id, labels: it.labels }));
+  const record: AnnotationRecord = {
+    format: 'panta-annotation/1',
+    scored_at: new Date().toISOString(),
+    fingerprint: manifest.fingerprint,
+    raters,
+    files: fileOf,
+    items,
+    pairs: raterPairs(rated, raters),
+  };
+  const written = annotationPath(resolve(dir));
+  writeAtomic(written, `${JSON.stringify(record, null, 1)}\n`);
+  return { record, written };
+}
+
+/**
+ * One annotator's file given twice (the same path, a link to it, or a copy) would be scored as two raters
+ * in perfect agreement: refused, by real path and by content.
+ */
+function refuseRepeatedFiles(files: readonly string[]): void {
   const seenFile = new Map<string, string>();
   for (const f of files) {
     if (!existsSync(f)) continue; // readAnnotatorFile names it below
@@ -289,6 +335,13 @@ export async function scoreAnnotations(dir: string, files: readonly string[]): P
     seenFile.set(real, f);
     seenFile.set(digest, f);
   }
+}
+
+/** Each annotator's rows by a name of their own (the file's, numbered when two share it; never a judge's), and their files. */
+function readRaters(files: readonly string[]): { names: string[]; byRater: Map<string, Labelled[]>; fileOf: Record<string, string> } {
+  const names: string[] = [];
+  const byRater = new Map<string, Labelled[]>();
+  const fileOf: Record<string, string> = {};
   for (const f of files) {
     let name = basename(f).replace(/\.csv$/i, '');
     for (let k = 2; name === 'judge' || name.startsWith('judge:') || names.includes(name); k++)
@@ -297,9 +350,15 @@ export async function scoreAnnotations(dir: string, files: readonly string[]): P
     byRater.set(name, readAnnotatorFile(f));
     fileOf[name] = resolve(f);
   }
+  return { names, byRater, fileOf };
+}
+
+type AnswerKey = { run_id: string; event: number; file: string };
+
+/** Every row must name an answer of the corpus, the same one in every file that has its id: the answer of each id. */
+function answerKeys(dir: string, byRater: Map<string, Labelled[]>, fileOf: Record<string, string>): Map<string, AnswerKey> {
   const shards = completeShards(dir);
-  // Every row must name an answer of the corpus, the same one in every file that has its id.
-  const keyOfId = new Map<string, { run_id: string; event: number; file: string }>();
+  const keyOfId = new Map<string, AnswerKey>();
   for (const [name, rows] of byRater) {
     for (const r of rows) {
       const where = `${fileOf[name]}`;
@@ -316,9 +375,17 @@ export async function scoreAnnotations(dir: string, files: readonly string[]): P
       keyOfId.set(r.id, { run_id: r.run_id, event: r.event, file: where });
     }
   }
+  return keyOfId;
+}
+
+/** Each scored answer with every rater's label: the judges' tags read from the corpus, then the annotators'. */
+async function labelledItems(
+  dir: string,
+  keyOfId: Map<string, AnswerKey>,
+  byRater: Map<string, Labelled[]>,
+  posthoc: readonly string[],
+): Promise<AnnotationRecord['items']> {
   const keys = [...keyOfId.values()];
-  // Every judge is a rater: the sweep's (`judge`) and each post-hoc one (`judge:<name>`, its tag_<name> column).
-  const posthoc = posthocJudges(manifest);
   const tags = await queryRows(
     `SELECT run_id, event, prompt_id, tag${posthoc.length > 0 ? `, ${posthoc.map((j, i) => `${sqlIdent(tagColumnName(j))} AS j${i}`).join(', ')}` : ''} FROM ${readParquetSql([...new Set(keys.map((k) => shardPath(dir, k.run_id)))])}
      WHERE (run_id, event) IN (${keys.map((k) => `(${sqlString(k.run_id)}, ${k.event})`).join(', ')})`,
@@ -346,20 +413,7 @@ export async function scoreAnnotations(dir: string, files: readonly string[]): P
     }
     items.push({ id, run_id: k.run_id, event: k.event, prompt_id: String(t.prompt_id), labels });
   }
-  const raters = ['judge', ...posthoc.map((j) => `judge:${j}`), ...names];
-  const rated: RatedItem[] = items.map((it) => ({ prompt: it.prompt_id, labels: it.labels }));
-  const record: AnnotationRecord = {
-    format: 'panta-annotation/1',
-    scored_at: new Date().toISOString(),
-    fingerprint: manifest.fingerprint,
-    raters,
-    files: fileOf,
-    items,
-    pairs: raterPairs(rated, raters),
-  };
-  const written = annotationPath(resolve(dir));
-  writeAtomic(written, `${JSON.stringify(record, null, 1)}\n`);
-  return { record, written };
+  return items;
 }
 
 /** The annotation record of a corpus, or null when none was scored. */
