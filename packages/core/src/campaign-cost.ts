@@ -1,12 +1,12 @@
 import { CsrGraph } from './geometry/graph.js';
 import { type EdgeLists, graphFor, type RunPlan, runEvents } from './plan.js';
+import { isJudgeKind, judgeCalls } from './judge-calls.js';
 import { CHARS_PER_TOKEN } from './names.js';
 import { type PromptContext, type PromptTemplate, promptLength } from './prompt.js';
 import { protocolOf } from './protocol/registry.js';
 import { rubric, VERDICT_MAX_TOKENS } from './rubric.js';
 import type { PriceTable } from './spec/backend.js';
 import type { SweepSpec } from './spec/schema.js';
-import { TRAVEL_VERDICT_MAX_TOKENS, travelRubric } from './travel/rubric.js';
 import { teamAnswerTokens, teamCallCosts, type TeamRoleCost } from './team/cost.js';
 import { teamSchedule } from './team/schedules.js';
 
@@ -26,13 +26,12 @@ export const DEFAULT_CALLS_PER_SECOND = 10;
 export type CallKind =
   | 'agent'
   | 'judge'
-  | 'travel-judge'
   | 'summary'
   | 'merge'
   | 'drift-judge'
   | 'moderator'
   | TeamRoleCost['role']
-  // A registered protocol's own calls (ProtocolDef.cost).
+  // A registered protocol's own calls (ProtocolDef.cost), a study's judge calls (registerJudgeCalls).
   | (string & {});
 
 export interface CallCost {
@@ -192,11 +191,10 @@ export function campaignCost(input: CampaignInput): CampaignCost {
   };
 }
 
-/** The call kinds in the order the plan lists them (built-in protocols' and teams'). */
+/** The call kinds in the order the plan lists them (built-in protocols' and teams'); a study's judge calls follow the judge's. */
 const CALL_ORDER: CallKind[] = [
   'agent',
   'judge',
-  'travel-judge',
   'summary',
   'merge',
   'drift-judge',
@@ -245,7 +243,8 @@ class CostTally {
   /** Built-in kinds in CALL_ORDER; kinds of registered protocols that are not built in come last, in the order they were first counted. */
   calls(): CallCost[] {
     const { kinds } = this;
-    return [...CALL_ORDER.filter((kind) => kinds.has(kind)), ...[...kinds.keys()].filter((kind) => !CALL_ORDER.includes(kind))].map(
+    const order = CALL_ORDER.flatMap((kind) => (kind === 'judge' ? [kind, ...judgeCalls().map((d) => d.kind)] : [kind]));
+    return [...order.filter((kind) => kinds.has(kind)), ...[...kinds.keys()].filter((kind) => !order.includes(kind))].map(
       (kind) => kinds.get(kind)!,
     );
   }
@@ -306,10 +305,10 @@ class CostTally {
     if (this.spec.judge.kind === 'llm') {
       const calls = n + updates;
       this.add('judge', calls, calls * (tokens(chars(rubric(run.prompt, ''))) + answer), calls * VERDICT_MAX_TOKENS, true);
-      // A travel run's table (docs/travel.md): the assertions rubric per answer, the TCS rubric per final answer.
-      if (run.prompt.assertions) {
-        const per = (kind: 'assertions' | 'tcs') => tokens(chars(travelRubric(kind, run.prompt, ''))) + answer;
-        this.add('travel-judge', calls + n, calls * per('assertions') + n * per('tcs'), (calls + n) * TRAVEL_VERDICT_MAX_TOKENS, true);
+      // The rubrics of a study's table that scores this run.
+      for (const def of judgeCalls()) {
+        const c = def.cost(run, { answer, answers: calls, tokens: (m) => tokens(chars(m)) });
+        if (c) this.add(def.kind, c.calls, c.promptTokens, c.completionTokens, true);
       }
     }
   }
@@ -319,7 +318,7 @@ class CostTally {
 function pricedCalls(calls: CallCost[], spec: SweepSpec): CallCost[] {
   for (const c of calls) {
     c.promptTokens = Math.round(c.promptTokens);
-    const price = c.kind === 'judge' || c.kind === 'travel-judge' ? judgePrice(spec) : agentPrice(spec);
+    const price = isJudgeKind(c.kind) ? judgePrice(spec) : agentPrice(spec);
     if (price) c.cost = (c.promptTokens * price.prompt_per_mtok + c.completionTokens * price.completion_per_mtok) / 1e6;
   }
   return calls;

@@ -1,7 +1,7 @@
 import type { RunPlan } from './plan.js';
 import type { PopulationEntry } from './population.js';
 import { personaText } from './protocol/prompts.js';
-import { BRIEFING_LINE } from './travel/briefing.js';
+import { BRIEFING_LINE } from './briefing.js';
 
 /**
  * Characters the longest hidden text of a population adds to a system prompt, computed once per population:
@@ -18,7 +18,7 @@ export function longestPersona(entries: readonly PopulationEntry[]): number {
   return chars;
 }
 
-/** Characters the longest of a prompt's briefings adds after a persona (travel/briefing.ts). */
+/** Characters the longest of a prompt's briefings adds after a persona (briefing.ts). */
 export function longestBriefing(briefings: Readonly<Record<string, string>> | undefined): number {
   let chars = 0;
   for (const b of Object.values(briefings ?? {})) chars = Math.max(chars, BRIEFING_LINE.length + b.length + 1);

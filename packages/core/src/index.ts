@@ -219,41 +219,8 @@ export type {
 } from './stats/index.js';
 export { CsvSyntaxError, csvField, csvLine, parseCsv } from './csv.js';
 export { parseEncoderArg, parseJudgeBlock } from './spec/posthoc-args.js';
-export { BRIEFING_LINE, BROADCAST_LINE, briefingsOf, withBriefing, withBroadcast } from './travel/briefing.js';
-export {
-  assertionVerdicts,
-  countAssertions,
-  detectionStep,
-  hallucinationRate,
-  recoverySteps,
-  type AssertionCounts,
-  type AssertionVerdict,
-  type Assertions,
-} from './travel/measures.js';
-export { meanOf, type TravelJudge, type TravelJudgement, type TravelJudgeRequest } from './travel/judged.js';
-export {
-  ASSERTION_RUBRIC_VERDICTS,
-  assertionReplyText,
-  parseAssertionReply,
-  parseTcsReply,
-  parseTravelRubric,
-  TRAVEL_ASSERTIONS_SYSTEM,
-  TRAVEL_TCS_SYSTEM,
-  TRAVEL_VERDICT_MAX_TOKENS,
-  tcsReplyText,
-  travelRubric,
-  travelVerdictKey,
-  type AssertionRubricVerdict,
-  type TravelRubricKind,
-} from './travel/rubric.js';
-export {
-  referenceTcs,
-  type RunJudgement,
-  TCS_DIMENSIONS,
-  travelRunMeasures,
-  type TravelEventRow,
-  type TravelRunMeasures,
-} from './travel/run-measures.js';
+export { isJudgeKind, judgeCalls, type JudgeCallsDef, type JudgeCallsInput, registerJudgeCalls } from './judge-calls.js';
+export { BRIEFING_LINE, BROADCAST_LINE, briefingsOf, withBriefing, withBroadcast } from './briefing.js';
 export { UNDOCUMENTED_COLUMN } from './publish/columns.js';
 export {
   CARD_KEYS,

@@ -28,7 +28,7 @@ export async function executeSummaryEvent(task: EventTask, reads: readonly strin
   const { run, plan } = task;
   const temperature = temperatureAt(run.temperature, plan.sweep, run.sweeps, run.controls.annealing);
   let persona = agentPersona(run, plan.agent);
-  // full-broadcast shares each teammate's briefing from the first exchange on (core/travel/briefing.ts).
+  // full-broadcast shares each teammate's briefing from the first exchange on (core/src/briefing.ts).
   if (persona && protocolOf(run.protocol).reads === 'everyone' && plan.sweep >= 1 && run.prompt.briefings) {
     const teammates = Array.from(plan.neighbours, (agent) => ({ agent, entryId: agentPersona(run, agent)?.id ?? '' }));
     persona = { ...persona, text: withBroadcast(persona.text, run.prompt, teammates) };

@@ -1,3 +1,4 @@
+import { type JudgeCallsDef, registerJudgeCalls } from '@panta/core';
 import { type AddedTable, registerTable } from '@panta/corpus';
 import { registerScenario, type ScenarioModel } from '@panta/llm';
 
@@ -14,6 +15,8 @@ export interface Study {
   readonly scenarioName?: string;
   /** The tables it adds to a corpus (written at finish, checked by verify, described by publish). */
   readonly tables?: readonly AddedTable[];
+  /** The calls its tables ask an LLM judge, as `panta plan` counts them. */
+  readonly judgeCalls?: readonly JudgeCallsDef[];
 }
 
 const registered = new Set<string>();
@@ -24,4 +27,5 @@ export function registerStudy(study: Study): void {
   registered.add(study.name);
   if (study.scenario) registerScenario(study.scenarioName ?? study.name, study.scenario);
   for (const table of study.tables ?? []) registerTable(table);
+  for (const calls of study.judgeCalls ?? []) registerJudgeCalls(calls);
 }

@@ -1,4 +1,5 @@
-import { type CallCost, type CampaignInput, campaignCost, initialPromptTokens } from '../campaign-cost.js';
+import { type CampaignInput, campaignCost, initialPromptTokens } from '../campaign-cost.js';
+import { isJudgeKind } from '../judge-calls.js';
 import { CHARS_PER_TOKEN } from '../names.js';
 import { type EdgeLists, type RunPlan, runEvents } from '../plan.js';
 import type { ShardPolicy } from '../spec/shard.js';
@@ -93,8 +94,6 @@ export interface RunGpuCost {
   idleUpdateSeconds: number;
 }
 
-const JUDGE_KINDS = new Set<CallCost['kind']>(['judge', 'travel-judge']);
-
 /** Characters two strings share from the start. */
 function commonPrefix(a: string, b: string): number {
   const n = Math.min(a.length, b.length);
@@ -168,7 +167,7 @@ export function runGpuCost(
   let idleInitialSeconds = 0;
   let idleUpdateSeconds = 0;
   for (const c of cost.calls) {
-    if (JUDGE_KINDS.has(c.kind)) {
+    if (isJudgeKind(c.kind)) {
       // The rubric ahead of the answer is the same for every answer to one question: cached.
       const head = tok(sharedChars(rubric(run.prompt, 'a'.repeat(chars)), rubric(run.prompt, 'b'.repeat(chars))));
       const per = c.calls > 0 ? c.promptTokens / c.calls : 0;

@@ -1,4 +1,5 @@
 import type { Study } from '../study.js';
+import { travelJudgeCalls } from './judge-calls.js';
 import { travel as scenario } from './surrogate/index.js';
 import { travelTable } from './table.js';
 
@@ -7,4 +8,4 @@ import { travelTable } from './table.js';
  * surrogate scenario plays a team whose task names the destination and whose roles' briefings may mislead;
  * its table, travel.parquet, holds each run's hallucination rate, task consistency and detection.
  */
-export const travel: Study = { name: 'travel', scenario, tables: [travelTable] };
+export const travel: Study = { name: 'travel', scenario, tables: [travelTable], judgeCalls: [travelJudgeCalls] };

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { parseAssertionReply, parseTcsReply, type TravelJudge, type TravelJudgement, travelVerdictKey } from '@panta/core';
 import { judgeCachePath } from '@panta/corpus';
+import type { TravelJudge, TravelJudgement } from './judged.js';
+import { parseAssertionReply, parseTcsReply, travelVerdictKey } from './rubric.js';
 
 /**
  * The LLM judge's travel verdicts as the corpus keeps them (`.state/judge-cache.jsonl`, the verdict store's

@@ -1,17 +1,15 @@
+import type { Prompt } from '@panta/core';
+import type { RubricJudge } from '@panta/corpus';
+import type { TravelJudge, TravelJudgement, TravelJudgeRequest } from './judged.js';
+import type { AssertionVerdict } from './measures.js';
 import {
-  type AssertionVerdict,
   parseAssertionReply,
   parseTcsReply,
-  type Prompt,
   TRAVEL_VERDICT_MAX_TOKENS,
-  type TravelJudge,
-  type TravelJudgement,
-  type TravelJudgeRequest,
   type TravelRubricKind,
   travelRubric,
   travelVerdictKey,
-} from '@panta/core';
-import type { RubricJudge } from '@panta/corpus';
+} from './rubric.js';
 
 /** Rubric calls open at once; the backend's own max_in_flight and retries govern the calls themselves. */
 export const TRAVEL_JUDGE_CONCURRENCY = 64;

@@ -1,4 +1,6 @@
-import { type RunPlan, type TravelJudge, travelRunMeasures, type TravelEventRow } from '@panta/core';
+import type { RunPlan } from '@panta/core';
+import type { TravelJudge } from './judged.js';
+import { type TravelEventRow, travelRunMeasures } from './run-measures.js';
 import { queryRows, readParquetSql, shardPath, type TravelTableRow } from '@panta/corpus';
 
 /** Whether a run is a travel run: its prompt carries checkable assertions. */

@@ -1,16 +1,9 @@
-import {
-  assertionReplyText,
-  assertionVerdicts,
-  type ChatMessages,
-  parseTravelRubric,
-  type Prompt,
-  TCS_DIMENSIONS,
-  TRAVEL_ASSERTIONS_SYSTEM,
-  TRAVEL_TCS_SYSTEM,
-  tcsReplyText,
-} from '@panta/core';
+import type { ChatMessages, Prompt } from '@panta/core';
+import { assertionVerdicts } from '../measures.js';
+import { assertionReplyText, parseTravelRubric, TRAVEL_ASSERTIONS_SYSTEM, TRAVEL_TCS_SYSTEM, tcsReplyText } from '../rubric.js';
+import { TCS_DIMENSIONS } from '../run-measures.js';
 
-/** Whether the messages are one of the travel rubrics (core/src/travel/rubric.ts). */
+/** Whether the messages are one of the travel rubrics (../rubric.ts). */
 export function isTravelRubric(messages: ChatMessages): boolean {
   return messages.system === TRAVEL_ASSERTIONS_SYSTEM || messages.system === TRAVEL_TCS_SYSTEM;
 }

@@ -1,4 +1,4 @@
-import type { Prompt } from '../dataset.js';
+import type { Prompt } from '@panta/core';
 import { meanOf } from './judged.js';
 import {
   type AssertionVerdict,

@@ -1,5 +1,4 @@
-import { normaliseText } from '../answers.js';
-import type { Prompt } from '../dataset.js';
+import { normaliseText, type Prompt } from '@panta/core';
 
 /**
  * The travel experiment's measures (Hallucination as Context Drift, section 4.4), as pure functions of a

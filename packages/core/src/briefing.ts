@@ -1,10 +1,9 @@
-import type { Prompt } from '../dataset.js';
+import type { Prompt } from './dataset.js';
 
 /**
- * A role's injected context (Hallucination as Context Drift, section 4.1: the Advisor's wrong month's
- * weather, the Booking agent's wrong airport codes, the Planner's truncated schedule). It depends on the
- * scenario (the prompt) and on the role (the population entry), so the prompt carries one briefing per entry
- * id and the agent holding that entry reads it in its system message, after its persona.
+ * A role's injected context (a prompt's `briefings`: what a tool told one role, right or wrong). It depends
+ * on the scenario (the prompt) and on the role (the population entry), so the prompt carries one briefing per
+ * entry id and the agent holding that entry reads it in its system message, after its persona.
  */
 export const BRIEFING_LINE = 'Your briefing for this task: ';
 

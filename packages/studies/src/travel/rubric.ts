@@ -1,6 +1,4 @@
-import { normaliseText } from '../answers.js';
-import type { Prompt } from '../dataset.js';
-import type { ChatMessages } from '../prompt-types.js';
+import { type ChatMessages, normaliseText, type Prompt } from '@panta/core';
 import type { AssertionVerdict, Assertions } from './measures.js';
 import { TCS_DIMENSIONS } from './run-measures.js';
 

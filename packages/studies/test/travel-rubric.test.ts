@@ -1,16 +1,15 @@
 import { describe, expect, it } from 'vitest';
+import type { Prompt } from '@panta/core';
 import {
   assertionReplyText,
   parseAssertionReply,
   parseTcsReply,
   parseTravelRubric,
-  type Prompt,
-  type TravelEventRow,
   tcsReplyText,
   travelRubric,
-  travelRunMeasures,
   travelVerdictKey,
-} from '../src/index.js';
+} from '../src/travel/rubric.js';
+import { type TravelEventRow, travelRunMeasures } from '../src/travel/run-measures.js';
 
 const A = [
   { name: 'airport', gold: ['BCN'], wrong: ['LIS'] },

@@ -1,18 +1,14 @@
 import { describe, expect, it } from 'vitest';
+import { briefingsOf, withBriefing, withBroadcast } from '@panta/core';
 import {
   assertionVerdicts,
-  briefingsOf,
+  type Assertions,
   countAssertions,
   detectionStep,
   hallucinationRate,
   recoverySteps,
-  referenceTcs,
-  travelRunMeasures,
-  withBriefing,
-  withBroadcast,
-  type Assertions,
-  type TravelEventRow,
-} from '../src/index.js';
+} from '../src/travel/measures.js';
+import { referenceTcs, type TravelEventRow, travelRunMeasures } from '../src/travel/run-measures.js';
 
 // Barcelona: gold BCN / 22 C / 5 days; injected LIS (Booking), 14 C (Advisor), 3 days (Planner).
 const A: Assertions = [
