@@ -22,7 +22,7 @@ import {
   type Manifest,
   type OrderParamRow,
 } from '@panta/corpus';
-import { RUN_INFO_TABLE, specSweeps, type CorpusData, type LoadOptions, type RunInfo } from './corpus-data.js';
+import { RUN_INFO_TABLE, specSweeps, type CorpusData, type EventStats, type LoadOptions, type RunInfo } from './corpus-data.js';
 import { loadEventStats } from './event-stats.js';
 
 const RUN_SELECT = `run_id, config_id, trial, prompt_id, geometry, n, k, temperature, protocol`;
@@ -38,94 +38,108 @@ export async function loadCorpus(dirArg: string, options: LoadOptions = {}): Pro
   const manifest = readCorpusManifest(dirArg);
   const dir = resolve(dirArg);
   const notes: string[] = [];
-  const encoders = manifest.encoders.map((e) => e.name);
   const judge = options.judge;
-  if (judge !== undefined) {
-    const known = (manifest.judges ?? []).map((j) => j.name);
-    if (!known.includes(judge))
-      throw new InputError(
-        manifestPath(dir),
-        '--judge',
-        `the corpus has no post-hoc judge named ${JSON.stringify(judge)}`,
-        known.length > 0 ? `use one of ${known.join(', ')}` : 'add one first with panta judge DIR --judge SPEC --name NAME',
-      );
-    notes.push(
-      `Tags, rho, delta rho, FOCUS and drift are post-hoc judge ${judge}'s (panta judge); without --judge the report shows the sweep judge's.`,
-    );
-  }
+  if (judge !== undefined) notes.push(judgeNote(manifest, dir, judge));
   const runsFile = judge === undefined ? runsTablePath(dir) : judgeRunsTablePath(dir, judge);
   const paramsFile = judge === undefined ? orderParamsPath(dir) : judgeOrderParamsPath(dir, judge);
-  const complete = manifest.status === 'complete';
   const shards = completeShards(dir);
+  const runs = await loadRuns(dir, manifest, runsFile, shards, notes);
+  const { orderParams, provisional } = await loadOrderParams(dirArg, manifest, paramsFile, runs, shards, notes);
+  if (manifest.status !== 'complete') notes.unshift(incompleteNote(manifest, runs, provisional));
+  const encoders = manifest.encoders.map((e) => e.name);
+  const data: CorpusData = { dir, manifest, runs, orderParams, encoders, provisional, notes, events: null };
+  if (options.events) data.events = await eventStats(data, shards);
+  return data;
+}
 
-  let runs: RunInfo[];
+/** The note that a post-hoc judge's tags are shown, or an InputError when the corpus has no judge of that name. */
+function judgeNote(manifest: Manifest, dir: string, judge: string): string {
+  const known = (manifest.judges ?? []).map((j) => j.name);
+  if (!known.includes(judge))
+    throw new InputError(
+      manifestPath(dir),
+      '--judge',
+      `the corpus has no post-hoc judge named ${JSON.stringify(judge)}`,
+      known.length > 0 ? `use one of ${known.join(', ')}` : 'add one first with panta judge DIR --judge SPEC --name NAME',
+    );
+  return `Tags, rho, delta rho, FOCUS and drift are post-hoc judge ${judge}'s (panta judge); without --judge the report shows the sweep judge's.`;
+}
+
+/** The runs from runs.parquet, or from the complete shards and the run journal when no session has finished. */
+async function loadRuns(dir: string, manifest: Manifest, runsFile: string, shards: Set<string>, notes: string[]): Promise<RunInfo[]> {
   if (existsSync(runsFile)) {
-    runs = await readTable(runsFile, `SELECT * FROM read_parquet(${sqlString(runsFile)})`, toRunInfo);
+    const runs = await readTable(runsFile, `SELECT * FROM read_parquet(${sqlString(runsFile)})`, toRunInfo);
     // runs.parquet is rewritten when a session ends: a run finished since then is complete all the same.
     for (const r of runs) if (r.status !== 'complete' && shards.has(r.run_id)) r.status = 'complete';
-  } else {
-    runs = await runsFromShards(dir, [...shards], specSweeps(manifest));
-    if (!complete)
-      notes.push(
-        'runs.parquet is not written yet (no session of this sweep has finished): runs are read from the complete event shards, calls and retries from the run journal.',
-      );
+    return runs;
   }
+  const runs = await runsFromShards(dir, [...shards], specSweeps(manifest));
+  if (manifest.status !== 'complete')
+    notes.push(
+      'runs.parquet is not written yet (no session of this sweep has finished): runs are read from the complete event shards, calls and retries from the run journal.',
+    );
+  return runs;
+}
 
-  let orderParams: OrderParamRow[] = [];
-  let provisional = false;
+/** order_params.parquet of a complete corpus; otherwise recomputed (provisional) from the complete runs' shards. */
+async function loadOrderParams(
+  dirArg: string,
+  manifest: Manifest,
+  paramsFile: string,
+  runs: readonly RunInfo[],
+  shards: Set<string>,
+  notes: string[],
+): Promise<{ orderParams: OrderParamRow[]; provisional: boolean }> {
+  const complete = manifest.status === 'complete';
   if (complete && existsSync(paramsFile)) {
-    orderParams = await readTable(
-      paramsFile,
-      `SELECT * FROM read_parquet(${sqlString(paramsFile)}) ORDER BY run_id, encoder, sweep`,
-      toOrderParam,
+    const sql = `SELECT * FROM read_parquet(${sqlString(paramsFile)}) ORDER BY run_id, encoder, sweep`;
+    return { orderParams: await readTable(paramsFile, sql, toOrderParam), provisional: false };
+  }
+  const done = runs.filter((r) => shards.has(r.run_id));
+  if (done.length === 0) return { orderParams: [], provisional: false };
+  const w = (manifest.spec as { whitening?: 'zca' | 'raw' | { from: string } }).whitening ?? 'zca';
+  const mode = typeof w === 'object' ? { from: resolve(dirname(manifest.spec_file), w.from) } : w;
+  const measured = await measureSweep(
+    resolve(dirArg),
+    done.map((r) => ({ runId: r.run_id, configId: r.config_id, n: r.n, promptId: r.prompt_id })),
+    manifest.encoders.map((e) => ({ name: e.name, dim: e.dim })),
+    mode,
+    false,
+  );
+  if (complete)
+    notes.push(
+      `order_params.parquet is missing although the manifest says complete: order parameters were recomputed here from the events; run \`panta verify ${dirArg}\`.`,
     );
-  } else {
-    const done = runs.filter((r) => shards.has(r.run_id));
-    if (done.length > 0) {
-      const w = (manifest.spec as { whitening?: 'zca' | 'raw' | { from: string } }).whitening ?? 'zca';
-      const mode = typeof w === 'object' ? { from: resolve(dirname(manifest.spec_file), w.from) } : w;
-      const measured = await measureSweep(
-        dir,
-        done.map((r) => ({ runId: r.run_id, configId: r.config_id, n: r.n, promptId: r.prompt_id })),
-        manifest.encoders.map((e) => ({ name: e.name, dim: e.dim })),
-        mode,
-        false,
-      );
-      orderParams = measured.orderParams;
-      provisional = true;
-      if (complete)
-        notes.push(
-          `order_params.parquet is missing although the manifest says complete: order parameters were recomputed here from the events; run \`panta verify ${dirArg}\`.`,
-        );
-    }
-  }
-  if (!complete) {
-    const done = runs.filter((r) => r.status === 'complete').length;
-    notes.unshift(
-      `This corpus is incomplete (status ${manifest.status}): ${done} of ${manifest.runs.planned} runs are complete. ` +
-        (provisional
-          ? 'Figures and tables show the complete runs only; their order parameters were recomputed here with a whitening fitted on those runs alone, so they will change when the sweep completes.'
-          : 'No run is complete yet, so there are no order parameters to show.'),
+  return { orderParams: measured.orderParams, provisional: true };
+}
+
+/** The first note of an incomplete corpus: how many runs are complete, and what that means for the figures. */
+function incompleteNote(manifest: Manifest, runs: readonly RunInfo[], provisional: boolean): string {
+  const done = runs.filter((r) => r.status === 'complete').length;
+  return (
+    `This corpus is incomplete (status ${manifest.status}): ${done} of ${manifest.runs.planned} runs are complete. ` +
+    (provisional
+      ? 'Figures and tables show the complete runs only; their order parameters were recomputed here with a whitening fitted on those runs alone, so they will change when the sweep completes.'
+      : 'No run is complete yet, so there are no order parameters to show.')
+  );
+}
+
+/** The event rows' aggregates for the complete runs; unreadable shards are an InputError. */
+async function eventStats(data: CorpusData, shards: Set<string>): Promise<EventStats> {
+  try {
+    return await loadEventStats(
+      data,
+      data.runs.filter((r) => shards.has(r.run_id)).map((r) => r.run_id),
+    );
+  } catch (e) {
+    const first = (e as Error).message.split('\n')[0];
+    throw new InputError(
+      eventsDir(data.dir),
+      '',
+      `unreadable event shards (${first})`,
+      'run `panta verify` on the corpus, then run the sweep again to rewrite it',
     );
   }
-  const data: CorpusData = { dir, manifest, runs, orderParams, encoders, provisional, notes, events: null };
-  if (options.events) {
-    try {
-      data.events = await loadEventStats(
-        data,
-        runs.filter((r) => shards.has(r.run_id)).map((r) => r.run_id),
-      );
-    } catch (e) {
-      const first = (e as Error).message.split('\n')[0];
-      throw new InputError(
-        eventsDir(dir),
-        '',
-        `unreadable event shards (${first})`,
-        'run `panta verify` on the corpus, then run the sweep again to rewrite it',
-      );
-    }
-  }
-  return data;
 }
 
 /** The manifest, or an InputError naming the folder or file, the problem and the fix. */
