@@ -1,7 +1,10 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { backendSchema } from '@panta/core';
+import { backendSchema, DEFAULT_TEMPLATE, GPU_COST_MODELS, parseDataset, renderPrompt } from '@panta/core';
+import { readFileSync } from 'node:fs';
+import { startSurrogateServer } from '../src/server/app.js';
+import { RHEON6 } from '../../../test/helpers.js';
 import type { ChatRequest } from '../src/backend.js';
 import { metricsUrlOf } from '../src/admission/endpoint.js';
 import { OpenAICompatibleBackend, type RealBackendOptions } from '../src/openai/backend.js';
@@ -198,5 +201,54 @@ describe('admission', () => {
     }
     expect(s.bodies.length).toBe(12);
     expect(b.stats().peakInFlight[0]).toBe(5);
+  });
+
+  it("fills the project's simulated vLLM endpoint by tokens: what its KV cache holds runs, one more waits there, no more", async () => {
+    const prompts = parseDataset(readFileSync(RHEON6, 'utf8'), RHEON6);
+    // The surrogate reads prompts back with its template: 10 agents' prompts with 100 neighbour lines each
+    // (~2,300 tokens), their own previous answers apart.
+    const rendered = Array.from({ length: 10 }, (_, i) =>
+      renderPrompt(DEFAULT_TEMPLATE, {
+        question: prompts[0].question,
+        sweep: 1,
+        temperature: 0.7,
+        previous: `Call ${i}: my previous answer.`,
+        neighbourAgents: Array.from({ length: 100 }, (_, j) => j + 1),
+        neighbourAnswers: Array.from({ length: 100 }, (_, j) => `Answer of agent ${j + 1}: the option I find most convincing.`),
+      }),
+    );
+    const { system, user } = rendered[0];
+    const clientTokens = Math.ceil((system.length + user.length) / 4) + 10; // the client's estimate, + max_tokens
+    const blocks = Math.ceil((Math.ceil(system.length / 4) + Math.ceil(user.length / 4) + 10) / 16); // the server's
+    // Room for 4.5 requests: the server runs 4 at once; the client's budget (0.95 of it) is above 4 requests' tokens,
+    // so it sends a 5th, which waits in the server's queue for the first blocks freed, and no 6th.
+    const capacity = Math.floor(4.5 * blocks) * 16;
+    expect(4 * clientTokens).toBeLessThan(0.95 * capacity);
+    expect(5 * clientTokens).toBeGreaterThan(0.95 * capacity);
+    const server = await startSurrogateServer({
+      prompts,
+      costModel: { ...GPU_COST_MODELS['h100-qwen3-14b'], name: 'kv-4.5', kvCapacityTokens: capacity },
+      timeScale: 1,
+    });
+    try {
+      const b = backend(server.url, { model: server.model, max_in_flight: 64, timeout_ms: 5000 });
+      const calls = rendered.map(
+        (m, i): ChatRequest => ({
+          messages: () => m,
+          promptLength: () => ({ system: m.system.length, user: m.user.length }),
+          seed: i,
+          temperature: 0.7,
+          maxTokens: 10,
+          fixedLength: false,
+        }),
+      );
+      const replies = await Promise.all(calls.map((c) => b.complete(c)));
+      expect(replies.every((r) => r.calls === 1)).toBe(true);
+      expect(b.stats().peakInFlight[0]).toBe(5);
+      expect(b.stats().retries).toBe(0);
+      expect(server.stats().vllm?.completed).toBe(10);
+    } finally {
+      await server.close();
+    }
   });
 });
