@@ -3,7 +3,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { InputError, parseShard, type Shard } from '@panta/core';
 import { EXIT, reportError } from './errors.js';
 import { httpUrl, httpUrls, intIn, numberIn, onceOnly, path, port, specValue, timerMs } from './option-values.js';
-// Every study registers its scenario, tables and report sections, so that every command knows every study.
+// Every study registers its scenario, tables and judge calls, so that every command knows every study.
 // By path, as the bundle inlines it: a checkout whose node_modules predates the package still runs.
 import '../../studies/dist/index.js';
 

@@ -34,7 +34,6 @@ export const CORPUS_FILES = {
   orderParams: 'order_params.parquet',
   stats: 'stats.parquet',
   teams: 'teams.parquet',
-  travel: 'travel.parquet',
   whitening: 'whitening',
   events: 'events',
   parts: '.parts',
@@ -82,11 +81,6 @@ export function statsTablePath(out: string): string {
 
 export function teamsTablePath(out: string): string {
   return join(out, F.teams);
-}
-
-/** The travel experiment's per-run measures (docs/travel.md). */
-export function travelTablePath(out: string): string {
-  return join(out, F.travel);
 }
 
 export function whiteningDir(out: string): string {

@@ -63,7 +63,6 @@ export {
   tauCalibrationPath,
   tmpName,
   teamsTablePath,
-  travelTablePath,
   validateRunId,
   whiteningDir,
 } from './corpus-paths.js';
@@ -80,7 +79,6 @@ export { RUN_DRIFT_COLUMNS, RUN_STATUSES, RUNS_TABLE, type RunTableRow } from '.
 export { STATS_TABLE, type StatsTableRow } from './stats-table-schema.js';
 export { JUDGE_VERDICTS, TEAMS_TABLE, type TeamTableRow } from './team-table-schema.js';
 export { teamDriftByRun, teamTableRows, type TeamRunDrift } from './team-table.js';
-export { TRAVEL_TABLE, type TravelTableRow } from './travel-table-schema.js';
 export { parseSqlType, sqlTypeText, type SqlType } from './sql-type.js';
 export {
   CORPUS_FORMAT,

@@ -14,12 +14,13 @@ import {
   STATS_TABLE,
   sqlString,
   TEAMS_TABLE,
-  TRAVEL_TABLE,
   whiteningTable,
   writeParquetTable,
   type ColumnDecl,
   type TableDecl,
 } from '@panta/corpus';
+// The travel study's table: the corpus format of the files already written includes it.
+import { TRAVEL_TABLE } from '../../studies/src/travel/table-schema.js';
 import { tempDirPerTest } from './helpers.js';
 
 let dir: string;

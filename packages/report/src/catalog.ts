@@ -15,13 +15,12 @@ import { costTable, driftTable, ladderTable, robustnessTable } from './tables.js
 import { loadTeams } from './team-data.js';
 import { beliefFigure, driftFigure, focusFigure, propagationFigure } from './team-figures.js';
 import { driftTableTeams, judgeTable, propagationTable, teamCostTable } from './team-tables.js';
-import { loadTravel, travelCdsTable, travelTable1, travelTable2, travelTable3 } from './travel-tables.js';
 
 /**
  * The report's catalog: every figure and table `panta report` writes, in reading order, one entry each. Adding
  * a figure is its function (a Figure from the section's source) and one line here. Sections in order: the
- * population sweep, then each study's own table (teams, travel); a study's section can move to the study's
- * module as it is.
+ * population sweep, then each study's own table (teams here; a study's own section, added with
+ * registerSection, after them in the order registered).
  */
 
 /** What the population sweep's entries read: the corpus and its panel layout. */
@@ -96,26 +95,26 @@ const teams = section({
   ],
 });
 
-/** The travel experiment: travel.parquet (tables only). */
-const travel = section({
-  name: 'travel',
-  load: (_data, dir) => loadTravel(dir),
-  figures: [],
-  tables: [
-    { ids: ['travel-hr-tcs'], make: (rows) => travelTable1(rows) },
-    { ids: ['travel-calls'], make: (rows) => travelTable2(rows) },
-    { ids: ['travel-tests'], make: (rows) => travelTable3(rows) },
-    { ids: ['travel-cds'], make: (rows) => travelCdsTable(rows) },
-  ],
-});
+const BUILT_IN: readonly CatalogSection[] = [population, teams];
 
-export const CATALOG: readonly CatalogSection[] = [population, teams, travel];
+const ADDED: CatalogSection[] = [];
+
+/** Adds a study's section after the built-in ones; a section name already taken is refused. */
+export function registerSection(s: CatalogSection): void {
+  if (catalog().some((c) => c.name === s.name)) throw new Error(`report section "${s.name}" is already registered`);
+  ADDED.push(s);
+}
+
+/** The catalog's sections in reading order: the built-in ones, then those studies added. */
+export function catalog(): readonly CatalogSection[] {
+  return [...BUILT_IN, ...ADDED];
+}
 
 /** Every figure and table of the catalog for one corpus, in reading order (`dir`: the corpus folder as given). */
-export async function drawCatalog(data: CorpusData, dir: string, catalog = CATALOG): Promise<{ figures: Figure[]; tables: Table[] }> {
+export async function drawCatalog(data: CorpusData, dir: string, sections = catalog()): Promise<{ figures: Figure[]; tables: Table[] }> {
   const figures: Figure[] = [];
   const tables: Table[] = [];
-  for (const s of catalog) {
+  for (const s of sections) {
     const drawn = await s.draw(data, dir);
     figures.push(...drawn.figures);
     tables.push(...drawn.tables);

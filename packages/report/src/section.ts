@@ -15,7 +15,7 @@ export interface Entry<S, T> {
 
 /**
  * A part of the report drawn from one source: the population sweep (runs, order parameters, events) or a study's
- * own table (teams.parquet, travel.parquet). Its figures and tables follow the previous part's, in entry order.
+ * own table (teams.parquet, a study's). Its figures and tables follow the previous part's, in entry order.
  */
 export interface Section<S> {
   name: string;

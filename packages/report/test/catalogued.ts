@@ -1,10 +1,10 @@
 import { expect } from 'vitest';
-import { CATALOG } from '../src/catalog.js';
+import { catalog } from '../src/catalog.js';
 import { idMatches } from '../src/section.js';
 
 /** Asserts that each id a report wrote (figures and tables) is named by exactly one entry of the catalog. */
 export function expectCatalogued(written: { figures: readonly string[]; tables: readonly string[] }, encoders: readonly string[]): void {
-  const entries = CATALOG.flatMap((s) => [
+  const entries = catalog().flatMap((s) => [
     ...s.figureIds.map((id) => ({ kind: 'figure', id })),
     ...s.tableIds.map((id) => ({ kind: 'table', id })),
   ]);

@@ -6,6 +6,8 @@ import { registerScenario, type ScenarioModel } from '@panta/llm';
  * A study: an experiment run with the library (its datasets, scenario prompts, metrics, report sections and
  * surrogate scenario), kept apart from it in a folder of its own. The library knows protocols, schedules,
  * tables and scenario models; a study brings its own and registers them into the library's registries.
+ * Its report sections are registered apart (report.ts), where the report is drawn: @panta/report loads the
+ * chart renderer, which no other command needs at startup.
  */
 export interface Study {
   /** The study's name, and its folder's under packages/studies/src. */

@@ -1,5 +1,7 @@
 import { relative } from 'node:path';
 import { writeReport } from '@panta/report';
+// Every study's report sections (by path, as main.ts loads the studies).
+import '../../../studies/dist/report.js';
 import { EXIT, reportError } from '../errors.js';
 
 export async function reportCommand(

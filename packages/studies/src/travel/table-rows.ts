@@ -1,7 +1,8 @@
 import type { RunPlan } from '@panta/core';
 import type { TravelJudge } from './judged.js';
 import { type TravelEventRow, travelRunMeasures } from './run-measures.js';
-import { queryRows, readParquetSql, shardPath, type TravelTableRow } from '@panta/corpus';
+import { queryRows, readParquetSql, shardPath } from '@panta/corpus';
+import type { TravelTableRow } from './table-schema.js';
 
 /** Whether a run is a travel run: its prompt carries checkable assertions. */
 export function isTravelRun(run: RunPlan): boolean {

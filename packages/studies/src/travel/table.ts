@@ -1,6 +1,7 @@
 import type { RunPlan } from '@panta/core';
-import { type AddedTable, CORPUS_FILES, TRAVEL_TABLE, travelTablePath, writeParquetTable } from '@panta/corpus';
+import { type AddedTable, writeParquetTable } from '@panta/corpus';
 import { llmTravelJudge } from './llm-judge.js';
+import { TRAVEL_FILE, TRAVEL_TABLE, travelTablePath } from './table-schema.js';
 import { isTravelRun, travelTableRows } from './table-rows.js';
 import { checkTravelTable } from './verify-table.js';
 
@@ -11,7 +12,7 @@ import { checkTravelTable } from './verify-table.js';
  */
 export const travelTable: AddedTable = {
   name: 'travel',
-  file: CORPUS_FILES.travel,
+  file: TRAVEL_FILE,
   decl: TRAVEL_TABLE,
   applies: (runs: readonly RunPlan[]) => runs.some(isTravelRun),
   async write(out, complete, judge) {

@@ -1,7 +1,8 @@
 import type { RunPlan } from '@panta/core';
-import { CORPUS_FILES, type ColumnDecl, queryRows, readParquetSql, TRAVEL_TABLE, type TravelTableRow, travelTablePath } from '@panta/corpus';
+import { type ColumnDecl, queryRows, readParquetSql } from '@panta/corpus';
 import { storedTravelJudge } from './judge-store.js';
 import { travelTableRows } from './table-rows.js';
+import { TRAVEL_FILE, TRAVEL_TABLE, type TravelTableRow, travelTablePath } from './table-schema.js';
 
 const FIELDS = [
   'protocol',
@@ -48,8 +49,7 @@ export async function checkTravelTable(out: string, runs: readonly RunPlan[]): P
   const model = stored.map((r) => r.judge).find((j) => typeof j === 'string' && j !== 'reference') as string | undefined;
   const expected = await travelTableRows(out, runs, model ? storedTravelJudge(out, model) : undefined);
   const problems: string[] = [];
-  if (stored.length !== expected.length)
-    problems.push(`${CORPUS_FILES.travel} has ${stored.length} rows, the events give ${expected.length}`);
+  if (stored.length !== expected.length) problems.push(`${TRAVEL_FILE} has ${stored.length} rows, the events give ${expected.length}`);
   const byRun = new Map(stored.map((r) => [String(r.run_id), r]));
   let mismatches = 0;
   for (const e of expected) {
@@ -57,7 +57,7 @@ export async function checkTravelTable(out: string, runs: readonly RunPlan[]): P
     const field = s ? FIELDS.find((f) => !(LATER.has(f) && !(f in s)) && !same(e[f], s[f])) : 'row';
     if (field && mismatches++ < 5)
       problems.push(
-        `${CORPUS_FILES.travel}: ${e.run_id}: ${field} ${s ? `${JSON.stringify(plain(s[field]))} stored, ${JSON.stringify(e[field as keyof TravelTableRow])} recomputed` : 'missing'}`,
+        `${TRAVEL_FILE}: ${e.run_id}: ${field} ${s ? `${JSON.stringify(plain(s[field]))} stored, ${JSON.stringify(e[field as keyof TravelTableRow])} recomputed` : 'missing'}`,
       );
   }
   if (mismatches > 5) problems.push(`... and ${mismatches - 5} more travel-measure mismatches`);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { travelCdsTable, travelTable1, travelTable2, travelTable3, type TravelRow } from '../src/travel-tables.js';
+import { travelCdsTable, travelTable1, travelTable2, travelTable3, type TravelRow } from '../src/travel/report.js';
 
 const row = (protocol: string, hr: number | null, extra: Partial<TravelRow> = {}): TravelRow => ({
   run_id: `${protocol}-${hr}`,

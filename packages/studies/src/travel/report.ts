@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { type ArmObservation, armPairs, armSummaries, InputError, meanCi } from '@panta/core';
-import { omitColumns, queryRows, readRow, TRAVEL_TABLE, travelTablePath, type RowOf } from '@panta/corpus';
-import type { Cell, Table } from './table.js';
+import { omitColumns, queryRows, type RowOf, readRow } from '@panta/corpus';
+import { type Cell, section, type Table } from '@panta/report';
+import { TRAVEL_TABLE, travelTablePath } from './table-schema.js';
 
 /**
  * The travel experiment's tables (Hallucination as Context Drift, Tables 1, 2 and 3; docs/travel.md), from
@@ -153,3 +154,16 @@ export function travelCdsTable(rows: readonly TravelRow[]): Table {
     empty: 'No travel run is complete yet.',
   };
 }
+
+/** The travel experiment's section of the report catalog: travel.parquet (tables only). */
+export const travelSection = section({
+  name: 'travel',
+  load: (_data, dir) => loadTravel(dir),
+  figures: [],
+  tables: [
+    { ids: ['travel-hr-tcs'], make: (rows) => travelTable1(rows) },
+    { ids: ['travel-calls'], make: (rows) => travelTable2(rows) },
+    { ids: ['travel-tests'], make: (rows) => travelTable3(rows) },
+    { ids: ['travel-cds'], make: (rows) => travelCdsTable(rows) },
+  ],
+});

@@ -1,4 +1,5 @@
-import { defineTable, type RowOf } from './table.js';
+import { join } from 'node:path';
+import { defineTable, type RowOf } from '@panta/corpus';
 
 /**
  * The columns of travel.parquet (docs/travel.md): one row per complete run of a prompt with checkable
@@ -33,3 +34,10 @@ export const TRAVEL_TABLE = defineTable('travel', [
 
 /** One row of travel.parquet. */
 export type TravelTableRow = RowOf<typeof TRAVEL_TABLE>;
+
+/** travel.parquet's file in the corpus folder. */
+export const TRAVEL_FILE = 'travel.parquet';
+
+export function travelTablePath(out: string): string {
+  return join(out, TRAVEL_FILE);
+}
