@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { queryRows, readManifest, writeManifest, writeParquetTable, type Manifest } from '@panta/corpus';
+import { defineTable, queryRows, readManifest, writeManifest, writeParquetTable, type Manifest } from '@panta/corpus';
 import { tailLog } from '@panta/report';
 import { RHEON6, pantaProcess, tempDir, writeSpec } from '../helpers.js';
 import { RedisServer } from '../redis-server.js';
@@ -124,7 +124,7 @@ describe('no API key reaches the corpus, the journals, Redis or the console', ()
     const planted = join(dir, 'planted');
     await writeParquetTable(
       join(planted, 'x.parquet'),
-      [{ name: 'error', type: 'VARCHAR' }],
+      defineTable('planted', [{ name: 'error', type: 'VARCHAR' }]),
       [{ error: 'a first row' }, { error: `HTTP 401: ${AGENT_KEY}` }, { error: 'z last row' }],
     );
     const file = join(planted, 'x.parquet');
