@@ -122,11 +122,11 @@ async function runEmbedded(specFile: string, out: string): Promise<{ code: numbe
 describe('no API key reaches the corpus, the journals, Redis or the console', () => {
   it('the scan finds a key in a file and in a Parquet file read back', async () => {
     const planted = join(dir, 'planted');
-    await writeParquetTable(
-      join(planted, 'x.parquet'),
-      defineTable('planted', [{ name: 'error', type: 'VARCHAR' }]),
-      [{ error: 'a first row' }, { error: `HTTP 401: ${AGENT_KEY}` }, { error: 'z last row' }],
-    );
+    await writeParquetTable(join(planted, 'x.parquet'), defineTable('planted', [{ name: 'error', type: 'VARCHAR' }]), [
+      { error: 'a first row' },
+      { error: `HTTP 401: ${AGENT_KEY}` },
+      { error: 'z last row' },
+    ]);
     const file = join(planted, 'x.parquet');
     expect(await leaks(planted)).toEqual([`${file}: ${AGENT_KEY}`, `${file} (read back): ${AGENT_KEY}`]);
   });
