@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { backendSchema, InputError, type ChatMessages } from '@panta/core';
 import type { ChatRequest } from '../src/backend.js';
 import { createBackend } from '../src/create.js';
@@ -471,18 +471,24 @@ describe('openai backend: load', () => {
     expect(b.stats().peakInFlight).toEqual([8, 8]);
   });
 
-  it('sends more to the endpoint that finishes sooner (least in-flight, not round-robin)', async () => {
-    const slow = await stub(() => ({ delayMs: 60 }));
-    const fast = await stub(() => ({ delayMs: 5 }));
-    // The cap never binds here: calls arrive one every 3 ms, so only the choice of endpoint is tested.
-    const b = track(openai([slow.url, fast.url], { server: 'openai', max_in_flight: 64 }));
-    const calls: Promise<unknown>[] = [];
-    for (let i = 0; i < 60; i++) {
-      calls.push(b.complete(request(i)));
-      await new Promise((r) => setTimeout(r, 3));
+  it('sends each call to the endpoint with the fewest calls in flight (least in-flight, not round-robin)', async () => {
+    // The slow endpoint holds every call it gets; the fast one answers at once. Each call is sent once the one
+    // before it has reached a server (and, where that was the fast one, been answered), so at every choice after
+    // the slow endpoint's first call it has more in flight: least in-flight sends it nothing more, round-robin
+    // every other call. No timing decides it.
+    const slow = await stub(() => ({ fault: 'hang' }));
+    const fast = await stub();
+    const b = track(openai([slow.url, fast.url], { server: 'openai', max_in_flight: 64, timeout_ms: 60_000 }));
+    const arrived = () => slow.calls().length + fast.calls().length;
+    for (let i = 0; i < 20; i++) {
+      const [before, fastBefore] = [arrived(), fast.calls().length];
+      const call = b.complete(request(i));
+      await vi.waitFor(() => expect(arrived()).toBeGreaterThan(before), { timeout: 10_000, interval: 2 });
+      if (fast.calls().length > fastBefore) await call;
+      else void call.catch(() => undefined); // held by the slow endpoint until close()
     }
-    await Promise.all(calls);
-    expect(fast.calls().length).toBeGreaterThan(2 * slow.calls().length);
+    expect(slow.calls().length).toBeLessThanOrEqual(1);
+    expect(fast.calls().length).toBeGreaterThanOrEqual(19);
   });
 
   it('close() fails calls still waiting for a slot', async () => {
