@@ -186,7 +186,7 @@ export function decodeResult(stored: Buffer, arena?: WordArena): { plan: EventPl
   const extra = extraJson === '' ? {} : (JSON.parse(extraJson) as Extra);
   return {
     plan: { event: planEvent, sweep, agent, seed, neighbours, readVersions },
-    // The JSON fields last: a string with a lone surrogate travels there, its fixed place left empty.
+    // The JSON fields last: a string with a lone surrogate goes there, its fixed place left empty.
     outcome: { runId, event, response, finishReason, promptTokens, completionTokens, latencyMs, calls, createdAt, ...extra, embeddings },
   };
 }
@@ -357,7 +357,7 @@ export interface BoundaryJob {
 export interface BatchJob {
   sweep: string;
   events: EventJob[];
-  /** A boundary travels alone, in a job with no events. */
+  /** A boundary is sent alone, in a job with no events. */
   boundary?: BoundaryJob;
 }
 

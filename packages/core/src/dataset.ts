@@ -22,12 +22,12 @@ export const promptSchema = z
     /** The options of a multiple-choice or claim-verification prompt; every accepted answer is one of them. */
     choices: z.array(z.string().min(1)).min(2).optional(),
     /**
-     * Private context per population entry id (a role's injected briefing, e.g. the travel scenarios'
-     * mismatches): the agent holding that entry reads it in its system message, after its persona.
+     * Private context per population entry id (a role's injected briefing, right or wrong, as a tool's
+     * output would be): the agent holding that entry reads it in its system message, after its persona.
      */
     briefings: z.record(z.string().regex(/^[A-Za-z0-9._-]+$/), z.string().min(1)).optional(),
     /**
-     * Checkable assertions of an answer (docs/travel.md): per named fact, the phrases that state it right and
+     * Checkable assertions of an answer (a study's measures read them): per named fact, the phrases that state it right and
      * those that state it wrong (the injected values); hallucination rate per assertion reads them.
      */
     assertions: z

@@ -36,7 +36,7 @@ export interface PublishOptions {
 
 /**
  * The tables of a corpus by the Parquet files its manifest lists: a top-level file is its own table
- * (runs, order_params, stats, teams, travel), events/ and whitening/ are one table each, and a post-hoc
+ * (runs, order_params, stats, teams, a study's), events/ and whitening/ are one table each, and a post-hoc
  * judge's files are `judges_<name>_<table>`.
  */
 export function corpusTables(files: readonly string[]): Map<string, string[]> {

@@ -4,7 +4,7 @@ export { SurrogateBackend } from './surrogate/backend.js';
 export type { AgentHooks, AgentView, ScenarioModel } from './surrogate/scenario.js';
 export {
   checkScenario,
-  IMPLIED_SCENARIOS,
+  impliedScenarios,
   NEUTRAL_SCENARIO,
   registerScenario,
   scenarioModel,

@@ -8,7 +8,7 @@ import { extent, mean, seBand } from './stats.js';
 import type { Cell, Table } from './table.js';
 
 /**
- * "Lost in propagation": on a `chain` (agent i reads agent i − 1) an answer travels one hop per update, so at a
+ * "Lost in propagation": on a `chain` (agent i reads agent i − 1) an answer moves one hop per update, so at a
  * fixed token budget a longer chain gets fewer sweeps. This file measures accuracy at the sweep's budget.
  */
 

@@ -15,6 +15,8 @@ export interface Study {
   /** Its surrogate scenario model, registered under the study's name unless `scenarioName` says another. */
   readonly scenario?: ScenarioModel;
   readonly scenarioName?: string;
+  /** Whether a surrogate naming no scenario plays it too (one it held before scenarios were named). */
+  readonly scenarioImplied?: boolean;
   /** The tables it adds to a corpus (written at finish, checked by verify, described by publish). */
   readonly tables?: readonly AddedTable[];
   /** The calls its tables ask an LLM judge, as `panta plan` counts them. */
@@ -27,7 +29,7 @@ const registered = new Set<string>();
 export function registerStudy(study: Study): void {
   if (registered.has(study.name)) return;
   registered.add(study.name);
-  if (study.scenario) registerScenario(study.scenarioName ?? study.name, study.scenario);
+  if (study.scenario) registerScenario(study.scenarioName ?? study.name, study.scenario, { implied: study.scenarioImplied });
   for (const table of study.tables ?? []) registerTable(table);
   for (const calls of study.judgeCalls ?? []) registerJudgeCalls(calls);
 }

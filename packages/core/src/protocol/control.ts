@@ -16,7 +16,7 @@ export interface SweepControl {
   rho: number | null;
 }
 
-/** What a run carries from one sweep boundary to the next (JSON: it travels in tasks and the control journal). */
+/** What a run carries from one sweep boundary to the next (JSON: it is carried in tasks and the control journal). */
 export interface ControlState {
   /** Per sweep 0..t: the measurement the stop rule reads. */
   history: SweepControl[];

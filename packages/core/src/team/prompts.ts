@@ -164,7 +164,7 @@ function callContext(input: TeamPromptInput): CallContext {
   const { call, size, rounds, question, hidden } = input;
   const arm = input.arm ?? DEFAULT_PROTOCOL;
   const writes = writesBoard(arm);
-  // In the board arms the board lines of a reply travel on the board only, never in the text passed on.
+  // In the board arms the board lines of a reply are passed on the board only, never in the text passed on.
   const reads = writes ? input.reads.map((r) => ({ read: r.read, text: parseBoardLines(r.text).rest })) : input.reads;
   const board = input.board && input.board.length > 0 ? `${input.board.join('\n')}\n` : '';
   const tool = writes ? `\n${BOARD_TOOL}` : '';

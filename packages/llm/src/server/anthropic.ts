@@ -5,7 +5,7 @@ import { checkModel, object, optionalNumber, optionalInt, requiredString, textCo
 /**
  * POST /v1/messages, the Anthropic Messages format: system (a string or text blocks), messages [one user
  * message], max_tokens (required), temperature (0..1, as the Anthropic API allows), top_p, top_k,
- * stop_sequences (accepted, unused), stream false. The Anthropic API has no seed: the seed travels in
+ * stop_sequences (accepted, unused), stream false. The Anthropic API has no seed: the seed is carried in
  * `metadata.user_id` as `seed:<n>` (the anthropic backend sends it that way), and is required here.
  */
 export function parseMessages(value: unknown, served: string): GenerationRequest {

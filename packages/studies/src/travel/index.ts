@@ -8,4 +8,4 @@ import { travelTable } from './table.js';
  * surrogate scenario plays a team whose task names the destination and whose roles' briefings may mislead;
  * its table, travel.parquet, holds each run's hallucination rate, task consistency and detection.
  */
-export const travel: Study = { name: 'travel', scenario, tables: [travelTable], judgeCalls: [travelJudgeCalls] };
+export const travel: Study = { name: 'travel', scenario, scenarioImplied: true, tables: [travelTable], judgeCalls: [travelJudgeCalls] };

@@ -6,7 +6,7 @@ import { teamFacts } from './team-facts/index.js';
 /**
  * The scenario models a spec may name (`backend: {kind: surrogate, scenario: NAME}`): the built-in ones
  * here, one line each, and those a study adds with registerScenario (the studies package registers its
- * own). The surrogate with no scenario named plays IMPLIED_SCENARIOS, each on the calls it recognises;
+ * own). The surrogate with no scenario named plays impliedScenarios(), each on the calls it recognises;
  * `neutral` plays none.
  */
 const BUILT_IN = {
@@ -16,10 +16,20 @@ const BUILT_IN = {
 
 const SCENARIOS = new Map<string, ScenarioModel>(Object.entries(BUILT_IN));
 
-/** Adds a scenario model under a name a spec may then give; a name already taken is refused. */
-export function registerScenario(name: string, model: ScenarioModel): void {
+/** The built-in scenarios a surrogate naming none plays (after the implied ones studies registered). */
+const BUILT_IN_IMPLIED: readonly (keyof typeof BUILT_IN)[] = ['team-facts', 'debate'];
+
+/** Implied scenarios studies registered, in the order registered. */
+const REGISTERED_IMPLIED: string[] = [];
+
+/**
+ * Adds a scenario model under a name a spec may then give; a name already taken is refused. `implied`: a
+ * surrogate naming no scenario plays it too (a scenario the surrogate held before scenarios were named).
+ */
+export function registerScenario(name: string, model: ScenarioModel, options: { implied?: boolean } = {}): void {
   if (name === NEUTRAL_SCENARIO || SCENARIOS.has(name)) throw new Error(`surrogate scenario "${name}" is already registered`);
   SCENARIOS.set(name, model);
+  if (options.implied) REGISTERED_IMPLIED.push(name);
 }
 
 /** The scenario model registered under `name`, if any. */
@@ -32,11 +42,13 @@ export const NEUTRAL_SCENARIO = 'neutral';
 
 /**
  * What a surrogate that names no scenario plays: the scenarios the surrogate held before they were named,
- * each engaging only on the calls it recognises (travel prompts, relay and hub calls, debate calls), so a
- * spec written before keeps its corpus and fingerprint. Fixed: a scenario added later is played only when
- * named. An implied scenario that is not registered (its study not loaded) is not played.
+ * each engaging only on the calls it recognises (a study's prompts, relay and hub calls, debate calls), so a
+ * spec written before keeps its corpus and fingerprint: those studies registered as implied, in the order
+ * registered, then the built-in ones. A scenario added later is played only when named.
  */
-export const IMPLIED_SCENARIOS: readonly string[] = ['travel', 'team-facts', 'debate'];
+export function impliedScenarios(): readonly string[] {
+  return [...REGISTERED_IMPLIED, ...BUILT_IN_IMPLIED];
+}
 
 /** The names a spec's `scenario` may take. */
 export function scenarioNames(): string[] {
@@ -45,7 +57,7 @@ export function scenarioNames(): string[] {
 
 /** The scenario models a surrogate plays, in the order they are asked; throws on an unknown name. */
 export function resolveScenarios(name: string | undefined): readonly ScenarioModel[] {
-  if (name === undefined) return IMPLIED_SCENARIOS.flatMap((n) => SCENARIOS.get(n) ?? []);
+  if (name === undefined) return impliedScenarios().map((n) => SCENARIOS.get(n)!);
   if (name === NEUTRAL_SCENARIO) return [];
   const model = SCENARIOS.get(name);
   if (!model) throw new Error(`unknown surrogate scenario "${name}" (known: ${scenarioNames().join(', ')})`);
