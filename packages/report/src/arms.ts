@@ -47,6 +47,19 @@ export function exclusionNote(data: CorpusData): string {
   return ` Prompts excluded from this pooled analysis: ${ex.join(', ')} (--exclude-prompts); pooled over ${prompts.filter((p) => !ex.includes(p)).join(', ')}.`;
 }
 
+/**
+ * The sentence of a table the paper pools over every prompt whatever the main text leaves out (Table 7's pooled
+ * column, Table 10's configuration-trial pairs): `--exclude-prompts` does not apply to it.
+ */
+export function everyPromptNote(data: CorpusData, what: string): string {
+  const prompts = [...new Set(data.runs.map((r) => r.prompt_id))];
+  const ex = excluded(data);
+  return (
+    ` Scope: ${what} every prompt (${prompts.length}), as the paper's table does` +
+    (ex.length > 0 ? `; --exclude-prompts (${ex.join(', ')}) does not apply here.` : '.')
+  );
+}
+
 /** The sentence saying arms are kept apart, when there are any. */
 export function armNote(data: CorpusData): string {
   const cols = armColumns(data);

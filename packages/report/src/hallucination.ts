@@ -1,5 +1,5 @@
 import type { TopLevelSpec } from 'vega-lite';
-import { armColumns, armNote, armOf, armsPresent, exclusionNote, pooledRuns } from './arms.js';
+import { armColumns, armNote, armOf, armsPresent, everyPromptNote, exclusionNote, pooledRuns } from './arms.js';
 import type { CorpusData, RunInfo } from './corpus-data.js';
 import { CONFIG, LINE_LEGEND, SCHEMA } from './figure-style.js';
 import type { Figure } from './figure.js';
@@ -28,7 +28,6 @@ export function hallucinationShareTable(data: CorpusData): Table {
   const arms = armColumns(data);
   const done = data.runs.filter((r) => series.has(r.run_id));
   const prompts = promptsOf(done);
-  const pooled = new Set(pooledRuns(data).map((r) => r.run_id));
   const temperatures = [...new Set(done.map((r) => r.temperature))].sort((a, b) => a - b);
   const rows: Cell[][] = [];
   for (const arm of armsPresent(done, arms)) {
@@ -45,10 +44,8 @@ export function hallucinationShareTable(data: CorpusData): Table {
             series,
           ),
         ),
-        share(
-          at.filter((r) => pooled.has(r.run_id)),
-          series,
-        ),
+        // The paper's pooled column includes its Prompt 1 (22.0% at T = 1.6 needs it): every prompt, always.
+        share(at, series),
       ]);
     }
   }
@@ -59,7 +56,7 @@ export function hallucinationShareTable(data: CorpusData): Table {
       'the share of answers the judge tagged hallucinated: Σ hallucinated / Σ answers over every snapshot t = 0 … final of every run of the cell ' +
       '(all geometries, sizes and trials; answers include not-known ones and judge failures; a run that stopped early counts up to its last sweep). ' +
       'The last row of each block pools the temperatures; the last column pools the prompts.' +
-      exclusionNote(data).replace('this pooled analysis', 'the pooled column') +
+      everyPromptNote(data, 'the pooled column pools') +
       armNote(data),
     columns: [...(arms.length > 0 ? ['arm'] : []), 'T', ...prompts, 'pooled'],
     rows,

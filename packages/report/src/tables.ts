@@ -3,7 +3,7 @@ import type { Cell, Table } from './table.js';
 import { finalRows, layout, protocolOrder, type Layout } from './aggregate.js';
 import type { CorpusData, RunInfo } from './corpus-data.js';
 import { earlyStoppingOn, savings, savingsNote } from './early-stopping.js';
-import { armColumns, armNote, armOf, armsPresent, exclusionNote, pooledRuns } from './arms.js';
+import { armColumns, armNote, armOf, armsPresent, everyPromptNote, excluded, exclusionNote, pooledRuns } from './arms.js';
 import { mean, spearman } from './stats.js';
 
 /**
@@ -44,11 +44,22 @@ export function ladderTable(data: CorpusData, lay: Layout = layout(data)): Table
       'cohesion q at the final sweep, the mean over every run of the geometry (sizes, temperatures and trials of the pooled prompts), one column per encoder; ' +
       'geometries by rising degree k (its range over sizes); the last column is the final hallucination density ρ, which does not depend on the encoder.' +
       exclusionNote(data) +
+      ladderScopeNote(data) +
       armNote(data),
     columns: [...(arms.length > 0 ? ['arm'] : []), 'geometry', 'k', 'runs', ...data.encoders.map((e) => `q final (${e})`), 'ρ final'],
     rows,
     empty: 'No run is complete yet.',
   };
+}
+
+/**
+ * The paper's Table 9 averages over its Prompts 2 to 6, leaving out Prompt 1 (its judge's labels were inverted);
+ * prompt ids are the dataset's, so the scope is --exclude-prompts (fq117 of rheon6 is the paper's Prompt 1).
+ */
+function ladderScopeNote(data: CorpusData): string {
+  return excluded(data).length > 0
+    ? ''
+    : " The paper's Table 9 leaves out its Prompt 1 (the false-premise cube-sum question, fq117 in rheon6): --exclude-prompts ID gives that scope.";
 }
 
 /** Final cohesion per configuration (mean over trials) for one encoder, keyed by config_id. */
@@ -69,7 +80,8 @@ export function configCohesion(data: CorpusData, encoder: string, lay: Layout = 
 export function robustnessTable(data: CorpusData): Table {
   const finals = data.encoders.map((e) => finalRows(data, e));
   const arms = armColumns(data);
-  const pooled = pooledRuns(data);
+  // The paper's Table 10 is over all configuration-trial pairs: every prompt, whatever --exclude-prompts leaves out.
+  const pooled = data.runs;
   const rows: Cell[][] = [];
   for (const arm of armsPresent(pooled, arms)) {
     const runs = pooled.filter((r) => armOf(r, arms) === arm);
@@ -91,7 +103,7 @@ export function robustnessTable(data: CorpusData): Table {
     caption:
       "Spearman rank correlation ρ_s between two encoders of the final cohesion q over configuration-trial pairs (each run's q at its last sweep; ties get average ranks): " +
       '1 means both encoders order the runs the same way. n/a: fewer than two runs, or one encoder gives them all the same value.' +
-      exclusionNote(data) +
+      everyPromptNote(data, 'the pairs of') +
       armNote(data),
     columns: [...(arms.length > 0 ? ['arm'] : []), 'encoder A', 'encoder B', 'configuration-trial pairs', 'Spearman ρ_s'],
     rows,

@@ -16,8 +16,9 @@ export interface ReportOptions {
   /** PNG pixels per SVG unit (default 2). */
   pngScale?: number;
   /**
-   * Prompts left out of every pooled analysis (Tables 7 to 10, Figure 5, the majority grid): the paper
-   * leaves out its Prompt 1, whose judge labels were inverted. Per-prompt rows and curves keep them.
+   * Prompts left out of Table 9 and the main text's pooled analyses (Table 8's pooled rows, Figure 5, the
+   * majority grid): the paper leaves out its Prompt 1, whose judge labels were inverted. Table 7's pooled
+   * column and Table 10 pool every prompt, as the paper's do; per-prompt rows and curves keep them.
    */
   excludePrompts?: string[];
   /**

@@ -161,7 +161,6 @@ describe('the report draws the paper (numbers worked out by hand)', () => {
       ['0.5', '0.625', '0.188', '0.406'],
       ['all', '0.625', '0.188', '0.406'],
     ]);
-    expect(caption(html, 'hallucination-share')).toMatch(/Pooled over every prompt \(2\)/);
     const csv = readFileSync(join(dir, 'report', 'tables', 'hallucination-share.csv'), 'utf8')
       .trim()
       .split('\n');
@@ -249,20 +248,30 @@ describe('the report draws the paper (numbers worked out by hand)', () => {
     expect(figCaption(html, 'magnetisation-e1')).toMatch(/mean ± one standard error over trials/);
   });
 
-  it('--exclude-prompts fq117: pooled numbers without it (Table 7 pooled 3/16, Figure 5 1 of 1, Table 10 n = 2), the exclusion on each caption, per-prompt rows kept', () => {
+  it("--exclude-prompts fq117 is Table 9's scope (and the main text's pooled analyses), not Table 7's pooled column nor Table 10's pairs: each caption names its scope", () => {
     const { html, out } = report(['--exclude-prompts', 'fq117'], 'report-ex');
-    expect(sectionRows(html, 'hallucination-share')[0]).toEqual(['0.5', '0.625', '0.188', '0.188']);
+    // Table 7 pools every prompt, Prompt 1 included: 13/32 as without the option.
+    expect(sectionRows(html, 'hallucination-share')[0]).toEqual(['0.5', '0.625', '0.188', '0.406']);
+    expect(caption(html, 'hallucination-share')).toMatch(/Scope: the pooled column pools every prompt \(2\), as the paper's table does; --exclude-prompts \(fq117\) does not apply here/);
+    // Table 10: all configuration-trial pairs, n = 4, ρ_s = 0.8 as without the option.
+    expect(sectionRows(html, 'encoder-robustness')).toEqual([['e1', 'e2', '4', '0.800']]);
+    expect(caption(html, 'encoder-robustness')).toMatch(/Scope: the pairs of every prompt \(2\), as the paper's table does; --exclude-prompts \(fq117\) does not apply here/);
     expect(figCaption(html, 'amplification')).toMatch(/1 of 1 runs amplify/);
-    expect(sectionRows(html, 'encoder-robustness')).toEqual([['e1', 'e2', '2', '1']]);
     expect(sectionRows(html, 'majority-fate').at(-1)).toEqual(['pooled', '2', '0', '1', '0', '0', '1']);
     expect(sectionRows(html, 'geometry-ladder')).toEqual([['ring', '2', '2', '0.500', '0.300', '0.333']]);
     const t8 = sectionRows(html, 'human-validation');
     expect(t8.find((r) => r[0] === 'judge vs ann' && r[1] === 'pooled (without fq117)')!.slice(2)).toEqual(['4', '100', '1']);
-    for (const id of ['hallucination-share', 'majority-fate', 'geometry-ladder', 'encoder-robustness', 'human-validation'])
+    for (const id of ['majority-fate', 'geometry-ladder', 'human-validation'])
       expect(caption(html, id), id).toMatch(/excluded from .*: fq117 \(--exclude-prompts\)/);
     for (const id of ['amplification', 'majority-fate-grid'])
       expect(figCaption(html, id), id).toMatch(/excluded from this pooled analysis: fq117/);
     expect(specValues(out, 'amplification').some((v) => String(v.run_id ?? '').startsWith('fq117'))).toBe(false);
+  });
+
+  it("without --exclude-prompts, Table 9's caption says how to give the paper's scope (its Prompt 1 left out)", () => {
+    const { html } = report();
+    expect(caption(html, 'geometry-ladder')).toMatch(/Pooled over every prompt \(2\)\. The paper's Table 9 leaves out its Prompt 1 .*fq117 in rheon6.*--exclude-prompts ID/);
+    expect(caption(html, 'hallucination-share')).toMatch(/Scope: the pooled column pools every prompt \(2\), as the paper's table does\./);
   });
 
   it('an unknown prompt to exclude is one line naming the option and the fix (exit 2), nothing written', () => {
