@@ -357,7 +357,7 @@ function addReportCommand(program: Command, setExit: SetExit): void {
     .option('--out <dir>', 'report folder (default: <dir>/report)', path)
     .option(
       '--exclude-prompts <ids>',
-      'prompts left out of Table 9 and the main text\'s pooled figures and tables, comma-separated (the paper leaves out its Prompt 1: fq117 of rheon6); Table 7\'s pooled column, Table 10 and per-prompt rows keep them',
+      "prompts left out of Table 9 and the main text's pooled figures and tables, comma-separated (the paper leaves out its Prompt 1: fq117 of rheon6); Table 7's pooled column, Table 10 and per-prompt rows keep them",
       (v: string) =>
         v
           .split(',')

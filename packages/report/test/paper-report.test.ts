@@ -252,10 +252,14 @@ describe('the report draws the paper (numbers worked out by hand)', () => {
     const { html, out } = report(['--exclude-prompts', 'fq117'], 'report-ex');
     // Table 7 pools every prompt, Prompt 1 included: 13/32 as without the option.
     expect(sectionRows(html, 'hallucination-share')[0]).toEqual(['0.5', '0.625', '0.188', '0.406']);
-    expect(caption(html, 'hallucination-share')).toMatch(/Scope: the pooled column pools every prompt \(2\), as the paper's table does; --exclude-prompts \(fq117\) does not apply here/);
+    expect(caption(html, 'hallucination-share')).toMatch(
+      /Scope: the pooled column pools every prompt \(2\), as the paper's table does; --exclude-prompts \(fq117\) does not apply here/,
+    );
     // Table 10: all configuration-trial pairs, n = 4, ρ_s = 0.8 as without the option.
     expect(sectionRows(html, 'encoder-robustness')).toEqual([['e1', 'e2', '4', '0.800']]);
-    expect(caption(html, 'encoder-robustness')).toMatch(/Scope: the pairs of every prompt \(2\), as the paper's table does; --exclude-prompts \(fq117\) does not apply here/);
+    expect(caption(html, 'encoder-robustness')).toMatch(
+      /Scope: the pairs of every prompt \(2\), as the paper's table does; --exclude-prompts \(fq117\) does not apply here/,
+    );
     expect(figCaption(html, 'amplification')).toMatch(/1 of 1 runs amplify/);
     expect(sectionRows(html, 'majority-fate').at(-1)).toEqual(['pooled', '2', '0', '1', '0', '0', '1']);
     expect(sectionRows(html, 'geometry-ladder')).toEqual([['ring', '2', '2', '0.500', '0.300', '0.333']]);
@@ -270,7 +274,9 @@ describe('the report draws the paper (numbers worked out by hand)', () => {
 
   it("without --exclude-prompts, Table 9's caption says how to give the paper's scope (its Prompt 1 left out)", () => {
     const { html } = report();
-    expect(caption(html, 'geometry-ladder')).toMatch(/Pooled over every prompt \(2\)\. The paper's Table 9 leaves out its Prompt 1 .*fq117 in rheon6.*--exclude-prompts ID/);
+    expect(caption(html, 'geometry-ladder')).toMatch(
+      /Pooled over every prompt \(2\)\. The paper's Table 9 leaves out its Prompt 1 .*fq117 in rheon6.*--exclude-prompts ID/,
+    );
     expect(caption(html, 'hallucination-share')).toMatch(/Scope: the pooled column pools every prompt \(2\), as the paper's table does\./);
   });
 
