@@ -192,8 +192,9 @@ export function phaseSpaceFigure(data: CorpusData, encoder: string, lay: Layout 
   const last = new Map<string, number>();
   for (const v of values) last.set(v.config_id, Math.max(last.get(v.config_id) ?? 0, v.sweep));
   const points = values.map((v) => ({ ...v, final: v.sweep === last.get(v.config_id) }));
-  const x = { field: 'rho', type: 'quantitative', title: 'ρ', scale: { zero: false, padding: 6 } };
-  const y = { field: 'q', type: 'quantitative', title: 'q', scale: { zero: false, padding: 6 } };
+  // As the paper's Figure 11: cohesion on x, ρ on y, so "right and down" is cohesion rising as hallucination falls.
+  const x = { field: 'q', type: 'quantitative', title: 'cohesion q', scale: { zero: false, padding: 6 } };
+  const y = { field: 'rho', type: 'quantitative', title: 'ρ', scale: { zero: false, padding: 6 } };
   const layer = [
     {
       mark: { type: 'line', strokeWidth: 1.4, opacity: 0.9 },
@@ -217,12 +218,13 @@ export function phaseSpaceFigure(data: CorpusData, encoder: string, lay: Layout 
   ];
   return {
     id: `phase-space-${encoder}`,
-    title: `Phase space: cohesion q against ρ, encoder ${encoder}`,
+    title: `Figure 11: phase space, ρ against cohesion q, encoder ${encoder}`,
     caption:
-      `cohesion q (encoder ${encoder}) against hallucination density ρ, one trajectory per configuration through sweeps t = 0, 1, ... (means over trials), ` +
+      `hallucination density ρ (y) against cohesion q (x, encoder ${encoder}), one trajectory per configuration through sweeps t = 0, 1, ... (means over trials): ` +
+      'moving right and down is cohesion rising as hallucination falls, right and up a shared error; ' +
       'from the open circle (t = 0) to the dot (the final sweep); colour is temperature. Sweeps where ρ is undefined (nothing judged correct or hallucinated) are left out.' +
       heldNote(data),
-    spec: grid(`phase space q against ρ · encoder ${encoder}`, points, lay, layer),
+    spec: grid(`phase space ρ against q · encoder ${encoder}`, points, lay, layer),
   };
 }
 

@@ -167,6 +167,12 @@ describe('panta report', () => {
     const drawn = specData('phase-space-h384');
     expect(new Set(drawn.map((d) => d.config_id)).size).toBe(GEOMETRIES.length * TEMPERATURES.length);
     expect(drawn.every((d) => typeof d.rho === 'number' && typeof d.q === 'number')).toBe(true);
+    // As the paper's Figure 11: cohesion on x, ρ on y ("right and down" = cohesion rising as hallucination falls).
+    const spec = JSON.parse(readFileSync(join(report, 'figures', 'phase-space-h384.vl.json'), 'utf8')) as {
+      spec: { layer: { encoding: { x: { field: string }; y: { field: string } } }[] };
+    };
+    for (const l of spec.spec.layer) expect([l.encoding.x.field, l.encoding.y.field]).toEqual(['q', 'rho']);
+    expect(html).toMatch(/moving right and down is cohesion rising as hallucination falls/);
   });
 
   it('geometry ladder: one row per geometry, final cohesion per encoder as order_params gives it', async () => {
