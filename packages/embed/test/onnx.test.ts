@@ -221,11 +221,26 @@ describe('broken model folders', () => {
     expect((await openErr('/nonexistent/model-folder')).problem).toContain('does not exist');
   });
 
-  it('device cuda without the CUDA provider gives a one-line error', async () => {
-    const err = await openErr(FIXTURE, 'cuda');
-    expect(err.field).toBe('encoders[2].device');
-    expect(err.problem).toContain('cuda was asked for but onnxruntime-node has no CUDA provider here');
-    expect(err.fix).toContain('device: cpu');
+  it('device cuda-only without the CUDA provider gives a one-line error', async () => {
+    const before = process.env.PANTA_ENCODER_DEVICE;
+    process.env.PANTA_ENCODER_DEVICE = 'cuda-only';
+    try {
+      const err = await openErr(FIXTURE, 'cuda');
+      expect(err.field).toBe('encoders[2].device');
+      expect(err.problem).toContain('cuda-only was asked for but onnxruntime-node here has no CUDA provider');
+      expect(err.fix).toContain('PANTA_ENCODER_DEVICE=cuda');
+    } finally {
+      if (before === undefined) delete process.env.PANTA_ENCODER_DEVICE;
+      else process.env.PANTA_ENCODER_DEVICE = before;
+    }
+  });
+
+  it('a bad PANTA_ENCODER_DEVICE is a one-line error naming the variable', async () => {
+    const err = await OnnxEncoder.fromOptions({ name: 'x', path: FIXTURE, deviceOverride: 'gpu' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InputError);
+    expect((err as Error).message).toBe(
+      `environment: PANTA_ENCODER_DEVICE: "gpu" is not a device; fix: set PANTA_ENCODER_DEVICE to cpu, cuda (GPU, else CPU with a warning) or cuda-only (GPU or stop), or unset it to use the spec's device`,
+    );
   });
 
   it('signature check: wrong output name, wrong dtypes, wrong rank', () => {
@@ -279,5 +294,71 @@ describe('MicroBatcher', () => {
       1,
     );
     await expect(Promise.all([b.submit([1]), b.submit([2])])).rejects.toThrow('boom');
+  });
+});
+
+describe('device cuda on a host without the CUDA provider (this one)', () => {
+  const spec = { name: 'tiny', kind: 'onnx' as const, path: FIXTURE, max_batch: 8, device: 'cuda' as const };
+
+  it('a cuda spec opens on CPU with one warning line and embeds as on CPU', async () => {
+    const lines: string[] = [];
+    const e = await OnnxEncoder.fromOptions({
+      name: 'tiny',
+      path: FIXTURE,
+      device: 'cuda',
+      warn: (l) => lines.push(l),
+      place: { file: '/s.yaml', field: 'encoders[1].path' },
+    });
+    try {
+      expect(e.provider).toBe('cpu');
+      expect(lines).toEqual([
+        expect.stringMatching(
+          /^panta: warning: encoders\[1\] \(tiny\) asks for device cuda, but onnxruntime-node here has no CUDA provider \(libonnxruntime_providers_cuda\.so is not installed.*\): it embeds on CPU/,
+        ),
+      ]);
+      expect(lines[0]).not.toContain('\n');
+      const [a] = await e.encode([TARGET]);
+      const [b] = await enc.encode([TARGET]);
+      expect(maxDiff(a!, b!)).toBeLessThan(1e-6);
+    } finally {
+      await e.close();
+    }
+  });
+
+  it('a CUDA provider that fails to start falls back to CPU (the real onnxruntime error, one line)', async () => {
+    const lines: string[] = [];
+    const e = await OnnxEncoder.fromOptions({
+      name: 'tiny',
+      path: FIXTURE,
+      device: 'cuda',
+      assumeCudaOffered: true,
+      warn: (l) => lines.push(l),
+    });
+    try {
+      expect(e.provider).toBe('cpu');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        /^panta: warning: encoder tiny asks for device cuda, but onnxruntime's CUDA provider does not start here \(.*shared library.*\): it embeds on CPU/,
+      );
+      expect((await e.encode(['hello world']))[0]).toHaveLength(e.dim);
+    } finally {
+      await e.close();
+    }
+  });
+
+  it('PANTA_ENCODER_DEVICE=cpu runs a cuda spec on CPU without a warning; cpu stays cpu under cuda', async () => {
+    const lines: string[] = [];
+    const e = await OnnxEncoder.fromOptions({
+      name: 'tiny',
+      path: FIXTURE,
+      device: 'cuda',
+      deviceOverride: 'cpu',
+      warn: (l) => lines.push(l),
+    });
+    await e.close();
+    expect([e.provider, lines]).toEqual(['cpu', []]);
+    const opened = await openEncoder(spec, '/spec/sweep.yaml', 0);
+    expect((opened as OnnxEncoder).provider).toBe('cpu');
+    await opened.close?.();
   });
 });

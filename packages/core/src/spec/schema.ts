@@ -47,7 +47,7 @@ export const encoderSchema = z.discriminatedUnion('kind', [
     max_length: z.int().min(1).optional(),
     /** onnxruntime intra-op threads; default onnxruntime's choice. */
     threads: z.int().min(1).optional(),
-    /** cuda needs onnxruntime-node's GPU build; asking for it without one is an error, never a silent fallback. */
+    /** cuda: on the GPU where onnxruntime-node's CUDA provider starts, else on CPU with one warning line (PANTA_ENCODER_DEVICE=cuda-only refuses instead). */
     device: z.enum(['cpu', 'cuda']).default('cpu'),
   }),
 ]);

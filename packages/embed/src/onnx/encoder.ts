@@ -7,6 +7,7 @@ import type { Encoder } from '../encoder.js';
 import { MicroBatcher } from './batcher.js';
 import { inspectModelFolder, type ErrorPlace } from './model-folder.js';
 import type { Device, Loaded } from './protocol.js';
+import { askedDevice, DEVICE_ENV, type Provider } from './providers.js';
 import { SessionThread } from './session-thread.js';
 
 export type OnnxEncoderSpec = Extract<EncoderSpec, { kind: 'onnx' }>;
@@ -22,6 +23,12 @@ export interface OnnxOptions {
   maxWaitMs?: number;
   threads?: number;
   device?: Device;
+  /** Overrides `device` (cpu, cuda or cuda-only); default process.env.PANTA_ENCODER_DEVICE. */
+  deviceOverride?: string;
+  /** Tries the CUDA provider without probing the installation first (tests of the fallback). */
+  assumeCudaOffered?: boolean;
+  /** Where the one warning line of a CUDA encoder running on CPU goes; default stderr, once per process. */
+  warn?: (line: string) => void;
   /** Caps the sequence length below the model's own. */
   maxLength?: number;
   place?: ErrorPlace;
@@ -32,6 +39,16 @@ export async function sha256File(path: string): Promise<string> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
   return hash.digest('hex');
+}
+
+const warned = new Set<string>();
+
+/** Writes a line to stderr once per process (a collector opening four encoders warns once per cause). */
+function warnOnce(line: string): void {
+  const key = line.replace(/^panta: warning: \S+ \([^)]*\) /, '');
+  if (warned.has(key)) return;
+  warned.add(key);
+  process.stderr.write(`${line}\n`);
 }
 
 /**
@@ -71,9 +88,13 @@ export class OnnxEncoder implements Encoder {
 
   static async fromOptions(o: OnnxOptions): Promise<OnnxEncoder> {
     const folder = inspectModelFolder(o.path, o.place);
+    const device = askedDevice(o.device ?? 'cpu', o.deviceOverride ?? process.env[DEVICE_ENV]);
+    const index = o.place ? /^encoders\[\d+\]/.exec(o.place.field)?.[0] : undefined;
     const thread = await SessionThread.start({
       dir: folder.dir,
-      device: o.device ?? 'cpu',
+      device,
+      where: index ? `${index} (${o.name})` : `encoder ${o.name}`,
+      ...(o.assumeCudaOffered ? { assumeCudaOffered: true } : {}),
       ...(o.threads !== undefined ? { threads: o.threads } : {}),
       ...(o.maxLength !== undefined ? { maxLength: o.maxLength } : {}),
       ...(o.place ? { place: o.place } : {}),
@@ -85,6 +106,8 @@ export class OnnxEncoder implements Encoder {
       await thread.close();
       throw error;
     }
+    if (thread.info.warning !== undefined) (o.warn ?? warnOnce)(thread.info.warning);
+    else if (thread.info.provider === 'cuda') (o.warn ?? warnOnce)(`panta: ${index ?? 'encoder'} (${o.name}) embeds on cuda`);
     const model = `${basename(folder.dir)}@sha256:${digest.slice(0, 12)}`;
     return new OnnxEncoder(o.name, thread.dim, model, thread.info.maxLength, thread, o.maxBatch ?? 32, o.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
   }
@@ -92,6 +115,11 @@ export class OnnxEncoder implements Encoder {
   /** What the worker found: inputs and outputs of the model, dim, max length, pad id. */
   get info(): Loaded {
     return this.thread.info;
+  }
+
+  /** The execution provider the session runs on: cuda, or cpu (asked for, or fallen back to). */
+  get provider(): Provider {
+    return this.thread.info.provider;
   }
 
   /** Batches sent to the worker so far. */

@@ -1,5 +1,6 @@
 /** Messages between the main thread (session-thread.ts) and the ORT worker (session-worker.ts). */
 import type { ErrorPlace, TensorInfo } from './model-folder.js';
+import type { AskedDevice, Provider } from './providers.js';
 
 export type Device = 'cpu' | 'cuda';
 
@@ -7,7 +8,12 @@ export interface LoadRequest {
   type: 'load';
   dir: string;
   threads?: number;
-  device: Device;
+  /** The spec's device after PANTA_ENCODER_DEVICE (providers.ts: askedDevice). */
+  device: AskedDevice;
+  /** The encoder as the fallback warning names it, e.g. `encoders[2] (minilm_l6)`. */
+  where?: string;
+  /** Skips the probe of the installation and tries the CUDA provider (tests of the fallback on a CPU host). */
+  assumeCudaOffered?: boolean;
   maxLength?: number;
   place?: ErrorPlace;
 }
@@ -27,6 +33,10 @@ export interface Loaded {
   dim: number;
   maxLength: number;
   padId: number;
+  /** The execution provider the session runs on. */
+  provider: Provider;
+  /** Set when CUDA was asked for and the session fell back to CPU: the one warning line. */
+  warning?: string;
   inputs: TensorInfo[];
   outputs: TensorInfo[];
 }

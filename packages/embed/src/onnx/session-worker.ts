@@ -9,6 +9,7 @@ import { InputError, toError } from '@panta/core';
 import { checkSignature, inspectModelFolder, type TensorInfo } from './model-folder.js';
 import { OnnxTokenizer, padBatch, type TokenBatch } from './tokenize.js';
 import type { EmbedRequest, LoadRequest, Reply, Request, SerializedError } from './protocol.js';
+import { cudaOffered, fallbackWarning, planProviders, type Provider } from './providers.js';
 
 interface State {
   session: ort.InferenceSession;
@@ -79,31 +80,44 @@ async function run(s: Omit<State, 'dim'>, batch: TokenBatch): Promise<{ data: Fl
   return { data, dim };
 }
 
-async function load(req: LoadRequest): Promise<void> {
+async function load(req: LoadRequest, fellBack?: string): Promise<void> {
   const place = req.place;
   const folder = inspectModelFolder(req.dir, place);
   const options: ort.InferenceSession.SessionOptions = { logSeverityLevel: 3 };
   if (req.threads !== undefined) options.intraOpNumThreads = req.threads;
-  if (req.device === 'cuda') options.executionProviders = ['cuda'];
+  const where = req.where ?? folder.model;
+  const plan = planProviders(req.device, req.assumeCudaOffered ? { ok: true } : cudaOffered(ort.listSupportedBackends()));
+  const deviceField = place ? place.field.replace(/\.path$/, '.device') : 'device';
+  const cudaFix =
+    'install the GPU build of onnxruntime-node (the gpu image, or npm ci with ONNXRUNTIME_NODE_INSTALL=cuda12; CUDA 12 and cuDNN 9 must be present), or set PANTA_ENCODER_DEVICE=cuda to fall back to CPU';
+  if (plan.refuse !== undefined)
+    throw new InputError(place?.file ?? folder.model, deviceField, `cuda-only was asked for but ${plan.refuse}`, cudaFix);
+  const warning = fellBack ?? (plan.warning === undefined ? undefined : fallbackWarning(where, plan.warning));
+  const provider: Provider = plan.providers[0]!;
+  // A CUDA provider that fails to load logs a multi-line trace of its own; the error it throws says the
+  // same in one line, which the warning or the InputError carries.
+  if (provider === 'cuda') ort.env.logLevel = 'fatal';
   let session: ort.InferenceSession;
   try {
-    session = await ort.InferenceSession.create(folder.model, options);
+    session = await ort.InferenceSession.create(folder.model, { ...options, executionProviders: plan.providers });
   } catch (error) {
     const msg = (error as Error).message.split('\n')[0];
-    if (req.device === 'cuda' && /cuda|provider|shared library/i.test(msg)) {
+    const cudaFailed = provider === 'cuda' && /cuda|provider|shared library/i.test(msg);
+    if (cudaFailed && !plan.retryOnCpu)
       throw new InputError(
         place?.file ?? folder.model,
-        place ? place.field.replace(/\.path$/, '.device') : 'device',
-        `cuda was asked for but onnxruntime-node has no CUDA provider here (${msg})`,
-        'install the GPU build of onnxruntime-node (its install script downloads the CUDA provider; CUDA 12 and cuDNN 9 must be present) or use device: cpu',
+        deviceField,
+        `cuda was asked for but onnxruntime's CUDA provider does not start here (${msg})`,
+        cudaFix,
       );
-    }
-    throw new InputError(
-      place?.file ?? folder.model,
-      place?.field ?? '',
-      `${folder.model} is not a loadable ONNX model (${msg})`,
-      're-export the model: optimum-cli export onnx --model sentence-transformers/all-MiniLM-L6-v2 DIR',
-    );
+    if (!cudaFailed)
+      throw new InputError(
+        place?.file ?? folder.model,
+        place?.field ?? '',
+        `${folder.model} is not a loadable ONNX model (${msg})`,
+        're-export the model: optimum-cli export onnx --model sentence-transformers/all-MiniLM-L6-v2 DIR',
+      );
+    return load({ ...req, device: 'cpu' }, fallbackWarning(where, `onnxruntime's CUDA provider does not start here (${msg})`));
   }
   const inputs = meta(session.inputMetadata);
   const outputs = meta(session.outputMetadata);
@@ -113,7 +127,16 @@ async function load(req: LoadRequest): Promise<void> {
   let dim = sig.dim;
   if (dim === 0) dim = (await run(partial, tokenizer.encodeBatch(['probe']))).dim;
   state = { ...partial, dim };
-  post({ type: 'loaded', dim, maxLength: tokenizer.maxLength, padId: tokenizer.padId, inputs, outputs });
+  post({
+    type: 'loaded',
+    dim,
+    maxLength: tokenizer.maxLength,
+    padId: tokenizer.padId,
+    provider,
+    ...(warning !== undefined ? { warning } : {}),
+    inputs,
+    outputs,
+  });
 }
 
 async function embed(req: EmbedRequest): Promise<void> {
