@@ -14,6 +14,12 @@ export function panelLabel(run: RunInfo, arms: readonly ArmColumn[]): string {
   return [run.prompt_id, `N=${run.n}`, ...(arm ? [arm] : [])].join(' · ');
 }
 
+/** A run's row of the temperature grid (Figure 10): its panel without the size, which is the colour there. */
+export function ladderLabel(run: RunInfo, arms: readonly ArmColumn[]): string {
+  const arm = armOf(run, arms);
+  return [run.prompt_id, ...(arm ? [arm] : [])].join(' · ');
+}
+
 /** Protocols in the spec's order, then any other present (a corpus from another version), then the known rest. */
 export function protocolOrder(data: CorpusData): string[] {
   const listed = (data.manifest.spec as { protocol?: string | string[] }).protocol;
@@ -166,6 +172,10 @@ export function finalRows(data: CorpusData, encoder: string): Map<string, OrderP
 export interface DeltaRhoPoint {
   config_id: string;
   panel: string;
+  /** The row of the temperature grid: the prompt and arm, every size in it (the paper's size ladder). */
+  ladder: string;
+  /** System size N: the colour of the temperature grid. */
+  n: number;
   geometry: string;
   temperature: number;
   trials: number;
@@ -176,6 +186,7 @@ export interface DeltaRhoPoint {
 }
 
 export function finalDeltaRho(data: CorpusData, lay: Layout): DeltaRhoPoint[] {
+  const arms = armColumns(data);
   // rho comes from the judge tags, not the embeddings: every encoder's rows carry the same value.
   const last = finalRows(data, data.encoders[0]);
   const groups = new Map<string, { run: RunInfo; values: (number | null)[] }>();
@@ -191,6 +202,8 @@ export function finalDeltaRho(data: CorpusData, lay: Layout): DeltaRhoPoint[] {
     return {
       config_id: run.config_id,
       panel: lay.panelOf.get(run.run_id)!,
+      ladder: ladderLabel(run, arms),
+      n: run.n,
       geometry: run.geometry,
       temperature: run.temperature,
       trials: values.length,

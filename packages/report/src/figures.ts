@@ -143,15 +143,25 @@ export function deltaRhoFigure(data: CorpusData, lay: Layout = layout(data)): Fi
     axis: { values: lay.temperatures, format: '.4~g' },
   };
   const y = { field: 'delta_rho', type: 'quantitative', title: 'Δρ (final)' };
+  // As the paper's Figure 10: system size is the colour, one size ladder per geometry (column) and prompt (row).
+  const sizes = [...new Set(values.map((v) => v.n))].sort((a, b) => a - b);
+  const color = { field: 'n', type: 'ordinal', title: 'N', scale: { domain: sizes, scheme: { name: 'viridis', extent: [0, 0.85] } } };
+  const ladders = [...new Set(lay.panels.map((p) => values.find((v) => v.panel === p)?.ladder).filter((l) => l !== undefined))];
   const layer = [
     { mark: { type: 'rule', color: '#999', strokeDash: [3, 3] }, encoding: { y: { datum: 0, type: 'quantitative' } } },
     {
-      mark: { type: 'rule', color: '#4c78a8', opacity: 0.5 },
-      encoding: { x, y: { field: 'lo', type: 'quantitative' }, y2: { field: 'hi' } },
+      mark: { type: 'rule', opacity: 0.5 },
+      encoding: { x, y: { field: 'lo', type: 'quantitative' }, y2: { field: 'hi' }, color },
     },
     {
-      mark: { type: 'line', color: '#4c78a8', point: { filled: true, size: 30 } },
-      encoding: { x, y, tooltip: [{ field: 'config_id' }, { field: 'delta_rho', format: '.3f' }, { field: 'trials' }] },
+      mark: { type: 'line', point: { filled: true, size: 30 } },
+      encoding: {
+        x,
+        y,
+        color,
+        detail: { field: 'n' },
+        tooltip: [{ field: 'config_id' }, { field: 'n', title: 'N' }, { field: 'delta_rho', format: '.3f' }, { field: 'trials' }],
+      },
     },
     {
       transform: [{ filter: 'datum.best' }],
@@ -166,13 +176,25 @@ export function deltaRhoFigure(data: CorpusData, lay: Layout = layout(data)): Fi
   ];
   return {
     id: 'delta-rho',
-    title: 'Δρ against temperature, best temperature marked',
+    title: 'Figure 10: Δρ against temperature, one size ladder per geometry, best temperature marked',
     caption:
       'Δρ = ρ(final sweep) − ρ(0) (docs/DESIGN.md#order-parameters: delta_rho(t) = rho(t) − rho(0), taken at the last sweep), the mean over trials with a bar of ± one standard error ' +
       `(SE = sd/√n over trials; no bar with a single trial), ` +
-      'against temperature T; one column per geometry, one row per prompt and size. The red diamond (labelled with its T) marks the best temperature of each panel: ' +
+      'against temperature T (x), system size N as colour: one column per geometry (its size ladder), one row per prompt (and arm, where gridded). ' +
+      'The red diamond (labelled with its T) marks the best temperature of each size: ' +
       'the lowest Δρ, i.e. the most hallucinations removed (or the fewest added) by the interaction.',
-    spec: grid('final Δρ against temperature', values, lay, layer),
+    spec: {
+      $schema: SCHEMA,
+      title: 'final Δρ against temperature',
+      config: CONFIG,
+      data: { values },
+      facet: {
+        row: { field: 'ladder', type: 'nominal', sort: ladders, title: null, header: { labelAngle: 0, labelAlign: 'left' } },
+        column: { field: 'geometry', type: 'nominal', sort: lay.geometries, title: null },
+      },
+      spec: { ...PANEL, layer },
+      resolve: { scale: { y: 'shared' } },
+    } as unknown as TopLevelSpec,
   };
 }
 

@@ -611,6 +611,24 @@ judge: {kind: reference}
     rl = await sweepAndReport(SPEC_RELAY);
   });
 
+  it('Figure 10: temperature on x, system size as colour, one size ladder per geometry and prompt (arm), the best temperature per size', () => {
+    const spec = JSON.parse(readFileSync(join(rl.result.out, 'figures', 'delta-rho.vl.json'), 'utf8')) as {
+      facet: { row: { field: string; sort: string[] }; column: { field: string } };
+      spec: { layer: { encoding: { x?: { field: string }; color?: { field: string } } }[] };
+      data: { values: { ladder: string; n: number; best: boolean }[] };
+    };
+    expect(spec.facet.row.field).toBe('ladder');
+    expect(spec.facet.row.sort).toEqual(['fq117 · glauber', 'fq117 · ssvp', 'fq367 · glauber', 'fq367 · ssvp']);
+    expect(spec.facet.column.field).toBe('geometry');
+    const line = spec.spec.layer.find((l) => l.encoding.x?.field === 'temperature' && l.encoding.color !== undefined)!;
+    expect(line.encoding.color!.field).toBe('n');
+    for (const ladder of spec.facet.row.sort) {
+      const pts = spec.data.values.filter((v) => v.ladder === ladder);
+      expect(pts.map((v) => v.n).sort((a, b) => a - b)).toEqual([4, 8, 16]);
+      expect(pts.filter((v) => v.best)).toHaveLength(3);
+    }
+  });
+
   it("accuracy at the budget: the CSV matches a walk over the event rows in TS, B is the least total token count of the prompt's runs", async () => {
     // a different method than the report's SQL: every row in event order, walked run by run
     const rows = await queryRows(
