@@ -31,10 +31,13 @@ interface Sweep {
 
 const perEncoder = <T>(data: CorpusData, make: (encoder: string) => T): T[] => data.encoders.map(make);
 
-/** The population sweep: figures once there are order parameters; tables always (empty ones say why). */
+/**
+ * The population sweep: figures once there are order parameters; tables always (empty ones say why). A sweep of
+ * team runs only has no population: the section adds nothing, and the team sections are the report.
+ */
 const population = section<Sweep>({
   name: 'population',
-  load: async (data) => ({ data, lay: layout(data) }),
+  load: async (data) => (data.runs.length > 0 && data.runs.every(isTeamRun) ? null : { data, lay: layout(data) }),
   drawable: ({ data }) => data.orderParams.length > 0,
   figures: [
     {
@@ -69,12 +72,6 @@ const population = section<Sweep>({
     { ids: ['arm-means'], make: ({ data }) => armMeansTable(data) },
     { ids: ['arm-tests'], make: ({ data }) => armTestsTable(data) },
   ],
-  // A sweep of team runs only: the population tables are empty because no run is a population, not because
-  // none is complete.
-  emptyReason: ({ data }) =>
-    data.runs.length > 0 && data.runs.every(isTeamRun)
-      ? 'No population run: every run of this sweep is a team run (relay, hub or debate), measured in the team tables.'
-      : null,
 });
 
 /** The team studies (relay, hub, debate schedules): teams.parquet. */
