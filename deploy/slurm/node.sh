@@ -44,7 +44,7 @@ else
   for i in "${!agent_gpus[@]}"; do servers+=("${agent_gpus[$i]} $((LLM_PORT + i)) 1 agents"); done
 fi
 
-vllm_pids=() worker_pids=() worker_ports=() stopping=""
+vllm_pids=() worker_pids=() worker_ports=() worker_devices=() stopping=""
 
 stop() {
   [[ -n $stopping ]] && return
@@ -78,16 +78,19 @@ done
 # One worker per agents' server, in its own session like vLLM: only this script signals it, exactly once. A
 # worker that crashes or gave up waiting for its server is started again (it resumes: commits are
 # idempotent); one that exits 0 was told to stop.
-start_worker() { # index port
-  setsid "${PANTA[@]}" worker --concurrency "$WORKER_CONCURRENCY" --base-url "http://127.0.0.1:$2/v1" \
+# A worker sees its own server's GPU(s) (CUDA_VISIBLE_DEVICES): onnx encoders with device cuda (or
+# PANTA_ENCODER_DEVICE=cuda) embed there, next to vLLM's 0.9 of its memory (~2 GB for the four encoders).
+start_worker() { # index port devices
+  CUDA_VISIBLE_DEVICES="$3" setsid "${PANTA[@]}" worker --concurrency "$WORKER_CONCURRENCY" --base-url "http://127.0.0.1:$2/v1" \
     >> "$LOG_DIR/worker-$host-$2.log" 2>&1 &
   worker_pids[$1]=$!
 }
 for i in "${!servers[@]}"; do
-  read -r _ port _ role <<< "${servers[$i]}"
+  read -r devices port _ role <<< "${servers[$i]}"
   [[ $role == agents ]] || continue
   worker_ports[i]=$port
-  start_worker "$i" "$port"
+  worker_devices[i]=$devices
+  start_worker "$i" "$port" "$devices"
 done
 log "${#worker_pids[@]} worker(s) started, each waiting for its vLLM (Redis from PANTA_REDIS_URL)"
 
@@ -116,7 +119,7 @@ while :; do
       log "worker for port ${worker_ports[$i]} exited 0"
     else
       log "worker for port ${worker_ports[$i]} exited $code: starting it again"
-      start_worker "$i" "${worker_ports[$i]}"
+      start_worker "$i" "${worker_ports[$i]}" "${worker_devices[$i]}"
       alive=$((alive + 1))
     fi
   done
