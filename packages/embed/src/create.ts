@@ -5,10 +5,11 @@ import { OnnxEncoder } from './onnx/encoder.js';
 
 /**
  * Opens the encoder of `encoders[index]` of the spec `file`. Async: an onnx encoder loads its model in a
- * worker_thread first. Bad folders and devices reject with an InputError naming the spec field.
+ * worker_thread first. Bad folders and devices reject with an InputError naming the spec field. `warn` takes
+ * the one line an onnx encoder says about its device (on cuda, or cuda asked for and run on CPU); default stderr.
  */
-export async function openEncoder(spec: EncoderSpec, file: string, index: number): Promise<Encoder> {
-  if (spec.kind === 'onnx') return OnnxEncoder.open(spec, file, index);
+export async function openEncoder(spec: EncoderSpec, file: string, index: number, warn?: (line: string) => void): Promise<Encoder> {
+  if (spec.kind === 'onnx') return OnnxEncoder.open(spec, file, index, warn);
   return createEncoder(spec, file, index);
 }
 

@@ -357,8 +357,10 @@ describe('device cuda on a host without the CUDA provider (this one)', () => {
     });
     await e.close();
     expect([e.provider, lines]).toEqual(['cpu', []]);
-    const opened = await openEncoder(spec, '/spec/sweep.yaml', 0);
+    const said: string[] = [];
+    const opened = await openEncoder(spec, '/spec/sweep.yaml', 0, (l) => said.push(l));
     expect((opened as OnnxEncoder).provider).toBe('cpu');
+    expect(said).toEqual([expect.stringMatching(/^panta: warning: encoders\[0\] \(tiny\) asks for device cuda, but /)]);
     await opened.close?.();
   });
 });

@@ -71,7 +71,7 @@ export class OnnxEncoder implements Encoder {
   }
 
   /** Opens the encoder of a spec entry; a relative path is relative to the spec file. */
-  static open(spec: OnnxEncoderSpec, file: string, index: number): Promise<OnnxEncoder> {
+  static open(spec: OnnxEncoderSpec, file: string, index: number, warn?: (line: string) => void): Promise<OnnxEncoder> {
     const extra = spec as OnnxEncoderSpec & { max_wait_ms?: number; max_length?: number };
     const path = isAbsolute(spec.path) ? spec.path : resolve(dirname(file), spec.path);
     return OnnxEncoder.fromOptions({
@@ -83,6 +83,7 @@ export class OnnxEncoder implements Encoder {
       device: spec.device,
       ...(extra.max_length !== undefined ? { maxLength: extra.max_length } : {}),
       place: { file, field: `encoders[${index}].path` },
+      ...(warn ? { warn } : {}),
     });
   }
 
