@@ -240,12 +240,12 @@ function operationalFree(backend: object): object {
 }
 
 /**
- * What determines a corpus: the spec less how it is executed (concurrency, look-ahead, output folder) and
- * where the model is served (endpoints, keys, limits, prices). A sweep resumes against another endpoint
+ * What determines a corpus: the spec less how it is executed (concurrency, look-ahead, output folder), how it
+ * is described and reported (departures, exclude_prompts) and where the model is served (endpoints, keys, limits, prices). A sweep resumes against another endpoint
  * of the same model; it refuses a corpus made by another model or grid.
  */
 export function corpusIdentity(spec: SweepSpec): object {
-  const { concurrency: _c, out: _o, lookahead: _l, memory_budget: _m, departures: _d, backend, judge, ...rest } = spec;
+  const { concurrency: _c, out: _o, lookahead: _l, memory_budget: _m, departures: _d, exclude_prompts: _x, backend, judge, ...rest } = spec;
   // A built-in template's text is in the fingerprint already; its name is not, so that `template: panta-v1`
   // resumes a corpus made when that template was the default (on lattices: see the shuffle in loadSweep).
   if (typeof rest.template === 'string' && builtinTemplate(rest.template)) delete rest.template;

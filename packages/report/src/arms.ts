@@ -28,7 +28,7 @@ export function armsPresent(runs: readonly RunInfo[], columns: readonly ArmColum
   return [...new Set(runs.map((r) => armOf(r, columns)))];
 }
 
-/** Prompts left out of pooled analyses (`--exclude-prompts`). */
+/** Prompts left out of the main text's pooled analyses (`--exclude-prompts`, else the spec's `exclude_prompts`). */
 export function excluded(data: CorpusData): string[] {
   return data.excludePrompts ?? [];
 }
@@ -44,7 +44,7 @@ export function exclusionNote(data: CorpusData): string {
   const ex = excluded(data);
   const prompts = [...new Set(data.runs.map((r) => r.prompt_id))];
   if (ex.length === 0) return ` Pooled over every prompt (${prompts.length}).`;
-  return ` Prompts excluded from this pooled analysis: ${ex.join(', ')} (--exclude-prompts); pooled over ${prompts.filter((p) => !ex.includes(p)).join(', ')}.`;
+  return ` Prompts excluded from this pooled analysis: ${ex.join(', ')} (${data.excludeSource ?? '--exclude-prompts'}); pooled over ${prompts.filter((p) => !ex.includes(p)).join(', ')}.`;
 }
 
 /**
@@ -56,7 +56,7 @@ export function everyPromptNote(data: CorpusData, what: string): string {
   const ex = excluded(data);
   return (
     ` Scope: ${what} every prompt (${prompts.length}), as the paper's table does` +
-    (ex.length > 0 ? `; --exclude-prompts (${ex.join(', ')}) does not apply here.` : '.')
+    (ex.length > 0 ? `; ${data.excludeSource ?? '--exclude-prompts'} (${ex.join(', ')}) does not apply here.` : '.')
   );
 }
 

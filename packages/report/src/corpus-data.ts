@@ -31,8 +31,10 @@ export interface CorpusData {
   notes: string[];
   /** What only the event rows tell (calls per role, the relay budget); null unless loaded with `events: true`. */
   events: EventStats | null;
-  /** Prompts left out of pooled analyses (the report's --exclude-prompts); per-prompt rows keep them. */
+  /** Prompts left out of the main text's pooled analyses (the report's --exclude-prompts, else the spec's exclude_prompts); per-prompt rows keep them. */
   excludePrompts?: string[];
+  /** Where excludePrompts came from, as captions name it: `--exclude-prompts` or `exclude_prompts in the spec`. */
+  excludeSource?: string;
 }
 
 export interface LoadOptions {

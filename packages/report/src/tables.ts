@@ -54,12 +54,13 @@ export function ladderTable(data: CorpusData, lay: Layout = layout(data)): Table
 
 /**
  * The paper's Table 9 averages over its Prompts 2 to 6, leaving out Prompt 1 (its judge's labels were inverted);
- * prompt ids are the dataset's, so the scope is --exclude-prompts (fq117 of rheon6 is the paper's Prompt 1).
+ * prompt ids are the dataset's, so the scope is the spec's exclude_prompts or --exclude-prompts (fq117 of rheon6 is
+ * the paper's Prompt 1).
  */
 function ladderScopeNote(data: CorpusData): string {
   return excluded(data).length > 0
     ? ''
-    : " The paper's Table 9 leaves out its Prompt 1 (the false-premise cube-sum question, fq117 in rheon6): --exclude-prompts ID gives that scope.";
+    : " The paper's Table 9 leaves out its Prompt 1 (the false-premise cube-sum question, fq117 in rheon6): exclude_prompts in the spec, or --exclude-prompts ID, gives that scope.";
 }
 
 /** Final cohesion per configuration (mean over trials) for one encoder, keyed by config_id. */

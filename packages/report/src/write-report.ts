@@ -18,7 +18,8 @@ export interface ReportOptions {
   /**
    * Prompts left out of Table 9 and the main text's pooled analyses (Table 8's pooled rows, Figure 5, the
    * majority grid): the paper leaves out its Prompt 1, whose judge labels were inverted. Table 7's pooled
-   * column and Table 10 pool every prompt, as the paper's do; per-prompt rows and curves keep them.
+   * column and Table 10 pool every prompt, as the paper's do; per-prompt rows and curves keep them. Default:
+   * the spec's `exclude_prompts` (none when it has none); an empty list leaves none out.
    */
   excludePrompts?: string[];
   /**
@@ -55,18 +56,20 @@ export async function writeReport(dir: string, options: ReportOptions = {}): Pro
   const warning = options.compare?.length ? whiteningWarning([dir, ...options.compare]) : null;
   const data = await loadCorpus(dir, { events: true, ...(options.judge !== undefined ? { judge: options.judge } : {}) });
   if (warning) data.notes.unshift(`Warning: ${warning}`);
-  const exclude = [...new Set(options.excludePrompts ?? [])];
+  // --exclude-prompts overrides the spec's exclude_prompts (the paper's scope where the spec gives it).
+  const fromSpec = (data.manifest.spec as { exclude_prompts?: unknown }).exclude_prompts;
+  const fromOption = options.excludePrompts !== undefined;
+  const exclude = [...new Set(fromOption ? options.excludePrompts! : Array.isArray(fromSpec) ? fromSpec.map(String) : [])];
+  const [where, field, fix] = fromOption
+    ? [dir, '--exclude-prompts', '']
+    : [manifestPath(dir), 'spec.exclude_prompts', ' (or override it with --exclude-prompts)'];
   const prompts = [...new Set(data.runs.map((r) => r.prompt_id))].sort();
   for (const p of exclude)
     if (!prompts.includes(p))
-      throw new InputError(
-        dir,
-        '--exclude-prompts',
-        `${JSON.stringify(p)} is no prompt of this corpus`,
-        `use ids among ${prompts.join(', ')}`,
-      );
+      throw new InputError(where, field, `${JSON.stringify(p)} is no prompt of this corpus`, `use ids among ${prompts.join(', ')}${fix}`);
   if (exclude.length > 0 && exclude.length >= prompts.length)
-    throw new InputError(dir, '--exclude-prompts', 'excludes every prompt, leaving nothing to pool', 'keep at least one prompt');
+    throw new InputError(where, field, 'excludes every prompt, leaving nothing to pool', `keep at least one prompt${fix}`);
+  data.excludeSource = fromOption ? '--exclude-prompts' : 'exclude_prompts in the spec';
   data.excludePrompts = exclude;
   const part = data.manifest.shard;
   if (part) {

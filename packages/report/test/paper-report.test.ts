@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -278,6 +278,32 @@ describe('the report draws the paper (numbers worked out by hand)', () => {
       /Pooled over every prompt \(2\)\. The paper's Table 9 leaves out its Prompt 1 .*fq117 in rheon6.*--exclude-prompts ID/,
     );
     expect(caption(html, 'hallucination-share')).toMatch(/Scope: the pooled column pools every prompt \(2\), as the paper's table does\./);
+  });
+
+  it("the spec's exclude_prompts is the default scope of Table 9 (named on its caption), --exclude-prompts '' overrides it, an unknown id names the spec field", () => {
+    const withSpec = (ids: string[], name: string) => {
+      const copy = join(dir, name);
+      cpSync(corpus, copy, { recursive: true });
+      const manifest = JSON.parse(readFileSync(join(copy, 'manifest.json'), 'utf8'));
+      manifest.spec.exclude_prompts = ids;
+      writeFileSync(join(copy, 'manifest.json'), JSON.stringify(manifest));
+      return copy;
+    };
+    const copy = withSpec(['fq117'], 'spec-ex');
+    const r = panta(['report', copy]);
+    expect(r.stderr).toBe('');
+    const html = readFileSync(join(copy, 'report', 'index.html'), 'utf8');
+    expect(sectionRows(html, 'geometry-ladder')).toEqual([['ring', '2', '2', '0.500', '0.300', '0.333']]);
+    expect(caption(html, 'geometry-ladder')).toMatch(/excluded from this pooled analysis: fq117 \(exclude_prompts in the spec\)/);
+    expect(sectionRows(html, 'hallucination-share')[0]).toEqual(['0.5', '0.625', '0.188', '0.406']);
+    expect(panta(['report', copy, '--exclude-prompts', '']).code).toBe(0);
+    const all = readFileSync(join(copy, 'report', 'index.html'), 'utf8');
+    expect(sectionRows(all, 'geometry-ladder')).toEqual([['ring', '2', '4', '0.600', '0.500', '0.479']]);
+    const bad = panta(['report', withSpec(['fq999'], 'spec-bad')]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(
+      /manifest\.json: spec\.exclude_prompts: "fq999" is no prompt of this corpus; fix: use ids among fq117, fq75 \(or override it with --exclude-prompts\)\n$/,
+    );
   });
 
   it('an unknown prompt to exclude is one line naming the option and the fix (exit 2), nothing written', () => {

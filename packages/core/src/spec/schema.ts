@@ -106,6 +106,13 @@ export const sweepSpecSchema = z.strictObject({
    * identity (a sweep resumes with it added or changed).
    */
   departures: z.array(z.string().min(1)).optional(),
+  /**
+   * Prompts the report leaves out of the main text's pooled analyses (Table 9, Table 8's pooled rows, Figure 5,
+   * the majority grid) by default, as the Rheon paper leaves out its Prompt 1 (fq117 of rheon6) after finding its
+   * judge labels inverted; `panta report --exclude-prompts` overrides it. Table 7's pooled column and Table 10
+   * pool every prompt. Reporting only: not part of the corpus's identity.
+   */
+  exclude_prompts: z.array(z.string().min(1)).superRefine(noRepeats<string>()).optional(),
   /** JSON-lines prompt set, relative to the spec file. */
   dataset: z.string().min(1),
   /** Prompt ids to run; default every prompt of the dataset. */
