@@ -145,7 +145,13 @@ export function deltaRhoFigure(data: CorpusData, lay: Layout = layout(data)): Fi
   const y = { field: 'delta_rho', type: 'quantitative', title: 'Δρ (final)' };
   // As the paper's Figure 10: system size is the colour, one size ladder per geometry (column) and prompt (row).
   const sizes = [...new Set(values.map((v) => v.n))].sort((a, b) => a - b);
-  const color = { field: 'n', type: 'ordinal', title: 'N', scale: { domain: sizes, scheme: { name: 'viridis', extent: [0, 0.85] } } };
+  const color = {
+    field: 'n',
+    type: 'ordinal',
+    title: 'N',
+    scale: { domain: sizes, scheme: { name: 'viridis', extent: [0, 0.85] } },
+    legend: LINE_LEGEND,
+  };
   const ladders = [...new Set(lay.panels.map((p) => values.find((v) => v.panel === p)?.ladder).filter((l) => l !== undefined))];
   const layer = [
     { mark: { type: 'rule', color: '#999', strokeDash: [3, 3] }, encoding: { y: { datum: 0, type: 'quantitative' } } },
