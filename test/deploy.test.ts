@@ -20,10 +20,11 @@ import { startSurrogateServer } from '@panta/llm';
 import { RHEON6, ROOT, corpusDiff, panta, tempDir } from './helpers.js';
 import { type Slurm, slurmMissing, startSlurm } from './slurm-cluster.js';
 import { AOF_REWRITE } from './redis-server.js';
+import { unknownK8sFields } from './k8s-fields.js';
 
 // The deployment files (deploy/, docker-compose*.yml) checked as far as a machine without Docker, GPUs or a
 // Kubernetes cluster allows: the Compose files against the official Compose Specification schema and dclint,
-// the kustomizations rendered by `kubectl kustomize` and every object checked against the API's schema, every
+// the kustomizations rendered by `kubectl kustomize` and every object checked against the API's schema and its known fields, every
 // panta command line against the CLI's contract, Redis's settings on a real redis-server, the shell scripts
 // with shellcheck, and the Slurm scripts run end to end on this machine by sbatch under a real slurmctld and
 // slurmd (test/slurm-cluster.ts; srun and scontrol stubbed where Slurm is not installed), vLLM played by panta
@@ -878,6 +879,18 @@ describe(KUBECTL ? 'deploy/k8s' : 'deploy/k8s (skipped: kubectl is not installed
     const broken = structuredClone(byKind(base, 'Deployment', 'panta-worker'));
     broken.spec.replicas = 'eight';
     expect(() => new Deployment(broken).validate()).toThrow(/replicas/);
+  });
+
+  it.runIf(KUBECTL)('no rendered object holds a field the Kubernetes API does not know, at any depth', () => {
+    expect(unknownK8sFields([...base, ...array, ...merge])).toEqual([]);
+    // The schema's validators let such a field through (the API server drops it without a word): the strict check does not.
+    const misspelt = structuredClone(byKind(base, 'Deployment', 'vllm'));
+    const probe = podSpec(misspelt).containers[0].readinessProbe ?? podSpec(misspelt).containers[0].startupProbe;
+    probe.httpGet.hots = '127.0.0.1';
+    expect(() => new Deployment(misspelt).validate()).not.toThrow();
+    const errors = unknownK8sFields([misspelt]);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(/^Deployment\/vllm: .*'"hots"' does not exist in type 'IHTTPGetAction'/);
   });
 
   it.runIf(KUBECTL)('every image is pinned; panta gets the tag from kustomization.yaml', () => {
