@@ -4,8 +4,9 @@ import { InputError, parseShard, type Shard } from '@panta/core';
 import { EXIT, reportError } from './errors.js';
 import { httpUrl, httpUrls, intIn, numberIn, onceOnly, path, port, specValue, timerMs } from './option-values.js';
 // Every study registers its scenario, tables and judge calls, so that every command knows every study.
-// By path, as the bundle inlines it: a checkout whose node_modules predates the package still runs.
-import '../../studies/dist/index.js';
+// By its package name, as the tests' setup file imports it: one module, registered once (a path to its dist/
+// made a second copy of it in a process that had loaded the package already).
+import '@panta/studies';
 
 /** The package's version (`panta --version`). */
 function version(): string {
