@@ -1,7 +1,7 @@
 import duckdb from '@duckdb/node-bindings';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { duckdbApi } from './duckdb-api.js';
-import { sqlString } from './duckdb.js';
+import { sqlString } from './sql-text.js';
 import type { ColumnDef } from './event-schema.js';
 import { parseSqlType, toLogicalType, type SqlType } from './sql-type.js';
 

@@ -4,6 +4,8 @@ import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { loadDuckDBApi } from './duckdb-api.js';
 import { registerChunkSource } from './chunk-source.js';
 
+export { readParquetSql, sqlIdent, sqlString } from './sql-text.js';
+
 /**
  * One in-memory DuckDB instance per process. DuckDB is only our Parquet codec and query engine here: every
  * durable byte lives in Parquet files, so nothing needs a database file. One instance (not one per writer)
@@ -93,22 +95,4 @@ export async function closeDuckDB(): Promise<void> {
   instance = undefined;
   if (con) (await con).closeSync();
   if (db) (await db).closeSync();
-}
-
-/** A SQL string literal: single quotes doubled. For file paths and values spliced into SQL text. */
-export function sqlString(s: string): string {
-  if (s.includes('\0')) throw new Error(`sqlString: NUL byte in ${JSON.stringify(s)}`);
-  return `'${s.replaceAll("'", "''")}'`;
-}
-
-/** A SQL identifier: double quotes doubled. Column names are validated upstream, but quoting costs nothing. */
-export function sqlIdent(s: string): string {
-  if (s.includes('\0')) throw new Error(`sqlIdent: NUL byte in ${JSON.stringify(s)}`);
-  return `"${s.replaceAll('"', '""')}"`;
-}
-
-/** `read_parquet([...])` over one or more files, in the order given. */
-export function readParquetSql(files: readonly string[]): string {
-  if (files.length === 0) throw new Error('readParquetSql: no files');
-  return `read_parquet([${files.map(sqlString).join(', ')}])`;
 }

@@ -2,7 +2,7 @@
 import type { ErrorPlace, TensorInfo } from './model-folder.js';
 import type { AskedDevice, Provider } from './providers.js';
 
-export type Device = 'cpu' | 'cuda';
+export type { Device } from './providers.js';
 
 export interface LoadRequest {
   type: 'load';

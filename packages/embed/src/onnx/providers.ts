@@ -11,10 +11,12 @@ import { existsSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { InputError } from '@panta/core';
-import type { Device } from './protocol.js';
 
 /** The environment variable that overrides every onnx encoder's `device`: cpu, cuda or cuda-only. */
 export const DEVICE_ENV = 'PANTA_ENCODER_DEVICE';
+
+/** The device a spec names for an encoder. */
+export type Device = 'cpu' | 'cuda';
 
 export type AskedDevice = 'cpu' | 'cuda' | 'cuda-only';
 export type Provider = 'cpu' | 'cuda';
