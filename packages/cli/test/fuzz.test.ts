@@ -21,7 +21,10 @@ const ARGV_CASES = 350;
 
 let root: string;
 /** Fixture paths, absolute, shared by every case (a case must leave each unchanged when it exits 2). */
-const F = {} as Record<'ring4' | 'badEdges' | 'loopEdges' | 'people' | 'afile' | 'folder' | 'damaged' | 'underFile' | 'corpus', string>;
+const F = {} as Record<
+  'ring4' | 'badEdges' | 'loopEdges' | 'people' | 'afile' | 'folder' | 'empty' | 'damaged' | 'underFile' | 'corpus',
+  string
+>;
 
 beforeAll(async () => {
   root = tempDir('panta-fuzz-');
@@ -37,6 +40,10 @@ beforeAll(async () => {
   writeFileSync(F.afile, 'not a folder\n');
   F.folder = join(root, 'folder');
   mkdirSync(F.folder);
+  // An empty folder no generated command writes into (the spec and argv cases may give F.folder as --out, and a
+  // corpus written there would make the command cases' folder a corpus, as some seeds did).
+  F.empty = join(root, 'empty');
+  mkdirSync(F.empty);
   F.damaged = join(root, 'damaged');
   mkdirSync(F.damaged);
   writeFileSync(join(F.damaged, 'manifest.json'), '{"format": "panta-corpus/1", "name": "fuzz", "status": "running", "fingerp');
@@ -407,38 +414,38 @@ function commandCases(): string[][] {
     ['embed', F.corpus, '--encoder', 'a1:hashing:8', '--encoder', 'a1:hashing:16'],
     ['embed', F.corpus, '--encoder', 'x:onnx:missing-model'],
     ['embed', F.corpus, '--encoder', 'x:hashing:0'],
-    ['embed', F.folder, '--encoder', 'x:hashing:8'],
+    ['embed', F.empty, '--encoder', 'x:hashing:8'],
     ['embed', F.corpus],
     ['judge', F.corpus, '--judge', '{kind: llm}'],
     ['judge', F.corpus, '--judge', '{kind: llm, backend: {kind: openai, base_url: "ftp://x/v1", model: m}}'],
     ['judge', F.corpus, '--judge', F.afile],
     ['judge', F.damaged, '--judge', '{kind: reference}'],
     ['judge', F.corpus, '--judge', '{kind: reference}', '--concurrency', '0'],
-    ['merge', join(F.folder, 'merged'), F.corpus],
-    ['merge', join(F.folder, 'merged'), F.folder, F.folder],
+    ['merge', join(F.empty, 'merged'), F.corpus],
+    ['merge', join(F.empty, 'merged'), F.empty, F.empty],
     ['merge', F.afile, F.corpus],
     ['annotate', 'export', F.corpus, '--n', '0'],
     ['annotate', 'export', F.corpus, '--n', '4', '--out', F.afile],
     ['annotate', 'export', F.corpus, '--n', '4', '--judge', 'nope'],
     ['annotate', 'score', F.corpus, F.afile, F.afile],
-    ['annotate', 'score', F.folder, F.afile],
+    ['annotate', 'score', F.empty, F.afile],
     ['calibrate-tau', F.corpus],
     ['calibrate-tau', F.corpus, '--fp', '0'],
-    ['calibrate-tau', F.folder],
+    ['calibrate-tau', F.empty],
     ['calibrate-tau', F.damaged, '--arm', 'full-broadcast'],
     ['publish', F.corpus, '--out', F.afile],
     ['publish', F.corpus, '--out', F.corpus],
     ['publish', F.afile, '--check'],
-    ['publish', join(F.folder, 'missing'), '--check'],
+    ['publish', join(F.empty, 'missing'), '--check'],
     ['report', F.corpus, '--judge', 'nope'],
     ['plan', F.afile],
-    ['plan', F.folder, '--gpus', '0'],
+    ['plan', F.empty, '--gpus', '0'],
     ['verify', F.damaged],
     ['status', '--redis', 'redis-host:6379'],
     ['worker', '--redis', 'http://127.0.0.1:6379'],
     ['scheduler', F.afile, '--redis', 'redis://127.0.0.1:6379'],
     ['collector', '--redis', 'redis://[::1'],
-    ['dashboard', '--corpus', F.folder],
+    ['dashboard', '--corpus', F.empty],
   ];
 }
 
