@@ -2,6 +2,7 @@ export type { ChatRequest, ChatResult, LlmBackend } from './backend.js';
 export { sampleSoftmax, SurrogateAgent } from './surrogate/agent.js';
 export { SurrogateBackend } from './surrogate/backend.js';
 export type { AgentHooks, AgentView, ScenarioModel } from './surrogate/scenario.js';
+export { heatBathProbabilities, heatBathStates } from './surrogate/scenarios/heat-bath/heat-bath.js';
 export {
   checkScenario,
   impliedScenarios,

@@ -139,6 +139,8 @@ export class SurrogateAgent implements AgentView {
       case 'context-merge':
         return this.hooks?.contextMerge ? this.hooks.contextMerge(this, context) : contextMergeReply(this, context);
       default: {
+        const own = this.hooks?.reply?.(this, seed, temperature, context);
+        if (own !== undefined) return own;
         // A merge's review and a moderator's message are read like one more answer.
         let reads = this.hooks?.reads ? this.hooks.reads(context.neighbourAnswers) : context.neighbourAnswers;
         if (context.merge !== undefined || context.moderator) {

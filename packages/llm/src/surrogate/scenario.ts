@@ -1,4 +1,4 @@
-import type { ChatMessages, Prompt, PromptContext } from '@panta/core';
+import type { ChatMessages, Prompt, PromptContext, SurrogateBackendSpec } from '@panta/core';
 import type { TeamView } from './team-read.js';
 
 /**
@@ -23,6 +23,8 @@ export interface ScenarioModel {
 /** What a scenario reads of the agent it changes. */
 export interface AgentView {
   readonly prompt: Prompt;
+  /** The backend's spec (its coupling J, its fields). */
+  readonly spec: SurrogateBackendSpec;
   /** 0 = correct, 1..F = known false answer F-1, notKnownOption = not known. */
   optionOf(text: string): number;
   readonly notKnownOption: number;
@@ -37,6 +39,11 @@ export interface AgentHooks {
   belief?(agent: AgentView, context: PromptContext): string | undefined;
   /** The answers an agent call reads, from those it is shown (a merge review read for its verdict). */
   reads?(shown: readonly string[]): readonly string[];
+  /**
+   * An agent call's whole reply, in place of the Potts rule and its wording (the heat-bath spin models read
+   * the neighbours' answers themselves); undefined: the neutral agent answers the call.
+   */
+  reply?(agent: AgentView, seed: number, temperature: number, context: PromptContext): string | undefined;
   /** ssvp's ContextSummary and ContextMerge replies. */
   summary?(agent: AgentView, context: PromptContext): string;
   contextMerge?(agent: AgentView, context: PromptContext): string;

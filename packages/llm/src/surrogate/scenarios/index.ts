@@ -1,6 +1,7 @@
 import { InputError } from '@panta/core';
 import type { ScenarioModel } from '../scenario.js';
 import { debate } from './debate/index.js';
+import { ising, isingMeanField, potts, pottsMeanField } from './heat-bath/index.js';
 import { teamFacts } from './team-facts/index.js';
 
 /**
@@ -12,6 +13,10 @@ import { teamFacts } from './team-facts/index.js';
 const BUILT_IN = {
   'team-facts': teamFacts,
   debate,
+  ising,
+  potts,
+  'ising-meanfield': isingMeanField,
+  'potts-meanfield': pottsMeanField,
 } satisfies Record<string, ScenarioModel>;
 
 const SCENARIOS = new Map<string, ScenarioModel>(Object.entries(BUILT_IN));
