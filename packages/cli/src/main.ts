@@ -370,10 +370,20 @@ function addReportCommand(program: Command, setExit: SetExit): void {
       '--judge <name>',
       "draw tags, rho, FOCUS and drift from a post-hoc judge's tables (panta judge --name) instead of the sweep judge's",
     )
-    .action(async (dir: string, opts: { out?: string; excludePrompts?: string[]; compare?: string[]; judge?: string }) => {
-      const { reportCommand } = await import('./commands/report.js');
-      setExit(await reportCommand(dir, opts));
-    });
+    .addOption(
+      new Option(
+        '--spread <kind>',
+        "the spread over trials of Figure 6's band and the truncation table: sd (one standard deviation, the paper's) or se (one standard error)",
+      )
+        .choices(['sd', 'se'])
+        .default('sd'),
+    )
+    .action(
+      async (dir: string, opts: { out?: string; excludePrompts?: string[]; compare?: string[]; judge?: string; spread?: 'sd' | 'se' }) => {
+        const { reportCommand } = await import('./commands/report.js');
+        setExit(await reportCommand(dir, opts));
+      },
+    );
 }
 
 function addCalibrateTauCommand(program: Command, setExit: SetExit): void {

@@ -6,6 +6,7 @@ import { fateFigure, fateTable } from './fate.js';
 import type { Figure } from './figure.js';
 import { cdsFigure, deltaRhoFigure, orderingFigure, phaseSpaceFigure, rhoFigure } from './figures.js';
 import { amplificationFigure, hallucinationShareTable, sweepHallucinationFigure } from './hallucination.js';
+import { cohesionAccuracyTable, truncationTable } from './insight4.js';
 import { protocolsFigure, protocolsTable } from './protocols.js';
 import { isTeamRun, relayFigure, relayTable } from './relay.js';
 import { section, type CatalogSection } from './section.js';
@@ -67,6 +68,8 @@ const population = section<Sweep>({
       ids: ['early-stopping'],
       make: ({ data, lay }) => (data.runs.some((r) => r.stopped_early === true) ? earlyStoppingTable(data, lay) : null),
     },
+    { ids: ['truncation'], make: ({ data, lay }) => truncationTable(data, lay) },
+    { ids: ['cohesion-accuracy'], make: ({ data, lay }) => cohesionAccuracyTable(data, lay) },
     { ids: ['protocols'], make: ({ data, lay }) => protocolsTable(data, lay) },
     { ids: ['lost-in-propagation-accuracy'], make: ({ data }) => relayTable(data) },
     { ids: ['arm-means'], make: ({ data }) => armMeansTable(data) },

@@ -35,6 +35,11 @@ export interface CorpusData {
   excludePrompts?: string[];
   /** Where excludePrompts came from, as captions name it: `--exclude-prompts` or `exclude_prompts in the spec`. */
   excludeSource?: string;
+  /**
+   * The spread over trials of Figure 6's band and the truncation table's yardstick: one standard deviation (the
+   * paper's, the default) or one standard error (the report's --spread se).
+   */
+  spread?: 'sd' | 'se';
 }
 
 export interface LoadOptions {

@@ -4,7 +4,7 @@ import type { CorpusData, RunInfo } from './corpus-data.js';
 import { CONFIG, LINE_LEGEND, SCHEMA } from './figure-style.js';
 import type { Figure } from './figure.js';
 import { answers, runSeries } from './run-series.js';
-import { seBand } from './stats.js';
+import { spreadBand, spreadWords, type Spread } from './stats.js';
 import type { Cell, Table } from './table.js';
 
 const promptsOf = (runs: readonly RunInfo[]) => [...new Set(runs.map((r) => r.prompt_id))].sort();
@@ -131,7 +131,8 @@ export function sweepHallucinationFigure(data: CorpusData): Figure | null {
   const arms = armColumns(data);
   const runs = data.runs.filter((r) => series.has(r.run_id));
   if (runs.length === 0) return null;
-  const values = sharesBySweep(runs, series, arms);
+  const spread = data.spread ?? 'sd';
+  const values = sharesBySweep(runs, series, arms, spread);
   const prompts = promptsOf(runs);
   const xEnc = { field: 'sweep', type: 'quantitative', title: 'sweep t', axis: { tickMinStep: 1, format: 'd' } };
   const color = {
@@ -172,8 +173,9 @@ export function sweepHallucinationFigure(data: CorpusData): Figure | null {
     title: 'Figure 6: hallucination share by sweep, per prompt',
     caption:
       'the share of answers tagged hallucinated in snapshot(t) (Σ hallucinated / Σ answers over every configuration of the prompt: geometries, sizes, temperatures), ' +
-      'one line per prompt; the share is computed for each trial index apart and the line is their mean, the band ± one standard error over trials ' +
-      '(SE = sd/√n; no band with a single trial). A run that stopped early counts with its last snapshot at later sweeps. ' +
+      `one line per prompt; the share is computed for each trial index apart and the line is their mean, the band ± ${spreadWords(spread)} over trials ` +
+      `(no band with a single trial; ${spread === 'sd' ? "the paper's spread; --spread se draws the standard error" : "--spread se: the paper's is the standard deviation"}). ` +
+      'A run that stopped early counts with its last snapshot at later sweeps. ' +
       'Every prompt is drawn: the lines are per prompt, not pooled over prompts.' +
       armNote(data),
     spec,
@@ -220,10 +222,10 @@ function amplificationPoints(
 }
 
 /**
- * The hallucination share per (arm, prompt, sweep): a mean over trials with its standard-error band. A run
+ * The hallucination share per (arm, prompt, sweep): a mean over trials with its band (± one sd or se). A run
  * that stopped early holds its last snapshot.
  */
-function sharesBySweep(runs: readonly RunInfo[], series: Series, arms: ReturnType<typeof armColumns>): object[] {
+function sharesBySweep(runs: readonly RunInfo[], series: Series, arms: ReturnType<typeof armColumns>, spread: Spread): object[] {
   const lastSweep = Math.max(...[...series.values()].map((s) => s.at(-1)!.sweep));
   // (arm, prompt, sweep, trial) -> hallucinated and answers; a run that stopped early holds its last snapshot.
   const cells = new Map<string, { arm: string; prompt: string; sweep: number; trials: Map<number, { h: number; all: number }> }>();
@@ -243,7 +245,10 @@ function sharesBySweep(runs: readonly RunInfo[], series: Series, arms: ReturnTyp
     }
   }
   return [...cells.values()].map((c) => {
-    const band = seBand([...c.trials.values()].map((t) => (t.all > 0 ? t.h / t.all : null)));
+    const band = spreadBand(
+      [...c.trials.values()].map((t) => (t.all > 0 ? t.h / t.all : null)),
+      spread,
+    );
     return { arm: c.arm, prompt_id: c.prompt, sweep: c.sweep, share: band.mean, lo: band.lo, hi: band.hi, trials: band.n };
   });
 }

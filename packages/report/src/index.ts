@@ -6,6 +6,7 @@ export { catalog, registerSection } from './catalog.js';
 export { type CatalogSection, type Entry, type Section, section } from './section.js';
 export type { Cell, Table } from './table.js';
 export { driftTable } from './tables.js';
+export { cohesionAccuracyTable, truncationTable } from './insight4.js';
 export { renderPng, renderSvg } from './render.js';
 export type { PngOptions } from './render.js';
 export { writeReport } from './write-report.js';

@@ -85,3 +85,40 @@ export function seBand(xs: readonly (number | null | undefined)[]): {
   const { mean: m, se, n } = meanSe(xs);
   return { mean: m, lo: m === null || se === null ? null : m - se, hi: m === null || se === null ? null : m + se, n };
 }
+
+/** How a band shows the spread over trials: one sample standard deviation, or one standard error (sd / √n). */
+export type Spread = 'sd' | 'se';
+
+/** The spreads a report can be asked for, as the option spells them. */
+export const SPREADS: readonly Spread[] = ['sd', 'se'];
+
+/** The band mean ± one `spread` (sd or se, the sample sd with n - 1); nulls below two values. */
+export function spreadBand(
+  xs: readonly (number | null | undefined)[],
+  spread: Spread,
+): { mean: number | null; lo: number | null; hi: number | null; n: number } {
+  const { mean: m, se, n } = meanSe(xs);
+  const w = se === null ? null : spread === 'se' ? se : se * Math.sqrt(n);
+  return { mean: m, lo: m === null || w === null ? null : m - w, hi: m === null || w === null ? null : m + w, n };
+}
+
+/** The words a caption uses for a spread: `one standard deviation` or `one standard error`, with its formula. */
+export function spreadWords(spread: Spread): string {
+  return spread === 'sd' ? 'one standard deviation (the sample sd, n − 1)' : 'one standard error (SE = sd/√n, the sample sd)';
+}
+
+/**
+ * Pearson's r with its confidence interval by Fisher's z: z = atanh(r), se = 1/√(n − 3), the interval
+ * tanh(z ± z_crit·se) (z_crit 1.959964 for 95%). r null as pearson's; the interval null below n = 4 or at |r| = 1.
+ */
+export function pearsonFisher(
+  xs: readonly number[],
+  ys: readonly number[],
+): { r: number | null; lo: number | null; hi: number | null; n: number } {
+  const n = xs.length;
+  const r = pearson(xs, ys);
+  if (r === null || n < 4 || Math.abs(r) >= 1) return { r, lo: null, hi: null, n };
+  const z = Math.atanh(r);
+  const w = 1.959963984540054 / Math.sqrt(n - 3);
+  return { r, lo: Math.tanh(z - w), hi: Math.tanh(z + w), n };
+}

@@ -29,6 +29,8 @@ export interface ReportOptions {
   compare?: string[];
   /** A post-hoc judge whose tags the report draws (see LoadOptions.judge). */
   judge?: string;
+  /** The spread over trials of Figure 6's band and the truncation table: `sd` (the paper's, the default) or `se`. */
+  spread?: 'sd' | 'se';
 }
 
 export interface ReportResult {
@@ -56,21 +58,7 @@ export async function writeReport(dir: string, options: ReportOptions = {}): Pro
   const warning = options.compare?.length ? whiteningWarning([dir, ...options.compare]) : null;
   const data = await loadCorpus(dir, { events: true, ...(options.judge !== undefined ? { judge: options.judge } : {}) });
   if (warning) data.notes.unshift(`Warning: ${warning}`);
-  // --exclude-prompts overrides the spec's exclude_prompts (the paper's scope where the spec gives it).
-  const fromSpec = (data.manifest.spec as { exclude_prompts?: unknown }).exclude_prompts;
-  const fromOption = options.excludePrompts !== undefined;
-  const exclude = [...new Set(fromOption ? options.excludePrompts! : Array.isArray(fromSpec) ? fromSpec.map(String) : [])];
-  const [where, field, fix] = fromOption
-    ? [dir, '--exclude-prompts', '']
-    : [manifestPath(dir), 'spec.exclude_prompts', ' (or override it with --exclude-prompts)'];
-  const prompts = [...new Set(data.runs.map((r) => r.prompt_id))].sort();
-  for (const p of exclude)
-    if (!prompts.includes(p))
-      throw new InputError(where, field, `${JSON.stringify(p)} is no prompt of this corpus`, `use ids among ${prompts.join(', ')}${fix}`);
-  if (exclude.length > 0 && exclude.length >= prompts.length)
-    throw new InputError(where, field, 'excludes every prompt, leaving nothing to pool', `keep at least one prompt${fix}`);
-  data.excludeSource = fromOption ? '--exclude-prompts' : 'exclude_prompts in the spec';
-  data.excludePrompts = exclude;
+  applyOptions(data, dir, options);
   const part = data.manifest.shard;
   if (part) {
     // A part's runs were whitened and measured by nothing yet: a report of it alone would fit the whitening
@@ -127,4 +115,32 @@ export async function writeReport(dir: string, options: ReportOptions = {}): Pro
     notes: data.notes,
     data,
   };
+}
+
+/**
+ * The report's options on the loaded corpus: the prompts left out (--exclude-prompts, else the spec's
+ * exclude_prompts), the spread over trials, and the spec's departures as a note. Bad input throws InputError.
+ */
+function applyOptions(data: CorpusData, dir: string, options: ReportOptions): void {
+  // --exclude-prompts overrides the spec's exclude_prompts (the paper's scope where the spec gives it).
+  const fromSpec = (data.manifest.spec as { exclude_prompts?: unknown }).exclude_prompts;
+  const fromOption = options.excludePrompts !== undefined;
+  const exclude = [...new Set(fromOption ? options.excludePrompts! : Array.isArray(fromSpec) ? fromSpec.map(String) : [])];
+  const [where, field, fix] = fromOption
+    ? [dir, '--exclude-prompts', '']
+    : [manifestPath(dir), 'spec.exclude_prompts', ' (or override it with --exclude-prompts)'];
+  const prompts = [...new Set(data.runs.map((r) => r.prompt_id))].sort();
+  for (const p of exclude)
+    if (!prompts.includes(p))
+      throw new InputError(where, field, `${JSON.stringify(p)} is no prompt of this corpus`, `use ids among ${prompts.join(', ')}${fix}`);
+  if (exclude.length > 0 && exclude.length >= prompts.length)
+    throw new InputError(where, field, 'excludes every prompt, leaving nothing to pool', `keep at least one prompt${fix}`);
+  data.excludeSource = fromOption ? '--exclude-prompts' : 'exclude_prompts in the spec';
+  data.excludePrompts = exclude;
+  if (options.spread !== undefined && options.spread !== 'sd' && options.spread !== 'se')
+    throw new InputError(dir, '--spread', `${JSON.stringify(options.spread)} is no spread`, "use sd (the paper's) or se");
+  data.spread = options.spread ?? 'sd';
+  const departures = (data.manifest.spec as { departures?: unknown }).departures;
+  if (Array.isArray(departures) && departures.length > 0)
+    data.notes.push(`Departures from the paper this sweep records (its spec's departures): ${departures.map(String).join('; ')}.`);
 }

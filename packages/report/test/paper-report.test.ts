@@ -182,19 +182,55 @@ describe('the report draws the paper (numbers worked out by hand)', () => {
     ]);
   });
 
-  it('Figure 6: per prompt and sweep, the mean over trials of the share and ± one standard error (fq117 t = 0: 3/4 and 2/4 -> .625 ± .125)', () => {
-    const { out } = report();
+  it("Figure 6: per prompt and sweep, the mean over trials of the share and ± one standard deviation, the paper's spread (fq117 t = 0: 3/4 and 2/4 -> .625 ± .125·√2)", () => {
+    const { html, out } = report();
     const v = specValues(out, 'hallucination-by-sweep');
     const at = (p: string, t: number) => v.find((x) => x.prompt_id === p && x.sweep === t)!;
+    const sd = 0.125 * Math.SQRT2;
     expect(at('fq117', 0).share).toBeCloseTo(0.625, 12);
+    expect(at('fq117', 0).lo).toBeCloseTo(0.625 - sd, 12);
+    expect(at('fq117', 0).hi).toBeCloseTo(0.625 + sd, 12);
+    // t = 1: 1/4 and 4/4: mean .625, sd = .375·√2
+    expect(at('fq117', 1).lo).toBeCloseTo(0.625 - 0.375 * Math.SQRT2, 12);
+    // fq75, t = 0: 1/4 and 0/4: sd .125·√2
+    expect(at('fq75', 0).share).toBeCloseTo(0.125, 12);
+    expect(at('fq75', 0).lo).toBeCloseTo(0.125 - sd, 12);
+    // Truncation at k = 0 of 1 sweep saves half the agent calls; cohesion-accuracy: the ring's runs with ρ(0) defined
+    expect(sectionRows(html, 'truncation').map((r) => r.slice(0, 3))).toEqual([['0', '50', '4']]);
+    expect(sectionRows(html, 'cohesion-accuracy')[0].slice(0, 2)).toEqual(['ring', '3']);
+    expect(figCaption(html, 'hallucination-by-sweep')).toMatch(
+      /the band ± one standard deviation \(the sample sd, n − 1\) over trials \(no band with a single trial; the paper's spread; --spread se draws the standard error\)/,
+    );
+  });
+
+  it("Figure 6 with --spread se: the band is ± one standard error (fq117 t = 0: .625 ± .125), and the caption says so; the spec's departures are a note", () => {
+    const copy = join(dir, 'departed');
+    cpSync(corpus, copy, { recursive: true });
+    const manifest = JSON.parse(readFileSync(join(copy, 'manifest.json'), 'utf8'));
+    manifest.spec.departures = ['Qwen3-14B in BF16, not 4-bit', 'two sweeps'];
+    writeFileSync(join(copy, 'manifest.json'), JSON.stringify(manifest));
+    const r = panta(['report', copy, '--spread', 'se']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe(
+      "panta: note: Departures from the paper this sweep records (its spec's departures): Qwen3-14B in BF16, not 4-bit; two sweeps.\n",
+    );
+    const out = join(copy, 'report');
+    const html = readFileSync(join(out, 'index.html'), 'utf8');
+    expect(html).toMatch(/Departures from the paper this sweep records/);
+    const v = specValues(out, 'hallucination-by-sweep');
+    const at = (p: string, t: number) => v.find((x) => x.prompt_id === p && x.sweep === t)!;
     expect(at('fq117', 0).lo).toBeCloseTo(0.5, 12);
     expect(at('fq117', 0).hi).toBeCloseTo(0.75, 12);
-    // t = 1: 1/4 and 4/4: mean .625, sd = .375·√2, SE = .375
     expect(at('fq117', 1).lo).toBeCloseTo(0.25, 12);
     expect(at('fq117', 1).hi).toBeCloseTo(1, 12);
-    // fq75, t = 0: 1/4 and 0/4
-    expect(at('fq75', 0).share).toBeCloseTo(0.125, 12);
-    expect(at('fq75', 0).lo).toBeCloseTo(0, 12);
+    expect(figCaption(html, 'hallucination-by-sweep')).toMatch(
+      /± one standard error \(SE = sd\/√n, the sample sd\) over trials .*--spread se: the paper's is the standard deviation/,
+    );
+    expect(caption(html, 'truncation')).toMatch(/The spread is one se/);
+    const bad = panta(['report', corpus, '--out', join(dir, 'bad-spread'), '--spread', 'iqr']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--spread.*iqr.*sd, se/);
+    expect(existsSync(join(dir, 'bad-spread'))).toBe(false);
   });
 
   it('initial majority vs final fate: fq117 one repaired, fq75 one corrupted, each one other (tie, none)', () => {

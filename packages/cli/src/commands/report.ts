@@ -6,10 +6,16 @@ import { EXIT, reportError } from '../errors.js';
 
 export async function reportCommand(
   dir: string,
-  opts: { out?: string; excludePrompts?: string[]; compare?: string[]; judge?: string },
+  opts: { out?: string; excludePrompts?: string[]; compare?: string[]; judge?: string; spread?: 'sd' | 'se' },
 ): Promise<number> {
   try {
-    const r = await writeReport(dir, { out: opts.out, excludePrompts: opts.excludePrompts, compare: opts.compare, judge: opts.judge });
+    const r = await writeReport(dir, {
+      out: opts.out,
+      excludePrompts: opts.excludePrompts,
+      compare: opts.compare,
+      judge: opts.judge,
+      spread: opts.spread,
+    });
     const where = (p: string) => relative(process.cwd(), p) || '.';
     for (const note of r.notes)
       process.stderr.write(note.startsWith('Warning: ') ? `panta: warning: ${note.slice(9)}\n` : `panta: note: ${note}\n`);
