@@ -14,44 +14,46 @@
 // bound max(total GPU time / endpoints, critical path); `panta plan --gpu`'s GPU-hours against the simulated
 // ones. It ends with one JSON line: abandoned, retried, kv_busy, prefix_hit_rate, makespan_over_bound, plan_error.
 // Run after a build: node bench/gpu-sim.mjs [--quick] [--endpoints N] [--time-scale X] [--temperatures K]
-//   [--cost-model NAME|FILE]
+//   [--trials T] [--cost-model NAME|FILE] [--hop-trace]   (--help lists them)
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { benchArgs, int, num } from './lib/args.mjs';
+import { hopSegments, hopTable, readTraces } from './lib/hops.mjs';
 import { cli, logLine, proc, root, started } from './lib/panta.mjs';
 import { startRedis } from './lib/redis.mjs';
 import { startSurrogates } from './lib/surrogate.mjs';
 
-function flag(name, fallback, check = (n) => Number.isFinite(n) && n > 0) {
-  const i = process.argv.indexOf(name);
-  if (i < 0) return fallback;
-  const n = Number(process.argv[i + 1]);
-  if (!check(n)) {
-    console.error(`bench/gpu-sim.mjs: ${name}: expected a number > 0, got ${JSON.stringify(process.argv[i + 1] ?? null)}`);
-    process.exit(2);
-  }
+const upTo = (most) => (text) => {
+  const n = int()(text);
+  if (n > most) throw new Error(`expected an integer from 1 to ${most}`);
   return n;
-}
-const stringFlag = (name, fallback) => {
-  const i = process.argv.indexOf(name);
-  return i < 0 ? fallback : process.argv[i + 1];
 };
-const quick = process.argv.includes('--quick');
-const endpoints = flag('--endpoints', quick ? 2 : 16);
-const costModel = stringFlag('--cost-model', 'h100-qwen3-14b');
+const { values: flags } = benchArgs(import.meta.filename, '[flags]', {
+  quick: { help: '2 endpoints, 3 temperatures, 1 trial (each overridden by its own flag)' },
+  endpoints: { help: 'simulated GPUs (serve-surrogate endpoints)', value: int(), shownDefault: '16, --quick 2' },
+  temperatures: { help: 'temperatures of the sweep', value: upTo(12), shownDefault: '6, --quick 3' },
+  trials: { help: 'trials per configuration', value: int(), shownDefault: '5, --quick 1' },
+  'time-scale': { help: 'simulated seconds per wall-clock second', value: num(), default: 25 },
+  'cost-model': { help: 'a built-in cost model or a JSON file', value: String, meta: 'NAME|FILE', default: 'h100-qwen3-14b' },
+  'hop-trace': { help: "trace the roles (PANTA_HOP_TRACE) and print a chain's hop between two calls, in segments" },
+});
+const { quick } = flags;
+const endpoints = flags.endpoints ?? (quick ? 2 : 16);
+const costModel = flags['cost-model'];
 // The mixture: eraclitus's geometries, its 100-token answers, its LLM judge, and its 180 mean-field-256 runs (6
 // prompts x 6 temperatures x 5 trials), which are 82% of its GPU time and its critical path; one sweep instead of
 // ten (every chain 257 calls long instead of 2,561) and the lattices at two sizes each, so that the events fit this
 // machine. What makes the cluster's problem is kept: ~11 mean-field-256 chains per GPU, each request ~26,600
 // prompt tokens, ~9 of them filling an H100's KV cache, lattice events to fill in around them.
-const temperatureCount = flag('--temperatures', quick ? 3 : 6, Number.isSafeInteger);
-const trials = flag('--trials', quick ? 1 : 5, Number.isSafeInteger);
+const temperatureCount = flags.temperatures ?? (quick ? 3 : 6);
+const trials = flags.trials ?? (quick ? 1 : 5);
 const temperatures = [0.1, 0.4, 0.7, 1.0, 1.3, 1.6, 0.25, 0.55, 0.85, 1.15, 1.45, 1.75].slice(0, temperatureCount);
 const sweeps = 1;
 const sizes = { ring: [16, 64], torus2d: [16, 64], torus3d: [27, 64], meanfield: [64, 256] };
-const timeScale = flag('--time-scale', 25);
+const timeScale = flags['time-scale'];
 const SLOTS = 256; // the deploy files: 4 workers x 64 events per GPU
 
 const dir = mkdtempSync(join(tmpdir(), 'panta-bench-gpu-sim-'));
@@ -66,7 +68,8 @@ const serverArgs = ['--cost-model', costModel, '--scheduling-policy', 'priority'
 const [agents, [judge]] = await Promise.all([startSurrogates(endpoints, serverArgs), startSurrogates(1, serverArgs)]);
 const redis = await startRedis(dir);
 redisServer = redis.server;
-const env = { PANTA_REDIS_URL: redis.url };
+const tracePrefix = join(dir, 'hops');
+const env = { PANTA_REDIS_URL: redis.url, ...(flags['hop-trace'] ? { PANTA_HOP_TRACE: tracePrefix } : {}) };
 
 const spec = join(dir, 'gpu-sim.yaml');
 writeFileSync(
@@ -218,8 +221,15 @@ const planError = (plan.gpu_hours * 3600) / gpuS - 1;
 console.log(
   `  plan: ${fmt(plan.gpu_hours * 3600)} GPU-s of agents predicted, ${fmt(gpuS)} simulated (${(100 * planError).toFixed(1)}%); judge ${fmt(plan.judge_gpu_hours * 3600)} predicted, ${fmt(judgeGpuS)} simulated`,
 );
+let hop;
+if (flags['hop-trace']) {
+  const segments = hopSegments(readTraces(tracePrefix));
+  console.log(`  a mean-field chain's hop between two calls, wall-clock ms (bench/lib/hops.mjs):\n${hopTable(segments)}`);
+  hop = { p50_ms: Number(segments.hop.p50.toFixed(1)), p99_ms: Number(segments.hop.p99.toFixed(1)) };
+}
 console.log(
   JSON.stringify({
+    ...(hop ? { hop } : {}),
     abandoned,
     retried,
     kv_busy: kvBusy.map((x) => Number(x.toFixed(4))),

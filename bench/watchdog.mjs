@@ -6,7 +6,7 @@
 //   old:  20,000 events in flight (jobs sized for 1,000 workers of 16 slots), all older than the period;
 // and dispatches a probe event every 20 ms for two periods, measuring the time from dispatch() to its job
 // being in Redis. Prints p50 / p99 / max per case and the ratio of the p99s (done when within 2x).
-// Run after a build: node bench/watchdog.mjs [--watch-ms 15000] [--events 20000] [--quick]
+// Run after a build: node bench/watchdog.mjs [--watch-ms 15000] [--events 20000] [--quick]   (--help lists them)
 //   --quick: a 2 s period instead of 15 s (about 15 s in all instead of a minute and a half).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,15 +15,17 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { BullTransport, EVENT_QUEUE, SweepStore, connect, sweepIdOf, sweepKeys } from '@panta/cluster';
 import { loadSweep, plannerFor } from '@panta/engine';
+import { benchArgs, int } from './lib/args.mjs';
 import { startRedis } from './lib/redis.mjs';
 
 const root = resolve(import.meta.dirname, '..');
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-};
-const watchMs = arg('--watch-ms', process.argv.includes('--quick') ? 2000 : 15_000);
-const background = arg('--events', 20_000);
+const { values: flags } = benchArgs(import.meta.filename, '[flags]', {
+  quick: { help: 'a 2 s period instead of 15 s (about 15 s in all instead of a minute and a half)' },
+  'watch-ms': { help: "the watchdog's period, ms", value: int(), shownDefault: '15000, --quick 2000' },
+  events: { help: 'events in flight in the loaded case', value: int(), default: 20_000 },
+});
+const watchMs = flags['watch-ms'] ?? (flags.quick ? 2000 : 15_000);
+const background = flags.events;
 const probeEveryMs = 20;
 const dir = mkdtempSync(join(tmpdir(), 'panta-bench-watchdog-'));
 

@@ -6,6 +6,7 @@ import { collectorKeys, jobIdOf } from './keys.js';
 import { jobOf, type BatchJob } from './result-codec.js';
 import { boundaryOutcomeOf, type BoundaryFailed, type BoundaryJournalled, type EventFailed, type EventsDone } from './redis/inbox.js';
 import { sendToCollector } from './redis/inboxes.js';
+import { hopTraceFor } from './hop-trace.js';
 import { jobsGone, type PantaRedis } from './redis/scripts.js';
 import type { SweepStore } from './redis/sweep-store.js';
 
@@ -43,6 +44,9 @@ const FLUSH_MS = 2;
  * few jobs one by one (bench/NOTES.md: jobs added without a pipeline).
  */
 const ONE_BY_ONE = 4;
+
+/** The chain's hop traced (PANTA_HOP_TRACE; see hop-trace.ts): the scheduler learns, dispatches, adds. */
+const trace = hopTraceFor('scheduler');
 
 /**
  * The executor's second transport: events become BullMQ jobs (batches added in bulk once per tick), workers commit
@@ -97,6 +101,7 @@ export class BullTransport implements Transport {
 
   dispatch(task: Task): void {
     this.inflight.set(this.keyOf(task), { task, since: Date.now() });
+    if (trace && task.kind !== 'boundary') trace.point('dispatched', task.run.runId, task.plan.event);
     if (task.kind === 'boundary') this.pendingBoundaries.push(task);
     else this.pending.push(task);
     this.schedule();
@@ -130,6 +135,7 @@ export class BullTransport implements Transport {
   deliver(m: TaskAnswer): void {
     if (m.op === 'done') {
       for (const { run, event, calls, tokens } of m.items) {
+        trace?.point('learned', run, event);
         const task = this.take(this.key(run, event));
         if (task && task.kind !== 'boundary') this.onMessage({ type: 'outcome', task, outcome: this.outcome(task, calls, tokens) });
       }
@@ -375,6 +381,7 @@ export class BullTransport implements Transport {
       const keys = data.boundary
         ? [this.boundaryKey(data.boundary.run, data.boundary.sweepIndex)]
         : data.events.map((e) => this.key(e.run, e.event));
+      if (trace) for (const e of data.events) trace.point('added', e.run, e.event);
       for (const k of keys) {
         const item = this.inflight.get(k);
         if (item?.jobId === opts.jobId) item.sent = true;

@@ -26,6 +26,7 @@ import { durableDue } from './collector-durable.js';
 import { ReadPace } from './collector-pace.js';
 import { collectorShards } from './collector-shards.js';
 import { collectorKeys, sweepKeys, type SweepKeys } from './keys.js';
+import { hopTraceFor } from './hop-trace.js';
 import { fromPayload } from './payload.js';
 import { cpuMs } from './cpu.js';
 import { closeConnection, connect, ready, type PantaRedis } from './redis.js';
@@ -40,6 +41,8 @@ import { decodeResults } from './result-codec.js';
 import { RoleLease } from './role-lease.js';
 import { DEFAULT_WAIT_ENDPOINT_MS } from './worker-context.js';
 
+/** When the collector reads a commit (PANTA_HOP_TRACE; see hop-trace.ts). */
+const trace = hopTraceFor('collector');
 /** How often the collector reads its own pending inbox entries again. */
 const PENDING_READ_MS = 5000;
 /**
@@ -725,6 +728,7 @@ class CollectorProcess {
   }
 
   private async accept(messages: ResultsCommitted[]): Promise<void> {
+    if (trace) for (const m of messages) for (const i of m.items) trace.point('collected', i.run, i.event);
     const wanted = messages
       .flatMap((m) => m.items)
       .filter((m) => {

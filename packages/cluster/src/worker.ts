@@ -5,6 +5,7 @@ import { EndpointUnavailableError, unhealthyCause } from '@panta/llm';
 import { Committer } from './committer.js';
 import { collectorKeys } from './keys.js';
 import { cpuMs } from './cpu.js';
+import { hopTraceFor } from './hop-trace.js';
 import { JobTaker } from './job-taker.js';
 import { connect, type PantaRedis, ready } from './redis.js';
 import { sendToScheduler } from './redis/inboxes.js';
@@ -62,6 +63,9 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
   }
   return new WorkerRole(redis, options).serve();
 }
+
+/** The chain's hop traced (PANTA_HOP_TRACE; see hop-trace.ts): a job taken, its reads, the answer, its commit. */
+const trace = hopTraceFor('worker');
 
 type EventResult = { kind: 'committed'; calls: number; tokens: number } | { kind: 'duplicate' | 'failed' };
 
@@ -250,6 +254,7 @@ class WorkerRole {
       await failEvent(this.redis, { keys, runId: run.runId, event: plan.event, error: message });
       return { kind: 'failed' };
     }
+    trace?.point('answered', run.runId, plan.event);
     const tokens = outcome.promptTokens + outcome.completionTokens;
     const committed = await this.committerOf(ctx).commit({
       runId: run.runId,
@@ -259,6 +264,7 @@ class WorkerRole {
       calls: outcome.calls,
       tokens,
     });
+    trace?.point('committed', run.runId, plan.event);
     if (committed !== 'done') return { kind: 'duplicate' };
     return { kind: 'committed', calls: outcome.calls, tokens };
   }
@@ -309,14 +315,16 @@ class WorkerRole {
    * scheduler, sent again by a restarted one) are told to the scheduler at once, which may be waiting for them.
    */
   private async processJob(job: Job<BatchJob>, finished: () => void): Promise<void> {
-    const ctx = await this.context(job.data.sweep);
     const { boundary, events } = job.data;
+    if (trace) for (const e of events) trace.point('taken', e.run, e.event);
+    const ctx = await this.context(job.data.sweep);
     if (boundary) return this.runBoundary(ctx, boundary).finally(finished);
     const reads = await readEvents(
       this.redis,
       ctx.keys,
       events.map((e) => ({ runId: e.run, event: e.event, versions: e.readVersions })),
     );
+    if (trace) for (const e of events) trace.point('read', e.run, e.event);
     const before = events.filter((_, i) => reads[i].kind === 'before');
     if (before.length > 0)
       await sendToScheduler(this.redis, ctx.keys, {
