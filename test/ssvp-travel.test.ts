@@ -37,7 +37,7 @@ describe('examples/ssvp-travel.yaml (Hallucination as Context Drift, section 4)'
     const prompts = parseDataset(readFileSync(join(ROOT, 'datasets', 'travel8.jsonl'), 'utf8'), 'travel8.jsonl').slice(0, 2);
     const server = await startSurrogateServer({ prompts });
     try {
-      const small = { 'trials: 30': 'trials: 1\nprompts: [travel-barcelona, travel-tokyo]' };
+      const small = { 'trials: 30': 'trials: 1\ntrial_prompts: every\nprompts: [travel-barcelona, travel-tokyo]' };
       const served = travelExample({
         ...small,
         'backend: {kind: surrogate}': `backend: {kind: openai, base_url: "${server.url}/v1", model: surrogate-potts-v1, max_in_flight: 16}`,

@@ -11,7 +11,7 @@ const SPEC = readFileSync(join(ROOT, 'examples', 'ssvp-travel.yaml'), 'utf8')
   .replace('../datasets/', `${ROOT}/datasets/`)
   .replace('file: travel-roles.jsonl', `file: ${ROOT}/examples/travel-roles.jsonl`)
   .replace(/^out: .*$/m, '')
-  .replace('trials: 30', 'trials: 1\nprompts: [travel-barcelona, travel-tokyo]')
+  .replace('trials: 30', 'trials: 1\ntrial_prompts: every\nprompts: [travel-barcelona, travel-tokyo]')
   .replace('judge: {kind: reference}', 'judge: {kind: llm, backend: {kind: surrogate}}');
 
 let server: RedisServer;

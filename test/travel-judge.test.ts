@@ -15,7 +15,7 @@ function spec(judge: string): string {
     .replace('file: travel-roles.jsonl', `file: ${ROOT}/examples/travel-roles.jsonl`)
     .replace(/^out: .*$/m, '');
   for (const [from, to] of [
-    ['trials: 30', 'trials: 1\nprompts: [travel-barcelona, travel-tokyo]'],
+    ['trials: 30', 'trials: 1\ntrial_prompts: every\nprompts: [travel-barcelona, travel-tokyo]'],
     ['judge: {kind: reference}', `judge: ${judge}`],
   ]) {
     expect(text).toContain(from);
@@ -59,7 +59,7 @@ describe('the LLM judge on the travel table (HR per assertion and TCS, Hallucina
       ).toBe(true);
       expect(Number(r.tcs)).toBeCloseTo(dims[1] as number, 12);
     }
-    // Location is the reference TCS's one scored dimension, and the same share of final answers naming the gold airport.
+    // Location is the reference TCS's one scored dimension, scored alike on the final itinerary (gold 1, injected 0, both 0.5).
     expect(llm.map((r) => (plain(r.tcs_dims) as number[])[1])).toEqual(ref.map((r) => Number(r.tcs)));
 
     expect((await verifyCorpus(llmOut)).problems).toEqual([]);
@@ -84,19 +84,19 @@ describe('the LLM judge on the travel table (HR per assertion and TCS, Hallucina
     ).toBe(true);
   });
 
-  it('panta plan counts the travel rubric calls: one per answer and one per final answer of every travel run', () => {
+  it('panta plan counts the travel rubric calls: one per answer and one per final itinerary of every travel run', () => {
     const dir = tempDir();
     const llm = writeSpec(dir, spec('{kind: llm, backend: {kind: surrogate}}'), 'llm.yaml');
     const r = panta(['plan', llm, '--json']);
     expect(r.code, r.stderr).toBe(0);
     const calls = JSON.parse(r.stdout).calls as { kind: string; calls: number; completionTokens: number; atMost: boolean }[];
-    // 6 runs; each: 3 roles x 7 sweeps (0..6) = 21 answers, and 3 final answers.
+    // 6 runs; each: 3 roles x the paper's 6 steps (sweeps 0..5) = 18 answers, and one final itinerary.
     expect(calls.find((c) => c.kind === 'travel-judge')).toMatchObject({
-      calls: 6 * (21 + 3),
-      completionTokens: 6 * 24 * 96,
+      calls: 6 * (18 + 1),
+      completionTokens: 6 * 19 * 96,
       atMost: true,
     });
-    expect(calls.find((c) => c.kind === 'judge')?.calls).toBe(6 * 21);
+    expect(calls.find((c) => c.kind === 'judge')?.calls).toBe(6 * 18);
     const ref = panta(['plan', writeSpec(dir, spec('{kind: reference}'), 'ref.yaml'), '--json']);
     expect((JSON.parse(ref.stdout).calls as { kind: string }[]).map((c) => c.kind)).not.toContain('travel-judge');
   });
@@ -161,10 +161,10 @@ describe('the LLM judge on the travel table (HR per assertion and TCS, Hallucina
         expect(r.hr).toBeNull();
         expect(r.hr_note).toBe('the judge failed on every answer');
         expect(r.tcs).toBeNull();
-        expect(r.tcs_note).toBe('the judge failed on every final answer');
+        expect(r.tcs_note).toBe('the judge failed on the final itinerary');
         expect(plain(r.tcs_dims)).toEqual([null, null, null, null, null]);
-        // Every rubric failed: 3 roles x 7 sweeps (0..6) of answers, and the 3 final answers' TCS.
-        expect(Number(r.judge_failures)).toBe(3 * 7 + 3);
+        // Every rubric failed: 3 roles x 6 steps (sweeps 0..5) of answers, and the final itinerary's TCS.
+        expect(Number(r.judge_failures)).toBe(3 * 6 + 1);
         expect(Number(r.assertions_made)).toBe(0);
       }
       expect(JSON.stringify(rows.map((r) => plain(r)))).not.toMatch(/NaN/);

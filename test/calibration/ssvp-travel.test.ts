@@ -80,9 +80,15 @@ describe('calibration: the travel scenario on examples/ssvp-travel.yaml (Halluci
       expect(r.detection_note).toBe('no merge (the arm makes none, or no pair passed tau)');
       expect(r.recovery_note).toBe('no contradiction detected');
     }
-    // calls: 3 agents x 7 steps x (answer + summary) = 42 without merges.
-    for (const r of rows.filter((x) => x.protocol !== 'ssvp')) expect(Number(r.calls)).toBe(42);
-    for (const r of ssvp) expect(Number(r.calls)).toBeGreaterThan(42);
+    // calls: 3 agents x the paper's 6 steps x (answer + summary) = 36 without merges; as the paper counts them, no-sync's
+    // 18 task calls only (its summaries only measure CDS), full-broadcast's 18 and a broadcast per agent and teammate
+    // at each of the 5 exchanges (30), ssvp's 18 and its 18 summaries and its merges.
+    for (const r of rows.filter((x) => x.protocol !== 'ssvp')) expect(Number(r.calls)).toBe(36);
+    for (const r of rows) expect(Number(r.task_calls)).toBe(18);
+    for (const r of rows.filter((x) => x.protocol === 'no-sync')) expect(Number(r.sync_calls)).toBe(0);
+    for (const r of rows.filter((x) => x.protocol === 'full-broadcast')) expect(Number(r.sync_calls)).toBe(30);
+    for (const r of ssvp) expect(Number(r.sync_calls)).toBe(Number(r.calls) - 18);
+    for (const r of ssvp) expect(Number(r.calls)).toBeGreaterThan(36);
 
     // The report prints Tables 1-3 shapes from the same file: its means are DuckDB's.
     const report = join(dir, 'report');
@@ -98,7 +104,7 @@ describe('calibration: the travel scenario on examples/ssvp-travel.yaml (Halluci
     const t3 = readFileSync(join(report, 'tables', 'travel-tests.csv'), 'utf8');
     expect(t3).toMatch(/^hr,no-sync,full-broadcast,/m);
     expect(readFileSync(join(report, 'tables', 'travel-calls.csv'), 'utf8')).toMatch(
-      /^no-sync,8,42,42,42,0,,no merge names the contradiction,/m,
+      /^no-sync,8,18,0,18,18,18,36,0,,no merge names the contradiction,/m,
     );
 
     // tau calibrated on the example's no-sync arm; a spec using it runs and verifies.

@@ -67,7 +67,7 @@ export {
   RHEON_PREFIX_TEMPLATE,
   RHEON_TEMPLATE,
 } from './templates.js';
-export { configArms, configId, graphFor, planSweep, runEvents, selectPrompts, sweepEvents } from './plan.js';
+export { configArms, configId, drawPrompts, graphFor, planSweep, runEvents, selectPrompts, sweepEvents, trialPromptsOf } from './plan.js';
 export type { ArmFiles, RunArms, RunPlan } from './plan.js';
 export { criticalPath, eventSeed, Schedule } from './schedule.js';
 export type { EventPlan, EventStream } from './schedule.js';

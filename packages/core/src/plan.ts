@@ -246,7 +246,8 @@ export function planSweep(
   const seen = new Set<string>();
   const sizes = spec.geometries.map((g, gi) => sizesFor(spec, g, gi, file, edgeLists));
   const degrees = new Map<string, number>();
-  for (const prompt of prompts) {
+  const drawn = trialPromptsOf(spec, prompts) === 'drawn' ? drawPrompts(sweepSeed, spec.trials, prompts.length) : null;
+  for (const [pi, prompt] of prompts.entries()) {
     spec.geometries.forEach((geometry, gi) => {
       const label = geometryLabel(geometry);
       for (const n of sizes[gi]) {
@@ -261,6 +262,7 @@ export function planSweep(
               checkTeamArm(spec, arm.dynamics, protocol, file);
               const config = configId(prompt.id, label, n, temperature, protocol, arm.dynamics, arm.names);
               for (let trial = 0; trial < spec.trials; trial++) {
+                if (drawn && drawn[trial] !== pi) continue;
                 const id = runId(config, trial);
                 if (seen.has(id)) {
                   throw new InputError(file, 'geometries', `two configurations share the run id ${id}`, 'remove the repeated grid value');
@@ -294,6 +296,16 @@ export function planSweep(
     });
   }
   return runs;
+}
+
+/** How a sweep's trials take its prompts (spec `trial_prompts`): drawn per trial by default when every prompt is a scenario with checkable assertions. */
+export function trialPromptsOf(spec: Pick<SweepSpec, 'trial_prompts'>, prompts: readonly Prompt[]): 'drawn' | 'every' {
+  return spec.trial_prompts ?? (prompts.length > 0 && prompts.every((p) => p.assertions !== undefined) ? 'drawn' : 'every');
+}
+
+/** The prompt index each trial runs under `trial_prompts: drawn`: uniform, from the sweep's seed and the trial alone. */
+export function drawPrompts(sweepSeed: number, trials: number, prompts: number): number[] {
+  return Array.from({ length: trials }, (_x, trial) => mixSeed(sweepSeed, 'trial-prompt', trial) % prompts);
 }
 
 /** The interaction graph of a run (random graphs are drawn from the run's own seed). */

@@ -8,7 +8,7 @@ import {
   hallucinationRate,
   recoverySteps,
 } from '../src/travel/measures.js';
-import { referenceTcs, type TravelEventRow, travelRunMeasures } from '../src/travel/run-measures.js';
+import { finalItinerary, paperCalls, referenceTcs, type TravelEventRow, travelRunMeasures } from '../src/travel/run-measures.js';
 
 // Barcelona: gold BCN / 22 C / 5 days; injected LIS (Booking), 14 C (Advisor), 3 days (Planner).
 const A: Assertions = [
@@ -52,16 +52,33 @@ describe('travel measures (Hallucination as Context Drift 4.4), by hand', () => 
     expect(recoverySteps([true, true, true], 1)).toEqual({ value: null, note: 'not recovered within the run' });
   });
 
-  it('reference TCS: per dimension with a stated fact the share stated right, averaged over the scored dimensions', () => {
-    // location: BCN, BCN, LIS -> 2/3; recommendation (weather): 22 C once -> 1; schedule: 3 days once -> 0.
+  it('reference TCS scores the final itinerary (the final answers together, the paper’s TCS), not the mean over the answers', () => {
+    // The itinerary states BCN and LIS (Barcelona days, Lisbon flights): location 0.5; 22 C only: recommendation 1;
+    // 3 days only: schedule 0. TCS = (0.5 + 0 + 1) / 3 = 0.5 (the mean over the three answers would give (2/3 + 0 + 1) / 3).
     const finals = ['Fly into BCN; highs around 22 C.', 'BCN it is, a 3 days plan.', 'Arrive LIS.'];
-    expect(referenceTcs(finals, A).value).toBeCloseTo((2 / 3 + 0 + 1) / 3, 12);
-    expect(referenceTcs(finals, A).dims).toEqual([null, 2 / 3, null, 0, 1]);
-    expect(referenceTcs(['nothing checkable'], A)).toEqual({
+    expect(finalItinerary(finals)).toBe('Fly into BCN; highs around 22 C.\n\nBCN it is, a 3 days plan.\n\nArrive LIS.');
+    expect(referenceTcs(finalItinerary(finals), A)).toEqual({ value: 0.5, note: null, dims: [null, 0.5, null, 0, 1] });
+    expect(referenceTcs(finalItinerary(['BCN', 'El Prat, 5 days']), A)).toEqual({ value: 1, note: null, dims: [null, 1, null, 1, null] });
+    expect(referenceTcs('nothing checkable', A)).toEqual({
       value: null,
-      note: 'no final answer states a checkable fact',
+      note: 'the final itinerary states no checkable fact',
       dims: [null, null, null, null, null],
     });
+  });
+
+  it('calls as the paper counts them: task messages, plus ssvp’s summaries and merges or full-broadcast’s broadcasts; none for no-sync', () => {
+    // 3 agents x 6 steps (sweeps 0..5), a summary per answer, 4 merges: the paper's no-sync counts 18.
+    const rows: TravelEventRow[] = [];
+    for (let sweep = 0; sweep <= 5; sweep++)
+      for (let a = 0; a < 3; a++) {
+        rows.push({ role: 'summary', sweep, response: 's', divergence: null });
+        rows.push({ role: 'agent', sweep, response: 'BCN', divergence: null });
+      }
+    const merges = [1, 1, 3, 3].map((sweep) => ({ role: 'merge', sweep, response: 'm', divergence: 0.3 }));
+    expect(paperCalls(rows, { protocol: 'no-sync', n: 3 })).toEqual({ task_calls: 18, sync_calls: 0 });
+    expect(paperCalls([...rows, ...merges], { protocol: 'ssvp', n: 3 })).toEqual({ task_calls: 18, sync_calls: 18 + 4 });
+    // full-broadcast: each of 3 agents sends its context to 2 teammates at each of the 5 exchanges.
+    expect(paperCalls(rows, { protocol: 'full-broadcast', n: 3 })).toEqual({ task_calls: 18, sync_calls: 3 * 2 * 5 });
   });
 
   it("one run's row: HR over every answer, TCS of the last step, detection, recovery, calls, CDS_sys per step", () => {
@@ -91,6 +108,8 @@ describe('travel measures (Hallucination as Context Drift 4.4), by hand', () => 
       recovery_steps: 1,
       recovery_note: null,
       calls: 9,
+      task_calls: 6,
+      sync_calls: 3,
       cds_sys: [0.30000000000000004, 0],
     });
     const none = travelRunMeasures({ assertions: A }, [], 2);

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { travelCdsTable, travelTable1, travelTable2, travelTable3, type TravelRow } from '../src/travel/report.js';
+import {
+  cdsSysMax,
+  travelCdsHrTable,
+  travelCdsTable,
+  travelTable1,
+  travelTable2,
+  travelTable3,
+  type TravelRow,
+} from '../src/travel/report.js';
 
 const row = (protocol: string, hr: number | null, extra: Partial<TravelRow> = {}): TravelRow => ({
   run_id: `${protocol}-${hr}`,
@@ -10,6 +18,8 @@ const row = (protocol: string, hr: number | null, extra: Partial<TravelRow> = {}
   detection_step: null,
   recovery_steps: null,
   calls: 42,
+  task_calls: 18,
+  sync_calls: 0,
   cds_sys: [],
   ...extra,
 });
@@ -19,14 +29,14 @@ const row = (protocol: string, hr: number | null, extra: Partial<TravelRow> = {}
 // Welch t = -0.3 / sqrt(0.04 / 3 + 0.04 / 3) = -1.8371173, df = 4 (equal n and sd), p = 0.1400660 (two-tailed);
 // Cohen d = -0.3 / 0.2 = -1.5.
 const ROWS: TravelRow[] = [
-  row('no-sync', 0.2, { calls: 18, tcs: 1 }),
-  row('no-sync', 0.4, { calls: 18, tcs: 0.5 }),
-  row('no-sync', 0.6, { calls: 18, tcs: null }),
-  row('full-broadcast', 0.5, { calls: 126, cds_sys: [0.4, 0.1] }),
-  row('full-broadcast', 0.7, { calls: 126, cds_sys: [0.2, null] }),
-  row('full-broadcast', 0.9, { calls: 126 }),
-  row('ssvp', 0.3, { calls: 50, detection_step: 1, recovery_steps: 1 }),
-  row('ssvp', 0.3, { calls: 56, detection_step: 2, recovery_steps: null }),
+  row('no-sync', 0.2, { calls: 36, tcs: 1 }),
+  row('no-sync', 0.4, { calls: 36, tcs: 0.5 }),
+  row('no-sync', 0.6, { calls: 36, tcs: null }),
+  row('full-broadcast', 0.5, { calls: 36, sync_calls: 30, cds_sys: [0.4, 0.1] }),
+  row('full-broadcast', 0.7, { calls: 36, sync_calls: 30, cds_sys: [0.2, null] }),
+  row('full-broadcast', 0.9, { calls: 36, sync_calls: 30 }),
+  row('ssvp', 0.3, { calls: 50, sync_calls: 32, detection_step: 1, recovery_steps: 1 }),
+  row('ssvp', 0.3, { calls: 56, sync_calls: 38, detection_step: 2, recovery_steps: null }),
 ];
 
 describe('the travel tables (the paper’s Tables 1-3 shapes), against hand computations', () => {
@@ -59,23 +69,44 @@ describe('the travel tables (the paper’s Tables 1-3 shapes), against hand comp
     expect(flat[5] as number).toBeCloseTo((0.7 - 0.3) / Math.sqrt(0.04 / 3), 9);
   });
 
-  it('Table 2: calls per trial, detection and recovery over the trials that have them; none said in words', () => {
+  it('Table 2: calls as the paper counts them (task + sync; no-sync’s measuring summaries apart), detection in the paper’s step numbering', () => {
     const t = travelTable2(ROWS);
     const by = Object.fromEntries(t.rows.map((r) => [r[0] as string, r]));
-    expect(by['no-sync'].slice(1, 3)).toEqual([3, 18]);
-    expect(by['no-sync'].slice(5, 8)).toEqual([0, null, 'no merge names the contradiction']);
-    expect(by.ssvp.slice(1, 3)).toEqual([2, 53]);
-    expect(by.ssvp.slice(5, 10)).toEqual([2, 1.5, null, 1, null]);
-    expect(by['full-broadcast'][2]).toBe(126);
+    // arm, trials, task calls, sync calls, calls, CI low, CI high, all calls
+    expect(by['no-sync'].slice(1, 8)).toEqual([3, 18, 0, 18, 18, 18, 36]);
+    expect(by['no-sync'].slice(8, 11)).toEqual([0, null, 'no merge names the contradiction']);
+    expect(by.ssvp.slice(1, 5)).toEqual([2, 18, 35, 53]);
+    // detection at sweeps 1 and 2: the paper's steps 2 and 3, mean 2.5.
+    expect(by.ssvp.slice(8, 13)).toEqual([2, 2.5, null, 1, null]);
+    expect(by['full-broadcast'].slice(2, 5)).toEqual([18, 30, 48]);
+    expect(t.caption).toMatch(/no-sync 18, ssvp 53, full-broadcast 126/);
   });
 
   it('CDS_sys(t): mean per arm and step over the trials with a value', () => {
     const t = travelCdsTable(ROWS);
     const fb = t.rows.filter((r) => r[0] === 'full-broadcast');
     expect(fb.map((r) => r.slice(1, 4))).toEqual([
-      [1, 2, 0.30000000000000004],
-      [2, 1, 0.1],
+      [2, 2, 0.30000000000000004],
+      [3, 1, 0.1],
     ]);
     expect(t.rows.filter((r) => r[0] === 'no-sync').map((r) => r[2])).toEqual([0, 0]);
+  });
+
+  it('CDS_sys (max) against HR: Pearson r per arm with its Fisher-z 95% CI, by hand', () => {
+    // CDS_sys (max) 0.1..0.5 against HR 0.2, 0.1, 0.4, 0.3, 0.5: deviations (-.2, -.1, 0, .1, .2) and (-.1, -.2, .1, 0, .2),
+    // sxy = 0.08, sxx = syy = 0.1, r = 0.8; atanh 0.8 = ln 3, half-width 1.959964 / sqrt 2 = 1.385904:
+    // CI = [tanh(-0.287291), tanh(2.484517)] = [-0.2796400, 0.9861962].
+    const hr = [0.2, 0.1, 0.4, 0.3, 0.5];
+    const rows = [0.1, 0.2, 0.3, 0.4, 0.5].map((max, i) => row('no-sync', hr[i], { cds_sys: [max / 2, null, max] }));
+    expect(cdsSysMax([0.1, null, 0.3, 0.2])).toBe(0.3);
+    expect(cdsSysMax([null])).toBeNull();
+    const t = travelCdsHrTable([...rows, row('ssvp', 0.3, { cds_sys: [0.2] }), row('ssvp', 0.4, { cds_sys: [] })]);
+    const [ns] = t.rows.filter((r) => r[0] === 'no-sync');
+    expect(ns[1]).toBe(5);
+    expect(ns[2] as number).toBeCloseTo(0.8, 12);
+    expect(ns[3] as number).toBeCloseTo(-0.27964, 5);
+    expect(ns[4] as number).toBeCloseTo(0.9862, 5);
+    expect(t.rows.find((r) => r[0] === 'ssvp')).toEqual(['ssvp', 1, null, null, null, 'fewer than two trials with both values']);
+    expect(t.caption).toMatch(/r = −0\.03/);
   });
 });

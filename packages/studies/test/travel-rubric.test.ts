@@ -62,27 +62,27 @@ describe('the LLM judge’s travel rubrics (HR per assertion, TCS on five dimens
       garbled: null,
       'BCN 22 C': ['right', 'right'],
     };
-    const tcs: Record<string, (number | null)[] | null> = { 'BCN 22 C': [1, 1, 0.5, null, 0], garbled: null };
+    const tcs: Record<string, (number | null)[] | null> = { 'BCN 22 C\n\ngarbled': [1, 1, 0.5, null, 0] };
     const m = travelRunMeasures({ assertions: A }, rows, 1, { verdicts: (a) => verdicts[a] ?? null, tcs: (a) => tcs[a] ?? null });
     // made: BCN 1, LIS 1, BCN 22 C 2 = 4; wrong: LIS = 1; two garbled answers excluded.
     expect(m).toMatchObject({ assertions_made: 4, assertions_wrong: 1, hr: 1 / 4, hr_note: '2 answers of 5 excluded (judge failure)' });
-    // finals (sweep 1): one scored [1, 1, 0.5, null, 0], one failed: TCS = (1 + 1 + 0.5 + 0) / 4.
-    expect(m).toMatchObject({ tcs: 2.5 / 4, tcs_note: '1 final answer of 2 excluded (judge failure)', judge_failures: 3 });
+    // The final itinerary (sweep 1's two answers together) scored [1, 1, 0.5, null, 0]: TCS = (1 + 1 + 0.5 + 0) / 4.
+    expect(m).toMatchObject({ tcs: 2.5 / 4, tcs_note: null, judge_failures: 2 });
     expect(m.tcs_dims).toEqual([1, 1, 0.5, null, 0]);
     const failed = travelRunMeasures({ assertions: A }, rows, 1, { verdicts: () => null, tcs: () => null });
     expect(failed).toMatchObject({
       hr: null,
       hr_note: 'the judge failed on every answer',
       tcs: null,
-      tcs_note: 'the judge failed on every final answer',
+      tcs_note: 'the judge failed on the final itinerary',
       tcs_dims: [null, null, null, null, null],
-      judge_failures: 7,
+      judge_failures: 6,
     });
     const silent = travelRunMeasures({ assertions: A }, rows, 1, {
       verdicts: () => ['absent', 'absent'],
       tcs: () => [null, null, null, null, null],
     });
     expect(silent).toMatchObject({ hr: null, hr_note: 'no answer states a checkable fact', tcs: null, judge_failures: 0 });
-    expect(silent.tcs_note).toBe('no final answer says anything on the five dimensions');
+    expect(silent.tcs_note).toBe('the final itinerary says nothing on the five dimensions');
   });
 });

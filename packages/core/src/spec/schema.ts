@@ -125,6 +125,14 @@ export const sweepSpecSchema = z.strictObject({
   sizes: z.union([sizeList, z.record(z.string(), sizeList)]),
   temperatures: z.array(z.number().nonnegative()).min(1).superRefine(noRepeats<number>()),
   trials: z.int().min(1).max(MAX_RUNS).default(1),
+  /**
+   * Which prompts a configuration's trials run. `drawn`: each trial runs one prompt drawn uniformly at random
+   * from the dataset (seeded by the sweep's seed and the trial index, so every arm's trial k runs the same
+   * prompt), so a condition has `trials` runs in all (the SSVP paper's "scenario selection is uniform-random per
+   * trial", 30 trials per condition). `every`: every prompt runs `trials` times. Default: `drawn` when every
+   * prompt carries checkable `assertions` (the travel study's scenarios), else `every`.
+   */
+  trial_prompts: z.enum(['drawn', 'every']).optional(),
   /** Sweeps after the initial answers: each run has (sweeps + 1) * N events. */
   sweeps: z.int().min(1).max(MAX_SWEEPS).default(10),
   /** Seed of the whole sweep; each run's seed is derived from it and the run id. */

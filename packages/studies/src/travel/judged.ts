@@ -9,15 +9,15 @@ import type { AssertionVerdict } from './measures.js';
 export interface TravelJudgement {
   /** Per assertion of one answer: right, wrong or absent (the assertions rubric). */
   verdicts(prompt: Prompt, answer: string): AssertionVerdict[] | null;
-  /** Per TCS dimension of one final answer: a score 0..1, null where the answer says nothing on it. */
+  /** Per TCS dimension of one final itinerary: a score 0..1, null where it says nothing on it. */
   tcs(prompt: Prompt, answer: string): (number | null)[] | null;
 }
 
-/** What a judgement needs asked: per travel run its prompt, every answer and the final sweep's answers. */
+/** What a judgement needs asked: per travel run its prompt, every answer and its final itinerary (none when the run has no answer). */
 export interface TravelJudgeRequest {
   prompt: Prompt;
   answers: readonly string[];
-  finals: readonly string[];
+  itineraries: readonly string[];
 }
 
 /** An LLM judge for the travel table: its name (travel.parquet's `judge`) and the asking. */

@@ -16,7 +16,7 @@ export const TRAVEL_JUDGE_CONCURRENCY = 64;
 
 /**
  * The sweep's LLM judge as travel.parquet's judge: every distinct (rubric, prompt, normalised answer) is
- * asked once (the assertions rubric for every answer, the TCS rubric for every final answer), through the
+ * asked once (the assertions rubric for every answer, the TCS rubric for every final itinerary), through the
  * judge's verdict store, so a resumed or repeated finish pays for none again and verify reads them back.
  */
 export function llmTravelJudge(judge: RubricJudge, concurrency = TRAVEL_JUDGE_CONCURRENCY): TravelJudge {
@@ -27,7 +27,8 @@ export function llmTravelJudge(judge: RubricJudge, concurrency = TRAVEL_JUDGE_CO
       for (const r of requests) {
         for (const answer of r.answers)
           asks.set(travelVerdictKey('assertions', r.prompt.id, answer), { kind: 'assertions', prompt: r.prompt, answer });
-        for (const answer of r.finals) asks.set(travelVerdictKey('tcs', r.prompt.id, answer), { kind: 'tcs', prompt: r.prompt, answer });
+        for (const answer of r.itineraries)
+          asks.set(travelVerdictKey('tcs', r.prompt.id, answer), { kind: 'tcs', prompt: r.prompt, answer });
       }
       const replies = new Map<string, AssertionVerdict[] | (number | null)[] | null>();
       const queue = [...asks];

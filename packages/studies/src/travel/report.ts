@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { type ArmObservation, armPairs, armSummaries, InputError, meanCi } from '@panta/core';
 import { omitColumns, queryRows, type RowOf, readRow } from '@panta/corpus';
 import { type Cell, section, type Table } from '@panta/report';
+import { pearsonCi } from './correlation.js';
 import { TRAVEL_TABLE, travelTablePath } from './table-schema.js';
 
 /**
@@ -73,21 +74,27 @@ export function travelTable1(rows: readonly TravelRow[]): Table {
   };
 }
 
-/** Table 2 shape: calls per trial, with the detection step and recovery steps of the trials that have them. */
+/** A trial's calls as the paper counts them (task messages plus synchronisation calls); null for a table from before. */
+const paperCount = (r: TravelRow): number | null => (r.task_calls === null || r.sync_calls === null ? null : r.task_calls + r.sync_calls);
+
+/** Table 2 shape: calls per trial as the paper counts them, with the detection step and recovery steps of the trials that have them. */
 export function travelTable2(rows: readonly TravelRow[]): Table {
   const arms = [...new Set(rows.map((r) => r.protocol))];
   const out: Cell[][] = arms.map((arm) => {
     const own = rows.filter((r) => r.protocol === arm);
-    const calls = meanCi(own.map((r) => r.calls));
+    const calls = meanCi(own.map(paperCount));
     const detected = own.filter((r) => r.detection_step !== null);
-    const det = meanCi(detected.map((r) => r.detection_step));
+    const det = meanCi(detected.map((r) => (r.detection_step as number) + 1));
     const rec = meanCi(own.map((r) => r.recovery_steps));
     return [
       arm,
       own.length,
+      meanCi(own.map((r) => r.task_calls)).mean,
+      meanCi(own.map((r) => r.sync_calls)).mean,
       calls.mean,
       calls.lo,
       calls.hi,
+      meanCi(own.map((r) => r.calls)).mean,
       detected.length,
       detected.length === 0 ? null : det.mean,
       detected.length === 0 ? 'no merge names the contradiction' : null,
@@ -99,10 +106,27 @@ export function travelTable2(rows: readonly TravelRow[]): Table {
     id: 'travel-calls',
     title: 'Travel: API calls per trial, conflict-detection step and recovery steps by arm',
     caption:
-      'calls: every call of a trial (answers, summaries, merges), mean and 95% CI; detection step: the first step (sweep; 0 is the roles’ first ' +
-      'answers, 1 the first exchange) at which a merge names the contradiction, mean over the trials where one does; recovery steps: steps from ' +
-      'detection to the first step at which no answer states an injected value, mean over the trials that recover.',
-    columns: ['arm', 'trials', 'calls', '95% CI low', '95% CI high', 'trials detected', 'detection step', 'note', 'recovery steps', 'note'],
+      'calls as the paper counts them (its Table 2: no-sync 18, ssvp 53, full-broadcast 126), mean and 95% CI: task calls (the agents’ answers) ' +
+      'plus sync calls (ssvp: its context summaries and merges; full-broadcast: one broadcast per agent and teammate at each exchange; no-sync: ' +
+      'none). all calls: every call Panta made, with the summaries no-sync and full-broadcast write only to measure CDS. detection step: the ' +
+      'first step at which a merge names the contradiction, in the paper’s numbering (step 1 is the roles’ first answers, step 2 the first ' +
+      'exchange), mean over the trials where one does; recovery steps: steps from detection to the first step at which no answer states an ' +
+      'injected value, mean over the trials that recover.',
+    columns: [
+      'arm',
+      'trials',
+      'task calls',
+      'sync calls',
+      'calls',
+      '95% CI low',
+      '95% CI high',
+      'all calls',
+      'trials detected',
+      'detection step',
+      'note',
+      'recovery steps',
+      'note',
+    ],
     rows: out,
     empty: 'No travel run is complete yet.',
   };
@@ -141,16 +165,40 @@ export function travelCdsTable(rows: readonly TravelRow[]): Table {
   for (const arm of arms)
     for (let s = 0; s < steps; s++) {
       const v = meanCi(rows.filter((r) => r.protocol === arm).map((r) => r.cds_sys[s]));
-      out.push([arm, s + 1, v.n, v.mean, v.undefinedBecause]);
+      out.push([arm, s + 2, v.n, v.mean, v.undefinedBecause]);
     }
   return {
     id: 'travel-cds',
     title: 'Travel: CDS_sys(t) by arm and step',
     caption:
-      'per step from the first exchange: the mean over trials of the mean over agents of their gate CDS (the largest cosine distance between ' +
-      'the agent’s context summary and a teammate’s).',
+      'per step from the first exchange (step 2 in the paper’s numbering, where step 1 is the roles’ first answers): the mean over trials of ' +
+      'the mean over agents of their gate CDS (the largest cosine distance between the agent’s context summary and a teammate’s).',
     columns: ['arm', 'step', 'trials', 'CDS_sys', 'note'],
     rows: out,
+    empty: 'No travel run is complete yet.',
+  };
+}
+
+/** A trial's CDS_sys (max): the largest system divergence over its steps; null when no step has one. */
+export function cdsSysMax(cds: readonly (number | null)[]): number | null {
+  const v = cds.filter((x): x is number => x !== null);
+  return v.length === 0 ? null : Math.max(...v);
+}
+
+/** Predictive validity (the paper's 5.3): Pearson's r between a trial's CDS_sys (max) and its HR, per arm, with a 95% CI. */
+export function travelCdsHrTable(rows: readonly TravelRow[]): Table {
+  const arms = [...new Set(rows.map((r) => r.protocol))];
+  return {
+    id: 'travel-cds-hr',
+    title: 'Travel: Pearson r between CDS_sys (max) and HR by arm (95% CI)',
+    caption:
+      'per trial, CDS_sys (max): the largest CDS_sys(t) over its steps, against its HR; r over the trials with both, 95% CI by Fisher’s z ' +
+      '(tanh(atanh r ∓ 1.96 / √(n − 3))). The paper reports r = −0.03 in no-sync: CDS does not predict HR without an intervention.',
+    columns: ['arm', 'trials', 'r', '95% CI low', '95% CI high', 'note'],
+    rows: arms.map((arm) => {
+      const c = pearsonCi(rows.filter((r) => r.protocol === arm).map((r) => [cdsSysMax(r.cds_sys), r.hr] as const));
+      return [arm, c.n, c.r, c.lo, c.hi, c.note];
+    }),
     empty: 'No travel run is complete yet.',
   };
 }
@@ -165,5 +213,6 @@ export const travelSection = section({
     { ids: ['travel-calls'], make: (rows) => travelTable2(rows) },
     { ids: ['travel-tests'], make: (rows) => travelTable3(rows) },
     { ids: ['travel-cds'], make: (rows) => travelCdsTable(rows) },
+    { ids: ['travel-cds-hr'], make: (rows) => travelCdsHrTable(rows) },
   ],
 });

@@ -33,13 +33,13 @@ export const TCS_DIMENSIONS: readonly { name: string; assertion: string | null }
   { name: 'recommendation', assertion: 'weather' },
 ];
 
-export interface TravelRunMeasures {
+export interface TravelRunMeasures extends PaperCalls {
   assertions_made: number;
   assertions_wrong: number;
   /** HR per assertion over every answer of the run. */
   hr: number | null;
   hr_note: string | null;
-  /** Task coherence of the final step's answers, 0..1, mean over the dimensions they state. */
+  /** Task coherence of the final itinerary (the final step's answers), 0..1, mean over the dimensions it states. */
   tcs: number | null;
   tcs_note: string | null;
   /** Per TCS dimension (TCS_DIMENSIONS' order): its score, null where unscored. */
@@ -58,30 +58,33 @@ export interface TravelRunMeasures {
 }
 
 /**
- * TCS by the reference judge: per dimension with an assertion, the share of the final answers stating it that
- * state the gold value; dimensions no final answer states (and date and budget, which carry no checkable
- * assertion here) are not scored; TCS is the mean of the scored ones.
+ * The final itinerary the paper's TCS scores: the team's plan as it stands after the last step, that is the
+ * final step's answers of every role, in agent order, one block each.
+ */
+export function finalItinerary(finalAnswers: readonly string[]): string {
+  return finalAnswers.join('\n\n');
+}
+
+/** A dimension's score from what the itinerary states about its assertion: right 1, wrong 0, both 0.5 (it contradicts itself). */
+const ITINERARY_SCORE = { right: 1, wrong: 0, both: 0.5, absent: null } as const;
+
+/**
+ * TCS by the reference judge, on the final itinerary: per dimension with an assertion, 1 when the itinerary
+ * states the gold value only, 0 when it states the injected one only, 0.5 when it states both (a plan with
+ * Barcelona days and Lisbon flights); dimensions it does not state (and date and budget, which carry no
+ * checkable assertion here) are not scored; TCS is the mean of the scored ones.
  */
 export function referenceTcs(
-  finalAnswers: readonly string[],
+  itinerary: string,
   assertions: Assertions,
 ): { value: number | null; note: string | null; dims: (number | null)[] } {
-  const scores: number[] = [];
-  const dims: (number | null)[] = TCS_DIMENSIONS.map(() => null);
-  for (const d of TCS_DIMENSIONS) {
+  const verdicts = assertionVerdicts(itinerary, assertions);
+  const dims: (number | null)[] = TCS_DIMENSIONS.map((d) => {
     const i = d.assertion === null ? -1 : assertions.findIndex((a) => a.name === d.assertion);
-    if (i < 0) continue;
-    const at = TCS_DIMENSIONS.indexOf(d);
-    let right = 0;
-    let stated = 0;
-    for (const text of finalAnswers) {
-      const v = assertionVerdicts(text, assertions)[i];
-      if (v === 'right' || v === 'wrong') stated++;
-      if (v === 'right') right++;
-    }
-    if (stated > 0) scores.push((dims[at] = right / stated));
-  }
-  if (scores.length === 0) return { value: null, note: 'no final answer states a checkable fact', dims };
+    return i < 0 ? null : ITINERARY_SCORE[verdicts[i]];
+  });
+  const scores = dims.filter((x): x is number => x !== null);
+  if (scores.length === 0) return { value: null, note: 'the final itinerary states no checkable fact', dims };
   return { value: scores.reduce((s, x) => s + x, 0) / scores.length, note: null, dims };
 }
 
@@ -120,25 +123,37 @@ function judgedHr(answers: readonly string[], judge: RunJudgement) {
   return { made, wrong, failed, value: hr.value, note };
 }
 
-/** TCS from the LLM judge's scores of the final answers: per dimension the mean over the answers scoring it, then the mean of the dimensions scored. */
-function judgedTcs(finals: readonly string[], judge: RunJudgement) {
-  const per: number[][] = TCS_DIMENSIONS.map(() => []);
-  let failed = 0;
-  for (const a of finals) {
-    const s = judge.tcs(a);
-    if (s === null) failed++;
-    else s.forEach((x, i) => x !== null && per[i].push(x));
-  }
-  const dims = per.map(meanOf);
+/** TCS from the LLM judge's scores of the final itinerary: the mean of the dimensions scored. */
+function judgedTcs(itinerary: string, judge: RunJudgement) {
+  const s = judge.tcs(itinerary);
+  if (s === null) return { value: null, note: 'the judge failed on the final itinerary', dims: TCS_DIMENSIONS.map(() => null), failed: 1 };
+  const dims = TCS_DIMENSIONS.map((_d, i) => s[i] ?? null);
   const value = meanOf(dims.filter((x): x is number => x !== null));
-  const excluded = failed > 0 ? `${plural(failed, 'final answer')} of ${finals.length} excluded (judge failure)` : null;
-  const note =
-    value !== null
-      ? excluded
-      : failed === finals.length
-        ? 'the judge failed on every final answer'
-        : `${excluded ? `${excluded}; ` : ''}no final answer says anything on the five dimensions`;
-  return { value, note, dims, failed };
+  return { value, note: value === null ? 'the final itinerary says nothing on the five dimensions' : null, dims, failed: 0 };
+}
+
+/** How the paper counts a trial's calls (section 5.5): its task messages, and the calls its synchronisation adds. */
+export interface PaperCalls {
+  /** The agents' answers: the paper's task messages (no-sync's 18 calls = 3 agents x 6 steps). */
+  task_calls: number;
+  /**
+   * Synchronisation calls: ssvp's context summaries and merges; full-broadcast's broadcasts, one per agent and
+   * teammate at every exchange (each agent's complete context sent to each other agent); none for no-sync, whose
+   * summaries are written only to measure CDS.
+   */
+  sync_calls: number;
+}
+
+/** The paper's call count of one run, from its rows; `arm` is the run's protocol and team size. */
+export function paperCalls(rows: readonly TravelEventRow[], arm: { protocol: string; n: number }): PaperCalls {
+  const answers = rows.filter((r) => r.role === 'agent');
+  const sync =
+    arm.protocol === 'full-broadcast'
+      ? answers.filter((r) => r.sweep >= 1).length * (arm.n - 1)
+      : arm.protocol === 'no-sync'
+        ? 0
+        : rows.filter((r) => r.role === 'summary' || r.role === 'merge').length;
+  return { task_calls: answers.length, sync_calls: sync };
 }
 
 /**
@@ -150,6 +165,7 @@ export function travelRunMeasures(
   rows: readonly TravelEventRow[],
   sweeps: number,
   judge?: RunJudgement,
+  arm: { protocol: string; n: number } = { protocol: 'ssvp', n: 3 },
 ): TravelRunMeasures {
   const assertions = prompt.assertions ?? [];
   const answers = rows.filter((r) => r.role === 'agent');
@@ -158,13 +174,13 @@ export function travelRunMeasures(
   const counts = judged ?? countAssertions(texts, assertions);
   const hr = judged ?? hallucinationRate(counts);
   const last = Math.max(-1, ...answers.map((r) => r.sweep));
-  const finals = answers.filter((r) => r.sweep === last).map((r) => r.response);
+  const itinerary = finalItinerary(answers.filter((r) => r.sweep === last).map((r) => r.response));
   const tcs =
     last < 0
       ? { value: null, note: 'the run has no answer', dims: TCS_DIMENSIONS.map(() => null), failed: 0 }
       : judge
-        ? judgedTcs(finals, judge)
-        : { ...referenceTcs(finals, assertions), failed: 0 };
+        ? judgedTcs(itinerary, judge)
+        : { ...referenceTcs(itinerary, assertions), failed: 0 };
   const merges = rows.filter((r) => r.role === 'merge');
   const detected = detectionStep(
     merges.map((m) => ({ step: m.sweep, text: m.response })),
@@ -199,6 +215,7 @@ export function travelRunMeasures(
     recovery_steps: recovery.value,
     recovery_note: recovery.note,
     calls: rows.length,
+    ...paperCalls(rows, arm),
     cds_sys: cds,
   };
 }

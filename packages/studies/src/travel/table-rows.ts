@@ -1,6 +1,6 @@
 import type { RunPlan } from '@panta/core';
 import type { TravelJudge } from './judged.js';
-import { type TravelEventRow, travelRunMeasures } from './run-measures.js';
+import { finalItinerary, type TravelEventRow, travelRunMeasures } from './run-measures.js';
 import { queryRows, readParquetSql, shardPath } from '@panta/corpus';
 import type { TravelTableRow } from './table-schema.js';
 
@@ -39,7 +39,7 @@ export async function travelTableRows(out: string, complete: readonly RunPlan[],
           return {
             prompt: run.prompt,
             answers: answers.map((r) => r.response),
-            finals: answers.filter((r) => r.sweep === last).map((r) => r.response),
+            itineraries: last < 0 ? [] : [finalItinerary(answers.filter((r) => r.sweep === last).map((r) => r.response))],
           };
         }),
       )
@@ -55,6 +55,7 @@ export async function travelTableRows(out: string, complete: readonly RunPlan[],
       byRun.get(run.runId) ?? [],
       run.sweeps,
       judgement ? { verdicts: (a) => judgement.verdicts(run.prompt, a), tcs: (a) => judgement.tcs(run.prompt, a) } : undefined,
+      { protocol: run.protocol, n: run.n },
     ),
     judge: judge?.model ?? 'reference',
   }));

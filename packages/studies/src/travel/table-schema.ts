@@ -30,6 +30,10 @@ export const TRAVEL_TABLE = defineTable('travel', [
   { name: 'judge', type: 'VARCHAR', absent: 'reference', meaning: 'judge name' },
   /** LLM-judge rubric replies that failed (unparsable or a failed call), left out of HR and TCS. */
   { name: 'judge_failures', type: 'INTEGER', absent: 0, meaning: 'judge failures (count)' },
+  /** The agents' answers: the paper's task messages (section 5.5). Null in a table written before it existed. */
+  { name: 'task_calls', type: 'INTEGER', nullable: true, absent: null, meaning: 'task calls, as the paper counts them (count)' },
+  /** ssvp's summaries and merges; full-broadcast's broadcasts (agent x teammate x exchange); 0 for no-sync. */
+  { name: 'sync_calls', type: 'INTEGER', nullable: true, absent: null, meaning: 'synchronisation calls, as the paper counts them (count)' },
 ]);
 
 /** One row of travel.parquet. */

@@ -21,6 +21,8 @@ const FIELDS = [
   'tcs_dims',
   'judge',
   'judge_failures',
+  'task_calls',
+  'sync_calls',
 ] as const satisfies readonly (keyof TravelTableRow)[];
 
 /** Columns added with the LLM travel judge: a table from before has none of them. */
