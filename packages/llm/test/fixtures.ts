@@ -1,4 +1,4 @@
-import type { PromptTemplate } from '@panta/core';
+import { type ChatMessages, DEFAULT_TEMPLATE, type PromptTemplate, renderPrompt } from '@panta/core';
 
 /** Repeats the question, shows every slot, a two-line neighbour entry, regex metacharacters, empty no_neighbours. */
 export const CUSTOM_TEMPLATE: PromptTemplate = {
@@ -22,4 +22,17 @@ export async function pool<T>(n: number, concurrency: number, task: (i: number) 
     }),
   );
   return out;
+}
+
+/** The default template's prompt for `question` at sweep 0: no previous answer, no neighbours yet. */
+export function firstPrompt(question: string, temperature = 0.7): ChatMessages {
+  return renderPrompt(DEFAULT_TEMPLATE, { question, sweep: 0, temperature, neighbourAgents: [], neighbourAnswers: [] });
+}
+
+/** A rendered prompt as a chat API's `messages`: [system, user]. */
+export function chat(m: ChatMessages): [{ role: 'system'; content: string }, { role: 'user'; content: string }] {
+  return [
+    { role: 'system', content: m.system },
+    { role: 'user', content: m.user },
+  ];
 }

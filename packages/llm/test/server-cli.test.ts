@@ -2,8 +2,8 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { DEFAULT_TEMPLATE, renderPrompt } from '@panta/core';
 import { panta, ROOT } from '../../../test/helpers.js';
+import { chat, firstPrompt } from './fixtures.js';
 
 const BIN = join(ROOT, 'packages', 'cli', 'bin', 'panta.js');
 
@@ -27,20 +27,11 @@ async function serve(args: string[], count: number) {
 
 /** One agent call in the template the server reads prompts back with; the reply's text. */
 async function ask(baseURL: string, seed: number, maxTokens: number): Promise<string> {
-  const m = renderPrompt(DEFAULT_TEMPLATE, {
-    question: 'How old was Queen Elizabeth II when she died?',
-    sweep: 0,
-    temperature: 0.7,
-    neighbourAgents: [],
-    neighbourAnswers: [],
-  });
+  const m = firstPrompt('How old was Queen Elizabeth II when she died?');
   const client = new OpenAI({ baseURL, apiKey: 'unused', maxRetries: 0 });
   const r = await client.chat.completions.create({
     model: 'surrogate-potts-v1',
-    messages: [
-      { role: 'system', content: m.system },
-      { role: 'user', content: m.user },
-    ],
+    messages: chat(m),
     seed,
     max_tokens: maxTokens,
   });

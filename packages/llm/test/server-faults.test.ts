@@ -2,22 +2,16 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { DEFAULT_TEMPLATE, parseDataset, renderPrompt, surrogateBackendSchema } from '@panta/core';
+import { parseDataset, surrogateBackendSchema } from '@panta/core';
 import { SurrogateAgent } from '../src/index.js';
 import { startSurrogateServer, type SurrogateServer } from '../src/server/app.js';
 import { FAULT_KINDS, anthropicSeedUserId, type FaultKind } from '../src/server/types.js';
 import { RHEON6 } from '../../../test/helpers.js';
-import { pool } from './fixtures.js';
+import { chat, firstPrompt, pool } from './fixtures.js';
 
 const prompts = parseDataset(readFileSync(RHEON6, 'utf8'), RHEON6);
 const agent = new SurrogateAgent(prompts[3], surrogateBackendSchema.parse({ kind: 'surrogate' }));
-const messages = renderPrompt(DEFAULT_TEMPLATE, {
-  question: prompts[3].question,
-  sweep: 0,
-  temperature: 0.7,
-  neighbourAgents: [],
-  neighbourAnswers: [],
-});
+const messages = firstPrompt(prompts[3].question);
 /**
  * The client gives up on a hung request after this long; generous, so that a slow test host is not read as a
  * timeout fault. 2 s was not: in a full suite on a loaded 2-core host one injected 500 came back past it and
@@ -36,10 +30,7 @@ function classifyOpenAI(client: OpenAI, seed: number): Promise<Outcome> {
   return client.chat.completions
     .create({
       model: 'surrogate-potts-v1',
-      messages: [
-        { role: 'system', content: messages.system },
-        { role: 'user', content: messages.user },
-      ],
+      messages: chat(messages),
       seed,
       temperature: 0.7,
       max_tokens: 100,

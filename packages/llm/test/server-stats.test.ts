@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_TEMPLATE, parseDataset, renderPrompt } from '@panta/core';
+import { parseDataset } from '@panta/core';
 import { startSurrogateServer } from '../src/server/app.js';
 import type { ServerStats } from '../src/server/types.js';
 import { RHEON6 } from '../../../test/helpers.js';
+import { chat, firstPrompt } from './fixtures.js';
 
 const prompts = parseDataset(readFileSync(RHEON6, 'utf8'), RHEON6);
 
@@ -21,23 +22,14 @@ describe('GET /panta/stats', () => {
       expect(res.status).toBe(200);
       return (await res.json()) as ServerStats;
     };
-    const m = renderPrompt(DEFAULT_TEMPLATE, {
-      question: prompts[0].question,
-      sweep: 0,
-      temperature: 0.7,
-      neighbourAgents: [],
-      neighbourAnswers: [],
-    });
+    const m = firstPrompt(prompts[0].question);
     const call = (seed: number) =>
       fetch(`${server.url}/v1/chat/completions`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({
           model: server.model,
-          messages: [
-            { role: 'system', content: m.system },
-            { role: 'user', content: m.user },
-          ],
+          messages: chat(m),
           seed,
           max_tokens: tokens,
           min_tokens: tokens,

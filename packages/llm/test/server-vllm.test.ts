@@ -15,6 +15,7 @@ import {
 import { startSurrogateServer, type SurrogateServer } from '../src/server/app.js';
 import type { ServerStats } from '../src/server/types.js';
 import { RHEON6 } from '../../../test/helpers.js';
+import { chat } from './fixtures.js';
 
 const prompts = parseDataset(readFileSync(RHEON6, 'utf8'), RHEON6);
 const h100 = GPU_COST_MODELS['h100-qwen3-14b'];
@@ -32,10 +33,7 @@ function messages(neighbours: number, question = 0, previous = 'I lean to the fi
       (_, i) => `Answer of agent ${i + 1}: the option I find most convincing, with a short reason.`,
     ),
   });
-  return [
-    { role: 'system' as const, content: m.system },
-    { role: 'user' as const, content: m.user },
-  ];
+  return chat(m);
 }
 
 function client(server: SurrogateServer): OpenAI {

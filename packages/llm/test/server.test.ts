@@ -19,7 +19,7 @@ import { SurrogateAgent, SurrogateBackend, type ChatRequest } from '../src/index
 import { startSurrogateServer, type SurrogateServer } from '../src/server/app.js';
 import { anthropicSeedUserId } from '../src/server/types.js';
 import { RHEON6 } from '../../../test/helpers.js';
-import { CUSTOM_TEMPLATE, pool } from './fixtures.js';
+import { CUSTOM_TEMPLATE, chat, firstPrompt, pool } from './fixtures.js';
 
 const prompts = parseDataset(readFileSync(RHEON6, 'utf8'), RHEON6);
 const spec = surrogateBackendSchema.parse({ kind: 'surrogate' });
@@ -93,10 +93,7 @@ describe('serve-surrogate: answers exactly as the in-process surrogate', () => {
       const m = renderPrompt(template, ctx);
       const reply = await (cases[i].custom ? clients.custom : clients.default).chat.completions.create({
         model: cases[i].custom ? 'surrogate-custom' : server.model,
-        messages: [
-          { role: 'system', content: m.system },
-          { role: 'user', content: m.user },
-        ],
+        messages: chat(m),
         temperature: ctx.temperature,
         top_p: 1,
         max_tokens: maxTokens,
@@ -159,17 +156,8 @@ describe('serve-surrogate: answers exactly as the in-process surrogate', () => {
 
   it("bad requests get a 400 in the provider's error shape, naming the problem", async () => {
     const client = openai(server);
-    const m = renderPrompt(DEFAULT_TEMPLATE, {
-      question: prompts[0].question,
-      sweep: 0,
-      temperature: 1,
-      neighbourAgents: [],
-      neighbourAnswers: [],
-    });
-    const messages = [
-      { role: 'system' as const, content: m.system },
-      { role: 'user' as const, content: m.user },
-    ];
+    const m = firstPrompt(prompts[0].question, 1);
+    const messages = chat(m);
     const base = { model: server.model, messages, seed: 1, max_tokens: 50 };
     const fail = async (body: object, status: number, text: RegExp) => {
       const e = await client.chat.completions.create({ ...base, ...body } as never).then(
@@ -260,10 +248,7 @@ describe("serve-surrogate: several templates (a sweep's template arms)", () => {
         const m = renderPrompt(template, ctx);
         return openai(server).chat.completions.create({
           model: server.model,
-          messages: [
-            { role: 'system', content: m.system },
-            { role: 'user', content: m.user },
-          ],
+          messages: chat(m),
           temperature: ctx.temperature,
           max_tokens: 100,
           seed,
@@ -305,21 +290,12 @@ describe('serve-surrogate: latency models', () => {
     const server = await startSurrogateServer({ prompts, latencyMs: 80 });
     try {
       const client = openai(server);
-      const m = renderPrompt(DEFAULT_TEMPLATE, {
-        question: prompts[1].question,
-        sweep: 0,
-        temperature: 0.7,
-        neighbourAgents: [],
-        neighbourAnswers: [],
-      });
+      const m = firstPrompt(prompts[1].question);
       const started = performance.now();
       await pool(24, 12, (i) =>
         client.chat.completions.create({
           model: server.model,
-          messages: [
-            { role: 'system', content: m.system },
-            { role: 'user', content: m.user },
-          ],
+          messages: chat(m),
           seed: i,
           max_tokens: 100,
         }),
@@ -341,20 +317,11 @@ describe('serve-surrogate: latency models', () => {
     const server = await startSurrogateServer({ prompts, slots, tokenMs: 3, batchSlowdown: 0.1 });
     try {
       const client = openai(server);
-      const m = renderPrompt(DEFAULT_TEMPLATE, {
-        question: prompts[2].question,
-        sweep: 0,
-        temperature: 0.7,
-        neighbourAgents: [],
-        neighbourAnswers: [],
-      });
+      const m = firstPrompt(prompts[2].question);
       const call = (seed: number) =>
         client.chat.completions.create({
           model: server.model,
-          messages: [
-            { role: 'system', content: m.system },
-            { role: 'user', content: m.user },
-          ],
+          messages: chat(m),
           seed,
           max_tokens: tokens,
           ...({ min_tokens: tokens } as object),
@@ -381,19 +348,10 @@ describe('serve-surrogate: latency models', () => {
   it('a client that gives up frees its slot (queued or running)', async () => {
     const server = await startSurrogateServer({ prompts, slots: 1, tokenMs: 40 });
     try {
-      const m = renderPrompt(DEFAULT_TEMPLATE, {
-        question: prompts[0].question,
-        sweep: 0,
-        temperature: 0.7,
-        neighbourAgents: [],
-        neighbourAnswers: [],
-      });
+      const m = firstPrompt(prompts[0].question);
       const body = (seed: number) => ({
         model: server.model,
-        messages: [
-          { role: 'system' as const, content: m.system },
-          { role: 'user' as const, content: m.user },
-        ],
+        messages: chat(m),
         seed,
         max_tokens: 20,
         ...({ min_tokens: 20 } as object),
