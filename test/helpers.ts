@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { queryRows } from '@panta/corpus';
@@ -80,4 +80,39 @@ export async function corpusDiff(a: string, b: string): Promise<{ extra: number;
     `SELECT (SELECT count(*) FROM (${rows(a)} EXCEPT ALL ${rows(b)}))::INTEGER AS extra, (SELECT count(*) FROM (${rows(b)} EXCEPT ALL ${rows(a)}))::INTEGER AS missing`,
   );
   return diff as { extra: number; missing: number };
+}
+
+/** Parts of unfinished runs and finalized shards now on disk in corpus `out`. */
+export function onDisk(out: string): { parts: number; shards: number } {
+  const events = join(out, 'events');
+  if (!existsSync(events)) return { parts: 0, shards: 0 };
+  const shards = readdirSync(events).filter((f) => f.endsWith('.parquet')).length;
+  const root = join(events, '.parts');
+  const parts = existsSync(root)
+    ? readdirSync(root).reduce((n, d) => n + readdirSync(join(root, d)).filter((f) => f.endsWith('.parquet')).length, 0)
+    : 0;
+  return { parts, shards };
+}
+
+/**
+ * Runs sweep `spec` into `out` in a child process that writes durable parts of `partRows` rows
+ * (test/fixtures/run-sweep.mjs), and kills it with SIGKILL once `until()` holds (asked every `pollMs`, for 60 s at
+ * the most). Resolves when the child has exited.
+ */
+export async function sweepKilledWhen(
+  spec: string,
+  out: string,
+  partRows: number,
+  until: () => boolean | Promise<boolean>,
+  pollMs = 10,
+): Promise<void> {
+  const child = spawn(process.execPath, [join(ROOT, 'test', 'fixtures', 'run-sweep.mjs'), spec, out, String(partRows)], {
+    cwd: ROOT,
+    stdio: 'ignore',
+  });
+  const exited = new Promise((r) => child.once('exit', r));
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline && !(await until())) await new Promise((r) => setTimeout(r, pollMs));
+  child.kill('SIGKILL');
+  await exited;
 }

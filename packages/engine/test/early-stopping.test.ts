@@ -1,10 +1,9 @@
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { controlCentre, measureControl, shouldStop, type SweepControl, type Tag } from '@panta/core';
 import { queryRows, readEvents } from '@panta/corpus';
-import { RHEON6, ROOT, corpusDiff, panta, tempDir, writeSpec } from '../../../test/helpers.js';
+import { RHEON6, corpusDiff, panta, sweepKilledWhen, tempDir, writeSpec } from '../../../test/helpers.js';
 import { runSweep } from '../src/index.js';
 
 const SPEC = `name: early
@@ -105,20 +104,13 @@ describe('early stopping', () => {
     const dir = tempDir();
     const spec = writeSpec(dir, SPEC);
     const killed = join(dir, 'killed');
-    const child = spawn(process.execPath, [join(ROOT, 'test', 'fixtures', 'run-sweep.mjs'), spec, killed, '61'], {
-      cwd: ROOT,
-      stdio: 'ignore',
-    });
     const journals = join(killed, '.state', 'control');
-    const deadline = Date.now() + 60_000;
-    while (
-      Date.now() < deadline &&
-      !(existsSync(journals) && readdirSync(journals).length >= 4 && existsSync(join(killed, 'events', '.parts')))
-    ) {
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    child.kill('SIGKILL');
-    await new Promise((r) => child.once('exit', r));
+    await sweepKilledWhen(
+      spec,
+      killed,
+      61,
+      () => existsSync(journals) && readdirSync(journals).length >= 4 && existsSync(join(killed, 'events', '.parts')),
+    );
     expect(existsSync(join(killed, 'manifest.json'))).toBe(true);
     // Killed mid-run: boundaries journalled, some runs unfinished.
     expect(readdirSync(join(killed, 'events')).filter((f) => f.endsWith('.parquet')).length).toBeLessThan(16);

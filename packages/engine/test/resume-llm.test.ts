@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -6,7 +5,7 @@ import { parseDataset } from '@panta/core';
 import { queryRows, shardProgress } from '@panta/corpus';
 import { startSurrogateServer } from '@panta/llm';
 import { loadSweep } from '../src/index.js';
-import { RHEON6, ROOT, pantaAsync as panta, tempDir, writeSpec } from '../../../test/helpers.js';
+import { RHEON6, pantaAsync as panta, sweepKilledWhen, tempDir, writeSpec } from '../../../test/helpers.js';
 
 const prompts = parseDataset(readFileSync(RHEON6, 'utf8'), RHEON6);
 
@@ -30,10 +29,6 @@ backend: {kind: openai, base_url: "${server.url}/v1", model: surrogate-potts-v1,
 `,
       );
       const out = join(dir, 'out');
-      const child = spawn(process.execPath, [join(ROOT, 'test', 'fixtures', 'run-sweep.mjs'), spec, out, '50'], {
-        cwd: ROOT,
-        stdio: 'ignore',
-      });
       const sweep = loadSweep(spec, { out });
       const written = async () => {
         let n = 0;
@@ -44,10 +39,7 @@ backend: {kind: openai, base_url: "${server.url}/v1", model: surrogate-potts-v1,
         return n;
       };
       const total = sweep.runs.reduce((s, r) => s + (r.sweeps + 1) * r.n, 0);
-      const deadline = Date.now() + 60_000;
-      while (Date.now() < deadline && server.stats().completed < total / 3) await new Promise((r) => setTimeout(r, 10));
-      child.kill('SIGKILL');
-      await new Promise((r) => child.once('exit', r));
+      await sweepKilledWhen(spec, out, 50, () => server.stats().completed >= total / 3);
       while (server.stats().open > 0) await new Promise((r) => setTimeout(r, 10));
       const done = await written();
       expect(done).toBeGreaterThan(0);

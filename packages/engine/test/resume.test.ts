@@ -1,9 +1,7 @@
-import { spawn } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { queryRows } from '@panta/corpus';
-import { RHEON6, ROOT, panta, tempDir, writeSpec } from '../../../test/helpers.js';
+import { RHEON6, onDisk, panta, sweepKilledWhen, tempDir, writeSpec } from '../../../test/helpers.js';
 import { runSweep } from '../src/index.js';
 
 const SPEC = `name: resume
@@ -19,37 +17,18 @@ concurrency: 16
 
 const ALL_BUT_TIMINGS = `* EXCLUDE (latency_ms, created_at)`;
 
-/** Parts of unfinished runs and finalized shards currently on disk. */
-function onDisk(out: string): { parts: number; shards: number } {
-  const events = join(out, 'events');
-  if (!existsSync(events)) return { parts: 0, shards: 0 };
-  const shards = readdirSync(events).filter((f) => f.endsWith('.parquet')).length;
-  const partsRoot = join(events, '.parts');
-  const parts = existsSync(partsRoot)
-    ? readdirSync(partsRoot).reduce((s, d) => s + readdirSync(join(partsRoot, d)).filter((f) => f.endsWith('.parquet')).length, 0)
-    : 0;
-  return { parts, shards };
-}
-
 describe('resume', () => {
   it('a sweep killed with SIGKILL mid-run resumes to the corpus of an uninterrupted run', async () => {
     const dir = tempDir();
     const spec = writeSpec(dir, SPEC);
     const killed = join(dir, 'killed');
-    const child = spawn(process.execPath, [join(ROOT, 'test', 'fixtures', 'run-sweep.mjs'), spec, killed, '97'], {
-      cwd: ROOT,
-      stdio: 'ignore',
-    });
     // Kill once some runs are finalized and some are part-way (durable parts on disk).
-    const deadline = Date.now() + 60_000;
     let seen = { parts: 0, shards: 0 };
-    while (Date.now() < deadline) {
+    const partWay = () => {
       seen = onDisk(killed);
-      if (seen.shards >= 2 && seen.parts >= 2) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    child.kill('SIGKILL');
-    await new Promise((r) => child.once('exit', r));
+      return seen.shards >= 2 && seen.parts >= 2;
+    };
+    await sweepKilledWhen(spec, killed, 97, partWay, 20);
     expect(seen.shards).toBeGreaterThanOrEqual(2);
     expect(seen.parts).toBeGreaterThanOrEqual(2);
     expect(onDisk(killed).shards).toBeLessThan(12);

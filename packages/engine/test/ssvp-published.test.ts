@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CONTEXT_MERGE_INSTRUCTION, SUMMARY_INSTRUCTION, parseDataset } from '@panta/core';
 import { queryRows } from '@panta/corpus';
 import { startSurrogateServer } from '@panta/llm';
-import { RHEON6, ROOT, panta, tempDir, writeSpec } from '../../../test/helpers.js';
+import { RHEON6, onDisk, panta, sweepKilledWhen, tempDir, writeSpec } from '../../../test/helpers.js';
 import { runSweep } from '../src/index.js';
 
 // One agent in four holds an injected wrong belief (the paper's injected mismatch).
@@ -24,18 +23,6 @@ protocol: [no-sync, ssvp, full-broadcast]
 ssvp: {tau: 0.2}
 population: {file: beliefs.jsonl, assign: fraction, fraction: 0.25}
 ${extra}`;
-
-/** Parts of unfinished runs and finalized shards currently on disk. */
-function onDisk(out: string): { parts: number; shards: number } {
-  const events = join(out, 'events');
-  if (!existsSync(events)) return { parts: 0, shards: 0 };
-  const shards = readdirSync(events).filter((f) => f.endsWith('.parquet')).length;
-  const root = join(events, '.parts');
-  const parts = existsSync(root)
-    ? readdirSync(root).reduce((n, d) => n + readdirSync(join(root, d)).filter((f) => f.endsWith('.parquet')).length, 0)
-    : 0;
-  return { parts, shards };
-}
 
 type Row = Record<string, unknown> & { run_id: string; event: number; role: string; protocol: string; divergence: number | null };
 
@@ -95,20 +82,13 @@ describe('SSVP as published, for populations', () => {
     writeFileSync(join(dir, 'beliefs.jsonl'), BELIEFS);
     const spec = writeSpec(dir, SPEC('concurrency: 8\n').replace('sizes: [8]', 'sizes: [64]').replace('sweeps: 3', 'sweeps: 4'));
     const killed = join(dir, 'killed');
-    const child = spawn(process.execPath, [join(ROOT, 'test', 'fixtures', 'run-sweep.mjs'), spec, killed, '13'], {
-      cwd: ROOT,
-      stdio: 'ignore',
-    });
     // Kill once a run is finalized and others are part-way (durable parts on disk).
-    const deadline = Date.now() + 60_000;
     let seen = { parts: 0, shards: 0 };
-    while (Date.now() < deadline) {
+    const partWay = () => {
       seen = onDisk(killed);
-      if (seen.shards >= 1 && seen.parts >= 3) break;
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    child.kill('SIGKILL');
-    await new Promise((r) => child.once('exit', r));
+      return seen.shards >= 1 && seen.parts >= 3;
+    };
+    await sweepKilledWhen(spec, killed, 13, partWay);
     expect(seen.parts).toBeGreaterThanOrEqual(3);
     expect(onDisk(killed).shards).toBeLessThan(6);
     const resumed = panta(['run', spec, '--out', killed]);
