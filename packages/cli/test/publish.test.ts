@@ -100,6 +100,7 @@ describe('panta publish', () => {
       runs: await own('runs.parquet'),
       order_params: await own('order_params.parquet'),
       stats: await own('stats.parquet'),
+      phase: await own('phase.parquet'),
       whitening: await own('whitening/*.parquet'),
     };
     const manifest = JSON.parse(readFileSync(join(corpus, 'manifest.json'), 'utf8'));

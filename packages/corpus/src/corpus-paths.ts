@@ -8,6 +8,7 @@ import { join } from 'node:path';
  *   <out>/runs.parquet                                      one row per planned run (RUNS_TABLE)
  *   <out>/order_params.parquet                              order parameters per snapshot, once complete
  *   <out>/stats.parquet                                     arm statistics (mean, 95% CI, Welch t, Cohen's d), once complete
+ *   <out>/phase.parquet                                     fluctuation measures per configuration (PHASE_TABLE), once complete
  *   <out>/teams.parquet                                     team metrics per (team run, turn) (TEAMS_TABLE), when the sweep has team runs
  *   <out>/whitening/<prompt>__<encoder>.parquet             each (prompt, encoder)'s whitening, once complete
  *   <out>/events/<run_id>.parquet                           finalized shard
@@ -33,6 +34,7 @@ export const CORPUS_FILES = {
   runs: 'runs.parquet',
   orderParams: 'order_params.parquet',
   stats: 'stats.parquet',
+  phase: 'phase.parquet',
   teams: 'teams.parquet',
   whitening: 'whitening',
   events: 'events',
@@ -77,6 +79,10 @@ export function orderParamsPath(out: string): string {
 
 export function statsTablePath(out: string): string {
   return join(out, F.stats);
+}
+
+export function phaseTablePath(out: string): string {
+  return join(out, F.phase);
 }
 
 export function teamsTablePath(out: string): string {

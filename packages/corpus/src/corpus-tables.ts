@@ -1,6 +1,7 @@
 import type { ChatMessages, RunPlan } from '@panta/core';
 import { CREATED_AT_COLUMN, EVENT_BASE_COLUMNS, embColumn, tagColumn } from './event-schema.js';
 import { ORDER_PARAMS_TABLE } from './measure/order-params-io.js';
+import { PHASE_TABLE } from './measure/phase-table.js';
 import { whiteningTable } from './measure/whitening-io.js';
 import { RUNS_TABLE } from './run-table-schema.js';
 import { STATS_TABLE } from './stats-table-schema.js';
@@ -18,6 +19,7 @@ export const CORPUS_TABLES: Readonly<Record<string, readonly ColumnDecl[]>> = {
   runs: RUNS_TABLE.columns,
   order_params: ORDER_PARAMS_TABLE.columns,
   stats: STATS_TABLE.columns,
+  phase: PHASE_TABLE.columns,
   teams: TEAMS_TABLE.columns,
   whitening: whiteningTable(1).columns,
 };

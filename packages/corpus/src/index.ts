@@ -59,6 +59,7 @@ export {
   shardName,
   shardPath,
   stateDir,
+  phaseTablePath,
   statsTablePath,
   tauCalibrationPath,
   tmpName,
@@ -77,6 +78,16 @@ export {
 export { runDriftColumns, UNMEASURED_DRIFT, type RunDriftColumns } from './run-drift.js';
 export { RUN_DRIFT_COLUMNS, RUN_STATUSES, RUNS_TABLE, type RunTableRow } from './run-table-schema.js';
 export { STATS_TABLE, type StatsTableRow } from './stats-table-schema.js';
+export {
+  checkPhaseTable,
+  computePhaseRows,
+  PHASE_TABLE,
+  phaseRows,
+  type PhaseRow,
+  spinDimensions,
+  spinDimKey,
+  writePhaseTable,
+} from './measure/phase-table.js';
 export { JUDGE_VERDICTS, TEAMS_TABLE, type TeamTableRow } from './team-table-schema.js';
 export { teamDriftByRun, teamTableRows, type TeamRunDrift } from './team-table.js';
 export { parseSqlType, sqlTypeText, type SqlType } from './sql-type.js';

@@ -39,6 +39,7 @@ import { checkTeamShard } from './verify-team.js';
 import { checkTeamTable } from './verify-team-table.js';
 import { checkAddedTables } from './verify-added-tables.js';
 import { ORDER_PARAMS_TABLE, type OrderParamRow } from './measure/order-params-io.js';
+import { checkPhaseTable } from './measure/phase-table.js';
 
 export interface VerifyReport {
   ok: boolean;
@@ -458,6 +459,7 @@ async function checkMeasurement(
   }
   if (mismatches > 5) problems.push(`... and ${mismatches - 5} more order-parameter mismatches`);
   problems.push(...(await checkDrift(out, runs, recomputed.orderParams, encoders[0].name, tolerance)));
+  problems.push(...(await checkPhaseTable(out, runs, recomputed.orderParams, encoders)));
   return problems;
 }
 

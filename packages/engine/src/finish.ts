@@ -2,11 +2,13 @@ import { existsSync } from 'node:fs';
 import type { EncoderColumn } from '@panta/core';
 import {
   ORDER_PARAMS_TABLE,
+  computePhaseRows,
   measureSweep,
   orderParamsPath,
   readRunRecords,
   shardPath,
   writeParquetTable,
+  writePhaseTable,
   type Manifest,
   type SweepTrace,
 } from '@panta/corpus';
@@ -75,6 +77,7 @@ export async function finishSweep(
   await writeRunTable(out, runRows);
   if (measure) await writeParquetTable(orderParamsPath(out), ORDER_PARAMS_TABLE, orderParams);
   const statsFile = measure ? await writeStatsTable(out, statsTableRows(runRows, orderParams, controlEncoderName(sweep, first))) : null;
+  const phaseFile = measure ? await writePhaseTable(out, await computePhaseRows(out, runs, orderParams, encoders)) : null;
   const teamsFile = await writeTeamTable(out, runs, teamRows);
   // The LLM judge scores what a study's table scores (its calls counted below); a merge of parts, which
   // holds only the parts' call counts, leaves it to the table's own check, and the table says so.
@@ -84,6 +87,7 @@ export async function finishSweep(
   const files = await fileChecksums(out, [
     ...listedFiles(out, shards, measure ? { promptIds: new Set(runs.map((r) => r.prompt.id)), encoders } : null),
     ...(statsFile ? [statsFile] : []),
+    ...(phaseFile ? [phaseFile] : []),
     ...(teamsFile ? [teamsFile] : []),
     ...addedFiles,
   ]);

@@ -1,0 +1,73 @@
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  checkPhaseTable,
+  manifestDigest,
+  PHASE_TABLE,
+  queryRows,
+  verifyCorpus,
+  writeParquetTable,
+  type Manifest,
+  type PhaseRow,
+} from '@panta/corpus';
+import { RHEON6, tempDir, writeSpec } from '../../../test/helpers.js';
+import { loadSweep, runSweep } from '../src/index.js';
+
+const SPEC = `name: phase-table
+dataset: ${RHEON6}
+prompts: [fq367]
+geometries: [ring]
+sizes: [6]
+temperatures: [0.3, 1.5]
+trials: 3
+sweeps: 6
+seed: 5
+`;
+
+describe('phase.parquet', () => {
+  it('holds chi, Binder and the plateau flag of each configuration, recomputed by panta verify; a corpus without it verifies', async () => {
+    const dir = tempDir();
+    const out = join(dir, 'c');
+    const spec = writeSpec(dir, SPEC);
+    expect((await runSweep(spec, { out, concurrency: 4, logLevel: 'silent' })).status).toBe('complete');
+    const manifest = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')) as Manifest;
+    expect(Object.keys(manifest.files ?? {})).toContain('phase.parquet');
+    const rows = (await queryRows(`SELECT * FROM read_parquet('${out}/phase.parquet') ORDER BY temperature`)) as PhaseRow[];
+    expect(rows.map((r) => [r.geometry, Number(r.n), Number(r.temperature), Number(r.trials), Number(r.plateau_from)])).toEqual([
+      ['ring', 6, 0.3, 3, 3],
+      ['ring', 6, 1.5, 3, 3],
+    ]);
+    // By hand from order_params.parquet: every snapshot of sweeps 3..6 of the three trials is one sample.
+    for (const row of rows) {
+      const ms = (
+        await queryRows(
+          `SELECT magnetisation AS m FROM read_parquet('${out}/order_params.parquet') WHERE config_id = '${row.config_id}' AND encoder = 'hashing' AND sweep >= 3`,
+        )
+      ).map((r) => Number(r.m));
+      expect(ms).toHaveLength(12);
+      const mom = (k: number) => ms.reduce((s, x) => s + x ** k, 0) / ms.length;
+      expect(Number(row.chi_m)).toBeCloseTo(6 * (mom(2) - mom(1) ** 2), 12);
+      const n = Number(row.spin_dim);
+      expect(Number(row.binder_m)).toBeCloseTo(1 - (n * mom(4)) / ((n + 2) * mom(2) ** 2), 12);
+      expect(Number(row.m)).toBeCloseTo(mom(1), 12);
+      expect(typeof row.equilibrated).toBe('boolean');
+    }
+    expect((await verifyCorpus(out)).problems).toEqual([]);
+
+    // A changed number is found against the recomputation (beside the checksum).
+    const { runs } = loadSweep(spec, { out });
+    const forged = rows.map((r) => ({ ...r, chi_m: Number(r.chi_m) + 0.5 })) as PhaseRow[];
+    await writeParquetTable(join(out, 'phase.parquet'), PHASE_TABLE, forged);
+    expect((await verifyCorpus(out)).problems.join('\n')).toMatch(/phase\.parquet: .* does not match the order parameters: chi_m/);
+    expect(runs.length).toBe(6);
+
+    // A corpus written before the table (no file, none listed) verifies.
+    rmSync(join(out, 'phase.parquet'));
+    const { digest: _d, ...content } = manifest;
+    delete content.files!['phase.parquet'];
+    writeFileSync(join(out, 'manifest.json'), JSON.stringify({ ...content, digest: manifestDigest(content) }, null, 2));
+    expect(await checkPhaseTable(out, runs, [], [])).toEqual([]);
+    expect((await verifyCorpus(out)).problems).toEqual([]);
+  }, 120_000);
+});
