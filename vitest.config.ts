@@ -6,7 +6,13 @@ import { defineConfig } from 'vitest/config';
 // Tests run on the sources: each @panta/* import points at the package's src barrel, so no build is needed
 // for unit tests. Tests that spawn the `panta` binary use the build that `npm test` makes first.
 const root = fileURLToPath(new URL('.', import.meta.url));
-const alias = Object.fromEntries(readdirSync(`${root}packages`).map((p) => [`@panta/${p}`, `${root}packages/${p}/src/index.ts`]));
+// A package's subpath export has an alias of its own, before the package's (an alias matches a prefix: the
+// package's would turn `@panta/studies/report` into `.../src/index.ts/report`).
+const subpaths = { '@panta/studies/report': `${root}packages/studies/src/report.ts` };
+const alias = {
+  ...subpaths,
+  ...Object.fromEntries(readdirSync(`${root}packages`).map((p) => [`@panta/${p}`, `${root}packages/${p}/src/index.ts`])),
+};
 
 export default defineConfig({
   resolve: { alias },

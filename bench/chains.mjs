@@ -13,6 +13,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { readStatus } from '@panta/cluster';
 import { InProcessTransport, runSweep } from '@panta/engine';
+// Every study registered (its scenarios, protocols and tables), as every `panta` command does.
+import '@panta/studies';
 import { benchArgs, int } from './lib/args.mjs';
 import { proc } from './lib/panta.mjs';
 import { startRedis } from './lib/redis.mjs';

@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { runSweep } from '@panta/engine';
+// Every study registered (its scenarios, protocols and tables), as every `panta` command does.
+import '@panta/studies';
 import { benchArgs } from './lib/args.mjs';
 
 const { positionals } = benchArgs(import.meta.filename, '[SPEC]  (default examples/quickstart.yaml)', {}, { positional: 'SPEC' });

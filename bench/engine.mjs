@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Schedule, criticalPath, graphFor } from '@panta/core';
 import { loadSweep, runSweep } from '@panta/engine';
+// Every study registered (its scenarios, protocols and tables), as every `panta` command does.
+import '@panta/studies';
 
 const dataset = resolve(import.meta.dirname, '..', 'datasets', 'rheon6.jsonl');
 const dir = mkdtempSync(join(tmpdir(), 'panta-bench-'));

@@ -31,6 +31,8 @@ import {
   Schedule,
   VllmEngine,
 } from '@panta/core';
+// Every study registered (its scenarios, protocols and tables), as every `panta` command does.
+import '@panta/studies';
 import { benchArgs, oneOf } from './lib/args.mjs';
 
 const root = resolve(import.meta.dirname, '..');

@@ -6,6 +6,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { runSweep } from '@panta/engine';
+// Every study registered (its scenarios, protocols and tables), as every `panta` command does.
+import '@panta/studies';
 import { startSurrogate } from './lib/surrogate.mjs';
 
 process.env.DUCKDB_JE_MALLOC_CONF ??= 'dirty_decay_ms:-1,muzzy_decay_ms:-1';

@@ -15,6 +15,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { BullTransport, EVENT_QUEUE, SweepStore, connect, sweepIdOf, sweepKeys } from '@panta/cluster';
 import { loadSweep, plannerFor } from '@panta/engine';
+// Every study registered (its scenarios, protocols and tables), as every `panta` command does.
+import '@panta/studies';
 import { benchArgs, int } from './lib/args.mjs';
 import { startRedis } from './lib/redis.mjs';
 

@@ -6,4 +6,4 @@ import { expect } from 'vitest';
 // the report's sections (which load the chart renderer) only the report's and the studies' tests.
 const file = expect.getState().testPath ?? '';
 if (!file.includes('/packages/core/test/')) await import('@panta/studies');
-if (file.includes('/packages/report/test/') || file.includes('/packages/studies/test/')) await import('../packages/studies/src/report.js');
+if (file.includes('/packages/report/test/') || file.includes('/packages/studies/test/')) await import('@panta/studies/report');

@@ -6,7 +6,7 @@ import { runSweep } from '@panta/engine';
 import { ROOT, tempDir, writeSpec } from '../helpers.js';
 
 /**
- * Calibration: the debate scenario (llm/src/surrogate/scenarios/debate) on examples/drift-debate.yaml
+ * Calibration: the debate scenario (studies/src/teams/surrogate/debate) on examples/drift-debate.yaml
  * reproduces the shape of Drift No More?: debates drift, and fewer with DRIFTPolicy. A retuned scenario
  * constant fails here, not in an engine test.
  */

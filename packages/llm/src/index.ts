@@ -3,6 +3,8 @@ export { sampleSoftmax, SurrogateAgent } from './surrogate/agent.js';
 export { SurrogateBackend } from './surrogate/backend.js';
 export type { AgentHooks, AgentView, ScenarioModel } from './surrogate/scenario.js';
 export { heatBathProbabilities, heatBathStates } from './surrogate/scenarios/heat-bath/heat-bath.js';
+export { lineAfter, mentions } from './surrogate/team-read.js';
+export type { TeamView } from './surrogate/team-read.js';
 export {
   checkScenario,
   impliedScenarios,

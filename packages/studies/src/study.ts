@@ -17,10 +17,19 @@ export interface Study {
   readonly scenarioName?: string;
   /** Whether a surrogate naming no scenario plays it too (one it held before scenarios were named). */
   readonly scenarioImplied?: boolean;
+  /** Further scenario models of the study, each under its own name (registered after `scenario`). */
+  readonly scenarios?: readonly StudyScenario[];
   /** The tables it adds to a corpus (written at finish, checked by verify, described by publish). */
   readonly tables?: readonly AddedTable[];
   /** The calls its tables ask an LLM judge, as `panta plan` counts them. */
   readonly judgeCalls?: readonly JudgeCallsDef[];
+}
+
+/** A scenario model a study registers under a name of its own; `implied` as Study.scenarioImplied. */
+export interface StudyScenario {
+  readonly name: string;
+  readonly model: ScenarioModel;
+  readonly implied?: boolean;
 }
 
 const registered = new Set<string>();
@@ -30,6 +39,7 @@ export function registerStudy(study: Study): void {
   if (registered.has(study.name)) return;
   registered.add(study.name);
   if (study.scenario) registerScenario(study.scenarioName ?? study.name, study.scenario, { implied: study.scenarioImplied });
+  for (const s of study.scenarios ?? []) registerScenario(s.name, s.model, { implied: s.implied });
   for (const table of study.tables ?? []) registerTable(table);
   for (const calls of study.judgeCalls ?? []) registerJudgeCalls(calls);
 }

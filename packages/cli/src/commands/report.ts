@@ -1,7 +1,7 @@
 import { relative } from 'node:path';
 import { writeReport } from '@panta/report';
-// Every study's report sections (by path, as main.ts loads the studies).
-import '../../../studies/dist/report.js';
+// Every study's report sections (loaded here only: they load the chart renderer, which no other command needs).
+import '@panta/studies/report';
 import { EXIT, reportError } from '../errors.js';
 
 export async function reportCommand(

@@ -28,7 +28,7 @@ export const surrogateBackendSchema = z.strictObject({
   /** Simulated call latency, for benchmarks of the executor (0: answer at once). */
   latency_ms: z.number().nonnegative().max(MAX_TIMER_MS).default(0),
   /**
-   * The scenario model the surrogate plays (packages/llm/src/surrogate/scenarios): `neutral` knows no task.
+   * The scenario model the surrogate plays (a study's, packages/studies/src/<study>/surrogate): `neutral` knows no task.
    * Absent: the scenarios each call recognises, as before scenarios were named (optional rather than
    * defaulted, so that earlier corpora keep their fingerprint). The names are checked when the sweep loads.
    */

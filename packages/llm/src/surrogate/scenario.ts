@@ -6,8 +6,8 @@ import type { TeamView } from './team-read.js';
  * briefed planning team, a relay that loses facts, a debate that wanders). The neutral agent knows no task:
  * it reads the answers a call shows, picks an option by the Potts rule and words it. A scenario changes
  * some of that through the hooks below; a hook that is absent, or answers undefined / null, leaves the call
- * to the neutral agent. A scenario is one folder under scenarios/ and one line in scenarios/index.ts, or a
- * study's own registered with registerScenario, and a spec names it: `backend: {kind: surrogate, scenario: NAME}`.
+ * to the neutral agent. A scenario is a study's own (packages/studies/src/<study>/surrogate), registered
+ * with registerScenario, and a spec names it: `backend: {kind: surrogate, scenario: NAME}`.
  */
 export interface ScenarioModel {
   /** One line: what the scenario models, and where its constants come from. */

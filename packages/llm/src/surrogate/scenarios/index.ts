@@ -1,18 +1,14 @@
 import { InputError } from '@panta/core';
 import type { ScenarioModel } from '../scenario.js';
-import { debate } from './debate/index.js';
 import { ising, isingMeanField, potts, pottsMeanField } from './heat-bath/index.js';
-import { teamFacts } from './team-facts/index.js';
 
 /**
  * The scenario models a spec may name (`backend: {kind: surrogate, scenario: NAME}`): the built-in ones
- * here, one line each, and those a study adds with registerScenario (the studies package registers its
- * own). The surrogate with no scenario named plays impliedScenarios(), each on the calls it recognises;
+ * here, study-free physics (heat-bath spins), one line each, and every study's, registered with
+ * registerScenario (the studies package registers its own: travel, team-facts, debate). The surrogate with no scenario named plays impliedScenarios(), each on the calls it recognises;
  * `neutral` plays none.
  */
 const BUILT_IN = {
-  'team-facts': teamFacts,
-  debate,
   ising,
   potts,
   'ising-meanfield': isingMeanField,
@@ -20,9 +16,6 @@ const BUILT_IN = {
 } satisfies Record<string, ScenarioModel>;
 
 const SCENARIOS = new Map<string, ScenarioModel>(Object.entries(BUILT_IN));
-
-/** The built-in scenarios a surrogate naming none plays (after the implied ones studies registered). */
-const BUILT_IN_IMPLIED: readonly (keyof typeof BUILT_IN)[] = ['team-facts', 'debate'];
 
 /** Implied scenarios studies registered, in the order registered. */
 const REGISTERED_IMPLIED: string[] = [];
@@ -49,10 +42,10 @@ export const NEUTRAL_SCENARIO = 'neutral';
  * What a surrogate that names no scenario plays: the scenarios the surrogate held before they were named,
  * each engaging only on the calls it recognises (a study's prompts, relay and hub calls, debate calls), so a
  * spec written before keeps its corpus and fingerprint: those studies registered as implied, in the order
- * registered, then the built-in ones. A scenario added later is played only when named.
+ * registered. A scenario added later is played only when named.
  */
 export function impliedScenarios(): readonly string[] {
-  return [...REGISTERED_IMPLIED, ...BUILT_IN_IMPLIED];
+  return [...REGISTERED_IMPLIED];
 }
 
 /** The names a spec's `scenario` may take. */

@@ -1,4 +1,4 @@
-import type { ScenarioModel } from '../../scenario.js';
+import type { ScenarioModel } from '@panta/llm';
 import { aggregate, decompose, relayReply, workerReply } from './facts.js';
 
 /**

@@ -1,5 +1,5 @@
 import { BOARD_ENTRY, BOARD_TOOL, FULL_PLAN, objectKey, SOP_FORM } from '@panta/core';
-import { mentions, type TeamView } from '../../team-read.js';
+import { mentions, type TeamView } from '@panta/llm';
 
 /**
  * The surrogate's side of paper 001's relay and hub arms (docs/teams.md, "Belief board"), read from the

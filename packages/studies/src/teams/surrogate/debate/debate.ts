@@ -1,5 +1,5 @@
 import { classifyAnswer, DRIFT_ERROR_TYPES, rngFrom, type Prompt, type Rng } from '@panta/core';
-import { lineAfter, type TeamView } from '../../team-read.js';
+import { lineAfter, type TeamView } from '@panta/llm';
 
 /**
  * Debate participants, voters, DRIFTJudge and moderator of the surrogate (paper 003). A participant keeps

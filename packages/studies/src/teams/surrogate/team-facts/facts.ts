@@ -1,6 +1,6 @@
 import { rngFrom, type Prompt, type Rng } from '@panta/core';
 import { boardLines, boardView, claimValue, partObject, withBoardLines } from './board.js';
-import { lineAfter, mentions, type TeamView } from '../../team-read.js';
+import { lineAfter, mentions, type TeamView } from '@panta/llm';
 
 /**
  * Relay and hub members of the surrogate (paper 001): a task is a list of facts (the prompt's `facts`, else
