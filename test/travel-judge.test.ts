@@ -63,6 +63,16 @@ describe('the LLM judge on the travel table (HR per assertion and TCS, Hallucina
     expect(llm.map((r) => (plain(r.tcs_dims) as number[])[1])).toEqual(ref.map((r) => Number(r.tcs)));
 
     expect((await verifyCorpus(llmOut)).problems).toEqual([]);
+    // The judge consistency check (the paper's kappa): 20 outputs at most (this corpus's answers hold 16 distinct ones),
+    // each judged by two calls of their own. The surrogate
+    // judge is deterministic, so the two calls agree on every label; the reference judge has nothing to measure.
+    const [kappa] = await queryRows(`SELECT * FROM read_parquet('${llmOut}/travel_judge.parquet')`);
+    expect(pick([kappa!], ['judge', 'outputs', 'outputs_scored', 'labels', 'agreement', 'kappa', 'kappa_note'])).toEqual([
+      { judge: 'surrogate:surrogate-potts-v1', outputs: 16, outputs_scored: 16, labels: 48, agreement: 1, kappa: 1, kappa_note: null },
+    ]);
+    expect(readFileSync(judgeCachePath(llmOut), 'utf8')).toContain('\\u0000consistency-2');
+    const [refKappa] = await queryRows(`SELECT judge, kappa FROM read_parquet('${join(dir, 'ref')}/travel_judge.parquet')`);
+    expect(refKappa).toEqual({ judge: 'reference', kappa: null });
     // The report's Table 1 says who judged.
     for (const [out, says] of [
       [llmOut, 'LLM judge surrogate:surrogate-potts-v1: every assertion and all five dimensions; 0 rubric replies failed'],
@@ -82,6 +92,7 @@ describe('the LLM judge on the travel table (HR per assertion and TCS, Hallucina
       problems.some((p) => /^travel\.parquet: travel-\S+: assertions_made \d+ stored, 0 recomputed/.test(p)),
       problems.join('\n'),
     ).toBe(true);
+    expect(problems).toContain('travel_judge.parquet: outputs_scored 16 stored, 0 recomputed');
   });
 
   it('panta plan counts the travel rubric calls: one per answer and one per final itinerary of every travel run', () => {

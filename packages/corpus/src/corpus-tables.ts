@@ -47,6 +47,8 @@ export interface AddedTable {
   write(out: string, complete: readonly RunPlan[], judge?: RubricJudge): Promise<void>;
   /** What `panta verify` finds wrong in the written file, recomputed from the runs (every one complete). */
   check(out: string, runs: readonly RunPlan[]): Promise<string[]>;
+  /** Added after corpora it applies to were written: verify checks it where present and does not ask for it. */
+  readonly optional?: boolean;
 }
 
 const ADDED = new Map<string, AddedTable>();

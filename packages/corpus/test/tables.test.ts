@@ -20,6 +20,7 @@ import {
   type TableDecl,
 } from '@panta/corpus';
 // The travel study's table: the corpus format of the files already written includes it.
+import { TRAVEL_JUDGE_TABLE } from '../../studies/src/travel/judge-consistency.js';
 import { TRAVEL_TABLE } from '../../studies/src/travel/table-schema.js';
 import { tempDirPerTest } from './helpers.js';
 
@@ -41,13 +42,15 @@ const FORMAT: Record<string, string> = {
   teams:
     'run_id VARCHAR, config_id VARCHAR, trial INTEGER, prompt_id VARCHAR, geometry VARCHAR, n INTEGER, k INTEGER, temperature DOUBLE, protocol VARCHAR, dynamics VARCHAR, arm VARCHAR, population_arm VARCHAR, turn INTEGER, answer_event BIGINT, answer VARCHAR, tag VARCHAR, exact_match DOUBLE, fact_recall DOUBLE, focus DOUBLE, drifting BOOLEAN, drift_onset INTEGER, recovered BOOLEAN, judge_verdict VARCHAR, regenerated BOOLEAN, feedback BOOLEAN, calls BIGINT, prompt_tokens BIGINT, completion_tokens BIGINT',
   travel:
-    'run_id VARCHAR, config_id VARCHAR, trial INTEGER, prompt_id VARCHAR, protocol VARCHAR, assertions_made INTEGER, assertions_wrong INTEGER, hr DOUBLE, hr_note VARCHAR, tcs DOUBLE, tcs_note VARCHAR, detection_step INTEGER, detection_note VARCHAR, recovery_steps INTEGER, recovery_note VARCHAR, calls INTEGER, cds_sys DOUBLE[], tcs_dims DOUBLE[], judge VARCHAR, judge_failures INTEGER',
+    'run_id VARCHAR, config_id VARCHAR, trial INTEGER, prompt_id VARCHAR, protocol VARCHAR, assertions_made INTEGER, assertions_wrong INTEGER, hr DOUBLE, hr_note VARCHAR, tcs DOUBLE, tcs_note VARCHAR, detection_step INTEGER, detection_note VARCHAR, recovery_steps INTEGER, recovery_note VARCHAR, calls INTEGER, cds_sys DOUBLE[], tcs_dims DOUBLE[], judge VARCHAR, judge_failures INTEGER, task_calls INTEGER, sync_calls INTEGER',
+  travel_judge:
+    'judge VARCHAR, outputs INTEGER, outputs_scored INTEGER, labels INTEGER, agreement DOUBLE, kappa DOUBLE, kappa_note VARCHAR',
   whitening:
     'prompt_id VARCHAR, encoder VARCHAR, mode VARCHAR, fallback VARCHAR, samples BIGINT, lambda DOUBLE, i INTEGER, mean DOUBLE, w DOUBLE[3]',
 };
 
 /** Every table Panta writes with writeParquetTable (the event shards have their own tests). */
-const TABLES: TableDecl[] = [RUNS_TABLE, ORDER_PARAMS_TABLE, STATS_TABLE, TEAMS_TABLE, TRAVEL_TABLE, whiteningTable(3)];
+const TABLES: TableDecl[] = [RUNS_TABLE, ORDER_PARAMS_TABLE, STATS_TABLE, TEAMS_TABLE, TRAVEL_TABLE, TRAVEL_JUDGE_TABLE, whiteningTable(3)];
 
 /** A value of a column's declared type; `variant` 1 is NULL wherever the column allows it. */
 function sample(c: ColumnDecl, variant: number): unknown {
@@ -116,7 +119,15 @@ describe('each table is declared once, and the declaration, the written file and
   });
 
   it('every writeParquetTable call in the sources writes a declared table', () => {
-    const declared = new Set(['RUNS_TABLE', 'ORDER_PARAMS_TABLE', 'STATS_TABLE', 'TEAMS_TABLE', 'TRAVEL_TABLE', 'whiteningTable']);
+    const declared = new Set([
+      'RUNS_TABLE',
+      'ORDER_PARAMS_TABLE',
+      'STATS_TABLE',
+      'TEAMS_TABLE',
+      'TRAVEL_TABLE',
+      'TRAVEL_JUDGE_TABLE',
+      'whiteningTable',
+    ]);
     const root = join(import.meta.dirname, '../..');
     const written: string[] = [];
     for (const pkg of readdirSync(root)) {

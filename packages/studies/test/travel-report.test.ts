@@ -1,16 +1,22 @@
 import { describe, expect, it } from 'vitest';
+import { consistencyRow, consistencySample } from '../src/travel/judge-consistency.js';
 import {
   cdsSysMax,
   travelCdsHrTable,
   travelCdsTable,
+  travelDepartures,
+  travelJudgeKappaTable,
   travelTable1,
   travelTable2,
   travelTable3,
   type TravelRow,
+  withDepartures,
 } from '../src/travel/report.js';
+import { assertionReplyText } from '../src/travel/rubric.js';
 
 const row = (protocol: string, hr: number | null, extra: Partial<TravelRow> = {}): TravelRow => ({
   run_id: `${protocol}-${hr}`,
+  trial: 0,
   prompt_id: 'travel-barcelona',
   protocol,
   hr,
@@ -108,5 +114,49 @@ describe('the travel tables (the paper’s Tables 1-3 shapes), against hand comp
     expect(ns[4] as number).toBeCloseTo(0.9862, 5);
     expect(t.rows.find((r) => r[0] === 'ssvp')).toEqual(['ssvp', 1, null, null, null, 'fewer than two trials with both values']);
     expect(t.caption).toMatch(/r = −0\.03/);
+  });
+
+  it('judge consistency: Cohen’s kappa between two calls’ labels over every (output, assertion), by hand', () => {
+    const A = [
+      { name: 'airport', gold: ['BCN'], wrong: ['LIS'] },
+      { name: 'weather', gold: ['22 C'], wrong: ['14 C'] },
+    ];
+    const prompt = { id: 'travel-barcelona', question: 'q', accepted: ['BCN'], assertions: A } as never;
+    const reply = (a: 'right' | 'wrong' | 'absent', b: 'right' | 'wrong' | 'absent') => assertionReplyText([a, b], A);
+    // Labels, call 1: correct, correct, hallucinated, not_addressed | call 2: correct, hallucinated, hallucinated, not_addressed.
+    // p_o = 3/4; p_e = (2/4)(1/4) + (1/4)(2/4) + (1/4)(1/4) = 5/16; kappa = (12/16 - 5/16) / (11/16) = 7/11.
+    // The third output's second call failed: it is left out.
+    const samples = [0, 1, 2].map((i) => ({ prompt, answer: `answer ${i}` }));
+    const row = consistencyRow('m', samples, [
+      [reply('right', 'right'), reply('right', 'wrong')],
+      [reply('wrong', 'absent'), reply('wrong', 'absent')],
+      [reply('right', 'right'), null],
+    ]);
+    expect(row).toMatchObject({ judge: 'm', outputs: 3, outputs_scored: 2, labels: 4, agreement: 0.75 });
+    expect(row.kappa as number).toBeCloseTo(7 / 11, 12);
+    expect(row.kappa_note).toBe('1 of 3 outputs left out (a call failed)');
+    const t = travelJudgeKappaTable(row);
+    expect(t.rows[0].slice(0, 4)).toEqual(['m', 3, 2, 4]);
+    expect(t.caption).toMatch(/κ = 0\.79/);
+    // 20 distinct outputs at most, the draw the corpus's alone (the same whatever the answers' order).
+    const many = Array.from({ length: 50 }, (_x, i) => ({ prompt, answer: `a${i % 30}` }));
+    const drawn = consistencySample(many);
+    expect(drawn.length).toBe(20);
+    expect(new Set(drawn.map((d) => d.answer)).size).toBe(20);
+    expect(consistencySample([...many].reverse()).map((d) => d.answer)).toEqual(drawn.map((d) => d.answer));
+  });
+
+  it('the captions name the departures a corpus used: the per-scenario layout, another step count, the spec’s own', () => {
+    const drawn = [row('ssvp', 0.1, { trial: 0 }), row('ssvp', 0.2, { trial: 1, prompt_id: 'travel-tokyo' })];
+    expect(travelDepartures(drawn, { sweeps: 5 })).toEqual([]);
+    const every = [...drawn, row('ssvp', 0.3, { trial: 0, prompt_id: 'travel-tokyo' })];
+    expect(travelDepartures(every, { sweeps: 6, departures: ['Qwen, not Haiku'] })).toEqual([
+      'every scenario run `trials` times (trial_prompts: every), not one scenario drawn per trial',
+      '7 steps per trial (sweeps: 6), not 6',
+      'Qwen, not Haiku',
+    ]);
+    const t = withDepartures(travelTable1(ROWS), travelDepartures(every, { sweeps: 5 }));
+    expect(t.caption).toMatch(/Departures from the paper in this corpus: every scenario run `trials` times \(trial_prompts: every\)/);
+    expect(withDepartures(travelTable1(ROWS), []).caption).toBe(travelTable1(ROWS).caption);
   });
 });

@@ -1,8 +1,10 @@
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { type ArmObservation, armPairs, armSummaries, InputError, meanCi } from '@panta/core';
 import { omitColumns, queryRows, type RowOf, readRow } from '@panta/corpus';
-import { type Cell, section, type Table } from '@panta/report';
+import { type Cell, type CorpusData, section, type Table } from '@panta/report';
 import { pearsonCi } from './correlation.js';
+import { TRAVEL_JUDGE_FILE, TRAVEL_JUDGE_TABLE, type TravelJudgeRow } from './judge-consistency.js';
 import { TRAVEL_TABLE, travelTablePath } from './table-schema.js';
 
 /**
@@ -15,7 +17,6 @@ import { TRAVEL_TABLE, travelTablePath } from './table-schema.js';
 /** The columns of travel.parquet the tables read. */
 const TRAVEL_READ = omitColumns(TRAVEL_TABLE, [
   'config_id',
-  'trial',
   'assertions_made',
   'assertions_wrong',
   'hr_note',
@@ -203,16 +204,81 @@ export function travelCdsHrTable(rows: readonly TravelRow[]): Table {
   };
 }
 
-/** The travel experiment's section of the report catalog: travel.parquet (tables only). */
+/** travel_judge.parquet's row; null when the corpus has none (written before it existed). */
+export async function loadJudgeConsistency(dir: string): Promise<TravelJudgeRow | null> {
+  const file = join(dir, TRAVEL_JUDGE_FILE);
+  if (!existsSync(file)) return null;
+  const [row] = await queryRows(`SELECT * FROM read_parquet('${file.replaceAll("'", "''")}')`);
+  return row ? readRow(TRAVEL_JUDGE_TABLE, row) : null;
+}
+
+/** The travel rubric's judge consistency (the paper's 4.4: kappa = 0.79 between two judge calls on 20 outputs). */
+export function travelJudgeKappaTable(row: TravelJudgeRow | null): Table {
+  return {
+    id: 'travel-judge-kappa',
+    title: 'Travel: judge consistency of the assertions rubric (Cohen’s kappa of two independent calls)',
+    caption:
+      'the paper’s check (κ = 0.79): 20 agent outputs drawn from the corpus, each sent twice to the assertions rubric as two calls of ' +
+      'their own; κ between the two calls’ labels (correct, hallucinated, not addressed) over every (output, assertion); outputs a ' +
+      'call failed on are left out.',
+    columns: ['judge', 'outputs', 'outputs scored', 'labels', 'agreement', 'kappa', 'note'],
+    rows: row ? [[row.judge, row.outputs, row.outputs_scored, row.labels, row.agreement, row.kappa, row.kappa_note]] : [],
+    empty: 'The corpus has no travel_judge.parquet (written before the check existed).',
+  };
+}
+
+/** What a travel report reads: travel.parquet's rows, the judge-consistency row, and the departures the corpus used. */
+export interface TravelSource {
+  rows: TravelRow[];
+  consistency: TravelJudgeRow | null;
+  departures: string[];
+}
+
+/**
+ * The departures from the paper (docs/travel.md, "Departures from the paper") that this corpus used, in words:
+ * the trial layout and the step count as its runs and spec show them, and the spec's own `departures`.
+ */
+export function travelDepartures(rows: readonly TravelRow[], spec: unknown): string[] {
+  const out: string[] = [];
+  const seen = new Map<string, string>();
+  for (const r of rows) {
+    const key = `${r.protocol}\u0000${r.trial}`;
+    const before = seen.get(key);
+    if (before !== undefined && before !== r.prompt_id) {
+      out.push('every scenario run `trials` times (trial_prompts: every), not one scenario drawn per trial');
+      break;
+    }
+    seen.set(key, r.prompt_id);
+  }
+  const s = (spec ?? {}) as { sweeps?: unknown; departures?: unknown };
+  if (typeof s.sweeps === 'number' && s.sweeps + 1 !== 6) out.push(`${s.sweeps + 1} steps per trial (sweeps: ${s.sweeps}), not 6`);
+  if (Array.isArray(s.departures)) for (const d of s.departures) if (typeof d === 'string') out.push(d);
+  return out;
+}
+
+/** A caption with the departures the corpus used named at its end. */
+export function withDepartures(table: Table, departures: readonly string[]): Table {
+  if (departures.length === 0) return table;
+  return { ...table, caption: `${table.caption} Departures from the paper in this corpus: ${departures.join('; ')}.` };
+}
+
+async function loadSource(data: CorpusData, dir: string): Promise<TravelSource | null> {
+  const rows = await loadTravel(dir);
+  if (rows === null) return null;
+  return { rows, consistency: await loadJudgeConsistency(dir), departures: travelDepartures(rows, data.manifest.spec) };
+}
+
+/** The travel experiment's section of the report catalog: travel.parquet and travel_judge.parquet (tables only). */
 export const travelSection = section({
   name: 'travel',
-  load: (_data, dir) => loadTravel(dir),
+  load: loadSource,
   figures: [],
   tables: [
-    { ids: ['travel-hr-tcs'], make: (rows) => travelTable1(rows) },
-    { ids: ['travel-calls'], make: (rows) => travelTable2(rows) },
-    { ids: ['travel-tests'], make: (rows) => travelTable3(rows) },
-    { ids: ['travel-cds'], make: (rows) => travelCdsTable(rows) },
-    { ids: ['travel-cds-hr'], make: (rows) => travelCdsHrTable(rows) },
+    { ids: ['travel-hr-tcs'], make: (t) => withDepartures(travelTable1(t.rows), t.departures) },
+    { ids: ['travel-calls'], make: (t) => withDepartures(travelTable2(t.rows), t.departures) },
+    { ids: ['travel-tests'], make: (t) => withDepartures(travelTable3(t.rows), t.departures) },
+    { ids: ['travel-cds'], make: (t) => withDepartures(travelCdsTable(t.rows), t.departures) },
+    { ids: ['travel-cds-hr'], make: (t) => withDepartures(travelCdsHrTable(t.rows), t.departures) },
+    { ids: ['travel-judge-kappa'], make: (t) => travelJudgeKappaTable(t.consistency) },
   ],
 });

@@ -9,14 +9,10 @@ export function isTravelRun(run: RunPlan): boolean {
   return run.prompt.assertions !== undefined;
 }
 
-/**
- * travel.parquet's rows: the measures of the given complete travel runs, read back from their shards, in
- * order. With `judge` (the sweep's LLM judge) HR and TCS are its verdicts, asked for every answer first.
- */
-export async function travelTableRows(out: string, complete: readonly RunPlan[], judge?: TravelJudge): Promise<TravelTableRow[]> {
-  const travel = complete.filter(isTravelRun);
-  if (travel.length === 0) return [];
+/** The shard rows the travel measures read, per run id, in event order. */
+export async function travelEventRows(out: string, travel: readonly RunPlan[]): Promise<Map<string, TravelEventRow[]>> {
   const byRun = new Map<string, TravelEventRow[]>();
+  if (travel.length === 0) return byRun;
   for (const r of await queryRows(
     `SELECT run_id, role, sweep, response, divergence FROM ${readParquetSql(travel.map((t) => shardPath(out, t.runId)))} ORDER BY run_id, event, role`,
   )) {
@@ -31,6 +27,17 @@ export async function travelTableRows(out: string, complete: readonly RunPlan[],
     if (list) list.push(row);
     else byRun.set(id, [row]);
   }
+  return byRun;
+}
+
+/**
+ * travel.parquet's rows: the measures of the given complete travel runs, read back from their shards, in
+ * order. With `judge` (the sweep's LLM judge) HR and TCS are its verdicts, asked for every answer first.
+ */
+export async function travelTableRows(out: string, complete: readonly RunPlan[], judge?: TravelJudge): Promise<TravelTableRow[]> {
+  const travel = complete.filter(isTravelRun);
+  if (travel.length === 0) return [];
+  const byRun = await travelEventRows(out, travel);
   const judgement = judge
     ? await judge.judgeAll(
         travel.map((run) => {
