@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { parseDataset } from '@panta/core';
 import { eventsDir, queryRows, runsTablePath, teamsTablePath, verifyCorpus } from '@panta/corpus';
 import { writeReport } from '@panta/report';
+// The teams study's report section (as `panta report` loads it).
+import '@panta/studies/report';
 import { describe, expect, it } from 'vitest';
 import { ROOT, panta, tempDir, writeSpec } from '../../../test/helpers.js';
 import { runSweep } from '../src/index.js';

@@ -13,15 +13,12 @@ import { section, type CatalogSection } from './section.js';
 import { armMeansTable, armTestsTable } from './stats-table.js';
 import type { Table } from './table.js';
 import { costTable, driftTable, ladderTable, robustnessTable } from './tables.js';
-import { loadTeams } from './team-data.js';
-import { beliefFigure, driftFigure, focusFigure, propagationFigure } from './team-figures.js';
-import { driftTableTeams, judgeTable, propagationTable, teamCostTable } from './team-tables.js';
 
 /**
  * The report's catalog: every figure and table `panta report` writes, in reading order, one entry each. Adding
  * a figure is its function (a Figure from the section's source) and one line here. Sections in order: the
- * population sweep, then each study's own table (teams here; a study's own section, added with
- * registerSection, after them in the order registered).
+ * population sweep, then each study's own section (added with registerSection, after it in the order
+ * registered: packages/studies/src/report.ts).
  */
 
 /** What the population sweep's entries read: the corpus and its panel layout. */
@@ -77,25 +74,7 @@ const population = section<Sweep>({
   ],
 });
 
-/** The team studies (relay, hub, debate schedules): teams.parquet. */
-const teams = section({
-  name: 'teams',
-  load: (_data, dir) => loadTeams(dir),
-  figures: [
-    { ids: ['team-lost-in-propagation'], make: (rows) => propagationFigure(rows) },
-    { ids: ['team-belief-injection'], make: (rows) => beliefFigure(rows) },
-    { ids: ['team-focus'], make: (rows) => focusFigure(rows) },
-    { ids: ['team-drift'], make: (rows) => driftFigure(rows) },
-  ],
-  tables: [
-    { ids: ['team-answers'], make: (rows) => propagationTable(rows) },
-    { ids: ['team-drift-by-arm'], make: (rows) => driftTableTeams(rows) },
-    { ids: ['team-driftjudge'], make: (rows) => judgeTable(rows) },
-    { ids: ['team-cost'], make: (rows) => teamCostTable(rows) },
-  ],
-});
-
-const BUILT_IN: readonly CatalogSection[] = [population, teams];
+const BUILT_IN: readonly CatalogSection[] = [population];
 
 const ADDED: CatalogSection[] = [];
 

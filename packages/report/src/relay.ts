@@ -12,7 +12,7 @@ import type { Cell, Table } from './table.js';
  * fixed token budget a longer chain gets fewer sweeps. This file measures accuracy at the sweep's budget.
  */
 
-/** Team schedules (relay, hub, debate) have tables of their own (team-tables.ts): not population chains. */
+/** Team schedules (relay, hub, debate) have tables of their own (the teams study's section): not population chains. */
 const TEAM_DYNAMICS = new Set(['relay', 'hub', 'debate']);
 
 /** A run of a team schedule (relay, hub, debate). */

@@ -1,4 +1,5 @@
 import { type CatalogSection, registerSection } from '@panta/report';
+import { teamsSection } from './teams/report/index.js';
 import { travelSection } from './travel/report.js';
 
 /**
@@ -6,6 +7,6 @@ import { travelSection } from './travel/report.js';
  * loaded: by `panta report` before it draws, and by vitest's setup file. Apart from the studies' other parts
  * (index.ts) because @panta/report loads the chart renderer, which no other command needs at startup.
  */
-export const STUDY_SECTIONS: readonly CatalogSection[] = [travelSection];
+export const STUDY_SECTIONS: readonly CatalogSection[] = [teamsSection, travelSection];
 
 for (const s of STUDY_SECTIONS) registerSection(s);

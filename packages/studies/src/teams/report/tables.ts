@@ -1,7 +1,7 @@
 import type { Rate } from '@panta/core';
-import type { Cell, Table } from './table.js';
-import { costRows, debateRows, driftSummaries, judgeDetection, propagationPoints } from './team-aggregate.js';
-import type { TeamRow } from './team-data.js';
+import type { Cell, Table } from '@panta/report';
+import { costRows, debateRows, driftSummaries, judgeDetection, propagationPoints } from './aggregate.js';
+import type { TeamRow } from './data.js';
 
 /** A rate as a cell: its value, or in words why it is undefined (never NaN). */
 export function rateCell(r: Rate): Cell {

@@ -1,6 +1,6 @@
 import { detection, type Detection } from '@panta/core';
-import { meanSe } from './stats.js';
-import type { TeamRow } from './team-data.js';
+import { meanSe } from '@panta/report';
+import type { TeamRow } from './data.js';
 
 /** A mean over trials with its band: each trial's value is first averaged over the group's prompts. */
 export interface TrialMean {

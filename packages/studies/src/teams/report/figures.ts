@@ -1,8 +1,6 @@
-import type { TopLevelSpec } from 'vega-lite';
-import { CONFIG, LINE_LEGEND, PANEL, SCHEMA } from './figure-style.js';
-import type { Figure } from './figure.js';
-import { armOrder, debateRows, driftSummaries, focusPoints, propagationPoints, type PropagationPoint } from './team-aggregate.js';
-import type { TeamRow } from './team-data.js';
+import { CONFIG, type Figure, LINE_LEGEND, PANEL, SCHEMA } from '@panta/report';
+import { armOrder, debateRows, driftSummaries, focusPoints, propagationPoints, type PropagationPoint } from './aggregate.js';
+import type { TeamRow } from './data.js';
 
 /** Says what the bands are, and when there are none because every group has a single trial. */
 export function teamBandNote(points: readonly { trials: number }[]): string {
@@ -73,7 +71,7 @@ export function propagationFigure(rows: readonly TeamRow[]): Figure | null {
         },
       ],
     },
-  } as unknown as TopLevelSpec;
+  } as unknown as Figure['spec'];
   return {
     id: 'team-lost-in-propagation',
     title: 'Lost in propagation: fact recall and exact match against team size',
@@ -126,7 +124,7 @@ export function beliefFigure(rows: readonly TeamRow[]): Figure | null {
         { mark: { type: 'rule', strokeWidth: 1.5 }, encoding: { x, y: { field: 'se_lo', type: 'quantitative' }, y2: { field: 'se_hi' } } },
       ],
     },
-  } as unknown as TopLevelSpec;
+  } as unknown as Figure['spec'];
   return {
     id: 'team-belief-injection',
     title: 'Belief injection: exact match with probe, homo and no hidden beliefs',
@@ -185,7 +183,7 @@ export function focusFigure(rows: readonly TeamRow[]): Figure | null {
       ],
     },
     resolve: { scale: { y: 'independent' } },
-  } as unknown as TopLevelSpec;
+  } as unknown as Figure['spec'];
   return {
     id: 'team-focus',
     title: 'Problem drift: the voted solution and FOCUS per turn',
@@ -222,7 +220,7 @@ export function driftFigure(rows: readonly TeamRow[]): Figure | null {
         tooltip: [{ field: 'arm' }, { field: 'value', format: '.3f', title: 'share' }, { field: 'count' }],
       },
     },
-  } as unknown as TopLevelSpec;
+  } as unknown as Figure['spec'];
   const noDrift = summaries.filter((s) => s.recovery === null).map((s) => s.arm);
   return {
     id: 'team-drift',
