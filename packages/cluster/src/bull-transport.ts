@@ -85,6 +85,8 @@ export class BullTransport implements Transport {
     private readonly watchMs: number,
     /** The collector shard of each run (collectorShards; empty: one collector). */
     private readonly shardOf: ReadonlyMap<string, number> = new Map(),
+    /** The scheduler's lease token, carried by every job (BatchJob.lease); none: workers run the jobs whoever holds the lease. */
+    private readonly lease?: string,
   ) {}
 
   async start(onMessage: (message: TransportMessage) => void): Promise<void> {
@@ -211,7 +213,7 @@ export class BullTransport implements Transport {
       versions: Array.from(task.versions),
       ...(task.state ? { state: task.state } : {}),
     };
-    return { name: 'boundary', data: { sweep: this.sweepId, events: [], boundary }, opts: { jobId } };
+    return { name: 'boundary', data: { sweep: this.sweepId, events: [], boundary, ...this.leased() }, opts: { jobId } };
   }
 
   /** Sends boundaries: committed ones are confirmed through the collector, the others become jobs. */
@@ -228,6 +230,10 @@ export class BullTransport implements Transport {
       } else jobs.push(this.boundaryJob(t));
     }
     await this.addJobs(jobs);
+  }
+
+  private leased(): { lease?: string } {
+    return this.lease === undefined ? {} : { lease: this.lease };
   }
 
   /** The scheduler needs no answer text (workers read versions from Redis): counts for progress only. */
@@ -317,7 +323,7 @@ export class BullTransport implements Transport {
       }
       jobs.push({
         name: 'events',
-        data: { sweep: this.sweepId, events: group.map((t) => jobOf(t.run.runId, t.plan, t.moderator, t.depth)) },
+        data: { sweep: this.sweepId, events: group.map((t) => jobOf(t.run.runId, t.plan, t.moderator, t.depth)), ...this.leased() },
         opts: { jobId },
       });
       this.sent.jobs++;

@@ -359,6 +359,12 @@ export interface BatchJob {
   events: EventJob[];
   /** A boundary is sent alone, in a job with no events. */
   boundary?: BoundaryJob;
+  /**
+   * The scheduler lease's token of the scheduler that sent the job. A worker runs the job only while that
+   * scheduler still holds the sweep's lease: a scheduler stopped, killed or replaced leaves jobs in the queue
+   * that no one waits for, and one that resumes the sweep sends every unwritten event again itself.
+   */
+  lease?: string;
 }
 
 export function jobOf(runId: string, plan: EventPlan, moderator?: string, depth?: number): EventJob {

@@ -13,7 +13,8 @@ const TTL_MS = 5000;
  */
 export class RoleLease {
   private timer?: NodeJS.Timeout;
-  private readonly token = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  /** What the lease key holds while this process holds it (a scheduler's jobs carry it: see BatchJob.lease). */
+  readonly token = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   lost = false;
 
   private constructor(

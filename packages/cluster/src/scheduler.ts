@@ -196,7 +196,7 @@ class ScheduledSweep {
     this.collectors = options.collectors ?? 1;
     this.saidRefusal = refusalReporter(log);
     const shards = collectorShards(sweep.runs, this.collectors);
-    this.transport = new BullTransport(redis, session.queue, sweepId, store, options.watchMs ?? 15_000, shards);
+    this.transport = new BullTransport(redis, session.queue, sweepId, store, options.watchMs ?? 15_000, shards, session.lease.token);
     this.remote = new CollectorSink(redis, store, { of: shards, count: this.collectors });
     this.executorOptions = this.makeExecutorOptions();
     // Runs open in the embedded order (longest chain first: see chainsFirst), so both transports run a sweep alike.

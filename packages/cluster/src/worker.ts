@@ -3,7 +3,7 @@ import { redact, toError } from '@panta/core';
 import { executeBoundary, executeEvent, type BoundaryOutcome, type EventOutcome, type Logger } from '@panta/engine';
 import { EndpointUnavailableError, unhealthyCause } from '@panta/llm';
 import { Committer } from './committer.js';
-import { collectorKeys } from './keys.js';
+import { collectorKeys, sweepKeys } from './keys.js';
 import { cpuMs } from './cpu.js';
 import { hopTraceFor } from './hop-trace.js';
 import { JobTaker } from './job-taker.js';
@@ -31,6 +31,8 @@ export interface WorkerSummary {
   events: number;
   duplicates: number;
   failures: number;
+  /** Events of jobs whose scheduler was gone when taken (BatchJob.lease), dropped unrun: no LLM call spent. */
+  dropped: number;
 }
 
 /** One worker's work on one sweep since it started: events committed, calls in flight, LLM usage. */
@@ -59,7 +61,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
     // Stopped while Redis was unreachable: nothing was taken.
     redis.disconnect();
     log.info({}, 'worker stopped before Redis answered');
-    return { events: 0, duplicates: 0, failures: 0 };
+    return { events: 0, duplicates: 0, failures: 0, dropped: 0 };
   }
   return new WorkerRole(redis, options).serve();
 }
@@ -82,6 +84,8 @@ class WorkerRole {
   private readonly bySweep = new Map<string, WorkerProgress>();
   /** One committer per sweep: a commit step tells each collector shard of its runs. */
   private readonly committers = new Map<string, Committer>();
+  /** Schedulers whose jobs were dropped (schedulerGone), said once each. */
+  private readonly goneSaid = new Set<string>();
 
   constructor(
     private readonly redis: PantaRedis,
@@ -129,11 +133,12 @@ class WorkerRole {
   }
 
   private summary(): WorkerSummary {
-    const summary: WorkerSummary = { events: 0, duplicates: 0, failures: 0 };
+    const summary: WorkerSummary = { events: 0, duplicates: 0, failures: 0, dropped: 0 };
     for (const p of this.bySweep.values()) {
       summary.events += p.events;
       summary.duplicates += p.duplicates;
       summary.failures += p.failures;
+      summary.dropped += p.dropped;
     }
     return summary;
   }
@@ -187,7 +192,7 @@ class WorkerRole {
 
   private progressOf(sweepId: string): WorkerProgress {
     let p = this.bySweep.get(sweepId);
-    if (!p) this.bySweep.set(sweepId, (p = { events: 0, duplicates: 0, failures: 0, inflight: 0, calls: 0, retries: 0, tokens: 0 }));
+    if (!p) this.bySweep.set(sweepId, (p = { events: 0, duplicates: 0, failures: 0, dropped: 0, inflight: 0, calls: 0, retries: 0, tokens: 0 }));
     return p;
   }
 
@@ -311,10 +316,36 @@ class WorkerRole {
   }
 
   /**
+   * Whether the scheduler that sent the job no longer holds its sweep's lease (it stopped, was killed, or a
+   * newer one replaced it): nobody waits for the job, and a scheduler resuming the sweep sends every event not
+   * committed again, so the job is dropped before its sweep is even loaded. Were the lease only lapsed (its
+   * scheduler stalled past the lease's TTL), that scheduler's watchdog finds the job gone and sends its events
+   * again: dropping never loses an event. A job without a lease (sent by another transport) always runs.
+   */
+  private async schedulerGone(job: Job<BatchJob>): Promise<boolean> {
+    const { sweep, lease, events, boundary } = job.data;
+    if (lease === undefined) return false;
+    const holder = await this.redis.get(sweepKeys(sweep).schedulerLease);
+    if (holder === lease) return false;
+    const progress = this.progressOf(sweep);
+    progress.dropped += boundary ? 1 : events.length;
+    this.options.onProgress?.(sweep, progress);
+    if (!this.goneSaid.has(lease)) {
+      this.goneSaid.add(lease);
+      this.log.info(
+        { sweep, scheduler: lease, holder },
+        "dropping this scheduler's queued jobs unrun: it no longer holds the sweep (a scheduler that resumes it sends their events again)",
+      );
+    }
+    return true;
+  }
+
+  /**
    * A job's events: what they read comes in one step; events found committed before (a job of an earlier
    * scheduler, sent again by a restarted one) are told to the scheduler at once, which may be waiting for them.
    */
   private async processJob(job: Job<BatchJob>, finished: () => void): Promise<void> {
+    if (await this.schedulerGone(job)) return;
     const { boundary, events } = job.data;
     if (trace) for (const e of events) trace.point('taken', e.run, e.event);
     const ctx = await this.context(job.data.sweep);

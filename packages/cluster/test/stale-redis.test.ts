@@ -1,8 +1,10 @@
 import { cpSync, existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { SWEEPS_KEY, sweepKeys } from '../src/index.js';
+import { EVENT_QUEUE, SWEEPS_KEY, sweepKeys } from '../src/index.js';
 import { RHEON6, corpusDiff, panta, pantaAsync, tempDir, writeSpec } from '../../../test/helpers.js';
 import { RedisServer } from '../../../test/redis-server.js';
 import { Roles, errorLines, logged } from './roles.js';
@@ -138,6 +140,51 @@ describe('a Redis that still holds a finished sweep', () => {
     expectOk({ scheduler: await scheduler.exited, collector: await collector.exited });
     expectVerified(out);
     expect(existsSync(join(dir, 'abandoned'))).toBe(false);
+  });
+
+  it("workers drop the queued jobs of a scheduler that is gone without a model call, and a scheduler resuming the sweep writes every event once, as embedded", async () => {
+    const specFile = writeSpec(dir, spec('stale', 9), 'dropped.yaml');
+    const out = join(dir, 'dropped');
+    const queue = new Queue(EVENT_QUEUE, { connection: redis.duplicate() });
+    queue.on('error', () => undefined);
+    const queued = async () => {
+      const c = await queue.getJobCounts('wait', 'prioritized', 'active', 'delayed');
+      return (c.wait ?? 0) + (c.prioritized ?? 0) + (c.active ?? 0) + (c.delayed ?? 0);
+    };
+    try {
+      // No worker yet: the scheduler's first events wait in the queue; then it stops (Ctrl-C) and nobody resumes it.
+      const collector = roles.spawn(['collector', '--out', out, '--durable-ms', '200']);
+      const stopped = roles.spawn(['scheduler', specFile, '--watch-ms', '3000']);
+      for (let i = 0; i < 600 && (await queued()) === 0; i++) await sleep(50);
+      expect(await queued()).toBeGreaterThan(0);
+      stopped.kill('SIGTERM');
+      expect((await stopped.exited).code).toBe(130);
+      const [id] = Object.keys(await redis.hgetall(SWEEPS_KEY));
+
+      // A worker comes: it takes every job and runs none of them (nothing committed).
+      const worker = roles.spawn(['worker', '--concurrency', '4', '--lock-ms', '1500']);
+      for (let i = 0; i < 600 && (await queued()) > 0; i++) await sleep(50);
+      expect(await queued()).toBe(0);
+      expect(await redis.keys(`panta:${id}:run:*:committed`)).toEqual([]);
+      expect(worker.stderr()).toContain("dropping this scheduler's queued jobs unrun");
+
+      // The sweep resumed: the worker runs each event once (no duplicate: it spent no call before), the corpus
+      // verifies and equals the embedded run's.
+      const resumed = await roles.spawn(['scheduler', specFile, '--watch-ms', '3000']).exited;
+      expect(errorLines(resumed.stderr)).toEqual([]);
+      expect(resumed.stdout).toMatch(/^complete: sweep stale-[0-9a-f]{12}, 128 events scheduled and written$/m);
+      expect((await collector.exited).code).toBe(0);
+      worker.kill('SIGTERM');
+      const served = await worker.exited;
+      expect(served.stderr).toMatch(/panta worker: 128 events committed, 0 duplicates skipped, 0 failed, [1-9]\d* dropped unrun/);
+      expect(errorLines(served.stderr)).toEqual([]);
+      expectVerified(out);
+      const embedded = join(dir, 'dropped-embedded');
+      expect(panta(['run', specFile, '--out', embedded]).code).toBe(0);
+      expect(await corpusDiff(out, embedded)).toEqual({ extra: 0, missing: 0 });
+    } finally {
+      await queue.close();
+    }
   });
 
   it('refuses a corpus of another sweep at --out in one line, exit 2, from the scheduler when it sees the folder and through the collector when only the collector does', async () => {
