@@ -192,7 +192,8 @@ class WorkerRole {
 
   private progressOf(sweepId: string): WorkerProgress {
     let p = this.bySweep.get(sweepId);
-    if (!p) this.bySweep.set(sweepId, (p = { events: 0, duplicates: 0, failures: 0, dropped: 0, inflight: 0, calls: 0, retries: 0, tokens: 0 }));
+    if (!p)
+      this.bySweep.set(sweepId, (p = { events: 0, duplicates: 0, failures: 0, dropped: 0, inflight: 0, calls: 0, retries: 0, tokens: 0 }));
     return p;
   }
 

@@ -142,7 +142,7 @@ describe('a Redis that still holds a finished sweep', () => {
     expect(existsSync(join(dir, 'abandoned'))).toBe(false);
   });
 
-  it("workers drop the queued jobs of a scheduler that is gone without a model call, and a scheduler resuming the sweep writes every event once, as embedded", async () => {
+  it('workers drop the queued jobs of a scheduler that is gone without a model call, and a scheduler resuming the sweep writes every event once, as embedded', async () => {
     const specFile = writeSpec(dir, spec('stale', 9), 'dropped.yaml');
     const out = join(dir, 'dropped');
     const queue = new Queue(EVENT_QUEUE, { connection: redis.duplicate() });
