@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { drawPrompts } from '@panta/core';
-import { loadSweep } from '@panta/engine';
+import { readManifest, verifyCorpus, writeManifest } from '@panta/corpus';
+import { loadSweep, runSweep } from '@panta/engine';
 import { ROOT, tempDir, writeSpec } from './helpers.js';
 
 const EXAMPLE = join(ROOT, 'examples', 'ssvp-travel.yaml');
@@ -57,4 +58,34 @@ describe('examples/ssvp-travel.yaml plans the SSVP paper’s design (Hallucinati
     expect(new Set(rheon.runs.map((r) => r.prompt.id)).size).toBeGreaterThan(1);
     expect(rheon.runs.length).toBe(configs.size * rheon.spec.trials);
   });
+
+  it('a corpus keeps the layout it was planned with: one written before trial_prompts (no key, every) verifies, and today’s YAML is refused on it', async () => {
+    const dir = tempDir();
+    const small = {
+      'trials: 30': 'trials: 1\nprompts: [travel-barcelona, travel-tokyo]',
+      'sweeps: 5': 'sweeps: 1',
+      'protocol: [no-sync, full-broadcast, ssvp]': 'protocol: no-sync',
+    };
+    const old = join(dir, 'old');
+    const oldSpec = writeSpec(
+      dir,
+      example({ ...small, 'trials: 30': 'trials: 1\ntrial_prompts: every\nprompts: [travel-barcelona, travel-tokyo]' }),
+      'old.yaml',
+    );
+    expect((await runSweep(oldSpec, { out: old, logLevel: 'silent' })).status).toBe('complete');
+    // As a corpus from before the key: its stored spec has none.
+    const manifest = readManifest(old)!;
+    expect((manifest.spec as { trial_prompts?: string }).trial_prompts).toBe('every');
+    delete (manifest.spec as { trial_prompts?: string }).trial_prompts;
+    writeManifest(old, manifest);
+    expect((await verifyCorpus(old)).problems).toEqual([]);
+    // Today's YAML (no key) plans drawn trials: another corpus, refused, never mixed into the old one.
+    const today = writeSpec(dir, example(small), 'today.yaml');
+    await expect(runSweep(today, { out: old, logLevel: 'silent' })).rejects.toThrow(/holds a corpus of a different sweep/);
+    // A new corpus stores the layout it resolved, and verifies.
+    const fresh = join(dir, 'fresh');
+    expect((await runSweep(today, { out: fresh, logLevel: 'silent' })).status).toBe('complete');
+    expect((readManifest(fresh)!.spec as { trial_prompts?: string }).trial_prompts).toBe('drawn');
+    expect((await verifyCorpus(fresh)).problems).toEqual([]);
+  }, 60_000);
 });

@@ -246,7 +246,7 @@ export function planSweep(
   const seen = new Set<string>();
   const sizes = spec.geometries.map((g, gi) => sizesFor(spec, g, gi, file, edgeLists));
   const degrees = new Map<string, number>();
-  const drawn = trialPromptsOf(spec, prompts) === 'drawn' ? drawPrompts(sweepSeed, spec.trials, prompts.length) : null;
+  const drawn = spec.trial_prompts === 'drawn' ? drawPrompts(sweepSeed, spec.trials, prompts.length) : null;
   for (const [pi, prompt] of prompts.entries()) {
     spec.geometries.forEach((geometry, gi) => {
       const label = geometryLabel(geometry);
@@ -298,7 +298,11 @@ export function planSweep(
   return runs;
 }
 
-/** How a sweep's trials take its prompts (spec `trial_prompts`): drawn per trial by default when every prompt is a scenario with checkable assertions. */
+/**
+ * How a new sweep's trials take its prompts (spec `trial_prompts`): drawn per trial by default when every prompt
+ * is a scenario with checkable assertions. loadSweep resolves it into the spec; planSweep reads an absent key as
+ * `every`, the layout of corpora written before the key existed.
+ */
 export function trialPromptsOf(spec: Pick<SweepSpec, 'trial_prompts'>, prompts: readonly Prompt[]): 'drawn' | 'every' {
   return spec.trial_prompts ?? (prompts.length > 0 && prompts.every((p) => p.assertions !== undefined) ? 'drawn' : 'every');
 }

@@ -49,6 +49,7 @@ import {
   type PromptTemplate,
   type RunPlan,
   type SweepSpec,
+  trialPromptsOf,
 } from '@panta/core';
 import { checkScenario } from '@panta/llm';
 import { plannerWindow } from './run-order.js';
@@ -251,6 +252,8 @@ export function corpusIdentity(spec: SweepSpec): object {
   if (typeof rest.template === 'string' && builtinTemplate(rest.template)) delete rest.template;
   // per-event is what a spec without the key gets: saying so is the same corpus.
   if (rest.neighbour_order === 'per-event') delete rest.neighbour_order;
+  // every is what corpora from before trial_prompts were planned with: saying so is the same corpus.
+  if (rest.trial_prompts === 'every') delete rest.trial_prompts;
   return {
     ...rest,
     backend: operationalFree(backend),
@@ -359,6 +362,9 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
   const datasetFile = resolve(base, spec.dataset);
   const datasetText = readInput(datasetFile, 'dataset', specPath, 'dataset');
   const prompts = selectPrompts(spec, parseDataset(datasetText, datasetFile), specPath);
+  // The trials' layout, resolved before anything (plan, fingerprint, manifest) reads it: a corpus keeps the layout it
+  // was planned with, and one whose stored spec has no key (written before it existed) was planned `every`.
+  spec.trial_prompts = trialPromptsOf(spec, prompts);
   const templates = templateArms(spec).map((arm) => loadTemplate(arm.ref, base, specPath, arm.field));
   const template = templates[0];
   const { edgeLists, edgeFiles, edgeTexts } = readEdgeLists(spec, base, specPath);
