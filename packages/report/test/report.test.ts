@@ -40,7 +40,7 @@ beforeAll(() => {
   const r = panta(['report', corpus]);
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);
-  expect(r.stdout).toMatch(/^report: .*report\/index\.html \(13 figures as SVG and PNG in .*, 6 tables\)$/m);
+  expect(r.stdout).toMatch(/^report: .*report\/index\.html \(13 figures as SVG and PNG in .*, 8 tables\)$/m);
   report = join(corpus, 'report');
   html = readFileSync(join(report, 'index.html'), 'utf8');
 });
@@ -69,7 +69,7 @@ describe('panta report', () => {
         .map((f) => f.replace(ext, ''));
     const written = { figures: stems('figures', /\.svg$/), tables: stems('tables', /\.csv$/) };
     expect(written.figures).toHaveLength(13);
-    expect(written.tables).toHaveLength(6);
+    expect(written.tables).toHaveLength(8);
     expectCatalogued(written, ENCODERS);
   });
 
