@@ -69,6 +69,7 @@ export function buildProgram(setExit: SetExit): Command {
   addEmbedCommand(program, setExit);
   addJudgeCommand(program, setExit);
   addVerifyCommand(program, setExit);
+  addPhaseCommand(program, setExit);
   addPublishCommand(program, setExit);
   addReportCommand(program, setExit);
   addCalibrateTauCommand(program, setExit);
@@ -324,6 +325,20 @@ function addVerifyCommand(program: Command, setExit: SetExit): void {
     .action(async (dir: string) => {
       const { verifyCommand } = await import('./commands/verify.js');
       setExit(await verifyCommand(dir));
+    });
+}
+
+function addPhaseCommand(program: Command, setExit: SetExit): void {
+  program
+    .command('phase')
+    .description(
+      'transition temperatures (Binder crossings between sizes, susceptibility peaks) and the rho-minimising T*, per geometry, with intervals',
+    )
+    .argument('<dir>', 'corpus folder')
+    .option('--json', 'print one JSON object instead of text')
+    .action(async (dir: string, opts: { json?: boolean }) => {
+      const { phaseCommand } = await import('./commands/phase.js');
+      setExit(await phaseCommand(dir, opts));
     });
 }
 

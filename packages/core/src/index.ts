@@ -246,6 +246,7 @@ export {
   graphDistances,
   integratedAutocorrelationTime,
   parabolaVertex,
+  phaseDiagram,
   plateauOf,
   plateauStart,
   pooledMoment,
@@ -256,6 +257,9 @@ export {
   Z95,
   type BootstrapInterval,
   type CurvePoint,
+  type Estimate,
   type Located,
+  type PhaseFamily,
+  type PhasePoint,
   type PlateauCheck,
 } from './phase/index.js';

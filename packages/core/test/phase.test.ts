@@ -8,6 +8,8 @@ import {
   factualSpin,
   graphDistances,
   integratedAutocorrelationTime,
+  type PhasePoint,
+  phaseDiagram,
   plateauOf,
   plateauStart,
   secondMomentLength,
@@ -189,5 +191,63 @@ describe('finite-size scaling', () => {
         'max',
       ),
     ).toBeNull();
+  });
+});
+
+describe('phase diagram', () => {
+  const point = (n: number, temperature: number, binder: number, chi: number, rho: number, geometry = 'ring'): PhasePoint => ({
+    prompt_id: 'p',
+    encoder: 'e',
+    geometry,
+    protocol: 'glauber',
+    dynamics: 'glauber',
+    template_arm: null,
+    population_arm: null,
+    n,
+    temperature,
+    m: 0.5,
+    m_se: 0.01,
+    chi_m: chi,
+    chi_m_se: 0.01,
+    binder_m: binder,
+    binder_m_se: 0.01,
+    rho,
+    rho_se: 0.01,
+    equilibrated: true,
+  });
+  const grid = (geometry = 'ring') => [
+    ...[0.6, 0.5, 0.3, 0.2].map((u, i) => point(8, i + 1, u, [1, 3, 2, 1][i], [0.5, 0.2, 0.3, 0.6][i], geometry)),
+    ...[0.65, 0.55, 0.2, 0.1].map((u, i) => point(16, i + 1, u, [1, 2, 4, 1][i], [0.2, 0.3, 0.4, 0.5][i], geometry)),
+  ];
+
+  it('T_c from the falling Binder crossing of the largest sizes, chi peaks and T* per size, with reasons where none', () => {
+    const [f] = phaseDiagram(grid());
+    expect(f.sizes).toEqual([8, 16]);
+    // D = U16 - U8 = 0.05, 0.05, -0.1, -0.1: zero at 2 + 0.05/0.15; se_D = 0.01 sqrt 2
+    const z = Z95 * 0.01 * Math.SQRT2;
+    expect(f.tc_binder.t).toBeCloseTo(2 + 0.05 / 0.15, 12);
+    expect(f.tc_binder.lo).toBeCloseTo(2 + (0.05 - z) / 0.15, 12);
+    expect(f.tc_binder.hi).toBeCloseTo(2 + (0.05 + z) / 0.15, 12);
+    expect(f.tc_binder.sizes).toEqual([8, 16]);
+    // chi of N=16 peaks at T=3 between 2 and 1: vertex 3 - 1/10; N=8's at 2 + 1/6
+    expect(f.tc_chi).toMatchObject({ n: 16, t: expect.closeTo(2.9, 12), lo: 2, hi: 4 });
+    expect(f.chi_peaks[0].t).toBeCloseTo(2 + 1 / 6, 12);
+    // rho of N=8 lowest at T=2: vertex of (1, .5), (2, .2), (3, .3) is 2.25; N=16's lowest is at the grid's end
+    expect(f.t_star[0].t).toBeCloseTo(2.25, 12);
+    expect(f.t_star[1]).toMatchObject({ t: null, note: expect.stringMatching(/grid's end/) });
+  });
+
+  it('says why where the data cannot give a number: one size, no crossing, not equilibrated', () => {
+    const single = phaseDiagram(grid('torus2d').filter((p) => p.n === 8))[0];
+    expect(single.tc_binder).toMatchObject({ t: null, note: 'one size (N=8): a Binder crossing needs two' });
+    const parallel = phaseDiagram(grid().map((p) => (p.n === 16 ? { ...p, binder_m: p.binder_m! + 0.5 } : p)))[0];
+    expect(parallel.tc_binder.note).toMatch(/^no crossing of the Binder cumulants of N=8 and N=16/);
+    const drifting = phaseDiagram(grid().map((p) => (p.n === 16 && p.temperature === 3 ? { ...p, equilibrated: false } : p)))[0];
+    expect(drifting.tc_binder).toMatchObject({ t: null, note: 'not equilibrated at N=16 T=3' });
+    expect(drifting.tc_chi.note).toBe('not equilibrated at N=16 T=3');
+    expect(drifting.not_equilibrated).toEqual([{ n: 16, temperature: 3 }]);
+    // A crossing inside the noise (D within errors on one side) is no crossing.
+    const noisy = phaseDiagram(grid().map((p) => ({ ...p, binder_m_se: 0.2 })))[0];
+    expect(noisy.tc_binder.t).toBeNull();
   });
 });

@@ -84,6 +84,7 @@ export {
   PHASE_TABLE,
   phaseRows,
   type PhaseRow,
+  readPhaseTable,
   spinDimensions,
   spinDimKey,
   writePhaseTable,

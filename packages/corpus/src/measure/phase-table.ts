@@ -1,9 +1,11 @@
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import {
   binderCumulant,
   bootstrapOverTrials,
   checkPlateau,
   factualSpin,
+  InputError,
   integratedAutocorrelationTime,
   plateauStart,
   pooledMoment,
@@ -14,7 +16,7 @@ import {
 import { CORPUS_FILES, phaseTablePath, shardPath } from '../corpus-paths.js';
 import { readParquetSql } from '../duckdb.js';
 import { queryRows, writeParquetTable } from '../parquet-table.js';
-import { defineTable, firstDifference, type RowOf } from '../table.js';
+import { defineTable, firstDifference, readRow, type RowOf } from '../table.js';
 import type { OrderParamRow } from './order-params-io.js';
 
 /** A fluctuation measure's value with its bootstrap standard error and 95% interval over trials. */
@@ -300,4 +302,27 @@ export async function checkPhaseTable(
       );
   }
   return problems;
+}
+
+/**
+ * phase.parquet's rows, checked against the declaration. A folder that is not a finished corpus, or one
+ * written before the table existed, is one line naming the file and the fix (exit 2).
+ */
+export async function readPhaseTable(dir: string): Promise<PhaseRow[]> {
+  if (!existsSync(dir)) throw new InputError(dir, '', 'no such folder', 'give the folder a sweep wrote (its --out)');
+  const manifest = join(dir, CORPUS_FILES.manifest);
+  if (!existsSync(manifest)) throw new InputError(manifest, '', 'missing: this is not a Panta corpus', 'give the folder a sweep wrote (its --out)');
+  const file = phaseTablePath(dir);
+  if (!existsSync(file))
+    throw new InputError(
+      file,
+      '',
+      'missing: the sweep has not finished, or was written before phase.parquet existed',
+      'finish the sweep (panta run resumes it), or run it again with this version',
+    );
+  try {
+    return (await queryRows(`SELECT * FROM ${readParquetSql([file])}`)).map((r) => readRow(PHASE_TABLE, r));
+  } catch (e) {
+    throw new InputError(file, '', `cannot be read (${String((e as Error).message).split('\n')[0]})`, 'restore it, or re-run the sweep');
+  }
 }

@@ -1,0 +1,205 @@
+import { curveCrossings, curveExtremum, type CurvePoint, type Located } from './scaling.js';
+
+/**
+ * The phase diagram of a sweep from its fluctuation measures (phase.parquet rows, docs/DESIGN.md#phase): per
+ * family of configurations that differ only in size and temperature (prompt, encoder, geometry, protocol,
+ * dynamics, arms), the transition temperature from Binder crossings between sizes and from susceptibility
+ * peaks, and the rho-minimising temperature T* per size; each with its interval, or in words why the data
+ * cannot give it.
+ */
+
+/** What the diagram reads of one configuration (a row of phase.parquet). */
+export interface PhasePoint {
+  prompt_id: string;
+  encoder: string;
+  geometry: string;
+  protocol: string;
+  dynamics: string;
+  template_arm: string | null;
+  population_arm: string | null;
+  n: number;
+  temperature: number;
+  m: number | null;
+  m_se: number | null;
+  chi_m: number | null;
+  chi_m_se: number | null;
+  binder_m: number | null;
+  binder_m_se: number | null;
+  rho: number | null;
+  rho_se: number | null;
+  equilibrated: boolean;
+}
+
+/** An estimate located between sizes or at one size, or the reason there is none. */
+export type Estimate = (Located & { note?: undefined }) | { t: null; lo: null; hi: null; note: string };
+
+export interface PhaseFamily {
+  prompt_id: string;
+  encoder: string;
+  geometry: string;
+  protocol: string;
+  dynamics: string;
+  template_arm: string | null;
+  population_arm: string | null;
+  sizes: number[];
+  temperatures: number[];
+  /** T_c from the Binder crossing of the two largest sizes. */
+  tc_binder: Estimate & { sizes: number[] };
+  /** The crossing of each pair of consecutive sizes. */
+  crossings: (Estimate & { sizes: [number, number] })[];
+  /** T_c from the susceptibility peak of the largest size. */
+  tc_chi: Estimate & { n: number | null };
+  chi_peaks: (Estimate & { n: number })[];
+  /** The temperature of lowest rho, per size. */
+  t_star: (Estimate & { n: number })[];
+  /** Configurations whose plateau halves disagree (not equilibrated). */
+  not_equilibrated: { n: number; temperature: number }[];
+}
+
+const none = (note: string) => ({ t: null, lo: null, hi: null, note }) as const;
+
+/** The points' families, in the order they first appear. */
+function families(points: readonly PhasePoint[]): PhasePoint[][] {
+  const byKey = new Map<string, PhasePoint[]>();
+  for (const p of points) {
+    const key = JSON.stringify([p.prompt_id, p.encoder, p.geometry, p.protocol, p.dynamics, p.template_arm, p.population_arm]);
+    byKey.set(key, [...(byKey.get(key) ?? []), p]);
+  }
+  return [...byKey.values()];
+}
+
+/** A curve of one size: its points with a defined value, sorted by temperature (an undefined se counts as 0). */
+function curve(points: readonly PhasePoint[], value: (p: PhasePoint) => number | null, se: (p: PhasePoint) => number | null): CurvePoint[] {
+  return points
+    .filter((p) => value(p) !== null && Number.isFinite(value(p)))
+    .map((p) => ({ t: p.temperature, value: value(p)!, se: se(p) ?? 0 }))
+    .sort((a, b) => a.t - b.t);
+}
+
+/** The unequilibrated configurations among those at the grid temperatures from lo to hi (inclusive). */
+function unsettled(points: readonly PhasePoint[], lo: number, hi: number): PhasePoint[] {
+  return points.filter((p) => !p.equilibrated && p.temperature >= lo && p.temperature <= hi);
+}
+
+/** Grid temperatures bracketing t: the nearest at or below and at or above it. */
+function bracket(ts: readonly number[], t: number): [number, number] {
+  const below = ts.filter((x) => x <= t);
+  const above = ts.filter((x) => x >= t);
+  return [below.length ? Math.max(...below) : t, above.length ? Math.min(...above) : t];
+}
+
+const where = (ps: readonly PhasePoint[]) => ps.map((p) => `N=${p.n} T=${p.temperature}`).join(', ');
+
+/**
+ * The crossing of the Binder curves of sizes a < b, by the rule: D = U_b - U_a must fall through zero (the
+ * larger size more ordered below T_c, less above), with a 95% band bounded on both sides within the grid
+ * (D significantly positive before and negative after); of several such, the steepest fall. A crossing
+ * whose bracketing grid points hold an unequilibrated configuration is not given as a number.
+ */
+function binderCrossing(points: readonly PhasePoint[], a: number, b: number): Estimate & { sizes: [number, number] } {
+  const sizes: [number, number] = [a, b];
+  const ca = curve(
+    points.filter((p) => p.n === a),
+    (p) => p.binder_m,
+    (p) => p.binder_m_se,
+  );
+  const cb = curve(
+    points.filter((p) => p.n === b),
+    (p) => p.binder_m,
+    (p) => p.binder_m_se,
+  );
+  const ts = ca.map((p) => p.t).filter((t) => cb.some((q) => q.t === t));
+  if (ts.length < 2) return { ...none(`N=${a} and N=${b} share fewer than two temperatures with a Binder cumulant`), sizes };
+  const ua = new Map(ca.map((p) => [p.t, p.value]));
+  const ub = new Map(cb.map((p) => [p.t, p.value]));
+  const d = (t: number) => ub.get(t)! - ua.get(t)!;
+  const falling = curveCrossings(cb, ca)
+    .filter((c) => c.lo !== null && c.hi !== null)
+    .map((c) => ({ c, br: bracket(ts, c.t) }))
+    .filter(({ br }) => br[0] < br[1] && d(br[0]) > 0 && d(br[1]) < 0)
+    .sort((x, y) => (d(x.br[1]) - d(x.br[0])) / (x.br[1] - x.br[0]) - (d(y.br[1]) - d(y.br[0])) / (y.br[1] - y.br[0]));
+  if (falling.length === 0)
+    return { ...none(`no crossing of the Binder cumulants of N=${a} and N=${b} in T ${ts[0]}..${ts[ts.length - 1]}`), sizes };
+  const { c, br } = falling[0];
+  const bad = unsettled(
+    points.filter((p) => p.n === a || p.n === b),
+    br[0],
+    br[1],
+  );
+  if (bad.length > 0) return { ...none(`not equilibrated at ${where(bad)}`), sizes };
+  return { t: c.t, lo: c.lo, hi: c.hi, sizes };
+}
+
+/** The extremum of one size's curve (chi's peak or rho's minimum), or why there is none. */
+function extremum(
+  points: readonly PhasePoint[],
+  n: number,
+  what: string,
+  value: (p: PhasePoint) => number | null,
+  se: (p: PhasePoint) => number | null,
+  kind: 'max' | 'min',
+): Estimate & { n: number } {
+  const own = points.filter((p) => p.n === n);
+  const c = curve(own, value, se);
+  if (c.length < 3) return { ...none(`${what} is defined at ${c.length} temperatures of N=${n}; locating it needs three`), n };
+  const found = curveExtremum(c, kind);
+  if (!found) return { ...none(`the ${what} of N=${n} is at the grid's end (T ${c[0].t}..${c[c.length - 1].t}): not bracketed`), n };
+  // The extreme grid point and its two neighbours, which the parabola went through.
+  const sign = kind === 'max' ? 1 : -1;
+  const k = c.reduce((best, p, i) => (sign * p.value > sign * c[best].value ? i : best), 0);
+  const bad = unsettled(own, c[k - 1].t, c[k + 1].t);
+  if (bad.length > 0) return { ...none(`not equilibrated at ${where(bad)}`), n };
+  return { ...found, n };
+}
+
+/** The phase diagram of every family of the points (see the module comment). */
+export function phaseDiagram(points: readonly PhasePoint[]): PhaseFamily[] {
+  return families(points).map((ps) => {
+    const p0 = ps[0];
+    const sizes = [...new Set(ps.map((p) => p.n))].sort((a, b) => a - b);
+    const temperatures = [...new Set(ps.map((p) => p.temperature))].sort((a, b) => a - b);
+    const crossings = sizes.slice(1).map((b, i) => binderCrossing(ps, sizes[i], b));
+    const largest = sizes[sizes.length - 1];
+    const tcBinder =
+      sizes.length < 2
+        ? { ...none(`one size (N=${sizes[0]}): a Binder crossing needs two`), sizes }
+        : { ...crossings[crossings.length - 1], sizes: crossings[crossings.length - 1].sizes };
+    const chiPeaks = sizes.map((n) =>
+      extremum(
+        ps,
+        n,
+        'susceptibility peak',
+        (p) => p.chi_m,
+        (p) => p.chi_m_se,
+        'max',
+      ),
+    );
+    const tStar = sizes.map((n) =>
+      extremum(
+        ps,
+        n,
+        'lowest rho',
+        (p) => p.rho,
+        (p) => p.rho_se,
+        'min',
+      ),
+    );
+    return {
+      prompt_id: p0.prompt_id,
+      encoder: p0.encoder,
+      geometry: p0.geometry,
+      protocol: p0.protocol,
+      dynamics: p0.dynamics,
+      template_arm: p0.template_arm,
+      population_arm: p0.population_arm,
+      sizes,
+      temperatures,
+      tc_binder: tcBinder,
+      crossings,
+      tc_chi: { ...chiPeaks[chiPeaks.length - 1], n: largest },
+      chi_peaks: chiPeaks,
+      t_star: tStar,
+      not_equilibrated: ps.filter((p) => !p.equilibrated).map((p) => ({ n: p.n, temperature: p.temperature })),
+    };
+  });
+}
