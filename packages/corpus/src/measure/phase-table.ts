@@ -311,7 +311,8 @@ export async function checkPhaseTable(
 export async function readPhaseTable(dir: string): Promise<PhaseRow[]> {
   if (!existsSync(dir)) throw new InputError(dir, '', 'no such folder', 'give the folder a sweep wrote (its --out)');
   const manifest = join(dir, CORPUS_FILES.manifest);
-  if (!existsSync(manifest)) throw new InputError(manifest, '', 'missing: this is not a Panta corpus', 'give the folder a sweep wrote (its --out)');
+  if (!existsSync(manifest))
+    throw new InputError(manifest, '', 'missing: this is not a Panta corpus', 'give the folder a sweep wrote (its --out)');
   const file = phaseTablePath(dir);
   if (!existsSync(file))
     throw new InputError(
