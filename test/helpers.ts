@@ -95,10 +95,28 @@ export function onDisk(out: string): { parts: number; shards: number } {
 }
 
 /**
- * Runs sweep `spec` into `out` in a child process that writes durable parts of `partRows` rows
- * (test/fixtures/run-sweep.mjs), and kills it with SIGKILL once `until()` holds (asked every `pollMs`, for 60 s at
- * the most). Resolves when the child has exited.
+ * Runs `node test/fixtures/<fixture> ...args` and kills it with SIGKILL once `until()` holds (asked every `pollMs`,
+ * for 60 s at the most), or stops asking when it exits on its own first. Resolves once it has exited, with
+ * whether it had exited before it was killed (a test of work cut short expects false).
  */
+export async function fixtureKilledWhen(
+  fixture: string,
+  args: string[],
+  until: () => boolean | Promise<boolean>,
+  pollMs = 10,
+): Promise<{ exitedFirst: boolean }> {
+  const child = spawn(process.execPath, [join(ROOT, 'test', 'fixtures', fixture), ...args], { cwd: ROOT, stdio: 'ignore' });
+  let exitedFirst = false;
+  const exited = new Promise((r) => child.once('exit', r)).then(() => (exitedFirst = true));
+  const deadline = Date.now() + 60_000;
+  while (!exitedFirst && Date.now() < deadline && !(await until())) await new Promise((r) => setTimeout(r, pollMs));
+  const first = exitedFirst;
+  child.kill('SIGKILL');
+  await exited;
+  return { exitedFirst: first };
+}
+
+/** Runs sweep `spec` into `out` with durable parts of `partRows` rows (test/fixtures/run-sweep.mjs), killed once `until()` holds. */
 export async function sweepKilledWhen(
   spec: string,
   out: string,
@@ -106,13 +124,5 @@ export async function sweepKilledWhen(
   until: () => boolean | Promise<boolean>,
   pollMs = 10,
 ): Promise<void> {
-  const child = spawn(process.execPath, [join(ROOT, 'test', 'fixtures', 'run-sweep.mjs'), spec, out, String(partRows)], {
-    cwd: ROOT,
-    stdio: 'ignore',
-  });
-  const exited = new Promise((r) => child.once('exit', r));
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline && !(await until())) await new Promise((r) => setTimeout(r, pollMs));
-  child.kill('SIGKILL');
-  await exited;
+  await fixtureKilledWhen('run-sweep.mjs', [spec, out, String(partRows)], until, pollMs);
 }

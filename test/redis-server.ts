@@ -30,14 +30,16 @@ export class RedisServer {
   private constructor(
     readonly port: number,
     readonly dir: string,
+    /** With one, the server refuses every client without it (`--requirepass`), as the deploy files can set it. */
+    readonly password?: string,
   ) {}
 
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
   }
 
-  static async start(dir: string): Promise<RedisServer> {
-    const server = new RedisServer(await freePort(), dir);
+  static async start(dir: string, { password }: { password?: string } = {}): Promise<RedisServer> {
+    const server = new RedisServer(await freePort(), dir, password);
     await server.spawn();
     return server;
   }
@@ -59,9 +61,10 @@ export class RedisServer {
       '',
       '--maxmemory-policy',
       'noeviction',
+      ...(this.password === undefined ? [] : ['--requirepass', this.password]),
     ];
     this.child = spawn('redis-server', args, { stdio: 'ignore' });
-    const probe = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const probe = new Redis(this.url, { password: this.password, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
     probe.on('error', () => undefined);
     try {
       for (let i = 0; i < 200; i++) {

@@ -1,6 +1,4 @@
 import { cpSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,7 +6,9 @@ import { parseDataset } from '@panta/core';
 import { queryRows } from '@panta/corpus';
 import { startSurrogateServer, type SurrogateServer } from '@panta/llm';
 import { runCli } from '../src/index.js';
+import { startFaultProxy, type FaultProxy } from '../../../test/fault-proxy.js';
 import { RHEON6, pantaProcess, tempDir, writeSpec } from '../../../test/helpers.js';
+import { freePort } from '../../../test/redis-server.js';
 
 /**
  * Servers that misbehave, as the fuzz suite's spec cases do for inputs: a backend that answers every request
@@ -21,7 +21,7 @@ type Mode = 'html' | 'truncated' | 'shape' | '401' | 'hang' | 'good';
 
 const prompts = parseDataset(readFileSync(RHEON6, 'utf8'), RHEON6);
 let surrogate: SurrogateServer;
-let server: Server;
+let proxy: FaultProxy;
 let url: string;
 let mode: Mode = 'good';
 /** Completion requests the server accepted and never answered. */
@@ -31,37 +31,24 @@ const HTML = `<!DOCTYPE html><html><head><title>Sign in</title></head><body><for
 
 beforeAll(async () => {
   surrogate = await startSurrogateServer({ prompts });
-  server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const send = (status: number, body: string, type = 'application/json') => {
-        res.writeHead(status, { 'content-type': type });
-        res.end(body);
-      };
-      // Lists its models, then accepts each completion request and never answers it.
-      if (mode === 'hang' && req.url?.endsWith('/chat/completions')) return void hung++;
-      if (mode === 'html') return send(200, HTML, 'text/html');
-      if (mode === 'truncated') return send(200, '{"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":"The ans');
-      if (mode === 'shape') return send(200, '{"result":{"text":"an answer"},"status":"ok"}');
-      if (mode === '401') return send(401, '{"error":{"message":"Invalid API key","type":"invalid_request_error"}}');
-      const body = Buffer.concat(chunks);
-      fetch(`${surrogate.url}${req.url}`, {
-        method: req.method,
-        headers: { 'content-type': 'application/json' },
-        ...(body.length > 0 ? { body } : {}),
-      }).then(
-        async (r) => send(r.status, await r.text(), r.headers.get('content-type') ?? 'application/json'),
-        () => send(502, '{"error":{"message":"surrogate down"}}'),
-      );
-    });
+  proxy = await startFaultProxy(surrogate.url, (req) => {
+    // Lists its models, then accepts each completion request and never answers it.
+    if (mode === 'hang' && req.url?.endsWith('/chat/completions')) {
+      hung++;
+      return 'hang';
+    }
+    if (mode === 'html') return { status: 200, body: HTML, type: 'text/html' };
+    if (mode === 'truncated')
+      return { status: 200, body: '{"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":"The ans' };
+    if (mode === 'shape') return { status: 200, body: '{"result":{"text":"an answer"},"status":"ok"}' };
+    if (mode === '401') return { status: 401, body: '{"error":{"message":"Invalid API key","type":"invalid_request_error"}}' };
+    return undefined;
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  url = proxy.url;
 });
 
 afterAll(async () => {
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await proxy.close();
   await surrogate.close();
 });
 
@@ -142,13 +129,7 @@ describe('an LLM judge that cannot produce verdicts', () => {
     // The dead endpoint's pass on a copy: its unfinished journal (resumable) would fail verify of `out`.
     const copy = join(dir, 'copy');
     cpSync(out, copy, { recursive: true });
-    const closed = await new Promise<number>((resolve) => {
-      const s = createServer();
-      s.listen(0, '127.0.0.1', () => {
-        const port = (s.address() as AddressInfo).port;
-        s.close(() => resolve(port));
-      });
-    });
+    const closed = await freePort();
     const judge = (base: string) =>
       `{kind: llm, backend: {kind: openai, base_url: "${base}/v1", model: surrogate-potts-v1, max_retries: 2, timeout_ms: 2000}}`;
     for (const [kind, cause] of JUDGE_CAUSES) {

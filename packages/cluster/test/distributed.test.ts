@@ -1,13 +1,13 @@
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
 import { queryRows } from '@panta/corpus';
 import { runSweep } from '@panta/engine';
 import { EVENT_QUEUE, SWEEPS_KEY, sweepKeys } from '../src/index.js';
-import { RHEON6, corpusDiff, panta, pantaAsync, pantaProcess, tempDir, writeSpec, type PantaProcess } from '../../../test/helpers.js';
-import { RedisServer, freePort } from '../../../test/redis-server.js';
+import { RHEON6, corpusDiff, panta, pantaAsync, tempDir, writeSpec, type PantaProcess } from '../../../test/helpers.js';
+import { freePort } from '../../../test/redis-server.js';
+import { redisPerFile } from './roles.js';
 
 // Long enough to kill roles mid-run: 2 x 3 x 2 x 5 x (16 + 36) / 2 = 1,560 events at 25 ms per call on 12 slots.
 const spec = (name: string) => `
@@ -31,28 +31,9 @@ async function expectSameRows(out: string, embedded: string, events: number): Pr
   expect(await corpusDiff(out, embedded)).toEqual({ extra: 0, missing: 0 });
 }
 
-let server: RedisServer;
-let redis: Redis;
 const dir = tempDir('panta-cluster-');
-
-beforeAll(async () => {
-  server = await RedisServer.start(dir);
-  redis = new Redis(server.url, { maxRetriesPerRequest: null });
-  redis.on('error', () => undefined);
-});
-
-const started: PantaProcess[] = [];
-afterEach(async () => {
-  // Each test starts from an empty Redis and no role left over from a failed one.
-  for (const p of started.splice(0)) p.kill('SIGKILL');
-  await redis.flushall();
-});
-afterAll(async () => {
-  // A failed test must not leave roles running against a server that is going away.
-  for (const p of started) p.kill('SIGKILL');
-  redis.disconnect();
-  await server.stop();
-});
+// Each test starts from an empty Redis and no role left over from a failed one.
+const redis = redisPerFile(dir);
 
 /** The roles of one distributed sweep, each a real `panta` process. */
 class Cluster {
@@ -64,9 +45,7 @@ class Cluster {
     readonly out: string,
   ) {}
   private spawn(args: string[]): PantaProcess {
-    const p = pantaProcess(args, { PANTA_REDIS_URL: server.url });
-    started.push(p);
-    return p;
+    return redis.roles.spawn(args);
   }
   startCollector(): void {
     this.collector = this.spawn(['collector', '--out', this.out, '--durable-ms', '300']);
@@ -99,9 +78,9 @@ class Cluster {
 /** Waits until the scheduler reports at least `share` of the sweep's events written. */
 async function progressed(name: string, share: number): Promise<void> {
   for (let i = 0; i < 600; i++) {
-    const ids = Object.keys(await redis.hgetall(SWEEPS_KEY)).filter((id) => id.startsWith(`${name}-`));
+    const ids = Object.keys(await redis.client.hgetall(SWEEPS_KEY)).filter((id) => id.startsWith(`${name}-`));
     if (ids.length === 1) {
-      const s = await redis.hgetall(sweepKeys(ids[0]!).status);
+      const s = await redis.client.hgetall(sweepKeys(ids[0]!).status);
       if (Number(s.eventsWritten ?? 0) >= share * Number(s.eventsTotal ?? Infinity)) return;
     }
     await sleep(50);
@@ -128,8 +107,7 @@ describe('distributed mode on BullMQ and a real redis-server', () => {
     cluster.start();
     await progressed('killed', 0.1);
     // A second collector for the same sweep waits for the first one's lease instead of writing the corpus too.
-    const intruder = pantaProcess(['collector', '--out', join(dir, 'intruder')], { PANTA_REDIS_URL: server.url });
-    started.push(intruder);
+    const intruder = redis.roles.spawn(['collector', '--out', join(dir, 'intruder')]);
     for (let i = 0; i < 300 && !intruder.stderr().includes('another collector holds this sweep'); i++) await sleep(100);
     intruder.kill('SIGTERM');
     const stopped = await intruder.exited;
@@ -143,7 +121,7 @@ describe('distributed mode on BullMQ and a real redis-server', () => {
     cluster.startCollector();
     cluster.startWorker(0);
 
-    const status = await pantaAsync(['status', '--redis', server.url]);
+    const status = await pantaAsync(['status', '--redis', redis.url]);
     expect(status.code).toBe(0);
     expect(status.stdout).toMatch(/sweep killed-[0-9a-f]{12} \(running/);
     expect(status.stdout).toMatch(/queue: \d+ waiting, \d+ active/);
@@ -158,12 +136,12 @@ describe('distributed mode on BullMQ and a real redis-server', () => {
     await expectEmbeddedEqual(specFile, cluster.out);
 
     // Memory stays bounded: nothing of the finished runs is left in Redis, and no job.
-    const id = Object.keys(await redis.hgetall(SWEEPS_KEY)).find((k) => k.startsWith('killed-'))!;
-    expect(await redis.keys(`panta:${id}:run:*`)).toEqual([]);
-    expect(await redis.xlen(sweepKeys(id).collectorInbox)).toBe(0);
-    expect(await redis.xlen(sweepKeys(id).collectorControl)).toBe(0);
-    expect(await redis.hget(sweepKeys(id).state, 'phase')).toBe('done');
-    expect(await redis.keys(`bull:${EVENT_QUEUE}:*|*`)).toEqual([]);
+    const id = Object.keys(await redis.client.hgetall(SWEEPS_KEY)).find((k) => k.startsWith('killed-'))!;
+    expect(await redis.client.keys(`panta:${id}:run:*`)).toEqual([]);
+    expect(await redis.client.xlen(sweepKeys(id).collectorInbox)).toBe(0);
+    expect(await redis.client.xlen(sweepKeys(id).collectorControl)).toBe(0);
+    expect(await redis.client.hget(sweepKeys(id).state, 'phase')).toBe('done');
+    expect(await redis.client.keys(`bull:${EVENT_QUEUE}:*|*`)).toEqual([]);
   });
 
   it('carries on through a Redis restart (SIGKILL, AOF with appendfsync always) to the same corpus', async () => {
@@ -173,10 +151,10 @@ describe('distributed mode on BullMQ and a real redis-server', () => {
     await progressed('restart', 0.3);
     // Entries Redis delivered to the collector in a reply lost with the connection stay pending in its group:
     // taken here as the collector consumer and never acknowledged, they must still be written.
-    const id = Object.keys(await redis.hgetall(SWEEPS_KEY)).find((k) => k.startsWith('restart-'))!;
+    const id = Object.keys(await redis.client.hgetall(SWEEPS_KEY)).find((k) => k.startsWith('restart-'))!;
     let lost = 0;
     for (let i = 0; i < 100 && lost === 0; i++) {
-      const reply = (await redis.xreadgroup(
+      const reply = (await redis.client.xreadgroup(
         'GROUP',
         'collector',
         'collector',
@@ -191,7 +169,7 @@ describe('distributed mode on BullMQ and a real redis-server', () => {
       lost = reply?.[0]?.[1].length ?? 0;
     }
     expect(lost).toBeGreaterThan(0);
-    await server.restart('SIGKILL', 700);
+    await redis.server.restart('SIGKILL', 700);
     expect((await cluster.scheduler.exited).code).toBe(0);
     expect((await cluster.collector.exited).code).toBe(0);
     expect(await cluster.stopWorkers()).toEqual([0, 0, 0]);
@@ -258,8 +236,8 @@ concurrency: 24
     expect(distributedRuns.some((r) => Number(r.calls_saved) > 0)).toBe(true);
     const verified = panta(['verify', cluster.out]);
     expect(verified.code).toBe(0);
-    const id = Object.keys(await redis.hgetall(SWEEPS_KEY)).find((k) => k.startsWith('arms-'))!;
-    expect(await redis.keys(`panta:${id}:run:*`)).toEqual([]);
+    const id = Object.keys(await redis.client.hgetall(SWEEPS_KEY)).find((k) => k.startsWith('arms-'))!;
+    expect(await redis.client.keys(`panta:${id}:run:*`)).toEqual([]);
   });
 });
 
@@ -268,9 +246,7 @@ describe('distributed mode when the model fails', () => {
   it('fails the runs whose events fail (exit 1), and a second scheduler resumes them to the complete corpus', async () => {
     const port = await freePort();
     const serve = (faults: string[]) => {
-      const p = pantaProcess(['serve-surrogate', '--port', String(port), '--dataset', RHEON6, ...faults]);
-      started.push(p);
-      return p;
+      return redis.roles.spawn(['serve-surrogate', '--port', String(port), '--dataset', RHEON6, ...faults]);
     };
     const listening = async (p: PantaProcess) => {
       for (let i = 0; i < 200; i++) {
@@ -299,7 +275,7 @@ describe('distributed mode when the model fails', () => {
     const collected = await cluster.collector.exited;
     expect(collected.code).toBe(1);
     expect(collected.stdout).toMatch(/^failed: 0\/2 runs/m);
-    const status = JSON.parse((await pantaAsync(['status', '--redis', server.url, '--json'])).stdout) as {
+    const status = JSON.parse((await pantaAsync(['status', '--redis', redis.url, '--json'])).stdout) as {
       sweeps: { phase: string; runs: { run: string; failed?: string }[] }[];
     };
     expect(status.sweeps[0]!.phase).toBe('failed');
@@ -329,9 +305,7 @@ describe('distributed mode when the model fails', () => {
     const specFile = writeSpec(dir, spec('sharded'), 'sharded.yaml');
     const out = join(dir, 'sharded');
     const spawn = (args: string[]) => {
-      const p = pantaProcess(args, { PANTA_REDIS_URL: server.url });
-      started.push(p);
-      return p;
+      return redis.roles.spawn(args);
     };
     // Replicas of one service: each takes the shard no other holds.
     const collector = () => spawn(['collector', '--out', out, '--durable-ms', '300', '--shard', 'auto']);
@@ -363,10 +337,10 @@ describe('distributed mode when the model fails', () => {
     expect(await Promise.all(workers.map(async (w) => (await w.exited).code))).toEqual([0, 0, 0]);
     await expectEmbeddedEqual(specFile, out);
     // Each shard's inbox is drained, and the runs were written by both.
-    const id = Object.keys(await redis.hgetall(SWEEPS_KEY)).find((k) => k.startsWith('sharded-'))!;
-    expect(await redis.xlen(sweepKeys(id).collectorInbox)).toBe(0);
-    expect(await redis.xlen(`${sweepKeys(id).collectorInbox}:1`)).toBe(0);
-    expect(await redis.xlen(sweepKeys(id).collectorControl)).toBe(0);
-    expect(await redis.xlen(`${sweepKeys(id).collectorControl}:1`)).toBe(0);
+    const id = Object.keys(await redis.client.hgetall(SWEEPS_KEY)).find((k) => k.startsWith('sharded-'))!;
+    expect(await redis.client.xlen(sweepKeys(id).collectorInbox)).toBe(0);
+    expect(await redis.client.xlen(`${sweepKeys(id).collectorInbox}:1`)).toBe(0);
+    expect(await redis.client.xlen(sweepKeys(id).collectorControl)).toBe(0);
+    expect(await redis.client.xlen(`${sweepKeys(id).collectorControl}:1`)).toBe(0);
   });
 });

@@ -3,8 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryRows } from '@panta/corpus';
 import { RHEON6, tempDir, writeSpec } from '../../../test/helpers.js';
 import { startKvServer, type KvServer } from '../../../test/kv-server.js';
-import { RedisServer } from '../../../test/redis-server.js';
-import { Roles, errorLines } from './roles.js';
+import { redisPerFile, errorLines } from './roles.js';
 
 /**
  * The distributed twin of packages/engine/test/kv-limited.test.ts: two workers of 16 slots share an endpoint
@@ -16,20 +15,14 @@ const PROMPT_TOKENS = 215;
 const MS_PER_TOKEN = 1.2;
 const SERVICE_MS = PROMPT_TOKENS * MS_PER_TOKEN;
 
-let redis: RedisServer;
 let model: KvServer;
 const dir = tempDir('panta-kv-');
-const roles = new Roles(() => ({ PANTA_REDIS_URL: redis.url }));
+const { roles } = redisPerFile(dir);
 
 beforeAll(async () => {
-  redis = await RedisServer.start(dir);
   model = await startKvServer({ capacityTokens: Math.round(8.5 * PROMPT_TOKENS), msPerToken: MS_PER_TOKEN });
 });
-afterAll(async () => {
-  roles.killAll();
-  await model.close();
-  await redis.stop();
-});
+afterAll(() => model.close());
 
 describe('distributed: a KV-limited endpoint (~8 long prompts at once), 32 chains over two workers', () => {
   it('completes with every request sent once and none timed out', { timeout: 90_000 }, async () => {

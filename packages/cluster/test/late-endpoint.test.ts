@@ -1,30 +1,14 @@
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
 import { EndpointUnavailableError, waitForEndpoints, type EndpointWait } from '@panta/llm';
 import { RHEON6, panta, tempDir, writeSpec } from '../../../test/helpers.js';
-import { RedisServer, freePort } from '../../../test/redis-server.js';
-import { Roles, errorLines, logged } from './roles.js';
+import { freePort } from '../../../test/redis-server.js';
+import { redisPerFile, errorLines, logged } from './roles.js';
 
-let server: RedisServer;
 const dir = tempDir('panta-late-');
-const roles = new Roles(() => ({ PANTA_REDIS_URL: server.url }));
-
-beforeAll(async () => {
-  server = await RedisServer.start(dir);
-});
-afterEach(async () => {
-  roles.killAll();
-  // A sweep a failed test left in Redis would be served to the next test's workers.
-  const redis = new Redis(server.url, { maxRetriesPerRequest: null });
-  await redis.flushall();
-  redis.disconnect();
-});
-afterAll(async () => {
-  roles.killAll();
-  await server.stop();
-});
+// Emptied after each test: a sweep a failed test left in Redis would be served to the next test's workers.
+const { roles } = redisPerFile(dir);
 
 describe('roles that call a model wait for its endpoint', () => {
   it('a model server that starts 20 s after the workers and a judge 10 s after the collector: the sweep completes with no failed run, and the waits are logged', {

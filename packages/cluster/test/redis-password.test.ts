@@ -1,49 +1,23 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
 import { RHEON6, panta, pantaAsync, pantaProcess, tempDir, writeSpec } from '../../../test/helpers.js';
-import { freePort } from '../../../test/redis-server.js';
+import { RedisServer } from '../../../test/redis-server.js';
 import { Roles, errorLines } from './roles.js';
 
 const PASSWORD = 'requirepass-Zq81xw';
 const dir = tempDir('panta-auth-');
 let port: number;
-let child: ChildProcess;
+let server: RedisServer;
 const roles = new Roles(() => ({}));
 
 /** A redis-server that refuses every client without the password, as the deploy files configure it. */
 beforeAll(async () => {
-  port = await freePort();
-  child = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--requirepass', PASSWORD],
-    { stdio: 'ignore' },
-  );
-  const probe = new Redis({
-    port,
-    host: '127.0.0.1',
-    password: PASSWORD,
-    lazyConnect: true,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-  });
-  probe.on('error', () => undefined);
-  for (let i = 0; i < 200; i++) {
-    try {
-      await probe.connect();
-      if ((await probe.ping()) === 'PONG') break;
-    } catch {
-      probe.disconnect();
-      await sleep(25);
-    }
-  }
-  probe.disconnect();
+  server = await RedisServer.start(dir, { password: PASSWORD });
+  port = server.port;
 });
-afterAll(() => {
+afterAll(async () => {
   roles.killAll();
-  child.kill('SIGTERM');
+  await server.stop();
 });
 
 describe('a Redis with requirepass', () => {

@@ -1,5 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { pantaProcess, type PantaProcess } from '../../../test/helpers.js';
+import { RedisServer } from '../../../test/redis-server.js';
 
 /** Every `panta` process a test file started, killed when its test ends (a failed test leaves none behind). */
 export class Roles {
@@ -28,4 +31,55 @@ export async function logged(p: PantaProcess, text: string | RegExp, tries = 600
 /** Lines a role logged at error level (pino level 50) or above. */
 export function errorLines(stderr: string): string[] {
   return stderr.split('\n').filter((l) => /"level":(50|60)/.test(l));
+}
+
+/** What `redisPerFile` gives a test file: its redis-server, a client on it, and the roles its tests start. */
+export interface FileRedis {
+  readonly server: RedisServer;
+  /** The server's URL (what roles get as PANTA_REDIS_URL). */
+  readonly url: string;
+  /** A client on it. */
+  readonly client: Redis;
+  readonly roles: Roles;
+}
+
+/**
+ * A real redis-server (data in `dir`) for one test file: started before its first test, with a client on it, and
+ * stopped after its last. After each test the roles it started are killed and, unless `flushEach` is false, Redis is
+ * emptied, so that no sweep or role a test left behind (a failed one too) is served to the next.
+ */
+export function redisPerFile(dir: string, { flushEach = true } = {}): FileRedis {
+  let server: RedisServer | undefined;
+  let redis: Redis | undefined;
+  const started = <T>(x: T | undefined): T => {
+    if (x === undefined) throw new Error('redisPerFile: Redis is not started yet (use it inside a test or hook)');
+    return x;
+  };
+  const roles = new Roles(() => ({ PANTA_REDIS_URL: started(server).url }));
+  beforeAll(async () => {
+    server = await RedisServer.start(dir);
+    redis = new Redis(server.url, { maxRetriesPerRequest: null });
+    redis.on('error', () => undefined);
+  });
+  afterEach(async () => {
+    roles.killAll();
+    if (flushEach) await started(redis).flushall();
+  });
+  afterAll(async () => {
+    roles.killAll();
+    redis?.disconnect();
+    await server?.stop();
+  });
+  return {
+    get server() {
+      return started(server);
+    },
+    get url() {
+      return started(server).url;
+    },
+    get client() {
+      return started(redis);
+    },
+    roles,
+  };
 }

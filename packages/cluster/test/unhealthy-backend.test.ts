@@ -1,12 +1,10 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryRows } from '@panta/corpus';
-import { RHEON6, panta, tempDir, writeSpec } from '../../../test/helpers.js';
-import { RedisServer, freePort } from '../../../test/redis-server.js';
-import { Roles, logged } from './roles.js';
+import { startFaultProxy, type FaultProxy } from '../../../test/fault-proxy.js';
+import { RHEON6, panta, pantaProcess, tempDir, writeSpec, type PantaProcess } from '../../../test/helpers.js';
+import { freePort } from '../../../test/redis-server.js';
+import { logged, redisPerFile } from './roles.js';
 
 /**
  * The distributed roles against a model server that cannot produce answers (200 with an HTML page, or 401):
@@ -16,51 +14,27 @@ import { Roles, logged } from './roles.js';
  */
 type Mode = 'html' | '401' | 'good';
 
-let redisServer: RedisServer;
-let model: Server;
+let proxy: FaultProxy;
+let surrogate: PantaProcess;
 let url: string;
 let mode: Mode = 'good';
-let surrogatePort: number;
 const dir = tempDir('panta-unhealthy-');
-const roles = new Roles(() => ({ PANTA_REDIS_URL: redisServer.url }));
+const { roles } = redisPerFile(dir);
 
 beforeAll(async () => {
-  redisServer = await RedisServer.start(dir);
-  surrogatePort = await freePort();
-  roles.spawn(['serve-surrogate', '--port', String(surrogatePort), '--dataset', RHEON6]);
-  model = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const send = (status: number, body: string, type = 'application/json') => {
-        res.writeHead(status, { 'content-type': type });
-        res.end(body);
-      };
-      if (mode === 'html') return send(200, '<!DOCTYPE html><html><body><h1>Welcome to nginx!</h1></body></html>', 'text/html');
-      if (mode === '401') return send(401, '{"error":{"message":"Invalid API key"}}');
-      const body = Buffer.concat(chunks);
-      fetch(`http://127.0.0.1:${surrogatePort}${req.url}`, {
-        method: req.method,
-        headers: { 'content-type': 'application/json' },
-        ...(body.length > 0 ? { body } : {}),
-      }).then(
-        async (r) => send(r.status, await r.text(), r.headers.get('content-type') ?? 'application/json'),
-        () => send(502, '{"error":{"message":"surrogate not up yet"}}'),
-      );
-    });
+  const port = await freePort();
+  surrogate = pantaProcess(['serve-surrogate', '--port', String(port), '--dataset', RHEON6]);
+  proxy = await startFaultProxy(`http://127.0.0.1:${port}`, () => {
+    if (mode === 'html')
+      return { status: 200, body: '<!DOCTYPE html><html><body><h1>Welcome to nginx!</h1></body></html>', type: 'text/html' };
+    if (mode === '401') return { status: 401, body: '{"error":{"message":"Invalid API key"}}' };
+    return undefined;
   });
-  await new Promise<void>((resolve) => model.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(model.address() as AddressInfo).port}/v1`;
-});
-afterEach(async () => {
-  const redis = new Redis(redisServer.url, { maxRetriesPerRequest: null });
-  await redis.flushall();
-  redis.disconnect();
+  url = `${proxy.url}/v1`;
 });
 afterAll(async () => {
-  roles.killAll();
-  await new Promise<void>((resolve) => model.close(() => resolve()));
-  await redisServer.stop();
+  surrogate.kill('SIGKILL');
+  await proxy.close();
 });
 
 describe('distributed: a model server that cannot produce answers', () => {

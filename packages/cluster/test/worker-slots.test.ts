@@ -1,31 +1,13 @@
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
 import { SWEEPS_KEY, WORKERS_KEY, liveSlots, sweepKeys } from '../src/index.js';
 import { RHEON6, panta, tempDir, writeSpec } from '../../../test/helpers.js';
-import { RedisServer } from '../../../test/redis-server.js';
-import { Roles, errorLines, logged } from './roles.js';
+import { redisPerFile, errorLines, logged } from './roles.js';
 
-let server: RedisServer;
-let redis: Redis;
 const dir = tempDir('panta-slots-');
-const roles = new Roles(() => ({ PANTA_REDIS_URL: server.url }));
-
-beforeAll(async () => {
-  server = await RedisServer.start(dir);
-  redis = new Redis(server.url, { maxRetriesPerRequest: null });
-  redis.on('error', () => undefined);
-});
-afterEach(async () => {
-  roles.killAll();
-  await redis.flushall();
-});
-afterAll(async () => {
-  roles.killAll();
-  redis.disconnect();
-  await server.stop();
-});
+const redis = redisPerFile(dir);
+const { roles } = redis;
 
 // Concurrency 2 in the spec, 3 workers of 4 slots: 12 events can run, and 2 more wait queued (queuedMargin). 2 runs x 36 agents x 5 = 360 events of 60 ms,
 // on a ring: a third of its agents can update at once, so the cap is reached all along (a mean field's chain is one at a time).
@@ -38,8 +20,8 @@ async function peakInflight(name: string, until: Promise<unknown>): Promise<numb
   void until.finally(() => (done = true));
   let peak = 0;
   while (!done) {
-    const id = Object.keys(await redis.hgetall(SWEEPS_KEY)).find((k) => k.startsWith(`${name}-`));
-    if (id) peak = Math.max(peak, Number((await redis.hget(sweepKeys(id).status, 'inflight')) ?? 0));
+    const id = Object.keys(await redis.client.hgetall(SWEEPS_KEY)).find((k) => k.startsWith(`${name}-`));
+    if (id) peak = Math.max(peak, Number((await redis.client.hget(sweepKeys(id).status, 'inflight')) ?? 0));
     await sleep(100);
   }
   return peak;
@@ -51,7 +33,7 @@ describe("the scheduler's events in flight follow the workers' slots", () => {
   }, async () => {
     const workers = [0, 1, 2].map(() => roles.spawn(['worker', '--concurrency', '4']));
     for (const w of workers) await logged(w, 'worker started');
-    expect(await liveSlots(redis)).toEqual({ workers: 3, slots: 12 });
+    expect(await liveSlots(redis.client)).toEqual({ workers: 3, slots: 12 });
 
     const specFile = writeSpec(dir, specText('slots'), 'slots.yaml');
     const out = join(dir, 'slots');
@@ -84,7 +66,7 @@ describe("the scheduler's events in flight follow the workers' slots", () => {
     // A stopped worker takes its slots away at once.
     workers[0]!.kill('SIGTERM');
     expect((await workers[0]!.exited).code).toBe(0);
-    expect(await liveSlots(redis)).toEqual({ workers: 2, slots: 8 });
-    expect(await redis.hlen(WORKERS_KEY)).toBe(2);
+    expect(await liveSlots(redis.client)).toEqual({ workers: 2, slots: 8 });
+    expect(await redis.client.hlen(WORKERS_KEY)).toBe(2);
   });
 });

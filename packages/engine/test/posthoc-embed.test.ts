@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InputError } from '@panta/core';
 import { posthocJournalPath, queryRows, readPosthocJournal } from '@panta/corpus';
 import { embedCorpus, runSweep } from '../src/index.js';
-import { RHEON6, ROOT, pantaAsync as panta, tempDir, writeSpec } from '../../../test/helpers.js';
+import { RHEON6, ROOT, fixtureKilledWhen, pantaAsync as panta, tempDir, writeSpec } from '../../../test/helpers.js';
 
 const TINY = join(ROOT, 'packages', 'embed', 'test', 'fixtures', 'tiny-encoder');
 
@@ -123,22 +122,10 @@ describe('panta embed: a new encoder over a finished corpus', () => {
     expect((await runSweep(file, { out })).status).toBe('complete');
     expect((await runSweep(file, { out: straight })).status).toBe('complete');
     const encoder = { name: 'mini', kind: 'hashing', dim: 128 };
-    const child = spawn(
-      process.execPath,
-      [join(ROOT, 'test', 'fixtures', 'posthoc-pass.mjs'), 'embed', out, JSON.stringify(encoder), '150'],
-      {
-        cwd: ROOT,
-        stdio: 'ignore',
-      },
-    );
     const journal = posthocJournalPath(out, 'embed', 'mini');
-    let exited = false;
-    child.once('exit', () => (exited = true));
-    while (!exited && (readPosthocJournal(journal)?.done.size ?? 0) < 3) await new Promise((r) => setTimeout(r, 5));
-    expect(exited).toBe(false);
-    const gone = new Promise((r) => child.once('exit', r));
-    child.kill('SIGKILL');
-    await gone;
+    const pass = ['embed', out, JSON.stringify(encoder), '150'];
+    const killed = await fixtureKilledWhen('posthoc-pass.mjs', pass, () => (readPosthocJournal(journal)?.done.size ?? 0) >= 3, 5);
+    expect(killed.exitedFirst).toBe(false);
     const done = readPosthocJournal(journal)?.done.size ?? 0;
     expect(done).toBeGreaterThanOrEqual(3);
     expect(done).toBeLessThan(16);

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { cpSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -17,7 +16,7 @@ import {
 } from '@panta/corpus';
 import { startSurrogateServer } from '@panta/llm';
 import { judgeCorpus, runSweep } from '../src/index.js';
-import { RHEON6, ROOT, pantaAsync as panta, tempDir, writeSpec } from '../../../test/helpers.js';
+import { RHEON6, fixtureKilledWhen, pantaAsync as panta, tempDir, writeSpec } from '../../../test/helpers.js';
 
 const prompts = parseDataset(readFileSync(RHEON6, 'utf8'), RHEON6);
 
@@ -122,22 +121,10 @@ describe('panta judge: another judge over a finished corpus', () => {
       const out = join(dir, 'out');
       expect((await runSweep(writeSpec(dir, spec()), { out })).status).toBe('complete');
       const judge = llmJudge(server.url);
-      const child = spawn(
-        process.execPath,
-        [join(ROOT, 'test', 'fixtures', 'posthoc-pass.mjs'), 'judge', out, llmBlock(server.url), '150', 'qwen'],
-        {
-          cwd: ROOT,
-          stdio: 'ignore',
-        },
-      );
       const journal = posthocJournalPath(out, 'judge', 'qwen');
-      let exited = false;
-      child.once('exit', () => (exited = true));
-      while (!exited && (readPosthocJournal(journal)?.done.size ?? 0) < 3) await new Promise((r) => setTimeout(r, 5));
-      expect(exited).toBe(false);
-      const gone = new Promise((r) => child.once('exit', r));
-      child.kill('SIGKILL');
-      await gone;
+      const pass = ['judge', out, llmBlock(server.url), '150', 'qwen'];
+      const killed = await fixtureKilledWhen('posthoc-pass.mjs', pass, () => (readPosthocJournal(journal)?.done.size ?? 0) >= 3, 5);
+      expect(killed.exitedFirst).toBe(false);
       while (server.stats().open > 0) await new Promise((r) => setTimeout(r, 10));
       const done = readPosthocJournal(journal)?.done.size ?? 0;
       expect(done).toBeGreaterThanOrEqual(3);
