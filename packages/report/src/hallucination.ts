@@ -175,7 +175,9 @@ export function sweepHallucinationFigure(data: CorpusData): Figure | null {
       'the share of answers tagged hallucinated in snapshot(t) (Σ hallucinated / Σ answers over every configuration of the prompt: geometries, sizes, temperatures), ' +
       `one line per prompt; the share is computed for each trial index apart and the line is their mean, the band ± ${spreadWords(spread)} over trials ` +
       `(no band with a single trial; ${spread === 'sd' ? "the paper's spread; --spread se draws the standard error" : "--spread se: the paper's is the standard deviation"}). ` +
-      'A run that stopped early counts with its last snapshot at later sweeps. ' +
+      'A run that stopped early counts with its last snapshot at later sweeps.' +
+      widestNote(values, spread) +
+      ' ' +
       'Every prompt is drawn: the lines are per prompt, not pooled over prompts.' +
       armNote(data),
     spec,
@@ -221,11 +223,32 @@ function amplificationPoints(
   return { values, undefinedRuns, cohesionRose, counts };
 }
 
+/** One point of Figure 6: a prompt's share at sweep t, the mean over trials, and its band (null with one trial). */
+interface SharePoint {
+  arm: string;
+  prompt_id: string;
+  sweep: number;
+  share: number | null;
+  lo: number | null;
+  hi: number | null;
+  trials: number;
+}
+
+/** The caption's sentence on the widest band, the paper's "at most 4.3 percentage points" (Appendix B). */
+function widestNote(values: readonly SharePoint[], spread: Spread): string {
+  let widest: SharePoint | null = null;
+  for (const v of values)
+    if (v.hi !== null && v.share !== null && (widest === null || v.hi - v.share > widest.hi! - widest.share!)) widest = v;
+  if (widest === null) return '';
+  const pp = (100 * (widest.hi! - widest.share!)).toFixed(1);
+  return ` The widest band: ± ${pp} percentage points (${widest.prompt_id}, t = ${widest.sweep}${widest.arm ? `, ${widest.arm}` : ''}), one ${spread} (the paper's Appendix B: a pooled sd of at most 4.3).`;
+}
+
 /**
  * The hallucination share per (arm, prompt, sweep): a mean over trials with its band (± one sd or se). A run
  * that stopped early holds its last snapshot.
  */
-function sharesBySweep(runs: readonly RunInfo[], series: Series, arms: ReturnType<typeof armColumns>, spread: Spread): object[] {
+function sharesBySweep(runs: readonly RunInfo[], series: Series, arms: ReturnType<typeof armColumns>, spread: Spread): SharePoint[] {
   const lastSweep = Math.max(...[...series.values()].map((s) => s.at(-1)!.sweep));
   // (arm, prompt, sweep, trial) -> hallucinated and answers; a run that stopped early holds its last snapshot.
   const cells = new Map<string, { arm: string; prompt: string; sweep: number; trials: Map<number, { h: number; all: number }> }>();

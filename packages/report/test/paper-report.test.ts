@@ -195,6 +195,8 @@ describe('the report draws the paper (numbers worked out by hand)', () => {
     // fq75, t = 0: 1/4 and 0/4: sd .125·√2
     expect(at('fq75', 0).share).toBeCloseTo(0.125, 12);
     expect(at('fq75', 0).lo).toBeCloseTo(0.125 - sd, 12);
+    // The widest band: fq117 at t = 1, sd .375·√2 = 53.0 percentage points
+    expect(figCaption(html, 'hallucination-by-sweep')).toMatch(/The widest band: ± 53\.0 percentage points \(fq117, t = 1\), one sd/);
     // Truncation at k = 0 of 1 sweep saves half the agent calls; cohesion-accuracy: the ring's runs with ρ(0) defined
     expect(sectionRows(html, 'truncation').map((r) => r.slice(0, 3))).toEqual([['0', '50', '4']]);
     expect(sectionRows(html, 'cohesion-accuracy')[0].slice(0, 2)).toEqual(['ring', '3']);
