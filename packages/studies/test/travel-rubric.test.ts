@@ -5,6 +5,8 @@ import {
   parseAssertionReply,
   parseTcsReply,
   parseTravelRubric,
+  SPRINT_ASSERTIONS_SYSTEM,
+  TRAVEL_ASSERTIONS_SYSTEM,
   tcsReplyText,
   travelRubric,
   travelVerdictKey,
@@ -17,6 +19,8 @@ const A = [
 ];
 const prompt = { id: 'p', question: 'Plan a trip to Barcelona, 12 to 16 May, 2,400 EUR.', assertions: A } as unknown as Prompt;
 
+const m = (p: Prompt) => travelRubric('assertions', p, 'web app');
+
 describe('the LLM judge’s travel rubrics (HR per assertion, TCS on five dimensions)', () => {
   it('builds each rubric with the task, the ground truth and the answer, and reads them back', () => {
     const answer = 'Day 1: fly into BCN.\nDay 2: beach.';
@@ -27,6 +31,19 @@ describe('the LLM judge’s travel rubrics (HR per assertion, TCS on five dimens
     expect(parseTravelRubric({ system: 'You grade one answer', user: m.user })).toBeNull();
     expect(travelVerdictKey('tcs', 'p', 'Fly  into BCN!')).toBe(travelVerdictKey('tcs', 'p', 'fly into bcn'));
     expect(travelVerdictKey('tcs', 'p', 'x')).not.toBe(travelVerdictKey('assertions', 'p', 'x'));
+  });
+
+  it('the software-sprint scenarios (ids sprint-...) get the sprint assertions rubric, read back alike; they have no TCS', () => {
+    const sprint = { ...prompt, id: 'sprint-pantry' } as Prompt;
+    expect(m(prompt).system).toBe(TRAVEL_ASSERTIONS_SYSTEM);
+    expect(m(sprint).system).toBe(SPRINT_ASSERTIONS_SYSTEM);
+    expect(parseTravelRubric(m(sprint))).toEqual({ kind: 'assertions', question: prompt.question, answer: 'web app' });
+    const rows: TravelEventRow[] = [{ role: 'agent', sweep: 0, response: 'BCN', divergence: null }];
+    expect(travelRunMeasures({ id: 'sprint-pantry', assertions: A }, rows, 0)).toMatchObject({
+      hr: 0,
+      tcs: null,
+      tcs_note: 'the software-sprint replication is scored on HR only (the paper’s Table 4)',
+    });
   });
 
   it('parses strictly: exactly the keys asked, each a listed verdict or a score in [0, 1] or null', () => {

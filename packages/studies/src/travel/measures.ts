@@ -75,3 +75,15 @@ export function recoverySteps(wrongAt: readonly boolean[], detected: number | nu
   for (let s = detected; s < wrongAt.length; s++) if (!wrongAt[s]) return { value: s - detected, note: null };
   return { value: null, note: 'not recovered within the run' };
 }
+
+/** The study's domains: the travel task (section 4) and the software-sprint replication (5.8), told apart by the scenario's id. */
+export type TravelDomain = 'travel' | 'sprint';
+
+export function travelDomain(prompt: { id?: string }): TravelDomain {
+  return prompt.id?.startsWith('sprint-') ? 'sprint' : 'travel';
+}
+
+/** Whether a domain's runs have a TCS: the paper scores the final itinerary in travel, and reports HR only for the sprint (Table 4). */
+export function hasTcs(prompt: { id?: string }): boolean {
+  return travelDomain(prompt) === 'travel';
+}

@@ -4,6 +4,7 @@ import { type ArmObservation, armPairs, armSummaries, InputError, meanCi } from 
 import { omitColumns, queryRows, type RowOf, readRow } from '@panta/corpus';
 import { type Cell, type CorpusData, section, type Table } from '@panta/report';
 import { pearsonCi } from './correlation.js';
+import { travelDomain } from './measures.js';
 import { TRAVEL_JUDGE_FILE, TRAVEL_JUDGE_TABLE, type TravelJudgeRow } from './judge-consistency.js';
 import { TRAVEL_TABLE, travelTablePath } from './table-schema.js';
 
@@ -204,6 +205,28 @@ export function travelCdsHrTable(rows: readonly TravelRow[]): Table {
   };
 }
 
+/** Table 4 shape (the paper's cross-domain comparison): HR per domain (travel, software sprint) and arm, mean and 95% CI. */
+export function travelDomainTable(rows: readonly TravelRow[]): Table {
+  const out: Cell[][] = [];
+  for (const domain of ['travel', 'sprint'] as const) {
+    const own = rows.filter((r) => travelDomain({ id: r.prompt_id }) === domain);
+    for (const arm of [...new Set(own.map((r) => r.protocol))]) {
+      const v = meanCi(own.filter((r) => r.protocol === arm).map((r) => r.hr));
+      out.push([domain === 'travel' ? 'travel' : 'software sprint', arm, v.n, v.mean, v.lo, v.hi, v.undefinedBecause]);
+    }
+  }
+  return {
+    id: 'travel-domains',
+    title: 'Cross-domain HR by arm: travel and the software-sprint replication (95% CI)',
+    caption:
+      'the paper’s Table 4 (travel: no-sync 0.492, ssvp 0.463, full-broadcast 0.658; software: 0.188, 0.150, 0.150). HR as in the ' +
+      `travel table; the software-sprint scenarios are those whose id begins with sprint-. ${CI}.`,
+    columns: ['domain', 'arm', 'trials', 'HR', '95% CI low', '95% CI high', 'note'],
+    rows: out,
+    empty: 'No travel run is complete yet.',
+  };
+}
+
 /** travel_judge.parquet's row; null when the corpus has none (written before it existed). */
 export async function loadJudgeConsistency(dir: string): Promise<TravelJudgeRow | null> {
   const file = join(dir, TRAVEL_JUDGE_FILE);
@@ -279,6 +302,7 @@ export const travelSection = section({
     { ids: ['travel-tests'], make: (t) => withDepartures(travelTable3(t.rows), t.departures) },
     { ids: ['travel-cds'], make: (t) => withDepartures(travelCdsTable(t.rows), t.departures) },
     { ids: ['travel-cds-hr'], make: (t) => withDepartures(travelCdsHrTable(t.rows), t.departures) },
+    { ids: ['travel-domains'], make: (t) => withDepartures(travelDomainTable(t.rows), t.departures) },
     { ids: ['travel-judge-kappa'], make: (t) => travelJudgeKappaTable(t.consistency) },
   ],
 });

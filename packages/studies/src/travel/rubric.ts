@@ -1,5 +1,5 @@
 import { type ChatMessages, normaliseText, type Prompt } from '@panta/core';
-import type { AssertionVerdict, Assertions } from './measures.js';
+import { type AssertionVerdict, type Assertions, travelDomain } from './measures.js';
 import { TCS_DIMENSIONS } from './run-measures.js';
 
 /**
@@ -30,6 +30,16 @@ export const TRAVEL_TCS_SYSTEM =
   'number from 0 (contradicts the task) to 1 (fully consistent with it), or null if the plan says nothing on it. ' +
   'Reply with a single JSON object with exactly the keys date, location, budget, schedule, recommendation, and nothing else.';
 
+/**
+ * The assertions rubric of the software-sprint replication (the paper's 5.8, Table 4): the travel one's words
+ * for a software team. Its scenarios are the prompts whose id begins with `sprint-` (datasets/sprint5.jsonl).
+ */
+export const SPRINT_ASSERTIONS_SYSTEM =
+  "You check one software-team agent's answer (a sprint plan) against the ground truth given to the team at the start. " +
+  'For each listed assertion say whether the answer asserts it correctly ("correct"), asserts something that ' +
+  'contradicts the ground truth ("hallucinated"), or does not address it or hedges between values ' +
+  '("not_addressed"). Reply with a single JSON object mapping every assertion name to its verdict, and nothing else.';
+
 const ANSWER_OPEN = 'Answer to grade:\n';
 const ANSWER_CLOSE = '\n--- end of answer ---\n';
 const ASK = { assertions: 'Verdicts (JSON):', tcs: 'Scores (JSON):' } as const;
@@ -46,14 +56,19 @@ function groundTruth(assertions: Assertions): string {
 export function travelRubric(kind: TravelRubricKind, prompt: Prompt, answer: string): ChatMessages {
   const assertions = prompt.assertions ?? [];
   return {
-    system: kind === 'assertions' ? TRAVEL_ASSERTIONS_SYSTEM : TRAVEL_TCS_SYSTEM,
+    system: kind === 'tcs' ? TRAVEL_TCS_SYSTEM : travelDomain(prompt) === 'sprint' ? SPRINT_ASSERTIONS_SYSTEM : TRAVEL_ASSERTIONS_SYSTEM,
     user: `Task: ${prompt.question}\nGround truth:\n${groundTruth(assertions)}\n${ANSWER_OPEN}${answer}${ANSWER_CLOSE}${ASK[kind]}`,
   };
 }
 
 /** Reads the kind, the task and the graded answer back from a travel rubric (the surrogate judge); null when it is not one. */
 export function parseTravelRubric(messages: ChatMessages): { kind: TravelRubricKind; question: string; answer: string } | null {
-  const kind = messages.system === TRAVEL_ASSERTIONS_SYSTEM ? 'assertions' : messages.system === TRAVEL_TCS_SYSTEM ? 'tcs' : null;
+  const kind =
+    messages.system === TRAVEL_ASSERTIONS_SYSTEM || messages.system === SPRINT_ASSERTIONS_SYSTEM
+      ? 'assertions'
+      : messages.system === TRAVEL_TCS_SYSTEM
+        ? 'tcs'
+        : null;
   if (kind === null) return null;
   const m =
     /^Task: ([^\n]*)\nGround truth:\n[\s\S]*?\nAnswer to grade:\n([\s\S]*)\n--- end of answer ---\n(?:Verdicts|Scores) \(JSON\):$/.exec(

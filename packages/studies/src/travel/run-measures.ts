@@ -5,6 +5,7 @@ import {
   assertionVerdicts,
   countAssertions,
   detectionStep,
+  hasTcs,
   hallucinationRate,
   recoverySteps,
   type Assertions,
@@ -156,12 +157,15 @@ export function paperCalls(rows: readonly TravelEventRow[], arm: { protocol: str
   return { task_calls: answers.length, sync_calls: sync };
 }
 
+/** TCS's note on the software-sprint scenarios, which the paper scores on HR only (its Table 4). */
+export const SPRINT_TCS_NOTE = 'the software-sprint replication is scored on HR only (the paper’s Table 4)';
+
 /**
  * One run's measures. HR and TCS come from `judge` when given (the sweep's LLM judge), else from the
  * reference check; detection and recovery are always the reference check's (a merge naming both values).
  */
 export function travelRunMeasures(
-  prompt: Pick<Prompt, 'assertions'>,
+  prompt: Pick<Prompt, 'assertions'> & { id?: string },
   rows: readonly TravelEventRow[],
   sweeps: number,
   judge?: RunJudgement,
@@ -175,8 +179,9 @@ export function travelRunMeasures(
   const hr = judged ?? hallucinationRate(counts);
   const last = Math.max(-1, ...answers.map((r) => r.sweep));
   const itinerary = finalItinerary(answers.filter((r) => r.sweep === last).map((r) => r.response));
-  const tcs =
-    last < 0
+  const tcs = !hasTcs(prompt)
+    ? { value: null, note: SPRINT_TCS_NOTE, dims: TCS_DIMENSIONS.map(() => null), failed: 0 }
+    : last < 0
       ? { value: null, note: 'the run has no answer', dims: TCS_DIMENSIONS.map(() => null), failed: 0 }
       : judge
         ? judgedTcs(itinerary, judge)

@@ -2,6 +2,7 @@ import type { RunPlan } from '@panta/core';
 import type { TravelJudge } from './judged.js';
 import { finalItinerary, type TravelEventRow, travelRunMeasures } from './run-measures.js';
 import { queryRows, readParquetSql, shardPath } from '@panta/corpus';
+import { hasTcs } from './measures.js';
 import type { TravelTableRow } from './table-schema.js';
 
 /** Whether a run is a travel run: its prompt carries checkable assertions. */
@@ -46,7 +47,8 @@ export async function travelTableRows(out: string, complete: readonly RunPlan[],
           return {
             prompt: run.prompt,
             answers: answers.map((r) => r.response),
-            itineraries: last < 0 ? [] : [finalItinerary(answers.filter((r) => r.sweep === last).map((r) => r.response))],
+            itineraries:
+              last < 0 || !hasTcs(run.prompt) ? [] : [finalItinerary(answers.filter((r) => r.sweep === last).map((r) => r.response))],
           };
         }),
       )

@@ -1,11 +1,20 @@
 import type { ChatMessages, Prompt } from '@panta/core';
 import { assertionVerdicts } from '../measures.js';
-import { assertionReplyText, parseTravelRubric, TRAVEL_ASSERTIONS_SYSTEM, TRAVEL_TCS_SYSTEM, tcsReplyText } from '../rubric.js';
+import {
+  assertionReplyText,
+  parseTravelRubric,
+  SPRINT_ASSERTIONS_SYSTEM,
+  TRAVEL_ASSERTIONS_SYSTEM,
+  TRAVEL_TCS_SYSTEM,
+  tcsReplyText,
+} from '../rubric.js';
 import { TCS_DIMENSIONS } from '../run-measures.js';
 
 /** Whether the messages are one of the travel rubrics (../rubric.ts). */
 export function isTravelRubric(messages: ChatMessages): boolean {
-  return messages.system === TRAVEL_ASSERTIONS_SYSTEM || messages.system === TRAVEL_TCS_SYSTEM;
+  return (
+    messages.system === TRAVEL_ASSERTIONS_SYSTEM || messages.system === SPRINT_ASSERTIONS_SYSTEM || messages.system === TRAVEL_TCS_SYSTEM
+  );
 }
 
 const SCORE = { right: 1, wrong: 0, both: 0.5, absent: null } as const;
