@@ -65,6 +65,13 @@ export interface SchedulerSummary {
  */
 export async function runScheduler(specPath: string, options: SchedulerOptions): Promise<SchedulerSummary> {
   const sweep = loadSweep(specPath, options);
+  if (!Array.isArray(sweep.spec.temperatures))
+    throw new InputError(
+      specPath,
+      'temperatures.adaptive',
+      'adaptive temperatures run embedded (panta run), or as a job array (--shard and panta merge), not on the cluster',
+      'run it with panta run (--shard I/N for parts), or give a list of temperatures',
+    );
   const sweepId = sweepIdOf(sweep.spec.name, sweep.fingerprint);
   const keys = sweepKeys(sweepId);
   const log = options.log.child({ sweep: sweepId });

@@ -8,6 +8,7 @@ import { CHARS_PER_TOKEN } from './names.js';
 import { protocolOf } from './protocol/registry.js';
 import { CONTEXT_MERGE_INSTRUCTION } from './protocol/ssvp.js';
 import type { SweepSpec } from './spec/schema.js';
+import { boundingTemperatures } from './spec/temperatures.js';
 import { teamAnswerTokens, teamCallCosts } from './team/cost.js';
 import { teamSchedule } from './team/schedules.js';
 
@@ -47,12 +48,13 @@ export function worstPromptTokens(run: RunPlan, template: PromptTemplate, maxTok
 /** Fails the plan when the backend cannot take the grid's temperatures (Anthropic: 0 to 1). */
 export function checkBackendLimits(spec: SweepSpec, file: string): void {
   if (spec.backend.kind !== 'anthropic') return;
-  const i = spec.temperatures.findIndex((t) => t > 1);
+  const listed = boundingTemperatures(spec.temperatures);
+  const i = listed.findIndex((t) => t > 1);
   if (i >= 0) {
     throw new InputError(
       file,
-      `temperatures[${i}]`,
-      `${spec.temperatures[i]} is above 1, the highest temperature the Anthropic API accepts`,
+      Array.isArray(spec.temperatures) ? `temperatures[${i}]` : `temperatures.adaptive.range[${i}]`,
+      `${listed[i]} is above 1, the highest temperature the Anthropic API accepts`,
       'use temperatures from 0 to 1 with an anthropic backend',
     );
   }

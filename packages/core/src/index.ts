@@ -67,7 +67,23 @@ export {
   RHEON_PREFIX_TEMPLATE,
   RHEON_TEMPLATE,
 } from './templates.js';
-export { configArms, configId, drawPrompts, graphFor, planSweep, runEvents, selectPrompts, sweepEvents, trialPromptsOf } from './plan.js';
+export {
+  adaptiveGroup,
+  configArms,
+  configId,
+  drawPrompts,
+  graphFor,
+  planSweep,
+  runEvents,
+  selectPrompts,
+  sweepEvents,
+  trialPromptsOf,
+} from './plan.js';
+export type { AdaptiveGrids } from './plan.js';
+export { maximalGrids, nextTemperatures, runGroup, sweepPartition, sweepShardRuns } from './adaptive.js';
+export type { AdaptiveStep, RunSeries } from './adaptive.js';
+export { boundingTemperatures, maxTemperatureCount, roundTemperature, startGrid } from './spec/temperatures.js';
+export type { AdaptiveTemperatures } from './spec/temperatures.js';
 export type { ArmFiles, RunArms, RunPlan } from './plan.js';
 export { criticalPath, eventSeed, Schedule } from './schedule.js';
 export type { EventPlan, EventStream } from './schedule.js';

@@ -6,6 +6,7 @@ import type { PromptTemplate } from './prompt-types.js';
 import type { RunControls } from './protocol/control.js';
 import { mixSeed } from './rng.js';
 import { dynamicsArms, populationArms, templateArms } from './spec/arms.js';
+import { startGrid } from './spec/temperatures.js';
 import type { TeamRun } from './team/calls.js';
 import { isTeamDynamics, teamEventCount } from './team/schedules.js';
 import { checkTeamArm, checkTeamSpec, teamControls } from './team/spec.js';
@@ -92,6 +93,14 @@ export function configId(
   const pop = arms.population !== undefined ? `-pop-${arms.population}` : '';
   const kind = dynamics === 'synchronous' ? '-sync' : isTeamDynamics(dynamics) ? `-${dynamics}` : '';
   return `${promptId}-${label}-n${n}-T${temperature}-${protocol}${kind}${tpl}${pop}`;
+}
+
+/**
+ * The key of a configuration group of adaptive temperatures (adaptive.ts): every run that differs only in
+ * size, temperature and trial. Its config id without size and temperature.
+ */
+export function adaptiveGroup(promptId: string, label: string, protocol: string, dynamics: string, arms: RunArms = {}): string {
+  return configId(promptId, label, 0, 0, protocol, dynamics, arms).replace(`${label}-n0-T0-`, `${label}-`);
 }
 
 /** The template and population arm names a config id carries (configId's `-tpl-` and `-pop-` suffixes). */
@@ -235,6 +244,7 @@ export function planSweep(
   file: string,
   edgeLists: EdgeLists = new Map(),
   files: ArmFiles = {},
+  grids: AdaptiveGrids = new Map(),
 ): RunPlan[] {
   checkSizeMapKeys(spec, file);
   checkTeamSpec(spec, dynamicsArms(spec), file);
@@ -256,10 +266,11 @@ export function planSweep(
           if (!degrees.has(key)) degrees.set(key, graphFor(geometry, n, 0, edgeLists).k);
           return degrees.get(key)!;
         };
-        for (const temperature of spec.temperatures) {
+        for (const temperature of temperatureAxis(spec, grids)) {
           for (const protocol of protocols) {
             for (const arm of arms) {
               checkTeamArm(spec, arm.dynamics, protocol, file);
+              if (!inGroupGrid(spec, grids, adaptiveGroup(prompt.id, label, protocol, arm.dynamics, arm.names), temperature)) continue;
               const config = configId(prompt.id, label, n, temperature, protocol, arm.dynamics, arm.names);
               for (let trial = 0; trial < spec.trials; trial++) {
                 if (drawn && drawn[trial] !== pi) continue;
@@ -310,6 +321,26 @@ export function trialPromptsOf(spec: Pick<SweepSpec, 'trial_prompts'>, prompts: 
 /** The prompt index each trial runs under `trial_prompts: drawn`: uniform, from the sweep's seed and the trial alone. */
 export function drawPrompts(sweepSeed: number, trials: number, prompts: number): number[] {
   return Array.from({ length: trials }, (_x, trial) => mixSeed(sweepSeed, 'trial-prompt', trial) % prompts);
+}
+
+/**
+ * The temperatures of an adaptive sweep's configuration groups so far, by group key (adaptiveGroup); a group
+ * not in it has the start grid. A fixed list ignores it.
+ */
+export type AdaptiveGrids = ReadonlyMap<string, readonly number[]>;
+
+/** The temperatures the grid loops over: the list, or (adaptive) every group's temperatures and the start grid, ascending. */
+function temperatureAxis(spec: SweepSpec, grids: AdaptiveGrids): readonly number[] {
+  if (Array.isArray(spec.temperatures)) return spec.temperatures;
+  const all = new Set(startGrid(spec.temperatures.adaptive));
+  for (const grid of grids.values()) for (const t of grid) all.add(t);
+  return [...all].sort((a, b) => a - b);
+}
+
+function inGroupGrid(spec: SweepSpec, grids: AdaptiveGrids, group: string, t: number): boolean {
+  if (Array.isArray(spec.temperatures)) return true;
+  const grid = grids.get(group);
+  return grid ? grid.includes(t) : startGrid(spec.temperatures.adaptive).includes(t);
 }
 
 /** The interaction graph of a run (random graphs are drawn from the run's own seed). */

@@ -52,6 +52,11 @@ export interface Manifest {
    */
   shard?: ShardInfo;
   /**
+   * Adaptive temperatures (`temperatures: {adaptive}`): each configuration group's temperatures after its
+   * last round, by group key (core's adaptiveGroup); a part of a job array records its own groups'.
+   */
+  adaptive?: { grids: Record<string, number[]> };
+  /**
    * Judges that re-tagged the corpus after the sweep (`panta judge`): each fills a `tag_<name>` column of the
    * event shards and has its own order parameters and runs.parquet under judges/<name>/. `judge` above stays
    * the sweep's own, whose `tag` the dynamics saw.

@@ -12,7 +12,7 @@ import {
   promptSchema,
   runEvents,
   shardLabel,
-  shardRuns,
+  sweepShardRuns,
   shardWeigherFor,
   sweepSpecSchema,
   driftTolerance,
@@ -105,8 +105,10 @@ export async function verifyCorpus(dir: string): Promise<VerifyReport> {
   }
   // A part of a job array holds its slice of the grid, and no measurement (panta merge makes it).
   const shard = manifest.shard;
-  const grid = planSweep(spec, prompts, manifest.spec_file, edgeLists);
-  const runs = shard ? shardRuns(grid, shard, shardWeigherFor(shard.policy ?? 'events', spec, edgeLists)) : grid;
+  // Adaptive temperatures: the grids the sweep's rounds reached, as the manifest records them.
+  const grids = new Map(Object.entries(manifest.adaptive?.grids ?? {}));
+  const grid = planSweep(spec, prompts, manifest.spec_file, edgeLists, {}, grids);
+  const runs = shard ? sweepShardRuns(spec, grid, shard, shardWeigherFor(shard.policy ?? 'events', spec, edgeLists)) : grid;
   const good = await checkShards(out, runs, edgeLists, manifest.encoders, problems);
   const { damaged, unreadableTables } = await checkFiles(out, dir, manifest, problems);
   const checked = `${runs.length} runs, ${manifest.events?.written} events, ${Object.keys(manifest.files ?? {}).length} files`;

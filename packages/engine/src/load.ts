@@ -37,7 +37,9 @@ import {
   selectPrompts,
   parsePopulation,
   SHARD_POLICY,
-  shardRuns,
+  sweepShardRuns,
+  boundingTemperatures,
+  maxTemperatureCount,
   shardWeigherFor,
   type PopulationEntry,
   type ArmFiles,
@@ -52,6 +54,7 @@ import {
   trialPromptsOf,
 } from '@panta/core';
 import { checkScenario } from '@panta/llm';
+import { adaptiveOf, checkAdaptive } from './adaptive-rounds.js';
 import { plannerWindow } from './run-order.js';
 import { resolveTau, type TauSource } from './tau-calibration.js';
 import { checkWhiteningSource } from './whitening-source.js';
@@ -76,6 +79,11 @@ export interface LoadedSweep {
   fingerprint: string;
   /** ssvp's tau taken from another corpus's calibration ({calibrate, from, arm}): which, and the number. */
   tauSource?: TauSource;
+  /**
+   * Adaptive temperatures: each configuration group's grid after the rounds run so far (a group absent has
+   * the start grid); `runs` are the runs under them (adaptive-rounds.ts).
+   */
+  grids?: Map<string, number[]>;
 }
 
 export interface SweepOverrides {
@@ -324,7 +332,7 @@ function checkControls(spec: SweepSpec, file: string): void {
       `use one of ${spec.encoders.map((e) => e.name).join(', ')}`,
     );
   }
-  if (spec.annealing?.shape === 'geometric' && (spec.annealing.to <= 0 || spec.temperatures.some((t) => t <= 0))) {
+  if (spec.annealing?.shape === 'geometric' && (spec.annealing.to <= 0 || boundingTemperatures(spec.temperatures).some((t) => t <= 0))) {
     throw new InputError(
       file,
       'annealing.to',
@@ -375,9 +383,10 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
   // Before planning, which builds every graph: a grid too large to hold is refused, not allocated.
   checkSweepBounds(spec, prompts.length, specPath, (path) => edgeListSize(edgeLists.get(path)!));
   const protocols = (Array.isArray(spec.protocol) ? spec.protocol.length : 1) * armCount(spec);
-  const runsPerSize = prompts.length * spec.temperatures.length * protocols * spec.trials;
+  const runsPerSize = prompts.length * maxTemperatureCount(spec.temperatures) * protocols * spec.trials;
   checkMemoryBudget(spec, runsPerSize, specPath, (path) => edgeListSize(edgeLists.get(path)!), memoryAvailable(spec, specPath));
   const runs = planSweep(spec, prompts, specPath, edgeLists, armFiles);
+  checkAdaptive(spec, runs, specPath);
   checkBackendLimits(spec, specPath);
   checkScenario(spec.backend, specPath, 'backend');
   if (spec.judge.kind === 'llm') checkScenario(spec.judge.backend, specPath, 'judge.backend');
@@ -397,7 +406,7 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
   const out = resolve(overrides.out ?? (shard ? `${defaultOut}.part-${shard.index}-of-${shard.count}` : defaultOut));
   const fingerprint = sweepFingerprint(spec, prompts, templates, edgeTexts, populationTexts);
   // Every part plans (and checks) the whole grid, so each computes the same partition.
-  const mine = shard ? shardRuns(runs, shard, shardWeigherFor(SHARD_POLICY, spec, edgeLists)) : runs;
+  const mine = shard ? sweepShardRuns(spec, runs, shard, shardWeigherFor(SHARD_POLICY, spec, edgeLists)) : runs;
   return {
     specFile,
     spec,
@@ -410,6 +419,7 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
     out,
     fingerprint,
     ...(tauResolved.source ? { tauSource: tauResolved.source } : {}),
+    ...(adaptiveOf(spec) ? { grids: new Map<string, number[]>() } : {}),
   };
 }
 

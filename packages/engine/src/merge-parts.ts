@@ -7,7 +7,7 @@ import {
   planSweep,
   promptSchema,
   shardLabel,
-  shardPartition,
+  sweepPartition,
   shardWeigherFor,
   sweepSpecSchema,
   type Edge,
@@ -105,8 +105,10 @@ export function readParts(given: readonly string[]): { parts: PartFolder[]; swee
   checkComplete(read, count, specFile);
   const policy = first.shard.policy ?? 'events';
   checkOnePolicy(read, first, policy);
-  const sweep = sweepOfManifest(first.manifest, manifestPath(first.dir));
-  const dealt = shardPartition(sweep.runs, count, shardWeigherFor(policy, sweep.spec, sweep.edgeLists));
+  // Adaptive temperatures: each part holds whole groups and records their grids; the sweep's are their union.
+  const grids = new Map(read.flatMap((p) => Object.entries(p.manifest.adaptive?.grids ?? {})));
+  const sweep = sweepOfManifest(first.manifest, manifestPath(first.dir), grids);
+  const dealt = sweepPartition(sweep.spec, sweep.runs, count, shardWeigherFor(policy, sweep.spec, sweep.edgeLists));
   return { parts: partsWithRuns(byIndex, sweep, dealt, count, specFile), sweep };
 }
 
@@ -246,7 +248,7 @@ function partsWithRuns(
  * The sweep a part's manifest describes, planned as `panta verify` plans it: its spec, prompts and the
  * edge lists next to its spec file. The merge needs the grid, not the backend or the encoders.
  */
-function sweepOfManifest(manifest: Manifest, file: string): Omit<LoadedSweep, 'out'> {
+function sweepOfManifest(manifest: Manifest, file: string, grids: Map<string, number[]>): Omit<LoadedSweep, 'out'> {
   const parsed = sweepSpecSchema.safeParse(manifest.spec);
   if (!parsed.success)
     throw new InputError(file, 'spec', 'the spec it records is not a valid sweep spec', 'run the parts again with this Panta version');
@@ -266,7 +268,7 @@ function sweepOfManifest(manifest: Manifest, file: string): Omit<LoadedSweep, 'o
     }
     edgeLists.set(g.path, parseEdgeList(readFileSync(edges, 'utf8'), edges));
   });
-  const runs = planSweep(spec, prompts, manifest.spec_file, edgeLists);
+  const runs = planSweep(spec, prompts, manifest.spec_file, edgeLists, {}, grids);
   return {
     specFile: manifest.spec_file,
     spec,

@@ -1,3 +1,4 @@
+import { gridsRecord } from './adaptive-rounds.js';
 import {
   copyFileSync,
   existsSync,
@@ -152,9 +153,16 @@ function startingManifest(parts: readonly PartFolder[], runs: number, events: nu
     tags: {},
     usage: { calls: 0, retries: 0, prompt_tokens: 0, completion_tokens: 0, cost: null, judge_calls: 0 },
     files: {},
+    ...mergedGrids(parts),
     started_at: started,
     updated_at: new Date().toISOString(),
   };
+}
+
+/** Adaptive temperatures: every part's groups' grids (each part holds whole groups), keyed as a whole sweep keys them. */
+function mergedGrids(parts: readonly PartFolder[]): Pick<Manifest, 'adaptive'> {
+  const grids = new Map(parts.flatMap((p) => Object.entries(p.manifest.adaptive?.grids ?? {})));
+  return grids.size > 0 ? { adaptive: { grids: gridsRecord(grids) } } : {};
 }
 
 /**

@@ -24,6 +24,7 @@ import { InProcessTransport } from './in-process-transport.js';
 import { LiveStatusWriter } from './live-status.js';
 import { checkOutIsCorpus, makeOutFolder } from './out-folder.js';
 import { corpusToResume, workerServices } from './sweep-setup.js';
+import { adaptiveOf, gridsRecord, nextRound } from './adaptive-rounds.js';
 import { chainsFirst, parallelism, plannerWindow } from './run-order.js';
 import { loadSweep, plannerFor, type LoadedSweep, type SweepOverrides } from './load.js';
 import { sweepLogger, type Logger } from './log.js';
@@ -136,6 +137,12 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
     log.info({}, 'sweep stopped');
     return { out, status: 'stopped', runsComplete: 0, runsPlanned: sweep.runs.length, failed: [], eventsWritten: 0, final: [] };
   }
+  // Adaptive rounds planned more runs than the start: the manifest counts them and records each group's grid.
+  if (sweep.grids) {
+    started.adaptive = { grids: gridsRecord(sweep.grids) };
+    started.runs.planned = sweep.runs.length;
+    started.events.planned = sweepEvents(sweep.runs);
+  }
   // The judge stays open through finish: an LLM judge scores a study table's rubrics there.
   let summary: SweepSummary;
   try {
@@ -235,15 +242,13 @@ function sayStarted(sweep: LoadedSweep, resumed: boolean, lock: OutLock, log: Lo
 /**
  * Runs every run through the executor into the corpus, with progress every event and every second; closes
  * the transport, backend and encoders after it (the judge stays open for finishing, unless the run failed).
+ * Adaptive temperatures: round after round (adaptive-rounds.ts), each with an executor of its new runs.
  */
 async function runEmbedded(s: EmbeddedSweep): Promise<{ executor: Executor<RunRecorder>; corpus: SweepCorpus }> {
   const { sweep, options, log, backend, judge, columns, transport } = s;
-  const { spec, out, runs } = sweep;
-  const eventsTotal = sweepEvents(runs);
-  const onDisk = { events: 0 };
-  // Chains hold slots only where a call takes time: a served model, or the surrogate with a latency.
-  const sizing = sweepSizing(spec.concurrency, columns, runs.length, spec.lookahead, callsAreSlow(spec));
-  const { maxActiveRuns, runBytes, openBytesBudget } = sizing;
+  const { spec, out } = sweep;
+  const holder: { executor?: Executor<RunRecorder> } = {};
+  const sizing = sweepSizing(spec.concurrency, columns, sweep.runs.length, spec.lookahead, callsAreSlow(spec));
   const corpus = new SweepCorpus({
     out,
     columns,
@@ -251,9 +256,44 @@ async function runEmbedded(s: EmbeddedSweep): Promise<{ executor: Executor<RunRe
     meta: { backend: backend.kind, model: backend.model },
     partRows: options.partRows ?? sizing.partRowsFor,
     log,
-    onWritten: (count) => executor.written(count),
+    onWritten: (count) => holder.executor?.written(count),
     traceBudgetBytes: options.traceBudgetBytes,
   });
+  try {
+    let executor = await runRound(s, sweep.runs, corpus, holder);
+    const adaptive = adaptiveOf(spec);
+    for (let round = 1; adaptive && round <= adaptive.rounds && !executor.stopped; round++) {
+      const added = await nextRound(sweep);
+      log.info({ round, runs: added.length }, 'adaptive temperatures: round planned');
+      if (added.length === 0) break;
+      executor = await runRound(s, added, corpus, holder);
+    }
+    return { executor, corpus };
+  } catch (error) {
+    log.error({ err: error }, 'sweep failed');
+    await judge.close();
+    throw unhealthyCause(error) ?? s.health.unhealthy ?? error;
+  } finally {
+    await transport.close();
+    await backend.close();
+    for (const e of s.encoders) await e.close();
+  }
+}
+
+/** One executor over `runs` (the sweep's, or an adaptive round's new ones), to its end or a stop. */
+async function runRound(
+  s: EmbeddedSweep,
+  runs: RunPlan[],
+  corpus: SweepCorpus,
+  holder: { executor?: Executor<RunRecorder> },
+): Promise<Executor<RunRecorder>> {
+  const { sweep, options, backend, columns } = s;
+  const { spec, out } = sweep;
+  const eventsTotal = sweepEvents(runs);
+  const onDisk = { events: 0 };
+  // Chains hold slots only where a call takes time: a served model, or the surrogate with a latency.
+  const sizing = sweepSizing(spec.concurrency, columns, runs.length, spec.lookahead, callsAreSlow(spec));
+  const { maxActiveRuns, runBytes, openBytesBudget } = sizing;
   // Progress comes with events; while calls hang none come, so a timer reports every second too, with the
   // open requests and the oldest one's age ("12 calls in flight, oldest 95 s").
   const report = (p: ExecutorProgress): void => {
@@ -269,7 +309,7 @@ async function runEmbedded(s: EmbeddedSweep): Promise<{ executor: Executor<RunRe
   const ticker = setInterval(() => report(executor.progress()), 1000);
   ticker.unref();
   const executor: Executor<RunRecorder> = new Executor<RunRecorder>(chainsFirst(runs), {
-    transport,
+    transport: s.transport,
     concurrency: spec.concurrency,
     maxActiveRuns,
     runBytes,
@@ -282,25 +322,20 @@ async function runEmbedded(s: EmbeddedSweep): Promise<{ executor: Executor<RunRe
     },
     eventsTotal,
   });
+  holder.executor = executor;
   const live = new LiveStatusWriter(out, executor, { eventsTotal, runsTotal: runs.length });
   live.start();
   const stop = () => executor.stop();
   options.signal?.addEventListener('abort', stop, { once: true });
+  if (options.signal?.aborted) executor.stop();
   try {
     await executor.run();
-  } catch (error) {
-    log.error({ err: error }, 'sweep failed');
-    await judge.close();
-    throw unhealthyCause(error) ?? s.health.unhealthy ?? error;
   } finally {
     clearInterval(ticker);
     live.stop(executor.stopped ? 'stopped' : 'finished');
     options.signal?.removeEventListener('abort', stop);
-    await transport.close();
-    await backend.close();
-    for (const e of s.encoders) await e.close();
   }
-  return { executor, corpus };
+  return executor;
 }
 
 /**

@@ -8,7 +8,12 @@ import {
   type GpuPlan,
   gpuPlan,
   InputError,
+  maximalGrids,
+  maxTemperatureCount,
   parseGpuCostModel,
+  planSweep,
+  startGrid,
+  type SweepSpec,
 } from '@panta/core';
 import { loadSweep } from '@panta/engine';
 import { EXIT, reportError } from '../errors.js';
@@ -34,14 +39,21 @@ export function planCommand(
         'add --gpu NAME_OR_FILE',
       );
     const sweep = loadSweep(spec);
-    const input = { spec: sweep.spec, runs: sweep.runs, template: sweep.template, edgeLists: sweep.edgeLists };
+    // Adaptive temperatures: priced at the most runs the rounds can add (start + add x rounds temperatures per group).
+    const runs = Array.isArray(sweep.spec.temperatures)
+      ? sweep.runs
+      : planSweep(sweep.spec, sweep.prompts, spec, sweep.edgeLists, sweep.armFiles, maximalGrids(sweep.spec, sweep.runs));
+    const input = { spec: sweep.spec, runs, template: sweep.template, edgeLists: sweep.edgeLists };
     const cost = campaignCost({ ...input, ...(opts.callsPerS !== undefined ? { callsPerSecond: opts.callsPerS } : {}) });
     const gpu = model
       ? gpuPlan({ ...input, model, ...(judgeModel ? { judgeModel } : {}), ...(opts.gpus !== undefined ? { gpus: opts.gpus } : {}) })
       : undefined;
     const judged = sweep.spec.judge.kind === 'llm';
     if (opts.json) process.stdout.write(`${JSON.stringify(gpu ? { ...cost, ...gpu } : cost, null, 2)}\n`);
-    else process.stdout.write(planText(sweep.spec.name, sweep.spec.sweeps, cost) + (gpu ? gpuText(gpu, judged) : ''));
+    else
+      process.stdout.write(
+        adaptiveText(sweep.spec) + planText(sweep.spec.name, sweep.spec.sweeps, cost) + (gpu ? gpuText(gpu, judged) : ''),
+      );
     return EXIT.ok;
   } catch (error) {
     return reportError(error);
@@ -123,6 +135,13 @@ export function formatDuration(seconds: number): string {
   if (s >= 3600) return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
   if (s >= 60) return `${Math.floor(s / 60)} min ${s % 60} s`;
   return `${s} s`;
+}
+
+/** The line an adaptive sweep's plan starts with: what the maximum below counts. */
+function adaptiveText(spec: SweepSpec): string {
+  if (Array.isArray(spec.temperatures)) return '';
+  const a = spec.temperatures.adaptive;
+  return `adaptive temperatures (${a.target} over [${a.range.join(', ')}]): ${startGrid(a).length} to start, ${a.add} added in each of ${a.rounds} rounds; the maximum cost below counts ${maxTemperatureCount(spec.temperatures)} temperatures per configuration group\n`;
 }
 
 function planText(name: string, sweeps: number, c: CampaignCost): string {

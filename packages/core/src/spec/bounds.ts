@@ -1,5 +1,6 @@
 import { armCount } from './arms.js';
 import { InputError } from '../errors.js';
+import { maxTemperatureCount } from './temperatures.js';
 import { geometryLabel, nominalDegree, type GeometrySpec } from '../geometry/index.js';
 import type { SweepSpec } from './schema.js';
 
@@ -79,7 +80,7 @@ export function checkSweepBounds(spec: SweepSpec, prompts: number, file: string,
       }
     });
   }
-  const runs = prompts * configs * spec.temperatures.length * protocols * spec.trials;
+  const runs = prompts * configs * maxTemperatureCount(spec.temperatures) * protocols * spec.trials;
   if (runs > MAX_RUNS) {
     throw new InputError(
       file,

@@ -4,6 +4,7 @@ import { backendSchema, judgeBackendSchema, judgeInFlight } from './backend.js';
 import { MAX_RUNS, MAX_SWEEPS } from './bounds.js';
 import { armLabel, populationArmLabel, type PopulationArmInput } from './arms.js';
 import { parseMemoryBudget } from './memory.js';
+import { temperaturesSchema } from './temperatures.js';
 import { DEFAULT_PROTOCOL, isProtocolName, PROTOCOL_NAMES, type ProtocolName } from '../protocol/registry.js';
 
 /**
@@ -123,7 +124,11 @@ export const sweepSpecSchema = z.strictObject({
     .superRefine(noRepeats(geometryLabel, (g) => `geometry ${geometryLabel(g)}`)),
   /** A list that fits every geometry, or a map from geometry label (or kind) to its own list. */
   sizes: z.union([sizeList, z.record(z.string(), sizeList)]),
-  temperatures: z.array(z.number().nonnegative()).min(1).superRefine(noRepeats<number>()),
+  /**
+   * A list (a gridded axis), or {adaptive: {range: [lo, hi], start, add, rounds, target}}: temperatures added
+   * round by round where the target is least resolved (spec/temperatures.ts, adaptive.ts).
+   */
+  temperatures: temperaturesSchema(z.array(z.number().nonnegative()).min(1).superRefine(noRepeats<number>())),
   trials: z.int().min(1).max(MAX_RUNS).default(1),
   /**
    * Which prompts a configuration's trials run. `drawn`: each trial runs one prompt drawn uniformly at random

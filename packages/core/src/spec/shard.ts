@@ -66,6 +66,35 @@ export function shardPartition<R extends Pick<RunPlan, 'sweeps' | 'n'>>(
   return part;
 }
 
+/**
+ * shardPartition dealing whole groups (adaptive temperatures: a part must hold every run its group's rounds
+ * read): a group weighs what its `counted` runs weigh (the start grid's, present from the first round on, so
+ * the partition is the same in every round), groups are dealt heaviest first to the lightest part, and each
+ * run goes to its group's part.
+ */
+export function groupPartition<R>(
+  runs: readonly R[],
+  count: number,
+  weigh: (run: R) => number,
+  groupOf: (run: R) => string,
+  counted: (run: R) => boolean,
+): Uint32Array {
+  const part = new Uint32Array(runs.length);
+  if (count === 1) return part;
+  const weights = new Map<string, number>();
+  for (const run of runs) {
+    const g = groupOf(run);
+    weights.set(g, (weights.get(g) ?? 0) + (counted(run) ? weigh(run) : 0));
+  }
+  const groups = [...weights.keys()].sort();
+  const order = groups.map((_, i) => i).sort((a, b) => weights.get(groups[b])! - weights.get(groups[a])! || a - b);
+  const parts = new PartHeap(count);
+  const dealt = new Map<string, number>();
+  for (const i of order) dealt.set(groups[i], parts.takeLightest(weights.get(groups[i])!));
+  runs.forEach((run, i) => (part[i] = dealt.get(groupOf(run))!));
+  return part;
+}
+
 /** The runs of part `shard.index` (see shardPartition), in grid order. */
 export function shardRuns<R extends Pick<RunPlan, 'sweeps' | 'n'>>(runs: readonly R[], shard: Shard, weigh?: (run: R) => number): R[] {
   if (shard.count === 1) return [...runs];
