@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, 
 import { createRequire } from 'node:module';
 import { connect, createServer } from 'node:net';
 import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Ajv } from 'ajv';
 import { Namespace } from 'kubernetes-models/v1/Namespace';
 import { Service } from 'kubernetes-models/v1/Service';
@@ -40,7 +41,7 @@ const has = (cmd: string, args: string[]) => {
 // ---- the command lines of panta the deployment files use (README: Run on a cluster; docs/DESIGN.md#commands) -------
 const CONTRACT: Record<string, { positionals: [number, number]; flags: string[] }> = {
   scheduler: { positionals: [1, 1], flags: ['--redis', '--out', '--concurrency', '--seed', '--collectors'] },
-  worker: { positionals: [0, 0], flags: ['--redis', '--concurrency', '--base-url', '--wait-endpoint'] },
+  worker: { positionals: [0, 0], flags: ['--redis', '--concurrency', '--base-url', '--wait-endpoint', '--lock-ms'] },
   collector: { positionals: [0, 0], flags: ['--redis', '--out', '--base-url', '--shard', '--wait-endpoint'] },
   status: { positionals: [0, 0], flags: ['--redis'] },
   dashboard: { positionals: [0, 0], flags: ['--redis', '--port', '--host', '--allowed-hosts'] },
@@ -1357,7 +1358,7 @@ describe('deploy/slurm', () => {
   it('panta.sbatch: a failed node does not end the job (--no-kill for the job and its node step)', () => {
     const text = read(`${SLURM}/panta.sbatch`);
     expect(text).toMatch(/^#SBATCH --no-kill\b/m);
-    expect(text).toMatch(/^srun [^\n]*--no-kill/m);
+    expect(text).toMatch(/^\s*srun [^\n]*--no-kill/m);
   });
 
   it("panta.sbatch: its default layout holds the example's 72B judge, and its preflight refuses one that cannot, in one line, before anything starts", () => {
@@ -1400,7 +1401,7 @@ describe('deploy/slurm', () => {
 
   it('panta.sbatch: srun passes --cpus-per-task, Redis keeps its AOF on node-local disk with maxmemory and a password (checked on a real redis-server)', async () => {
     const text = read(`${SLURM}/panta.sbatch`);
-    expect(text).toMatch(/^srun .*--cpus-per-task="\$\{SLURM_CPUS_PER_TASK:-1\}"/m);
+    expect(text).toMatch(/^\s*srun .*--cpus-per-task="\$\{SLURM_CPUS_PER_TASK:-1\}"/m);
     expect(text).toMatch(/^#SBATCH --signal=B:TERM@\d+/m);
     // vLLM reads VLLM_PORT as the base of its own ports: Panta's settings must not set it
     for (const s of SCRIPTS) expect(read(`${SLURM}/${s}`), s).not.toMatch(/\bVLLM_PORT=|\$\{?VLLM_PORT\b/);
@@ -1454,7 +1455,8 @@ exec "$@" > "\${out//%N/$(hostname -s)}" 2>&1`,
     `printf 'cuda=%s batch_invariant=%s vllm_port=%s step=%s cpus=%s args=%s\\n' "$CUDA_VISIBLE_DEVICES" "$VLLM_BATCH_INVARIANT" "\${VLLM_PORT-unset}" "\${SLURM_STEP_ID-none}" "\${SLURM_CPUS_PER_TASK-}" "$*" >> "${calls}/vllm"
 args=("$@"); port=""
 for ((i = 0; i < \${#args[@]}; i++)); do [[ \${args[$i]} == --port ]] && port=\${args[$((i + 1))]}; done
-exec "$NODE" "${ROOT}/packages/cli/bin/panta.js" serve-surrogate --host 0.0.0.0 --port "$port" --dataset "${RHEON6}"`,
+latency=0; [[ $port == "\${LLM_PORT-}" ]] && latency=\${AGENT_LATENCY_MS:-0} # the agents' server may answer slowly
+exec "$NODE" "${ROOT}/packages/cli/bin/panta.js" serve-surrogate --host 0.0.0.0 --port "$port" --dataset "${RHEON6}" --latency-ms "$latency"`,
   );
   return { bin, vllm: join(dir, 'vllm'), calls };
 }
@@ -1530,10 +1532,10 @@ describe.skipIf(!has('redis-server', ['--version']))(
     async function submit(
       script: string,
       env: Record<string, string>,
-      args: { sbatch: string[]; stub: Record<string, string>; output: string },
+      args: { sbatch: string[]; stub: Record<string, string>; output: string; during?: (id: string) => Promise<void> },
     ): Promise<{ code: number | null; stderr: string }> {
       if (!slurm) return runScript(script, { ...env, ...args.stub });
-      const code = await slurm.sbatch(join(ROOT, SLURM, script), [...args.sbatch, `--output=${args.output}`], env, ROOT);
+      const code = await slurm.sbatch(join(ROOT, SLURM, script), [...args.sbatch, `--output=${args.output}`], env, ROOT, args.during);
       return { code, stderr: existsSync(args.output) ? readFileSync(args.output, 'utf8') : '' };
     }
 
@@ -1545,7 +1547,7 @@ describe.skipIf(!has('redis-server', ['--version']))(
       const spec = tinySpec(dir);
       const path = slurm ? process.env.PATH! : `${bin}:${process.env.PATH}`;
       const host = spawnSync('hostname', ['-s'], { encoding: 'utf8' }).stdout.trim();
-      const job = async (name: string) => {
+      const job = async (name: string, kill = false) => {
         // ports (Redis, judge, one agents' server) free here
         let base = 20000 + Math.floor(Math.random() * 2000) * 16;
         while (!(await portsFree(base, 3))) base = 20000 + Math.floor(Math.random() * 2000) * 16;
@@ -1562,6 +1564,9 @@ describe.skipIf(!has('redis-server', ['--version']))(
           TMPDIR: join(dir, 'node-local'),
           REDIS_SAVE_DIR: join(dir, 'redis-save'),
           PANTA_REDIS_URL: '',
+          // the run with a kill: the agents' answers take 100 ms, so the sweep is under way when its node's step
+          // is killed, and the killed worker's events come back to the queue after 2 s instead of 30
+          ...(kill ? { AGENT_LATENCY_MS: '100', WORKER_LOCK_MS: '2000' } : {}),
         };
         const stub = {
           SLURM_JOB_ID: String(base),
@@ -1571,10 +1576,20 @@ describe.skipIf(!has('redis-server', ['--version']))(
           CUDA_VISIBLE_DEVICES: '0,1',
         };
         const sbatch = ['--nodes=1', '--gres=gpu:2', '--cpus-per-task=2'];
-        return { base, logs: env.LOG_DIR, ...(await submit('panta.sbatch', env, { sbatch, stub, output: join(dir, `${name}.out`) })) };
+        // --no-kill: once the worker has taken the sweep's first events, the node's step (node.sh, its vLLM
+        // servers and worker) is killed with SIGKILL; the job starts the step again and the sweep completes.
+        const during = async (id: string) => {
+          const workerLog = join(env.LOG_DIR, `worker-${host}-${base + 2}.log`);
+          for (let i = 0; i < 1200 && !(existsSync(workerLog) && readFileSync(workerLog, 'utf8').includes('"msg":"sweep loaded"')); i++)
+            await sleep(50);
+          const killed = spawnSync('scancel', ['--signal=KILL', `${id}.0`], { env: { ...process.env, ...slurm!.env }, encoding: 'utf8' });
+          expect(killed.status, killed.stderr).toBe(0);
+        };
+        const output = join(dir, `${name}.out`);
+        return { base, logs: env.LOG_DIR, ...(await submit('panta.sbatch', env, { sbatch, stub, output, ...(kill ? { during } : {}) })) };
       };
       mkdirSync(join(dir, 'node-local'));
-      const first = await job('first');
+      const first = await job('first', !!slurm);
       expect(first.stderr).toContain('sweep complete');
       expect(first.code, first.stderr).toBe(0);
       expect(panta(['verify', join(dir, 'corpus')]).code).toBe(0);
@@ -1583,7 +1598,28 @@ describe.skipIf(!has('redis-server', ['--version']))(
       // without VLLM_PORT, the judge alone on GPU 0 (Slurm's CUDA_VISIBLE_DEVICES from --gres=gpu:2)
       if (!slurm) expect(readFileSync(join(calls, 'srun'), 'utf8')).toContain('--cpus-per-task=2');
       const { base, logs } = first;
-      const servers = readFileSync(join(calls, 'vllm'), 'utf8').trim().split('\n');
+      const started = readFileSync(join(calls, 'vllm'), 'utf8').trim().split('\n');
+      // the killed step (step 0) was started again as step 1, with the same servers; the sweep was under way
+      const servers = started.slice(0, 2);
+      if (slurm) {
+        expect(first.stderr).toMatch(
+          new RegExp(`the step on ${host} ended \\(exit \\d+\\) before the sweep: starting it again \\(1 of 3\\)`),
+        );
+        expect(
+          started
+            .slice(2)
+            .map((l) => /step=(\S+) .*--port (\d+)/.exec(l)!.slice(1))
+            .sort(),
+        ).toEqual(
+          [
+            ['1', String(first.base + 1)],
+            ['1', String(first.base + 2)],
+          ].sort(),
+        );
+        expect(
+          readFileSync(join(first.logs, `worker-${host}-${first.base + 2}.log`), 'utf8').match(/"msg":"worker started"/g),
+        ).toHaveLength(2);
+      } else expect(started).toHaveLength(2);
       expect(servers.map((l) => /cuda=(\S*) .*--port (\d+)/.exec(l)!.slice(1)).sort()).toEqual(
         [
           ['0', String(base + 1)],

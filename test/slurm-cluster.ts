@@ -19,8 +19,9 @@ export interface Slurm {
   /** The node's name (this machine's short hostname). */
   node: string;
   /** `sbatch ARGS SCRIPT` with the environment given (exported to the job), once the job (every array task) has
-   * ended: the exit code of the job (the largest of its tasks'; 128 + the signal of one killed). */
-  sbatch(script: string, args: string[], env: Record<string, string>, cwd: string): Promise<number>;
+   * ended: the exit code of the job (the largest of its tasks'; 128 + the signal of one killed). `during`, given the
+   * job's id, runs while the job does (e.g. to kill one of its steps). */
+  sbatch(script: string, args: string[], env: Record<string, string>, cwd: string, during?: (id: string) => Promise<void>): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -167,12 +168,13 @@ export async function startSlurm(): Promise<Slurm> {
     env,
     node,
     stop,
-    async sbatch(script, args, jobEnv, cwd) {
+    async sbatch(script, args, jobEnv, cwd, during) {
       // `sbatch --wait` polls the job at 2, 8 then 32 s: a few seconds' job took a minute. The job is polled here
       // instead (every array task, until each has ended), and the exit code is the largest of theirs.
       const submitted = spawnSync('sbatch', ['--parsable', ...args, script], { cwd, env: { ...jobEnv, ...env }, encoding: 'utf8' });
       if (submitted.status !== 0) throw new Error(`sbatch: ${submitted.stderr}`);
-      const id = submitted.stdout.trim().split(';')[0];
+      const id = submitted.stdout.trim().split(';')[0]!;
+      await during?.(id);
       for (;;) {
         const shown = spawnSync('scontrol', ['-o', 'show', 'job', id], { env: clientEnv, encoding: 'utf8' }).stdout.trim().split('\n');
         const jobs = shown.map((l) => ({ state: /\bJobState=(\S+)/.exec(l)?.[1], exit: /\bExitCode=(\d+):(\d+)/.exec(l) }));

@@ -81,7 +81,7 @@ done
 # A worker sees its own server's GPU(s) (CUDA_VISIBLE_DEVICES): onnx encoders with device cuda (or
 # PANTA_ENCODER_DEVICE=cuda) embed there, next to vLLM's 0.9 of its memory (~2 GB for the four encoders).
 start_worker() { # index port devices
-  CUDA_VISIBLE_DEVICES="$3" setsid "${PANTA[@]}" worker --concurrency "$WORKER_CONCURRENCY" --base-url "http://127.0.0.1:$2/v1" \
+  CUDA_VISIBLE_DEVICES="$3" setsid "${PANTA[@]}" worker --concurrency "$WORKER_CONCURRENCY" --base-url "http://127.0.0.1:$2/v1" --lock-ms "${WORKER_LOCK_MS:-30000}" \
     >> "$LOG_DIR/worker-$host-$2.log" 2>&1 &
   worker_pids[$1]=$!
 }
