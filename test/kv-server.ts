@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { RHEON6 } from './helpers.js';
 
 /**
  * An OpenAI-compatible test server shaped like one vLLM engine whose KV cache is the limit: a request holds
@@ -10,6 +11,36 @@ import type { AddressInfo } from 'node:net';
  * the requests it got per body (a hash: a request sent twice shows up as a count of 2) and the requests
  * their client abandoned (closed before the reply).
  */
+/**
+ * The KV-limited tests' workload, embedded and distributed: prompts of `promptTokens` tokens served at `msPerToken`, to
+ * a server whose cache holds ~8 of them (`kvLimitedServer`), and a sweep (`kvLimitedSpec`) of 32 mean-field chains of
+ * 6 agents, one sweep, all sent at once, with vLLM's priority and a timeout of three service times.
+ */
+export const KV_LIMITED = {
+  promptTokens: Number(process.env.KV_PROMPT_TOKENS ?? 215),
+  msPerToken: Number(process.env.KV_MS_PER_TOKEN ?? 1.2),
+};
+
+export function kvLimitedServer(): Promise<KvServer> {
+  return startKvServer({ capacityTokens: Math.round(8.5 * KV_LIMITED.promptTokens), msPerToken: KV_LIMITED.msPerToken });
+}
+
+export function kvLimitedSpec(name: string, url: string): string {
+  const serviceMs = KV_LIMITED.promptTokens * KV_LIMITED.msPerToken;
+  return `name: ${name}
+dataset: ${RHEON6}
+prompts: [fq117]
+geometries: [meanfield]
+sizes: [6]
+temperatures: [0.7]
+trials: 32
+sweeps: 1
+seed: 3
+concurrency: 32
+backend: {kind: openai, base_url: "${url}/v1", model: kv-model, server: vllm, priority: true, timeout_ms: ${3 * serviceMs}, max_retries: 4}
+`;
+}
+
 export interface KvServer {
   url: string;
   /** Requests received, per body hash. */

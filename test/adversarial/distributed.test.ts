@@ -1,9 +1,9 @@
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { queryRows } from '@panta/corpus';
 import { runSweep } from '@panta/engine';
-import { RHEON6, corpusDiff, pantaProcess, tempDir, writeSpec, type PantaProcess } from '../helpers.js';
-import { RedisServer } from '../redis-server.js';
+import { redisPerFile } from '../../packages/cluster/test/roles.js';
+import { RHEON6, corpusDiff, tempDir, writeSpec } from '../helpers.js';
 import { adversarialSpec, expectNoUsableTags, expectSoundCorpus, expectUnanimous } from './expect-corpus.js';
 import { startAdversarialServer, type AdversarialMode } from './server.js';
 
@@ -11,29 +11,16 @@ import { startAdversarialServer, type AdversarialMode } from './server.js';
 // `panta` processes on a real redis-server): complete, verified, and row for row the embedded corpus.
 
 const dir = tempDir('panta-adversarial-cluster-');
-let redis: RedisServer;
-const started: PantaProcess[] = [];
-beforeAll(async () => {
-  redis = await RedisServer.start(dir);
-});
-afterAll(async () => {
-  for (const p of started) p.kill('SIGKILL');
-  await redis.stop();
-});
+const { roles } = redisPerFile(dir);
 
 async function distributed(mode: AdversarialMode): Promise<{ out: string; embedded: string }> {
   const server = await startAdversarialServer({ mode });
   try {
     const spec = writeSpec(dir, adversarialSpec(`cluster-${mode}`, RHEON6, server.url), `${mode}.yaml`);
     const out = join(dir, mode);
-    const role = (args: string[]): PantaProcess => {
-      const p = pantaProcess(args, { PANTA_REDIS_URL: redis.url });
-      started.push(p);
-      return p;
-    };
-    const collector = role(['collector', '--out', out, '--durable-ms', '100']);
-    const worker = role(['worker', '--concurrency', '8']);
-    const scheduler = role(['scheduler', spec]);
+    const collector = roles.spawn(['collector', '--out', out, '--durable-ms', '100']);
+    const worker = roles.spawn(['worker', '--concurrency', '8']);
+    const scheduler = roles.spawn(['scheduler', spec]);
     const scheduled = await scheduler.exited;
     expect(scheduled.stderr.split('\n').filter((l) => l.includes('"level":50'))).toEqual([]);
     expect(scheduled.code).toBe(0);

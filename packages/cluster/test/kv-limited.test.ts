@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryRows } from '@panta/corpus';
-import { RHEON6, tempDir, writeSpec } from '../../../test/helpers.js';
-import { startKvServer, type KvServer } from '../../../test/kv-server.js';
+import { tempDir, writeSpec } from '../../../test/helpers.js';
+import { kvLimitedServer, kvLimitedSpec, type KvServer } from '../../../test/kv-server.js';
 import { redisPerFile, errorLines } from './roles.js';
 
 /**
@@ -11,37 +11,18 @@ import { redisPerFile, errorLines } from './roles.js';
  * service times. Each worker's admission keeps its share of what the server runs, and no call times out
  * for having waited in the server's queue.
  */
-const PROMPT_TOKENS = 215;
-const MS_PER_TOKEN = 1.2;
-const SERVICE_MS = PROMPT_TOKENS * MS_PER_TOKEN;
-
 let model: KvServer;
 const dir = tempDir('panta-kv-');
 const { roles } = redisPerFile(dir);
 
 beforeAll(async () => {
-  model = await startKvServer({ capacityTokens: Math.round(8.5 * PROMPT_TOKENS), msPerToken: MS_PER_TOKEN });
+  model = await kvLimitedServer();
 });
 afterAll(() => model.close());
 
 describe('distributed: a KV-limited endpoint (~8 long prompts at once), 32 chains over two workers', () => {
   it('completes with every request sent once and none timed out', { timeout: 90_000 }, async () => {
-    const specFile = writeSpec(
-      dir,
-      `name: kv-dist
-dataset: ${RHEON6}
-prompts: [fq117]
-geometries: [meanfield]
-sizes: [6]
-temperatures: [0.7]
-trials: 32
-sweeps: 1
-seed: 3
-concurrency: 32
-backend: {kind: openai, base_url: "${model.url}/v1", model: kv-model, server: vllm, priority: true, timeout_ms: ${3 * SERVICE_MS}, max_retries: 4}
-`,
-      'kv.yaml',
-    );
+    const specFile = writeSpec(dir, kvLimitedSpec('kv-dist', model.url), 'kv.yaml');
     const out = join(dir, 'out');
     const workers = [0, 1].map(() => roles.spawn(['worker', '--concurrency', '16']));
     const collector = roles.spawn(['collector', '--out', out, '--durable-ms', '300']);

@@ -1,13 +1,11 @@
 import { cpSync, existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import { EVENT_QUEUE, SWEEPS_KEY, sweepKeys } from '../src/index.js';
 import { RHEON6, corpusDiff, panta, pantaAsync, tempDir, writeSpec } from '../../../test/helpers.js';
-import { RedisServer } from '../../../test/redis-server.js';
-import { Roles, errorLines, logged } from './roles.js';
+import { redisPerFile, errorLines, logged } from './roles.js';
 
 // 2 runs x 16 agents x 4 = 128 events: small, since every test runs the sweep more than once.
 const spec = (name: string, seed = 5) => `
@@ -23,25 +21,9 @@ backend: {kind: surrogate, latency_ms: 5}
 concurrency: 8
 `;
 
-let server: RedisServer;
-let redis: Redis;
 const dir = tempDir('panta-stale-');
-const roles = new Roles(() => ({ PANTA_REDIS_URL: server.url }));
-
-beforeAll(async () => {
-  server = await RedisServer.start(dir);
-  redis = new Redis(server.url, { maxRetriesPerRequest: null });
-  redis.on('error', () => undefined);
-});
-afterEach(async () => {
-  roles.killAll();
-  await redis.flushall();
-});
-afterAll(async () => {
-  roles.killAll();
-  redis.disconnect();
-  await server.stop();
-});
+const redis = redisPerFile(dir);
+const { roles } = redis;
 
 /** One scheduler and one collector against the same Redis (workers stay up between rounds, as in compose). */
 async function round(
@@ -79,14 +61,14 @@ describe('a Redis that still holds a finished sweep', () => {
     cpSync(out, first, { recursive: true });
 
     // Status of a finished sweep: the corpus is written, nothing open or in flight, no scheduler "live".
-    const status = await pantaAsync(['status', '--redis', server.url]);
+    const status = await pantaAsync(['status', '--redis', redis.url]);
     expect(status.code).toBe(0);
     expect(status.stdout).toMatch(/sweep stale-[0-9a-f]{12} \(done; corpus written\)/);
     expect(status.stdout).toContain('128/128 (100.0%), 0 in flight, 0.0 events/s');
     expect(status.stdout).toContain('runs 2/2 finished, 0 open');
     expect(status.stdout).not.toContain('scheduler live');
     expect(status.stdout).not.toMatch(/^\s+run\s+written/m);
-    const json = JSON.parse((await pantaAsync(['status', '--redis', server.url, '--json'])).stdout) as {
+    const json = JSON.parse((await pantaAsync(['status', '--redis', redis.url, '--json'])).stdout) as {
       sweeps: { phase: string; inflight: number; runsActive: number; runs: unknown[]; schedulerExited: boolean }[];
     };
     expect(json.sweeps[0]).toMatchObject({ phase: 'done', inflight: 0, runsActive: 0, runs: [], schedulerExited: true });
@@ -100,7 +82,7 @@ describe('a Redis that still holds a finished sweep', () => {
     expect(await corpusDiff(out, first)).toEqual({ extra: 0, missing: 0 });
 
     // One run's shard deleted: that run alone runs again.
-    const id = Object.keys(await redis.hgetall(SWEEPS_KEY)).find((k) => k.startsWith('stale-'))!;
+    const id = Object.keys(await redis.client.hgetall(SWEEPS_KEY)).find((k) => k.startsWith('stale-'))!;
     rmSync(join(out, 'events', 'fq117-ring-n16-T0.3-glauber-t0.parquet'));
     const repaired = await round(specFile, out);
     expectOk(repaired);
@@ -113,8 +95,8 @@ describe('a Redis that still holds a finished sweep', () => {
     expectOk(again);
     expect(again.collector.stderr).not.toContain('the corpus holds less');
     expectVerified(out);
-    expect(await redis.hget(sweepKeys(id).state, 'phase')).toBe('done');
-    expect(await redis.keys(`panta:${id}:run:*`)).toEqual([]);
+    expect(await redis.client.hget(sweepKeys(id).state, 'phase')).toBe('done');
+    expect(await redis.client.keys(`panta:${id}:run:*`)).toEqual([]);
 
     // A new --out given to the scheduler alone (the collector writes where the scheduler says): the whole corpus there.
     const moved = join(dir, 'stale-moved');
@@ -129,8 +111,8 @@ describe('a Redis that still holds a finished sweep', () => {
     await logged(abandoned, 'scheduler started');
     abandoned.kill('SIGKILL');
     await abandoned.exited;
-    const [old] = Object.keys(await redis.hgetall(SWEEPS_KEY));
-    await redis.del(sweepKeys(old!).schedulerLease);
+    const [old] = Object.keys(await redis.client.hgetall(SWEEPS_KEY));
+    await redis.client.del(sweepKeys(old!).schedulerLease);
 
     for (let i = 0; i < 2; i++) roles.spawn(['worker', '--concurrency', '4', '--lock-ms', '1500']);
     const out = join(dir, 'edited');
@@ -145,7 +127,7 @@ describe('a Redis that still holds a finished sweep', () => {
   it('workers drop the queued jobs of a scheduler that is gone without a model call, and a scheduler resuming the sweep writes every event once, as embedded', async () => {
     const specFile = writeSpec(dir, spec('stale', 9), 'dropped.yaml');
     const out = join(dir, 'dropped');
-    const queue = new Queue(EVENT_QUEUE, { connection: redis.duplicate() });
+    const queue = new Queue(EVENT_QUEUE, { connection: redis.client.duplicate() });
     queue.on('error', () => undefined);
     const queued = async () => {
       const c = await queue.getJobCounts('wait', 'prioritized', 'active', 'delayed');
@@ -159,13 +141,13 @@ describe('a Redis that still holds a finished sweep', () => {
       expect(await queued()).toBeGreaterThan(0);
       stopped.kill('SIGTERM');
       expect((await stopped.exited).code).toBe(130);
-      const [id] = Object.keys(await redis.hgetall(SWEEPS_KEY));
+      const [id] = Object.keys(await redis.client.hgetall(SWEEPS_KEY));
 
       // A worker comes: it takes every job and runs none of them (nothing committed).
       const worker = roles.spawn(['worker', '--concurrency', '4', '--lock-ms', '1500']);
       for (let i = 0; i < 600 && (await queued()) > 0; i++) await sleep(50);
       expect(await queued()).toBe(0);
-      expect(await redis.keys(`panta:${id}:run:*:committed`)).toEqual([]);
+      expect(await redis.client.keys(`panta:${id}:run:*:committed`)).toEqual([]);
       expect(worker.stderr()).toContain("dropping this scheduler's queued jobs unrun");
 
       // The sweep resumed: the worker runs each event once (no duplicate: it spent no call before), the corpus
@@ -193,12 +175,12 @@ describe('a Redis that still holds a finished sweep', () => {
     const specFile = writeSpec(dir, spec('stale'), 'stale2.yaml');
 
     // The scheduler sees the folder: it refuses before publishing anything.
-    const seen = await pantaAsync(['scheduler', specFile, '--out', other, '--redis', server.url]);
+    const seen = await pantaAsync(['scheduler', specFile, '--out', other, '--redis', redis.url]);
     expect(seen.code).toBe(2);
     expect(seen.stderr.trim().split('\n')).toEqual([
       expect.stringMatching(/^panta: --out: out: .*other holds a corpus of a different sweep; fix: /),
     ]);
-    expect(await redis.hlen(SWEEPS_KEY)).toBe(0);
+    expect(await redis.client.hlen(SWEEPS_KEY)).toBe(0);
 
     // Only the collector sees it (its own --out): that collector exits 2 with the line; the scheduler says so
     // and goes on waiting for a collector that accepts the sweep (one mistaken collector does not stop it).
@@ -226,11 +208,11 @@ describe('a Redis that still holds a finished sweep', () => {
       `${spec('nomodels')}encoders: [{name: minilm, kind: onnx, path: ${join(dir, 'models', 'missing')}}]\n`,
       'nomodels.yaml',
     );
-    const r = await pantaAsync(['scheduler', specFile, '--redis', server.url]);
+    const r = await pantaAsync(['scheduler', specFile, '--redis', redis.url]);
     expect(r.code).toBe(2);
     const lines = r.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^panta: .*missing.*; fix: /);
-    expect(await redis.hlen(SWEEPS_KEY)).toBe(0);
+    expect(await redis.client.hlen(SWEEPS_KEY)).toBe(0);
   });
 });

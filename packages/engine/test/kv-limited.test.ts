@@ -2,8 +2,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryRows } from '@panta/corpus';
 import { runSweep } from '../src/index.js';
-import { RHEON6, tempDir, writeSpec } from '../../../test/helpers.js';
-import { startKvServer, type KvServer } from '../../../test/kv-server.js';
+import { tempDir, writeSpec } from '../../../test/helpers.js';
+import { kvLimitedServer, kvLimitedSpec, type KvServer } from '../../../test/kv-server.js';
 
 /**
  * A server whose KV cache holds ~8 of these prompts at once (as vLLM, it queues the rest), 32 mean-field
@@ -11,34 +11,17 @@ import { startKvServer, type KvServer } from '../../../test/kv-server.js';
  * four waves waited past its timeout in the server's queue and was sent again. Admission keeps what the
  * server holds in flight (its /metrics), and the timeout leaves out time the server reports queueing.
  */
-const PROMPT_TOKENS = Number(process.env.KV_PROMPT_TOKENS ?? 215);
-const MS_PER_TOKEN = Number(process.env.KV_MS_PER_TOKEN ?? 1.2);
-const SERVICE_MS = PROMPT_TOKENS * MS_PER_TOKEN;
-
 let server: KvServer;
 beforeAll(async () => {
-  server = await startKvServer({ capacityTokens: Math.round(8.5 * PROMPT_TOKENS), msPerToken: MS_PER_TOKEN });
+  server = await kvLimitedServer();
 });
 afterAll(() => server.close());
-
-const spec = (url: string) => `name: kv-limited
-dataset: ${RHEON6}
-prompts: [fq117]
-geometries: [meanfield]
-sizes: [6]
-temperatures: [0.7]
-trials: 32
-sweeps: 1
-seed: 3
-concurrency: 32
-backend: {kind: openai, base_url: "${url}/v1", model: kv-model, server: vllm, priority: true, timeout_ms: ${3 * SERVICE_MS}, max_retries: 4}
-`;
 
 describe('a KV-limited endpoint (~8 long prompts at once), 32 chains, timeout_ms three service times', () => {
   it('completes with every request sent once and none timed out', async () => {
     const dir = tempDir();
     const out = join(dir, 'out');
-    const result = await runSweep(writeSpec(dir, spec(server.url)), { out });
+    const result = await runSweep(writeSpec(dir, kvLimitedSpec('kv-limited', server.url)), { out });
     const s = server.stats();
     expect(result.status).toBe('complete');
     const [row] = await queryRows(`SELECT sum(events) AS events, sum(calls) AS calls, sum(retries) AS retries FROM '${out}/runs.parquet'`);
