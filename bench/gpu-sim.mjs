@@ -68,7 +68,8 @@ const serverArgs = ['--cost-model', costModel, '--scheduling-policy', 'priority'
 const [agents, [judge]] = await Promise.all([startSurrogates(endpoints, serverArgs), startSurrogates(1, serverArgs)]);
 const redis = await startRedis(dir);
 redisServer = redis.server;
-const tracePrefix = join(dir, 'hops');
+// A PANTA_HOP_TRACE of the caller's keeps the traces (the bench's folder is deleted at the end).
+const tracePrefix = process.env.PANTA_HOP_TRACE || join(dir, 'hops');
 const env = { PANTA_REDIS_URL: redis.url, ...(flags['hop-trace'] ? { PANTA_HOP_TRACE: tracePrefix } : {}) };
 
 const spec = join(dir, 'gpu-sim.yaml');

@@ -94,7 +94,7 @@ async function measure(old, offset) {
   };
   for (const t of tasks.slice(offset, offset + old)) transport.dispatch(t);
   if (old > 0) {
-    for (let i = 0; i < 600 && (await queue.getWaitingCount()) === 0; i++) await sleep(50);
+    for (let i = 0; i < 600 && (await queue.getJobCountByTypes('waiting', 'prioritized')) === 0; i++) await sleep(50);
     await sleep(watchMs + 500);
   }
   const probes = tasks.slice(offset + old);

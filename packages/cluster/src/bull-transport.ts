@@ -45,6 +45,27 @@ const FLUSH_MS = 2;
  */
 const ONE_BY_ONE = 4;
 
+/**
+ * BullMQ's job priorities: 1 is taken first, PRIORITY_LAST last (BullMQ's largest); equal ones in the order
+ * they were added. Every job has one: BullMQ serves jobs without a priority before any with one.
+ */
+const PRIORITY_LAST = 2 ** 21 - 1;
+
+/**
+ * A job's priority from its deepest event's depth (EventTask.depth: the chain of calls still behind it): the
+ * deeper, the sooner a worker takes it, as the worker's admission and vLLM's priority order its calls. Depth
+ * 0 or none is the last; 1 is kept for boundaries.
+ */
+export function jobPriority(depth: number | undefined): number {
+  return PRIORITY_LAST - Math.min(PRIORITY_LAST - 2, Math.max(0, Math.floor(depth ?? 0)));
+}
+
+interface EventJobToAdd {
+  name: string;
+  data: BatchJob;
+  opts: { jobId: string; priority: number };
+}
+
 /** The chain's hop traced (PANTA_HOP_TRACE; see hop-trace.ts): the scheduler learns, dispatches, adds. */
 const trace = hopTraceFor('scheduler');
 
@@ -200,7 +221,7 @@ export class BullTransport implements Transport {
     return sendToCollector(this.redis, keys, { op: 'boundary', run: task.run.runId, sweep: task.sweep });
   }
 
-  private boundaryJob(task: BoundaryTask): { name: string; data: BatchJob; opts: { jobId: string } } {
+  private boundaryJob(task: BoundaryTask): EventJobToAdd {
     const jobId = jobIdOf(this.incarnation, this.jobs++, task.run.runId, -1 - task.sweep);
     const item = this.inflight.get(this.keyOf(task));
     if (item) {
@@ -213,7 +234,8 @@ export class BullTransport implements Transport {
       versions: Array.from(task.versions),
       ...(task.state ? { state: task.state } : {}),
     };
-    return { name: 'boundary', data: { sweep: this.sweepId, events: [], boundary, ...this.leased() }, opts: { jobId } };
+    // Before any event: a run's next sweep waits on it.
+    return { name: 'boundary', data: { sweep: this.sweepId, events: [], boundary, ...this.leased() }, opts: { jobId, priority: 1 } };
   }
 
   /** Sends boundaries: committed ones are confirmed through the collector, the others become jobs. */
@@ -305,12 +327,16 @@ export class BullTransport implements Transport {
    * Groups events into jobs; a job's id names its first event (ids must be unique while jobs exist). A flush
    * makes about one job per live worker, of at most MAX_BATCH events and half a worker's slots: a
    * worker takes a job whenever it has a free slot, so a job may wait behind up to that many of its events.
-   * Events of one run go together (a job reads each of its runs' versions once).
+   * The deepest events go together, and each job is taken by its deepest event's depth (jobPriority): a chain's
+   * next call does not wait behind the lattice events queued before it. Events of one run and depth go
+   * together (a job reads each of its runs' versions once).
    */
-  private batches(unsorted: readonly EventTask[]): { name: string; data: BatchJob; opts: { jobId: string } }[] {
+  private batches(unsorted: readonly EventTask[]): EventJobToAdd[] {
     const size = this.jobSize(unsorted.length);
-    const tasks = [...unsorted].sort((a, b) => (a.run.runId < b.run.runId ? -1 : a.run.runId > b.run.runId ? 1 : 0));
-    const jobs = [];
+    const tasks = [...unsorted].sort(
+      (a, b) => (b.depth ?? 0) - (a.depth ?? 0) || (a.run.runId < b.run.runId ? -1 : a.run.runId > b.run.runId ? 1 : 0),
+    );
+    const jobs: EventJobToAdd[] = [];
     for (let start = 0; start < tasks.length; start += size) {
       const group = tasks.slice(start, start + size);
       const jobId = jobIdOf(this.incarnation, this.jobs++, group[0].run.runId, group[0].plan.event);
@@ -324,7 +350,7 @@ export class BullTransport implements Transport {
       jobs.push({
         name: 'events',
         data: { sweep: this.sweepId, events: group.map((t) => jobOf(t.run.runId, t.plan, t.moderator, t.depth)), ...this.leased() },
-        opts: { jobId },
+        opts: { jobId, priority: jobPriority(group[0].depth) },
       });
       this.sent.jobs++;
       this.sent.events += group.length;
@@ -379,7 +405,7 @@ export class BullTransport implements Transport {
   }
 
   /** Adds jobs in order: a few one by one (see ONE_BY_ONE), more in bulk. */
-  private async addJobs(jobs: { name: string; data: BatchJob; opts: { jobId: string } }[]): Promise<void> {
+  private async addJobs(jobs: EventJobToAdd[]): Promise<void> {
     if (jobs.length > ONE_BY_ONE) await this.queue.addBulk(jobs);
     else await Promise.all(jobs.map((j) => this.queue.add(j.name, j.data, j.opts)));
     // In Redis now: the watchdog may look for these jobs (before, it would find them missing and add them again).

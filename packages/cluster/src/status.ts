@@ -90,7 +90,8 @@ export class StatusReader {
 
   async read(): Promise<ClusterStatus> {
     const { redis } = this;
-    const counts = await this.queue.getJobCounts('waiting', 'active', 'delayed', 'failed');
+    // Event jobs carry a priority (bull-transport.ts: jobPriority): BullMQ keeps them apart from the plain waiting list.
+    const counts = await this.queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'failed');
     const sweeps: SweepStatus[] = [];
     for (const [id, meta] of await listSweeps(redis)) {
       const store = new SweepStore(redis, sweepKeys(id));
@@ -136,7 +137,7 @@ export class StatusReader {
       });
     }
     return {
-      queue: { waiting: counts.waiting ?? 0, active: counts.active ?? 0, delayed: counts.delayed ?? 0, failed: counts.failed ?? 0 },
+      queue: { waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0), active: counts.active ?? 0, delayed: counts.delayed ?? 0, failed: counts.failed ?? 0 },
       sweeps,
     };
   }

@@ -115,6 +115,9 @@ async function started(transport: Transport): Promise<{ messages: TransportMessa
   };
 }
 
+/** Jobs waiting to be taken: event jobs carry a priority (jobPriority), which BullMQ keeps apart from the plain waiting list. */
+const queued = () => queue.getJobCountByTypes('waiting', 'prioritized');
+
 /** Polls a Redis-side condition (BullMQ and the watchdog work on their own timers) within a bound. */
 async function until(what: string, done: () => Promise<boolean> | boolean, tries = 400): Promise<void> {
   for (let i = 0; i < tries; i++) {
@@ -200,8 +203,8 @@ describe('BullTransport on its own', () => {
         // Round-robin over runs, as the executor dispatches, in one turn: one flush.
         const order = Array.from({ length: perRun }, (_, i) => tasks.filter((_, k) => k % perRun === i)).flat();
         for (const t of order) transport.dispatch(t);
-        await until('the jobs are queued', async () => (await queue.getWaitingCount()) === sizes.length);
-        const jobs = await queue.getWaiting();
+        await until('the jobs are queued', async () => (await queued()) === sizes.length);
+        const jobs = await queue.getJobs(['waiting', 'prioritized']);
         expect(jobs.map((j) => j.data.events.length).sort((a, b) => a - b)).toEqual(sizes);
         for (const job of jobs) {
           const runs = job.data.events.map((e) => e.run);
@@ -238,12 +241,12 @@ describe('BullTransport on its own', () => {
     await queue.pause();
     try {
       for (const t of tasks) transport.dispatch(t);
-      await until('the jobs are queued', async () => (await queue.getWaitingCount()) > 0);
-      const jobs = await queue.getWaitingCount();
+      await until('the jobs are queued', async () => (await queued()) > 0);
+      const jobs = await queued();
       await until('the watchdog looked three times', () => steps.gone >= 3);
       expect(steps.getJob).toBe(0);
       expect(transport.requeued).toBe(0);
-      expect(await queue.getWaitingCount()).toBe(jobs);
+      expect(await queued()).toBe(jobs);
       await queue.drain();
     } finally {
       own.jobsGoneN = jobsGoneN;
@@ -261,7 +264,7 @@ describe('BullTransport on its own', () => {
     await queue.pause();
     try {
       transport.dispatch(task);
-      await until('the job is queued', async () => (await queue.getWaitingCount()) === 1);
+      await until('the job is queued', async () => (await queued()) === 1);
       await queue.drain();
       await until('the watchdog adds it again', () => (transport as BullTransport).requeued === 1);
     } finally {
