@@ -259,6 +259,8 @@ export {
   curveCrossings,
   curveExtremum,
   factualSpin,
+  formatEstimate,
+  formatTemperature,
   graphDistances,
   integratedAutocorrelationTime,
   parabolaVertex,

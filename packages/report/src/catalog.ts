@@ -7,6 +7,7 @@ import type { Figure } from './figure.js';
 import { cdsFigure, deltaRhoFigure, orderingFigure, phaseSpaceFigure, rhoFigure } from './figures.js';
 import { amplificationFigure, hallucinationShareTable, sweepHallucinationFigure } from './hallucination.js';
 import { cohesionAccuracyTable, truncationTable } from './insight4.js';
+import { binderFigure, fluctuationsTable, loadPhase, phaseDiagramFigure, phaseEstimatesTable } from './phase.js';
 import { protocolsFigure, protocolsTable } from './protocols.js';
 import { isTeamRun, relayFigure, relayTable } from './relay.js';
 import { section, type CatalogSection } from './section.js';
@@ -74,7 +75,29 @@ const population = section<Sweep>({
   ],
 });
 
-const BUILT_IN: readonly CatalogSection[] = [population];
+/** Fluctuation measures and transition temperatures (phase.parquet): corpora written before it have no such section. */
+const phase = section({
+  name: 'phase',
+  load: (data) => loadPhase(data),
+  figures: [
+    {
+      ids: ['binder-{encoder}'],
+      make: (p) =>
+        p.diagram
+          .map((f) => f.encoder)
+          .filter((e, i, all) => all.indexOf(e) === i)
+          .map((e) => binderFigure(p, e))
+          .filter((f) => f !== null),
+    },
+    { ids: ['phase-diagram'], make: (p) => phaseDiagramFigure(p) },
+  ],
+  tables: [
+    { ids: ['phase-estimates'], make: (p) => phaseEstimatesTable(p) },
+    { ids: ['fluctuations'], make: (p) => fluctuationsTable(p) },
+  ],
+});
+
+const BUILT_IN: readonly CatalogSection[] = [population, phase];
 
 const ADDED: CatalogSection[] = [];
 

@@ -40,7 +40,7 @@ beforeAll(() => {
   const r = panta(['report', corpus]);
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);
-  expect(r.stdout).toMatch(/^report: .*report\/index\.html \(13 figures as SVG and PNG in .*, 8 tables\)$/m);
+  expect(r.stdout).toMatch(/^report: .*report\/index\.html \(16 figures as SVG and PNG in .*, 10 tables\)$/m);
   report = join(corpus, 'report');
   html = readFileSync(join(report, 'index.html'), 'utf8');
 });
@@ -68,8 +68,8 @@ describe('panta report', () => {
         .filter((f) => ext.test(f))
         .map((f) => f.replace(ext, ''));
     const written = { figures: stems('figures', /\.svg$/), tables: stems('tables', /\.csv$/) };
-    expect(written.figures).toHaveLength(13);
-    expect(written.tables).toHaveLength(8);
+    expect(written.figures).toHaveLength(16);
+    expect(written.tables).toHaveLength(10);
     expectCatalogued(written, ENCODERS);
   });
 
@@ -83,6 +83,8 @@ describe('panta report', () => {
       'amplification',
       'hallucination-by-sweep',
       'majority-fate-grid',
+      ...ENCODERS.map((e) => `binder-${e}`),
+      'phase-diagram',
     ];
     expect(
       readdirSync(join(report, 'figures'))
@@ -247,7 +249,7 @@ describe('panta report', () => {
   });
 
   it('index.html is self-contained: inline SVG and CSS, no script, no stylesheet link, no URL', () => {
-    expect((html.match(/<svg\b/g) ?? []).length).toBe(13);
+    expect((html.match(/<svg\b/g) ?? []).length).toBe(16);
     expect(html).toMatch(/<style>[\s\S]+<\/style>/);
     expect(html).not.toMatch(/<script\b/i);
     expect(html).not.toMatch(/<link\b/i);
@@ -264,7 +266,7 @@ describe('panta report', () => {
     const r = panta(['report', corpus, '--out', out]);
     expect(r.code).toBe(0);
     expect(existsSync(join(out, 'index.html'))).toBe(true);
-    expect(readdirSync(join(out, 'figures'))).toHaveLength(39);
+    expect(readdirSync(join(out, 'figures'))).toHaveLength(48);
   });
 
   it('an incomplete corpus (status running, a run missing) still reports the complete runs, with a visible note', () => {

@@ -1,15 +1,8 @@
-import { phaseDiagram, type Estimate, type PhaseFamily } from '@panta/core';
+import { formatEstimate, formatTemperature, phaseDiagram, type PhaseFamily } from '@panta/core';
 import { readPhaseTable } from '@panta/corpus';
 import { EXIT, reportError } from '../errors.js';
 
-/** A temperature as printed: four significant digits. */
-const num = (x: number) => String(Number(x.toPrecision(4)));
-
-/** "2.269 [2.21, 2.33]", an open end as "..", or the reason there is no number. */
-export function formatEstimate(e: Estimate): string {
-  if (e.t === null) return `none: ${e.note}`;
-  return `${num(e.t)} [${e.lo === null ? '..' : num(e.lo)}, ${e.hi === null ? '..' : num(e.hi)}]`;
-}
+const num = formatTemperature;
 
 function familyTitle(f: PhaseFamily): string {
   const arms = [f.template_arm && `template ${f.template_arm}`, f.population_arm && `population ${f.population_arm}`].filter(Boolean);

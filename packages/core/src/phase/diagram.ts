@@ -203,3 +203,13 @@ export function phaseDiagram(points: readonly PhasePoint[]): PhaseFamily[] {
     };
   });
 }
+
+/** A temperature as printed: four significant digits. */
+export const formatTemperature = (x: number): string => String(Number(x.toPrecision(4)));
+
+/** "2.269 [2.21, 2.33]", an end the grid does not bound as "..", or "none: " and the reason there is no number. */
+export function formatEstimate(e: Estimate): string {
+  if (e.t === null) return `none: ${e.note}`;
+  const f = formatTemperature;
+  return `${f(e.t)} [${e.lo === null ? '..' : f(e.lo)}, ${e.hi === null ? '..' : f(e.hi)}]`;
+}

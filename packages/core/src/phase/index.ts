@@ -7,5 +7,5 @@ export { checkPlateau, plateauOf, plateauStart, Z_EQUILIBRATION } from './platea
 export type { PlateauCheck } from './plateau.js';
 export { curveCrossings, curveExtremum, parabolaVertex, Z95 } from './scaling.js';
 export type { CurvePoint, Located } from './scaling.js';
-export { phaseDiagram } from './diagram.js';
+export { formatEstimate, formatTemperature, phaseDiagram } from './diagram.js';
 export type { Estimate, PhaseFamily, PhasePoint } from './diagram.js';
