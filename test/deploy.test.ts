@@ -1423,11 +1423,11 @@ describe('deploy/slurm', () => {
 // root; .ci/run installs them) with `sbatch --wait`, the script's own #SBATCH lines overridden on the command
 // line only where one node of fake GPUs cannot give them (--nodes, --gres, --cpus-per-task); elsewhere the
 // scripts run under bash with srun and scontrol stubbed. Either way vLLM is played by panta serve-surrogate,
-// through the scripts' own override (VLLM=...). Not covered: a node step killed under --no-kill. Two nodes do run
-// here (two slurmd on this host, `slurmd -N NAME` with a Port= each, NodeName=localhost and this hostname; a
-// two-node job ran, and its step went on after one task was killed with SIGKILL), but both nodes' node.sh start
-// the agents' vLLM at the same LLM_PORT on the one host, and a killed worker's events come back only after its
-// lock (--lock-ms, 30 s): the test would cost the suite over half a minute.
+// through the scripts' own override (VLLM=...). Under the real Slurm, panta.sbatch's node step is killed mid-sweep
+// (scancel --signal=KILL JOB.0: node.sh, its vLLM and its worker) and the job starts it again on its node (one
+// node here: the step of the only node is the one killed). Not run: two nodes, one of which dies while the other
+// serves. Two slurmd do run on this host (`slurmd -N NAME` with a Port= each), but both nodes' node.sh start the
+// agents' vLLM at the same LLM_PORT on the one host, so the second node cannot serve beside the first.
 const SLURM_MISSING = slurmMissing();
 
 /** Stubs: srun runs its command on this machine and scontrol names it (bin/, on PATH only where no real Slurm
