@@ -91,7 +91,9 @@ function sayPlan(sweep: LoadedSweep): void {
   if (sweep.spec.seed === undefined) process.stderr.write('panta: warning: the spec sets no seed; using seed 0\n');
   const events = sweepEvents(sweep.runs);
   const part = sweep.shard ? `${shardLabel(sweep.shard)}: ` : '';
-  process.stderr.write(`panta: ${part}${sweep.runs.length} runs, ${events.toLocaleString('en-US')} events -> ${sweep.out}\n`);
+  // Adaptive temperatures: these are the first round's; each later round adds runs (panta plan prices the most).
+  const adaptive = Array.isArray(sweep.spec.temperatures) ? '' : ` in the first of ${sweep.spec.temperatures.adaptive.rounds + 1} rounds`;
+  process.stderr.write(`panta: ${part}${sweep.runs.length} runs, ${events.toLocaleString('en-US')} events${adaptive} -> ${sweep.out}\n`);
   // More parts than runs: this part writes an empty partial corpus, which panta merge still expects.
   if (sweep.shard && sweep.runs.length === 0)
     process.stderr.write(`panta: note: ${shardLabel(sweep.shard)} has no runs (the array has more parts than the grid has runs)\n`);
