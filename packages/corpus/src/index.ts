@@ -25,6 +25,8 @@ export { EventShardWriter, listParts, type EventShardWriterOptions } from './eve
 export { runsOnDisk, shardProgress, type ShardProgress } from './shard-progress.js';
 export { readEvents, type ColumnBatch, type ColumnValues, type ReadEventsOptions } from './event-reader.js';
 export { queryRows, writeParquetTable, type TableData } from './parquet-table.js';
+export { adaptiveRuns, nextGrids, replayGrids, runSeriesOf } from './adaptive-grids.js';
+export type { AdaptivePlanInput } from './adaptive-grids.js';
 export {
   defineColumns,
   defineTable,

@@ -22,6 +22,7 @@ import {
   type SweepSpec,
   type Tag,
 } from '@panta/core';
+import { checkAdaptiveGrids } from './verify-adaptive.js';
 import { CORPUS_FILES, manifestPath, orderParamsPath, runsTablePath, shardName, shardPath } from './corpus-paths.js';
 import { readParquetSql } from './duckdb.js';
 import { queryRows } from './parquet-table.js';
@@ -108,8 +109,15 @@ export async function verifyCorpus(dir: string): Promise<VerifyReport> {
   // Adaptive temperatures: the grids the sweep's rounds reached, as the manifest records them.
   const grids = new Map(Object.entries(manifest.adaptive?.grids ?? {}));
   const grid = planSweep(spec, prompts, manifest.spec_file, edgeLists, {}, grids);
-  const runs = shard ? sweepShardRuns(spec, grid, shard, shardWeigherFor(shard.policy ?? 'events', spec, edgeLists)) : grid;
+  const weigh = shardWeigherFor(shard?.policy ?? 'events', spec, edgeLists);
+  const runs = shard ? sweepShardRuns(spec, grid, shard, weigh) : grid;
   const good = await checkShards(out, runs, edgeLists, manifest.encoders, problems);
+  if (good.length === runs.length && !Array.isArray(spec.temperatures))
+    problems.push(
+      ...(await unreadable(out, () =>
+        checkAdaptiveGrids(out, manifest, { spec, prompts, specFile: manifest.spec_file, edgeLists, shard, weigh }),
+      )),
+    );
   const { damaged, unreadableTables } = await checkFiles(out, dir, manifest, problems);
   const checked = `${runs.length} runs, ${manifest.events?.written} events, ${Object.keys(manifest.files ?? {}).length} files`;
   const allGood = good.length === runs.length;

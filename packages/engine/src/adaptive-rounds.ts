@@ -1,12 +1,8 @@
-import { existsSync } from 'node:fs';
 import {
   InputError,
-  nextTemperatures,
   planSweep,
-  runGroup,
   shardWeigherFor,
   SHARD_POLICY,
-  startGrid,
   sweepShardRuns,
   type AdaptiveTemperatures,
   type ArmFiles,
@@ -14,10 +10,9 @@ import {
   type Prompt,
   type RunPlan,
   type Shard,
-  type RunSeries,
   type SweepSpec,
 } from '@panta/core';
-import { queryRows, readParquetSql, shardPath } from '@panta/corpus';
+import { nextGrids } from '@panta/corpus';
 
 /**
  * Adaptive temperatures in the engine (core's adaptive.ts states the rule): the sweep runs round 0 (the start
@@ -59,48 +54,6 @@ export function checkAdaptive(spec: SweepSpec, runs: readonly RunPlan[], file: s
         `binder-crossing needs at least two sizes per geometry; ${label} has one`,
         'give that geometry two sizes or more, or use target: chi-peak',
       );
-}
-
-/** Per run, f and rho after each sweep, from its shard's agent answers (the answers of sweep t). */
-async function seriesOf(out: string, runs: readonly RunPlan[]): Promise<Map<string, RunSeries>> {
-  const done = runs.filter((r) => existsSync(shardPath(out, r.runId)));
-  const series = new Map<string, RunSeries>();
-  if (done.length === 0) return series;
-  const rows = await queryRows(
-    `SELECT run_id, sweep::INTEGER AS sweep, count(*) FILTER (WHERE tag = 'correct')::INTEGER AS c,
-       count(*) FILTER (WHERE tag = 'hallucinated')::INTEGER AS h
-     FROM ${readParquetSql(done.map((r) => shardPath(out, r.runId)))} WHERE role = 'agent' GROUP BY run_id, sweep ORDER BY run_id, sweep`,
-  );
-  const byId = new Map(done.map((r) => [r.runId, r]));
-  for (const row of rows) {
-    const run = byId.get(row.run_id as string)!;
-    let s = series.get(run.runId);
-    if (!s) series.set(run.runId, (s = { n: run.n, temperature: run.temperature, f: [], rho: [] }));
-    (s.f as number[])[row.sweep as number] = ((row.c as number) - (row.h as number)) / run.n;
-    (s.rho as number[])[row.sweep as number] = (row.h as number) / run.n;
-  }
-  return series;
-}
-
-/** Each group's grid after the rounds so far (`grids`, start grid where absent) and one more round, from the finished runs. */
-async function nextGrids(out: string, runs: readonly RunPlan[], grids: Map<string, number[]>, a: AdaptiveTemperatures): Promise<void> {
-  const series = await seriesOf(out, runs);
-  const byGroup = new Map<string, RunSeries[]>();
-  const groups = new Set<string>();
-  for (const r of runs) {
-    const g = runGroup(r);
-    groups.add(g);
-    const s = series.get(r.runId);
-    if (s) byGroup.set(g, [...(byGroup.get(g) ?? []), s]);
-  }
-  for (const g of [...groups].sort()) {
-    const grid = grids.get(g) ?? startGrid(a);
-    const { added } = nextTemperatures(grid, byGroup.get(g) ?? [], a);
-    grids.set(
-      g,
-      [...grid, ...added].sort((x, y) => x - y),
-    );
-  }
 }
 
 /**

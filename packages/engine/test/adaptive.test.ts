@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { verifyCorpus, type Manifest } from '@panta/corpus';
@@ -36,6 +36,15 @@ describe('adaptive temperatures', () => {
       expect(temps).toEqual(expect.arrayContaining([0.4, 1, 1.6]));
     }
     expect((await verifyCorpus(whole)).ok).toBe(true);
+    // verify replays the rounds from the runs: a grid edited in the manifest is named.
+    const edited = join(dir, 'edited');
+    cpSync(whole, edited, { recursive: true });
+    const manifest = JSON.parse(readFileSync(join(edited, 'manifest.json'), 'utf8')) as Manifest;
+    manifest.adaptive!.grids['ising-ring-glauber'] = [0.4, 1, 1.6];
+    writeFileSync(join(edited, 'manifest.json'), JSON.stringify(manifest));
+    expect((await verifyCorpus(edited)).problems.join('\n')).toMatch(
+      /adaptive\.grids\["ising-ring-glauber"\] in manifest\.json is \[0\.4,1,1\.6\], but the rounds replayed/,
+    );
 
     // Stopped in the middle of the first added round, then resumed: the same rounds are derived from disk.
     const stop = new AbortController();
