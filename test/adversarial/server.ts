@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { mulberry32 } from '../mulberry32.js';
 
 /**
  * An OpenAI-compatible server whose answers Panta did not write, for end-to-end tests of what real models
@@ -182,7 +183,7 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
 
 /** A string is sent JSON-escaped; a Buffer is sent as raw bytes inside the JSON string's quotes. */
 export function answerFor(mode: AdversarialMode, hash: Buffer, judgeCall: boolean): string | Buffer {
-  const rand = prng(hash.readUInt32BE(0));
+  const rand = mulberry32(hash.readUInt32BE(0)); // seeded by the body: answers depend on it and nothing else
   switch (mode) {
     case 'identical':
       return IDENTICAL_ANSWER;
@@ -199,18 +200,6 @@ export function answerFor(mode: AdversarialMode, hash: Buffer, judgeCall: boolea
     default:
       return offTopic(rand);
   }
-}
-
-/** mulberry32: a small seeded generator, so that answers depend on the body and nothing else. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function pick<T>(rand: () => number, list: readonly T[]): T {

@@ -166,33 +166,22 @@ describe('bad input: exit 2, one line naming file, field and fix, nothing writte
 
   it('an edges geometry runs from its file, and a bad edge list names the file, the line and the fix', () => {
     const dir = tempDir();
+    /** `panta run` of the good spec on the edge list `lines`, written to NAME.edges; its corpus goes to NAME. */
+    const runEdges = (name: string, lines: string, spec = (yaml: string) => yaml) => {
+      writeFileSync(join(dir, `${name}.edges`), lines);
+      const yaml = spec(GOOD.replace('[ring, torus2d]', `[{kind: edges, path: ${name}.edges}]`));
+      return panta(['run', writeSpec(dir, yaml, `${name}.yaml`), '--out', join(dir, name)]);
+    };
     const ring = Array.from({ length: 12 }, (_, i) => `${i} ${(i + 1) % 12}`).join('\n');
-    writeFileSync(join(dir, 'ring12.edges'), `# a ring of 12\n${ring}\n`);
-    const spec = writeSpec(
-      dir,
-      GOOD.replace('[ring, torus2d]', '[{kind: edges, path: ring12.edges}]').replace('sizes: [16]', 'sizes: [12]').concat('sweeps: 1\n'),
-    );
-    const ok = panta(['run', spec, '--out', join(dir, 'ok')]);
+    const ok = runEdges('ring12', `# a ring of 12\n${ring}\n`, (yaml) => yaml.replace('sizes: [16]', 'sizes: [12]').concat('sweeps: 1\n'));
     expect(ok.code).toBe(0);
     expect(ok.stdout).toMatch(/fq117\s+edges-ring12\s+12/);
-    writeFileSync(join(dir, 'bad.edges'), '0 1\n1 two\n');
-    const bad = panta([
-      'run',
-      writeSpec(dir, GOOD.replace('[ring, torus2d]', '[{kind: edges, path: bad.edges}]'), 'bad.yaml'),
-      '--out',
-      join(dir, 'bad'),
-    ]);
+    const bad = runEdges('bad', '0 1\n1 two\n');
     expect(bad.code).toBe(2);
     expect(bad.stderr.trim()).toMatch(
       /bad\.edges: line 2: "two" is not a non-negative integer agent index; fix: write one undirected edge per line/,
     );
-    writeFileSync(join(dir, 'loop.edges'), '0 1\n1 1\n');
-    const loop = panta([
-      'run',
-      writeSpec(dir, GOOD.replace('[ring, torus2d]', '[{kind: edges, path: loop.edges}]'), 'loop.yaml'),
-      '--out',
-      join(dir, 'loop'),
-    ]);
+    const loop = runEdges('loop', '0 1\n1 1\n');
     expect(loop.code).toBe(2);
     expect(loop.stderr.trim().split('\n')).toHaveLength(1);
     expect(loop.stderr).toMatch(/loop\.edges: .*self-loop/);

@@ -477,6 +477,22 @@ async function checkGate(args: string[], watched: string[], tally: { ok: number;
   expect(watched.map(snapshot), shown).toEqual(before);
 }
 
+/** One generated case, whose files are all under `dir`: checkGate on `args`, then `dir` removed whatever happened. */
+async function checkCase(dir: string, args: string[], tally: { ok: number; refused: number }): Promise<void> {
+  try {
+    await checkGate(args, [root], tally);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Says how the cases split; the generator must reach both sides of the gate, or the property says little. */
+function expectBothSides(what: string, cases: number, tally: { ok: number; refused: number }): void {
+  console.log(`fuzz seed ${SEED}: ${what}, ${tally.ok} ran to a corpus that verifies, ${tally.refused} refused`);
+  expect(tally.ok).toBeGreaterThan(cases / 20);
+  expect(tally.refused).toBeGreaterThan(cases / 2);
+}
+
 describe(`the input gate, by property (seed ${SEED}; FUZZ_SEED=${SEED} replays)`, () => {
   it(`spec mutations: exit 0 with a corpus that verifies, or exit 2, one line, nothing written (${SPEC_CASES} cases)`, async () => {
     let n = 0;
@@ -492,21 +508,12 @@ describe(`the input gate, by property (seed ${SEED}; FUZZ_SEED=${SEED} replays)`
           if (text) yaml = applyText(yaml, text);
           const file = join(dir, 'spec.yaml');
           writeFileSync(file, yaml);
-          try {
-            await checkGate(['run', file, '--out', join(dir, 'out')], [root], counts.spec);
-          } finally {
-            rmSync(dir, { recursive: true, force: true });
-          }
+          await checkCase(dir, ['run', file, '--out', join(dir, 'out')], counts.spec);
         },
       ),
       { seed: SEED, numRuns: SPEC_CASES },
     );
-    console.log(
-      `fuzz seed ${SEED}: ${SPEC_CASES} spec cases, ${counts.spec.ok} ran to a corpus that verifies, ${counts.spec.refused} refused`,
-    );
-    // The generator must reach both sides of the gate, or the property says little.
-    expect(counts.spec.ok).toBeGreaterThan(SPEC_CASES / 20);
-    expect(counts.spec.refused).toBeGreaterThan(SPEC_CASES / 2);
+    expectBothSides(`${SPEC_CASES} spec cases`, SPEC_CASES, counts.spec);
   }, 240_000);
 
   it(`command lines: options and values of every command (${ARGV_CASES} cases)`, async () => {
@@ -589,20 +596,12 @@ describe(`the input gate, by property (seed ${SEED}; FUZZ_SEED=${SEED} replays)`
               else args = [...args, edit.flag];
             }
           }
-          try {
-            await checkGate(args, [root], counts.argv);
-          } finally {
-            rmSync(dir, { recursive: true, force: true });
-          }
+          await checkCase(dir, args, counts.argv);
         },
       ),
       { seed: SEED, numRuns: ARGV_CASES },
     );
-    console.log(
-      `fuzz seed ${SEED}: ${ARGV_CASES} command lines, ${counts.argv.ok} ran to a corpus that verifies, ${counts.argv.refused} refused`,
-    );
-    expect(counts.argv.ok).toBeGreaterThan(ARGV_CASES / 20);
-    expect(counts.argv.refused).toBeGreaterThan(ARGV_CASES / 2);
+    expectBothSides(`${ARGV_CASES} command lines`, ARGV_CASES, counts.argv);
   }, 240_000);
 
   it('every command on a finished corpus, and the roles: each refusal is one line, exit 2, nothing written', async () => {

@@ -5,23 +5,12 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { EncoderColumn, EventRow, Tag } from '@panta/core';
 import { closeDuckDB } from '@panta/corpus';
 import { afterAll, afterEach, beforeEach } from 'vitest';
+import { mulberry32 } from '../../../test/mulberry32.js';
 
 export const ENCODERS: EncoderColumn[] = [
   { name: 'minilm', dim: 384 },
   { name: 'tiny', dim: 8 },
 ];
-
-/** Deterministic floats (mulberry32), so expected values can be rebuilt for any event. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const TAG_CYCLE: Tag[] = ['correct', 'hallucinated', 'not_known', 'judge_failure'];
 
@@ -32,7 +21,7 @@ export function makeRow(
   encoders: EncoderColumn[] = ENCODERS,
   bigEvents: ReadonlySet<number> = new Set(),
 ): EventRow {
-  const r = rng(e + 1);
+  const r = mulberry32(e + 1); // deterministic, so expected values can be rebuilt for any event
   const embeddings: Record<string, Float32Array> = {};
   for (const enc of encoders) embeddings[enc.name] = Float32Array.from({ length: enc.dim }, () => r() * 2 - 1);
   let neighbours: Int32Array;
