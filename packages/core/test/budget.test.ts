@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_TEMPLATE, checkContextBudget, parseSweepSpec, planSweep, type Prompt } from '../src/index.js';
+import { DEFAULT_TEMPLATE, checkContextBudget, parseSweepSpec, planSweep, type Prompt, registerProtocol } from '../src/index.js';
+
+// A protocol whose versions carry board entries (the belief board study's `belief-board` is one; core's tests load no study).
+registerProtocol('toy-board', { about: 'a board version', reads: 'neighbours', version: 'board', population: true, teams: [], calls: [] });
 
 const prompt: Prompt = { id: 'q', question: 'How old was she?', accepted: ['96'], false_answers: ['95'], false_premise: false, source: '' };
 const spec = (geometry: string, n: number, extra = '') =>
@@ -17,10 +20,10 @@ describe('context budget', () => {
     );
   });
 
-  it('a belief board quotes up to four entries per neighbour: a mean field that fits as glauber does not as belief-board', () => {
+  it('a board version quotes up to four entries per neighbour: a mean field that fits as glauber does not with board entries', () => {
     const glauber = spec('meanfield', 128);
     expect(() => checkContextBudget(glauber, planSweep(glauber, [prompt], 'b.yaml'), DEFAULT_TEMPLATE, 'b.yaml')).not.toThrow();
-    const board = spec('meanfield', 128, 'protocol: belief-board\n');
+    const board = spec('meanfield', 128, 'protocol: toy-board\n');
     expect(() => checkContextBudget(board, planSweep(board, [prompt], 'b.yaml'), DEFAULT_TEMPLATE, 'b.yaml')).toThrow(
       /a meanfield prompt at N = 128 may need/,
     );

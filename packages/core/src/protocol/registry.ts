@@ -54,7 +54,7 @@ export interface ProtocolDef {
   readonly reads: 'neighbours' | 'none' | 'everyone';
   /**
    * What an agent's version carries: its answer; an SSVP summary with it (a ContextSummary call per event,
-   * execute-ssvp.ts); or its live board entries (belief-board: the agent reads entries and replies JSON).
+   * execute-ssvp.ts); or its live board entries (board.ts: the agent reads entries and replies JSON).
    */
   readonly version: 'answer' | 'summary' | 'board';
   /** Runs on asynchronous and synchronous populations. */
@@ -129,9 +129,12 @@ const DRIFT_PROMPTS: ProtocolPrompts = {
 };
 
 const PLAIN = { reads: 'neighbours', version: 'answer', population: true, teams: [], calls: [] } as const;
-const RELAY_HUB_ARM = { reads: 'neighbours', version: 'answer', population: false, teams: ['relay', 'hub'], calls: [] } as const;
 
-/** The built-in protocols: the keys are the names a spec's `protocol` accepts, in the schema's order. */
+/**
+ * The built-in protocols: the keys are the names a spec's `protocol` accepts, in the schema's order, before
+ * those studies register (the belief board study's `belief-board` and its relay and hub arms `board`,
+ * `board_inert`, `full` and `sop`, which use the mechanisms below: a `board` version, an `arm`).
+ */
 export const PROTOCOLS = {
   glauber: {
     ...PLAIN,
@@ -148,7 +151,6 @@ export const PROTOCOLS = {
     fingerprint: '\0ssvp as published',
     cost: ssvpCost,
   },
-  'belief-board': { ...PLAIN, about: 'agents read and write live board entries instead of answers', version: 'board' },
   'drift-policy': {
     ...PLAIN,
     about: "a judge compares the majority answer across sweeps; on drift a moderator's message joins the next sweep",
@@ -183,10 +185,6 @@ export const PROTOCOLS = {
     prompts: SUMMARY_PROMPTS,
     cost: summaryCost,
   },
-  board: { ...RELAY_HUB_ARM, about: 'members write board entries and read the board at the start of their turn', arm: { board: 'shown' } },
-  board_inert: { ...RELAY_HUB_ARM, about: 'members write board entries; the board is never shown', arm: { board: 'inert' } },
-  full: { ...RELAY_HUB_ARM, about: "every earlier call's full output is shown", arm: { earlier: 'output' } },
-  sop: { ...RELAY_HUB_ARM, about: 'hand-offs in a verdict / evidence / next-steps form', arm: { handoff: 'sop' } },
 } as const satisfies Record<string, ProtocolDef>;
 
 export type ProtocolName = keyof typeof PROTOCOLS;

@@ -14,8 +14,8 @@ import {
   type TeamRun,
   teamBoardEntries,
   teamCalls,
-} from '../src/index.js';
-import { checkTeamArm, checkTeamSpec } from '../src/team/spec.js';
+} from '@panta/core';
+import { checkTeamArm, checkTeamSpec } from '../../core/src/team/spec.js';
 
 const run = (dynamics: 'relay' | 'hub', n: number, protocol: string): TeamRun =>
   ({ n, sweeps: 1, dynamics, protocol, population: undefined, controls: {} }) as unknown as TeamRun;
