@@ -52,7 +52,7 @@ const CASES: { name: string; spec: string; field: RegExp; fix: RegExp }[] = [
     name: 'unknown protocol',
     spec: `${GOOD}protocol: [glauber, gossip]\n`,
     field: /protocol/,
-    fix: /isolated.*ssvp.*belief-board.*drift-policy/,
+    fix: /isolated.*ssvp.*drift-policy.*belief-board/,
   },
   {
     name: 'missing population file',
