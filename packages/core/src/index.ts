@@ -38,8 +38,6 @@ export { parseDataset, promptSchema } from './dataset.js';
 export type { Prompt } from './dataset.js';
 export { classifyAnswer, normaliseText } from './answers.js';
 export {
-  costPerArm,
-  detection,
   factsFound,
   readDriftVerdict,
   scoreAnswer,
@@ -47,11 +45,6 @@ export {
   teamTurns,
 } from './team-metrics/index.js';
 export type {
-  ArmCost,
-  Detection,
-  JudgedTurn,
-  Rate,
-  TeamCall,
   TeamDrift,
   TeamEventRow,
   TeamScore,

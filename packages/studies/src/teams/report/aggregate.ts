@@ -1,4 +1,4 @@
-import { detection, type Detection } from '@panta/core';
+import { detection, type Detection } from '../metrics/detection.js';
 import { meanSe } from '@panta/report';
 import type { TeamRow } from './data.js';
 

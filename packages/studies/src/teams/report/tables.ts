@@ -1,5 +1,5 @@
-import type { Rate } from '@panta/core';
 import type { Cell, Table } from '@panta/report';
+import type { Rate } from '../metrics/detection.js';
 import { costRows, debateRows, driftSummaries, judgeDetection, propagationPoints } from './aggregate.js';
 import type { TeamRow } from './data.js';
 
