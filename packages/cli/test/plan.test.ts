@@ -36,6 +36,30 @@ describe('panta plan', () => {
     expect(largest.updatePromptTokens).toBeLessThan(32_768 - 100);
   });
 
+  it('adaptive temperatures: priced at start + add x rounds temperatures per group, and said so', () => {
+    const dir = tempDir();
+    const spec = writeSpec(
+      dir,
+      `name: ad\ndataset: ${RHEON6}\nprompts: [fq117]\ngeometries: [ring, meanfield]\nsizes: [16]\ntrials: 2\nsweeps: 3\n` +
+        'temperatures: {adaptive: {range: [0.2, 1.4], start: 4, add: 2, rounds: 3, target: rho-min}}\n',
+    );
+    const r = plan([spec]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(
+      'adaptive temperatures (rho-min over [0.2, 1.4]): 4 to start, 2 added in each of 3 rounds; the maximum cost below counts 10 temperatures per configuration group',
+    );
+    // 2 geometries x 10 temperatures x 2 trials, 16 x 4 events each.
+    expect(r.stdout).toContain('ad: 20 configurations, 40 runs, 2,560 events');
+    expect(plan([spec, '--json']).json.adaptive).toEqual({
+      range: [0.2, 1.4],
+      start: 4,
+      add: 2,
+      rounds: 3,
+      target: 'rho-min',
+      max_temperatures: 10,
+    });
+  });
+
   it('a small sweep: calls and tokens as computed by hand from the template, the rubric and the protocol prompts', () => {
     const dir = tempDir();
     const spec = writeSpec(

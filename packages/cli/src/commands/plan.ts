@@ -49,7 +49,10 @@ export function planCommand(
       ? gpuPlan({ ...input, model, ...(judgeModel ? { judgeModel } : {}), ...(opts.gpus !== undefined ? { gpus: opts.gpus } : {}) })
       : undefined;
     const judged = sweep.spec.judge.kind === 'llm';
-    if (opts.json) process.stdout.write(`${JSON.stringify(gpu ? { ...cost, ...gpu } : cost, null, 2)}\n`);
+    const adaptive = Array.isArray(sweep.spec.temperatures)
+      ? {}
+      : { adaptive: { ...sweep.spec.temperatures.adaptive, max_temperatures: maxTemperatureCount(sweep.spec.temperatures) } };
+    if (opts.json) process.stdout.write(`${JSON.stringify(gpu ? { ...cost, ...gpu, ...adaptive } : { ...cost, ...adaptive }, null, 2)}\n`);
     else
       process.stdout.write(
         adaptiveText(sweep.spec) + planText(sweep.spec.name, sweep.spec.sweeps, cost) + (gpu ? gpuText(gpu, judged) : ''),
