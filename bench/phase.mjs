@@ -1,0 +1,174 @@
+// bench/phase: Panta's own pipeline (events, corpus, whitening, order parameters, phase.parquet, panta phase's
+// estimators) on the surrogate's exact heat-bath spins, whose transitions are known: 2D Ising on the torus
+// (Onsager, T_c = 2 / ln(1 + sqrt 2) = 2.269 J), 3D Ising (4.5115 J), Curie-Weiss (ising-meanfield on the full
+// mean field, T_c = J), 2D 3-state Potts (1 / ln(1 + sqrt 3) = 0.995 J) and the ring (no transition). Each
+// check writes a corpus with runSweep and reads T_c where the Binder cumulants of its two sizes cross (the
+// rule of panta phase: a falling crossing whose 95% band is bounded on both sides of it).
+// Then adaptive temperatures against a dense uniform grid of 31 on the mean field: runs used and the distance
+// of the adaptive corpus's chi-peak estimate from the dense grid's.
+// Goals: 2D Ising within 3%, 3D Ising, Curie-Weiss and Potts within 5%, no crossing on the ring; adaptive at
+// most a third of the dense runs, within the dense grid's resolution (0.05). Ends with one JSON line.
+// Run after a build: node bench/phase.mjs [--quick] [--only ising2d,ring] [--trials K] [--sweeps S]
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { phaseDiagram } from '@panta/core';
+import { readPhaseTable } from '@panta/corpus';
+import { runSweep } from '@panta/engine';
+// Every study registered (its scenarios, protocols and tables), as every `panta` command does.
+import '@panta/studies';
+import { benchArgs, int, list } from './lib/args.mjs';
+
+const CHECKS = ['ising2d', 'ising3d', 'curie_weiss', 'potts3_2d', 'ring', 'adaptive'];
+const { values: opts } = benchArgs(import.meta.filename, '[--quick] [--only CHECKS] [--trials K] [--sweeps S] [--keep]', {
+  quick: { help: 'smaller sizes, fewer sweeps and trials (a smoke run; the goals are not expected to hold)' },
+  only: { help: `checks to run, comma-separated (${CHECKS.join(', ')})`, value: list((c) => c), meta: 'CHECKS' },
+  trials: { help: 'trials per configuration', value: int(2), default: 4 },
+  sweeps: { help: 'sweeps per run (the plateau is the second half)', value: int(4), default: 200 },
+  keep: { help: 'keep the corpora (their folder is printed)' },
+});
+for (const c of opts.only ?? []) if (!CHECKS.includes(c)) throw new Error(`--only: unknown check ${c}`);
+const chosen = (c) => !opts.only || opts.only.includes(c);
+const root = resolve(import.meta.dirname, '..');
+const dataset = join(root, 'datasets', 'spins.jsonl');
+const dir = mkdtempSync(join(tmpdir(), 'panta-phase-'));
+const quick = opts.quick;
+const trials = quick ? 2 : opts.trials;
+const sweeps = quick ? 40 : opts.sweeps;
+
+/** Evenly spaced temperatures from lo to hi, `count` of them, rounded to 4 decimals. */
+const grid = (lo, hi, count) => Array.from({ length: count }, (_, i) => Number((lo + ((hi - lo) * i) / (count - 1)).toFixed(4)));
+
+/** The known transitions and the sweeps that recover them: [geometry, scenario, prompt, sizes, temperatures, exact T_c, goal]. */
+const MODELS = {
+  ising2d: {
+    geometry: 'torus2d',
+    scenario: 'ising',
+    prompt: 'ising',
+    sizes: quick ? [16, 64] : [64, 256],
+    temperatures: grid(2.0, 2.6, 7),
+    exact: 2 / Math.log(1 + Math.SQRT2),
+    goal: 0.03,
+  },
+  ising3d: {
+    geometry: 'torus3d',
+    scenario: 'ising',
+    prompt: 'ising',
+    sizes: quick ? [27, 64] : [64, 216],
+    temperatures: grid(4.0, 5.0, 6),
+    exact: 4.5115,
+    goal: 0.05,
+  },
+  curie_weiss: {
+    geometry: 'meanfield',
+    scenario: 'ising-meanfield',
+    prompt: 'ising',
+    sizes: quick ? [16, 32] : [32, 64],
+    temperatures: grid(0.7, 1.3, 7),
+    exact: 1,
+    goal: 0.05,
+  },
+  potts3_2d: {
+    geometry: 'torus2d',
+    scenario: 'potts',
+    prompt: 'potts3',
+    sizes: quick ? [16, 64] : [64, 256],
+    temperatures: grid(0.85, 1.15, 7),
+    exact: 1 / Math.log(1 + Math.sqrt(3)),
+    goal: 0.05,
+  },
+  ring: {
+    geometry: 'ring',
+    scenario: 'ising',
+    prompt: 'ising',
+    sizes: quick ? [16, 32] : [32, 64],
+    temperatures: grid(0.5, 2.5, 6),
+    exact: null,
+    goal: null,
+  },
+};
+
+function spec(name, m, temperatures) {
+  return `name: phase-${name}
+dataset: ${dataset}
+prompts: [${m.prompt}]
+geometries: [${m.geometry}]
+sizes: [${m.sizes.join(', ')}]
+temperatures: ${JSON.stringify(temperatures)}
+trials: ${trials}
+sweeps: ${sweeps}
+seed: 40
+backend: {kind: surrogate, scenario: ${m.scenario}, coupling: 1}
+`;
+}
+
+/** Writes the corpus of one spec; its phase diagram's one family, the runs and events and the seconds it took. */
+async function corpus(name, m, temperatures) {
+  const file = join(dir, `${name}.yaml`);
+  writeFileSync(file, spec(name, m, temperatures));
+  const out = join(dir, name);
+  const t0 = performance.now();
+  const summary = await runSweep(file, { out, logLevel: 'silent' });
+  const seconds = (performance.now() - t0) / 1000;
+  if (summary.status !== 'complete') throw new Error(`${name}: sweep ${summary.status}`);
+  const rows = await readPhaseTable(out);
+  const [family] = phaseDiagram(rows);
+  return {
+    family,
+    runs: summary.runsPlanned,
+    events: summary.eventsWritten,
+    seconds,
+    unsettled: rows.filter((r) => !r.equilibrated).length,
+  };
+}
+
+const show = (e) => (e.t === null ? `none (${e.note})` : `${e.t.toFixed(4)} [${e.lo?.toFixed(3) ?? '..'}, ${e.hi?.toFixed(3) ?? '..'}]`);
+const result = {};
+try {
+  for (const [name, m] of Object.entries(MODELS)) {
+    if (!chosen(name)) continue;
+    const c = await corpus(name, m, m.temperatures);
+    const tc = c.family.tc_binder.t;
+    const line = `${name}: ${m.geometry} ${m.scenario} N=${m.sizes.join('/')} T ${m.temperatures[0]}..${m.temperatures.at(-1)} (${m.temperatures.length}), ${trials} trials x ${sweeps} sweeps: ${c.runs} runs, ${c.events.toLocaleString('en-US')} events in ${c.seconds.toFixed(0)} s (${Math.round(c.events / c.seconds).toLocaleString('en-US')}/s); ${c.unsettled} configurations not equilibrated`;
+    console.log(line);
+    console.log(`  T_c (Binder crossing): ${show(c.family.tc_binder)}; chi peak N=${c.family.tc_chi.n}: ${show(c.family.tc_chi)}`);
+    if (name === 'ring') {
+      result.ring_crossing = c.family.crossings.some((x) => x.t !== null);
+      console.log(`  a crossing reported: ${result.ring_crossing} (goal: false)`);
+    } else {
+      const rel = tc === null ? null : Math.abs(tc - m.exact) / m.exact;
+      result[name] = { tc, rel_error: rel };
+      console.log(
+        `  exact ${m.exact.toFixed(4)}: relative error ${rel === null ? 'n/a' : `${(100 * rel).toFixed(2)}%`} (goal: <= ${100 * m.goal}%)`,
+      );
+    }
+  }
+  if (chosen('adaptive')) Object.assign(result, await adaptive());
+} finally {
+  if (opts.keep) console.log(`corpora kept in ${dir}`);
+  else rmSync(dir, { recursive: true, force: true });
+}
+console.log(JSON.stringify(result));
+
+/**
+ * Adaptive (target chi-peak: start 5, add 1, 5 rounds, at most 10 temperatures) against 31 uniform temperatures
+ * over the same range, on the Curie-Weiss magnet; the estimate compared is the chi peak of the largest size.
+ */
+async function adaptive() {
+  const m = { ...MODELS.curie_weiss, sizes: quick ? [8, 16] : [16, 32] };
+  const range = [0.5, 2.0];
+  const dense = await corpus('dense', m, grid(range[0], range[1], 31));
+  const adapted = await corpus('adaptive', m, { adaptive: { range, start: 5, add: 1, rounds: 5, target: 'chi-peak' } });
+  const a = adapted.family.tc_chi.t;
+  const d = dense.family.tc_chi.t;
+  const ratio = adapted.runs / dense.runs;
+  const error = a === null || d === null ? null : Math.abs(a - d);
+  console.log(
+    `adaptive (chi-peak) vs 31 uniform temperatures on ${range.join('..')}, ising-meanfield N=${m.sizes.join('/')}: ${adapted.runs} vs ${dense.runs} runs (${ratio.toFixed(3)}; goal <= 1/3), ${adapted.seconds.toFixed(0)} vs ${dense.seconds.toFixed(0)} s`,
+  );
+  console.log(
+    `  chi peak N=${m.sizes.at(-1)}: adaptive ${show(adapted.family.tc_chi)}, dense ${show(dense.family.tc_chi)}: distance ${error?.toFixed(4) ?? 'n/a'} (goal <= 0.05)`,
+  );
+  console.log(`  adaptive grid: ${adapted.family.temperatures.join(', ')}`);
+  return { adaptive_runs_ratio: ratio, adaptive_error: error };
+}
