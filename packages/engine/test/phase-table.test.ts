@@ -52,6 +52,15 @@ describe('phase.parquet', () => {
       expect(Number(row.binder_m)).toBeCloseTo(1 - (n * mom(4)) / ((n + 2) * mom(2) ** 2), 12);
       expect(Number(row.m)).toBeCloseTo(mom(1), 12);
       expect(typeof row.equilibrated).toBe('boolean');
+      // C(r) on the ring of 6 (distances 0..3, n(r) = 1, 2, 2, 1): C(0) = 1 for unit spins; xi by its definition
+      const corr = Array.from(row.corr as ArrayLike<number>, Number);
+      expect(corr).toHaveLength(4);
+      expect(corr[0]).toBeCloseTo(1, 9);
+      const shell = [1, 2, 2, 1];
+      const num = corr.reduce((s, c, r) => s + r * r * shell[r] * c, 0);
+      const den = corr.reduce((s, c, r) => s + shell[r] * c, 0);
+      if (den > 0 && num >= 0) expect(Number(row.xi)).toBeCloseTo(Math.sqrt(num / (2 * den)), 9);
+      else expect(row.xi).toBeNull();
     }
     expect((await verifyCorpus(out)).problems).toEqual([]);
 

@@ -44,7 +44,7 @@ export function fluctuationsTable({ rows }: PhaseSource): Table {
       'From each configuration\'s trials, every snapshot of the plateau (sweeps from ceil(T/2), the "from" column) one sample: ' +
       'susceptibility χ = N(⟨m²⟩ − ⟨m⟩²) and Binder cumulant U = 1 − n⟨m⁴⟩/((n + 2)⟨m²⟩²) for spin dimension n, the same pair for the ' +
       'factual spin f = 1 − 2ρ (n = 1), with 95% bootstrap intervals over trials (none below two trials); τ is the integrated ' +
-      "autocorrelation time in sweeps (mean over trials). 'no' under equilibrated: the plateau's halves differ by more than 3 " +
+      "autocorrelation time in sweeps (mean over trials); ξ the second-moment correlation length over graph distance on each trial's last snapshot (lattices only). 'no' under equilibrated: the plateau's halves differ by more than 3 " +
       "standard errors, and the configuration's numbers are not used for a transition estimate. ρ is the sweep judge's.",
     columns: [
       'prompt',
@@ -65,6 +65,7 @@ export function fluctuationsTable({ rows }: PhaseSource): Table {
       'U_ρ',
       'τ_m',
       'τ_ρ',
+      'ξ',
       'equilibrated',
     ],
     rows: rows.map((r): Cell[] => [
@@ -86,6 +87,7 @@ export function fluctuationsTable({ rows }: PhaseSource): Table {
       r.binder_rho,
       r.tau_m,
       r.tau_rho,
+      r.xi,
       r.equilibrated ? 'yes' : 'no',
     ]),
     empty: 'No configuration has order parameters.',

@@ -18,6 +18,7 @@ import { readParquetSql } from '../duckdb.js';
 import { queryRows, writeParquetTable } from '../parquet-table.js';
 import { defineTable, firstDifference, readRow, type RowOf } from '../table.js';
 import type { OrderParamRow } from './order-params-io.js';
+import { type Correlation, correlationKey, latticeCorrelations } from './phase-correlation.js';
 
 /** A fluctuation measure's value with its bootstrap standard error and 95% interval over trials. */
 function measured<const N extends string>(name: N, meaning: string) {
@@ -78,13 +79,23 @@ export const PHASE_TABLE = defineTable('phase', [
     type: 'BOOLEAN',
     meaning: 'false when the plateau halves of m or rho differ by more than 3 standard errors (not on its plateau)',
   },
+  {
+    name: 'corr',
+    type: 'DOUBLE[]',
+    nullable: true,
+    meaning: 'C(r) for r = 0, 1, ...: mean s_i . s_j over pairs at graph distance r, last snapshot of each trial; NULL off lattices',
+  },
+  { name: 'xi', type: 'DOUBLE', nullable: true, meaning: 'second-moment correlation length from C(r) (graph distance); NULL off lattices' },
 ]);
 
 /** One row of phase.parquet. */
 export type PhaseRow = RowOf<typeof PHASE_TABLE>;
 
 /** A run's identity as the table needs it (a RunPlan has it). */
-type PhaseRun = Pick<RunPlan, 'runId' | 'configId' | 'trial' | 'n' | 'temperature' | 'protocol' | 'dynamics' | 'sweeps' | 'arms'> & {
+type PhaseRun = Pick<
+  RunPlan,
+  'runId' | 'configId' | 'trial' | 'n' | 'temperature' | 'protocol' | 'dynamics' | 'sweeps' | 'arms' | 'geometry' | 'seed'
+> & {
   prompt: { id: string };
   geometryLabel: string;
 };
@@ -146,6 +157,7 @@ export function phaseRows(
   runs: readonly PhaseRun[],
   orderParams: readonly OrderParamRow[],
   spinDims: ReadonlyMap<string, number>,
+  correlations: ReadonlyMap<string, Correlation> = new Map(),
 ): PhaseRow[] {
   const byConfig = new Map<string, PhaseRun[]>();
   for (const r of runs) byConfig.set(r.configId, [...(byConfig.get(r.configId) ?? []), r]);
@@ -162,7 +174,9 @@ export function phaseRows(
     for (const encoder of encoders) {
       const bySweep = series.get(encoder)!;
       if (!trials.some((t) => bySweep.has(t.runId))) continue;
-      rows.push(configRow(configId, encoder, trials, bySweep, spinDims.get(spinDimKey(first.prompt.id, encoder)) ?? 1));
+      const row = configRow(configId, encoder, trials, bySweep, spinDims.get(spinDimKey(first.prompt.id, encoder)) ?? 1);
+      const c = correlations.get(correlationKey(configId, encoder));
+      rows.push({ ...row, corr: c?.corr ?? null, xi: c?.xi ?? null });
     }
   }
   return rows;
@@ -174,7 +188,7 @@ function configRow(
   trials: readonly PhaseRun[],
   bySweep: ReadonlyMap<string, OrderParamRow[]>,
   spinDim: number,
-): PhaseRow {
+): Omit<PhaseRow, 'corr' | 'xi'> {
   const first = trials[0];
   const from = plateauStart(first.sweeps);
   const { m, f, rho } = plateaus(trials, bySweep, from);
@@ -253,7 +267,7 @@ export async function computePhaseRows(
   const measuredRuns = new Set(orderParams.map((p) => p.run_id));
   const kept = runs.filter((r) => measuredRuns.has(r.runId));
   if (kept.length === 0) return [];
-  return phaseRows(kept, orderParams, await spinDimensions(out, kept, encoders));
+  return phaseRows(kept, orderParams, await spinDimensions(out, kept, encoders), await latticeCorrelations(out, kept, encoders));
 }
 
 /** Writes `<out>/phase.parquet` whole; returns its path. */
