@@ -1,7 +1,24 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_TEMPLATE, PANTA_V1_TEMPLATE, RHEON_PREFIX_TEMPLATE, RHEON_TEMPLATE, builtinTemplate, renderPrompt } from '../src/index.js';
+import {
+  DEFAULT_TEMPLATE,
+  PANTA_V1_TEMPLATE,
+  type PromptContext,
+  RHEON_PREFIX_TEMPLATE,
+  RHEON_TEMPLATE,
+  builtinTemplate,
+  renderPrompt,
+} from '../src/index.js';
 
 const QUESTION = 'What is the sum of the cubes of the first three primes?';
+/** An agent's update at sweep 4 with three neighbours (agents 7, 2 and 5). */
+const UPDATE = {
+  question: QUESTION,
+  sweep: 4,
+  temperature: 0.7,
+  previous: 'It is 160.',
+  neighbourAgents: [7, 2, 5],
+  neighbourAnswers: ['160', 'The premise is false.', 'I do not know.'],
+} satisfies PromptContext;
 
 describe("the default agent template follows Rheon's A.2", () => {
   it('is the A.2 template; panta-v1 is the former default, both by name', () => {
@@ -19,14 +36,7 @@ describe("the default agent template follows Rheon's A.2", () => {
   });
 
   it("an update shows t, T and k, the agent's previous answer and its k neighbours' answers in the order given", () => {
-    const m = renderPrompt(DEFAULT_TEMPLATE, {
-      question: QUESTION,
-      sweep: 4,
-      temperature: 0.7,
-      previous: 'It is 160.',
-      neighbourAgents: [7, 2, 5],
-      neighbourAnswers: ['160', 'The premise is false.', 'I do not know.'],
-    });
+    const m = renderPrompt(DEFAULT_TEMPLATE, UPDATE);
     expect(m.user).toBe(
       `Question: ${QUESTION}\nt = 4, T = 0.7, k = 3\nYour previous answer: It is 160.\nYour 3 neighbours' answers:\n` +
         '- Agent 7: 160\n- Agent 2: The premise is false.\n- Agent 5: I do not know.\nYour answer:',
@@ -45,12 +55,11 @@ describe("the default agent template follows Rheon's A.2", () => {
 describe('rheon-a2-prefix: A.2 with what a run shares first', () => {
   const update = (agent: number, sweep: number, previous: string) =>
     renderPrompt(RHEON_PREFIX_TEMPLATE, {
-      question: QUESTION,
+      ...UPDATE,
       sweep,
-      temperature: 0.7,
       previous,
-      neighbourAgents: [7, 2, 5].filter((b) => b !== agent),
-      neighbourAnswers: ['160', 'The premise is false.', 'I do not know.'].filter((_, i) => [7, 2, 5][i] !== agent),
+      neighbourAgents: UPDATE.neighbourAgents.filter((b) => b !== agent),
+      neighbourAnswers: UPDATE.neighbourAnswers.filter((_, i) => UPDATE.neighbourAgents[i] !== agent),
     });
 
   it('is built in by name, with the system text and neighbour line of rheon-a2', () => {
@@ -66,14 +75,7 @@ describe('rheon-a2-prefix: A.2 with what a run shares first', () => {
         '- Agent 7: 160\n- Agent 2: The premise is false.\n- Agent 5: I do not know.\n' +
         't = 4\nYour previous answer: It is 160.\nYour answer:',
     );
-    const a2 = renderPrompt(RHEON_TEMPLATE, {
-      question: QUESTION,
-      sweep: 4,
-      temperature: 0.7,
-      previous: 'It is 160.',
-      neighbourAgents: [7, 2, 5],
-      neighbourAnswers: ['160', 'The premise is false.', 'I do not know.'],
-    });
+    const a2 = renderPrompt(RHEON_TEMPLATE, UPDATE);
     // The same lines' facts: sorted characters agree once A.2's "t = 4, " moves to its own line.
     const sorted = (s: string) => [...s.replace(/\n/g, '')].sort().join('');
     expect(sorted(m.user)).toBe(sorted(a2.user.replace('t = 4, ', '').concat('t = 4')));

@@ -109,6 +109,19 @@ export async function independentDuckDB(): Promise<{ con: DuckDBConnection; clos
   };
 }
 
+/** Rows in each row group of the Parquet file at `path`, in file order (read by a DuckDB of its own). */
+export async function rowGroupRows(path: string): Promise<number[]> {
+  const { con, close } = await independentDuckDB();
+  try {
+    const groups = (
+      await con.runAndReadAll(`SELECT DISTINCT row_group_id, row_group_num_rows FROM parquet_metadata(${q(path)}) ORDER BY 1`)
+    ).getRows();
+    return groups.map((g) => Number(g[1]));
+  } finally {
+    close();
+  }
+}
+
 export function q(path: string): string {
   return `'${path.replaceAll("'", "''")}'`;
 }
