@@ -1564,9 +1564,9 @@ describe.skipIf(!has('redis-server', ['--version']))(
           TMPDIR: join(dir, 'node-local'),
           REDIS_SAVE_DIR: join(dir, 'redis-save'),
           PANTA_REDIS_URL: '',
-          // the run with a kill: the agents' answers take 100 ms, so the sweep is under way when its node's step
+          // the run with a kill: the agents' answers take 50 ms, so the sweep is under way when its node's step
           // is killed, and the killed worker's events come back to the queue after 2 s instead of 30
-          ...(kill ? { AGENT_LATENCY_MS: '100', WORKER_LOCK_MS: '2000' } : {}),
+          ...(kill ? { AGENT_LATENCY_MS: '50', WORKER_LOCK_MS: '2000' } : {}),
         };
         const stub = {
           SLURM_JOB_ID: String(base),
