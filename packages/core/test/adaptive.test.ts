@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   type AdaptiveTemperatures,
+  datasetCard,
   maxTemperatureCount,
   nextTemperatures,
   parseSweepSpec,
@@ -91,5 +92,33 @@ trials: 2`,
     // Every run of a group is in one part.
     const part = sweepPartition(spec, later, 2, () => 1);
     later.forEach((r, i) => expect(part[i]).toBe(a.get(runGroup(r))));
+  });
+});
+
+describe('adaptive temperatures: the dataset card', () => {
+  it('names the grid each group reached', () => {
+    const manifest = {
+      name: 'a',
+      spec: { temperatures: { adaptive: { range: [1, 3], start: 3, add: 1, rounds: 1, target: 'chi-peak' } } },
+      code: { panta: '0', node: 'v20' },
+      seed: 1,
+      backend: { kind: 'surrogate', model: 'm' },
+      judge: { kind: 'reference', model: 'reference' },
+      encoders: [],
+      runs: { planned: 8, complete: 8 },
+      events: { written: 80 },
+      tags: {},
+      adaptive: { grids: { 'p-ring-glauber': [1, 1.5, 2, 3] } },
+    };
+    const card = datasetCard({
+      title: 't',
+      licence: 'cc-by-4.0',
+      authors: [],
+      manifest,
+      tables: [],
+      withoutEmbeddings: false,
+      date: '2026-01-01',
+    });
+    expect(card).toContain('- Temperatures reached by the adaptive rounds: `p-ring-glauber` [1,1.5,2,3]');
   });
 });

@@ -29,6 +29,8 @@ export interface PublishInfo {
     events: { written: number };
     tags: Record<string, number>;
     judges?: { name: string; kind: string; model: string; tags: Record<string, number> }[];
+    /** Adaptive temperatures: each configuration group's grid after its last round. */
+    adaptive?: { grids: Record<string, number[]> };
   };
   tables: PublishedTable[];
   withoutEmbeddings: boolean;
@@ -142,6 +144,16 @@ function cardYamlHeader(info: PublishInfo): Record<string, unknown> {
   };
 }
 
+/** Adaptive temperatures: the grid each configuration group reached (the manifest's adaptive.grids). */
+function adaptiveLines(adaptive: { grids: Record<string, number[]> } | undefined): string[] {
+  if (!adaptive) return [];
+  return [
+    `- Temperatures reached by the adaptive rounds: ${Object.entries(adaptive.grids)
+      .map(([g, t]) => `\`${g}\` ${JSON.stringify(t)}`)
+      .join('; ')}`,
+  ];
+}
+
 /** What the sweep ran: model, prompts, grid, judge, encoders, seed and counts. */
 function sweepSection(info: PublishInfo, s: Record<string, unknown>): string[] {
   const m = info.manifest;
@@ -152,6 +164,7 @@ function sweepSection(info: PublishInfo, s: Record<string, unknown>): string[] {
     `- Model: \`${m.backend.model}\` (${m.backend.kind}); batch invariant: ${m.backend.batch_invariant ?? 'unknown'}`,
     `- Prompts: ${grid('prompts')}; dataset: ${s.dataset === undefined ? 'none' : `\`${String(s.dataset)}\``}`,
     `- Geometries: ${grid('geometries')}; sizes: ${grid('sizes')}; temperatures: ${grid('temperatures')}`,
+    ...adaptiveLines(m.adaptive),
     `- Sweeps: ${grid('sweeps')}; trials: ${grid('trials')}; template: ${grid('template')}; protocols: ${grid('protocols')}`,
     `- Judge: \`${m.judge.model}\` (${m.judge.kind})`,
     `- Encoders: ${m.encoders.map((e) => `\`${e.name}\` (${e.kind}, ${e.model}, dim ${e.dim})`).join('; ') || 'none'}${info.withoutEmbeddings ? ' (embedding columns left out of this publication)' : ''}`,
