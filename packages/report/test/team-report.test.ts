@@ -134,7 +134,7 @@ describe('the report on team runs (teams.parquet)', () => {
   it('writes the population figures and tables, then the team ones, each named once by the catalog', () => {
     const written = { figures: result.figures.map((f) => f.id), tables: result.tables.map((t) => t.id) };
     expect(written.figures.filter((id) => id.startsWith('team-'))).toHaveLength(4);
-    expect(written.tables.filter((id) => id.startsWith('team-'))).toHaveLength(4);
+    expect(written.tables.filter((id) => id.startsWith('team-'))).toHaveLength(5);
     expectCatalogued(written, result.data.encoders);
   });
 

@@ -1,4 +1,5 @@
 import { section } from '@panta/report';
+import { teamArmTestTable } from './arm-tests.js';
 import { loadTeams } from './data.js';
 import { beliefFigure, driftFigure, focusFigure, propagationFigure } from './figures.js';
 import { driftTableTeams, judgeTable, propagationTable, teamCostTable } from './tables.js';
@@ -6,7 +7,7 @@ import { driftTableTeams, judgeTable, propagationTable, teamCostTable } from './
 /**
  * The team studies' report section (relay, hub and debate schedules, docs/teams.md), from teams.parquet:
  * lost in propagation and belief injection by arm, FOCUS and drift by turn, the DRIFTJudge's detection,
- * cost per arm. Registered with report's registerSection by packages/studies/src/report.ts.
+ * cost per arm, each arm tested against the plain team. Registered with report's registerSection by packages/studies/src/report.ts.
  */
 export const teamsSection = section({
   name: 'teams',
@@ -22,5 +23,6 @@ export const teamsSection = section({
     { ids: ['team-drift-by-arm'], make: (rows) => driftTableTeams(rows) },
     { ids: ['team-driftjudge'], make: (rows) => judgeTable(rows) },
     { ids: ['team-cost'], make: (rows) => teamCostTable(rows) },
+    { ids: ['team-arm-tests'], make: (rows) => teamArmTestTable(rows) },
   ],
 });
