@@ -237,6 +237,20 @@ describe('phase diagram', () => {
     expect(f.t_star[1]).toMatchObject({ t: null, note: expect.stringMatching(/grid's end/) });
   });
 
+  it('a crossing counts when the larger size is significantly less ordered on the hot side; noise crossings do not', () => {
+    const pts = (u8: number[], u16: number[]) => [
+      ...u8.map((u, i) => point(8, i + 1, u, 1, 0.5)),
+      ...u16.map((u, i) => point(16, i + 1, u, 1, 0.5)),
+    ];
+    // Both sizes nearly ordered on the cold side (D = 0.005, 0.01: within errors), clearly apart on the hot side.
+    const [cold] = phaseDiagram(pts([0.66, 0.6, 0.3, 0.2], [0.665, 0.61, 0.2, 0.1]));
+    expect(cold.tc_binder.t).toBeCloseTo(2 + 0.01 / 0.11, 12);
+    expect(cold.tc_binder.lo).toBeNull();
+    // A second sign change among curves that agree within errors (D = +0.005, -0.01 at T = 5, 6) is not chosen.
+    const [noisy] = phaseDiagram(pts([0.6, 0.5, 0.3, 0.1, 0.1, 0.1], [0.65, 0.55, 0.2, 0.05, 0.105, 0.09]));
+    expect(noisy.tc_binder.t).toBeCloseTo(2 + 0.05 / 0.15, 12);
+  });
+
   it('says why where the data cannot give a number: one size, no crossing, not equilibrated', () => {
     const single = phaseDiagram(grid('torus2d').filter((p) => p.n === 8))[0];
     expect(single.tc_binder).toMatchObject({ t: null, note: 'one size (N=8): a Binder crossing needs two' });

@@ -1,4 +1,4 @@
-import { curveCrossings, curveExtremum, type CurvePoint, type Located } from './scaling.js';
+import { curveCrossings, curveExtremum, Z95, type CurvePoint, type Located } from './scaling.js';
 
 /**
  * The phase diagram of a sweep from its fluctuation measures (phase.parquet rows, docs/DESIGN.md#phase): per
@@ -81,20 +81,15 @@ function unsettled(points: readonly PhasePoint[], lo: number, hi: number): Phase
   return points.filter((p) => !p.equilibrated && p.temperature >= lo && p.temperature <= hi);
 }
 
-/** Grid temperatures bracketing t: the nearest at or below and at or above it. */
-function bracket(ts: readonly number[], t: number): [number, number] {
-  const below = ts.filter((x) => x <= t);
-  const above = ts.filter((x) => x >= t);
-  return [below.length ? Math.max(...below) : t, above.length ? Math.min(...above) : t];
-}
-
 const where = (ps: readonly PhasePoint[]) => ps.map((p) => `N=${p.n} T=${p.temperature}`).join(', ');
 
 /**
- * The crossing of the Binder curves of sizes a < b, by the rule: D = U_b - U_a must fall through zero (the
- * larger size more ordered below T_c, less above), with a 95% band bounded on both sides within the grid
- * (D significantly positive before and negative after); of several such, the steepest fall. A crossing
- * whose bracketing grid points hold an unequilibrated configuration is not given as a number.
+ * The crossing of the Binder curves of sizes a < b, by the rule: D = U_b - U_a falls through zero between
+ * neighbouring grid points (the larger size more ordered below T_c, less above). Its score is min(P, Q): P the
+ * largest D / se_D over the run of positive D ending at the crossing, Q the largest -D / se_D over the run of
+ * negative D after it. A crossing counts when Q >= 1.96 (the larger size significantly less ordered on the hot
+ * side: noise between curves that agree does not count); of several, the highest score. A crossing whose
+ * bracketing grid points hold an unequilibrated configuration is not given as a number.
  */
 function binderCrossing(points: readonly PhasePoint[], a: number, b: number): Estimate & { sizes: [number, number] } {
   const sizes: [number, number] = [a, b];
@@ -110,14 +105,28 @@ function binderCrossing(points: readonly PhasePoint[], a: number, b: number): Es
   );
   const ts = ca.map((p) => p.t).filter((t) => cb.some((q) => q.t === t));
   if (ts.length < 2) return { ...none(`N=${a} and N=${b} share fewer than two temperatures with a Binder cumulant`), sizes };
-  const ua = new Map(ca.map((p) => [p.t, p.value]));
-  const ub = new Map(cb.map((p) => [p.t, p.value]));
-  const d = (t: number) => ub.get(t)! - ua.get(t)!;
-  const falling = curveCrossings(cb, ca)
-    .filter((c) => c.lo !== null && c.hi !== null)
-    .map((c) => ({ c, br: bracket(ts, c.t) }))
-    .filter(({ br }) => br[0] < br[1] && d(br[0]) > 0 && d(br[1]) < 0)
-    .sort((x, y) => (d(x.br[1]) - d(x.br[0])) / (x.br[1] - x.br[0]) - (d(y.br[1]) - d(y.br[0])) / (y.br[1] - y.br[0]));
+  const ua = new Map(ca.map((p) => [p.t, p]));
+  const ub = new Map(cb.map((p) => [p.t, p]));
+  const z = ts.map((t) => {
+    const se = Math.hypot(ua.get(t)!.se, ub.get(t)!.se);
+    const diff = ub.get(t)!.value - ua.get(t)!.value;
+    return se > 0 ? diff / se : diff > 0 ? Infinity : diff < 0 ? -Infinity : 0;
+  });
+  const score = (i: number) => {
+    let p = 0;
+    for (let j = i; j >= 0 && z[j] > 0; j--) p = Math.max(p, z[j]);
+    let q = 0;
+    for (let j = i + 1; j < z.length && z[j] < 0; j++) q = Math.max(q, -z[j]);
+    return { p, q };
+  };
+  const crossings = curveCrossings(cb, ca);
+  const falling = ts
+    .slice(0, -1)
+    .map((t, i) => ({ i, br: [t, ts[i + 1]] as [number, number], ...score(i) }))
+    .filter((x) => z[x.i] > 0 && z[x.i + 1] <= 0 && x.q >= Z95)
+    .map((x) => ({ ...x, c: crossings.find((c) => c.t >= x.br[0] && c.t <= x.br[1])! }))
+    .filter((x) => x.c !== undefined)
+    .sort((x, y) => Math.min(y.p, y.q) - Math.min(x.p, x.q));
   if (falling.length === 0)
     return { ...none(`no crossing of the Binder cumulants of N=${a} and N=${b} in T ${ts[0]}..${ts[ts.length - 1]}`), sizes };
   const { c, br } = falling[0];
