@@ -1635,6 +1635,10 @@ describe.skipIf(!has('redis-server', ['--version']))(
       // two collectors, a run each: the second wrote its run and ended, the first finished the corpus
       expect(readFileSync(join(logs, 'collector-2.log'), 'utf8')).toContain('"msg":"run finished"');
       expect(readFileSync(join(logs, 'collector.log'), 'utf8')).toContain('"msg":"corpus finished"');
+      // the orderly stop reached the workers (srun would have killed them with its step): node.sh stopped them,
+      // each after the calls it held, then vLLM
+      expect(readFileSync(join(logs, `node-${host}.log`), 'utf8')).toContain('workers stopped; stopping vLLM');
+      expect(readFileSync(join(logs, `worker-${host}-${base + 2}.log`), 'utf8')).toContain('"msg":"worker stopped"');
       expect(readFileSync(join(logs, `worker-${host}-${base + 2}.log`), 'utf8').length).toBeGreaterThan(0);
       // the password: in the two mode-600 files only, never in a log or on the job's output
       const password = /redis:\/\/:([0-9a-f]+)@/.exec(readFileSync(join(logs, 'redis.url'), 'utf8'))![1];

@@ -94,11 +94,16 @@ for i in "${!servers[@]}"; do
 done
 log "${#worker_pids[@]} worker(s) started, each waiting for its vLLM (Redis from PANTA_REDIS_URL)"
 
-# Serve until told to stop (the trap), until every worker has exited 0 on its own, or until a vLLM server
+# Serve until told to stop (the trap, or the file panta.sbatch's orderly stop writes), until every worker has exited 0 on its own, or until a vLLM server
 # exits (a GPU fault, out of memory: its log says why), which stops this node: the other nodes go on.
 while :; do
-  sleep 5 &
+  sleep 1 &
   wait $!
+  # panta.sbatch's orderly stop: srun answers a SIGTERM by killing its step outright, so it asks through a file
+  if [[ -e $LOG_DIR/.stop ]]; then
+    stop
+    exit 0
+  fi
   for i in "${!vllm_pids[@]}"; do
     if ! kill -0 "${vllm_pids[$i]}" 2>/dev/null; then
       read -r _ port _ _ <<< "${servers[$i]}"
