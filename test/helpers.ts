@@ -82,6 +82,12 @@ export async function corpusDiff(a: string, b: string): Promise<{ extra: number;
   return diff as { extra: number; missing: number };
 }
 
+/** The event rows of corpus `out` on the columns a served and an in-process surrogate must write alike (no timings). */
+export function servedColumns(out: string): Promise<Record<string, unknown>[]> {
+  const cols = 'run_id, event, role, seed, response, divergence, persona, prompt_tokens, completion_tokens, tag';
+  return queryRows(`SELECT ${cols} FROM read_parquet('${out}/events/*.parquet') ORDER BY run_id, event, role, seed`);
+}
+
 /** Parts of unfinished runs and finalized shards now on disk in corpus `out`. */
 export function onDisk(out: string): { parts: number; shards: number } {
   const events = join(out, 'events');

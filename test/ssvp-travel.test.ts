@@ -3,10 +3,9 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseDataset } from '@panta/core';
-import { queryRows } from '@panta/corpus';
 import { runSweep } from '@panta/engine';
 import { startSurrogateServer } from '@panta/llm';
-import { ROOT, tempDir, writeSpec } from './helpers.js';
+import { ROOT, servedColumns, tempDir, writeSpec } from './helpers.js';
 import { travelExample } from './travel-example.js';
 
 describe('examples/ssvp-travel.yaml (Hallucination as Context Drift, section 4)', () => {
@@ -48,10 +47,7 @@ describe('examples/ssvp-travel.yaml (Hallucination as Context Drift, section 4)'
       expect(
         (await runSweep(writeSpec(dir, travelExample(small), 'local.yaml'), { out: join(dir, 'local'), logLevel: 'silent' })).status,
       ).toBe('complete');
-      const cols = 'run_id, event, role, seed, response, divergence, persona, prompt_tokens, completion_tokens, tag';
-      const read = (out: string) =>
-        queryRows(`SELECT ${cols} FROM read_parquet('${out}/events/*.parquet') ORDER BY run_id, event, role, seed`);
-      const [x, y] = [await read(join(dir, 'served')), await read(join(dir, 'local'))];
+      const [x, y] = [await servedColumns(join(dir, 'served')), await servedColumns(join(dir, 'local'))];
       expect(x.filter((r) => r.role === 'merge').length).toBeGreaterThan(0);
       expect(x).toEqual(y);
     } finally {

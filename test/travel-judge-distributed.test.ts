@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { queryRows } from '@panta/corpus';
 import { runSweep } from '@panta/engine';
-import { ROOT, panta, pantaProcess, tempDir, writeSpec, type PantaProcess } from './helpers.js';
-import { RedisServer } from './redis-server.js';
+import { redisPerFile } from '../packages/cluster/test/roles.js';
+import { ROOT, panta, tempDir, writeSpec } from './helpers.js';
 
 // examples/ssvp-travel.yaml on two scenarios, one trial, judged by the surrogate as an LLM judge.
 const SPEC = readFileSync(join(ROOT, 'examples', 'ssvp-travel.yaml'), 'utf8')
@@ -14,17 +14,8 @@ const SPEC = readFileSync(join(ROOT, 'examples', 'ssvp-travel.yaml'), 'utf8')
   .replace('trials: 30', 'trials: 1\ntrial_prompts: every\nprompts: [travel-barcelona, travel-tokyo]')
   .replace('judge: {kind: reference}', 'judge: {kind: llm, backend: {kind: surrogate}}');
 
-let server: RedisServer;
 const dir = tempDir('panta-travel-judge-cluster-');
-const started: PantaProcess[] = [];
-
-beforeAll(async () => {
-  server = await RedisServer.start(dir);
-});
-afterAll(async () => {
-  for (const p of started) p.kill('SIGKILL');
-  await server.stop();
-});
+const { roles } = redisPerFile(dir);
 
 describe('the LLM judge on the travel table in distributed mode (a real redis-server)', () => {
   // One collector, and the runs split over two (the first finishes the corpus with its own judge).
@@ -34,16 +25,11 @@ describe('the LLM judge on the travel table in distributed mode (a real redis-se
       expect(SPEC).toContain('judge: {kind: llm');
       const specFile = writeSpec(dir, SPEC.replace(/^name: .*$/m, `name: travel-k${k}`), `travel-k${k}.yaml`);
       const out = join(dir, `distributed-k${k}`);
-      const spawn = (args: string[]) => {
-        const p = pantaProcess(args, { PANTA_REDIS_URL: server.url });
-        started.push(p);
-        return p;
-      };
       const collectors = Array.from({ length: k }, () =>
-        spawn(['collector', '--out', out, '--durable-ms', '300', ...(k > 1 ? ['--shard', 'auto'] : [])]),
+        roles.spawn(['collector', '--out', out, '--durable-ms', '300', ...(k > 1 ? ['--shard', 'auto'] : [])]),
       );
-      const workers = [0, 1].map(() => spawn(['worker', '--concurrency', '4', '--lock-ms', '1500']));
-      const scheduler = spawn(['scheduler', specFile, '--watch-ms', '3000', '--collectors', String(k)]);
+      const workers = [0, 1].map(() => roles.spawn(['worker', '--concurrency', '4', '--lock-ms', '1500']));
+      const scheduler = roles.spawn(['scheduler', specFile, '--watch-ms', '3000', '--collectors', String(k)]);
       const scheduled = await scheduler.exited;
       expect(scheduled.code, scheduled.stderr).toBe(0);
       expect(await Promise.all(collectors.map(async (c) => (await c.exited).code))).toEqual(collectors.map(() => 0));

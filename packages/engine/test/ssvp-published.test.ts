@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { CONTEXT_MERGE_INSTRUCTION, SUMMARY_INSTRUCTION, parseDataset } from '@panta/core';
 import { queryRows } from '@panta/corpus';
 import { startSurrogateServer } from '@panta/llm';
-import { RHEON6, onDisk, panta, sweepKilledWhen, tempDir, writeSpec } from '../../../test/helpers.js';
+import { RHEON6, onDisk, panta, servedColumns, sweepKilledWhen, tempDir, writeSpec } from '../../../test/helpers.js';
 import { runSweep } from '../src/index.js';
 
 // One agent in four holds an injected wrong belief (the paper's injected mismatch).
@@ -114,10 +114,7 @@ describe('SSVP as published, for populations', () => {
       expect((await runSweep(writeSpec(dir, SPEC(), 'local.yaml'), { out: join(dir, 'local'), logLevel: 'silent' })).status).toBe(
         'complete',
       );
-      const cols = 'run_id, event, role, seed, response, divergence, persona, prompt_tokens, completion_tokens, tag';
-      const read = (out: string) =>
-        queryRows(`SELECT ${cols} FROM read_parquet('${out}/events/*.parquet') ORDER BY run_id, event, role, seed`);
-      const [x, y] = [await read(join(dir, 'served')), await read(join(dir, 'local'))];
+      const [x, y] = [await servedColumns(join(dir, 'served')), await servedColumns(join(dir, 'local'))];
       expect(x.filter((r) => r.role === 'merge').length).toBeGreaterThan(0);
       expect(x).toEqual(y);
     } finally {
