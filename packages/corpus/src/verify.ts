@@ -8,11 +8,9 @@ import {
   graphFor,
   nextControl,
   parseEdgeList,
-  planSweep,
   promptSchema,
   runEvents,
   shardLabel,
-  sweepShardRuns,
   shardWeigherFor,
   sweepSpecSchema,
   driftTolerance,
@@ -22,6 +20,7 @@ import {
   type SweepSpec,
   type Tag,
 } from '@panta/core';
+import { adaptiveRuns, type AdaptivePlanInput } from './adaptive-grids.js';
 import { checkAdaptiveGrids } from './verify-adaptive.js';
 import { CORPUS_FILES, manifestPath, orderParamsPath, runsTablePath, shardName, shardPath } from './corpus-paths.js';
 import { readParquetSql } from './duckdb.js';
@@ -60,6 +59,24 @@ function close(a: number | null, b: number | null): boolean {
   if (a === null || b === null || Number.isNaN(a) || Number.isNaN(b))
     return (a === null || Number.isNaN(a)) === (b === null || Number.isNaN(b));
   return Math.abs(a - b) <= TOLERANCE * Math.max(1, Math.abs(a), Math.abs(b));
+}
+
+/**
+ * The runs the manifest's spec plans (a part's slice; with adaptive temperatures, under the grids it records),
+ * each shard checked; with adaptive temperatures, the rounds replayed from the runs must reach those grids.
+ */
+async function checkRuns(
+  out: string,
+  manifest: Manifest,
+  input: Omit<AdaptivePlanInput, 'weigh'>,
+  problems: string[],
+): Promise<{ runs: RunPlan[]; good: RunPlan[] }> {
+  const plan = { ...input, weigh: shardWeigherFor(manifest.shard?.policy ?? 'events', input.spec, input.edgeLists) };
+  const runs = adaptiveRuns(plan, new Map(Object.entries(manifest.adaptive?.grids ?? {})));
+  const good = await checkShards(out, runs, input.edgeLists, manifest.encoders, problems);
+  if (good.length === runs.length && !Array.isArray(input.spec.temperatures))
+    problems.push(...(await unreadable(out, () => checkAdaptiveGrids(out, manifest, plan))));
+  return { runs, good };
 }
 
 /**
@@ -106,18 +123,7 @@ export async function verifyCorpus(dir: string): Promise<VerifyReport> {
   }
   // A part of a job array holds its slice of the grid, and no measurement (panta merge makes it).
   const shard = manifest.shard;
-  // Adaptive temperatures: the grids the sweep's rounds reached, as the manifest records them.
-  const grids = new Map(Object.entries(manifest.adaptive?.grids ?? {}));
-  const grid = planSweep(spec, prompts, manifest.spec_file, edgeLists, {}, grids);
-  const weigh = shardWeigherFor(shard?.policy ?? 'events', spec, edgeLists);
-  const runs = shard ? sweepShardRuns(spec, grid, shard, weigh) : grid;
-  const good = await checkShards(out, runs, edgeLists, manifest.encoders, problems);
-  if (good.length === runs.length && !Array.isArray(spec.temperatures))
-    problems.push(
-      ...(await unreadable(out, () =>
-        checkAdaptiveGrids(out, manifest, { spec, prompts, specFile: manifest.spec_file, edgeLists, shard, weigh }),
-      )),
-    );
+  const { runs, good } = await checkRuns(out, manifest, { spec, prompts, specFile: manifest.spec_file, edgeLists, shard }, problems);
   const { damaged, unreadableTables } = await checkFiles(out, dir, manifest, problems);
   const checked = `${runs.length} runs, ${manifest.events?.written} events, ${Object.keys(manifest.files ?? {}).length} files`;
   const allGood = good.length === runs.length;

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import {
   InputError,
   ownNeighbourBytes,
@@ -11,7 +12,7 @@ import {
   type Shard,
   type SweepSpec,
 } from '@panta/core';
-import { acquireOutLock, runsOnDisk, shardProgress, type OutLock, type OutLockHolder } from '@panta/corpus';
+import { acquireOutLock, runsOnDisk, shardPath, shardProgress, type OutLock, type OutLockHolder } from '@panta/corpus';
 import { openEncoder, type Encoder } from '@panta/embed';
 import { createJudge } from '@panta/judge';
 import { createBackend, type EndpointUnhealthyError, unhealthyCause } from '@panta/llm';
@@ -263,6 +264,9 @@ async function runEmbedded(s: EmbeddedSweep): Promise<{ executor: Executor<RunRe
     let executor = await runRound(s, sweep.runs, corpus, holder);
     const adaptive = adaptiveOf(spec);
     for (let round = 1; adaptive && round <= adaptive.rounds && !executor.stopped; round++) {
+      // A round decides from every run before it: with one failed, the sweep ends failed here, and its resume
+      // (the failed run run again) decides the rest.
+      if (sweep.runs.some((r) => !existsSync(shardPath(out, r.runId)))) break;
       const added = await nextRound(sweep);
       log.info({ round, runs: added.length }, 'adaptive temperatures: round planned');
       if (added.length === 0) break;
