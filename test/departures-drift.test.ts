@@ -2,9 +2,29 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseDataset, parseSweepSpec, planSweep, teamCalls } from '@panta/core';
-import { ROOT } from './helpers.js';
+import { queryRows, readManifest, verifyCorpus, writeManifest } from '@panta/corpus';
+import { runSweep } from '@panta/engine';
+import { ROOT, tempDir, writeSpec } from './helpers.js';
 
 const read = (p: string) => readFileSync(join(ROOT, p), 'utf8');
+
+/** drift-debate.yaml made small (2 turns, 1 prompt, 1 trial, the neutral surrogate), with absolute paths and the given team block. */
+function smallDebate(team: string): string {
+  const text = read('examples/drift-debate.yaml')
+    .replaceAll('../datasets/', `${ROOT}/datasets/`)
+    .replace(/^out: .*$/m, '')
+    .replace(/^team: .*$/m, team)
+    .replace(/^sweeps: 7$/m, 'sweeps: 2\nprompts: [mp2804]')
+    .replace(/^trials: 2$/m, 'trials: 1')
+    .replace('backend: {kind: surrogate}', 'backend: {kind: surrogate, scenario: neutral}');
+  expect(text).toContain('prompts: [mp2804]');
+  return text;
+}
+
+const SOLUTIONS = (out: string) =>
+  queryRows(
+    `SELECT count(*)::INTEGER AS n, count(*) FILTER (WHERE prompt_tokens > 0)::INTEGER AS asked FROM read_parquet('${out}/events/*.parquet') WHERE role = 'solution' AND reply_status <> 'skipped'`,
+  );
 
 describe("the Drift paper's debate as written (docs/departures.md: Drift)", () => {
   it("examples/drift-debate.yaml: a contribution reads the current and the previous turn only (the paper's Limitations)", () => {
@@ -24,4 +44,28 @@ describe("the Drift paper's debate as written (docs/departures.md: Drift)", () =
     const spec = parseSweepSpec(read('examples/drift-debate.yaml').replace(/^team: .*$/m, 'team: {}'), 'drift-debate.yaml');
     expect(spec.team?.memory).toBe('all');
   });
+
+  it("a turn's solution is extracted from the winning contribution by a call (the paper's solution-extraction prompt); an old corpus (no key) stays verbatim", async () => {
+    const dir = tempDir();
+    const fresh = join(dir, 'fresh');
+    const spec = writeSpec(dir, smallDebate('team: {memory: recent}'), 'today.yaml');
+    expect((await runSweep(spec, { out: fresh, logLevel: 'silent' })).status).toBe('complete');
+    expect((readManifest(fresh)!.spec as { team?: { solution?: string } }).team?.solution).toBe('extracted');
+    const [made] = await SOLUTIONS(fresh);
+    expect(made!.n).toBeGreaterThan(0);
+    expect(made!.asked).toBe(made!.n); // every solution is a call
+    expect((await verifyCorpus(fresh)).problems).toEqual([]);
+    // The verbatim option: the winner's text, no call; a corpus from before the key (none stored) reads back as it.
+    const old = join(dir, 'old');
+    const oldSpec = writeSpec(dir, smallDebate('team: {memory: recent, solution: verbatim}'), 'old.yaml');
+    expect((await runSweep(oldSpec, { out: old, logLevel: 'silent' })).status).toBe('complete');
+    const [counted] = await SOLUTIONS(old);
+    expect(counted!.asked).toBe(0);
+    const manifest = readManifest(old)!;
+    delete (manifest.spec as { team: { solution?: string } }).team.solution;
+    writeManifest(old, manifest);
+    expect((await verifyCorpus(old)).problems).toEqual([]);
+    // Today's YAML (no key) extracts: another corpus, refused, never mixed into the old one.
+    await expect(runSweep(spec, { out: old, logLevel: 'silent' })).rejects.toThrow(/holds a corpus of a different sweep/);
+  }, 60_000);
 });

@@ -87,6 +87,7 @@ export type { TeamDynamics, TeamScheduleDef } from './team/schedules.js';
 export {
   BOARD_TOOL,
   DRIFT_ERROR_TYPES,
+  EXTRACT_LINE,
   FULL_PLAN,
   generatedPersona,
   oneLine,
@@ -104,6 +105,7 @@ export { teamAnswerTokens, teamCallCosts } from './team/cost.js';
 export type { TeamRoleCost } from './team/cost.js';
 export { TeamSchedule } from './team/schedule.js';
 export { scheduleFor } from './team/stream.js';
+export { resolveTeamSolution } from './team/spec.js';
 export { tallyVotes } from './team/vote.js';
 export { DataflowPlanner } from './dataflow.js';
 export {

@@ -53,7 +53,8 @@ class TeamRequest implements ChatRequest {
 /**
  * The worker's half of a team event (docs/teams.md): the call's kept reads (a regenerated turn's version
  * the verdict chose), its prompt, the model's reply, embedded like an answer. A call that waits on a
- * verdict of no drift is skipped; a `solution` is the plurality of the turn's votes, with no call.
+ * verdict of no drift is skipped; a `solution` is the plurality of the turn's votes: the winning contribution,
+ * verbatim with no call, or (team.solution extracted) what the extraction call takes out of it.
  */
 export async function executeTeamEvent(task: EventTask, reads: readonly string[], services: WorkerServices): Promise<EventOutcome> {
   const { run, plan } = task;
@@ -71,23 +72,18 @@ export async function executeTeamEvent(task: EventTask, reads: readonly string[]
     );
   }
   const kept = keptReads(call.reads, reads, (turn) => drift.get(turn) ?? false);
+  let reading = kept;
+  let winner: number | undefined;
   if (call.role === 'solution') {
     const votes = kept.filter((k) => k.read.kind === 'vote').map((k) => parseVote(k.text, run.n));
-    const winner = tallyVotes(votes, run.n, plan.seed);
-    const proposal = kept.find((k) => k.read.kind === 'contribution' && k.read.agent === winner);
-    return embed(
-      {
-        ...base,
-        agent: winner,
-        temperature: 0,
-        response: proposal?.text ?? '',
-        finishReason: 'stop',
-        promptTokens: 0,
-        completionTokens: 0,
-        calls: 0,
-      },
-      services,
-    );
+    winner = tallyVotes(votes, run.n, plan.seed);
+    const proposal = kept.filter((k) => k.read.kind === 'contribution' && k.read.agent === winner);
+    if (run.controls.team?.solution !== 'extracted') {
+      const text = proposal[0]?.text ?? '';
+      const counted = { temperature: 0, response: text, finishReason: 'stop', promptTokens: 0, completionTokens: 0, calls: 0 };
+      return embed({ ...base, agent: winner, ...counted }, services);
+    }
+    reading = proposal; // extracted: the winning contribution is what the extraction call reads
   }
   const member = call.agent < run.n ? agentPersona(run, call.agent) : undefined;
   const board = writesBoard(run.protocol) ? boardOfCall(run, call, reads) : undefined;
@@ -96,18 +92,20 @@ export async function executeTeamEvent(task: EventTask, reads: readonly string[]
     size: run.n,
     rounds: run.sweeps,
     question: run.prompt.question,
-    reads: kept,
+    reads: reading,
     ...(member?.text ? { hidden: member.text } : {}),
     ...(run.protocol !== DEFAULT_PROTOCOL ? { arm: run.protocol } : {}),
     ...(board ? { board: board.shown.lines } : {}),
   });
-  const temperature = call.role === 'drift-judge' ? 0 : run.temperature;
+  // The judge and the extraction read, rather than contribute: at temperature 0.
+  const temperature = call.role === 'drift-judge' || call.role === 'solution' ? 0 : run.temperature;
   const started = performance.now();
   const result: ChatResult = await services.backend.complete(
     new TeamRequest(messages, plan.seed, temperature, teamAnswerTokens(run, services.maxTokens), services.fixedLength),
   );
   const outcome: EventOutcome = {
     ...base,
+    ...(winner !== undefined ? { agent: winner } : {}),
     temperature,
     response: result.text,
     finishReason: result.finishReason,

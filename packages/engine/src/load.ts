@@ -51,6 +51,8 @@ import {
   type PromptTemplate,
   type RunPlan,
   type SweepSpec,
+  dynamicsArms,
+  resolveTeamSolution,
   trialPromptsOf,
 } from '@panta/core';
 import { checkScenario } from '@panta/llm';
@@ -262,6 +264,11 @@ export function corpusIdentity(spec: SweepSpec): object {
   if (rest.neighbour_order === 'per-event') delete rest.neighbour_order;
   // every is what corpora from before trial_prompts were planned with: saying so is the same corpus.
   if (rest.trial_prompts === 'every') delete rest.trial_prompts;
+  // verbatim is what debates from before team.solution were run with: saying so is the same corpus.
+  if (rest.team?.solution === 'verbatim') {
+    const { solution: _s, ...team } = rest.team;
+    rest.team = team;
+  }
   return {
     ...rest,
     backend: operationalFree(backend),
@@ -373,6 +380,8 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
   // The trials' layout, resolved before anything (plan, fingerprint, manifest) reads it: a corpus keeps the layout it
   // was planned with, and one whose stored spec has no key (written before it existed) was planned `every`.
   spec.trial_prompts = trialPromptsOf(spec, prompts);
+  // Likewise a debate's solution extraction: extracted for a new sweep, and a stored spec without the key reads as verbatim.
+  resolveTeamSolution(spec, dynamicsArms(spec));
   const templates = templateArms(spec).map((arm) => loadTemplate(arm.ref, base, specPath, arm.field));
   const template = templates[0];
   const { edgeLists, edgeFiles, edgeTexts } = readEdgeLists(spec, base, specPath);

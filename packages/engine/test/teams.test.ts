@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseDataset, parseSweepSpec, planSweep } from '@panta/core';
+import { dynamicsArms, parseDataset, parseSweepSpec, planSweep, resolveTeamSolution } from '@panta/core';
 import { checkTeamShard, queryRows, verifyCorpus } from '@panta/corpus';
 import { startSurrogateServer } from '@panta/llm';
 import { ROOT, corpusDiff, panta, tempDir, writeSpec } from '../../../test/helpers.js';
@@ -160,7 +160,7 @@ describe('team schedules end to end on the surrogate (docs/teams.md)', () => {
         count(*) FILTER (WHERE role = 'feedback' AND reply_status <> 'skipped')::INTEGER AS feedback_made,
         count(*) FILTER (WHERE role = 'solution' AND reply_status <> 'skipped' AND protocol = 'regenerate' AND event > 0)::INTEGER AS regen_solutions,
         count(*) FILTER (WHERE reply_status = 'skipped' AND (response <> '' OR completion_tokens <> 0))::INTEGER AS bad_skips,
-        count(*) FILTER (WHERE role = 'solution' AND (prompt_tokens <> 0 OR completion_tokens <> 0))::INTEGER AS paid_solutions
+        count(*) FILTER (WHERE role = 'solution' AND reply_status <> 'skipped' AND prompt_tokens = 0)::INTEGER AS unasked_solutions
       FROM ${file}`);
     expect(c!.runs).toBe(6 * 3 * 3);
     expect(c!.judges).toBe(c!.runs * 6);
@@ -168,7 +168,7 @@ describe('team schedules end to end on the surrogate (docs/teams.md)', () => {
     expect(c!.stray_feedback).toBe(0);
     expect(c!.feedback_made).toBeGreaterThan(0);
     expect(c!.bad_skips).toBe(0);
-    expect(c!.paid_solutions).toBe(0);
+    expect(c!.unasked_solutions).toBe(0); // team.solution extracted (the default): each solution is an extraction call
     // Regenerate: 7 kept solutions per run plus one per regenerated turn, and each regenerated turn follows a DRIFT verdict.
     const [r] =
       await queryRows(`WITH v AS (SELECT run_id, sweep, response FROM ${file} WHERE role = 'drift-judge' AND protocol = 'regenerate')
@@ -184,6 +184,7 @@ describe('team schedules end to end on the surrogate (docs/teams.md)', () => {
     const out = join(dir, 'out');
     expect((await runSweep(spec, { out, logLevel: 'silent' })).status).toBe('complete');
     const parsed = parseSweepSpec(readFileSync(spec, 'utf8'), spec);
+    resolveTeamSolution(parsed, dynamicsArms(parsed)); // as loadSweep does
     const prompts = parseDataset(readFileSync(join(ROOT, 'datasets', 'mmlu-pro28.jsonl'), 'utf8'), 'mmlu-pro28.jsonl');
     const run = planSweep(
       parsed,

@@ -50,6 +50,8 @@ export interface TeamControls {
   tokenBudget?: number;
   /** relay and hub, arm board: the rendered board's token cap (absent: DEFAULT_BOARD_TOKENS). */
   boardTokens?: number;
+  /** debate: the turn's solution extracted from the winning contribution by a call; absent: the contribution verbatim. */
+  solution?: 'extracted';
 }
 
 /**

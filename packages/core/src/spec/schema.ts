@@ -299,6 +299,12 @@ export const sweepSpecSchema = z.strictObject({
       memory: z.enum(['all', 'recent']).default('all'),
       /** relay and hub, arm board: tokens the rendered belief board may take in a prompt; default 256. */
       board_tokens: z.int().min(1).max(1_000_000).optional(),
+      /**
+       * debate: a turn's solution is the winning contribution passed through a solution-extraction call
+       * (extracted, the paper's; what a new sweep resolves to) or the winning contribution verbatim (the
+       * layout of corpora from before the key, which an absent key reads back as).
+       */
+      solution: z.enum(['extracted', 'verbatim']).optional(),
     })
     .optional(),
   /** Output folder, relative to the working directory; default runs/<name>. */

@@ -57,7 +57,8 @@ export function readDriftVerdict(response: string, replyStatus: string): 'drift'
   return 'failure';
 }
 
-const made = (r: TeamEventRow) => r.reply_status !== 'skipped' && r.role !== 'solution';
+/** A call made: a solution is one only when extracted (a verbatim one is counted, with no prompt). */
+const made = (r: TeamEventRow) => r.reply_status !== 'skipped' && (r.role !== 'solution' || r.prompt_tokens > 0);
 
 /**
  * The per-turn team metrics of one complete team run, from its event rows (any order). Scores are against

@@ -8,9 +8,9 @@ import { keptReads } from './calls.js';
 import { teamCalls, teamSchedule } from './schedules.js';
 import { renderTeamCall } from './prompts.js';
 
-/** What one role's calls of a team run cost (`panta plan`): a solution is counted, not called, so it has none. */
+/** What one role's calls of a team run cost (`panta plan`): a verbatim solution is counted, not called, so it has none. */
 export interface TeamRoleCost {
-  role: Exclude<TeamRole, 'solution'>;
+  role: TeamRole;
   calls: number;
   /** Some of the calls are made only on a DRIFT verdict (feedback, regenerated turns). */
   atMost: boolean;
@@ -43,7 +43,7 @@ export function teamCallCosts(run: RunPlan, maxTokens: number): TeamRoleCost[] {
   // A member's persona (and briefing) from the population: the longest one, counted rather than rendered.
   const hidden = Math.ceil(hiddenChars(run) / CHARS_PER_TOKEN);
   for (const call of teamCalls(run)) {
-    if (call.role === 'solution') continue;
+    if (call.role === 'solution' && run.controls.team?.solution !== 'extracted') continue;
     const reads = keptReads(
       call.reads,
       call.reads.map((r) => (r.kind === 'verdict' ? 'DRIFT: lack of progress.' : filler)),

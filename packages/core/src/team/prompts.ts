@@ -35,6 +35,7 @@ export const TEAM_SYSTEM = {
     `You are participant ${p + 1} of ${size} in a discussion of a task, turn ${t} of ${rounds}.`,
   judge: () => 'You judge whether a discussion drifts away from its task.',
   moderator: (size: number) => `You are the moderator of a discussion between ${size} experts.`,
+  extractor: () => 'You extract the solution of a task from a discussion contribution.',
 } as const;
 
 export const PERSONA_LINE = 'Your persona: ';
@@ -112,7 +113,10 @@ function system(first: string, hidden: string | undefined, persona?: string): st
   return s;
 }
 
-/** The messages of a team call (not of `solution`, which is counted, not asked). */
+/**
+ * The messages of a team call. A `solution` is counted from the votes; with team.solution extracted it is
+ * also asked: its reads are then the winning contribution only (solutionMessages).
+ */
 export function renderTeamCall(input: TeamPromptInput): ChatMessages {
   const c = callContext(input);
   const { call, size, hidden, task, board, tool } = c;
@@ -141,6 +145,8 @@ export function renderTeamCall(input: TeamPromptInput): ChatMessages {
       return driftJudgeMessages(c);
     case 'feedback':
       return feedbackMessages(c);
+    case 'solution':
+      return solutionMessages(c);
     default:
       throw new Error(`a ${call.role} call has no prompt`);
   }
@@ -290,5 +296,20 @@ function feedbackMessages(c: CallContext): ChatMessages {
       lines +
       `Solution of turn ${call.sweep}: ${oneLine(solution)}\n` +
       'Write one short piece of feedback for the participants that names the error and how to fix it.',
+  };
+}
+
+export const EXTRACT_LINE = 'Contribution: ';
+
+/** The solution-extraction call (003, appendix D): the turn's solution taken out of the winning contribution. */
+function solutionMessages(c: CallContext): ChatMessages {
+  const winner = c.of('contribution')[0]?.text ?? '';
+  return {
+    system: TEAM_SYSTEM.extractor(),
+    user:
+      c.task +
+      `${EXTRACT_LINE}${oneLine(winner)}\n` +
+      'Extract the solution to the task from this contribution: leave out agreement, disagreement and explanations, ' +
+      'change nothing else, and reply with the solution only.',
   };
 }

@@ -28,6 +28,7 @@ const TEAM_KEY_WHAT: Record<string, (readers: string) => string> = {
   token_budget: (readers) => `only ${readers} runs split a token budget over the chain`,
   memory: (readers) => `only ${readers} runs read it (the earlier turns in each contribution's prompt)`,
   board_tokens: (readers) => `only the board arm of ${readers} runs shows a board`,
+  solution: (readers) => `only ${readers} runs vote on a solution each turn`,
 };
 
 /** The team schedules that read a `team` key (TEAM_SCHEDULES' `keys`). */
@@ -65,6 +66,7 @@ export function teamControls(spec: SweepSpec, populated: boolean): TeamControls 
     personas: populated ? 'population' : 'generated',
     ...(spec.team?.token_budget !== undefined ? { tokenBudget: spec.team.token_budget } : {}),
     ...(spec.team?.board_tokens !== undefined ? { boardTokens: spec.team.board_tokens } : {}),
+    ...(spec.team?.solution === 'extracted' ? { solution: 'extracted' as const } : {}),
   };
 }
 
@@ -112,4 +114,14 @@ export function checkTeamArm(spec: SweepSpec, dynamics: Dynamics, protocol: Prot
 function placesOf(protocol: string): string[] {
   const { teams, population } = protocolOf(protocol);
   return [...teams, ...(population ? ['asynchronous', 'synchronous'] : [])];
+}
+
+/**
+ * A new debate sweep's solution extraction (spec `team.solution`): extracted, the paper's, unless the spec says
+ * verbatim. loadSweep resolves it into the spec; a stored spec without the key (a corpus from before it) reads
+ * back as verbatim.
+ */
+export function resolveTeamSolution(spec: SweepSpec, dynamics: readonly Dynamics[]): void {
+  if (!dynamics.includes('debate') || spec.team?.solution !== undefined) return;
+  spec.team = { ...(spec.team ?? { memory: 'all' }), solution: 'extracted' };
 }

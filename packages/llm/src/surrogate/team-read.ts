@@ -4,7 +4,7 @@ import { BELIEF_LINE, normaliseText, PERSONA_LINE, TEAM_SYSTEM, TEAM_TASK, type 
  * A team call read back from its text (core/src/team/prompts.ts), the same way in process and in the
  * surrogate server, so that both answer the same. null: not a team call.
  */
-export type TeamRole = 'relay' | 'orchestrator' | 'aggregator' | 'worker' | 'persona-gen' | 'persona' | 'vote' | 'drift-judge' | 'feedback';
+export type TeamRole = 'relay' | 'orchestrator' | 'aggregator' | 'worker' | 'persona-gen' | 'persona' | 'vote' | 'drift-judge' | 'feedback' | 'solution';
 
 export interface TeamView {
   role: TeamRole;
@@ -65,6 +65,7 @@ function roleOf(first: string, user: string): Pick<TeamView, 'role' | 'member' |
   }
   if (first === TEAM_SYSTEM.personaGen()) return { role: 'persona-gen', member: -1, size: 0, turn: 0, rounds: 0 };
   if (first === TEAM_SYSTEM.judge()) return { role: 'drift-judge', member: -1, size: 0, turn: 0, rounds: 0 };
+  if (first === TEAM_SYSTEM.extractor()) return { role: 'solution', member: -1, size: 0, turn: 0, rounds: 0 };
   m = MODERATOR.exec(first);
   if (m) return { role: 'feedback', member: -1, size: Number(m[1]), turn: 0, rounds: 0 };
   return null;

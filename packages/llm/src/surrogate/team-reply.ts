@@ -1,4 +1,4 @@
-import type { ChatMessages, Prompt } from '@panta/core';
+import { EXTRACT_LINE, type ChatMessages, type Prompt } from '@panta/core';
 import type { SurrogateAgent } from './agent.js';
 import type { ScenarioModel } from './scenario.js';
 import { lineAfter, readTeamCall, type TeamView } from './team-read.js';
@@ -60,6 +60,9 @@ export function neutralTeamReply(view: TeamView, agent: SurrogateAgent, seed: nu
         ? 'NO DRIFT: the solution kept its answer.'
         : `DRIFT: the solution changed its answer. Earlier solution: ${before}`;
     }
+    case 'solution':
+      // The extraction of a one-line contribution is the contribution itself.
+      return lineAfter(view.lines, EXTRACT_LINE) ?? '';
     case 'feedback': {
       const earlier = /Earlier solution: (.*)$/.exec(lineAfter(view.lines, /^A judge found that turn \d+ drifted: /) ?? '')?.[1];
       return `Feedback: the last turn changed the answer.${earlier ? ` Return to: ${earlier}` : ''}`;
