@@ -4,7 +4,17 @@ import { BELIEF_LINE, normaliseText, PERSONA_LINE, TEAM_SYSTEM, TEAM_TASK, type 
  * A team call read back from its text (core/src/team/prompts.ts), the same way in process and in the
  * surrogate server, so that both answer the same. null: not a team call.
  */
-export type TeamRole = 'relay' | 'orchestrator' | 'aggregator' | 'worker' | 'persona-gen' | 'persona' | 'vote' | 'drift-judge' | 'feedback' | 'solution';
+export type TeamRole =
+  | 'relay'
+  | 'orchestrator'
+  | 'aggregator'
+  | 'worker'
+  | 'persona-gen'
+  | 'persona'
+  | 'vote'
+  | 'drift-judge'
+  | 'feedback'
+  | 'solution';
 
 export interface TeamView {
   role: TeamRole;
