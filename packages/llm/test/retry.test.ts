@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import * as Anthropic from '@anthropic-ai/sdk';
@@ -6,6 +8,7 @@ import { loadAnthropic, loadOpenAI } from '../src/sdk.js';
 import { BackendClosedError, LlmCallError, MalformedReplyError } from '../src/retry/errors.js';
 import { EndpointUnhealthyError } from '../src/retry/breaker.js';
 import { EndpointPool } from '../src/retry/pool.js';
+import { nodeFetch } from '../src/node-fetch.js';
 import { DEFAULT_RETRY_TUNING, RetryingCaller, retryDelayMs, type RetryEvent } from '../src/retry/policy.js';
 
 const tuning = { ...DEFAULT_RETRY_TUNING, baseDelayMs: 1, maxDelayMs: 4 };
@@ -234,6 +237,31 @@ describe('RetryingCaller', () => {
       .catch((e: unknown) => e);
     expect(err).toMatchObject({ attempts: 2, exhausted: true, reason: 'timeout after 50 ms' });
     expect(performance.now() - started).toBeGreaterThanOrEqual(95);
+  });
+
+  it('does not time out a reply that arrived while the event loop was blocked past timeoutMs', async () => {
+    // The server (in this process) writes its reply at once and then blocks the event loop past the
+    // attempt's timeout: when the loop runs again, the timer and the reply are both due, and timers run first.
+    const blockMs = 250;
+    const server = createServer((_req, res) => {
+      res.end('{"ok":true}');
+      const until = performance.now() + blockMs;
+      while (performance.now() < until) {
+        // the client's own lag (a loaded machine, a long synchronous step)
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    const fetchImpl = nodeFetch(1);
+    const caller = new RetryingCaller({ ...options, timeoutMs: 100, maxRetries: 0 });
+    try {
+      const out = await caller.call(async (_e, signal) => (await fetchImpl(url, { signal })).json());
+      expect(out).toMatchObject({ value: { ok: true }, attempts: 1 });
+    } finally {
+      caller.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 
   it("keeps a timed-out attempt's slot for abortGraceMs, so the server never sees more than the cap", async () => {

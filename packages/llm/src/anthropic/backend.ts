@@ -6,7 +6,7 @@ import { chatResult, recordedReply, UnusableReplyError, type ProviderReply } fro
 import type { RealBackendOptions } from '../openai/backend.js';
 import { anthropicBase, resolveApiKey } from '../openai/endpoint.js';
 import { healthBounds } from '../retry/breaker.js';
-import { RetryingCaller } from '../retry/policy.js';
+import { NO_SDK_TIMEOUT, RetryingCaller } from '../retry/policy.js';
 import { loadAnthropic } from '../sdk.js';
 
 /** The SDK's default endpoint, used as the endpoint's name in errors when the spec gives none. */
@@ -51,7 +51,8 @@ export class AnthropicBackend implements LlmBackend {
           apiKey,
           ...(baseURL ? { baseURL } : {}),
           maxRetries: 0,
-          timeout: spec.timeout_ms,
+          // The SDK's own timer is off: RetryingCaller's signal times attempts (not charging the client's lag).
+          timeout: NO_SDK_TIMEOUT,
           fetch: nodeFetch(spec.max_in_flight),
           defaultHeaders: { 'anthropic-version': spec.api_version, 'x-api-key': apiKey },
         }),
@@ -89,7 +90,7 @@ export class AnthropicBackend implements LlmBackend {
         try {
           reply = await client.messages.create(body as unknown as Anthropic.MessageCreateParamsNonStreaming, {
             signal,
-            timeout: this.spec.timeout_ms,
+            timeout: NO_SDK_TIMEOUT,
             maxRetries: 0,
           });
         } catch (err) {

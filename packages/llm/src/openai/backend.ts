@@ -6,7 +6,7 @@ import { chatResult, recordedReply, UnusableReplyError, type ProviderReply } fro
 import { EndpointAdmission } from '../admission/endpoint.js';
 import { type EndpointUnhealthyError, healthBounds } from '../retry/breaker.js';
 import { EndpointUnreachableError } from '../retry/errors.js';
-import { RetryingCaller, type RetryEvent, type RetryTuning } from '../retry/policy.js';
+import { NO_SDK_TIMEOUT, RetryingCaller, type RetryEvent, type RetryTuning } from '../retry/policy.js';
 import { buildChatBody } from './body.js';
 import { endpointList, openaiApiRoot, resolveApiKey } from './endpoint.js';
 import { probeServer, type ServerInfo, type ServerKind } from './probe.js';
@@ -221,9 +221,6 @@ export class OpenAICompatibleBackend implements LlmBackend {
     this.caller.close();
   }
 }
-
-/** The SDK's timeout, off in effect (setTimeout's largest delay): RetryingCaller times each attempt. */
-const NO_SDK_TIMEOUT = 2_147_483_647;
 
 /**
  * A call's work in prompt-token equivalents, for the latency limit: prompt characters / 4, plus the output

@@ -4,6 +4,9 @@ import { BackendClosedError, LlmCallError } from './errors.js';
 import type { EndpointAdmission } from '../admission/endpoint.js';
 import { EndpointPool } from './pool.js';
 
+/** An SDK's own timeout, off in effect (setTimeout's largest delay): RetryingCaller times each attempt. */
+export const NO_SDK_TIMEOUT = 2_147_483_647;
+
 /** Back-off constants; the defaults suit real servers, tests shrink them. */
 export interface RetryTuning {
   /** First back-off ceiling (ms); doubles per retry. Default 250. */
@@ -208,11 +211,20 @@ export class RetryingCaller {
     // The clock leaves out time the endpoint reported requests waiting in its queue: when the timer fires
     // early by that much, it is set again for what is left.
     const queuedAtSend = gate ? gate.queueClock.total(started) : 0;
-    const check = (): void => {
+    let settled = false;
+    const check = (ioPolled = false): void => {
+      if (settled) return;
       const now = performance.now();
       const charged = now - started - (gate ? gate.queueClock.total(now) - queuedAtSend : 0);
       if (charged < timeoutMs) {
         timer = setTimeout(check, Math.max(1, timeoutMs - charged));
+        return;
+      }
+      // A blocked event loop makes the timer and a reply already read by the kernel due together, and timers
+      // run before I/O: pending I/O runs once (setImmediate comes after the poll phase) before the abort, so
+      // the client's own lag does not turn a reply into a timeout.
+      if (!ioPolled) {
+        setImmediate(check, true);
         return;
       }
       timedOut = true;
@@ -245,6 +257,7 @@ export class RetryingCaller {
       }
       return { kind: 'failed', failure, cause, ...(recovered ? { recovered } : {}) };
     } finally {
+      settled = true;
       this.open.delete(openAttempt);
       clearTimeout(timer);
       this.controllers.delete(controller);
