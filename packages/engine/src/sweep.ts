@@ -21,6 +21,7 @@ import { Executor, type ActiveRun, type ExecutorProgress } from './executor.js';
 import { finishSweep, type SweepSummary } from './finish.js';
 import { startManifest, sweepMeta } from './manifest-start.js';
 import { checkWhiteningSource } from './whitening-source.js';
+import { checkHeatBathStates } from './heat-bath-check.js';
 import { InProcessTransport } from './in-process-transport.js';
 import { LiveStatusWriter } from './live-status.js';
 import { checkOutIsCorpus, makeOutFolder } from './out-folder.js';
@@ -207,6 +208,7 @@ async function openSweepServices(
   try {
     // A whitening from another corpus must match the encoders as opened (an onnx encoder's dim) before anything is written.
     checkWhiteningSource(spec, sweep.specFile, specPath, sweep.prompts, encoders);
+    await checkHeatBathStates(spec, sweep.prompts, encoders, specPath);
     makeOutFolder(out);
     held.lock = acquireOutLock(out);
   } catch (error) {

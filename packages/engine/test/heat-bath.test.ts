@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { queryRows } from '@panta/corpus';
@@ -50,5 +51,18 @@ describe('the heat-bath Ising surrogate through the whole pipeline', () => {
     // The replies are a pure function of (seed, answers read): 64 events in flight write the same corpus.
     expect((await runSweep(spec, { out: many, concurrency: 64, logLevel: 'silent' })).status).toBe('complete');
     expect(await corpusDiff(one, many)).toEqual({ extra: 0, missing: 0 });
+  });
+
+  it('an encoder that gives two states one vector is refused before anything is written', async () => {
+    const dir = tempDir();
+    const spec = writeSpec(
+      dir,
+      SPEC.replace('prompts: [ising]', 'prompts: [potts3]').replace('scenario: ising', 'scenario: potts').replace('dim: 32', 'dim: 16'),
+    );
+    const out = join(dir, 'out');
+    await expect(runSweep(spec, { out, logLevel: 'silent' })).rejects.toThrow(
+      /encoders\[0\]: encoder hashing gives the states "red" and "green" of prompt potts3 one vector.*64 or more/,
+    );
+    expect(existsSync(out)).toBe(false);
   });
 });
