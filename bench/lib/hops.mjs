@@ -9,7 +9,9 @@
 //   take       e's job added -> a worker took it
 //   read       worker: took e's job -> read what e reads from Redis
 //   hop        e-1 answered -> e read: the whole hop, a chain's idle time between two calls
-//   call       e read -> e answered (the worker's admission, the server's queue and its service)
+//   call       e read -> e answered (the worker's admission, the server's queue and its service), in two:
+//   admit      e read -> its call's attempt began (the prompt built, the worker's admission waited for)
+//   reply      the attempt began -> e answered (HTTP, the server's queue and service, the answer embedded)
 // and, off the chain's way, collector: e-1 answered -> the collector read its commit.
 // Usage: node bench/lib/hops.mjs PREFIX [RUN_PATTERN]   (RUN_PATTERN: a regular expression, default meanfield)
 import { readdirSync, readFileSync } from 'node:fs';
@@ -40,7 +42,19 @@ const quantile = (sorted, q) => (sorted.length ? sorted[Math.min(sorted.length -
 /** Per segment: {n, p50, p90, p99, mean} in ms, over the chain hops of runs matching `runPattern`. */
 export function hopSegments(points, runPattern = /meanfield/) {
   const at = (point, run, event) => points.get(point)?.get(`${run}|${event}`);
-  const segments = { commit: [], inbox: [], executor: [], add: [], take: [], read: [], hop: [], call: [], collector: [] };
+  const segments = {
+    commit: [],
+    inbox: [],
+    executor: [],
+    add: [],
+    take: [],
+    read: [],
+    hop: [],
+    call: [],
+    admit: [],
+    reply: [],
+    collector: [],
+  };
   for (const key of points.get('dispatched')?.keys() ?? []) {
     const bar = key.lastIndexOf('|');
     const run = key.slice(0, bar);
@@ -57,6 +71,7 @@ export function hopSegments(points, runPattern = /meanfield/) {
       added: at('added', run, event),
       taken: at('taken', run, event),
       read: at('read', run, event),
+      sent: at('sent', run, event),
       answered: at('answered', run, event),
     };
     // Only an event dispatched after its predecessor's answer was learned waited for it (a chain's hop).
@@ -70,6 +85,8 @@ export function hopSegments(points, runPattern = /meanfield/) {
     push('read', cur.taken, cur.read);
     push('hop', prev.answered, cur.read);
     push('call', cur.read, cur.answered);
+    push('admit', cur.read, cur.sent);
+    push('reply', cur.sent, cur.answered);
     push('collector', prev.answered, prev.collected);
   }
   const out = {};

@@ -7,7 +7,8 @@ import { appendFileSync } from 'node:fs';
  * and a traced point costs one comparison.
  */
 export interface HopTrace {
-  point(point: string, run: string, event: number): void;
+  /** `at`: the moment (ms since the epoch) when it was not now. */
+  point(point: string, run: string, event: number, at?: number): void;
 }
 
 const LINES_PER_WRITE = 4096;
@@ -20,8 +21,8 @@ class FileHopTrace implements HopTrace {
     process.once('exit', () => this.flush());
   }
 
-  point(point: string, run: string, event: number): void {
-    this.lines.push(`${point} ${run} ${event} ${(performance.timeOrigin + performance.now()).toFixed(3)}\n`);
+  point(point: string, run: string, event: number, at = performance.timeOrigin + performance.now()): void {
+    this.lines.push(`${point} ${run} ${event} ${at.toFixed(3)}\n`);
     if (this.lines.length >= LINES_PER_WRITE) this.flush();
     else if (!this.timer) {
       this.timer = setTimeout(() => this.flush(), 1000);

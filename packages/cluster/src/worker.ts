@@ -260,7 +260,12 @@ class WorkerRole {
       await failEvent(this.redis, { keys, runId: run.runId, event: plan.event, error: message });
       return { kind: 'failed' };
     }
-    trace?.point('answered', run.runId, plan.event);
+    if (trace) {
+      // The call's attempt began its latency before now (after the worker's admission let it in).
+      const now = performance.timeOrigin + performance.now();
+      trace.point('sent', run.runId, plan.event, now - outcome.latencyMs);
+      trace.point('answered', run.runId, plan.event, now);
+    }
     const tokens = outcome.promptTokens + outcome.completionTokens;
     const committed = await this.committerOf(ctx).commit({
       runId: run.runId,
