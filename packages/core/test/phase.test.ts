@@ -246,7 +246,7 @@ describe('phase diagram', () => {
     const [cold] = phaseDiagram(pts([0.66, 0.6, 0.3, 0.2], [0.665, 0.61, 0.2, 0.1]));
     expect(cold.tc_binder.t).toBeCloseTo(2 + 0.01 / 0.11, 12);
     expect(cold.tc_binder.lo).toBeNull();
-    // A second sign change among curves that agree within errors (D = +0.005, -0.01 at T = 5, 6) is not chosen.
+    // A second sign change among curves that agree within errors (D = +0.005, -0.01 at T = 5, 6: -0.7 se) is not chosen.
     const [noisy] = phaseDiagram(pts([0.6, 0.5, 0.3, 0.1, 0.1, 0.1], [0.65, 0.55, 0.2, 0.05, 0.105, 0.09]));
     expect(noisy.tc_binder.t).toBeCloseTo(2 + 0.05 / 0.15, 12);
   });
