@@ -87,11 +87,12 @@ const where = (ps: readonly PhasePoint[]) => ps.map((p) => `N=${p.n} T=${p.tempe
  * The crossing of the Binder curves of sizes a < b, by the rule: D = U_b - U_a falls through zero between
  * neighbouring grid points (the larger size more ordered below T_c, less above). Its score is min(P, Q): P the
  * largest D / se_D over the run of positive D ending at the crossing, Q the largest -D / se_D over the run of
- * negative D after it. A crossing counts when Q >= CROSSING_Z (the larger size one standard error or more less
- * ordered on the hot side: a sign change between curves that agree within errors does not count); of several, the highest score. A crossing whose
+ * negative D after it. A crossing counts when min(P, Q) >= CROSSING_Z (the larger size one standard error or more
+ * more ordered somewhere on the cold side and less ordered on the hot side: a sign change between curves that
+ * agree within errors does not count); of several, the highest score. A crossing whose
  * bracketing grid points hold an unequilibrated configuration is not given as a number.
  */
-/** How many standard errors below the smaller size's U the larger size's must fall on the hot side of a crossing. */
+/** How many standard errors the larger size's U must be above the smaller's on the cold side of a crossing, and below on the hot side. */
 export const CROSSING_Z = 1;
 
 function binderCrossing(points: readonly PhasePoint[], a: number, b: number): Estimate & { sizes: [number, number] } {
@@ -126,7 +127,7 @@ function binderCrossing(points: readonly PhasePoint[], a: number, b: number): Es
   const falling = ts
     .slice(0, -1)
     .map((t, i) => ({ i, br: [t, ts[i + 1]] as [number, number], ...score(i) }))
-    .filter((x) => z[x.i] > 0 && z[x.i + 1] <= 0 && x.q >= CROSSING_Z)
+    .filter((x) => z[x.i] > 0 && z[x.i + 1] <= 0 && Math.min(x.p, x.q) >= CROSSING_Z)
     .map((x) => ({ ...x, c: crossings.find((c) => c.t >= x.br[0] && c.t <= x.br[1])! }))
     .filter((x) => x.c !== undefined)
     .sort((x, y) => Math.min(y.p, y.q) - Math.min(x.p, x.q));
