@@ -9,6 +9,7 @@ import { hopTraceFor } from './hop-trace.js';
 import { JobTaker } from './job-taker.js';
 import { connect, type PantaRedis, ready } from './redis.js';
 import { sendToScheduler } from './redis/inboxes.js';
+import { leaseHolder } from './redis/leases.js';
 import { commitBoundary, failBoundary, failEvent, readEvents, type VersionsRead } from './redis/scripts.js';
 import { SweepStore } from './redis/sweep-store.js';
 import { encodeResult, planOfJob, type BatchJob, type BoundaryJob, type EventJob } from './result-codec.js';
@@ -331,7 +332,7 @@ class WorkerRole {
   private async schedulerGone(job: Job<BatchJob>): Promise<boolean> {
     const { sweep, lease, events, boundary } = job.data;
     if (lease === undefined) return false;
-    const holder = await this.redis.get(sweepKeys(sweep).schedulerLease);
+    const holder = await leaseHolder(this.redis, sweepKeys(sweep).schedulerLease);
     if (holder === lease) return false;
     const progress = this.progressOf(sweep);
     progress.dropped += boundary ? 1 : events.length;
