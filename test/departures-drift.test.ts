@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseDataset, parseSweepSpec, planSweep, teamCalls } from '@panta/core';
+import { goldDriftVerdict, parseDataset, parseSweepSpec, planSweep, teamCallCosts, teamCalls } from '@panta/core';
 import { queryRows, readManifest, verifyCorpus, writeManifest } from '@panta/corpus';
 import { runSweep } from '@panta/engine';
 import { ROOT, tempDir, writeSpec } from './helpers.js';
@@ -67,5 +67,35 @@ describe("the Drift paper's debate as written (docs/departures.md: Drift)", () =
     expect((await verifyCorpus(old)).problems).toEqual([]);
     // Today's YAML (no key) extracts: another corpus, refused, never mixed into the old one.
     await expect(runSweep(spec, { out: old, logLevel: 'silent' })).rejects.toThrow(/holds a corpus of a different sweep/);
+  }, 60_000);
+
+  it('DRIFTPolicy alone: arm drift-policy-gold gates the moderator by the gold (no judge call), verifies, and is left out of the judge-detection table', async () => {
+    const dir = tempDir();
+    const text = read('examples/drift-debate.yaml')
+      .replaceAll('../datasets/', `${ROOT}/datasets/`)
+      .replace(/^out: .*$/m, '')
+      .replace(/^protocol: .*$/m, 'protocol: drift-policy-gold')
+      .replace(/^sweeps: 7$/m, 'sweeps: 5\nprompts: [mp2804, mp2808, mp70, mp71]')
+      .replace(/^trials: 2$/m, 'trials: 2');
+    expect(text).toContain('protocol: drift-policy-gold');
+    const spec = writeSpec(dir, text, 'gold.yaml');
+    const out = join(dir, 'out');
+    expect((await runSweep(spec, { out, logLevel: 'silent' })).status).toBe('complete');
+    expect((await verifyCorpus(out)).problems).toEqual([]);
+    const file = `read_parquet('${out}/events/*.parquet')`;
+    const verdicts = await queryRows(`SELECT run_id, sweep, response, prompt_tokens FROM ${file} WHERE role = 'drift-judge'`);
+    expect(verdicts.length).toBeGreaterThan(0);
+    expect(verdicts.every((v) => v.prompt_tokens === 0 && /^(NO )?DRIFT: /.test(String(v.response)))).toBe(true);
+    const [f] = await queryRows(`SELECT count(*) FILTER (WHERE reply_status <> 'skipped')::INTEGER AS made,
+        count(*)::INTEGER AS planned FROM ${file} WHERE role = 'feedback'`);
+    expect(f!.made).toBeGreaterThan(0); // the gold found drift somewhere, and the policy answered it
+    expect(f!.made).toBeLessThan(f!.planned);
+    // The verdict by hand: gold fact recall of the previous solution against this one.
+    const prompt = parseDataset(read('datasets/mmlu-pro28.jsonl'), 'mmlu-pro28.jsonl').find((p) => p.id === 'mp70')!;
+    expect(goldDriftVerdict(prompt, prompt.accepted[0]!, 'something else entirely')).toMatch(/^DRIFT: .*1\.00 -> 0\.00/);
+    expect(goldDriftVerdict(prompt, 'something else entirely', 'something else')).toMatch(/^NO DRIFT/);
+    // panta plan counts no judge call for it.
+    const run = planSweep(parseSweepSpec(text, 'gold.yaml'), [prompt], 'gold.yaml')[0]!;
+    expect(teamCallCosts(run, 50).map((c) => c.role)).not.toContain('drift-judge');
   }, 60_000);
 });

@@ -11,6 +11,7 @@ export {
   isSummaryProtocol,
   PROTOCOL_NAMES,
   PROTOCOLS,
+  armOf,
   protocolOf,
   registerProtocol,
   type ProtocolCallCost,
@@ -40,6 +41,8 @@ export { classifyAnswer, normaliseText } from './answers.js';
 export {
   factsFound,
   readDriftVerdict,
+  goldDriftVerdict,
+  goldVerdictOf,
   scoreAnswer,
   teamDrift,
   teamTurns,

@@ -14,7 +14,7 @@ true satisfies Same<(typeof JUDGE_VERDICTS)[number] | null, TeamTurn['judge_verd
 export const TEAMS_TABLE = defineTable('teams', [
   ...RUN_ID_COLUMNS,
   { name: 'dynamics', type: 'VARCHAR', meaning: 'update rule of the run (glauber, ...)' },
-  /** The team's arm: `none` (protocol glauber), `drift-policy` or `regenerate`. */
+  /** The team's arm: `none` (protocol glauber), `drift-policy`, `drift-policy-gold` or `regenerate`. */
   { name: 'arm', type: 'VARCHAR', meaning: 'arm' },
   /** The population arm (hidden beliefs: probe / homo, ...); null where the sweep grids none. */
   {

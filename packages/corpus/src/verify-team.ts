@@ -1,4 +1,4 @@
-import { eventSeed, isDrift, keptReads, parseVote, tallyVotes, teamCalls, type RunPlan } from '@panta/core';
+import { armOf, eventSeed, goldVerdictOf, isDrift, keptReads, parseVote, tallyVotes, teamCalls, type RunPlan } from '@panta/core';
 import { readParquetSql } from './duckdb.js';
 import { queryRows } from './parquet-table.js';
 import { checkTeamBoard } from './verify-team-board.js';
@@ -70,6 +70,14 @@ export async function checkTeamShard(file: string, run: RunPlan): Promise<string
     const made = call.onDriftOf === undefined || drift.get(call.sweep) === true;
     if (made === (row.status === 'skipped'))
       return `${where} is ${row.status === 'skipped' ? 'skipped' : 'made'}, but the verdict of event ${call.onDriftOf} says ${made ? 'drift' : 'no drift'}`;
+    if (call.role === 'drift-judge' && armOf(run.protocol).judge === 'gold') {
+      const kept = keptReads(
+        call.reads,
+        call.reads.map((r) => rows[r.event].response),
+        (t) => drift.get(t) ?? false,
+      );
+      if (row.response !== goldVerdictOf(run.prompt, kept)) return `${where}: the gold verdict is not the row's (${row.response})`;
+    }
     if (call.role === 'solution' && made) {
       const kept = keptReads(
         call.reads,

@@ -1,6 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import {
+  armOf,
   DEFAULT_PROTOCOL,
+  goldVerdictOf,
   isDrift,
   keptReads,
   parseVote,
@@ -53,7 +55,7 @@ class TeamRequest implements ChatRequest {
 /**
  * The worker's half of a team event (docs/teams.md): the call's kept reads (a regenerated turn's version
  * the verdict chose), its prompt, the model's reply, embedded like an answer. A call that waits on a
- * verdict of no drift is skipped; a `solution` is the plurality of the turn's votes: the winning contribution,
+ * verdict of no drift is skipped; arm drift-policy-gold's verdict is the gold's, with no call; a `solution` is the plurality of the turn's votes: the winning contribution,
  * verbatim with no call, or (team.solution extracted) what the extraction call takes out of it.
  */
 export async function executeTeamEvent(task: EventTask, reads: readonly string[], services: WorkerServices): Promise<EventOutcome> {
@@ -72,6 +74,11 @@ export async function executeTeamEvent(task: EventTask, reads: readonly string[]
     );
   }
   const kept = keptReads(call.reads, reads, (turn) => drift.get(turn) ?? false);
+  if (call.role === 'drift-judge' && armOf(run.protocol).judge === 'gold') {
+    // drift-policy-gold: the verdict is the gold's, with no call (the policy without the judge).
+    const response = goldVerdictOf(run.prompt, kept);
+    return embed({ ...base, temperature: 0, response, finishReason: 'stop', promptTokens: 0, completionTokens: 0, calls: 0 }, services);
+  }
   let reading = kept;
   let winner: number | undefined;
   if (call.role === 'solution') {

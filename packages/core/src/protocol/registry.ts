@@ -70,9 +70,16 @@ export interface ProtocolDef {
   /**
    * As a team arm: relay and hub members write board entries (`shown` at the start of each turn, or `inert`:
    * never shown), read every earlier call's whole `output`, or hand off in the `sop` form; a debate adds
-   * DRIFTPolicy's feedback after a drifting turn (`policy`) or writes the turn again (`regenerate`).
+   * DRIFTPolicy's feedback after a drifting turn (`policy`) or writes the turn again (`regenerate`); `judge:
+   * gold` replaces the DRIFTJudge call by the gold verdict (no call), so that the policy runs without the judge.
    */
-  readonly arm?: { board?: 'shown' | 'inert'; earlier?: 'output'; handoff?: 'sop'; debate?: 'policy' | 'regenerate' };
+  readonly arm?: {
+    board?: 'shown' | 'inert';
+    earlier?: 'output';
+    handoff?: 'sop';
+    debate?: 'policy' | 'regenerate';
+    judge?: 'gold';
+  };
   /**
    * Added to the fingerprint of a sweep that grids this protocol when its behaviour changed under its name,
    * so that a corpus written before is never resumed by the new behaviour (absent: nothing added).
@@ -160,6 +167,13 @@ export const PROTOCOLS = {
     calls: ['judge', 'moderator'],
     prompts: DRIFT_PROMPTS,
     cost: driftPolicyCost,
+  },
+  'drift-policy-gold': {
+    ...PLAIN,
+    about: "debate: DRIFTPolicy alone, its moderator's feedback after each turn whose gold score fell (no judge call)",
+    population: false,
+    teams: ['debate'],
+    arm: { debate: 'policy', judge: 'gold' },
   },
   regenerate: {
     ...PLAIN,

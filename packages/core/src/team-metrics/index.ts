@@ -1,6 +1,6 @@
 export { teamDrift } from './drift.js';
 export type { TeamDrift } from './drift.js';
-export { factsFound, scoreAnswer } from './score.js';
+export { factsFound, goldDriftVerdict, goldVerdictOf, scoreAnswer } from './score.js';
 export type { TeamScore } from './score.js';
 export { readDriftVerdict, teamTurns } from './team-turns.js';
 export type { TeamEventRow, TeamTurn } from './team-turns.js';

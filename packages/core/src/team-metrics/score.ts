@@ -31,6 +31,23 @@ export function factsFound(facts: readonly string[], text: string): boolean[] {
 }
 
 /**
+ * The gold verdict on a debate turn (arm drift-policy-gold, in place of DRIFTJudge's call): DRIFT when the turn's
+ * solution scores below the previous turn's (fact recall against the prompt's gold; a negative FOCUS), else NO DRIFT.
+ */
+export function goldDriftVerdict(prompt: Prompt, before: string, after: string): string {
+  const was = scoreAnswer(prompt, before).fact_recall;
+  const is = scoreAnswer(prompt, after).fact_recall;
+  const scores = `gold fact recall ${was.toFixed(2)} -> ${is.toFixed(2)}`;
+  return is < was ? `DRIFT: the solution got worse against the gold (${scores}).` : `NO DRIFT: ${scores}.`;
+}
+
+/** The gold verdict of a drift-judge event from its kept reads (the previous turn's draft, this turn's solution). */
+export function goldVerdictOf(prompt: Prompt, kept: readonly { read: { kind: string }; text: string }[]): string {
+  const of = (kind: string) => kept.find((k) => k.read.kind === kind)?.text ?? '';
+  return goldDriftVerdict(prompt, of('draft'), of('solution'));
+}
+
+/**
  * Scores a team's answer (a relay's last note, a hub's aggregation, a debate turn's voted solution).
  * `tag` is the corpus judge's verdict on that answer when there is one: `not_known` and `judge_failure`
  * count as wrong (score 0), as in "Stay Focused"; a missing answer (null) scores 0 too.

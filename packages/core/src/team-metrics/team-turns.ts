@@ -57,8 +57,12 @@ export function readDriftVerdict(response: string, replyStatus: string): 'drift'
   return 'failure';
 }
 
-/** A call made: a solution is one only when extracted (a verbatim one is counted, with no prompt). */
-const made = (r: TeamEventRow) => r.reply_status !== 'skipped' && (r.role !== 'solution' || r.prompt_tokens > 0);
+/**
+ * A call made: a solution is one only when extracted (a verbatim one is counted, with no prompt), a verdict
+ * only when a judge's (drift-policy-gold's is the gold's, with no prompt).
+ */
+const COUNTED = new Set(['solution', 'drift-judge']);
+const made = (r: TeamEventRow) => r.reply_status !== 'skipped' && (!COUNTED.has(r.role) || r.prompt_tokens > 0);
 
 /**
  * The per-turn team metrics of one complete team run, from its event rows (any order). Scores are against

@@ -44,6 +44,7 @@ export function teamCallCosts(run: RunPlan, maxTokens: number): TeamRoleCost[] {
   const hidden = Math.ceil(hiddenChars(run) / CHARS_PER_TOKEN);
   for (const call of teamCalls(run)) {
     if (call.role === 'solution' && run.controls.team?.solution !== 'extracted') continue;
+    if (call.role === 'drift-judge' && armOf(run.protocol).judge === 'gold') continue; // the gold's verdict, no call
     const reads = keptReads(
       call.reads,
       call.reads.map((r) => (r.kind === 'verdict' ? 'DRIFT: lack of progress.' : filler)),

@@ -1,4 +1,5 @@
 import { detection, type Detection } from '../metrics/detection.js';
+import { armOf } from '@panta/core';
 import { meanSe } from '@panta/report';
 import type { TeamRow } from './data.js';
 
@@ -166,9 +167,12 @@ export function driftSummaries(rows: readonly TeamRow[]): DriftSummary[] {
   });
 }
 
-/** DRIFTJudge verdicts against gold-based drift, per arm: every debate turn the judge ran on. */
+/**
+ * DRIFTJudge verdicts against gold-based drift, per arm: every debate turn the judge ran on (not arm
+ * drift-policy-gold, whose verdicts are the gold's, with no judge).
+ */
 export function judgeDetection(rows: readonly TeamRow[]): { arm: string; detection: Detection }[] {
-  const judged = debateRows(rows).filter((r) => r.judge_verdict !== null);
+  const judged = debateRows(rows).filter((r) => r.judge_verdict !== null && armOf(r.arm).judge !== 'gold');
   const byArm = groupBy(judged, (r) => r.arm);
   return armOrder(byArm.keys()).map((arm) => ({
     arm,
