@@ -19,7 +19,8 @@ import { type AdaptiveTemperatures, roundTemperature, startGrid } from './spec/t
  * - chi-peak: chi = N (<|f|^2> - <|f|>^2) of the largest size; the point is its maximum;
  * - rho-min: the mean rho of the largest size; the point is its minimum;
  * - binder-crossing: D = U_L - U_L' (Binder cumulants of f, n = 1, of the two largest sizes); the bracket is the
- *   first pair of neighbouring temperatures where D changes sign, else the point is where |D| is smallest.
+ *   pair of neighbouring temperatures where D falls through zero (positive, then zero or negative) most steeply,
+ *   else the point is where |D| is smallest.
  * The bracket of a point is its two neighbours on the grid (one side at a grid end). Then, `add` times, the
  * widest gap inside the bracket is halved (the lower one on ties), rounded to TEMPERATURE_DECIMALS; a halving
  * that rounds onto a grid temperature ends the round early. Values that cannot be computed (no sample) never
@@ -85,10 +86,14 @@ function bracketOf(grid: readonly number[], runs: readonly RunSeries[], target: 
     const [ua, ub] = [binderCumulant(a[i]!, 1), binderCumulant(b[i]!, 1)];
     return ua === null || ub === null ? null : ua - ub;
   });
-  for (let i = 0; i + 1 < d.length; i++) {
-    const [x, y] = [d[i], d[i + 1]];
-    if (x !== null && y !== null && ((x > 0 && y <= 0) || (x < 0 && y >= 0))) return [i, i + 1];
-  }
+  // The larger size orders more sharply: U_L - U_L' falls through zero at the transition. Deep in the ordered
+  // phase both are near 2/3 and their difference changes sign by noise, in small steps: the steepest fall wins.
+  const falls = d.slice(0, -1).map((x, i) => {
+    const y = d[i + 1];
+    return x !== null && y !== null && x > 0 && y <= 0 ? x - y : null;
+  });
+  const fall = best(falls, 'max');
+  if (fall >= 0) return [fall, fall + 1];
   return around(
     Math.max(
       0,

@@ -47,7 +47,7 @@ describe('adaptive temperatures: the rule', () => {
     expect(nextTemperatures([...grid, 1.5, 2.5], runs, rule('chi-peak', 1)).added).toEqual([1.75]);
   });
 
-  it('rho-min at a grid end brackets one side; binder-crossing brackets the first sign change of U_L - U_L`', () => {
+  it('rho-min at a grid end brackets one side; binder-crossing brackets the steepest fall of U_L - U_L` through zero', () => {
     const grid = [4, 0, 1, 2, 3];
     const rho = grid.map((t) => run(10, t, [1, 1, 1], t === 4 ? 0.1 : 0.4));
     expect(nextTemperatures(grid, rho, rule('rho-min'))).toEqual({ added: [3.5, 3.25], bracket: [3, 4] });
@@ -58,6 +58,16 @@ describe('adaptive temperatures: the rule', () => {
       ...[0, 1, 2, 3, 4].map((t) => run(10, t, t <= 1 ? varying : [1, 1, 1])),
     ];
     expect(nextTemperatures(grid, binder, rule('binder-crossing', 1))).toEqual({ added: [1.5], bracket: [1, 2] });
+    // A small fall deep in the ordered phase (both near 2/3: D = +0.003 at T = 0, -0.003 at 0.5) loses to the steep one.
+    const [flat, dented] = [
+      [1, 1, 1],
+      [1, 1, 0.9],
+    ];
+    const noisy = [
+      ...[run(20, 0, flat), run(10, 0, dented), run(20, 0.5, dented), run(10, 0.5, flat)],
+      ...[1, 2, 3, 4].flatMap((t) => [run(20, t, t <= 1 ? [1, -1, 1] : varying), run(10, t, t <= 1 ? varying : flat)]),
+    ];
+    expect(nextTemperatures([0, 0.5, 1, 2, 3, 4], noisy, rule('binder-crossing', 1)).bracket).toEqual([1, 2]);
     // No data at all: the first point's bracket, never a throw.
     expect(nextTemperatures(grid, [], rule('chi-peak', 1))).toEqual({ added: [0.5], bracket: [0, 1] });
   });
