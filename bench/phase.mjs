@@ -22,6 +22,7 @@ import { benchArgs, int, list } from './lib/args.mjs';
 const CHECKS = ['ising2d', 'ising3d', 'curie_weiss', 'potts3_2d', 'ring', 'adaptive'];
 const { values: opts } = benchArgs(import.meta.filename, '[--quick] [--only CHECKS] [--trials K] [--sweeps S] [--keep]', {
   quick: { help: 'smaller sizes, fewer sweeps and trials (a smoke run; the goals are not expected to hold)' },
+  small: { help: "--quick's smaller sizes (2D L = 4/8, 3D L = 3/4) with the full sweeps and trials" },
   only: { help: `checks to run, comma-separated (${CHECKS.join(', ')})`, value: list((c) => c), meta: 'CHECKS' },
   trials: { help: 'trials per configuration', value: int(2), default: 6 },
   sweeps: { help: 'sweeps per run (the plateau is the second half)', value: int(4), default: 200 },
@@ -33,6 +34,7 @@ const root = resolve(import.meta.dirname, '..');
 const dataset = join(root, 'datasets', 'spins.jsonl');
 const dir = mkdtempSync(join(tmpdir(), 'panta-phase-'));
 const quick = opts.quick;
+const smallSizes = opts.quick || opts.small;
 const trials = quick ? 2 : opts.trials;
 const sweeps = quick ? 40 : opts.sweeps;
 
@@ -45,7 +47,7 @@ const MODELS = {
     geometry: 'torus2d',
     scenario: 'ising',
     prompt: 'ising',
-    sizes: quick ? [16, 64] : [64, 256],
+    sizes: smallSizes ? [16, 64] : [64, 256],
     temperatures: grid(2.1, 2.5, 5),
     exact: 2 / Math.log(1 + Math.SQRT2),
     goal: 0.03,
@@ -54,7 +56,7 @@ const MODELS = {
     geometry: 'torus3d',
     scenario: 'ising',
     prompt: 'ising',
-    sizes: quick ? [27, 64] : [64, 216],
+    sizes: smallSizes ? [27, 64] : [64, 216],
     temperatures: grid(4.2, 4.8, 5),
     exact: 4.5115,
     goal: 0.05,
@@ -63,7 +65,7 @@ const MODELS = {
     geometry: 'meanfield',
     scenario: 'ising-meanfield',
     prompt: 'ising',
-    sizes: quick ? [16, 32] : [32, 64],
+    sizes: smallSizes ? [16, 32] : [32, 64],
     temperatures: grid(0.8, 1.2, 5),
     exact: 1,
     goal: 0.05,
@@ -72,7 +74,7 @@ const MODELS = {
     geometry: 'torus2d',
     scenario: 'potts',
     prompt: 'potts3',
-    sizes: quick ? [16, 64] : [64, 256],
+    sizes: smallSizes ? [16, 64] : [64, 256],
     temperatures: grid(0.9, 1.1, 5),
     exact: 1 / Math.log(1 + Math.sqrt(3)),
     goal: 0.05,
@@ -81,7 +83,7 @@ const MODELS = {
     geometry: 'ring',
     scenario: 'ising',
     prompt: 'ising',
-    sizes: quick ? [16, 32] : [32, 64],
+    sizes: smallSizes ? [16, 32] : [32, 64],
     temperatures: grid(0.5, 2.5, 6),
     exact: null,
     goal: null,
@@ -155,7 +157,7 @@ console.log(JSON.stringify(result));
  * over the same range, on the Curie-Weiss magnet; the estimate compared is the chi peak of the largest size.
  */
 async function adaptive() {
-  const m = { ...MODELS.curie_weiss, sizes: quick ? [8, 16] : [16, 32] };
+  const m = { ...MODELS.curie_weiss, sizes: smallSizes ? [8, 16] : [16, 32] };
   const range = [0.5, 2.0];
   const dense = await corpus('dense', m, grid(range[0], range[1], 31));
   const adapted = await corpus('adaptive', m, { adaptive: { range, start: 5, add: 1, rounds: 5, target: 'chi-peak' } });
