@@ -20,6 +20,8 @@ export interface WaitForEndpointsOptions {
   pollMs?: number;
   onWait?(wait: EndpointWait): void;
   signal?: AbortSignal;
+  /** The clock the wait and its bound are measured on (ms; default Date.now): tests step it. */
+  now?: () => number;
 }
 
 /** The model did not answer within the wait: the role stops (exit 1) and its supervisor starts it again. */
@@ -63,7 +65,8 @@ export async function waitForEndpoints(
   endpoints: readonly { root: string; apiKey: string }[],
   options: WaitForEndpointsOptions,
 ): Promise<void> {
-  const started = Date.now();
+  const now = options.now ?? Date.now;
+  const started = now();
   const logEvery = options.logEveryMs ?? 10_000;
   const poll = options.pollMs ?? 1000;
   for (const { root, apiKey } of new Map(endpoints.map((e) => [e.root, e])).values()) {
@@ -73,7 +76,7 @@ export async function waitForEndpoints(
       const signals = [AbortSignal.timeout(5000), ...(options.signal ? [options.signal] : [])];
       const last = await probe(root, apiKey, AbortSignal.any(signals));
       if (last === null) break;
-      const waited = Date.now() - started;
+      const waited = now() - started;
       if (waited >= options.timeoutMs) {
         throw new EndpointUnavailableError(
           `the model endpoint ${redact(root)} did not answer within ${Math.round(options.timeoutMs / 1000)} s (last: ${redact(last)}); fix: start the model server there (or check that this host reaches it), give --base-url, or raise --wait-endpoint`,

@@ -46,6 +46,8 @@ interface Answer {
   headers?: Record<string, string>;
   /** Wait before answering (ms). */
   delayMs?: number;
+  /** Answer once this settles (before delayMs): a barrier the test releases. */
+  hold?: Promise<unknown>;
   text?: string;
 }
 
@@ -115,6 +117,7 @@ class Stub {
       return json(res, 200, this.models);
     }
     const answer = this.script(rec, this.calls().length);
+    if (answer.hold) await answer.hold;
     if (answer.delayMs) await new Promise((r) => setTimeout(r, answer.delayMs));
     const anthropic = path.endsWith('/messages');
     const text = answer.text ?? `reply to seed ${anthropic ? rec.body.metadata?.user_id : rec.body.seed}`;
@@ -457,8 +460,18 @@ describe('openai backend: faults', () => {
 
 describe('openai backend: load', () => {
   it('keeps at most max_in_flight open per endpoint under 200 concurrent calls, spread over two endpoints', async () => {
-    const a = await stub(() => ({ delayMs: 15 }));
-    const c = await stub(() => ({ delayMs: 15 }));
+    // Each stub holds its replies until it has 8 open (then answers in 15 ms): the peak is reached by
+    // construction, not by the first replies being slower than the 8th request on a loaded machine.
+    const atEight = (): ((rec: Recorded) => Answer) => {
+      let release = (): void => {};
+      const eight = new Promise<void>((resolve) => (release = resolve));
+      return (rec) => {
+        if (rec.openAtArrival >= 8) release();
+        return { hold: eight, delayMs: 15 };
+      };
+    };
+    const a = await stub(atEight());
+    const c = await stub(atEight());
     const b = track(openai([a.url, c.url], { server: 'vllm', max_in_flight: 8 }));
     const results = await Promise.all(Array.from({ length: 200 }, (_, i) => b.complete(request(i))));
     expect(results.map((r) => r.text)).toEqual(Array.from({ length: 200 }, (_, i) => `reply to seed ${i}`));
