@@ -34,7 +34,8 @@ describe("docs/departures.md: the Boards paper's departures", () => {
       /vanilla/,
     ])
       expect(row(re), String(re)).not.toBe('');
-    expect(kind(row(/changing its own mind/))).toBe('stated');
+    expect(kind(row(/changing its own mind/))).toBe('option');
+    expect(row(/changing its own mind/)).toMatch(/`team.revisions: author` \(the default of a new sweep\).*`team.revisions: object`/);
     expect(kind(row(/down \(debate/))).toBe('stated');
   });
 
@@ -51,7 +52,7 @@ describe("docs/departures.md: the Boards paper's departures", () => {
     expect(kind(row(/total token budget/))).toBe('stated');
     expect(spec.departures?.join(' ')).toMatch(/ceiling split in advance/);
     expect(parseSweepSpec(read('examples/belief-board.yaml'), 'belief-board.yaml').departures?.join(' ')).toMatch(
-      /whoever wrote it.*own mind/,
+      /no observer belief table/,
     );
   });
 

@@ -86,9 +86,11 @@ export type { EventPlan, EventStream } from './schedule.js';
 export { keptReads } from './team/calls.js';
 export type { TeamCallPlan, TeamRead, TeamReadKind, TeamRun } from './team/calls.js';
 export { isTeamDynamics, TEAM_SCHEDULES, teamCalls, teamEventCount, teamSchedule } from './team/schedules.js';
+export { resolveBoardRevisions } from './team/spec.js';
 export type { TeamDynamics, TeamScheduleDef } from './team/schedules.js';
 export {
   BOARD_TOOL,
+  BOARD_TOOL_OWN,
   DRIFT_ERROR_TYPES,
   EXTRACT_LINE,
   FULL_PLAN,

@@ -29,7 +29,8 @@ export function checkTeamBoard(
   }
   const replies = new Map<number, string>();
   for (const call of calls) replies.set(call.event, rows[call.event].response);
-  const written = teamBoardEntries(calls, replies);
+  const revisions = run.controls.team?.revisions ?? 'object';
+  const written = teamBoardEntries(calls, replies, revisions);
   const seen = new Map<string, BoardLogEntry>();
   const cap = run.controls.team?.boardTokens ?? DEFAULT_BOARD_TOKENS;
   const names = boardAuthorName(run.dynamics, run.n);
@@ -52,11 +53,13 @@ export function checkTeamBoard(
         if (!old) return `${where}: entry ${e.id} revises ${e.revises}, which is no earlier entry of the run`;
         if (objectKey(old.object) !== objectKey(e.object))
           return `${where}: entry ${e.id} on "${e.object}" revises ${e.revises}, which is on "${old.object}"`;
+        if (revisions === 'author' && old.author !== e.author)
+          return `${where}: entry ${e.id} by member ${e.author} revises ${e.revises}, member ${old.author}'s (revisions: author)`;
       }
     }
     for (const e of entries) seen.set(e.id, e);
     const own = written.get(call.event) ?? { entries: [], malformed: 0 };
-    const shown = boardShownTo(run.protocol, boardReadBy(call, written), cap, names);
+    const shown = boardShownTo(run.protocol, boardReadBy(call, written), cap, names, revisions);
     const expected: TeamBoardRow = { entries: own.entries, malformed: own.malformed, shown: shown.shown, dropped: shown.dropped };
     if (JSON.stringify(row) !== JSON.stringify(expected)) {
       const ids = (r: TeamBoardRow) =>

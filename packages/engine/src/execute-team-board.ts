@@ -26,18 +26,20 @@ export function boardOfCall(
   const replies = new Map<number, string>();
   call.reads.forEach((r, i) => replies.set(r.event, reads[i]));
   const calls = teamCalls(run);
-  const board = boardReadBy(call, teamBoardEntries(calls, replies));
+  const revisions = run.controls.team?.revisions ?? 'object';
+  const board = boardReadBy(call, teamBoardEntries(calls, replies, revisions));
   const shown = boardShownTo(
     run.protocol,
     board,
     run.controls.team?.boardTokens ?? DEFAULT_BOARD_TOKENS,
     boardAuthorName(run.dynamics, run.n),
+    revisions,
   );
   return {
     shown,
     row: (reply) => {
       const parsed = parseBoardLines(reply);
-      const entries = appendBoardLines(board, { event: call.event, step: call.sweep, author: call.agent }, parsed.lines);
+      const entries = appendBoardLines(board, { event: call.event, step: call.sweep, author: call.agent }, parsed.lines, revisions);
       return { entries, malformed: parsed.malformed, shown: shown.shown, dropped: shown.dropped };
     },
   };

@@ -103,6 +103,7 @@ export async function executeTeamEvent(task: EventTask, reads: readonly string[]
     ...(member?.text ? { hidden: member.text } : {}),
     ...(run.protocol !== DEFAULT_PROTOCOL ? { arm: run.protocol } : {}),
     ...(board ? { board: board.shown.lines } : {}),
+    ...(run.controls.team?.revisions ? { revisions: run.controls.team.revisions } : {}),
   });
   // The judge and the extraction read, rather than contribute: at temperature 0.
   const temperature = call.role === 'drift-judge' || call.role === 'solution' ? 0 : run.temperature;

@@ -54,6 +54,7 @@ import {
   dynamicsArms,
   resolveTeamSolution,
   trialPromptsOf,
+  resolveBoardRevisions,
 } from '@panta/core';
 import { checkScenario } from '@panta/llm';
 import { adaptiveOf, checkAdaptive } from './adaptive-rounds.js';
@@ -269,6 +270,11 @@ export function corpusIdentity(spec: SweepSpec): object {
     const { solution: _s, ...team } = rest.team;
     rest.team = team;
   }
+  // object is what corpora from before team.revisions were run with: saying so is the same corpus.
+  if (rest.team?.revisions === 'object') {
+    const { revisions: _r, ...team } = rest.team;
+    rest.team = team;
+  }
   return {
     ...rest,
     backend: operationalFree(backend),
@@ -382,6 +388,8 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
   spec.trial_prompts = trialPromptsOf(spec, prompts);
   // Likewise a debate's solution extraction: extracted for a new sweep, and a stored spec without the key reads as verbatim.
   resolveTeamSolution(spec, dynamicsArms(spec));
+  // The same for a board's revisions: a new sweep's are the author's own (the paper's); a stored spec without the key was run `object`.
+  resolveBoardRevisions(spec, dynamicsArms(spec));
   const templates = templateArms(spec).map((arm) => loadTemplate(arm.ref, base, specPath, arm.field));
   const template = templates[0];
   const { edgeLists, edgeFiles, edgeTexts } = readEdgeLists(spec, base, specPath);

@@ -37,7 +37,7 @@ const MULTIFACT = {
   'trials: 2\nprompts: [cl01, cl02, cl03]': 'trials: 2\nprompts: [mf01, mf02, mf05]',
   'claims24.jsonl': 'multifact26.jsonl',
   'sizes: [3]': 'sizes: [3, 5]',
-  'team: {board_tokens: 256}': 'team: {board_tokens: 24}',
+  'team: {board_tokens: 256}': 'team: {board_tokens: 24, revisions: object}',
 };
 
 interface BoardRowOut {

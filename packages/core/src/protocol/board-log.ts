@@ -63,18 +63,28 @@ export function objectKey(object: string): string {
 }
 
 /**
+ * The key an entry revises under: its object's (revisions `object`, a corpus from before the option), or its
+ * author's and object's (`author`, the paper's: a revision is the author changing its own mind).
+ */
+export function revisionKey(e: { author: number; object: string }, revisions: 'author' | 'object' = 'object'): string {
+  return revisions === 'author' ? `${e.author}\u0000${objectKey(e.object)}` : objectKey(e.object);
+}
+
+/**
  * The entries a call writes, given the board it read (entries in write order): each line gets the next id
- * of the event and revises the latest entry on its object, counting the call's own earlier lines.
+ * of the event and revises the latest entry on its object (revisions `author`: its author's own latest entry
+ * on it), counting the call's own earlier lines.
  */
 export function appendBoardLines(
   board: readonly BoardLogEntry[],
   at: { event: number; step: number; author: number },
   lines: readonly BoardLine[],
+  revisions: 'author' | 'object' = 'object',
 ): BoardLogEntry[] {
   const latest = new Map<string, string>();
-  for (const e of board) latest.set(objectKey(e.object), e.id);
+  for (const e of board) latest.set(revisionKey(e, revisions), e.id);
   return lines.map((l, i) => {
-    const key = objectKey(l.object);
+    const key = revisionKey({ author: at.author, object: l.object }, revisions);
     const entry: BoardLogEntry = {
       id: `e${at.event}.${i}`,
       step: at.step,

@@ -1,5 +1,5 @@
 import { CHARS_PER_TOKEN } from '../names.js';
-import { objectKey, type BoardLogEntry } from './board-log.js';
+import { revisionKey, type BoardLogEntry } from './board-log.js';
 
 /** Tokens the rendered board may take in a prompt when the spec says nothing (`team.board_tokens`). */
 export const DEFAULT_BOARD_TOKENS = 256;
@@ -26,19 +26,27 @@ export interface RenderedBoard {
  * `[revised ...]` with the claim it replaced when it revises one; objects in the order of their latest
  * entry. Beyond the cap (entry lines at CHARS_PER_TOKEN characters a token) the oldest objects are dropped
  * first and counted in the header. Superseded entries are not shown but stay on the board (and in the corpus).
+ * With revisions `author` the latest entry per author and object: each member's own claim, its revision
+ * marked `[revised; was ...]` with the claim its author gave up.
  */
-export function renderBoard(entries: readonly BoardLogEntry[], capTokens: number, authorName: (author: number) => string): RenderedBoard {
+export function renderBoard(
+  entries: readonly BoardLogEntry[],
+  capTokens: number,
+  authorName: (author: number) => string,
+  revisions: 'author' | 'object' = 'object',
+): RenderedBoard {
   if (entries.length === 0) return { lines: [BOARD_EMPTY], shown: [], dropped: 0 };
   const byId = new Map(entries.map((e) => [e.id, e]));
   const latest = new Map<string, BoardLogEntry>();
   for (const e of entries) {
-    const key = objectKey(e.object);
+    const key = revisionKey(e, revisions);
     latest.delete(key);
     latest.set(key, e);
   }
   const all = [...latest.values()].map((e) => {
     const old = e.revises === null ? undefined : byId.get(e.revises);
-    const mark = old ? ` [revised; was "${old.claim}" by ${authorName(old.author)}]` : '';
+    const by = revisions === 'author' ? '' : ` by ${authorName(old?.author ?? 0)}`;
+    const mark = old ? ` [revised; was "${old.claim}"${by}]` : '';
     return {
       id: e.id,
       line: `${BOARD_ENTRY}${e.id}] ${authorName(e.author)} on ${e.object}: ${e.claim} (confidence ${e.confidence})${mark}`,

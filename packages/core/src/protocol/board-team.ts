@@ -35,13 +35,15 @@ export function boardAuthorName(dynamics: string, size: number): (author: number
 export function teamBoardEntries(
   calls: readonly TeamCallPlan[],
   replies: ReadonlyMap<number, string>,
+  revisions: 'author' | 'object' = 'object',
 ): Map<number, { entries: BoardLogEntry[]; malformed: number }> {
   const out = new Map<number, { entries: BoardLogEntry[]; malformed: number }>();
   for (const call of calls) {
     const reply = replies.get(call.event);
     if (reply === undefined) continue;
     const parsed = parseBoardLines(reply);
-    const entries = appendBoardLines(boardReadBy(call, out), { event: call.event, step: call.sweep, author: call.agent }, parsed.lines);
+    const at = { event: call.event, step: call.sweep, author: call.agent };
+    const entries = appendBoardLines(boardReadBy(call, out), at, parsed.lines, revisions);
     out.set(call.event, { entries, malformed: parsed.malformed });
   }
   return out;
@@ -59,7 +61,8 @@ export function boardShownTo(
   board: readonly BoardLogEntry[],
   capTokens: number,
   authorName: (author: number) => string,
+  revisions: 'author' | 'object' = 'object',
 ): RenderedBoard {
   if (armOf(protocol).board !== 'shown') return { lines: [], shown: [], dropped: 0 };
-  return renderBoard(board, capTokens, authorName);
+  return renderBoard(board, capTokens, authorName, revisions);
 }

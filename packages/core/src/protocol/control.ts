@@ -52,7 +52,12 @@ export interface TeamControls {
   boardTokens?: number;
   /** debate: the turn's solution extracted from the winning contribution by a call; absent: the contribution verbatim. */
   solution?: 'extracted';
+  /** relay and hub, board arms: a line revises its author's own entry on the object, or the object's latest (absent: object). */
+  revisions?: BoardRevisions;
 }
+
+/** What a board line on an object already on the board revises (spec `team.revisions`). */
+export type BoardRevisions = 'author' | 'object';
 
 /**
  * True when a run of this protocol and these controls stops between sweeps to look at its snapshot. Team

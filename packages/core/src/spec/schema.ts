@@ -305,6 +305,13 @@ export const sweepSpecSchema = z.strictObject({
        * layout of corpora from before the key, which an absent key reads back as).
        */
       solution: z.enum(['extracted', 'verbatim']).optional(),
+      /**
+       * relay and hub, arms board and board_inert: what a board line on an object already on the board revises.
+       * author (the paper's, and a new sweep's): the author's own latest entry on it, other members' entries
+       * standing beside it; object: the object's latest entry, whoever wrote it. A new sweep stores the resolved
+       * value; a stored spec without the key (a corpus from before it) was run `object`.
+       */
+      revisions: z.enum(['author', 'object']).optional(),
     })
     .optional(),
   /** Output folder, relative to the working directory; default runs/<name>. */

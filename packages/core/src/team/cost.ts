@@ -50,7 +50,17 @@ export function teamCallCosts(run: RunPlan, maxTokens: number): TeamRoleCost[] {
       call.reads.map((r) => (r.kind === 'verdict' ? 'DRIFT: lack of progress.' : filler)),
       () => true,
     );
-    const m = renderTeamCall({ call, size: run.n, rounds: run.sweeps, question: run.prompt.question, reads, arm: run.protocol, board });
+    const revisions = run.controls.team?.revisions;
+    const m = renderTeamCall({
+      call,
+      size: run.n,
+      rounds: run.sweeps,
+      question: run.prompt.question,
+      reads,
+      arm: run.protocol,
+      board,
+      ...(revisions ? { revisions } : {}),
+    });
     const c = byRole.get(call.role) ?? {
       role: call.role,
       calls: 0,

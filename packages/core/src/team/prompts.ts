@@ -90,11 +90,17 @@ export interface TeamPromptInput {
   arm?: string;
   /** board: the rendered board the call reads at the start of its turn (renderBoard's lines). */
   board?: readonly string[];
+  /** Board arms: what a line revises (spec `team.revisions`); absent: object, as before the option. */
+  revisions?: 'author' | 'object';
 }
 
 /** Board arms: the tool offered to every member whose reply someone reads (paper 001's add_belief / revise_belief). */
 export const BOARD_TOOL =
   'Shared belief board: whenever you establish a fact, compute a value or rule out a hypothesis, add a line "BELIEF: <object> | <claim> | <confidence from 0 to 1>". A line about an object already on the board revises its latest entry; nothing is ever deleted.';
+
+/** The tool with revisions `author` (the paper's revise_belief): a line revises only its author's own entry. */
+export const BOARD_TOOL_OWN =
+  'Shared belief board: whenever you establish a fact, compute a value or rule out a hypothesis, add a line "BELIEF: <object> | <claim> | <confidence from 0 to 1>". A line about an object you wrote on before revises your own entry (you changed your mind); the other members\' entries stay beside it; nothing is ever deleted.';
 
 /** sop: the structured hand-off's form. */
 export const SOP_FORM = 'as: Verdict: <what you concluded>; Evidence: <what it rests on>; Next steps: <what is left to do>.';
@@ -173,7 +179,7 @@ function callContext(input: TeamPromptInput): CallContext {
   // In the board arms the board lines of a reply are passed on the board only, never in the text passed on.
   const reads = writes ? input.reads.map((r) => ({ read: r.read, text: parseBoardLines(r.text).rest })) : input.reads;
   const board = input.board && input.board.length > 0 ? `${input.board.join('\n')}\n` : '';
-  const tool = writes ? `\n${BOARD_TOOL}` : '';
+  const tool = writes ? `\n${input.revisions === 'author' ? BOARD_TOOL_OWN : BOARD_TOOL}` : '';
   const task = `${TEAM_TASK}${question}\n`;
   const of = (kind: TeamRead['kind']) => reads.filter((r) => r.read.kind === kind);
   const personas = of('personas')[0]?.text;

@@ -34,7 +34,7 @@ export const TEAM_SCHEDULES = {
   relay: {
     calls: (run) => relayCalls(run.n, run.protocol),
     events: (run) => run.n,
-    keys: ['token_budget', 'board_tokens'],
+    keys: ['token_budget', 'board_tokens', 'revisions'],
     splitsBudget: true,
     answerRole: 'relay',
     memberName: agentName,
@@ -43,7 +43,7 @@ export const TEAM_SCHEDULES = {
   hub: {
     calls: (run) => hubCalls(run.n),
     events: (run) => run.n + 2,
-    keys: ['board_tokens'],
+    keys: ['board_tokens', 'revisions'],
     answerRole: 'aggregator',
     memberName: (size) => (a) => (a >= size ? 'orchestrator' : `worker ${a + 1}`),
     contextFix: SMALLER,

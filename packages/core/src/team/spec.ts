@@ -29,6 +29,7 @@ const TEAM_KEY_WHAT: Record<string, (readers: string) => string> = {
   memory: (readers) => `only ${readers} runs read it (the earlier turns in each contribution's prompt)`,
   board_tokens: (readers) => `only the board arm of ${readers} runs shows a board`,
   solution: (readers) => `only ${readers} runs vote on a solution each turn`,
+  revisions: (readers) => `only the board arms of ${readers} runs write a board`,
 };
 
 /** The team schedules that read a `team` key (TEAM_SCHEDULES' `keys`). */
@@ -59,6 +60,19 @@ export function checkTeamKeys(given: unknown, dynamics: readonly Dynamics[], fil
   }
 }
 
+/**
+ * A new sweep's board revisions, resolved before anything (plan, fingerprint, manifest) reads them: `author`
+ * (the paper's) where a relay or hub runs a board arm and the spec says nothing. Stored so, the corpus keeps
+ * its rule; a stored spec without the key (a corpus from before the option) was run `object` (teamControls).
+ */
+export function resolveBoardRevisions(spec: SweepSpec, dynamics: readonly Dynamics[]): void {
+  if (spec.team?.revisions !== undefined) return;
+  const protocols: readonly string[] = Array.isArray(spec.protocol) ? spec.protocol : [spec.protocol];
+  const boards = protocols.some((p) => armOf(p).board !== undefined);
+  if (!boards || !dynamics.some((d) => isTeamDynamics(d) && (teamSchedule(d).keys as readonly string[]).includes('revisions'))) return;
+  spec.team = { memory: 'all', ...spec.team, revisions: 'author' };
+}
+
 /** The spec's `team` settings as a team run carries them. */
 export function teamControls(spec: SweepSpec, populated: boolean): TeamControls {
   return {
@@ -67,6 +81,7 @@ export function teamControls(spec: SweepSpec, populated: boolean): TeamControls 
     ...(spec.team?.token_budget !== undefined ? { tokenBudget: spec.team.token_budget } : {}),
     ...(spec.team?.board_tokens !== undefined ? { boardTokens: spec.team.board_tokens } : {}),
     ...(spec.team?.solution === 'extracted' ? { solution: 'extracted' as const } : {}),
+    ...(spec.team?.revisions !== undefined ? { revisions: spec.team.revisions } : {}),
   };
 }
 

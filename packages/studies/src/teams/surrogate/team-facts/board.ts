@@ -1,4 +1,4 @@
-import { BOARD_ENTRY, BOARD_TOOL, FULL_PLAN, objectKey, SOP_FORM } from '@panta/core';
+import { BOARD_ENTRY, BOARD_TOOL, BOARD_TOOL_OWN, FULL_PLAN, objectKey, SOP_FORM } from '@panta/core';
 import { mentions, type TeamView } from '@panta/llm';
 
 /**
@@ -35,7 +35,7 @@ export function boardView(view: TeamView): BoardView {
     if (line.startsWith(FULL_PLAN)) outputs.push(line.slice(FULL_PLAN.length));
   }
   const text = view.lines.join('\n');
-  return { tool: text.includes(BOARD_TOOL), shown, sop: text.includes(SOP_FORM), outputs };
+  return { tool: text.includes(BOARD_TOOL) || text.includes(BOARD_TOOL_OWN), shown, sop: text.includes(SOP_FORM), outputs };
 }
 
 /** The object of the answer's part i on the board. */
