@@ -135,7 +135,7 @@ export const sweepSpecSchema = z.strictObject({
    * from the dataset (seeded by the sweep's seed and the trial index, so every arm's trial k runs the same
    * prompt), so a condition has `trials` runs in all (the SSVP paper's "scenario selection is uniform-random per
    * trial", 30 trials per condition). `every`: every prompt runs `trials` times. Default: `drawn` when every
-   * prompt carries checkable `assertions` (the travel study's scenarios), else `every`.
+   * prompt carries checkable `assertions` (a study's scenarios with assertions), else `every`.
    */
   trial_prompts: z.enum(['drawn', 'every']).optional(),
   /** Sweeps after the initial answers: each run has (sweeps + 1) * N events. */

@@ -5,7 +5,7 @@ import { ising, isingMeanField, potts, pottsMeanField } from './heat-bath/index.
 /**
  * The scenario models a spec may name (`backend: {kind: surrogate, scenario: NAME}`): the built-in ones
  * here, study-free physics (heat-bath spins), one line each, and every study's, registered with
- * registerScenario (the studies package registers its own: travel, team-facts, debate). The surrogate with no scenario named plays impliedScenarios(), each on the calls it recognises;
+ * registerScenario (the studies package registers its own). The surrogate with no scenario named plays impliedScenarios(), each on the calls it recognises;
  * `neutral` plays none.
  */
 const BUILT_IN = {
