@@ -98,4 +98,21 @@ describe("the Drift paper's debate as written (docs/departures.md: Drift)", () =
     const run = planSweep(parseSweepSpec(text, 'gold.yaml'), [prompt], 'gold.yaml')[0]!;
     expect(teamCallCosts(run, 50).map((c) => c.role)).not.toContain('drift-judge');
   }, 60_000);
+
+  it("a consensus protocol beside voting: team.decision consensus has no vote calls, and each turn's solution is its last contribution (the draft as all improved it)", async () => {
+    const dir = tempDir();
+    const out = join(dir, 'out');
+    const spec = writeSpec(dir, smallDebate('team: {memory: recent, solution: verbatim, decision: consensus}'), 'consensus.yaml');
+    expect((await runSweep(spec, { out, logLevel: 'silent' })).status).toBe('complete');
+    expect((await verifyCorpus(out)).problems).toEqual([]);
+    const file = `read_parquet('${out}/events/*.parquet')`;
+    const [v] = await queryRows(`SELECT count(*) FILTER (WHERE role = 'vote')::INTEGER AS votes FROM ${file}`);
+    expect(v!.votes).toBe(0);
+    const [m] = await queryRows(`SELECT count(*)::INTEGER AS solutions, count(*) FILTER (WHERE s.agent = 2 AND s.response = c.response)::INTEGER AS last
+      FROM ${file} s JOIN ${file} c ON c.run_id = s.run_id AND c.role = 'persona' AND c.sweep = s.sweep AND c.agent = 2
+        AND c.event = (SELECT max(event) FROM ${file} x WHERE x.run_id = s.run_id AND x.role = 'persona' AND x.sweep = s.sweep AND x.event < s.event)
+      WHERE s.role = 'solution' AND s.reply_status <> 'skipped'`);
+    expect(m!.solutions).toBeGreaterThan(0);
+    expect(m!.last).toBe(m!.solutions);
+  }, 60_000);
 });

@@ -111,7 +111,7 @@ export type { TeamRoleCost } from './team/cost.js';
 export { TeamSchedule } from './team/schedule.js';
 export { scheduleFor } from './team/stream.js';
 export { resolveTeamSolution } from './team/spec.js';
-export { tallyVotes } from './team/vote.js';
+export { solutionWinner, tallyVotes } from './team/vote.js';
 export { DataflowPlanner } from './dataflow.js';
 export {
   CovarianceAccumulator,

@@ -1,4 +1,4 @@
-import { armOf, eventSeed, goldVerdictOf, isDrift, keptReads, parseVote, tallyVotes, teamCalls, type RunPlan } from '@panta/core';
+import { armOf, eventSeed, goldVerdictOf, isDrift, keptReads, solutionWinner, teamCalls, type RunPlan } from '@panta/core';
 import { readParquetSql } from './duckdb.js';
 import { queryRows } from './parquet-table.js';
 import { checkTeamBoard } from './verify-team-board.js';
@@ -84,8 +84,7 @@ export async function checkTeamShard(file: string, run: RunPlan): Promise<string
         call.reads.map((r) => rows[r.event].response),
         (t) => drift.get(t) ?? false,
       );
-      const votes = kept.filter((k) => k.read.kind === 'vote').map((k) => parseVote(k.text, run.n));
-      const winner = tallyVotes(votes, run.n, row.seed);
+      const winner = solutionWinner(run, kept, row.seed);
       const text = kept.find((k) => k.read.kind === 'contribution' && k.read.agent === winner)?.text ?? '';
       const extracted = run.controls.team?.solution === 'extracted';
       if (row.agent !== winner || (!extracted && row.response !== text))

@@ -5,9 +5,8 @@ import {
   goldVerdictOf,
   isDrift,
   keptReads,
-  parseVote,
+  solutionWinner,
   renderTeamCall,
-  tallyVotes,
   teamAnswerTokens,
   teamCalls,
   writesBoard,
@@ -82,8 +81,7 @@ export async function executeTeamEvent(task: EventTask, reads: readonly string[]
   let reading = kept;
   let winner: number | undefined;
   if (call.role === 'solution') {
-    const votes = kept.filter((k) => k.read.kind === 'vote').map((k) => parseVote(k.text, run.n));
-    winner = tallyVotes(votes, run.n, plan.seed);
+    winner = solutionWinner(run, kept, plan.seed);
     const proposal = kept.filter((k) => k.read.kind === 'contribution' && k.read.agent === winner);
     if (run.controls.team?.solution !== 'extracted') {
       const text = proposal[0]?.text ?? '';

@@ -275,6 +275,11 @@ export function corpusIdentity(spec: SweepSpec): object {
     const { revisions: _r, ...team } = rest.team;
     rest.team = team;
   }
+  // vote is the decision of a team block without the key: saying so is the same corpus.
+  if (rest.team?.decision === 'vote') {
+    const { decision: _v, ...team } = rest.team;
+    rest.team = team;
+  }
   return {
     ...rest,
     backend: operationalFree(backend),

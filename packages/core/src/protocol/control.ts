@@ -54,6 +54,8 @@ export interface TeamControls {
   solution?: 'extracted';
   /** relay and hub, board arms: a line revises its author's own entry on the object, or the object's latest (absent: object). */
   revisions?: BoardRevisions;
+  /** debate: consensus (no votes; the turn's last contribution, the draft as improved by all); absent: a vote. */
+  decision?: 'consensus';
 }
 
 /** What a board line on an object already on the board revises (spec `team.revisions`). */

@@ -312,6 +312,11 @@ export const sweepSpecSchema = z.strictObject({
        * value; a stored spec without the key (a corpus from before it) was run `object`.
        */
       revisions: z.enum(['author', 'object']).optional(),
+      /**
+       * debate: how a turn decides its solution: an end-of-turn vote (vote, the default) or consensus (no votes:
+       * each participant improves the draft in turn, and the last contribution is the turn's solution).
+       */
+      decision: z.enum(['vote', 'consensus']).optional(),
     })
     .optional(),
   /** Output folder, relative to the working directory; default runs/<name>. */

@@ -59,8 +59,9 @@ export interface TeamRun {
   controls: { team?: TeamControls };
 }
 
-function debateShape(run: TeamRun): { generated: boolean; policy: boolean; regenerate: boolean } {
+function debateShape(run: TeamRun): { generated: boolean; policy: boolean; regenerate: boolean; votes: boolean } {
   return {
+    votes: run.controls.team?.decision !== 'consensus',
     generated: run.controls.team?.personas !== 'population',
     policy: armOf(run.protocol).debate === 'policy',
     regenerate: armOf(run.protocol).debate === 'regenerate',
@@ -71,8 +72,8 @@ function debateShape(run: TeamRun): { generated: boolean; policy: boolean; regen
 export function debateEventCount(run: TeamRun): number {
   const n = run.n;
   const r = run.sweeps;
-  const { generated, policy, regenerate } = debateShape(run);
-  const turn = 2 * n + 1;
+  const { generated, policy, regenerate, votes } = debateShape(run);
+  const turn = (votes ? 2 : 1) * n + 1;
   return (generated ? 1 : 0) + r * turn + (r - 1) + (policy ? Math.max(0, r - 2) : 0) + (regenerate ? (r - 1) * turn : 0);
 }
 
@@ -114,7 +115,7 @@ export function debateCalls(run: TeamRun): TeamCallPlan[] {
   const p = run.n;
   const rounds = run.sweeps;
   const memory = run.controls.team?.memory ?? 'all';
-  const { generated, policy, regenerate } = debateShape(run);
+  const { generated, policy, regenerate, votes: voting } = debateShape(run);
   const calls: TeamCallPlan[] = [];
   const add = (call: Omit<TeamCallPlan, 'event'>): number => {
     calls.push({ event: calls.length, ...call });
@@ -157,7 +158,9 @@ export function debateCalls(run: TeamRun): TeamCallPlan[] {
     }
     const proposals = contributions.map((event, i): TeamRead => ({ event, agent: i, kind: 'contribution', turn: t }));
     const votes: number[] = [];
-    for (let a = 0; a < p; a++) votes.push(add({ role: 'vote', sweep: t, agent: a, reads: [...cond, ...personas, ...proposals], ...when }));
+    if (voting)
+      for (let a = 0; a < p; a++)
+        votes.push(add({ role: 'vote', sweep: t, agent: a, reads: [...cond, ...personas, ...proposals], ...when }));
     const ballots = votes.map((event, i): TeamRead => ({ event, agent: i, kind: 'vote', turn: t }));
     const solution = add({ role: 'solution', sweep: t, agent: p, reads: [...cond, ...ballots, ...proposals], ...when });
     return { contributions, votes, solution };

@@ -14,7 +14,7 @@ export interface TeamScheduleDef {
   /** Events of a run (the length of `calls`, without building them). */
   events(run: TeamRun): number;
   /** The spec's `team` keys it reads (any other is refused on a sweep of only such schedules). */
-  readonly keys: readonly (keyof TeamControls | 'token_budget' | 'board_tokens' | 'solution')[];
+  readonly keys: readonly (keyof TeamControls | 'token_budget' | 'board_tokens')[];
   /** Splits `team.token_budget` over the chain: each member's max_tokens is floor(budget / N). */
   readonly splitsBudget?: boolean;
   /** Sweeps are its rounds (runs.parquet's sweeps_run); each round's solution is the team's answer then. */
@@ -51,7 +51,7 @@ export const TEAM_SCHEDULES = {
   debate: {
     calls: debateCalls,
     events: debateEventCount,
-    keys: ['memory', 'solution'],
+    keys: ['memory', 'solution', 'decision'],
     rounds: true,
     memberName: agentName,
     contextFix: 'use team: {memory: recent}, fewer turns or participants, a smaller max_tokens, or a model with a longer context',

@@ -30,6 +30,7 @@ const TEAM_KEY_WHAT: Record<string, (readers: string) => string> = {
   board_tokens: (readers) => `only the board arm of ${readers} runs shows a board`,
   solution: (readers) => `only ${readers} runs vote on a solution each turn`,
   revisions: (readers) => `only the board arms of ${readers} runs write a board`,
+  decision: (readers) => `only ${readers} runs decide a solution each turn`,
 };
 
 /** The team schedules that read a `team` key (TEAM_SCHEDULES' `keys`). */
@@ -82,6 +83,7 @@ export function teamControls(spec: SweepSpec, populated: boolean): TeamControls 
     ...(spec.team?.board_tokens !== undefined ? { boardTokens: spec.team.board_tokens } : {}),
     ...(spec.team?.solution === 'extracted' ? { solution: 'extracted' as const } : {}),
     ...(spec.team?.revisions !== undefined ? { revisions: spec.team.revisions } : {}),
+    ...(spec.team?.decision === 'consensus' ? { decision: 'consensus' as const } : {}),
   };
 }
 
