@@ -108,7 +108,8 @@ describe("the Drift paper's debate as written (docs/departures.md: Drift)", () =
     const file = `read_parquet('${out}/events/*.parquet')`;
     const [v] = await queryRows(`SELECT count(*) FILTER (WHERE role = 'vote')::INTEGER AS votes FROM ${file}`);
     expect(v!.votes).toBe(0);
-    const [m] = await queryRows(`SELECT count(*)::INTEGER AS solutions, count(*) FILTER (WHERE s.agent = 2 AND s.response = c.response)::INTEGER AS last
+    const [m] =
+      await queryRows(`SELECT count(*)::INTEGER AS solutions, count(*) FILTER (WHERE s.agent = 2 AND s.response = c.response)::INTEGER AS last
       FROM ${file} s JOIN ${file} c ON c.run_id = s.run_id AND c.role = 'persona' AND c.sweep = s.sweep AND c.agent = 2
         AND c.event = (SELECT max(event) FROM ${file} x WHERE x.run_id = s.run_id AND x.role = 'persona' AND x.sweep = s.sweep AND x.event < s.event)
       WHERE s.role = 'solution' AND s.reply_status <> 'skipped'`);
