@@ -11,7 +11,7 @@ describe('the report catalog', () => {
     const ids = catalog().flatMap((s) => [...s.figureIds, ...s.tableIds]);
     expect(ids.length).toBeGreaterThan(30);
     expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([]);
-    expect(catalog().map((s) => s.name)).toEqual(['population', 'teams', 'travel']);
+    expect(catalog().map((s) => s.name)).toEqual(['population', 'phase', 'teams', 'travel']);
   });
 
   it('is the only list: no other file of report/src returns a list of figures or tables', () => {

@@ -174,7 +174,7 @@ describe('the belief board of paper 001 (append-only, shared, rendered under a c
       /protocol.*board is a relay and hub arm.*use it with dynamics: relay or hub/,
     );
     expect(() => checkTeamArm(spec, 'debate', 'sop', 's.yaml')).toThrow(
-      /debate runs take protocol glauber, drift-policy, regenerate, not sop/,
+      /debate runs take protocol glauber, drift-policy, (drift-policy-gold, )?regenerate, not sop/,
     );
     expect(() => checkTeamArm(spec, 'hub', 'board_inert', 's.yaml')).not.toThrow();
     const capped = (protocol: string) =>
