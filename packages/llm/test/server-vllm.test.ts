@@ -41,15 +41,25 @@ function client(server: SurrogateServer): OpenAI {
 }
 
 /** One call with the real OpenAI client; `priority` goes in the body as vLLM reads it. */
-async function call(server: SurrogateServer, neighbours: number, seed: number, extra: Record<string, unknown> = {}, previous?: string) {
+async function call(
+  server: SurrogateServer,
+  neighbours: number,
+  seed: number,
+  extra: Record<string, unknown> = {},
+  previous?: string,
+  signal?: AbortSignal,
+) {
   const { data, response } = await client(server)
-    .chat.completions.create({
-      model: server.model,
-      messages: messages(neighbours, 0, previous),
-      seed,
-      max_tokens: 64,
-      ...extra,
-    } as OpenAI.ChatCompletionCreateParamsNonStreaming)
+    .chat.completions.create(
+      {
+        model: server.model,
+        messages: messages(neighbours, 0, previous),
+        seed,
+        max_tokens: 64,
+        ...extra,
+      } as OpenAI.ChatCompletionCreateParamsNonStreaming,
+      signal ? { signal } : undefined,
+    )
     .withResponse();
   const h = (k: string) => Number(response.headers.get(`x-panta-sim-${k}`));
   return {
@@ -232,15 +242,20 @@ describe('a KV-limited simulated endpoint', () => {
           order.push(name);
           return r;
         });
-      const blocker = tagged('blocker', 1, 0);
-      await watch(server, blocker, (m) => (m.load?.running ?? 0) === 1);
+      // The blocker (a shorter prompt, 1,000 output tokens: ~9 simulated s) runs until the test lets it go: its
+      // client leaves once both others wait, so they queue behind it however slowly this host runs.
+      const release = new AbortController();
+      const blocker = call(server, 40, 1, { priority: 0, max_tokens: 1000, min_tokens: 1000 }, 'Call blocker.', release.signal);
+      await watch(server, blocker.catch(() => undefined), (m) => (m.load?.running ?? 0) === 1);
       const low = tagged('low', 2, 5);
       await watch(server, low, (m) => (m.load?.waiting ?? 0) === 1);
       const high = tagged('high', 3, 1);
       const waitingBoth = await watch(server, high, (m) => (m.load?.waiting ?? 0) === 2);
       expect(waitingBoth).toBeDefined(); // both queued behind the blocker before it ended
-      await Promise.all([blocker, low, high]);
-      expect(order).toEqual(['blocker', 'high', 'low']);
+      release.abort();
+      await expect(blocker).rejects.toBeInstanceOf(OpenAI.APIUserAbortError);
+      await Promise.all([low, high]);
+      expect(order).toEqual(['high', 'low']);
     } finally {
       await server.close();
     }
