@@ -246,7 +246,11 @@ describe('a KV-limited simulated endpoint', () => {
       // client leaves once both others wait, so they queue behind it however slowly this host runs.
       const release = new AbortController();
       const blocker = call(server, 40, 1, { priority: 0, max_tokens: 1000, min_tokens: 1000 }, 'Call blocker.', release.signal);
-      await watch(server, blocker.catch(() => undefined), (m) => (m.load?.running ?? 0) === 1);
+      await watch(
+        server,
+        blocker.catch(() => undefined),
+        (m) => (m.load?.running ?? 0) === 1,
+      );
       const low = tagged('low', 2, 5);
       await watch(server, low, (m) => (m.load?.waiting ?? 0) === 1);
       const high = tagged('high', 3, 1);
