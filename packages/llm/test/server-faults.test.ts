@@ -13,12 +13,43 @@ const prompts = parseDataset(readFileSync(RHEON6, 'utf8'), RHEON6);
 const agent = new SurrogateAgent(prompts[3], surrogateBackendSchema.parse({ kind: 'surrogate' }));
 const messages = firstPrompt(prompts[3].question);
 /**
- * The client gives up on a hung request after this long; generous, so that a slow test host is not read as a
- * timeout fault. 2 s was not: in a full suite on a loaded 2-core host one injected 500 came back past it and
- * was counted a timeout (12 of 13). The test waits for its last hung request, so each second here is a
- * second more of it.
+ * The client gives up on the requests the server hung (the timeout fault), and on those only: the test aborts
+ * the requests still pending once their number is that of the hung requests the server holds, which makes
+ * them exactly the hung ones. A wall-clock timeout instead counted a reply slow on a loaded host as a timeout.
  */
-const TIMEOUT_MS = 4000;
+/** The SDKs' own timeout, off in effect (setTimeout's largest delay). */
+const NO_TIMEOUT = 2_147_483_647;
+
+class HungGate {
+  private readonly pending = new Set<AbortController>();
+  private aborted = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly server: SurrogateServer) {}
+
+  /** Runs `work` with a signal the gate aborts once the request is known to be hung. */
+  async track<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const c = new AbortController();
+    this.pending.add(c);
+    this.timer ??= setInterval(() => this.check(), 5);
+    try {
+      return await work(c.signal);
+    } finally {
+      this.pending.delete(c);
+      if (this.pending.size === 0) {
+        clearInterval(this.timer);
+        this.timer = undefined;
+      }
+    }
+  }
+
+  private check(): void {
+    const hung = this.server.stats().faults.timeout - this.aborted;
+    if (this.pending.size === 0 || this.pending.size !== hung) return;
+    this.aborted += hung;
+    for (const c of this.pending) c.abort();
+  }
+}
 
 type Outcome = FaultKind | 'ok';
 
@@ -26,15 +57,18 @@ type Outcome = FaultKind | 'ok';
 let retryAfterMs = 0;
 
 /** What a client sees, mapped back to the fault that caused it. A healthy reply must be the agent's. */
-function classifyOpenAI(client: OpenAI, seed: number): Promise<Outcome> {
+function classifyOpenAI(client: OpenAI, seed: number, signal?: AbortSignal): Promise<Outcome> {
   return client.chat.completions
-    .create({
-      model: 'surrogate-potts-v1',
-      messages: chat(messages),
-      seed,
-      temperature: 0.7,
-      max_tokens: 100,
-    })
+    .create(
+      {
+        model: 'surrogate-potts-v1',
+        messages: chat(messages),
+        seed,
+        temperature: 0.7,
+        max_tokens: 100,
+      },
+      signal ? { signal } : undefined,
+    )
     .then(
       (r): Outcome => {
         if (r === undefined || r === null || r.choices.length === 0) return 'empty';
@@ -42,7 +76,7 @@ function classifyOpenAI(client: OpenAI, seed: number): Promise<Outcome> {
         return 'ok';
       },
       (e: unknown): Outcome => {
-        if (e instanceof OpenAI.APIConnectionTimeoutError) return 'timeout';
+        if (e instanceof OpenAI.APIConnectionTimeoutError || e instanceof OpenAI.APIUserAbortError) return 'timeout';
         if (e instanceof OpenAI.APIConnectionError) return 'reset';
         if (e instanceof OpenAI.RateLimitError) {
           expect(e.headers.get('retry-after')).toBe('1');
@@ -57,16 +91,19 @@ function classifyOpenAI(client: OpenAI, seed: number): Promise<Outcome> {
     );
 }
 
-function classifyAnthropic(client: Anthropic, seed: number): Promise<Outcome> {
+function classifyAnthropic(client: Anthropic, seed: number, signal?: AbortSignal): Promise<Outcome> {
   return client.messages
-    .create({
-      model: 'surrogate-potts-v1',
-      system: messages.system,
-      messages: [{ role: 'user', content: messages.user }],
-      max_tokens: 100,
-      temperature: 0.7,
-      metadata: { user_id: anthropicSeedUserId(seed) },
-    })
+    .create(
+      {
+        model: 'surrogate-potts-v1',
+        system: messages.system,
+        messages: [{ role: 'user', content: messages.user }],
+        max_tokens: 100,
+        temperature: 0.7,
+        metadata: { user_id: anthropicSeedUserId(seed) },
+      },
+      signal ? { signal } : undefined,
+    )
     .then(
       (r): Outcome => {
         if (r === undefined || r === null || r.content.length === 0) return 'empty';
@@ -74,7 +111,7 @@ function classifyAnthropic(client: Anthropic, seed: number): Promise<Outcome> {
         return 'ok';
       },
       (e: unknown): Outcome => {
-        if (e instanceof Anthropic.APIConnectionTimeoutError) return 'timeout';
+        if (e instanceof Anthropic.APIConnectionTimeoutError || e instanceof Anthropic.APIUserAbortError) return 'timeout';
         if (e instanceof Anthropic.APIConnectionError) return 'reset';
         if (e instanceof Anthropic.RateLimitError) {
           expect(e.headers.get('retry-after')).toBe('1');
@@ -104,16 +141,11 @@ describe('serve-surrogate: seeded fault injection', () => {
       const n = 350;
       const server = await startSurrogateServer({ prompts, faults: { rate, seed: 11 } });
       try {
-        const classify =
-          sdk === 'openai'
-            ? (
-                (c) => (seed: number) =>
-                  classifyOpenAI(c, seed)
-              )(new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0, timeout: TIMEOUT_MS }))
-            : (
-                (c) => (seed: number) =>
-                  classifyAnthropic(c, seed)
-              )(new Anthropic({ baseURL: server.url, apiKey: 'unused', maxRetries: 0, timeout: TIMEOUT_MS }));
+        const gate = new HungGate(server);
+        const openai = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0, timeout: NO_TIMEOUT });
+        const anthropic = new Anthropic({ baseURL: server.url, apiKey: 'unused', maxRetries: 0, timeout: NO_TIMEOUT });
+        const classify = (seed: number): Promise<Outcome> =>
+          gate.track((signal) => (sdk === 'openai' ? classifyOpenAI(openai, seed, signal) : classifyAnthropic(anthropic, seed, signal)));
         const counts = tally(await pool(n, 32, (i) => classify(1000 + i)));
         const stats = server.stats();
         // What clients saw is exactly what the server injected, kind by kind.
