@@ -11,6 +11,7 @@ import {
   queryRows,
   readRow,
   RUNS_TABLE,
+  PHASE_TABLE,
   STATS_TABLE,
   sqlString,
   TEAMS_TABLE,
@@ -39,6 +40,8 @@ const FORMAT: Record<string, string> = {
     'run_id VARCHAR, config_id VARCHAR, sweep INTEGER, encoder VARCHAR, magnetisation DOUBLE, cohesion DOUBLE, rho DOUBLE, delta_rho DOUBLE, n_correct INTEGER, n_hallucinated INTEGER, n_not_known INTEGER, n_judge_failure INTEGER, cds_sys DOUBLE',
   stats:
     'metric VARCHAR, cell VARCHAR, arm_a VARCHAR, arm_b VARCHAR, n_a INTEGER, mean_a DOUBLE, ci_lo_a DOUBLE, ci_hi_a DOUBLE, n_b INTEGER, mean_b DOUBLE, ci_lo_b DOUBLE, ci_hi_b DOUBLE, welch_t DOUBLE, welch_df DOUBLE, p_two_tailed DOUBLE, cohen_d DOUBLE, note VARCHAR',
+  phase:
+    'config_id VARCHAR, encoder VARCHAR, prompt_id VARCHAR, geometry VARCHAR, n INTEGER, temperature DOUBLE, protocol VARCHAR, dynamics VARCHAR, template_arm VARCHAR, population_arm VARCHAR, trials INTEGER, plateau_from INTEGER, spin_dim INTEGER, m DOUBLE, m_se DOUBLE, m_lo DOUBLE, m_hi DOUBLE, chi_m DOUBLE, chi_m_se DOUBLE, chi_m_lo DOUBLE, chi_m_hi DOUBLE, binder_m DOUBLE, binder_m_se DOUBLE, binder_m_lo DOUBLE, binder_m_hi DOUBLE, rho DOUBLE, rho_se DOUBLE, rho_lo DOUBLE, rho_hi DOUBLE, chi_rho DOUBLE, chi_rho_se DOUBLE, chi_rho_lo DOUBLE, chi_rho_hi DOUBLE, binder_rho DOUBLE, binder_rho_se DOUBLE, binder_rho_lo DOUBLE, binder_rho_hi DOUBLE, tau_m DOUBLE, tau_m_se DOUBLE, tau_rho DOUBLE, tau_rho_se DOUBLE, drift_m DOUBLE, drift_m_se DOUBLE, drift_rho DOUBLE, drift_rho_se DOUBLE, equilibrated BOOLEAN, corr DOUBLE[], xi DOUBLE',
   teams:
     'run_id VARCHAR, config_id VARCHAR, trial INTEGER, prompt_id VARCHAR, geometry VARCHAR, n INTEGER, k INTEGER, temperature DOUBLE, protocol VARCHAR, dynamics VARCHAR, arm VARCHAR, population_arm VARCHAR, turn INTEGER, answer_event BIGINT, answer VARCHAR, tag VARCHAR, exact_match DOUBLE, fact_recall DOUBLE, focus DOUBLE, drifting BOOLEAN, drift_onset INTEGER, recovered BOOLEAN, judge_verdict VARCHAR, regenerated BOOLEAN, feedback BOOLEAN, calls BIGINT, prompt_tokens BIGINT, completion_tokens BIGINT',
   travel:
@@ -50,7 +53,16 @@ const FORMAT: Record<string, string> = {
 };
 
 /** Every table Panta writes with writeParquetTable (the event shards have their own tests). */
-const TABLES: TableDecl[] = [RUNS_TABLE, ORDER_PARAMS_TABLE, STATS_TABLE, TEAMS_TABLE, TRAVEL_TABLE, TRAVEL_JUDGE_TABLE, whiteningTable(3)];
+const TABLES: TableDecl[] = [
+  RUNS_TABLE,
+  ORDER_PARAMS_TABLE,
+  STATS_TABLE,
+  PHASE_TABLE,
+  TEAMS_TABLE,
+  TRAVEL_TABLE,
+  TRAVEL_JUDGE_TABLE,
+  whiteningTable(3),
+];
 
 /** A value of a column's declared type; `variant` 1 is NULL wherever the column allows it. */
 function sample(c: ColumnDecl, variant: number): unknown {
@@ -123,6 +135,7 @@ describe('each table is declared once, and the declaration, the written file and
       'RUNS_TABLE',
       'ORDER_PARAMS_TABLE',
       'STATS_TABLE',
+      'PHASE_TABLE',
       'TEAMS_TABLE',
       'TRAVEL_TABLE',
       'TRAVEL_JUDGE_TABLE',

@@ -289,9 +289,9 @@ function same(a: unknown, b: unknown): boolean {
 }
 
 /**
- * What `panta verify` finds wrong in phase.parquet against the rows recomputed from the order parameters:
- * nothing when the corpus has no such file (written before the table existed; the manifest's checksums say
- * whether a listed one went missing).
+ * What `panta verify` finds wrong in phase.parquet against the rows recomputed from the order parameters of
+ * the encoders it holds (an encoder `panta embed` added later has none): nothing when the corpus has no such
+ * file (written before the table existed; the manifest's checksums say whether a listed one went missing).
  */
 export async function checkPhaseTable(
   out: string,
@@ -301,8 +301,16 @@ export async function checkPhaseTable(
 ): Promise<string[]> {
   const file = phaseTablePath(out);
   if (!existsSync(file)) return [];
-  const expected = await computePhaseRows(out, runs, orderParams, encoders);
   const stored = await queryRows(`SELECT * FROM ${readParquetSql([file])}`);
+  // An encoder added later (panta embed) has order parameters but no rows here: the table holds the sweep's.
+  const own = new Set(stored.map((r) => String(r.encoder)));
+  const kept = encoders.filter((e) => own.has(e.name));
+  const expected = await computePhaseRows(
+    out,
+    runs,
+    orderParams.filter((p) => own.has(p.encoder)),
+    kept,
+  );
   const name = CORPUS_FILES.phase;
   if (stored.length !== expected.length) return [`${name} has ${stored.length} rows, the order parameters give ${expected.length}`];
   const byKey = new Map(stored.map((r) => [`${r.config_id}|${r.encoder}`, r]));
