@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { goldDriftVerdict, parseDataset, parseSweepSpec, planSweep, teamCallCosts, teamCalls } from '@panta/core';
 import { queryRows, readManifest, verifyCorpus, writeManifest } from '@panta/corpus';
-import { runSweep } from '@panta/engine';
+import { corpusIdentity, runSweep } from '@panta/engine';
 import { ROOT, tempDir, writeSpec } from './helpers.js';
 
 const read = (p: string) => readFileSync(join(ROOT, p), 'utf8');
@@ -67,6 +67,20 @@ describe("the Drift paper's debate as written (docs/departures.md: Drift)", () =
     expect((await verifyCorpus(old)).problems).toEqual([]);
     // Today's YAML (no key) extracts: another corpus, refused, never mixed into the old one.
     await expect(runSweep(spec, { out: old, logLevel: 'silent' })).rejects.toThrow(/holds a corpus of a different sweep/);
+    // A debate corpus from before team existed at all (no team block): refused with the key to write, and resumed with it.
+    const bare = join(dir, 'bare');
+    const bareSpec = writeSpec(dir, smallDebate(''), 'bare.yaml');
+    const withKey = writeSpec(dir, smallDebate('team: {solution: verbatim}'), 'with-key.yaml');
+    // Its identity is the bare spec's, as a corpus from before the key was fingerprinted (no team block).
+    const bareParsed = parseSweepSpec(smallDebate(''), 'bare.yaml');
+    expect(corpusIdentity(parseSweepSpec(smallDebate('team: {solution: verbatim}'), 'with-key.yaml'))).toEqual(corpusIdentity(bareParsed));
+    expect((await runSweep(withKey, { out: bare, logLevel: 'silent' })).status).toBe('complete');
+    const stored = readManifest(bare)!;
+    delete (stored.spec as { team?: unknown }).team;
+    writeManifest(bare, stored);
+    await expect(runSweep(bareSpec, { out: bare, logLevel: 'silent' })).rejects.toThrow(/write team: \{solution: verbatim\} to resume/);
+    expect((await runSweep(withKey, { out: bare, logLevel: 'silent' })).status).toBe('complete');
+    expect((await verifyCorpus(bare)).problems).toEqual([]);
   }, 60_000);
 
   it('DRIFTPolicy alone: arm drift-policy-gold gates the moderator by the gold (no judge call), verifies, and is left out of the judge-detection table', async () => {

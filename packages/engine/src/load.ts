@@ -266,9 +266,11 @@ export function corpusIdentity(spec: SweepSpec): object {
   // every is what corpora from before trial_prompts were planned with: saying so is the same corpus.
   if (rest.trial_prompts === 'every') delete rest.trial_prompts;
   // verbatim is what debates from before team.solution were run with: saying so is the same corpus.
+  // A team block that holds nothing else (memory at its default) was no block at all in such a corpus.
   if (rest.team?.solution === 'verbatim') {
     const { solution: _s, ...team } = rest.team;
-    rest.team = team;
+    rest.team = Object.keys(team).length === 1 && team.memory === 'all' ? undefined : team;
+    if (rest.team === undefined) delete rest.team;
   }
   // object is what corpora from before team.revisions were run with: saying so is the same corpus.
   if (rest.team?.revisions === 'object') {

@@ -14,7 +14,7 @@ export function corpusToResume(sweep: LoadedSweep, refusal: { file: string; fix:
   checkOutFolder(sweep.out);
   const previous = readManifestToResume(sweep.out);
   if (previous && previous.fingerprint !== sweep.fingerprint)
-    throw new InputError(refusal.file, 'out', `${sweep.out} holds a corpus of a different sweep`, refusal.fix);
+    throw new InputError(refusal.file, 'out', `${sweep.out} holds a corpus of a different sweep${becauseOf(previous, sweep)}`, refusal.fix);
   // A post-hoc pass (panta embed, panta judge) ran on a complete corpus: measuring it again from the spec
   // would drop what the pass added from the manifest and order parameters, and there is nothing left to run.
   if (previous?.posthoc?.length)
@@ -25,6 +25,14 @@ export function corpusToResume(sweep: LoadedSweep, refusal: { file: string; fix:
       'nothing is left to run: read it (panta verify, panta report), or choose another --out',
     );
   return previous;
+}
+
+/** A default that changed since the corpus was written, and the key that resumes it ('' when none is known). */
+function becauseOf(previous: Manifest, sweep: LoadedSweep): string {
+  const before = (previous.spec as { team?: { solution?: string } } | undefined)?.team?.solution;
+  if (before === undefined && sweep.spec.team?.solution === 'extracted')
+    return ' (this release defaults team.solution to extracted; write team: {solution: verbatim} to resume a corpus from before)';
+  return '';
 }
 
 /** What a worker needs of a sweep besides the opened backend, encoders and judge: the same in every process. */
