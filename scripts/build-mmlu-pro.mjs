@@ -2,19 +2,19 @@
 // Builds datasets/mmlu-pro28.jsonl: 28 multiple-choice reasoning questions from MMLU-Pro, two per category
 // (see datasets/README.md for source, license and selection).
 //
-//   node scripts/build-mmlu-pro.mjs DIR [OUT]
+//   node scripts/build-mmlu-pro.mjs DIR [OUT] [PER_CATEGORY]
 //
 // DIR holds the per-category `<category>_result.json` files of the MMLU-Pro repository's
 // eval_results/gpt4o/ folder (github.com/TIGER-AI-Lab/MMLU-Pro at commit ff991b5, where every test question is
 // stored with its options and gold letter beside GPT-4o's reply). Only question, options, answer and
-// metadata are read; GPT-4o's replies are not. OUT defaults to datasets/mmlu-pro28.jsonl. Plain Node.
+// metadata are read; GPT-4o's replies are not. OUT defaults to datasets/mmlu-pro28.jsonl, PER_CATEGORY to 2
+// (datasets/mmlu-pro392.jsonl: 28, at least the 384 items of a 95% / 5% margin sample). Plain Node.
 import { readFileSync, readdirSync } from 'node:fs';
 import { resolve, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { containsWords, writeRecords } from './dataset-lib.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const PER_CATEGORY = 2;
 const LETTERS = 'ABCDEFGHIJ';
 
 function fail(message) {
@@ -40,6 +40,8 @@ function main() {
   const dir = process.argv[2];
   if (!dir) fail('pass the folder of <category>_result.json files as the first argument');
   const outPath = resolve(root, process.argv[3] ?? 'datasets/mmlu-pro28.jsonl');
+  const PER_CATEGORY = Number(process.argv[4] ?? 2);
+  if (!Number.isInteger(PER_CATEGORY) || PER_CATEGORY < 1) fail(`PER_CATEGORY ${process.argv[4]}: give a whole number of at least 1`);
   let files;
   try {
     files = readdirSync(dir)

@@ -130,4 +130,16 @@ describe("the Drift paper's debate as written (docs/departures.md: Drift)", () =
     expect(m!.solutions).toBeGreaterThan(0);
     expect(m!.last).toBe(m!.solutions);
   }, 60_000);
+
+  it('datasets/mmlu-pro392.jsonl: 28 MMLU-Pro questions per category (at least the paper\'s 384 for a 95% / 5% margin sample), mmlu-pro28 its first two of each', () => {
+    const big = parseDataset(read('datasets/mmlu-pro392.jsonl'), 'mmlu-pro392.jsonl');
+    const small = parseDataset(read('datasets/mmlu-pro28.jsonl'), 'mmlu-pro28.jsonl');
+    expect(big.length).toBeGreaterThanOrEqual(384);
+    const category = (p: { source?: string }) => /category=([^;]+)/.exec(p.source ?? '')?.[1];
+    const counts = new Map<string, number>();
+    for (const p of big) counts.set(category(p)!, (counts.get(category(p)!) ?? 0) + 1);
+    expect([...counts.values()]).toEqual(new Array(14).fill(28));
+    const ids = new Set(big.map((p) => p.id));
+    expect(small.every((p) => ids.has(p.id))).toBe(true);
+  });
 });
