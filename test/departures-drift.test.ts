@@ -131,7 +131,7 @@ describe("the Drift paper's debate as written (docs/departures.md: Drift)", () =
     expect(m!.last).toBe(m!.solutions);
   }, 60_000);
 
-  it('datasets/mmlu-pro392.jsonl: 28 MMLU-Pro questions per category (at least the paper\'s 384 for a 95% / 5% margin sample), mmlu-pro28 its first two of each', () => {
+  it("datasets/mmlu-pro392.jsonl: 28 MMLU-Pro questions per category (at least the paper's 384 for a 95% / 5% margin sample), mmlu-pro28 its first two of each", () => {
     const big = parseDataset(read('datasets/mmlu-pro392.jsonl'), 'mmlu-pro392.jsonl');
     const small = parseDataset(read('datasets/mmlu-pro28.jsonl'), 'mmlu-pro28.jsonl');
     expect(big.length).toBeGreaterThanOrEqual(384);
