@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { goldDriftVerdict, parseDataset, parseSweepSpec, planSweep, teamCallCosts, teamCalls } from '@panta/core';
 import { queryRows, readManifest, verifyCorpus, writeManifest } from '@panta/corpus';
-import { corpusIdentity, runSweep } from '@panta/engine';
+import { corpusIdentity, loadSweep, runSweep } from '@panta/engine';
 import { ROOT, tempDir, writeSpec } from './helpers.js';
 
 const read = (p: string) => readFileSync(join(ROOT, p), 'utf8');
@@ -81,6 +81,30 @@ describe("the Drift paper's debate as written (docs/departures.md: Drift)", () =
     await expect(runSweep(bareSpec, { out: bare, logLevel: 'silent' })).rejects.toThrow(/write team: \{solution: verbatim\} to resume/);
     expect((await runSweep(withKey, { out: bare, logLevel: 'silent' })).status).toBe('complete');
     expect((await verifyCorpus(bare)).problems).toEqual([]);
+  }, 60_000);
+
+  it('a debate corpus whose spec wrote a bare team: {memory: all} before team.solution resumes with solution: verbatim written out', async () => {
+    const dir = tempDir();
+    const out = join(dir, 'kept');
+    const spec = writeSpec(dir, smallDebate('team: {memory: all, solution: verbatim}'), 'kept.yaml');
+    // Such a corpus was fingerprinted with its block as written: team {memory: all}, which today's identity
+    // drops (a block holding only the default reads as no block); the earlier reading is kept as a former one.
+    const parsed = parseSweepSpec(smallDebate('team: {memory: all, solution: verbatim}'), 'kept.yaml');
+    expect((corpusIdentity(parsed, { keepBareTeam: true }) as { team?: unknown }).team).toEqual({ memory: 'all' });
+    expect((corpusIdentity(parsed) as { team?: unknown }).team).toBeUndefined();
+    const loaded = loadSweep(spec, { out });
+    expect(loaded.formerFingerprints).toHaveLength(1);
+    expect((await runSweep(spec, { out, logLevel: 'silent' })).status).toBe('complete');
+    const manifest = readManifest(out)!;
+    delete (manifest.spec as { team: { solution?: string } }).team.solution;
+    manifest.fingerprint = loaded.formerFingerprints![0]!;
+    writeManifest(out, manifest);
+    expect((await runSweep(spec, { out, logLevel: 'silent' })).status).toBe('complete');
+    expect((await verifyCorpus(out)).problems).toEqual([]);
+    // Any other fingerprint is still another sweep.
+    manifest.fingerprint = 'f'.repeat(64);
+    writeManifest(out, manifest);
+    await expect(runSweep(spec, { out, logLevel: 'silent' })).rejects.toThrow(/holds a corpus of a different sweep/);
   }, 60_000);
 
   it('DRIFTPolicy alone: arm drift-policy-gold gates the moderator by the gold (no judge call), verifies, and is left out of the judge-detection table', async () => {

@@ -80,6 +80,11 @@ export interface LoadedSweep {
   out: string;
   /** Digest of what determines the corpus (spec less out and concurrency, dataset, template, edges). */
   fingerprint: string;
+  /**
+   * Digests the same sweep had under an earlier reading of its spec, which a corpus written then carries: a
+   * debate spec with a bare `team: {memory: all}` block, written before team.solution, kept the block.
+   */
+  formerFingerprints?: readonly string[];
   /** ssvp's tau taken from another corpus's calibration ({calibrate, from, arm}): which, and the number. */
   tauSource?: TauSource;
   /**
@@ -256,7 +261,7 @@ function operationalFree(backend: object): object {
  * is described and reported (departures, exclude_prompts) and where the model is served (endpoints, keys, limits, prices). A sweep resumes against another endpoint
  * of the same model; it refuses a corpus made by another model or grid.
  */
-export function corpusIdentity(spec: SweepSpec): object {
+export function corpusIdentity(spec: SweepSpec, reading: { keepBareTeam?: boolean } = {}): object {
   const { concurrency: _c, out: _o, lookahead: _l, memory_budget: _m, departures: _d, exclude_prompts: _x, backend, judge, ...rest } = spec;
   // A built-in template's text is in the fingerprint already; its name is not, so that `template: panta-v1`
   // resumes a corpus made when that template was the default (on lattices: see the shuffle in loadSweep).
@@ -269,7 +274,7 @@ export function corpusIdentity(spec: SweepSpec): object {
   // A team block that holds nothing else (memory at its default) was no block at all in such a corpus.
   if (rest.team?.solution === 'verbatim') {
     const { solution: _s, ...team } = rest.team;
-    rest.team = Object.keys(team).length === 1 && team.memory === 'all' ? undefined : team;
+    rest.team = !reading.keepBareTeam && Object.keys(team).length === 1 && team.memory === 'all' ? undefined : team;
     if (rest.team === undefined) delete rest.team;
   }
   // object is what corpora from before team.revisions were run with: saying so is the same corpus.
@@ -429,6 +434,8 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
   const defaultOut = spec.out ?? `runs/${spec.name}`;
   const out = resolve(overrides.out ?? (shard ? `${defaultOut}.part-${shard.index}-of-${shard.count}` : defaultOut));
   const fingerprint = sweepFingerprint(spec, prompts, templates, edgeTexts, populationTexts);
+  // A spec that wrote `team: {memory: all}` itself: a corpus from before team.solution kept that block.
+  const kept = sweepFingerprint(spec, prompts, templates, edgeTexts, populationTexts, { keepBareTeam: true });
   // Every part plans (and checks) the whole grid, so each computes the same partition.
   const mine = shard ? sweepShardRuns(spec, runs, shard, shardWeigherFor(SHARD_POLICY, spec, edgeLists)) : runs;
   return {
@@ -442,6 +449,7 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
     ...(shard ? { shard } : {}),
     out,
     fingerprint,
+    ...(kept !== fingerprint ? { formerFingerprints: [kept] } : {}),
     ...(tauResolved.source ? { tauSource: tauResolved.source } : {}),
     ...(adaptiveOf(spec) ? { grids: new Map<string, number[]>() } : {}),
   };
@@ -508,8 +516,9 @@ function sweepFingerprint(
   templates: readonly PromptTemplate[],
   edgeTexts: readonly string[],
   populationTexts: readonly string[],
+  reading: { keepBareTeam?: boolean } = {},
 ): string {
-  const determining = corpusIdentity(spec);
+  const determining = corpusIdentity(spec, reading);
   return (
     createHash('sha256')
       .update(JSON.stringify(determining))

@@ -13,7 +13,7 @@ import { checkOutFolder } from './out-folder.js';
 export function corpusToResume(sweep: LoadedSweep, refusal: { file: string; fix: string }): Manifest | null {
   checkOutFolder(sweep.out);
   const previous = readManifestToResume(sweep.out);
-  if (previous && previous.fingerprint !== sweep.fingerprint)
+  if (previous && previous.fingerprint !== sweep.fingerprint && !sweep.formerFingerprints?.includes(previous.fingerprint))
     throw new InputError(refusal.file, 'out', `${sweep.out} holds a corpus of a different sweep${becauseOf(previous, sweep)}`, refusal.fix);
   // A post-hoc pass (panta embed, panta judge) ran on a complete corpus: measuring it again from the spec
   // would drop what the pass added from the manifest and order parameters, and there is nothing left to run.
