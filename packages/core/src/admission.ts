@@ -138,8 +138,7 @@ export class AdmissionLimit {
     // until an engine step takes them: they arrived since the last step, or its token budget went to other
     // prompts' prefill chunks (the GPU is busy; the cache still has room). The cache is the limit when it is
     // nearly full, or when one more request the size of those running (their mean share) would fill it.
-    const kv = load.kvUsage;
-    const kvBound = kv === undefined || kv >= this.tuning.kvHigh || (load.running > 0 && kv + kv / load.running >= this.tuning.kvHigh);
+    const kvBound = this.kvBound(load);
     if (load.waiting > 0 && kvBound) {
       const share = load.running + load.waiting > 0 ? (inFlight * load.running) / (load.running + load.waiting) : 1;
       this.value = clamp(Math.min(this.value, Math.floor(share)), this.max);
@@ -154,19 +153,31 @@ export class AdmissionLimit {
   }
 
   /**
+   * Whether the KV cache is what keeps requests waiting: its use is not reported, it is nearly full (`kvHigh`),
+   * or one more request the size of those running (their mean share) would take it there.
+   */
+  private kvBound(load: ServerLoad): boolean {
+    const kv = load.kvUsage;
+    return kv === undefined || kv >= this.tuning.kvHigh || (load.running > 0 && kv + kv / load.running >= this.tuning.kvHigh);
+  }
+
+  /**
    * Tokens mode: this client alone keeps at most one request in the server's queue (the one that took its
-   * tokens past the budget), so more than one waiting with the cache nearly full means other clients share
-   * the endpoint: the budget drops to this client's share of what the server runs (its tokens open x running
-   * / (running + waiting)). With none waiting and room in the cache, a budget that bound (`reached`) grows
-   * by that room, up to `occupancy` x the capacity.
+   * tokens past the budget), so more than one waiting with the cache the reason (see kvBound) means other
+   * clients share the endpoint: the budget drops to this client's share of what the server runs (its tokens
+   * open x running / (running + waiting)). With room in the cache for one more request of the running size, a
+   * budget that bound (`reached`) grows by that room, up to `occupancy` x the capacity, whether requests wait
+   * or not: a server busy with other prompts' prefill shows some waiting while its cache has room.
    */
   private observeTokens(load: ServerLoad, inFlight: number, reached: boolean, openTokens: number, capacity: number): void {
     const target = this.tuning.occupancy * capacity;
     const kv = load.kvUsage;
-    if (load.waiting > 1 && (kv === undefined || kv >= this.tuning.kvHigh) && inFlight > 0) {
-      const share = (openTokens * load.running) / (load.running + load.waiting);
-      this.budget = Math.max(1, Math.min(this.budget, share));
-    } else if (load.waiting === 0 && kv !== undefined && kv < this.tuning.kvHigh && reached) {
+    if (this.kvBound(load)) {
+      if (load.waiting > 1 && inFlight > 0) {
+        const share = (openTokens * load.running) / (load.running + load.waiting);
+        this.budget = Math.max(1, Math.min(this.budget, share));
+      }
+    } else if (kv !== undefined && reached) {
       this.budget = Math.min(target, this.budget + Math.max(0, this.tuning.kvHigh - kv) * capacity);
     }
   }

@@ -140,6 +140,21 @@ describe('AdmissionLimit by tokens (the KV cache size known)', () => {
     expect(l.tokenBudget).toBe(228_000);
   });
 
+  it('grows a cut budget back while the cache has room even with requests waiting (a server busy with prefill)', () => {
+    const l = new AdmissionLimit(256);
+    l.setCapacity(240_000);
+    // Others filled the cache: cut to this client's share (2 of its 26,700-token requests x 9 / 15).
+    l.observeLoad({ waiting: 6, running: 9, kvUsage: 0.97 }, 2, true, 2 * MEAN_FIELD_256);
+    expect(l.tokenBudget).toBeCloseTo(32_040, 6);
+    // Then the cache half empty, a few prompts waiting for the engine's step (prefill), the budget reached:
+    // 0.45 + 0.45 / 6 < 0.9, so the cache is not the reason they wait and the budget grows by the room.
+    for (let i = 0; i < 3; i++) l.observeLoad({ waiting: 3, running: 6, kvUsage: 0.45 }, 2, true, 2 * MEAN_FIELD_256);
+    expect(l.tokenBudget).toBe(228_000);
+    // Nearly full (0.85 + 0.85 / 9 >= 0.9: one more of the running size would not fit) with others waiting: cut.
+    l.observeLoad({ waiting: 4, running: 9, kvUsage: 0.85 }, 3, true, 3 * MEAN_FIELD_256);
+    expect(l.tokenBudget).toBeCloseTo((3 * MEAN_FIELD_256 * 9) / 13, 6);
+  });
+
   it('counts requests as before where the server does not give its cache size', () => {
     const l = new AdmissionLimit(64, { initial: 4 });
     l.observeLoad({ waiting: 0, running: 4, kvUsage: 0.2 }, 4);
