@@ -18,7 +18,7 @@ describe('calibration: the debate scenario on examples/drift-debate.yaml (Drift 
       .replace(/^out: .*$/m, '')
       .replace('backend: {kind: surrogate}', 'backend: {kind: surrogate, scenario: debate}')
       // The two arms the shape compares (each run's draws are its own: the arms left out change nothing here).
-      .replace('protocol: [glauber, drift-policy, regenerate]', 'protocol: [glauber, drift-policy]');
+      .replace('protocol: [glauber, drift-policy, drift-policy-gold, regenerate]', 'protocol: [glauber, drift-policy]');
     expect(text).toContain('scenario: debate');
     expect(text).toContain('protocol: [glauber, drift-policy]\n');
     const out = join(dir, 'out');

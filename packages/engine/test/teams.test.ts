@@ -144,7 +144,7 @@ describe('team schedules end to end on the surrogate (docs/teams.md)', () => {
     const spec = writeSpec(
       dir,
       example('drift-debate', {
-        'trials: 2': 'trials: 3\nprompts: [mp2804, mp2808, mp70, mp71, mp3526, mp3527]',
+        'trials: 2': 'trials: 2\nprompts: [mp2804, mp2808, mp70, mp71, mp3526, mp3527]',
         ...NEUTRAL,
       }),
       'debate.yaml',
@@ -156,17 +156,21 @@ describe('team schedules end to end on the surrogate (docs/teams.md)', () => {
         count(*) FILTER (WHERE role = 'drift-judge')::INTEGER AS judges,
         count(DISTINCT run_id)::INTEGER AS runs,
         count(*) FILTER (WHERE role = 'drift-judge' AND sweep < 2)::INTEGER AS early,
-        count(*) FILTER (WHERE role = 'feedback' AND protocol <> 'drift-policy')::INTEGER AS stray_feedback,
+        count(*) FILTER (WHERE role = 'feedback' AND protocol NOT IN ('drift-policy', 'drift-policy-gold'))::INTEGER AS stray_feedback,
+        count(*) FILTER (WHERE role = 'feedback' AND reply_status <> 'skipped' AND protocol = 'drift-policy-gold')::INTEGER AS gold_feedback,
+        count(*) FILTER (WHERE role = 'drift-judge' AND protocol = 'drift-policy-gold' AND prompt_tokens + completion_tokens > 0)::INTEGER AS gold_judge_calls,
         count(*) FILTER (WHERE role = 'feedback' AND reply_status <> 'skipped')::INTEGER AS feedback_made,
         count(*) FILTER (WHERE role = 'solution' AND reply_status <> 'skipped' AND protocol = 'regenerate' AND event > 0)::INTEGER AS regen_solutions,
         count(*) FILTER (WHERE reply_status = 'skipped' AND (response <> '' OR completion_tokens <> 0))::INTEGER AS bad_skips,
         count(*) FILTER (WHERE role = 'solution' AND reply_status <> 'skipped' AND prompt_tokens = 0)::INTEGER AS unasked_solutions
       FROM ${file}`);
-    expect(c!.runs).toBe(6 * 3 * 3);
+    expect(c!.runs).toBe(6 * 2 * 4); // arms none, drift-policy, drift-policy-gold, regenerate
     expect(c!.judges).toBe(c!.runs * 6);
     expect(c!.early).toBe(0);
     expect(c!.stray_feedback).toBe(0);
     expect(c!.feedback_made).toBeGreaterThan(0);
+    expect(c!.gold_feedback).toBeGreaterThan(0); // DRIFTPolicy alone: feedback after a gold drop, no judge call
+    expect(c!.gold_judge_calls).toBe(0);
     expect(c!.bad_skips).toBe(0);
     expect(c!.unasked_solutions).toBe(0); // team.solution extracted (the default): each solution is an extraction call
     // Regenerate: 7 kept solutions per run plus one per regenerated turn, and each regenerated turn follows a DRIFT verdict.
@@ -175,7 +179,7 @@ describe('team schedules end to end on the surrogate (docs/teams.md)', () => {
       SELECT (SELECT count(*) FROM v WHERE response LIKE 'DRIFT%')::INTEGER AS flagged,
              (SELECT count(*) FROM ${file} WHERE role = 'solution' AND protocol = 'regenerate' AND reply_status <> 'skipped')::INTEGER AS made`);
     expect(r!.flagged).toBeGreaterThan(0);
-    expect(r!.made).toBe(6 * 3 * 7 + r!.flagged);
+    expect(r!.made).toBe(6 * 2 * 7 + r!.flagged);
   });
 
   it('panta verify fails a team corpus whose read set, skip or tally is not the schedule', async () => {

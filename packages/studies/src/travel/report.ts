@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { type ArmObservation, armPairs, armSummaries, InputError, meanCi } from '@panta/core';
 import { omitColumns, queryRows, type RowOf, readRow } from '@panta/corpus';
 import { type Cell, type CorpusData, section, type Table } from '@panta/report';
+import { withDepartures } from '../departures.js';
 import { pearsonCi } from './correlation.js';
 import { travelDomain } from './measures.js';
 import { TRAVEL_JUDGE_FILE, TRAVEL_JUDGE_TABLE, type TravelJudgeRow } from './judge-consistency.js';
@@ -279,11 +280,7 @@ export function travelDepartures(rows: readonly TravelRow[], spec: unknown): str
   return out;
 }
 
-/** A caption with the departures the corpus used named at its end. */
-export function withDepartures(table: Table, departures: readonly string[]): Table {
-  if (departures.length === 0) return table;
-  return { ...table, caption: `${table.caption} Departures from the paper in this corpus: ${departures.join('; ')}.` };
-}
+export { withDepartures };
 
 async function loadSource(data: CorpusData, dir: string): Promise<TravelSource | null> {
   const rows = await loadTravel(dir);
