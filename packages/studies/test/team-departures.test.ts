@@ -25,7 +25,10 @@ describe("the team tables' captions name the departures from the papers a corpus
   });
 
   it("consensus, the gold-gated arm and the spec's own departures are named; the board's rule only where a board arm ran", () => {
-    const spec = { team: { memory: 'recent', solution: 'extracted', decision: 'consensus', token_budget: 480 }, departures: ['MMLU-Pro only'] };
+    const spec = {
+      team: { memory: 'recent', solution: 'extracted', decision: 'consensus', token_budget: 480 },
+      departures: ['MMLU-Pro only'],
+    };
     const d = teamDepartures([debate(), debate('drift-policy-gold')], spec);
     expect(d.map((x) => x.match(/team\.\w+|drift-policy-gold|MMLU-Pro only/)?.[0])).toEqual([
       'team.decision',

@@ -20,7 +20,9 @@ export function teamDepartures(rows: readonly { dynamics: string; arm: string }[
       out.push("a turn's solution is the winning contribution verbatim (team.solution: verbatim), not extracted by a call");
     if (team.decision === 'consensus') out.push('consensus runs every turn (team.decision: consensus), never ending once the agents agree');
     if (arms.has('drift-policy-gold'))
-      out.push("arm drift-policy-gold gates on a one-turn drop of gold fact recall (a negative FOCUS), not on the paper's drift over turns");
+      out.push(
+        "arm drift-policy-gold gates on a one-turn drop of gold fact recall (a negative FOCUS), not on the paper's drift over turns",
+      );
   }
   if (dynamics.has('relay') || dynamics.has('hub')) {
     if ((arms.has('board') || arms.has('board_inert')) && team.revisions !== 'author')
