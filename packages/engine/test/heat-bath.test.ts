@@ -53,6 +53,33 @@ describe('the heat-bath Ising surrogate through the whole pipeline', () => {
     expect(await corpusDiff(one, many)).toEqual({ extra: 0, missing: 0 });
   });
 
+  it('initial: ordered keeps the hot t = 0 (the whitening pool) and starts the dynamics ordered: below T_c every trial is ordered', async () => {
+    const dir = tempDir();
+    const spec = writeSpec(dir, SPEC.replace('coupling: 1}', 'coupling: 1, initial: ordered}').replace('sweeps: 60', 'sweeps: 6'));
+    const out = join(dir, 'out');
+    expect((await runSweep(spec, { out, concurrency: 8, logLevel: 'silent' })).status).toBe('complete');
+    const rows = (await queryRows(
+      `SELECT r.temperature, o.sweep::INTEGER AS sweep, o.magnetisation, o.n_correct::INTEGER AS n_correct, o.n_hallucinated::INTEGER AS n_hallucinated
+       FROM read_parquet('${out}/order_params.parquet') o JOIN read_parquet('${out}/runs.parquet') r USING (run_id)`,
+    )) as unknown as Row[];
+    for (const r of rows) expect(r.magnetisation).toBeCloseTo(Math.abs(r.n_correct - r.n_hallucinated) / 16, 9);
+    // t = 0 is hot: not every run starts ordered; every update of sweep 1 answers up, whatever it read.
+    expect(rows.filter((r) => r.sweep === 0).some((r) => r.n_correct < 16)).toBe(true);
+    const first = await queryRows(`SELECT DISTINCT response FROM read_parquet('${out}/events/*.parquet') WHERE role = 'agent' AND sweep = 1`);
+    expect(first.map((r) => r.response)).toEqual(['up']);
+    for (const r of rows.filter((r) => r.sweep === 1)) expect(r.n_correct).toBeGreaterThanOrEqual(8);
+    // Well below T_c, five sweeps from the cold start leave every trial ordered (a hot start coarsens for tens).
+    for (const r of rows.filter((r) => r.temperature === 1.0 && r.sweep === 6)) expect(r.magnetisation).toBeGreaterThanOrEqual(0.75);
+  });
+
+  it('initial on a scenario that is not a heat-bath spin model is refused, naming the field', async () => {
+    const dir = tempDir();
+    const spec = writeSpec(dir, SPEC.replace('scenario: ising, coupling: 1}', 'scenario: neutral, initial: ordered}'));
+    await expect(runSweep(spec, { out: join(dir, 'out'), logLevel: 'silent' })).rejects.toThrow(
+      /backend\.initial.*heat-bath spin scenarios, not scenario "neutral"/,
+    );
+  });
+
   it('an encoder that gives two states one vector is refused before anything is written', async () => {
     const dir = tempDir();
     const spec = writeSpec(

@@ -8,7 +8,8 @@ import { heatBathProbabilities, SurrogateAgent } from '../src/index.js';
 const spins = parseDataset(readFileSync(join(ROOT, 'datasets', 'spins.jsonl'), 'utf8'), 'spins.jsonl');
 const [ising, potts3] = [spins.find((p) => p.id === 'ising')!, spins.find((p) => p.id === 'potts3')!];
 const rheon = parseDataset(readFileSync(join(ROOT, 'datasets', 'rheon6.jsonl'), 'utf8'), 'rheon6.jsonl');
-const spec = (scenario: string, coupling = 1) => surrogateBackendSchema.parse({ kind: 'surrogate', scenario, coupling });
+const spec = (scenario: string, coupling = 1, initial?: string) =>
+  surrogateBackendSchema.parse({ kind: 'surrogate', scenario, coupling, ...(initial ? { initial } : {}) });
 
 /** An update call reading `neighbours` (its own previous answer `previous`). */
 function update(question: string, neighbours: string[], previous = neighbours[0] ?? 'up'): PromptContext {
@@ -85,6 +86,20 @@ describe('the heat-bath spin scenarios (ising, potts, and their mean-field norma
     const start = { question: potts3.question, sweep: 0, temperature: 0, neighbourAgents: [], neighbourAnswers: [] };
     const draws = 6000;
     expectClose(frequencies(agent, ['red', 'green', 'blue'], 0, start, draws), [1 / 3, 1 / 3, 1 / 3], draws);
+  });
+
+  it('initial: ordered (a cold start): t = 0 is the same hot draw, sweep 1 sets every spin to state 0, later sweeps are heat-bath', () => {
+    const [hot, cold] = [new SurrogateAgent(potts3, spec('potts', 1)), new SurrogateAgent(potts3, spec('potts', 1, 'ordered'))];
+    const start = { question: potts3.question, sweep: 0, temperature: 1, neighbourAgents: [], neighbourAnswers: [] };
+    for (let seed = 0; seed < 100; seed++) expect(cold.respond(seed, 1, start)).toBe(hot.respond(seed, 1, start));
+    // Sweep 1 reads four blue neighbours at T = 0.1 (heat-bath: blue almost surely); the cold start answers red.
+    const first = update(potts3.question, ['blue', 'blue', 'blue', 'blue'], 'green');
+    for (let seed = 0; seed < 100; seed++) {
+      expect(cold.respond(seed, 0.1, first)).toBe('red');
+      expect(hot.respond(seed, 0.1, first)).toBe('blue');
+    }
+    const later = { ...first, sweep: 2 };
+    for (let seed = 0; seed < 100; seed++) expect(cold.respond(seed, 0.1, later)).toBe(hot.respond(seed, 0.1, later));
   });
 
   it('a prompt with one state, or states the judge cannot tell apart, is refused naming the prompt', () => {

@@ -37,6 +37,20 @@ export const surrogateBackendSchema = z.strictObject({
     .regex(/^[a-z][a-z0-9-]*$/, 'a scenario name: lower-case letters, digits and hyphens')
     .describe('The scenario model the surrogate plays (neutral: no task knowledge); default: the one each call recognises')
     .optional(),
+  /**
+   * The heat-bath spin scenarios' initial condition (ising, potts and their -meanfield variants only). `random`:
+   * the hot start (every t = 0 state uniform, then the heat-bath dynamics). `ordered`: the cold start: the
+   * t = 0 answers are the same hot draw (the pool whitening is fitted on, so two states stay antipodal and m
+   * stays |M| / N), and every update of the first sweep answers the first state (the accepted answer) whatever
+   * it reads (asynchronous picks with replacement reach about 1 - 1/e of the agents, the rest keep their t = 0
+   * draw: one ordered domain with m about 0.63 for Ising spins, no domain walls to coarsen); the heat-bath
+   * dynamics run from there, from sweep 2 on. Absent: `random`, as before the
+   * key (optional rather than defaulted, so that earlier corpora keep their fingerprint).
+   */
+  initial: z
+    .enum(['random', 'ordered'])
+    .describe('Heat-bath scenarios only: random (hot start, the default) or ordered (cold start: sweep 1 sets every spin to the first state)')
+    .optional(),
 });
 
 /** Optional price table (any currency, per million tokens): with it, runs report a cost. */

@@ -62,9 +62,20 @@ export function resolveScenarios(name: string | undefined): readonly ScenarioMod
   return [model];
 }
 
-/** Refuses, naming the spec's field, a surrogate scenario that no scenario model answers to. */
-export function checkScenario(backend: { kind: string; scenario?: string }, file: string, field: string): void {
-  if (backend.kind !== 'surrogate' || backend.scenario === undefined) return;
+/**
+ * Refuses, naming the spec's field, a surrogate scenario that no scenario model answers to, and an `initial`
+ * condition given to a scenario that is not a heat-bath spin model (no other scenario has one).
+ */
+export function checkScenario(backend: { kind: string; scenario?: string; initial?: string }, file: string, field: string): void {
+  if (backend.kind !== 'surrogate') return;
+  if (backend.initial !== undefined && !(backend.scenario !== undefined && backend.scenario in BUILT_IN))
+    throw new InputError(
+      file,
+      `${field}.initial`,
+      `an initial condition is for the heat-bath spin scenarios, not ${backend.scenario === undefined ? 'a surrogate naming no scenario' : `scenario "${backend.scenario}"`}`,
+      `name one of ${Object.keys(BUILT_IN).join(', ')} as the scenario, or remove initial`,
+    );
+  if (backend.scenario === undefined) return;
   if (backend.scenario === NEUTRAL_SCENARIO || SCENARIOS.has(backend.scenario)) return;
   throw new InputError(
     file,

@@ -20,7 +20,10 @@ import type { AgentHooks, AgentView } from '../../scenario.js';
  *   E = -(J / N) sum_{i<j}: on the full mean field (every other agent read) ising-meanfield orders at
  *   T_c = J, potts-meanfield with q = 2 at J / 2 (and with q = 3 at J / (4 ln 2), a first-order transition).
  * T = 0 draws uniformly among the states with the most neighbours. At t = 0 (no previous answer, nothing
- * read) the state is uniform over the q states: a hot start. An answer that is none of the q states (another
+ * read) the state is uniform over the q states: a hot start. With the backend's `initial: ordered` (a cold
+ * start) every update of the first sweep answers state 0 whatever it reads (asynchronous picks reach about
+ * 1 - 1/e of the agents: one ordered domain, no walls to coarsen), and the heat-bath draws run from there; the
+ * t = 0 answers stay the hot draw, the pool whitening is fitted on. An answer that is none of the q states (another
  * model's, a "not known") is not counted. The draw is a pure function of (seed, the answers read), so a run
  * resumes and shards exactly. The answers are fixed strings, so with two states whitening maps them to two
  * antipodal spins and m is the Ising magnetisation |M| / N.
@@ -64,6 +67,8 @@ export function heatBathHooks(prompt: Prompt, rule: HeatBathRule): AgentHooks {
     reply(agent: AgentView, seed: number, temperature: number, context: PromptContext): string {
       const rng = rngFrom(seed, 'heat-bath');
       if (context.previous === undefined) return states[rng.int(q)]!;
+      // The cold start: every update of the first sweep answers state 0 (t = 0 stays the hot draw, the whitening pool).
+      if (context.sweep === 1 && agent.spec.initial === 'ordered') return states[0]!;
       counts.fill(0);
       const read = context.neighbourAnswers;
       for (const text of read) {
