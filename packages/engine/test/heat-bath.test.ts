@@ -65,7 +65,9 @@ describe('the heat-bath Ising surrogate through the whole pipeline', () => {
     for (const r of rows) expect(r.magnetisation).toBeCloseTo(Math.abs(r.n_correct - r.n_hallucinated) / 16, 9);
     // t = 0 is hot: not every run starts ordered; every update of sweep 1 answers up, whatever it read.
     expect(rows.filter((r) => r.sweep === 0).some((r) => r.n_correct < 16)).toBe(true);
-    const first = await queryRows(`SELECT DISTINCT response FROM read_parquet('${out}/events/*.parquet') WHERE role = 'agent' AND sweep = 1`);
+    const first = await queryRows(
+      `SELECT DISTINCT response FROM read_parquet('${out}/events/*.parquet') WHERE role = 'agent' AND sweep = 1`,
+    );
     expect(first.map((r) => r.response)).toEqual(['up']);
     for (const r of rows.filter((r) => r.sweep === 1)) expect(r.n_correct).toBeGreaterThanOrEqual(8);
     // Well below T_c, five sweeps from the cold start leave every trial ordered (a hot start coarsens for tens).

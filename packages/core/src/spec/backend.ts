@@ -49,7 +49,9 @@ export const surrogateBackendSchema = z.strictObject({
    */
   initial: z
     .enum(['random', 'ordered'])
-    .describe('Heat-bath scenarios only: random (hot start, the default) or ordered (cold start: sweep 1 sets every spin to the first state)')
+    .describe(
+      'Heat-bath scenarios only: random (hot start, the default) or ordered (cold start: sweep 1 sets every spin to the first state)',
+    )
     .optional(),
 });
 
