@@ -29,11 +29,20 @@ export function recordProblems(rec) {
   const problems = [];
   const isStrings = (v) => Array.isArray(v) && v.every((s) => typeof s === 'string' && s.trim() !== '');
   if (typeof rec !== 'object' || rec === null || Array.isArray(rec)) return ['not a JSON object'];
-  const keys = ['id', 'question', 'accepted', 'false_answers', 'false_premise', 'source', 'facts', 'choices', 'briefings', 'assertions'];
+  const keys = ['id', 'question', 'accepted', 'false_answers', 'false_premise', 'source', 'facts', 'choices', 'briefings', 'assertions', 'instructions'];
   for (const k of Object.keys(rec)) if (!keys.includes(k)) problems.push(`unknown field "${k}"`);
   if (typeof rec.id !== 'string' || !/^[A-Za-z0-9_-]+$/.test(rec.id)) problems.push('id must be letters, digits, _ or -');
   if (typeof rec.question !== 'string' || rec.question.trim() === '') problems.push('question must be a non-empty string');
-  if (!isStrings(rec.accepted) || rec.accepted.length === 0) problems.push('accepted must be a non-empty array of strings');
+  const ifeval = 'instructions' in rec;
+  if (!isStrings(rec.accepted) || (rec.accepted.length === 0 && !ifeval))
+    problems.push('accepted must be a non-empty array of strings (empty only beside IFEval instructions)');
+  if (
+    ifeval &&
+    (!Array.isArray(rec.instructions) ||
+      rec.instructions.length === 0 ||
+      !rec.instructions.every((i) => typeof i?.id === 'string' && (i.args === undefined || (typeof i.args === 'object' && i.args !== null))))
+  )
+    problems.push('instructions must be a non-empty array of {id, args} (IFEval instruction ids)');
   if (!isStrings(rec.false_answers)) problems.push('false_answers must be an array of strings');
   if (typeof rec.false_premise !== 'boolean') problems.push('false_premise must be true or false');
   if (typeof rec.source !== 'string' || rec.source.trim() === '') problems.push('source must be a non-empty string');

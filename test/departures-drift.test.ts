@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { goldDriftVerdict, parseDataset, parseSweepSpec, planSweep, teamCallCosts, teamCalls } from '@panta/core';
+import { goldDriftVerdict, IFEVAL_CHECKS, ifevalStrict, InputError, parseDataset, parseSweepSpec, planSweep, teamCallCosts, teamCalls } from '@panta/core';
 import { queryRows, readManifest, verifyCorpus, writeManifest } from '@panta/corpus';
 import { corpusIdentity, loadSweep, runSweep } from '@panta/engine';
 import { ROOT, tempDir, writeSpec } from './helpers.js';
@@ -153,6 +153,44 @@ describe("the Drift paper's debate as written (docs/departures.md: Drift)", () =
       WHERE s.role = 'solution' AND s.reply_status <> 'skipped'`);
     expect(m!.solutions).toBeGreaterThan(0);
     expect(m!.last).toBe(m!.solutions);
+  }, 60_000);
+
+  it("datasets/ifeval510.jsonl: IFEval's prompts (all 541 but the 31 asking for a response language), each instruction one ifevalStrict checks", () => {
+    const prompts = parseDataset(read('datasets/ifeval510.jsonl'), 'ifeval510.jsonl');
+    expect(prompts).toHaveLength(510);
+    expect(prompts.every((p) => p.instructions!.every((i) => IFEVAL_CHECKS.includes(i.id)))).toBe(true);
+    const ids = new Set(prompts.flatMap((p) => p.instructions!.map((i) => i.id)));
+    expect(ids.size).toBe(24); // every check but response_language is used
+    // A prompt set asking for an instruction Panta cannot check is refused when read, naming the field.
+    const line = JSON.stringify({ ...prompts[0], instructions: [{ id: 'language:response_language', args: { language: 'kn' } }] });
+    expect(() => parseDataset(line, 'x.jsonl')).toThrow(InputError);
+    expect(() => parseDataset(line, 'x.jsonl')).toThrow(/instructions/);
+    // No accepted answer is allowed only beside instructions.
+    expect(() => parseDataset(JSON.stringify({ ...prompts[0], instructions: undefined }), 'x.jsonl')).toThrow(/accepted/);
+  });
+
+  it("IFEval's strict accuracy is a debate's score on an IFEval prompt: teams.parquet's exact match and fact recall are ifevalStrict of each turn's solution, recomputed by verify", async () => {
+    const dir = tempDir();
+    const text = smallDebate('team: {memory: recent}')
+      .replace(/^dataset: .*$/m, `dataset: ${ROOT}/datasets/ifeval510.jsonl`)
+      .replace('prompts: [mp2804]', 'prompts: [if1001, if1019, if1051]');
+    const spec = writeSpec(dir, text, 'ifeval.yaml');
+    const out = join(dir, 'out');
+    expect((await runSweep(spec, { out, logLevel: 'silent' })).status).toBe('complete');
+    expect((await verifyCorpus(out)).problems).toEqual([]);
+    const prompts = new Map(parseDataset(read('datasets/ifeval510.jsonl'), 'ifeval510.jsonl').map((p) => [p.id, p]));
+    const rows = await queryRows(`SELECT prompt_id, turn, answer, exact_match, fact_recall FROM read_parquet('${out}/teams.parquet')`);
+    expect(rows.length).toBe(3 * 4 * 2); // 3 prompts, 4 arms, 2 turns
+    for (const r of rows) {
+      const want = ifevalStrict(String(r.answer), prompts.get(String(r.prompt_id))!.instructions!);
+      expect([r.exact_match, r.fact_recall]).toEqual([want, want]);
+    }
+    // The surrogate's solution ("I propose: ...", no comma, capitals) follows if1001 (no comma), not the lowercase ones.
+    expect(new Set(rows.map((r) => `${r.prompt_id}:${r.exact_match}`))).toEqual(new Set(['if1001:1', 'if1019:0', 'if1051:0']));
+    // By hand on two texts:
+    const noComma = prompts.get('if1001')!; // punctuation:no_comma
+    expect(ifevalStrict('A plan in the style of the Bard', noComma.instructions!)).toBe(1);
+    expect(ifevalStrict('A plan, in the style of the Bard', noComma.instructions!)).toBe(0);
   }, 60_000);
 
   it("datasets/mmlu-pro392.jsonl: 28 MMLU-Pro questions per category (at least the paper's 384 for a 95% / 5% margin sample), mmlu-pro28 its first two of each", () => {

@@ -2,14 +2,15 @@ import { z } from 'zod';
 import { normaliseText } from './answers.js';
 import { InputError } from './errors.js';
 import { firstIssue, issueToInputError } from './spec/parse.js';
+import { IFEVAL_CHECKS } from './team-metrics/ifeval.js';
 
 /** One prompt of a prompt set (a line of datasets/*.jsonl). */
 export const promptSchema = z
   .strictObject({
     id: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, ".", "_" and "-" only'),
     question: z.string().min(1),
-    /** Short phrases any of which makes an answer correct. */
-    accepted: z.array(z.string().min(1)).min(1),
+    /** Short phrases any of which makes an answer correct; may be empty only on a prompt with `instructions`. */
+    accepted: z.array(z.string().min(1)),
     /** Plausible wrong answers that models give; each makes an answer hallucinated. */
     false_answers: z.array(z.string().min(1)).default([]),
     false_premise: z.boolean(),
@@ -34,8 +35,30 @@ export const promptSchema = z
       .array(z.strictObject({ name: z.string().min(1), gold: z.array(z.string().min(1)).min(1), wrong: z.array(z.string().min(1)).min(1) }))
       .min(1)
       .optional(),
+    /**
+     * IFEval instructions the answer must follow (its `instruction_id_list` with `kwargs`, one `{id, args}` each):
+     * a team's exact match and fact recall on the prompt are IFEval's strict accuracy (ifevalStrict), not a phrase
+     * match, and the judge's tag is not read.
+     */
+    instructions: z
+      .array(
+        z.strictObject({
+          id: z.enum(IFEVAL_CHECKS as [string, ...string[]]),
+          args: z.record(z.string(), z.unknown()).optional(),
+        }),
+      )
+      .min(1)
+      .optional(),
   })
   .superRefine((p, ctx) => {
+    if (p.accepted.length === 0 && !p.instructions) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['accepted'],
+        message: 'no accepted answer',
+        params: { fix: 'give at least one accepted answer (only a prompt with IFEval `instructions` may have none)' },
+      });
+    }
     const bad = p.choices ? p.accepted.find((a) => !p.choices?.includes(a)) : undefined;
     if (bad !== undefined) {
       ctx.addIssue({

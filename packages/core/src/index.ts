@@ -40,6 +40,9 @@ export type { Prompt } from './dataset.js';
 export { classifyAnswer, normaliseText } from './answers.js';
 export {
   factsFound,
+  followsInstruction,
+  IFEVAL_CHECKS,
+  ifevalStrict,
   readDriftVerdict,
   goldDriftVerdict,
   goldVerdictOf,
@@ -48,6 +51,7 @@ export {
   teamTurns,
 } from './team-metrics/index.js';
 export type {
+  IfevalInstruction,
   TeamDrift,
   TeamEventRow,
   TeamScore,

@@ -36,6 +36,27 @@ describe("IFEval strict accuracy (the Drift paper's instruction-following metric
     expect(followsInstruction('no dogs here', { id: 'keywords:forbidden_words', args: { forbidden_words: ['dogs'] } })).toBe(false);
   });
 
+  it("IFEval's remaining checks as its code states them: nth paragraph's first word, constrained response, sections; words as runs of \\w", () => {
+    const nth = { id: 'length_constraints:nth_paragraph_first_word', args: { num_paragraphs: 3, nth_paragraph: 2, first_word: 'drift' } };
+    expect(followsInstruction('One.\n\n"Drift, then.\n\nThree.', nth)).toBe(true); // quote and comma stripped, case folded
+    expect(followsInstruction('One.\n\nFocus.\n\nThree.', nth)).toBe(false); // another first word
+    expect(followsInstruction('One.\n\nDrift.', nth)).toBe(false); // 2 paragraphs, not 3
+    expect(followsInstruction('One.\n\n\n\nDrift.\n\nThree.', nth)).toBe(false); // an empty 2nd split: 3 counted, but it is empty
+    const constrained = { id: 'detectable_format:constrained_response' };
+    expect(followsInstruction('  My answer is maybe.  ', constrained)).toBe(true);
+    expect(followsInstruction('My answer is perhaps.', constrained)).toBe(false);
+    const sections = { id: 'detectable_format:multiple_sections', args: { section_spliter: 'SECTION', num_sections: 2 } };
+    expect(followsInstruction('SECTION 1\nfirst\nSECTION 2\nsecond', sections)).toBe(true);
+    expect(followsInstruction('SECTION 1\nonly one', sections)).toBe(false);
+    expect(followsInstruction('Section 1 a Section 2 b', sections)).toBe(false); // the splitter is case-sensitive
+    // count_words is NLTK's RegexpTokenizer(r"\w+"): "don't" counts 2, so 4 words here, and "less than 4" fails.
+    const lessThan4 = { id: 'length_constraints:number_words', args: { relation: 'less than', num_words: 4 } };
+    expect(followsInstruction("I don't know", lessThan4)).toBe(false);
+    expect(followsInstruction('I do know', lessThan4)).toBe(true);
+    // Python's islower: at least one cased letter.
+    expect(followsInstruction('123 ...', { id: 'change_case:english_lowercase' })).toBe(false);
+  });
+
   it('an instruction without a check is refused by name (response_language needs a language detector)', () => {
     expect(IFEVAL_CHECKS).not.toContain('language:response_language');
     expect(() => followsInstruction('x', { id: 'language:response_language' })).toThrow(/language:response_language has no check here/);

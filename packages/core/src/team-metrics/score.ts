@@ -1,6 +1,7 @@
 import { classifyAnswer, normaliseText } from '../answers.js';
 import type { Prompt } from '../dataset.js';
 import type { Tag } from '../event.js';
+import { ifevalStrict } from './ifeval.js';
 
 /** A team answer scored against gold: both in [0, 1]. */
 export interface TeamScore {
@@ -48,11 +49,17 @@ export function goldVerdictOf(prompt: Prompt, kept: readonly { read: { kind: str
 }
 
 /**
- * Scores a team's answer (a relay's last note, a hub's aggregation, a debate turn's voted solution).
+ * Scores a team's answer (a relay's last note, a hub's aggregation, a debate turn's voted solution). On a
+ * prompt with IFEval `instructions` both scores are IFEval's strict accuracy of the answer (1 or 0).
  * `tag` is the corpus judge's verdict on that answer when there is one: `not_known` and `judge_failure`
  * count as wrong (score 0), as in "Stay Focused"; a missing answer (null) scores 0 too.
  */
 export function scoreAnswer(prompt: Prompt, text: string | null, tag?: Tag | null): TeamScore {
+  if (prompt.instructions) {
+    // IFEval's strict accuracy: the instructions followed or not, whatever a phrase judge tagged.
+    const s = text === null ? 0 : ifevalStrict(text, prompt.instructions);
+    return { exact_match: s, fact_recall: s };
+  }
   if (text === null || tag === 'not_known' || tag === 'judge_failure') return { exact_match: 0, fact_recall: 0 };
   if (prompt.facts && prompt.facts.length > 0) {
     const found = factsFound(prompt.facts, text);

@@ -30,7 +30,8 @@ const EXPERTS = [
 
 /** The task's options: the right answer first, then its known false answers (or "not known" when it has none). */
 function options(prompt: Prompt): string[] {
-  const right = prompt.facts && prompt.facts.length > 1 ? prompt.facts.join('; ') : prompt.accepted[0];
+  // An IFEval prompt has no accepted phrase: its options are placeholders (a surrogate does not write to instructions).
+  const right = prompt.facts && prompt.facts.length > 1 ? prompt.facts.join('; ') : (prompt.accepted[0] ?? 'the answer as instructed');
   return [right, ...(prompt.false_answers.length > 0 ? prompt.false_answers : ['not known'])];
 }
 
