@@ -31,7 +31,13 @@ readFileSync(file, 'utf8')
     if (line.trim() === '') return;
     const item = JSON.parse(line);
     const { key, prompt, instruction_id_list: ids, kwargs } = item;
-    if (!Number.isInteger(key) || typeof prompt !== 'string' || !Array.isArray(ids) || !Array.isArray(kwargs) || ids.length !== kwargs.length)
+    if (
+      !Number.isInteger(key) ||
+      typeof prompt !== 'string' ||
+      !Array.isArray(ids) ||
+      !Array.isArray(kwargs) ||
+      ids.length !== kwargs.length
+    )
       fail(`${file}:${i + 1}: expected key, prompt, instruction_id_list and kwargs of the same length`);
     if (ids.includes(UNCHECKED)) return;
     records.push({

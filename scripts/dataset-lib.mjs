@@ -29,7 +29,19 @@ export function recordProblems(rec) {
   const problems = [];
   const isStrings = (v) => Array.isArray(v) && v.every((s) => typeof s === 'string' && s.trim() !== '');
   if (typeof rec !== 'object' || rec === null || Array.isArray(rec)) return ['not a JSON object'];
-  const keys = ['id', 'question', 'accepted', 'false_answers', 'false_premise', 'source', 'facts', 'choices', 'briefings', 'assertions', 'instructions'];
+  const keys = [
+    'id',
+    'question',
+    'accepted',
+    'false_answers',
+    'false_premise',
+    'source',
+    'facts',
+    'choices',
+    'briefings',
+    'assertions',
+    'instructions',
+  ];
   for (const k of Object.keys(rec)) if (!keys.includes(k)) problems.push(`unknown field "${k}"`);
   if (typeof rec.id !== 'string' || !/^[A-Za-z0-9_-]+$/.test(rec.id)) problems.push('id must be letters, digits, _ or -');
   if (typeof rec.question !== 'string' || rec.question.trim() === '') problems.push('question must be a non-empty string');
@@ -40,7 +52,9 @@ export function recordProblems(rec) {
     ifeval &&
     (!Array.isArray(rec.instructions) ||
       rec.instructions.length === 0 ||
-      !rec.instructions.every((i) => typeof i?.id === 'string' && (i.args === undefined || (typeof i.args === 'object' && i.args !== null))))
+      !rec.instructions.every(
+        (i) => typeof i?.id === 'string' && (i.args === undefined || (typeof i.args === 'object' && i.args !== null)),
+      ))
   )
     problems.push('instructions must be a non-empty array of {id, args} (IFEval instruction ids)');
   if (!isStrings(rec.false_answers)) problems.push('false_answers must be an array of strings');

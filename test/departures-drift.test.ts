@@ -1,7 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { goldDriftVerdict, IFEVAL_CHECKS, ifevalStrict, InputError, parseDataset, parseSweepSpec, planSweep, teamCallCosts, teamCalls } from '@panta/core';
+import {
+  goldDriftVerdict,
+  IFEVAL_CHECKS,
+  ifevalStrict,
+  InputError,
+  parseDataset,
+  parseSweepSpec,
+  planSweep,
+  teamCallCosts,
+  teamCalls,
+} from '@panta/core';
 import { queryRows, readManifest, verifyCorpus, writeManifest } from '@panta/corpus';
 import { corpusIdentity, loadSweep, runSweep } from '@panta/engine';
 import { ROOT, tempDir, writeSpec } from './helpers.js';
