@@ -16,7 +16,7 @@
 // Run after a build: node bench/gpu-sim.mjs [--quick] [--endpoints N] [--time-scale X] [--temperatures K]
 //   [--trials T] [--cost-model NAME|FILE] [--hop-trace]   (--help lists them)
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -70,7 +70,11 @@ const redis = await startRedis(dir);
 redisServer = redis.server;
 // A PANTA_HOP_TRACE of the caller's keeps the traces (the bench's folder is deleted at the end).
 const tracePrefix = process.env.PANTA_HOP_TRACE || join(dir, 'hops');
-const env = { PANTA_REDIS_URL: redis.url, ...(flags['hop-trace'] ? { PANTA_HOP_TRACE: tracePrefix } : {}) };
+const admissionPrefix = join(dir, 'admission');
+const env = {
+  PANTA_REDIS_URL: redis.url,
+  ...(flags['hop-trace'] ? { PANTA_HOP_TRACE: tracePrefix, PANTA_ADMISSION_TRACE: admissionPrefix } : {}),
+};
 
 const spec = join(dir, 'gpu-sim.yaml');
 writeFileSync(
@@ -138,6 +142,8 @@ const sampling = (async () => {
       kvUsage: all.map((s) => vllm(s).kv_usage),
       kvBusy: all.map((s) => vllm(s).kv_busy_s ?? 0),
       load: all.map((s) => (vllm(s).running ?? 0) + (vllm(s).waiting ?? 0)),
+      waiting: all.map((s) => vllm(s).waiting ?? 0),
+      running: all.map((s) => vllm(s).running ?? 0),
     });
     if (samples.length % 60 === 0) {
       const answered = all.reduce((a, s) => a + s.completed, 0);
@@ -212,6 +218,15 @@ const tenths = Array.from({ length: 10 }, (_, k) => {
   return inside.length ? pct(mean) : '-';
 });
 console.log(`  KV usage per tenth of the makespan: ${tenths.join(' ')}`);
+// Requests the endpoints run and hold waiting, per tenth (the mean over samples of the sum over endpoints).
+const perTenth = (key) =>
+  Array.from({ length: 10 }, (_, k) => {
+    const from = firstAt.t + (k * makespan) / 10;
+    const inside = samples.filter((x) => x.t >= from && x.t < from + makespan / 10);
+    return inside.length ? (inside.reduce((a, x) => a + x[key].reduce((p, q) => p + q, 0), 0) / inside.length).toFixed(1) : '-';
+  });
+console.log(`  requests running per tenth (all endpoints): ${perTenth('running').join(' ')}`);
+console.log(`  requests waiting at the servers per tenth: ${perTenth('waiting').join(' ')}`);
 
 const hits = agentStats.reduce((a, x) => a + (vllm(x).prefix_hits ?? 0), 0);
 const queries = agentStats.reduce((a, x) => a + (vllm(x).prefix_queries ?? 0), 0);
@@ -226,7 +241,45 @@ let hop;
 if (flags['hop-trace']) {
   const segments = hopSegments(readTraces(tracePrefix));
   console.log(`  a mean-field chain's hop between two calls, wall-clock ms (bench/lib/hops.mjs):\n${hopTable(segments)}`);
-  hop = { p50_ms: Number(segments.hop.p50.toFixed(1)), p99_ms: Number(segments.hop.p99.toFixed(1)) };
+  // The hop's share of a chain's cycle (hop + call, means): wall-clock ms of the roles' work against a call whose
+  // wall time is its simulated time / the time scale, so the share grows with the time scale. On a cluster the
+  // hop is some hundreds of ms against calls of tens of seconds: a few percent.
+  const hopShare = segments.hop.mean / (segments.hop.mean + segments.call.mean);
+  console.log(
+    `  the hop: ${pct(hopShare)} of a chain's cycle (hop + call, means); ${fmt((segments.hop.mean / 1000) * timeScale, 1)} simulated s a hop against ${fmt((segments.call.mean / 1000) * timeScale, 1)} a call at x${timeScale}`,
+  );
+  hop = {
+    p50_ms: Number(segments.hop.p50.toFixed(1)),
+    p99_ms: Number(segments.hop.p99.toFixed(1)),
+    share: Number(hopShare.toFixed(4)),
+  };
+  // The workers' admission at each metrics poll (PANTA_ADMISSION_TRACE), before the tail: what the client held
+  // open against what the server held, and how often requests waited in the client while the server had room.
+  const tailWall = performance.timeOrigin + t0 + ((tailAt.t - 0) / timeScale) * 1000;
+  const polls = readdirSync(dir)
+    .filter((n) => n.startsWith('admission.'))
+    .flatMap((n) => readFileSync(join(dir, n), 'utf8').split('\n').filter(Boolean))
+    .map((l) => l.split(' '))
+    .map(([ms, , open, tokens, budget, limit, queued, waiting, running, kv, cap]) => ({
+      ms: Number(ms),
+      open: Number(open),
+      tokens: Number(tokens),
+      budget: Number(budget),
+      limit: Number(limit),
+      queued: Number(queued),
+      waiting: Number(waiting),
+      running: Number(running),
+      kv: Number(kv),
+      cap: Number(cap),
+    }))
+    .filter((p) => p.ms <= tailWall);
+  if (polls.length > 0) {
+    const mean = (f) => polls.reduce((a, p) => a + f(p), 0) / polls.length;
+    const share = (f) => pct(polls.filter(f).length / polls.length);
+    console.log(
+      `  admission, ${fmt(polls.length)} worker polls before the tail: open tokens ${pct(mean((p) => p.tokens / p.cap))} of the cache, budget ${pct(mean((p) => p.budget / p.cap))}, server KV usage ${pct(mean((p) => p.kv))}; open ${mean((p) => p.open).toFixed(1)} requests, server running ${mean((p) => p.running).toFixed(1)} + waiting ${mean((p) => p.waiting).toFixed(1)}; requests held in the worker at ${share((p) => p.queued > 0)} of polls, of which with the server below 90% KV and none waiting ${share((p) => p.queued > 0 && p.kv < 0.9 && p.waiting === 0)}; the worker with nothing held and the server below 90% and none waiting ${share((p) => p.queued === 0 && p.kv < 0.9 && p.waiting === 0)}`,
+    );
+  }
 }
 console.log(
   JSON.stringify({

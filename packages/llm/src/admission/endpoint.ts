@@ -1,3 +1,4 @@
+import { appendFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { AdmissionLimit, parseVllmMetrics, QueueClock, type ServerLoad } from '@panta/core';
@@ -18,6 +19,26 @@ export interface EndpointAdmissionOptions {
   openTokens?: () => number;
   /** Called when the limit may have grown (the pool lets waiters in). */
   changed: () => void;
+  /** Requests waiting in this client for any endpoint's admission (for the admission trace). */
+  queued?: () => number;
+}
+
+/**
+ * With PANTA_ADMISSION_TRACE=PREFIX set, every metrics poll appends one line to PREFIX.PID: `ms endpoint open
+ * openTokens tokenBudget limit queued waiting running kvUsage capacity` (ms since the epoch; the client's side
+ * and the server's side of one moment), which bench/gpu-sim.mjs reads (--hop-trace). Unset, nothing is written.
+ */
+const ADMISSION_TRACE = process.env.PANTA_ADMISSION_TRACE ? `${process.env.PANTA_ADMISSION_TRACE}.${process.pid}` : undefined;
+const traceLines: string[] = [];
+function traceAdmission(line: string): void {
+  if (!ADMISSION_TRACE) return;
+  if (traceLines.push(line) === 1) process.once('exit', flushAdmissionTrace);
+  if (traceLines.length >= 1024) flushAdmissionTrace();
+}
+function flushAdmissionTrace(): void {
+  if (!ADMISSION_TRACE || traceLines.length === 0) return;
+  appendFileSync(ADMISSION_TRACE, traceLines.join(''));
+  traceLines.length = 0;
 }
 
 /**
@@ -124,6 +145,10 @@ export class EndpointAdmission {
       const open = this.options.inFlight();
       const tokens = this.options.openTokens?.() ?? 0;
       const reached = this.limit.capacityTokens === undefined ? this.peakSincePoll >= before : this.tokensBoundSincePoll;
+      if (ADMISSION_TRACE)
+        traceAdmission(
+          `${(performance.timeOrigin + now).toFixed(1)} ${this.metricsUrl} ${open} ${tokens} ${this.limit.tokenBudget} ${this.limit.limit} ${this.options.queued?.() ?? 0} ${load.waiting} ${load.running} ${load.kvUsage ?? -1} ${load.capacityTokens ?? this.limit.capacityTokens ?? -1}\n`,
+        );
       this.limit.observeLoad(load, open, reached, tokens);
       this.peakSincePoll = open;
       this.tokensBoundSincePoll = false;

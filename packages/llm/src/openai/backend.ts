@@ -101,6 +101,7 @@ export class OpenAICompatibleBackend implements LlmBackend {
           inFlight: () => this.caller.pool.openOn(i),
           openTokens: () => this.caller.pool.tokensOn(i),
           changed: () => this.caller.pool.kick(),
+          queued: () => this.caller.pool.waiting,
         }),
     );
     this.caller = new RetryingCaller({
