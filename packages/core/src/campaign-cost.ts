@@ -207,6 +207,8 @@ const CALL_ORDER: CallKind[] = [
   'persona',
   'vote',
   'feedback',
+  'observer',
+  'extractor',
 ];
 
 /**

@@ -23,6 +23,8 @@ export const TEAM_ROLES = [
   'solution',
   'drift-judge',
   'feedback',
+  'observer',
+  'extractor',
 ] as const;
 export type TeamRole = (typeof TEAM_ROLES)[number];
 

@@ -97,7 +97,11 @@ export {
   BOARD_TOOL_OWN,
   DRIFT_ERROR_TYPES,
   EXTRACT_LINE,
+  EXTRACTED_LINE,
+  EXTRACTOR_ASK,
   FULL_PLAN,
+  OBSERVER_ASK,
+  observedTeam,
   generatedPersona,
   oneLine,
   outputLine,
@@ -108,6 +112,7 @@ export {
   subtaskOf,
   TEAM_SYSTEM,
   TEAM_TASK,
+  TRACE_LINE,
 } from './team/prompts.js';
 export type { TeamPromptInput } from './team/prompts.js';
 export { teamAnswerTokens, teamCallCosts } from './team/cost.js';
@@ -169,14 +174,34 @@ export {
 } from './protocol/prompts.js';
 export { applyEntries, decodeBoardVersion, encodeBoardVersion, foldLive, parseBoardReply, renderEntries } from './protocol/board.js';
 export type { BoardEntry } from './protocol/board.js';
-export { appendBoardLines, BOARD_LINE_PREFIX, objectKey, parseBoardLines } from './protocol/board-log.js';
-export type { BoardLine, BoardLogEntry } from './protocol/board-log.js';
-export { BOARD_EMPTY, BOARD_ENTRY, BOARD_HEADER, boardHeaderDropping, DEFAULT_BOARD_TOKENS, renderBoard } from './protocol/board-render.js';
+export {
+  appendBoardLines,
+  BOARD_LINE_PREFIX,
+  objectKey,
+  OBSERVATION_LINE_PREFIX,
+  parseBoardLines,
+  parseLedgerLines,
+} from './protocol/board-log.js';
+export type { BoardLine, BoardLogEntry, LedgerType } from './protocol/board-log.js';
+export {
+  BOARD_EMPTY,
+  BOARD_ENTRY,
+  BOARD_HEADER,
+  boardHeaderDropping,
+  DEFAULT_BOARD_TOKENS,
+  renderBoard,
+  TABLE_EMPTY,
+  TABLE_HEADER,
+  tableHeaderDropping,
+} from './protocol/board-render.js';
 export type { RenderedBoard } from './protocol/board-render.js';
 export {
   boardAuthorName,
   boardReadBy,
+  boardLinesOf,
+  boardRevisions,
   boardShownTo,
+  keepsBoard,
   teamBoardEntries,
   writesBoard,
 } from './protocol/board-team.js';

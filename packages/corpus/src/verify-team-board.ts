@@ -1,11 +1,13 @@
 import {
+  armOf,
   boardAuthorName,
+  boardRevisions,
   boardReadBy,
   boardShownTo,
   DEFAULT_BOARD_TOKENS,
   objectKey,
+  keepsBoard,
   teamBoardEntries,
-  writesBoard,
   type BoardLogEntry,
   type RunPlan,
   type TeamBoardRow,
@@ -16,21 +18,24 @@ import {
  * A team run's belief board against its replies (docs/teams.md, "Belief board"): in the board arms every
  * call's `board` column holds exactly the entries its reply's board lines give (ids e<event>.<i>, none
  * missing), each revision pointing back at an earlier entry on the same object, and the rendering the call
- * was shown (its entry ids and the objects the cap dropped); in every other arm the column is null.
+ * was shown (its entry ids and the objects the cap dropped); in arm `table` the same for the belief table,
+ * whose entries only the observer's calls write, each typed observation or belief; in every other arm the
+ * column is null.
  */
 export function checkTeamBoard(
   run: RunPlan,
   calls: readonly TeamCallPlan[],
   rows: readonly { response: string; board: string | null }[],
 ): string | null {
-  if (!writesBoard(run.protocol)) {
+  if (!keepsBoard(run.protocol)) {
     const at = rows.findIndex((r) => r.board !== null);
     return at < 0 ? null : `${run.runId}: event ${at} has a board column, but arm ${run.protocol} writes no board`;
   }
   const replies = new Map<number, string>();
   for (const call of calls) replies.set(call.event, rows[call.event].response);
-  const revisions = run.controls.team?.revisions ?? 'object';
-  const written = teamBoardEntries(calls, replies, revisions);
+  const revisions = boardRevisions(run.protocol, run.controls.team?.revisions);
+  const table = armOf(run.protocol).observer === 'table';
+  const written = teamBoardEntries(calls, replies, revisions, table);
   const seen = new Map<string, BoardLogEntry>();
   const cap = run.controls.team?.boardTokens ?? DEFAULT_BOARD_TOKENS;
   const names = boardAuthorName(run.dynamics, run.n);
@@ -46,6 +51,9 @@ export function checkTeamBoard(
     }
     const entries = Array.isArray(row.entries) ? row.entries : [];
     for (const [i, e] of entries.entries()) {
+      if (table && call.role !== 'observer') return `${where}: entry ${e.id} on the belief table, which only the observer's calls write`;
+      if (table && e.type !== 'observation' && e.type !== 'belief')
+        return `${where}: entry ${e.id} has type ${JSON.stringify(e.type)}, not observation or belief`;
       if (e.id !== `e${call.event}.${i}`)
         return `${where}: entry ${i} has id ${e.id}, not e${call.event}.${i} (an entry is missing or out of order)`;
       if (e.revises !== null) {

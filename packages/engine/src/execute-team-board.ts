@@ -1,10 +1,12 @@
 import {
   appendBoardLines,
+  armOf,
   boardAuthorName,
+  boardLinesOf,
+  boardRevisions,
   boardReadBy,
   boardShownTo,
   DEFAULT_BOARD_TOKENS,
-  parseBoardLines,
   teamBoardEntries,
   teamCalls,
   type RenderedBoard,
@@ -26,8 +28,9 @@ export function boardOfCall(
   const replies = new Map<number, string>();
   call.reads.forEach((r, i) => replies.set(r.event, reads[i]));
   const calls = teamCalls(run);
-  const revisions = run.controls.team?.revisions ?? 'object';
-  const board = boardReadBy(call, teamBoardEntries(calls, replies, revisions));
+  const revisions = boardRevisions(run.protocol, run.controls.team?.revisions);
+  const table = armOf(run.protocol).observer === 'table';
+  const board = boardReadBy(call, teamBoardEntries(calls, replies, revisions, table));
   const shown = boardShownTo(
     run.protocol,
     board,
@@ -38,7 +41,7 @@ export function boardOfCall(
   return {
     shown,
     row: (reply) => {
-      const parsed = parseBoardLines(reply);
+      const parsed = boardLinesOf(call, reply, table);
       const entries = appendBoardLines(board, { event: call.event, step: call.sweep, author: call.agent }, parsed.lines, revisions);
       return { entries, malformed: parsed.malformed, shown: shown.shown, dropped: shown.dropped };
     },

@@ -9,7 +9,7 @@ import {
   renderTeamCall,
   teamAnswerTokens,
   teamCalls,
-  writesBoard,
+  keepsBoard,
   type ChatMessages,
   type RunPlan,
   type TeamCallPlan,
@@ -90,8 +90,10 @@ export async function executeTeamEvent(task: EventTask, reads: readonly string[]
     }
     reading = proposal; // extracted: the winning contribution is what the extraction call reads
   }
-  const member = call.agent < run.n ? agentPersona(run, call.agent) : undefined;
-  const board = writesBoard(run.protocol) ? boardOfCall(run, call, reads) : undefined;
+  // An observer or extractor reads a member's reply; it is not the member (no persona, no hidden belief).
+  const observing = call.role === 'observer' || call.role === 'extractor';
+  const member = call.agent < run.n && !observing ? agentPersona(run, call.agent) : undefined;
+  const board = keepsBoard(run.protocol) ? boardOfCall(run, call, reads) : undefined;
   const messages = renderTeamCall({
     call,
     size: run.n,
@@ -102,9 +104,10 @@ export async function executeTeamEvent(task: EventTask, reads: readonly string[]
     ...(run.protocol !== DEFAULT_PROTOCOL ? { arm: run.protocol } : {}),
     ...(board ? { board: board.shown.lines } : {}),
     ...(run.controls.team?.revisions ? { revisions: run.controls.team.revisions } : {}),
+    dynamics: run.dynamics,
   });
-  // The judge and the extraction read, rather than contribute: at temperature 0.
-  const temperature = call.role === 'drift-judge' || call.role === 'solution' ? 0 : run.temperature;
+  // The judge, the extraction and the observers read, rather than contribute: at temperature 0.
+  const temperature = call.role === 'drift-judge' || call.role === 'solution' || observing ? 0 : run.temperature;
   const started = performance.now();
   const result: ChatResult = await services.backend.complete(
     new TeamRequest(messages, plan.seed, temperature, teamAnswerTokens(run, services.maxTokens), services.fixedLength),

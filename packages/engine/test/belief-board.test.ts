@@ -29,12 +29,12 @@ function example(replace: Record<string, string>, populations = true): string {
 
 const SURROGATE = 'kind: surrogate, scenario: team-facts';
 
-const SMALL = { 'trials: 4': 'trials: 2\nprompts: [cl01, cl02, cl03]' };
+const SMALL = { 'trials: 4': 'trials: 2\nprompts: [cl01, cl02]' };
 
 /** Five-fact questions through a relay of 5 and a hub of 3, with a board small enough to drop old objects. */
 const MULTIFACT = {
   ...SMALL,
-  'trials: 2\nprompts: [cl01, cl02, cl03]': 'trials: 2\nprompts: [mf01, mf02, mf05]',
+  'trials: 2\nprompts: [cl01, cl02]': 'trials: 2\nprompts: [mf01, mf02, mf05]',
   'claims24.jsonl': 'multifact26.jsonl',
   'sizes: [3]': 'sizes: [3, 5]',
   'team: {board_tokens: 256}': 'team: {board_tokens: 24, revisions: object}',
@@ -67,20 +67,24 @@ describe('the belief board as published, on relay and hub (paper 001; docs/teams
     expect((await verifyCorpus(one)).problems).toEqual([]);
     expect((await verifyCorpus(many)).problems).toEqual([]);
     expect(await corpusDiff(one, many)).toEqual({ extra: 0, missing: 0 });
-    // 3 prompts x 2 trials x 3 population arms per (dynamics, protocol): relay 3 calls a run, hub 5.
+    // 2 prompts x 2 trials x 3 population arms per (dynamics, protocol): relay 3 calls a run, hub 5; with an
+    // observer or extractor after each hand-off (table, extract) relay 5, hub 9.
     const arms = await queryRows(
       `SELECT dynamics, protocol, count(*)::INTEGER AS runs, sum(events)::INTEGER AS events FROM read_parquet('${one}/runs.parquet')
        WHERE status = 'complete' GROUP BY ALL ORDER BY dynamics, protocol`,
     );
-    const expected = ['board', 'board_inert', 'full', 'glauber', 'sop'].flatMap((protocol) => [{ dynamics: 'hub', protocol }]);
+    const expected = ['board', 'board_inert', 'extract', 'full', 'glauber', 'sop', 'table'].flatMap((protocol) => [
+      { dynamics: 'hub', protocol },
+    ]);
     expect(arms.filter((a) => a.dynamics === 'hub').map((a) => ({ dynamics: a.dynamics, protocol: a.protocol }))).toEqual(expected);
     for (const a of arms) {
-      expect(a.runs).toBe(18);
-      expect(a.events).toBe(18 * (a.dynamics === 'relay' ? 3 : 5));
+      const observed = a.protocol === 'table' || a.protocol === 'extract';
+      expect(a.runs).toBe(12);
+      expect(a.events).toBe(12 * (a.dynamics === 'relay' ? (observed ? 5 : 3) : observed ? 9 : 5));
     }
     const rows = await boardRows(one);
     for (const r of rows) {
-      if (r.protocol === 'board' || r.protocol === 'board_inert') expect(r.board).not.toBeNull();
+      if (r.protocol === 'board' || r.protocol === 'board_inert' || r.protocol === 'table') expect(r.board).not.toBeNull();
       else expect(r.board).toBeNull();
       if (r.board !== null && r.protocol === 'board_inert') expect((JSON.parse(r.board) as TeamBoardRow).shown).toEqual([]);
     }
@@ -96,7 +100,7 @@ describe('the belief board as published, on relay and hub (paper 001; docs/teams
     expect(panta(['report', one]).code).toBe(0);
     const answers = readFileSync(join(one, 'report', 'tables', 'team-answers.csv'), 'utf8');
     for (const team of ['relay', 'hub'])
-      for (const arm of ['none', 'board', 'board_inert', 'full', 'sop']) expect(answers).toContain(`\n${team},${arm},`);
+      for (const arm of ['none', 'board', 'board_inert', 'full', 'sop', 'table', 'extract']) expect(answers).toContain(`\n${team},${arm},`);
   });
 
   it("a board run's rows hold the whole board: every revision points back to an earlier entry on the same object, nothing is deleted, the cap drops the oldest", async () => {
@@ -211,7 +215,7 @@ describe('the belief board as published, on relay and hub (paper 001; docs/teams
       example(
         {
           ...MULTIFACT,
-          'protocol: [glauber, board, board_inert, full, sop]': 'protocol: [board, board_inert]\nconcurrency: 4',
+          'protocol: [glauber, board, board_inert, full, sop, table, extract]': 'protocol: [board, board_inert]\nconcurrency: 4',
           [`backend: {${SURROGATE}}`]: `backend: {${SURROGATE}, latency_ms: 3}`,
         },
         false,

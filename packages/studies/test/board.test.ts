@@ -183,8 +183,9 @@ describe('the belief board of paper 001 (append-only, shared, rendered under a c
         's.yaml',
       );
     expect(() => checkTeamSpec(capped('[glauber, board_inert]'), ['relay'], 's.yaml')).toThrow(
-      /s\.yaml.*team\.board_tokens.*add protocol: board, or remove team\.board_tokens/,
+      /s\.yaml.*team\.board_tokens.*add protocol: board or table, or remove team\.board_tokens/,
     );
     expect(() => checkTeamSpec(capped('[glauber, board]'), ['relay'], 's.yaml')).not.toThrow();
+    expect(() => checkTeamSpec(capped('[glauber, table]'), ['relay'], 's.yaml')).not.toThrow();
   });
 });

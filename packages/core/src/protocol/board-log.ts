@@ -17,13 +17,20 @@ export interface BoardLogEntry {
   confidence: number;
   /** The id of the entry it revises (the object's latest entry on the board its author read), or null. */
   revises: string | null;
+  /** The belief table (arm `table`): what the observer took the entry for; absent on a board's entries. */
+  type?: LedgerType;
 }
+
+/** The belief table's entry types: a fact the member found or checked, or its stance. */
+export type LedgerType = 'observation' | 'belief';
 
 /** An entry as a reply states it, before the board gives it an id. */
 export interface BoardLine {
   object: string;
   claim: string;
   confidence: number;
+  /** The belief table's lines only. */
+  type?: LedgerType;
 }
 
 export const BOARD_LINE_PREFIX = 'BELIEF:';
@@ -34,17 +41,39 @@ export const BOARD_LINE_PREFIX = 'BELIEF:';
  * [0, 1]; any other board line is malformed: ignored, and counted.
  */
 export function parseBoardLines(reply: string): { lines: BoardLine[]; malformed: number; rest: string } {
+  return parseEntryLines(reply, [[BOARD_LINE_PREFIX, undefined]]);
+}
+
+export const OBSERVATION_LINE_PREFIX = 'OBSERVATION:';
+
+/**
+ * An observer's reply (arm `table`): its ledger lines, `OBSERVATION: object | claim | confidence` (a fact
+ * the member found or checked) or `BELIEF: object | claim | confidence` (its stance), with the board's
+ * fields and rules; any other such line is malformed (ignored, counted), and other text is left aside.
+ */
+export function parseLedgerLines(reply: string): { lines: BoardLine[]; malformed: number; rest: string } {
+  return parseEntryLines(reply, [
+    [OBSERVATION_LINE_PREFIX, 'observation'],
+    [BOARD_LINE_PREFIX, 'belief'],
+  ]);
+}
+
+function parseEntryLines(
+  reply: string,
+  prefixes: readonly (readonly [string, LedgerType | undefined])[],
+): { lines: BoardLine[]; malformed: number; rest: string } {
   const lines: BoardLine[] = [];
   const rest: string[] = [];
   let malformed = 0;
   for (const raw of reply.split('\n')) {
     const trimmed = raw.trim();
-    if (trimmed.slice(0, BOARD_LINE_PREFIX.length).toUpperCase() !== BOARD_LINE_PREFIX) {
+    const prefix = prefixes.find(([p]) => trimmed.slice(0, p.length).toUpperCase() === p);
+    if (!prefix) {
       rest.push(raw);
       continue;
     }
     const fields = trimmed
-      .slice(BOARD_LINE_PREFIX.length)
+      .slice(prefix[0].length)
       .split('|')
       .map((f) => f.replace(/\s+/g, ' ').trim());
     const confidence = fields.length === 3 && /^(?:\d+(?:\.\d*)?|\.\d+)$/.test(fields[2]) ? Number(fields[2]) : Number.NaN;
@@ -52,7 +81,7 @@ export function parseBoardLines(reply: string): { lines: BoardLine[]; malformed:
       malformed++;
       continue;
     }
-    lines.push({ object: fields[0], claim: fields[1], confidence });
+    lines.push({ object: fields[0], claim: fields[1], confidence, ...(prefix[1] ? { type: prefix[1] } : {}) });
   }
   return { lines, malformed, rest: rest.join('\n').trim() };
 }
@@ -93,6 +122,7 @@ export function appendBoardLines(
       claim: l.claim,
       confidence: l.confidence,
       revises: latest.get(key) ?? null,
+      ...(l.type ? { type: l.type } : {}),
     };
     latest.set(key, entry.id);
     return entry;

@@ -10,6 +10,13 @@ export function boardHeaderDropping(dropped: number): string {
   return `Belief board (shared, append-only; the latest entry per object; ${dropped} older not shown):`;
 }
 export const BOARD_EMPTY = 'Belief board: (empty)';
+
+/** The belief table (arm `table`): the observer's ledger, rendered as the board is, each entry with its type. */
+export const TABLE_HEADER = "Belief table (an observer's ledger of what each member observed and believes; the latest entry per object):";
+export function tableHeaderDropping(dropped: number): string {
+  return `Belief table (an observer's ledger of what each member observed and believes; the latest entry per object; ${dropped} older not shown):`;
+}
+export const TABLE_EMPTY = 'Belief table: (empty)';
 export const BOARD_ENTRY = '- [';
 
 export interface RenderedBoard {
@@ -27,15 +34,17 @@ export interface RenderedBoard {
  * entry. Beyond the cap (entry lines at CHARS_PER_TOKEN characters a token) the oldest objects are dropped
  * first and counted in the header. Superseded entries are not shown but stay on the board (and in the corpus).
  * With revisions `author` the latest entry per author and object: each member's own claim, its revision
- * marked `[revised; was ...]` with the claim its author gave up.
+ * marked `[revised; was ...]` with the claim its author gave up. `table`: the belief table's header, and
+ * each entry's type before its confidence.
  */
 export function renderBoard(
   entries: readonly BoardLogEntry[],
   capTokens: number,
   authorName: (author: number) => string,
   revisions: 'author' | 'object' = 'object',
+  table = false,
 ): RenderedBoard {
-  if (entries.length === 0) return { lines: [BOARD_EMPTY], shown: [], dropped: 0 };
+  if (entries.length === 0) return { lines: [table ? TABLE_EMPTY : BOARD_EMPTY], shown: [], dropped: 0 };
   const byId = new Map(entries.map((e) => [e.id, e]));
   const latest = new Map<string, BoardLogEntry>();
   for (const e of entries) {
@@ -49,7 +58,7 @@ export function renderBoard(
     const mark = old ? ` [revised; was "${old.claim}"${by}]` : '';
     return {
       id: e.id,
-      line: `${BOARD_ENTRY}${e.id}] ${authorName(e.author)} on ${e.object}: ${e.claim} (confidence ${e.confidence})${mark}`,
+      line: `${BOARD_ENTRY}${e.id}] ${authorName(e.author)} on ${e.object}: ${e.claim} (${e.type ? `${e.type}, ` : ''}confidence ${e.confidence})${mark}`,
     };
   });
   const budget = capTokens * CHARS_PER_TOKEN;
@@ -60,6 +69,6 @@ export function renderBoard(
     first--;
   }
   const kept = all.slice(first);
-  const header = first > 0 ? boardHeaderDropping(first) : BOARD_HEADER;
+  const header = table ? (first > 0 ? tableHeaderDropping(first) : TABLE_HEADER) : first > 0 ? boardHeaderDropping(first) : BOARD_HEADER;
   return { lines: [header, ...kept.map((k) => k.line)], shown: kept.map((k) => k.id), dropped: first };
 }

@@ -1,5 +1,5 @@
 import type { TeamCallPlan } from '../team/calls.js';
-import { appendBoardLines, parseBoardLines, type BoardLogEntry } from './board-log.js';
+import { appendBoardLines, parseBoardLines, parseLedgerLines, type BoardLogEntry } from './board-log.js';
 import { renderBoard, type RenderedBoard } from './board-render.js';
 
 import { teamSchedule } from '../team/schedules.js';
@@ -8,6 +8,22 @@ import { armOf } from './registry.js';
 /** Arms whose members write board entries. */
 export function writesBoard(protocol: string): boolean {
   return armOf(protocol).board !== undefined;
+}
+
+/**
+ * Arms whose calls record a board column: the board arms (members write it), and `table`, whose observer
+ * calls write the belief table (a ledger kept with the board's mechanism: entries, revisions, rendering).
+ */
+export function keepsBoard(protocol: string): boolean {
+  return writesBoard(protocol) || armOf(protocol).observer === 'table';
+}
+
+/**
+ * What a line revises on the run's board: the spec's rule (`team.revisions`) on a board; on the belief table
+ * the object's latest entry, whoever it is about (the observer revises its own ledger).
+ */
+export function boardRevisions(protocol: string, revisions: 'author' | 'object' | undefined): 'author' | 'object' {
+  return armOf(protocol).observer === 'table' ? 'object' : (revisions ?? 'object');
 }
 
 /** What a call of a board arm wrote and read: its row's `board` column (JSON). */
@@ -36,17 +52,27 @@ export function teamBoardEntries(
   calls: readonly TeamCallPlan[],
   replies: ReadonlyMap<number, string>,
   revisions: 'author' | 'object' = 'object',
+  table = false,
 ): Map<number, { entries: BoardLogEntry[]; malformed: number }> {
   const out = new Map<number, { entries: BoardLogEntry[]; malformed: number }>();
   for (const call of calls) {
     const reply = replies.get(call.event);
     if (reply === undefined) continue;
-    const parsed = parseBoardLines(reply);
+    const parsed = boardLinesOf(call, reply, table);
     const at = { event: call.event, step: call.sweep, author: call.agent };
     const entries = appendBoardLines(boardReadBy(call, out), at, parsed.lines, revisions);
     out.set(call.event, { entries, malformed: parsed.malformed });
   }
   return out;
+}
+
+/**
+ * The entries a call's reply states: its board lines; on the belief table (`table`) an observer's ledger
+ * lines, about the member it observed (the call's agent), and nothing from a member's own reply.
+ */
+export function boardLinesOf(call: TeamCallPlan, reply: string, table: boolean): ReturnType<typeof parseBoardLines> {
+  if (!table) return parseBoardLines(reply);
+  return call.role === 'observer' ? parseLedgerLines(reply) : { lines: [], malformed: 0, rest: reply };
 }
 
 /** The board a call reads: the entries of the calls it reads, in event order. */
@@ -63,6 +89,7 @@ export function boardShownTo(
   authorName: (author: number) => string,
   revisions: 'author' | 'object' = 'object',
 ): RenderedBoard {
-  if (armOf(protocol).board !== 'shown') return { lines: [], shown: [], dropped: 0 };
-  return renderBoard(board, capTokens, authorName, revisions);
+  const table = armOf(protocol).observer === 'table';
+  if (armOf(protocol).board !== 'shown' && !table) return { lines: [], shown: [], dropped: 0 };
+  return renderBoard(board, capTokens, authorName, revisions, table);
 }

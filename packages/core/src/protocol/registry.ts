@@ -72,9 +72,14 @@ export interface ProtocolDef {
    * never shown), read every earlier call's whole `output`, or hand off in the `sop` form; a debate adds
    * DRIFTPolicy's feedback after a drifting turn (`policy`) or writes the turn again (`regenerate`); `judge:
    * gold` replaces the DRIFTJudge call by the gold verdict (no call), so that the policy runs without the judge.
+   * `observer`: an observer call follows each hand-off (relay members but the last, the orchestrator, hub
+   * workers) and reads the member's whole reply: `table` writes typed entries to a revisable ledger, the belief
+   * table, shown at the start of every later turn; `extract` writes what the later members need, shown beside
+   * the hand-off.
    */
   readonly arm?: {
     board?: 'shown' | 'inert';
+    observer?: 'table' | 'extract';
     earlier?: 'output';
     handoff?: 'sop';
     debate?: 'policy' | 'regenerate';

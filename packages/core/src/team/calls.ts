@@ -24,7 +24,12 @@ export type TeamReadKind =
   | 'solution'
   /** board arms: an earlier relay call read for its board entries only; full: for its whole output. */
   | 'board'
-  | 'output';
+  | 'output'
+  /** observer arms: the member's whole reply, as its observer reads it at the hand-off. */
+  | 'trace'
+  /** table: an observer call read for its ledger entries (the belief table); extract: for its extraction. */
+  | 'table'
+  | 'extract';
 
 export interface TeamRead {
   event: number;
@@ -79,28 +84,68 @@ export function debateEventCount(run: TeamRun): number {
 
 /**
  * A relay member reads its predecessor's note; in the board arms also every earlier call (for the entries
- * on the board), in `full` every earlier call's whole output.
+ * on the board), in `full` every earlier call's whole output. In the observer arms (`table`, `extract`) an
+ * observer call follows each member whose note someone reads (all but the last): it reads the member's whole
+ * reply (its trace) and, in `table`, the earlier observers' ledger entries it may revise; every later member
+ * reads every earlier observer call besides the note.
  */
 export function relayCalls(n: number, protocol: string): TeamCallPlan[] {
   const calls: TeamCallPlan[] = [];
   const arm = armOf(protocol);
   const earlier: TeamReadKind | undefined = arm.board !== undefined ? 'board' : arm.earlier;
+  const observed: TeamRead[] = [];
   for (let i = 0; i < n; i++) {
-    const reads: TeamRead[] = [];
+    const reads: TeamRead[] = [...observed];
+    const member = calls.length;
     if (earlier) for (let j = 0; j < i - 1; j++) reads.push({ event: j, agent: j, kind: earlier, turn: j });
-    if (i > 0) reads.push({ event: i - 1, agent: i - 1, kind: 'note', turn: i - 1 });
-    calls.push({ event: i, role: 'relay', sweep: i, agent: i, reads });
+    if (i > 0) reads.push({ event: member - (arm.observer ? 2 : 1), agent: i - 1, kind: 'note', turn: i - 1 });
+    calls.push({ event: member, role: 'relay', sweep: i, agent: i, reads });
+    if (arm.observer && i < n - 1) {
+      const trace: TeamRead = { event: member, agent: i, kind: 'trace', turn: i };
+      const ledger = arm.observer === 'table' ? observed : [];
+      calls.push({ event: calls.length, role: roleOfObserver(arm.observer), sweep: i, agent: i, reads: [...ledger, trace] });
+      observed.push({ event: calls.length - 1, agent: i, kind: arm.observer, turn: i });
+    }
   }
   return calls;
 }
 
-export function hubCalls(n: number): TeamCallPlan[] {
+function roleOfObserver(observer: 'table' | 'extract'): TeamRole {
+  return observer === 'table' ? 'observer' : 'extractor';
+}
+
+/**
+ * A hub: the orchestrator's decomposition, N workers each reading it, the aggregator reading the plan and
+ * every report. In the observer arms an observer call follows the orchestrator (workers read it with the
+ * plan) and each worker (the aggregator reads them all), as in the relay.
+ */
+export function hubCalls(n: number, protocol: string): TeamCallPlan[] {
+  const observer = armOf(protocol).observer;
   const plan: TeamRead = { event: 0, agent: n, kind: 'decomposition', turn: 0 };
   const calls: TeamCallPlan[] = [{ event: 0, role: 'orchestrator', sweep: 0, agent: n, reads: [] }];
-  for (let i = 0; i < n; i++) calls.push({ event: 1 + i, role: 'worker', sweep: 1, agent: i, reads: [plan] });
+  const observed: TeamRead[] = [];
+  const observe = (of: TeamCallPlan, ledger: readonly TeamRead[]): TeamRead => {
+    const trace: TeamRead = { event: of.event, agent: of.agent, kind: 'trace', turn: of.sweep };
+    const event = calls.length;
+    calls.push({
+      event,
+      role: roleOfObserver(observer!),
+      sweep: of.sweep,
+      agent: of.agent,
+      reads: [...(observer === 'table' ? ledger : []), trace],
+    });
+    return { event, agent: of.agent, kind: observer!, turn: of.sweep };
+  };
+  if (observer) observed.push(observe(calls[0], []));
+  const first = calls.length;
+  for (let i = 0; i < n; i++) calls.push({ event: first + i, role: 'worker', sweep: 1, agent: i, reads: [plan, ...observed] });
   const reports: TeamRead[] = [];
-  for (let i = 0; i < n; i++) reports.push({ event: 1 + i, agent: i, kind: 'report', turn: 1 });
-  calls.push({ event: n + 1, role: 'aggregator', sweep: 2, agent: n, reads: [plan, ...reports] });
+  for (let i = 0; i < n; i++) reports.push({ event: first + i, agent: i, kind: 'report', turn: 1 });
+  if (observer) {
+    const ofPlan = [...observed];
+    for (let i = 0; i < n; i++) observed.push(observe(calls[first + i], ofPlan));
+  }
+  calls.push({ event: calls.length, role: 'aggregator', sweep: 2, agent: n, reads: [plan, ...reports, ...observed] });
   return calls;
 }
 

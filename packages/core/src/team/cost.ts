@@ -2,7 +2,7 @@ import type { TeamRole } from '../event.js';
 import type { RunPlan } from '../plan.js';
 import { CHARS_PER_TOKEN } from '../names.js';
 import { armOf } from '../protocol/registry.js';
-import { BOARD_HEADER, DEFAULT_BOARD_TOKENS } from '../protocol/board-render.js';
+import { BOARD_HEADER, DEFAULT_BOARD_TOKENS, TABLE_HEADER } from '../protocol/board-render.js';
 import { hiddenChars } from '../hidden-text.js';
 import { keptReads } from './calls.js';
 import { teamCalls, teamSchedule } from './schedules.js';
@@ -35,10 +35,13 @@ export function teamCallCosts(run: RunPlan, maxTokens: number): TeamRoleCost[] {
   const answer = teamAnswerTokens(run, maxTokens);
   const filler = 'x'.repeat(answer * CHARS_PER_TOKEN);
   const byRole = new Map<string, TeamRoleCost>();
-  // arm board: a board filled up to its cap (the cap bounds its lines, not its header).
+  // arm board (and table's belief table): a board filled up to its cap (the cap bounds its lines, not its header).
   const board =
-    armOf(run.protocol).board === 'shown'
-      ? [BOARD_HEADER, 'x'.repeat((run.controls.team?.boardTokens ?? DEFAULT_BOARD_TOKENS) * CHARS_PER_TOKEN)]
+    armOf(run.protocol).board === 'shown' || armOf(run.protocol).observer === 'table'
+      ? [
+          armOf(run.protocol).observer === 'table' ? TABLE_HEADER : BOARD_HEADER,
+          'x'.repeat((run.controls.team?.boardTokens ?? DEFAULT_BOARD_TOKENS) * CHARS_PER_TOKEN),
+        ]
       : undefined;
   // A member's persona (and briefing) from the population: the longest one, counted rather than rendered.
   const hidden = Math.ceil(hiddenChars(run) / CHARS_PER_TOKEN);
@@ -60,6 +63,7 @@ export function teamCallCosts(run: RunPlan, maxTokens: number): TeamRoleCost[] {
       arm: run.protocol,
       board,
       ...(revisions ? { revisions } : {}),
+      dynamics: run.dynamics,
     });
     const c = byRole.get(call.role) ?? {
       role: call.role,
@@ -69,8 +73,9 @@ export function teamCallCosts(run: RunPlan, maxTokens: number): TeamRoleCost[] {
       completionTokens: 0,
       largestPromptTokens: 0,
     };
-    const prompt =
-      Math.ceil(m.system.length / CHARS_PER_TOKEN) + Math.ceil(m.user.length / CHARS_PER_TOKEN) + (call.agent < run.n ? hidden : 0);
+    // Members carry their persona; an observer or extractor reads a member's reply without it.
+    const member = call.agent < run.n && call.role !== 'observer' && call.role !== 'extractor';
+    const prompt = Math.ceil(m.system.length / CHARS_PER_TOKEN) + Math.ceil(m.user.length / CHARS_PER_TOKEN) + (member ? hidden : 0);
     c.calls++;
     c.atMost ||= call.onDriftOf !== undefined;
     c.promptTokens += prompt;

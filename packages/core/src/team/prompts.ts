@@ -3,6 +3,7 @@ import { parseBoardLines } from '../protocol/board-log.js';
 import { writesBoard } from '../protocol/board-team.js';
 import { armOf, DEFAULT_PROTOCOL } from '../protocol/registry.js';
 import type { TeamCallPlan, TeamRead } from './calls.js';
+import { teamSchedule } from './schedules.js';
 
 /**
  * The prompts of team calls (papers 001 and 003; docs/teams.md). Shared text comes first: the system line
@@ -36,7 +37,29 @@ export const TEAM_SYSTEM = {
   judge: () => 'You judge whether a discussion drifts away from its task.',
   moderator: (size: number) => `You are the moderator of a discussion between ${size} experts.`,
   extractor: () => 'You extract the solution of a task from a discussion contribution.',
+  /** The belief table's observer (arm table) and the observer-style extractor (arm extract), of a relay or hub. */
+  observer: (team: string) =>
+    `You are the observer of ${team}. At each hand-off you read the whole output of the member handing off and keep the belief table: a short, revisable ledger of what each member observed and what it believes.`,
+  handoffExtractor: (team: string) =>
+    `You are the extractor of ${team}. At each hand-off you read the whole output of the member handing off and extract what the later members need.`,
 } as const;
+
+/** The team an observer watches, as its system line names it. */
+export function observedTeam(dynamics: string | undefined, size: number): string {
+  return dynamics === 'hub' ? `a hub of ${size} workers and their orchestrator` : `a relay of ${size} agents`;
+}
+
+/** Observer arms: the member's whole reply as its observer reads it. */
+export const TRACE_LINE = (name: string) => `Trace of ${name}: `;
+/** extract: an extraction as later members read it. */
+export const EXTRACTED_LINE = (name: string) => `Extracted from ${name}: `;
+
+/** table: what the observer is asked for (the paper's ledger of typed entries; the wording is Panta's). */
+export const OBSERVER_ASK = (name: string) =>
+  `Write the ledger entries for ${name}, one per line: "OBSERVATION: <object> | <claim> | <confidence from 0 to 1>" for a fact it found, a value it computed or a hypothesis it ruled out; "BELIEF: <object> | <claim> | <confidence from 0 to 1>" for its stance (what it holds without having established it, whether the task can be done, whether the answer is ready). An entry on an object already in the table revises it; write nothing for what has not changed.`;
+
+/** extract: what the extractor is asked for. */
+export const EXTRACTOR_ASK = 'Extract the facts it established, the values it computed and the hypotheses it ruled out, in one line.';
 
 export const PERSONA_LINE = 'Your persona: ';
 
@@ -92,6 +115,8 @@ export interface TeamPromptInput {
   board?: readonly string[];
   /** Board arms: what a line revises (spec `team.revisions`); absent: object, as before the option. */
   revisions?: 'author' | 'object';
+  /** The team schedule (how an observer names the members it reads); absent: a relay. */
+  dynamics?: string;
 }
 
 /** Board arms: the tool offered to every member whose reply someone reads (paper 001's add_belief / revise_belief). */
@@ -153,6 +178,9 @@ export function renderTeamCall(input: TeamPromptInput): ChatMessages {
       return feedbackMessages(c);
     case 'solution':
       return solutionMessages(c);
+    case 'observer':
+    case 'extractor':
+      return observerMessages(c);
     default:
       throw new Error(`a ${call.role} call has no prompt`);
   }
@@ -170,6 +198,11 @@ interface CallContext {
   tool: string;
   of(kind: TeamRead['kind']): { read: TeamRead; text: string }[];
   persona: string | undefined;
+  /** How the team names member `a` (relay agents, hub workers and the orchestrator). */
+  name(a: number): string;
+  /** extract: the extractions the call reads, one line each. */
+  extracts: string;
+  dynamics: string | undefined;
 }
 
 function callContext(input: TeamPromptInput): CallContext {
@@ -184,12 +217,36 @@ function callContext(input: TeamPromptInput): CallContext {
   const of = (kind: TeamRead['kind']) => reads.filter((r) => r.read.kind === kind);
   const personas = of('personas')[0]?.text;
   const persona = personas !== undefined ? generatedPersona(personas, call.agent) : undefined;
-  return { call, size, rounds, hidden, arm, task, board, tool, of, persona };
+  const name = teamSchedule(input.dynamics ?? 'relay').memberName(size);
+  const extracts = of('extract')
+    .map((r) => `${EXTRACTED_LINE(name(r.read.agent))}${oneLine(r.text)}\n`)
+    .join('');
+  return { call, size, rounds, hidden, arm, task, board, tool, of, persona, name, extracts, dynamics: input.dynamics };
+}
+
+/**
+ * An observer arm's call at a hand-off: the observer (table) reads the table so far and the member's whole
+ * reply and writes ledger entries; the extractor (extract) reads the reply alone and writes one line.
+ */
+function observerMessages(c: CallContext): ChatMessages {
+  const { call, size, task, board, of, name, dynamics } = c;
+  const trace = of('trace')[0]?.text ?? '';
+  const who = name(call.agent);
+  const team = observedTeam(dynamics, size);
+  if (call.role === 'extractor')
+    return {
+      system: TEAM_SYSTEM.handoffExtractor(team),
+      user: `${task}${TRACE_LINE(who)}${oneLine(trace)}\n${EXTRACTOR_ASK}`,
+    };
+  return {
+    system: TEAM_SYSTEM.observer(team),
+    user: `${task}${board}${TRACE_LINE(who)}${oneLine(trace)}\n${OBSERVER_ASK(who)}`,
+  };
 }
 
 /** A relay member: the earlier outputs it reads, the hand-off note, and the note or answer it writes. */
 function relayMessages(c: CallContext): ChatMessages {
-  const { call, size, hidden, arm, task, board, tool, of } = c;
+  const { call, size, hidden, arm, task, board, tool, of, extracts } = c;
   const note = of('note')[0];
   const last = call.agent === size - 1;
   const outputs = of('output')
@@ -200,6 +257,7 @@ function relayMessages(c: CallContext): ChatMessages {
     user:
       task +
       board +
+      extracts +
       outputs +
       (note ? `Hand-off note from agent ${call.agent}: ${oneLine(note.text)}\n` : 'You are the first agent.\n') +
       (last
@@ -212,13 +270,14 @@ function relayMessages(c: CallContext): ChatMessages {
 
 /** A hub worker: its subtask of the orchestrator's plan. */
 function workerMessages(c: CallContext): ChatMessages {
-  const { call, size, hidden, arm, task, board, tool, of } = c;
+  const { call, size, hidden, arm, task, board, tool, of, extracts } = c;
   const plan = of('decomposition')[0]?.text ?? '';
   return {
     system: system(TEAM_SYSTEM.worker(call.agent, size), hidden),
     user:
       task +
       board +
+      extracts +
       (armOf(arm).earlier === 'output' ? `${FULL_PLAN}${oneLine(plan)}\n` : '') +
       `Your subtask: ${oneLine(subtaskOf(plan, call.agent, size))}\n` +
       (armOf(arm).handoff === 'sop'
@@ -229,14 +288,14 @@ function workerMessages(c: CallContext): ChatMessages {
 
 /** The hub's aggregator: the plan and the workers' reports. */
 function aggregatorMessages(c: CallContext): ChatMessages {
-  const { size, hidden, task, board, of } = c;
+  const { size, hidden, task, board, of, extracts } = c;
   const plan = of('decomposition')[0]?.text ?? '';
   const reports = of('report')
     .map((r) => `Report of worker ${r.read.agent + 1}: ${oneLine(r.text)}\n`)
     .join('');
   return {
     system: system(TEAM_SYSTEM.orchestrator(size), hidden),
-    user: `${task}${board}Your plan: ${oneLine(plan)}\n${reports}Give the final answer to the task in one line.`,
+    user: `${task}${board}${extracts}Your plan: ${oneLine(plan)}\n${reports}Give the final answer to the task in one line.`,
   };
 }
 

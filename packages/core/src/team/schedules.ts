@@ -1,5 +1,6 @@
 import type { TeamRole } from '../event.js';
 import type { TeamControls } from '../protocol/control.js';
+import { armOf } from '../protocol/registry.js';
 import { debateCalls, debateEventCount, hubCalls, relayCalls, type TeamCallPlan, type TeamRun } from './calls.js';
 
 /**
@@ -33,7 +34,7 @@ const SMALLER = 'use a smaller team or max_tokens, or a model with a longer cont
 export const TEAM_SCHEDULES = {
   relay: {
     calls: (run) => relayCalls(run.n, run.protocol),
-    events: (run) => run.n,
+    events: (run) => (armOf(run.protocol).observer ? 2 * run.n - 1 : run.n),
     keys: ['token_budget', 'board_tokens', 'revisions'],
     splitsBudget: true,
     answerRole: 'relay',
@@ -41,8 +42,8 @@ export const TEAM_SCHEDULES = {
     contextFix: SMALLER,
   },
   hub: {
-    calls: (run) => hubCalls(run.n),
-    events: (run) => run.n + 2,
+    calls: (run) => hubCalls(run.n, run.protocol),
+    events: (run) => (armOf(run.protocol).observer ? 2 * run.n + 3 : run.n + 2),
     keys: ['board_tokens', 'revisions'],
     answerRole: 'aggregator',
     memberName: (size) => (a) => (a >= size ? 'orchestrator' : `worker ${a + 1}`),

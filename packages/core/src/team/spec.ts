@@ -14,12 +14,12 @@ export function checkTeamSpec(spec: SweepSpec, dynamics: readonly Dynamics[], fi
       'add dynamics: relay, hub or debate, or remove team',
     );
   const protocols: readonly string[] = Array.isArray(spec.protocol) ? spec.protocol : [spec.protocol];
-  if (spec.team?.board_tokens !== undefined && !protocols.some((p) => armOf(p).board === 'shown'))
+  if (spec.team?.board_tokens !== undefined && !protocols.some((p) => armOf(p).board === 'shown' || armOf(p).observer === 'table'))
     throw new InputError(
       file,
       'team.board_tokens',
-      'only the board arm shows a board, and this sweep has none',
-      'add protocol: board, or remove team.board_tokens',
+      'only the board arm shows a board (and the table arm its belief table), and this sweep has neither',
+      'add protocol: board or table, or remove team.board_tokens',
     );
 }
 

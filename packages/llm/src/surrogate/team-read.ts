@@ -14,7 +14,9 @@ export type TeamRole =
   | 'vote'
   | 'drift-judge'
   | 'feedback'
-  | 'solution';
+  | 'solution'
+  | 'observer'
+  | 'extractor';
 
 export interface TeamView {
   role: TeamRole;
@@ -37,6 +39,7 @@ const HUB = /^You are the orchestrator of a hub of (\d+) workers\./;
 const WORKER = /^You are worker (\d+) of a hub of (\d+) workers\./;
 const PARTICIPANT = /^You are participant (\d+) of (\d+) in a discussion of a task, turn (\d+) of (\d+)\./;
 const MODERATOR = /^You are the moderator of a discussion between (\d+) experts\./;
+const OBSERVER = /^You are the (observer|extractor) of a (?:relay of (\d+) agents|hub of (\d+) workers and their orchestrator)\./;
 
 export function readTeamCall(messages: ChatMessages, prompts: readonly Prompt[]): TeamView | null {
   const [first, ...hidden] = messages.system.split('\n');
@@ -78,6 +81,8 @@ function roleOf(first: string, user: string): Pick<TeamView, 'role' | 'member' |
   if (first === TEAM_SYSTEM.extractor()) return { role: 'solution', member: -1, size: 0, turn: 0, rounds: 0 };
   m = MODERATOR.exec(first);
   if (m) return { role: 'feedback', member: -1, size: Number(m[1]), turn: 0, rounds: 0 };
+  m = OBSERVER.exec(first);
+  if (m) return { role: m[1] === 'observer' ? 'observer' : 'extractor', member: -1, size: Number(m[2] ?? m[3]), turn: 0, rounds: 0 };
   return null;
 }
 

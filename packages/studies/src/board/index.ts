@@ -12,8 +12,9 @@ const RELAY_HUB_ARM = { reads: 'neighbours', version: 'answer', population: fals
  * `belief-board`, whose agents read their neighbours' live board entries and reply with their own (the
  * library's `board` version: core/src/protocol/board.ts); on relay and hub teams, the arms the study compares
  * with the plain team: a shared board shown at each turn (`board`), written but never shown (`board_inert`),
- * every earlier call's whole output (`full`), a structured hand-off (`sop`), each one of the library's team
- * arm behaviours (ProtocolDef.arm). Their names, in this order, follow the built-in ones in the schema.
+ * every earlier call's whole output (`full`), a structured hand-off (`sop`), the observer's belief table
+ * (`table`) and the observer-style extractor (`extract`), each one of the library's team arm behaviours
+ * (ProtocolDef.arm). Their names, in this order, follow the built-in ones in the schema.
  */
 export const BOARD_PROTOCOLS = {
   'belief-board': { ...POPULATION, about: 'agents read and write live board entries instead of answers', version: 'board' },
@@ -21,6 +22,16 @@ export const BOARD_PROTOCOLS = {
   board_inert: { ...RELAY_HUB_ARM, about: 'members write board entries; the board is never shown', arm: { board: 'inert' } },
   full: { ...RELAY_HUB_ARM, about: "every earlier call's full output is shown", arm: { earlier: 'output' } },
   sop: { ...RELAY_HUB_ARM, about: 'hand-offs in a verdict / evidence / next-steps form', arm: { handoff: 'sop' } },
+  table: {
+    ...RELAY_HUB_ARM,
+    about: "an observer reads each hand-off's whole reply and keeps the belief table, typed entries shown at the start of every turn",
+    arm: { observer: 'table' },
+  },
+  extract: {
+    ...RELAY_HUB_ARM,
+    about: "an extractor reads each hand-off's whole reply and writes what later members need, shown beside the hand-off",
+    arm: { observer: 'extract' },
+  },
 } as const satisfies Record<string, ProtocolDef>;
 
 /**

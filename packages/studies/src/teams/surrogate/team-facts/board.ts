@@ -15,12 +15,14 @@ export interface BoardView {
   /** The board's latest claim per object, as shown (empty in board_inert). */
   shown: Map<string, string>;
   sop: boolean;
-  /** full: the whole outputs of earlier calls (relay) or the whole plan (hub). */
+  /** full: the whole outputs of earlier calls (relay) or the whole plan (hub); extract: the extractions. */
   outputs: string[];
 }
 
-const ENTRY = /^- \[e\d+\.\d+\] .+? on (.+?): (.*) \(confidence [\d.]+\)(?: \[revised; .*\])?$/;
+const ENTRY = /^- \[e\d+\.\d+\] .+? on (.+?): (.*) \((?:(?:observation|belief), )?confidence [\d.]+\)(?: \[revised; .*\])?$/;
 const OUTPUT = /^Output of agent \d+: (.*)$/;
+/** extract: an extraction of an earlier hand-off, read like an earlier output. */
+const EXTRACTED = /^Extracted from (?:agent \d+|worker \d+|orchestrator): (.*)$/;
 
 export function boardView(view: TeamView): BoardView {
   const shown = new Map<string, string>();
@@ -30,7 +32,7 @@ export function boardView(view: TeamView): BoardView {
       const m = ENTRY.exec(line);
       if (m) shown.set(objectKey(m[1]), m[2]);
     }
-    const o = OUTPUT.exec(line)?.[1];
+    const o = OUTPUT.exec(line)?.[1] ?? EXTRACTED.exec(line)?.[1];
     if (o !== undefined) outputs.push(o);
     if (line.startsWith(FULL_PLAN)) outputs.push(line.slice(FULL_PLAN.length));
   }

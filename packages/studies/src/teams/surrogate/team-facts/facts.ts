@@ -43,7 +43,7 @@ function wrongOf(prompt: Prompt): readonly string[] {
   return factsOf(prompt).length === 1 ? prompt.false_answers : [];
 }
 
-function readKnown(prompt: Prompt, text: string): Known {
+export function readKnown(prompt: Prompt, text: string): Known {
   const facts = factsOf(prompt);
   const wrong = wrongOf(prompt);
   return facts.map((f) => {
@@ -53,7 +53,7 @@ function readKnown(prompt: Prompt, text: string): Known {
   });
 }
 
-function list(known: Known): string {
+export function list(known: Known): string {
   const found = known.filter((k): k is string => k !== null);
   return found.length > 0 ? found.join('; ') : 'nothing yet';
 }
@@ -166,7 +166,9 @@ export function aggregate(view: TeamView, seed: number): string {
     });
   }
   const board = boardView(view);
-  if (board.shown.size > 0) takeUp(view, known, [...board.shown.entries()], [], seed, AGGREGATE_KEEP);
+  // extract: the extractions of the plan and reports, read like earlier outputs (none in the other arms).
+  if (board.shown.size > 0 || board.outputs.length > 0)
+    takeUp(view, known, [...board.shown.entries()], board.outputs, seed, AGGREGATE_KEEP);
   return `Answer: ${known.some((k) => k !== null) ? list(known) : 'not found'}.`;
 }
 

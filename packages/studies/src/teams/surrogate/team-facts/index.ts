@@ -1,10 +1,11 @@
 import type { ScenarioModel } from '@panta/llm';
-import { aggregate, decompose, relayReply, workerReply } from './facts.js';
+import { aggregate, decompose, list, readKnown, relayReply, workerReply } from './facts.js';
+import { extractorReply, observerReply } from './observer.js';
 
 /**
  * Relay and hub teams that find and lose facts (Lost in Propagation, and its belief board arms): a member
  * finds at most two facts a call, a hand-off note loses what its token budget cannot hold, and board
- * members take up parts from the board.
+ * members take up parts from the board; the observer's belief table and the extractor of the observer arms.
  */
 export const teamFacts: ScenarioModel = {
   about: 'relay and hub members that find a few facts a call and lose some at each hand-off (and the board arms)',
@@ -18,6 +19,10 @@ export const teamFacts: ScenarioModel = {
         return workerReply(view, seed, maxTokens);
       case 'aggregator':
         return aggregate(view, seed);
+      case 'observer':
+        return observerReply(view, (text) => readKnown(view.prompt, text));
+      case 'extractor':
+        return extractorReply(view, (text) => readKnown(view.prompt, text), list);
       default:
         return null;
     }
