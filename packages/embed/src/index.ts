@@ -6,3 +6,5 @@ export { OnnxEncoder } from './onnx/encoder.js';
 export { inspectModelFolder } from './onnx/model-folder.js';
 export { askedDevice, cudaOffered, DEVICE_ENV, fallbackWarning, planProviders } from './onnx/providers.js';
 export type { AskedDevice, CudaOffer, Provider, ProviderPlan } from './onnx/providers.js';
+export { BertScorer, greedyMatch, idfWeights, rescale } from './bertscore.js';
+export type { BertScore, BertScoreOptions, TokenEmbeddings } from './bertscore.js';
