@@ -112,6 +112,8 @@ export class BullTransport implements Transport {
 
   async start(onMessage: (message: TransportMessage) => void): Promise<void> {
     this.onMessage = onMessage;
+    // Started again by the executor of each adaptive round: one watchdog.
+    if (this.watchdog) clearInterval(this.watchdog);
     // Off the dispatch chain: a check of many jobs never delays a flush (one check at a time).
     this.watchdog = setInterval(() => {
       if (this.watching || this.closed) return;

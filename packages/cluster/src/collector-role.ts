@@ -1,8 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { InputError, redact, runEvents, toError, type EncoderColumn, type JudgeSpec, type RunPlan } from '@panta/core';
-import { acquireOutLock, getDuckDB, readManifestToResume, shardProgress, type Manifest, type OutLock } from '@panta/corpus';
+import { existsSync } from 'node:fs';
+import { acquireOutLock, getDuckDB, readManifestToResume, shardPath, shardProgress, type Manifest, type OutLock } from '@panta/corpus';
 import {
   SweepCorpus,
+  adoptGrids,
+  nextRound,
+  recordRounds,
   corpusToResume,
   makeOutFolder,
   finishSweep,
@@ -30,7 +34,7 @@ import { hopTraceFor } from './hop-trace.js';
 import { fromPayload } from './payload.js';
 import { cpuMs } from './cpu.js';
 import { closeConnection, connect, ready, type PantaRedis } from './redis.js';
-import type { CloseRun, CollectorMessage, Delivered, ResultsCommitted } from './redis/inbox.js';
+import type { CloseRun, CollectorMessage, Delivered, PlanRound, ResultsCommitted } from './redis/inbox.js';
 import { ackCollectorInbox, ensureCollectorGroup, readCollectorInbox, sendToScheduler, type CollectorRead } from './redis/inboxes.js';
 import { leaseHeld } from './redis/leases.js';
 import { listSweeps } from './redis/registry.js';
@@ -353,7 +357,7 @@ class CollectorProcess {
     private readonly shard: { index: number; count: number },
   ) {
     this.byId = new Map(sweep.runs.map((r) => [r.runId, r]));
-    this.shardOf = collectorShards(sweep.runs, shard.count);
+    this.shardOf = collectorShards(sweep.runs, shard.count, sweep.spec);
   }
 
   /** Runs this collector writes (all of them, unless the runs are split over shards). */
@@ -367,7 +371,9 @@ class CollectorProcess {
     const judgeSpec = await this.openCorpus(previous);
     await this.waitForJudge(judgeSpec);
     await ensureCollectorGroup(redis, keys);
-    for (const runId of await store.openRuns()) if (this.owns(runId)) await this.open(runId);
+    // A run of an adaptive round the published grids do not hold yet (a restarted scheduler replays the rounds)
+    // is opened when the scheduler reaches that round again.
+    for (const runId of await store.openRuns()) if (this.byId.has(runId) && this.owns(runId)) await this.open(runId);
     const timers = [
       setInterval(
         this.once(() => this.makeDurable()),
@@ -532,6 +538,9 @@ class CollectorProcess {
         // collector started for the rerun does not read it); committed results stay in Redis for the rerun.
         await this.ack({ control: [id], commits: [] });
         throw new Error(m.error);
+      } else if (m.op === 'round') {
+        await this.planRound(m);
+        acks.push(id);
       } else if (m.op === 'finish') {
         await Promise.all(this.closes);
         if (this.fatal) throw this.fatal;
@@ -558,6 +567,11 @@ class CollectorProcess {
     }
     const calls = await this.othersDone(judgeCalls);
     if (calls === undefined) return 'stopped';
+    // Adaptive temperatures: every round's runs, as the scheduler last published the grids.
+    if (sweep.grids) {
+      await this.refresh();
+      recordRounds(manifest, sweep);
+    }
     // The CPU up to here is the rows' (bench/collectors reads it), what follows the sweep's once.
     log.info({ cpu_ms: cpuMs() }, 'every run written: finishing the corpus');
     // Split over shards: this judge (its calls so far, and a study table's it makes now) beside the
@@ -618,9 +632,36 @@ class CollectorProcess {
     await ackCollectorInbox(this.redis, this.store.keys, ids);
   }
 
+  /**
+   * Adaptive temperatures: every run under round `m.round - 1`'s grids is closed (their shards written, on
+   * every collector shard's part of the folder): the next round's grids, from the corpus, by the embedded
+   * sweep's own function (engine's nextRound), go to the scheduler. A run without a shard (failed) stops the
+   * rounds there, as embedded.
+   */
+  private async planRound(m: PlanRound): Promise<void> {
+    await Promise.all(this.closes);
+    const round = { ...this.sweep, runs: [] as RunPlan[], grids: new Map<string, number[]>() };
+    adoptGrids(round, new Map(m.grids));
+    const missing = round.runs.filter((r) => !existsSync(shardPath(round.out, r.runId))).length;
+    if (missing === 0) await nextRound(round);
+    const grids = [...round.grids].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    this.log.info({ round: m.round, missing, grids: Object.fromEntries(grids) }, 'adaptive temperatures: round planned');
+    await sendToScheduler(this.redis, this.store.keys, { op: 'round', round: m.round, grids, missing });
+  }
+
+  /** Adaptive temperatures: the runs of the grids the scheduler published last (a later round's runs). */
+  private async refresh(): Promise<void> {
+    const payload = await this.store.payload();
+    if (!payload?.grids) return;
+    adoptGrids(this.sweep, new Map(payload.grids));
+    for (const r of this.sweep.runs) this.byId.set(r.runId, r);
+    for (const [run, shard] of collectorShards(this.sweep.runs, this.shard.count, this.sweep.spec)) this.shardOf.set(run, shard);
+  }
+
   /** Opens a run where its durable rows end (idempotent: an open run answers with what it has appended). */
   private async open(runId: string): Promise<void> {
     const { store, sweep } = this;
+    if (!this.byId.has(runId)) await this.refresh();
     const run = this.byId.get(runId);
     if (!run) throw new Error(`the scheduler opened run ${runId}, which this sweep does not have`);
     let reply: { next: number; finalized: boolean };

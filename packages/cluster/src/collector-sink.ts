@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { redact } from '@panta/core';
 import type { EventTask, RunEnd, RunSink } from '@panta/engine';
-import type { Control, RunClosed, RunOpened, RowsWritten } from './redis/inbox.js';
+import type { Control, RoundPlanned, RunClosed, RunOpened, RowsWritten } from './redis/inbox.js';
 import { sendToCollector } from './redis/inboxes.js';
 import type { SweepStore } from './redis/sweep-store.js';
 import { collectorKeys, type SweepKeys } from './keys.js';
@@ -65,6 +65,7 @@ export class CollectorSink {
   private readonly opening = new Map<string, (o: Opened) => void>();
   private readonly closing = new Map<string, () => void>();
   private readonly sinks = new Map<string, RemoteSink>();
+  private readonly planning = new Map<number, (m: RoundPlanned) => void>();
 
   constructor(
     private readonly redis: Redis,
@@ -108,6 +109,15 @@ export class CollectorSink {
   }
 
   /**
+   * Adaptive temperatures: asks the collector (shard 0, which finishes the corpus and reads every shard) for
+   * round `round`'s grids, computed from the runs under `grids` (the round before's), all closed.
+   */
+  planRound(round: number, grids: [string, number[]][]): Promise<RoundPlanned> {
+    const reply = new Promise<RoundPlanned>((resolve) => this.planning.set(round, resolve));
+    return sendToCollector(this.redis, this.store.keys, { op: 'round', round, grids }).then(() => reply);
+  }
+
+  /**
    * Asks the collector to write runs.parquet, whitening, order parameters and the manifest, then exit; with
    * shards, every shard makes its rows durable and exits, and shard 0 finishes the corpus once all have.
    */
@@ -125,11 +135,15 @@ export class CollectorSink {
 
   /** Whether a request is waiting for the collector (the scheduler says so while it waits). */
   get waitingForCollector(): boolean {
-    return this.opening.size > 0 || this.closing.size > 0;
+    return this.opening.size > 0 || this.closing.size > 0 || this.planning.size > 0;
   }
 
-  deliver(m: RunOpened | RunClosed | RowsWritten): void {
-    if (m.op === 'opened') {
+  deliver(m: RunOpened | RunClosed | RowsWritten | RoundPlanned): void {
+    if (m.op === 'round') {
+      const resolve = this.planning.get(m.round);
+      this.planning.delete(m.round);
+      resolve?.(m);
+    } else if (m.op === 'opened') {
       const resolve = this.opening.get(m.run);
       this.opening.delete(m.run);
       resolve?.({ next: m.next, finalized: m.finalized, ...(m.control ? { control: m.control } : {}) });

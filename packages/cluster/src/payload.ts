@@ -21,10 +21,18 @@ export interface SweepPayload {
   fingerprint: string;
   /** Collector processes the runs are split over (`panta scheduler --collectors K`); absent: one. */
   collectors?: number;
+  /**
+   * Adaptive temperatures: each configuration group's grid in the scheduler's current round (a group absent,
+   * or no grids at all, has the start grid), and that round (0: the start grid). The scheduler publishes them
+   * before it opens a round's first run, so a role that meets a run it does not know reads them again.
+   */
+  grids?: [string, number[]][];
+  round?: number;
 }
 
-export function toPayload(sweepId: string, sweep: LoadedSweep, outArg: string | undefined, collectors = 1): SweepPayload {
+export function toPayload(sweepId: string, sweep: LoadedSweep, outArg: string | undefined, collectors = 1, round = 0): SweepPayload {
   return {
+    ...(sweep.grids ? { grids: [...sweep.grids], round } : {}),
     ...(collectors > 1 ? { collectors } : {}),
     sweepId,
     specFile: sweep.specFile,
@@ -41,6 +49,8 @@ export function toPayload(sweepId: string, sweep: LoadedSweep, outArg: string | 
 export function fromPayload(payload: SweepPayload, outOverride?: string): LoadedSweep {
   const edgeLists = new Map(payload.edgeLists);
   const out = outOverride ?? payload.out;
+  const adaptive = !Array.isArray(payload.spec.temperatures);
+  const grids = new Map(payload.grids ?? []);
   return {
     specFile: payload.specFile,
     spec: payload.spec,
@@ -48,8 +58,9 @@ export function fromPayload(payload: SweepPayload, outOverride?: string): Loaded
     template: payload.template,
     edgeLists,
     armFiles: payload.armFiles,
-    runs: planSweep(payload.spec, payload.prompts, payload.specFile, edgeLists, payload.armFiles),
+    runs: planSweep(payload.spec, payload.prompts, payload.specFile, edgeLists, payload.armFiles, adaptive ? grids : undefined),
     out: isAbsolute(out) ? out : resolve(out),
     fingerprint: payload.fingerprint,
+    ...(adaptive ? { grids } : {}),
   };
 }

@@ -5,6 +5,8 @@ import { readManifestToResume } from '@panta/corpus';
 import { inspectModelFolder } from '@panta/embed';
 import {
   Executor,
+  adaptiveOf,
+  adoptGrids,
   chainsFirst,
   loadSweep,
   plannerFor,
@@ -43,7 +45,15 @@ export interface SchedulerOptions extends SweepOverrides {
   /** Collector processes the runs are split over (each started with --shard i/K); default 1. */
   collectors?: number;
   onProgress?(
-    p: ExecutorProgress & { sweepId: string; eventsTotal: number; runsTotal: number; requeued: number; waitingForCollector: boolean },
+    p: ExecutorProgress & {
+      sweepId: string;
+      eventsTotal: number;
+      runsTotal: number;
+      requeued: number;
+      waitingForCollector: boolean;
+      /** Adaptive temperatures: the round running (0: the start grid) and the rounds the spec allows. */
+      round?: { index: number; of: number };
+    },
   ): void;
 }
 
@@ -65,13 +75,6 @@ export interface SchedulerSummary {
  */
 export async function runScheduler(specPath: string, options: SchedulerOptions): Promise<SchedulerSummary> {
   const sweep = loadSweep(specPath, options);
-  if (!Array.isArray(sweep.spec.temperatures))
-    throw new InputError(
-      specPath,
-      'temperatures.adaptive',
-      'adaptive temperatures run embedded (panta run), or as a job array (--shard and panta merge), not on the cluster',
-      'run it with panta run (--shard I/N for parts), or give a list of temperatures',
-    );
   const sweepId = sweepIdOf(sweep.spec.name, sweep.fingerprint);
   const keys = sweepKeys(sweepId);
   const log = options.log.child({ sweep: sweepId });
@@ -188,7 +191,15 @@ class ScheduledSweep {
   private readonly transport: BullTransport;
   private readonly remote: CollectorSink;
   private readonly executorOptions: ExecutorOptions<RemoteSink>;
-  private readonly executor: Executor<RemoteSink>;
+  /** The executor of the current round (adaptive temperatures: one per round, as embedded; else the only one). */
+  private executor: Executor<RemoteSink>;
+  /** The collector shard of every run (adaptive rounds add theirs). */
+  private readonly shards: Map<string, number>;
+  /** Adaptive temperatures: the round running (0: the start grid). */
+  private round = 0;
+  /** Progress of the rounds before the current one (the status counts the sweep's, not a round's). */
+  private before: ExecutorProgress | undefined;
+  private eventsTotal: number;
   /** A collector that refused the sweep (bad input at its end) exited; the sweep waits for one that accepts it. */
   private readonly saidRefusal: (refused: InputError) => void;
   private readonly failedRuns: string[] = [];
@@ -202,7 +213,9 @@ class ScheduledSweep {
     this.options = options;
     this.collectors = options.collectors ?? 1;
     this.saidRefusal = refusalReporter(log);
-    const shards = collectorShards(sweep.runs, this.collectors);
+    const shards = collectorShards(sweep.runs, this.collectors, sweep.spec);
+    this.shards = shards;
+    this.eventsTotal = session.eventsTotal;
     this.transport = new BullTransport(redis, session.queue, sweepId, store, options.watchMs ?? 15_000, shards, session.lease.token);
     this.remote = new CollectorSink(redis, store, { of: shards, count: this.collectors });
     this.executorOptions = this.makeExecutorOptions();
@@ -212,8 +225,8 @@ class ScheduledSweep {
 
   /** Schedules every run until each is closed (or the scheduler is stopped), then waits for the collector's verdict. */
   async run(closers: (() => Promise<unknown>)[]): Promise<SchedulerSummary> {
-    const { store, sweepId, eventsTotal, startedAt, sweep } = this.session;
-    const { log, transport, executor, failedRuns } = this;
+    const { store, sweepId, startedAt, sweep } = this.session;
+    const { log, transport, failedRuns } = this;
     const inbox = this.openInbox();
     await inbox.init();
     closers.unshift(() => inbox.close());
@@ -223,14 +236,20 @@ class ScheduledSweep {
     status.unref();
     closers.unshift(async () => clearInterval(status));
     log.info(
-      { runs: sweep.runs.length, events: eventsTotal, concurrency: this.executorOptions.concurrency, cpu_ms: cpuMs() },
+      { runs: sweep.runs.length, events: this.eventsTotal, concurrency: this.executorOptions.concurrency, cpu_ms: cpuMs() },
       'scheduler started',
     );
-    const outcome = await this.execute();
+    let outcome: 'ran' | 'stopped';
+    try {
+      outcome = await this.execute();
+      if (outcome === 'ran') outcome = await this.rounds();
+    } finally {
+      await transport.close();
+    }
     clearInterval(status);
-    if (outcome === 'stopped' || executor.stopped) {
+    if (outcome === 'stopped' || this.executor.stopped) {
       log.info({}, 'scheduler stopped: run it again to continue');
-      return await ended(store, sweepId, eventsTotal, failedRuns, 'stopped', this.progress);
+      return await ended(store, sweepId, this.eventsTotal, failedRuns, 'stopped', this.progress);
     }
     await this.remote.finish();
     log.info(
@@ -239,22 +258,63 @@ class ScheduledSweep {
     );
     // "complete" is said once the collector has written the corpus, not when the last event was.
     const verdict = await collectorVerdict(store, startedAt, log, this.saidRefusal, this.options.signal);
-    return await ended(store, sweepId, eventsTotal, failedRuns, verdict, this.progress);
+    return await ended(store, sweepId, this.eventsTotal, failedRuns, verdict, this.progress);
   }
 
-  /** Runs the executor until every run is closed, or until the signal aborts (stopping needs no draining: everything a restart needs is in Redis and the corpus already). */
-  private async execute(): Promise<'ran' | 'stopped'> {
+  /**
+   * Adaptive temperatures (engine's adaptive-rounds.ts, as embedded): once every run of a round is closed, the
+   * collector, which owns the corpus, computes the next round's grids from the finished runs with the embedded
+   * sweep's function; the scheduler adopts them, publishes them (roles meeting a new run read them) and runs
+   * the new runs. A restarted scheduler starts again at round 0: runs complete on disk are finished at once,
+   * and each round's grids are computed again from the corpus, to the same ones.
+   */
+  private async rounds(): Promise<'ran' | 'stopped'> {
+    const { sweep, store, sweepId, log } = this.session;
+    const adaptive = adaptiveOf(sweep.spec);
+    for (let round = 1; adaptive && round <= adaptive.rounds; round++) {
+      // A round decides from every run before it: with one failed, the sweep ends failed here, and its rerun
+      // (the failed run run again) decides the rest.
+      if (this.failedRuns.length > 0 || this.executor.stopped) return 'ran';
+      log.info({ round }, 'adaptive temperatures: every run of the round before is closed: the collector plans this round');
+      const planned = await this.stoppable(this.remote.planRound(round, [...(sweep.grids ?? [])]));
+      if (planned === 'stopped') return 'stopped';
+      if (planned.missing > 0) return 'ran';
+      const added = adoptGrids(sweep, new Map(planned.grids));
+      for (const [run, shard] of collectorShards(sweep.runs, this.collectors, sweep.spec)) this.shards.set(run, shard);
+      this.eventsTotal = sweepEvents(sweep.runs);
+      // Published before any run of the round opens: the collector and workers read the grids again for it.
+      await store.writePayload(toPayload(sweepId, sweep, this.options.out, this.collectors, round));
+      log.info({ round, runs: added.length }, 'adaptive temperatures: round planned');
+      if (added.length === 0) return 'ran';
+      this.round = round;
+      const last = this.executor.progress();
+      this.before = this.before ? sumProgress(this.before, last) : last;
+      this.executor = new Executor<RemoteSink>(chainsFirst(added), this.executorOptions);
+      if ((await this.execute()) === 'stopped') return 'stopped';
+    }
+    return 'ran';
+  }
+
+  /** `work`, or 'stopped' once the signal aborts first. */
+  private async stoppable<T>(work: Promise<T>): Promise<T | 'stopped'> {
     const { signal } = this.options;
     let onAbort = () => {};
     const aborted = new Promise<'stopped'>((resolve) => (onAbort = () => resolve('stopped')));
     signal?.addEventListener('abort', onAbort, { once: true });
     if (signal?.aborted) onAbort();
     try {
-      return await Promise.race([this.executor.run().then(() => 'ran' as const), aborted]);
+      return await Promise.race([work, aborted]);
     } finally {
       signal?.removeEventListener('abort', onAbort);
-      if (signal?.aborted) this.executor.stop();
-      await this.transport.close();
+    }
+  }
+
+  /** Runs the executor until every run is closed, or until the signal aborts (stopping needs no draining: everything a restart needs is in Redis and the corpus already). */
+  private async execute(): Promise<'ran' | 'stopped'> {
+    try {
+      return await this.stoppable(this.executor.run().then(() => 'ran' as const));
+    } finally {
+      if (this.options.signal?.aborted) this.executor.stop();
     }
   }
 
@@ -264,7 +324,7 @@ class ScheduledSweep {
     const { remote, transport, log } = this;
     return new InboxReader(redis, sweepKeys(sweepId).schedulerInbox, decodeSchedulerMessage, (entries) => {
       for (const { message: m } of entries) {
-        if (m.op === 'opened' || m.op === 'closed' || m.op === 'written') remote.deliver(m);
+        if (m.op === 'opened' || m.op === 'closed' || m.op === 'written' || m.op === 'round') remote.deliver(m);
         // A worker's backend cannot produce answers: the sweep stops with its line (exit 1); rerun once fixed.
         else if (m.op === 'unhealthy') {
           log.error({ err: m.error, role: m.role }, `a ${m.role} reports its model endpoint unhealthy: stopping the sweep`);
@@ -286,29 +346,36 @@ class ScheduledSweep {
   }
 
   private makeExecutorOptions(): ExecutorOptions<RemoteSink> {
-    const { spec, runs } = this.session.sweep;
-    const { sweepId, eventsTotal } = this.session;
-    const sizing = this.sizing(spec.concurrency);
+    const { sweep, sweepId } = this.session;
+    const sizing = this.sizing(sweep.spec.concurrency);
     return {
       transport: this.transport,
-      concurrency: spec.concurrency,
+      concurrency: sweep.spec.concurrency,
       maxActiveRuns: sizing.maxActiveRuns,
       runBytes: sizing.runBytes,
       openBytesBudget: sizing.openBytesBudget,
       open: (run) => this.openRun(run),
       close: (active) => this.closeRun(active),
-      onProgress: (p) => {
+      onProgress: (round) => {
+        const p = this.before ? sumProgress(this.before, round) : round;
         this.progress = p;
         this.options.onProgress?.({
           ...p,
           sweepId,
-          eventsTotal: eventsTotal - p.eventsSkipped,
-          runsTotal: runs.length,
+          eventsTotal: this.eventsTotal - p.eventsSkipped,
+          runsTotal: sweep.runs.length,
           requeued: this.transport.requeued,
           waitingForCollector: this.remote.waitingForCollector,
+          ...this.roundReport(),
         });
       },
     };
+  }
+
+  /** Adaptive temperatures: the round running and the rounds the spec allows (for progress and `panta status`). */
+  private roundReport(): { round?: { index: number; of: number } } {
+    const adaptive = adaptiveOf(this.session.sweep.spec);
+    return adaptive ? { round: { index: this.round, of: adaptive.rounds } } : {};
   }
 
   /** Opens a run at the collector: one it holds finalized is complete on disk; one it holds in part resumes. */
@@ -369,8 +436,8 @@ class ScheduledSweep {
 
   /** Every second: the workers' slots (every fifth), the lease, a collector's refusal, and the status `panta status` shows. */
   private tick(): void {
-    const { store, lease, startedAt, eventsTotal, sweep } = this.session;
-    const { transport, progress, rate } = this;
+    const { store, lease, startedAt, sweep } = this.session;
+    const { transport, progress, rate, eventsTotal } = this;
     if (this.ticks++ % 5 === 0) void this.followSlots().catch(() => undefined);
     if (lease.lost) transport.fail(new Error('lost the scheduler lease: another scheduler took over this sweep'));
     void readRefusal(store, startedAt)
@@ -378,6 +445,7 @@ class ScheduledSweep {
       .catch(() => undefined);
     if (!progress) return;
     const now = Date.now();
+    const round = this.roundReport().round;
     if (now - rate.at >= 5000) {
       rate.perSecond = ((progress.eventsWritten - rate.written) * 1000) / (now - rate.at);
       rate.at = now;
@@ -392,6 +460,7 @@ class ScheduledSweep {
           eventsPerSecond: rate.perSecond,
           requeued: transport.requeued,
           updatedAt: now,
+          ...(round ? { round: round.index, rounds: round.of } : {}),
         },
         transport.inflightByRun(),
       )
@@ -497,6 +566,23 @@ async function ended(
     updatedAt: Date.now(),
   });
   return { sweepId, status, eventsTotal, failedRuns };
+}
+
+/** The progress of rounds before (`a`) and of the current one (`b`): counts add up, what is open now is `b`'s. */
+function sumProgress(a: ExecutorProgress, b: ExecutorProgress): ExecutorProgress {
+  return {
+    eventsWritten: a.eventsWritten + b.eventsWritten,
+    eventsExecuted: a.eventsExecuted + b.eventsExecuted,
+    inflight: b.inflight,
+    calls: a.calls + b.calls,
+    tokens: a.tokens + b.tokens,
+    completionTokens: a.completionTokens + b.completionTokens,
+    retries: a.retries + b.retries,
+    runsActive: b.runsActive,
+    runsFinished: a.runsFinished + b.runsFinished,
+    runsFailed: a.runsFailed + b.runsFailed,
+    eventsSkipped: a.eventsSkipped + b.eventsSkipped,
+  };
 }
 
 /**

@@ -23,6 +23,8 @@ export interface SweepStatus {
   /** The folder the sweep's collector writes (its --out, absolute on its machine); null before a collector started on it. */
   collectorOut: string | null;
   runsTotal: number;
+  /** Adaptive temperatures: the round the scheduler runs (0: the start grid) and the rounds the spec allows. */
+  round?: { index: number; of: number };
   runsFinished: number;
   runsActive: number;
   /** Runs that failed in the scheduler's current session (they resume when it runs again). */
@@ -99,6 +101,8 @@ export class StatusReader {
       const num = (k: string) => Number(s[k] ?? 0);
       // The scheduler's own total is the planned one less what early stopping skipped.
       const eventsTotal = s.eventsTotal !== undefined ? num('eventsTotal') : meta.events;
+      // Adaptive rounds add runs: the scheduler's count, once it reports.
+      const runsTotal = s.runsTotal !== undefined ? num('runsTotal') : meta.runs;
       // A finished sweep, or one whose scheduler has exited, has nothing open or in flight, whatever its last
       // progress report said (a scheduler killed mid-report leaves one behind).
       const done = phase === 'done';
@@ -114,8 +118,9 @@ export class StatusReader {
         phase: phase ?? 'published',
         out: meta.out ?? (await this.payloadOut(id, store)),
         collectorOut,
-        runsTotal: meta.runs,
-        runsFinished: done ? meta.runs : num('runsFinished'),
+        runsTotal,
+        ...(s.rounds !== undefined ? { round: { index: num('round'), of: num('rounds') } } : {}),
+        runsFinished: done ? runsTotal : num('runsFinished'),
         runsActive: idle ? 0 : num('runsActive'),
         runsFailed: num('runsFailed'),
         eventsTotal,

@@ -18,6 +18,11 @@ export interface WorkerContext {
   /** The collector shard that writes each run (its commits go to that shard's inbox). */
   shardOf: Map<string, number>;
   services: WorkerServices;
+  /**
+   * Adaptive temperatures: reads the published grids again (runs and shardOf grow to a later round's), when a
+   * job names a run this context does not know.
+   */
+  refresh(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -82,12 +87,21 @@ export async function loadContext(redis: Redis, sweepId: string, options: Contex
   const judge = createJudge(sweep.spec.judge, sweep.specFile, sweep.prompts, undefined, {
     shared: new RedisVerdicts(redis, keys.verdicts),
   });
+  const runs = new Map(sweep.runs.map((r) => [r.runId, r]));
+  const shardOf = collectorShards(sweep.runs, payload.collectors ?? 1, sweep.spec);
   return {
     sweepId,
     keys,
-    runs: new Map(sweep.runs.map((r) => [r.runId, r])),
-    shardOf: collectorShards(sweep.runs, payload.collectors ?? 1),
+    runs,
+    shardOf,
     services: workerServices(sweep, { backend, encoders, judge }),
+    refresh: async () => {
+      const now = await new SweepStore(redis, keys).payload();
+      if (!now?.grids) return;
+      const later = fromPayload(now);
+      for (const r of later.runs) runs.set(r.runId, r);
+      for (const [run, shard] of collectorShards(later.runs, now.collectors ?? 1, later.spec)) shardOf.set(run, shard);
+    },
     close: async () => {
       await backend.close();
       await judge.close();

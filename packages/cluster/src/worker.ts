@@ -356,6 +356,8 @@ class WorkerRole {
     const { boundary, events } = job.data;
     if (trace) for (const e of events) trace.point('taken', e.run, e.event);
     const ctx = await this.context(job.data.sweep);
+    // A run an adaptive round added since this worker loaded the sweep: the scheduler published its grids first.
+    if ([...events.map((e) => e.run), ...(boundary ? [boundary.run] : [])].some((run) => !ctx.runs.has(run))) await ctx.refresh();
     if (boundary) return this.runBoundary(ctx, boundary).finally(finished);
     const reads = await readEvents(
       this.redis,

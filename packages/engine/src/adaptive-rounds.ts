@@ -11,6 +11,7 @@ import {
   type RunPlan,
   type Shard,
   type SweepSpec,
+  sweepEvents,
 } from '@panta/core';
 import { nextGrids } from '@panta/corpus';
 
@@ -57,19 +58,44 @@ export function checkAdaptive(spec: SweepSpec, runs: readonly RunPlan[], file: s
 }
 
 /**
- * After round `round` (0-based) has finished: the grids of the next round, and this part's runs under them
- * (sweep.runs becomes them, sweep.grids the grids). Returns the runs that are new.
+ * After a round has finished: the grids of the next round, and this part's runs under them (sweep.runs
+ * becomes them, sweep.grids the grids). Returns the runs that are new. The embedded sweep calls it; so does
+ * the distributed collector, which owns the corpus the rule reads, for the scheduler (cluster's scheduler.ts).
  */
 export async function nextRound(sweep: RoundSweep): Promise<RunPlan[]> {
   const a = adaptiveOf(sweep.spec)!;
   const grids = new Map(sweep.grids ?? []);
   await nextGrids(sweep.out, sweep.runs, grids, a);
-  const all = planSweep(sweep.spec, sweep.prompts, sweep.specFile, sweep.edgeLists, sweep.armFiles, grids);
+  return adoptGrids(sweep, grids);
+}
+
+/**
+ * The sweep under `grids` (a round's, as nextRound computed them): sweep.runs becomes this part's runs under
+ * them, sweep.grids the grids. Returns the runs that are new. The distributed roles adopt the grids the
+ * collector computed this way.
+ */
+export function adoptGrids(sweep: RoundSweep, grids: ReadonlyMap<string, readonly number[]>): RunPlan[] {
+  const copy = new Map([...grids].map(([g, t]) => [g, [...t]]));
+  const all = planSweep(sweep.spec, sweep.prompts, sweep.specFile, sweep.edgeLists, sweep.armFiles, copy);
   const mine = sweep.shard ? sweepShardRuns(sweep.spec, all, sweep.shard, shardWeigherFor(SHARD_POLICY, sweep.spec, sweep.edgeLists)) : all;
   const had = new Set(sweep.runs.map((r) => r.runId));
   sweep.runs = mine;
-  sweep.grids = grids;
+  sweep.grids = copy;
   return mine.filter((r) => !had.has(r.runId));
+}
+
+/**
+ * The manifest of a sweep whose adaptive rounds planned more runs than the start: it counts them and records
+ * each group's grid (embedded, and the collector that finishes a distributed sweep).
+ */
+export function recordRounds(
+  manifest: { adaptive?: { grids: Record<string, number[]> }; runs: { planned: number }; events: { planned: number } },
+  sweep: Pick<RoundSweep, 'grids' | 'runs'>,
+): void {
+  if (!sweep.grids) return;
+  manifest.adaptive = { grids: gridsRecord(sweep.grids) };
+  manifest.runs.planned = sweep.runs.length;
+  manifest.events.planned = sweepEvents(sweep.runs);
 }
 
 /** The grids as the manifest records them: by group, ascending, groups sorted. */

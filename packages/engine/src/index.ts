@@ -25,6 +25,7 @@ export { backendMeta, batchInvariant, codeVersion, finishSweep, judgeMeta, start
 export type { SummaryRow, SweepMeta, SweepSummary } from './finish.js';
 export { BUFFER_BUDGET_BYTES, callsAreSlow, openEncoders, runSweep, sweepSizing } from './sweep.js';
 export { chainsFirst } from './run-order.js';
+export { adaptiveOf, adoptGrids, gridsRecord, nextRound, recordRounds } from './adaptive-rounds.js';
 export type { RunSweepOptions, SweepNotice, SweepProgress } from './sweep.js';
 export { humanLogLine, logFormat, roleLogger, sweepLogger, type LogFormat } from './log.js';
 export type { Logger } from './log.js';

@@ -26,7 +26,7 @@ import { InProcessTransport } from './in-process-transport.js';
 import { LiveStatusWriter } from './live-status.js';
 import { checkOutIsCorpus, makeOutFolder } from './out-folder.js';
 import { corpusToResume, workerServices } from './sweep-setup.js';
-import { adaptiveOf, gridsRecord, nextRound } from './adaptive-rounds.js';
+import { adaptiveOf, nextRound, recordRounds } from './adaptive-rounds.js';
 import { chainsFirst, parallelism, plannerWindow } from './run-order.js';
 import { loadSweep, plannerFor, type LoadedSweep, type SweepOverrides } from './load.js';
 import { sweepLogger, type Logger } from './log.js';
@@ -140,11 +140,7 @@ async function sweepLocked(specPath: string, options: RunSweepOptions, held: { l
     return { out, status: 'stopped', runsComplete: 0, runsPlanned: sweep.runs.length, failed: [], eventsWritten: 0, final: [] };
   }
   // Adaptive rounds planned more runs than the start: the manifest counts them and records each group's grid.
-  if (sweep.grids) {
-    started.adaptive = { grids: gridsRecord(sweep.grids) };
-    started.runs.planned = sweep.runs.length;
-    started.events.planned = sweepEvents(sweep.runs);
-  }
+  recordRounds(started, sweep);
   // The judge stays open through finish: an LLM judge scores a study table's rubrics there.
   let summary: SweepSummary;
   try {

@@ -29,6 +29,7 @@ export async function statusCommand(opts: { redis?: string; json?: boolean }): P
         `  events ${s.eventsWritten.toLocaleString('en-US')}/${s.eventsTotal.toLocaleString('en-US')} (${pct}%), ${s.inflight} in flight, ${s.eventsPerSecond.toFixed(1)} events/s, ${s.calls.toLocaleString('en-US')} calls this session, ${s.requeued} requeued`,
         `  runs ${s.runsFinished}/${s.runsTotal} finished, ${s.runsActive} open`,
       );
+      if (s.round) lines.push(`  adaptive temperatures: round ${s.round.index} of ${s.round.of} (0: the start grid)`);
       if (s.runs.length > 0) {
         const width = Math.max(...s.runs.map((r) => r.run.length));
         lines.push(`  ${'run'.padEnd(width)}  written  in flight  failed`);

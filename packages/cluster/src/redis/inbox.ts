@@ -83,6 +83,17 @@ export interface BackendUnhealthy {
   role: 'worker' | 'collector';
 }
 
+/**
+ * Adaptive temperatures: the grids of round `round` the collector computed from the corpus (engine's nextRound),
+ * or, when `missing` runs of the rounds before have no shard (a failed run), the grids unchanged.
+ */
+export interface RoundPlanned {
+  op: 'round';
+  round: number;
+  grids: [string, number[]][];
+  missing: number;
+}
+
 /** What the scheduler reads: worker commits and failures, and the collector's replies. */
 export type SchedulerMessage =
   | EventsDone
@@ -92,6 +103,7 @@ export type SchedulerMessage =
   | RunOpened
   | RunClosed
   | RowsWritten
+  | RoundPlanned
   | BackendUnhealthy;
 
 /** Committed events whose results wait in Redis for the collector (commit-events-n). */
@@ -139,8 +151,26 @@ export interface RowsWanted {
   run: string;
 }
 
+/**
+ * Adaptive temperatures: every run under `grids` (round `round - 1`'s) is closed: compute round `round`'s grids
+ * from their shards and answer (RoundPlanned). Idempotent: the grids are a function of the corpus.
+ */
+export interface PlanRound {
+  op: 'round';
+  round: number;
+  grids: [string, number[]][];
+}
+
 /** What the collector reads (through its consumer group). */
-export type CollectorMessage = ResultsCommitted | BoundaryCommitted | OpenRun | CloseRun | FinishSweep | RowsWanted | StopSweep;
+export type CollectorMessage =
+  | ResultsCommitted
+  | BoundaryCommitted
+  | OpenRun
+  | CloseRun
+  | FinishSweep
+  | RowsWanted
+  | StopSweep
+  | PlanRound;
 
 /** A stream entry with its id (acknowledged by id) and its decoded message. */
 export interface Delivered<M> {
@@ -183,6 +213,8 @@ export function encodeSchedulerMessage(m: SchedulerMessage): string[] {
       return ['op', 'written', 'counts', JSON.stringify(m.counts)];
     case 'unhealthy':
       return ['op', 'unhealthy', 'error', m.error, 'role', m.role];
+    case 'round':
+      return ['op', 'round', 'round', String(m.round), 'grids', JSON.stringify(m.grids), 'missing', String(m.missing)];
   }
 }
 
@@ -206,6 +238,8 @@ export function encodeCollectorMessage(m: CollectorMessage): string[] {
       return ['op', 'stop', 'error', m.error];
     case 'rows':
       return ['op', 'rows', 'run', m.run];
+    case 'round':
+      return ['op', 'round', 'round', String(m.round), 'grids', JSON.stringify(m.grids)];
   }
 }
 
@@ -270,6 +304,23 @@ class Fields {
     return list as [string, ...number[]][];
   }
 
+  /** Adaptive grids: a JSON list of [group, [temperature...]]. */
+  grids(name: string): [string, number[]][] {
+    const list = this.json<unknown>(name);
+    const ok =
+      Array.isArray(list) &&
+      list.every(
+        (g) =>
+          Array.isArray(g) &&
+          g.length === 2 &&
+          typeof g[0] === 'string' &&
+          Array.isArray(g[1]) &&
+          (g[1] as unknown[]).every((t) => typeof t === 'number' && Number.isFinite(t)),
+      );
+    if (!ok) this.fail(name, 'is not a JSON list of [group, [temperature...]]');
+    return list as [string, number[]][];
+  }
+
   oneOf<T extends string>(name: string, allowed: readonly T[]): T {
     const v = this.text(name);
     if (!(allowed as readonly string[]).includes(v)) this.fail(name, `is '${v}', not one of ${allowed.join(', ')}`);
@@ -279,7 +330,7 @@ class Fields {
 
 export function decodeSchedulerMessage(stream: string, id: string, flat: readonly string[]): SchedulerMessage {
   const f = new Fields(stream, id, flat);
-  const op = f.oneOf('op', ['done', 'failed', 'boundary', 'opened', 'closed', 'written', 'unhealthy'] as const);
+  const op = f.oneOf('op', ['done', 'failed', 'boundary', 'opened', 'closed', 'written', 'unhealthy', 'round'] as const);
   switch (op) {
     case 'done':
       return { op, items: f.tuples('items', 4).map(([run, event, calls, tokens]) => ({ run, event, calls, tokens }) as DoneItem) };
@@ -305,12 +356,14 @@ export function decodeSchedulerMessage(stream: string, id: string, flat: readonl
       return { op, counts: f.json<Record<string, number>>('counts') };
     case 'unhealthy':
       return { op, error: f.text('error'), role: f.oneOf('role', ['worker', 'collector'] as const) };
+    case 'round':
+      return { op, round: f.int('round'), grids: f.grids('grids'), missing: f.int('missing') };
   }
 }
 
 export function decodeCollectorMessage(stream: string, id: string, flat: readonly string[]): CollectorMessage {
   const f = new Fields(stream, id, flat);
-  const op = f.oneOf('op', ['done', 'boundary', 'open', 'close', 'finish', 'rows', 'stop'] as const);
+  const op = f.oneOf('op', ['done', 'boundary', 'open', 'close', 'finish', 'rows', 'stop', 'round'] as const);
   switch (op) {
     case 'done':
       return { op, items: f.tuples('items', 2).map(([run, event]) => ({ run, event }) as { run: string; event: number }) };
@@ -332,6 +385,8 @@ export function decodeCollectorMessage(stream: string, id: string, flat: readonl
       return { op, run: f.text('run') };
     case 'stop':
       return { op, error: f.text('error') };
+    case 'round':
+      return { op, round: f.int('round'), grids: f.grids('grids') };
   }
 }
 
