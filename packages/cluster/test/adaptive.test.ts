@@ -47,55 +47,53 @@ async function reached(round: number, events: number): Promise<void> {
 }
 
 describe('adaptive temperatures on the cluster', () => {
-  it(
-    'runs the rounds as embedded: the scheduler killed between rounds and mid-round, and Redis restarted, end with the same grids and corpus',
-    { timeout: 240_000 },
-    async () => {
-      const specFile = writeSpec(dir, SPEC, 'adaptive.yaml');
-      const out = join(dir, 'cluster');
-      const { roles } = redis;
-      const collector = roles.spawn(['collector', '--out', out, '--durable-ms', '300']);
-      const workers = [roles.spawn(['worker', '--concurrency', '8', '--lock-ms', '1500'])];
-      const scheduler = () => roles.spawn(['scheduler', specFile, '--watch-ms', '3000']);
-      let current: PantaProcess = scheduler();
+  it('runs the rounds as embedded: the scheduler killed between rounds and mid-round, and Redis restarted, end with the same grids and corpus', {
+    timeout: 240_000,
+  }, async () => {
+    const specFile = writeSpec(dir, SPEC, 'adaptive.yaml');
+    const out = join(dir, 'cluster');
+    const { roles } = redis;
+    const collector = roles.spawn(['collector', '--out', out, '--durable-ms', '300']);
+    const workers = [roles.spawn(['worker', '--concurrency', '8', '--lock-ms', '1500'])];
+    const scheduler = () => roles.spawn(['scheduler', specFile, '--watch-ms', '3000']);
+    let current: PantaProcess = scheduler();
 
-      // Killed as round 0 ends: every run closed, the collector asked for round 1's grids.
-      await logged(current, /"round":1,"msg":"adaptive temperatures: every run of the round before is closed/);
-      current.kill('SIGKILL');
-      expect((await current.exited).signal).toBe('SIGKILL');
-      current = scheduler();
+    // Killed as round 0 ends: every run closed, the collector asked for round 1's grids.
+    await logged(current, /"round":1,"msg":"adaptive temperatures: every run of the round before is closed/);
+    current.kill('SIGKILL');
+    expect((await current.exited).signal).toBe('SIGKILL');
+    current = scheduler();
 
-      // The restarted scheduler finds round 0 on disk, gets round 1's grids again from the collector, and runs
-      // them; killed mid-round.
-      await reached(1, 600 + 50);
-      const shown = await pantaAsync(['status', '--redis', redis.url]);
-      expect(shown.stdout).toContain('adaptive temperatures: round 1 of 2');
-      current.kill('SIGKILL');
-      expect((await current.exited).signal).toBe('SIGKILL');
-      current = scheduler();
+    // The restarted scheduler finds round 0 on disk, gets round 1's grids again from the collector, and runs
+    // them; killed mid-round.
+    await reached(1, 600 + 50);
+    const shown = await pantaAsync(['status', '--redis', redis.url]);
+    expect(shown.stdout).toContain('adaptive temperatures: round 1 of 2');
+    current.kill('SIGKILL');
+    expect((await current.exited).signal).toBe('SIGKILL');
+    current = scheduler();
 
-      // Redis killed (AOF, appendfsync always) and restarted mid-round 2.
-      await reached(2, 800 + 50);
-      await redis.server.restart('SIGKILL', 700);
+    // Redis killed (AOF, appendfsync always) and restarted mid-round 2.
+    await reached(2, 800 + 50);
+    await redis.server.restart('SIGKILL', 700);
 
-      const ended = await current.exited;
-      expect(ended.stderr.split('\n').filter((l) => l.includes('"level":50'))).toEqual([]);
-      expect(ended.code).toBe(0);
-      expect((await collector.exited).code).toBe(0);
-      for (const w of workers) w.kill('SIGTERM');
-      expect(await Promise.all(workers.map(async (w) => (await w.exited).code))).toEqual([0]);
+    const ended = await current.exited;
+    expect(ended.stderr.split('\n').filter((l) => l.includes('"level":50'))).toEqual([]);
+    expect(ended.code).toBe(0);
+    expect((await collector.exited).code).toBe(0);
+    for (const w of workers) w.kill('SIGTERM');
+    expect(await Promise.all(workers.map(async (w) => (await w.exited).code))).toEqual([0]);
 
-      // The embedded sweep's grids and rows; verify replays the rounds from the runs.
-      const embedded = join(dir, 'embedded');
-      expect((await runSweep(specFile, { out: embedded, logLevel: 'silent' })).status).toBe('complete');
-      const grids = manifestOf(embedded).adaptive!.grids;
-      for (const temps of Object.values(grids)) expect(temps.length).toBe(5);
-      expect(manifestOf(out).adaptive?.grids).toEqual(grids);
-      expect(manifestOf(out).runs).toEqual(manifestOf(embedded).runs);
-      expect(await corpusDiff(out, embedded)).toEqual({ extra: 0, missing: 0 });
-      const verified = panta(['verify', out]);
-      expect(verified.stdout + verified.stderr).toContain('complete and consistent');
-      expect(verified.code).toBe(0);
-    },
-  );
+    // The embedded sweep's grids and rows; verify replays the rounds from the runs.
+    const embedded = join(dir, 'embedded');
+    expect((await runSweep(specFile, { out: embedded, logLevel: 'silent' })).status).toBe('complete');
+    const grids = manifestOf(embedded).adaptive!.grids;
+    for (const temps of Object.values(grids)) expect(temps.length).toBe(5);
+    expect(manifestOf(out).adaptive?.grids).toEqual(grids);
+    expect(manifestOf(out).runs).toEqual(manifestOf(embedded).runs);
+    expect(await corpusDiff(out, embedded)).toEqual({ extra: 0, missing: 0 });
+    const verified = panta(['verify', out]);
+    expect(verified.stdout + verified.stderr).toContain('complete and consistent');
+    expect(verified.code).toBe(0);
+  });
 });

@@ -162,15 +162,7 @@ export interface PlanRound {
 }
 
 /** What the collector reads (through its consumer group). */
-export type CollectorMessage =
-  | ResultsCommitted
-  | BoundaryCommitted
-  | OpenRun
-  | CloseRun
-  | FinishSweep
-  | RowsWanted
-  | StopSweep
-  | PlanRound;
+export type CollectorMessage = ResultsCommitted | BoundaryCommitted | OpenRun | CloseRun | FinishSweep | RowsWanted | StopSweep | PlanRound;
 
 /** A stream entry with its id (acknowledged by id) and its decoded message. */
 export interface Delivered<M> {
