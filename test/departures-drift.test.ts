@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -13,7 +13,9 @@ import {
   teamCalls,
 } from '@panta/core';
 import { queryRows, readManifest, verifyCorpus, writeManifest } from '@panta/corpus';
+import { BertScorer } from '@panta/embed';
 import { corpusIdentity, loadSweep, runSweep } from '@panta/engine';
+import { bertscoreTable } from '../packages/studies/src/teams/report/index.js';
 import { ROOT, tempDir, writeSpec } from './helpers.js';
 
 const read = (p: string) => readFileSync(join(ROOT, p), 'utf8');
@@ -201,6 +203,46 @@ describe("the Drift paper's debate as written (docs/departures.md: Drift)", () =
     const noComma = prompts.get('if1001')!; // punctuation:no_comma
     expect(ifevalStrict('A plan in the style of the Bard', noComma.instructions!)).toBe(1);
     expect(ifevalStrict('A plan, in the style of the Bard', noComma.instructions!)).toBe(0);
+  }, 60_000);
+
+  it("BERTScore of each debate turn's solution against the references: team_bertscore.parquet on the named ONNX encoder, recomputed by verify; without a model the report says so", async () => {
+    const dir = tempDir();
+    const fixture = join(ROOT, 'packages/embed/test/fixtures/tiny-encoder');
+    const scored = join(dir, 'scored');
+    const spec = writeSpec(dir, smallDebate(`team: {memory: recent, bertscore: {model: ${fixture}, idf: true}}`), 'bert.yaml');
+    expect((await runSweep(spec, { out: scored, logLevel: 'silent' })).status).toBe('complete');
+    expect((await verifyCorpus(scored)).problems).toEqual([]);
+    const rows = await queryRows(
+      `SELECT b.run_id, b.turn, b.bertscore_f1, b.bertscore_precision, b.model, t.answer FROM read_parquet('${scored}/team_bertscore.parquet') b JOIN read_parquet('${scored}/teams.parquet') t USING (run_id, turn) ORDER BY b.run_id, b.turn`,
+    );
+    expect(rows.length).toBe(4 * 2); // 4 arms, 2 turns, one prompt
+    expect(String(rows[0]!.model)).toMatch(/^tiny-encoder@sha256:[0-9a-f]{12} idf$/);
+    // By hand: the scorer on the stored answer against mp2804's reference, idf over the corpus's references (the one).
+    const prompt = parseDataset(read('datasets/mmlu-pro28.jsonl'), 'mmlu-pro28.jsonl').find((p) => p.id === 'mp2804')!;
+    const scorer = await BertScorer.open({ path: fixture, idf: true });
+    const [want] = await scorer.score([[String(rows[0]!.answer), prompt.accepted]]);
+    await scorer.close();
+    expect(Number(rows[0]!.bertscore_f1)).toBeCloseTo(want!.f1, 9);
+    expect(Number(rows[0]!.bertscore_precision)).toBeCloseTo(want!.precision, 9);
+    // A tampered score is found by verify.
+    const file = join(scored, 'team_bertscore.parquet');
+    await queryRows(
+      `COPY (SELECT * REPLACE (bertscore_f1 + 0.01 AS bertscore_f1) FROM read_parquet('${file}')) TO '${file}.x' (FORMAT parquet)`,
+    );
+    renameSync(`${file}.x`, file);
+    expect((await verifyCorpus(scored)).problems.join('\n')).toMatch(/team_bertscore\.parquet: run .* bertscore_f1 differs/);
+    // No model named: rows without scores, and the report's table says why instead of a number.
+    const plain = join(dir, 'plain');
+    expect(
+      (await runSweep(writeSpec(dir, smallDebate('team: {memory: recent}'), 'plain.yaml'), { out: plain, logLevel: 'silent' })).status,
+    ).toBe('complete');
+    const [n] = await queryRows(
+      `SELECT count(*)::INTEGER AS rows, count(bertscore_f1)::INTEGER AS scored FROM read_parquet('${plain}/team_bertscore.parquet')`,
+    );
+    expect(n).toEqual({ rows: 8, scored: 0 });
+    const table = bertscoreTable(await queryRows(`SELECT * FROM read_parquet('${plain}/team_bertscore.parquet')`))!;
+    expect(table.rows).toEqual([]);
+    expect(table.empty).toMatch(/names no encoder \(team\.bertscore\.model/);
   }, 60_000);
 
   it("datasets/mmlu-pro392.jsonl: 28 MMLU-Pro questions per category (at least the paper's 384 for a 95% / 5% margin sample), mmlu-pro28 its first two of each", () => {

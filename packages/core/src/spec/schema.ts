@@ -317,6 +317,19 @@ export const sweepSpecSchema = z.strictObject({
        * each participant improves the draft in turn, and the last contribution is the turn's solution).
        */
       decision: z.enum(['vote', 'consensus']).optional(),
+      /**
+       * debate: BERTScore of each turn's solution against the prompt's references (its accepted answers), on the
+       * contextual encoder in `model` (an ONNX export whose output is last_hidden_state; a relative path is relative
+       * to the spec file); `idf` weights tokens by their idf over the references, `baseline` rescales as
+       * (s - b) / (1 - b). Absent: team_bertscore.parquet has no scores, and the report says so.
+       */
+      bertscore: z
+        .strictObject({
+          model: z.string().min(1),
+          idf: z.boolean().default(false),
+          baseline: z.number().min(-1).lt(1).optional(),
+        })
+        .optional(),
     })
     .optional(),
   /** Output folder, relative to the working directory; default runs/<name>. */

@@ -1,4 +1,5 @@
 import type { Study } from '../study.js';
+import { teamBertscoreTable } from './bertscore-table.js';
 import { debate } from './surrogate/debate/index.js';
 import { teamFacts } from './surrogate/team-facts/index.js';
 
@@ -15,4 +16,5 @@ export const teams: Study = {
     { name: 'team-facts', model: teamFacts, implied: true },
     { name: 'debate', model: debate, implied: true },
   ],
+  tables: [teamBertscoreTable],
 };

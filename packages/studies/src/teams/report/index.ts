@@ -1,4 +1,7 @@
-import { section, type Table } from '@panta/report';
+import { existsSync } from 'node:fs';
+import { queryRows, readParquetSql } from '@panta/corpus';
+import { type Cell, section, type Table } from '@panta/report';
+import { teamBertscorePath } from '../bertscore-table.js';
 import { withDepartures } from '../../departures.js';
 import { teamArmTestTable } from './arm-tests.js';
 import { loadTeams, type TeamRow } from './data.js';
@@ -10,6 +13,48 @@ import { driftTableTeams, judgeTable, propagationTable, teamCostTable } from './
 interface TeamSource {
   rows: TeamRow[];
   departures: string[];
+  /** team_bertscore.parquet's rows; null where the corpus has none (written before it, or no references). */
+  bertscore: Record<string, unknown>[] | null;
+}
+
+/** BERTScore of the debates' solutions per arm and turn (mean over debates), or in words why there is none. */
+export function bertscoreTable(rows: readonly Record<string, unknown>[] | null): Table | null {
+  if (rows === null) return null;
+  const scored = rows.filter((r) => r.bertscore_f1 !== null && r.bertscore_f1 !== undefined);
+  const groups = new Map<string, Record<string, unknown>[]>();
+  for (const r of scored) {
+    const k = `${r.arm}\u0000${Number(r.turn)}`;
+    groups.set(k, [...(groups.get(k) ?? []), r]);
+  }
+  const mean = (rs: Record<string, unknown>[], f: string) => rs.reduce((s, r) => s + Number(r[f]), 0) / rs.length;
+  const model = scored.map((r) => r.model).find((m) => typeof m === 'string');
+  return {
+    id: 'team-bertscore',
+    title: "BERTScore of the debates' solutions against the references",
+    caption:
+      "Per arm and turn, the mean over debates of BERTScore (greedy matching of the encoder's token embeddings, Zhang et al.) of the turn's solution against the prompt's references, " +
+      `the best of several: precision, recall, F1. Encoder: ${model ?? 'none named'}.`,
+    columns: ['arm', 'turn', 'debates', 'precision', 'recall', 'F1'],
+    rows: [...groups.values()]
+      .map((rs): Cell[] => [
+        String(rs[0]!.arm),
+        Number(rs[0]!.turn),
+        rs.length,
+        mean(rs, 'bertscore_precision'),
+        mean(rs, 'bertscore_recall'),
+        mean(rs, 'bertscore_f1'),
+      ])
+      .sort((a, b) => String(a[0]).localeCompare(String(b[0])) || Number(a[1]) - Number(b[1])),
+    empty:
+      rows.length === 0
+        ? 'No BERTScore: no debate prompt has a reference (accepted answers).'
+        : 'No BERTScore: the spec names no encoder (team.bertscore.model, an ONNX export with last_hidden_state), so no score was computed.',
+  };
+}
+
+async function loadBertscore(dir: string): Promise<Record<string, unknown>[] | null> {
+  const file = teamBertscorePath(dir);
+  return existsSync(file) ? await queryRows(`SELECT * FROM ${readParquetSql([file])}`) : null;
 }
 
 /**
@@ -22,7 +67,7 @@ export const teamsSection = section<TeamSource>({
   name: 'teams',
   load: async (data, dir) => {
     const rows = await loadTeams(dir);
-    return rows === null ? null : { rows, departures: teamDepartures(rows, data.manifest.spec) };
+    return rows === null ? null : { rows, departures: teamDepartures(rows, data.manifest.spec), bertscore: await loadBertscore(dir) };
   },
   figures: [
     { ids: ['team-lost-in-propagation'], make: (s) => propagationFigure(s.rows) },
@@ -36,6 +81,7 @@ export const teamsSection = section<TeamSource>({
     { ids: ['team-driftjudge'], make: (s) => tagged(judgeTable(s.rows), s) },
     { ids: ['team-cost'], make: (s) => tagged(teamCostTable(s.rows), s) },
     { ids: ['team-arm-tests'], make: (s) => tagged(teamArmTestTable(s.rows), s) },
+    { ids: ['team-bertscore'], make: (s) => tagged(bertscoreTable(s.bertscore), s) },
   ],
 });
 
