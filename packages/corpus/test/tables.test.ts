@@ -23,6 +23,7 @@ import {
 // The travel study's table: the corpus format of the files already written includes it.
 import { TRAVEL_JUDGE_TABLE } from '../../studies/src/travel/judge-consistency.js';
 import { TRAVEL_TABLE } from '../../studies/src/travel/table-schema.js';
+import { TEAM_BERTSCORE_TABLE } from '../../studies/src/teams/bertscore-table.js';
 import { tempDirPerTest } from './helpers.js';
 
 let dir: string;
@@ -44,6 +45,8 @@ const FORMAT: Record<string, string> = {
     'config_id VARCHAR, encoder VARCHAR, prompt_id VARCHAR, geometry VARCHAR, n INTEGER, temperature DOUBLE, protocol VARCHAR, dynamics VARCHAR, template_arm VARCHAR, population_arm VARCHAR, trials INTEGER, plateau_from INTEGER, spin_dim INTEGER, m DOUBLE, m_se DOUBLE, m_lo DOUBLE, m_hi DOUBLE, chi_m DOUBLE, chi_m_se DOUBLE, chi_m_lo DOUBLE, chi_m_hi DOUBLE, binder_m DOUBLE, binder_m_se DOUBLE, binder_m_lo DOUBLE, binder_m_hi DOUBLE, rho DOUBLE, rho_se DOUBLE, rho_lo DOUBLE, rho_hi DOUBLE, chi_rho DOUBLE, chi_rho_se DOUBLE, chi_rho_lo DOUBLE, chi_rho_hi DOUBLE, binder_rho DOUBLE, binder_rho_se DOUBLE, binder_rho_lo DOUBLE, binder_rho_hi DOUBLE, tau_m DOUBLE, tau_m_se DOUBLE, tau_rho DOUBLE, tau_rho_se DOUBLE, drift_m DOUBLE, drift_m_se DOUBLE, drift_rho DOUBLE, drift_rho_se DOUBLE, equilibrated BOOLEAN, corr DOUBLE[], xi DOUBLE',
   teams:
     'run_id VARCHAR, config_id VARCHAR, trial INTEGER, prompt_id VARCHAR, geometry VARCHAR, n INTEGER, k INTEGER, temperature DOUBLE, protocol VARCHAR, dynamics VARCHAR, arm VARCHAR, population_arm VARCHAR, turn INTEGER, answer_event BIGINT, answer VARCHAR, tag VARCHAR, exact_match DOUBLE, fact_recall DOUBLE, focus DOUBLE, drifting BOOLEAN, drift_onset INTEGER, recovered BOOLEAN, judge_verdict VARCHAR, regenerated BOOLEAN, feedback BOOLEAN, calls BIGINT, prompt_tokens BIGINT, completion_tokens BIGINT',
+  team_bertscore:
+    'run_id VARCHAR, config_id VARCHAR, trial INTEGER, prompt_id VARCHAR, geometry VARCHAR, n INTEGER, k INTEGER, temperature DOUBLE, protocol VARCHAR, arm VARCHAR, turn INTEGER, bertscore_precision DOUBLE, bertscore_recall DOUBLE, bertscore_f1 DOUBLE, model VARCHAR',
   travel:
     'run_id VARCHAR, config_id VARCHAR, trial INTEGER, prompt_id VARCHAR, protocol VARCHAR, assertions_made INTEGER, assertions_wrong INTEGER, hr DOUBLE, hr_note VARCHAR, tcs DOUBLE, tcs_note VARCHAR, detection_step INTEGER, detection_note VARCHAR, recovery_steps INTEGER, recovery_note VARCHAR, calls INTEGER, cds_sys DOUBLE[], tcs_dims DOUBLE[], judge VARCHAR, judge_failures INTEGER, task_calls INTEGER, sync_calls INTEGER',
   travel_judge:
@@ -59,6 +62,7 @@ const TABLES: TableDecl[] = [
   STATS_TABLE,
   PHASE_TABLE,
   TEAMS_TABLE,
+  TEAM_BERTSCORE_TABLE,
   TRAVEL_TABLE,
   TRAVEL_JUDGE_TABLE,
   whiteningTable(3),
@@ -137,6 +141,7 @@ describe('each table is declared once, and the declaration, the written file and
       'STATS_TABLE',
       'PHASE_TABLE',
       'TEAMS_TABLE',
+      'TEAM_BERTSCORE_TABLE',
       'TRAVEL_TABLE',
       'TRAVEL_JUDGE_TABLE',
       'whiteningTable',
