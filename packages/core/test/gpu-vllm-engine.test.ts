@@ -48,22 +48,56 @@ describe('VllmEngine', () => {
     expect(short.finish).toBeLessThan(long.firstToken);
   });
 
-  it('keeps a request waiting until the KV cache can hold its prompt and max_tokens, and counts that time as KV-busy', () => {
+  it('admits a request once its first chunk fits (vLLM V1 allocates blocks as tokens are computed) and preempts the last admitted when a running one cannot grow', () => {
     const m: GpuCostModel = { ...h100, kvCapacityTokens: 1000 }; // 62 blocks of 16
     const e = new VllmEngine(m);
-    for (const id of ['a', 'b', 'c']) e.submit({ id, promptTokens: tokens(300, id.charCodeAt(0) * 1e4), maxTokens: 100 }); // 25 blocks each
+    for (const id of ['a', 'b', 'c']) e.submit({ id, promptTokens: tokens(300, id.charCodeAt(0) * 1e4), maxTokens: 100 });
     e.advance(0);
-    expect(e.runningCount).toBe(2);
-    expect(e.waitingCount).toBe(1);
-    expect(e.kvUsage).toBeCloseTo(50 / 62, 9);
+    // Their prompts take 19 blocks each now; prompt + max_tokens (25 blocks each) would not fit three times.
+    expect(e.runningCount).toBe(3);
+    expect(e.waitingCount).toBe(0);
+    expect(e.kvUsage).toBeCloseTo(57 / 62, 9);
     const done = drain(e);
     const [a, b, c] = ['a', 'b', 'c'].map((id) => done.find((x) => x.id === id) as VllmCompletion);
-    expect(c.admitted).toBe(Math.min(a.finish, b.finish));
-    expect(c.admitted).toBeGreaterThan(0);
-    // Saturated (a request waiting) from 0 until c is admitted; then 50 of 62 blocks are under 90%.
-    expect(e.stats().kvBusySeconds).toBeCloseTo(c.admitted, 9);
-    expect(e.stats().maxWaiting).toBe(1);
+    // Decoding, the three outgrow 62 blocks: fcfs preempts the last admitted, c, which recomputes when readmitted.
+    expect([a.preemptions, b.preemptions]).toEqual([0, 0]);
+    expect(c.preemptions).toBeGreaterThan(0);
+    expect(e.stats().preemptions).toBe(c.preemptions);
+    for (const x of [a, b, c]) expect(x.outputTokens).toBe(100);
+    expect(a.gpuSeconds).toBeCloseTo(requestGpuSeconds(m, 300, 100), 9);
+    expect(c.gpuSeconds).toBeGreaterThan(requestGpuSeconds(m, 300, 100));
+    expect(c.admitted).toBe(0);
+    expect(e.stats().kvBusySeconds).toBeGreaterThan(0);
     expect(() => e.submit({ id: 'huge', promptTokens: tokens(900), maxTokens: 200 })).toThrow(RangeError);
+  });
+
+  it('keeps a request waiting while its first chunk does not fit, and counts that time as KV-busy', () => {
+    const m: GpuCostModel = { ...h100, kvCapacityTokens: 30 * 16 };
+    const e = new VllmEngine(m);
+    e.submit({ id: 'a', promptTokens: tokens(300), maxTokens: 3 }); // 19 blocks
+    e.submit({ id: 'b', promptTokens: tokens(300, 1e5), maxTokens: 3 }); // 19 more do not fit in 30
+    e.advance(0);
+    expect([e.runningCount, e.waitingCount]).toEqual([1, 1]);
+    const done = drain(e);
+    const [a, b] = ['a', 'b'].map((id) => done.find((x) => x.id === id) as VllmCompletion);
+    expect(b.admitted).toBe(a.finish);
+    expect(e.stats().kvBusySeconds).toBeCloseTo(a.finish, 9);
+    expect(e.stats().preemptions).toBe(0);
+  });
+
+  it('preempts the least important running request under the priority policy, the last admitted under fcfs', () => {
+    const m: GpuCostModel = { ...h100, kvCapacityTokens: 40 * 16 };
+    const preempted = (policy: 'fcfs' | 'priority') => {
+      const e = new VllmEngine(m, policy);
+      e.submit({ id: 'low', promptTokens: tokens(300), maxTokens: 100, priority: 5 });
+      e.advance(0);
+      e.submit({ id: 'high', promptTokens: tokens(300, 1e5), maxTokens: 100, priority: 0, arrival: 0.001 });
+      return drain(e)
+        .filter((c) => c.preemptions > 0)
+        .map((c) => c.id);
+    };
+    expect(preempted('priority')).toEqual(['low']);
+    expect(preempted('fcfs')).toEqual(['high']);
   });
 
   it('reuses a cached prefix in whole blocks and counts hits and queries in tokens', () => {

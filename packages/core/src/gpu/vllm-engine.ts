@@ -13,10 +13,15 @@ import type { GpuCostModel } from './cost-model.js';
  *   does not fit stops admission (no request behind it is taken first), as in vLLM.
  * - waiting order: arrival (`fcfs`) or `priority` (lower value first, ties by arrival), as vLLM's
  *   `--scheduling-policy fcfs|priority`.
- * - KV admission: a request is admitted only when the blocks of its prompt and of its `maxTokens` fit in the
- *   free KV cache (cached blocks nobody references count as free: they are evicted, least recently used first).
- *   The whole reservation is made at admission, so a running request never needs preempting (vLLM allocates as
- *   it decodes and preempts when it runs out; this model waits instead, as the cost model's capacity assumes).
+ * - KV blocks as vLLM V1 allocates them (vllm/v1/core/sched/scheduler.py, kv_cache_manager.allocate_slots): a
+ *   step gives each request it schedules the blocks for the tokens it computes in that step, no more (a waiting
+ *   request is admitted when its cached prefix and its first chunk fit; a decoding one takes a new block every
+ *   `blockTokens` tokens). Cached blocks nobody references count as free: they are evicted, least recently used
+ *   first. When a running request cannot grow, the scheduler preempts: under `priority` the running request of
+ *   the highest priority value (latest arrival on a tie), under `fcfs` the last admitted; the preempted one
+ *   frees its blocks (its computed prompt blocks stay cached until evicted) and waits again, to recompute its
+ *   prompt and the output so far (prefix-cache hits included) when it is readmitted. A step that preempted
+ *   admits no waiting request.
  * - automatic prefix caching: full blocks of `blockTokens` prompt tokens are hashed by content chain (block i's
  *   hash covers blocks 0..i); a new request reuses the longest run of cached blocks its prompt starts with (never
  *   its last token); a block is cached once prefill has computed it, and a finished request's blocks become
@@ -29,7 +34,8 @@ import type { GpuCostModel } from './cost-model.js';
  * with a step in flight; `kvBusySeconds` the virtual time during which the endpoint was saturated: at the
  * last scheduling point its KV usage was >= {@link KV_BUSY_USAGE}, or a request was left waiting, or every
  * sequence slot was taken. `prefixQueries` / `prefixHits` count prompt tokens looked up and found in the prefix
- * cache when requests are admitted, as vLLM's `vllm:prefix_cache_queries` / `vllm:prefix_cache_hits` do.
+ * cache when requests are admitted, as vLLM's `vllm:prefix_cache_queries` / `vllm:prefix_cache_hits` do;
+ * `preemptions` the running requests preempted (`vllm:num_preemptions`).
  */
 
 /** KV usage at or above which the endpoint counts as saturated (`kvBusySeconds`). */
@@ -64,8 +70,10 @@ export interface VllmCompletion {
   /** Prompt tokens served by the prefix cache. */
   cachedTokens: number;
   outputTokens: number;
-  /** The cost model's GPU time of this request's work (= requestGpuSeconds(prompt - cached, output)). */
+  /** The cost model's GPU time of this request's work (= requestGpuSeconds(prompt - cached, output) unless preempted). */
   gpuSeconds: number;
+  /** Times it was preempted (its prompt and output so far computed again each time). */
+  preemptions: number;
 }
 
 interface Block {
@@ -85,16 +93,23 @@ interface Seq {
   hashes: number[];
   /** The allocation epoch of its last failed admission (nothing freed or cached since: it still does not fit). */
   failedEpoch: number;
+  /** The blocks that admission needed then. */
+  failedNeed: number;
   aborted: boolean;
-  /** Blocks reserved at admission: ceil((prompt + maxTokens) / blockTokens). */
-  reserved: number;
   /** Cached blocks this request references (its hits, then those it computed), in prompt order. */
   held: Block[];
-  /** Reserved blocks that are not in `held`. */
+  /** Blocks allocated to it that are not in `held`. */
   own: number;
   cached: number;
+  /** Tokens to compute before the next token is sampled: the prompt, or after a preemption prompt + output so far. */
+  target: number;
+  /** Of `target`, computed so far. */
   computed: number;
+  /** Tokens fed back in decode steps since `target` was computed (each one's KV written). */
+  fed: number;
   generated: number;
+  /** Times it was preempted. */
+  preemptions: number;
   admitted: number;
   firstToken: number;
   gpuUs: number;
@@ -115,6 +130,8 @@ export interface VllmEngineStats {
   prefixQueries: number;
   prefixHits: number;
   steps: number;
+  /** Running requests preempted (vLLM's `vllm:num_preemptions`). */
+  preemptions: number;
 }
 
 export class VllmEngine {
@@ -151,6 +168,7 @@ export class VllmEngine {
     prefixQueries: 0,
     prefixHits: 0,
     steps: 0,
+    preemptions: 0,
   };
 
   constructor(model: GpuCostModel, policy: SchedulingPolicy = 'fcfs') {
@@ -199,13 +217,16 @@ export class VllmEngine {
       maxTokens: req.maxTokens,
       output,
       hashes: blockHashes(req.promptTokens, this.model.blockTokens),
-      reserved: this.blocksFor(prompt, req.maxTokens),
       held: [],
       own: 0,
       cached: 0,
+      target: prompt,
       computed: 0,
+      fed: 0,
       generated: 0,
+      preemptions: 0,
       failedEpoch: -1,
+      failedNeed: 0,
       aborted: false,
       admitted: Number.NaN,
       firstToken: Number.NaN,
@@ -300,23 +321,30 @@ export class VllmEngine {
     return this.totalBlocks - this.ownBlocks - this.referencedBlocks;
   }
 
-  /** Reserves a waiting request's blocks, reusing its cached prefix; false when they do not fit. */
-  private allocate(seq: Seq): boolean {
-    if (seq.failedEpoch === this.epoch) return false;
+  /**
+   * Admits a waiting request if its cached prefix and its first chunk (`budget` tokens at most) fit: references
+   * the cached blocks, allocates the chunk's, and returns the chunk's tokens; 0 when they do not fit.
+   */
+  private admit(seq: Seq, budget: number): number {
     const B = this.model.blockTokens;
-    const maxHit = Math.floor((seq.prompt - 1) / B); // vLLM always computes the last prompt token
+    const maxHit = Math.min(Math.floor((seq.target - 1) / B), seq.hashes.length); // vLLM always computes the last token
     const hits: Block[] = [];
     for (let i = 0; i < maxHit; i++) {
       const b = this.cache.get(seq.hashes[i] as number);
       if (!b) break;
       hits.push(b);
     }
-    const fresh = seq.reserved - hits.length;
+    const cached = hits.length * B;
+    const n = Math.min(seq.target - cached, budget);
+    const fresh = Math.ceil((cached + n) / B) - hits.length;
     let revived = 0;
     for (const b of hits) if (b.refs === 0) revived++;
-    if (fresh + revived > this.freeBlocks()) {
+    const need = fresh + revived;
+    if (seq.failedEpoch === this.epoch && need >= seq.failedNeed) return 0;
+    if (need > this.freeBlocks()) {
       seq.failedEpoch = this.epoch;
-      return false;
+      seq.failedNeed = need;
+      return 0;
     }
     for (const b of hits) {
       if (b.refs++ === 0) {
@@ -324,20 +352,46 @@ export class VllmEngine {
         this.referencedBlocks++;
       }
     }
-    // Fresh blocks come from the never-cached free pool first, then by evicting the least recently used.
-    let short = fresh - (this.freeBlocks() - this.evictable.size);
+    seq.held = hits;
+    seq.own = 0;
+    this.take(seq, fresh);
+    seq.cached = cached;
+    seq.computed = cached;
+    return n;
+  }
+
+  /** Gives a running request `blocks` more fresh blocks; false (nothing taken) when the free ones are too few. */
+  private grow(seq: Seq, blocks: number): boolean {
+    if (blocks <= 0) return true;
+    if (blocks > this.freeBlocks()) return false;
+    this.take(seq, blocks);
+    return true;
+  }
+
+  /** Fresh blocks come from the never-cached free pool first, then by evicting the least recently used. */
+  private take(seq: Seq, blocks: number): void {
+    let short = blocks - (this.freeBlocks() - this.evictable.size);
     for (const [hash] of this.evictable) {
       if (short <= 0) break;
       this.evictable.delete(hash);
       this.cache.delete(hash);
       short--;
     }
-    seq.held = hits;
-    seq.own = fresh;
-    this.ownBlocks += fresh;
-    seq.cached = hits.length * B;
-    seq.computed = seq.cached;
-    return true;
+    seq.own += blocks;
+    this.ownBlocks += blocks;
+  }
+
+  /** Preempts a running request (vLLM's recompute): frees its blocks; it waits to compute prompt + output again. */
+  private preempt(seq: Seq): void {
+    this.release(seq);
+    this.counters.preemptions++;
+    seq.preemptions++;
+    seq.target = seq.prompt + seq.generated;
+    seq.computed = 0;
+    seq.fed = 0;
+    seq.failedEpoch = -1;
+    if (this.policy === 'priority') insertSorted(this.waiting, seq, byPriority);
+    else this.waiting.unshift(seq); // vLLM prepends a preempted request under fcfs
   }
 
   private release(seq: Seq): void {
@@ -356,24 +410,48 @@ export class VllmEngine {
 
   private startStep(t: number): void {
     const m = this.model;
+    const B = m.blockTokens;
     let budget = m.maxBatchedTokens;
     const batch: [Seq, number][] = [];
-    for (const seq of this.running) {
-      if (budget <= 0) break;
-      const n = seq.computed < seq.prompt ? Math.min(seq.prompt - seq.computed, budget) : 1;
+    let preempted = false;
+    // The running requests first, in admission order, each growing by the blocks its tokens of this step need;
+    // one that cannot grow preempts the least important running request, itself last (vLLM V1's schedule()).
+    for (let i = 0; i < this.running.length && budget > 0; ) {
+      const seq = this.running[i] as Seq;
+      const prefill = seq.computed < seq.target;
+      const n = prefill ? Math.min(seq.target - seq.computed, budget) : 1;
+      const need = Math.ceil((seq.computed + seq.fed + n) / B) - seq.held.length - seq.own;
+      let ok = this.grow(seq, need);
+      while (!ok) {
+        const victim = this.policy === 'priority' ? leastImportant(this.running) : (this.running.at(-1) as Seq);
+        const at = this.running.indexOf(victim);
+        this.running.splice(at, 1);
+        const scheduled = batch.findIndex(([s]) => s === victim);
+        if (scheduled >= 0) {
+          budget += (batch[scheduled] as [Seq, number])[1];
+          batch.splice(scheduled, 1);
+        }
+        if (at < i) i--;
+        this.preempt(victim);
+        preempted = true;
+        if (victim === seq) break;
+        ok = this.grow(seq, need);
+      }
+      if (!ok) break;
       budget -= n;
       batch.push([seq, n]);
+      i++;
     }
     this.accrue(t);
-    while (this.waiting.length > 0 && this.running.length < m.maxNumSeqs && budget > 0) {
+    while (!preempted && this.waiting.length > 0 && this.running.length < m.maxNumSeqs && budget > 0) {
       const seq = this.waiting[0] as Seq;
-      if (!this.allocate(seq)) break;
+      const n = this.admit(seq, budget);
+      if (n === 0) break;
       this.waiting.shift();
-      seq.admitted = t;
+      if (Number.isNaN(seq.admitted)) seq.admitted = t;
       this.running.push(seq);
-      this.counters.prefixQueries += seq.prompt;
+      this.counters.prefixQueries += seq.target;
       this.counters.prefixHits += seq.cached;
-      const n = Math.min(seq.prompt - seq.computed, budget);
       budget -= n;
       batch.push([seq, n]);
     }
@@ -381,12 +459,14 @@ export class VllmEngine {
     this.saturated = this.waiting.length > 0 || this.running.length >= m.maxNumSeqs || this.kvUsage >= KV_BUSY_USAGE;
     if (batch.length === 0) {
       this.saturated = this.waiting.length > 0;
-      return; // nothing can run (cannot happen while the KV cache can hold every admitted request)
+      // A step that preempted every request it could run admits the waiting ones at the next scheduling point.
+      if (preempted && this.waiting.length > 0) this.scheduleAt = t;
+      return;
     }
     let us = 0;
     for (const [seq, n] of batch) {
-      const prefill = seq.computed < seq.prompt;
-      const cost = prefill ? n * m.prefillUsPerToken + (seq.computed + n === seq.prompt ? m.decodeUsPerToken : 0) : m.decodeUsPerToken;
+      const prefill = seq.computed < seq.target;
+      const cost = prefill ? n * m.prefillUsPerToken + (seq.computed + n === seq.target ? m.decodeUsPerToken : 0) : m.decodeUsPerToken;
       seq.gpuUs += cost;
       us += cost;
     }
@@ -404,7 +484,7 @@ export class VllmEngine {
     const finished = new Set<Seq>();
     for (const [seq, n] of this.stepBatch) {
       if (seq.aborted) continue; // aborted mid-step
-      if (seq.computed < seq.prompt) {
+      if (seq.computed < seq.target) {
         seq.computed += n;
         // Cache the prompt blocks prefill has now computed; one another request cached meanwhile is shared instead.
         const full = Math.min(Math.floor(seq.computed / B), seq.hashes.length);
@@ -421,12 +501,13 @@ export class VllmEngine {
           seq.own--;
           this.ownBlocks--;
         }
-        if (seq.computed === seq.prompt) {
-          seq.generated = 1;
-          seq.firstToken = t;
+        if (seq.computed === seq.target) {
+          seq.generated++;
+          if (Number.isNaN(seq.firstToken)) seq.firstToken = t;
         }
       } else {
         seq.generated++;
+        seq.fed++;
       }
       if (seq.generated >= seq.output) finished.add(seq);
     }
@@ -449,12 +530,20 @@ export class VllmEngine {
           cachedTokens: seq.cached,
           outputTokens: seq.generated,
           gpuSeconds: seq.gpuUs / 1e6,
+          preemptions: seq.preemptions,
         });
       }
     }
     if (this.running.length > 0 || this.waiting.length > 0) this.startStep(t);
     else this.saturated = false;
   }
+}
+
+/** The running request vLLM preempts under the priority policy: the highest priority value, the latest arrival on a tie. */
+function leastImportant(running: Seq[]): Seq {
+  let worst = running[0] as Seq;
+  for (const s of running) if (s.priority > worst.priority || (s.priority === worst.priority && s.arrival >= worst.arrival)) worst = s;
+  return worst;
 }
 
 function byArrival(a: Seq, b: Seq): number {

@@ -49,6 +49,8 @@ export interface VllmStats {
   kv_busy_s: number;
   prefix_hits: number;
   prefix_queries: number;
+  /** Running requests preempted (their KV blocks freed, recomputed when readmitted). */
+  preemptions: number;
   requests: number;
   completed: number;
   aborted: number;
@@ -161,6 +163,7 @@ export class VllmModel {
       kv_busy_s: s.kvBusySeconds,
       prefix_hits: s.prefixHits,
       prefix_queries: s.prefixQueries,
+      preemptions: s.preemptions,
       requests: s.requests,
       completed: s.completed,
       aborted: s.aborted,
@@ -196,6 +199,7 @@ export class VllmModel {
     metric('vllm:prefix_cache_queries_total', 'counter', 'Prefix cache queries, in terms of number of queried tokens.', s.prefix_queries);
     metric('vllm:prefix_cache_hits_total', 'counter', 'Prefix cache hits, in terms of number of cached tokens.', s.prefix_hits);
     metric('vllm:request_success_total', 'counter', 'Count of successfully processed requests.', s.completed);
+    metric('vllm:num_preemptions_total', 'counter', 'Cumulative number of preemption from the engine.', s.preemptions);
     // vLLM's info gauge of its cache config (value 1, the config in labels): the KV cache's size in blocks,
     // which clients read for tokens admission (num_gpu_blocks x block_size tokens).
     lines.push(
