@@ -16,9 +16,10 @@ import {
 } from '@panta/core';
 
 /**
- * A board arm's call (docs/teams.md, "Belief board"): the board it reads, rebuilt from the replies it reads
- * (its read set holds every call that wrote to that board), the rendering it is shown, and its row's
- * `board` column once its reply is known.
+ * A board arm's call (docs/teams.md, "Belief board"), or a `table` arm's (the observer's belief table, kept
+ * with the same mechanism): the board it reads, rebuilt from the replies it reads (its read set holds every
+ * call that wrote to that board), the rendering it is shown, and its row's `board` column once its reply is
+ * known.
  */
 export function boardOfCall(
   run: RunPlan,
