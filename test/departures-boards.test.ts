@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseDataset, parseSweepSpec, planSweep, teamAnswerTokens } from '@panta/core';
+import { dynamicsArms, parseDataset, parseSweepSpec, planSweep, poolsBudget, resolveBudgetRule, teamAnswerTokens } from '@panta/core';
+import { teamDepartures } from '../packages/studies/src/teams/report/departures.js';
 import { catalog } from '@panta/report';
 import '@panta/studies/report';
 import { ROOT } from './helpers.js';
@@ -39,21 +40,33 @@ describe("docs/departures.md: the Boards paper's departures", () => {
     expect(kind(row(/down \(debate/))).toBe('stated');
   });
 
-  it('the total budget: floor(B / N) a member, the caps summing to at most B at every N, stated in the example', () => {
-    const spec = parseSweepSpec(read('examples/lost-in-propagation.yaml'), 'lost-in-propagation.yaml');
+  it('the total budget: one pool for the chain by default (budget_rule: pool), the split in advance an option that old corpora read as', () => {
+    const text = read('examples/lost-in-propagation.yaml');
+    const spec = parseSweepSpec(text, 'lost-in-propagation.yaml');
+    expect(spec.team?.token_budget).toBe(480);
+    expect(spec.team?.budget_rule).toBeUndefined();
+    resolveBudgetRule(spec, dynamicsArms(spec)); // as loadSweep does for a new sweep
+    expect(spec.team?.budget_rule).toBe('pool');
     const runs = planSweep(spec, parseDataset(read('datasets/multifact26.jsonl'), 'multifact26.jsonl'), 'lost-in-propagation.yaml');
-    const budget = spec.team?.token_budget ?? 0;
-    expect(budget).toBe(480);
-    for (const n of spec.sizes as number[]) {
-      const run = runs.find((r) => r.n === n)!;
-      expect(teamAnswerTokens(run, spec.max_tokens)).toBe(Math.floor(budget / n));
-      expect(teamAnswerTokens(run, spec.max_tokens) * n).toBeLessThanOrEqual(budget);
+    expect(runs.every((r) => poolsBudget(r))).toBe(true);
+    // A stored spec without the key (a corpus from before it) reads as split: floor(B / N) a member.
+    const old = parseSweepSpec(text, 'lost-in-propagation.yaml');
+    const oldRuns = planSweep(old, parseDataset(read('datasets/multifact26.jsonl'), 'multifact26.jsonl'), 'lost-in-propagation.yaml');
+    for (const n of old.sizes as number[]) {
+      const run = oldRuns.find((r) => r.n === n)!;
+      expect(poolsBudget(run)).toBe(false);
+      expect(teamAnswerTokens(run, old.max_tokens)).toBe(Math.floor(480 / n));
     }
-    expect(kind(row(/total token budget/))).toBe('stated');
-    expect(spec.departures?.join(' ')).toMatch(/ceiling split in advance/);
-    expect(parseSweepSpec(read('examples/belief-board.yaml'), 'belief-board.yaml').departures?.join(' ')).toMatch(
-      /no observer belief table/,
-    );
+    expect(kind(row(/total token budget/))).toBe('matches');
+    expect(row(/total token budget/)).toMatch(/`team.budget_rule: pool` \(the default of a new sweep\).*`split`/);
+    expect(spec.departures?.join(' ')).not.toMatch(/split in advance/);
+    // A corpus that used the split has it named in the captions of the lost-in-propagation figure and table.
+    const relay = [{ dynamics: 'relay', arm: 'none' }];
+    expect(teamDepartures(relay, { team: { token_budget: 480 } })).toEqual([expect.stringMatching(/split in advance/)]);
+    expect(teamDepartures(relay, { team: { token_budget: 480, budget_rule: 'split' } })).toEqual([
+      expect.stringMatching(/split in advance/),
+    ]);
+    expect(teamDepartures(relay, { team: { token_budget: 480, budget_rule: 'pool' } })).toEqual([]);
   });
 
   it('significance against vanilla matches: the teams section has table team-arm-tests', () => {

@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROTOCOL_SYSTEM, RUBRIC_SYSTEM } from '@panta/core';
-import { panta, tempDir, writeSpec, RHEON6 } from '../../../test/helpers.js';
+import { panta, ROOT, tempDir, writeSpec, RHEON6 } from '../../../test/helpers.js';
 
 const plan = (args: string[]) => {
   const r = panta(['plan', ...args]);
@@ -131,14 +133,24 @@ judge: {kind: llm, backend: {kind: surrogate}}
     expect(text.stdout).toMatch(/^star +5 +4 +4 +80 +\d+$/m);
   });
 
-  it("a team relay: one event per call, and each member's answer is the token budget split over the chain, not max_tokens", () => {
+  it('a team relay: one event per call, and the budget rule printed (pooled by default, split when the spec says so), not max_tokens', () => {
     const r = plan(['examples/lost-in-propagation.yaml']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^lost-in-propagation: 208 configurations, 624 runs, 2,808 events \(team schedules: one event per call\)$/m);
     expect(r.stdout).toMatch(
-      /^Answers: relay members: team\.token_budget 480 split over the chain, 480 at N = 1, 240 at N = 2, 160 at N = 3, .* 60 at N = 8 tokens each; /m,
+      /^Answers: relay members: team\.token_budget 480 pooled over the chain \(budget_rule: pool\): member k of N writes at most what the members before it left, divided over the N - k \+ 1 members still to write, the last all that is left; the chain writes at most 480 tokens at every N \(N = 1, 2, 3, 4, 5, 6, 7, 8\); /m,
     );
     expect(r.stdout).not.toMatch(/Answers: \d+ tokens each/);
+    const dir = tempDir();
+    const split = writeSpec(
+      dir,
+      readFileSync(join(ROOT, 'examples', 'lost-in-propagation.yaml'), 'utf8')
+        .replaceAll('../datasets/', `${ROOT}/datasets/`)
+        .replace('team: {token_budget: 480}', 'team: {token_budget: 480, budget_rule: split}'),
+    );
+    expect(plan([split]).stdout).toMatch(
+      /^Answers: relay members: team\.token_budget 480 split over the chain \(budget_rule: split\), 480 at N = 1, 240 at N = 2, 160 at N = 3, .* 60 at N = 8 tokens each; /m,
+    );
   });
 
   it('fails as panta run does on a bad spec: one line naming the file and field, exit 2', () => {

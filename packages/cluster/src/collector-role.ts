@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { InputError, redact, runEvents, toError, type EncoderColumn, type JudgeSpec, type RunPlan } from '@panta/core';
+import { InputError, poolsBudget, redact, runEvents, toError, type EncoderColumn, type JudgeSpec, type RunPlan } from '@panta/core';
 import { existsSync } from 'node:fs';
 import { acquireOutLock, getDuckDB, readManifestToResume, shardPath, shardProgress, type Manifest, type OutLock } from '@panta/corpus';
 import {
@@ -680,7 +680,10 @@ class CollectorProcess {
         if (progress.nextEvent > 0) {
           // Each agent's latest durable answer back into the version store (a Redis that lost the sweep).
           const planner = plannerFor(sweep, run, progress.nextEvent);
-          await store.restoreVersions(runId, await readVersionTexts(progress.parts, planner.liveVersions(), run.protocol));
+          await store.restoreVersions(
+            runId,
+            await readVersionTexts(progress.parts, planner.liveVersions(), run.protocol, poolsBudget(run)),
+          );
         }
         const recorder = await this.corpus.openRecorder(run, progress.nextEvent);
         await this.restoreBoundaries(run, recorder);

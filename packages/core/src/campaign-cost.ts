@@ -8,7 +8,7 @@ import { rubric, VERDICT_MAX_TOKENS } from './rubric.js';
 import type { PriceTable } from './spec/backend.js';
 import type { SweepSpec } from './spec/schema.js';
 import { teamAnswerTokens, teamCallCosts, type TeamRoleCost } from './team/cost.js';
-import { teamSchedule } from './team/schedules.js';
+import { poolsBudget, teamSchedule } from './team/schedules.js';
 
 /**
  * What a sweep will cost before anything runs (`panta plan`): a pure function of the planned runs, so every
@@ -71,8 +71,11 @@ export interface CampaignCost {
   total: { calls: number; promptTokens: number; completionTokens: number; cost?: number };
   /** Tokens of every answer: max_tokens; exact when fixedLength, a ceiling otherwise. */
   answerTokens: number;
-  /** Relay runs with team.token_budget: each member's answer is the budget split over the chain, per N. */
-  relayAnswerTokens?: { budget: number; n: number; tokens: number }[];
+  /**
+   * Relay runs with team.token_budget, per N: each member's answer is the budget split over the chain (`tokens`
+   * each), or (pooled) its share of what the members before it left, `tokens` being the even share.
+   */
+  relayAnswerTokens?: { budget: number; n: number; tokens: number; pooled: boolean }[];
   /** Some run's answers are max_tokens long (false when every run is a relay with a token budget). */
   answersAtMaxTokens: boolean;
   fixedLength: boolean;
@@ -218,7 +221,7 @@ const CALL_ORDER: CallKind[] = [
 class CostTally {
   readonly kinds = new Map<CallKind, CallCost>();
   readonly contexts = new Map<string, ContextCost>();
-  readonly relayAnswers = new Map<string, { budget: number; n: number; tokens: number }>();
+  readonly relayAnswers = new Map<string, { budget: number; n: number; tokens: number; pooled: boolean }>();
   events = 0;
   private readonly degrees = new Map<string, number>();
   private readonly answer: number;
@@ -256,7 +259,12 @@ class CostTally {
     const team = run.controls.team!;
     const budget = team.tokenBudget;
     if (budget !== undefined && teamSchedule(run.dynamics).splitsBudget)
-      this.relayAnswers.set(`${budget}/${run.n}`, { budget, n: run.n, tokens: teamAnswerTokens(run, answer) });
+      this.relayAnswers.set(`${budget}/${run.n}/${poolsBudget(run)}`, {
+        budget,
+        n: run.n,
+        tokens: teamAnswerTokens(run, answer),
+        pooled: poolsBudget(run),
+      });
     // A team's calls by role (docs/teams.md); its rows are judged like answers.
     for (const c of teamCallCosts(run, answer)) this.add(c.role, c.calls, c.promptTokens, c.completionTokens, c.atMost);
     this.events += runEvents(run);

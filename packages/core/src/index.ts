@@ -89,7 +89,7 @@ export { criticalPath, eventSeed, Schedule } from './schedule.js';
 export type { EventPlan, EventStream } from './schedule.js';
 export { keptReads } from './team/calls.js';
 export type { TeamCallPlan, TeamRead, TeamReadKind, TeamRun } from './team/calls.js';
-export { isTeamDynamics, TEAM_SCHEDULES, teamCalls, teamEventCount, teamSchedule } from './team/schedules.js';
+export { isTeamDynamics, poolsBudget, TEAM_SCHEDULES, teamCalls, teamEventCount, teamSchedule } from './team/schedules.js';
 export { resolveBoardRevisions } from './team/spec.js';
 export type { TeamDynamics, TeamScheduleDef } from './team/schedules.js';
 export {
@@ -116,10 +116,11 @@ export {
 } from './team/prompts.js';
 export type { TeamPromptInput } from './team/prompts.js';
 export { teamAnswerTokens, teamCallCosts } from './team/cost.js';
+export { decodeSpentVersion, encodeSpentVersion, poolShare } from './team/pool.js';
 export type { TeamRoleCost } from './team/cost.js';
 export { TeamSchedule } from './team/schedule.js';
 export { scheduleFor } from './team/stream.js';
-export { resolveTeamSolution } from './team/spec.js';
+export { resolveBudgetRule, resolveTeamSolution } from './team/spec.js';
 export { solutionWinner, tallyVotes } from './team/vote.js';
 export { DataflowPlanner } from './dataflow.js';
 export {

@@ -22,9 +22,14 @@ describe('campaign cost', () => {
     const c = campaignCost({ spec, runs, template: DEFAULT_TEMPLATE });
     expect(c.answersAtMaxTokens).toBe(false);
     expect(c.relayAnswerTokens).toEqual([
-      { budget: 480, n: 2, tokens: 240 },
-      { budget: 480, n: 4, tokens: 120 },
+      { budget: 480, n: 2, tokens: 240, pooled: false },
+      { budget: 480, n: 4, tokens: 120, pooled: false },
     ]);
+    // Pooled (team.budget_rule pool): the chain's completion tokens sum to the budget, the last member's the rest.
+    const pooled = plan('geometries: [chain]\nsizes: [3]\ndynamics: relay\nteam: {token_budget: 100, budget_rule: pool}\n');
+    const p = campaignCost({ spec: pooled.spec, runs: pooled.runs, template: DEFAULT_TEMPLATE });
+    expect(p.relayAnswerTokens).toEqual([{ budget: 100, n: 3, tokens: 33, pooled: true }]);
+    expect(p.total.completionTokens).toBe(100 * pooled.runs.length);
     const mixed = plan('geometries: [chain]\nsizes: [3]\ndynamics: [relay, hub]\nteam: {token_budget: 480}\n');
     const m = campaignCost({ spec: mixed.spec, runs: mixed.runs, template: DEFAULT_TEMPLATE });
     expect(m).toMatchObject({ answersAtMaxTokens: true, relayAnswerTokens: [{ budget: 480, n: 3, tokens: 160 }] });

@@ -1,12 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import {
   DataflowPlanner,
+  decodeSpentVersion,
+  encodeSpentVersion,
   InputError,
   isDrift,
   keptReads,
   parseSweepSpec,
   parseVote,
   planSweep,
+  poolShare,
+  poolsBudget,
   renderTeamCall,
   runEvents,
   subtaskOf,
@@ -243,6 +247,26 @@ describe('team specs', () => {
     expect(runs[1].controls.team).toEqual({ memory: 'all', personas: 'generated', tokenBudget: 300 });
   });
 
+  it('a pooled relay (team.budget_rule pool): member k reads every earlier call, and its share is what they left over the members still to write', () => {
+    const [, pooled] = planSweep(spec('dynamics: relay\nteam: {token_budget: 100, budget_rule: pool}'), [PROMPT], 'team.yaml');
+    expect(pooled.controls.team).toEqual({ memory: 'all', personas: 'generated', tokenBudget: 100, budgetRule: 'pool' });
+    expect(poolsBudget(pooled)).toBe(true);
+    expect(teamCalls(pooled).map((c) => c.reads.map((r) => `${r.event}:${r.kind}`))).toEqual([[], ['0:note'], ['0:spent', '1:note']]);
+    const [, split] = planSweep(spec('dynamics: relay\nteam: {token_budget: 100, budget_rule: split}'), [PROMPT], 'team.yaml');
+    expect(poolsBudget(split)).toBe(false);
+    expect(teamCalls(split).map((c) => c.reads.map((r) => r.event))).toEqual([[], [0], [1]]);
+    // 100 over 3: 33 first; a member that wrote 5 leaves 95 for two (47), and the last has all that is left.
+    expect([poolShare(100, 3, 0, 0), poolShare(100, 3, 1, 5), poolShare(100, 3, 2, 5 + 47)]).toEqual([33, 47, 48]);
+    // Members that write all they may: the chain writes exactly the budget at every N; never more.
+    for (const n of [1, 2, 3, 7, 8]) {
+      let spent = 0;
+      for (let k = 0; k < n; k++) spent += poolShare(100, n, k, spent);
+      expect(spent).toBe(100);
+    }
+    expect(decodeSpentVersion(encodeSpentVersion('a\nb', 12))).toEqual({ text: 'a\nb', completionTokens: 12 });
+    expect(() => decodeSpentVersion('no tokens')).toThrow(/without its spent tokens/);
+  });
+
   it('a population sweep keeps its ids and carries no team settings', () => {
     const runs = planSweep(
       parseSweepSpec('name: t\ndataset: d.jsonl\ngeometries: [ring]\nsizes: [4]\ntemperatures: [0.7]\nseed: 1\n', 'p.yaml'),
@@ -269,6 +293,7 @@ describe('team specs', () => {
     refuse('name: t\ndataset: d.jsonl\ngeometries: [ring]\nsizes: [4]\ntemperatures: [0.7]\nprotocol: regenerate\n', 'protocol');
     refuse('dynamics: debate\nearly_stopping: {}', 'early_stopping');
     refuse('dynamics: relay\nteam: {token_budget: 2}', 'team.token_budget');
+    refuse('dynamics: relay\nteam: {budget_rule: pool}', 'team.budget_rule');
     refuse('name: t\ndataset: d.jsonl\ngeometries: [ring]\nsizes: [4]\ntemperatures: [0.7]\nteam: {memory: recent}\n', 'team');
   });
 
@@ -288,7 +313,7 @@ describe('team specs', () => {
     );
     expect(message('dynamics: hub\nteam: {memory: recent}')).toMatch(/^team\.yaml: team\.memory: only debate runs read it/);
     expect(message('dynamics: debate\nteam: {token_budget: 480}')).toBe(
-      "team.yaml: team.token_budget: only relay runs split a token budget over the chain, and this sweep's dynamics are debate; fix: remove team.token_budget, or add dynamics: relay",
+      "team.yaml: team.token_budget: only relay runs share a token budget over the chain, and this sweep's dynamics are debate; fix: remove team.token_budget, or add dynamics: relay",
     );
     expect(message('dynamics: debate\nteam: {board_tokens: 64}')).toMatch(
       /^team\.yaml: team\.board_tokens: only the board arm of relay and hub/,

@@ -1,10 +1,14 @@
 import { performance } from 'node:perf_hooks';
 import {
   armOf,
+  decodeSpentVersion,
   DEFAULT_PROTOCOL,
+  encodeSpentVersion,
   goldVerdictOf,
   isDrift,
   keptReads,
+  poolShare,
+  poolsBudget,
   solutionWinner,
   renderTeamCall,
   teamAnswerTokens,
@@ -57,10 +61,21 @@ class TeamRequest implements ChatRequest {
  * verdict of no drift is skipped; arm drift-policy-gold's verdict is the gold's, with no call; a `solution` is the plurality of the turn's votes: the winning contribution,
  * verbatim with no call, or (team.solution extracted) what the extraction call takes out of it.
  */
-export async function executeTeamEvent(task: EventTask, reads: readonly string[], services: WorkerServices): Promise<EventOutcome> {
+export async function executeTeamEvent(task: EventTask, versions: readonly string[], services: WorkerServices): Promise<EventOutcome> {
   const { run, plan } = task;
   const call = callsOf(run)[plan.event];
   if (!call || call.event !== plan.event) throw new Error(`${run.runId}: event ${plan.event} is not in its team schedule`);
+  // A pooled relay's member versions carry the tokens their calls spent: a member's share of the pool is what they left.
+  const pooled = poolsBudget(run);
+  let spent = 0;
+  const reads = pooled
+    ? versions.map((v, i) => {
+        if (callsOf(run)[call.reads[i].event].role !== 'relay') return v;
+        const read = decodeSpentVersion(v);
+        spent += read.completionTokens;
+        return read.text;
+      })
+    : versions;
   const drift = new Map<number, boolean>();
   call.reads.forEach((r, i) => {
     if (r.kind === 'verdict') drift.set(r.turn, isDrift(reads[i]));
@@ -110,7 +125,15 @@ export async function executeTeamEvent(task: EventTask, reads: readonly string[]
   const temperature = call.role === 'drift-judge' || call.role === 'solution' || observing ? 0 : run.temperature;
   const started = performance.now();
   const result: ChatResult = await services.backend.complete(
-    new TeamRequest(messages, plan.seed, temperature, teamAnswerTokens(run, services.maxTokens), services.fixedLength),
+    new TeamRequest(
+      messages,
+      plan.seed,
+      temperature,
+      pooled && call.role === 'relay'
+        ? poolShare(run.controls.team!.tokenBudget!, run.n, call.agent, spent)
+        : teamAnswerTokens(run, services.maxTokens),
+      services.fixedLength,
+    ),
   );
   const outcome: EventOutcome = {
     ...base,
@@ -125,6 +148,7 @@ export async function executeTeamEvent(task: EventTask, reads: readonly string[]
   };
   if (result.replyStatus) outcome.replyStatus = result.replyStatus;
   if (board) outcome.board = JSON.stringify(board.row(result.text));
+  if (pooled && call.role === 'relay') outcome.version = encodeSpentVersion(result.text, result.completionTokens);
   return embed(outcome, services);
 }
 

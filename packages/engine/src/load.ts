@@ -52,6 +52,7 @@ import {
   type RunPlan,
   type SweepSpec,
   dynamicsArms,
+  resolveBudgetRule,
   resolveTeamSolution,
   trialPromptsOf,
   resolveBoardRevisions,
@@ -282,6 +283,11 @@ export function corpusIdentity(spec: SweepSpec, reading: { keepBareTeam?: boolea
     const { revisions: _r, ...team } = rest.team;
     rest.team = team;
   }
+  // split is what relays from before team.budget_rule were run with: saying so is the same corpus.
+  if (rest.team?.budget_rule === 'split') {
+    const { budget_rule: _b, ...team } = rest.team;
+    rest.team = team;
+  }
   // vote is the decision of a team block without the key: saying so is the same corpus.
   if (rest.team?.decision === 'vote') {
     const { decision: _v, ...team } = rest.team;
@@ -402,6 +408,8 @@ export function loadSweep(specPath: string, overrides: SweepOverrides = {}): Loa
   resolveTeamSolution(spec, dynamicsArms(spec));
   // The same for a board's revisions: a new sweep's are the author's own (the paper's); a stored spec without the key was run `object`.
   resolveBoardRevisions(spec, dynamicsArms(spec));
+  // And a relay's token budget: pooled for a new sweep (the paper's); a stored spec without the key was split in advance.
+  resolveBudgetRule(spec, dynamicsArms(spec));
   const templates = templateArms(spec).map((arm) => loadTemplate(arm.ref, base, specPath, arm.field));
   const template = templates[0];
   const { edgeLists, edgeFiles, edgeTexts } = readEdgeLists(spec, base, specPath);

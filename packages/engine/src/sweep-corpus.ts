@@ -1,6 +1,7 @@
 import {
   EVENT_ROWS_SQL,
   encodeBoardVersion,
+  encodeSpentVersion,
   foldLive,
   isBoardProtocol,
   isSummaryProtocol,
@@ -110,7 +111,12 @@ export class SweepCorpus {
  * The texts of a resumed run's live versions (each agent's latest answer), read back from its durable parts.
  * A belief-board version also carries its author's live board entries, folded from every entry it wrote.
  */
-export async function readVersionTexts(parts: readonly string[], live: Float64Array, protocol?: string): Promise<Map<number, string>> {
+export async function readVersionTexts(
+  parts: readonly string[],
+  live: Float64Array,
+  protocol?: string,
+  pooled = false,
+): Promise<Map<number, string>> {
   const texts = new Map<number, string>();
   const wanted = [...new Set(Array.from(live))].filter((v) => v >= 0);
   if (wanted.length === 0) return texts;
@@ -132,12 +138,16 @@ export async function readVersionTexts(parts: readonly string[], live: Float64Ar
     return texts;
   }
   for await (const batch of readEvents(parts, {
-    columns: ['event', 'response'],
+    columns: ['event', 'role', 'response', 'completion_tokens'],
     where: `${EVENT_ROWS_SQL} AND event IN (${wanted.join(',')})`,
   })) {
     const events = batch.columns.event as number[];
     const responses = batch.columns.response as string[];
-    for (let r = 0; r < batch.rows; r++) texts.set(events[r], responses[r]);
+    const roles = batch.columns.role as string[];
+    const spent = batch.columns.completion_tokens as number[];
+    // A pooled relay member's version carries the tokens its call spent (the later members' shares depend on them).
+    for (let r = 0; r < batch.rows; r++)
+      texts.set(events[r], pooled && roles[r] === 'relay' ? encodeSpentVersion(responses[r], Number(spent[r])) : responses[r]);
   }
   return texts;
 }

@@ -29,9 +29,11 @@ export function corpusToResume(sweep: LoadedSweep, refusal: { file: string; fix:
 
 /** A default that changed since the corpus was written, and the key that resumes it ('' when none is known). */
 function becauseOf(previous: Manifest, sweep: LoadedSweep): string {
-  const before = (previous.spec as { team?: { solution?: string } } | undefined)?.team?.solution;
-  if (before === undefined && sweep.spec.team?.solution === 'extracted')
+  const team = (previous.spec as { team?: { solution?: string; budget_rule?: string } } | undefined)?.team;
+  if (team?.solution === undefined && sweep.spec.team?.solution === 'extracted')
     return ' (this release defaults team.solution to extracted; write team: {solution: verbatim} to resume a corpus from before)';
+  if (team?.budget_rule === undefined && sweep.spec.team?.budget_rule === 'pool')
+    return ' (this release pools team.token_budget over the chain; write team: {budget_rule: split} to resume a corpus from before)';
   return '';
 }
 

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import {
   InputError,
   ownNeighbourBytes,
+  poolsBudget,
   runEvents,
   SHARD_POLICY,
   shardLabel,
@@ -369,7 +370,7 @@ async function openRunFromDisk(
     log.info({ run: run.runId, nextEvent: progress.nextEvent, parts: progress.parts.length }, 'run resumed');
     executor.written(progress.nextEvent);
     // A resumed run needs each agent's latest answer back in the version store.
-    for (const [version, text] of await readVersionTexts(progress.parts, planner.liveVersions(), run.protocol))
+    for (const [version, text] of await readVersionTexts(progress.parts, planner.liveVersions(), run.protocol, poolsBudget(run)))
       s.transport.publish(run.runId, version, text);
   }
   return { run, planner, sink: collector, inflight: 0, startedAt: performance.now() };

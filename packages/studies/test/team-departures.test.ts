@@ -35,9 +35,14 @@ describe("the team tables' captions name the departures from the papers a corpus
       'drift-policy-gold',
       'MMLU-Pro only',
     ]);
-    // A relay corpus: the board's revision rule only where a board arm ran (the budget's split is the spec's own departure).
-    expect(teamDepartures([relay()], { team: { token_budget: 480 } })).toEqual([]);
-    const r = teamDepartures([relay(), relay('board')], { team: { token_budget: 480 } });
+    // A relay corpus: the board's revision rule only where a board arm ran; the budget's split where the stored spec
+    // says split or (a corpus from before the key) nothing, once, even where its own departures state it too.
+    expect(teamDepartures([relay()], { team: { token_budget: 480, budget_rule: 'pool' } })).toEqual([]);
+    expect(teamDepartures([relay()], { team: { token_budget: 480 } })).toEqual([expect.stringContaining('team.budget_rule: split')]);
+    expect(teamDepartures([relay()], { team: { token_budget: 480 }, departures: ['a ceiling split in advance'] })).toEqual([
+      'a ceiling split in advance',
+    ]);
+    const r = teamDepartures([relay(), relay('board')], { team: { token_budget: 480, budget_rule: 'pool' } });
     expect(r).toHaveLength(1);
     expect(r[0]).toContain('team.revisions: object');
     expect(teamDepartures([relay('board')], { team: { revisions: 'author' } })).toEqual([]);

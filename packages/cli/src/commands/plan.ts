@@ -180,10 +180,7 @@ function planText(name: string, sweeps: number, c: CampaignCost): string {
     ),
   );
   out.push('');
-  const relay = c.relayAnswerTokens;
-  const split = relay
-    ? `relay members: team.token_budget ${relay[0].budget} split over the chain, ${relay.map((r) => `${r.tokens} at N = ${r.n}`).join(', ')} tokens each`
-    : '';
+  const split = budgetRuleLine(c.relayAnswerTokens);
   const maxTokens = `${c.answerTokens} tokens each (max_tokens${c.fixedLength ? ', fixed_length: exact' : ', without fixed_length: a ceiling'})`;
   const answers = c.answersAtMaxTokens ? (split ? `${maxTokens}; ${split}` : maxTokens) : split;
   out.push(
@@ -210,4 +207,24 @@ function planText(name: string, sweeps: number, c: CampaignCost): string {
   const all = c.calls.length > 1 ? `; every call through the same rate: ${formatDuration(c.seconds.all)}` : '';
   out.push(`Time at ${rate}: the agents' calls ${formatDuration(c.seconds.agents)}${all}.`);
   return `${out.join('\n')}\n`;
+}
+
+/**
+ * The relay's token budget rule in words (team.budget_rule): pooled, what a member may write; split, the caps
+ * set in advance at each N.
+ */
+function budgetRuleLine(relay: CampaignCost['relayAnswerTokens']): string {
+  if (!relay) return '';
+  const pooled = relay.filter((r) => r.pooled);
+  const split = relay.filter((r) => !r.pooled);
+  const lines: string[] = [];
+  if (pooled.length > 0)
+    lines.push(
+      `relay members: team.token_budget ${pooled[0].budget} pooled over the chain (budget_rule: pool): member k of N writes at most what the members before it left, divided over the N - k + 1 members still to write, the last all that is left; the chain writes at most ${pooled[0].budget} tokens at every N (N = ${pooled.map((r) => r.n).join(', ')})`,
+    );
+  if (split.length > 0)
+    lines.push(
+      `relay members: team.token_budget ${split[0].budget} split over the chain (budget_rule: split), ${split.map((r) => `${r.tokens} at N = ${r.n}`).join(', ')} tokens each`,
+    );
+  return lines.join('; ');
 }

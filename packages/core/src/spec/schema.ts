@@ -293,8 +293,15 @@ export const sweepSpecSchema = z.strictObject({
    */
   team: z
     .strictObject({
-      /** relay: total completion tokens of the chain, split evenly (max_tokens = floor(budget / N) per member). */
+      /** relay: total completion tokens of the chain, shared as `budget_rule` says. */
       token_budget: z.int().min(1).max(2_147_483_647).optional(),
+      /**
+       * relay with token_budget: pool (the paper's, and a new sweep's): member k may write what the members before
+       * it left of the budget, divided over the members still to write (k included), so the last has all that is
+       * left; split: each member at most floor(budget / N), set in advance (what a stored spec without the key, a
+       * corpus from before it, was run with).
+       */
+      budget_rule: z.enum(['pool', 'split']).optional(),
       /** debate: every earlier turn (all) or only the previous one (recent) in each contribution's prompt. */
       memory: z.enum(['all', 'recent']).default('all'),
       /** relay and hub, arm board: tokens the rendered belief board may take in a prompt; default 256. */

@@ -29,7 +29,9 @@ export type TeamReadKind =
   | 'trace'
   /** table: an observer call read for its ledger entries (the belief table); extract: for its extraction. */
   | 'table'
-  | 'extract';
+  | 'extract'
+  /** a pooled token budget: an earlier relay member read for the completion tokens it spent only. */
+  | 'spent';
 
 export interface TeamRead {
   event: number;
@@ -82,24 +84,32 @@ export function debateEventCount(run: TeamRun): number {
   return (generated ? 1 : 0) + r * turn + (r - 1) + (policy ? Math.max(0, r - 2) : 0) + (regenerate ? (r - 1) * turn : 0);
 }
 
+/** A relay run whose token budget is pooled over the chain (team.budget_rule pool): its members read what the earlier ones spent. */
+export function poolsTokens(run: Pick<TeamRun, 'controls'>): boolean {
+  return run.controls.team?.tokenBudget !== undefined && run.controls.team.budgetRule === 'pool';
+}
+
 /**
  * A relay member reads its predecessor's note; in the board arms also every earlier call (for the entries
  * on the board), in `full` every earlier call's whole output. In the observer arms (`table`, `extract`) an
  * observer call follows each member whose note someone reads (all but the last): it reads the member's whole
  * reply (its trace) and, in `table`, the earlier observers' ledger entries it may revise; every later member
- * reads every earlier observer call besides the note.
+ * reads every earlier observer call besides the note. With a pooled token budget a member reads every earlier
+ * member at least for the tokens it spent (`spent`), which its share of the pool depends on.
  */
-export function relayCalls(n: number, protocol: string): TeamCallPlan[] {
+export function relayCalls(n: number, protocol: string, pooled = false): TeamCallPlan[] {
   const calls: TeamCallPlan[] = [];
   const arm = armOf(protocol);
-  const earlier: TeamReadKind | undefined = arm.board !== undefined ? 'board' : arm.earlier;
+  const earlier: TeamReadKind | undefined = arm.board !== undefined ? 'board' : (arm.earlier ?? (pooled ? 'spent' : undefined));
   const observed: TeamRead[] = [];
+  const members: number[] = [];
   for (let i = 0; i < n; i++) {
     const reads: TeamRead[] = [...observed];
     const member = calls.length;
-    if (earlier) for (let j = 0; j < i - 1; j++) reads.push({ event: j, agent: j, kind: earlier, turn: j });
-    if (i > 0) reads.push({ event: member - (arm.observer ? 2 : 1), agent: i - 1, kind: 'note', turn: i - 1 });
+    if (earlier) for (let j = 0; j < i - 1; j++) reads.push({ event: members[j], agent: j, kind: earlier, turn: j });
+    if (i > 0) reads.push({ event: members[i - 1], agent: i - 1, kind: 'note', turn: i - 1 });
     calls.push({ event: member, role: 'relay', sweep: i, agent: i, reads });
+    members.push(member);
     if (arm.observer && i < n - 1) {
       const trace: TeamRead = { event: member, agent: i, kind: 'trace', turn: i };
       const ledger = arm.observer === 'table' ? observed : [];

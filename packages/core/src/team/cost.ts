@@ -5,7 +5,8 @@ import { armOf } from '../protocol/registry.js';
 import { BOARD_HEADER, DEFAULT_BOARD_TOKENS, TABLE_HEADER } from '../protocol/board-render.js';
 import { hiddenChars } from '../hidden-text.js';
 import { keptReads } from './calls.js';
-import { teamCalls, teamSchedule } from './schedules.js';
+import { poolsBudget, teamCalls, teamSchedule } from './schedules.js';
+import { poolShare } from './pool.js';
 import { renderTeamCall } from './prompts.js';
 
 /** What one role's calls of a team run cost (`panta plan`): a verbatim solution is counted, not called, so it has none. */
@@ -20,7 +21,10 @@ export interface TeamRoleCost {
   largestPromptTokens: number;
 }
 
-/** Completion tokens a team member may use: the relay's budget split over the chain, else the sweep's max_tokens. */
+/**
+ * Completion tokens a team member may use: the relay's budget split over the chain (under budget_rule pool, the
+ * even share each member may count on: what it may write is its poolShare), else the sweep's max_tokens.
+ */
 export function teamAnswerTokens(run: Pick<RunPlan, 'dynamics' | 'n' | 'controls'>, maxTokens: number): number {
   const budget = run.controls.team?.tokenBudget;
   return budget !== undefined && teamSchedule(run.dynamics).splitsBudget ? Math.max(1, Math.floor(budget / run.n)) : maxTokens;
@@ -34,6 +38,17 @@ export function teamAnswerTokens(run: Pick<RunPlan, 'dynamics' | 'n' | 'controls
 export function teamCallCosts(run: RunPlan, maxTokens: number): TeamRoleCost[] {
   const answer = teamAnswerTokens(run, maxTokens);
   const filler = 'x'.repeat(answer * CHARS_PER_TOKEN);
+  // A pooled relay budget: member j may write up to poolShare(B, N, j, 0) when those before it wrote nothing (what
+  // a prompt quoting it must hold), and the chain writes at most B (the even shares, the rest to the last member).
+  const pool = poolsBudget(run) ? run.controls.team!.tokenBudget! : undefined;
+  const readFiller = (agent: number) => (pool === undefined ? filler : 'x'.repeat(poolShare(pool, run.n, agent, 0) * CHARS_PER_TOKEN));
+  // Observer and extractor calls are not members: they keep the even share, outside the pool.
+  const written = (call: { role: string; agent: number }) =>
+    pool === undefined || call.role !== 'relay'
+      ? answer
+      : call.agent === run.n - 1
+        ? pool - (run.n - 1) * Math.floor(pool / run.n)
+        : Math.floor(pool / run.n);
   const byRole = new Map<string, TeamRoleCost>();
   // arm board (and table's belief table): a board filled up to its cap (the cap bounds its lines, not its header).
   const board =
@@ -50,7 +65,7 @@ export function teamCallCosts(run: RunPlan, maxTokens: number): TeamRoleCost[] {
     if (call.role === 'drift-judge' && armOf(run.protocol).judge === 'gold') continue; // the gold's verdict, no call
     const reads = keptReads(
       call.reads,
-      call.reads.map((r) => (r.kind === 'verdict' ? 'DRIFT: lack of progress.' : filler)),
+      call.reads.map((r) => (r.kind === 'verdict' ? 'DRIFT: lack of progress.' : readFiller(r.agent))),
       () => true,
     );
     const revisions = run.controls.team?.revisions;
@@ -80,7 +95,7 @@ export function teamCallCosts(run: RunPlan, maxTokens: number): TeamRoleCost[] {
     c.atMost ||= call.onDriftOf !== undefined;
     c.promptTokens += prompt;
     c.largestPromptTokens = Math.max(c.largestPromptTokens, prompt);
-    c.completionTokens += answer;
+    c.completionTokens += written(call);
     byRole.set(call.role, c);
   }
   return [...byRole.values()];

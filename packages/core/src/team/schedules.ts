@@ -1,7 +1,7 @@
 import type { TeamRole } from '../event.js';
 import type { TeamControls } from '../protocol/control.js';
 import { armOf } from '../protocol/registry.js';
-import { debateCalls, debateEventCount, hubCalls, relayCalls, type TeamCallPlan, type TeamRun } from './calls.js';
+import { debateCalls, debateEventCount, hubCalls, poolsTokens, relayCalls, type TeamCallPlan, type TeamRun } from './calls.js';
 
 /**
  * The team schedules (docs/teams.md), one object each, in one table whose keys are the team values of a
@@ -15,8 +15,8 @@ export interface TeamScheduleDef {
   /** Events of a run (the length of `calls`, without building them). */
   events(run: TeamRun): number;
   /** The spec's `team` keys it reads (any other is refused on a sweep of only such schedules). */
-  readonly keys: readonly (keyof TeamControls | 'token_budget' | 'board_tokens')[];
-  /** Splits `team.token_budget` over the chain: each member's max_tokens is floor(budget / N). */
+  readonly keys: readonly (keyof TeamControls | 'token_budget' | 'budget_rule' | 'board_tokens')[];
+  /** Shares `team.token_budget` over the chain (`budget_rule`: pooled, or floor(budget / N) each). */
   readonly splitsBudget?: boolean;
   /** Sweeps are its rounds (runs.parquet's sweeps_run); each round's solution is the team's answer then. */
   readonly rounds?: boolean;
@@ -33,9 +33,9 @@ const SMALLER = 'use a smaller team or max_tokens, or a model with a longer cont
 
 export const TEAM_SCHEDULES = {
   relay: {
-    calls: (run) => relayCalls(run.n, run.protocol),
+    calls: (run) => relayCalls(run.n, run.protocol, poolsTokens(run)),
     events: (run) => (armOf(run.protocol).observer ? 2 * run.n - 1 : run.n),
-    keys: ['token_budget', 'board_tokens', 'revisions'],
+    keys: ['token_budget', 'budget_rule', 'board_tokens', 'revisions'],
     splitsBudget: true,
     answerRole: 'relay',
     memberName: agentName,
@@ -79,4 +79,9 @@ export function teamEventCount(run: TeamRun): number {
 /** The calls of a team run, in event order (a topological order of its DAG). */
 export function teamCalls(run: TeamRun): TeamCallPlan[] {
   return teamSchedule(run.dynamics).calls(run);
+}
+
+/** A run whose schedule shares the token budget and whose rule is pool: each call's max_tokens is its poolShare. */
+export function poolsBudget(run: Pick<TeamRun, 'dynamics' | 'controls'>): boolean {
+  return isTeamDynamics(run.dynamics) && teamSchedule(run.dynamics).splitsBudget === true && poolsTokens(run);
 }

@@ -13,6 +13,13 @@ export function checkTeamSpec(spec: SweepSpec, dynamics: readonly Dynamics[], fi
       'only team schedules read it, and this sweep has none',
       'add dynamics: relay, hub or debate, or remove team',
     );
+  if (spec.team?.budget_rule !== undefined && spec.team.token_budget === undefined)
+    throw new InputError(
+      file,
+      'team.budget_rule',
+      'it says how team.token_budget is shared over the chain, and this sweep sets no token_budget',
+      'add team.token_budget, or remove team.budget_rule',
+    );
   const protocols: readonly string[] = Array.isArray(spec.protocol) ? spec.protocol : [spec.protocol];
   if (spec.team?.board_tokens !== undefined && !protocols.some((p) => armOf(p).board === 'shown' || armOf(p).observer === 'table'))
     throw new InputError(
@@ -25,7 +32,8 @@ export function checkTeamSpec(spec: SweepSpec, dynamics: readonly Dynamics[], fi
 
 /** What each `team` key does, for the line that refuses it where no schedule of the sweep reads it. */
 const TEAM_KEY_WHAT: Record<string, (readers: string) => string> = {
-  token_budget: (readers) => `only ${readers} runs split a token budget over the chain`,
+  token_budget: (readers) => `only ${readers} runs share a token budget over the chain`,
+  budget_rule: (readers) => `only ${readers} runs share a token budget over the chain`,
   memory: (readers) => `only ${readers} runs read it (the earlier turns in each contribution's prompt)`,
   board_tokens: (readers) => `only the board arm of ${readers} runs shows a board`,
   solution: (readers) => `only ${readers} runs vote on a solution each turn`,
@@ -80,6 +88,7 @@ export function teamControls(spec: SweepSpec, populated: boolean): TeamControls 
     memory: spec.team?.memory ?? 'all',
     personas: populated ? 'population' : 'generated',
     ...(spec.team?.token_budget !== undefined ? { tokenBudget: spec.team.token_budget } : {}),
+    ...(spec.team?.token_budget !== undefined && spec.team.budget_rule === 'pool' ? { budgetRule: 'pool' as const } : {}),
     ...(spec.team?.board_tokens !== undefined ? { boardTokens: spec.team.board_tokens } : {}),
     ...(spec.team?.solution === 'extracted' ? { solution: 'extracted' as const } : {}),
     ...(spec.team?.revisions !== undefined ? { revisions: spec.team.revisions } : {}),
@@ -141,4 +150,15 @@ function placesOf(protocol: string): string[] {
 export function resolveTeamSolution(spec: SweepSpec, dynamics: readonly Dynamics[]): void {
   if (!dynamics.includes('debate') || spec.team?.solution !== undefined) return;
   spec.team = { ...(spec.team ?? { memory: 'all' }), solution: 'extracted' };
+}
+
+/**
+ * A new relay sweep's token budget rule (spec `team.budget_rule`): pool, the paper's "same total budget of
+ * tokens", unless the spec says split. loadSweep resolves it into the spec; a stored spec without the key (a
+ * corpus from before it) reads back as split, the rule it was run with.
+ */
+export function resolveBudgetRule(spec: SweepSpec, dynamics: readonly Dynamics[]): void {
+  if (spec.team?.token_budget === undefined || spec.team.budget_rule !== undefined) return;
+  if (!dynamics.some((d) => isTeamDynamics(d) && teamSchedule(d).splitsBudget)) return;
+  spec.team = { ...spec.team, budget_rule: 'pool' };
 }

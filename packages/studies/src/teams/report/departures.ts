@@ -7,7 +7,7 @@
 export function teamDepartures(rows: readonly { dynamics: string; arm: string }[], spec: unknown): string[] {
   const s = (spec ?? {}) as {
     departures?: unknown;
-    team?: { memory?: string; solution?: string; decision?: string; revisions?: string };
+    team?: { memory?: string; solution?: string; decision?: string; revisions?: string; token_budget?: number; budget_rule?: string };
   };
   const team = s.team ?? {};
   const dynamics = new Set(rows.map((r) => r.dynamics));
@@ -24,6 +24,17 @@ export function teamDepartures(rows: readonly { dynamics: string; arm: string }[
         "arm drift-policy-gold gates on a one-turn drop of gold fact recall (a negative FOCUS), not on the paper's drift over turns",
       );
   }
+  const stated = Array.isArray(s.departures) ? s.departures.filter((d): d is string => typeof d === 'string') : [];
+  // A relay budget split in advance (budget_rule split, or a spec from before the key), unless the spec says so itself.
+  if (
+    dynamics.has('relay') &&
+    team.token_budget !== undefined &&
+    team.budget_rule !== 'pool' &&
+    !stated.some((d) => /split in advance/.test(d))
+  )
+    out.push(
+      `the relay's token budget split in advance (each member at most floor(${team.token_budget} / N) completion tokens, team.budget_rule: split), not pooled over the chain`,
+    );
   if (dynamics.has('relay') || dynamics.has('hub')) {
     if ((arms.has('board') || arms.has('board_inert')) && team.revisions !== 'author')
       out.push("a board line revises the object's latest entry whoever wrote it (team.revisions: object), not its author's own");
