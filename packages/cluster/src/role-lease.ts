@@ -16,6 +16,8 @@ export class RoleLease {
   /** What the lease key holds while this process holds it (a scheduler's jobs carry it: see BatchJob.lease). */
   readonly token = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   lost = false;
+  /** A renewal in flight: the next tick skips rather than race it (a stalled event loop fires ticks together). */
+  private renewing = false;
 
   private constructor(
     private readonly redis: PantaRedis,
@@ -43,11 +45,23 @@ export class RoleLease {
     return lease;
   }
 
-  /** Renews; a lease that expired while Redis was down is taken again unless another process holds it now. */
+  /**
+   * Renews; a lease that expired (Redis down, or this process's event loop stalled past the TTL on a loaded
+   * machine) is taken again unless another process holds it now. One renewal at a time, and a lease found
+   * held by this process's own token is not lost: two renewals that both found it expired would otherwise
+   * race, one taking it again and the other calling it lost.
+   */
   private async renew(): Promise<void> {
-    const lease = { key: this.key, token: this.token, ttlMs: TTL_MS };
-    if (await renewLease(this.redis, lease)) return;
-    if (!(await tryTakeLease(this.redis, lease))) this.lost = true;
+    if (this.renewing) return;
+    this.renewing = true;
+    try {
+      const lease = { key: this.key, token: this.token, ttlMs: TTL_MS };
+      if (await renewLease(this.redis, lease)) return;
+      if (await tryTakeLease(this.redis, lease)) return;
+      if ((await leaseHolder(this.redis, this.key)) !== this.token) this.lost = true;
+    } finally {
+      this.renewing = false;
+    }
   }
 
   async release(): Promise<void> {
