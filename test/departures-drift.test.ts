@@ -2,6 +2,7 @@ import { readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
+  classifyAnswer,
   goldDriftVerdict,
   IFEVAL_CHECKS,
   ifevalStrict,
@@ -244,6 +245,18 @@ describe("the Drift paper's debate as written (docs/departures.md: Drift)", () =
     expect(table.rows).toEqual([]);
     expect(table.empty).toMatch(/names no encoder \(team\.bertscore\.model/);
   }, 60_000);
+
+  it("datasets/aqua-rat.jsonl: AQUA-RAT's test problems (the paper's multiple-choice reasoning task) that the reference judge can score: each gold option judged correct, each other option false", () => {
+    const prompts = parseDataset(read('datasets/aqua-rat.jsonl'), 'aqua-rat.jsonl');
+    expect(prompts).toHaveLength(234); // of the test split's 254: 20 have options the judge cannot tell apart
+    for (const p of prompts) {
+      expect(p.choices).toContain(p.accepted[0]);
+      expect(classifyAnswer(p, `The answer is ${p.accepted[0]}.`).kind, p.id).toBe('correct');
+      for (const f of p.false_answers) expect(classifyAnswer(p, `The answer is ${f}.`).kind, `${p.id}: ${f}`).toBe('false');
+    }
+    const gold = prompts.find((p) => p.id === 'aq2')!; // by hand from test.json line 2: correct E, "$78.20"
+    expect(gold.accepted).toEqual(['$78.20']);
+  });
 
   it("datasets/mmlu-pro392.jsonl: 28 MMLU-Pro questions per category (at least the paper's 384 for a 95% / 5% margin sample), mmlu-pro28 its first two of each", () => {
     const big = parseDataset(read('datasets/mmlu-pro392.jsonl'), 'mmlu-pro392.jsonl');
