@@ -30,7 +30,7 @@ import { connect, type PantaRedis, ready, redisNow } from './redis.js';
 import { decodeSchedulerMessage, type SchedulerMessage } from './redis/inbox.js';
 import { InboxReader } from './redis/inbox-reader.js';
 import { recordSweep } from './redis/registry.js';
-import { SweepStore } from './redis/sweep-store.js';
+import { SweepStore, type StatusReport } from './redis/sweep-store.js';
 import { readRefusal } from './refusal.js';
 import { RoleLease } from './role-lease.js';
 import { liveSlots } from './worker-registry.js';
@@ -249,7 +249,7 @@ class ScheduledSweep {
     clearInterval(status);
     if (outcome === 'stopped' || this.executor.stopped) {
       log.info({}, 'scheduler stopped: run it again to continue');
-      return await ended(store, sweepId, this.eventsTotal, failedRuns, 'stopped', this.progress);
+      return await ended(store, sweepId, this.eventsTotal, failedRuns, 'stopped', this.progress, this.totals());
     }
     await this.remote.finish();
     log.info(
@@ -258,7 +258,7 @@ class ScheduledSweep {
     );
     // "complete" is said once the collector has written the corpus, not when the last event was.
     const verdict = await collectorVerdict(store, startedAt, log, this.saidRefusal, this.options.signal);
-    return await ended(store, sweepId, this.eventsTotal, failedRuns, verdict, this.progress);
+    return await ended(store, sweepId, this.eventsTotal, failedRuns, verdict, this.progress, this.totals());
   }
 
   /**
@@ -370,6 +370,12 @@ class ScheduledSweep {
         });
       },
     };
+  }
+
+  /** The runs planned and, with adaptive temperatures, the round reached: what `panta status` keeps once the scheduler ended. */
+  private totals(): StatusReport {
+    const round = this.roundReport().round;
+    return { runsTotal: this.session.sweep.runs.length, ...(round ? { round: round.index, rounds: round.of } : {}) };
   }
 
   /** Adaptive temperatures: the round running and the rounds the spec allows (for progress and `panta status`). */
@@ -552,6 +558,7 @@ async function ended(
   failedRuns: string[],
   status: SchedulerSummary['status'],
   last?: ExecutorProgress,
+  extra: StatusReport = {},
 ): Promise<SchedulerSummary> {
   // The counts as they ended (calls, tokens, events written): the last report of the status timer may be
   // up to a second older, which left `panta status` short of the calls runs.parquet sums.
@@ -564,6 +571,7 @@ async function ended(
     endedAt: Date.now(),
     ended: status,
     updatedAt: Date.now(),
+    ...extra,
   });
   return { sweepId, status, eventsTotal, failedRuns };
 }

@@ -30,20 +30,36 @@ const redis = redisPerFile(dir);
 
 const manifestOf = (out: string) => JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')) as Manifest;
 
-/** The scheduler's status hash for the one sweep published. */
-async function status(): Promise<Record<string, string>> {
+/** The published sweep's keys and payload (with the grids of the scheduler's round). */
+async function published(): Promise<{ keys: ReturnType<typeof sweepKeys>; payload?: { round?: number; grids?: [string, number[]][] } }> {
   const ids = Object.keys(await redis.client.hgetall(SWEEPS_KEY));
-  return ids.length === 1 ? redis.client.hgetall(sweepKeys(ids[0]!).status) : {};
+  const keys = sweepKeys(ids[0] ?? '');
+  const text = ids.length === 1 ? await redis.client.get(keys.spec) : null;
+  return { keys, ...(text ? { payload: JSON.parse(text) } : {}) };
 }
 
-/** Waits until the scheduler reports round `round` running with at least `events` of the sweep's events written. */
-async function reached(round: number, events: number): Promise<void> {
-  for (let i = 0; i < 1200; i++) {
-    const s = await status();
-    if (Number(s.round ?? -1) === round && Number(s.eventsWritten ?? 0) >= events) return;
+/**
+ * Waits until round `round` runs: its grids published, and rows written of a run it added to `before` (the
+ * grids of the round before, by group: group ising-meanfield-glauber holds run ising-meanfield-n8-T0.7-glauber-t0).
+ * Returns its grids.
+ */
+async function running(round: number, before: Map<string, number[]>): Promise<Map<string, number[]>> {
+  for (let i = 0; i < 2400; i++) {
+    const { keys, payload } = await published();
+    if (payload?.round === round) {
+      const grids = new Map(payload.grids);
+      const added = [...grids].flatMap(([g, temps]) =>
+        temps
+          .filter((t) => !(before.get(g) ?? [0.4, 1, 1.6]).includes(t))
+          .map((t) => ({ head: g.split('-').slice(0, 2).join('-'), t: `-T${t}-` })),
+      );
+      const written = await redis.client.hgetall(keys.written);
+      const ran = (run: string) => added.some((a) => run.startsWith(`${a.head}-`) && run.includes(a.t));
+      if (Object.entries(written).some(([run, n]) => Number(n) > 0 && ran(run))) return grids;
+    }
     await sleep(25);
   }
-  throw new Error(`the scheduler never reported round ${round} with ${events} events written: ${JSON.stringify(await status())}`);
+  throw new Error(`round ${round} never ran; the payload's round: ${(await published()).payload?.round}`);
 }
 
 describe('adaptive temperatures on the cluster', () => {
@@ -66,15 +82,13 @@ describe('adaptive temperatures on the cluster', () => {
 
     // The restarted scheduler finds round 0 on disk, gets round 1's grids again from the collector, and runs
     // them; killed mid-round.
-    await reached(1, 600 + 50);
-    const shown = await pantaAsync(['status', '--redis', redis.url]);
-    expect(shown.stdout).toContain('adaptive temperatures: round 1 of 2');
+    const first = await running(1, new Map());
     current.kill('SIGKILL');
     expect((await current.exited).signal).toBe('SIGKILL');
     current = scheduler();
 
     // Redis killed (AOF, appendfsync always) and restarted mid-round 2.
-    await reached(2, 800 + 50);
+    await running(2, first);
     await redis.server.restart('SIGKILL', 700);
 
     const ended = await current.exited;
@@ -83,6 +97,10 @@ describe('adaptive temperatures on the cluster', () => {
     expect((await collector.exited).code).toBe(0);
     for (const w of workers) w.kill('SIGTERM');
     expect(await Promise.all(workers.map(async (w) => (await w.exited).code))).toEqual([0]);
+    // The status the scheduler left says how far the rounds went.
+    const shown = await pantaAsync(['status', '--redis', redis.url]);
+    expect(shown.stdout).toContain('runs 20/20 finished');
+    expect(shown.stdout).toContain('adaptive temperatures: round 2 of 2');
 
     // The embedded sweep's grids and rows; verify replays the rounds from the runs.
     const embedded = join(dir, 'embedded');
