@@ -31,6 +31,9 @@ async function expectSameRows(out: string, embedded: string, events: number): Pr
   expect(await corpusDiff(out, embedded)).toEqual({ extra: 0, missing: 0 });
 }
 
+// Each test runs 5 to 8 `panta` processes through a sweep: 25 to 65 s on a loaded 2-core machine, so 4x that.
+const ROLE_TEST_MS = 240_000;
+
 const dir = tempDir('panta-cluster-');
 // Each test starts from an empty Redis and no role left over from a failed one.
 const redis = redisPerFile(dir);
@@ -88,9 +91,24 @@ async function progressed(name: string, share: number): Promise<void> {
   throw new Error(`sweep ${name} made no progress`);
 }
 
-async function expectEmbeddedEqual(specFile: string, out: string): Promise<void> {
-  const embedded = join(dir, `${out.split('/').pop()}-embedded`);
-  expect((await runSweep(specFile, { out: embedded, logLevel: 'silent' })).status).toBe('complete');
+/**
+ * The embedded corpus of `spec()`, run once for the file: the sweep's name is in no event row and no order
+ * parameter, so the three distributed runs of that sweep (killed, restart, sharded) are each held to the same one.
+ */
+let embeddedOnce: Promise<string> | undefined;
+function embeddedCorpus(): Promise<string> {
+  embeddedOnce ??= (async () => {
+    const embedded = join(dir, 'spec-embedded');
+    const result = await runSweep(writeSpec(dir, spec('embedded'), 'embedded.yaml'), { out: embedded, logLevel: 'silent' });
+    if (result.status !== 'complete') throw new Error(`the embedded corpus is ${result.status}`);
+    return embedded;
+  })();
+  return embeddedOnce;
+}
+
+/** The distributed corpus `out` of `spec()`: the embedded one's rows and order parameters, and `panta verify` passes it. */
+async function expectEmbeddedEqual(out: string): Promise<void> {
+  const embedded = await embeddedCorpus();
   await expectSameRows(out, embedded, 1560);
   expect(await queryRows(`SELECT * FROM read_parquet('${out}/order_params.parquet') ORDER BY ALL`)).toEqual(
     await queryRows(`SELECT * FROM read_parquet('${embedded}/order_params.parquet') ORDER BY ALL`),
@@ -100,7 +118,7 @@ async function expectEmbeddedEqual(specFile: string, out: string): Promise<void>
   expect(verified.code).toBe(0);
 }
 
-describe('distributed mode on BullMQ and a real redis-server', () => {
+describe('distributed mode on BullMQ and a real redis-server', { timeout: ROLE_TEST_MS }, () => {
   it('survives SIGKILL of a worker, the collector and the scheduler mid-run, and writes the embedded corpus', async () => {
     const specFile = writeSpec(dir, spec('killed'), 'killed.yaml');
     const cluster = new Cluster(specFile, join(dir, 'killed'));
@@ -133,7 +151,7 @@ describe('distributed mode on BullMQ and a real redis-server', () => {
     cluster.startScheduler();
 
     await cluster.finished();
-    await expectEmbeddedEqual(specFile, cluster.out);
+    await expectEmbeddedEqual(cluster.out);
 
     // Memory stays bounded: nothing of the finished runs is left in Redis, and no job.
     const id = Object.keys(await redis.client.hgetall(SWEEPS_KEY)).find((k) => k.startsWith('killed-'))!;
@@ -173,11 +191,11 @@ describe('distributed mode on BullMQ and a real redis-server', () => {
     expect((await cluster.scheduler.exited).code).toBe(0);
     expect((await cluster.collector.exited).code).toBe(0);
     expect(await cluster.stopWorkers()).toEqual([0, 0, 0]);
-    await expectEmbeddedEqual(specFile, cluster.out);
+    await expectEmbeddedEqual(cluster.out);
   });
 });
 
-describe('protocols and sweep boundaries in distributed mode', () => {
+describe('protocols and sweep boundaries in distributed mode', { timeout: ROLE_TEST_MS }, () => {
   it('ssvp, belief-board and drift-policy with personas, annealing and early stopping: SIGKILL of the collector and the scheduler, and the embedded corpus, every role', async () => {
     writeFileSync(join(dir, 'beliefs.jsonl'), '{"id": "wrong-97", "belief": "97"}\n');
     const specFile = writeSpec(
@@ -241,7 +259,7 @@ concurrency: 24
   });
 });
 
-describe('distributed mode when the model fails', () => {
+describe('distributed mode when the model fails', { timeout: ROLE_TEST_MS }, () => {
   // max_unusable_share 1: the health breaker off, so that each event fails on its own (unhealthy-backend.test.ts has it on).
   it('fails the runs whose events fail (exit 1), and a second scheduler resumes them to the complete corpus', async () => {
     const port = await freePort();
@@ -335,7 +353,7 @@ describe('distributed mode when the model fails', () => {
     expect(second.stderr).toContain('shard done: collector 1 finishes the corpus');
     for (const w of workers) w.kill('SIGTERM');
     expect(await Promise.all(workers.map(async (w) => (await w.exited).code))).toEqual([0, 0, 0]);
-    await expectEmbeddedEqual(specFile, out);
+    await expectEmbeddedEqual(out);
     // Each shard's inbox is drained, and the runs were written by both.
     const id = Object.keys(await redis.client.hgetall(SWEEPS_KEY)).find((k) => k.startsWith('sharded-'))!;
     expect(await redis.client.xlen(sweepKeys(id).collectorInbox)).toBe(0);
