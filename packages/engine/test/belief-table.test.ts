@@ -122,6 +122,15 @@ describe("the observer's belief table and the extract baseline, run end to end (
     expect(panta(['report', out]).code).toBe(0);
     const answers = readFileSync(join(out, 'report', 'tables', 'team-answers.csv'), 'utf8');
     const tests = readFileSync(join(out, 'report', 'tables', 'team-arm-tests.csv'), 'utf8');
+    // The calls table: the observer's and extractor's calls are the arm's cost over the plain team.
+    const cost = readFileSync(join(out, 'report', 'tables', 'team-cost.csv'), 'utf8');
+    for (const [team, plain, observed] of [
+      ['relay', 3, 5],
+      ['hub', 5, 9],
+    ] as const) {
+      expect(cost).toMatch(new RegExp(`\\n${team},none,none,4,${plain},`));
+      for (const arm of ['table', 'extract']) expect(cost).toMatch(new RegExp(`\\n${team},${arm},none,4,${observed},`));
+    }
     for (const team of ['relay', 'hub'])
       for (const arm of ['table', 'extract']) {
         expect(answers).toContain(`\n${team},${arm},`);
