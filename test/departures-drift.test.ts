@@ -1,4 +1,4 @@
-import { readFileSync, renameSync } from 'node:fs';
+import { cpSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -208,9 +208,11 @@ describe("the Drift paper's debate as written (docs/departures.md: Drift)", () =
 
   it("BERTScore of each debate turn's solution against the references: team_bertscore.parquet on the named ONNX encoder, recomputed by verify; without a model the report says so", async () => {
     const dir = tempDir();
-    const fixture = join(ROOT, 'packages/embed/test/fixtures/tiny-encoder');
+    // The encoder beside the spec, named by a path relative to it (as encoders' paths are).
+    const fixture = join(dir, 'tiny-encoder');
+    cpSync(join(ROOT, 'packages/embed/test/fixtures/tiny-encoder'), fixture, { recursive: true });
     const scored = join(dir, 'scored');
-    const spec = writeSpec(dir, smallDebate(`team: {memory: recent, bertscore: {model: ${fixture}, idf: true}}`), 'bert.yaml');
+    const spec = writeSpec(dir, smallDebate('team: {memory: recent, bertscore: {model: tiny-encoder, idf: true}}'), 'bert.yaml');
     expect((await runSweep(spec, { out: scored, logLevel: 'silent' })).status).toBe('complete');
     expect((await verifyCorpus(scored)).problems).toEqual([]);
     const rows = await queryRows(
@@ -232,6 +234,9 @@ describe("the Drift paper's debate as written (docs/departures.md: Drift)", () =
     );
     renameSync(`${file}.x`, file);
     expect((await verifyCorpus(scored)).problems.join('\n')).toMatch(/team_bertscore\.parquet: run .* bertscore_f1 differs/);
+    // The encoder gone: verify says in one line that it cannot recompute the scores.
+    rmSync(fixture, { recursive: true });
+    expect((await verifyCorpus(scored)).problems.join('\n')).toMatch(/team_bertscore\.parquet: cannot recompute BERTScore/);
     // No model named: rows without scores, and the report's table says why instead of a number.
     const plain = join(dir, 'plain');
     expect(

@@ -106,7 +106,13 @@ export async function checkTeamBertscore(out: string, runs: readonly RunPlan[]):
   const file = teamBertscorePath(out);
   if (!existsSync(file)) return [];
   const stored = await queryRows(`SELECT * FROM ${readParquetSql([file])}`);
-  const expected = await teamBertscoreRows(out, runs);
+  let expected: TeamBertscoreRow[];
+  try {
+    expected = await teamBertscoreRows(out, runs);
+  } catch (error) {
+    // The encoder is gone or moved: the scores cannot be recomputed here, which verify says in one line.
+    return [`${TEAM_BERTSCORE_FILE}: cannot recompute BERTScore (${(error as Error).message.split('\n')[0]})`];
+  }
   if (stored.length !== expected.length) return [`${TEAM_BERTSCORE_FILE} has ${stored.length} rows, the events give ${expected.length}`];
   const key = (r: { run_id: unknown; turn: unknown }) => `${r.run_id}\u0000${Number(r.turn)}`;
   const byKey = new Map(stored.map((r) => [key(r as { run_id: unknown; turn: unknown }), r]));
