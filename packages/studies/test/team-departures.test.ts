@@ -46,6 +46,13 @@ describe("the team tables' captions name the departures from the papers a corpus
     expect(r).toHaveLength(1);
     expect(r[0]).toContain('team.revisions: object');
     expect(teamDepartures([relay('board')], { team: { revisions: 'author' } })).toEqual([]);
+    // The observer arms: the trace and the prompts, once, whether or not the spec states it.
+    expect(teamDepartures([relay(), relay('table')], {})).toEqual([expect.stringMatching(/one reply, a member having no separate trace/)]);
+    expect(teamDepartures([relay('extract')], { departures: ['the observer reads one reply, as members have no separate trace'] })).toEqual(
+      ['the observer reads one reply, as members have no separate trace'],
+    );
+    const example = parseSweepSpec(read('examples/belief-board.yaml'), 'belief-board.yaml');
+    expect(teamDepartures([relay('table')], example).filter((d) => /trace/.test(d))).toHaveLength(1);
   });
 
   it('the caption carries them at its end; none leaves it as it is', () => {

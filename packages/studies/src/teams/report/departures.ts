@@ -38,6 +38,12 @@ export function teamDepartures(rows: readonly { dynamics: string; arm: string }[
   if (dynamics.has('relay') || dynamics.has('hub')) {
     if ((arms.has('board') || arms.has('board_inert')) && team.revisions !== 'author')
       out.push("a board line revises the object's latest entry whoever wrote it (team.revisions: object), not its author's own");
+    // The observer arms: a member's trace is its one reply, and the prompts are Panta's (the paper gives none),
+    // named once, even where the spec's own departures state it too.
+    if ((arms.has('table') || arms.has('extract')) && !stated.some((d) => /no separate trace/.test(d)))
+      out.push(
+        "the observer (table) and the extractor (extract) read each hand-off's one reply, a member having no separate trace, with prompts in Panta's wording",
+      );
   }
   if (Array.isArray(s.departures)) for (const d of s.departures) if (typeof d === 'string') out.push(d);
   return out;
