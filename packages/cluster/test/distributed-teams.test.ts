@@ -32,7 +32,7 @@ sizes: [3]
 temperatures: [0.7]
 trials: 1
 dynamics: [relay, hub]
-protocol: [glauber, board, board_inert, full, sop, table, extract]
+protocol: [glauber, board, board_inert, full, sop, table, extract, down]
 population: {file: ${ROOT}/examples/team-beliefs.jsonl, assign: distinct}
 seed: 17
 backend: {kind: surrogate, latency_ms: 5}

@@ -212,6 +212,7 @@ const CALL_ORDER: CallKind[] = [
   'feedback',
   'observer',
   'extractor',
+  'debater',
 ];
 
 /**

@@ -25,6 +25,7 @@ export const TEAM_ROLES = [
   'feedback',
   'observer',
   'extractor',
+  'debater',
 ] as const;
 export type TeamRole = (typeof TEAM_ROLES)[number];
 

@@ -113,7 +113,13 @@ export {
   TEAM_SYSTEM,
   TEAM_TASK,
   TRACE_LINE,
+  ARGUMENT_LINE,
+  DEBATE_ASK,
+  DEBATE_CALLED,
+  DEBATE_OFFER,
+  debatingTeam,
 } from './team/prompts.js';
+export { callsDebate, DEBATE_LINE_PREFIX, debateMotion } from './team/demand.js';
 export type { TeamPromptInput } from './team/prompts.js';
 export { teamAnswerTokens, teamCallCosts } from './team/cost.js';
 export { decodeSpentVersion, encodeSpentVersion, poolShare } from './team/pool.js';

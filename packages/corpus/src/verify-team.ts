@@ -1,4 +1,4 @@
-import { armOf, eventSeed, goldVerdictOf, isDrift, keptReads, solutionWinner, teamCalls, type RunPlan } from '@panta/core';
+import { armOf, callsDebate, eventSeed, goldVerdictOf, isDrift, keptReads, solutionWinner, teamCalls, type RunPlan } from '@panta/core';
 import { readParquetSql } from './duckdb.js';
 import { queryRows } from './parquet-table.js';
 import { checkTeamBoard } from './verify-team-board.js';
@@ -13,8 +13,8 @@ function same(a: ArrayLike<number>, b: readonly number[]): boolean {
  * A team run's shard against its schedule (docs/teams.md), recomputed from the spec and seeds: one row per
  * call, in event order, with the call's role, step, member, seed, and exactly its read set (read_versions
  * and neighbours); a call that waits on a verdict skipped exactly when that verdict (read from the shard)
- * found no drift; each solution the plurality of its kept votes, ties broken by its seed, with the
- * winner's contribution as its response.
+ * found no drift, a debater's call (down) skipped exactly when the reply it reads calls no debate; each
+ * solution the plurality of its kept votes, ties broken by its seed, with the winner's contribution as its response.
  */
 export async function checkTeamShard(file: string, run: RunPlan): Promise<string | null> {
   const calls = teamCalls(run);
@@ -67,8 +67,13 @@ export async function checkTeamShard(file: string, run: RunPlan): Promise<string
       return `${where} read [${row.reads.join(', ')}], its read set is [${reads.join(', ')}]`;
     const drift = new Map<number, boolean>();
     for (const r of call.reads) if (r.kind === 'verdict') drift.set(r.turn, isDrift(rows[r.event].response));
+    if (call.onDemandOf !== undefined) {
+      const demanded = callsDebate(rows[call.onDemandOf].response);
+      if (demanded === (row.status === 'skipped'))
+        return `${where} is ${row.status === 'skipped' ? 'skipped' : 'made'}, but the reply of event ${call.onDemandOf} ${demanded ? 'calls a' : 'calls no'} debate`;
+    }
     const made = call.onDriftOf === undefined || drift.get(call.sweep) === true;
-    if (made === (row.status === 'skipped'))
+    if (call.onDemandOf === undefined && made === (row.status === 'skipped'))
       return `${where} is ${row.status === 'skipped' ? 'skipped' : 'made'}, but the verdict of event ${call.onDriftOf} says ${made ? 'drift' : 'no drift'}`;
     if (call.role === 'drift-judge' && armOf(run.protocol).judge === 'gold') {
       const kept = keptReads(

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import {
   armOf,
+  callsDebate,
   decodeSpentVersion,
   DEFAULT_PROTOCOL,
   encodeSpentVersion,
@@ -81,7 +82,10 @@ export async function executeTeamEvent(task: EventTask, versions: readonly strin
     if (r.kind === 'verdict') drift.set(r.turn, isDrift(reads[i]));
   });
   const base = { runId: run.runId, event: plan.event, role: call.role, embeddings: {}, createdAt: Date.now(), latencyMs: 0 };
-  if (call.onDriftOf !== undefined && !drift.get(call.sweep)) {
+  // down: a debater's call is made only when the reply it reads for its motion calls a debate.
+  const motion = call.reads.findIndex((r) => r.kind === 'motion');
+  const undemanded = call.onDemandOf !== undefined && !(motion >= 0 && callsDebate(reads[motion]));
+  if ((call.onDriftOf !== undefined && !drift.get(call.sweep)) || undemanded) {
     return embed(
       { ...base, response: '', finishReason: 'skipped', replyStatus: 'skipped', promptTokens: 0, completionTokens: 0, calls: 0 },
       services,

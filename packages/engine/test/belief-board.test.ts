@@ -73,7 +73,7 @@ describe('the belief board as published, on relay and hub (paper 001; docs/teams
       `SELECT dynamics, protocol, count(*)::INTEGER AS runs, sum(events)::INTEGER AS events FROM read_parquet('${one}/runs.parquet')
        WHERE status = 'complete' GROUP BY ALL ORDER BY dynamics, protocol`,
     );
-    const expected = ['board', 'board_inert', 'extract', 'full', 'glauber', 'sop', 'table'].flatMap((protocol) => [
+    const expected = ['board', 'board_inert', 'down', 'extract', 'full', 'glauber', 'sop', 'table'].flatMap((protocol) => [
       { dynamics: 'hub', protocol },
     ]);
     expect(arms.filter((a) => a.dynamics === 'hub').map((a) => ({ dynamics: a.dynamics, protocol: a.protocol }))).toEqual(expected);
@@ -100,7 +100,8 @@ describe('the belief board as published, on relay and hub (paper 001; docs/teams
     expect(panta(['report', one]).code).toBe(0);
     const answers = readFileSync(join(one, 'report', 'tables', 'team-answers.csv'), 'utf8');
     for (const team of ['relay', 'hub'])
-      for (const arm of ['none', 'board', 'board_inert', 'full', 'sop', 'table', 'extract']) expect(answers).toContain(`\n${team},${arm},`);
+      for (const arm of ['none', 'board', 'board_inert', 'full', 'sop', 'table', 'extract', 'down'])
+        expect(answers).toContain(`\n${team},${arm},`);
   }, 240_000);
 
   it("a board run's rows hold the whole board: every revision points back to an earlier entry on the same object, nothing is deleted, the cap drops the oldest", async () => {
@@ -215,7 +216,7 @@ describe('the belief board as published, on relay and hub (paper 001; docs/teams
       example(
         {
           ...MULTIFACT,
-          'protocol: [glauber, board, board_inert, full, sop, table, extract]': 'protocol: [board, board_inert]\nconcurrency: 4',
+          'protocol: [glauber, board, board_inert, full, sop, table, extract, down]': 'protocol: [board, board_inert]\nconcurrency: 4',
           [`backend: {${SURROGATE}}`]: `backend: {${SURROGATE}, latency_ms: 3}`,
         },
         false,

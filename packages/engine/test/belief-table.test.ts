@@ -18,7 +18,7 @@ function example(): string {
     .replace(/^population:\n(?: {2}- .*\n)+/m, '')
     .replace(/^out: .*$/m, '')
     .replace('trials: 4', 'trials: 2\nprompts: [mf01, mf02]')
-    .replace('protocol: [glauber, board, board_inert, full, sop, table, extract]', 'protocol: [glauber, table, extract]')
+    .replace('protocol: [glauber, board, board_inert, full, sop, table, extract, down]', 'protocol: [glauber, table, extract]')
     .replace('team: {board_tokens: 256}', 'team: {board_tokens: 40}');
   expect(out).toContain('protocol: [glauber, table, extract]');
   return out;

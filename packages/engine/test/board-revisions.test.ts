@@ -24,7 +24,7 @@ function example(team: string): string {
     .replace(/^population:\n(?: {2}- .*\n)+/m, '')
     .replace(/^out: .*$/m, '')
     .replace('trials: 4', 'trials: 1\nprompts: [mf01, mf02]')
-    .replace('protocol: [glauber, board, board_inert, full, sop, table, extract]', 'protocol: [board]')
+    .replace('protocol: [glauber, board, board_inert, full, sop, table, extract, down]', 'protocol: [board]')
     .replace('team: {board_tokens: 256}', team);
 }
 

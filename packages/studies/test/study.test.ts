@@ -24,8 +24,8 @@ describe('a study registers its parts into the library registries', () => {
     expect(scenarioNames()).toEqual(expect.arrayContaining(['team-facts', 'debate']));
     expect(impliedScenarios()).toEqual(['travel', 'team-facts', 'debate']);
     // The board protocols follow the built-in ones, in the study's order; the relay and hub arms keep theirs.
-    expect(PROTOCOL_NAMES.slice(-7)).toEqual(['belief-board', 'board', 'board_inert', 'full', 'sop', 'table', 'extract']);
-    expect(teamArms('relay')).toEqual(['glauber', 'board', 'board_inert', 'full', 'sop', 'table', 'extract']);
+    expect(PROTOCOL_NAMES.slice(-8)).toEqual(['belief-board', 'board', 'board_inert', 'full', 'sop', 'table', 'extract', 'down']);
+    expect(teamArms('relay')).toEqual(['glauber', 'board', 'board_inert', 'full', 'sop', 'table', 'extract', 'down']);
     expect(isBoardProtocol('belief-board')).toBe(true);
     expect(armOf('board_inert')).toEqual({ board: 'inert' });
     expect(() => registerProtocol('board', BOARD_PROTOCOLS.board)).toThrow('protocol board is already registered');

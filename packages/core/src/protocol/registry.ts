@@ -75,11 +75,15 @@ export interface ProtocolDef {
    * `observer`: an observer call follows each hand-off (relay members but the last, the orchestrator, hub
    * workers) and reads the member's whole reply: `table` writes typed entries to a revisable ledger, the belief
    * table, shown at the start of every later turn; `extract` writes what the later members need, shown beside
-   * the hand-off.
+   * the hand-off. `demand: 'debate'` (debate on demand): a member whose reply someone reads (relay members but
+   * the last, hub workers) may call a debate with a line `DEBATE: <question>`; the team's other members argue
+   * it in turn, one call each, planned and skipped when no debate was called, and the reader of the caller's
+   * reply (the next relay member, the aggregator) is shown the debate.
    */
   readonly arm?: {
     board?: 'shown' | 'inert';
     observer?: 'table' | 'extract';
+    demand?: 'debate';
     earlier?: 'output';
     handoff?: 'sop';
     debate?: 'policy' | 'regenerate';

@@ -30,6 +30,9 @@ export type TeamReadKind =
   /** table: an observer call read for its ledger entries (the belief table); extract: for its extraction. */
   | 'table'
   | 'extract'
+  /** down (debate on demand): a debater reads the caller's reply for its motion; the reader of the debate its arguments. */
+  | 'motion'
+  | 'argument'
   /** a pooled token budget: an earlier relay member read for the completion tokens it spent only. */
   | 'spent';
 
@@ -45,6 +48,8 @@ export interface TeamRead {
    * of turn t (also read) says drift, else the original. Absent: the read is always kept.
    */
   variant?: 'original' | 'regenerated';
+  /** An `argument`: the member that called the debate it belongs to. */
+  of?: number;
 }
 
 export interface TeamCallPlan {
@@ -55,6 +60,8 @@ export interface TeamCallPlan {
   reads: TeamRead[];
   /** The verdict event that decides whether this call is made (made on drift, else skipped). */
   onDriftOf?: number;
+  /** down: the event whose reply decides whether this debate call is made (made when it calls a debate, else skipped). */
+  onDemandOf?: number;
 }
 
 /** What a team schedule depends on: the spec's settings as a run carries them. */
@@ -94,7 +101,8 @@ export function poolsTokens(run: Pick<TeamRun, 'controls'>): boolean {
  * on the board), in `full` every earlier call's whole output. In the observer arms (`table`, `extract`) an
  * observer call follows each member whose note someone reads (all but the last): it reads the member's whole
  * reply (its trace) and, in `table`, the earlier observers' ledger entries it may revise; every later member
- * reads every earlier observer call besides the note. With a pooled token budget a member reads every earlier
+ * reads every earlier observer call besides the note. In `down` (debate on demand) the debate a member may
+ * call follows it; the next member reads its arguments besides the note. With a pooled token budget a member reads every earlier
  * member at least for the tokens it spent (`spent`), which its share of the pool depends on.
  */
 export function relayCalls(n: number, protocol: string, pooled = false): TeamCallPlan[] {
@@ -103,13 +111,15 @@ export function relayCalls(n: number, protocol: string, pooled = false): TeamCal
   const earlier: TeamReadKind | undefined = arm.board !== undefined ? 'board' : (arm.earlier ?? (pooled ? 'spent' : undefined));
   const observed: TeamRead[] = [];
   const members: number[] = [];
+  let debate: TeamRead[] = [];
   for (let i = 0; i < n; i++) {
     const reads: TeamRead[] = [...observed];
     const member = calls.length;
     if (earlier) for (let j = 0; j < i - 1; j++) reads.push({ event: members[j], agent: j, kind: earlier, turn: j });
-    if (i > 0) reads.push({ event: members[i - 1], agent: i - 1, kind: 'note', turn: i - 1 });
+    if (i > 0) reads.push({ event: members[i - 1], agent: i - 1, kind: 'note', turn: i - 1 }, ...debate);
     calls.push({ event: member, role: 'relay', sweep: i, agent: i, reads });
     members.push(member);
+    if (arm.demand === 'debate' && i < n - 1) debate = debateAfter(calls, calls[member], others(n, i));
     if (arm.observer && i < n - 1) {
       const trace: TeamRead = { event: member, agent: i, kind: 'trace', turn: i };
       const ledger = arm.observer === 'table' ? observed : [];
@@ -120,6 +130,27 @@ export function relayCalls(n: number, protocol: string, pooled = false): TeamCal
   return calls;
 }
 
+/** The members of a team of n other than `caller`, in order: a debate's participants. */
+function others(n: number, caller: number): number[] {
+  return Array.from({ length: n }, (_, j) => j).filter((j) => j !== caller);
+}
+
+/**
+ * down: the debate a member may call at its hand-off, planned after it: each participant in turn argues the
+ * caller's motion (reading the caller's reply and the arguments before its own), made only when the caller's
+ * reply calls a debate. Returns the arguments, as the debate's reader reads them.
+ */
+function debateAfter(calls: TeamCallPlan[], caller: TeamCallPlan, participants: readonly number[]): TeamRead[] {
+  const motion: TeamRead = { event: caller.event, agent: caller.agent, kind: 'motion', turn: caller.sweep };
+  const args: TeamRead[] = [];
+  for (const j of participants) {
+    const event = calls.length;
+    calls.push({ event, role: 'debater', sweep: caller.sweep, agent: j, reads: [motion, ...args], onDemandOf: caller.event });
+    args.push({ event, agent: j, kind: 'argument', turn: caller.sweep, of: caller.agent });
+  }
+  return args;
+}
+
 function roleOfObserver(observer: 'table' | 'extract'): TeamRole {
   return observer === 'table' ? 'observer' : 'extractor';
 }
@@ -127,7 +158,8 @@ function roleOfObserver(observer: 'table' | 'extract'): TeamRole {
 /**
  * A hub: the orchestrator's decomposition, N workers each reading it, the aggregator reading the plan and
  * every report. In the observer arms an observer call follows the orchestrator (workers read it with the
- * plan) and each worker (the aggregator reads them all), as in the relay.
+ * plan) and each worker (the aggregator reads them all), as in the relay. In `down` each worker may call a
+ * debate among the other workers; the aggregator reads every argument.
  */
 export function hubCalls(n: number, protocol: string): TeamCallPlan[] {
   const observer = armOf(protocol).observer;
@@ -155,7 +187,9 @@ export function hubCalls(n: number, protocol: string): TeamCallPlan[] {
     const ofPlan = [...observed];
     for (let i = 0; i < n; i++) observed.push(observe(calls[first + i], ofPlan));
   }
-  calls.push({ event: calls.length, role: 'aggregator', sweep: 2, agent: n, reads: [plan, ...reports, ...observed] });
+  const debates: TeamRead[] = [];
+  if (armOf(protocol).demand === 'debate') for (let i = 0; i < n; i++) debates.push(...debateAfter(calls, calls[first + i], others(n, i)));
+  calls.push({ event: calls.length, role: 'aggregator', sweep: 2, agent: n, reads: [plan, ...reports, ...observed, ...debates] });
   return calls;
 }
 

@@ -13,7 +13,7 @@ import { renderTeamCall } from './prompts.js';
 export interface TeamRoleCost {
   role: TeamRole;
   calls: number;
-  /** Some of the calls are made only on a DRIFT verdict (feedback, regenerated turns). */
+  /** Some of the calls are made only on a DRIFT verdict (feedback, regenerated turns) or a called debate (down's debaters). */
   atMost: boolean;
   promptTokens: number;
   completionTokens: number;
@@ -60,12 +60,15 @@ export function teamCallCosts(run: RunPlan, maxTokens: number): TeamRoleCost[] {
       : undefined;
   // A member's persona (and briefing) from the population: the longest one, counted rather than rendered.
   const hidden = Math.ceil(hiddenChars(run) / CHARS_PER_TOKEN);
+  // down: every reply a debate may follow calls one (the longer case: the debate shown to its reader).
+  const motion = (kind: string, text: string) =>
+    armOf(run.protocol).demand === 'debate' && (kind === 'note' || kind === 'report' || kind === 'motion') ? `DEBATE: ${text}` : text;
   for (const call of teamCalls(run)) {
     if (call.role === 'solution' && run.controls.team?.solution !== 'extracted') continue;
     if (call.role === 'drift-judge' && armOf(run.protocol).judge === 'gold') continue; // the gold's verdict, no call
     const reads = keptReads(
       call.reads,
-      call.reads.map((r) => (r.kind === 'verdict' ? 'DRIFT: lack of progress.' : readFiller(r.agent))),
+      call.reads.map((r) => (r.kind === 'verdict' ? 'DRIFT: lack of progress.' : motion(r.kind, readFiller(r.agent)))),
       () => true,
     );
     const revisions = run.controls.team?.revisions;
@@ -92,7 +95,7 @@ export function teamCallCosts(run: RunPlan, maxTokens: number): TeamRoleCost[] {
     const member = call.agent < run.n && call.role !== 'observer' && call.role !== 'extractor';
     const prompt = Math.ceil(m.system.length / CHARS_PER_TOKEN) + Math.ceil(m.user.length / CHARS_PER_TOKEN) + (member ? hidden : 0);
     c.calls++;
-    c.atMost ||= call.onDriftOf !== undefined;
+    c.atMost ||= call.onDriftOf !== undefined || call.onDemandOf !== undefined;
     c.promptTokens += prompt;
     c.largestPromptTokens = Math.max(c.largestPromptTokens, prompt);
     c.completionTokens += written(call);

@@ -4,6 +4,7 @@ import { writesBoard } from '../protocol/board-team.js';
 import { armOf, DEFAULT_PROTOCOL } from '../protocol/registry.js';
 import type { TeamCallPlan, TeamRead } from './calls.js';
 import { teamSchedule } from './schedules.js';
+import { debateMotion } from './demand.js';
 
 /**
  * The prompts of team calls (papers 001 and 003; docs/teams.md). Shared text comes first: the system line
@@ -42,7 +43,23 @@ export const TEAM_SYSTEM = {
     `You are the observer of ${team}. At each hand-off you read the whole output of the member handing off and keep the belief table: a short, revisable ledger of what each member observed and what it believes.`,
   handoffExtractor: (team: string) =>
     `You are the extractor of ${team}. At each hand-off you read the whole output of the member handing off and extract what the later members need.`,
+  /** down (debate on demand): a member argues the motion another member called, as itself (persona and hidden beliefs kept). */
+  debater: (caller: string, who: string, team: string) => `You argue in a debate called by ${caller}: you are ${who} of ${team}.`,
 } as const;
+
+/** down: the team a debater belongs to, as its system line names it. */
+export function debatingTeam(dynamics: string | undefined, size: number): string {
+  return dynamics === 'hub' ? `a hub of ${size} workers` : `a relay of ${size} agents`;
+}
+
+/** down: the offer made to every member whose reply someone reads (relay members but the last, hub workers). */
+export const DEBATE_OFFER = (reader: string) =>
+  `Debate on demand: if a point of the task is in doubt and the other members could settle it, add a line "DEBATE: <the question>"; each of the other members then argues it once, and ${reader} reads the debate.`;
+/** down: a called debate as its debaters and its reader see it, then each argument. */
+export const DEBATE_CALLED = (caller: string) => `Debate called by ${caller}: `;
+export const ARGUMENT_LINE = (who: string) => `Argument of ${who}: `;
+/** down: what a debater is asked for. */
+export const DEBATE_ASK = 'Argue the question in one line: your answer, and what it rests on.';
 
 /** The team an observer watches, as its system line names it. */
 export function observedTeam(dynamics: string | undefined, size: number): string {
@@ -181,6 +198,8 @@ export function renderTeamCall(input: TeamPromptInput): ChatMessages {
     case 'observer':
     case 'extractor':
       return observerMessages(c);
+    case 'debater':
+      return debaterMessages(c);
     default:
       throw new Error(`a ${call.role} call has no prompt`);
   }
@@ -203,14 +222,26 @@ interface CallContext {
   /** extract: the extractions the call reads, one line each. */
   extracts: string;
   dynamics: string | undefined;
+  /** down: the debates called in the replies the call reads (`note`, `report`), each with its arguments; empty otherwise. */
+  debates: string;
+  /** down: the debate offer, on its own line, for a member whose reply someone reads; empty otherwise. */
+  offer: string;
+  /** down, a debater: the caller's reply it reads, its motion and the rest. */
+  motion: { read: TeamRead; question: string | null; rest: string } | undefined;
 }
 
 function callContext(input: TeamPromptInput): CallContext {
   const { call, size, rounds, question, hidden } = input;
   const arm = input.arm ?? DEFAULT_PROTOCOL;
   const writes = writesBoard(arm);
-  // In the board arms the board lines of a reply are passed on the board only, never in the text passed on.
-  const reads = writes ? input.reads.map((r) => ({ read: r.read, text: parseBoardLines(r.text).rest })) : input.reads;
+  const demand = armOf(arm).demand === 'debate';
+  // In the board arms the board lines of a reply are passed on the board only, never in the text passed on; in
+  // down a reply's DEBATE line is passed on as its debate, not in the note or report.
+  const reads = writes
+    ? input.reads.map((r) => ({ read: r.read, text: parseBoardLines(r.text).rest }))
+    : demand
+      ? input.reads.map((r) => ({ read: r.read, text: debateMotion(r.text).rest }))
+      : input.reads;
   const board = input.board && input.board.length > 0 ? `${input.board.join('\n')}\n` : '';
   const tool = writes ? `\n${input.revisions === 'author' ? BOARD_TOOL_OWN : BOARD_TOOL}` : '';
   const task = `${TEAM_TASK}${question}\n`;
@@ -221,7 +252,42 @@ function callContext(input: TeamPromptInput): CallContext {
   const extracts = of('extract')
     .map((r) => `${EXTRACTED_LINE(name(r.read.agent))}${oneLine(r.text)}\n`)
     .join('');
-  return { call, size, rounds, hidden, arm, task, board, tool, of, persona, name, extracts, dynamics: input.dynamics };
+  let debates = '';
+  let offer = '';
+  if (demand) {
+    const args = input.reads.filter((r) => r.read.kind === 'argument');
+    for (const r of input.reads) {
+      if (r.read.kind !== 'note' && r.read.kind !== 'report') continue;
+      const question = debateMotion(r.text).question;
+      if (question === null) continue;
+      debates += `${DEBATE_CALLED(name(r.read.agent))}${question}\n`;
+      for (const a of args) if (a.read.of === r.read.agent) debates += `${ARGUMENT_LINE(name(a.read.agent))}${oneLine(a.text)}\n`;
+    }
+    const hands = (call.role === 'relay' && call.agent < size - 1) || (call.role === 'worker' && size > 1);
+    if (hands) offer = `\n${DEBATE_OFFER(call.role === 'relay' ? 'the next agent' : 'the orchestrator')}`;
+  }
+  const moved = input.reads.find((r) => r.read.kind === 'motion');
+  const motion = moved ? { read: moved.read, ...debateMotion(moved.text) } : undefined;
+  const dynamics = input.dynamics;
+  return { call, size, rounds, hidden, arm, task, board, tool, of, persona, name, extracts, dynamics, debates, offer, motion };
+}
+
+/**
+ * down: a debater's call: the caller's motion and its reply (note or report), the arguments before its own;
+ * it argues as the member it is (its persona and hidden beliefs), in one line.
+ */
+function debaterMessages(c: CallContext): ChatMessages {
+  const { call, size, hidden, task, of, name, dynamics } = c;
+  const motion = c.motion;
+  const caller = motion ? name(motion.read.agent) : '';
+  const args = of('argument')
+    .map((r) => `${ARGUMENT_LINE(name(r.read.agent))}${oneLine(r.text)}\n`)
+    .join('');
+  const reply = dynamics === 'hub' ? 'Its report: ' : 'Its hand-off note: ';
+  return {
+    system: system(TEAM_SYSTEM.debater(caller, name(call.agent), debatingTeam(dynamics, size)), hidden),
+    user: `${task}${DEBATE_CALLED(caller)}${motion?.question ?? ''}\n${reply}${oneLine(motion?.rest ?? '')}\n${args}${DEBATE_ASK}`,
+  };
 }
 
 /**
@@ -246,7 +312,7 @@ function observerMessages(c: CallContext): ChatMessages {
 
 /** A relay member: the earlier outputs it reads, the hand-off note, and the note or answer it writes. */
 function relayMessages(c: CallContext): ChatMessages {
-  const { call, size, hidden, arm, task, board, tool, of, extracts } = c;
+  const { call, size, hidden, arm, task, board, tool, of, extracts, debates, offer } = c;
   const note = of('note')[0];
   const last = call.agent === size - 1;
   const outputs = of('output')
@@ -260,17 +326,18 @@ function relayMessages(c: CallContext): ChatMessages {
       extracts +
       outputs +
       (note ? `Hand-off note from agent ${call.agent}: ${oneLine(note.text)}\n` : 'You are the first agent.\n') +
+      debates +
       (last
         ? 'Give the final answer to the task in one line.'
         : armOf(arm).handoff === 'sop'
           ? `Work on the task, then write the hand-off note for the next agent in one line, ${SOP_FORM}`
-          : `Work on the task, then write a short hand-off note for the next agent in one line: what you found, and what is left to do.${tool}`),
+          : `Work on the task, then write a short hand-off note for the next agent in one line: what you found, and what is left to do.${tool}${offer}`),
   };
 }
 
 /** A hub worker: its subtask of the orchestrator's plan. */
 function workerMessages(c: CallContext): ChatMessages {
-  const { call, size, hidden, arm, task, board, tool, of, extracts } = c;
+  const { call, size, hidden, arm, task, board, tool, of, extracts, offer } = c;
   const plan = of('decomposition')[0]?.text ?? '';
   return {
     system: system(TEAM_SYSTEM.worker(call.agent, size), hidden),
@@ -282,20 +349,20 @@ function workerMessages(c: CallContext): ChatMessages {
       `Your subtask: ${oneLine(subtaskOf(plan, call.agent, size))}\n` +
       (armOf(arm).handoff === 'sop'
         ? `Do your subtask and report in one line, ${SOP_FORM}`
-        : `Do your subtask and report what you found in one line.${tool}`),
+        : `Do your subtask and report what you found in one line.${tool}${offer}`),
   };
 }
 
 /** The hub's aggregator: the plan and the workers' reports. */
 function aggregatorMessages(c: CallContext): ChatMessages {
-  const { size, hidden, task, board, of, extracts } = c;
+  const { size, hidden, task, board, of, extracts, debates } = c;
   const plan = of('decomposition')[0]?.text ?? '';
   const reports = of('report')
     .map((r) => `Report of worker ${r.read.agent + 1}: ${oneLine(r.text)}\n`)
     .join('');
   return {
     system: system(TEAM_SYSTEM.orchestrator(size), hidden),
-    user: `${task}${board}${extracts}Your plan: ${oneLine(plan)}\n${reports}Give the final answer to the task in one line.`,
+    user: `${task}${board}${extracts}Your plan: ${oneLine(plan)}\n${reports}${debates}Give the final answer to the task in one line.`,
   };
 }
 

@@ -34,7 +34,7 @@ const SMALLER = 'use a smaller team or max_tokens, or a model with a longer cont
 export const TEAM_SCHEDULES = {
   relay: {
     calls: (run) => relayCalls(run.n, run.protocol, poolsTokens(run)),
-    events: (run) => (armOf(run.protocol).observer ? 2 * run.n - 1 : run.n),
+    events: (run) => (armOf(run.protocol).observer ? 2 * run.n - 1 : run.n) + (armOf(run.protocol).demand ? (run.n - 1) * (run.n - 1) : 0),
     keys: ['token_budget', 'budget_rule', 'board_tokens', 'revisions'],
     splitsBudget: true,
     answerRole: 'relay',
@@ -43,7 +43,7 @@ export const TEAM_SCHEDULES = {
   },
   hub: {
     calls: (run) => hubCalls(run.n, run.protocol),
-    events: (run) => (armOf(run.protocol).observer ? 2 * run.n + 3 : run.n + 2),
+    events: (run) => (armOf(run.protocol).observer ? 2 * run.n + 3 : run.n + 2) + (armOf(run.protocol).demand ? run.n * (run.n - 1) : 0),
     keys: ['board_tokens', 'revisions'],
     answerRole: 'aggregator',
     memberName: (size) => (a) => (a >= size ? 'orchestrator' : `worker ${a + 1}`),

@@ -16,7 +16,8 @@ export type TeamRole =
   | 'feedback'
   | 'solution'
   | 'observer'
-  | 'extractor';
+  | 'extractor'
+  | 'debater';
 
 export interface TeamView {
   role: TeamRole;
@@ -39,6 +40,8 @@ const HUB = /^You are the orchestrator of a hub of (\d+) workers\./;
 const WORKER = /^You are worker (\d+) of a hub of (\d+) workers\./;
 const PARTICIPANT = /^You are participant (\d+) of (\d+) in a discussion of a task, turn (\d+) of (\d+)\./;
 const MODERATOR = /^You are the moderator of a discussion between (\d+) experts\./;
+const DEBATER =
+  /^You argue in a debate called by (?:agent|worker) (\d+): you are (?:agent|worker) (\d+) of a (?:relay of (\d+) agents|hub of (\d+) workers)\./;
 const OBSERVER = /^You are the (observer|extractor) of a (?:relay of (\d+) agents|hub of (\d+) workers and their orchestrator)\./;
 
 export function readTeamCall(messages: ChatMessages, prompts: readonly Prompt[]): TeamView | null {
@@ -81,6 +84,8 @@ function roleOf(first: string, user: string): Pick<TeamView, 'role' | 'member' |
   if (first === TEAM_SYSTEM.extractor()) return { role: 'solution', member: -1, size: 0, turn: 0, rounds: 0 };
   m = MODERATOR.exec(first);
   if (m) return { role: 'feedback', member: -1, size: Number(m[1]), turn: 0, rounds: 0 };
+  m = DEBATER.exec(first);
+  if (m) return { role: 'debater', member: Number(m[2]) - 1, size: Number(m[3] ?? m[4]), turn: Number(m[1]) - 1, rounds: 0 };
   m = OBSERVER.exec(first);
   if (m) return { role: m[1] === 'observer' ? 'observer' : 'extractor', member: -1, size: Number(m[2] ?? m[3]), turn: 0, rounds: 0 };
   return null;

@@ -13,7 +13,7 @@ const RELAY_HUB_ARM = { reads: 'neighbours', version: 'answer', population: fals
  * library's `board` version: core/src/protocol/board.ts); on relay and hub teams, the arms the study compares
  * with the plain team: a shared board shown at each turn (`board`), written but never shown (`board_inert`),
  * every earlier call's whole output (`full`), a structured hand-off (`sop`), the observer's belief table
- * (`table`) and the observer-style extractor (`extract`), each one of the library's team arm behaviours
+ * (`table`), the observer-style extractor (`extract`) and debate on demand (`down`), each one of the library's team arm behaviours
  * (ProtocolDef.arm). Their names, in this order, follow the built-in ones in the schema.
  */
 export const BOARD_PROTOCOLS = {
@@ -31,6 +31,12 @@ export const BOARD_PROTOCOLS = {
     ...RELAY_HUB_ARM,
     about: "an extractor reads each hand-off's whole reply and writes what later members need, shown beside the hand-off",
     arm: { observer: 'extract' },
+  },
+  down: {
+    ...RELAY_HUB_ARM,
+    about:
+      'debate on demand: a member may call a debate with a DEBATE line; the other members argue it in turn, and the reader of its reply is shown the debate',
+    arm: { demand: 'debate' },
   },
 } as const satisfies Record<string, ProtocolDef>;
 

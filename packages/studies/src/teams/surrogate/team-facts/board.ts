@@ -1,4 +1,4 @@
-import { BOARD_ENTRY, BOARD_TOOL, BOARD_TOOL_OWN, FULL_PLAN, objectKey, SOP_FORM } from '@panta/core';
+import { BOARD_ENTRY, BOARD_TOOL, BOARD_TOOL_OWN, DEBATE_OFFER, FULL_PLAN, objectKey, SOP_FORM } from '@panta/core';
 import { mentions, type TeamView } from '@panta/llm';
 
 /**
@@ -15,14 +15,19 @@ export interface BoardView {
   /** The board's latest claim per object, as shown (empty in board_inert). */
   shown: Map<string, string>;
   sop: boolean;
-  /** full: the whole outputs of earlier calls (relay) or the whole plan (hub); extract: the extractions. */
+  /** full: the whole outputs of earlier calls (relay) or the whole plan (hub); extract: the extractions; down: the debates' arguments. */
   outputs: string[];
+  /** down: the member is offered to call a debate. */
+  debate: boolean;
 }
 
 const ENTRY = /^- \[e\d+\.\d+\] .+? on (.+?): (.*) \((?:(?:observation|belief), )?confidence [\d.]+\)(?: \[revised; .*\])?$/;
 const OUTPUT = /^Output of agent \d+: (.*)$/;
 /** extract: an extraction of an earlier hand-off, read like an earlier output. */
 const EXTRACTED = /^Extracted from (?:agent \d+|worker \d+|orchestrator): (.*)$/;
+/** down: an argument of a debate the reader is shown, read like an earlier output. */
+const ARGUMENT = /^Argument of (?:agent \d+|worker \d+): (.*)$/;
+const OFFER = DEBATE_OFFER('').slice(0, 20);
 
 export function boardView(view: TeamView): BoardView {
   const shown = new Map<string, string>();
@@ -32,12 +37,18 @@ export function boardView(view: TeamView): BoardView {
       const m = ENTRY.exec(line);
       if (m) shown.set(objectKey(m[1]), m[2]);
     }
-    const o = OUTPUT.exec(line)?.[1] ?? EXTRACTED.exec(line)?.[1];
+    const o = OUTPUT.exec(line)?.[1] ?? EXTRACTED.exec(line)?.[1] ?? ARGUMENT.exec(line)?.[1];
     if (o !== undefined) outputs.push(o);
     if (line.startsWith(FULL_PLAN)) outputs.push(line.slice(FULL_PLAN.length));
   }
   const text = view.lines.join('\n');
-  return { tool: text.includes(BOARD_TOOL) || text.includes(BOARD_TOOL_OWN), shown, sop: text.includes(SOP_FORM), outputs };
+  return {
+    tool: text.includes(BOARD_TOOL) || text.includes(BOARD_TOOL_OWN),
+    shown,
+    sop: text.includes(SOP_FORM),
+    outputs,
+    debate: text.includes(OFFER),
+  };
 }
 
 /** The object of the answer's part i on the board. */

@@ -1,5 +1,5 @@
 import { rngFrom, type Prompt, type Rng } from '@panta/core';
-import { boardLines, boardView, claimValue, partObject, withBoardLines } from './board.js';
+import { boardLines, boardView, claimValue, partObject, withBoardLines, type BoardView } from './board.js';
 import { lineAfter, mentions, type TeamView } from '@panta/llm';
 
 /**
@@ -118,7 +118,27 @@ export function relayReply(view: TeamView, seed: number, maxTokens: number): str
     return `Verdict: ${list(known)}. Evidence: what the relay found so far. Next steps: ${open > 0 ? 'find the open parts' : 'give the answer'}.${leaning}`;
   // Parts it found itself or changed on review it states with more confidence than parts passed on to it.
   const own = new Set(known.map((k, i) => (k !== null && (k !== before[i] || k !== handed[i]) ? i : -1)).filter((i) => i >= 0));
-  return withBoardLines(`Found: ${list(known)}. Open: ${open} of ${known.length} parts.${leaning}`, boardLines(known, board, own));
+  const extra = [...boardLines(known, board, own), ...motion(known, board)];
+  return withBoardLines(`Found: ${list(known)}. Open: ${open} of ${known.length} parts.${leaning}`, extra);
+}
+
+/** down: a member offered a debate calls one on the first part it could not find (none when it holds every part). */
+function motion(known: Known, board: BoardView): string[] {
+  const open = known.indexOf(null);
+  return board.debate && open >= 0 ? [`DEBATE: what is ${partObject(open)} of the answer?`] : [];
+}
+
+/**
+ * down: a debater argues the motion's part: it looks for that part once (with its own seeded draw), and states
+ * what it found, the arguments before it aside.
+ */
+export function debaterReply(view: TeamView, seed: number): string {
+  const asked = /^Debate called by (?:agent|worker) \d+: what is part (\d+) of the answer\?$/.exec(view.lines[0] ?? '')?.[1];
+  const part = asked === undefined ? -1 : Number(asked) - 1;
+  const known: Known = factsOf(view.prompt).map(() => null);
+  if (part < 0 || part >= known.length) return 'No part of the answer is in question.';
+  discover(view.prompt, known, 1, rngFrom(seed, 'surrogate-debater'), new Set([part]));
+  return known[part] === null ? `${partObject(part)}: not known to me.` : `${partObject(part)}: ${known[part]}.`;
 }
 
 /** The orchestrator's plan: the parts of the answer dealt out to the workers in turn. */
@@ -152,7 +172,8 @@ export function workerReply(view: TeamView, seed: number, maxTokens: number): st
   const known: Known = factsOf(view.prompt).map(() => null);
   discover(view.prompt, known, Math.min(CAP, Math.floor(maxTokens / TOKENS_PER_FACT)), rng, parts);
   if (board.sop) return `Verdict: ${list(known)}. Evidence: what the subtask turned up. Next steps: none.`;
-  return withBoardLines(`Found: ${list(known)}.`, boardLines(known, board, parts));
+  const mine = known.map((k, i) => (parts.has(i) ? k : 'elsewhere'));
+  return withBoardLines(`Found: ${list(known)}.`, [...boardLines(known, board, parts), ...motion(mine, board)]);
 }
 
 export function aggregate(view: TeamView, seed: number): string {
@@ -166,7 +187,7 @@ export function aggregate(view: TeamView, seed: number): string {
     });
   }
   const board = boardView(view);
-  // extract: the extractions of the plan and reports, read like earlier outputs (none in the other arms).
+  // extract: the extractions of the plan and reports, read like earlier outputs; down: the debates' arguments.
   if (board.shown.size > 0 || board.outputs.length > 0)
     takeUp(view, known, [...board.shown.entries()], board.outputs, seed, AGGREGATE_KEEP);
   return `Answer: ${known.some((k) => k !== null) ? list(known) : 'not found'}.`;
