@@ -508,7 +508,8 @@ describe('openai backend: load', () => {
     const s = await stub(() => ({ fault: 'hang' }));
     const b = openai(s.url, { server: 'openai', max_in_flight: 1, timeout_ms: 10_000 });
     const calls = [b.complete(request(1)), b.complete(request(2))].map((p) => p.catch((e: unknown) => e));
-    await new Promise((r) => setTimeout(r, 50));
+    // The first call is at the server (it hangs there) before close(): a fixed sleep lost that race under load.
+    await vi.waitFor(() => expect(s.calls()).toHaveLength(1), { timeout: 10_000, interval: 5 });
     await b.close();
     const errs = await Promise.all(calls);
     expect(errs.map((e) => (e as LlmCallError).reason)).toEqual(['backend closed during the call', 'backend closed']);
