@@ -137,6 +137,15 @@ describe("the observer's belief table and the extract baseline, run end to end (
         expect(tests).toMatch(new RegExp(`\\n${team},none,3,fact recall,${arm},none,2,2,`));
       }
 
+    // The ledger table: per run, the entries the observer wrote (split by type) and its revisions, as counted above.
+    const ledger = readFileSync(join(out, 'report', 'tables', 'team-ledger.csv'), 'utf8').trim().split('\n');
+    expect(ledger[0]).toBe('team,arm,population,runs,entries,observations,beliefs,revisions,malformed lines,calls with objects dropped');
+    expect(ledger.slice(1).map((l) => l.split(',').slice(0, 4).join(','))).toEqual(['hub,table,none,4', 'relay,table,none,4']);
+    const column = (i: number) => ledger.slice(1).reduce((sum, l) => sum + 4 * Number(l.split(',')[i]), 0);
+    expect(column(4)).toBeCloseTo(entries, 9);
+    expect(column(5) + column(6)).toBeCloseTo(entries, 9);
+    expect(column(7)).toBeCloseTo(revisions, 9);
+
     // panta verify recomputes the table from the replies: a changed type, a lost line or an entry on a member's row fails.
     const parsed = parseSweepSpec(readFileSync(spec, 'utf8'), spec);
     const prompts = parseDataset(readFileSync(join(ROOT, 'datasets', 'multifact26.jsonl'), 'utf8'), 'multifact26.jsonl');

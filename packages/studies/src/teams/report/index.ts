@@ -7,6 +7,7 @@ import { teamArmTestTable } from './arm-tests.js';
 import { loadTeams, type TeamRow } from './data.js';
 import { teamDepartures } from './departures.js';
 import { beliefFigure, driftFigure, focusFigure, propagationFigure } from './figures.js';
+import { type LedgerRow, ledgerTable, loadLedger } from './ledger.js';
 import { driftTableTeams, judgeTable, propagationTable, teamCostTable } from './tables.js';
 
 /** What the team section reads: teams.parquet's rows and the departures from the papers the corpus used. */
@@ -15,6 +16,8 @@ interface TeamSource {
   departures: string[];
   /** team_bertscore.parquet's rows; null where the corpus has none (written before it, or no references). */
   bertscore: Record<string, unknown>[] | null;
+  /** The relay and hub runs' `board` columns (board arms, the belief table); null where the corpus has none. */
+  ledger: LedgerRow[] | null;
 }
 
 /** BERTScore of the debates' solutions per arm and turn (mean over debates), or in words why there is none. */
@@ -60,14 +63,21 @@ async function loadBertscore(dir: string): Promise<Record<string, unknown>[] | n
 /**
  * The team studies' report section (relay, hub and debate schedules, docs/teams.md), from teams.parquet:
  * lost in propagation and belief injection by arm, FOCUS and drift by turn, the DRIFTJudge's detection,
- * cost per arm, each arm tested against the plain team; each table's caption names the departures from the
+ * cost per arm, what the boards and the belief table held (events' `board` column), each arm tested against the plain team; each table's caption names the departures from the
  * paper the corpus used (teamDepartures). Registered with report's registerSection by packages/studies/src/report.ts.
  */
 export const teamsSection = section<TeamSource>({
   name: 'teams',
   load: async (data, dir) => {
     const rows = await loadTeams(dir);
-    return rows === null ? null : { rows, departures: teamDepartures(rows, data.manifest.spec), bertscore: await loadBertscore(dir) };
+    if (rows === null) return null;
+    const boards = rows.some((r) => r.dynamics === 'relay' || r.dynamics === 'hub');
+    return {
+      rows,
+      departures: teamDepartures(rows, data.manifest.spec),
+      bertscore: await loadBertscore(dir),
+      ledger: boards ? await loadLedger(dir) : null,
+    };
   },
   figures: [
     { ids: ['team-lost-in-propagation'], make: (s) => propagationFigure(s.rows) },
@@ -80,6 +90,7 @@ export const teamsSection = section<TeamSource>({
     { ids: ['team-drift-by-arm'], make: (s) => tagged(driftTableTeams(s.rows), s) },
     { ids: ['team-driftjudge'], make: (s) => tagged(judgeTable(s.rows), s) },
     { ids: ['team-cost'], make: (s) => tagged(teamCostTable(s.rows), s) },
+    { ids: ['team-ledger'], make: (s) => tagged(ledgerTable(s.ledger), s) },
     { ids: ['team-arm-tests'], make: (s) => tagged(teamArmTestTable(s.rows), s) },
     { ids: ['team-bertscore'], make: (s) => tagged(bertscoreTable(s.bertscore), s) },
   ],
