@@ -138,7 +138,9 @@ describe("the observer's belief table and the extract baseline, run end to end (
       }
 
     // The ledger table: per run, the entries the observer wrote (split by type) and its revisions, as counted above.
-    const ledger = readFileSync(join(out, 'report', 'tables', 'team-ledger.csv'), 'utf8').trim().split('\n');
+    const ledger = readFileSync(join(out, 'report', 'tables', 'team-ledger.csv'), 'utf8')
+      .trim()
+      .split('\n');
     expect(ledger[0]).toBe('team,arm,population,runs,entries,observations,beliefs,revisions,malformed lines,calls with objects dropped');
     expect(ledger.slice(1).map((l) => l.split(',').slice(0, 4).join(','))).toEqual(['hub,table,none,4', 'relay,table,none,4']);
     const column = (i: number) => ledger.slice(1).reduce((sum, l) => sum + 4 * Number(l.split(',')[i]), 0);
