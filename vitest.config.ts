@@ -14,10 +14,18 @@ const alias = {
   ...Object.fromEntries(readdirSync(`${root}packages`).map((p) => [`@panta/${p}`, `${root}packages/${p}/src/index.ts`])),
 };
 
+const TESTS = ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts'];
+/**
+ * Test files that share a worker's modules (see `projects` below): folders whose files were run together that way
+ * and change no state another file reads. Not core's tests (they must see no study registered), nor a file that
+ * registers something of its own into the library's registries (a protocol, a secret).
+ */
+const SHARED =
+  process.env.PANTA_TEST_ISOLATE === '1' ? [] : ['engine', 'corpus', 'embed', 'studies'].map((p) => `packages/${p}/test/**/*.test.ts`);
+
 export default defineConfig({
   resolve: { alias },
   test: {
-    include: ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
     // Every study registered into the library's registries, as the CLI does at startup.
     setupFiles: ['./test/setup-studies.ts'],
     // The end-to-end tests (every role killed and resumed, Slurm scripts, 650 fuzzed specs) take up to ~35 s on a
@@ -30,5 +38,14 @@ export default defineConfig({
     // 659 tests; at 861 tests, 572 s with two and 428 s with three).
     maxWorkers: Math.max(3, availableParallelism() + 1),
     reporters: ['default', './test/summary-reporter.ts'],
+    // Each test file imports most of the library (the studies' setup alone loads core, corpus, llm and report):
+    // 0.5 to 1 s of a worker's time per file on an idle machine, ~115 s of the suite's. The SHARED files run
+    // with isolate: false (a worker runs one file after another, loading each module once); the rest each
+    // with a module graph of its own (all of them with PANTA_TEST_ISOLATE=1). Each project names its own files:
+    // `extends: true` would add a root `include` to theirs.
+    projects: [
+      ...(SHARED.length > 0 ? [{ extends: true as const, test: { name: 'shared', include: SHARED, isolate: false } }] : []),
+      { extends: true, test: { name: 'isolated', include: TESTS, exclude: [...SHARED, '**/node_modules/**'] } },
+    ],
   },
 });
