@@ -15,29 +15,34 @@ export interface BoardView {
   /** The board's latest claim per object, as shown (empty in board_inert). */
   shown: Map<string, string>;
   sop: boolean;
-  /** full: the whole outputs of earlier calls (relay) or the whole plan (hub); extract: the extractions; down: the debates' arguments. */
+  /** full: the whole outputs of earlier calls (relay) or the whole plan (hub); extract: the extractions. */
   outputs: string[];
   /** down: the member is offered to call a debate. */
   debate: boolean;
+  /** down: the arguments of the debates it is shown. */
+  arguments: string[];
 }
 
 const ENTRY = /^- \[e\d+\.\d+\] .+? on (.+?): (.*) \((?:(?:observation|belief), )?confidence [\d.]+\)(?: \[revised; .*\])?$/;
 const OUTPUT = /^Output of agent \d+: (.*)$/;
 /** extract: an extraction of an earlier hand-off, read like an earlier output. */
 const EXTRACTED = /^Extracted from (?:agent \d+|worker \d+|orchestrator): (.*)$/;
-/** down: an argument of a debate the reader is shown, read like an earlier output. */
+/** down: an argument of a debate the reader is shown. */
 const ARGUMENT = /^Argument of (?:agent \d+|worker \d+): (.*)$/;
 const OFFER = DEBATE_OFFER('').slice(0, 20);
 
 export function boardView(view: TeamView): BoardView {
   const shown = new Map<string, string>();
   const outputs: string[] = [];
+  const args: string[] = [];
   for (const line of view.lines) {
+    const a = ARGUMENT.exec(line)?.[1];
+    if (a !== undefined) args.push(a);
     if (line.startsWith(BOARD_ENTRY)) {
       const m = ENTRY.exec(line);
       if (m) shown.set(objectKey(m[1]), m[2]);
     }
-    const o = OUTPUT.exec(line)?.[1] ?? EXTRACTED.exec(line)?.[1] ?? ARGUMENT.exec(line)?.[1];
+    const o = OUTPUT.exec(line)?.[1] ?? EXTRACTED.exec(line)?.[1];
     if (o !== undefined) outputs.push(o);
     if (line.startsWith(FULL_PLAN)) outputs.push(line.slice(FULL_PLAN.length));
   }
@@ -48,6 +53,7 @@ export function boardView(view: TeamView): BoardView {
     sop: text.includes(SOP_FORM),
     outputs,
     debate: text.includes(OFFER),
+    arguments: args,
   };
 }
 

@@ -93,12 +93,15 @@ export function relayReply(view: TeamView, seed: number, maxTokens: number): str
   const note = lineAfter(lines, /^Hand-off note from agent \d+: /);
   const known: Known = note === undefined ? factsOf(prompt).map(() => null) : readKnown(prompt, note.split(SAID)[0]);
   const handed = [...known];
+  // A note written under a hidden belief other than its own: the member doubts what it was handed (down calls a debate on it).
+  let doubt = false;
   if (note !== undefined) {
     const keep = RETENTION * Math.min(1, maxTokens / NOTE_TOKENS);
     for (let i = 0; i < known.length; i++) if (known[i] !== null && rng.next() >= keep) known[i] = null;
     const theirs = /Leaning: ([^.]*)\./.exec(note)?.[1];
     const mine = leaningOf(view.hidden);
     const review = REVIEW[theirs === undefined && mine === undefined ? 'none' : theirs === mine ? 'same' : 'different'];
+    doubt = theirs !== mine;
     const facts = factsOf(prompt);
     const wrong = wrongOf(prompt);
     for (let i = 0; i < known.length; i++) {
@@ -108,6 +111,7 @@ export function relayReply(view: TeamView, seed: number, maxTokens: number): str
     }
   }
   takeUp(view, known, board.shown.size > 0 ? [...board.shown.entries()] : [], board.outputs, seed);
+  settle(view, known, board.arguments, seed);
   const before = [...known];
   discover(prompt, known, Math.min(CAP, Math.floor(maxTokens / TOKENS_PER_FACT)), rng);
   if (member === size - 1) return `Answer: ${known.some((k) => k !== null) ? list(known) : 'not found'}.`;
@@ -118,14 +122,40 @@ export function relayReply(view: TeamView, seed: number, maxTokens: number): str
     return `Verdict: ${list(known)}. Evidence: what the relay found so far. Next steps: ${open > 0 ? 'find the open parts' : 'give the answer'}.${leaning}`;
   // Parts it found itself or changed on review it states with more confidence than parts passed on to it.
   const own = new Set(known.map((k, i) => (k !== null && (k !== before[i] || k !== handed[i]) ? i : -1)).filter((i) => i >= 0));
-  const extra = [...boardLines(known, board, own), ...motion(known, board)];
+  const extra = [...boardLines(known, board, own), ...motion(known, board, doubt ? handed : [])];
   return withBoardLines(`Found: ${list(known)}. Open: ${open} of ${known.length} parts.${leaning}`, extra);
 }
 
-/** down: a member offered a debate calls one on the first part it could not find (none when it holds every part). */
-function motion(known: Known, board: BoardView): string[] {
-  const open = known.indexOf(null);
-  return board.debate && open >= 0 ? [`DEBATE: what is ${partObject(open)} of the answer?`] : [];
+/**
+ * down: a member offered a debate calls one on the first part it could not find; holding every part, on the
+ * first part it was handed by a note it doubts (`doubted`: written under another hidden belief); else none.
+ */
+function motion(known: Known, board: BoardView, doubted: Known = []): string[] {
+  if (!board.debate) return [];
+  let part = known.indexOf(null);
+  if (part < 0) part = doubted.findIndex((k) => k !== null);
+  return part >= 0 ? [`DEBATE: what is ${partObject(part)} of the answer?`] : [];
+}
+
+/** Chances that a debate's unanimous arguments fill a part the reader lacks, or change one it holds otherwise. */
+const P_DEBATE_FILL = 0.8;
+const P_DEBATE_CHANGE = 0.5;
+
+/**
+ * down: the debates a member reads. Per part the arguments state, when every argument stating it says the
+ * same, the reader takes it up where it lacks the part, or changes its own to it, each with its seeded chance.
+ */
+function settle(view: TeamView, known: Known, args: readonly string[], seed: number): void {
+  if (args.length === 0) return;
+  const rng = rngFrom(seed, 'surrogate-debate');
+  const said = known.map(() => new Set<string>());
+  for (const a of args) readKnown(view.prompt, a).forEach((k, i) => k !== null && said[i].add(k));
+  said.forEach((values, i) => {
+    if (values.size !== 1) return;
+    const [v] = values;
+    const u = rng.next();
+    if (known[i] === null ? u < P_DEBATE_FILL : known[i] !== v && u < P_DEBATE_CHANGE) known[i] = v;
+  });
 }
 
 /**
@@ -190,6 +220,7 @@ export function aggregate(view: TeamView, seed: number): string {
   // extract: the extractions of the plan and reports, read like earlier outputs; down: the debates' arguments.
   if (board.shown.size > 0 || board.outputs.length > 0)
     takeUp(view, known, [...board.shown.entries()], board.outputs, seed, AGGREGATE_KEEP);
+  settle(view, known, board.arguments, seed);
   return `Answer: ${known.some((k) => k !== null) ? list(known) : 'not found'}.`;
 }
 
