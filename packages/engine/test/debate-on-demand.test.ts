@@ -105,6 +105,8 @@ describe('down (debate on demand), run end to end (paper 001; docs/teams.md)', (
     await queryRows(
       `COPY (SELECT * REPLACE (CASE WHEN event = ${called.event} THEN regexp_replace(response, '\\nDEBATE:[^\\n]*', '') ELSE response END AS response) FROM read_parquet('${shard}') ORDER BY event) TO '${file}' (FORMAT parquet)`,
     );
-    expect(await checkTeamShard(file, run)).toMatch(new RegExp(`\\(debater, step \\d+\\) is made, but the reply of event ${called.event} calls no debate`));
+    expect(await checkTeamShard(file, run)).toMatch(
+      new RegExp(`\\(debater, step \\d+\\) is made, but the reply of event ${called.event} calls no debate`),
+    );
   }, 120_000);
 });
