@@ -21,6 +21,10 @@ backend: {kind: surrogate, latency_ms: 5}
 concurrency: 8
 `;
 
+// Five rounds of a scheduler and a collector, four `panta verify` and two workers: ~20 `panta` processes, which took
+// 166 s at a load of 35 on 2 cores (the first test); each test has its own timeout, above that.
+const ROUNDS_TEST_MS = 300_000;
+
 const dir = tempDir('panta-stale-');
 const redis = redisPerFile(dir);
 const { roles } = redis;
@@ -50,7 +54,7 @@ function expectVerified(out: string): void {
   expect(verified.code).toBe(0);
 }
 
-describe('a Redis that still holds a finished sweep', () => {
+describe('a Redis that still holds a finished sweep', { timeout: ROUNDS_TEST_MS }, () => {
   it('rebuilds a deleted corpus, finishes an intact one again, and says so only once the corpus is written', async () => {
     const specFile = writeSpec(dir, spec('stale'), 'stale.yaml');
     const out = join(dir, 'stale');
