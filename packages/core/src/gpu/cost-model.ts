@@ -14,7 +14,8 @@ import { InputError } from '../errors.js';
  *   batch is bound by memory bandwidth; a full one by compute), so `decodeUsPerToken` is the amortised cost of
  *   a token in a full batch.
  * The KV cache holds `kvCapacityTokens` tokens over every running sequence (prompt + generated); a request
- * whose prompt and `max_tokens` do not fit waits in the server's queue, as vLLM's scheduler makes it.
+ * whose cached prefix and first prefill chunk do not fit waits in the server's queue, and a running one that
+ * cannot grow preempts another, as vLLM V1's scheduler makes it (core's VllmEngine).
  *
  * The figures are a cost model's, derived from published numbers (cited in `sources`, and in
  * bench/NOTES.md), never measured here on a GPU.
