@@ -2,6 +2,7 @@ import { readdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 // Tests run on the sources: each @panta/* import points at the package's src barrel, so no build is needed
 // for unit tests. Tests that spawn the `panta` binary use the build that `npm test` makes first.
@@ -23,6 +24,19 @@ const TESTS = ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts'];
 const SHARED =
   process.env.PANTA_TEST_ISOLATE === '1' ? [] : ['engine', 'corpus', 'embed', 'studies'].map((p) => `packages/${p}/test/**/*.test.ts`);
 
+/**
+ * Vitest's order (the longest files first, by the last run's times or, in a fresh clone, by size), the files that
+ * share modules before the rest: a worker is reused only while the next file in the queue shares too, and
+ * Vitest would put the `isolated` project, first by name, before all of them (the slow engine and corpus files last).
+ */
+class SharedFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const shares = (f: TestSpecification) => f.project.config.isolate === false;
+    return [...sorted.filter(shares), ...sorted.filter((f) => !shares(f))];
+  }
+}
+
 export default defineConfig({
   resolve: { alias },
   test: {
@@ -38,6 +52,7 @@ export default defineConfig({
     // 659 tests; at 861 tests, 572 s with two and 428 s with three).
     maxWorkers: Math.max(3, availableParallelism() + 1),
     reporters: ['default', './test/summary-reporter.ts'],
+    sequence: { sequencer: SharedFirst },
     // Each test file imports most of the library (the studies' setup alone loads core, corpus, llm and report):
     // 0.5 to 1 s of a worker's time per file on an idle machine, ~115 s of the suite's. The SHARED files run
     // with isolate: false (a worker runs one file after another, loading each module once); the rest each
