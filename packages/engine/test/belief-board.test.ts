@@ -68,7 +68,7 @@ describe('the belief board as published, on relay and hub (paper 001; docs/teams
     expect((await verifyCorpus(many)).problems).toEqual([]);
     expect(await corpusDiff(one, many)).toEqual({ extra: 0, missing: 0 });
     // 2 prompts x 1 trial x 3 population arms per (dynamics, protocol): relay 3 calls a run, hub 5; with an
-    // observer or extractor after each hand-off (table, extract) relay 5, hub 9.
+    // observer or extractor after each hand-off (table, extract) relay 5, hub 9; down below.
     const arms = await queryRows(
       `SELECT dynamics, protocol, count(*)::INTEGER AS runs, sum(events)::INTEGER AS events FROM read_parquet('${one}/runs.parquet')
        WHERE status = 'complete' GROUP BY ALL ORDER BY dynamics, protocol`,
@@ -80,7 +80,9 @@ describe('the belief board as published, on relay and hub (paper 001; docs/teams
     for (const a of arms) {
       const observed = a.protocol === 'table' || a.protocol === 'extract';
       expect(a.runs).toBe(6);
-      expect(a.events).toBe(6 * (a.dynamics === 'relay' ? (observed ? 5 : 3) : observed ? 9 : 5));
+      // down: the debates members may call, planned (made or skipped): relay 3 + 2 x 2, hub 5 + 3 x 2.
+      const debates = a.protocol === 'down' ? (a.dynamics === 'relay' ? 4 : 6) : 0;
+      expect(a.events).toBe(6 * ((a.dynamics === 'relay' ? (observed ? 5 : 3) : observed ? 9 : 5) + debates));
     }
     const rows = await boardRows(one);
     for (const r of rows) {
