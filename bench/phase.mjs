@@ -2,14 +2,17 @@
 // estimators) on the surrogate's exact heat-bath spins, whose transitions are known: 2D Ising on the torus
 // (Onsager, T_c = 2 / ln(1 + sqrt 2) = 2.269 J), 3D Ising (4.5115 J), Curie-Weiss (ising-meanfield on the full
 // mean field, T_c = J), 2D 3-state Potts (1 / ln(1 + sqrt 3) = 0.995 J) and the ring (no transition). Each
-// check writes a corpus with runSweep and reads T_c where the Binder cumulants of its two sizes cross (the
-// rule of panta phase: a falling crossing whose 95% band is bounded on both sides of it).
+// check writes a corpus with runSweep from a cold start (the scenarios' initial: ordered; --initial random for
+// the hot one) and reads T_c where the Binder cumulants of its two sizes cross, by the rule of panta phase (a
+// significant falling sign change, located by fits of both curves on the grid points nearest it, a parametric
+// bootstrap for its interval; configurations whose plateau halves or trials disagree are left out or void it).
 // Then adaptive temperatures against a dense uniform grid of 31 on the mean field: runs used and the distance
 // of the adaptive corpus's chi-peak estimate from the dense grid's.
 // Goals: 2D Ising within 3%, 3D Ising, Curie-Weiss and Potts within 5%, no crossing on the ring; adaptive at
 // most a third of the dense runs, within the dense grid's resolution (0.05). Ends with one JSON line.
-// Run after a build: node bench/phase.mjs [--quick] [--only ising2d,ring] [--trials K] [--sweeps S]
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// Run after a build: node bench/phase.mjs [--quick] [--only ising2d,ring] [--trials K] [--sweeps S] [--out DIR]
+// On a loaded 2-core machine run the checks as separate --only processes (each is 0.6 to 2.6 million events).
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { phaseDiagram } from '@panta/core';
@@ -24,19 +27,30 @@ const { values: opts } = benchArgs(import.meta.filename, '[--quick] [--only CHEC
   quick: { help: 'smaller sizes, fewer sweeps and trials (a smoke run; the goals are not expected to hold)' },
   small: { help: "--quick's smaller sizes (2D L = 4/8, 3D L = 3/4) with the full sweeps and trials" },
   only: { help: `checks to run, comma-separated (${CHECKS.join(', ')})`, value: list((c) => c), meta: 'CHECKS' },
-  trials: { help: 'trials per configuration', value: int(2), default: 6 },
-  sweeps: { help: 'sweeps per run (the plateau is the second half)', value: int(4), default: 200 },
+  trials: { help: "trials per configuration (default: each check's own)", value: int(2) },
+  sweeps: { help: "sweeps per run, the plateau being the second half (default: each check's own)", value: int(4) },
   keep: { help: 'keep the corpora (their folder is printed)' },
+  initial: {
+    help: 'the heat-bath start: ordered (cold: sweep 1 orders the spins) or random (hot)',
+    value: (v) => {
+      if (v !== 'ordered' && v !== 'random') throw new Error('ordered or random');
+      return v;
+    },
+    default: 'ordered',
+  },
+  out: { help: 'write the corpora under this folder (kept; a corpus already there is resumed)', value: (v) => v, meta: 'DIR' },
 });
 for (const c of opts.only ?? []) if (!CHECKS.includes(c)) throw new Error(`--only: unknown check ${c}`);
 const chosen = (c) => !opts.only || opts.only.includes(c);
 const root = resolve(import.meta.dirname, '..');
 const dataset = join(root, 'datasets', 'spins.jsonl');
-const dir = mkdtempSync(join(tmpdir(), 'panta-phase-'));
+const dir = opts.out ? resolve(opts.out) : mkdtempSync(join(tmpdir(), 'panta-phase-'));
+mkdirSync(dir, { recursive: true });
 const quick = opts.quick;
 const smallSizes = opts.quick || opts.small;
-const trials = quick ? 2 : opts.trials;
-const sweeps = quick ? 40 : opts.sweeps;
+/** A check's trials and sweeps: its own, unless the command line (or --quick) says otherwise. */
+const trialsOf = (m) => (quick ? 2 : (opts.trials ?? m.trials));
+const sweepsOf = (m) => (quick ? 40 : (opts.sweeps ?? m.sweeps));
 
 /** Evenly spaced temperatures from lo to hi, `count` of them, rounded to 4 decimals. */
 const grid = (lo, hi, count) => Array.from({ length: count }, (_, i) => Number((lo + ((hi - lo) * i) / (count - 1)).toFixed(4)));
@@ -47,8 +61,12 @@ const MODELS = {
     geometry: 'torus2d',
     scenario: 'ising',
     prompt: 'ising',
-    sizes: smallSizes ? [16, 64] : [64, 256],
-    temperatures: grid(2.1, 2.5, 5),
+    // 4 x 4 / 8 x 8: at 8 x 8 / 16 x 16, 6 trials x 200 sweeps gave no crossing (too noisy); 12 x 300 there is
+    // about 7 million events, more than this machine ran in a session under load.
+    sizes: [16, 64],
+    temperatures: grid(2.15, 2.4, 6),
+    trials: 12,
+    sweeps: 300,
     exact: 2 / Math.log(1 + Math.SQRT2),
     goal: 0.03,
   },
@@ -57,7 +75,9 @@ const MODELS = {
     scenario: 'ising',
     prompt: 'ising',
     sizes: smallSizes ? [27, 64] : [64, 216],
-    temperatures: grid(4.2, 4.8, 5),
+    temperatures: grid(4.4, 4.6, 5),
+    trials: 8,
+    sweeps: 200,
     exact: 4.5115,
     goal: 0.05,
   },
@@ -67,6 +87,8 @@ const MODELS = {
     prompt: 'ising',
     sizes: smallSizes ? [16, 32] : [32, 64],
     temperatures: grid(0.8, 1.2, 5),
+    trials: 6,
+    sweeps: 200,
     exact: 1,
     goal: 0.05,
   },
@@ -75,7 +97,9 @@ const MODELS = {
     scenario: 'potts',
     prompt: 'potts3',
     sizes: smallSizes ? [16, 64] : [64, 256],
-    temperatures: grid(0.9, 1.1, 5),
+    temperatures: grid(0.95, 1.03, 5),
+    trials: 8,
+    sweeps: 200,
     exact: 1 / Math.log(1 + Math.sqrt(3)),
     goal: 0.05,
   },
@@ -85,6 +109,8 @@ const MODELS = {
     prompt: 'ising',
     sizes: smallSizes ? [16, 32] : [32, 64],
     temperatures: grid(0.5, 2.5, 6),
+    trials: 6,
+    sweeps: 200,
     exact: null,
     goal: null,
   },
@@ -97,10 +123,10 @@ prompts: [${m.prompt}]
 geometries: [${m.geometry}]
 sizes: [${m.sizes.join(', ')}]
 temperatures: ${JSON.stringify(temperatures)}
-trials: ${trials}
-sweeps: ${sweeps}
+trials: ${trialsOf(m)}
+sweeps: ${sweepsOf(m)}
 seed: 40
-backend: {kind: surrogate, scenario: ${m.scenario}, coupling: 1}
+backend: {kind: surrogate, scenario: ${m.scenario}, coupling: 1, initial: ${opts.initial}}
 `;
 }
 
@@ -131,7 +157,7 @@ try {
     if (!chosen(name)) continue;
     const c = await corpus(name, m, m.temperatures);
     const tc = c.family.tc_binder.t;
-    const line = `${name}: ${m.geometry} ${m.scenario} N=${m.sizes.join('/')} T ${m.temperatures[0]}..${m.temperatures.at(-1)} (${m.temperatures.length}), ${trials} trials x ${sweeps} sweeps: ${c.runs} runs, ${c.events.toLocaleString('en-US')} events in ${c.seconds.toFixed(0)} s (${Math.round(c.events / c.seconds).toLocaleString('en-US')}/s); ${c.unsettled} configurations not equilibrated`;
+    const line = `${name}: ${m.geometry} ${m.scenario} N=${m.sizes.join('/')} T ${m.temperatures[0]}..${m.temperatures.at(-1)} (${m.temperatures.length}), ${trialsOf(m)} trials x ${sweepsOf(m)} sweeps: ${c.runs} runs, ${c.events.toLocaleString('en-US')} events in ${c.seconds.toFixed(0)} s (${Math.round(c.events / c.seconds).toLocaleString('en-US')}/s); ${c.unsettled} configurations not equilibrated`;
     console.log(line);
     console.log(`  T_c (Binder crossing): ${show(c.family.tc_binder)}; chi peak N=${c.family.tc_chi.n}: ${show(c.family.tc_chi)}`);
     if (name === 'ring') {
@@ -147,7 +173,7 @@ try {
   }
   if (chosen('adaptive')) Object.assign(result, await adaptive());
 } finally {
-  if (opts.keep) console.log(`corpora kept in ${dir}`);
+  if (opts.keep || opts.out) console.log(`corpora kept in ${dir}`);
   else rmSync(dir, { recursive: true, force: true });
 }
 console.log(JSON.stringify(result));
@@ -157,7 +183,7 @@ console.log(JSON.stringify(result));
  * over the same range, on the Curie-Weiss magnet; the estimate compared is the chi peak of the largest size.
  */
 async function adaptive() {
-  const m = { ...MODELS.curie_weiss, sizes: smallSizes ? [8, 16] : [16, 32] };
+  const m = { ...MODELS.curie_weiss, sizes: smallSizes ? [8, 16] : [16, 32], trials: 4 };
   const range = [0.5, 2.0];
   const dense = await corpus('dense', m, grid(range[0], range[1], 31));
   const adapted = await corpus('adaptive', m, { adaptive: { range, start: 5, add: 1, rounds: 5, target: 'chi-peak' } });

@@ -53,7 +53,7 @@ describe('panta phase', () => {
     expect(lines).toContain('  T_c (Binder crossing, N=8/16): 2.333 [2.149, 2.518]');
     expect(lines).toContain('  T_c (chi peak, N=16): 2.9 [2, 4]');
     expect(lines).toContain('    N=8: 2.25 [1, 3]');
-    expect(lines).toContain('  not equilibrated (plateau halves disagree): N=8 T=4');
+    expect(lines).toContain('  not equilibrated (plateau halves or trials disagree): N=8 T=4');
     expect(lines).toContain('  T_c (Binder crossing): none: one size (N=8): a Binder crossing needs two');
     const json = panta(['phase', dir, '--json']);
     const out = JSON.parse(json.stdout) as { families: { geometry: string; tc_binder: { t: number | null } }[] };

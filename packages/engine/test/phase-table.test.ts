@@ -1,14 +1,17 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { checkTrials } from '@panta/core';
 import {
   checkPhaseTable,
+  defineTable,
   manifestDigest,
   PHASE_TABLE,
   queryRows,
   verifyCorpus,
   writeParquetTable,
   type Manifest,
+  type OrderParamRow,
   type PhaseRow,
 } from '@panta/corpus';
 import { RHEON6, tempDir, writeSpec } from '../../../test/helpers.js';
@@ -63,6 +66,39 @@ describe('phase.parquet', () => {
       else expect(row.xi).toBeNull();
     }
     expect((await verifyCorpus(out)).problems).toEqual([]);
+
+    // spread_m: the trials' plateau means of m against their own errors (each trial's series in sweep order).
+    for (const row of rows) {
+      const series = await queryRows(
+        `SELECT list(magnetisation ORDER BY sweep) AS m FROM read_parquet('${out}/order_params.parquet') WHERE config_id = '${row.config_id}' AND encoder = 'hashing' AND sweep >= 3 GROUP BY run_id ORDER BY run_id`,
+      );
+      const trials = series.map((r) => Array.from(r.m as ArrayLike<number>, Number));
+      expect(trials).toHaveLength(3);
+      const spread = checkTrials(trials).spread;
+      if (spread === null) expect(row.spread_m).toBeNull();
+      else expect(Number(row.spread_m)).toBeCloseTo(spread, 9);
+    }
+
+    // A table written before spread_m (the plateau halves alone decided equilibrated) still verifies.
+    const before = defineTable(
+      'phase',
+      PHASE_TABLE.columns.filter((c) => c.name !== 'spread_m'),
+    );
+    const halves = (d: unknown, se: unknown) => d !== null && se !== null && Math.abs(Number(d)) > 3 * Number(se);
+    const legacy = rows.map(({ spread_m: _s, ...r }) => ({
+      ...r,
+      equilibrated: !halves(r.drift_m, r.drift_m_se) && !halves(r.drift_rho, r.drift_rho_se),
+    }));
+    await writeParquetTable(join(out, 'phase.parquet'), before, legacy as never);
+    const orderParams = (await queryRows(
+      `SELECT run_id, sweep::INTEGER AS sweep, encoder, magnetisation, rho FROM read_parquet('${out}/order_params.parquet')`,
+    )) as unknown as OrderParamRow[];
+    const { runs: planned } = loadSweep(spec, { out });
+    expect(await checkPhaseTable(out, planned, orderParams, manifest.encoders)).toEqual([]);
+    // ... by that rule: a flag the halves do not give is found.
+    await writeParquetTable(join(out, 'phase.parquet'), before, legacy.map((r) => ({ ...r, equilibrated: !r.equilibrated })) as never);
+    expect((await checkPhaseTable(out, planned, orderParams, manifest.encoders)).join('\n')).toMatch(/equilibrated/);
+    await writeParquetTable(join(out, 'phase.parquet'), PHASE_TABLE, rows);
 
     // A changed number is found against the recomputation (beside the checksum).
     const { runs } = loadSweep(spec, { out });

@@ -23,7 +23,9 @@ export function familyLines(f: PhaseFamily): string[] {
   lines.push('  T* (lowest rho):');
   for (const s of f.t_star) lines.push(`    N=${s.n}: ${formatEstimate(s)}`);
   if (f.not_equilibrated.length > 0)
-    lines.push(`  not equilibrated (plateau halves disagree): ${f.not_equilibrated.map((p) => `N=${p.n} T=${p.temperature}`).join(', ')}`);
+    lines.push(
+      `  not equilibrated (plateau halves or trials disagree): ${f.not_equilibrated.map((p) => `N=${p.n} T=${p.temperature}`).join(', ')}`,
+    );
   return lines;
 }
 

@@ -1,4 +1,4 @@
-import { curveCrossings, curveExtremum, type CurvePoint, type Located } from './scaling.js';
+import { curveCrossings, curveExtremum, type CurvePoint, fittedCrossing, type Located } from './scaling.js';
 
 /**
  * The phase diagram of a sweep from its fluctuation measures (phase.parquet rows, docs/DESIGN.md#phase): per
@@ -52,17 +52,21 @@ export interface PhaseFamily {
   chi_peaks: (Estimate & { n: number })[];
   /** The temperature of lowest rho, per size. */
   t_star: (Estimate & { n: number })[];
-  /** Configurations whose plateau halves disagree (not equilibrated). */
+  /** Configurations whose plateau halves or trials disagree (not equilibrated). */
   not_equilibrated: { n: number; temperature: number }[];
 }
 
 const none = (note: string) => ({ t: null, lo: null, hi: null, note }) as const;
 
+/** A point's family: the configuration without its size and temperature. */
+const familyKey = (p: PhasePoint) =>
+  JSON.stringify([p.prompt_id, p.encoder, p.geometry, p.protocol, p.dynamics, p.template_arm, p.population_arm]);
+
 /** The points' families, in the order they first appear. */
 function families(points: readonly PhasePoint[]): PhasePoint[][] {
   const byKey = new Map<string, PhasePoint[]>();
   for (const p of points) {
-    const key = JSON.stringify([p.prompt_id, p.encoder, p.geometry, p.protocol, p.dynamics, p.template_arm, p.population_arm]);
+    const key = familyKey(p);
     byKey.set(key, [...(byKey.get(key) ?? []), p]);
   }
   return [...byKey.values()];
@@ -89,8 +93,11 @@ const where = (ps: readonly PhasePoint[]) => ps.map((p) => `N=${p.n} T=${p.tempe
  * largest D / se_D over the run of positive D ending at the crossing, Q the largest -D / se_D over the run of
  * negative D after it. A crossing counts when min(P, Q) >= CROSSING_Z (the larger size one standard error or more
  * more ordered somewhere on the cold side and less ordered on the hot side: a sign change between curves that
- * agree within errors does not count); of several, the highest score. A crossing whose
- * bracketing grid points hold an unequilibrated configuration is not given as a number.
+ * agree within errors does not count); of several, the highest score. Where it is, and its interval, come from
+ * fits of both curves on the grid points nearest it (fittedCrossing: a line or a parabola per size, a parametric
+ * bootstrap for the interval); where the fits have no root between the bracketing grid points, the linear
+ * interpolation and its band. The fit leaves out unequilibrated configurations; a crossing whose bracketing
+ * grid points hold one is not given as a number.
  */
 /** How many standard errors the larger size's U must be above the smaller's on the cold side of a crossing, and below on the hot side. */
 export const CROSSING_Z = 1;
@@ -140,7 +147,11 @@ function binderCrossing(points: readonly PhasePoint[], a: number, b: number): Es
     br[1],
   );
   if (bad.length > 0) return { ...none(`not equilibrated at ${where(bad)}`), sizes };
-  return { t: c.t, lo: c.lo, hi: c.hi, sizes };
+  // The fit reads the equilibrated grid points only.
+  const unsettledAt = new Set(points.filter((p) => !p.equilibrated).map((p) => `${p.n}/${p.temperature}`));
+  const keep = (n: number) => (p: CurvePoint) => !unsettledAt.has(`${n}/${p.t}`);
+  const fit = fittedCrossing(ca.filter(keep(a)), cb.filter(keep(b)), c.t, `${familyKey(points[0])}/${a}/${b}`, br);
+  return fit ? { t: fit.t, lo: fit.lo, hi: fit.hi, sizes } : { t: c.t, lo: c.lo, hi: c.hi, sizes };
 }
 
 /** The extremum of one size's curve (chi's peak or rho's minimum), or why there is none. */

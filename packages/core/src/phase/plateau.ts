@@ -61,3 +61,67 @@ export function checkPlateau(trials: readonly (readonly number[])[]): PlateauChe
   const se = Math.sqrt(variance2) / k;
   return { first, second, se, flagged: Math.abs(second - first) > Z_EQUILIBRATION * se };
 }
+
+/** What comparing a configuration's trials found: do their plateau means agree within their own errors? */
+export interface TrialsCheck {
+  /** X / (K - 1): the trials' plateau means' chi-square about their weighted mean, per degree of freedom (about 1 in equilibrium); null below two trials. */
+  spread: number | null;
+  /** The bound spread is held to: TRIALS_SLACK times the Z_EQUILIBRATION-sigma upper quantile of chi-square(K - 1) / (K - 1) (Wilson-Hilferty). */
+  bound: number | null;
+  /** True when spread > bound: the trials sit in different states (stripes beside ordered runs, a metastable phase). */
+  flagged: boolean;
+}
+
+/**
+ * How far above its chi-square bound the trials' spread may go before it is flagged: each trial's error uses
+ * the autocorrelation time estimated from its own plateau, which a plateau only a few tau long underestimates
+ * (by up to about a factor 2 near a transition), so an equilibrated configuration's spread can run that much
+ * above nominal. Trials stuck in different states (a stripe beside ordered runs) give spreads of hundreds.
+ */
+export const TRIALS_SLACK = 2;
+
+/**
+ * The upper quantile of chi-square with k degrees of freedom at z standard normal deviations, divided by k, by
+ * the Wilson-Hilferty cube-root approximation: (1 - 2 / (9k) + z sqrt(2 / (9k)))^3.
+ */
+export function chiSquarePerDofBound(k: number, z: number): number {
+  const v = 2 / (9 * k);
+  return (1 - v + z * Math.sqrt(v)) ** 3;
+}
+
+/**
+ * Compares a configuration's trials (a plateau series per trial): in equilibrium every trial's plateau mean
+ * estimates the same expectation, with the error sqrt(var_k tau_k / n_k) of its own series (tau_k its
+ * integrated autocorrelation time). The statistic X = sum_k (mean_k - w)^2 / se_k^2, w the means' weighted
+ * mean, is then chi-square with K - 1 degrees of freedom; flagged when X / (K - 1) is above TRIALS_SLACK
+ * times its Z_EQUILIBRATION-sigma quantile. A flat state that is not the equilibrium one (a stripe across the torus, a
+ * metastable phase) passes the plateau-halves check but not this one, as long as not every trial is stuck in
+ * the same way. For m (a magnitude, the same in every ordered direction), not for rho or a signed quantity,
+ * whose trials may order into different states by symmetry. A trial with zero error (a constant series)
+ * counts with an error of 1e-9 times its scale. Trials with fewer than two snapshots are left out.
+ */
+export function checkTrials(trials: readonly (readonly number[])[]): TrialsCheck {
+  const means: number[] = [];
+  const vars: number[] = [];
+  for (const s of trials) {
+    if (s.length < 2) continue;
+    const tau = integratedAutocorrelationTime(s) ?? 1;
+    const m = mean(s);
+    means.push(m);
+    vars.push(Math.max((variance(s) * tau) / s.length, (1e-9 * Math.max(1, Math.abs(m))) ** 2));
+  }
+  const k = means.length;
+  if (k < 2) return { spread: null, bound: null, flagged: false };
+  let sw = 0;
+  let swm = 0;
+  for (let i = 0; i < k; i++) {
+    sw += 1 / vars[i];
+    swm += means[i] / vars[i];
+  }
+  const w = swm / sw;
+  let x = 0;
+  for (let i = 0; i < k; i++) x += (means[i] - w) ** 2 / vars[i];
+  const spread = x / (k - 1);
+  const bound = TRIALS_SLACK * chiSquarePerDofBound(k - 1, Z_EQUILIBRATION);
+  return { spread, bound, flagged: spread > bound };
+}

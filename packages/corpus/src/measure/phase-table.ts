@@ -4,11 +4,13 @@ import {
   binderCumulant,
   bootstrapOverTrials,
   checkPlateau,
+  checkTrials,
   factualSpin,
   InputError,
   integratedAutocorrelationTime,
   plateauStart,
   pooledMoment,
+  Z_EQUILIBRATION,
   susceptibility,
   type BootstrapInterval,
   type RunPlan,
@@ -75,9 +77,17 @@ export const PHASE_TABLE = defineTable('phase', [
   { name: 'drift_rho', type: 'DOUBLE', nullable: true, meaning: "rho's second plateau half minus its first" },
   { name: 'drift_rho_se', type: 'DOUBLE', nullable: true, meaning: 'standard error of drift_rho' },
   {
+    name: 'spread_m',
+    type: 'DOUBLE',
+    nullable: true,
+    meaning:
+      "chi-square per degree of freedom of the trials' plateau means of m about their weighted mean, each with its own error (about 1 in equilibrium); NULL below two trials",
+  },
+  {
     name: 'equilibrated',
     type: 'BOOLEAN',
-    meaning: 'false when the plateau halves of m or rho differ by more than 3 standard errors (not on its plateau)',
+    meaning:
+      'false when the plateau halves of m or rho differ by more than 3 standard errors, or spread_m is above its 3-sigma chi-square bound (trials in different states)',
   },
   {
     name: 'corr',
@@ -202,6 +212,7 @@ function configRow(
   const tauRho = relaxation(rho);
   const checkM = checkPlateau(m);
   const checkRho = checkPlateau(rho);
+  const trialsM = checkTrials(m);
   const drift = (c: typeof checkM) => (c.first === null || c.second === null ? null : c.second - c.first);
   return {
     config_id: configId,
@@ -231,7 +242,8 @@ function configRow(
     drift_m_se: checkM.se,
     drift_rho: drift(checkRho),
     drift_rho_se: checkRho.se,
-    equilibrated: !checkM.flagged && !checkRho.flagged,
+    spread_m: trialsM.spread,
+    equilibrated: !checkM.flagged && !checkRho.flagged && !trialsM.flagged,
   };
 }
 
@@ -279,6 +291,12 @@ export async function writePhaseTable(out: string, rows: readonly PhaseRow[]): P
 
 const TOLERANCE = 1e-9;
 
+/** The plateau-halves part of the equilibrated flag, from a row's drift columns (the rule before spread_m). */
+function halvesAgree(row: PhaseRow): boolean {
+  const flagged = (d: number | null, se: number | null) => d !== null && se !== null && Math.abs(d) > Z_EQUILIBRATION * se;
+  return !flagged(row.drift_m, row.drift_m_se) && !flagged(row.drift_rho, row.drift_rho_se);
+}
+
 function same(a: unknown, b: unknown): boolean {
   if (typeof a === 'boolean' || typeof b === 'boolean' || typeof a === 'string' || typeof b === 'string')
     return (a ?? null) === (b ?? null);
@@ -313,11 +331,15 @@ export async function checkPhaseTable(
   );
   const name = CORPUS_FILES.phase;
   if (stored.length !== expected.length) return [`${name} has ${stored.length} rows, the order parameters give ${expected.length}`];
+  // A table written before spread_m: its rows are checked by the rule they were written with (the plateau halves alone).
+  const columns =
+    stored.length > 0 && !('spread_m' in stored[0]) ? PHASE_TABLE.columns.filter((c) => c.name !== 'spread_m') : PHASE_TABLE.columns;
+  if (columns !== PHASE_TABLE.columns) for (const row of expected) row.equilibrated = halvesAgree(row);
   const byKey = new Map(stored.map((r) => [`${r.config_id}|${r.encoder}`, r]));
   const problems: string[] = [];
   for (const row of expected) {
     const s = byKey.get(`${row.config_id}|${row.encoder}`);
-    const field = s ? firstDifference(PHASE_TABLE.columns, row, s, same) : 'row';
+    const field = s ? firstDifference(columns, row, s, same) : 'row';
     if (field && problems.length < 5)
       problems.push(
         `${name}: ${row.config_id} (${row.encoder}) does not match the order parameters: ${field} ${s ? `${String(s[field])} stored, ${String(row[field as keyof PhaseRow])} recomputed` : 'missing'}`,
