@@ -53,6 +53,10 @@ describe("the team tables' captions name the departures from the papers a corpus
     );
     const example = parseSweepSpec(read('examples/belief-board.yaml'), 'belief-board.yaml');
     expect(teamDepartures([relay('table')], example).filter((d) => /trace/.test(d))).toHaveLength(1);
+    // down: Panta's reading of a baseline the paper only names, once, whether or not the spec states it.
+    expect(teamDepartures([relay(), relay('down')], {})).toEqual([expect.stringMatching(/^down \(debate on demand\) is Panta's reading/)]);
+    expect(teamDepartures([relay('down')], example).filter((d) => /debate on demand/.test(d))).toHaveLength(1);
+    expect(teamDepartures([relay('sop')], {})).toEqual([]);
   });
 
   it('the caption carries them at its end; none leaves it as it is', () => {

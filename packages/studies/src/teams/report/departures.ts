@@ -44,6 +44,11 @@ export function teamDepartures(rows: readonly { dynamics: string; arm: string }[
       out.push(
         "the observer (table) and the extractor (extract) read each hand-off's one reply, a member having no separate trace, with prompts in Panta's wording",
       );
+    // down: the paper names the baseline only; who calls, who argues, what is shown and the prompts are Panta's.
+    if (arms.has('down') && !stated.some((d) => /debate on demand/.test(d)))
+      out.push(
+        "down (debate on demand) is Panta's reading of a baseline the paper only names: relay members but the last and hub workers may call one debate each, every other member argues it once, the caller's reader is shown it",
+      );
   }
   if (Array.isArray(s.departures)) for (const d of s.departures) if (typeof d === 'string') out.push(d);
   return out;
