@@ -37,7 +37,8 @@ describe("docs/departures.md: the Boards paper's departures", () => {
       expect(row(re), String(re)).not.toBe('');
     expect(kind(row(/changing its own mind/))).toBe('option');
     expect(row(/changing its own mind/)).toMatch(/`team.revisions: author` \(the default of a new sweep\).*`team.revisions: object`/);
-    expect(kind(row(/down \(debate/))).toBe('stated');
+    expect(kind(row(/down \(debate/))).toBe('matches');
+    expect(row(/down \(debate/)).toMatch(/arm `down`/);
   });
 
   it('the total budget: one pool for the chain by default (budget_rule: pool), the split in advance an option that old corpora read as', () => {

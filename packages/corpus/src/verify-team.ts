@@ -18,37 +18,8 @@ function same(a: ArrayLike<number>, b: readonly number[]): boolean {
  */
 export async function checkTeamShard(file: string, run: RunPlan): Promise<string | null> {
   const calls = teamCalls(run);
-  const rows: {
-    role: string;
-    sweep: number;
-    agent: number;
-    seed: number;
-    neighbours: number[];
-    reads: number[];
-    response: string;
-    status: string;
-    board: string | null;
-  }[] = [];
-  // A team run is a few dozen rows: read whole, in file order.
-  const read = await queryRows(
-    `SELECT event::DOUBLE AS event, role, sweep, agent, seed::DOUBLE AS seed, neighbours::DOUBLE[] AS neighbours, read_versions::DOUBLE[] AS reads, response, reply_status, board FROM ${readParquetSql([file])}`,
-  );
-  for (const r of read) {
-    const event = Number(r.event);
-    if (event !== rows.length)
-      return `${run.runId}: row ${rows.length} holds event ${event} (a team run has one row per call, in event order)`;
-    rows.push({
-      role: String(r.role),
-      sweep: Number(r.sweep),
-      agent: Number(r.agent),
-      seed: Number(r.seed),
-      neighbours: ((r.neighbours as number[] | null) ?? []).map(Number),
-      reads: ((r.reads as number[] | null) ?? []).map(Number),
-      response: String(r.response ?? ''),
-      status: String(r.reply_status),
-      board: r.board === null || r.board === undefined ? null : String(r.board),
-    });
-  }
+  const rows = await readTeamRows(file, run);
+  if (typeof rows === 'string') return rows;
   if (rows.length !== calls.length) return `${run.runId}: ${rows.length} rows, but its ${run.dynamics} schedule has ${calls.length} calls`;
   for (const call of calls) {
     const row = rows[call.event];
@@ -97,4 +68,42 @@ export async function checkTeamShard(file: string, run: RunPlan): Promise<string
     }
   }
   return checkTeamBoard(run, calls, rows);
+}
+
+/** A team shard's rows as verify reads them (the schedule's columns), or the line saying why they are not one per call. */
+interface TeamRow {
+  role: string;
+  sweep: number;
+  agent: number;
+  seed: number;
+  neighbours: number[];
+  reads: number[];
+  response: string;
+  status: string;
+  board: string | null;
+}
+
+async function readTeamRows(file: string, run: RunPlan): Promise<TeamRow[] | string> {
+  const rows: TeamRow[] = [];
+  // A team run is a few dozen rows: read whole, in file order.
+  const read = await queryRows(
+    `SELECT event::DOUBLE AS event, role, sweep, agent, seed::DOUBLE AS seed, neighbours::DOUBLE[] AS neighbours, read_versions::DOUBLE[] AS reads, response, reply_status, board FROM ${readParquetSql([file])}`,
+  );
+  for (const r of read) {
+    const event = Number(r.event);
+    if (event !== rows.length)
+      return `${run.runId}: row ${rows.length} holds event ${event} (a team run has one row per call, in event order)`;
+    rows.push({
+      role: String(r.role),
+      sweep: Number(r.sweep),
+      agent: Number(r.agent),
+      seed: Number(r.seed),
+      neighbours: ((r.neighbours as number[] | null) ?? []).map(Number),
+      reads: ((r.reads as number[] | null) ?? []).map(Number),
+      response: String(r.response ?? ''),
+      status: String(r.reply_status),
+      board: r.board === null || r.board === undefined ? null : String(r.board),
+    });
+  }
+  return rows;
 }

@@ -66,17 +66,8 @@ export async function executeTeamEvent(task: EventTask, versions: readonly strin
   const { run, plan } = task;
   const call = callsOf(run)[plan.event];
   if (!call || call.event !== plan.event) throw new Error(`${run.runId}: event ${plan.event} is not in its team schedule`);
-  // A pooled relay's member versions carry the tokens their calls spent: a member's share of the pool is what they left.
   const pooled = poolsBudget(run);
-  let spent = 0;
-  const reads = pooled
-    ? versions.map((v, i) => {
-        if (callsOf(run)[call.reads[i].event].role !== 'relay') return v;
-        const read = decodeSpentVersion(v);
-        spent += read.completionTokens;
-        return read.text;
-      })
-    : versions;
+  const { reads, spent } = pooled ? pooledReads(run, call, versions) : { reads: versions, spent: 0 };
   const drift = new Map<number, boolean>();
   call.reads.forEach((r, i) => {
     if (r.kind === 'verdict') drift.set(r.turn, isDrift(reads[i]));
@@ -109,22 +100,9 @@ export async function executeTeamEvent(task: EventTask, versions: readonly strin
     }
     reading = proposal; // extracted: the winning contribution is what the extraction call reads
   }
-  // An observer or extractor reads a member's reply; it is not the member (no persona, no hidden belief).
   const observing = call.role === 'observer' || call.role === 'extractor';
-  const member = call.agent < run.n && !observing ? agentPersona(run, call.agent) : undefined;
   const board = keepsBoard(run.protocol) ? boardOfCall(run, call, reads) : undefined;
-  const messages = renderTeamCall({
-    call,
-    size: run.n,
-    rounds: run.sweeps,
-    question: run.prompt.question,
-    reads: reading,
-    ...(member?.text ? { hidden: member.text } : {}),
-    ...(run.protocol !== DEFAULT_PROTOCOL ? { arm: run.protocol } : {}),
-    ...(board ? { board: board.shown.lines } : {}),
-    ...(run.controls.team?.revisions ? { revisions: run.controls.team.revisions } : {}),
-    dynamics: run.dynamics,
-  });
+  const messages = teamMessages(run, call, reading, observing, board?.shown.lines);
   // The judge, the extraction and the observers read, rather than contribute: at temperature 0.
   const temperature = call.role === 'drift-judge' || call.role === 'solution' || observing ? 0 : run.temperature;
   const started = performance.now();
@@ -154,6 +132,41 @@ export async function executeTeamEvent(task: EventTask, versions: readonly strin
   if (board) outcome.board = JSON.stringify(board.row(result.text));
   if (pooled && call.role === 'relay') outcome.version = encodeSpentVersion(result.text, result.completionTokens);
   return embed(outcome, services);
+}
+
+/** A pooled relay's member versions carry the tokens their calls spent: a member's share of the pool is what they left. */
+function pooledReads(run: RunPlan, call: TeamCallPlan, versions: readonly string[]): { reads: readonly string[]; spent: number } {
+  let spent = 0;
+  const reads = versions.map((v, i) => {
+    if (callsOf(run)[call.reads[i].event].role !== 'relay') return v;
+    const read = decodeSpentVersion(v);
+    spent += read.completionTokens;
+    return read.text;
+  });
+  return { reads, spent };
+}
+
+/** The call's prompt. An observer or extractor reads a member's reply; it is not the member (no persona, no hidden belief). */
+function teamMessages(
+  run: RunPlan,
+  call: TeamCallPlan,
+  reading: Parameters<typeof renderTeamCall>[0]['reads'],
+  observing: boolean,
+  board?: readonly string[],
+) {
+  const member = call.agent < run.n && !observing ? agentPersona(run, call.agent) : undefined;
+  return renderTeamCall({
+    call,
+    size: run.n,
+    rounds: run.sweeps,
+    question: run.prompt.question,
+    reads: reading,
+    ...(member?.text ? { hidden: member.text } : {}),
+    ...(run.protocol !== DEFAULT_PROTOCOL ? { arm: run.protocol } : {}),
+    ...(board ? { board } : {}),
+    ...(run.controls.team?.revisions ? { revisions: run.controls.team.revisions } : {}),
+    dynamics: run.dynamics,
+  });
 }
 
 async function embed(outcome: EventOutcome, services: WorkerServices): Promise<EventOutcome> {
