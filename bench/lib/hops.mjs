@@ -9,6 +9,8 @@
 //   take       e's job added -> a worker took it
 //   read       worker: took e's job -> read what e reads from Redis
 //   hop        e-1 answered -> e read: the whole hop, a chain's idle time between two calls
+//   followed   the hops of continuations alone (e dispatched before e-1 was answered, left in Redis and
+//              taken by the worker's commit of e-1: no inbox, executor, add or take on its way)
 //   call       e read -> e answered (the worker's admission, the server's queue and its service), in two:
 //   admit      e read -> its call's attempt began (the prompt built, the worker's admission waited for)
 //   reply      the attempt began -> e answered (HTTP, the server's queue and service, the answer embedded)
@@ -50,6 +52,7 @@ export function hopSegments(points, runPattern = /meanfield/) {
     take: [],
     read: [],
     hop: [],
+    followed: [],
     call: [],
     admit: [],
     reply: [],
@@ -73,10 +76,22 @@ export function hopSegments(points, runPattern = /meanfield/) {
       read: at('read', run, event),
       sent: at('sent', run, event),
       answered: at('answered', run, event),
+      claimed: at('claimed', run, event),
     };
+    const push = (name, from, to) => from !== undefined && to !== undefined && segments[name].push(to - from);
+    if (cur.claimed !== undefined && prev.answered !== undefined) {
+      // A continuation: taken by e-1's commit, whoever learned of it when.
+      push('commit', prev.answered, prev.committed);
+      push('read', cur.claimed, cur.read);
+      push('hop', prev.answered, cur.read);
+      push('followed', prev.answered, cur.read);
+      push('call', cur.read, cur.answered);
+      push('admit', cur.read, cur.sent);
+      push('reply', cur.sent, cur.answered);
+      continue;
+    }
     // Only an event dispatched after its predecessor's answer was learned waited for it (a chain's hop).
     if (prev.learned === undefined || cur.dispatched === undefined || cur.dispatched < prev.learned) continue;
-    const push = (name, from, to) => from !== undefined && to !== undefined && segments[name].push(to - from);
     push('commit', prev.answered, prev.committed);
     push('inbox', prev.answered, prev.learned);
     push('executor', prev.learned, cur.dispatched);

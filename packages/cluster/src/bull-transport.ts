@@ -7,7 +7,7 @@ import { jobOf, type BatchJob } from './result-codec.js';
 import { boundaryOutcomeOf, type BoundaryFailed, type BoundaryJournalled, type EventFailed, type EventsDone } from './redis/inbox.js';
 import { sendToCollector } from './redis/inboxes.js';
 import { hopTraceFor } from './hop-trace.js';
-import { jobsGone, type PantaRedis } from './redis/scripts.js';
+import { jobsGone, offerContinuations, type PantaRedis } from './redis/scripts.js';
 import type { SweepStore } from './redis/sweep-store.js';
 
 /** The scheduler-inbox messages that answer a dispatched task. */
@@ -19,6 +19,8 @@ interface Inflight {
   jobId?: string;
   /** Handed to Redis (a job added, or a committed boundary confirmed): the watchdog looks only at these. */
   sent?: boolean;
+  /** A continuation (EventTask.after): the event it follows; left in Redis for its worker while jobId is unset. */
+  parent?: number;
 }
 
 /**
@@ -77,9 +79,17 @@ const trace = hopTraceFor('scheduler');
  * commits, so `publish` has nothing to do; `forget` deletes texts no later event reads.
  */
 export class BullTransport implements Transport {
+  /** Continuations go to the worker that commits the event they follow (see offer-continuations-n). */
+  readonly continues = true;
   private onMessage: (m: TransportMessage) => void = () => {};
   private readonly inflight = new Map<string, Inflight>();
   private pending: EventTask[] = [];
+  /** Continuations to leave in Redis at the next flush (those that cannot be left go as jobs). */
+  private pendingContinuations: EventTask[] = [];
+  /** The continuation of each event in flight that has one: parent key -> child key. */
+  private readonly children = new Map<string, string>();
+  /** A continuation's answer that came before its parent's (a watchdog's find): delivered after it, by parent key. */
+  private readonly early = new Map<string, EventsDone['items'][number]>();
   private pendingBoundaries: BoundaryTask[] = [];
   private forgetting = new Map<string, number[]>();
   /** The flush queued (close() runs it at once instead). */
@@ -125,10 +135,15 @@ export class BullTransport implements Transport {
   }
 
   dispatch(task: Task): void {
-    this.inflight.set(this.keyOf(task), { task, since: Date.now() });
+    const key = this.keyOf(task);
+    this.inflight.set(key, { task, since: Date.now() });
     if (trace && task.kind !== 'boundary') trace.point('dispatched', task.run.runId, task.plan.event);
     if (task.kind === 'boundary') this.pendingBoundaries.push(task);
-    else this.pending.push(task);
+    else if (task.after !== undefined) {
+      this.inflight.get(key)!.parent = task.after;
+      this.children.set(this.key(task.run.runId, task.after), key);
+      this.pendingContinuations.push(task);
+    } else this.pending.push(task);
     this.schedule();
   }
 
@@ -159,17 +174,40 @@ export class BullTransport implements Transport {
    */
   deliver(m: TaskAnswer): void {
     if (m.op === 'done') {
-      for (const { run, event, calls, tokens } of m.items) {
-        trace?.point('learned', run, event);
-        const task = this.take(this.key(run, event));
-        if (task && task.kind !== 'boundary') this.onMessage({ type: 'outcome', task, outcome: this.outcome(task, calls, tokens) });
-      }
+      for (const item of m.items) this.done(item);
       return;
     }
-    const task = this.take(m.op === 'failed' ? this.key(m.run, m.event) : this.boundaryKey(m.run, m.sweep));
+    const key = m.op === 'failed' ? this.key(m.run, m.event) : this.boundaryKey(m.run, m.sweep);
+    const task = this.take(key);
     if (!task) return;
-    if (m.op === 'failed' || m.op === 'boundaryFailed') this.onMessage({ type: 'failed', task, error: new Error(m.error) });
-    else if (task.kind === 'boundary') this.onMessage({ type: 'boundary', task, outcome: boundaryOutcomeOf(m) });
+    if (m.op === 'failed' || m.op === 'boundaryFailed') {
+      this.onMessage({ type: 'failed', task, error: new Error(m.error) });
+      // Its continuation cannot run (nobody commits its parent now): it fails with it.
+      const child = this.children.get(key);
+      this.children.delete(key);
+      const orphan = child === undefined ? undefined : this.take(child);
+      if (orphan) this.onMessage({ type: 'failed', task: orphan, error: new Error(m.error) });
+    } else if (task.kind === 'boundary') this.onMessage({ type: 'boundary', task, outcome: boundaryOutcomeOf(m) });
+  }
+
+  /** An event committed: its outcome, after its parent's when it is a continuation (the planner's order). */
+  private done(item: EventsDone['items'][number]): void {
+    const { run, event, calls, tokens } = item;
+    trace?.point('learned', run, event);
+    const key = this.key(run, event);
+    const parent = this.inflight.get(key)?.parent;
+    if (parent !== undefined && this.inflight.has(this.key(run, parent))) {
+      this.early.set(this.key(run, parent), item);
+      return;
+    }
+    const task = this.take(key);
+    if (task && task.kind !== 'boundary') this.onMessage({ type: 'outcome', task, outcome: this.outcome(task, calls, tokens) });
+    this.children.delete(key);
+    const next = this.early.get(key);
+    if (next) {
+      this.early.delete(key);
+      this.done(next);
+    }
   }
 
   /** The task in flight under `key`, no longer in flight; nothing for a duplicate answer. */
@@ -305,13 +343,39 @@ export class BullTransport implements Transport {
     this.pending = [];
     const boundaries = this.pendingBoundaries;
     this.pendingBoundaries = [];
+    const continuations = this.pendingContinuations;
+    this.pendingContinuations = [];
     if (boundaries.length > 0) await this.sendBoundaries(boundaries);
+    // Left before their parents' jobs are added (a parent may be in this flush): those whose parent is
+    // committed already go as jobs.
+    if (continuations.length > 0) tasks.push(...(await this.offer(continuations)));
     const forgetting = this.forgetting;
     this.forgetting = new Map();
     // An event committed already (by a job of an earlier scheduler) goes out too: the worker finds it
     // committed and says so, which costs a restart a job instead of every dispatch a look.
     if (tasks.length > 0) await this.addJobs(this.batches(tasks));
     await this.store.forgetVersions(forgetting);
+  }
+
+  /** Leaves continuations for their parents' workers; returns those that must go as jobs (parent committed, run closed). */
+  private async offer(tasks: readonly EventTask[]): Promise<EventTask[]> {
+    const left = await offerContinuations(
+      this.redis as PantaRedis,
+      this.store.keys,
+      tasks.map((t) => ({
+        runId: t.run.runId,
+        parent: t.after!,
+        child: t.plan.event,
+        job: JSON.stringify(jobOf(t.run.runId, t.plan, t.moderator, t.depth)),
+      })),
+    );
+    const jobs: EventTask[] = [];
+    tasks.forEach((t, i) => {
+      const item = this.inflight.get(this.key(t.run.runId, t.plan.event));
+      if (!left[i]) jobs.push(t);
+      else if (item) item.sent = true;
+    });
+    return jobs;
   }
 
   /** The most events a job holds: MAX_BATCH, and half a live worker's slots (see batches). */
@@ -371,12 +435,18 @@ export class BullTransport implements Transport {
     const now = Date.now();
     const old: Inflight[] = [];
     const ids = new Set<string>();
+    const left: Inflight[] = [];
     for (const item of this.inflight.values()) {
       if (!item.sent || now - item.since <= this.watchMs) continue;
+      if (item.parent !== undefined && item.jobId === undefined) {
+        left.push(item);
+        continue;
+      }
       old.push(item);
       if (item.jobId !== undefined) ids.add(item.jobId);
     }
-    if (old.length === 0) return;
+    if (left.length > 0) await this.watchContinuations(left, now);
+    if (old.length === 0 || this.closed) return;
     const gone = new Set(await jobsGone(this.redis as PantaRedis, this.queue.keys.failed, (id) => this.queue.toKey(id), [...ids]));
     if (this.closed) return;
     // A failed job kept in the failed set goes (its id may be asked about again otherwise).
@@ -402,6 +472,40 @@ export class BullTransport implements Transport {
       else if (this.inflight.has(this.keyOf(task))) resend.push(task);
     });
     if (resend.length === 0 || this.closed) return;
+    this.requeued += resend.length;
+    await this.addJobs(this.batches(resend));
+  }
+
+  /**
+   * Continuations left in Redis for long: answered (delivered), taken by a job that is gone (sent again as a
+   * job), or never taken though their parent is committed (a worker stopping takes none; Redis lost them):
+   * sent as jobs. One whose parent is not committed waits for it (the parent is watched on its own).
+   */
+  private async watchContinuations(items: readonly Inflight[], now: number): Promise<void> {
+    const tasks = items.map((i) => i.task as EventTask);
+    const runs = tasks.map((t) => t.run.runId);
+    const keys = this.store.keys;
+    const [owners, committed] = await Promise.all([
+      Promise.all(tasks.map((t) => this.redis.hget(keys.follow(t.run.runId), `o${t.plan.event}`))),
+      this.store.committed([
+        ...tasks.map((t) => ({ runId: t.run.runId, event: t.plan.event })),
+        ...tasks.map((t) => ({ runId: t.run.runId, event: t.after! })),
+      ]),
+    ]);
+    const taken = [...new Set(owners.filter((o): o is string => o !== null))];
+    const gone = new Set(
+      taken.length > 0 ? await jobsGone(this.redis as PantaRedis, this.queue.keys.failed, (id) => this.queue.toKey(id), taken) : [],
+    );
+    if (this.closed) return;
+    const resend: EventTask[] = [];
+    tasks.forEach((task, i) => {
+      if (this.inflight.get(this.key(runs[i], task.plan.event)) !== items[i]) return;
+      items[i].since = now;
+      const owner = owners[i];
+      if (committed[i]) this.deliverCommitted(task);
+      else if (owner !== null ? gone.has(owner) : committed[tasks.length + i]) resend.push(task);
+    });
+    if (resend.length === 0) return;
     this.requeued += resend.length;
     await this.addJobs(this.batches(resend));
   }

@@ -1,12 +1,12 @@
 import type { SweepKeys } from './keys.js';
-import { commitEvents, type EventCommit, type Once, type PantaRedis } from './redis/scripts.js';
+import { commitFollowing, type Committed, type EventCommit, type PantaRedis } from './redis/scripts.js';
 
 /** Most events one commit step takes: a step runs alone in Redis, so a long one delays every other client. */
 const MAX_STEP = 256;
 
 interface Waiting {
   commit: EventCommit;
-  resolve(code: Once): void;
+  resolve(committed: Committed): void;
   reject(error: unknown): void;
 }
 
@@ -28,8 +28,8 @@ export class Committer {
     private readonly inboxOf: (runId: string) => string,
   ) {}
 
-  commit(commit: EventCommit): Promise<Once> {
-    return new Promise<Once>((resolve, reject) => {
+  commit(commit: EventCommit): Promise<Committed> {
+    return new Promise<Committed>((resolve, reject) => {
       this.waiting.push({ commit, resolve, reject });
       if (this.scheduled) return;
       this.scheduled = true;
@@ -43,7 +43,7 @@ export class Committer {
     this.waiting = [];
     for (let start = 0; start < all.length; start += MAX_STEP) {
       const batch = all.slice(start, start + MAX_STEP);
-      commitEvents(
+      commitFollowing(
         this.redis,
         this.keys,
         batch.map((w) => w.commit),

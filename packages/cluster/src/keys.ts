@@ -39,6 +39,11 @@ export function sweepKeys(sweepId: string) {
     committed: (runId: string) => `${p}:run:${runId}:committed`,
     versions: (runId: string) => `${p}:run:${runId}:versions`,
     results: (runId: string) => `${p}:run:${runId}:results`,
+    /**
+     * Continuations (offer-continuations-n, commit-events-n): c<parent> -> "<child>:<job>" left by the
+     * scheduler, o<child> -> the job of the worker that took it.
+     */
+    follow: (runId: string) => `${p}:run:${runId}:follow`,
     /** Sweep boundary outcomes (early stopping, drift-policy), by sweep: written once by a worker, read by the collector. */
     boundaries: (runId: string) => `${p}:run:${runId}:boundaries`,
   };

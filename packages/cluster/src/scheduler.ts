@@ -178,6 +178,8 @@ async function publishSweep(session: SchedulerSession): Promise<void> {
   });
   // The last session's report (its totals, its end) goes: `panta status` shows this session's.
   await store.beginSession();
+  // Continuations an earlier scheduler left (and who took them) go: this one sends every unwritten event again.
+  await store.forgetContinuations(sweep.runs.map((r) => r.runId));
 }
 
 /**

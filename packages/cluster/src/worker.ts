@@ -34,6 +34,8 @@ export interface WorkerSummary {
   failures: number;
   /** Events of jobs whose scheduler was gone when taken (BatchJob.lease), dropped unrun: no LLM call spent. */
   dropped: number;
+  /** Events run as continuations: taken by the commit of the event they follow, not from the queue. */
+  continued?: number;
 }
 
 /** One worker's work on one sweep since it started: events committed, calls in flight, LLM usage. */
@@ -70,7 +72,7 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
 /** The chain's hop traced (PANTA_HOP_TRACE; see hop-trace.ts): a job taken, its reads, the answer, its commit. */
 const trace = hopTraceFor('worker');
 
-type EventResult = { kind: 'committed'; calls: number; tokens: number } | { kind: 'duplicate' | 'failed' };
+type EventResult = { kind: 'committed'; calls: number; tokens: number; next?: EventJob } | { kind: 'duplicate' | 'failed' };
 
 /** A started worker's state: its sweeps' contexts, committers and progress, and what stops it. */
 class WorkerRole {
@@ -85,6 +87,8 @@ class WorkerRole {
   private readonly bySweep = new Map<string, WorkerProgress>();
   /** One committer per sweep: a commit step tells each collector shard of its runs. */
   private readonly committers = new Map<string, Committer>();
+  /** Continuations run (events taken by the commit of the one before, not from the queue). */
+  private continued = 0;
   /** Schedulers whose jobs were dropped (schedulerGone), said once each. */
   private readonly goneSaid = new Set<string>();
 
@@ -141,6 +145,7 @@ class WorkerRole {
       summary.failures += p.failures;
       summary.dropped += p.dropped;
     }
+    summary.continued = this.continued;
     return summary;
   }
 
@@ -213,17 +218,33 @@ class WorkerRole {
     return c;
   }
 
-  private async processEvent(ctx: WorkerContext, data: EventJob, read: VersionsRead): Promise<void> {
+  /** One event, then its continuations one after the other (each taken by the commit of the one before). */
+  private async processChain(ctx: WorkerContext, data: EventJob, read: VersionsRead, owner: string): Promise<void> {
+    let next = await this.processEvent(ctx, data, read, owner);
+    while (next) {
+      const event = next;
+      trace?.point('claimed', event.run, event.event);
+      const [again] = await readEvents(this.redis, ctx.keys, [{ runId: event.run, event: event.event, versions: event.readVersions }]);
+      trace?.point('read', event.run, event.event);
+      if (again.kind === 'before') await this.toldBefore(ctx, [event]);
+      this.continued++;
+      next = await this.processEvent(ctx, event, again, owner);
+    }
+  }
+
+  /** Runs an event; returns the continuation its commit took, if any. */
+  private async processEvent(ctx: WorkerContext, data: EventJob, read: VersionsRead, owner: string): Promise<EventJob | undefined> {
     const progress = this.progressOf(ctx.sweepId);
     progress.inflight++;
     this.options.onProgress?.(ctx.sweepId, progress);
     try {
-      const result = await this.runEvent(ctx, data, read);
+      const result = await this.runEvent(ctx, data, read, owner);
       if (result.kind === 'committed') {
         progress.events++;
         progress.calls += result.calls;
         progress.retries += Math.max(0, result.calls - 1);
         progress.tokens += result.tokens;
+        return result.next;
       } else if (result.kind === 'duplicate') {
         progress.duplicates++;
       } else {
@@ -233,10 +254,11 @@ class WorkerRole {
       progress.inflight--;
       this.options.onProgress?.(ctx.sweepId, progress);
     }
+    return undefined;
   }
 
   /** One event: committed (with its LLM usage), a duplicate (already committed), or failed after the backend's retries. */
-  private async runEvent(ctx: WorkerContext, data: EventJob, read: VersionsRead): Promise<EventResult> {
+  private async runEvent(ctx: WorkerContext, data: EventJob, read: VersionsRead, owner: string): Promise<EventResult> {
     const { keys } = ctx;
     const run = ctx.runs.get(data.run);
     if (!run) throw new Error(`sweep ${ctx.sweepId} has no run ${data.run}`);
@@ -275,10 +297,13 @@ class WorkerRole {
       result: encodeResult(plan, outcome),
       calls: outcome.calls,
       tokens,
+      // A worker stopping takes no continuation: the scheduler's watchdog sends it as a job.
+      owner: this.stop.signal.aborted ? '' : owner,
     });
     trace?.point('committed', run.runId, plan.event);
-    if (committed !== 'done') return { kind: 'duplicate' };
-    return { kind: 'committed', calls: outcome.calls, tokens };
+    if (committed.once !== 'done') return { kind: 'duplicate' };
+    const next = committed.next === undefined ? undefined : (JSON.parse(committed.next) as EventJob);
+    return { kind: 'committed', calls: outcome.calls, tokens, ...(next ? { next } : {}) };
   }
 
   /**
@@ -366,12 +391,17 @@ class WorkerRole {
     );
     if (trace) for (const e of events) trace.point('read', e.run, e.event);
     const before = events.filter((_, i) => reads[i].kind === 'before');
-    if (before.length > 0)
-      await sendToScheduler(this.redis, ctx.keys, {
-        op: 'done',
-        items: before.map((e) => ({ run: e.run, event: e.event, calls: 0, tokens: 0 })),
-      });
+    if (before.length > 0) await this.toldBefore(ctx, before);
     // An infrastructure error fails the job and BullMQ retries it; events already committed are skipped then.
-    await Promise.all(events.map((e, i) => this.processEvent(ctx, e, reads[i]).finally(finished)));
+    // A continuation runs in its parent's slot, under this job (whose lock stays renewed until it ends).
+    await Promise.all(events.map((e, i) => this.processChain(ctx, e, reads[i], job.id!).finally(finished)));
+  }
+
+  /** Events found committed before: the scheduler, which may be waiting for them, is told at once. */
+  private async toldBefore(ctx: WorkerContext, before: readonly EventJob[]): Promise<void> {
+    await sendToScheduler(this.redis, ctx.keys, {
+      op: 'done',
+      items: before.map((e) => ({ run: e.run, event: e.event, calls: 0, tokens: 0 })),
+    });
   }
 }

@@ -28,6 +28,18 @@ const MAX_PLANNED_READS = 1 << 20;
 const FIRST_STEP = 1024;
 const STEP = 8;
 
+/** The continuations state (DataflowPlanner.followContinuations), per slot of the ring. */
+interface Continuations {
+  /** 1 once the slot's event was taken (dispatched, as a ready event or a continuation). */
+  dispatched: Uint8Array;
+  /** 1 once the slot's event was handed out as a continuation. */
+  taken: Uint8Array;
+  /** 1 once the slot's event has a continuation. */
+  hasChild: Uint8Array;
+  /** Continuations found and not yet taken, in the order found. */
+  queue: { plan: EventPlan; after: number }[];
+}
+
 /** What complete() returns when no version died (most completions out of order): shared, never written to. */
 const NONE: readonly number[] = [];
 
@@ -71,6 +83,8 @@ export class DataflowPlanner {
    * sweep t - 1 once every event of sweep t has finished (0 when asynchronous).
    */
   private readonly syncN: number;
+  /** Continuations, once followContinuations() was called (see there); undefined: none are looked for. */
+  private follow?: Continuations;
 
   /**
    * @param startEvent events below it are already written (a resumed run): the schedule is advanced past
@@ -170,7 +184,56 @@ export class DataflowPlanner {
   /** The next ready event (as take(1)), or undefined. Plans further when none is ready yet. */
   takeOne(): EventPlan | undefined {
     while (this.ready.size === 0 && this.behind) this.refill(STEP);
-    return this.ready.takeOne();
+    const plan = this.ready.takeOne();
+    if (plan && this.follow) this.dispatchedNow(plan.event);
+    return plan;
+  }
+
+  /**
+   * From now on, looks for continuations: a planned event whose one unwritten read is the version of an event
+   * taken (dispatched) and not yet finished is a continuation of that event, and takeContinuation() hands it
+   * out, at most one per event, instead of its becoming ready once that event finishes. A transport can give it
+   * to whoever runs its parent, to start the moment the parent's version is written. What an event reads does
+   * not change: only who runs it, and when it may be sent. Call before any event is taken.
+   */
+  followContinuations(): void {
+    const size = this.mask + 1;
+    this.follow ??= { dispatched: new Uint8Array(size), taken: new Uint8Array(size), hasChild: new Uint8Array(size), queue: [] };
+  }
+
+  /** The next continuation found (see followContinuations) and the event it follows, or undefined. */
+  takeContinuation(): { plan: EventPlan; after: number } | undefined {
+    const follow = this.follow;
+    if (!follow || follow.queue.length === 0) return undefined;
+    return follow.queue.shift();
+  }
+
+  /** An event taken (by takeOne, or as a continuation): its first waiter that waits on it alone follows it. */
+  private dispatchedNow(event: number): void {
+    const follow = this.follow!;
+    const slot = event & this.mask;
+    follow.dispatched[slot] = 1;
+    for (let w = this.waitHead[slot]; w >= 0 && !follow.hasChild[slot]; w = this.waitNext[w & this.mask]) {
+      const plan = this.plans[w & this.mask]!;
+      this.offer(plan, this.cursor[w & this.mask], event);
+    }
+  }
+
+  /**
+   * `plan` waits on read `i`, the version of `parent`: when `parent` is in flight with no continuation yet and
+   * every other read of `plan` is written, `plan` becomes its continuation.
+   */
+  private offer(plan: EventPlan, i: number, parent: number): void {
+    const follow = this.follow!;
+    const on = parent & this.mask;
+    const slot = plan.event & this.mask;
+    if (!follow.dispatched[on] || follow.hasChild[on] || follow.taken[slot]) return;
+    const reads = plan.readVersions;
+    for (let j = i + 1; j < reads.length; j++) if (!this.isWritten(reads[j])) return;
+    follow.taken[slot] = 1;
+    follow.hasChild[on] = 1;
+    follow.queue.push({ plan, after: parent });
+    this.dispatchedNow(plan.event);
   }
 
   /** Events within the window are not planned yet: planAhead() has work. */
@@ -259,11 +322,12 @@ export class DataflowPlanner {
     const reads = plan.readVersions;
     let i = from;
     while (i < reads.length && this.isWritten(reads[i])) i++;
+    const slot = plan.event & this.mask;
     if (i === reads.length) {
-      this.ready.push(plan);
+      // A continuation was handed out already: it is in flight, not ready.
+      if (!this.follow?.taken[slot]) this.ready.push(plan);
       return;
     }
-    const slot = plan.event & this.mask;
     this.cursor[slot] = i;
     this.waitNext[slot] = -1;
     // An unwritten read is a planned event, so its slot is its own.
@@ -271,6 +335,7 @@ export class DataflowPlanner {
     if (this.waitHead[on] < 0) this.waitHead[on] = plan.event;
     else this.waitNext[this.waitTail[on] & this.mask] = plan.event;
     this.waitTail[on] = plan.event;
+    if (this.follow) this.offer(plan, i, reads[i]);
   }
 
   /** Whether version `v` is written: older than every unfinished event, or a planned event that finished. */
@@ -301,6 +366,7 @@ export class DataflowPlanner {
       // A version read at resume (below startEvent) is released like any other once superseded.
       this.supersedes[slot] = this.syncN > 0 ? -1 : previous;
       this.finishedFlag[slot] = 0;
+      if (this.follow) this.follow.dispatched[slot] = this.follow.taken[slot] = this.follow.hasChild[slot] = 0;
       this.plans[slot] = plan;
       this.plannedCount++;
       this.plannedReads += plan.readVersions.length;

@@ -128,6 +128,11 @@ export class Executor<S extends RunSink = RunSink> {
   /** An idle planning step is scheduled. */
   private planning = false;
   private inflight = 0;
+  /**
+   * Continuations dispatched whose parent is not answered yet, by `run|parent`: they count in the run's
+   * inflight at once, in the executor's once their parent is answered (until then they hold no slot).
+   */
+  private readonly following = new Set<string>();
   private opening = 0;
   /** What the runs open or being opened hold (see runBytes). */
   private openBytes = 0;
@@ -218,6 +223,8 @@ export class Executor<S extends RunSink = RunSink> {
     const active = this.byId.get(message.task.run.runId);
     if (!active) return this.fail(new Error(`outcome for unknown run ${message.task.run.runId}`));
     this.inflight--;
+    // The continuation of this event (if any) holds a slot from now on.
+    if (message.task.kind !== 'boundary' && this.following.delete(`${active.run.runId}|${message.task.plan.event}`)) this.inflight++;
     if (message.type === 'failed') {
       active.inflight--;
       active.error ??= message.error;
@@ -315,6 +322,7 @@ export class Executor<S extends RunSink = RunSink> {
     // microtasks without the event loop turning, so the rows' hand-over (setImmediate) would wait, and an
     // unbounded window let a ring of 10^6 hold millions of answers in memory.
     active.planner.consumed(active.sink.written);
+    if (this.options.transport.continues) active.planner.followContinuations();
     this.active.push(active);
     this.depthLeft.set(active, { events: active.planner.total - active.sink.written, width: parallelism(active.run) });
     this.sinceSort = SORT_EVERY;
@@ -363,6 +371,30 @@ export class Executor<S extends RunSink = RunSink> {
     return undefined;
   }
 
+  /** Dispatches the continuations the open runs' planners found (see EventTask.after); false once it failed. */
+  private dispatchContinuations(): boolean {
+    const { transport } = this.options;
+    for (const a of this.active) {
+      if (a.error) continue;
+      for (let c = a.planner.takeContinuation(); c; c = a.planner.takeContinuation()) {
+        const left = this.depthLeft.get(a)!;
+        const depth = Math.ceil(left.events / left.width);
+        left.events--;
+        a.inflight++;
+        this.following.add(`${a.run.runId}|${c.after}`);
+        const moderator = a.boundary?.state?.moderator;
+        const task: EventTask = { run: a.run, plan: c.plan, ...(moderator ? { moderator } : {}), depth, after: c.after };
+        try {
+          transport.dispatch(task);
+        } catch (e) {
+          this.fail(e as Error);
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
   private pump(): void {
     if (this.fatal) return;
     const { concurrency, transport } = this.options;
@@ -385,6 +417,7 @@ export class Executor<S extends RunSink = RunSink> {
         return this.fail(e as Error);
       }
     }
+    if (!this.stopping && this.options.transport.continues && !this.dispatchContinuations()) return;
     if (!this.stopping) {
       for (const a of this.active) {
         if (!a.boundary || a.boundary.running || a.error || !a.planner.atGate) continue;

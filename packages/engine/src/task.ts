@@ -13,6 +13,11 @@ export interface EventTask {
    * to vLLM's `priority`. Absent: 0.
    */
   depth?: number;
+  /**
+   * A continuation (DataflowPlanner.followContinuations): dispatched while the event it follows, its one
+   * unwritten read, is in flight; the transport runs it once that event's version is written, after it.
+   */
+  after?: number;
 }
 
 /**
@@ -92,6 +97,12 @@ export type TransportMessage =
  * uses InProcessTransport; the cluster implements the same interface on BullMQ.
  */
 export interface Transport {
+  /**
+   * The transport takes continuations (EventTask.after): an event whose one unwritten read is an event in
+   * flight, dispatched before that event is answered. It answers the continuation after the event it follows,
+   * and fails it when that event fails.
+   */
+  readonly continues?: boolean;
   start(onMessage: (message: TransportMessage) => void): Promise<void>;
   dispatch(task: Task): void;
   /** The text of a version is final: workers may read it from now on. */

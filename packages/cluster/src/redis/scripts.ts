@@ -5,6 +5,7 @@ import { FAIL_BOUNDARY } from '../scripts/fail-boundary-3.js';
 import { FAIL_EVENT } from '../scripts/fail-event-3.js';
 import { JOBS_GONE } from '../scripts/jobs-gone-n.js';
 import { LEASE } from '../scripts/lease-1.js';
+import { OFFER_CONTINUATIONS } from '../scripts/offer-continuations-n.js';
 import { READ_EVENTS } from '../scripts/read-events-n.js';
 import { INBOX_MAXLEN, type SweepKeys } from '../keys.js';
 import { byRun } from './by-run.js';
@@ -17,7 +18,8 @@ import { byRun } from './by-run.js';
  * Redis restart.
  */
 interface LuaCommands {
-  commitEventsN(...args: (string | number | Buffer)[]): Promise<number[]>;
+  commitEventsN(...args: (string | number | Buffer)[]): Promise<(number | string)[]>;
+  offerContinuationsN(...args: (string | number)[]): Promise<number[]>;
   failEvent3(...args: (string | number)[]): Promise<number>;
   commitBoundary3(...args: (string | number)[]): Promise<number>;
   failBoundary3(...args: (string | number)[]): Promise<number>;
@@ -33,6 +35,7 @@ declare const SCRIPTS: unique symbol;
 export function withScripts(redis: Redis): PantaRedis {
   // The -n steps take a key count first: their keys are a few per run of the batch.
   redis.defineCommand('commitEventsN', { lua: COMMIT_EVENTS });
+  redis.defineCommand('offerContinuationsN', { lua: OFFER_CONTINUATIONS });
   redis.defineCommand('failEvent3', { numberOfKeys: 3, lua: FAIL_EVENT });
   redis.defineCommand('commitBoundary3', { numberOfKeys: 3, lua: COMMIT_BOUNDARY });
   redis.defineCommand('failBoundary3', { numberOfKeys: 3, lua: FAIL_BOUNDARY });
@@ -75,6 +78,14 @@ export interface EventCommit {
   result: Buffer | string;
   calls: number;
   tokens: number;
+  /** The job the worker runs it under: a continuation the scheduler left for this event is taken for it. */
+  owner?: string;
+}
+
+/** What commit-events-n did with an event: its code, and the continuation it took (a job's JSON), if any. */
+export interface Committed {
+  once: Once;
+  next?: string;
 }
 
 /**
@@ -88,6 +99,16 @@ export async function commitEvents(
   events: readonly EventCommit[],
   inboxOf: (runId: string) => string = () => keys.collectorInbox,
 ): Promise<Once[]> {
+  return (await commitFollowing(redis, keys, events, inboxOf)).map((c) => c.once);
+}
+
+/** commitEvents, with the continuations the commits took (events with an owner: see EventCommit.owner). */
+export async function commitFollowing(
+  redis: PantaRedis,
+  keys: SweepKeys,
+  events: readonly EventCommit[],
+  inboxOf: (runId: string) => string = () => keys.collectorInbox,
+): Promise<Committed[]> {
   if (events.length === 0) return [];
   const groups = byRun(events);
   const inboxes = new Map<string, number>();
@@ -97,20 +118,47 @@ export async function commitEvents(
     const inbox = inboxOf(runId);
     let n = inboxes.get(inbox);
     if (n === undefined) inboxes.set(inbox, (n = inboxes.size + 1));
-    runKeys.push(keys.committed(runId), keys.versions(runId), keys.results(runId));
+    runKeys.push(keys.committed(runId), keys.versions(runId), keys.results(runId), keys.follow(runId));
     runArgs.push(runId, n, at.length);
     for (const i of at) {
       const e = events[i];
-      runArgs.push(e.event, e.version, e.result, e.calls, e.tokens);
+      runArgs.push(e.event, e.version, e.result, e.calls, e.tokens, e.owner ?? '');
     }
   }
   const allKeys = [keys.closed, keys.schedulerInbox, ...inboxes.keys(), ...runKeys];
   const codes = await lua(redis).commitEventsN(allKeys.length, ...allKeys, INBOX_MAXLEN, inboxes.size, groups.length, ...runArgs);
-  if (!Array.isArray(codes) || codes.length !== events.length) throw new ScriptReplyError('commitEvents-n', codes);
-  // The codes come run by run: back to the order of `events`.
-  const out = new Array<Once>(events.length);
-  groups.flatMap(([, at]) => at).forEach((i, k) => (out[i] = once('commitEvents-n', codes[k])));
+  const n = events.length;
+  if (!Array.isArray(codes) || (codes.length !== n && codes.length !== 2 * n)) throw new ScriptReplyError('commitEvents-n', codes);
+  // The codes come run by run, then the continuations in the same order: back to the order of `events`.
+  const out = new Array<Committed>(n);
+  groups
+    .flatMap(([, at]) => at)
+    .forEach((i, k) => {
+      const next = codes[n + k];
+      if (next !== undefined && next !== 0 && typeof next !== 'string') throw new ScriptReplyError('commitEvents-n', codes);
+      out[i] = typeof next === 'string' ? { once: once('commitEvents-n', codes[k]), next } : { once: once('commitEvents-n', codes[k]) };
+    });
   return out;
+}
+
+/** A continuation to leave for the worker that commits its parent (see offer-continuations-n). */
+export interface ContinuationOffer {
+  runId: string;
+  parent: number;
+  child: number;
+  /** The child's job, JSON (a BatchJob of one event). */
+  job: string;
+}
+
+/** Leaves continuations in one step (offer-continuations-n); per offer, whether it was left (else: send it as a job). */
+export async function offerContinuations(redis: PantaRedis, keys: SweepKeys, offers: readonly ContinuationOffer[]): Promise<boolean[]> {
+  if (offers.length === 0) return [];
+  const allKeys = [keys.closed, ...offers.flatMap((o) => [keys.committed(o.runId), keys.follow(o.runId)])];
+  const args = offers.flatMap((o) => [o.runId, o.parent, o.child, o.job]);
+  const reply = await lua(redis).offerContinuationsN(allKeys.length, ...allKeys, ...args);
+  if (!Array.isArray(reply) || reply.length !== offers.length || reply.some((c) => c !== 0 && c !== 1))
+    throw new ScriptReplyError('offer-continuations-n', reply);
+  return reply.map((c) => c === 1);
 }
 
 export interface FailEventArgs {

@@ -155,7 +155,14 @@ export class SweepStore {
   async closeRun(runId: string, complete: boolean): Promise<void> {
     const { keys } = this;
     const m = this.redis.multi().srem(keys.open, runId).hdel(keys.written, runId);
-    if (complete) m.sadd(keys.closed, runId).del(keys.committed(runId), keys.versions(runId), keys.results(runId), keys.boundaries(runId));
+    if (complete)
+      m.sadd(keys.closed, runId).del(
+        keys.committed(runId),
+        keys.versions(runId),
+        keys.results(runId),
+        keys.boundaries(runId),
+        keys.follow(runId),
+      );
     await m.exec();
   }
 
@@ -176,13 +183,19 @@ export class SweepStore {
     return closed === 1 || (committed === 1 && held === 0);
   }
 
+  /** Deletes the runs' continuations (keys.follow): those an earlier scheduler left, and who took them. */
+  async forgetContinuations(runIds: readonly string[]): Promise<void> {
+    for (let from = 0; from < runIds.length; from += 1000)
+      await this.redis.del(...runIds.slice(from, from + 1000).map((r) => this.keys.follow(r)));
+  }
+
   /** Forgets everything Redis holds of a run (it continues from the corpus). */
   async forgetRun(runId: string): Promise<void> {
     const { keys } = this;
     await this.redis
       .multi()
       .srem(keys.closed, runId)
-      .del(keys.committed(runId), keys.versions(runId), keys.results(runId), keys.boundaries(runId))
+      .del(keys.committed(runId), keys.versions(runId), keys.results(runId), keys.boundaries(runId), keys.follow(runId))
       .exec();
   }
 
