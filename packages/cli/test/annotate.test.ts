@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { csvLine, parseCsv } from '@panta/core';
 import { queryRows } from '@panta/corpus';
 import { RHEON6, panta, tempDir, writeSpec } from '../../../test/helpers.js';
+import { cli } from './in-process.js';
 
 // 2 prompts x 2 temperatures x 2 trials on an 8-ring, 2 sweeps: 4 configurations, 192 answers.
 const SPEC = `name: annotate
@@ -26,12 +27,12 @@ let sample: string;
 let rows: string[][];
 let header: string[];
 
-beforeAll(() => {
+beforeAll(async () => {
   dir = tempDir();
   corpus = join(dir, 'corpus');
-  expect(panta(['run', writeSpec(dir, SPEC), '--out', corpus]).code).toBe(0);
+  expect((await cli(['run', writeSpec(dir, SPEC), '--out', corpus])).code).toBe(0);
   sample = join(dir, 'sample.csv');
-  const r = panta(['annotate', 'export', corpus, '--n', '12', '--seed', '3', '--out', sample]);
+  const r = await cli(['annotate', 'export', corpus, '--n', '12', '--seed', '3', '--out', sample]);
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);
   expect(r.stdout).toMatch(/^annotate: .*sample\.csv: 12 answers over 4 configurations, seed 3 \(/);
@@ -105,14 +106,15 @@ describe('panta annotate export', () => {
     expect(inCsv).toEqual(Object.fromEntries(Object.entries(drawn).filter(([, d]) => (d as number) > 0)));
   });
 
-  it('is seeded: the same seed gives the same file; a sample is never overwritten (exit 2)', () => {
+  it('is seeded: the same seed gives the same file; a sample is never overwritten (exit 2)', async () => {
     const again = join(dir, 'again.csv');
-    expect(panta(['annotate', 'export', corpus, '--n', '12', '--seed', '3', '--out', again]).code).toBe(0);
+    expect((await cli(['annotate', 'export', corpus, '--n', '12', '--seed', '3', '--out', again])).code).toBe(0);
     expect(readFileSync(again, 'utf8')).toBe(readFileSync(sample, 'utf8'));
+    // The binary: the refusal's exit status is the process's.
     const r = panta(['annotate', 'export', corpus, '--n', '12', '--out', sample]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/sample\.csv: --out: exists .*; fix: give another --out/);
-    const small = panta(['annotate', 'export', corpus, '--n', '3', '--out', join(dir, 'x.csv')]);
+    const small = await cli(['annotate', 'export', corpus, '--n', '3', '--out', join(dir, 'x.csv')]);
     expect(small.code).toBe(2);
     expect(small.stderr.trim().split('\n')).toHaveLength(1);
     expect(small.stderr).toMatch(/--n: 3 cannot cover 4 configurations .*fix: give --n between 4 and 192/);
@@ -135,7 +137,7 @@ describe('panta annotate score', () => {
   };
 
   it("A vs B: p_o = 9/12, p_e = (6/12)² + (4/12)² + (2/12)² = 7/18, kappa = 13/22; the judge's rows against hand-written kappas", async () => {
-    const r = panta(['annotate', 'score', corpus, fileWith('alice', A), fileWith('bob', B)]);
+    const r = await cli(['annotate', 'score', corpus, fileWith('alice', A), fileWith('bob', B)]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^alice vs bob\tpooled\tn 12\tagreement 75\.0%\tkappa 0\.591$/m);
@@ -165,7 +167,7 @@ describe('panta annotate score', () => {
 
   it('judge vs an annotator who copies its tags: agreement 100%, kappa 1', async () => {
     const tags = await judgeTags();
-    const r = panta([
+    const r = await cli([
       'annotate',
       'score',
       corpus,
@@ -178,7 +180,7 @@ describe('panta annotate score', () => {
     expect(r.stdout).toMatch(/^judge vs copy\tpooled\tn 12\tagreement 100\.0%\tkappa 1\.000$/m);
   });
 
-  it('all one label on both sides: kappa is printed as undefined, not NaN', () => {
+  it('all one label on both sides: kappa is printed as undefined, not NaN', async () => {
     const one = Array.from({ length: 12 }, () => 'not_known');
     // The second annotator's rows in another order: the same labels, another file (a copy is refused).
     const nk2 = join(dir, 'nk2.csv');
@@ -186,7 +188,7 @@ describe('panta annotate score', () => {
       nk2,
       `${[header, ...rows.map((r) => r.map((v, j) => (j === col('label') ? 'not_known' : v))).reverse()].map(csvLine).join('\n')}\n`,
     );
-    const r = panta(['annotate', 'score', corpus, fileWith('nk1', one), nk2]);
+    const r = await cli(['annotate', 'score', corpus, fileWith('nk1', one), nk2]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(
       /^nk1 vs nk2\tpooled\tn 12\tagreement 100\.0%\tkappa undefined \(both raters gave every item the same single label\)$/m,
@@ -194,10 +196,10 @@ describe('panta annotate score', () => {
     expect(r.stdout).not.toMatch(/NaN/);
   });
 
-  it('one file given twice (the same path, a link to it, or a copy) is refused in one line naming both, and nothing is written', () => {
+  it('one file given twice (the same path, a link to it, or a copy) is refused in one line naming both, and nothing is written', async () => {
     const before = readFileSync(join(corpus, 'annotation.json'), 'utf8');
     const alice = fileWith('alice', A);
-    const same = panta(['annotate', 'score', corpus, alice, alice]);
+    const same = await cli(['annotate', 'score', corpus, alice, alice]);
     expect(same.code).toBe(2);
     expect(same.stderr).toBe(
       `panta: ${alice}: is the same file as ${alice}, given twice; fix: give each annotator's own CSV once (one file scored as two raters agrees with itself)\n`,
@@ -205,36 +207,36 @@ describe('panta annotate score', () => {
     const link = join(dir, 'alice-link.csv');
     rmSync(link, { force: true });
     symlinkSync(alice, link);
-    expect(panta(['annotate', 'score', corpus, alice, link]).stderr).toMatch(
+    expect((await cli(['annotate', 'score', corpus, alice, link])).stderr).toMatch(
       /alice-link\.csv: is the same file as .*alice\.csv, given twice/,
     );
     const copy = join(dir, 'carol.csv');
     cpSync(alice, copy);
-    const copied = panta(['annotate', 'score', corpus, fileWith('bob', B), alice, copy]);
+    const copied = await cli(['annotate', 'score', corpus, fileWith('bob', B), alice, copy]);
     expect(copied.code).toBe(2);
     expect(copied.stderr).toMatch(/^panta: .*carol\.csv: has the same content as .*alice\.csv; fix: /);
     expect(copied.stderr.trim().split('\n')).toHaveLength(1);
     expect(readFileSync(join(corpus, 'annotation.json'), 'utf8')).toBe(before);
   });
 
-  it('labels are read as people type them: any case, "not known" and "not-known" for not_known', () => {
+  it('labels are read as people type them: any case, "not known" and "not-known" for not_known', async () => {
     const typed = A.map((l, i) => (l === 'not_known' ? (i % 2 === 0 ? 'Not known' : 'NOT-KNOWN') : l.toUpperCase()));
-    const r = panta(['annotate', 'score', corpus, fileWith('typed', typed), fileWith('bob', B)]);
+    const r = await cli(['annotate', 'score', corpus, fileWith('typed', typed), fileWith('bob', B)]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^typed vs bob\tpooled\tn 12\tagreement 75\.0%\tkappa 0\.591$/m);
   });
 
-  it('a bad label is one line naming the file, the row, the field and the fix (exit 2), and nothing is written', () => {
+  it('a bad label is one line naming the file, the row, the field and the fix (exit 2), and nothing is written', async () => {
     const before = readFileSync(join(corpus, 'annotation.json'), 'utf8');
     const bad = [...A];
     bad[2] = 'maybe';
     const f = fileWith('bad', bad);
-    const r = panta(['annotate', 'score', corpus, f]);
+    const r = await cli(['annotate', 'score', corpus, f]);
     expect(r.code).toBe(2);
     expect(r.stderr).toBe(`panta: ${f}: row 4 (id a03): label: "maybe" is not a label; fix: write correct, hallucinated, not_known\n`);
     const empty = [...A];
     empty[0] = '';
-    const r2 = panta(['annotate', 'score', corpus, fileWith('empty', empty)]);
+    const r2 = await cli(['annotate', 'score', corpus, fileWith('empty', empty)]);
     expect(r2.code).toBe(2);
     expect(r2.stderr).toMatch(/empty\.csv: row 2 \(id a01\): label: empty; fix: write correct, hallucinated, not_known\n$/);
     expect(readFileSync(join(corpus, 'annotation.json'), 'utf8')).toBe(before);
@@ -264,7 +266,7 @@ describe('a post-hoc judge (panta judge) is a rater too', () => {
 
   it("export --judge alt stratifies on tag_alt; score puts judge:alt beside the sweep's judge", async () => {
     const out = join(dir, 'alt-sample.csv');
-    const r = panta(['annotate', 'export', alt, '--n', '12', '--seed', '3', '--judge', 'alt', '--out', out]);
+    const r = await cli(['annotate', 'export', alt, '--n', '12', '--seed', '3', '--judge', 'alt', '--out', out]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const side = JSON.parse(readFileSync(join(dir, 'alt-sample.sampling.json'), 'utf8'));
@@ -282,7 +284,7 @@ describe('a post-hoc judge (panta judge) is a rater too', () => {
     const own = rs.map((row) => String(of.get(`${row[at('run_id')]}/${row[at('event')]}`)!.tag));
     const file = join(dir, 'carol.csv');
     writeFileSync(file, `${[h, ...rs.map((row, i) => row.map((v, j) => (j === at('label') ? altTags[i] : v)))].map(csvLine).join('\n')}\n`);
-    const s = panta(['annotate', 'score', alt, file]);
+    const s = await cli(['annotate', 'score', alt, file]);
     expect(s.stderr).toBe('');
     expect(s.code).toBe(0);
     expect(s.stdout).toMatch(/^judge:alt vs carol\tpooled\tn 12\tagreement 100\.0%\tkappa 1\.000$/m);
@@ -294,9 +296,9 @@ describe('a post-hoc judge (panta judge) is a rater too', () => {
     expect(pair.kappa).toBeCloseTo(handKappa(own, altTags)!, 12);
   });
 
-  it('an unknown --judge is one line naming it and the judges there are (exit 2), nothing written', () => {
+  it('an unknown --judge is one line naming it and the judges there are (exit 2), nothing written', async () => {
     const out = join(dir, 'none.csv');
-    const r = panta(['annotate', 'export', alt, '--n', '12', '--judge', 'nope', '--out', out]);
+    const r = await cli(['annotate', 'export', alt, '--n', '12', '--judge', 'nope', '--out', out]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/--judge: "nope" is no post-hoc judge of this corpus; fix: use one of alt/);
     expect(existsSync(out)).toBe(false);
