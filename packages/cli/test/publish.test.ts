@@ -1,11 +1,11 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { csvLine, parseCsv } from '@panta/core';
 import { queryRows } from '@panta/corpus';
 import { RHEON6, ROOT, panta, tempDir, writeSpec } from '../../../test/helpers.js';
+import { cli } from './in-process.js';
 
 const SPEC = `name: publish
 dataset: ${RHEON6}
@@ -28,16 +28,8 @@ let dir: string;
 let corpus: string;
 let published: string;
 
-/** `panta` with the adversarial keys in its environment. */
-function pantaWithKeys(args: string[]) {
-  const r = spawnSync(process.execPath, [join(ROOT, 'packages', 'cli', 'bin', 'panta.js'), ...args], {
-    cwd: ROOT,
-    encoding: 'utf8',
-    timeout: 120_000,
-    env: { ...process.env, [AGENT_VAR]: AGENT_KEY, [JUDGE_VAR]: JUDGE_KEY },
-  });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+/** The adversarial keys, in the environment of the publish that must keep them out. */
+const withKeys = { [AGENT_VAR]: AGENT_KEY, [JUDGE_VAR]: JUDGE_KEY };
 
 function files(root: string, at = root): string[] {
   return readdirSync(at, { withFileTypes: true }).flatMap((e) =>
@@ -55,10 +47,10 @@ function copy(name: string): string {
   return target;
 }
 
-beforeAll(() => {
+beforeAll(async () => {
   dir = tempDir('panta-publish-');
   corpus = join(dir, 'corpus');
-  const r = panta(['run', writeSpec(dir, SPEC), '--out', corpus]);
+  const r = await cli(['run', writeSpec(dir, SPEC), '--out', corpus]);
   expect(r.code).toBe(0);
   // The spec names the variables its backends read their keys from, as a sweep against a keyed server does.
   const manifest = JSON.parse(readFileSync(join(corpus, 'manifest.json'), 'utf8'));
@@ -66,18 +58,10 @@ beforeAll(() => {
   manifest.spec.judge.api_key_env = JUDGE_VAR;
   writeFileSync(join(corpus, 'manifest.json'), JSON.stringify(manifest));
   published = join(dir, 'published');
-  const p = pantaWithKeys([
-    'publish',
-    corpus,
-    '--out',
-    published,
-    '--licence',
-    'MIT',
-    '--title',
-    `Rheon ${AGENT_KEY}`,
-    '--authors',
-    `Ada, ${JUDGE_KEY}`,
-  ]);
+  const p = await cli(
+    ['publish', corpus, '--out', published, '--licence', 'MIT', '--title', `Rheon ${AGENT_KEY}`, '--authors', `Ada, ${JUDGE_KEY}`],
+    withKeys,
+  );
   expect(p.stderr).toBe('');
   expect(p.code).toBe(0);
 });
@@ -172,20 +156,20 @@ describe('panta publish', () => {
 
   it('drops the embeddings with --without-embeddings', async () => {
     const out = join(dir, 'light');
-    const r = panta(['publish', corpus, '--out', out, '--without-embeddings']);
+    const r = await cli(['publish', corpus, '--out', out, '--without-embeddings']);
     expect(r.code).toBe(0);
     expect(existsSync(join(out, 'data', 'whitening'))).toBe(false);
     const cols = await queryRows(`DESCRIBE SELECT * FROM read_parquet('${join(out, 'data/events/*.parquet')}')`);
     expect(cols.map((c) => c.column_name)).not.toContain('emb_hashing');
     expect(cols.map((c) => c.column_name)).toContain('response');
-    expect(panta(['publish', '--check', out]).code).toBe(0);
+    expect((await cli(['publish', '--check', out])).code).toBe(0);
   });
 
-  it("gives the judge's agreement with human annotators where panta annotate score ran", () => {
+  it("gives the judge's agreement with human annotators where panta annotate score ran", async () => {
     const scored = join(dir, 'scored');
     cpSync(corpus, scored, { recursive: true });
     const sample = join(dir, 'sample.csv');
-    expect(panta(['annotate', 'export', scored, '--n', '8', '--seed', '1', '--out', sample]).code).toBe(0);
+    expect((await cli(['annotate', 'export', scored, '--n', '8', '--seed', '1', '--out', sample])).code).toBe(0);
     const [head, ...rows] = parseCsv(readFileSync(sample, 'utf8'));
     const label = head!.indexOf('label');
     const alice = join(dir, 'alice.csv');
@@ -193,10 +177,10 @@ describe('panta publish', () => {
       alice,
       `${[head!, ...rows.map((r, i) => r.map((v, j) => (j === label ? (i % 3 === 0 ? 'hallucinated' : 'correct') : v)))].map(csvLine).join('\n')}\n`,
     );
-    expect(panta(['annotate', 'score', scored, alice]).code).toBe(0);
+    expect((await cli(['annotate', 'score', scored, alice])).code).toBe(0);
     const pair = JSON.parse(readFileSync(join(scored, 'annotation.json'), 'utf8')).pairs.find((p: any) => p.scope === 'pooled');
     const out = join(dir, 'scored-published');
-    expect(panta(['publish', scored, '--out', out]).code).toBe(0);
+    expect((await cli(['publish', scored, '--out', out])).code).toBe(0);
     const card = readFileSync(join(out, 'README.md'), 'utf8');
     expect(card).toContain(
       `${pair.a} vs ${pair.b} on ${pair.n} answers, agreement ${(100 * pair.agreement).toFixed(1)}%, Cohen's kappa ${pair.kappa === null ? 'undefined' : pair.kappa.toFixed(3)}.`,
@@ -204,21 +188,21 @@ describe('panta publish', () => {
     expect(files(out).some((f) => f.includes('annotation'))).toBe(false);
   });
 
-  it("puts forward a post-hoc judge's tags with --judge, and refuses a judge the corpus does not have", () => {
+  it("puts forward a post-hoc judge's tags with --judge, and refuses a judge the corpus does not have", async () => {
     const judged = join(dir, 'judged');
     cpSync(corpus, judged, { recursive: true });
-    expect(panta(['judge', judged, '--judge', '{kind: reference}', '--name', 'ref2']).code).toBe(0);
-    const bad = panta(['publish', judged, '--out', join(dir, 'bad-judge'), '--judge', 'nope']);
+    expect((await cli(['judge', judged, '--judge', '{kind: reference}', '--name', 'ref2'])).code).toBe(0);
+    const bad = await cli(['publish', judged, '--out', join(dir, 'bad-judge'), '--judge', 'nope']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^panta: .*manifest.json: --judge: no post-hoc judge named nope; fix: use one of ref2/);
     expect(existsSync(join(dir, 'bad-judge'))).toBe(false);
     const out = join(dir, 'judged-published');
-    expect(panta(['publish', judged, '--out', out, '--judge', 'ref2']).code).toBe(0);
+    expect((await cli(['publish', judged, '--out', out, '--judge', 'ref2'])).code).toBe(0);
     expect(header(out).configs.map((c: any) => c.config_name)).toEqual(
       expect.arrayContaining(['judges_ref2_order_params', 'judges_ref2_runs']),
     );
     expect(readFileSync(join(out, 'README.md'), 'utf8')).toMatch(/stands on are the post-hoc judge `ref2`'s: column `tag_ref2`/);
-    expect(panta(['publish', '--check', out]).code).toBe(0);
+    expect((await cli(['publish', '--check', out])).code).toBe(0);
   });
 
   it('publishes a corpus whose protocol makes extra calls: the events table holds them, events.written counts the events', async () => {
@@ -228,9 +212,9 @@ describe('panta publish', () => {
       .replace(/^trials: \d+$/m, 'trials: 1')
       .replace(/^dataset: \.\.\//m, `dataset: ${ROOT}/`)
       .replace(/file: travel-roles\.jsonl/, `file: ${join(ROOT, 'examples', 'travel-roles.jsonl')}`);
-    expect(panta(['run', writeSpec(dir, spec, 'travel.yaml'), '--out', travel]).code).toBe(0);
+    expect((await cli(['run', writeSpec(dir, spec, 'travel.yaml'), '--out', travel])).code).toBe(0);
     const out = join(dir, 'travel-published');
-    const p = panta(['publish', travel, '--out', out]);
+    const p = await cli(['publish', travel, '--out', out]);
     expect(p.stderr).toBe('');
     expect(p.code).toBe(0);
     const written = JSON.parse(readFileSync(join(travel, 'manifest.json'), 'utf8')).events.written as number;
@@ -238,11 +222,11 @@ describe('panta publish', () => {
     expect(Number(row!.n)).toBeGreaterThan(written);
   });
 
-  it('refuses an existing non-empty --out in one line, exit 2, touching nothing', () => {
+  it('refuses an existing non-empty --out in one line, exit 2, touching nothing', async () => {
     const out = join(dir, 'taken');
     mkdirSync(out);
     writeFileSync(join(out, 'keep.txt'), 'x');
-    const r = panta(['publish', corpus, '--out', out]);
+    const r = await cli(['publish', corpus, '--out', out]);
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/--out: exists and is not an empty folder/);
@@ -251,11 +235,11 @@ describe('panta publish', () => {
     cpSync(corpus, running, { recursive: true });
     const m = JSON.parse(readFileSync(join(running, 'manifest.json'), 'utf8'));
     writeFileSync(join(running, 'manifest.json'), JSON.stringify({ ...m, status: 'running' }));
-    const unfinished = panta(['publish', running, '--out', join(dir, 'unfinished')]);
+    const unfinished = await cli(['publish', running, '--out', join(dir, 'unfinished')]);
     expect(unfinished.code).toBe(2);
     expect(unfinished.stderr).toMatch(/manifest.json: status: is running, not complete; fix: finish the sweep/);
     expect(existsSync(join(dir, 'unfinished'))).toBe(false);
-    const inside = panta(['publish', corpus, '--out', join(corpus, 'published')]);
+    const inside = await cli(['publish', corpus, '--out', join(corpus, 'published')]);
     expect(inside.code).toBe(2);
     expect(inside.stderr).toMatch(/--out: is inside the corpus/);
     expect(existsSync(join(corpus, 'published'))).toBe(false);
@@ -264,15 +248,16 @@ describe('panta publish', () => {
 
 describe('panta publish --check', () => {
   it('passes on a published folder', () => {
+    // The binary: its exit status and stdout.
     const r = panta(['publish', '--check', published]);
     expect(r.stdout).toMatch(/^ok: /m);
     expect(r.code).toBe(0);
   });
 
-  it('names a file removed', () => {
+  it('names a file removed', async () => {
     const out = copy('removed');
     rmSync(join(out, 'data', 'runs', 'part-0.parquet'));
-    const r = panta(['publish', '--check', out]);
+    const r = await cli(['publish', '--check', out]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/problem: data\/runs\/part-0.parquet: listed in croissant.json but missing/);
   });
@@ -283,25 +268,25 @@ describe('panta publish --check', () => {
     await queryRows(`COPY (SELECT * FROM read_parquet('${file}')) TO '${file}.x' (FORMAT parquet, COMPRESSION snappy)`);
     cpSync(`${file}.x`, file);
     rmSync(`${file}.x`);
-    const r = panta(['publish', '--check', out]);
+    const r = await cli(['publish', '--check', out]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/problem: data\/order_params\/part-0.parquet: sha256 does not match croissant.json/);
   });
 
-  it('names a required field removed', () => {
+  it('names a required field removed', async () => {
     const out = copy('field');
     const meta = JSON.parse(readFileSync(join(out, 'croissant.json'), 'utf8'));
     delete meta.license;
     writeFileSync(join(out, 'croissant.json'), JSON.stringify(meta));
-    const r = panta(['publish', '--check', out]);
+    const r = await cli(['publish', '--check', out]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/problem: croissant.json: required field license is missing/);
   });
 
-  it('names a card key removed', () => {
+  it('names a card key removed', async () => {
     const out = copy('card');
     writeFileSync(join(out, 'README.md'), readFileSync(join(out, 'README.md'), 'utf8').replace(/^license: .*\n/m, ''));
-    const r = panta(['publish', '--check', out]);
+    const r = await cli(['publish', '--check', out]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/problem: README.md: the card header has no license/);
   });
