@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PHASE_TABLE, type PhaseRow, writeParquetTable } from '@panta/corpus';
 import { panta, tempDir } from '../../../test/helpers.js';
+import { cli } from './in-process.js';
 
 /** A row of phase.parquet with the numbers the diagram reads; the rest null. */
 function row(geometry: string, n: number, temperature: number, binder: number, chi: number, rho: number, equilibrated = true): PhaseRow {
@@ -46,7 +47,7 @@ describe('panta phase', () => {
       ...[0.6, 0.5, 0.3].map((u, i) => row('ring', 8, i + 1, u, [1, 3, 2][i], 0.1)),
     ];
     const dir = await corpus(rows);
-    const text = panta(['phase', dir]);
+    const text = await cli(['phase', dir]);
     expect(text.code).toBe(0);
     const lines = text.stdout.split('\n');
     expect(lines).toContain('torus2d · prompt p · encoder hashing · glauber · glauber');
@@ -55,7 +56,7 @@ describe('panta phase', () => {
     expect(lines).toContain('    N=8: 2.25 [1, 3]');
     expect(lines).toContain('  not equilibrated (plateau halves or trials disagree): N=8 T=4');
     expect(lines).toContain('  T_c (Binder crossing): none: one size (N=8): a Binder crossing needs two');
-    const json = panta(['phase', dir, '--json']);
+    const json = await cli(['phase', dir, '--json']);
     const out = JSON.parse(json.stdout) as { families: { geometry: string; tc_binder: { t: number | null } }[] };
     expect(out.families.map((f) => f.geometry)).toEqual(['torus2d', 'ring']);
     expect(out.families[0].tc_binder.t).toBeCloseTo(2 + 0.05 / 0.15, 12);
@@ -70,6 +71,6 @@ describe('panta phase', () => {
     expect(r.stderr.trim().split('\n')).toEqual([
       expect.stringMatching(/phase\.parquet: missing: the sweep has not finished, or was written before phase\.parquet existed; fix: /),
     ]);
-    expect(panta(['phase', join(dir, 'nowhere')]).code).toBe(2);
+    expect((await cli(['phase', join(dir, 'nowhere')])).code).toBe(2);
   });
 });

@@ -3,15 +3,17 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROTOCOL_SYSTEM, RUBRIC_SYSTEM } from '@panta/core';
 import { panta, ROOT, tempDir, writeSpec, RHEON6 } from '../../../test/helpers.js';
+import { cli } from './in-process.js';
 
-const plan = (args: string[]) => {
-  const r = panta(['plan', ...args]);
+/** `panta plan ARGS` in this process (relative paths from the repository's root, as the binary's cwd in these tests). */
+const plan = async (args: string[]) => {
+  const r = await cli(['plan', ...args.map((a) => (a.startsWith('examples/') ? join(ROOT, a) : a))]);
   return { ...r, json: r.code === 0 && args.includes('--json') ? JSON.parse(r.stdout) : undefined };
 };
 
 describe('panta plan', () => {
-  it("eraclitus: the paper's 432 configurations and 2,160 runs, every event and call counted before anything runs", () => {
-    const r = plan(['examples/eraclitus.yaml']);
+  it("eraclitus: the paper's 432 configurations and 2,160 runs, every event and call counted before anything runs", async () => {
+    const r = await plan(['examples/eraclitus.yaml']);
     expect(r.code).toBe(0);
     // 6 prompts x 6 temperatures x 5 trials, 11 events per agent (t = 0 and 10 sweeps), over the twelve
     // (geometry, N) pairs: ring, torus2d and meanfield 16 + 64 + 256 = 336 each, torus3d 27 + 64 + 216 = 307.
@@ -22,7 +24,7 @@ describe('panta plan', () => {
     expect(r.stdout).toMatch(/^judge \(at most\) +2,603,700 /m);
     expect(r.stdout).toContain('Time at 10 calls/s (assumed; give yours with --calls-per-s R)');
     expect(r.stdout).toMatch(/Largest update prompt: about 2\d,\d{3} tokens, within max_context_tokens 32,768 less the reply/);
-    const j = plan(['examples/eraclitus.yaml', '--json', '--calls-per-s', '40']).json;
+    const j = (await plan(['examples/eraclitus.yaml', '--json', '--calls-per-s', '40'])).json;
     expect(j).toMatchObject({ configurations: 432, runs: 2160, events, answerTokens: 100, fixedLength: true, callsPerSecond: 40 });
     expect(j.assumedRate).toBe(false);
     expect(j.contextLimit).toBe(32_768);
@@ -38,21 +40,21 @@ describe('panta plan', () => {
     expect(largest.updatePromptTokens).toBeLessThan(32_768 - 100);
   });
 
-  it('adaptive temperatures: priced at start + add x rounds temperatures per group, and said so', () => {
+  it('adaptive temperatures: priced at start + add x rounds temperatures per group, and said so', async () => {
     const dir = tempDir();
     const spec = writeSpec(
       dir,
       `name: ad\ndataset: ${RHEON6}\nprompts: [fq117]\ngeometries: [ring, meanfield]\nsizes: [16]\ntrials: 2\nsweeps: 3\n` +
         'temperatures: {adaptive: {range: [0.2, 1.4], start: 4, add: 2, rounds: 3, target: rho-min}}\n',
     );
-    const r = plan([spec]);
+    const r = await plan([spec]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(
       'adaptive temperatures (rho-min over [0.2, 1.4]): 4 to start, 2 added in each of 3 rounds; the maximum cost below counts 10 temperatures per configuration group',
     );
     // 2 geometries x 10 temperatures x 2 trials, 16 x 4 events each.
     expect(r.stdout).toContain('ad: 20 configurations, 40 runs, 2,560 events');
-    expect(plan([spec, '--json']).json.adaptive).toEqual({
+    expect((await plan([spec, '--json'])).json.adaptive).toEqual({
       range: [0.2, 1.4],
       start: 4,
       add: 2,
@@ -62,7 +64,7 @@ describe('panta plan', () => {
     });
   });
 
-  it('a small sweep: calls and tokens as computed by hand from the template, the rubric and the protocol prompts', () => {
+  it('a small sweep: calls and tokens as computed by hand from the template, the rubric and the protocol prompts', async () => {
     const dir = tempDir();
     const spec = writeSpec(
       dir,
@@ -81,7 +83,7 @@ fixed_length: true
 judge: {kind: llm, backend: {kind: surrogate}}
 `,
     );
-    const j = plan([spec, '--json', '--calls-per-s', '4']).json;
+    const j = (await plan([spec, '--json', '--calls-per-s', '4'])).json;
     // 2 geometries x 2 protocols; 2 trials; (3 + 1) x 5 events a run.
     expect(j).toMatchObject({ configurations: 4, runs: 8, events: 8 * 20 });
     const Q = 'How old was Queen Elizabeth II when she died?';
@@ -128,13 +130,13 @@ judge: {kind: llm, backend: {kind: surrogate}}
     expect(j.calls.find((c: { kind: string }) => c.kind === 'moderator')).toMatchObject({ calls: 8, atMost: true, completionTokens: 80 });
     expect(j.total.calls).toBe(160 + 160 + 8 + 8);
     expect(j.seconds).toEqual({ agents: 160 / 4, all: 336 / 4 });
-    const text = plan([spec, '--calls-per-s', '4']);
+    const text = await plan([spec, '--calls-per-s', '4']);
     expect(text.stdout).toContain("Time at 4 calls/s: the agents' calls 40 s; every call through the same rate: 1 min 24 s.");
     expect(text.stdout).toMatch(/^star +5 +4 +4 +80 +\d+$/m);
   });
 
-  it('a team relay: one event per call, and the budget rule printed (pooled by default, split when the spec says so), not max_tokens', () => {
-    const r = plan(['examples/lost-in-propagation.yaml']);
+  it('a team relay: one event per call, and the budget rule printed (pooled by default, split when the spec says so), not max_tokens', async () => {
+    const r = await plan(['examples/lost-in-propagation.yaml']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^lost-in-propagation: 208 configurations, 624 runs, 2,808 events \(team schedules: one event per call\)$/m);
     expect(r.stdout).toMatch(
@@ -148,12 +150,12 @@ judge: {kind: llm, backend: {kind: surrogate}}
         .replaceAll('../datasets/', `${ROOT}/datasets/`)
         .replace('team: {token_budget: 480}', 'team: {token_budget: 480, budget_rule: split}'),
     );
-    expect(plan([split]).stdout).toMatch(
+    expect((await plan([split])).stdout).toMatch(
       /^Answers: relay members: team\.token_budget 480 split over the chain \(budget_rule: split\), 480 at N = 1, 240 at N = 2, 160 at N = 3, .* 60 at N = 8 tokens each; /m,
     );
   });
 
-  it('fails as panta run does on a bad spec: one line naming the file and field, exit 2', () => {
+  it('fails as panta run does on a bad spec: one line naming the file and field, exit 2', async () => {
     const dir = tempDir();
     const tooWide = writeSpec(
       dir,
@@ -166,12 +168,12 @@ temperatures: [0.7]
 backend: {kind: openai, base_url: http://127.0.0.1:9/v1, model: m, max_context_tokens: 32768}
 `,
     );
-    const r = plan([tooWide]);
+    const r = await plan([tooWide]);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/spec\.yaml: geometries\[0\]: .*max_context_tokens 32,768.*fix: use \{kind: meanfield, sample: \d+\}/);
-    const badSize = plan([
+    const badSize = await plan([
       writeSpec(dir, `name: t\ndataset: ${RHEON6}\ngeometries: [torus2d]\nsizes: [10]\ntemperatures: [0.7]\n`, 'torus.yaml'),
     ]);
     expect(badSize.code).toBe(2);
@@ -181,8 +183,8 @@ backend: {kind: openai, base_url: http://127.0.0.1:9/v1, model: m, max_context_t
     expect(rate.stderr).toMatch(/--calls-per-s/);
   });
 
-  it('--gpu prices GPU time: agents and judge GPU-hours, the critical path, useful GPUs and the wall clock on --gpus G', () => {
-    const j = plan(['examples/eraclitus.yaml', '--json', '--gpu', 'h100-qwen3-14b', '--gpus', '64']).json;
+  it('--gpu prices GPU time: agents and judge GPU-hours, the critical path, useful GPUs and the wall clock on --gpus G', async () => {
+    const j = (await plan(['examples/eraclitus.yaml', '--json', '--gpu', 'h100-qwen3-14b', '--gpus', '64'])).json;
     expect(j.runs).toBe(2160);
     expect(j).toMatchObject({ model: 'h100-qwen3-14b', judge_model: 'h100-qwen3-14b', gpus: 64, neighbour_order: 'per-event' });
     for (const k of ['gpu_hours', 'judge_gpu_hours', 'critical_path_hours', 'useful_gpus', 'wall_hours'])
@@ -198,11 +200,11 @@ backend: {kind: openai, base_url: http://127.0.0.1:9/v1, model: m, max_context_t
     // A judge on an H200 model file: its hours change, the agents' do not.
     const dir = tempDir();
     const file = writeSpec(dir, '{"base": "h100-qwen3-14b", "prefillUsPerToken": 176, "decodeUsPerToken": 440}', 'judge.json');
-    const slow = plan(['examples/eraclitus.yaml', '--json', '--gpu', 'h100-qwen3-14b', '--judge-gpu', file]).json;
+    const slow = (await plan(['examples/eraclitus.yaml', '--json', '--gpu', 'h100-qwen3-14b', '--judge-gpu', file])).json;
     expect(slow.gpu_hours).toBe(j.gpu_hours);
     expect(slow.judge_gpu_hours).toBeCloseTo(2 * j.judge_gpu_hours, 6);
     expect(slow.wall_hours).toBeCloseTo(slow.gpu_hours + slow.judge_gpu_hours, 6);
-    const text = plan(['examples/eraclitus.yaml', '--gpu', 'h200-qwen3-14b']);
+    const text = await plan(['examples/eraclitus.yaml', '--gpu', 'h200-qwen3-14b']);
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/^meanfield +256 +180 +26,5\d\d +\d+ /m);
     expect(text.stdout).toMatch(
@@ -211,7 +213,7 @@ backend: {kind: openai, base_url: http://127.0.0.1:9/v1, model: m, max_context_t
     expect(text.stdout).toContain('Wall clock on 1 GPU (give yours with --gpus G)');
   });
 
-  it('a bad --gpu, --judge-gpu or --gpus is one line naming it, exit 2', () => {
+  it('a bad --gpu, --judge-gpu or --gpus is one line naming it, exit 2', async () => {
     const dir = tempDir();
     const cases: [string[], RegExp][] = [
       [
@@ -229,7 +231,7 @@ backend: {kind: openai, base_url: http://127.0.0.1:9/v1, model: m, max_context_t
       [['--gpus', '8'], /^panta: --gpus: prices GPU time only with --gpu; fix: add --gpu NAME_OR_FILE/],
     ];
     for (const [args, message] of cases) {
-      const r = plan(['examples/eraclitus.yaml', ...args]);
+      const r = await plan(['examples/eraclitus.yaml', ...args]);
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stdout).toBe('');
       expect(r.stderr.trim().split('\n')).toHaveLength(1);

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { queryRows } from '@panta/corpus';
 import { RHEON6, panta, tempDir, writeSpec } from '../../../test/helpers.js';
+import { cli } from './in-process.js';
 
 const SPEC = `name: verify
 dataset: ${RHEON6}
@@ -17,11 +18,11 @@ seed: 3
 let corpus: string;
 let dir: string;
 
-beforeAll(() => {
+beforeAll(async () => {
   dir = tempDir();
   corpus = join(dir, 'corpus');
   const spec = writeSpec(dir, SPEC.replace('sizes: [16, 25]', 'sizes: {ring: [16, 25], torus2d: [16, 25]}'));
-  const r = panta(['run', spec, '--out', corpus]);
+  const r = await cli(['run', spec, '--out', corpus]);
   expect(r.stderr).not.toMatch(/error/i);
   expect(r.code).toBe(0);
   expect(r.stdout).toMatch(/complete: 16\/16 runs, 1,312 events/);
@@ -39,23 +40,24 @@ const shard = (out: string) => join(out, 'events', 'fq117-ring-n16-T0.2-glauber-
 
 describe('panta verify', () => {
   it('accepts the corpus a sweep wrote', () => {
+    // The binary: its exit status and stdout.
     const r = panta(['verify', corpus]);
     expect(r.stdout).toMatch(/^ok: /m);
     expect(r.code).toBe(0);
   });
 
-  it('names a missing run', () => {
+  it('names a missing run', async () => {
     const out = copy('missing');
     rmSync(shard(out));
-    const r = panta(['verify', out]);
+    const r = await cli(['verify', out]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/missing run fq117-ring-n16-T0.2-glauber-t0/);
   });
 
-  it('names a truncated shard', () => {
+  it('names a truncated shard', async () => {
     const out = copy('truncated');
     truncateSync(shard(out), Math.floor(statSync(shard(out)).size / 2));
-    const r = panta(['verify', out]);
+    const r = await cli(['verify', out]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/truncated or corrupt shard fq117-ring-n16-T0.2-glauber-t0/);
   });
@@ -66,7 +68,7 @@ describe('panta verify', () => {
     await queryRows(`COPY (SELECT * FROM read_parquet('${file}') WHERE event <> 20) TO '${file}.x' (FORMAT parquet)`);
     cpSync(`${file}.x`, file);
     rmSync(`${file}.x`);
-    const r = panta(['verify', out]);
+    const r = await cli(['verify', out]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/event gaps in fq117-ring-n16-T0.2-glauber-t0: expected events 0..63 once each, found 63 rows/);
   });
@@ -79,13 +81,13 @@ describe('panta verify', () => {
     );
     cpSync(`${file}.x`, file);
     rmSync(`${file}.x`);
-    const r = panta(['verify', out]);
+    const r = await cli(['verify', out]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/order parameters of \S+ sweep 2 \(hashing\) do not match the events: cohesion/);
   });
 
-  it('a folder that is no corpus is bad input for verify', () => {
-    const r = panta(['verify', join(dir, 'nowhere')]);
+  it('a folder that is no corpus is bad input for verify', async () => {
+    const r = await cli(['verify', join(dir, 'nowhere')]);
     expect(r.code).toBe(2);
     expect(readdirSync(dir)).not.toContain('nowhere');
   });
