@@ -132,3 +132,18 @@ export async function sweepKilledWhen(
 ): Promise<void> {
   await fixtureKilledWhen('run-sweep.mjs', [spec, out, String(partRows)], until, pollMs);
 }
+
+/**
+ * `panta ARGS` run in this process (the CLI's `runCli` on the sources, its stdout and stderr captured): the
+ * command's logic and output without a node start and a load of the bundle per call (0.5 to 1 s of CPU each).
+ * A test of what the process itself does (exit status as a process, signals, the built bundle) spawns the binary
+ * instead (`panta`, `pantaAsync`). The CLI is imported on the first call, so files that never call this do not
+ * load it. One call at a time: the process's streams are swapped for the call.
+ */
+export async function pantaInProcess(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const { runCli } = await import('@panta/cli');
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(args, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) });
+  return { code, stdout, stderr };
+}
