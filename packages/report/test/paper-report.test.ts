@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { queryRows } from '@panta/corpus';
+import { runSweep } from '@panta/engine';
 import { RHEON6, panta, tempDir, writeSpec } from '../../../test/helpers.js';
 
 /**
@@ -93,13 +94,20 @@ function report(args: string[] = [], out = 'report'): { html: string; out: strin
   expect(r.code).toBe(0);
   return { html: readFileSync(join(dir, out, 'index.html'), 'utf8'), out: join(dir, out) };
 }
+/**
+ * The report with no option, made once: most tests read a different part of the same output (a spawn of
+ * `panta report` renders 16 figures as SVG and PNG, ~5 s of CPU).
+ */
+let plain: { html: string; out: string } | undefined;
+const defaultReport = () => (plain ??= report());
 const specValues = (out: string, id: string) =>
   (JSON.parse(readFileSync(join(out, 'figures', `${id}.vl.json`), 'utf8')) as { data: { values: Record<string, unknown>[] } }).data.values;
 
 beforeAll(async () => {
   dir = tempDir();
   corpus = join(dir, 'corpus');
-  expect(panta(['run', writeSpec(dir, SPEC), '--out', corpus]).code).toBe(0);
+  // The sweep is the fixture, not what is tested: run in this process (the report is what spawns `panta`).
+  expect((await runSweep(writeSpec(dir, SPEC), { out: corpus, logLevel: 'silent' })).status).toBe('complete');
   const runs = await queryRows(`SELECT run_id, config_id, prompt_id, trial FROM read_parquet('${corpus}/runs.parquet')`);
   const values: string[] = [];
   for (const r of RUNS) {
@@ -155,7 +163,7 @@ beforeAll(async () => {
 
 describe('the report draws the paper (numbers worked out by hand)', () => {
   it('Table 7: hallucination share = Σ hallucinated / Σ answers over every snapshot: fq117 10/16, fq75 3/16, pooled 13/32', () => {
-    const { html } = report();
+    const { html } = defaultReport();
     const rows = sectionRows(html, 'hallucination-share');
     expect(rows).toEqual([
       ['0.5', '0.625', '0.188', '0.406'],
@@ -169,7 +177,7 @@ describe('the report draws the paper (numbers worked out by hand)', () => {
   });
 
   it('Figure 5: 2 of 3 runs amplify (ρ final > ρ(0)); the run with ρ(0) undefined is left out and said so', () => {
-    const { html, out } = report();
+    const { html, out } = defaultReport();
     const cap = figCaption(html, 'amplification');
     expect(cap).toMatch(/2 of 3 runs amplify/);
     expect(cap).toMatch(/1 run is left out: ρ undefined/);
@@ -183,7 +191,7 @@ describe('the report draws the paper (numbers worked out by hand)', () => {
   });
 
   it("Figure 6: per prompt and sweep, the mean over trials of the share and ± one standard deviation, the paper's spread (fq117 t = 0: 3/4 and 2/4 -> .625 ± .125·√2)", () => {
-    const { html, out } = report();
+    const { html, out } = defaultReport();
     const v = specValues(out, 'hallucination-by-sweep');
     const at = (p: string, t: number) => v.find((x) => x.prompt_id === p && x.sweep === t)!;
     const sd = 0.125 * Math.SQRT2;
@@ -236,7 +244,7 @@ describe('the report draws the paper (numbers worked out by hand)', () => {
   });
 
   it('initial majority vs final fate: fq117 one repaired, fq75 one corrupted, each one other (tie, none)', () => {
-    const { html, out } = report();
+    const { html, out } = defaultReport();
     expect(sectionRows(html, 'majority-fate')).toEqual([
       ['fq117', '2', '1', '0', '0', '0', '1'],
       ['fq75', '2', '0', '1', '0', '0', '1'],
@@ -254,17 +262,17 @@ describe('the report draws the paper (numbers worked out by hand)', () => {
   });
 
   it('Table 9: final cohesion per encoder (e1 (.9+.5+.7+.3)/4 = .6, e2 .5), ρ final (.25 + 1 + 2/3 + 0)/4', () => {
-    const { html } = report();
+    const { html } = defaultReport();
     expect(sectionRows(html, 'geometry-ladder')).toEqual([['ring', '2', '4', '0.600', '0.500', '0.479']]);
   });
 
   it('Table 10: Spearman over configuration-trial pairs: ranks (4,2,3,1) against (4,3,2,1), Σd² = 2, ρ_s = 1 − 6·2/(4·15) = 0.8', () => {
-    const { html } = report();
+    const { html } = defaultReport();
     expect(sectionRows(html, 'encoder-robustness')).toEqual([['e1', 'e2', '4', '0.800']]);
   });
 
   it('Table 8: judge vs ann p_o 7/8, p_e 25/64, κ = 31/39; ann vs bob p_o 6/8, p_e 23/64, κ = 25/41', () => {
-    const { html } = report();
+    const { html } = defaultReport();
     const rows = sectionRows(html, 'human-validation');
     const row = (pair: string, scope: string) => rows.find((r) => r[0] === pair && r[1] === scope)!;
     expect(row('judge vs ann', 'pooled').slice(2)).toEqual(['8', '87.500', (31 / 39).toFixed(3)]);
@@ -274,7 +282,7 @@ describe('the report draws the paper (numbers worked out by hand)', () => {
   });
 
   it('magnetisation and CDS bands are ± one standard error over trials (m final of fq117: .9 and .7 -> .8 ± .1; CDS .2 and .4 -> .3 ± .1)', () => {
-    const { html, out } = report();
+    const { html, out } = defaultReport();
     const m = specValues(out, 'magnetisation-e1').find((v) => String(v.config_id).startsWith('fq117') && v.sweep === 1)!;
     expect(m.m).toBeCloseTo(0.8, 12);
     expect(m.m_lo).toBeCloseTo(0.7, 12);
@@ -311,22 +319,23 @@ describe('the report draws the paper (numbers worked out by hand)', () => {
   });
 
   it("without --exclude-prompts, Table 9's caption says how to give the paper's scope (its Prompt 1 left out)", () => {
-    const { html } = report();
+    const { html } = defaultReport();
     expect(caption(html, 'geometry-ladder')).toMatch(
       /Pooled over every prompt \(2\)\. The paper's Table 9 leaves out its Prompt 1 .*fq117 in rheon6.*--exclude-prompts ID/,
     );
     expect(caption(html, 'hallucination-share')).toMatch(/Scope: the pooled column pools every prompt \(2\), as the paper's table does\./);
   });
 
-  it("the spec's exclude_prompts is the default scope of Table 9 (named on its caption), --exclude-prompts '' overrides it, an unknown id names the spec field", () => {
-    const withSpec = (ids: string[], name: string) => {
-      const copy = join(dir, name);
-      cpSync(corpus, copy, { recursive: true });
-      const manifest = JSON.parse(readFileSync(join(copy, 'manifest.json'), 'utf8'));
-      manifest.spec.exclude_prompts = ids;
-      writeFileSync(join(copy, 'manifest.json'), JSON.stringify(manifest));
-      return copy;
-    };
+  /** A copy of the corpus whose spec has exclude_prompts: ids. */
+  const withSpec = (ids: string[], name: string) => {
+    const copy = join(dir, name);
+    cpSync(corpus, copy, { recursive: true });
+    const manifest = JSON.parse(readFileSync(join(copy, 'manifest.json'), 'utf8'));
+    manifest.spec.exclude_prompts = ids;
+    writeFileSync(join(copy, 'manifest.json'), JSON.stringify(manifest));
+    return copy;
+  };
+  it("the spec's exclude_prompts is the default scope of Table 9 (named on its caption), --exclude-prompts '' overrides it", () => {
     const copy = withSpec(['fq117'], 'spec-ex');
     const r = panta(['report', copy]);
     expect(r.stderr).toBe('');
@@ -337,6 +346,9 @@ describe('the report draws the paper (numbers worked out by hand)', () => {
     expect(panta(['report', copy, '--exclude-prompts', '']).code).toBe(0);
     const all = readFileSync(join(copy, 'report', 'index.html'), 'utf8');
     expect(sectionRows(all, 'geometry-ladder')).toEqual([['ring', '2', '4', '0.600', '0.500', '0.479']]);
+  });
+
+  it("an unknown id in the spec's exclude_prompts names the spec field (exit 2)", () => {
     const bad = panta(['report', withSpec(['fq999'], 'spec-bad')]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(
@@ -355,7 +367,7 @@ describe('the report draws the paper (numbers worked out by hand)', () => {
 const CHROMIUM = '/usr/bin/chromium';
 describe.skipIf(!existsSync(CHROMIUM))('the report in headless Chromium', () => {
   it("shows the paper's new tables and figures, nothing fetched from elsewhere", async () => {
-    const { out } = report([], 'report-browser');
+    const { out } = defaultReport();
     const { chromium } = await import('playwright-core');
     const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
     try {
@@ -382,7 +394,7 @@ describe('degenerate populations: one trial, every answer not known', () => {
   beforeAll(async () => {
     one = join(dir, 'one');
     const spec = SPEC.replace('trials: 2', 'trials: 1').replace(/encoders: .*/, 'encoders: [{name: e1, kind: hashing, dim: 16}]');
-    expect(panta(['run', writeSpec(dir, spec, 'one.yaml'), '--out', one]).code).toBe(0);
+    expect((await runSweep(writeSpec(dir, spec, 'one.yaml'), { out: one, logLevel: 'silent' })).status).toBe('complete');
     const runs = await queryRows(`SELECT run_id, config_id FROM read_parquet('${one}/runs.parquet')`);
     const values = runs.flatMap((r) =>
       [0, 1].map((t) => `('${r.run_id}', '${r.config_id}', ${t}, 'e1', 0.5, 0.2, NULL, NULL, 0, 0, 4, 0, 0.5)`),
