@@ -61,12 +61,12 @@ const MODELS = {
     geometry: 'torus2d',
     scenario: 'ising',
     prompt: 'ising',
-    // 4 x 4 / 8 x 8: at 8 x 8 / 16 x 16, 6 trials x 200 sweeps gave no crossing (too noisy); 12 x 300 there is
-    // about 7 million events, more than this machine ran in a session under load.
-    sizes: [16, 64],
-    temperatures: grid(2.15, 2.4, 6),
+    // 8 x 8 / 16 x 16 on a grid 0.04 apart around T_c: at 6 trials x 200 sweeps there was no crossing (too
+    // noisy), at 6 x 1,000 on five temperatures 0.1 apart one 6% high; 12 x 600 here is 11.5 million events.
+    sizes: smallSizes ? [16, 64] : [64, 256],
+    temperatures: grid(2.2, 2.36, 5),
     trials: 12,
-    sweeps: 300,
+    sweeps: 600,
     exact: 2 / Math.log(1 + Math.SQRT2),
     goal: 0.03,
   },
@@ -74,10 +74,11 @@ const MODELS = {
     geometry: 'torus3d',
     scenario: 'ising',
     prompt: 'ising',
+    // 4^3 / 6^3 on 4.0..5.0: on 4.40..4.60 the two sizes' U differed by less than their errors (no crossing).
     sizes: smallSizes ? [27, 64] : [64, 216],
-    temperatures: grid(4.4, 4.6, 5),
-    trials: 8,
-    sweeps: 200,
+    temperatures: grid(4.0, 5.0, 6),
+    trials: 12,
+    sweeps: 400,
     exact: 4.5115,
     goal: 0.05,
   },

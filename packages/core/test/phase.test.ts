@@ -10,14 +10,19 @@ import {
   curveExtremum,
   factualSpin,
   graphDistances,
+  halvesDisagree,
   integratedAutocorrelationTime,
   type PhasePoint,
   phaseDiagram,
   plateauOf,
   plateauStart,
   secondMomentLength,
+  settledFor,
   SpatialCorrelation,
   susceptibility,
+  trialsBound,
+  TRIALS_SLACK,
+  Z_EQUILIBRATION,
   Z95,
 } from '@panta/core';
 
@@ -349,9 +354,49 @@ describe('phase diagram', () => {
     const drifting = phaseDiagram(grid().map((p) => (p.n === 16 && p.temperature === 3 ? { ...p, equilibrated: false } : p)))[0];
     expect(drifting.tc_binder).toMatchObject({ t: null, note: 'not equilibrated at N=16 T=3' });
     expect(drifting.tc_chi.note).toBe('not equilibrated at N=16 T=3');
-    expect(drifting.not_equilibrated).toEqual([{ n: 16, temperature: 3 }]);
+    expect(drifting.not_equilibrated).toEqual([{ n: 16, temperature: 3, observables: ['m', 'rho'] }]);
     // A crossing inside the noise (D within errors on one side) is no crossing.
     const noisy = phaseDiagram(grid().map((p) => ({ ...p, binder_m_se: 0.2 })))[0];
     expect(noisy.tc_binder.t).toBeNull();
+  });
+
+  it("each estimate reads its own observable's checks: rho's plateau halves do not void T_c, m's do not void T*", () => {
+    // The stored checks of a configuration: m's halves within errors, its trials' spread under the bound of 8
+    // trials (about 2 x 2.3); rho's halves 20 standard errors apart (a cold start's rho near T_c, which relaxes
+    // by whole-lattice reversals that m = |M| / N does not see).
+    const checks = { equilibrated: false, trials: 8, drift_m: 0.001, drift_m_se: 0.01, spread_m: 1.5, drift_rho: 0.2, drift_rho_se: 0.01 };
+    const rhoOnly = { ...checks };
+    const mOnly = { ...checks, drift_rho: 0, spread_m: 50 };
+    expect([settledFor({ ...grid()[0], ...rhoOnly }, 'm'), settledFor({ ...grid()[0], ...rhoOnly }, 'rho')]).toEqual([true, false]);
+    expect([settledFor({ ...grid()[0], ...mOnly }, 'm'), settledFor({ ...grid()[0], ...mOnly }, 'rho')]).toEqual([false, true]);
+    // The halves' rule and the trials' bound are checkPlateau's and checkTrials's.
+    expect(halvesDisagree(0.031, 0.01)).toBe(true);
+    expect(halvesDisagree(0.029, 0.01)).toBe(false);
+    expect(halvesDisagree(null, 0.01)).toBe(false);
+    expect(trialsBound(8)).toBeCloseTo(TRIALS_SLACK * chiSquarePerDofBound(7, Z_EQUILIBRATION), 15);
+    const clean = phaseDiagram(grid())[0];
+    // rho flagged at N=16 T=3 (inside the crossing's bracket and at chi's peak) and N=8 T=2 (rho's lowest point).
+    const at = (n: number, t: number, extra: object) => (p: PhasePoint) => (p.n === n && p.temperature === t ? { ...p, ...extra } : p);
+    const [f] = phaseDiagram(
+      grid()
+        .map(at(16, 3, rhoOnly))
+        .map(at(8, 2, rhoOnly)),
+    );
+    expect(f.tc_binder).toEqual(clean.tc_binder);
+    expect(f.tc_chi).toEqual(clean.tc_chi);
+    expect(f.t_star[0]).toMatchObject({ t: null, note: 'not equilibrated at N=8 T=2' });
+    expect(f.not_equilibrated).toEqual([
+      { n: 8, temperature: 2, observables: ['rho'] },
+      { n: 16, temperature: 3, observables: ['rho'] },
+    ]);
+    // m flagged there instead (trials in different states): T_c is voided, T* is not.
+    const [g] = phaseDiagram(
+      grid()
+        .map(at(16, 3, mOnly))
+        .map(at(8, 2, mOnly)),
+    );
+    expect(g.tc_binder).toMatchObject({ t: null, note: 'not equilibrated at N=8 T=2, N=16 T=3' });
+    expect(g.tc_chi.note).toBe('not equilibrated at N=16 T=3');
+    expect(g.t_star[0]).toEqual(clean.t_star[0]);
   });
 });

@@ -24,7 +24,7 @@ export function familyLines(f: PhaseFamily): string[] {
   for (const s of f.t_star) lines.push(`    N=${s.n}: ${formatEstimate(s)}`);
   if (f.not_equilibrated.length > 0)
     lines.push(
-      `  not equilibrated (plateau halves or trials disagree): ${f.not_equilibrated.map((p) => `N=${p.n} T=${p.temperature}`).join(', ')}`,
+      `  not equilibrated (plateau halves or trials disagree): ${f.not_equilibrated.map((p) => `N=${p.n} T=${p.temperature}${p.observables.length === 1 ? ` (${p.observables[0]} only)` : ''}`).join(', ')}`,
     );
   return lines;
 }

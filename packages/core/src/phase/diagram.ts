@@ -1,3 +1,4 @@
+import { halvesDisagree, trialsBound } from './plateau.js';
 import { curveCrossings, curveExtremum, type CurvePoint, fittedCrossing, type Located } from './scaling.js';
 
 /**
@@ -28,6 +29,37 @@ export interface PhasePoint {
   rho: number | null;
   rho_se: number | null;
   equilibrated: boolean;
+  /**
+   * The checks behind `equilibrated`, as phase.parquet stores them (absent in hand-built points): the plateau
+   * halves' drift of m and of rho with their errors, the trials' spread_m and how many trials it is over.
+   * They say which observable failed (settledFor); where they do not account for the flag, it holds for both.
+   */
+  drift_m?: number | null;
+  drift_m_se?: number | null;
+  drift_rho?: number | null;
+  drift_rho_se?: number | null;
+  spread_m?: number | null;
+  trials?: number | null;
+}
+
+/** The observables a configuration's checks are about: m (its plateau halves and trials), rho (its plateau halves). */
+export type Observable = 'm' | 'rho';
+
+/**
+ * Whether a configuration is equilibrated for what an estimate reads: T_c (Binder crossings, chi peaks) reads m,
+ * T* reads rho. A configuration flagged only by rho's plateau halves still counts for T_c: with symmetric spins
+ * (Ising, Potts), a cold start's rho (the share of agents off state 0) relaxes by whole-lattice reversals, far
+ * slower near T_c than m = |M| / N, which does not see them. Where the stored checks do not account for the
+ * flag (a point without them), it holds for both.
+ */
+export function settledFor(p: PhasePoint, what: Observable): boolean {
+  if (p.equilibrated) return true;
+  const k = p.trials ?? 0;
+  const mFailed =
+    halvesDisagree(p.drift_m, p.drift_m_se) || (k >= 2 && p.spread_m !== null && p.spread_m !== undefined && p.spread_m > trialsBound(k));
+  const rhoFailed = halvesDisagree(p.drift_rho, p.drift_rho_se);
+  if (!mFailed && !rhoFailed) return false;
+  return what === 'm' ? !mFailed : !rhoFailed;
 }
 
 /** An estimate located between sizes or at one size, or the reason there is none. */
@@ -52,8 +84,8 @@ export interface PhaseFamily {
   chi_peaks: (Estimate & { n: number })[];
   /** The temperature of lowest rho, per size. */
   t_star: (Estimate & { n: number })[];
-  /** Configurations whose plateau halves or trials disagree (not equilibrated). */
-  not_equilibrated: { n: number; temperature: number }[];
+  /** Configurations whose plateau halves or trials disagree (not equilibrated), and the observables that did. */
+  not_equilibrated: { n: number; temperature: number; observables: Observable[] }[];
 }
 
 const none = (note: string) => ({ t: null, lo: null, hi: null, note }) as const;
@@ -80,9 +112,9 @@ function curve(points: readonly PhasePoint[], value: (p: PhasePoint) => number |
     .sort((a, b) => a.t - b.t);
 }
 
-/** The unequilibrated configurations among those at the grid temperatures from lo to hi (inclusive). */
-function unsettled(points: readonly PhasePoint[], lo: number, hi: number): PhasePoint[] {
-  return points.filter((p) => !p.equilibrated && p.temperature >= lo && p.temperature <= hi);
+/** The configurations not equilibrated for `what` among those at the grid temperatures from lo to hi (inclusive). */
+function unsettled(points: readonly PhasePoint[], lo: number, hi: number, what: Observable): PhasePoint[] {
+  return points.filter((p) => !settledFor(p, what) && p.temperature >= lo && p.temperature <= hi);
 }
 
 const where = (ps: readonly PhasePoint[]) => ps.map((p) => `N=${p.n} T=${p.temperature}`).join(', ');
@@ -96,8 +128,8 @@ const where = (ps: readonly PhasePoint[]) => ps.map((p) => `N=${p.n} T=${p.tempe
  * agree within errors does not count); of several, the highest score. Where it is, and its interval, come from
  * fits of both curves on the grid points nearest it (fittedCrossing: a line or a parabola per size, a parametric
  * bootstrap for the interval); where the fits have no root between the bracketing grid points, the linear
- * interpolation and its band. The fit leaves out unequilibrated configurations; a crossing whose bracketing
- * grid points hold one is not given as a number.
+ * interpolation and its band. The fit leaves out configurations not equilibrated for m (settledFor); a crossing
+ * whose bracketing grid points hold one is not given as a number.
  */
 /** How many standard errors the larger size's U must be above the smaller's on the cold side of a crossing, and below on the hot side. */
 export const CROSSING_Z = 1;
@@ -145,16 +177,17 @@ function binderCrossing(points: readonly PhasePoint[], a: number, b: number): Es
     points.filter((p) => p.n === a || p.n === b),
     br[0],
     br[1],
+    'm',
   );
   if (bad.length > 0) return { ...none(`not equilibrated at ${where(bad)}`), sizes };
   // The fit reads the equilibrated grid points only.
-  const unsettledAt = new Set(points.filter((p) => !p.equilibrated).map((p) => `${p.n}/${p.temperature}`));
+  const unsettledAt = new Set(points.filter((p) => !settledFor(p, 'm')).map((p) => `${p.n}/${p.temperature}`));
   const keep = (n: number) => (p: CurvePoint) => !unsettledAt.has(`${n}/${p.t}`);
   const fit = fittedCrossing(ca.filter(keep(a)), cb.filter(keep(b)), c.t, `${familyKey(points[0])}/${a}/${b}`, br);
   return fit ? { t: fit.t, lo: fit.lo, hi: fit.hi, sizes } : { t: c.t, lo: c.lo, hi: c.hi, sizes };
 }
 
-/** The extremum of one size's curve (chi's peak or rho's minimum), or why there is none. */
+/** The extremum of one size's curve (chi's peak or rho's minimum), or why there is none; `observable` the curve's. */
 function extremum(
   points: readonly PhasePoint[],
   n: number,
@@ -162,6 +195,7 @@ function extremum(
   value: (p: PhasePoint) => number | null,
   se: (p: PhasePoint) => number | null,
   kind: 'max' | 'min',
+  observable: Observable,
 ): Estimate & { n: number } {
   const own = points.filter((p) => p.n === n);
   const c = curve(own, value, se);
@@ -171,7 +205,7 @@ function extremum(
   // The extreme grid point and its two neighbours, which the parabola went through.
   const sign = kind === 'max' ? 1 : -1;
   const k = c.reduce((best, p, i) => (sign * p.value > sign * c[best].value ? i : best), 0);
-  const bad = unsettled(own, c[k - 1].t, c[k + 1].t);
+  const bad = unsettled(own, c[k - 1].t, c[k + 1].t, observable);
   if (bad.length > 0) return { ...none(`not equilibrated at ${where(bad)}`), n };
   return { ...found, n };
 }
@@ -196,6 +230,7 @@ export function phaseDiagram(points: readonly PhasePoint[]): PhaseFamily[] {
         (p) => p.chi_m,
         (p) => p.chi_m_se,
         'max',
+        'm',
       ),
     );
     const tStar = sizes.map((n) =>
@@ -206,6 +241,7 @@ export function phaseDiagram(points: readonly PhasePoint[]): PhaseFamily[] {
         (p) => p.rho,
         (p) => p.rho_se,
         'min',
+        'rho',
       ),
     );
     return {
@@ -223,7 +259,9 @@ export function phaseDiagram(points: readonly PhasePoint[]): PhaseFamily[] {
       tc_chi: { ...chiPeaks[chiPeaks.length - 1], n: largest },
       chi_peaks: chiPeaks,
       t_star: tStar,
-      not_equilibrated: ps.filter((p) => !p.equilibrated).map((p) => ({ n: p.n, temperature: p.temperature })),
+      not_equilibrated: ps
+        .filter((p) => !p.equilibrated)
+        .map((p) => ({ n: p.n, temperature: p.temperature, observables: (['m', 'rho'] as const).filter((o) => !settledFor(p, o)) })),
     };
   });
 }

@@ -59,7 +59,12 @@ export function checkPlateau(trials: readonly (readonly number[])[]): PlateauChe
   const first = mean(firsts);
   const second = mean(seconds);
   const se = Math.sqrt(variance2) / k;
-  return { first, second, se, flagged: Math.abs(second - first) > Z_EQUILIBRATION * se };
+  return { first, second, se, flagged: halvesDisagree(second - first, se) };
+}
+
+/** checkPlateau's verdict from its numbers (a drift and its error, as phase.parquet stores them); false when either is missing. */
+export function halvesDisagree(drift: number | null | undefined, se: number | null | undefined): boolean {
+  return drift !== null && drift !== undefined && se !== null && se !== undefined && Math.abs(drift) > Z_EQUILIBRATION * se;
 }
 
 /** What comparing a configuration's trials found: do their plateau means agree within their own errors? */
@@ -122,6 +127,11 @@ export function checkTrials(trials: readonly (readonly number[])[]): TrialsCheck
   let x = 0;
   for (let i = 0; i < k; i++) x += (means[i] - w) ** 2 / vars[i];
   const spread = x / (k - 1);
-  const bound = TRIALS_SLACK * chiSquarePerDofBound(k - 1, Z_EQUILIBRATION);
+  const bound = trialsBound(k);
   return { spread, bound, flagged: spread > bound };
+}
+
+/** The bound checkTrials holds the spread of K trials to: TRIALS_SLACK times the Z_EQUILIBRATION-sigma quantile of chi-square(K - 1) / (K - 1). */
+export function trialsBound(k: number): number {
+  return TRIALS_SLACK * chiSquarePerDofBound(k - 1, Z_EQUILIBRATION);
 }
