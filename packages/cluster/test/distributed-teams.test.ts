@@ -2,8 +2,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryRows } from '@panta/corpus';
 import { runSweep } from '@panta/engine';
-import { ROOT, corpusDiff, panta, pantaProcess, tempDir, writeSpec, type PantaProcess } from '../../../test/helpers.js';
+import { ROOT, corpusDiff, pantaProcess, tempDir, writeSpec, type PantaProcess } from '../../../test/helpers.js';
 import { RedisServer } from '../../../test/redis-server.js';
+import { expectVerified } from './roles.js';
 
 // The drift-debate example, small: every arm (its judges, feedback and regenerated turns), 2 x 3 x 2 runs.
 const SPEC = `name: debate-cluster
@@ -80,9 +81,7 @@ describe('team schedules in distributed mode (BullMQ, a real redis-server)', () 
     const [boards] = await queryRows(`SELECT count(board)::INTEGER AS n FROM read_parquet('${out}/events/*.parquet')`);
     expect(boards!.n).toBeGreaterThan(0);
     expect(await corpusDiff(out, embedded)).toEqual({ extra: 0, missing: 0 });
-    const verified = panta(['verify', out]);
-    expect(verified.stdout + verified.stderr).toContain('complete and consistent');
-    expect(verified.code).toBe(0);
+    await expectVerified(out);
   });
 
   it('a debate sweep run by a scheduler, two workers and a collector writes the embedded corpus, and verifies', async () => {
@@ -99,8 +98,6 @@ describe('team schedules in distributed mode (BullMQ, a real redis-server)', () 
     // persona-gen, persona, vote, solution, drift-judge, feedback
     expect(rows!.roles).toBe(6);
     expect(await corpusDiff(out, embedded)).toEqual({ extra: 0, missing: 0 });
-    const verified = panta(['verify', out]);
-    expect(verified.stdout + verified.stderr).toContain('complete and consistent');
-    expect(verified.code).toBe(0);
+    await expectVerified(out);
   });
 });

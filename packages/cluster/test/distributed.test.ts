@@ -5,9 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { queryRows } from '@panta/corpus';
 import { runSweep } from '@panta/engine';
 import { EVENT_QUEUE, SWEEPS_KEY, sweepKeys } from '../src/index.js';
-import { RHEON6, corpusDiff, panta, pantaAsync, tempDir, writeSpec, type PantaProcess } from '../../../test/helpers.js';
+import { RHEON6, corpusDiff, pantaAsync, tempDir, writeSpec, type PantaProcess } from '../../../test/helpers.js';
 import { freePort } from '../../../test/redis-server.js';
-import { redisPerFile } from './roles.js';
+import { expectVerified, redisPerFile } from './roles.js';
 
 // Long enough to kill roles mid-run: 2 x 3 x 2 x 5 x (16 + 36) / 2 = 1,560 events at 25 ms per call on 12 slots.
 const spec = (name: string) => `
@@ -113,9 +113,7 @@ async function expectEmbeddedEqual(out: string): Promise<void> {
   expect(await queryRows(`SELECT * FROM read_parquet('${out}/order_params.parquet') ORDER BY ALL`)).toEqual(
     await queryRows(`SELECT * FROM read_parquet('${embedded}/order_params.parquet') ORDER BY ALL`),
   );
-  const verified = panta(['verify', out]);
-  expect(verified.stdout + verified.stderr).toContain('complete and consistent');
-  expect(verified.code).toBe(0);
+  await expectVerified(out);
 }
 
 describe('distributed mode on BullMQ and a real redis-server', { timeout: ROLE_TEST_MS }, () => {
@@ -252,8 +250,7 @@ concurrency: 24
     const distributedRuns = await runs(cluster.out);
     expect(distributedRuns).toEqual(await runs(embedded));
     expect(distributedRuns.some((r) => Number(r.calls_saved) > 0)).toBe(true);
-    const verified = panta(['verify', cluster.out]);
-    expect(verified.code).toBe(0);
+    await expectVerified(cluster.out);
     const id = Object.keys(await redis.client.hgetall(SWEEPS_KEY)).find((k) => k.startsWith('arms-'))!;
     expect(await redis.client.keys(`panta:${id}:run:*`)).toEqual([]);
   });
@@ -316,7 +313,7 @@ describe('distributed mode when the model fails', { timeout: ROLE_TEST_MS }, () 
     expect((await runSweep(specFile, { out: embedded, logLevel: 'silent' })).status).toBe('complete');
     model.kill('SIGTERM');
     await expectSameRows(out, embedded, 2 * 16 * 4);
-    expect(panta(['verify', out]).code).toBe(0);
+    await expectVerified(out);
   });
 
   it('splits the runs over two collectors (--collectors 2, --shard auto): SIGKILL of one mid-run, a new one takes its shard, and the embedded corpus', async () => {

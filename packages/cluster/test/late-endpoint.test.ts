@@ -1,17 +1,16 @@
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { EndpointUnavailableError, waitForEndpoints, type EndpointWait } from '@panta/llm';
-import { RHEON6, panta, tempDir, writeSpec } from '../../../test/helpers.js';
+import { RHEON6, tempDir, writeSpec } from '../../../test/helpers.js';
 import { freePort } from '../../../test/redis-server.js';
-import { redisPerFile, errorLines, logged } from './roles.js';
+import { redisPerFile, errorLines, expectVerified, logged } from './roles.js';
 
 const dir = tempDir('panta-late-');
 // Emptied after each test: a sweep a failed test left in Redis would be served to the next test's workers.
 const { roles } = redisPerFile(dir);
 
 describe('roles that call a model wait for its endpoint', () => {
-  it('a model server that starts 20 s after the workers and a judge 10 s after the collector: the sweep completes with no failed run, and the waits are logged', {
+  it('a model server that starts only once the workers wait for it, and a judge once the collector waits for it: the sweep completes with no failed run, and the waits are logged', {
     timeout: 180_000,
   }, async () => {
     const [port, judgePort] = [await freePort(), await freePort()];
@@ -25,16 +24,15 @@ describe('roles that call a model wait for its endpoint', () => {
       'late.yaml',
     );
     const out = join(dir, 'late');
-    const startedAt = Date.now();
     const workers = [0, 1].map(() => roles.spawn(['worker', '--concurrency', '4', '--lock-ms', '1500']));
     const collector = roles.spawn(['collector', '--out', out, '--durable-ms', '300']);
     const scheduler = roles.spawn(['scheduler', specFile, '--watch-ms', '3000']);
-    // The collector answers the scheduler only once its judge answers: no event runs before then.
+    // The collector answers the scheduler only once its judge answers: no event runs before then. Each server
+    // starts once the roles that call it have said they wait for it (their first probes refused): a call made
+    // before it is up would fail (no retries), whenever it comes up after.
     await logged(collector, "waiting for the judge's model endpoint to answer before collecting");
-    await sleep(10_000 - (Date.now() - startedAt));
     const judge = roles.spawn(['serve-surrogate', '--port', String(judgePort), '--dataset', RHEON6]);
     for (const w of workers) await logged(w, 'waiting for the model endpoint to answer before running events');
-    await sleep(20_000 - (Date.now() - startedAt));
     const model = roles.spawn(['serve-surrogate', '--port', String(port), '--dataset', RHEON6]);
 
     const scheduled = await scheduler.exited;
@@ -61,7 +59,7 @@ describe('roles that call a model wait for its endpoint', () => {
       server.kill('SIGTERM');
       await server.exited;
     }
-    expect(panta(['verify', out]).code).toBe(0);
+    await expectVerified(out);
   });
 
   it('a worker whose model never answers exits 1 past --wait-endpoint with one line naming it, and fails no event', async () => {

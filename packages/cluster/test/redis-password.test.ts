@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RHEON6, panta, pantaAsync, pantaProcess, tempDir, writeSpec } from '../../../test/helpers.js';
+import { RHEON6, pantaAsync, pantaProcess, tempDir, writeSpec } from '../../../test/helpers.js';
 import { RedisServer } from '../../../test/redis-server.js';
-import { Roles, errorLines } from './roles.js';
+import { Roles, errorLines, expectVerified } from './roles.js';
 
 const PASSWORD = 'requirepass-Zq81xw';
 const dir = tempDir('panta-auth-');
@@ -49,7 +49,7 @@ describe('a Redis with requirepass', () => {
       outputs.push(done.stdout, done.stderr);
       expect(done.code).toBe(0);
     }
-    expect(panta(['verify', out]).code).toBe(0);
+    await expectVerified(out);
 
     const status = await pantaAsync(['status', '--redis', withUrl.PANTA_REDIS_URL]);
     outputs.push(status.stdout, status.stderr);
@@ -65,23 +65,26 @@ describe('a Redis with requirepass', () => {
       expect(lines).toEqual([expect.stringMatching(problem)]);
       expect(lines[0]).toContain('fix: give the password in the URL, redis://:<password>@host:port, as --redis');
     };
-    await refused(
-      ['status', '--redis', `redis://127.0.0.1:${port}`],
-      {},
-      /^panta: redis:\/\/127\.0\.0\.1:\d+: password: Redis requires a password \(NOAUTH\); fix: /,
-    );
-    await refused(
-      ['status', '--redis', `redis://:not-${PASSWORD}@127.0.0.1:${port}`],
-      {},
-      /^panta: redis:\/\/\[redacted\]@127\.0\.0\.1:\d+: password: Redis refused the password given \(WRONGPASS\); fix: /,
-    );
-    await refused(
-      ['scheduler', specFile, '--redis', `redis://127.0.0.1:${port}`],
-      { PANTA_REDIS_PASSWORD: `not-${PASSWORD}` },
-      /^panta: redis:\/\/127\.0\.0\.1:\d+: password: Redis refused the password given \(WRONGPASS\); fix: /,
-    );
-    await refused(['worker', '--redis', `redis://127.0.0.1:${port}`], {}, /Redis requires a password \(NOAUTH\)/);
-    await refused(['collector', '--redis', `redis://127.0.0.1:${port}`], {}, /Redis requires a password \(NOAUTH\)/);
+    // Each its own process, run at once.
+    await Promise.all([
+      refused(
+        ['status', '--redis', `redis://127.0.0.1:${port}`],
+        {},
+        /^panta: redis:\/\/127\.0\.0\.1:\d+: password: Redis requires a password \(NOAUTH\); fix: /,
+      ),
+      refused(
+        ['status', '--redis', `redis://:not-${PASSWORD}@127.0.0.1:${port}`],
+        {},
+        /^panta: redis:\/\/\[redacted\]@127\.0\.0\.1:\d+: password: Redis refused the password given \(WRONGPASS\); fix: /,
+      ),
+      refused(
+        ['scheduler', specFile, '--redis', `redis://127.0.0.1:${port}`],
+        { PANTA_REDIS_PASSWORD: `not-${PASSWORD}` },
+        /^panta: redis:\/\/127\.0\.0\.1:\d+: password: Redis refused the password given \(WRONGPASS\); fix: /,
+      ),
+      refused(['worker', '--redis', `redis://127.0.0.1:${port}`], {}, /Redis requires a password \(NOAUTH\)/),
+      refused(['collector', '--redis', `redis://127.0.0.1:${port}`], {}, /Redis requires a password \(NOAUTH\)/),
+    ]);
     for (const text of outputs) expect(text).not.toContain(PASSWORD);
   });
 });

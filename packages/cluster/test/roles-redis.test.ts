@@ -76,12 +76,15 @@ describe('roles and a Redis that is down', () => {
       expect(lines[0]).toContain('; fix: give a Redis URL, redis://host[:port][/db]');
       expect(r.stderr).not.toContain(PASSWORD);
     };
-    await bad(['worker', '--redis', 'localhost:6379'], {}, '--redis', '"localhost:6379" has scheme localhost, not redis or rediss');
-    await bad(['scheduler', specFile, '--redis', 'redis//127.0.0.1'], {}, '--redis', '"redis//127.0.0.1" is not a URL');
-    await bad(['collector', '--redis', `redis://:${PASSWORD}@/0`], {}, '--redis', '"redis://[redacted]@/0" is not a URL');
-    await bad(['collector', '--redis', 'redis:///0'], {}, '--redis', '"redis:///0" names no host');
-    await bad(['status'], { PANTA_REDIS_URL: 'redis-host:6379' }, '$PANTA_REDIS_URL', '"redis-host:6379" has scheme redis-host');
-    await bad(['dashboard', '--redis', 'http://127.0.0.1:6379', '--port', '0'], {}, '--redis', '"http://127.0.0.1:6379" has scheme http');
+    // Each its own process, run at once.
+    await Promise.all([
+      bad(['worker', '--redis', 'localhost:6379'], {}, '--redis', '"localhost:6379" has scheme localhost, not redis or rediss'),
+      bad(['scheduler', specFile, '--redis', 'redis//127.0.0.1'], {}, '--redis', '"redis//127.0.0.1" is not a URL'),
+      bad(['collector', '--redis', `redis://:${PASSWORD}@/0`], {}, '--redis', '"redis://[redacted]@/0" is not a URL'),
+      bad(['collector', '--redis', 'redis:///0'], {}, '--redis', '"redis:///0" names no host'),
+      bad(['status'], { PANTA_REDIS_URL: 'redis-host:6379' }, '$PANTA_REDIS_URL', '"redis-host:6379" has scheme redis-host'),
+      bad(['dashboard', '--redis', 'http://127.0.0.1:6379', '--port', '0'], {}, '--redis', '"http://127.0.0.1:6379" has scheme http'),
+    ]);
   });
 
   it('panta dashboard --redis with Redis down prints its address and says Redis is unreachable, as /api/state does', {

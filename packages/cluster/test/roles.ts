@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { verifyCorpus } from '@panta/corpus';
 import { pantaProcess, type PantaProcess } from '../../../test/helpers.js';
 import { RedisServer } from '../../../test/redis-server.js';
 
@@ -26,6 +27,17 @@ export async function logged(p: PantaProcess, text: string | RegExp, tries = 600
   const seen = () => (typeof text === 'string' ? p.stderr().includes(text) : text.test(p.stderr()));
   for (let i = 0; i < tries && !seen(); i++) await sleep(100);
   if (!seen()) throw new Error(`no log line ${String(text)}; stderr: ${p.stderr().slice(-2000)}`);
+}
+
+/**
+ * What `panta verify OUT` checks (exit 0: "complete and consistent"), run in this process: a test of a
+ * distributed sweep checks its corpus without starting node and loading the CLI again (packages/cli's tests
+ * check the command itself).
+ */
+export async function expectVerified(out: string): Promise<void> {
+  const report = await verifyCorpus(out);
+  expect(report.problems).toEqual([]);
+  expect(report.ok).toBe(true);
 }
 
 /** Lines a role logged at error level (pino level 50) or above. */

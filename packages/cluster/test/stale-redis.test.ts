@@ -3,9 +3,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
+import { runSweep } from '@panta/engine';
 import { EVENT_QUEUE, SWEEPS_KEY, sweepKeys } from '../src/index.js';
-import { RHEON6, corpusDiff, panta, pantaAsync, tempDir, writeSpec } from '../../../test/helpers.js';
-import { redisPerFile, errorLines, logged } from './roles.js';
+import { RHEON6, corpusDiff, pantaAsync, tempDir, writeSpec } from '../../../test/helpers.js';
+import { redisPerFile, errorLines, expectVerified, logged } from './roles.js';
 
 // 2 runs x 16 agents x 4 = 128 events: small, since every test runs the sweep more than once.
 const spec = (name: string, seed = 5) => `
@@ -48,19 +49,13 @@ function expectOk(r: Awaited<ReturnType<typeof round>>): void {
   expect(r.collector.code).toBe(0);
 }
 
-function expectVerified(out: string): void {
-  const verified = panta(['verify', out]);
-  expect(verified.stdout + verified.stderr).toContain('complete and consistent');
-  expect(verified.code).toBe(0);
-}
-
 describe('a Redis that still holds a finished sweep', { timeout: ROUNDS_TEST_MS }, () => {
   it('rebuilds a deleted corpus, finishes an intact one again, and says so only once the corpus is written', async () => {
     const specFile = writeSpec(dir, spec('stale'), 'stale.yaml');
     const out = join(dir, 'stale');
     for (let i = 0; i < 2; i++) roles.spawn(['worker', '--concurrency', '4', '--lock-ms', '1500']);
     expectOk(await round(specFile, out));
-    expectVerified(out);
+    await expectVerified(out);
     const first = join(dir, 'stale-first');
     cpSync(out, first, { recursive: true });
 
@@ -82,7 +77,7 @@ describe('a Redis that still holds a finished sweep', { timeout: ROUNDS_TEST_MS 
     const rebuilt = await round(specFile, out);
     expectOk(rebuilt);
     expect(rebuilt.collector.stderr).toContain('the corpus holds less of this run than Redis recorded as written');
-    expectVerified(out);
+    await expectVerified(out);
     expect(await corpusDiff(out, first)).toEqual({ extra: 0, missing: 0 });
 
     // One run's shard deleted: that run alone runs again.
@@ -91,21 +86,21 @@ describe('a Redis that still holds a finished sweep', { timeout: ROUNDS_TEST_MS 
     const repaired = await round(specFile, out);
     expectOk(repaired);
     expect(repaired.collector.stderr.match(/the corpus holds less of this run/g)).toHaveLength(1);
-    expectVerified(out);
+    await expectVerified(out);
     expect(await corpusDiff(out, first)).toEqual({ extra: 0, missing: 0 });
 
     // The corpus intact: nothing runs again, the corpus is finished again, both exit 0.
     const again = await round(specFile, out);
     expectOk(again);
     expect(again.collector.stderr).not.toContain('the corpus holds less');
-    expectVerified(out);
+    await expectVerified(out);
     expect(await redis.client.hget(sweepKeys(id).state, 'phase')).toBe('done');
     expect(await redis.client.keys(`panta:${id}:run:*`)).toEqual([]);
 
     // A new --out given to the scheduler alone (the collector writes where the scheduler says): the whole corpus there.
     const moved = join(dir, 'stale-moved');
     expectOk(await round(specFile, null, ['--out', moved]));
-    expectVerified(moved);
+    await expectVerified(moved);
     expect(await corpusDiff(moved, first)).toEqual({ extra: 0, missing: 0 });
   });
 
@@ -124,7 +119,7 @@ describe('a Redis that still holds a finished sweep', { timeout: ROUNDS_TEST_MS 
     await logged(collector, `"unfinished_without_scheduler":["${old}"],"msg":"waiting for a scheduler to publish a sweep"`);
     const scheduler = roles.spawn(['scheduler', writeSpec(dir, spec('stale'), 'edited.yaml'), '--watch-ms', '3000']);
     expectOk({ scheduler: await scheduler.exited, collector: await collector.exited });
-    expectVerified(out);
+    await expectVerified(out);
     expect(existsSync(join(dir, 'abandoned'))).toBe(false);
   });
 
@@ -164,9 +159,9 @@ describe('a Redis that still holds a finished sweep', { timeout: ROUNDS_TEST_MS 
       const served = await worker.exited;
       expect(served.stderr).toMatch(/panta worker: 128 events committed, 0 duplicates skipped, 0 failed, [1-9]\d* dropped unrun/);
       expect(errorLines(served.stderr)).toEqual([]);
-      expectVerified(out);
+      await expectVerified(out);
       const embedded = join(dir, 'dropped-embedded');
-      expect(panta(['run', specFile, '--out', embedded]).code).toBe(0);
+      expect((await runSweep(specFile, { out: embedded, logLevel: 'silent' })).status).toBe('complete');
       expect(await corpusDiff(out, embedded)).toEqual({ extra: 0, missing: 0 });
     } finally {
       await queue.close();
@@ -175,7 +170,7 @@ describe('a Redis that still holds a finished sweep', { timeout: ROUNDS_TEST_MS 
 
   it('refuses a corpus of another sweep at --out in one line, exit 2, from the scheduler when it sees the folder and through the collector when only the collector does', async () => {
     const other = join(dir, 'other');
-    expect(panta(['run', writeSpec(dir, spec('stale', 6), 'other.yaml'), '--out', other]).code).toBe(0);
+    expect((await runSweep(writeSpec(dir, spec('stale', 6), 'other.yaml'), { out: other, logLevel: 'silent' })).status).toBe('complete');
     const specFile = writeSpec(dir, spec('stale'), 'stale2.yaml');
 
     // The scheduler sees the folder: it refuses before publishing anything.
@@ -203,7 +198,7 @@ describe('a Redis that still holds a finished sweep', { timeout: ROUNDS_TEST_MS 
     scheduler.kill('SIGTERM');
     expect((await scheduler.exited).code).toBe(130);
     expect(existsSync(join(dir, 'elsewhere'))).toBe(false);
-    expectVerified(other);
+    await expectVerified(other);
   });
 
   it('the scheduler checks the encoder models before publishing: a missing model folder is one line, exit 2, and nothing in Redis', async () => {

@@ -2,9 +2,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryRows } from '@panta/corpus';
 import { startFaultProxy, type FaultProxy } from '../../../test/fault-proxy.js';
-import { RHEON6, panta, pantaProcess, tempDir, writeSpec, type PantaProcess } from '../../../test/helpers.js';
+import { RHEON6, pantaProcess, tempDir, writeSpec, type PantaProcess } from '../../../test/helpers.js';
 import { freePort } from '../../../test/redis-server.js';
-import { logged, redisPerFile } from './roles.js';
+import { expectVerified, logged, redisPerFile } from './roles.js';
 
 /**
  * The distributed roles against a model server that cannot produce answers (200 with an HTML page, or 401):
@@ -79,7 +79,7 @@ describe('distributed: a model server that cannot produce answers', () => {
       expect(collected.code, collected.stderr).toBe(0);
       worker.kill('SIGTERM');
       await worker.exited;
-      expect(panta(['verify', out]).code).toBe(0);
+      await expectVerified(out);
       // No "" answer of the bad server was committed: a backend that never answered records no unusable reply.
       const [row] = await queryRows(
         `SELECT count(*) AS events, count(*) FILTER (WHERE reply_status <> 'ok' OR response = '') AS unusable FROM read_parquet('${out}/events/*.parquet')`,
@@ -118,7 +118,7 @@ describe('distributed: a model server that cannot produce answers', () => {
     expect((await collector2.exited).code).toBe(0);
     worker.kill('SIGTERM');
     await worker.exited;
-    expect(panta(['verify', out]).code).toBe(0);
+    await expectVerified(out);
     const [row] = await queryRows(
       `SELECT count(*) AS events, count(*) FILTER (WHERE tag = 'judge_failure') AS failures FROM read_parquet('${out}/events/*.parquet')`,
     );

@@ -2,8 +2,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { SWEEPS_KEY, WORKERS_KEY, liveSlots, sweepKeys } from '../src/index.js';
-import { RHEON6, panta, tempDir, writeSpec } from '../../../test/helpers.js';
-import { redisPerFile, errorLines, logged } from './roles.js';
+import { RHEON6, tempDir, writeSpec } from '../../../test/helpers.js';
+import { redisPerFile, errorLines, expectVerified, logged } from './roles.js';
 
 const dir = tempDir('panta-slots-');
 const redis = redisPerFile(dir);
@@ -47,7 +47,7 @@ describe("the scheduler's events in flight follow the workers' slots", () => {
     expect(peak).toBeGreaterThan(2);
     expect(peak).toBeLessThanOrEqual(14);
     expect((await collector.exited).code).toBe(0);
-    expect(panta(['verify', out]).code).toBe(0);
+    await expectVerified(out);
 
     // Fixed on the command line: the cap stays where it was put.
     const fixedSpec = writeSpec(dir, specText('fixed'), 'fixed.yaml');
