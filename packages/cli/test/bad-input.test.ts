@@ -2,8 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../src/index.js';
 import { RHEON6, ROOT, panta, tempDir, writeSpec } from '../../../test/helpers.js';
+import { cli } from './in-process.js';
 
 const GOOD = `name: bad
 dataset: ${RHEON6}
@@ -88,11 +88,11 @@ const CASES: { name: string; spec: string; field: RegExp; fix: RegExp }[] = [
 
 describe('bad input: exit 2, one line naming file, field and fix, nothing written', () => {
   for (const c of CASES) {
-    it(c.name, () => {
+    it(c.name, async () => {
       const dir = tempDir();
       const spec = writeSpec(dir, c.spec);
       const out = join(dir, 'out');
-      const r = panta(['run', spec, '--out', out]);
+      const r = await cli(['run', spec, '--out', out]);
       expect(r.code).toBe(2);
       const lines = r.stderr.trim().split('\n');
       expect(lines).toHaveLength(1);
@@ -104,7 +104,7 @@ describe('bad input: exit 2, one line naming file, field and fix, nothing writte
     });
   }
 
-  it('a malformed dataset line names the dataset file and line', () => {
+  it('a malformed dataset line names the dataset file and line', async () => {
     const dir = tempDir();
     const data = join(dir, 'prompts.jsonl');
     writeFileSync(
@@ -112,7 +112,7 @@ describe('bad input: exit 2, one line naming file, field and fix, nothing writte
       '{"id": "a", "question": "q?", "accepted": ["x"], "false_premise": false}\n{"id": "b", "question": "q2?", "accepted": "x", "false_premise": false}\n',
     );
     const spec = writeSpec(dir, GOOD.replace(RHEON6, data).replace('prompts: [fq117]\n', ''));
-    const r = panta(['run', spec, '--out', join(dir, 'out')]);
+    const r = await cli(['run', spec, '--out', join(dir, 'out')]);
     expect(r.code).toBe(2);
     expect(r.stderr.trim()).toMatch(/prompts\.jsonl: line 2: accepted: expected a list, got "x"; fix: write a list/);
     expect(existsSync(join(dir, 'out'))).toBe(false);
@@ -137,11 +137,11 @@ describe('bad input: exit 2, one line naming file, field and fix, nothing writte
     expect(existsSync(join(dir, 'out'))).toBe(false);
   });
 
-  it('a bad population line names the population file, the line and the fix', () => {
+  it('a bad population line names the population file, the line and the fix', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'people.jsonl'), '{"id": "a", "persona": "A careful historian."}\n{"id": "b"}\n');
     const spec = writeSpec(dir, `${GOOD}population: {file: people.jsonl}\n`);
-    const r = panta(['run', spec, '--out', join(dir, 'out')]);
+    const r = await cli(['run', spec, '--out', join(dir, 'out')]);
     expect(r.code).toBe(2);
     expect(r.stderr.trim()).toMatch(
       /people\.jsonl: line 2: needs a persona or a belief; fix: give each line an id and a persona or a belief$/,
@@ -149,53 +149,47 @@ describe('bad input: exit 2, one line naming file, field and fix, nothing writte
     expect(existsSync(join(dir, 'out'))).toBe(false);
   });
 
-  it('the scheduler refuses bad input the same way, before it touches Redis', () => {
+  it('the scheduler refuses bad input the same way, before it touches Redis', async () => {
     const dir = tempDir();
     const spec = writeSpec(dir, CASES[3].spec);
     // Nothing listens on port 1: reaching Redis at all would hang or fail differently.
-    const r = panta(['scheduler', spec, '--redis', 'redis://127.0.0.1:1']);
+    const r = await cli(['scheduler', spec, '--redis', 'redis://127.0.0.1:1']);
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/sizes\[1\]: N = 10 does not fit torus2d/);
   });
 
-  it('a missing spec and a bad flag are bad input too', () => {
-    expect(panta(['run', '/nonexistent/spec.yaml']).code).toBe(2);
-    expect(panta(['run', 'x.yaml', '--concurrency', 'zero']).code).toBe(2);
+  it('a missing spec and a bad flag are bad input too', async () => {
+    expect((await cli(['run', '/nonexistent/spec.yaml'])).code).toBe(2);
+    expect((await cli(['run', 'x.yaml', '--concurrency', 'zero'])).code).toBe(2);
   });
 
-  it('an edges geometry runs from its file, and a bad edge list names the file, the line and the fix', () => {
+  it('an edges geometry runs from its file, and a bad edge list names the file, the line and the fix', async () => {
     const dir = tempDir();
     /** `panta run` of the good spec on the edge list `lines`, written to NAME.edges; its corpus goes to NAME. */
     const runEdges = (name: string, lines: string, spec = (yaml: string) => yaml) => {
       writeFileSync(join(dir, `${name}.edges`), lines);
       const yaml = spec(GOOD.replace('[ring, torus2d]', `[{kind: edges, path: ${name}.edges}]`));
-      return panta(['run', writeSpec(dir, yaml, `${name}.yaml`), '--out', join(dir, name)]);
+      return cli(['run', writeSpec(dir, yaml, `${name}.yaml`), '--out', join(dir, name)]);
     };
     const ring = Array.from({ length: 12 }, (_, i) => `${i} ${(i + 1) % 12}`).join('\n');
-    const ok = runEdges('ring12', `# a ring of 12\n${ring}\n`, (yaml) => yaml.replace('sizes: [16]', 'sizes: [12]').concat('sweeps: 1\n'));
+    const ok = await runEdges('ring12', `# a ring of 12\n${ring}\n`, (yaml) =>
+      yaml.replace('sizes: [16]', 'sizes: [12]').concat('sweeps: 1\n'),
+    );
     expect(ok.code).toBe(0);
     expect(ok.stdout).toMatch(/fq117\s+edges-ring12\s+12/);
-    const bad = runEdges('bad', '0 1\n1 two\n');
+    const bad = await runEdges('bad', '0 1\n1 two\n');
     expect(bad.code).toBe(2);
     expect(bad.stderr.trim()).toMatch(
       /bad\.edges: line 2: "two" is not a non-negative integer agent index; fix: write one undirected edge per line/,
     );
-    const loop = runEdges('loop', '0 1\n1 1\n');
+    const loop = await runEdges('loop', '0 1\n1 1\n');
     expect(loop.code).toBe(2);
     expect(loop.stderr.trim().split('\n')).toHaveLength(1);
     expect(loop.stderr).toMatch(/loop\.edges: .*self-loop/);
     expect(existsSync(join(dir, 'loop'))).toBe(false);
   });
 });
-
-/** `panta ARGS` in this process (the same code as the binary, without a process start per case). */
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(args, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) });
-  return { code, stdout, stderr };
-}
 
 /** Exit 2, exactly one line on stderr (returned), nothing on stdout. */
 function refused(r: { code: number | null; stdout: string; stderr: string }): string {
@@ -550,12 +544,12 @@ describe('the gate: every check runs before the first byte is written', () => {
     expect(readdirSync(dir)).toEqual(['spec.yaml']);
   });
 
-  it('a usage error is one line and a pointer to --help, exit 2 (the binary)', () => {
+  it('a usage error is one line and a pointer to --help, exit 2 (the binary, then in-process)', async () => {
     const missing = panta(['run']);
     expect(refused(missing)).toBe('panta: run: missing argument <spec>; see panta run --help');
-    expect(refused(panta(['runn', 'x.yaml']))).toBe("panta: unknown command 'runn' (did you mean run?); see panta --help");
-    expect(refused(panta(['run', 'x.yaml', '--colour']))).toBe("panta: run: unknown option '--colour'; see panta run --help");
-    expect(refused(panta(['models', 'check']))).toBe('panta: models check: missing argument <dir>; see panta models check --help');
+    expect(refused(await cli(['runn', 'x.yaml']))).toBe("panta: unknown command 'runn' (did you mean run?); see panta --help");
+    expect(refused(await cli(['run', 'x.yaml', '--colour']))).toBe("panta: run: unknown option '--colour'; see panta run --help");
+    expect(refused(await cli(['models', 'check']))).toBe('panta: models check: missing argument <dir>; see panta models check --help');
   });
 
   it('--version prints the package version', () => {
