@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RHEON6, pantaProcess, tempDir, writeSpec } from '../../../test/helpers.js';
+import { cli } from './in-process.js';
 
 const spec = (sizes: string, extra: string) => `name: large
 dataset: ${RHEON6}
@@ -19,7 +20,7 @@ describe('a population too large for this process', () => {
     const dir = tempDir();
     const file = writeSpec(dir, spec('[1000, 1000000]', 'memory_budget: 1 GiB\n'));
     const out = join(dir, 'out');
-    const r = await pantaProcess(['run', file, '--out', out]).exited;
+    const r = await cli(['run', file, '--out', out]);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(
@@ -34,6 +35,7 @@ describe('a population too large for this process', () => {
     const dir = tempDir();
     const file = writeSpec(dir, spec('[3000000]', 'memory_budget: 1 TiB\n'));
     const out = join(dir, 'out');
+    // The binary: the heap limit is its own process's.
     const r = await pantaProcess(['run', file, '--out', out], { NODE_OPTIONS: '--max-old-space-size=1024' }).exited;
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(

@@ -4,10 +4,12 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { RHEON6, panta, pantaAsync, pantaProcess, tempDir, writeSpec, type PantaProcess } from '../../../test/helpers.js';
+import { RHEON6, pantaAsync, pantaProcess, tempDir, writeSpec, type PantaProcess } from '../../../test/helpers.js';
+import { cli } from './in-process.js';
 import { RedisServer } from '../../../test/redis-server.js';
 
-// Tests of the out-folder lock on the built binary (npm test builds it first).
+// Tests of the out-folder lock: on the built binary (npm test builds it first) where processes hold it and
+// signals release it, in this process where one command meets a lock file.
 
 /** A sweep that never ends by itself (2 s a call): it holds its folder until it is stopped. */
 const SLOW = `
@@ -103,7 +105,7 @@ describe('two `panta run` on the same --out', () => {
     const out = join(dir, 'out');
     const pid = deadPid();
     const lock = writeLock(out, { pid, host: hostname(), command: 'panta run old.yaml', since: '2026-01-01T00:00:00.000Z' });
-    const r = await pantaAsync(['run', writeSpec(dir, QUICK), '--out', out]);
+    const r = await cli(['run', writeSpec(dir, QUICK), '--out', out]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain(
       `panta: warning: took over the corpus folder's lock from pid ${pid} on ${hostname()} ("panta run old.yaml", since 2026-01-01T00:00:00.000Z), which is no longer running`,
@@ -113,15 +115,15 @@ describe('two `panta run` on the same --out', () => {
     expect(log).toContain(
       `"holder":{"pid":${pid},"host":"${hostname()}","command":"panta run old.yaml","since":"2026-01-01T00:00:00.000Z"},"msg":"took over the lock of a process that is gone"`,
     );
-    expect(panta(['verify', out]).code).toBe(0);
+    expect((await cli(['verify', out])).code).toBe(0);
   }, 120_000);
 
-  it('a lock held from another host is reported, not broken; an unreadable one names the file to delete', () => {
+  it('a lock held from another host is reported, not broken; an unreadable one names the file to delete', async () => {
     const dir = tempDir('panta-lock-remote-');
     const spec = writeSpec(dir, QUICK);
     const out = join(dir, 'out');
     const lock = writeLock(out, { pid: 1, host: 'elsewhere.example', command: 'panta run x.yaml', since: '2026-01-01T00:00:00.000Z' });
-    const r = panta(['run', spec, '--out', out]);
+    const r = await cli(['run', spec, '--out', out]);
     expect(r.code).toBe(2);
     expect(r.stderr).toBe(
       `panta: ${out}: another panta process is writing this corpus folder: pid 1 on elsewhere.example ("panta run x.yaml"), since 2026-01-01T00:00:00.000Z; fix: wait for it to finish or stop it on elsewhere.example, or choose another --out; if that process is gone, delete ${lock}\n`,
@@ -130,7 +132,7 @@ describe('two `panta run` on the same --out', () => {
     expect(existsSync(join(out, 'manifest.json'))).toBe(false);
 
     writeFileSync(lock, 'not a lock');
-    const garbled = panta(['run', spec, '--out', out]);
+    const garbled = await cli(['run', spec, '--out', out]);
     expect(garbled.code).toBe(2);
     expect(garbled.stderr).toBe(
       `panta: ${lock}: the corpus folder's lock file does not read as a lock; fix: if no panta process is writing ${out}, delete ${lock}\n`,
@@ -180,9 +182,8 @@ describe('the collector takes the same lock', () => {
       // waiting for a collector that accepts the sweep, until stopped.
       const scheduler = pantaProcess(['scheduler', writeSpec(dir, QUICK), '--out', join(dir, 'out')], env);
       started.push(scheduler);
-      const collector = pantaProcess(['collector', '--out', out], env);
-      started.push(collector);
-      const r = await collector.exited;
+      // The collector in this process: it returns (exit 2) rather than waiting on.
+      const r = await cli(['collector', '--out', out], env);
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr.trim().split('\n').at(-1)).toMatch(new RegExp(`^panta: ${out}: ${why}; fix: `));
       for (let i = 0; i < 200 && !scheduler.stderr().includes('a collector refused this sweep'); i++) await sleep(100);
