@@ -32,16 +32,19 @@ let report: string;
 let html: string;
 const op = () => `read_parquet('${corpus}/order_params.parquet')`;
 
-beforeAll(() => {
+let stdout: string;
+
+beforeAll(async () => {
   dir = tempDir();
   corpus = join(dir, 'corpus');
-  const run = panta(['run', writeSpec(dir, SPEC), '--out', corpus]);
-  expect(run.code).toBe(0);
-  const r = panta(['report', corpus]);
+  // The sweep is the fixture: run in this process. The report is made once, by the binary, in a folder --out names
+  // (the default place, <corpus>/report, is what the incomplete corpus's report below is read from).
+  expect((await runSweep(writeSpec(dir, SPEC), { out: corpus, logLevel: 'silent' })).status).toBe('complete');
+  report = join(dir, 'elsewhere');
+  const r = panta(['report', corpus, '--out', report]);
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);
-  expect(r.stdout).toMatch(/^report: .*report\/index\.html \(16 figures as SVG and PNG in .*, 10 tables\)$/m);
-  report = join(corpus, 'report');
+  stdout = r.stdout;
   html = readFileSync(join(report, 'index.html'), 'utf8');
 });
 
@@ -262,22 +265,23 @@ describe('panta report', () => {
   });
 
   it('--out puts the report elsewhere and leaves the corpus alone', () => {
-    const out = join(dir, 'elsewhere');
-    const r = panta(['report', corpus, '--out', out]);
-    expect(r.code).toBe(0);
-    expect(existsSync(join(out, 'index.html'))).toBe(true);
-    expect(readdirSync(join(out, 'figures'))).toHaveLength(48);
+    expect(stdout).toMatch(/^report: .*elsewhere\/index\.html \(16 figures as SVG and PNG in .*, 10 tables\)$/m);
+    expect(existsSync(join(report, 'index.html'))).toBe(true);
+    expect(readdirSync(join(report, 'figures'))).toHaveLength(48);
+    expect(existsSync(join(corpus, 'report'))).toBe(false);
   });
 
   it('an incomplete corpus (status running, a run missing) still reports the complete runs, with a visible note', () => {
     const partial = join(dir, 'partial');
     cpSync(corpus, partial, { recursive: true });
-    for (const f of ['report', 'order_params.parquet', 'runs.parquet', 'whitening', 'events/fq117-ring-n16-T0.2-glauber-t0.parquet'])
+    for (const f of ['order_params.parquet', 'runs.parquet', 'whitening', 'events/fq117-ring-n16-T0.2-glauber-t0.parquet'])
       rmSync(join(partial, f), { recursive: true });
     const manifest = JSON.parse(readFileSync(join(partial, 'manifest.json'), 'utf8')) as { status: string };
     writeFileSync(join(partial, 'manifest.json'), JSON.stringify({ ...manifest, status: 'running' }));
     const r = panta(['report', partial]);
     expect(r.code).toBe(0);
+    // Without --out, the report goes in the corpus folder.
+    expect(r.stdout).toMatch(/^report: .*partial\/report\/index\.html \(16 figures as SVG and PNG in .*, 10 tables\)$/m);
     expect(r.stderr).toMatch(/note: This corpus is incomplete \(status running\): 17 of 18 runs are complete/);
     const page = readFileSync(join(partial, 'report', 'index.html'), 'utf8');
     expect(page).toMatch(/<p class="note">This corpus is incomplete \(status running\): 17 of 18 runs are complete/);
