@@ -72,7 +72,9 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerSummary> 
 /** The chain's hop traced (PANTA_HOP_TRACE; see hop-trace.ts): a job taken, its reads, the answer, its commit. */
 const trace = hopTraceFor('worker');
 
-type EventResult = { kind: 'committed'; calls: number; tokens: number; next?: EventJob } | { kind: 'duplicate' | 'failed' };
+/** A continuation its parent's commit took, with what it reads (read in that step). */
+type Continuation = { job: EventJob; read: VersionsRead };
+type EventResult = { kind: 'committed'; calls: number; tokens: number; next?: Continuation } | { kind: 'duplicate' | 'failed' };
 
 /** A started worker's state: its sweeps' contexts, committers and progress, and what stops it. */
 class WorkerRole {
@@ -222,18 +224,19 @@ class WorkerRole {
   private async processChain(ctx: WorkerContext, data: EventJob, read: VersionsRead, owner: string): Promise<void> {
     let next = await this.processEvent(ctx, data, read, owner);
     while (next) {
-      const event = next;
-      trace?.point('claimed', event.run, event.event);
-      const [again] = await readEvents(this.redis, ctx.keys, [{ runId: event.run, event: event.event, versions: event.readVersions }]);
-      trace?.point('read', event.run, event.event);
-      if (again.kind === 'before') await this.toldBefore(ctx, [event]);
+      const { job, read: again } = next;
+      if (trace) {
+        trace.point('claimed', job.run, job.event);
+        trace.point('read', job.run, job.event);
+      }
+      if (again.kind === 'before') await this.toldBefore(ctx, [job]);
       this.continued++;
-      next = await this.processEvent(ctx, event, again, owner);
+      next = await this.processEvent(ctx, job, again, owner);
     }
   }
 
   /** Runs an event; returns the continuation its commit took, if any. */
-  private async processEvent(ctx: WorkerContext, data: EventJob, read: VersionsRead, owner: string): Promise<EventJob | undefined> {
+  private async processEvent(ctx: WorkerContext, data: EventJob, read: VersionsRead, owner: string): Promise<Continuation | undefined> {
     const progress = this.progressOf(ctx.sweepId);
     progress.inflight++;
     this.options.onProgress?.(ctx.sweepId, progress);
@@ -302,7 +305,7 @@ class WorkerRole {
     });
     trace?.point('committed', run.runId, plan.event);
     if (committed.once !== 'done') return { kind: 'duplicate' };
-    const next = committed.next === undefined ? undefined : (JSON.parse(committed.next) as EventJob);
+    const next = committed.next === undefined ? undefined : { job: JSON.parse(committed.next) as EventJob, read: committed.read! };
     return { kind: 'committed', calls: outcome.calls, tokens, ...(next ? { next } : {}) };
   }
 

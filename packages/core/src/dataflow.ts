@@ -36,6 +36,8 @@ interface Continuations {
   taken: Uint8Array;
   /** 1 once the slot's event has a continuation. */
   hasChild: Uint8Array;
+  /** The slot's event's continuation (while hasChild). */
+  child: Float64Array;
   /** Continuations found and not yet taken, in the order found. */
   queue: { plan: EventPlan; after: number }[];
 }
@@ -198,7 +200,13 @@ export class DataflowPlanner {
    */
   followContinuations(): void {
     const size = this.mask + 1;
-    this.follow ??= { dispatched: new Uint8Array(size), taken: new Uint8Array(size), hasChild: new Uint8Array(size), queue: [] };
+    this.follow ??= {
+      dispatched: new Uint8Array(size),
+      taken: new Uint8Array(size),
+      hasChild: new Uint8Array(size),
+      child: new Float64Array(size),
+      queue: [],
+    };
   }
 
   /** The next continuation found (see followContinuations) and the event it follows, or undefined. */
@@ -210,9 +218,14 @@ export class DataflowPlanner {
 
   /** An event taken (by takeOne, or as a continuation): its first waiter that waits on it alone follows it. */
   private dispatchedNow(event: number): void {
+    this.follow!.dispatched[event & this.mask] = 1;
+    this.offerWaiters(event);
+  }
+
+  /** The first event waiting on `event` (in flight) whose other reads are all written becomes its continuation. */
+  private offerWaiters(event: number): void {
     const follow = this.follow!;
     const slot = event & this.mask;
-    follow.dispatched[slot] = 1;
     for (let w = this.waitHead[slot]; w >= 0 && !follow.hasChild[slot]; w = this.waitNext[w & this.mask]) {
       const plan = this.plans[w & this.mask]!;
       this.offer(plan, this.cursor[w & this.mask], event);
@@ -232,6 +245,7 @@ export class DataflowPlanner {
     for (let j = i + 1; j < reads.length; j++) if (!this.isWritten(reads[j])) return;
     follow.taken[slot] = 1;
     follow.hasChild[on] = 1;
+    follow.child[on] = plan.event;
     follow.queue.push({ plan, after: parent });
     this.dispatchedNow(plan.event);
   }
@@ -290,6 +304,9 @@ export class DataflowPlanner {
       this.advance(this.plans[ws]!, this.cursor[ws] + 1);
       w = next;
     }
+    // Its continuation runs now: an event waiting on it whose last other unwritten read was this one follows
+    // it (a chain's next event waits on the continuation while this one was still in flight).
+    if (this.follow?.hasChild[slot]) this.offerWaiters(this.follow.child[slot]);
     let released: number[] | undefined;
     const total = this.schedule.total;
     // Past the last planned event a slot's flag is an older event's: stop there.

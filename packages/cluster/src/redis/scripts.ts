@@ -18,7 +18,7 @@ import { byRun } from './by-run.js';
  * Redis restart.
  */
 interface LuaCommands {
-  commitEventsN(...args: (string | number | Buffer)[]): Promise<(number | string)[]>;
+  commitEventsN(...args: (string | number | Buffer)[]): Promise<unknown[]>;
   offerContinuationsN(...args: (string | number)[]): Promise<number[]>;
   failEvent3(...args: (string | number)[]): Promise<number>;
   commitBoundary3(...args: (string | number)[]): Promise<number>;
@@ -86,6 +86,8 @@ export interface EventCommit {
 export interface Committed {
   once: Once;
   next?: string;
+  /** What the continuation reads, read in the same step (after its writes). */
+  read?: VersionsRead;
 }
 
 /**
@@ -134,11 +136,21 @@ export async function commitFollowing(
   groups
     .flatMap(([, at]) => at)
     .forEach((i, k) => {
+      const code = once('commitEvents-n', codes[k]);
       const next = codes[n + k];
-      if (next !== undefined && next !== 0 && typeof next !== 'string') throw new ScriptReplyError('commitEvents-n', codes);
-      out[i] = typeof next === 'string' ? { once: once('commitEvents-n', codes[k]), next } : { once: once('commitEvents-n', codes[k]) };
+      if (next === undefined || next === 0) out[i] = { once: code };
+      else out[i] = { once: code, ...continuationOf(next, codes) };
     });
   return out;
+}
+
+/** A continuation as commit-events-n returns it: {job, committed bit, texts...}. */
+function continuationOf(entry: unknown, reply: unknown): { next: string; read: VersionsRead } {
+  if (!Array.isArray(entry) || typeof entry[0] !== 'string' || (entry[1] !== 0 && entry[1] !== 1))
+    throw new ScriptReplyError('commitEvents-n', reply);
+  const texts = entry.slice(2) as (string | null)[];
+  if (texts.some((t) => t !== null && typeof t !== 'string')) throw new ScriptReplyError('commitEvents-n', reply);
+  return { next: entry[0], read: entry[1] === 1 ? { kind: 'before' } : { kind: 'run', texts } };
 }
 
 /** A continuation to leave for the worker that commits its parent (see offer-continuations-n). */

@@ -20,8 +20,11 @@ import { SLICED } from './sliced.js';
  *       versions hash, results hash, follow hash
  * ARGV: inbox max length, collector inbox count, run count, then per run: run id, its inbox's number (from 1),
  *       event count, then per event: event, version text, result payload, calls, tokens, owner
- * Returns a code per event, in order: 1 committed, 0 committed before, -1 run closed; then per event its
- * continuation's job (a string) or 0.
+ * The continuation's reads come with it, read after this step's writes (its parent's version among them), so
+ * that the worker calls the model without another step.
+ * Returns a code per event, in order: 1 committed, 0 committed before, -1 run closed; then per event 0, or its
+ * continuation: {job, 1 if the child is committed already else 0, then the texts of the job's readVersions
+ * in order (nil where missing)}.
  */
 export const COMMIT_EVENTS = `${SLICED}local inboxes = tonumber(ARGV[2])
 local runs = tonumber(ARGV[3])
@@ -47,7 +50,7 @@ for r = 0, runs - 1 do
       bits[b + 1], bits[b + 2], bits[b + 3], bits[b + 4] = 'SET', 'u1', ARGV[a + 6 * i], 1
     end
     local before = sliced('BITFIELD', committed, bits, 4)
-    local texts, payloads, owned = {}, {}, {}
+    local texts, payloads, owned, claims = {}, {}, {}, {}
     for i = 1, n do
       local at = a + 6 * (i - 1)
       local event = ARGV[at]
@@ -70,7 +73,7 @@ for r = 0, runs - 1 do
           redis.call('HDEL', follow, 'c' .. event)
           local sep = string.find(offered, ':', 1, true)
           redis.call('HSET', follow, 'o' .. string.sub(offered, 1, sep - 1), owner)
-          child = string.sub(offered, sep + 1)
+          claims[#claims + 1] = {#follows + 1, string.sub(offered, sep + 1)}
         end
       end
       follows[#follows + 1] = child
@@ -79,6 +82,17 @@ for r = 0, runs - 1 do
       sliced('HSET', versions, texts, 2)
       sliced('HSET', stored, payloads, 2)
       sliced('HDEL', follow, owned, 1)
+    end
+    for c = 1, #claims do
+      local job = claims[c][2]
+      local decoded = cjson.decode(job)
+      local entry = {job, redis.call('GETBIT', committed, decoded.event)}
+      local reads = decoded.readVersions or {}
+      for from = 1, #reads, 4000 do
+        local got = redis.call('HMGET', versions, unpack(reads, from, math.min(from + 3999, #reads)))
+        for i = 1, #got do entry[#entry + 1] = got[i] end
+      end
+      follows[claims[c][1]] = entry
     end
   end
   a = a + 6 * n
