@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { dynamicsArms, parseDataset, parseSweepSpec, planSweep, resolveTeamSolution } from '@panta/core';
+import { dynamicsArms, parseDataset, parseEncoderArg, parseJudgeBlock, parseSweepSpec, planSweep, resolveTeamSolution } from '@panta/core';
 import { checkTeamShard, queryRows, verifyCorpus } from '@panta/corpus';
 import { startSurrogateServer } from '@panta/llm';
 import { ROOT, corpusDiff, panta, tempDir, writeSpec } from '../../../test/helpers.js';
-import { runSweep } from '../src/index.js';
+import { embedCorpus, judgeCorpus, runSweep } from '../src/index.js';
 import { parallelism } from '../src/run-order.js';
 
 /** An example spec made small for a test: absolute paths, and the lines given replaced. */
@@ -31,14 +31,31 @@ const SMALL: Record<string, Record<string, string>> = {
 /** The surrogate with no task knowledge: engine tests assert what the engine does, whatever the replies say. */
 const NEUTRAL = { 'backend: {kind: surrogate}': 'backend: {kind: surrogate, scenario: neutral}' };
 
+/**
+ * Each small example on the neutral surrogate, swept once for the file at concurrency 1: the spec's path and the
+ * corpus. A test that reads it shares it; one that rewrites it (panta embed, judge) takes a copy.
+ */
+const swept = new Map<string, Promise<{ dir: string; spec: string; out: string }>>();
+function smallCorpus(name: string): Promise<{ dir: string; spec: string; out: string }> {
+  let corpus = swept.get(name);
+  if (corpus === undefined) {
+    corpus = (async () => {
+      const dir = tempDir();
+      const spec = writeSpec(dir, example(name, { ...SMALL[name], ...NEUTRAL }), `${name}.yaml`);
+      const out = join(dir, 'one');
+      expect((await runSweep(spec, { out, concurrency: 1, logLevel: 'silent' })).status).toBe('complete');
+      return { dir, spec, out };
+    })();
+    swept.set(name, corpus);
+  }
+  return corpus;
+}
+
 describe('team schedules end to end on the surrogate (docs/teams.md)', () => {
   for (const name of Object.keys(SMALL)) {
     it(`${name}: runs, verifies (every read set), and is the same corpus at concurrency 1 and 64`, async () => {
-      const dir = tempDir();
-      const spec = writeSpec(dir, example(name, { ...SMALL[name], ...NEUTRAL }), `${name}.yaml`);
-      const one = join(dir, 'one');
+      const { dir, spec, out: one } = await smallCorpus(name);
       const many = join(dir, 'many');
-      expect((await runSweep(spec, { out: one, concurrency: 1, logLevel: 'silent' })).status).toBe('complete');
       expect((await runSweep(spec, { out: many, concurrency: 64, logLevel: 'silent' })).status).toBe('complete');
       for (const out of [one, many]) {
         const report = await verifyCorpus(out);
@@ -113,13 +130,12 @@ describe('team schedules end to end on the surrogate (docs/teams.md)', () => {
   });
 
   it("panta embed and panta judge cover every team row (each call is its event's row), and the corpus still verifies", async () => {
-    const dir = tempDir();
-    const out = join(dir, 'out');
-    const spec = writeSpec(dir, example('lost-in-propagation', { ...SMALL['lost-in-propagation'], ...NEUTRAL }), 'relay.yaml');
-    expect((await runSweep(spec, { out, logLevel: 'silent' })).status).toBe('complete');
-    expect(panta(['embed', out, '--encoder', 'lex32:hashing:32']).code).toBe(0);
-    expect(panta(['judge', out, '--judge', '{kind: reference}', '--name', 'ref2']).code).toBe(0);
-    expect(panta(['verify', out]).code).toBe(0);
+    const out = join(tempDir(), 'out');
+    cpSync((await smallCorpus('lost-in-propagation')).out, out, { recursive: true });
+    // As `panta embed OUT --encoder lex32:hashing:32` and `panta judge OUT --judge '{kind: reference}' --name ref2` do.
+    expect((await embedCorpus(out, parseEncoderArg('lex32:hashing:32'))).status).toBe('complete');
+    expect((await judgeCorpus(out, parseJudgeBlock('{kind: reference}', '--judge'), { name: 'ref2' })).status).toBe('complete');
+    expect((await verifyCorpus(out)).problems).toEqual([]);
     const [c] =
       await queryRows(`SELECT count(*)::INTEGER AS n, count(emb_lex32)::INTEGER AS embedded, count(*) FILTER (WHERE tag_ref2 = tag)::INTEGER AS same
       FROM read_parquet('${out}/events/*.parquet')`);
@@ -183,10 +199,8 @@ describe('team schedules end to end on the surrogate (docs/teams.md)', () => {
   });
 
   it('panta verify fails a team corpus whose read set, skip or tally is not the schedule', async () => {
+    const { spec, out } = await smallCorpus('drift-debate');
     const dir = tempDir();
-    const spec = writeSpec(dir, example('drift-debate', { ...SMALL['drift-debate'], ...NEUTRAL }), 'debate.yaml');
-    const out = join(dir, 'out');
-    expect((await runSweep(spec, { out, logLevel: 'silent' })).status).toBe('complete');
     const parsed = parseSweepSpec(readFileSync(spec, 'utf8'), spec);
     resolveTeamSolution(parsed, dynamicsArms(parsed)); // as loadSweep does
     const prompts = parseDataset(readFileSync(join(ROOT, 'datasets', 'mmlu-pro28.jsonl'), 'utf8'), 'mmlu-pro28.jsonl');
@@ -280,7 +294,7 @@ describe('team schedules end to end on the surrogate (docs/teams.md)', () => {
     expect(parts()).toBeGreaterThanOrEqual(3);
     const resumed = panta(['run', spec, '--out', killed]);
     expect(resumed.code).toBe(0);
-    expect(panta(['verify', killed]).code).toBe(0);
+    expect((await verifyCorpus(killed)).problems).toEqual([]);
     const straight = join(dir, 'straight');
     expect((await runSweep(spec, { out: straight, logLevel: 'silent' })).status).toBe('complete');
     expect(await corpusDiff(killed, straight)).toEqual({ extra: 0, missing: 0 });
