@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import { panta, ROOT } from '../../../test/helpers.js';
+import { cli } from '../../cli/test/in-process.js';
 import { chat, firstPrompt } from './fixtures.js';
 
 const BIN = join(ROOT, 'packages', 'cli', 'bin', 'panta.js');
@@ -98,24 +99,28 @@ describe('panta serve-surrogate (the built binary)', () => {
     expect(await server.exited).toBe(0);
   });
 
-  it('bad options: one line naming the option and the fix, exit 2', () => {
-    for (const [args, text] of [
-      [['--fault-rate', '1.5'], /^panta: serve-surrogate: --fault-rate: 1\.5 is too big \(maximum 1\); fix: use a value of at most 1$/m],
-      [['--faults', '429,teapot'], /^panta: serve-surrogate: --faults: unknown fault kind "teapot"; fix: /],
-      [['--slots', '-1'], /^panta: serve-surrogate: --slots: /],
-      [['--token-ms', '2'], /^panta: serve-surrogate: --token-ms: .*--slots/],
-      [['--dataset', 'no/such.jsonl'], /^panta: serve-surrogate: --dataset: cannot read no\/such\.jsonl/],
-      [['--endpoints', '0'], /^panta: serve-surrogate: --endpoints: 0 is too small \(minimum 1\); fix: /],
-      [['--cost-model', 'a100'], /^panta: serve-surrogate: --cost-model: cannot read a100 .*h100-qwen3-14b/],
-      [['--cost-model', 'h100-qwen3-14b', '--slots', '8'], /^panta: serve-surrogate: --slots: does not apply with --cost-model/],
-      [['--scheduling-policy', 'lifo'], /--scheduling-policy/],
-      [['--scenario', 'nope'], /^panta: serve-surrogate: --scenario: unknown surrogate scenario "nope"; fix: use one of neutral, /],
+  it('bad options: one line naming the option and the fix, exit 2', async () => {
+    // The first on the binary (its exit status, its streams), the rest in this process: the same code, no Node start each.
+    for (const [i, [args, text]] of (
       [
-        ['--port', '65535', '--endpoints', '2'],
-        /^panta: serve-surrogate: --endpoints: 2 endpoints from port 65535 go past port 65535; fix: /,
-      ],
-    ] as const) {
-      const r = panta(['serve-surrogate', '--port', '0', ...args]);
+        [['--fault-rate', '1.5'], /^panta: serve-surrogate: --fault-rate: 1\.5 is too big \(maximum 1\); fix: use a value of at most 1$/m],
+        [['--faults', '429,teapot'], /^panta: serve-surrogate: --faults: unknown fault kind "teapot"; fix: /],
+        [['--slots', '-1'], /^panta: serve-surrogate: --slots: /],
+        [['--token-ms', '2'], /^panta: serve-surrogate: --token-ms: .*--slots/],
+        [['--dataset', 'no/such.jsonl'], /^panta: serve-surrogate: --dataset: cannot read no\/such\.jsonl/],
+        [['--endpoints', '0'], /^panta: serve-surrogate: --endpoints: 0 is too small \(minimum 1\); fix: /],
+        [['--cost-model', 'a100'], /^panta: serve-surrogate: --cost-model: cannot read a100 .*h100-qwen3-14b/],
+        [['--cost-model', 'h100-qwen3-14b', '--slots', '8'], /^panta: serve-surrogate: --slots: does not apply with --cost-model/],
+        [['--scheduling-policy', 'lifo'], /--scheduling-policy/],
+        [['--scenario', 'nope'], /^panta: serve-surrogate: --scenario: unknown surrogate scenario "nope"; fix: use one of neutral, /],
+        [
+          ['--port', '65535', '--endpoints', '2'],
+          /^panta: serve-surrogate: --endpoints: 2 endpoints from port 65535 go past port 65535; fix: /,
+        ],
+      ] as const
+    ).entries()) {
+      const argv = ['serve-surrogate', '--port', '0', ...args];
+      const r = i === 0 ? panta(argv) : await cli(argv);
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toMatch(text);
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
