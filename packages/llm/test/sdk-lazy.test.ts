@@ -22,15 +22,19 @@ function packagesLoaded(code: string): string[] {
 
 describe('vendor SDKs', () => {
   it('are not loaded by the engine nor by a surrogate backend, and are once a real backend exists', () => {
-    const surrogate = packagesLoaded(
-      "const { createBackend } = await import('@panta/llm'); await import('@panta/engine'); createBackend({ kind: 'surrogate', model: 's', latency_ms: 0, coupling: 1, field: { correct: 0, false: 0, not_known: 0 }, premise_bias: 0, belief: 0 }, [], 'spec.yaml');",
+    // One process: the packages loaded up to the mark (the engine, a surrogate backend, and whatever it would load a
+    // moment later), then those a real backend loads.
+    const loaded = packagesLoaded(
+      "const { createBackend } = await import('@panta/llm'); await import('@panta/engine'); createBackend({ kind: 'surrogate', model: 's', latency_ms: 0, coupling: 1, field: { correct: 0, false: 0, not_known: 0 }, premise_bias: 0, belief: 0 }, [], 'spec.yaml'); " +
+        "await new Promise((r) => setTimeout(r, 200)); process.stderr.write('LOAD --mark--\\n'); " +
+        "const { backendSchema } = await import('@panta/core'); const b = createBackend(backendSchema.parse({ kind: 'openai', base_url: 'http://127.0.0.1:9', model: 'm', server: 'vllm' }), [], 'spec.yaml'); await new Promise((r) => setTimeout(r, 500)); await b.close();",
     );
+    const mark = loaded.indexOf('--mark--');
+    expect(mark).toBeGreaterThan(0);
+    const surrogate = loaded.slice(0, mark);
     expect(surrogate).toContain('@panta/engine');
     expect(surrogate).not.toContain('openai');
     expect(surrogate).not.toContain('@anthropic-ai/sdk');
-    const real = packagesLoaded(
-      "const { createBackend } = await import('@panta/llm'); const { backendSchema } = await import('@panta/core'); const b = createBackend(backendSchema.parse({ kind: 'openai', base_url: 'http://127.0.0.1:9', model: 'm', server: 'vllm' }), [], 'spec.yaml'); await new Promise((r) => setTimeout(r, 500)); await b.close();",
-    );
-    expect(real).toContain('openai');
+    expect(loaded.slice(mark)).toContain('openai');
   });
 });
