@@ -1,10 +1,10 @@
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { controlCentre, measureControl, shouldStop, type SweepControl, type Tag } from '@panta/core';
-import { queryRows, readEvents } from '@panta/corpus';
+import { queryRows, readEvents, verifyCorpus } from '@panta/corpus';
 import { RHEON6, corpusDiff, panta, sweepKilledWhen, tempDir, writeSpec } from '../../../test/helpers.js';
-import { runSweep } from '../src/index.js';
+import { runSweep, type SweepProgress } from '../src/index.js';
 
 const SPEC = `name: early
 dataset: ${RHEON6}
@@ -41,12 +41,22 @@ async function controlSeries(file: string, n: number): Promise<SweepControl[]> {
   return series;
 }
 
-describe('early stopping', () => {
-  it('a run stops after the first sweep where magnetisation and rho have settled; runs.parquet records it and verify accepts it', async () => {
+/** SPEC swept once, uninterrupted, for the file: its folder, summary and last progress report. */
+let uninterruptedRun: Promise<{ out: string; summary: Awaited<ReturnType<typeof runSweep>>; last: SweepProgress | undefined }> | undefined;
+function uninterrupted() {
+  uninterruptedRun ??= (async () => {
     const dir = tempDir();
     const out = join(dir, 'o');
-    let last: { eventsWritten: number; eventsTotal: number } | undefined;
+    let last: SweepProgress | undefined;
     const summary = await runSweep(writeSpec(dir, SPEC), { out, logLevel: 'silent', onProgress: (p) => (last = p) });
+    return { out, summary, last };
+  })();
+  return uninterruptedRun;
+}
+
+describe('early stopping', () => {
+  it('a run stops after the first sweep where magnetisation and rho have settled; runs.parquet records it and verify accepts it', async () => {
+    const { out, summary, last } = await uninterrupted();
     expect(summary.status).toBe('complete');
     // Progress counts to the events the runs will make: a stopped run's remaining sweeps leave the total.
     expect(last!.eventsWritten).toBe(summary.eventsWritten);
@@ -89,15 +99,18 @@ describe('early stopping', () => {
       expect(got.length).toBe(want.length);
       got.forEach((g, t) => expect(g).toBeCloseTo(want[t], 12));
     }
-    const verify = panta(['verify', out]);
-    expect(verify.stdout + verify.stderr).toMatch(/^ok: /);
-    // verify recomputes the rule: under a stricter tolerance these runs stopped where it does not hold.
-    const manifest = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8'));
+    const verify = await verifyCorpus(out);
+    expect(verify.problems).toEqual([]);
+    expect(verify.ok).toBe(true);
+    // verify recomputes the rule: under a stricter tolerance (in a copy) these runs stopped where it does not hold.
+    const edited = join(tempDir(), 'strict');
+    cpSync(out, edited, { recursive: true });
+    const manifest = JSON.parse(readFileSync(join(edited, 'manifest.json'), 'utf8'));
     manifest.spec.early_stopping.tolerance = 0.001;
-    writeFileSync(join(out, 'manifest.json'), JSON.stringify(manifest));
-    const strict = panta(['verify', out]);
-    expect(strict.code).toBe(1);
-    expect(strict.stdout + strict.stderr).toMatch(/stopped after sweep \d+, where the early-stopping rule does not hold/);
+    writeFileSync(join(edited, 'manifest.json'), JSON.stringify(manifest));
+    const strict = await verifyCorpus(edited);
+    expect(strict.ok).toBe(false);
+    expect(strict.problems.join('\n')).toMatch(/stopped after sweep \d+, where the early-stopping rule does not hold/);
   });
 
   it('killed mid-run (SIGKILL) and resumed, sweep boundaries and their calls come out as in an uninterrupted run', async () => {
@@ -116,8 +129,7 @@ describe('early stopping', () => {
     expect(readdirSync(join(killed, 'events')).filter((f) => f.endsWith('.parquet')).length).toBeLessThan(16);
     const resumed = panta(['run', spec, '--out', killed]);
     expect(resumed.code, resumed.stderr).toBe(0);
-    const straight = join(dir, 'straight');
-    expect(panta(['run', spec, '--out', straight]).code).toBe(0);
+    const straight = (await uninterrupted()).out;
     expect(await corpusDiff(killed, straight)).toEqual({ extra: 0, missing: 0 });
     const [moderators] = await queryRows(
       `SELECT count(*)::INTEGER AS n FROM read_parquet('${killed}/events/*.parquet') WHERE role = 'moderator'`,

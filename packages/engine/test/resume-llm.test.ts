@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseDataset } from '@panta/core';
-import { queryRows, shardProgress } from '@panta/corpus';
+import { queryRows, shardProgress, verifyCorpus } from '@panta/corpus';
 import { startSurrogateServer } from '@panta/llm';
-import { loadSweep } from '../src/index.js';
+import { loadSweep, runSweep } from '../src/index.js';
 import { RHEON6, pantaAsync as panta, sweepKilledWhen, tempDir, writeSpec } from '../../../test/helpers.js';
 
 const prompts = parseDataset(readFileSync(RHEON6, 'utf8'), RHEON6);
@@ -49,10 +49,10 @@ backend: {kind: openai, base_url: "${server.url}/v1", model: surrogate-potts-v1,
       expect(resumed.code).toBe(0);
       // exactly one call per event not yet durably written: none for the written ones
       expect(server.stats().completed - before).toBe(total - done);
-      expect((await panta(['verify', out])).code).toBe(0);
+      expect((await verifyCorpus(out)).problems).toEqual([]);
 
       const straight = join(dir, 'straight');
-      expect((await panta(['run', spec, '--out', straight])).code).toBe(0);
+      expect((await runSweep(spec, { out: straight, logLevel: 'silent' })).status).toBe('complete');
       const rows = (o: string) =>
         queryRows(`SELECT * EXCLUDE (latency_ms, created_at) FROM read_parquet('${o}/events/*.parquet') ORDER BY run_id, event`);
       expect(await rows(out)).toEqual(await rows(straight));
