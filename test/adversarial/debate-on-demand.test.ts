@@ -39,10 +39,14 @@ judge: {kind: reference}
 
 describe('debate on demand against an adversarial OpenAI-compatible server', () => {
   it('off-format, empty and huge replies: every sweep completes and verifies, and no debate is called', async () => {
-    for (const mode of MODES) {
+    // The three sweeps at once (each mostly waits on its calls; each mode has a server of its own), then each checked.
+    const before = MODES.map((mode) => servers.get(mode)!.requests);
+    const swept = await Promise.all(
+      MODES.map((mode) => runSweep(writeSpec(dir, spec(mode), `${mode}.yaml`), { out: join(dir, mode), logLevel: 'silent' })),
+    );
+    for (const [i, mode] of MODES.entries()) {
       const out = join(dir, mode);
-      const before = servers.get(mode)!.requests;
-      expect((await runSweep(writeSpec(dir, spec(mode), `${mode}.yaml`), { out, logLevel: 'silent' })).status, mode).toBe('complete');
+      expect(swept[i]!.status, mode).toBe('complete');
       expect((await verifyCorpus(out)).problems, mode).toEqual([]);
       const rows = (await queryRows(
         `SELECT e.role, e.response, e.reply_status FROM read_parquet('${out}/events/*.parquet') e ORDER BY e.run_id, e.event`,
@@ -52,7 +56,7 @@ describe('debate on demand against an adversarial OpenAI-compatible server', () 
       const debaters = rows.filter((r) => r.role === 'debater');
       expect(debaters).toHaveLength(4 + 6);
       for (const r of debaters) expect(r, mode).toMatchObject({ response: '', reply_status: 'skipped' });
-      expect(servers.get(mode)!.requests - before, mode).toBeGreaterThanOrEqual(3 + 5);
+      expect(servers.get(mode)!.requests - before[i]!, mode).toBeGreaterThanOrEqual(3 + 5);
       for (const r of rows) {
         if (r.role === 'debater') continue;
         if (mode === 'empty') expect(r).toMatchObject({ response: '', reply_status: 'empty' });
