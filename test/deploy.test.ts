@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDataset, parseSweepSpec } from '@panta/core';
 import { corpusIdentity, runSweep } from '@panta/engine';
 import { startSurrogateServer } from '@panta/llm';
-import { RHEON6, ROOT, corpusDiff, panta, tempDir } from './helpers.js';
+import { RHEON6, ROOT, corpusDiff, pantaInProcess, tempDir } from './helpers.js';
 import { type Slurm, slurmMissing, startSlurm } from './slurm-cluster.js';
 import { AOF_REWRITE } from './redis-server.js';
 import { unknownK8sFields } from './k8s-fields.js';
@@ -397,21 +397,22 @@ describe('docker-compose.yml and docker-compose.workers.yml', () => {
   it('pass dclint with no error and no warning (key and service order aside: the files read in start-up order)', () => {
     const dclint = join(dirname(createRequire(import.meta.url).resolve('dclint/package.json')), 'bin', 'dclint.cjs');
     const order = ['service-keys-order', 'services-alphabetical-order', 'top-level-properties-order'];
-    for (const file of COMPOSE_FILES) {
-      const r = spawnSync(
-        process.execPath,
-        [dclint, join(ROOT, file), '--max-warnings', '0', '--color', 'false', '--disable-rule', ...order],
-        { encoding: 'utf8' },
-      );
-      expect(`${r.stdout}${r.stderr}`.trim(), file).toBe('');
-      expect(r.status, file).toBe(0);
-    }
-    // dclint sees what it checks: an unbound port is an error
+    // dclint sees what it checks: an unbound port is an error (a file of its own, linted in the same call)
     const bad = join(tempDir('panta-dclint-'), 'compose.yml');
     writeFileSync(bad, "services:\n  x:\n    image: redis:7.4.2\n    ports:\n      - '6379:6379'\n");
-    expect(
-      spawnSync(process.execPath, [dclint, bad, '--color', 'false', '--disable-rule', ...order], { encoding: 'utf8' }).status,
-    ).not.toBe(0);
+    const files = [...COMPOSE_FILES.map((f) => join(ROOT, f)), bad];
+    const r = spawnSync(process.execPath, [dclint, ...files, '--formatter', 'json', '--color', 'false', '--disable-rule', ...order], {
+      encoding: 'utf8',
+    });
+    expect(r.stderr).toBe('');
+    expect(r.status).not.toBe(0);
+    const results = JSON.parse(r.stdout) as { filePath: string; messages: Obj[]; errorCount: number; warningCount: number }[];
+    expect(results.map((x) => x.filePath)).toEqual(files);
+    for (const [i, file] of COMPOSE_FILES.entries()) {
+      expect(results[i]!.messages, file).toEqual([]);
+      expect([results[i]!.errorCount, results[i]!.warningCount], file).toEqual([0, 0]);
+    }
+    expect(results[2]!.messages.filter((m) => m.type === 'error').map((m) => m.rule)).toContain('no-unbound-port-interfaces');
   });
 
   it.skipIf(!has('docker', ['compose', 'version']))(
@@ -883,15 +884,17 @@ describe(KUBECTL ? 'deploy/k8s' : 'deploy/k8s (skipped: kubectl is not installed
   });
 
   it.runIf(KUBECTL)('no rendered object holds a field the Kubernetes API does not know, at any depth', () => {
-    expect(unknownK8sFields([...base, ...array, ...merge])).toEqual([]);
-    // The schema's validators let such a field through (the API server drops it without a word): the strict check does not.
+    // The schema's validators let such a field through (the API server drops it without a word): the strict check
+    // does not. A copy of a rendered object with a misspelt field goes through the same check as the rendered ones
+    // (one TypeScript program for all): it alone is named.
     const misspelt = structuredClone(byKind(base, 'Deployment', 'vllm'));
+    misspelt.metadata.name = 'vllm-misspelt';
     const probe = podSpec(misspelt).containers[0].readinessProbe ?? podSpec(misspelt).containers[0].startupProbe;
     probe.httpGet.hots = '127.0.0.1';
     expect(() => new Deployment(misspelt).validate()).not.toThrow();
-    const errors = unknownK8sFields([misspelt]);
+    const errors = unknownK8sFields([...base, ...array, ...merge, misspelt]);
     expect(errors).toHaveLength(1);
-    expect(errors[0]).toMatch(/^Deployment\/vllm: .*'"hots"' does not exist in type 'IHTTPGetAction'/);
+    expect(errors[0]).toMatch(/^Deployment\/vllm-misspelt: .*'"hots"' does not exist in type 'IHTTPGetAction'/);
   });
 
   it.runIf(KUBECTL)('every image is pinned; panta gets the tag from kustomization.yaml', () => {
@@ -1592,7 +1595,7 @@ describe.skipIf(!has('redis-server', ['--version']))(
       const first = await job('first', !!slurm);
       expect(first.stderr).toContain('sweep complete');
       expect(first.code, first.stderr).toBe(0);
-      expect(panta(['verify', join(dir, 'corpus')]).code).toBe(0);
+      expect((await pantaInProcess(['verify', join(dir, 'corpus')])).code).toBe(0);
       await expectEmbedded(spec, join(dir, 'corpus'));
       // srun gave node.sh the job's CPUs (a real job step, step 0, where Slurm runs); vLLM ran batch-invariant,
       // without VLLM_PORT, the judge alone on GPU 0 (Slurm's CUDA_VISIBLE_DEVICES from --gres=gpu:2)
@@ -1655,7 +1658,7 @@ describe.skipIf(!has('redis-server', ['--version']))(
       const second = await job('second');
       expect(second.stderr).toContain('Redis starts from the state the last job saved');
       expect(second.code, second.stderr).toBe(0);
-      expect(panta(['verify', join(dir, 'corpus')]).code).toBe(0);
+      expect((await pantaInProcess(['verify', join(dir, 'corpus')])).code).toBe(0);
     });
 
     it('panta-array.sbatch then panta-merge.sbatch: two shards on vLLM servers at free ports, merged into a corpus that verifies and is the embedded run', {
@@ -1713,21 +1716,26 @@ describe.skipIf(!has('redis-server', ['--version']))(
       const out = join(dir, 'merged');
       const merged = await submit('panta-merge.sbatch', { ...env, OUT: out }, { sbatch: [], stub: {}, output: join(dir, 'merge.out') });
       expect(merged.code, merged.stderr).toBe(0);
-      expect(panta(['verify', out]).code).toBe(0);
+      expect((await pantaInProcess(['verify', out])).code).toBe(0);
       await expectEmbedded(spec, out);
     });
   },
 );
 
-// ---- against the built CLI ------------------------------------------------------------------------------------
-// Skipped while a command is not in the build (the contract above is then the reference); once it is, its --help
-// must list every flag that a deployment file passes.
-const cliHelp = panta(['--help']).stdout ?? '';
-describe('the built CLI agrees with the deployment files', () => {
+// ---- against the CLI ------------------------------------------------------------------------------------------
+// Skipped while a command is not in the CLI (the contract above is then the reference); once it is, its --help
+// must list every flag that a deployment file passes. The CLI runs in this process (its help is the sources'
+// commander program, which the bundle is built from).
+const cliHelp = (await pantaInProcess(['--help'])).stdout;
+describe('the CLI agrees with the deployment files', () => {
   for (const role of Object.keys(CONTRACT)) {
-    it.skipIf(!new RegExp(`^ {2}${role}( |$)`, 'm').test(cliHelp))(`panta ${role} --help lists every flag the deployment files use`, () => {
-      const help = panta([role, '--help']).stdout;
-      for (const flag of CONTRACT[role].flags) expect(help, `panta ${role} --help`).toContain(flag);
-    });
+    it.skipIf(!new RegExp(`^ {2}${role}( |$)`, 'm').test(cliHelp))(
+      `panta ${role} --help lists every flag the deployment files use`,
+      async () => {
+        const help = await pantaInProcess([role, '--help']);
+        expect(help.code).toBe(0);
+        for (const flag of CONTRACT[role].flags) expect(help.stdout, `panta ${role} --help`).toContain(flag);
+      },
+    );
   }
 });

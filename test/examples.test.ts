@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_TEMPLATE, checkContextBudget, parseDataset, parseSweepSpec, planSweep, sweepSpecJsonSchema } from '@panta/core';
 import { queryRows } from '@panta/corpus';
-import { ROOT, panta, tempDir, writeSpec } from './helpers.js';
+import { ROOT, panta, pantaInProcess as cli, tempDir, writeSpec } from './helpers.js';
 
 const read = (p: string) => readFileSync(join(ROOT, p), 'utf8');
 
@@ -22,10 +22,11 @@ describe('examples double as smoke tests', () => {
       .replace('sizes: [64, 729]', 'sizes: [64]');
     const file = writeSpec(dir, text);
     const out = join(dir, 'quickstart');
+    // the quickstart as a user runs it: the built binary (the other examples run the CLI in this process)
     const r = panta(['run', file, '--out', out]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/complete: 48\/48 runs/);
-    expect(panta(['verify', out]).code).toBe(0);
+    expect((await cli(['verify', out])).code).toBe(0);
     const [counts] = await queryRows(
       `SELECT count(*) AS events, count(DISTINCT run_id) AS runs, min(len(emb_hashing)) AS dmin, max(len(emb_hashing)) AS dmax FROM read_parquet('${out}/events/*.parquet')`,
     );
@@ -65,10 +66,10 @@ describe('examples double as smoke tests', () => {
       .replace('file: beliefs.jsonl', `file: ${ROOT}/examples/beliefs.jsonl`)
       .replace(/^sweeps: 8$/m, 'sweeps: 2');
     const out = join(dir, 'protocols');
-    const r = panta(['run', writeSpec(dir, text), '--out', out]);
+    const r = await cli(['run', writeSpec(dir, text), '--out', out]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/complete: 80\/80 runs/);
-    expect(panta(['verify', out]).code).toBe(0);
+    expect((await cli(['verify', out])).code).toBe(0);
     const arms = await queryRows(`SELECT DISTINCT protocol FROM read_parquet('${out}/events/*.parquet') ORDER BY protocol`);
     expect(arms.map((a) => a.protocol)).toEqual(['belief-board', 'drift-policy', 'glauber', 'isolated', 'ssvp']);
   });
@@ -88,10 +89,10 @@ describe('examples double as smoke tests', () => {
     // the cuts must take, or this test silently runs the whole example
     expect(text).toMatch(/^sizes: \[4, 8, 16\]\ntemperatures: \[0.7\]\ntrials: 2\nsweeps: 8$/m);
     const out = join(dir, 'relay');
-    const r = panta(['run', writeSpec(dir, text), '--out', out]);
+    const r = await cli(['run', writeSpec(dir, text), '--out', out]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/complete: 24\/24 runs/);
-    expect(panta(['verify', out]).code).toBe(0);
+    expect((await cli(['verify', out])).code).toBe(0);
     // a chain: after the initial answers agent 0 reads nobody and agent i reads agent i - 1 only
     const roles = await queryRows(
       `SELECT protocol, role, count(*)::INTEGER AS rows,
@@ -109,7 +110,7 @@ describe('examples double as smoke tests', () => {
       ['ssvp', 'summary'],
     ]);
     const report = join(dir, 'report');
-    expect(panta(['report', out, '--out', report]).code).toBe(0);
+    expect((await cli(['report', out, '--out', report])).code).toBe(0);
     const [header, ...lines] = readFileSync(join(report, 'tables', 'lost-in-propagation-accuracy.csv'), 'utf8')
       .trim()
       .split('\n');

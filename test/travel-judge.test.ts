@@ -1,4 +1,4 @@
-import { readFileSync, renameSync, rmSync } from 'node:fs';
+import { cpSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseDataset } from '@panta/core';
@@ -6,7 +6,7 @@ import { judgeCachePath, queryRows, verifyCorpus } from '@panta/corpus';
 import { runSweep } from '@panta/engine';
 import { startSurrogateServer } from '@panta/llm';
 import { startAdversarialServer } from './adversarial/server.js';
-import { panta, ROOT, tempDir, writeSpec } from './helpers.js';
+import { pantaInProcess as panta, ROOT, tempDir, writeSpec } from './helpers.js';
 
 /** examples/ssvp-travel.yaml on two scenarios, one trial each (6 runs), with absolute paths and the given judge. */
 function spec(judge: string): string {
@@ -35,11 +35,24 @@ async function sweep(dir: string, name: string, judge: string): Promise<string> 
   return out;
 }
 
+/** The two sweeps several tests read, each run once for the file: judged by the reference and by the surrogate LLM judge. */
+const shared = tempDir('panta-travel-judge-');
+let refSweep: Promise<string> | undefined;
+let llmSweep: Promise<string> | undefined;
+const refCorpus = () => (refSweep ??= sweep(shared, 'ref', '{kind: reference}'));
+const llmCorpus = () => (llmSweep ??= sweep(shared, 'llm', '{kind: llm, backend: {kind: surrogate}}'));
+/** A copy of a shared corpus in `dir`, for a test that changes it. */
+const copyOf = (corpus: string, dir: string, name: string) => {
+  cpSync(corpus, join(dir, name), { recursive: true });
+  return join(dir, name);
+};
+
 describe('the LLM judge on the travel table (HR per assertion and TCS, Hallucination as Context Drift 4.4)', () => {
   it('the surrogate judge reproduces the reference HR exactly, scores TCS on all five dimensions, and verify recomputes it from the stored verdicts', async () => {
     const dir = tempDir();
-    const ref = await table(await sweep(dir, 'ref', '{kind: reference}'));
-    const llmOut = await sweep(dir, 'llm', '{kind: llm, backend: {kind: surrogate}}');
+    const refOut = await refCorpus();
+    const ref = await table(refOut);
+    const llmOut = await llmCorpus();
     const llm = await table(llmOut);
     expect(ref.length).toBe(6);
     expect(pick(llm, HR)).toEqual(pick(ref, HR));
@@ -71,23 +84,26 @@ describe('the LLM judge on the travel table (HR per assertion and TCS, Hallucina
       { judge: 'surrogate:surrogate-potts-v1', outputs: 16, outputs_scored: 16, labels: 48, agreement: 1, kappa: 1, kappa_note: null },
     ]);
     expect(readFileSync(judgeCachePath(llmOut), 'utf8')).toContain('\\u0000consistency-2');
-    const [refKappa] = await queryRows(`SELECT judge, kappa FROM read_parquet('${join(dir, 'ref')}/travel_judge.parquet')`);
+    const [refKappa] = await queryRows(`SELECT judge, kappa FROM read_parquet('${refOut}/travel_judge.parquet')`);
     expect(refKappa).toEqual({ judge: 'reference', kappa: null });
     // The report's Table 1 says who judged.
-    for (const [out, says] of [
-      [llmOut, 'LLM judge surrogate:surrogate-potts-v1: every assertion and all five dimensions; 0 rubric replies failed'],
-      [join(dir, 'ref'), 'reference judge: the dimensions with a checkable fact'],
+    for (const [out, says, name] of [
+      [llmOut, 'LLM judge surrogate:surrogate-potts-v1: every assertion and all five dimensions; 0 rubric replies failed', 'llm'],
+      [refOut, 'reference judge: the dimensions with a checkable fact', 'ref'],
     ]) {
-      const r = panta(['report', out, '--out', join(out, 'report')]);
+      const report = join(dir, `report-${name}`);
+      const r = await panta(['report', out, '--out', report]);
       expect(r.code, r.stderr).toBe(0);
-      expect(readFileSync(join(out, 'report', 'index.html'), 'utf8')).toContain(says);
+      expect(readFileSync(join(report, 'index.html'), 'utf8')).toContain(says);
     }
-    // verify recomputes from the stored verdicts: without them every verdict is a judge failure, and the table disagrees.
+    // verify recomputes from the stored verdicts: without them every verdict is a judge failure, and the table
+    // disagrees (a copy of the corpus, the file's other tests read it whole).
     const cache = readFileSync(judgeCachePath(llmOut), 'utf8');
     expect(cache).toContain('travel-assertions\\u0000travel-barcelona');
     expect(cache).toContain('travel-tcs\\u0000travel-tokyo');
-    rmSync(judgeCachePath(llmOut));
-    const problems = (await verifyCorpus(llmOut)).problems;
+    const uncached = copyOf(llmOut, dir, 'llm-uncached');
+    rmSync(judgeCachePath(uncached));
+    const problems = (await verifyCorpus(uncached)).problems;
     expect(
       problems.some((p) => /^travel\.parquet: travel-\S+: assertions_made \d+ stored, 0 recomputed/.test(p)),
       problems.join('\n'),
@@ -95,10 +111,10 @@ describe('the LLM judge on the travel table (HR per assertion and TCS, Hallucina
     expect(problems).toContain('travel_judge.parquet: outputs_scored 16 stored, 0 recomputed');
   });
 
-  it('panta plan counts the travel rubric calls: one per answer and one per final itinerary of every travel run', () => {
+  it('panta plan counts the travel rubric calls: one per answer and one per final itinerary of every travel run', async () => {
     const dir = tempDir();
     const llm = writeSpec(dir, spec('{kind: llm, backend: {kind: surrogate}}'), 'llm.yaml');
-    const r = panta(['plan', llm, '--json']);
+    const r = await panta(['plan', llm, '--json']);
     expect(r.code, r.stderr).toBe(0);
     const calls = JSON.parse(r.stdout).calls as { kind: string; calls: number; completionTokens: number; atMost: boolean }[];
     // 6 runs; each: 3 roles x the paper's 6 steps (sweeps 0..5) = 18 answers, and one final itinerary.
@@ -108,13 +124,13 @@ describe('the LLM judge on the travel table (HR per assertion and TCS, Hallucina
       atMost: true,
     });
     expect(calls.find((c) => c.kind === 'judge')?.calls).toBe(6 * 18);
-    const ref = panta(['plan', writeSpec(dir, spec('{kind: reference}'), 'ref.yaml'), '--json']);
+    const ref = await panta(['plan', writeSpec(dir, spec('{kind: reference}'), 'ref.yaml'), '--json']);
     expect((JSON.parse(ref.stdout).calls as { kind: string }[]).map((c) => c.kind)).not.toContain('travel-judge');
   });
 
   it('a changed TCS dimension in an LLM-judged table is named by verify', async () => {
     const dir = tempDir();
-    const out = await sweep(dir, 'llm', '{kind: llm, backend: {kind: surrogate}}');
+    const out = copyOf(await llmCorpus(), dir, 'llm');
     const file = join(out, 'travel.parquet');
     await queryRows(
       `COPY (SELECT * REPLACE (CASE WHEN prompt_id = 'travel-tokyo' AND protocol = 'ssvp' THEN [0.5, 0.5, 0.5, 0.5, 0.5] ELSE tcs_dims END AS tcs_dims) FROM read_parquet('${file}')) TO '${file}.new' (FORMAT parquet)`,
@@ -126,7 +142,7 @@ describe('the LLM judge on the travel table (HR per assertion and TCS, Hallucina
       problems.join('\n'),
     ).toBe(true);
     // A reference-judged table written before the judge columns existed still verifies.
-    const old = await sweep(dir, 'old', '{kind: reference}');
+    const old = copyOf(await refCorpus(), dir, 'old');
     const oldFile = join(old, 'travel.parquet');
     await queryRows(
       `COPY (SELECT * EXCLUDE (tcs_dims, judge, judge_failures) FROM read_parquet('${oldFile}')) TO '${oldFile}.new' (FORMAT parquet)`,
@@ -147,7 +163,7 @@ describe('the LLM judge on the travel table (HR per assertion and TCS, Hallucina
         'served',
         `{kind: llm, backend: {kind: openai, base_url: "${server.url}/v1", model: surrogate-potts-v1}}`,
       );
-      const local = await sweep(dir, 'local', '{kind: llm, backend: {kind: surrogate}}');
+      const local = await llmCorpus();
       const cols = [...HR, 'tcs', 'tcs_note', 'tcs_dims', 'judge_failures'];
       expect(pick(await table(served), cols)).toEqual(pick(await table(local), cols));
       expect((await table(served))[0]?.judge).toBe('openai:surrogate-potts-v1');
