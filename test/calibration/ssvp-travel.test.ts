@@ -118,7 +118,8 @@ describe('calibration: the travel scenario on examples/ssvp-travel.yaml (Halluci
       dir,
       travelExample({
         'ssvp: {tau: 0.25}': `ssvp: {tau: {calibrate: 0.02, from: ${one}}}`,
-        'protocol: [no-sync, full-broadcast, ssvp]': 'protocol: ssvp',
+        // One scenario's run is enough to show the calibrated tau in its manifest (and to verify).
+        'protocol: [no-sync, full-broadcast, ssvp]': 'protocol: ssvp\nprompts: [travel-rome]',
       }),
       'calibrated.yaml',
     );

@@ -4,7 +4,9 @@ import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { queryRows } from '@panta/corpus';
 import { runSweep } from '@panta/engine';
-import { RHEON6, panta, tempDir, writeSpec } from '../../../test/helpers.js';
+import { RHEON6, panta, pantaInProcess, tempDir, writeSpec } from '../../../test/helpers.js';
+
+type Panta = (args: string[]) => Promise<{ code: number | null; stdout: string; stderr: string }>;
 
 /**
  * A real corpus (2 prompts on a 4-ring, 2 trials, 1 sweep, 2 encoders) whose order_params.parquet is then
@@ -88,8 +90,8 @@ const caption = (html: string, id: string) =>
 const figCaption = (html: string, id: string) =>
   new RegExp(`<section id="${id}">[\\s\\S]*?<figcaption>([\\s\\S]*?)</figcaption>`).exec(html)?.[1] ?? '';
 
-function report(args: string[] = [], out = 'report'): { html: string; out: string } {
-  const r = panta(['report', corpus, '--out', join(dir, out), ...args]);
+async function report(args: string[] = [], out = 'report', run: Panta = pantaInProcess): Promise<{ html: string; out: string }> {
+  const r = await run(['report', corpus, '--out', join(dir, out), ...args]);
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);
   return { html: readFileSync(join(dir, out, 'index.html'), 'utf8'), out: join(dir, out) };
@@ -98,8 +100,8 @@ function report(args: string[] = [], out = 'report'): { html: string; out: strin
  * The report with no option, made once: most tests read a different part of the same output (a spawn of
  * `panta report` renders 16 figures as SVG and PNG, ~5 s of CPU).
  */
-let plain: { html: string; out: string } | undefined;
-const defaultReport = () => (plain ??= report());
+let plain: Promise<{ html: string; out: string }> | undefined;
+const defaultReport = () => (plain ??= report([], 'report', async (args) => panta(args)));
 const specValues = (out: string, id: string) =>
   (JSON.parse(readFileSync(join(out, 'figures', `${id}.vl.json`), 'utf8')) as { data: { values: Record<string, unknown>[] } }).data.values;
 
@@ -162,8 +164,8 @@ beforeAll(async () => {
 });
 
 describe('the report draws the paper (numbers worked out by hand)', () => {
-  it('Table 7: hallucination share = Σ hallucinated / Σ answers over every snapshot: fq117 10/16, fq75 3/16, pooled 13/32', () => {
-    const { html } = defaultReport();
+  it('Table 7: hallucination share = Σ hallucinated / Σ answers over every snapshot: fq117 10/16, fq75 3/16, pooled 13/32', async () => {
+    const { html } = await defaultReport();
     const rows = sectionRows(html, 'hallucination-share');
     expect(rows).toEqual([
       ['0.5', '0.625', '0.188', '0.406'],
@@ -176,8 +178,8 @@ describe('the report draws the paper (numbers worked out by hand)', () => {
     expect(csv[1]).toBe('0.5,0.625,0.1875,0.40625');
   });
 
-  it('Figure 5: 2 of 3 runs amplify (ρ final > ρ(0)); the run with ρ(0) undefined is left out and said so', () => {
-    const { html, out } = defaultReport();
+  it('Figure 5: 2 of 3 runs amplify (ρ final > ρ(0)); the run with ρ(0) undefined is left out and said so', async () => {
+    const { html, out } = await defaultReport();
     const cap = figCaption(html, 'amplification');
     expect(cap).toMatch(/2 of 3 runs amplify/);
     expect(cap).toMatch(/1 run is left out: ρ undefined/);
@@ -190,8 +192,8 @@ describe('the report draws the paper (numbers worked out by hand)', () => {
     ]);
   });
 
-  it("Figure 6: per prompt and sweep, the mean over trials of the share and ± one standard deviation, the paper's spread (fq117 t = 0: 3/4 and 2/4 -> .625 ± .125·√2)", () => {
-    const { html, out } = defaultReport();
+  it("Figure 6: per prompt and sweep, the mean over trials of the share and ± one standard deviation, the paper's spread (fq117 t = 0: 3/4 and 2/4 -> .625 ± .125·√2)", async () => {
+    const { html, out } = await defaultReport();
     const v = specValues(out, 'hallucination-by-sweep');
     const at = (p: string, t: number) => v.find((x) => x.prompt_id === p && x.sweep === t)!;
     const sd = 0.125 * Math.SQRT2;
@@ -213,13 +215,13 @@ describe('the report draws the paper (numbers worked out by hand)', () => {
     );
   });
 
-  it("Figure 6 with --spread se: the band is ± one standard error (fq117 t = 0: .625 ± .125), and the caption says so; the spec's departures are a note", () => {
+  it("Figure 6 with --spread se: the band is ± one standard error (fq117 t = 0: .625 ± .125), and the caption says so; the spec's departures are a note", async () => {
     const copy = join(dir, 'departed');
     cpSync(corpus, copy, { recursive: true });
     const manifest = JSON.parse(readFileSync(join(copy, 'manifest.json'), 'utf8'));
     manifest.spec.departures = ['Qwen3-14B in BF16, not 4-bit', 'two sweeps'];
     writeFileSync(join(copy, 'manifest.json'), JSON.stringify(manifest));
-    const r = panta(['report', copy, '--spread', 'se']);
+    const r = await pantaInProcess(['report', copy, '--spread', 'se']);
     expect(r.code).toBe(0);
     expect(r.stderr).toBe(
       "panta: note: Departures from the paper this sweep records (its spec's departures): Qwen3-14B in BF16, not 4-bit; two sweeps.\n",
@@ -237,14 +239,14 @@ describe('the report draws the paper (numbers worked out by hand)', () => {
       /± one standard error \(SE = sd\/√n, the sample sd\) over trials .*--spread se: the paper's is the standard deviation/,
     );
     expect(caption(html, 'truncation')).toMatch(/The spread is one se/);
-    const bad = panta(['report', corpus, '--out', join(dir, 'bad-spread'), '--spread', 'iqr']);
+    const bad = await pantaInProcess(['report', corpus, '--out', join(dir, 'bad-spread'), '--spread', 'iqr']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--spread.*iqr.*sd, se/);
     expect(existsSync(join(dir, 'bad-spread'))).toBe(false);
   });
 
-  it('initial majority vs final fate: fq117 one repaired, fq75 one corrupted, each one other (tie, none)', () => {
-    const { html, out } = defaultReport();
+  it('initial majority vs final fate: fq117 one repaired, fq75 one corrupted, each one other (tie, none)', async () => {
+    const { html, out } = await defaultReport();
     expect(sectionRows(html, 'majority-fate')).toEqual([
       ['fq117', '2', '1', '0', '0', '0', '1'],
       ['fq75', '2', '0', '1', '0', '0', '1'],
@@ -261,18 +263,18 @@ describe('the report draws the paper (numbers worked out by hand)', () => {
     expect(grid.reduce((s, g) => s + (g.runs as number), 0)).toBe(4);
   });
 
-  it('Table 9: final cohesion per encoder (e1 (.9+.5+.7+.3)/4 = .6, e2 .5), ρ final (.25 + 1 + 2/3 + 0)/4', () => {
-    const { html } = defaultReport();
+  it('Table 9: final cohesion per encoder (e1 (.9+.5+.7+.3)/4 = .6, e2 .5), ρ final (.25 + 1 + 2/3 + 0)/4', async () => {
+    const { html } = await defaultReport();
     expect(sectionRows(html, 'geometry-ladder')).toEqual([['ring', '2', '4', '0.600', '0.500', '0.479']]);
   });
 
-  it('Table 10: Spearman over configuration-trial pairs: ranks (4,2,3,1) against (4,3,2,1), Σd² = 2, ρ_s = 1 − 6·2/(4·15) = 0.8', () => {
-    const { html } = defaultReport();
+  it('Table 10: Spearman over configuration-trial pairs: ranks (4,2,3,1) against (4,3,2,1), Σd² = 2, ρ_s = 1 − 6·2/(4·15) = 0.8', async () => {
+    const { html } = await defaultReport();
     expect(sectionRows(html, 'encoder-robustness')).toEqual([['e1', 'e2', '4', '0.800']]);
   });
 
-  it('Table 8: judge vs ann p_o 7/8, p_e 25/64, κ = 31/39; ann vs bob p_o 6/8, p_e 23/64, κ = 25/41', () => {
-    const { html } = defaultReport();
+  it('Table 8: judge vs ann p_o 7/8, p_e 25/64, κ = 31/39; ann vs bob p_o 6/8, p_e 23/64, κ = 25/41', async () => {
+    const { html } = await defaultReport();
     const rows = sectionRows(html, 'human-validation');
     const row = (pair: string, scope: string) => rows.find((r) => r[0] === pair && r[1] === scope)!;
     expect(row('judge vs ann', 'pooled').slice(2)).toEqual(['8', '87.500', (31 / 39).toFixed(3)]);
@@ -281,8 +283,8 @@ describe('the report draws the paper (numbers worked out by hand)', () => {
     expect(row('judge vs ann', 'fq75').slice(2)).toEqual(['4', '100', '1']);
   });
 
-  it('magnetisation and CDS bands are ± one standard error over trials (m final of fq117: .9 and .7 -> .8 ± .1; CDS .2 and .4 -> .3 ± .1)', () => {
-    const { html, out } = defaultReport();
+  it('magnetisation and CDS bands are ± one standard error over trials (m final of fq117: .9 and .7 -> .8 ± .1; CDS .2 and .4 -> .3 ± .1)', async () => {
+    const { html, out } = await defaultReport();
     const m = specValues(out, 'magnetisation-e1').find((v) => String(v.config_id).startsWith('fq117') && v.sweep === 1)!;
     expect(m.m).toBeCloseTo(0.8, 12);
     expect(m.m_lo).toBeCloseTo(0.7, 12);
@@ -294,8 +296,8 @@ describe('the report draws the paper (numbers worked out by hand)', () => {
     expect(figCaption(html, 'magnetisation-e1')).toMatch(/mean ± one standard error over trials/);
   });
 
-  it("--exclude-prompts fq117 is Table 9's scope (and the main text's pooled analyses), not Table 7's pooled column nor Table 10's pairs: each caption names its scope", () => {
-    const { html, out } = report(['--exclude-prompts', 'fq117'], 'report-ex');
+  it("--exclude-prompts fq117 is Table 9's scope (and the main text's pooled analyses), not Table 7's pooled column nor Table 10's pairs: each caption names its scope", async () => {
+    const { html, out } = await report(['--exclude-prompts', 'fq117'], 'report-ex');
     // Table 7 pools every prompt, Prompt 1 included: 13/32 as without the option.
     expect(sectionRows(html, 'hallucination-share')[0]).toEqual(['0.5', '0.625', '0.188', '0.406']);
     expect(caption(html, 'hallucination-share')).toMatch(
@@ -318,8 +320,8 @@ describe('the report draws the paper (numbers worked out by hand)', () => {
     expect(specValues(out, 'amplification').some((v) => String(v.run_id ?? '').startsWith('fq117'))).toBe(false);
   });
 
-  it("without --exclude-prompts, Table 9's caption says how to give the paper's scope (its Prompt 1 left out)", () => {
-    const { html } = defaultReport();
+  it("without --exclude-prompts, Table 9's caption says how to give the paper's scope (its Prompt 1 left out)", async () => {
+    const { html } = await defaultReport();
     expect(caption(html, 'geometry-ladder')).toMatch(
       /Pooled over every prompt \(2\)\. The paper's Table 9 leaves out its Prompt 1 .*fq117 in rheon6.*--exclude-prompts ID/,
     );
@@ -335,29 +337,29 @@ describe('the report draws the paper (numbers worked out by hand)', () => {
     writeFileSync(join(copy, 'manifest.json'), JSON.stringify(manifest));
     return copy;
   };
-  it("the spec's exclude_prompts is the default scope of Table 9 (named on its caption), --exclude-prompts '' overrides it", () => {
+  it("the spec's exclude_prompts is the default scope of Table 9 (named on its caption), --exclude-prompts '' overrides it", async () => {
     const copy = withSpec(['fq117'], 'spec-ex');
-    const r = panta(['report', copy]);
+    const r = await pantaInProcess(['report', copy]);
     expect(r.stderr).toBe('');
     const html = readFileSync(join(copy, 'report', 'index.html'), 'utf8');
     expect(sectionRows(html, 'geometry-ladder')).toEqual([['ring', '2', '2', '0.500', '0.300', '0.333']]);
     expect(caption(html, 'geometry-ladder')).toMatch(/excluded from this pooled analysis: fq117 \(exclude_prompts in the spec\)/);
     expect(sectionRows(html, 'hallucination-share')[0]).toEqual(['0.5', '0.625', '0.188', '0.406']);
-    expect(panta(['report', copy, '--exclude-prompts', '']).code).toBe(0);
+    expect((await pantaInProcess(['report', copy, '--exclude-prompts', ''])).code).toBe(0);
     const all = readFileSync(join(copy, 'report', 'index.html'), 'utf8');
     expect(sectionRows(all, 'geometry-ladder')).toEqual([['ring', '2', '4', '0.600', '0.500', '0.479']]);
   });
 
-  it("an unknown id in the spec's exclude_prompts names the spec field (exit 2)", () => {
-    const bad = panta(['report', withSpec(['fq999'], 'spec-bad')]);
+  it("an unknown id in the spec's exclude_prompts names the spec field (exit 2)", async () => {
+    const bad = await pantaInProcess(['report', withSpec(['fq999'], 'spec-bad')]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(
       /manifest\.json: spec\.exclude_prompts: "fq999" is no prompt of this corpus; fix: use ids among fq117, fq75 \(or override it with --exclude-prompts\)\n$/,
     );
   });
 
-  it('an unknown prompt to exclude is one line naming the option and the fix (exit 2), nothing written', () => {
-    const r = panta(['report', corpus, '--out', join(dir, 'bad'), '--exclude-prompts', 'fq999']);
+  it('an unknown prompt to exclude is one line naming the option and the fix (exit 2), nothing written', async () => {
+    const r = await pantaInProcess(['report', corpus, '--out', join(dir, 'bad'), '--exclude-prompts', 'fq999']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^panta: .*corpus: --exclude-prompts: "fq999" is no prompt of this corpus; fix: use ids among fq117, fq75\n$/);
     expect(existsSync(join(dir, 'bad'))).toBe(false);
@@ -367,7 +369,7 @@ describe('the report draws the paper (numbers worked out by hand)', () => {
 const CHROMIUM = '/usr/bin/chromium';
 describe.skipIf(!existsSync(CHROMIUM))('the report in headless Chromium', () => {
   it("shows the paper's new tables and figures, nothing fetched from elsewhere", async () => {
-    const { out } = defaultReport();
+    const { out } = await defaultReport();
     const { chromium } = await import('playwright-core');
     const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
     try {
@@ -408,8 +410,8 @@ describe('degenerate populations: one trial, every answer not known', () => {
     );
   });
 
-  it('every number is defined or said to be undefined: no NaN, no band, no amplification count, no pair to correlate', () => {
-    const r = panta(['report', one]);
+  it('every number is defined or said to be undefined: no NaN, no band, no amplification count, no pair to correlate', async () => {
+    const r = await pantaInProcess(['report', one]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const html = readFileSync(join(one, 'report', 'index.html'), 'utf8');
