@@ -138,12 +138,25 @@ export async function sweepKilledWhen(
  * command's logic and output without a node start and a load of the bundle per call (0.5 to 1 s of CPU each).
  * A test of what the process itself does (exit status as a process, signals, the built bundle) spawns the binary
  * instead (`panta`, `pantaAsync`). The CLI is imported on the first call, so files that never call this do not
- * load it. One call at a time: the process's streams are swapped for the call.
+ * load it. One call at a time: the process's streams are swapped for the call. `env` is set in process.env for
+ * the call and restored after it.
  */
-export async function pantaInProcess(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+export async function pantaInProcess(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const { runCli } = await import('@panta/cli');
+  const saved = Object.keys(env).map((k) => [k, process.env[k]] as const);
+  Object.assign(process.env, env);
   let stdout = '';
   let stderr = '';
-  const code = await runCli(args, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) });
-  return { code, stdout, stderr };
+  try {
+    const code = await runCli(args, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) });
+    return { code, stdout, stderr };
+  } finally {
+    for (const [k, v] of saved) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
 }

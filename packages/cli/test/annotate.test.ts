@@ -3,8 +3,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { csvLine, parseCsv } from '@panta/core';
 import { queryRows } from '@panta/corpus';
-import { RHEON6, panta, tempDir, writeSpec } from '../../../test/helpers.js';
-import { cli } from './in-process.js';
+import { RHEON6, panta, tempDir, writeSpec, pantaInProcess as cli } from '../../../test/helpers.js';
 
 // 2 prompts x 2 temperatures x 2 trials on an 8-ring, 2 sweeps: 4 configurations, 192 answers.
 const SPEC = `name: annotate

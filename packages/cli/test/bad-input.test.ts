@@ -2,8 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RHEON6, ROOT, panta, tempDir, writeSpec } from '../../../test/helpers.js';
-import { cli } from './in-process.js';
+import { RHEON6, ROOT, panta, tempDir, writeSpec, pantaInProcess as cli } from '../../../test/helpers.js';
 
 const GOOD = `name: bad
 dataset: ${RHEON6}

@@ -5,9 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDataset } from '@panta/core';
 import { queryRows } from '@panta/corpus';
 import { startSurrogateServer, type SurrogateServer } from '@panta/llm';
-import { runCli } from '../src/index.js';
 import { startFaultProxy, type FaultProxy } from '../../../test/fault-proxy.js';
-import { RHEON6, pantaProcess, tempDir, writeSpec } from '../../../test/helpers.js';
+import { RHEON6, pantaProcess, tempDir, writeSpec, pantaInProcess as cli } from '../../../test/helpers.js';
 import { freePort } from '../../../test/redis-server.js';
 
 /**
@@ -64,13 +63,6 @@ encoders: [{name: h, kind: hashing, dim: 8}]
 concurrency: 4
 backend: {kind: openai, base_url: "${url}/v1", model: surrogate-potts-v1, max_in_flight: 4, timeout_ms: 2000, max_retries: 2}
 `;
-
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(args, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) });
-  return { code, stdout, stderr };
-}
 
 const CAUSES: [Exclude<Mode, 'good' | 'hang'>, RegExp][] = [
   ['html', /gave no usable reply \(latest: not JSON: "<!DOCTYPE html><html><head><title>Sign in<\/title>/],

@@ -3,14 +3,13 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../src/index.js';
-import { RHEON6, tempDir } from '../../../test/helpers.js';
+import { RHEON6, pantaInProcess, tempDir } from '../../../test/helpers.js';
 
 /**
  * The input gate, by property: whatever the spec or the command line, `panta` either exits 0 with a corpus
  * that `panta verify` passes, or exits 2 with exactly one line on stderr and nothing written. Cases mutate a
  * tiny valid sweep (surrogate, ring of 4, one sweep, one prompt): types, bounds, paths, YAML structure,
- * options and their values. The CLI runs in-process (runCli), so a refused case costs a few ms and an
+ * options and their values. The CLI runs in-process (pantaInProcess), so a refused case costs a few ms and an
  * accepted one a full sweep and a verify (about 0.1 s): every accepted case is run to the end.
  *
  * One seed per test run, in the test names: FUZZ_SEED=<seed> replays exactly the same cases.
@@ -52,8 +51,7 @@ beforeAll(async () => {
   F.corpus = join(root, 'corpus');
   const spec = join(root, 'corpus.yaml');
   writeFileSync(spec, stringify(BASE));
-  const quiet = { stdout: () => undefined, stderr: () => undefined };
-  if ((await runCli(['run', spec, '--out', F.corpus], quiet)) !== 0) throw new Error('the fixture corpus did not run');
+  if ((await pantaInProcess(['run', spec, '--out', F.corpus])).code !== 0) throw new Error('the fixture corpus did not run');
 });
 
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -454,10 +452,7 @@ const counts = { spec: { ok: 0, refused: 0 }, argv: { ok: 0, refused: 0 }, comma
 /** Runs `panta ARGS` in-process and checks the gate's property; `watched` are folders that must not change. */
 async function checkGate(args: string[], watched: string[], tally: { ok: number; refused: number }): Promise<void> {
   const before = watched.map(snapshot);
-  let stdout = '';
-  let stderr = '';
-  const io = { stdout: (t: string) => void (stdout += t), stderr: (t: string) => void (stderr += t) };
-  const code = await runCli(args, io);
+  const { code, stdout, stderr } = await pantaInProcess(args);
   const shown = `panta ${args.map((a) => JSON.stringify(a)).join(' ')}\nexit ${code}\nstderr: ${stderr}`;
   if (code === 0) {
     tally.ok++;
@@ -466,9 +461,8 @@ async function checkGate(args: string[], watched: string[], tally: { ok: number;
     const out = outs.at(-1)!;
     // The generator keeps every accepted folder inside the fixture folder, never the working directory.
     expect(out.startsWith(`${root}/`), shown).toBe(true);
-    let report = '';
-    const verified = await runCli(['verify', out], { stdout: (t) => void (report += t), stderr: (t) => void (report += t) });
-    expect(verified, `${shown}\nverify: ${report}`).toBe(0);
+    const verified = await pantaInProcess(['verify', out]);
+    expect(verified.code, `${shown}\nverify: ${verified.stdout}${verified.stderr}`).toBe(0);
     return;
   }
   tally.refused++;

@@ -4,8 +4,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { RHEON6, pantaAsync, pantaProcess, tempDir, writeSpec, type PantaProcess } from '../../../test/helpers.js';
-import { cli } from './in-process.js';
+import { RHEON6, pantaAsync, pantaProcess, tempDir, writeSpec, type PantaProcess, pantaInProcess as cli } from '../../../test/helpers.js';
 import { RedisServer } from '../../../test/redis-server.js';
 
 // Tests of the out-folder lock: on the built binary (npm test builds it first) where processes hold it and

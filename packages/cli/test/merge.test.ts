@@ -2,8 +2,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, write
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../src/index.js';
-import { RHEON6, pantaProcess, tempDir, writeSpec } from '../../../test/helpers.js';
+import { RHEON6, pantaProcess, tempDir, writeSpec, pantaInProcess as cli } from '../../../test/helpers.js';
 
 const SPEC = `name: array
 dataset: ${RHEON6}
@@ -14,13 +13,6 @@ temperatures: [0.4, 1.1]
 sweeps: 2
 seed: 21
 `;
-
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(args, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) });
-  return { code, stdout, stderr };
-}
 
 /** Exit 2, one line on stderr (no progress lines before it), and the folder it names was not written. */
 function refused(r: { code: number; stderr: string }, out: string): string {

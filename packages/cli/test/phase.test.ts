@@ -2,8 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PHASE_TABLE, type PhaseRow, writeParquetTable } from '@panta/corpus';
-import { panta, tempDir } from '../../../test/helpers.js';
-import { cli } from './in-process.js';
+import { panta, tempDir, pantaInProcess as cli } from '../../../test/helpers.js';
 
 /** A row of phase.parquet with the numbers the diagram reads; the rest null. */
 function row(geometry: string, n: number, temperature: number, binder: number, chi: number, rho: number, equilibrated = true): PhaseRow {

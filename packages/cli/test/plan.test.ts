@@ -2,8 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROTOCOL_SYSTEM, RUBRIC_SYSTEM } from '@panta/core';
-import { panta, ROOT, tempDir, writeSpec, RHEON6 } from '../../../test/helpers.js';
-import { cli } from './in-process.js';
+import { panta, ROOT, tempDir, writeSpec, RHEON6, pantaInProcess as cli } from '../../../test/helpers.js';
 
 /** `panta plan ARGS` in this process (relative paths from the repository's root, as the binary's cwd in these tests). */
 const plan = async (args: string[]) => {

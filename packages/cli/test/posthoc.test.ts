@@ -2,8 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { queryRows } from '@panta/corpus';
-import { RHEON6, pantaAsync, tempDir, writeSpec } from '../../../test/helpers.js';
-import { cli } from './in-process.js';
+import { RHEON6, pantaAsync, tempDir, writeSpec, pantaInProcess as cli } from '../../../test/helpers.js';
 
 const SPEC = `name: posthoc-cli
 dataset: ${RHEON6}

@@ -4,8 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { csvLine, parseCsv } from '@panta/core';
 import { queryRows } from '@panta/corpus';
-import { RHEON6, ROOT, panta, tempDir, writeSpec } from '../../../test/helpers.js';
-import { cli } from './in-process.js';
+import { RHEON6, ROOT, panta, tempDir, writeSpec, pantaInProcess as cli } from '../../../test/helpers.js';
 
 const SPEC = `name: publish
 dataset: ${RHEON6}

@@ -2,8 +2,7 @@ import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { manifestDigest } from '@panta/corpus';
-import { RHEON6, tempDir, writeSpec } from '../../../test/helpers.js';
-import { runCli } from '../src/index.js';
+import { RHEON6, tempDir, writeSpec, pantaInProcess as cli } from '../../../test/helpers.js';
 
 /**
  * `panta verify` against corpora changed after Panta wrote them: hand edits of the manifest, a stray shard,
@@ -24,13 +23,6 @@ const SHARD = join('events', 'fq117-ring-n16-T0.2-glauber-t0.parquet');
 let dir: string;
 let corpus: string;
 let cases = 0;
-
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(args, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) });
-  return { code, stdout, stderr };
-}
 
 /** A copy of the good corpus to damage. */
 function copy(): string {

@@ -2,8 +2,7 @@ import { cpSync, readdirSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { queryRows } from '@panta/corpus';
-import { RHEON6, panta, tempDir, writeSpec } from '../../../test/helpers.js';
-import { cli } from './in-process.js';
+import { RHEON6, panta, tempDir, writeSpec, pantaInProcess as cli } from '../../../test/helpers.js';
 
 const SPEC = `name: verify
 dataset: ${RHEON6}
