@@ -59,12 +59,15 @@ describe('examples double as smoke tests', () => {
     expect(new Set(prompts.filter((p) => p.false_premise).map((p) => p.id)).size).toBe(3);
   });
 
-  it('protocols: the five arms on a ring and a mean field, cut to two sweeps, run and verify', async () => {
+  it('protocols: the five arms on a ring and a mean field, cut to two sweeps of 16 agents, run and verify', async () => {
     const dir = tempDir();
     const text = read('examples/protocols.yaml')
       .replace('../datasets/', `${ROOT}/datasets/`)
       .replace('file: beliefs.jsonl', `file: ${ROOT}/examples/beliefs.jsonl`)
+      .replace(/^sizes: \[64\]$/m, 'sizes: [16]')
       .replace(/^sweeps: 8$/m, 'sweeps: 2');
+    // the cuts must take, or this test silently runs a larger sweep
+    expect(text).toMatch(/^sizes: \[16\]\n(.*\n)*sweeps: 2$/m);
     const out = join(dir, 'protocols');
     const r = await cli(['run', writeSpec(dir, text), '--out', out]);
     expect(r.code).toBe(0);
