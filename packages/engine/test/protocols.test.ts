@@ -16,10 +16,10 @@ import {
   type ChatMessages,
   type PromptContext,
 } from '@panta/core';
-import { queryRows } from '@panta/corpus';
+import { queryRows, verifyCorpus } from '@panta/corpus';
 import { HashingEncoder } from '@panta/embed';
 import { startSurrogateServer, type LlmBackend } from '@panta/llm';
-import { RHEON6, panta, tempDir, writeSpec } from '../../../test/helpers.js';
+import { RHEON6, tempDir, writeSpec } from '../../../test/helpers.js';
 import { InProcessTransport, runSweep } from '../src/index.js';
 
 const BELIEFS = '{"id": "wrong-97", "belief": "97"}\n{"id": "wrong-95", "belief": "95"}\n';
@@ -64,25 +64,50 @@ async function rows(out: string): Promise<Row[]> {
   return all.map((r) => ({ ...r, event: Number(r.event), agent: Number(r.agent), sweep: Number(r.sweep) }) as Row);
 }
 
+type Seen = Map<number, { messages: ChatMessages; context: PromptContext; temperature: number }>;
+
+/**
+ * SPEC swept once for the file, at concurrency 64, through a backend that remembers every request (a pass-through:
+ * the rows are the plain in-process sweep's). The tests read it: against concurrency 1, for the prompts each
+ * protocol sends, against the served surrogate.
+ */
+let recorded: Promise<{ out: string; seen: Seen }> | undefined;
+function recordedSweep(): Promise<{ out: string; seen: Seen }> {
+  recorded ??= (async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'beliefs.jsonl'), BELIEFS);
+    const seen: Seen = new Map();
+    const out = join(dir, 'c64');
+    const summary = await runSweep(writeSpec(dir, SPEC()), {
+      out,
+      concurrency: 64,
+      logLevel: 'silent',
+      transport: (services) => new InProcessTransport({ ...services, backend: recording(services.backend, seen) }),
+    });
+    expect(summary.status).toBe('complete');
+    return { out, seen };
+  })();
+  return recorded;
+}
+
 describe('coordination protocols', () => {
   it('every protocol runs on ring, meanfield, chain (relay) and star (hub): verify accepts the corpus, and concurrency 1 and 64 write the same rows', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'beliefs.jsonl'), BELIEFS);
     const spec = writeSpec(dir, SPEC());
     const a = await runSweep(spec, { out: join(dir, 'c1'), concurrency: 1, partRows: 23, logLevel: 'silent' });
-    const b = await runSweep(spec, { out: join(dir, 'c64'), concurrency: 64, logLevel: 'silent' });
     expect(a.status).toBe('complete');
-    expect(b.status).toBe('complete');
-    expect(await rows(join(dir, 'c64'))).toEqual(await rows(join(dir, 'c1')));
-    const verify = panta(['verify', join(dir, 'c1')]);
-    expect(verify.stdout + verify.stderr).toMatch(/^ok: /);
+    expect(await rows((await recordedSweep()).out)).toEqual(await rows(join(dir, 'c1')));
+    const verify = await verifyCorpus(join(dir, 'c1'));
+    expect(verify.problems).toEqual([]);
+    expect(verify.ok).toBe(true);
     // verify knows where protocol calls belong: an ssvp shard stripped of its merges is caught.
     const ssvp = join(dir, 'c1', 'events', 'fq367-ring-n16-T0.4-ssvp-t0.parquet');
     await queryRows(`COPY (SELECT * FROM read_parquet('${ssvp}') WHERE role <> 'merge') TO '${ssvp}.tmp' (FORMAT parquet)`);
     renameSync(`${ssvp}.tmp`, ssvp);
-    const stripped = panta(['verify', join(dir, 'c1')]);
-    expect(stripped.code).toBe(1);
-    expect(stripped.stdout + stripped.stderr).toMatch(/fq367-ring-n16-T0\.4-ssvp-t0: \d+ answers have a pair above tau 0\.2 but no merge/);
+    const stripped = await verifyCorpus(join(dir, 'c1'));
+    expect(stripped.ok).toBe(false);
+    expect(stripped.problems.join('\n')).toMatch(/fq367-ring-n16-T0\.4-ssvp-t0: \d+ answers have a pair above tau 0\.2 but no merge/);
     const roles = await queryRows(
       `SELECT protocol, role, count(*)::INTEGER AS n FROM read_parquet('${dir}/c1/events/*.parquet') GROUP BY ALL ORDER BY ALL`,
     );
@@ -104,17 +129,7 @@ describe('coordination protocols', () => {
   });
 
   it("each protocol's prompts hold what its definition says, and nothing more", async () => {
-    const dir = tempDir();
-    writeFileSync(join(dir, 'beliefs.jsonl'), BELIEFS);
-    const spec = writeSpec(dir, SPEC());
-    const seen = new Map<number, { messages: ChatMessages; context: PromptContext; temperature: number }>();
-    const out = join(dir, 'o');
-    await runSweep(spec, {
-      out,
-      concurrency: 16,
-      logLevel: 'silent',
-      transport: (services) => new InProcessTransport({ ...services, backend: recording(services.backend, seen) }),
-    });
+    const { out, seen } = await recordedSweep();
     const all = await rows(out);
     const encoder = new HashingEncoder('hashing', 384);
     const byRun = new Map<string, Row[]>();
@@ -224,13 +239,11 @@ describe('coordination protocols', () => {
         SPEC(`backend: {kind: openai, base_url: "${server.url}/v1", model: surrogate-potts-v1, max_in_flight: 32}\n`),
         'served.yaml',
       );
-      const local = writeSpec(dir, SPEC(), 'local.yaml');
       expect((await runSweep(served, { out: join(dir, 'served'), logLevel: 'silent' })).status).toBe('complete');
-      expect((await runSweep(local, { out: join(dir, 'local'), logLevel: 'silent' })).status).toBe('complete');
       const cols =
         'run_id, event, role, seed, response, board, divergence, persona, prompt_tokens, completion_tokens, sampling_temperature, tag';
       const read = (out: string) => queryRows(`SELECT ${cols} FROM read_parquet('${out}/events/*.parquet') ORDER BY run_id, event, role`);
-      const [a, b] = [await read(join(dir, 'served')), await read(join(dir, 'local'))];
+      const [a, b] = [await read(join(dir, 'served')), await read((await recordedSweep()).out)];
       expect(a.filter((r) => r.role !== 'agent').length).toBeGreaterThan(0);
       expect(a).toEqual(b);
     } finally {
