@@ -19,10 +19,19 @@ const TESTS = ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts'];
 /**
  * Test files that share a worker's modules (see `projects` below): folders whose files were run together that way
  * and change no state another file reads. Not core's tests (they must see no study registered), nor a file that
- * registers something of its own into the library's registries (a protocol, a secret).
+ * registers something of its own into the library's registries (a protocol, a secret): llm's breaker test
+ * registers a secret, so it runs alone.
  */
+const ALONE = new Set(['breaker.test.ts']);
 const SHARED =
-  process.env.PANTA_TEST_ISOLATE === '1' ? [] : ['engine', 'corpus', 'embed', 'studies'].map((p) => `packages/${p}/test/**/*.test.ts`);
+  process.env.PANTA_TEST_ISOLATE === '1'
+    ? []
+    : [
+        ...['engine', 'corpus', 'embed', 'judge', 'studies'].map((p) => `packages/${p}/test/**/*.test.ts`),
+        ...readdirSync(`${root}packages/llm/test`)
+          .filter((f) => f.endsWith('.test.ts') && !ALONE.has(f))
+          .map((f) => `packages/llm/test/${f}`),
+      ];
 
 /**
  * Vitest's order (the longest files first, by the last run's times or, in a fresh clone, by size), the files that
