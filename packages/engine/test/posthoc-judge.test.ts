@@ -12,11 +12,12 @@ import {
   readOrderParams,
   readPosthocJournal,
   shardPath,
+  verifyCorpus,
   writeShardColumn,
 } from '@panta/corpus';
 import { startSurrogateServer } from '@panta/llm';
 import { judgeCorpus, runSweep } from '../src/index.js';
-import { RHEON6, fixtureKilledWhen, pantaAsync as panta, tempDir, writeSpec } from '../../../test/helpers.js';
+import { RHEON6, fixtureKilledWhen, tempDir, writeSpec } from '../../../test/helpers.js';
 
 const prompts = parseDataset(readFileSync(RHEON6, 'utf8'), RHEON6);
 
@@ -37,13 +38,25 @@ const llmJudge = (url: string): JudgeSpec => parseJudgeBlock(llmBlock(url), '--j
 
 const table = (file: string) => queryRows(`SELECT * FROM read_parquet('${file}')`);
 
+/** The corpus of spec(), swept once for the file; each test that judges it takes its own copy at `target`. */
+let swept: Promise<string> | undefined;
+async function sweptCorpus(target: string): Promise<string> {
+  swept ??= (async () => {
+    const dir = tempDir();
+    const out = join(dir, 'out');
+    expect((await runSweep(writeSpec(dir, spec()), { out })).status).toBe('complete');
+    return out;
+  })();
+  cpSync(await swept, target, { recursive: true });
+  return target;
+}
+
 describe('panta judge: another judge over a finished corpus', () => {
   it("the LLM judge against serve-surrogate reproduces the reference judge's tags, rho and drift, keeps the sweep's tags, judges each distinct answer once, and verify passes", async () => {
     const server = await startSurrogateServer({ prompts });
     try {
       const dir = tempDir();
-      const out = join(dir, 'out');
-      expect((await runSweep(writeSpec(dir, spec()), { out })).status).toBe('complete');
+      const out = await sweptCorpus(join(dir, 'out'));
       const events = `read_parquet('${out}/events/*.parquet')`;
       const before = await queryRows(`SELECT run_id, event, tag FROM ${events} ORDER BY run_id, event`);
 
@@ -64,14 +77,14 @@ describe('panta judge: another judge over a finished corpus', () => {
         { name: 'qwen', kind: 'llm', model: 'openai:surrogate-potts-v1', calls: distinct, tags: manifest.tags },
       ]);
       expect(Object.keys(manifest.files)).toContain(join('judges', 'qwen', 'order_params.parquet'));
-      expect((await panta(['verify', out])).code).toBe(0);
+      expect((await verifyCorpus(out)).problems).toEqual([]);
 
       // The name is taken: refused without --replace; with it, the verdict cache answers every call.
       await expect(judgeCorpus(out, llmJudge(server.url), { name: 'qwen' })).rejects.toThrow(/judge named qwen already/);
       const again = await judgeCorpus(out, llmJudge(server.url), { name: 'qwen', replace: true });
       expect(again.calls).toBe(0);
       expect(server.stats().completed).toBe(distinct);
-      expect((await panta(['verify', out])).code).toBe(0);
+      expect((await verifyCorpus(out)).problems).toEqual([]);
     } finally {
       await server.close();
     }
@@ -118,8 +131,7 @@ describe('panta judge: another judge over a finished corpus', () => {
     const server = await startSurrogateServer({ prompts, latencyMs: 2 });
     try {
       const dir = tempDir();
-      const out = join(dir, 'out');
-      expect((await runSweep(writeSpec(dir, spec()), { out })).status).toBe('complete');
+      const out = await sweptCorpus(join(dir, 'out'));
       const judge = llmJudge(server.url);
       const journal = posthocJournalPath(out, 'judge', 'qwen');
       const pass = ['judge', out, llmBlock(server.url), '150', 'qwen'];
@@ -145,7 +157,7 @@ describe('panta judge: another judge over a finished corpus', () => {
       expect(server.stats().completed - calledBefore).toBe(distinct - cached);
       expect(existsSync(journal)).toBe(false);
       expect(await table(join(out, 'judges', 'qwen', 'order_params.parquet'))).toEqual(await table(join(out, 'order_params.parquet')));
-      expect((await panta(['verify', out])).code).toBe(0);
+      expect((await verifyCorpus(out)).problems).toEqual([]);
     } finally {
       await server.close();
     }
@@ -155,8 +167,7 @@ describe('panta judge: another judge over a finished corpus', () => {
     const server = await startSurrogateServer({ prompts });
     try {
       const dir = tempDir();
-      const out = join(dir, 'out');
-      expect((await runSweep(writeSpec(dir, spec()), { out })).status).toBe('complete');
+      const out = await sweptCorpus(join(dir, 'out'));
       const whole = join(dir, 'whole');
       cpSync(out, whole, { recursive: true });
       const judge = llmJudge(server.url);
