@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { queryRows } from '@panta/corpus';
+import { queryRows, verifyCorpus } from '@panta/corpus';
+import { cli } from '../../cli/test/in-process.js';
 import { RHEON6, panta, tempDir, writeSpec } from '../../../test/helpers.js';
 import { runSweep } from '../src/index.js';
 
@@ -17,6 +18,8 @@ seed: 3
 protocol: ${protocol}
 ssvp: {tau: ${tau}}
 `;
+
+// Each test runs the binary once (its exit status and streams); its other commands run the CLI in this process.
 
 // The paper calibrates on the no-sync arm: summaries written and measured, never merged.
 const ARM = 'no-sync';
@@ -49,7 +52,7 @@ describe('panta calibrate-tau', () => {
     if (tau > 0) expect(share(Math.round(100 * tau - 1) / 100)).toBeGreaterThanOrEqual(0.2);
     expect(existsSync(join(source, 'tau-calibration.json'))).toBe(true);
     // The source still verifies: the calibration is beside the corpus, not in it.
-    expect(panta(['verify', source]).stdout).toMatch(/^ok: /);
+    expect((await verifyCorpus(source)).problems).toEqual([]);
 
     // A spec that takes its tau from the calibration, at its own bound, gets the number the command printed.
     const calibrated = join(dir, 'calibrated');
@@ -65,11 +68,11 @@ describe('panta calibrate-tau', () => {
       encoder: 'hashing',
       tau,
     });
-    expect(panta(['verify', calibrated]).stdout).toMatch(/^ok: /);
+    expect((await verifyCorpus(calibrated)).problems).toEqual([]);
 
     // Another arm's calibration is kept beside the first, not in its place; the printed snippet, pasted into a
     // spec in another folder (from is read relative to the spec), runs at that arm's tau and the manifest says so.
-    const fb = panta(['calibrate-tau', source, '--fp', '0.2', '--arm', 'full-broadcast']);
+    const fb = await cli(['calibrate-tau', source, '--fp', '0.2', '--arm', 'full-broadcast']);
     expect(fb.code, fb.stderr).toBe(0);
     const fbTau = Number(/^tau = (\d\.\d\d): /m.exec(fb.stdout)![1]);
     const snippet = /a spec uses it with ssvp: (\{tau: .*\})$/m.exec(fb.stdout)![1];
@@ -87,7 +90,7 @@ describe('panta calibrate-tau', () => {
     // The no-sync spec still reads no-sync's numbers, and an arm never calibrated is named.
     expect((await runSweep(spec, { out: join(dir, 'again'), logLevel: 'silent' })).status).toBe('complete');
     expect(JSON.parse(readFileSync(join(dir, 'again', 'manifest.json'), 'utf8')).spec.ssvp.tau).toBe(tau);
-    const noArm = panta([
+    const noArm = await cli([
       'run',
       writeSpec(dir, SPEC('x', 'ssvp', '{calibrate: 0.2, from: source, arm: ssvp}'), 'x.yaml'),
       '--out',
@@ -107,16 +110,16 @@ describe('panta calibrate-tau', () => {
     expect(noArm.code).toBe(2);
     expect(noArm.stderr.trim().split('\n')).toHaveLength(1);
     expect(noArm.stderr).toMatch(/protocol: has no run of the arm no-sync \(arms: glauber\); fix: /);
-    const glauber = panta(['calibrate-tau', source, '--arm', 'glauber']);
+    const glauber = await cli(['calibrate-tau', source, '--arm', 'glauber']);
     expect(glauber.code).toBe(2);
     expect(glauber.stderr).toMatch(/divergence: the glauber arm's updates carry no CDS/);
-    const notCorpus = panta(['calibrate-tau', dir]);
+    const notCorpus = await cli(['calibrate-tau', dir]);
     expect(notCorpus.code).toBe(2);
     expect(notCorpus.stderr).toMatch(/not a Panta corpus/);
-    const badFp = panta(['calibrate-tau', source, '--fp', '0']);
+    const badFp = await cli(['calibrate-tau', source, '--fp', '0']);
     expect(badFp.code).toBe(2);
     const spec = writeSpec(dir, SPEC('calibrated', 'ssvp', '{calibrate: 0.02, from: source}'), 'calibrated.yaml');
-    const refused = panta(['run', spec, '--out', join(dir, 'calibrated')]);
+    const refused = await cli(['run', spec, '--out', join(dir, 'calibrated')]);
     expect(refused.code).toBe(2);
     expect(refused.stderr.trim()).toMatch(
       /calibrated\.yaml: ssvp\.tau\.from: .*source has no tau-calibration\.json; fix: run panta calibrate-tau source first/,
