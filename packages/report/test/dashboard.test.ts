@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostAllowed, startDashboard, type DashboardState, type CurvesView } from '@panta/report';
-import { RHEON6, panta, pantaAsync, pantaProcess, tempDir, writeSpec, type PantaProcess } from '../../../test/helpers.js';
+import { RHEON6, panta, pantaAsync, pantaInProcess, pantaProcess, tempDir, writeSpec, type PantaProcess } from '../../../test/helpers.js';
 import { RedisServer, freePort } from '../../../test/redis-server.js';
 import { expositionProblems, parseExposition, sampleValue } from './prometheus-text.js';
 
@@ -313,14 +313,16 @@ describe('panta dashboard: bad input', () => {
     expect(r.stderr).toMatch(/^panta: \/nonexistent: no such folder; fix: /);
   });
 
-  it('a folder that is not a corpus, and a bad port: one line each, exit 2', () => {
+  // The refusals below run in this process (the exit status and the one line are runCli's; the spawn above is the
+  // process's).
+  it('a folder that is not a corpus, and a bad port: one line each, exit 2', async () => {
     const dir = tempDir('panta-dashboard-bad-');
-    const notCorpus = panta(['dashboard', '--corpus', dir]);
+    const notCorpus = await pantaInProcess(['dashboard', '--corpus', dir]);
     expect(notCorpus.code).toBe(2);
     expect(notCorpus.stderr.trim().split('\n')).toEqual([
       expect.stringMatching(/manifest\.json: missing: this folder is not a Panta corpus; fix: /),
     ]);
-    const port = panta(['dashboard', '--port', 'x']);
+    const port = await pantaInProcess(['dashboard', '--port', 'x']);
     expect(port.code).toBe(2);
     expect(port.stderr).toMatch(/--port/);
   });
@@ -394,7 +396,8 @@ describe('panta dashboard: DNS rebinding and exposure', () => {
   it('`--host 0.0.0.0` warns that the dashboard is exposed; `--allowed-hosts` names are answered, others refused', async () => {
     const dir = tempDir('panta-dashboard-exposed-');
     const out = join(dir, 'corpus');
-    const made = await pantaAsync([
+    // The corpus is the fixture: made in this process.
+    const made = await pantaInProcess([
       'run',
       writeSpec(dir, spec('exposed', 0, 2).replace('trials: 3', 'trials: 1').replace('sweeps: 4', 'sweeps: 1')),
       '--out',
@@ -429,7 +432,7 @@ describe('panta dashboard: DNS rebinding and exposure', () => {
     expect(ended.code).toBe(0);
     expect(ended.stderr).toMatch(/^panta dashboard: http:\/\/127\.0\.0\.1:\d+\/ .*\n$/);
 
-    const bad = panta(['dashboard', '--corpus', out, '--allowed-hosts', 'http://x/']);
+    const bad = await pantaInProcess(['dashboard', '--corpus', out, '--allowed-hosts', 'http://x/']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toBe(
       'panta: --allowed-hosts: "http://x/" is not a host name; fix: give host names separated by commas, without scheme, port or path, e.g. --allowed-hosts panta.example.org,dash.lan\n',
