@@ -32,10 +32,11 @@ interface Distributed {
  */
 const servers: AdversarialServer[] = [];
 const runs = new Map<Mode, Promise<Distributed>>();
+/** Every role started, killed after the last test (a hook that timed out leaves none behind). */
+const roles: PantaProcess[] = [];
 let worker: Promise<Exited>;
 beforeAll(async () => {
   const env = { PANTA_REDIS_URL: redis.url };
-  const roles: PantaProcess[] = [];
   const spawn = (args: string[]) => {
     const p = pantaProcess(args, env);
     roles.push(p);
@@ -59,9 +60,9 @@ beforeAll(async () => {
   shared.kill('SIGTERM');
   worker = shared.exited;
   await worker;
-  for (const p of roles) p.kill('SIGKILL');
 }, 400_000);
 afterAll(async () => {
+  for (const p of roles) p.kill('SIGKILL');
   for (const s of servers) await s.close();
 });
 
