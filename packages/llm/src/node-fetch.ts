@@ -10,6 +10,9 @@ import https from 'node:https';
  * reading that stream back in json()) cost the worker about a third of each call's client CPU
  * (bench/NOTES.md: replies without undici).
  */
+/** Kept-alive sockets found closed by the server, one after the other, before a request is given up (see send). */
+const STALE_SOCKET_RETRIES = 3;
+
 export function nodeFetch(maxSockets: number): typeof fetch {
   const agents = {
     'http:': new http.Agent({ keepAlive: true, maxSockets }),
@@ -22,32 +25,56 @@ export function nodeFetch(maxSockets: number): typeof fetch {
     if (given instanceof Headers) given.forEach((value, key) => (headers[key] = value));
     else if (given) new Headers(given).forEach((value, key) => (headers[key] = value));
     const client = url.protocol === 'https:' ? https : http;
-    return new Promise<Response>((resolve, reject) => {
-      const req = client.request(
-        url,
-        { method: init.method ?? 'GET', headers, agent: agents[url.protocol as 'http:' | 'https:'], signal: init.signal ?? undefined },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('error', reject);
-          res.on('close', () => {
-            if (!res.complete) reject(Object.assign(new Error('the connection closed before the response ended'), { code: 'ECONNRESET' }));
-          });
-          res.on('end', () => {
-            const status = res.statusCode ?? 500;
-            const bytes = status === 204 || status === 304 ? null : chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-            resolve(
-              new BufferedResponse(status, res.statusMessage ?? '', new ReplyHeaders(res.headers), bytes, url.href) as unknown as Response,
-            );
-          });
-        },
-      );
-      req.on('error', reject);
-      const body = init.body;
-      if (body === undefined || body === null) req.end();
-      else if (typeof body === 'string' || body instanceof Uint8Array) req.end(body);
-      else reject(new TypeError('nodeFetch sends string or byte bodies only'));
-    });
+    const send = (resets: number): Promise<Response> =>
+      new Promise<Response>((resolve, reject) => {
+        let responded = false;
+        const req = client.request(
+          url,
+          { method: init.method ?? 'GET', headers, agent: agents[url.protocol as 'http:' | 'https:'], signal: init.signal ?? undefined },
+          (res) => {
+            responded = true;
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('error', reject);
+            res.on('close', () => {
+              if (!res.complete)
+                reject(Object.assign(new Error('the connection closed before the response ended'), { code: 'ECONNRESET' }));
+            });
+            res.on('end', () => {
+              const status = res.statusCode ?? 500;
+              const bytes = status === 204 || status === 304 ? null : chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+              resolve(
+                new BufferedResponse(
+                  status,
+                  res.statusMessage ?? '',
+                  new ReplyHeaders(res.headers),
+                  bytes,
+                  url.href,
+                ) as unknown as Response,
+              );
+            });
+          },
+        );
+        req.on('error', (err: NodeJS.ErrnoException) => {
+          // A kept-alive socket the server closed while it sat idle (its keep-alive timeout, raced by this write;
+          // a client whose event loop lags under load has not yet seen the close): the request never reached
+          // the server, so it goes again, on another socket (Node's documented `reusedSocket` check).
+          if (
+            !responded &&
+            req.reusedSocket &&
+            (err.code === 'ECONNRESET' || err.code === 'EPIPE') &&
+            resets < STALE_SOCKET_RETRIES &&
+            !init.signal?.aborted
+          )
+            resolve(send(resets + 1));
+          else reject(err);
+        });
+        const body = init.body;
+        if (body === undefined || body === null) req.end();
+        else if (typeof body === 'string' || body instanceof Uint8Array) req.end(body);
+        else reject(new TypeError('nodeFetch sends string or byte bodies only'));
+      });
+    return send(0);
   };
   return fetchImpl as typeof fetch;
 }
