@@ -7,7 +7,7 @@ import { runSweep } from '@panta/engine';
 import { EVENT_QUEUE, SWEEPS_KEY, sweepKeys } from '../src/index.js';
 import { RHEON6, corpusDiff, pantaAsync, tempDir, writeSpec, type PantaProcess } from '../../../test/helpers.js';
 import { freePort } from '../../../test/redis-server.js';
-import { expectVerified, redisPerFile } from './roles.js';
+import { expectVerified, logged, redisPerFile } from './roles.js';
 
 // Long enough to kill roles mid-run (each kill waits for a share of the events written, so it lands mid-run at any
 // size): 3 geometries x 2 temperatures x 4 (sweeps + 1) x (16 + 25) = 984 events at 25 ms per call on 12 slots.
@@ -125,7 +125,8 @@ describe('distributed mode on BullMQ and a real redis-server', { timeout: ROLE_T
     await progressed('killed', 0.1);
     // A second collector for the same sweep waits for the first one's lease instead of writing the corpus too.
     const intruder = redis.roles.spawn(['collector', '--out', join(dir, 'intruder')]);
-    for (let i = 0; i < 300 && !intruder.stderr().includes('another collector holds this sweep'); i++) await sleep(100);
+    // Its line awaited as long as a loaded machine takes to start it (a fixed 30 s was too short at a load of 60).
+    await logged(intruder, 'another collector holds this sweep');
     intruder.kill('SIGTERM');
     const stopped = await intruder.exited;
     expect(stopped.stderr).toContain('another collector holds this sweep');
