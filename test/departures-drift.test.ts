@@ -34,6 +34,17 @@ function smallDebate(team: string): string {
   return text;
 }
 
+/** smallDebate with team {memory: recent} (today's default solution, extracted), swept once for the file's tests that read it. */
+let recentSwept: Promise<{ spec: string; out: string }> | undefined;
+const recentDebate = () =>
+  (recentSwept ??= (async () => {
+    const dir = tempDir();
+    const spec = writeSpec(dir, smallDebate('team: {memory: recent}'), 'today.yaml');
+    const out = join(dir, 'fresh');
+    expect((await runSweep(spec, { out, logLevel: 'silent' })).status).toBe('complete');
+    return { spec, out };
+  })());
+
 const SOLUTIONS = (out: string) =>
   queryRows(
     `SELECT count(*)::INTEGER AS n, count(*) FILTER (WHERE prompt_tokens > 0)::INTEGER AS asked FROM read_parquet('${out}/events/*.parquet') WHERE role = 'solution' AND reply_status <> 'skipped'`,
@@ -60,9 +71,7 @@ describe("the Drift paper's debate as written (docs/departures.md: Drift)", () =
 
   it("a turn's solution is extracted from the winning contribution by a call (the paper's solution-extraction prompt); an old corpus (no key) stays verbatim", async () => {
     const dir = tempDir();
-    const fresh = join(dir, 'fresh');
-    const spec = writeSpec(dir, smallDebate('team: {memory: recent}'), 'today.yaml');
-    expect((await runSweep(spec, { out: fresh, logLevel: 'silent' })).status).toBe('complete');
+    const { spec, out: fresh } = await recentDebate();
     expect((readManifest(fresh)!.spec as { team?: { solution?: string } }).team?.solution).toBe('extracted');
     const [made] = await SOLUTIONS(fresh);
     expect(made!.n).toBeGreaterThan(0);
@@ -238,10 +247,7 @@ describe("the Drift paper's debate as written (docs/departures.md: Drift)", () =
     rmSync(fixture, { recursive: true });
     expect((await verifyCorpus(scored)).problems.join('\n')).toMatch(/team_bertscore\.parquet: cannot recompute BERTScore/);
     // No model named: rows without scores, and the report's table says why instead of a number.
-    const plain = join(dir, 'plain');
-    expect(
-      (await runSweep(writeSpec(dir, smallDebate('team: {memory: recent}'), 'plain.yaml'), { out: plain, logLevel: 'silent' })).status,
-    ).toBe('complete');
+    const { out: plain } = await recentDebate();
     const [n] = await queryRows(
       `SELECT count(*)::INTEGER AS rows, count(bertscore_f1)::INTEGER AS scored FROM read_parquet('${plain}/team_bertscore.parquet')`,
     );
