@@ -17,6 +17,7 @@ seed: 3
 const oneLine = (r: { stderr: string }) => r.stderr.trim().split('\n');
 
 describe('panta embed and panta judge on the command line', () => {
+  // 180 s as the next: its first command loads the CLI into this process, which takes a loaded machine a while.
   it('embed with --encoder twice adds both columns, in order; the same name twice is refused before anything is written, and so is a second --judge', async () => {
     const dir = tempDir();
     const out = join(dir, 'out');
@@ -44,7 +45,7 @@ describe('panta embed and panta judge on the command line', () => {
     expect(judges.stderr).toBe(
       'panta: judge: --judge: given twice ("{kind: reference}" and "{kind: llm}"), and only one is used; fix: run panta judge once per judge\n',
     );
-  });
+  }, 180_000);
 
   it('embed and judge a corpus, refuse a name it has (exit 2, one line, nothing changed) and bad option values, and verify after each', async () => {
     const dir = tempDir();
