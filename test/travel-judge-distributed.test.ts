@@ -33,7 +33,9 @@ function embeddedCorpus(): Promise<string> {
   return embeddedOnce;
 }
 
-describe('the LLM judge on the travel table in distributed mode (a real redis-server)', () => {
+// Five or six `panta` processes and an embedded sweep per test: 28-32 s on a 2-core machine running the suite, over
+// 120 s at a load of 40: four minutes, as distributed.test.ts gives its tests.
+describe('the LLM judge on the travel table in distributed mode (a real redis-server)', { timeout: 240_000 }, () => {
   // One collector, and the runs split over two (the first finishes the corpus with its own judge).
   it.each([1, 2])(
     '%i collector(s) score travel.parquet with the LLM judge at finish, as the embedded sweep does, and it verifies',
