@@ -484,9 +484,8 @@ export class BullTransport implements Transport {
   private async watchContinuations(items: readonly Inflight[], now: number): Promise<void> {
     const tasks = items.map((i) => i.task as EventTask);
     const runs = tasks.map((t) => t.run.runId);
-    const keys = this.store.keys;
     const [owners, committed] = await Promise.all([
-      Promise.all(tasks.map((t) => this.redis.hget(keys.follow(t.run.runId), `o${t.plan.event}`))),
+      this.store.continuationOwners(tasks.map((t) => ({ runId: t.run.runId, event: t.plan.event }))),
       this.store.committed([
         ...tasks.map((t) => ({ runId: t.run.runId, event: t.plan.event })),
         ...tasks.map((t) => ({ runId: t.run.runId, event: t.after! })),

@@ -2,8 +2,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { queryRows, verifyCorpus } from '@panta/corpus';
-import { cli } from '../../cli/test/in-process.js';
-import { RHEON6, panta, tempDir, writeSpec } from '../../../test/helpers.js';
+import { RHEON6, panta, pantaInProcess as cli, tempDir, writeSpec } from '../../../test/helpers.js';
 import { runSweep } from '../src/index.js';
 
 const SPEC = (name: string, protocol: string, tau: string) => `name: ${name}

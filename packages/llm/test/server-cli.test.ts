@@ -2,8 +2,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { panta, ROOT } from '../../../test/helpers.js';
-import { cli } from '../../cli/test/in-process.js';
+import { panta, pantaInProcess as cli, ROOT } from '../../../test/helpers.js';
 import { chat, firstPrompt } from './fixtures.js';
 
 const BIN = join(ROOT, 'packages', 'cli', 'bin', 'panta.js');

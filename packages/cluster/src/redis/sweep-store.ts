@@ -212,6 +212,19 @@ export class SweepStore {
     });
   }
 
+  /** Which job took each continuation (field `o<event>` of its run's keys.follow; null: none yet), in one round trip. */
+  async continuationOwners(events: readonly { runId: string; event: number }[]): Promise<(string | null)[]> {
+    if (events.length === 0) return [];
+    const owners = this.redis.pipeline();
+    for (const e of events) owners.hget(this.keys.follow(e.runId), `o${e.event}`);
+    const replies = (await owners.exec()) ?? [];
+    return events.map((_, i) => {
+      const [err, owner] = replies[i] ?? [new Error('no reply'), null];
+      if (err) throw err;
+      return (owner as string | null) ?? null;
+    });
+  }
+
   /** Puts version texts back where none is (the corpus's latest answers, for a Redis that lost the sweep). */
   async restoreVersions(runId: string, texts: ReadonlyMap<number, string>): Promise<void> {
     if (texts.size === 0) return;
