@@ -79,30 +79,26 @@ export function hopSegments(points, runPattern = /meanfield/) {
       claimed: at('claimed', run, event),
     };
     const push = (name, from, to) => from !== undefined && to !== undefined && segments[name].push(to - from);
-    if (cur.claimed !== undefined && prev.answered !== undefined) {
-      // A continuation: taken by e-1's commit, whoever learned of it when.
-      push('commit', prev.answered, prev.committed);
-      push('read', cur.claimed, cur.read);
-      push('hop', prev.answered, cur.read);
-      push('followed', prev.answered, cur.read);
-      push('call', cur.read, cur.answered);
-      push('admit', cur.read, cur.sent);
-      push('reply', cur.sent, cur.answered);
-      continue;
-    }
-    // Only an event dispatched after its predecessor's answer was learned waited for it (a chain's hop).
-    if (prev.learned === undefined || cur.dispatched === undefined || cur.dispatched < prev.learned) continue;
+    // A continuation: taken by e-1's commit, whoever learned of it when. Otherwise only an event dispatched after
+    // its predecessor's answer was learned waited for it (a chain's hop).
+    const continuation = cur.claimed !== undefined && prev.answered !== undefined;
+    if (!continuation && (prev.learned === undefined || cur.dispatched === undefined || cur.dispatched < prev.learned)) continue;
     push('commit', prev.answered, prev.committed);
-    push('inbox', prev.answered, prev.learned);
-    push('executor', prev.learned, cur.dispatched);
-    push('add', cur.dispatched, cur.added);
-    push('take', cur.added, cur.taken);
-    push('read', cur.taken, cur.read);
+    if (continuation) {
+      push('read', cur.claimed, cur.read);
+      push('followed', prev.answered, cur.read);
+    } else {
+      push('inbox', prev.answered, prev.learned);
+      push('executor', prev.learned, cur.dispatched);
+      push('add', cur.dispatched, cur.added);
+      push('take', cur.added, cur.taken);
+      push('read', cur.taken, cur.read);
+      push('collector', prev.answered, prev.collected);
+    }
     push('hop', prev.answered, cur.read);
     push('call', cur.read, cur.answered);
     push('admit', cur.read, cur.sent);
     push('reply', cur.sent, cur.answered);
-    push('collector', prev.answered, prev.collected);
   }
   const out = {};
   for (const [name, list] of Object.entries(segments)) {
