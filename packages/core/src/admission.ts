@@ -4,11 +4,17 @@
  * queueing. packages/llm/src/admission polls the servers and feeds these.
  *
  * Where the server says how many tokens its KV cache holds (vLLM's `vllm:cache_config_info`: num_gpu_blocks x
- * block_size), admission counts tokens (tokens mode): the client knows each request's KV tokens (its prompt by
- * the plan's estimate, CHARS_PER_TOKEN characters a token, plus max_tokens) and keeps those it has open on the
- * endpoint near `occupancy` (0.95) of the cache, whatever the mix of sizes (see admits and observeTokens); the
- * request limit is then `max_in_flight`. Elsewhere it counts requests, and two signals drive the limit, never
- * above the configured `max_in_flight` and never below 1:
+ * block_size), admission counts tokens (tokens mode): the client knows each request's KV tokens at most (its
+ * prompt by the plan's estimate, CHARS_PER_TOKEN characters a token, plus max_tokens) and keeps those it has open
+ * on the endpoint below a token budget, whatever the mix of sizes (see admits and observeTokens); the request
+ * limit is then `max_in_flight`. The budget starts at `occupancy` (0.95) of the cache and follows what the server
+ * reports holding: the client's count overstates it (a request waiting behind prefill holds no blocks yet, one in
+ * prefill only its chunks so far, max_tokens are not decoded yet, prefix-cached blocks are shared, a reply on its
+ * way back holds none), so while the server reports its cache below `kvHigh` with room for one more request the
+ * size of those running and none waiting, a budget that bound grows by that room, past `occupancy` x the
+ * capacity, up to `overcommit` (2) x the capacity; requests waiting with the cache the reason cut it (see
+ * observeTokens). Elsewhere it counts requests, and two signals drive the limit, never above the configured
+ * `max_in_flight` and never below 1:
  *
  * - The server's own load, where it serves vLLM's `/metrics` (`vllm:num_requests_waiting`,
  *   `vllm:num_requests_running`, `vllm:kv_cache_usage_perc`, or the older `vllm:gpu_cache_usage_perc`).
@@ -49,11 +55,16 @@ export interface AdmissionTuning {
   tolerance: number;
   /** Cut on queueing or overload, latency mode (default 0.9). */
   backoff: number;
-  /** Tokens mode: the share of the KV cache this client keeps admitted (default 0.95). */
+  /** Tokens mode: the share of the KV cache this client keeps admitted by its own count (default 0.95). */
   occupancy: number;
+  /**
+   * Tokens mode: the most the token budget grows to, in multiples of the KV cache, while the server reports room
+   * and none waiting (default 2: a request holding at least half the tokens the client counts for it).
+   */
+  overcommit: number;
 }
 
-const DEFAULT_TUNING = { kvHigh: 0.9, growth: 1.5, tolerance: 2, backoff: 0.9, occupancy: 0.95 };
+const DEFAULT_TUNING = { kvHigh: 0.9, growth: 1.5, tolerance: 2, backoff: 0.9, occupancy: 0.95, overcommit: 2 };
 
 /** Requests open at once on one endpoint: see the module comment for the rules. */
 export class AdmissionLimit {
@@ -96,7 +107,11 @@ export class AdmissionLimit {
     return this.capacity;
   }
 
-  /** The KV tokens this client keeps admitted: `occupancy` x the capacity, less others' share; Infinity where unknown. */
+  /**
+   * The KV tokens (by the client's count) this client keeps admitted: from `occupancy` x the capacity, up to
+   * `overcommit` x it while the server has room, down to this client's share while others fill it; Infinity
+   * where the capacity is unknown.
+   */
   get tokenBudget(): number {
     return this.budget;
   }
@@ -162,15 +177,18 @@ export class AdmissionLimit {
   }
 
   /**
-   * Tokens mode: this client alone keeps at most one request in the server's queue (the one that took its
-   * tokens past the budget), so more than one waiting with the cache the reason (see kvBound) means other
-   * clients share the endpoint: the budget drops to this client's share of what the server runs (its tokens
-   * open x running / (running + waiting)). With room in the cache for one more request of the running size, a
-   * budget that bound (`reached`) grows by that room, up to `occupancy` x the capacity, whether requests wait
-   * or not: a server busy with other prompts' prefill shows some waiting while its cache has room.
+   * Tokens mode. The budget is cut only where the cache is the reason requests wait (see kvBound): this client
+   * keeps about one request in the server's queue (the one that took its tokens past the budget), so more than
+   * one waiting there means too much was admitted (the budget grew past what the cache holds, or other clients
+   * share the endpoint): the budget drops to this client's share of what the server runs (its tokens open x
+   * running / (running + waiting)), and requests are let in again as the ones running finish. With room in the
+   * cache for one more request of the running size, a budget that bound (`reached`) grows by that room (in the
+   * server's tokens): up to `occupancy` x the capacity whether requests wait or not (a server busy with other
+   * prompts' prefill shows some waiting while its cache has room), and past it, up to `overcommit` x the
+   * capacity, only while none wait: the server holds less than the client counts, and every request it has is
+   * running. Bound: the budget never exceeds `overcommit` x the capacity, nor the request limit `max_in_flight`.
    */
   private observeTokens(load: ServerLoad, inFlight: number, reached: boolean, openTokens: number, capacity: number): void {
-    const target = this.tuning.occupancy * capacity;
     const kv = load.kvUsage;
     if (this.kvBound(load)) {
       if (load.waiting > 1 && inFlight > 0) {
@@ -178,7 +196,9 @@ export class AdmissionLimit {
         this.budget = Math.max(1, Math.min(this.budget, share));
       }
     } else if (kv !== undefined && reached) {
-      this.budget = Math.min(target, this.budget + Math.max(0, this.tuning.kvHigh - kv) * capacity);
+      const ceiling = (load.waiting > 0 ? this.tuning.occupancy : this.tuning.overcommit) * capacity;
+      const grown = this.budget + Math.max(0, this.tuning.kvHigh - kv) * capacity;
+      this.budget = Math.max(this.budget, Math.min(ceiling, grown));
     }
   }
 

@@ -133,11 +133,46 @@ describe('AdmissionLimit by tokens (the KV cache size known)', () => {
     l.observeLoad({ waiting: 6, running: 9, kvUsage: 0.97 }, 4, true, 4 * MEAN_FIELD_256);
     expect(l.tokenBudget).toBeCloseTo(64_080, 6);
     expect(admitted(l, () => MEAN_FIELD_256)).toBe(3);
-    // None waiting and 40% of the cache free: + (0.9 - 0.5) x 240,000, at most 0.95 of it.
+    // None waiting and 40% of the cache free: + (0.9 - 0.5) x 240,000.
     l.observeLoad({ waiting: 0, running: 3, kvUsage: 0.5 }, 3, true, 3 * MEAN_FIELD_256);
     expect(l.tokenBudget).toBeCloseTo(160_080, 6);
-    l.observeLoad({ waiting: 0, running: 3, kvUsage: 0.1 }, 3, true, 3 * MEAN_FIELD_256);
+    // Some waiting (the step's prefill, not the cache): the growth stops at 0.95 of the cache.
+    l.observeLoad({ waiting: 2, running: 3, kvUsage: 0.1 }, 3, true, 3 * MEAN_FIELD_256);
     expect(l.tokenBudget).toBe(228_000);
+  });
+
+  it('grows the budget past 0.95 of the cache while the server holds less than the client counts and none wait, up to 2x', () => {
+    const l = new AdmissionLimit(256);
+    l.setCapacity(240_000);
+    expect(admitted(l, () => MEAN_FIELD_256)).toBe(9);
+    // Nine open by the client's count (240,300 tokens), the server 50% full with none waiting: some are still in
+    // prefill, their max_tokens not decoded, their prefix shared. The budget grows by the room, 0.4 x 240,000.
+    l.observeLoad({ waiting: 0, running: 9, kvUsage: 0.5 }, 9, true, 9 * MEAN_FIELD_256);
+    expect(l.tokenBudget).toBeCloseTo(324_000, 6);
+    expect(admitted(l, () => MEAN_FIELD_256, 9, 9 * MEAN_FIELD_256)).toBe(4);
+    // Not while the budget did not bind since the last sample, nor with the cache's room for one more of the
+    // running size gone (0.85 + 0.85 / 13 >= 0.9), nor past 0.95 of it while requests wait.
+    l.observeLoad({ waiting: 0, running: 13, kvUsage: 0.5 }, 13, false, 13 * MEAN_FIELD_256);
+    l.observeLoad({ waiting: 0, running: 13, kvUsage: 0.85 }, 13, true, 13 * MEAN_FIELD_256);
+    l.observeLoad({ waiting: 1, running: 13, kvUsage: 0.4 }, 13, true, 13 * MEAN_FIELD_256);
+    expect(l.tokenBudget).toBeCloseTo(324_000, 6);
+    // Never past 2 x the cache, however much room it reports.
+    for (let i = 0; i < 5; i++) l.observeLoad({ waiting: 0, running: 13, kvUsage: 0.05 }, 13, true, 13 * MEAN_FIELD_256);
+    expect(l.tokenBudget).toBe(480_000);
+    // The cache full and three waiting: too much let in. Cut to the share of what runs: 17 open x 14 / 17.
+    l.observeLoad({ waiting: 3, running: 14, kvUsage: 0.96 }, 17, true, 17 * MEAN_FIELD_256);
+    expect(l.tokenBudget).toBeCloseTo(14 * MEAN_FIELD_256, 6);
+    // One waiting with the cache full is the one this client keeps queued: held, not cut.
+    l.observeLoad({ waiting: 1, running: 14, kvUsage: 0.97 }, 15, true, 15 * MEAN_FIELD_256);
+    expect(l.tokenBudget).toBeCloseTo(14 * MEAN_FIELD_256, 6);
+    expect(admitted(l, () => MEAN_FIELD_256, 13, 13 * MEAN_FIELD_256)).toBe(1);
+  });
+
+  it('keeps the overcommit configurable: 1 stops the growth at the cache, whatever the room', () => {
+    const l = new AdmissionLimit(256, { overcommit: 1 });
+    l.setCapacity(240_000);
+    for (let i = 0; i < 3; i++) l.observeLoad({ waiting: 0, running: 9, kvUsage: 0.3 }, 9, true, 9 * MEAN_FIELD_256);
+    expect(l.tokenBudget).toBe(240_000);
   });
 
   it('grows a cut budget back while the cache has room even with requests waiting (a server busy with prefill)', () => {
