@@ -3,10 +3,6 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { InputError, parseShard, type Shard } from '@panta/core';
 import { EXIT, reportError } from './errors.js';
 import { httpUrl, httpUrls, intIn, numberIn, onceOnly, path, port, specValue, timerMs } from './option-values.js';
-// Every study registers its scenario, tables and judge calls, so that every command knows every study.
-// By its package name, as the tests' setup file imports it: one module, registered once (a path to its dist/
-// made a second copy of it in a process that had loaded the package already).
-import '@panta/studies';
 
 /** The package's version (`panta --version`). */
 function version(): string {
@@ -56,7 +52,14 @@ export function buildProgram(setExit: SetExit): Command {
     .description('Populations of interacting LLM agents on interaction graphs: exact dynamics, order parameters, Parquet corpora.')
     .version(version(), '-V, --version', 'print the version')
     // A usage error is one line (see usageLine), not commander's message followed by the whole help.
-    .configureOutput({ outputError: () => undefined });
+    .configureOutput({ outputError: () => undefined })
+    // Every study registers its scenario, tables and judge calls, so that every command knows every study: loaded
+    // before a command's action runs, not for --help, --version or a usage error (most of the library, with
+    // DuckDB's bindings). By its package name, as the tests' setup file imports it: one module, registered once
+    // (a path to its dist/ made a second copy of it in a process that had loaded the package already).
+    .hook('preAction', async () => {
+      await import('@panta/studies');
+    });
   // Commands in the order `panta --help` lists them.
   addRunCommand(program, setExit);
   addPlanCommand(program, setExit);

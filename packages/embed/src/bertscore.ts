@@ -1,9 +1,9 @@
 import { basename } from 'node:path';
-import * as ort from 'onnxruntime-node';
+import type * as Ort from 'onnxruntime-node';
 import { InputError } from '@panta/core';
 import { sha256File } from './onnx/encoder.js';
 import { checkSignature, type ErrorPlace, inspectModelFolder } from './onnx/model-folder.js';
-import { OnnxTokenizer, padBatch } from './onnx/tokenize.js';
+import type { OnnxTokenizer } from './onnx/tokenize.js';
 
 /**
  * BERTScore (Zhang, Kishore, Wu, Weinberger, Artzi. "BERTScore: Evaluating Text Generation with BERT", ICLR 2020):
@@ -107,9 +107,22 @@ export interface BertScoreOptions {
  * BERTScore on an ONNX encoder, run with onnxruntime in this thread (scoring is a finish-time and verify-time
  * step, not on the sweep's hot path). `model` names the folder and the .onnx file's sha256 prefix.
  */
+/**
+ * onnxruntime-node and the tokenizer's package, loaded by the first scorer opened rather than with this package:
+ * their native bindings cost every `panta` process and every test file ~50 ms of CPU at start, and only a
+ * BERTScore (a study's finish-time metric) runs a model in this thread.
+ */
+type Runtime = { ort: typeof Ort; tokenize: typeof import('./onnx/tokenize.js') };
+let runtime: Promise<Runtime> | undefined;
+function loadRuntime(): Promise<Runtime> {
+  runtime ??= Promise.all([import('onnxruntime-node'), import('./onnx/tokenize.js')]).then(([ort, tokenize]) => ({ ort, tokenize }));
+  return runtime;
+}
+
 export class BertScorer {
   private constructor(
-    private readonly session: ort.InferenceSession,
+    private readonly rt: Runtime,
+    private readonly session: Ort.InferenceSession,
     private readonly tokenizer: OnnxTokenizer,
     private readonly takesTokenTypes: boolean,
     /** How many special tokens the tokenizer puts before and after a text's tokens. */
@@ -120,7 +133,9 @@ export class BertScorer {
 
   static async open(options: BertScoreOptions): Promise<BertScorer> {
     const folder = inspectModelFolder(options.path, options.place);
-    let session: ort.InferenceSession;
+    const rt = await loadRuntime();
+    const { ort } = rt;
+    let session: Ort.InferenceSession;
     try {
       session = await ort.InferenceSession.create(folder.model, { logSeverityLevel: 3 });
     } catch (error) {
@@ -131,17 +146,18 @@ export class BertScorer {
         'name the folder of an ONNX export whose output is last_hidden_state (optimum-cli export onnx --model MODEL DIR)',
       );
     }
-    const meta = (list: readonly ort.InferenceSession.ValueMetadata[]) =>
+    const meta = (list: readonly Ort.InferenceSession.ValueMetadata[]) =>
       list.map((m) =>
         m.isTensor ? { name: m.name, isTensor: true, type: m.type, shape: [...m.shape] } : { name: m.name, isTensor: false },
       );
     const sig = checkSignature(folder.model, meta(session.inputMetadata), meta(session.outputMetadata), options.place);
-    const tokenizer = OnnxTokenizer.load(folder, options.place);
+    const tokenizer = rt.tokenize.OnnxTokenizer.load(folder, options.place);
     const empty = tokenizer.ids('');
     const probe = tokenizer.ids('probe');
     const head = empty.length === 0 ? 0 : probe[0] === empty[0] ? 1 : 0;
     const digest = await sha256File(folder.model);
     return new BertScorer(
+      rt,
       session,
       tokenizer,
       sig.inputs.includes('token_type_ids'),
@@ -153,12 +169,13 @@ export class BertScorer {
 
   /** Each text's token embeddings (last_hidden_state rows), special tokens dropped. */
   async embed(texts: readonly string[]): Promise<TokenEmbeddings[]> {
+    const { ort, tokenize } = this.rt;
     const out: TokenEmbeddings[] = [];
     for (const text of texts) {
       const ids = this.tokenizer.ids(text);
-      const batch = padBatch([ids], this.tokenizer.padId);
+      const batch = tokenize.padBatch([ids], this.tokenizer.padId);
       const shape = [1, batch.seqLen];
-      const feeds: Record<string, ort.Tensor> = {
+      const feeds: Record<string, Ort.Tensor> = {
         input_ids: new ort.Tensor('int64', batch.inputIds, shape),
         attention_mask: new ort.Tensor('int64', batch.attentionMask, shape),
       };
