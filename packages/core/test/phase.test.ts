@@ -346,6 +346,32 @@ describe('phase diagram', () => {
     expect(noisy.tc_binder.t).toBeLessThan(3);
   });
 
+  it('a point within errors of zero does not end a side: sign changes blurred by noise near T_c are one crossing', () => {
+    // U8 a line; U16 = U8 + D, D = 0.5, 0.3, -0.03, 0.03, -0.3, -0.5 (se_D 0.0707: z 7.1, 4.2, -0.42, 0.42, -4.2,
+    // -7.1): near T_c the curves agree within errors and D's sign flips twice. Each sign change alone has one
+    // side within errors (the rule that ended a side at the first point of the other sign found none); together
+    // they are one crossing, whose fits (a parabola per size on all six points, D odd about 3.5) cross at 3.5.
+    const d = [0.5, 0.3, -0.03, 0.03, -0.3, -0.5];
+    const u8 = (t: number) => 0.6 - 0.1 * (t - 3.5);
+    const pts = d.flatMap((x, i) => [
+      { ...point(8, i + 1, u8(i + 1), 1, 0.5), binder_m_se: 0.05 },
+      { ...point(16, i + 1, u8(i + 1) + x, 1, 0.5), binder_m_se: 0.05 },
+    ]);
+    const [f] = phaseDiagram(pts);
+    expect(f.tc_binder.t).toBeCloseTo(3.5, 9);
+    expect(f.tc_binder.lo!).toBeLessThan(3.5);
+    expect(f.tc_binder.hi!).toBeGreaterThan(3.5);
+    // A point significantly of the other sign does end a side: with D = -0.1 (z -1.4) at T = 3, the sign change
+    // between 4 and 5 has no cold side (0.42 only) and the one between 2 and 3 keeps its hot side (1.4, 4.2, 7.1).
+    const ended = d.map((x, i) => (i === 2 ? -0.1 : x)).flatMap((x, i) => [
+      { ...point(8, i + 1, u8(i + 1), 1, 0.5), binder_m_se: 0.05 },
+      { ...point(16, i + 1, u8(i + 1) + x, 1, 0.5), binder_m_se: 0.05 },
+    ]);
+    const [g] = phaseDiagram(ended);
+    expect(g.tc_binder.t).toBeGreaterThan(2);
+    expect(g.tc_binder.t).toBeLessThan(3);
+  });
+
   it('says why where the data cannot give a number: one size, no crossing, not equilibrated', () => {
     const single = phaseDiagram(grid('torus2d').filter((p) => p.n === 8))[0];
     expect(single.tc_binder).toMatchObject({ t: null, note: 'one size (N=8): a Binder crossing needs two' });

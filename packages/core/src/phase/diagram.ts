@@ -122,14 +122,18 @@ const where = (ps: readonly PhasePoint[]) => ps.map((p) => `N=${p.n} T=${p.tempe
 /**
  * The crossing of the Binder curves of sizes a < b, by the rule: D = U_b - U_a falls through zero between
  * neighbouring grid points (the larger size more ordered below T_c, less above). Its score is min(P, Q): P the
- * largest D / se_D over the run of positive D ending at the crossing, Q the largest -D / se_D over the run of
- * negative D after it. A crossing counts when min(P, Q) >= CROSSING_Z (the larger size one standard error or more
- * more ordered somewhere on the cold side and less ordered on the hot side: a sign change between curves that
- * agree within errors does not count); of several, the highest score. Where it is, and its interval, come from
- * fits of both curves on the grid points nearest it (fittedCrossing: a line or a parabola per size, a parametric
- * bootstrap for the interval); where the fits have no root between the bracketing grid points, the linear
- * interpolation and its band. The fit leaves out configurations not equilibrated for m (settledFor); a crossing
- * whose bracketing grid points hold one is not given as a number.
+ * largest D / se_D on the cold side, over the grid points before the crossing back to the first whose D is
+ * significantly negative (D / se_D <= -CROSSING_Z), Q the largest -D / se_D on the hot side, up to the first
+ * significantly positive point. A point within errors of zero does not end a side: near T_c the two curves
+ * agree within errors and noise flips D's sign there. A crossing counts when min(P, Q) >= CROSSING_Z (the larger
+ * size one standard error or more more ordered somewhere on the cold side and less ordered on the hot side: a
+ * sign change between curves that agree within errors does not count). Several sign changes that count, with
+ * the best-scoring one's sides holding the others, are one crossing blurred by noise: its region runs from the
+ * first bracketing point to the last. Where it is, and its interval, come from fits of both curves on the grid
+ * points nearest the region's middle (fittedCrossing: a line or a parabola per size, a parametric bootstrap for
+ * the interval), the root sought within the region; where the fits have none, the best-scoring sign change's
+ * linear interpolation and its band. The fit leaves out configurations not equilibrated for m (settledFor); a
+ * crossing whose region holds one is not given as a number.
  */
 /** How many standard errors the larger size's U must be above the smaller's on the cold side of a crossing, and below on the hot side. */
 export const CROSSING_Z = 1;
@@ -155,12 +159,16 @@ function binderCrossing(points: readonly PhasePoint[], a: number, b: number): Es
     const diff = ub.get(t)!.value - ua.get(t)!.value;
     return se > 0 ? diff / se : diff > 0 ? Infinity : diff < 0 ? -Infinity : 0;
   });
+  // Each side of the sign change after grid point i, up to (not including) the first point significantly of
+  // the other sign: its strongest evidence and where it ends.
   const score = (i: number) => {
     let p = 0;
-    for (let j = i; j >= 0 && z[j] > 0; j--) p = Math.max(p, z[j]);
+    let from = i;
+    for (let j = i; j >= 0 && z[j] > -CROSSING_Z; j--) [p, from] = [Math.max(p, z[j]), j];
     let q = 0;
-    for (let j = i + 1; j < z.length && z[j] < 0; j++) q = Math.max(q, -z[j]);
-    return { p, q };
+    let to = i + 1;
+    for (let j = i + 1; j < z.length && z[j] < CROSSING_Z; j++) [q, to] = [Math.max(q, -z[j]), j];
+    return { p, q, from, to };
   };
   const crossings = curveCrossings(cb, ca);
   const falling = ts
@@ -172,7 +180,11 @@ function binderCrossing(points: readonly PhasePoint[], a: number, b: number): Es
     .sort((x, y) => Math.min(y.p, y.q) - Math.min(x.p, x.q));
   if (falling.length === 0)
     return { ...none(`no crossing of the Binder cumulants of N=${a} and N=${b} in T ${ts[0]}..${ts[ts.length - 1]}`), sizes };
-  const { c, br } = falling[0];
+  const { c, from, to } = falling[0];
+  // The sign changes that count within the best one's sides: one crossing, blurred by noise.
+  const region = falling.filter((x) => x.i >= from && x.i + 1 <= to).sort((x, y) => x.i - y.i);
+  const br: [number, number] = [region[0].br[0], region[region.length - 1].br[1]];
+  const t0 = region.reduce((sum, x) => sum + x.c.t, 0) / region.length;
   const bad = unsettled(
     points.filter((p) => p.n === a || p.n === b),
     br[0],
@@ -183,7 +195,7 @@ function binderCrossing(points: readonly PhasePoint[], a: number, b: number): Es
   // The fit reads the equilibrated grid points only.
   const unsettledAt = new Set(points.filter((p) => !settledFor(p, 'm')).map((p) => `${p.n}/${p.temperature}`));
   const keep = (n: number) => (p: CurvePoint) => !unsettledAt.has(`${n}/${p.t}`);
-  const fit = fittedCrossing(ca.filter(keep(a)), cb.filter(keep(b)), c.t, `${familyKey(points[0])}/${a}/${b}`, br);
+  const fit = fittedCrossing(ca.filter(keep(a)), cb.filter(keep(b)), t0, `${familyKey(points[0])}/${a}/${b}`, br);
   return fit ? { t: fit.t, lo: fit.lo, hi: fit.hi, sizes } : { t: c.t, lo: c.lo, hi: c.hi, sizes };
 }
 
