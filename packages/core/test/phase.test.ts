@@ -363,10 +363,12 @@ describe('phase diagram', () => {
     expect(f.tc_binder.hi!).toBeGreaterThan(3.5);
     // A point significantly of the other sign does end a side: with D = -0.1 (z -1.4) at T = 3, the sign change
     // between 4 and 5 has no cold side (0.42 only) and the one between 2 and 3 keeps its hot side (1.4, 4.2, 7.1).
-    const ended = d.map((x, i) => (i === 2 ? -0.1 : x)).flatMap((x, i) => [
-      { ...point(8, i + 1, u8(i + 1), 1, 0.5), binder_m_se: 0.05 },
-      { ...point(16, i + 1, u8(i + 1) + x, 1, 0.5), binder_m_se: 0.05 },
-    ]);
+    const ended = d
+      .map((x, i) => (i === 2 ? -0.1 : x))
+      .flatMap((x, i) => [
+        { ...point(8, i + 1, u8(i + 1), 1, 0.5), binder_m_se: 0.05 },
+        { ...point(16, i + 1, u8(i + 1) + x, 1, 0.5), binder_m_se: 0.05 },
+      ]);
     const [g] = phaseDiagram(ended);
     expect(g.tc_binder.t).toBeGreaterThan(2);
     expect(g.tc_binder.t).toBeLessThan(3);
