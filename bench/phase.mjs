@@ -4,14 +4,17 @@
 // mean field, T_c = J), 2D 3-state Potts (1 / ln(1 + sqrt 3) = 0.995 J) and the ring (no transition). Each
 // check writes a corpus with runSweep from a cold start (the scenarios' initial: ordered; --initial random for
 // the hot one) and reads T_c where the Binder cumulants of its two sizes cross, by the rule of panta phase (a
-// significant falling sign change, located by fits of both curves on the grid points nearest it, a parametric
+// significant falling sign change, or a region of them blurred by noise, located by fits of both curves on the
+// grid points nearest it, a parametric
 // bootstrap for its interval; configurations whose plateau halves or trials disagree are left out or void it).
 // Then adaptive temperatures against a dense uniform grid of 31 on the mean field: runs used and the distance
 // of the adaptive corpus's chi-peak estimate from the dense grid's.
 // Goals: 2D Ising within 3%, 3D Ising, Curie-Weiss and Potts within 5%, no crossing on the ring; adaptive at
 // most a third of the dense runs, within the dense grid's resolution (0.05). Ends with one JSON line.
 // Run after a build: node bench/phase.mjs [--quick] [--only ising2d,ring] [--trials K] [--sweeps S] [--out DIR]
-// On a loaded 2-core machine run the checks as separate --only processes (each is 0.6 to 2.6 million events).
+// On a loaded 2-core machine run the checks as separate --only processes (0.6 to 17 million events each); the
+// spec each check writes into --out (NAME.yaml) can also be run as `panta run --shard I/N` parts joined by
+// `panta merge`, which is the same corpus: this bench then reads it (a corpus already there is resumed).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -61,12 +64,14 @@ const MODELS = {
     geometry: 'torus2d',
     scenario: 'ising',
     prompt: 'ising',
-    // 8 x 8 / 16 x 16 on a grid 0.04 apart around T_c: at 6 trials x 200 sweeps there was no crossing (too
-    // noisy), at 6 x 1,000 on five temperatures 0.1 apart one 6% high; 12 x 600 here is 11.5 million events.
-    sizes: smallSizes ? [16, 64] : [64, 256],
-    temperatures: grid(2.2, 2.36, 5),
+    // 6 x 6 / 12 x 12 on a grid 0.04 apart from 2.12 to 2.40 (17.3 million events): 12 x 12 relaxes in ~40-60
+    // sweeps near T_c (tau_m), so 1,000 sweeps leave a plateau of ~10 tau. 8 x 8 / 16 x 16 at 12 x 600 on 2.20..2.36
+    // gave no crossing (16 x 16 at 2.20 not settled); 4 x 4 / 8 x 8 (--small) cross low (2.13), their curves
+    // nearly flat.
+    sizes: smallSizes ? [16, 64] : [36, 144],
+    temperatures: grid(2.12, 2.4, 8),
     trials: 12,
-    sweeps: 600,
+    sweeps: 1000,
     exact: 2 / Math.log(1 + Math.SQRT2),
     goal: 0.03,
   },
