@@ -27,7 +27,7 @@ const SHARED =
   process.env.PANTA_TEST_ISOLATE === '1'
     ? []
     : [
-        ...['engine', 'corpus', 'embed', 'judge', 'studies'].map((p) => `packages/${p}/test/**/*.test.ts`),
+        ...['engine', 'corpus', 'embed', 'judge', 'studies', 'report', 'cli'].map((p) => `packages/${p}/test/**/*.test.ts`),
         ...readdirSync(`${root}packages/llm/test`)
           .filter((f) => f.endsWith('.test.ts') && !ALONE.has(f))
           .map((f) => `packages/llm/test/${f}`),
