@@ -104,10 +104,6 @@ export interface BertScoreOptions {
 }
 
 /**
- * BERTScore on an ONNX encoder, run with onnxruntime in this thread (scoring is a finish-time and verify-time
- * step, not on the sweep's hot path). `model` names the folder and the .onnx file's sha256 prefix.
- */
-/**
  * onnxruntime-node and the tokenizer's package, loaded by the first scorer opened rather than with this package:
  * their native bindings cost every `panta` process and every test file ~50 ms of CPU at start, and only a
  * BERTScore (a study's finish-time metric) runs a model in this thread.
@@ -119,6 +115,10 @@ function loadRuntime(): Promise<Runtime> {
   return runtime;
 }
 
+/**
+ * BERTScore on an ONNX encoder, run with onnxruntime in this thread (scoring is a finish-time and verify-time
+ * step, not on the sweep's hot path). `model` names the folder and the .onnx file's sha256 prefix.
+ */
 export class BertScorer {
   private constructor(
     private readonly rt: Runtime,
