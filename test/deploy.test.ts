@@ -1307,6 +1307,16 @@ describe(KUBECTL ? 'deploy/k8s' : 'deploy/k8s (skipped: kubectl is not installed
 const SLURM = 'deploy/slurm';
 const SCRIPTS = ['node.sh', 'panta-array.sbatch', 'panta-merge.sbatch', 'panta.sbatch'];
 
+/** The last lines of every log in a job's log folder, for a failure's message. */
+function logTails(dir: string, lines = 15): string {
+  if (!existsSync(dir)) return `(no log folder ${dir})`;
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.log'))
+    .sort()
+    .map((f) => `--- ${f}\n${readFileSync(join(dir, f), 'utf8').trimEnd().split('\n').slice(-lines).join('\n')}`)
+    .join('\n');
+}
+
 describe('deploy/slurm', () => {
   it('every script passes bash -n and shellcheck', () => {
     expect(
@@ -1593,7 +1603,8 @@ describe.skipIf(!has('redis-server', ['--version']))(
       };
       mkdirSync(join(dir, 'node-local'));
       const first = await job('first', !!slurm);
-      expect(first.stderr).toContain('sweep complete');
+      // On failure the roles' own logs say why (the harness's folder is gone once the test ends).
+      expect(first.stderr, `${first.stderr}\n${logTails(first.logs)}`).toContain('sweep complete');
       expect(first.code, first.stderr).toBe(0);
       expect((await pantaInProcess(['verify', join(dir, 'corpus')])).code).toBe(0);
       await expectEmbedded(spec, join(dir, 'corpus'));
