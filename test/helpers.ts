@@ -20,6 +20,18 @@ export function writeSpec(dir: string, yaml: string, name = 'spec.yaml'): string
 
 import { spawnSync } from 'node:child_process';
 
+/**
+ * Runs `code` in a fresh Node process (the built packages, from the repository's root) and lists the CommonJS
+ * modules it loaded, each as its package path's first two segments (`bullmq/dist`, `@duckdb/node-bindings`,
+ * `pino/pino.js`): what a start-up loads, for the tests that keep native bindings lazy.
+ */
+export function cjsPackagesLoaded(code: string): Set<string> {
+  const list = `const { createRequire } = await import('node:module'); const keys = Object.keys(createRequire(import.meta.url).cache); console.log(JSON.stringify([...new Set(keys.map((k) => k.split('node_modules/').pop().split('/').slice(0, 2).join('/')))]));`;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', `${code}\n${list}`], { cwd: ROOT, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`cjsPackagesLoaded: exit ${r.status}: ${r.stderr}`);
+  return new Set(JSON.parse(r.stdout.trim().split('\n').at(-1)!) as string[]);
+}
+
 /** Runs the built `panta` binary (npm test builds it first) and returns exit code and output. */
 export function panta(args: string[], cwd = ROOT): { code: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [join(ROOT, 'packages', 'cli', 'bin', 'panta.js'), ...args], {
