@@ -1,5 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
@@ -20,17 +21,22 @@ const TESTS = ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts'];
  * Test files that share a worker's modules (see `projects` below): folders whose files were run together that way
  * and change no state another file reads. Not core's tests (they must see no study registered), nor a file that
  * registers something of its own into the library's registries (a protocol, a secret): llm's breaker test
- * registers a secret, so it runs alone.
+ * registers a secret and test/add-a-protocol.test.ts a protocol, so they run alone.
  */
-const ALONE = new Set(['breaker.test.ts']);
+const ALONE = new Set(['breaker.test.ts', 'add-a-protocol.test.ts']);
+/** A folder's test files, its subfolders' too, but those that run alone. */
+const sharedIn = (folder: string) =>
+  readdirSync(`${root}${folder}`, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.test.ts') && !ALONE.has(basename(f)))
+    .map((f) => `${folder}/${f}`);
 const SHARED =
   process.env.PANTA_TEST_ISOLATE === '1'
     ? []
     : [
         ...['engine', 'corpus', 'embed', 'judge', 'studies', 'report', 'cli'].map((p) => `packages/${p}/test/**/*.test.ts`),
-        ...readdirSync(`${root}packages/llm/test`)
-          .filter((f) => f.endsWith('.test.ts') && !ALONE.has(f))
-          .map((f) => `packages/llm/test/${f}`),
+        ...sharedIn('packages/llm/test'),
+        ...sharedIn('packages/cluster/test'),
+        ...sharedIn('test'),
       ];
 
 /**

@@ -63,8 +63,10 @@ describe('resume', () => {
   it('refuses to resume into a corpus of another sweep', async () => {
     const dir = tempDir();
     const out = join(dir, 'out');
-    expect((await runSweep(writeSpec(dir, SPEC.replace('sweeps: 4', 'sweeps: 1')), { out })).status).toBe('complete');
-    const other = panta(['run', writeSpec(dir, SPEC.replace('sweeps: 4', 'sweeps: 2'), 'other.yaml'), '--out', out]);
+    // A corpus of the same grid on 16 agents (384 events, not 6,144): the refusal reads only its identity.
+    const small = SPEC.replace('sizes: [256]', 'sizes: [16]');
+    expect((await runSweep(writeSpec(dir, small.replace('sweeps: 4', 'sweeps: 1')), { out })).status).toBe('complete');
+    const other = panta(['run', writeSpec(dir, small.replace('sweeps: 4', 'sweeps: 2'), 'other.yaml'), '--out', out]);
     expect(other.code).toBe(2);
     expect(other.stderr).toMatch(/other\.yaml: out: .* holds a corpus of a different sweep; fix: choose another --out/);
   });
