@@ -25,7 +25,7 @@ export function kvLimitedServer(): Promise<KvServer> {
   return startKvServer({ capacityTokens: Math.round(8.5 * KV_LIMITED.promptTokens), msPerToken: KV_LIMITED.msPerToken });
 }
 
-export function kvLimitedSpec(name: string, url: string): string {
+export function kvLimitedSpec(name: string, url: string, { trials = 32, sweeps = 1 } = {}): string {
   const serviceMs = KV_LIMITED.promptTokens * KV_LIMITED.msPerToken;
   return `name: ${name}
 dataset: ${RHEON6}
@@ -33,8 +33,8 @@ prompts: [fq117]
 geometries: [meanfield]
 sizes: [6]
 temperatures: [0.7]
-trials: 32
-sweeps: 1
+trials: ${trials}
+sweeps: ${sweeps}
 seed: 3
 concurrency: 32
 backend: {kind: openai, base_url: "${url}/v1", model: kv-model, server: vllm, priority: true, timeout_ms: ${3 * serviceMs}, max_retries: 4}

@@ -3,7 +3,7 @@ import { toError } from '@panta/core';
 import type { Redis } from 'ioredis';
 import type { BoundaryTask, EventOutcome, EventTask, Task, Transport, TransportMessage } from '@panta/engine';
 import { collectorKeys, jobIdOf } from './keys.js';
-import { jobOf, type BatchJob } from './result-codec.js';
+import { chainWeight, jobOf, jobPriority, type BatchJob } from './result-codec.js';
 import { boundaryOutcomeOf, type BoundaryFailed, type BoundaryJournalled, type EventFailed, type EventsDone } from './redis/inbox.js';
 import { sendToCollector } from './redis/inboxes.js';
 import { hopTraceFor } from './hop-trace.js';
@@ -21,6 +21,8 @@ interface Inflight {
   sent?: boolean;
   /** A continuation (EventTask.after): the event it follows; left in Redis for its worker while jobId is unset. */
   parent?: number;
+  /** Counted among the chains running (see BullTransport's chains). */
+  link?: boolean;
 }
 
 /**
@@ -46,21 +48,6 @@ const FLUSH_MS = 2;
  * few jobs one by one (bench/NOTES.md: jobs added without a pipeline).
  */
 const ONE_BY_ONE = 4;
-
-/**
- * BullMQ's job priorities: 1 is taken first, PRIORITY_LAST last (BullMQ's largest); equal ones in the order
- * they were added. Every job has one: BullMQ serves jobs without a priority before any with one.
- */
-const PRIORITY_LAST = 2 ** 21 - 1;
-
-/**
- * A job's priority from its deepest event's depth (EventTask.depth: the chain of calls still behind it): the
- * deeper, the sooner a worker takes it, as the worker's admission and vLLM's priority order its calls. Depth
- * 0 or none is the last; 1 is kept for boundaries.
- */
-export function jobPriority(depth: number | undefined): number {
-  return PRIORITY_LAST - Math.min(PRIORITY_LAST - 2, Math.max(0, Math.floor(depth ?? 0)));
-}
 
 interface EventJobToAdd {
   name: string;
@@ -107,6 +94,14 @@ export class BullTransport implements Transport {
   private jobs = 0;
   /** The live workers and their slots (the scheduler follows them): jobs are sized so that all get work. */
   private workers = { count: 1, slots: 64 };
+  /**
+   * The chains running now: a continuation whose parent is answered, or an event with a continuation offered
+   * whose own parent (if any) is answered; one per chain, whatever runs ahead in it. Each weighs its events'
+   * reads + 1 (chainWeight: about its prompt's size). A continuation carries the weight a worker would hold
+   * were they spread evenly (EventJob.share): a worker holding more passes chains on, so that the long chains
+   * of a mean field, which stay with the worker that took their first event, spread over every endpoint.
+   */
+  private readonly chains = { count: 0, weight: 0 };
 
   constructor(
     private readonly redis: Redis,
@@ -141,7 +136,9 @@ export class BullTransport implements Transport {
     if (task.kind === 'boundary') this.pendingBoundaries.push(task);
     else if (task.after !== undefined) {
       this.inflight.get(key)!.parent = task.after;
-      this.children.set(this.key(task.run.runId, task.after), key);
+      const parent = this.key(task.run.runId, task.after);
+      this.children.set(parent, key);
+      this.recount(parent);
       this.pendingContinuations.push(task);
     } else this.pending.push(task);
     this.schedule();
@@ -215,7 +212,30 @@ export class BullTransport implements Transport {
     const item = this.inflight.get(key);
     if (!item) return undefined;
     this.inflight.delete(key);
+    if (item.link) {
+      this.chains.count--;
+      this.chains.weight -= chainWeight((item.task as EventTask).plan);
+    }
+    // Its continuation runs now (its parent answered): the chain goes on in it.
+    const child = this.children.get(key);
+    if (child !== undefined) this.recount(child);
     return item.task;
+  }
+
+  /** Counts an event among the chains running once it is one (see chains): running, and a chain's link. */
+  private recount(key: string): void {
+    const item = this.inflight.get(key);
+    if (!item || item.link || item.task.kind === 'boundary') return;
+    const running = item.parent === undefined || !this.inflight.has(this.key(item.task.run.runId, item.parent));
+    if (!running || (item.parent === undefined && !this.children.has(key))) return;
+    item.link = true;
+    this.chains.count++;
+    this.chains.weight += chainWeight(item.task.plan);
+  }
+
+  /** The chains running now and their weight (see chains). */
+  chainsRunning(): { count: number; weight: number } {
+    return { ...this.chains };
   }
 
   /** An event found committed (by a job of an earlier scheduler, or whose message was trimmed): its usage was counted then. */
@@ -359,6 +379,7 @@ export class BullTransport implements Transport {
 
   /** Leaves continuations for their parents' workers; returns those that must go as jobs (parent committed, run closed). */
   private async offer(tasks: readonly EventTask[]): Promise<EventTask[]> {
+    const share = Math.round(this.chains.weight / this.workers.count);
     const left = await offerContinuations(
       this.redis as PantaRedis,
       this.store.keys,
@@ -366,7 +387,7 @@ export class BullTransport implements Transport {
         runId: t.run.runId,
         parent: t.after!,
         child: t.plan.event,
-        job: JSON.stringify(jobOf(t.run.runId, t.plan, t.moderator, t.depth)),
+        job: JSON.stringify({ ...jobOf(t.run.runId, t.plan, t.moderator, t.depth), share }),
       })),
     );
     const jobs: EventTask[] = [];

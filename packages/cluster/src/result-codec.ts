@@ -340,7 +340,45 @@ export interface EventJob {
   moderator?: string;
   /** The event's depth when dispatched (EventTask.depth): admission and vLLM's priority. */
   depth?: number;
+  /**
+   * A continuation's (offer-continuations-n): the chains' weight each live worker would hold were the sweep's
+   * chains spread evenly when it was offered (BullTransport's chains: each running chain weighs its events'
+   * reads + 1, about its prompt's size). A worker that would still hold that much without this chain passes
+   * it on as a job instead of running it (worker.ts, passOn).
+   */
+  share?: number;
 }
+
+/** The weight of a chain whose events are like this one: its reads + 1, about its prompt's size in answers. */
+export function chainWeight(job: { readVersions: ArrayLike<number> }): number {
+  return job.readVersions.length + 1;
+}
+
+/**
+ * BullMQ's job priorities: 1 is taken first, PRIORITY_LAST last (BullMQ's largest); equal ones in the order
+ * they were added. Every job has one: BullMQ serves jobs without a priority before any with one.
+ */
+const PRIORITY_LAST = 2 ** 21 - 1;
+
+/**
+ * A job's priority from its deepest event's depth (EventTask.depth: the chain of calls still behind it): the
+ * deeper, the sooner a worker takes it, as the worker's admission and vLLM's priority order its calls. Depth
+ * 0 or none is the last; 1 is kept for boundaries.
+ */
+export function jobPriority(depth: number | undefined): number {
+  return PRIORITY_LAST - Math.min(PRIORITY_LAST - 2, Math.max(0, Math.floor(depth ?? 0)));
+}
+
+/**
+ * Every event job's BullMQ options, whoever adds it (the scheduler's queue, a worker passing a chain on):
+ * gone from Redis once finished, and retried after an infrastructure error (a commit is idempotent).
+ */
+export const EVENT_JOB_OPTIONS = {
+  removeOnComplete: true,
+  removeOnFail: true,
+  attempts: 5,
+  backoff: { type: 'exponential', delay: 1000 },
+} as const;
 
 /** A sweep boundary of one run: the snapshot's versions (agent by agent) and the state after the previous boundary. */
 export interface BoundaryJob {

@@ -32,6 +32,7 @@ import { InboxReader } from './redis/inbox-reader.js';
 import { recordSweep } from './redis/registry.js';
 import { SweepStore, type StatusReport } from './redis/sweep-store.js';
 import { readRefusal } from './refusal.js';
+import { EVENT_JOB_OPTIONS } from './result-codec.js';
 import { RoleLease } from './role-lease.js';
 import { liveSlots } from './worker-registry.js';
 import { CollectorSink, type RemoteSink } from './collector-sink.js';
@@ -86,7 +87,7 @@ export async function runScheduler(specPath: string, options: SchedulerOptions):
   const queueConnection = connect(options.redis, 'panta-scheduler-queue', { log });
   const queue = new (bullmq().Queue)(EVENT_QUEUE, {
     connection: queueConnection,
-    defaultJobOptions: { removeOnComplete: true, removeOnFail: true, attempts: 5, backoff: { type: 'exponential', delay: 1000 } },
+    defaultJobOptions: EVENT_JOB_OPTIONS,
   });
   queue.on('error', () => undefined); // failures surface from the calls
   const closers: (() => Promise<unknown>)[] = [() => queue.close(), () => queueConnection.quit(), () => redis.quit()];

@@ -1,18 +1,29 @@
-import type { Job } from 'bullmq';
+import { randomBytes } from 'node:crypto';
+import type { Job, Queue } from 'bullmq';
 import { redact, toError } from '@panta/core';
 import { executeBoundary, executeEvent, type BoundaryOutcome, type EventOutcome, type Logger } from '@panta/engine';
 import { EndpointUnavailableError, unhealthyCause } from '@panta/llm';
+import { bullmq } from './cjs-deps.js';
 import { Committer } from './committer.js';
-import { collectorKeys, sweepKeys } from './keys.js';
+import { collectorKeys, EVENT_QUEUE, sweepKeys } from './keys.js';
 import { cpuMs } from './cpu.js';
 import { hopTraceFor } from './hop-trace.js';
 import { JobTaker } from './job-taker.js';
 import { connect, type PantaRedis, ready } from './redis.js';
 import { sendToScheduler } from './redis/inboxes.js';
 import { leaseHolder } from './redis/leases.js';
-import { commitBoundary, failBoundary, failEvent, readEvents, type VersionsRead } from './redis/scripts.js';
+import { commitBoundary, failBoundary, failEvent, handOver, readEvents, type VersionsRead } from './redis/scripts.js';
 import { SweepStore } from './redis/sweep-store.js';
-import { encodeResult, planOfJob, type BatchJob, type BoundaryJob, type EventJob } from './result-codec.js';
+import {
+  chainWeight,
+  encodeResult,
+  EVENT_JOB_OPTIONS,
+  jobPriority,
+  planOfJob,
+  type BatchJob,
+  type BoundaryJob,
+  type EventJob,
+} from './result-codec.js';
 import { WorkerRegistration } from './worker-registry.js';
 import { loadContext, type ContextOptions, type WorkerContext } from './worker-context.js';
 
@@ -36,6 +47,8 @@ export interface WorkerSummary {
   dropped: number;
   /** Events run as continuations: taken by the commit of the event they follow, not from the queue. */
   continued?: number;
+  /** Chains passed on to the queue (this worker held more than its share of the chains: see passOn). */
+  passedOn?: number;
 }
 
 /** One worker's work on one sweep since it started: events committed, calls in flight, LLM usage. */
@@ -91,6 +104,13 @@ class WorkerRole {
   private readonly committers = new Map<string, Committer>();
   /** Continuations run (events taken by the commit of the one before, not from the queue). */
   private continued = 0;
+  /** The weight of the chains this worker runs now, per sweep (see passOn). */
+  private readonly holding = new Map<string, number>();
+  /** Chains passed on (passOn), and the prefix of the ids of the jobs they went as. */
+  private passedOn = 0;
+  private readonly passPrefix = `p${randomBytes(4).toString('hex')}`;
+  /** The queue chains are passed on to (made with the first), on this worker's connection. */
+  private queue?: Queue<BatchJob>;
   /** Schedulers whose jobs were dropped (schedulerGone), said once each. */
   private readonly goneSaid = new Set<string>();
 
@@ -126,6 +146,7 @@ class WorkerRole {
     else log.info({}, 'worker stopping: finishing the events it holds');
     await registration.stop();
     await taker.close();
+    await this.queue?.close();
     await this.closeContexts();
     await redis.quit().catch(() => undefined);
     const summary = this.summary();
@@ -148,6 +169,7 @@ class WorkerRole {
       summary.dropped += p.dropped;
     }
     summary.continued = this.continued;
+    summary.passedOn = this.passedOn;
     return summary;
   }
 
@@ -220,19 +242,65 @@ class WorkerRole {
     return c;
   }
 
-  /** One event, then its continuations one after the other (each taken by the commit of the one before). */
-  private async processChain(ctx: WorkerContext, data: EventJob, read: VersionsRead, owner: string): Promise<void> {
+  /**
+   * One event, then its continuations one after the other (each taken by the commit of the one before), unless
+   * the chain is passed on (passOn): then the job it goes as runs the rest, on whichever worker takes it.
+   */
+  private async processChain(ctx: WorkerContext, data: EventJob, read: VersionsRead, owner: string, lease?: string): Promise<void> {
     let next = await this.processEvent(ctx, data, read, owner);
-    while (next) {
-      const { job, read: again } = next;
-      if (trace) {
-        trace.point('claimed', job.run, job.event);
-        trace.point('read', job.run, job.event);
+    let weight = 0;
+    try {
+      while (next) {
+        const { job, read: again } = next;
+        if (weight === 0) this.hold(ctx.sweepId, (weight = chainWeight(job)));
+        if (again.kind === 'run' && this.passOn(ctx.sweepId, weight, job)) return await this.handOn(ctx, job, lease);
+        if (trace) {
+          trace.point('claimed', job.run, job.event);
+          trace.point('read', job.run, job.event);
+        }
+        if (again.kind === 'before') await this.toldBefore(ctx, [job]);
+        this.continued++;
+        next = await this.processEvent(ctx, job, again, owner);
       }
-      if (again.kind === 'before') await this.toldBefore(ctx, [job]);
-      this.continued++;
-      next = await this.processEvent(ctx, job, again, owner);
+    } finally {
+      if (weight > 0) this.hold(ctx.sweepId, -weight);
     }
+  }
+
+  private hold(sweepId: string, weight: number): void {
+    this.holding.set(sweepId, (this.holding.get(sweepId) ?? 0) + weight);
+  }
+
+  /**
+   * Whether to pass a chain on instead of running its next event here. A chain's events run one after the other
+   * on the worker that took its first (each the continuation of the one before), so chains would stay where
+   * the first jobs happened to go: a mean field's long chains, most of the GPU time of a sweep, split unevenly
+   * between endpoints, one queueing chains while another's KV cache idles. Were the sweep's chains spread
+   * evenly, each worker would hold `share` of their weight (EventJob.share, the scheduler's when it offered
+   * the event); a worker that would hold that much even without this chain passes it on.
+   */
+  private passOn(sweepId: string, weight: number, job: EventJob): boolean {
+    return job.share !== undefined && job.share > 0 && (this.holding.get(sweepId) ?? 0) - weight >= job.share;
+  }
+
+  /**
+   * Passes a chain on: its next event goes to the queue as a job of its own (taken by the deepest-first order
+   * of every job), then that job is recorded as the one that took it. Meanwhile the record names this
+   * worker's job, whose lock holds until this returns: the scheduler's watchdog never finds the event's owner
+   * gone, and a worker killed in between leaves the event to a job that exists (or, killed before the add,
+   * to its own job's return to the queue and the watchdog).
+   */
+  private async handOn(ctx: WorkerContext, job: EventJob, lease: string | undefined): Promise<void> {
+    const { share: _, ...event } = job;
+    const jobId = `${this.passPrefix}|${this.passedOn++}|${job.run}|${job.event}`;
+    if (!this.queue) {
+      this.queue = new (bullmq().Queue)<BatchJob>(EVENT_QUEUE, { connection: this.redis, defaultJobOptions: EVENT_JOB_OPTIONS });
+      this.queue.on('error', (err) => this.log.warn({ err: err.message }, 'queue error'));
+    }
+    const data: BatchJob = { sweep: ctx.sweepId, events: [event], ...(lease === undefined ? {} : { lease }) };
+    await this.queue.add('events', data, { jobId, priority: jobPriority(job.depth) });
+    await handOver(this.redis, ctx.keys, job.run, job.event, jobId);
+    trace?.point('passed', job.run, job.event);
   }
 
   /** Runs an event; returns the continuation its commit took, if any. */
@@ -397,7 +465,7 @@ class WorkerRole {
     if (before.length > 0) await this.toldBefore(ctx, before);
     // An infrastructure error fails the job and BullMQ retries it; events already committed are skipped then.
     // A continuation runs in its parent's slot, under this job (whose lock stays renewed until it ends).
-    await Promise.all(events.map((e, i) => this.processChain(ctx, e, reads[i], job.id!).finally(finished)));
+    await Promise.all(events.map((e, i) => this.processChain(ctx, e, reads[i], job.id!, job.data.lease).finally(finished)));
   }
 
   /** Events found committed before: the scheduler, which may be waiting for them, is told at once. */

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSweep, plannerFor, runSweep } from '@panta/engine';
 import { connect, sweepKeys, type PantaRedis } from '../src/index.js';
 import { decodeSchedulerMessage } from '../src/redis/inbox.js';
-import { commitEvents, commitFollowing, offerContinuations } from '../src/redis/scripts.js';
+import { commitEvents, commitFollowing, handOver, offerContinuations } from '../src/redis/scripts.js';
 import { RHEON6, corpusDiff, tempDir, writeSpec } from '../../../test/helpers.js';
 import { RedisServer } from '../../../test/redis-server.js';
 import { redisPerFile } from './roles.js';
@@ -134,6 +134,16 @@ describe('the Lua steps of continuations', () => {
     expect(await client.hgetall(keys.follow(run))).toEqual({});
     const told = (await client.xrange(keys.schedulerInbox, '-', '+')).map(([id, f]) => decodeSchedulerMessage(keys.schedulerInbox, id, f));
     expect(told.flatMap((m) => (m.op === 'done' ? m.items.map((i) => i.event) : []))).toEqual([2, 3, 5, 3, 4]);
+    // A continuation passed on (a worker holding more than its share of the chains): the job it went as owns it,
+    // unless it is committed already (its commit forgot the owner: nothing is left behind).
+    expect(await offerContinuations(client, keys, [{ runId: run, parent: 9, child: 10, job: '{"event":10}' }])).toEqual([true]);
+    expect(await commitFollowing(client, keys, [item(9, 'job-c')])).toEqual([{ once: 'done', next: '{"event":10}', read: { kind: 'run', texts: [] } }]);
+    expect(await client.hget(keys.follow(run), 'o10')).toBe('job-c');
+    expect(await handOver(client, keys, run, 10, 'job-d')).toBe(true);
+    expect(await client.hget(keys.follow(run), 'o10')).toBe('job-d');
+    expect(await commitEvents(client, keys, [item(10, 'job-d')])).toEqual(['done']);
+    expect(await handOver(client, keys, run, 10, 'job-e')).toBe(false);
+    expect(await client.hgetall(keys.follow(run))).toEqual({});
     // A closed run takes no offer.
     await client.sadd(keys.closed, run);
     expect(await offerContinuations(client, keys, [{ runId: run, parent: 7, child: 8, job: '{}' }])).toEqual([false]);

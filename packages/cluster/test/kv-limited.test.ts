@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryRows } from '@panta/corpus';
 import { tempDir, writeSpec } from '../../../test/helpers.js';
@@ -47,5 +48,44 @@ describe('distributed: a KV-limited endpoint (~8 long prompts at once), 32 chain
     // The event's depth travels with its job: each request carried vLLM's priority, minus it.
     expect(s.priorities.every((p) => Number.isInteger(p) && (p as number) < 0 && (p as number) >= -12)).toBe(true);
     expect(Math.min(...(s.priorities as number[]))).toBe(-12);
+  });
+});
+
+describe('distributed: chains spread over the endpoints', () => {
+  it('a worker holding every chain passes some on to a worker that joined later, each request sent once', { timeout: 120_000 }, async () => {
+    // Two endpoints, a worker pinned to each (its node-local server). The first worker takes the chains' first
+    // events alone: without passing chains on, each chain would stay with it to the end (its events run as
+    // continuations of one another), and the second endpoint would serve none of them.
+    const second = await kvLimitedServer();
+    try {
+      const specFile = writeSpec(dir, kvLimitedSpec('kv-spread', model.url, { trials: 16, sweeps: 6 }), 'spread.yaml');
+      const out = join(dir, 'spread');
+      const collector = roles.spawn(['collector', '--out', out, '--durable-ms', '300']);
+      const first = roles.spawn(['worker', '--concurrency', '32', '--base-url', `${model.url}/v1`]);
+      const scheduler = roles.spawn(['scheduler', specFile]);
+      const before = model.stats().requests;
+      while (model.stats().requests === before) await sleep(50);
+      const later = roles.spawn(['worker', '--concurrency', '32', '--base-url', `${second.url}/v1`]);
+      const scheduled = await scheduler.exited;
+      expect(errorLines(scheduled.stderr)).toEqual([]);
+      expect(scheduled.code).toBe(0);
+      expect((await collector.exited).code).toBe(0);
+      for (const w of [first, later]) w.kill('SIGTERM');
+      const [a, b] = await Promise.all([first.exited, later.exited]);
+      const passed = [a, b].map((w) => Number(/(\d+) chains passed on/.exec(w.stderr)?.[1] ?? -1));
+      expect(passed[0]).toBeGreaterThan(0);
+      // Each run: its agents' first answers, then six sweeps.
+      const events = 16 * 7 * 6;
+      const served = [model.stats().requests - before, second.stats().requests];
+      // Every event's one request, on one endpoint or the other; none twice.
+      expect(served[0] + served[1], JSON.stringify({ served, passed, dups: [...model.bodies.values(), ...second.bodies.values()].filter((n) => n > 1).length })).toBe(events);
+      const bodies = new Map<string, number>();
+      for (const m of [model.bodies, second.bodies]) for (const [h, n] of m) bodies.set(h, (bodies.get(h) ?? 0) + n);
+      expect([...bodies.values()].filter((n) => n > 1)).toEqual([]);
+      // The later worker's endpoint served a fair part of the chains (it got none of their first events).
+      expect(served[1], JSON.stringify({ served, passed })).toBeGreaterThan(events / 5);
+    } finally {
+      await second.close();
+    }
   });
 });

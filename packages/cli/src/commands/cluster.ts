@@ -96,7 +96,7 @@ export async function workerCommand(
       signal: stop.signal,
     });
     process.stderr.write(
-      `panta worker: ${summary.events} events committed, ${summary.duplicates} duplicates skipped, ${summary.failures} failed, ${summary.dropped} dropped unrun (their scheduler was gone), ${summary.continued ?? 0} run as continuations\n`,
+      `panta worker: ${summary.events} events committed, ${summary.duplicates} duplicates skipped, ${summary.failures} failed, ${summary.dropped} dropped unrun (their scheduler was gone), ${summary.continued ?? 0} run as continuations, ${summary.passedOn ?? 0} chains passed on\n`,
     );
     return EXIT.ok;
   } catch (error) {

@@ -3,6 +3,7 @@ import { COMMIT_BOUNDARY } from '../scripts/commit-boundary-3.js';
 import { COMMIT_EVENTS } from '../scripts/commit-events-n.js';
 import { FAIL_BOUNDARY } from '../scripts/fail-boundary-3.js';
 import { FAIL_EVENT } from '../scripts/fail-event-3.js';
+import { HAND_OVER } from '../scripts/hand-over-2.js';
 import { JOBS_GONE } from '../scripts/jobs-gone-n.js';
 import { LEASE } from '../scripts/lease-1.js';
 import { OFFER_CONTINUATIONS } from '../scripts/offer-continuations-n.js';
@@ -26,6 +27,7 @@ interface LuaCommands {
   readEventsN(...args: (string | number)[]): Promise<(number | string | null)[]>;
   lease1(...args: (string | number)[]): Promise<number>;
   jobsGoneN(...args: string[]): Promise<number[]>;
+  handOver2(...args: (string | number)[]): Promise<number>;
 }
 
 /** A connection with the Lua steps defined (what connect() returns). */
@@ -42,6 +44,7 @@ export function withScripts(redis: Redis): PantaRedis {
   redis.defineCommand('readEventsN', { lua: READ_EVENTS });
   redis.defineCommand('lease1', { numberOfKeys: 1, lua: LEASE });
   redis.defineCommand('jobsGoneN', { lua: JOBS_GONE });
+  redis.defineCommand('handOver2', { numberOfKeys: 2, lua: HAND_OVER });
   return redis as PantaRedis;
 }
 
@@ -171,6 +174,16 @@ export async function offerContinuations(redis: PantaRedis, keys: SweepKeys, off
   if (!Array.isArray(reply) || reply.length !== offers.length || reply.some((c) => c !== 0 && c !== 1))
     throw new ScriptReplyError('offer-continuations-n', reply);
   return reply.map((c) => c === 1);
+}
+
+/**
+ * A continuation passed on as job `jobId`: that job is recorded as the one that took it (hand-over-2); false
+ * when the event is committed already.
+ */
+export async function handOver(redis: PantaRedis, keys: SweepKeys, runId: string, event: number, jobId: string): Promise<boolean> {
+  const reply = await lua(redis).handOver2(keys.committed(runId), keys.follow(runId), event, jobId);
+  if (reply !== 0 && reply !== 1) throw new ScriptReplyError('hand-over-2', reply);
+  return reply === 1;
 }
 
 export interface FailEventArgs {
