@@ -72,6 +72,7 @@ describe('distributed: chains spread over the endpoints', () => {
       expect((await collector.exited).code).toBe(0);
       for (const w of [first, later]) w.kill('SIGTERM');
       const [a, b] = await Promise.all([first.exited, later.exited]);
+      expect([a.code, b.code]).toEqual([0, 0]);
       const passed = [a, b].map((w) => Number(/(\d+) chains passed on/.exec(w.stderr)?.[1] ?? -1));
       expect(passed[0]).toBeGreaterThan(0);
       // Each run: its agents' first answers, then six sweeps.
