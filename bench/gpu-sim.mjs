@@ -218,6 +218,16 @@ const tenths = Array.from({ length: 10 }, (_, k) => {
   return inside.length ? pct(mean) : '-';
 });
 console.log(`  KV usage per tenth of the makespan: ${tenths.join(' ')}`);
+// Each endpoint's KV-busy share per tenth (the engine's kv_busy_s between the samples nearest each tenth's ends):
+// where the time an endpoint was not saturated went (the ramp, the middle, the tail).
+const at = (t) => samples.reduce((best, x) => (Math.abs(x.t - t) < Math.abs(best.t - t) ? x : best), samples[0]);
+const busyTenths = agents.map((_, i) =>
+  Array.from({ length: 10 }, (_, k) => {
+    const [a, b] = [at(firstAt.t + (k * makespan) / 10), at(firstAt.t + ((k + 1) * makespan) / 10)];
+    return b.t > a.t ? `${((100 * (b.kvBusy[i] - a.kvBusy[i])) / (b.t - a.t)).toFixed(0)}%` : '-';
+  }).join(' '),
+);
+console.log(`  KV-busy per tenth, each endpoint: ${busyTenths.map((l, i) => `[${i}] ${l}`).join('; ')}`);
 // Requests the endpoints run and hold waiting, per tenth (the mean over samples of the sum over endpoints).
 const perTenth = (key) =>
   Array.from({ length: 10 }, (_, k) => {
