@@ -137,7 +137,9 @@ describe('the Lua steps of continuations', () => {
     // A continuation passed on (a worker holding more than its share of the chains): the job it went as owns it,
     // unless it is committed already (its commit forgot the owner: nothing is left behind).
     expect(await offerContinuations(client, keys, [{ runId: run, parent: 9, child: 10, job: '{"event":10}' }])).toEqual([true]);
-    expect(await commitFollowing(client, keys, [item(9, 'job-c')])).toEqual([{ once: 'done', next: '{"event":10}', read: { kind: 'run', texts: [] } }]);
+    expect(await commitFollowing(client, keys, [item(9, 'job-c')])).toEqual([
+      { once: 'done', next: '{"event":10}', read: { kind: 'run', texts: [] } },
+    ]);
     expect(await client.hget(keys.follow(run), 'o10')).toBe('job-c');
     expect(await handOver(client, keys, run, 10, 'job-d')).toBe(true);
     expect(await client.hget(keys.follow(run), 'o10')).toBe('job-d');
