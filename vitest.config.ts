@@ -19,7 +19,7 @@ const alias = {
 const TESTS = ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts'];
 /**
  * Test files that share a worker's modules (see `projects` below): folders whose files were run together that way
- * and change no state another file reads. Not core's tests (they must see no study registered), nor a file that
+ * and change no state another file reads. Not core's tests (they must see no study registered: CORE_SHARED below), nor a file that
  * registers something of its own into the library's registries (a protocol, a secret): llm's breaker test
  * registers a secret and test/add-a-protocol.test.ts a protocol, so they run alone.
  */
@@ -29,6 +29,17 @@ const sharedIn = (folder: string) =>
   readdirSync(`${root}${folder}`, { recursive: true, encoding: 'utf8' })
     .filter((f) => f.endsWith('.test.ts') && !ALONE.has(basename(f)))
     .map((f) => `${folder}/${f}`);
+/**
+ * Core's files but those that register into its registries (a protocol, a secret) share a worker's modules among
+ * themselves (a project of their own: Vitest reuses a worker only within a project, so none of them sees a study).
+ */
+const CORE_ALONE = new Set(['budget.test.ts', 'redact.test.ts']);
+const CORE_SHARED =
+  process.env.PANTA_TEST_ISOLATE === '1'
+    ? []
+    : readdirSync(`${root}packages/core/test`)
+        .filter((f) => f.endsWith('.test.ts') && !CORE_ALONE.has(f))
+        .map((f) => `packages/core/test/${f}`);
 const SHARED =
   process.env.PANTA_TEST_ISOLATE === '1'
     ? []
@@ -47,8 +58,9 @@ const SHARED =
 class SharedFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
-    const shares = (f: TestSpecification) => f.project.config.isolate === false;
-    return [...sorted.filter(shares), ...sorted.filter((f) => !shares(f))];
+    // One project after the other: a worker goes on only to a file of its own project.
+    const rank = (f: TestSpecification) => (f.project.config.isolate !== false ? 2 : f.project.name === 'core' ? 1 : 0);
+    return [0, 1, 2].flatMap((r) => sorted.filter((f) => rank(f) === r));
   }
 }
 
@@ -75,7 +87,8 @@ export default defineConfig({
     // `extends: true` would add a root `include` to theirs.
     projects: [
       ...(SHARED.length > 0 ? [{ extends: true as const, test: { name: 'shared', include: SHARED, isolate: false } }] : []),
-      { extends: true, test: { name: 'isolated', include: TESTS, exclude: [...SHARED, '**/node_modules/**'] } },
+      ...(CORE_SHARED.length > 0 ? [{ extends: true as const, test: { name: 'core', include: CORE_SHARED, isolate: false } }] : []),
+      { extends: true, test: { name: 'isolated', include: TESTS, exclude: [...SHARED, ...CORE_SHARED, '**/node_modules/**'] } },
     ],
   },
 });
