@@ -81,8 +81,25 @@ describe('VllmEngine', () => {
     const done = drain(e);
     const [a, b] = ['a', 'b'].map((id) => done.find((x) => x.id === id) as VllmCompletion);
     expect(b.admitted).toBe(a.finish);
-    expect(e.stats().kvBusySeconds).toBeCloseTo(a.finish, 9);
+    expect(e.stats().kvHighSeconds).toBeCloseTo(a.finish, 9);
+    // Then b alone leaves 11 blocks free, fewer than one more request its size: the cache is still full.
+    expect(e.stats().kvBusySeconds).toBeCloseTo(b.finish, 9);
     expect(e.stats().preemptions).toBe(0);
+  });
+
+  it('counts a cache that cannot hold one more request the size of those running as KV-busy, under 90%', () => {
+    // 95 blocks; four requests of 20 blocks (300 prompt + 16 output tokens) hold 76-80 (80-84%): a fifth would not fit.
+    const e = new VllmEngine({ ...h100, kvCapacityTokens: 95 * 16 });
+    for (const id of ['a', 'b', 'c', 'd']) e.submit({ id, promptTokens: tokens(300, id.charCodeAt(0) * 1e4), maxTokens: 16 });
+    const done = drain(e);
+    const last = Math.max(...done.map((x) => x.finish));
+    expect(e.stats().kvHighSeconds).toBe(0);
+    expect(e.stats().kvBusySeconds).toBeCloseTo(last, 9);
+    // Three of them leave room for a fourth: not saturated.
+    const roomy = new VllmEngine({ ...h100, kvCapacityTokens: 95 * 16 });
+    for (const id of ['a', 'b', 'c']) roomy.submit({ id, promptTokens: tokens(300, id.charCodeAt(0) * 1e4), maxTokens: 16 });
+    drain(roomy);
+    expect(roomy.stats().kvBusySeconds).toBe(0);
   });
 
   it('preempts the least important running request under the priority policy, the last admitted under fcfs', () => {

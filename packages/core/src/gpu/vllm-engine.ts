@@ -32,8 +32,11 @@ import type { GpuCostModel } from './cost-model.js';
  * Counters: `busyGpuSeconds` is the cost model's GPU time of the work done (prefill and decode at their per-token
  * prices, what `requestGpuSeconds` prices and `panta plan --gpu` adds up); `activeSeconds` the virtual time
  * with a step in flight; `kvBusySeconds` the virtual time during which the endpoint was saturated: at the
- * last scheduling point its KV usage was >= {@link KV_BUSY_USAGE}, or a request was left waiting, or every
- * sequence slot was taken. `prefixQueries` / `prefixHits` count prompt tokens looked up and found in the prefix
+ * last scheduling point its KV cache could not hold one more request the mean size of those running (their
+ * prompt + max_tokens; a cache that holds 8.99 prompts of a mean field of 256 is full with 8, at 89%), or its
+ * KV usage was >= {@link KV_BUSY_USAGE}, or a request was left waiting, or every sequence slot was taken;
+ * `kvHighSeconds` the same without the first condition (KV usage >= 90%, a request waiting, every slot
+ * taken). `prefixQueries` / `prefixHits` count prompt tokens looked up and found in the prefix
  * cache when requests are admitted, as vLLM's `vllm:prefix_cache_queries` / `vllm:prefix_cache_hits` do;
  * `preemptions` the running requests preempted (`vllm:num_preemptions`).
  */
@@ -127,6 +130,7 @@ export interface VllmEngineStats {
   busyGpuSeconds: number;
   activeSeconds: number;
   kvBusySeconds: number;
+  kvHighSeconds: number;
   prefixQueries: number;
   prefixHits: number;
   steps: number;
@@ -155,6 +159,8 @@ export class VllmEngine {
   private stepBatch: [Seq, number][] = [];
   private scheduleAt: number | null = null;
   private saturated = false;
+  /** Saturated by the 90% threshold, a request waiting or every slot taken alone (kvHighSeconds). */
+  private high = false;
   private accruedTo = 0;
   private done: VllmCompletion[] = [];
   private readonly counters = {
@@ -165,6 +171,7 @@ export class VllmEngine {
     busyGpuSeconds: 0,
     activeSeconds: 0,
     kvBusySeconds: 0,
+    kvHighSeconds: 0,
     prefixQueries: 0,
     prefixHits: 0,
     steps: 0,
@@ -314,7 +321,17 @@ export class VllmEngine {
   private accrue(t: number): void {
     if (t <= this.accruedTo) return;
     if (this.saturated) this.counters.kvBusySeconds += t - this.accruedTo;
+    if (this.high) this.counters.kvHighSeconds += t - this.accruedTo;
     this.accruedTo = t;
+  }
+
+  /** Whether the KV cache could not hold one more request the mean size (prompt + max_tokens) of those running. */
+  private full(): boolean {
+    const n = this.running.length;
+    if (n === 0) return false;
+    let blocks = 0;
+    for (const seq of this.running) blocks += this.blocksFor(seq.prompt, seq.maxTokens);
+    return this.freeBlocks() < blocks / n;
   }
 
   private freeBlocks(): number {
@@ -456,9 +473,10 @@ export class VllmEngine {
       batch.push([seq, n]);
     }
     this.counters.maxWaiting = Math.max(this.counters.maxWaiting, this.waiting.length);
-    this.saturated = this.waiting.length > 0 || this.running.length >= m.maxNumSeqs || this.kvUsage >= KV_BUSY_USAGE;
+    this.high = this.waiting.length > 0 || this.running.length >= m.maxNumSeqs || this.kvUsage >= KV_BUSY_USAGE;
+    this.saturated = this.high || this.full();
     if (batch.length === 0) {
-      this.saturated = this.waiting.length > 0;
+      this.saturated = this.high = this.waiting.length > 0;
       // A step that preempted every request it could run admits the waiting ones at the next scheduling point.
       if (preempted && this.waiting.length > 0) this.scheduleAt = t;
       return;

@@ -45,8 +45,13 @@ export interface VllmStats {
   busy_gpu_s: number;
   /** Simulated time with an engine step in flight. */
   active_s: number;
-  /** Simulated time the endpoint was saturated (KV usage >= 90%, a request left waiting, or every sequence slot taken). */
+  /**
+   * Simulated time the endpoint was saturated: its KV cache could not hold one more request the mean size of those
+   * running, KV usage >= 90%, a request left waiting, or every sequence slot taken.
+   */
   kv_busy_s: number;
+  /** The same without the first condition: KV usage >= 90%, a request left waiting, or every sequence slot taken. */
+  kv_high_s: number;
   prefix_hits: number;
   prefix_queries: number;
   /** Running requests preempted (their KV blocks freed, recomputed when readmitted). */
@@ -161,6 +166,7 @@ export class VllmModel {
       busy_gpu_s: s.busyGpuSeconds,
       active_s: s.activeSeconds,
       kv_busy_s: s.kvBusySeconds,
+      kv_high_s: s.kvHighSeconds,
       prefix_hits: s.prefixHits,
       prefix_queries: s.prefixQueries,
       preemptions: s.preemptions,
