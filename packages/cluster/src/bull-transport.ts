@@ -101,7 +101,7 @@ export class BullTransport implements Transport {
    * were they spread evenly (EventJob.share): a worker holding more passes chains on, so that the long chains
    * of a mean field, which stay with the worker that took their first event, spread over every endpoint.
    */
-  private readonly chains = { count: 0, weight: 0 };
+  private readonly chains = { weight: 0 };
 
   constructor(
     private readonly redis: Redis,
@@ -213,7 +213,6 @@ export class BullTransport implements Transport {
     if (!item) return undefined;
     this.inflight.delete(key);
     if (item.link) {
-      this.chains.count--;
       this.chains.weight -= chainWeight((item.task as EventTask).plan);
     }
     // Its continuation runs now (its parent answered): the chain goes on in it.
@@ -229,13 +228,7 @@ export class BullTransport implements Transport {
     const running = item.parent === undefined || !this.inflight.has(this.key(item.task.run.runId, item.parent));
     if (!running || (item.parent === undefined && !this.children.has(key))) return;
     item.link = true;
-    this.chains.count++;
     this.chains.weight += chainWeight(item.task.plan);
-  }
-
-  /** The chains running now and their weight (see chains). */
-  chainsRunning(): { count: number; weight: number } {
-    return { ...this.chains };
   }
 
   /** An event found committed (by a job of an earlier scheduler, or whose message was trimmed): its usage was counted then. */
