@@ -18,6 +18,7 @@ import {
 import { decodeCollectorMessage, decodeSchedulerMessage, type CollectorMessage, type SchedulerMessage } from '../src/redis/inbox.js';
 import { InboxReader } from '../src/redis/inbox-reader.js';
 import { sendToScheduler } from '../src/redis/inboxes.js';
+import { EVENT_JOB_OPTIONS } from '../src/result-codec.js';
 import { tempDir } from '../../../test/helpers.js';
 import { RedisServer } from '../../../test/redis-server.js';
 import { conformanceSweep, describeTransportConformance } from '../../engine/test/transport-conformance.js';
@@ -43,7 +44,7 @@ beforeAll(async () => {
   redis = connect(server.url, 'test-scheduler');
   queue = new Queue(EVENT_QUEUE, {
     connection: redis.duplicate(),
-    defaultJobOptions: { removeOnComplete: true, removeOnFail: true, attempts: 5, backoff: { type: 'exponential', delay: 1000 } },
+    defaultJobOptions: EVENT_JOB_OPTIONS,
   });
   queue.on('error', () => undefined);
   // The failing sweep's model is never up: the worker must not wait for it.
