@@ -33,6 +33,8 @@ import { conformanceSweep, describeTransportConformance } from '../../engine/tes
 let server: RedisServer;
 let redis: ReturnType<typeof connect>;
 let queue: Queue;
+/** The queue's connection: BullMQ leaves a connection it is given open, so it is closed here. */
+let queueRedis: ReturnType<typeof connect>;
 const stopWorker = new AbortController();
 let worker: Promise<WorkerSummary>;
 /** The worker's own count per sweep: events it ran, and duplicates (events it found committed). */
@@ -43,7 +45,7 @@ beforeAll(async () => {
   server = await RedisServer.start(tempDir('panta-bull-transport-'));
   redis = connect(server.url, 'test-scheduler');
   queue = new Queue(EVENT_QUEUE, {
-    connection: redis.duplicate(),
+    connection: (queueRedis = redis.duplicate()),
     defaultJobOptions: EVENT_JOB_OPTIONS,
   });
   queue.on('error', () => undefined);
@@ -62,6 +64,7 @@ afterAll(async () => {
   stopWorker.abort();
   await worker;
   await queue.close();
+  queueRedis.disconnect();
   await redis.quit();
   await server.stop();
 });

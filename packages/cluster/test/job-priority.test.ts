@@ -16,17 +16,21 @@ let server: RedisServer;
 let redis: ReturnType<typeof connect>;
 let queue: Queue;
 let taker: Worker<BatchJob>;
+/** The queue's and the taker's connections: BullMQ leaves a connection it is given open, so they are closed here. */
+const given: ReturnType<typeof connect>[] = [];
 
 beforeAll(async () => {
   server = await RedisServer.start(tempDir('panta-job-priority-'));
   redis = connect(server.url, 'test-priority');
-  queue = new Queue('panta-priority-test', { connection: redis.duplicate() });
-  taker = new Worker<BatchJob>('panta-priority-test', null, { connection: redis.duplicate(), autorun: false });
+  given.push(redis.duplicate(), redis.duplicate());
+  queue = new Queue('panta-priority-test', { connection: given[0]! });
+  taker = new Worker<BatchJob>('panta-priority-test', null, { connection: given[1]!, autorun: false });
 });
 
 afterAll(async () => {
   await taker.close();
   await queue.close();
+  for (const c of given) c.disconnect();
   await redis.quit();
   await server.stop();
 });

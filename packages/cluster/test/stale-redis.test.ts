@@ -126,7 +126,9 @@ describe('a Redis that still holds a finished sweep', { timeout: ROUNDS_TEST_MS 
   it('workers drop the queued jobs of a scheduler that is gone without a model call, and a scheduler resuming the sweep writes every event once, as embedded', async () => {
     const specFile = writeSpec(dir, spec('stale', 9), 'dropped.yaml');
     const out = join(dir, 'dropped');
-    const queue = new Queue(EVENT_QUEUE, { connection: redis.client.duplicate() });
+    // BullMQ leaves a connection it is given open: closed after the queue (the file's Redis stops after its last test).
+    const connection = redis.client.duplicate();
+    const queue = new Queue(EVENT_QUEUE, { connection });
     queue.on('error', () => undefined);
     const queued = async () => {
       const c = await queue.getJobCounts('wait', 'prioritized', 'active', 'delayed');
@@ -165,6 +167,7 @@ describe('a Redis that still holds a finished sweep', { timeout: ROUNDS_TEST_MS 
       expect(await corpusDiff(out, embedded)).toEqual({ extra: 0, missing: 0 });
     } finally {
       await queue.close();
+      connection.disconnect();
     }
   });
 
