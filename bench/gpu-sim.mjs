@@ -170,7 +170,7 @@ const c = await collector.exited;
 done = true;
 await sampling;
 for (const w of workers) w.child.kill('SIGTERM');
-await Promise.all(workers.map((w) => w.exited));
+const stopped = await Promise.all(workers.map((w) => w.exited));
 if (s.code !== 0 || c.code !== 0) {
   console.error(`gpu-sim: the sweep failed (scheduler ${s.code}, collector ${c.code}):\n${s.out.slice(-3000)}\n${c.out.slice(-3000)}`);
   process.exit(1);
@@ -188,6 +188,11 @@ console.log(
   `  requests: ${fmt(received)} received for ${fmt(written)} events (${fmt(retried)} sent again), ${fmt(answered)} answered, ${fmt(abandoned)} abandoned by the client; judge: ${fmt(vllm(judgeStats).requests)} received, ${fmt(vllm(judgeStats).completed)} answered`,
 );
 
+// The workers' chains: events run as continuations of the one before, and chains passed on to even the load.
+const chainCounts = stopped.map((w) => logLine(w.out, 'worker stopped'));
+console.log(
+  `  chains: ${chainCounts.map((w) => fmt(w.continued ?? 0)).join(' / ')} events run as continuations, ${chainCounts.map((w) => fmt(w.passedOn ?? 0)).join(' / ')} chains passed on (per worker)`,
+);
 // The makespan: from the first request an endpoint saw to the last reply (samples 250 ms of wall time apart).
 const firstAt = samples.find((x) => x.requests > 0) ?? samples[0];
 const lastAt = samples.find((x) => x.completed >= answered) ?? samples.at(-1);

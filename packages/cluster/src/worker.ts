@@ -104,8 +104,8 @@ class WorkerRole {
   private readonly committers = new Map<string, Committer>();
   /** Continuations run (events taken by the commit of the one before, not from the queue). */
   private continued = 0;
-  /** The weight of the chains this worker runs now, per sweep (see passOn). */
-  private readonly holding = new Map<string, number>();
+  /** The chains this worker runs now and their weight, per sweep (see passOn). */
+  private readonly holding = new Map<string, { chains: number; weight: number }>();
   /** Chains passed on (passOn), and the prefix of the ids of the jobs they went as. */
   private passedOn = 0;
   private readonly passPrefix = `p${randomBytes(4).toString('hex')}`;
@@ -252,7 +252,7 @@ class WorkerRole {
     try {
       while (next) {
         const { job, read: again } = next;
-        if (weight === 0) this.hold(ctx.sweepId, (weight = chainWeight(job)));
+        if (weight === 0) this.hold(ctx.sweepId, 1, (weight = chainWeight(job)));
         if (again.kind === 'run' && this.passOn(ctx.sweepId, weight, job)) return await this.handOn(ctx, job, lease);
         if (trace) {
           trace.point('claimed', job.run, job.event);
@@ -263,12 +263,13 @@ class WorkerRole {
         next = await this.processEvent(ctx, job, again, owner);
       }
     } finally {
-      if (weight > 0) this.hold(ctx.sweepId, -weight);
+      if (weight > 0) this.hold(ctx.sweepId, -1, -weight);
     }
   }
 
-  private hold(sweepId: string, weight: number): void {
-    this.holding.set(sweepId, (this.holding.get(sweepId) ?? 0) + weight);
+  private hold(sweepId: string, chains: number, weight: number): void {
+    const held = this.holding.get(sweepId) ?? { chains: 0, weight: 0 };
+    this.holding.set(sweepId, { chains: held.chains + chains, weight: held.weight + weight });
   }
 
   /**
@@ -277,10 +278,14 @@ class WorkerRole {
    * the first jobs happened to go: a mean field's long chains, most of the GPU time of a sweep, split unevenly
    * between endpoints, one queueing chains while another's KV cache idles. Were the sweep's chains spread
    * evenly, each worker would hold `share` of their weight (EventJob.share, the scheduler's when it offered
-   * the event); a worker that would hold that much even without this chain passes it on.
+   * the event); a worker that would hold that much even without this chain passes it on, if the chain is at
+   * least as heavy as the mean of those it holds: the heavy chains move, not the lattices' short ones, each
+   * of which would cost a trip through the queue and take little off the excess.
    */
   private passOn(sweepId: string, weight: number, job: EventJob): boolean {
-    return job.share !== undefined && job.share > 0 && (this.holding.get(sweepId) ?? 0) - weight >= job.share;
+    const held = this.holding.get(sweepId);
+    if (job.share === undefined || !(job.share > 0) || !held) return false;
+    return held.weight - weight >= job.share && weight * held.chains >= held.weight;
   }
 
   /**
