@@ -114,7 +114,7 @@ function simulate(runs, template) {
     for (const s of streams) {
       for (;;) {
         s.next ??= s.gen.next().value ?? false;
-        if (!s.next || !s.next.reads.every((v) => s.done[v])) break;
+        if (!s.next?.reads.every((v) => s.done[v])) break;
         engine.submit({ id: `${s.key}:${s.next.event}`, promptTokens: s.next.tokens, maxTokens: OUTPUT_TOKENS });
         prompt += s.next.tokens.length;
         s.next = null;
