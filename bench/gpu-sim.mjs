@@ -188,6 +188,34 @@ console.log(
   `  requests: ${fmt(received)} received for ${fmt(written)} events (${fmt(retried)} sent again), ${fmt(answered)} answered, ${fmt(abandoned)} abandoned by the client; judge: ${fmt(vllm(judgeStats).requests)} received, ${fmt(vllm(judgeStats).completed)} answered`,
 );
 
+// What the roles warned of (pino's level >= 40): a request sent again has its cause among them (a lock lost, a
+// job failed, a reset socket), counted by message.
+const warned = new Map();
+for (const [role, out] of [['scheduler', s.out], ['collector', c.out], ...stopped.map((w, i) => [`worker ${i}`, w.out])]) {
+  for (const line of out.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    let entry;
+    try {
+      entry = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    if (!(entry.level >= 40)) continue;
+    const key = `${role.replace(/ \d+$/, '')}: ${entry.msg}${entry.err || entry.reason ? ` (${String(entry.err ?? entry.reason).slice(0, 80)})` : ''}`;
+    warned.set(key, (warned.get(key) ?? 0) + 1);
+  }
+}
+const warnings = [...warned].sort((a, b) => b[1] - a[1]);
+console.log(
+  `  the roles' warnings: ${
+    warnings.length
+      ? warnings
+          .slice(0, 8)
+          .map(([k, n]) => `${fmt(n)} x ${k}`)
+          .join('; ')
+      : 'none'
+  }`,
+);
 // The workers' chains: events run as continuations of the one before, and chains passed on to even the load.
 const chainCounts = stopped.map((w) => logLine(w.out, 'worker stopped'));
 console.log(

@@ -180,7 +180,8 @@ class WorkerRole {
     if (!c) {
       c = loadContext(this.redis, sweepId, {
         baseUrl: options.baseUrl,
-        onRetry: (e) => log.debug(e, 'retry'),
+        // A call sent again costs the GPU its prompt once more: the operator sees each, with its reason.
+        onRetry: (e) => log.warn(e, 'call sent again'),
         waitEndpointMs: options.waitEndpointMs,
         log,
         signal: this.stop.signal,
