@@ -42,6 +42,8 @@ export class JobTaker {
   private seq = 0;
   private loop: Promise<void> = Promise.resolve();
   private renewal?: NodeJS.Timeout;
+  /** When the last renewal began: a lock lost after a long gap names the stall that let it lapse. */
+  private renewedAt = performance.now();
 
   constructor(private readonly options: JobTakerOptions) {
     this.worker = new (bullmq().Worker)<BatchJob>(EVENT_QUEUE, null, {
@@ -132,6 +134,9 @@ export class JobTaker {
 
   /** Extends the locks of the jobs held (BullMQ's own loop would; jobs fetched by hand are renewed here). */
   private async renew(): Promise<void> {
+    const now = performance.now();
+    const sinceLastMs = Math.round(now - this.renewedAt);
+    this.renewedAt = now;
     if (this.held.size === 0) return;
     const held = [...this.held.values()];
     try {
@@ -143,7 +148,12 @@ export class JobTaker {
       // A job finished while its lock was being renewed is no loss.
       const still = lost.filter((id) => this.held.has(id));
       if (still.length > 0)
-        this.options.log.warn({ jobs: still }, 'lost the lock of jobs (their events may run twice; commits stay exactly once)');
+        this.options.log.warn(
+          // The time since the renewal before: past the lock's duration, this process stalled (its event loop held
+          // or its CPU not given) rather than Redis losing the lock.
+          { jobs: still, sinceLastRenewalMs: sinceLastMs, lockMs: this.options.lockMs },
+          'lost the lock of jobs (their events may run twice; commits stay exactly once)',
+        );
     } catch (error) {
       this.options.log.warn({ err: toError(error).message }, 'could not renew job locks');
     }
