@@ -191,6 +191,7 @@ console.log(
 // What the roles warned of (pino's level >= 40): a request sent again has its cause among them (a lock lost, a
 // job failed, a reset socket), counted by message.
 const warned = new Map();
+const lockGaps = [];
 for (const [role, out] of [['scheduler', s.out], ['collector', c.out], ...stopped.map((w, i) => [`worker ${i}`, w.out])]) {
   for (const line of out.split('\n')) {
     if (!line.startsWith('{')) continue;
@@ -203,6 +204,8 @@ for (const [role, out] of [['scheduler', s.out], ['collector', c.out], ...stoppe
     if (!(entry.level >= 40)) continue;
     const key = `${role.replace(/ \d+$/, '')}: ${entry.msg}${entry.err || entry.reason ? ` (${String(entry.err ?? entry.reason).slice(0, 80)})` : ''}`;
     warned.set(key, (warned.get(key) ?? 0) + 1);
+    // A lost lock says how long its process went without renewing (job-taker.ts): a stall, or Redis.
+    if (entry.sinceLastRenewalMs !== undefined) lockGaps.push(`${fmt(entry.sinceLastRenewalMs)} ms (lock ${fmt(entry.lockMs)} ms)`);
   }
 }
 const warnings = [...warned].sort((a, b) => b[1] - a[1]);
@@ -216,6 +219,7 @@ console.log(
       : 'none'
   }`,
 );
+if (lockGaps.length) console.log(`  lost locks, the time since the renewal before each: ${lockGaps.join(', ')}`);
 // The workers' chains: events run as continuations of the one before, and chains passed on to even the load.
 const chainCounts = stopped.map((w) => logLine(w.out, 'worker stopped'));
 console.log(
