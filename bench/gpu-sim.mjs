@@ -220,6 +220,17 @@ console.log(
   }`,
 );
 if (lockGaps.length) console.log(`  lost locks, the time since the renewal before each: ${lockGaps.join(', ')}`);
+// Where the requests sent again came from: the scheduler's watchdog sending an event whose job was gone (its
+// 'every run closed' line), a worker whose commit found the event committed after it had called the LLM (a job
+// run twice), and the client's own retries.
+{
+  const closed = logLine(s.out, 'every run closed: the collector finishes the corpus');
+  const summaries = stopped.map((w) => logLine(w.out, 'worker stopped'));
+  const sum = (k) => summaries.reduce((a, w) => a + (w[k] ?? 0), 0);
+  console.log(
+    `  sent again, by cause: ${fmt(closed.requeued ?? Number.NaN)} events the scheduler's watchdog sent again, ${fmt(sum('calledTwice'))} calls whose commit found the event committed (run twice), ${fmt(sum('retries'))} calls the client retried`,
+  );
+}
 // The workers' chains: events run as continuations of the one before, and chains passed on to even the load.
 const chainCounts = stopped.map((w) => logLine(w.out, 'worker stopped'));
 console.log(

@@ -256,7 +256,14 @@ class ScheduledSweep {
     }
     await this.remote.finish();
     log.info(
-      { failed: failedRuns.length, jobs: transport.sent.jobs, job_events: transport.sent.events, cpu_ms: cpuMs() },
+      {
+        failed: failedRuns.length,
+        jobs: transport.sent.jobs,
+        job_events: transport.sent.events,
+        // Events the watchdog sent again (their job gone and the event not committed): each may be called twice.
+        requeued: transport.requeued,
+        cpu_ms: cpuMs(),
+      },
       'every run closed: the collector finishes the corpus',
     );
     // "complete" is said once the collector has written the corpus, not when the last event was.

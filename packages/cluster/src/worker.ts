@@ -42,6 +42,10 @@ export interface WorkerOptions extends ContextOptions {
 export interface WorkerSummary {
   events: number;
   duplicates: number;
+  /** Of the duplicates, those found committed only after this worker had called the LLM: calls spent twice. */
+  calledTwice?: number;
+  /** LLM calls sent again by the client (its retries), over the events this worker committed. */
+  retries?: number;
   failures: number;
   /** Events of jobs whose scheduler was gone when taken (BatchJob.lease), dropped unrun: no LLM call spent. */
   dropped: number;
@@ -87,7 +91,10 @@ const trace = hopTraceFor('worker');
 
 /** A continuation its parent's commit took, with what it reads (read in that step). */
 type Continuation = { job: EventJob; read: VersionsRead };
-type EventResult = { kind: 'committed'; calls: number; tokens: number; next?: Continuation } | { kind: 'duplicate' | 'failed' };
+type EventResult =
+  | { kind: 'committed'; calls: number; tokens: number; next?: Continuation }
+  | { kind: 'duplicate'; called?: boolean }
+  | { kind: 'failed' };
 
 /** A started worker's state: its sweeps' contexts, committers and progress, and what stops it. */
 class WorkerRole {
@@ -165,6 +172,8 @@ class WorkerRole {
     for (const p of this.bySweep.values()) {
       summary.events += p.events;
       summary.duplicates += p.duplicates;
+      summary.calledTwice = (summary.calledTwice ?? 0) + (p.calledTwice ?? 0);
+      summary.retries = (summary.retries ?? 0) + p.retries;
       summary.failures += p.failures;
       summary.dropped += p.dropped;
     }
@@ -324,6 +333,7 @@ class WorkerRole {
         return result.next;
       } else if (result.kind === 'duplicate') {
         progress.duplicates++;
+        if (result.called) progress.calledTwice = (progress.calledTwice ?? 0) + 1;
       } else {
         progress.failures++;
       }
@@ -378,7 +388,7 @@ class WorkerRole {
       owner: this.stop.signal.aborted ? '' : owner,
     });
     trace?.point('committed', run.runId, plan.event);
-    if (committed.once !== 'done') return { kind: 'duplicate' };
+    if (committed.once !== 'done') return { kind: 'duplicate', called: true };
     const next = committed.next === undefined ? undefined : { job: JSON.parse(committed.next) as EventJob, read: committed.read! };
     return { kind: 'committed', calls: outcome.calls, tokens, ...(next ? { next } : {}) };
   }
